@@ -1,0 +1,181 @@
+/**
+ * fleet.yaml / fleet.yml: parsed strictly. An unknown field anywhere is an error that lists the valid
+ * fields, because Fleet's Go decoder would silently drop it and the setting would be lost.
+ */
+import * as YAML from "yaml";
+import { Field } from "../config/reader";
+import { FleetError } from "../errors";
+import { readTargetCriteria, TargetCriteria } from "../config/stack";
+import { readSelector } from "../targeting/selector";
+import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, TargetCustomizationMode } from "./types";
+
+export interface FleetYaml {
+  name?: string;
+  labels: Record<string, string>;
+  options: DeploymentOptions;
+  paused: boolean;
+  targets: BundleTarget[];
+  targetCustomizations: BundleTarget[];
+  targetCustomizationMode: TargetCustomizationMode;
+  overrideTargets?: TargetCriteria[];
+  dependsOn: DependsOn[];
+}
+
+const HELM_FIELDS = [
+  "chart", "repo", "version", "releaseName", "values", "valuesFiles", "templateValues", "timeoutSeconds", "force",
+  "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation",
+  "disableDependencyUpdate", "maxHistory",
+] as const;
+
+const OPTION_FIELDS = [
+  "defaultNamespace", "namespace", "namespaceLabels", "namespaceAnnotations", "serviceAccount", "keepResources",
+  "deleteNamespace", "deleteCRDResources", "forceSyncGeneration", "helm", "kustomize", "yaml", "diff", "correctDrift",
+  "ignore",
+] as const;
+
+const TARGET_FIELDS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy", ...OPTION_FIELDS];
+
+const TOP_FIELDS = [
+  ...OPTION_FIELDS, "name", "labels", "paused", "targets", "targetCustomizations", "targetCustomizationMode",
+  "overrideTargets", "dependsOn", "rolloutStrategy", "imageScans",
+] as const;
+
+/** Parses YAML text, reporting syntax errors with file and line. */
+export function parseYamlDocuments(text: string, file: string): unknown[] {
+  const docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
+  const out: unknown[] = [];
+  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+    const err = doc.errors[0];
+    if (err) {
+      const line = err.linePos?.[0]?.line;
+      throw new FleetError(`invalid YAML: ${err.message.split("\n")[0]}`, { file, line });
+    }
+    out.push(doc.toJS({ maxAliasCount: 1000 }));
+  }
+  return out;
+}
+
+export function parseFleetYaml(text: string, file: string): FleetYaml {
+  const docs = parseYamlDocuments(text, file).filter((d) => d !== null && d !== undefined);
+  if (docs.length > 1) throw new FleetError("must contain a single YAML document", { file });
+  const root = new Field(docs[0] ?? {}, "", { file }).object(TOP_FIELDS);
+  if (root.child("imageScans").present) root.child("imageScans").fail("image scans are not supported by pulumi-fleet; remove this field");
+  // rolloutStrategy only paces Fleet's background rollout; one `pulumi up` applies every cluster at once.
+  root.child("rolloutStrategy").optMap();
+  const fy: FleetYaml = {
+    labels: readLabelMap(root.child("labels")),
+    options: readOptions(root),
+    paused: root.child("paused").bool(),
+    targets: root.child("targets").items().map(readBundleTarget),
+    targetCustomizations: root.child("targetCustomizations").items().map(readBundleTarget),
+    targetCustomizationMode: root.child("targetCustomizationMode").oneOf(["FirstMatch", "AllMatches"] as const, "FirstMatch"),
+    dependsOn: root.child("dependsOn").items().map(readDependsOn),
+  };
+  const name = root.child("name").optString();
+  if (name) fy.name = name;
+  if (root.child("overrideTargets").present) fy.overrideTargets = root.child("overrideTargets").items().map((t) => readTargetCriteria(t));
+  return fy;
+}
+
+function readBundleTarget(f: Field): BundleTarget {
+  f.object(TARGET_FIELDS);
+  const criteria = readTargetCriteria(f, [...OPTION_FIELDS, "doNotDeploy"]);
+  const target: BundleTarget = { ...criteria, ...readOptions(f), name: criteria.name ?? "" };
+  if (f.child("doNotDeploy").bool()) target.doNotDeploy = true;
+  return target;
+}
+
+function readDependsOn(f: Field): DependsOn {
+  f.object(["name", "selector", "acceptedStates"]);
+  const d: DependsOn = {};
+  const name = f.child("name").optString();
+  if (name) d.name = name;
+  const selector = readSelector(f.child("selector"));
+  if (selector) d.selector = selector;
+  if (!d.name && !d.selector) f.fail("needs a name or a selector");
+  const states = f.child("acceptedStates").stringList();
+  if (states.length) d.acceptedStates = states;
+  return d;
+}
+
+function readLabelMap(f: Field): Record<string, string> {
+  const map = f.stringMap();
+  for (const [k, v] of Object.entries(map)) {
+    const kp = labelKeyProblem(k);
+    if (kp) f.child(k).fail(`invalid label key: ${kp}`);
+    const vp = labelValueProblem(v);
+    if (vp) f.child(k).fail(`invalid label value ${JSON.stringify(v)}: ${vp}`);
+  }
+  return map;
+}
+
+function readOptions(f: Field): DeploymentOptions {
+  const o: DeploymentOptions = {};
+  const str = (key: "defaultNamespace" | "namespace" | "serviceAccount") => {
+    const v = f.child(key).optString();
+    if (v) o[key] = v;
+  };
+  str("defaultNamespace");
+  str("namespace");
+  str("serviceAccount");
+  if (f.child("namespaceLabels").present) o.namespaceLabels = readLabelMap(f.child("namespaceLabels"));
+  if (f.child("namespaceAnnotations").present) o.namespaceAnnotations = f.child("namespaceAnnotations").stringMap();
+  for (const key of ["keepResources", "deleteNamespace", "deleteCRDResources"] as const) {
+    if (f.child(key).bool()) o[key] = true;
+  }
+  const fsg = f.child("forceSyncGeneration").optNumber();
+  if (fsg) o.forceSyncGeneration = fsg;
+  if (f.child("helm").present) o.helm = readHelm(f.child("helm").object(HELM_FIELDS));
+  if (f.child("kustomize").present) {
+    const k = f.child("kustomize").object(["dir"]);
+    o.kustomize = {};
+    const dir = k.child("dir").optString();
+    if (dir) o.kustomize.dir = dir;
+  }
+  if (f.child("yaml").present) {
+    const y = f.child("yaml").object(["overlays"]);
+    o.yaml = { overlays: y.child("overlays").stringList() };
+  }
+  if (f.child("diff").present) {
+    const d = f.child("diff").object(["comparePatches"]);
+    o.diff = {
+      comparePatches: d.child("comparePatches").items().map((p) => {
+        p.object(["apiVersion", "kind", "name", "namespace", "jsonPointers", "operations"]);
+        return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
+      }),
+    };
+  }
+  if (f.child("correctDrift").present) {
+    const c = f.child("correctDrift").object(["enabled", "force", "keepFailHistory"]);
+    o.correctDrift = { enabled: c.child("enabled").bool(), force: c.child("force").bool(), keepFailHistory: c.child("keepFailHistory").bool() };
+  }
+  if (f.child("ignore").present) f.child("ignore").object(["conditions"]);
+  return o;
+}
+
+function readHelm(f: Field): HelmOptions {
+  const h: HelmOptions = {};
+  for (const key of ["chart", "repo", "version", "releaseName"] as const) {
+    const v = f.child(key).optString();
+    if (v) h[key] = v;
+  }
+  const values = f.child("values").optMap();
+  if (values) h.values = values;
+  const files = f.child("valuesFiles").stringList();
+  if (files.length) h.valuesFiles = files;
+  if (f.child("templateValues").present) h.templateValues = f.child("templateValues").stringMap();
+  for (const key of ["timeoutSeconds", "maxHistory"] as const) {
+    const v = f.child(key).optNumber();
+    if (v !== undefined) h[key] = v;
+  }
+  for (const key of ["force", "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation", "disableDependencyUpdate"] as const) {
+    if (f.child(key).bool()) h[key] = true;
+  }
+  if (h.releaseName) {
+    if (h.releaseName.length > 53 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(h.releaseName)) {
+      f.child("releaseName").fail(`invalid Helm release name ${JSON.stringify(h.releaseName)}: at most 53 lowercase alphanumeric characters, '-' or '.'`);
+    }
+  }
+  return h;
+}

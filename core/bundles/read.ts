@@ -1,0 +1,177 @@
+/**
+ * Reads a GitRepo's checked-out tree into bundles (Fleet's `fleet apply` stage): discovery, fleet.yaml,
+ * names, targets in Fleet's order, values files, style and content ID. Any problem is an error naming
+ * the GitRepo, bundle and file; zero bundles is an error too, never an empty result.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import deepmerge from "deepmerge";
+import { FleetError, withContext } from "../errors";
+import { sha256Hex, stableJson } from "../hash";
+import { bundleNameFor } from "../naming";
+import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
+import { discoverBundleDirs, fleetYamlIn } from "./discover";
+import { readBundleFiles } from "./content";
+import { FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
+import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
+import { rawManifestFiles } from "./manifests";
+
+export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
+  const dirs = discoverBundleDirs(root, repo.paths, repo.name);
+  const bundles = dirs.map((rel) => readBundle(root, rel, repo));
+  if (bundles.length === 0) {
+    throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
+  }
+  const byName = new Map<string, string>();
+  for (const b of bundles) {
+    const other = byName.get(b.name);
+    if (other !== undefined) {
+      throw new FleetError(`bundle name ${b.name} is produced by both ${other} and ${b.path}; set a distinct name in fleet.yaml`, { gitRepo: repo.name });
+    }
+    byName.set(b.name, b.path);
+  }
+  return bundles;
+}
+
+export function readBundle(root: string, rel: string, repo: GitRepoConfig): Bundle {
+  const dir = path.join(root, rel);
+  const fleetYamlName = fleetYamlIn(dir);
+  const fleetYamlRel = fleetYamlName ? (rel === "." ? fleetYamlName : `${rel}/${fleetYamlName}`) : undefined;
+  const defaultName = bundleNameFor(repo.name, rel);
+  const ctx = { gitRepo: repo.name, bundle: defaultName };
+  let fy: FleetYaml;
+  try {
+    fy = fleetYamlRel ? parseFleetYaml(fs.readFileSync(path.join(root, fleetYamlRel), "utf8"), fleetYamlRel) : parseFleetYaml("{}", "(none)");
+  } catch (err) {
+    throw withContext(err, ctx);
+  }
+  const name = fy.name ?? defaultName;
+  const bctx = { gitRepo: repo.name, bundle: name };
+
+  const options: DeploymentOptions = { ...fy.options };
+  // Fleet's order: fleet.yaml targets, then targetCustomizations; unnamed ones get target000, target001...
+  const customizations: BundleTarget[] = [...fy.targets, ...fy.targetCustomizations].map((t, i) => ({
+    ...t,
+    name: t.name || `target${String(i).padStart(3, "0")}`,
+  }));
+  for (const [i, t] of customizations.entries()) {
+    // A customization without chart coordinates inherits the bundle's (Fleet's propagateHelmChartProperties).
+    if (t.helm && options.helm) {
+      customizations[i] = { ...t, helm: { ...t.helm, repo: t.helm.repo ?? options.helm.repo, chart: t.helm.chart ?? options.helm.chart, version: t.helm.version ?? options.helm.version } };
+    }
+  }
+  try {
+    if (options.helm) options.helm = withValuesFiles(dir, rel, options.helm);
+    for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(dir, rel, t.helm) };
+  } catch (err) {
+    throw withContext(err, bctx);
+  }
+
+  const restrictions: TargetCriteria[] = fy.overrideTargets ?? (repo.targets.length ? repo.targets : [DEFAULT_TARGET]);
+  const targets: BundleTarget[] = [...customizations, ...restrictions.map((t) => ({ ...t, name: t.name ?? "" }))];
+  if (repo.targetNamespace) {
+    options.namespace = repo.targetNamespace;
+    for (const t of targets) t.namespace = repo.targetNamespace;
+  }
+  if (repo.serviceAccount) options.serviceAccount = repo.serviceAccount;
+  if (repo.keepResources) options.keepResources = true;
+  if (repo.deleteNamespace) options.deleteNamespace = true;
+
+  const exclude = [fleetYamlName, ...valuesFilesOf(options.helm), ...customizations.flatMap((t) => valuesFilesOf(t.helm))].filter((x): x is string => !!x);
+  const files = readBundleFiles(dir, exclude, bctx);
+  const style = determineStyle(files, options);
+  const bundle: Bundle = {
+    name,
+    gitRepo: repo.name,
+    path: rel,
+    dir,
+    fleetYaml: fleetYamlRel,
+    labels: { ...fy.labels },
+    options,
+    targets,
+    restrictions,
+    targetCustomizationMode: fy.targetCustomizationMode,
+    dependsOn: fy.dependsOn,
+    paused: fy.paused || repo.paused,
+    style,
+    files,
+    manifestId: manifestIdOf(files),
+  };
+  if (!hasResources(bundle)) {
+    throw new FleetError(
+      `bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${rel}`,
+      { ...bctx, file: fleetYamlRel },
+    );
+  }
+  return bundle;
+}
+
+function valuesFilesOf(helm?: HelmOptions): string[] {
+  return helm?.valuesFiles ?? [];
+}
+
+/** Values files are merged over `values` when the bundle is read (Fleet: at `fleet apply`). */
+function withValuesFiles(dir: string, rel: string, helm: HelmOptions): HelmOptions {
+  if (!helm.valuesFiles?.length) return helm;
+  let values: Record<string, unknown> = helm.values ?? {};
+  for (const vf of helm.valuesFiles) {
+    const file = rel === "." ? vf : `${rel}/${vf}`;
+    const abs = path.join(dir, vf);
+    if (path.relative(dir, abs).startsWith("..")) throw new FleetError(`values file ${vf} is outside the bundle`, { file });
+    if (!fs.existsSync(abs)) throw new FleetError(`values file not found`, { file, field: "helm.valuesFiles" });
+    const [doc] = parseYamlDocuments(fs.readFileSync(abs, "utf8"), file);
+    if (doc === null || doc === undefined) continue;
+    if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("values file must be a YAML mapping", { file });
+    values = mergeValues(values, doc as Record<string, unknown>);
+  }
+  return { ...helm, values };
+}
+
+/** Fleet's data.MergeMaps: maps merge recursively, anything else (lists included) is replaced. */
+export function mergeValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  return deepmerge(base, over, { arrayMerge: (_target, source) => source });
+}
+
+function determineStyle(files: BundleFile[], options: DeploymentOptions): BundleStyle {
+  const names = new Set(files.map((f) => f.name));
+  const helm = options.helm;
+  if (helm) {
+    const chartDir = cleanRel(helm.chart ?? "");
+    if (!helm.repo && names.has(joinRel(chartDir, "Chart.yaml"))) return { kind: "helm", path: chartDir };
+    if (helm.repo || (helm.chart && /^(oci|https?):\/\//.test(helm.chart))) {
+      return { kind: "helm", repo: helm.repo, chart: helm.chart, version: helm.version };
+    }
+    if (helm.chart) return { kind: "helm", path: chartDir };
+  }
+  if (!helm && names.has("Chart.yaml")) return { kind: "helm", path: "." };
+  const kdir = cleanRel(options.kustomize?.dir ?? "");
+  if (names.has(joinRel(kdir, "kustomization.yaml"))) return { kind: "kustomize", dir: kdir };
+  return { kind: "yaml" };
+}
+
+function hasResources(b: Bundle): boolean {
+  if (b.style.kind === "helm") {
+    if (b.style.repo || !b.style.path || /^(oci|https?):\/\//.test(b.style.chart ?? "")) return true;
+    const chartYaml = joinRel(b.style.path, "Chart.yaml");
+    if (!b.files.some((f) => f.name === chartYaml)) {
+      throw new FleetError(`helm chart ${b.style.path} not found in the bundle (no ${chartYaml})`, { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml, field: "helm.chart" });
+    }
+    return true;
+  }
+  if (b.style.kind === "kustomize") return true;
+  return rawManifestFiles(b.files).length > 0;
+}
+
+function cleanRel(p: string): string {
+  return p.replace(/^\.\/+/, "").replace(/\/+$/, "") || ".";
+}
+
+function joinRel(dir: string, name: string): string {
+  return dir === "." || dir === "" ? name : `${dir}/${name}`;
+}
+
+/** Fleet's manifestID: "s-" + sha256 of the resources, independent of file system order. */
+export function manifestIdOf(files: BundleFile[]): string {
+  const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return `s-${sha256Hex(stableJson({ resources: sorted }))}`.slice(0, 63);
+}

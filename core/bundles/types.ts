@@ -1,0 +1,101 @@
+/** The bundle model: what a directory of a Fleet repository means, before any cluster is considered. */
+import { LabelSelector } from "../targeting/selector";
+import { TargetCriteria } from "../config/stack";
+
+export interface HelmOptions {
+  chart?: string;
+  repo?: string;
+  version?: string;
+  releaseName?: string;
+  values?: Record<string, unknown>;
+  valuesFiles?: string[];
+  templateValues?: Record<string, string>;
+  timeoutSeconds?: number;
+  force?: boolean;
+  takeOwnership?: boolean;
+  atomic?: boolean;
+  waitForJobs?: boolean;
+  disablePreProcess?: boolean;
+  disableDNS?: boolean;
+  skipSchemaValidation?: boolean;
+  disableDependencyUpdate?: boolean;
+  maxHistory?: number;
+}
+
+export interface ComparePatch {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  jsonPointers?: string[];
+  operations?: { op?: string; path?: string; value?: string }[];
+}
+
+/** Fleet's BundleDeploymentOptions: how a bundle is deployed, before and after per-cluster merging. */
+export interface DeploymentOptions {
+  defaultNamespace?: string;
+  /** fleet.yaml `namespace` (Fleet's TargetNamespace): every object is forced into it. */
+  namespace?: string;
+  namespaceLabels?: Record<string, string>;
+  namespaceAnnotations?: Record<string, string>;
+  serviceAccount?: string;
+  keepResources?: boolean;
+  deleteNamespace?: boolean;
+  deleteCRDResources?: boolean;
+  forceSyncGeneration?: number;
+  helm?: HelmOptions;
+  kustomize?: { dir?: string };
+  yaml?: { overlays?: string[] };
+  diff?: { comparePatches?: ComparePatch[] };
+  correctDrift?: { enabled?: boolean; force?: boolean; keepFailHistory?: boolean };
+}
+
+export interface BundleTarget extends TargetCriteria, DeploymentOptions {
+  name: string;
+  doNotDeploy?: boolean;
+}
+
+export interface DependsOn {
+  name?: string;
+  selector?: LabelSelector;
+  acceptedStates?: string[];
+}
+
+export type TargetCustomizationMode = "FirstMatch" | "AllMatches";
+
+export type BundleStyle =
+  | { kind: "yaml" }
+  | { kind: "kustomize"; dir: string }
+  /** A chart inside the bundle (`path` relative to the bundle root) or a remote one (repo/chart/version). */
+  | { kind: "helm"; path?: string; repo?: string; chart?: string; version?: string };
+
+export interface BundleFile {
+  /** Path relative to the bundle root, slash-separated. */
+  name: string;
+  content: string;
+}
+
+export interface Bundle {
+  name: string;
+  gitRepo: string;
+  /** Directory of the bundle relative to the repository root. */
+  path: string;
+  /** Absolute directory of the bundle in the checked-out tree. */
+  dir: string;
+  /** fleet.yaml or fleet.yml, when present (relative to the repository root). */
+  fleetYaml?: string;
+  labels: Record<string, string>;
+  options: DeploymentOptions;
+  /** fleet.yaml targets and targetCustomizations, then GitRepo targets (Fleet's order). */
+  targets: BundleTarget[];
+  /** The GitRepo targets (or overrideTargets) as an allow-list; the matcher's restrictions. */
+  restrictions: TargetCriteria[];
+  targetCustomizationMode: TargetCustomizationMode;
+  dependsOn: DependsOn[];
+  paused: boolean;
+  style: BundleStyle;
+  /** Every file of the bundle after Fleet's content rules, sorted by name. */
+  files: BundleFile[];
+  /** Content address of the files: "s-" + sha256, as Fleet's manifestID. */
+  manifestId: string;
+}

@@ -1,0 +1,262 @@
+/**
+ * The stack configuration (stacks/Pulumi.<env>.yaml, keys under `pulumi-fleet:`), typed and validated.
+ * Every error names the stack file and the field path. Secret fields (kubeconfig, git credentials) are
+ * plain strings here; the components wrap them with pulumi.secret, and nothing logs them.
+ */
+import * as path from "node:path";
+import { Field, isPlainObject } from "./reader";
+import { FleetError } from "../errors";
+import { LabelSelector, readSelector } from "../targeting/selector";
+import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
+
+export const CONFIG_NAMESPACE = "pulumi-fleet";
+
+export interface ClusterConfig {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  templateValues: Record<string, unknown>;
+  /** Kubeconfig contents (a Pulumi secret in the stack file). */
+  kubeconfig?: string;
+  /** A context of the ambient kubeconfig, used when `kubeconfig` is not given. */
+  context?: string;
+  /** Decommissioning: let the provider drop this cluster's resources from state when it is unreachable. */
+  deleteUnreachable: boolean;
+  /** Per-cluster agent overrides, validated by the agent stage. */
+  agent?: Record<string, unknown>;
+}
+
+export interface ClusterGroupConfig {
+  name: string;
+  labels: Record<string, string>;
+  selector: LabelSelector;
+}
+
+/** A GitRepo target (Fleet's GitTarget): all given criteria must hold; none given matches nothing. */
+export interface TargetCriteria {
+  name?: string;
+  clusterName?: string;
+  clusterSelector?: LabelSelector;
+  clusterGroup?: string;
+  clusterGroupSelector?: LabelSelector;
+}
+
+export interface GitAuth {
+  sshPrivateKey?: string;
+  knownHosts?: string;
+  username?: string;
+  token?: string;
+}
+
+export interface GitRepoConfig {
+  name: string;
+  repo: string;
+  branch?: string;
+  revision?: string;
+  paths: string[];
+  targets: TargetCriteria[];
+  targetNamespace?: string;
+  serviceAccount?: string;
+  keepResources: boolean;
+  deleteNamespace: boolean;
+  paused: boolean;
+  allowEmpty: boolean;
+  auth?: GitAuth;
+  caBundle?: string;
+  insecureSkipTLSVerify: boolean;
+}
+
+export interface StackConfig {
+  /** The stack file, for error messages. */
+  file: string;
+  fleetVersion?: string;
+  /** When set, every cluster renders its manifests to <renderDir>/<cluster> instead of applying them. */
+  renderDir?: string;
+  clusters: ClusterConfig[];
+  clusterGroups: ClusterGroupConfig[];
+  gitRepos: GitRepoConfig[];
+  /** Global agent settings, validated by the agent stage. */
+  agent?: Record<string, unknown>;
+}
+
+const TOP_LEVEL = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent"] as const;
+
+/**
+ * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
+ * relative local repository paths and renderDir are resolved against `baseDir` (the project root).
+ */
+export function parseStackConfig(raw: Record<string, unknown>, file: string, baseDir: string): StackConfig {
+  const root = new Field(raw, "", { file }).object(TOP_LEVEL);
+  const clusters = root.child("clusters").items().map(readCluster);
+  const clusterGroups = root.child("clusterGroups").items().map(readClusterGroup);
+  const gitRepos = root.child("gitRepos").items().map((f) => readGitRepo(f, baseDir));
+  uniqueNames(root.child("clusters"), clusters);
+  uniqueNames(root.child("clusterGroups"), clusterGroups);
+  uniqueNames(root.child("gitRepos"), gitRepos);
+  const renderDir = root.child("renderDir").optString();
+  const fleetVersion = root.child("fleetVersion").optString();
+  return {
+    file,
+    fleetVersion,
+    renderDir: renderDir ? path.resolve(baseDir, renderDir) : undefined,
+    clusters,
+    clusterGroups,
+    gitRepos,
+    agent: root.child("agent").optMap(),
+  };
+}
+
+function uniqueNames(list: Field, items: { name: string }[]): void {
+  const seen = new Map<string, number>();
+  items.forEach((item, i) => {
+    const first = seen.get(item.name);
+    if (first !== undefined) list.child(`[${i}]`).fail(`duplicate name ${JSON.stringify(item.name)} (also at index ${first})`);
+    seen.set(item.name, i);
+  });
+}
+
+function readName(f: Field): string {
+  const name = f.string();
+  const problem = dnsLabelProblem(name);
+  if (problem) f.fail(`invalid name ${JSON.stringify(name)}: ${problem}`);
+  return name;
+}
+
+function readLabels(f: Field, what: "label" | "annotation"): Record<string, string> {
+  const map = f.stringMap();
+  for (const [k, v] of Object.entries(map)) {
+    const keyProblem = labelKeyProblem(k);
+    if (keyProblem) f.child(k).fail(`invalid ${what} key: ${keyProblem}`);
+    if (what === "label") {
+      const valueProblem = labelValueProblem(v);
+      if (valueProblem) f.child(k).fail(`invalid label value ${JSON.stringify(v)}: ${valueProblem}`);
+    }
+  }
+  return map;
+}
+
+/** A secret field: a plain string in the decrypted config, or `{secure: ...}` when read from the file. */
+function readSecret(f: Field): string | undefined {
+  if (isPlainObject(f.value) && typeof (f.value as { secure?: unknown }).secure === "string") return undefined;
+  return f.optString();
+}
+
+function readCluster(f: Field): ClusterConfig {
+  f.object(["name", "labels", "annotations", "templateValues", "kubeconfig", "context", "deleteUnreachable", "agent"]);
+  const cluster: ClusterConfig = {
+    name: readName(f.child("name")),
+    labels: readLabels(f.child("labels"), "label"),
+    annotations: readLabels(f.child("annotations"), "annotation"),
+    templateValues: f.child("templateValues").optMap() ?? {},
+    deleteUnreachable: f.child("deleteUnreachable").bool(),
+  };
+  const kubeconfig = readSecret(f.child("kubeconfig"));
+  if (kubeconfig !== undefined) cluster.kubeconfig = kubeconfig;
+  const context = f.child("context").optString();
+  if (context !== undefined) cluster.context = context;
+  const agent = f.child("agent").optMap();
+  if (agent !== undefined) cluster.agent = agent;
+  return cluster;
+}
+
+function readClusterGroup(f: Field): ClusterGroupConfig {
+  f.object(["name", "labels", "selector"]);
+  const selector = readSelector(f.child("selector"));
+  if (!selector) return f.child("selector").fail("is required (use {} to select every cluster)");
+  return { name: readName(f.child("name")), labels: readLabels(f.child("labels"), "label"), selector };
+}
+
+export function readTargetCriteria(f: Field, extra: readonly string[] = []): TargetCriteria {
+  f.object(["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", ...extra]);
+  const t: TargetCriteria = {};
+  const name = f.child("name").optString();
+  if (name) t.name = name;
+  const clusterName = f.child("clusterName").optString();
+  if (clusterName) t.clusterName = clusterName;
+  const clusterGroup = f.child("clusterGroup").optString();
+  if (clusterGroup) t.clusterGroup = clusterGroup;
+  const clusterSelector = readSelector(f.child("clusterSelector"));
+  if (clusterSelector) t.clusterSelector = clusterSelector;
+  const clusterGroupSelector = readSelector(f.child("clusterGroupSelector"));
+  if (clusterGroupSelector) t.clusterGroupSelector = clusterGroupSelector;
+  return t;
+}
+
+const REMOTE_URL = /^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/;
+
+function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
+  f.object([
+    "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
+    "keepResources", "deleteNamespace", "paused", "allowEmpty", "auth", "caBundle", "insecureSkipTLSVerify",
+  ]);
+  let repo = f.child("repo").string();
+  if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
+  if (/^https?:\/\/[^/]*@/.test(repo)) {
+    f.child("repo").fail("must not embed credentials in the URL; use auth.username and auth.token (Pulumi secrets)");
+  }
+  const paths = f.child("paths").stringList();
+  paths.forEach((p, i) => {
+    if (p.split(/[\\/]/).includes("..")) f.child("paths").child(`[${i}]`).fail(`path ${JSON.stringify(p)} escapes the repository`);
+  });
+  const g: GitRepoConfig = {
+    name: readName(f.child("name")),
+    repo,
+    paths,
+    targets: f.child("targets").items().map((t) => readTargetCriteria(t)),
+    keepResources: f.child("keepResources").bool(),
+    deleteNamespace: f.child("deleteNamespace").bool(),
+    paused: f.child("paused").bool(),
+    allowEmpty: f.child("allowEmpty").bool(),
+    insecureSkipTLSVerify: f.child("insecureSkipTLSVerify").bool(),
+  };
+  const branch = f.child("branch").optString();
+  const revision = f.child("revision").optString();
+  if (branch && revision) f.child("revision").fail("set either branch or revision, not both");
+  if (branch) g.branch = branch;
+  if (revision) g.revision = revision;
+  const targetNamespace = f.child("targetNamespace").optString();
+  if (targetNamespace) {
+    const problem = dnsLabelProblem(targetNamespace);
+    if (problem) f.child("targetNamespace").fail(`invalid namespace ${JSON.stringify(targetNamespace)}: ${problem}`);
+    g.targetNamespace = targetNamespace;
+  }
+  const serviceAccount = f.child("serviceAccount").optString();
+  if (serviceAccount) g.serviceAccount = serviceAccount;
+  const caBundle = f.child("caBundle").optString();
+  if (caBundle) g.caBundle = caBundle;
+  const auth = f.child("auth");
+  if (auth.present) {
+    auth.object(["sshPrivateKey", "knownHosts", "username", "token"]);
+    const a: GitAuth = {};
+    const key = readSecret(auth.child("sshPrivateKey"));
+    if (key) a.sshPrivateKey = key;
+    const knownHosts = auth.child("knownHosts").optString();
+    if (knownHosts) a.knownHosts = knownHosts;
+    const username = auth.child("username").optString();
+    if (username) a.username = username;
+    const token = readSecret(auth.child("token"));
+    if (token) a.token = token;
+    if (a.sshPrivateKey && !a.knownHosts) auth.child("knownHosts").fail("is required with sshPrivateKey (host keys are always verified)");
+    g.auth = a;
+  }
+  return g;
+}
+
+/** Fleet's default when a GitRepo has no targets: cluster group `default`. */
+export const DEFAULT_TARGET: TargetCriteria = { name: "default", clusterGroup: "default" };
+
+/** The stack file path shown in errors for a stack. */
+export function stackFileFor(stack: string): string {
+  return `stacks/Pulumi.${stack}.yaml`;
+}
+
+/** Reads `pulumi-fleet:` keys out of a parsed stack file (the `config:` section). */
+export function configFromStackFile(doc: unknown, file: string): Record<string, unknown> {
+  if (!isPlainObject(doc)) throw new FleetError("stack file must be a YAML mapping", { file });
+  const config = (doc.config ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (key.startsWith(`${CONFIG_NAMESPACE}:`)) out[key.slice(CONFIG_NAMESPACE.length + 1)] = value;
+  }
+  return out;
+}

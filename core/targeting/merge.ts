@@ -1,0 +1,68 @@
+/**
+ * Fleet's options merge (options/calculate.go Merge): scalars override when set, helm values deep-merge,
+ * templateValues are copied over, overlays append, compare patches merge by key, flags are OR-ed, a
+ * negative helm timeout resets it to 0, correctDrift is replaced.
+ */
+import { ComparePatch, DeploymentOptions } from "../bundles/types";
+import { mergeValues } from "../bundles/read";
+
+const TARGET_ONLY_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
+
+/** The deployment options part of a target (drops its matching criteria). */
+export function optionsOf(target: DeploymentOptions & Record<string, unknown>): DeploymentOptions {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(target)) if (!TARGET_ONLY_KEYS.includes(k)) out[k] = v;
+  return out as DeploymentOptions;
+}
+
+export function mergeOptions(base: DeploymentOptions, custom: DeploymentOptions): DeploymentOptions {
+  const result: DeploymentOptions = structuredClone(base);
+  if (custom.defaultNamespace) result.defaultNamespace = custom.defaultNamespace;
+  if (custom.namespace) result.namespace = custom.namespace;
+  if (custom.serviceAccount) result.serviceAccount = custom.serviceAccount;
+  if (custom.helm) {
+    const h = (result.helm ??= {});
+    const c = custom.helm;
+    if ((c.timeoutSeconds ?? 0) > 0) h.timeoutSeconds = c.timeoutSeconds;
+    else if ((c.timeoutSeconds ?? 0) < 0) h.timeoutSeconds = 0;
+    if (h.values === undefined) h.values = c.values && structuredClone(c.values);
+    else if (c.values) h.values = mergeValues(h.values, c.values);
+    if (h.templateValues === undefined) h.templateValues = c.templateValues && { ...c.templateValues };
+    else if (c.templateValues) Object.assign(h.templateValues, c.templateValues);
+    for (const key of ["repo", "chart", "version", "releaseName"] as const) if (c[key]) h[key] = c[key];
+    for (const key of ["force", "atomic", "takeOwnership", "disablePreProcess", "waitForJobs", "disableDNS"] as const) {
+      if (h[key] || c[key]) h[key] = true;
+    }
+    for (const key of Object.keys(h) as (keyof typeof h)[]) if (h[key] === undefined) delete h[key];
+  }
+  if (custom.kustomize) {
+    result.kustomize ??= {};
+    if (custom.kustomize.dir) result.kustomize.dir = custom.kustomize.dir;
+  }
+  if (custom.diff) {
+    result.diff ??= {};
+    result.diff.comparePatches = mergeByKey(result.diff.comparePatches ?? [], custom.diff.comparePatches ?? [],
+      (p: ComparePatch) => `${p.apiVersion}|${p.kind}|${p.namespace}|${p.name}`);
+  }
+  if (custom.yaml) {
+    result.yaml ??= {};
+    result.yaml.overlays = [...(result.yaml.overlays ?? []), ...(custom.yaml.overlays ?? [])];
+  }
+  if ((custom.forceSyncGeneration ?? 0) > 0) result.forceSyncGeneration = custom.forceSyncGeneration;
+  if (result.keepResources || custom.keepResources) result.keepResources = true;
+  if (custom.correctDrift) result.correctDrift = custom.correctDrift;
+  // Fleet unions namespace labels/annotations of the bundle's targets into the deployment.
+  if (custom.namespaceLabels) result.namespaceLabels = { ...result.namespaceLabels, ...custom.namespaceLabels };
+  if (custom.namespaceAnnotations) result.namespaceAnnotations = { ...result.namespaceAnnotations, ...custom.namespaceAnnotations };
+  return result;
+}
+
+function mergeByKey<T>(base: T[], custom: T[], key: (t: T) => string): T[] {
+  const out = [...base];
+  for (const c of custom) {
+    const i = out.findIndex((b) => key(b) === key(c));
+    if (i >= 0) out[i] = c;
+    else out.push(c);
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+/** Kubernetes label selectors (matchLabels + matchExpressions), as metav1.LabelSelectorAsSelector evaluates them. */
+import { Field } from "../config/reader";
+import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
+
+export const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
+export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: SelectorOperator;
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** An empty selector `{}` matches everything; an absent one is handled by the caller (no criterion). */
+export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
+    if (labels[k] !== v) return false;
+  }
+  for (const req of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, req.key);
+    switch (req.operator) {
+      case "In":
+        if (!has || !(req.values ?? []).includes(labels[req.key])) return false;
+        break;
+      case "NotIn":
+        if (has && (req.values ?? []).includes(labels[req.key])) return false;
+        break;
+      case "Exists":
+        if (!has) return false;
+        break;
+      case "DoesNotExist":
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/** Reads and validates a selector the way the API server would, with the field path in every error. */
+export function readSelector(f: Field): LabelSelector | undefined {
+  if (!f.present) return undefined;
+  f.object(["matchLabels", "matchExpressions"]);
+  const matchLabels = f.child("matchLabels").stringMap();
+  for (const [k, v] of Object.entries(matchLabels)) {
+    const keyProblem = labelKeyProblem(k);
+    if (keyProblem) f.child("matchLabels").child(k).fail(`invalid label key: ${keyProblem}`);
+    const valueProblem = labelValueProblem(v);
+    if (valueProblem) f.child("matchLabels").child(k).fail(`invalid label value ${JSON.stringify(v)}: ${valueProblem}`);
+  }
+  const matchExpressions = f.child("matchExpressions").items().map((e) => {
+    e.object(["key", "operator", "values"]);
+    const key = e.child("key").string();
+    const keyProblem = labelKeyProblem(key);
+    if (keyProblem) e.child("key").fail(`invalid label key: ${keyProblem}`);
+    const operator = e.child("operator").oneOf(SELECTOR_OPERATORS);
+    const values = e.child("values").stringList();
+    if ((operator === "In" || operator === "NotIn") && values.length === 0) {
+      e.child("values").fail(`must be non-empty for operator ${operator}`);
+    }
+    if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) {
+      e.child("values").fail(`must be empty for operator ${operator}`);
+    }
+    const req: LabelSelectorRequirement = { key, operator };
+    if (values.length > 0) req.values = values;
+    return req;
+  });
+  const out: LabelSelector = {};
+  if (Object.keys(matchLabels).length > 0) out.matchLabels = matchLabels;
+  if (matchExpressions.length > 0) out.matchExpressions = matchExpressions;
+  return out;
+}

