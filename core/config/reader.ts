@@ -26,6 +26,12 @@ export class Field {
     return new Field(obj?.[key], path, this.context);
   }
 
+  /** The i-th element of a list (path `list[i]`). */
+  index(i: number): Field {
+    const list = this.value as unknown[] | undefined;
+    return new Field(Array.isArray(list) ? list[i] : undefined, `${this.path}[${i}]`, this.context);
+  }
+
   /** Reads an object and rejects keys outside `allowed`. */
   object(allowed: readonly string[]): Field {
     if (!isPlainObject(this.value)) this.fail(`must be a mapping (got ${describe(this.value)})`);
@@ -43,7 +49,7 @@ export class Field {
   items(): Field[] {
     if (!this.present) return [];
     if (!Array.isArray(this.value)) this.fail(`must be a list (got ${describe(this.value)})`);
-    return (this.value as unknown[]).map((v, i) => new Field(v, `${this.path}[${i}]`, this.context));
+    return (this.value as unknown[]).map((_, i) => this.index(i));
   }
 
   optString(): string | undefined {

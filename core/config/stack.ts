@@ -110,7 +110,7 @@ function uniqueNames(list: Field, items: { name: string }[]): void {
   const seen = new Map<string, number>();
   items.forEach((item, i) => {
     const first = seen.get(item.name);
-    if (first !== undefined) list.child(`[${i}]`).fail(`duplicate name ${JSON.stringify(item.name)} (also at index ${first})`);
+    if (first !== undefined) list.index(i).fail(`duplicate name ${JSON.stringify(item.name)} (also at index ${first})`);
     seen.set(item.name, i);
   });
 }
@@ -196,7 +196,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   }
   const paths = f.child("paths").stringList();
   paths.forEach((p, i) => {
-    if (p.split(/[\\/]/).includes("..")) f.child("paths").child(`[${i}]`).fail(`path ${JSON.stringify(p)} escapes the repository`);
+    if (p.split(/[\\/]/).includes("..")) f.child("paths").index(i).fail(`path ${JSON.stringify(p)} escapes the repository`);
   });
   const g: GitRepoConfig = {
     name: readName(f.child("name")),

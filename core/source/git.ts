@@ -155,7 +155,7 @@ async function checkoutTree(git: SimpleGit, dir: string, commit: string): Promis
     const tmp = fs.mkdtempSync(path.join(trees, ".tmp-"));
     const index = `${tmp}.index`;
     try {
-      const withIndex = git.env({ ...process.env, GIT_INDEX_FILE: index });
+      const withIndex = git.env("GIT_INDEX_FILE", index);
       await withIndex.raw(["--work-tree", tmp, "read-tree", commit]);
       await withIndex.raw(["--work-tree", tmp, "checkout-index", "--all", "--force"]);
       fs.renameSync(tmp, tree);
@@ -248,11 +248,11 @@ class AuthFiles {
     if (repo.insecureSkipTLSVerify) this.vars.GIT_SSL_NO_VERIFY = "true";
   }
 
+  /** A minimal environment: no ambient editor, askpass, credential helper or git config can interfere. */
   env(): Record<string, string> {
     const base: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) {
-      // Never let an ambient askpass or credential prompt hang a non-interactive run.
-      if (v !== undefined && !/^GIT_(SSH_COMMAND|CONFIG_|ASKPASS|SSL_)/.test(k)) base[k] = v;
+      if (v !== undefined && /^(PATH|HOME|TMPDIR|LANG|LC_ALL|USER|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)$/.test(k)) base[k] = v;
     }
     return { ...base, GIT_TERMINAL_PROMPT: "0", ...this.vars };
   }

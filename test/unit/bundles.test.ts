@@ -1,0 +1,175 @@
+import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readBundles } from "../../core/bundles/read";
+import { renderRawObjects } from "../../core/bundles/manifests";
+import { resolveSource } from "../../core/source/git";
+import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { GitRepoConfig } from "../../core/config/stack";
+
+/** Commits the files to a real repository, resolves it through the git source, reads its bundles. */
+async function bundlesOf(files: Record<string, string>, over: Partial<GitRepoConfig> = {}, setup?: (r: TestRepo) => void) {
+  const repo = new TestRepo(files);
+  setup?.(repo);
+  const cfg = gitRepoConfig({ name: "repo", repo: repo.url(), ...over });
+  const src = await resolveSource(cfg, tempDir("pf-cache-"));
+  return readBundles(src.dir, cfg);
+}
+
+async function errorOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error("expected an error");
+}
+
+describe("bundle reader (Fleet rules, real git)", () => {
+  it("discovers bundles: root with manifests, subdirectories with fleet.yaml, nested bundles separate", async () => {
+    const bundles = await bundlesOf({
+      "cm.yaml": CONFIGMAP("root"),
+      "plain/cm.yaml": CONFIGMAP("plain"),
+      "app/fleet.yaml": "defaultNamespace: app\n",
+      "app/cm.yaml": CONFIGMAP("app"),
+      "app/nested/fleet.yaml": "{}\n",
+      "app/nested/cm.yaml": CONFIGMAP("nested"),
+      "README.md": "docs",
+    });
+    expect(bundles.map((b) => [b.name, b.path])).to.deep.equal([["repo", "."], ["repo-app", "app"], ["repo-app-nested", "app/nested"]]);
+    const root = bundles[0];
+    expect(root.files.map((f) => f.name)).to.include("plain/cm.yaml");
+    const app = renderRawObjects(bundles[1].files, bundles[1].options, { gitRepo: "repo", bundle: "repo-app" });
+    expect(app.map((o) => o.metadata.name)).to.deep.equal(["app"]); // the nested bundle's files are not the parent's manifests
+    expect(app[0].metadata.namespace).to.equal("app");
+  });
+
+  it("expands path globs to directories, and fails on a path that matches nothing", async () => {
+    const files = { "apps/a/fleet.yaml": "{}\n", "apps/a/cm.yaml": CONFIGMAP("a"), "apps/b/fleet.yaml": "{}\n", "apps/b/cm.yaml": CONFIGMAP("b"), "apps/x.yaml": CONFIGMAP("x") };
+    const bundles = await bundlesOf(files, { paths: ["apps/*"] });
+    expect(bundles.map((b) => b.name)).to.deep.equal(["repo-apps-a", "repo-apps-b"]);
+    expect(await errorOf(bundlesOf(files, { paths: ["missing"] }))).to.contain("gitRepo repo").and.contain('path "missing" matches no directory');
+  });
+
+  it("applies .fleetignore and skips hidden files", async () => {
+    const [b] = await bundlesOf({
+      "fleet.yaml": "{}\n",
+      ".fleetignore": "# comment\nignored.yaml\nskipdir/*\n",
+      "cm.yaml": CONFIGMAP("kept"),
+      "ignored.yaml": CONFIGMAP("ignored"),
+      "skipdir/cm.yaml": CONFIGMAP("skipped"),
+      "sub/.fleetignore": "*.json\n",
+      "sub/a.json": "{}",
+      "sub/b.yaml": CONFIGMAP("b"),
+      ".hidden.yaml": CONFIGMAP("hidden"),
+      ".github/workflow.yaml": "on: push\n",
+    });
+    expect(b.files.map((f) => f.name)).to.deep.equal(["cm.yaml", "sub/b.yaml"]);
+  });
+
+  it("reads fleet.yaml options, values files, and names targets like Fleet", async () => {
+    const [b] = await bundlesOf({
+      "fleet.yaml": [
+        "name: custom-name",
+        "labels: {tier: web}",
+        "helm:",
+        "  chart: ./chart",
+        "  values: {a: 1, nested: {x: 1, y: 1}}",
+        "  valuesFiles: [extra-values.yaml]",
+        "targetCustomizations:",
+        "  - clusterSelector: {matchLabels: {env: prod}}",
+        "    helm: {values: {a: 2}}",
+        "  - name: named",
+        "    clusterName: c9",
+      ].join("\n"),
+      "extra-values.yaml": "nested: {y: 2}\nlist: [1]\n",
+      "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+      "chart/templates/cm.yaml": CONFIGMAP("x"),
+    }, { targets: [{ name: "all", clusterSelector: {} }] });
+    expect(b.name).to.equal("custom-name");
+    expect(b.style).to.deep.equal({ kind: "helm", path: "chart" });
+    expect(b.options.helm!.values).to.deep.equal({ a: 1, nested: { x: 1, y: 2 }, list: [1] });
+    expect(b.files.map((f) => f.name)).not.to.include("extra-values.yaml");
+    expect(b.targets.map((t) => t.name)).to.deep.equal(["target000", "named", "all"]);
+    expect(b.restrictions).to.deep.equal([{ name: "all", clusterSelector: {} }]);
+  });
+
+  it("overlays replace and patch files", async () => {
+    const [b] = await bundlesOf({
+      "fleet.yaml": "{}\n",
+      "cm.yaml": CONFIGMAP("cm", { a: "base" }),
+      "deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1, paused: false}\n",
+      "overlays/prod/cm.yaml": CONFIGMAP("cm", { a: "prod" }),
+      "overlays/prod/deploy_patch.yaml": "spec: {replicas: 3, paused: null}\n",
+      "overlays/json/deploy_patch.yaml": "- {op: replace, path: /spec/replicas, value: 7}\n",
+    });
+    const objs = renderRawObjects(b.files, { yaml: { overlays: ["prod"] } }, { gitRepo: "repo", bundle: b.name });
+    expect(objs.find((o) => o.kind === "ConfigMap")!.data).to.deep.equal({ a: "prod" });
+    expect(objs.find((o) => o.kind === "Deployment")!.spec).to.deep.equal({ replicas: 3 });
+    const json = renderRawObjects(b.files, { yaml: { overlays: ["json"] } }, { gitRepo: "repo", bundle: b.name });
+    expect((json.find((o) => o.kind === "Deployment")!.spec as { replicas: number }).replicas).to.equal(7);
+    expect(() => renderRawObjects(b.files, { yaml: { overlays: ["nope"] } }, { gitRepo: "repo", bundle: b.name })).to.throw(/overlay "nope" not found/);
+  });
+
+  it("forces a namespace, and refuses cluster-scoped objects under a forced namespace", async () => {
+    const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n" });
+    const objs = renderRawObjects(b.files, {}, { gitRepo: "repo", bundle: b.name });
+    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["ConfigMap", "default"], ["Namespace", undefined]]);
+    expect(() => renderRawObjects(b.files, { namespace: "forced" }, { gitRepo: "repo", bundle: b.name, cluster: "c1" }))
+      .to.throw(/cluster c1: Namespace extra is cluster-scoped and cannot be deployed with namespace forced/);
+  });
+
+  it("gives the same manifestId whatever the file system order, and a new one when content changes", async () => {
+    const a = await bundlesOf({ "x.yaml": CONFIGMAP("x"), "y.yaml": CONFIGMAP("y") });
+    const b = await bundlesOf({ "y.yaml": CONFIGMAP("y"), "x.yaml": CONFIGMAP("x") });
+    const c = await bundlesOf({ "x.yaml": CONFIGMAP("x"), "y.yaml": CONFIGMAP("z") });
+    expect(a[0].manifestId).to.equal(b[0].manifestId).and.match(/^s-[0-9a-f]{61}$/);
+    expect(c[0].manifestId).not.to.equal(a[0].manifestId);
+  });
+
+  describe("bad input gives a clear error", () => {
+    it("invalid YAML names the file and line", async () => {
+      const msg = await errorOf(bundlesOf({ "app/fleet.yaml": "helm:\n  values: [unclosed\n", "app/cm.yaml": CONFIGMAP("a") }));
+      expect(msg).to.match(/^app\/fleet\.yaml:\d+ gitRepo repo, bundle repo-app: invalid YAML/);
+    });
+
+    it("an unknown fleet.yaml field lists the valid ones", async () => {
+      const msg = await errorOf(bundlesOf({ "fleet.yaml": "helm:\n  valuse: {a: 1}\n", "cm.yaml": CONFIGMAP("a") }));
+      expect(msg).to.contain("fleet.yaml gitRepo repo, bundle repo: helm.valuse: unknown field; valid fields are: atomic, chart,");
+    });
+
+    it("a symlink out of the bundle", async () => {
+      const msg = await errorOf(bundlesOf({ "app/fleet.yaml": "{}\n", "app/cm.yaml": CONFIGMAP("a"), "secret.yaml": CONFIGMAP("s") }, {}, (r) => r.symlink("../secret.yaml", "app/link.yaml")));
+      expect(msg).to.contain("bundle repo-app").and.contain("symlink link.yaml points outside the bundle directory");
+    });
+
+    it("a bundle with no resources", async () => {
+      const msg = await errorOf(bundlesOf({ "app/fleet.yaml": "defaultNamespace: x\n", "app/README.md": "nothing" }));
+      expect(msg).to.contain("gitRepo repo, bundle repo-app: bundle has no resources");
+    });
+
+    it("a repository with no bundle at all", async () => {
+      const msg = await errorOf(bundlesOf({ "README.md": "nothing" }));
+      expect(msg).to.contain("gitRepo repo: no resource found at the following paths: .");
+    });
+
+    it("a label value Kubernetes would reject", async () => {
+      const msg = await errorOf(bundlesOf({ "fleet.yaml": "labels:\n  owner: system:kube-controller-manager\n", "cm.yaml": CONFIGMAP("a") }));
+      expect(msg).to.contain('labels.owner: invalid label value "system:kube-controller-manager"');
+    });
+
+    it("an object without a name, and a patch of a multi-document file", async () => {
+      const [b] = await bundlesOf({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n" });
+      expect(() => renderRawObjects(b.files, {}, { gitRepo: "repo", bundle: b.name })).to.throw(/cm\.yaml gitRepo repo, bundle repo: ConfigMap has no metadata.name/);
+      const [m] = await bundlesOf({ "fleet.yaml": "{}\n", "two.yaml": `${CONFIGMAP("a")}---\n${CONFIGMAP("b")}`, "overlays/o/two_patch.yaml": "data: {k: w}\n" });
+      expect(() => renderRawObjects(m.files, { yaml: { overlays: ["o"] } }, { gitRepo: "repo", bundle: m.name })).to.throw(/holds 2 YAML documents/);
+    });
+  });
+
+  it("reads the project's own examples/ repository", () => {
+    const dir = path.resolve(__dirname, "../../examples");
+    expect(fs.existsSync(dir)).to.equal(true);
+    const bundles = readBundles(dir, gitRepoConfig({ name: "examples", repo: dir, paths: ["simple", "kustomize", "helm"] }));
+    expect(bundles.map((b) => [b.name, b.style.kind])).to.deep.equal([["examples-simple", "yaml"], ["examples-kustomize", "kustomize"], ["examples-helm", "helm"]]);
+  });
+});

@@ -1,0 +1,58 @@
+import { expect } from "chai";
+import { parseStackConfig } from "../../core/config/stack";
+
+const FILE = "stacks/Pulumi.test.yaml";
+const parse = (raw: Record<string, unknown>) => parseStackConfig(raw, FILE, "/project");
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error("expected an error");
+}
+
+describe("stack configuration", () => {
+  it("names the file and field path of a bad selector operator", () => {
+    const msg = errorOf(() => parse({
+      gitRepos: [
+        { name: "a", repo: "https://example.com/a.git" },
+        { name: "b", repo: "https://example.com/b.git", targets: [{ clusterSelector: { matchExpressions: [{ key: "env", operator: "in", values: ["x"] }] } }] },
+      ],
+    }));
+    expect(msg).to.equal(`${FILE}: gitRepos[1].targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist (got "in")`);
+  });
+
+  it("rejects unknown fields and lists the valid ones", () => {
+    const msg = errorOf(() => parse({ clusters: [{ name: "c1", lables: { a: "b" } }] }));
+    expect(msg).to.contain("clusters[0].lables: unknown field; valid fields are: agent, annotations, context");
+  });
+
+  it("rejects duplicate names, invalid names and invalid label values", () => {
+    expect(errorOf(() => parse({ clusters: [{ name: "c1" }, { name: "c1" }] }))).to.contain("clusters[1]: duplicate name");
+    expect(errorOf(() => parse({ clusters: [{ name: "C_1" }] }))).to.contain("clusters[0].name: invalid name");
+    expect(errorOf(() => parse({ clusters: [{ name: "c1", labels: { user: "system:kube-controller-manager" } }] })))
+      .to.contain("clusters[0].labels.user: invalid label value \"system:kube-controller-manager\"");
+  });
+
+  it("refuses credentials in repository URLs", () => {
+    expect(errorOf(() => parse({ gitRepos: [{ name: "a", repo: "https://user:tok@example.com/a.git" }] }))).to.contain("gitRepos[0].repo: must not embed credentials");
+  });
+
+  it("requires known_hosts with an SSH key and rejects paths escaping the repository", () => {
+    expect(errorOf(() => parse({ gitRepos: [{ name: "a", repo: "git@example.com:a.git", auth: { sshPrivateKey: "KEY" } }] }))).to.contain("gitRepos[0].auth.knownHosts: is required");
+    expect(errorOf(() => parse({ gitRepos: [{ name: "a", repo: "https://example.com/a", paths: ["../x"] }] }))).to.contain("gitRepos[0].paths[0]: path \"../x\" escapes");
+  });
+
+  it("resolves local repository paths against the project directory and keeps typed values", () => {
+    const cfg = parse({
+      clusters: [{ name: "c1", labels: { env: "dev" }, kubeconfig: "apiVersion: v1" }],
+      clusterGroups: [{ name: "dev", selector: { matchLabels: { env: "dev" } } }],
+      gitRepos: [{ name: "a", repo: "./examples", branch: "main", paths: ["apps/*"], targets: [{ clusterGroup: "dev" }] }],
+    });
+    expect(cfg.gitRepos[0].repo).to.equal("/project/examples");
+    expect(cfg.gitRepos[0].targets).to.deep.equal([{ clusterGroup: "dev" }]);
+    expect(cfg.clusters[0].kubeconfig).to.equal("apiVersion: v1");
+  });
+});

@@ -1,0 +1,150 @@
+import { expect } from "chai";
+import { buildPlan, deploymentIdOf } from "../../core/targeting/plan";
+import { mergeOptions } from "../../core/targeting/merge";
+import { renderTemplate } from "../../core/targeting/gotemplate";
+import { Bundle, BundleTarget } from "../../core/bundles/types";
+import { ClusterConfig, ClusterGroupConfig, TargetCriteria } from "../../core/config/stack";
+
+const cluster = (name: string, labels: Record<string, string> = {}, extra: Partial<ClusterConfig> = {}): ClusterConfig =>
+  ({ name, labels, annotations: {}, templateValues: {}, deleteUnreachable: false, ...extra });
+const group = (name: string, matchLabels: Record<string, string>, labels: Record<string, string> = {}): ClusterGroupConfig =>
+  ({ name, labels, selector: { matchLabels } });
+
+/** A bundle as the reader builds it: customizations first, then GitRepo targets mirrored as restrictions. */
+function bundle(gitTargets: TargetCriteria[], customizations: Partial<BundleTarget>[] = [], over: Partial<Bundle> = {}): Bundle {
+  const restrictions = gitTargets.length ? gitTargets : [{ name: "default", clusterGroup: "default" }];
+  return {
+    name: "b", gitRepo: "repo", path: ".", dir: "/tmp", labels: {}, options: {}, restrictions,
+    targets: [...customizations.map((c, i) => ({ name: `target00${i}`, ...c })), ...restrictions.map((t) => ({ ...t, name: t.name ?? "" }))],
+    targetCustomizationMode: "FirstMatch", dependsOn: [], paused: false, style: { kind: "yaml" }, files: [], manifestId: "s-abc",
+    ...over,
+  };
+}
+
+const clustersOf = (plan: ReturnType<typeof buildPlan>) => plan.entries.map((e) => e.cluster);
+
+describe("targeting (Fleet rules)", () => {
+  const clusters = [cluster("dev-1", { env: "dev" }), cluster("dev-2", { env: "dev", region: "us" }), cluster("prod-1", { env: "prod" })];
+  const groups = [group("dev", { env: "dev" }, { tier: "low" }), group("prod", { env: "prod" }, { tier: "high" })];
+
+  it("selects by clusterName, clusterSelector, clusterGroup and clusterGroupSelector, criteria ANDed", () => {
+    expect(clustersOf(buildPlan([bundle([{ clusterName: "dev-2" }])], clusters, groups))).to.deep.equal(["dev-2"]);
+    expect(clustersOf(buildPlan([bundle([{ clusterSelector: { matchExpressions: [{ key: "region", operator: "Exists" }] } }])], clusters, groups))).to.deep.equal(["dev-2"]);
+    expect(clustersOf(buildPlan([bundle([{ clusterGroup: "dev" }])], clusters, groups))).to.deep.equal(["dev-1", "dev-2"]);
+    expect(clustersOf(buildPlan([bundle([{ clusterGroupSelector: { matchLabels: { tier: "high" } } }])], clusters, groups))).to.deep.equal(["prod-1"]);
+    expect(clustersOf(buildPlan([bundle([{ clusterGroup: "dev", clusterSelector: { matchLabels: { region: "us" } } }])], clusters, groups))).to.deep.equal(["dev-2"]);
+    expect(clustersOf(buildPlan([bundle([{ clusterSelector: { matchExpressions: [{ key: "env", operator: "NotIn", values: ["dev"] }] } }])], clusters, groups))).to.deep.equal(["prod-1"]);
+  });
+
+  it("a target with no criteria matches nothing; an empty selector matches everything", () => {
+    expect(clustersOf(buildPlan([bundle([{ name: "empty" }])], clusters, groups))).to.deep.equal([]);
+    expect(clustersOf(buildPlan([bundle([{ clusterSelector: {} }])], clusters, groups))).to.have.length(3);
+  });
+
+  it("defaults to cluster group `default`", () => {
+    expect(clustersOf(buildPlan([bundle([])], clusters, groups))).to.deep.equal([]);
+    expect(clustersOf(buildPlan([bundle([])], clusters, [...groups, group("default", { env: "prod" })]))).to.deep.equal(["prod-1"]);
+  });
+
+  it("customizations configure but never select; GitRepo targets are the allow-list", () => {
+    const b = bundle([{ name: "dev", clusterGroup: "dev" }], [{ name: "prod-custom", clusterSelector: { matchLabels: { env: "prod" } }, defaultNamespace: "p" }]);
+    expect(clustersOf(buildPlan([b], clusters, groups))).to.deep.equal(["dev-1", "dev-2"]);
+  });
+
+  it("FirstMatch applies the first matching customization; AllMatches merges every match in order", () => {
+    const customs: Partial<BundleTarget>[] = [
+      { name: "c1", clusterGroup: "dev", helm: { values: { a: 1, deep: { x: 1 } } }, yaml: { overlays: ["one"] } },
+      { name: "c2", clusterSelector: { matchLabels: { region: "us" } }, helm: { values: { b: 2, deep: { y: 2 } } }, yaml: { overlays: ["two"] } },
+    ];
+    const first = buildPlan([bundle([{ clusterGroup: "dev" }], customs)], clusters, groups).entries.find((e) => e.cluster === "dev-2")!;
+    expect(first.customizations).to.deep.equal(["c1"]);
+    expect(first.options.helm!.values).to.deep.equal({ a: 1, deep: { x: 1 } });
+    const all = buildPlan([bundle([{ clusterGroup: "dev" }], customs, { targetCustomizationMode: "AllMatches" })], clusters, groups).entries.find((e) => e.cluster === "dev-2")!;
+    expect(all.customizations).to.deep.equal(["c1", "c2"]);
+    expect(all.options.helm!.values).to.deep.equal({ a: 1, b: 2, deep: { x: 1, y: 2 } });
+    expect(all.options.yaml!.overlays).to.deep.equal(["one", "two"]);
+  });
+
+  it("doNotDeploy on the first matching customization skips the cluster", () => {
+    const plan = buildPlan([bundle([{ clusterGroup: "dev" }], [{ name: "skip", clusterName: "dev-1", doNotDeploy: true }])], clusters, groups);
+    expect(clustersOf(plan)).to.deep.equal(["dev-2"]);
+    expect(plan.skipped).to.deep.equal([{ gitRepo: "repo", bundle: "b", cluster: "dev-1", target: "" }]);
+  });
+
+  it("merges options like Fleet: scalars override, values deep-merge, flags OR, negative timeout resets", () => {
+    const merged = mergeOptions(
+      { defaultNamespace: "a", keepResources: true, helm: { values: { x: { y: 1, l: [1, 2] } }, force: true, timeoutSeconds: 30 } },
+      { defaultNamespace: "b", helm: { values: { x: { z: 2, l: [3] } }, atomic: true, timeoutSeconds: -1 } },
+    );
+    expect(merged).to.deep.equal({ defaultNamespace: "b", keepResources: true, helm: { values: { x: { y: 1, z: 2, l: [3] } }, force: true, atomic: true, timeoutSeconds: 0 } });
+  });
+
+  it("is identical whatever the order of clusters, groups and targets in the stack", () => {
+    const targets = [{ name: "d", clusterGroup: "dev" }, { name: "p", clusterGroup: "prod" }];
+    const a = buildPlan([bundle(targets)], clusters, groups);
+    const b = buildPlan([bundle([...targets].reverse())], [...clusters].reverse(), [...groups].reverse());
+    expect(b).to.deep.equal(a);
+  });
+
+  it("deploymentId ignores diff and correctDrift, and changes with anything else", () => {
+    const base = deploymentIdOf("s-1", { defaultNamespace: "a" });
+    expect(deploymentIdOf("s-1", { defaultNamespace: "a", diff: { comparePatches: [{ kind: "X" }] }, correctDrift: { enabled: true } })).to.equal(base);
+    expect(deploymentIdOf("s-1", { defaultNamespace: "b" })).not.to.equal(base);
+    expect(deploymentIdOf("s-2", { defaultNamespace: "a" })).not.to.equal(base);
+    expect(base).to.match(/^s-1:[0-9a-f]{64}$/);
+  });
+
+  describe("helm values per cluster", () => {
+    const helmBundle = (values: Record<string, unknown>, templateValues?: Record<string, string>) =>
+      bundle([{ clusterSelector: {} }], [], { options: { helm: { values, templateValues } } });
+    const valuesFor = (b: Bundle, c: ClusterConfig) => buildPlan([b], [c], []).entries[0].options.helm!.values;
+    const c1 = cluster("c1", { env: "prod", region: "eu" }, { annotations: { owner: "ops" }, templateValues: { replicas: 3, nested: { a: "b" } } });
+
+    it("substitutes global.fleet.clusterLabels and renders ${ } templates", () => {
+      const v = valuesFor(helmBundle({
+        env: "global.fleet.clusterLabels.env", missing: "global.fleet.clusterLabels.nope",
+        name: "${ .ClusterName }", ns: "${ .ClusterNamespace }", region: "${ .ClusterLabels.region | upper }",
+        owner: "${ .ClusterAnnotations.owner }", replicas: "${ .ClusterValues.replicas }", q: "${ .ClusterName | quote }",
+        dflt: '${ get .ClusterLabels "tier" | default "standard" }', escaped: "${`${PWD}`}",
+      }), c1);
+      expect(v).to.deep.equal({
+        env: "prod", missing: "", name: "c1", ns: "fleet-default", region: "EU", owner: "ops", replicas: 3, q: "c1",
+        dflt: "standard", escaped: "${PWD}",
+      });
+    });
+
+    it("renders templateValues as YAML over the values", () => {
+      const v = valuesFor(helmBundle({ a: 1 }, { nested: "${ toYaml .ClusterValues.nested }", a: "${ .ClusterValues.replicas }" }), c1);
+      expect(v).to.deep.equal({ a: 3, nested: { a: "b" } });
+    });
+
+    it("a missing key is an error naming bundle, cluster and expression", () => {
+      expect(() => valuesFor(helmBundle({ x: "${ .ClusterLabels.nope }" }), c1))
+        .to.throw(/gitRepo repo, bundle b, cluster c1: helm.values: .*map has no entry for key "nope" in \$\{ .ClusterLabels.nope \}/);
+    });
+
+    it("an unsupported or non-deterministic function is an error, never a silent value", () => {
+      expect(() => valuesFor(helmBundle({ x: "${ semverCompare \"1\" \"2\" }" }), c1)).to.throw(/function "semverCompare" is not supported/);
+      expect(() => valuesFor(helmBundle({ x: "${ uuidv4 }" }), c1)).to.throw(/uuidv4" is not deterministic/);
+      expect(() => valuesFor(helmBundle({ x: "${ env \"HOME\" }" }), c1)).to.throw(/"env" is disabled by Fleet/);
+    });
+
+    it("does no templating for a cluster without labels, nor with disablePreProcess (as Fleet)", () => {
+      expect(valuesFor(helmBundle({ x: "${ .ClusterName }" }), cluster("bare"))).to.deep.equal({ x: "${ .ClusterName }" });
+      const b = bundle([{ clusterSelector: {} }], [], { options: { helm: { values: { x: "${ .ClusterName }", e: "global.fleet.clusterLabels.env" }, disablePreProcess: true } } });
+      expect(valuesFor(b, c1)).to.deep.equal({ x: "${ .ClusterName }", e: "prod" });
+    });
+  });
+
+  describe("template language", () => {
+    it("supports pipelines, if/else, range, with and variables", () => {
+      const data = { L: { a: "1", b: "2" }, n: 0, s: "x" };
+      expect(renderTemplate('${ if eq .s "x" }yes${ else }no${ end }', data)).to.equal("yes");
+      expect(renderTemplate("${ range $k, $v := .L }${ $k }=${ $v };${ end }", data)).to.equal("a=1;b=2;");
+      expect(renderTemplate("${ with .L }${ .a }${ end }", data)).to.equal("1");
+      expect(renderTemplate('${ $x := "v" }${ $x | printf "%s!" }', data)).to.equal("v!");
+      expect(renderTemplate("a  ${- .s -}  b", data)).to.equal("axb");
+      expect(renderTemplate('${ if .n }a${ else if .s }b${ end }', data)).to.equal("b");
+    });
+  });
+});
