@@ -515,10 +515,19 @@ function escapeRe(s: string): string {
   return s.replace(/[\]\\^-]/g, "\\$&");
 }
 
+export interface CompiledTemplate {
+  render(data: unknown): string;
+}
+
+/** Parses a template with `${ }` delimiters once, to render it against many clusters. */
+export function compileTemplate(text: string): CompiledTemplate {
+  const nodes = new Parser(splitTemplate(text)).parse();
+  return { render: (data) => new Evaluator(data).run(nodes, data, [new Map([["$", data]])]) };
+}
+
 /** Renders a template with `${ }` delimiters against `data` (missing keys are errors). */
 export function renderTemplate(text: string, data: unknown): string {
-  const nodes = new Parser(splitTemplate(text)).parse();
-  return new Evaluator(data).run(nodes, data, [new Map([["$", data]])]);
+  return compileTemplate(text).render(data);
 }
 
 export const SUPPORTED_FUNCTIONS = Object.keys(FUNCTIONS).sort();

@@ -53,6 +53,10 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
   const entries: PlanEntry[] = [];
   const skipped: Plan["skipped"] = [];
   for (const bundle of bundles) {
+    // Merged options depend on the bundle and the matched targets only, not on the cluster: merge once
+    // per combination, so a 1,000-cluster fleet does not merge (and clone) the same options 1,000 times.
+    const merged = new Map<string, DeploymentOptions>();
+    const releaseName = helmReleaseNameOf(bundle.name);
     for (const view of views) {
       const match = matchBundle(bundle, view);
       if (!match) continue;
@@ -61,14 +65,13 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
         continue;
       }
       const cluster = byName.get(view.name)!;
-      let custom = optionsOf(match.target as never);
-      if (bundle.targetCustomizationMode === "AllMatches") {
-        for (const c of match.customizations) custom = mergeOptions(custom, optionsOf(c as never));
-      } else if (match.customizations[0]) {
-        custom = optionsOf(match.customizations[0] as never);
+      const key = [match.target.name, ...match.customizations.map((c) => c.name)].join("\u0000");
+      let base = merged.get(key);
+      if (!base) {
+        base = mergeOptions(bundle.options, customOptions(bundle, match));
+        merged.set(key, base);
       }
-      let options = mergeOptions(bundle.options, custom);
-      if (options.helm) options = { ...options, helm: templateHelmValues(options.helm, cluster, { gitRepo: bundle.gitRepo, bundle: bundle.name }) };
+      const options = base.helm ? { ...base, helm: templateHelmValues(base.helm, cluster, { gitRepo: bundle.gitRepo, bundle: bundle.name }) } : base;
       entries.push({
         gitRepo: bundle.gitRepo,
         bundle: bundle.name,
@@ -77,7 +80,7 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
         customizations: match.customizations.map((c) => c.name),
         options,
         namespace: options.namespace || options.defaultNamespace || "default",
-        releaseName: options.helm?.releaseName || helmReleaseNameOf(bundle.name),
+        releaseName: options.helm?.releaseName || releaseName,
         manifestId: bundle.manifestId,
         deploymentId: deploymentIdOf(bundle.manifestId, options),
         paused: bundle.paused,
@@ -90,6 +93,17 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
   entries.sort((a, b) => (order(a) < order(b) ? -1 : 1));
   skipped.sort((a, b) => (order(a) < order(b) ? -1 : 1));
   return { entries, skipped };
+}
+
+/** FirstMatch: the first customization's options; AllMatches: all of them merged over the target's. */
+function customOptions(bundle: Bundle, match: NonNullable<ReturnType<typeof matchBundle>>): DeploymentOptions {
+  let custom = optionsOf(match.target as never);
+  if (bundle.targetCustomizationMode === "AllMatches") {
+    for (const c of match.customizations) custom = mergeOptions(custom, optionsOf(c as never));
+  } else if (match.customizations[0]) {
+    custom = optionsOf(match.customizations[0] as never);
+  }
+  return custom;
 }
 
 /** dependsOn by name or label selector; the dependency must be deployed to the same cluster. */
