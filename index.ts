@@ -4,7 +4,7 @@
  * `pulumi preview` / `up` register nothing and only export the plan.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CONFIG_NAMESPACE, parseStackConfig, stackFileFor } from "./core/config/stack";
+import { CONFIG_NAMESPACE, parseStackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./core/config/stack";
 import { planFleet } from "./core/pipeline";
 
 const KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent"];
@@ -12,7 +12,7 @@ const KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepo
 /** Raw values of our keys; structured values arrive as JSON text, plain strings as they are. */
 function rawConfig(): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
-  for (const key of KEYS) {
+  for (const key of TOP_LEVEL_KEYS) {
     const text = pulumi.runtime.getConfig(`${CONFIG_NAMESPACE}:${key}`);
     if (text === undefined) continue;
     try {

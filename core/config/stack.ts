@@ -79,14 +79,14 @@ export interface StackConfig {
   agent?: Record<string, unknown>;
 }
 
-const TOP_LEVEL = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
  * relative local repository paths and renderDir are resolved against `baseDir` (the project root).
  */
 export function parseStackConfig(raw: Record<string, unknown>, file: string, baseDir: string): StackConfig {
-  const root = new Field(raw, "", { file }).object(TOP_LEVEL);
+  const root = new Field(raw, "", { file }).object(TOP_LEVEL_KEYS);
   const clusters = root.child("clusters").items().map(readCluster);
   const clusterGroups = root.child("clusterGroups").items().map(readClusterGroup);
   const gitRepos = root.child("gitRepos").items().map((f) => readGitRepo(f, baseDir));
