@@ -1,0 +1,57 @@
+/**
+ * A target cluster: its Kubernetes provider and the namespaces its bundles need.
+ *
+ * The provider's `clusterIdentifier` is the cluster's name, so a rotated kubeconfig or token is an
+ * update of the provider, never a replacement of everything deployed through it. In render mode the
+ * provider writes manifests to <renderDir>/<cluster> instead of contacting a cluster. To decommission
+ * a cluster that no longer answers, set `deleteUnreachable: true` on it and remove it from the stack:
+ * the provider then drops its resources from the state instead of failing the update.
+ */
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import * as k8s from "@pulumi/kubernetes";
+import { ClusterConfig } from "../core/config/stack";
+import { NamespaceSpec } from "./namespaces";
+import { MANAGED_BY, MANAGED_BY_LABEL, CLUSTER_LABEL } from "./labels";
+
+export const CLUSTER_TYPE = "pulumi-fleet:index:Cluster";
+
+export interface ClusterArgs {
+  config: ClusterConfig;
+  /** When set, manifests are rendered to <renderDir>/<cluster name>. */
+  renderDir?: string;
+  namespaces: NamespaceSpec[];
+}
+
+export class Cluster extends pulumi.ComponentResource {
+  readonly provider: k8s.Provider;
+  readonly namespaces: Map<string, k8s.core.v1.Namespace>;
+  readonly clusterName: string;
+
+  constructor(name: string, args: ClusterArgs, opts: pulumi.ComponentResourceOptions = {}) {
+    super(CLUSTER_TYPE, name, {}, opts);
+    const c = args.config;
+    this.clusterName = c.name;
+    this.provider = new k8s.Provider(c.name, providerArgs(c, args.renderDir), { parent: this });
+    this.namespaces = new Map(args.namespaces.map((ns) => [ns.name, new k8s.core.v1.Namespace(`${c.name}/${ns.name}`, {
+      metadata: {
+        name: ns.name,
+        labels: { ...ns.labels, [CLUSTER_LABEL]: c.name, [MANAGED_BY_LABEL]: MANAGED_BY },
+        ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
+      },
+    }, { parent: this, provider: this.provider, retainOnDelete: !ns.deleteWithBundles })]));
+    this.registerOutputs({});
+  }
+}
+
+export function providerArgs(c: ClusterConfig, renderDir?: string): k8s.ProviderArgs {
+  const args: k8s.ProviderArgs = { clusterIdentifier: c.name };
+  if (renderDir) {
+    args.renderYamlToDirectory = path.join(renderDir, c.name);
+    return args;
+  }
+  if (c.kubeconfig !== undefined) args.kubeconfig = pulumi.secret(c.kubeconfig);
+  if (c.context !== undefined) args.context = c.context;
+  if (c.deleteUnreachable) args.deleteUnreachable = true;
+  return args;
+}

@@ -1,0 +1,134 @@
+/**
+ * The whole fleet as one component: clusters (providers and namespaces), GitRepos, and one
+ * BundleDeployment per plan entry under its GitRepo and its cluster's provider. Everything is keyed by
+ * names and registered in sorted order, so reordering any list in the stack file changes nothing.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { K8sObject } from "../core/bundles/manifests";
+import { Bundle } from "../core/bundles/types";
+import { FleetError } from "../core/errors";
+import { FleetState } from "../core/pipeline";
+import { PlanEntry } from "../core/targeting/plan";
+import { BundleDeployment, deploymentName, renderCheckedObjects } from "./bundle-deployment";
+import { Cluster } from "./cluster";
+import { GitRepo } from "./git-repo";
+import { namespacesForCluster, NamespaceSpec } from "./namespaces";
+
+export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
+
+export interface FleetSummary {
+  gitRepos: Record<string, { commit: string; bundles: string[]; clusters: string[] }>;
+  /** Per cluster: "<bundle> <last 12 characters of the deploymentId>". */
+  clusters: Record<string, string[]>;
+}
+
+export interface DeploymentRecord {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  deploymentId: string;
+  commit: string;
+  namespace: string;
+  paused: boolean;
+  objectCount: number;
+}
+
+/** Everything that can fail, computed before the first registration: raw objects (labels checked) and namespaces. */
+export interface PreparedFleet {
+  objects: Map<PlanEntry, K8sObject[]>;
+  namespaces: Map<string, NamespaceSpec[]>;
+}
+
+export function prepareFleet(state: FleetState): PreparedFleet {
+  const bundles = new Map(state.bundles.map((b) => [b.name, b]));
+  const objects = new Map<PlanEntry, K8sObject[]>();
+  for (const e of state.plan.entries) {
+    const b = bundles.get(e.bundle)!;
+    if (b.style.kind === "yaml") objects.set(e, renderCheckedObjects(b, e));
+  }
+  const namespaces = new Map<string, NamespaceSpec[]>();
+  for (const c of state.config.clusters) {
+    const entries = state.plan.entries.filter((e) => e.cluster === c.name);
+    const byBundle = new Map(entries.filter((e) => objects.has(e)).map((e) => [e.bundle, objects.get(e)!]));
+    namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle));
+  }
+  return { objects, namespaces };
+}
+
+export class Fleet extends pulumi.ComponentResource {
+  readonly clusters = new Map<string, Cluster>();
+  readonly gitRepos = new Map<string, GitRepo>();
+  readonly deployments = new Map<string, BundleDeployment>();
+  readonly summary: FleetSummary;
+  readonly deploymentRecords: pulumi.Output<Record<string, DeploymentRecord>>;
+
+  constructor(name: string, state: FleetState, prepared: PreparedFleet, opts: pulumi.ComponentResourceOptions = {}) {
+    super(FLEET_TYPE, name, {}, opts);
+    const objects = prepared.objects;
+    const { config, plan } = state;
+    const bundles = new Map(state.bundles.map((b) => [b.name, b]));
+    const commitOf = (gitRepo: string) => state.sources.get(gitRepo)!.commit;
+
+    for (const c of [...config.clusters].sort(byName)) {
+      this.clusters.set(c.name, new Cluster(c.name, {
+        config: c, renderDir: config.renderDir, namespaces: prepared.namespaces.get(c.name) ?? [],
+      }, { parent: this }));
+    }
+
+    for (const repo of [...config.gitRepos].sort(byName)) {
+      const entries = plan.entries.filter((e) => e.gitRepo === repo.name);
+      this.gitRepos.set(repo.name, new GitRepo(repo.name, {
+        commit: commitOf(repo.name),
+        bundles: state.bundles.filter((b) => b.gitRepo === repo.name).map((b) => b.name).sort(),
+        clusters: [...new Set(entries.map((e) => e.cluster))].sort(),
+      }, { parent: this }));
+    }
+
+    const entryByKey = new Map(plan.entries.map((e) => [deploymentName(e), e]));
+    const inProgress = new Set<string>();
+    const register = (entry: PlanEntry): BundleDeployment => {
+      const key = deploymentName(entry);
+      const done = this.deployments.get(key);
+      if (done) return done;
+      if (inProgress.has(key)) {
+        throw new FleetError(`dependsOn forms a cycle through ${[...inProgress].join(" -> ")}`, { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster, field: "dependsOn" });
+      }
+      inProgress.add(key);
+      const dependsOn = entry.dependsOn.map((d) => register(entryByKey.get(deploymentName({ bundle: d, cluster: entry.cluster }))!));
+      inProgress.delete(key);
+      const cluster = this.clusters.get(entry.cluster)!;
+      const deployment = new BundleDeployment(key, {
+        entry, bundle: bundles.get(entry.bundle) as Bundle, commit: commitOf(entry.gitRepo),
+        provider: cluster.provider, namespaces: cluster.namespaces, objects: objects.get(entry), dependsOn,
+      }, { parent: this.gitRepos.get(entry.gitRepo)! });
+      this.deployments.set(key, deployment);
+      return deployment;
+    };
+    for (const entry of plan.entries) register(entry);
+
+    this.summary = summarize(state);
+    this.deploymentRecords = pulumi.all([...this.deployments.entries()].map(([key, d]) => {
+      const e = entryByKey.get(key)!;
+      return d.objectCount.apply((objectCount): [string, DeploymentRecord] => [key, {
+        gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId,
+        commit: commitOf(e.gitRepo), namespace: e.namespace, paused: e.paused, objectCount,
+      }]);
+    })).apply((pairs) => Object.fromEntries(pairs));
+    this.registerOutputs({ summary: this.summary, deployments: this.deploymentRecords });
+  }
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+export function summarize(state: FleetState): FleetSummary {
+  const { config, plan } = state;
+  return {
+    gitRepos: Object.fromEntries([...config.gitRepos].sort(byName).map((r) => [r.name, {
+      commit: state.sources.get(r.name)!.commit,
+      bundles: state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name).sort(),
+      clusters: [...new Set(plan.entries.filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
+    }])),
+    clusters: Object.fromEntries([...config.clusters].sort(byName).map((c) => [c.name,
+      plan.entries.filter((e) => e.cluster === c.name).map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * From stack configuration to registered resources. Order matters for safety: every source is read
+ * and the whole plan built and checked before the first resource is registered, so a read error or a
+ * fleet about to be emptied stops the program while the engine still has nothing to delete.
+ */
+import { StackConfig } from "../core/config/stack";
+import { planFleet } from "../core/pipeline";
+import { Fleet, prepareFleet } from "./fleet";
+import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment } from "./previous";
+
+export { Fleet, FleetSummary, DeploymentRecord, FLEET_TYPE } from "./fleet";
+export { Cluster, CLUSTER_TYPE } from "./cluster";
+export { GitRepo, GIT_REPO_TYPE } from "./git-repo";
+export { BundleDeployment, BUNDLE_DEPLOYMENT_TYPE, deploymentName } from "./bundle-deployment";
+export { PreviousDeployment, RECORD_OUTPUT } from "./previous";
+
+export interface DeployOptions {
+  /** Git cache directory (default ~/.cache/pulumi-fleet). */
+  cacheRoot?: string;
+  /** What the last update deployed; read from the stack's own outputs when not given. */
+  previous?: PreviousDeployment | null;
+}
+
+export async function deployFleet(config: StackConfig, options: DeployOptions = {}): Promise<Fleet> {
+  const previous = options.previous === undefined ? await readPreviousDeployment() : options.previous ?? undefined;
+  const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(config.gitRepos, previous) };
+  const state = await planFleet(pinned, options.cacheRoot);
+  checkNothingEmptied(pinned.gitRepos, state.plan, previous);
+  return new Fleet("fleet", state, prepareFleet(state));
+}

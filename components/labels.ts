@@ -1,0 +1,88 @@
+/**
+ * Ownership labels on every deployed object, and the label checks the API server would otherwise make
+ * halfway through an update. A label value such as `system:kube-controller-manager` is rejected here,
+ * before registration, with the object, key and value named (fleet#3483 was such a value).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { FleetError } from "../core/errors";
+import { labelKeyProblem, labelValueProblem } from "../core/k8s-validation";
+import { REPO_NAME_LABEL } from "../core/targeting/plan";
+
+export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
+export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+export const MANAGED_BY = "pulumi-fleet";
+
+export interface Owner {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+}
+
+export function ownerLabels(owner: Owner): Record<string, string> {
+  return { [REPO_NAME_LABEL]: owner.gitRepo, [BUNDLE_NAME_LABEL]: owner.bundle, [CLUSTER_LABEL]: owner.cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
+interface ObjectLike {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { metadata?: { labels?: Record<string, string> } } };
+}
+
+export function describeObject(obj: ObjectLike): string {
+  const ns = obj.metadata?.namespace ? `${obj.metadata.namespace}/` : "";
+  return `${obj.kind ?? "object"} ${ns}${obj.metadata?.name ?? "(unnamed)"}`;
+}
+
+/** Throws a FleetError naming the object, field, key and value for the first label Kubernetes would reject. */
+export function validateObjectLabels(obj: ObjectLike, owner: Owner): void {
+  const maps: [string, Record<string, string> | undefined, boolean][] = [
+    ["metadata.labels", obj.metadata?.labels, true],
+    ["metadata.annotations", obj.metadata?.annotations, false],
+    ["spec.selector.matchLabels", obj.spec?.selector?.matchLabels, true],
+    ["spec.template.metadata.labels", obj.spec?.template?.metadata?.labels, true],
+  ];
+  for (const [field, map, isLabel] of maps) {
+    if (!map || typeof map !== "object") continue;
+    for (const [key, value] of Object.entries(map)) {
+      const keyProblem = labelKeyProblem(key);
+      if (keyProblem) throw new FleetError(`${describeObject(obj)}: invalid ${isLabel ? "label" : "annotation"} key ${JSON.stringify(key)}: ${keyProblem}`, { ...owner, field });
+      if (!isLabel || typeof value !== "string") continue;
+      const valueProblem = labelValueProblem(value);
+      if (valueProblem) throw new FleetError(`${describeObject(obj)}: invalid label value ${JSON.stringify(value)} for key ${JSON.stringify(key)}: ${valueProblem}`, { ...owner, field });
+    }
+  }
+}
+
+/** The object with the ownership labels added (bundle labels of the same keys are overwritten). */
+export function withOwnerLabels<T extends ObjectLike>(obj: T, owner: Owner): T {
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) } } };
+}
+
+export interface LifecyclePolicy {
+  /** keepResources, or a paused bundle: leave the object on the cluster when the resource goes away. */
+  retainOnDelete: boolean;
+  /** A paused bundle: keep the object exactly as deployed. */
+  freeze: boolean;
+}
+
+/**
+ * For objects the provider creates on our behalf (helm.v4.Chart, kustomize.v2.Directory children):
+ * the same labels, checks and lifecycle options that raw YAML objects get directly.
+ */
+export function ownershipTransform(owner: Owner, policy: LifecyclePolicy): pulumi.ResourceTransform {
+  return (args) => {
+    if (!args.custom || !args.type.startsWith("kubernetes:") || args.type.startsWith("pulumi:providers:")) return undefined;
+    const obj = args.props as ObjectLike;
+    validateObjectLabels(obj, owner);
+    return { props: withOwnerLabels(obj, owner), opts: lifecycleOptions(args.opts, policy) };
+  };
+}
+
+export function lifecycleOptions<T extends pulumi.ResourceOptions>(opts: T, policy: LifecyclePolicy): T {
+  const out = { ...opts };
+  if (policy.retainOnDelete) out.retainOnDelete = true;
+  if (policy.freeze) out.ignoreChanges = ["*"];
+  return out;
+}

@@ -1,0 +1,58 @@
+/**
+ * Which namespaces a cluster needs created. Several bundles may share a namespace, so namespaces are
+ * owned by the cluster, not by one bundle: one resource per (cluster, namespace). Namespaces a bundle
+ * defines itself, and the ones every cluster has, are left alone.
+ */
+import { K8sObject } from "../core/bundles/manifests";
+import { FleetError } from "../core/errors";
+import { PlanEntry } from "../core/targeting/plan";
+
+const BUILT_IN = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
+
+export interface NamespaceSpec {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Deleted with its last bundle only when every bundle in it sets deleteNamespace. */
+  deleteWithBundles: boolean;
+  /** Bundles that need it, for error messages and the summary. */
+  bundles: string[];
+}
+
+/** `objects` holds the rendered raw YAML objects of each entry (by bundle name) on this cluster. */
+export function namespacesForCluster(cluster: string, entries: PlanEntry[], objects: Map<string, K8sObject[]>): NamespaceSpec[] {
+  const defined = new Set<string>();
+  for (const list of objects.values()) for (const o of list) if (o.kind === "Namespace") defined.add(o.metadata.name);
+  const specs = new Map<string, NamespaceSpec>();
+  const need = (name: string, entry: PlanEntry, own: boolean) => {
+    if (BUILT_IN.has(name) || defined.has(name)) return;
+    let spec = specs.get(name);
+    if (!spec) {
+      spec = { name, labels: {}, annotations: {}, deleteWithBundles: true, bundles: [] };
+      specs.set(name, spec);
+    }
+    spec.deleteWithBundles &&= !!entry.options.deleteNamespace;
+    if (own) {
+      // namespaceLabels/namespaceAnnotations describe the bundle's own namespace.
+      merge(spec.labels, entry.options.namespaceLabels ?? {}, "namespaceLabels", spec, entry, cluster);
+      merge(spec.annotations, entry.options.namespaceAnnotations ?? {}, "namespaceAnnotations", spec, entry, cluster);
+    }
+    if (!spec.bundles.includes(entry.bundle)) spec.bundles.push(entry.bundle);
+  };
+  for (const entry of entries) {
+    need(entry.namespace, entry, true);
+    for (const o of objects.get(entry.bundle) ?? []) if (o.metadata.namespace && o.metadata.namespace !== entry.namespace) need(o.metadata.namespace, entry, false);
+  }
+  return [...specs.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function merge(into: Record<string, string>, from: Record<string, string>, field: string, spec: NamespaceSpec, entry: PlanEntry, cluster: string): void {
+  for (const [k, v] of Object.entries(from)) {
+    if (k in into && into[k] !== v) {
+      throw new FleetError(`namespace ${spec.name}: ${field} ${k} is ${JSON.stringify(into[k])} in another bundle on this cluster (${spec.bundles.join(", ")}) and ${JSON.stringify(v)} here`, {
+        gitRepo: entry.gitRepo, bundle: entry.bundle, cluster, field,
+      });
+    }
+    into[k] = v;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * What the last successful update deployed, read from this stack's own outputs. Two safety rules need
+ * it: a GitRepo that deployed to clusters must not silently drop to zero (a wrong selector would wipe
+ * a fleet in one update: argo-cd#18480), and a paused GitRepo stays on the commit it last deployed.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { FleetError } from "../core/errors";
+import { GitRepoConfig } from "../core/config/stack";
+import { Plan } from "../core/targeting/plan";
+
+export interface DeployedGitRepo {
+  commit: string;
+  clusters: string[];
+}
+
+export interface PreviousDeployment {
+  gitRepos: Record<string, DeployedGitRepo>;
+}
+
+/** The output name the Fleet component's record is exported under (index.ts). */
+export const RECORD_OUTPUT = "summary";
+
+/**
+ * Reads this stack's last outputs through a StackReference to itself. A new stack has none: undefined.
+ * Any failure to read propagates: without the record the guard cannot run, so the update must stop.
+ */
+export async function readPreviousDeployment(): Promise<PreviousDeployment | undefined> {
+  const self = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
+  const details = await self.getOutputDetails(RECORD_OUTPUT);
+  const value = (details.value ?? details.secretValue) as PreviousDeployment | undefined;
+  return value && typeof value === "object" && value.gitRepos ? value : undefined;
+}
+
+/**
+ * Fails when a GitRepo that matched clusters last time matches none now (unless allowEmpty). A source
+ * that yields no bundles already fails in the bundle reader, before this point.
+ */
+export function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous: PreviousDeployment | undefined): void {
+  if (!previous) return;
+  for (const repo of repos) {
+    const before = previous.gitRepos[repo.name]?.clusters ?? [];
+    if (before.length === 0 || repo.allowEmpty) continue;
+    if (plan.entries.some((e) => e.gitRepo === repo.name)) continue;
+    throw new FleetError(
+      `matched ${before.length} cluster(s) in the last deployment (${before.join(", ")}) and matches none now, so this update would ` +
+      `delete everything it deployed. Check the targets, cluster labels and groups; if emptying it is intended, set allowEmpty: true on this GitRepo`,
+      { gitRepo: repo.name, field: "targets" },
+    );
+  }
+}
+
+/** A paused GitRepo keeps the commit it last deployed, so its bundles' content does not move. */
+export function pinPausedRepos(repos: GitRepoConfig[], previous: PreviousDeployment | undefined): GitRepoConfig[] {
+  return repos.map((r) => {
+    const commit = previous?.gitRepos[r.name]?.commit;
+    return r.paused && commit && !commit.startsWith("dir-") ? { ...r, revision: commit, branch: undefined } : r;
+  });
+}

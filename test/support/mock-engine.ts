@@ -1,0 +1,119 @@
+/**
+ * Runs program code under Pulumi mocks and records every registration the way the engine would see
+ * it: URN, type, name, parent, provider, inputs, dependencies and lifecycle options. Reusable by any
+ * test that wants to compare what two program runs register (config A vs B, reordered lists, ...).
+ */
+import * as pulumi from "@pulumi/pulumi";
+
+export interface Registration {
+  urn: string;
+  type: string;
+  name: string;
+  custom: boolean;
+  remote: boolean;
+  parent: string;
+  provider: string;
+  inputs: Record<string, unknown>;
+  dependencies: string[];
+  retainOnDelete: boolean;
+  ignoreChanges: string[];
+  transforms: number;
+}
+
+export interface MockRun<T> {
+  result: T;
+  registrations: Registration[];
+  /** Registrations by URN. */
+  byUrn: Map<string, Registration>;
+  warnings: string[];
+}
+
+export interface MockOptions {
+  project?: string;
+  stack?: string;
+  /** Outputs a StackReference read returns (the stack's previous outputs). */
+  stackOutputs?: Record<string, unknown>;
+  preview?: boolean;
+}
+
+/** The SDK's own "wait until every outstanding RPC is done" (what it does before disconnecting). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const waitForRPCs: () => Promise<void> = require("@pulumi/pulumi/runtime/settings").waitForRPCs;
+
+type AnyReq = Record<string, (...a: unknown[]) => unknown>;
+
+export async function runUnderMocks<T>(program: () => Promise<T> | T, options: MockOptions = {}): Promise<MockRun<T>> {
+  const pending: Promise<unknown>[] = [];
+  const requests: { req: AnyReq; inputs: Record<string, unknown> }[] = [];
+  await pulumi.runtime.setMocks({
+    newResource: (a) => {
+      if (a.type === "pulumi:pulumi:StackReference") {
+        return { id: a.inputs.name, state: { name: a.inputs.name, outputs: options.stackOutputs ?? {}, secretOutputNames: [] } };
+      }
+      // Provider-side components (helm.v4.Chart, kustomize.v2.Directory) report their children as `resources`.
+      const remoteComponent = a.type === "kubernetes:helm.sh/v4:Chart" || a.type === "kubernetes:kustomize/v2:Directory";
+      return { id: a.custom ? `${a.name}-id` : undefined, state: remoteComponent ? { ...a.inputs, resources: [] } : a.inputs };
+    },
+    call: (a) => a.inputs,
+  }, options.project ?? "pulumi-fleet", options.stack ?? "test", options.preview ?? false, "organization");
+
+  const monitor = pulumi.runtime.getMonitor() as unknown as { registerResource: (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => void };
+  const register = monitor.registerResource.bind(monitor);
+  const urnOf = new Map<AnyReq, string>();
+  monitor.registerResource = (req, cb) => {
+    pending.push(new Promise<void>((resolve) => {
+      register(req, (err, res) => {
+        if (!err) urnOf.set(req, res.getUrn() as string);
+        cb(err, res);
+        resolve();
+      });
+    }));
+    requests.push({ req, inputs: {} });
+  };
+  const read = (monitor as unknown as { readResource: (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => void });
+  const readResource = read.readResource.bind(monitor);
+  read.readResource = (req, cb) => {
+    pending.push(new Promise<void>((resolve) => readResource(req, (err, res) => {
+      if (!err) urnOf.set(req, res.getUrn() as string);
+      cb(err, res);
+      resolve();
+    })));
+    requests.push({ req, inputs: {} });
+  };
+  const warnings: string[] = [];
+  const originalWarn = pulumi.log.warn;
+  (pulumi.log as { warn: typeof pulumi.log.warn }).warn = (msg: string) => { warnings.push(msg); return Promise.resolve(); };
+  try {
+    const result = await program();
+    // Registrations are asynchronous: wait for the SDK's RPC queue to drain, then for our wrappers.
+    await waitForRPCs();
+    for (let seen = -1; seen !== pending.length;) {
+      seen = pending.length;
+      await Promise.all(pending);
+      await new Promise((r) => setImmediate(r));
+    }
+    const registrations = await Promise.all(requests.map(async ({ req }) => {
+      const isRead = !req.getObject;
+      const inputs = pulumi.runtime.deserializeProperties((isRead ? req.getProperties() : req.getObject()) as never) as Record<string, unknown>;
+      const reg: Registration = {
+        urn: urnOf.get(req) ?? "",
+        type: req.getType() as string,
+        name: req.getName() as string,
+        custom: req.getCustom ? req.getCustom() as boolean : true,
+        remote: req.getRemote ? req.getRemote() as boolean : false,
+        parent: req.getParent() as string,
+        provider: req.getProvider() as string,
+        inputs,
+        dependencies: [...(req.getDependenciesList() as string[])].sort(),
+        retainOnDelete: isRead ? false : !!req.getRetainondelete(),
+        ignoreChanges: isRead ? [] : req.getIgnorechangesList() as string[],
+        transforms: isRead ? 0 : (req.getTransformsList() as unknown[]).length,
+      };
+      return reg;
+    }));
+    registrations.sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));
+    return { result, registrations, byUrn: new Map(registrations.map((r) => [r.urn, r])), warnings };
+  } finally {
+    (pulumi.log as { warn: typeof pulumi.log.warn }).warn = originalWarn;
+  }
+}
