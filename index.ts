@@ -1,28 +1,12 @@
 /**
- * The Pulumi program. Thin by design: read the stack configuration, build the Fleet component
- * (components/), export a readable summary and one record per BundleDeployment.
+ * The Pulumi program. Thin by design: the Fleet component (components/) does the work; this file only
+ * exports its readable summary and one record per BundleDeployment.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { CONFIG_NAMESPACE, parseStackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./core/config/stack";
-import { deployFleet } from "./components";
+import { fleetProgram } from "./components/program";
 
-/** Raw values of our keys; structured values arrive as JSON text, plain strings as they are. */
-function rawConfig(): Record<string, unknown> {
-  const raw: Record<string, unknown> = {};
-  for (const key of TOP_LEVEL_KEYS) {
-    const text = pulumi.runtime.getConfig(`${CONFIG_NAMESPACE}:${key}`);
-    if (text === undefined) continue;
-    try {
-      raw[key] = JSON.parse(text);
-    } catch {
-      raw[key] = text;
-    }
-  }
-  return raw;
-}
+const outputs = fleetProgram();
 
-const fleet = deployFleet(parseStackConfig(rawConfig(), stackFileFor(pulumi.getStack()), process.cwd()));
-
-/** Per GitRepo: commit, bundles, clusters matched; per cluster: bundles deployed. Also the record the safety guard reads. */
-export const summary = fleet.then((f) => f.summary);
-export const deployments = fleet.then((f) => f.deploymentRecords);
+/** Per GitRepo: commit, bundles, clusters matched; per cluster: bundles deployed. Also read back by the safety guard. */
+export const summary = outputs.then((o) => o.summary);
+/** Per BundleDeployment: deploymentId, commit, namespace, object count, paused. */
+export const deployments = outputs.then((o) => o.deployments);

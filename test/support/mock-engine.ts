@@ -40,6 +40,31 @@ export interface MockOptions {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const waitForRPCs: () => Promise<void> = require("@pulumi/pulumi/runtime/settings").waitForRPCs;
 
+/**
+ * This SDK's mock monitor reports no support for `transforms`, so a resource with a transform would
+ * fail to register under mocks. The engine supports them; let the mocks accept them too, by recording
+ * each transform behind a callback token instead of serving it over gRPC.
+ */
+export const registeredTransforms = new Map<string, pulumi.ResourceTransform>();
+function enableTransformsUnderMocks(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const store = require("@pulumi/pulumi/runtime/state").getStore();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Callback } = require("@pulumi/pulumi/proto/callback_pb");
+  store.supportsTransforms = true;
+  store.callbacks = {
+    awaitStackRegistrations: async () => undefined,
+    registerTransform: async (transform: pulumi.ResourceTransform) => {
+      const token = `transform-${registeredTransforms.size}`;
+      registeredTransforms.set(token, transform);
+      const cb = new Callback();
+      cb.setToken(token);
+      cb.setTarget("mock");
+      return cb;
+    },
+  };
+}
+
 type AnyReq = Record<string, (...a: unknown[]) => unknown>;
 
 export async function runUnderMocks<T>(program: () => Promise<T> | T, options: MockOptions = {}): Promise<MockRun<T>> {
@@ -57,6 +82,7 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
     call: (a) => a.inputs,
   }, options.project ?? "pulumi-fleet", options.stack ?? "test", options.preview ?? false, "organization");
 
+  enableTransformsUnderMocks();
   const monitor = pulumi.runtime.getMonitor() as unknown as { registerResource: (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => void };
   const register = monitor.registerResource.bind(monitor);
   const urnOf = new Map<AnyReq, string>();

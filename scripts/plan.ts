@@ -1,7 +1,7 @@
 /**
- * `npm start [-- --stack NAME]`: the main job on the embedded default, the `local` stack.
- * Until the Pulumi components land it prints the stack's plan: per GitRepo its commit and bundles,
- * per (bundle, cluster) the matched target and deploymentId.
+ * `npm run plan [-- --stack NAME]`: the plan of a stack without the engine: per GitRepo its commit and
+ * bundles, per (bundle, cluster) the matched target and deploymentId. Reads stacks/Pulumi.<stack>.yaml
+ * directly (secrets stay encrypted, so it never needs the passphrase).
  */
 import * as path from "node:path";
 import { loadStackFile, planFleet } from "../core/pipeline";

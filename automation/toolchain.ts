@@ -1,0 +1,41 @@
+/**
+ * The Pulumi engine this project runs: the CLI and Kubernetes provider that tools/build-pulumi.sh
+ * builds from pinned Go modules (or reuses), with an isolated PULUMI_HOME. A missing or broken
+ * toolchain is an error with the build script's own output, never a skipped step.
+ */
+import { execFileSync } from "node:child_process";
+import * as path from "node:path";
+
+export const PROJECT_DIR = path.resolve(__dirname, "..");
+
+export interface Toolchain {
+  /** Directory holding bin/pulumi (PulumiCommand.get({ root })). */
+  root: string;
+  /** Environment for every engine process: PATH, PULUMI_HOME, update check and plugin download off. */
+  env: Record<string, string>;
+}
+
+let cached: Toolchain | undefined;
+
+export function toolchain(): Toolchain {
+  if (cached) return cached;
+  let printed: string;
+  try {
+    printed = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--env"], {
+      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: process.env,
+    });
+  } catch (err) {
+    throw new Error(`the Pulumi toolchain could not be built or found (tools/build-pulumi.sh failed: ${(err as Error).message.split("\n")[0]}). ` +
+      "Run `npm run tools` to see the build output.");
+  }
+  const env: Record<string, string> = {};
+  for (const line of printed.split("\n")) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (!m) continue;
+    // Values are printed with bash's %q; ours are plain paths and words, optionally followed by :"$PATH".
+    env[m[1]] = m[2].replace(/:"\$PATH"$/, `:${process.env.PATH ?? ""}`).replace(/^'(.*)'$/, "$1");
+  }
+  if (!env.PULUMI_FLEET_PULUMI_ROOT || !env.PULUMI_HOME) throw new Error(`tools/build-pulumi.sh --env printed no toolchain paths:\n${printed}`);
+  cached = { root: env.PULUMI_FLEET_PULUMI_ROOT, env };
+  return cached;
+}

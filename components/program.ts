@@ -1,0 +1,37 @@
+/**
+ * The program body shared by index.ts (`pulumi up` with the Node.js language host) and the Automation
+ * API inline programs (automation/): the stack configuration comes from the engine's config, unless a
+ * caller (a test, a script) hands over a StackConfig directly.
+ */
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { CONFIG_NAMESPACE, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../core/config/stack";
+import { DeploymentRecord, deployFleet, DeployOptions, FleetSummary } from "./index";
+
+/** Relative paths in the stack file (local repositories, renderDir) are relative to the project root. */
+export const PROJECT_DIR = path.resolve(__dirname, "..");
+
+/** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
+export function configFromPulumi(): StackConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of TOP_LEVEL_KEYS) {
+    const text = pulumi.runtime.getConfig(`${CONFIG_NAMESPACE}:${key}`);
+    if (text === undefined) continue;
+    try {
+      raw[key] = JSON.parse(text);
+    } catch {
+      raw[key] = text;
+    }
+  }
+  return parseStackConfig(raw, stackFileFor(pulumi.getStack()), PROJECT_DIR);
+}
+
+export interface FleetOutputs {
+  summary: FleetSummary;
+  deployments: pulumi.Output<Record<string, DeploymentRecord>>;
+}
+
+export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
+  const fleet = await deployFleet(config ?? configFromPulumi(), options);
+  return { summary: fleet.summary, deployments: fleet.deploymentRecords };
+}

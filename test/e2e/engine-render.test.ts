@@ -1,0 +1,120 @@
+/**
+ * The real Pulumi engine (CLI + Kubernetes provider built by tools/), render mode: what `preview` and
+ * `up` actually do with the example fleet. No mocks: these fail if the toolchain is missing.
+ */
+import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { EngineEvent, Stack } from "@pulumi/pulumi/automation";
+import { openStack } from "../../automation/stack";
+import { StackConfig } from "../../core/config/stack";
+import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
+import { tempDir } from "../support/git-fixtures";
+
+interface Step { op: string; urn: string }
+
+/** Runs a preview and returns every step the engine planned (op and URN), sorted. */
+async function previewSteps(stack: Stack): Promise<Step[]> {
+  const steps: Step[] = [];
+  await stack.preview({ onEvent: (e: EngineEvent) => { if (e.resourcePreEvent) steps.push({ op: e.resourcePreEvent.metadata.op, urn: e.resourcePreEvent.metadata.urn }); } });
+  return steps.sort((a, b) => (a.urn < b.urn ? -1 : 1));
+}
+
+const renderedFiles = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }) as string[] : [])
+  .filter((f) => f.endsWith(".yaml")).map((f) => f.split(path.sep).join("/")).sort();
+const timings: Record<string, number> = {};
+async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
+  const t = Date.now();
+  try {
+    return await f();
+  } finally {
+    timings[label] = Date.now() - t;
+  }
+}
+
+describe("real engine, render mode (e2e)", function () {
+  this.timeout(10 * 60_000);
+  const work = tempDir("pf-e2e-");
+  const renderDir = path.join(work, "render");
+  const cacheRoot = path.join(work, "git-cache");
+  const open = (config: StackConfig) => openStack({
+    stack: "e2e", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
+    deploy: { cacheRoot }, env: { PULUMI_CONFIG_PASSPHRASE: "e2e" },
+  });
+  fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
+
+  after(() => {
+    console.log(`      e2e step wall times (ms): ${JSON.stringify(timings)}`);
+  });
+
+  it("1. up deploys the example fleet: rendered manifests per cluster", async () => {
+    const stack = await open(localStack(renderDir));
+    const result = await timed("up (create)", () => stack.up());
+    expect(result.summary.result).to.equal("succeeded");
+    for (const cluster of ["dev-1", "dev-2", "prod-1"]) {
+      expect(renderedFiles(path.join(renderDir, cluster)), cluster).to.include.members([
+        "1-manifest/apps_v1-deployment-simple-hello.yaml", "1-manifest/v1-configmap-simple-app-config.yaml",
+        "1-manifest/v1-configmap-helm-app-helm-app-settings.yaml", "1-manifest/v1-namespace-default-simple.yaml",
+      ]);
+    }
+    expect(renderedFiles(path.join(renderDir, "prod-1"))).to.include("1-manifest/v1-configmap-kustomize-prod-kustomized.yaml");
+    expect(renderedFiles(path.join(renderDir, "dev-1"))).to.include("1-manifest/v1-configmap-kustomize-dev-kustomized.yaml");
+    const helm = fs.readFileSync(path.join(renderDir, "prod-1/1-manifest/v1-configmap-helm-app-helm-app-settings.yaml"), "utf8");
+    expect(helm).to.contain("cluster: prod-1").and.contain("memory: 512Mi").and.contain("fleet.cattle.io/bundle-name: examples-helm");
+    const outputs = await stack.outputs();
+    expect(outputs.summary.value.gitRepos.examples.clusters).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
+  });
+
+  it("2. a second up changes nothing", async () => {
+    const stack = await open(localStack(renderDir));
+    const result = await timed("up (no-op, expectNoChanges)", () => stack.up({ expectNoChanges: true }));
+    expect(result.summary.resourceChanges).to.not.have.any.keys("create", "update", "delete", "replace");
+  });
+
+  it("3. removing a target: the preview deletes exactly the dropped cluster's objects, and up removes them", async () => {
+    const stack = await open(withoutProdTarget(localStack(renderDir)));
+    const steps = await timed("preview (target removed)", () => previewSteps(stack));
+    const changed = steps.filter((s) => s.op !== "same" && s.op !== "read");
+    expect(changed.filter((s) => s.op !== "delete"), "only deletes").to.deep.equal([]);
+    const deleted = changed.map((s) => s.urn.split("::").pop()!);
+    expect(deleted.length).to.be.greaterThan(5);
+    for (const name of deleted) expect(name).to.match(/^prod-1\//);
+    expect(deleted).to.include.members(["prod-1/examples-simple", "prod-1/examples-helm", "prod-1/examples-kustomize",
+      "prod-1/examples-simple/apps:Deployment:simple:hello"]);
+
+    const before = renderedFiles(path.join(renderDir, "dev-1"));
+    const result = await timed("up (prune)", () => stack.up());
+    expect(result.summary.resourceChanges).to.not.have.any.keys("create", "update", "replace");
+    const prod = renderedFiles(path.join(renderDir, "prod-1"));
+    // Objects gone in the same update; the namespaces stay (retained: no bundle set deleteNamespace).
+    expect(prod).to.deep.equal(["1-manifest/v1-namespace-default-helm-app.yaml", "1-manifest/v1-namespace-default-simple.yaml"]);
+    expect(renderedFiles(path.join(renderDir, "dev-1"))).to.deep.equal(before);
+  });
+
+  it("the allowEmpty guard reads the stack's own last outputs through the engine and stops a wipe", async () => {
+    const config = withoutProdTarget(localStack(renderDir));
+    const typo = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, targets: [{ name: "dev", clusterGroup: "dve" }] })) };
+    const before = renderedFiles(renderDir);
+    const err = await (await open(typo)).up().then(() => undefined, (e: Error) => e);
+    expect(String(err?.message)).to.contain("gitRepo examples: targets: matched 2 cluster(s) in the last deployment (dev-1, dev-2) and matches none now");
+    expect(renderedFiles(renderDir)).to.deep.equal(before);
+  });
+
+  it("6. a source that cannot be read fails the update and deletes nothing", async () => {
+    const config = withoutProdTarget(localStack(renderDir));
+    const broken = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, repo: "file:///nonexistent/fleet-repo.git" })) };
+    const before = renderedFiles(renderDir);
+    const stack = await open(broken);
+    const err = await timed("up (unreadable source)", () => stack.up().then(() => undefined, (e: Error) => e));
+    expect(err, "the update must fail").to.be.instanceOf(Error);
+    expect(String(err!.message)).to.contain("gitRepo examples");
+    expect(renderedFiles(renderDir)).to.deep.equal(before);
+    const noop = await open(config);
+    await noop.preview({ expectNoChanges: true });
+
+    const unknownBranch = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, repo: `file://${path.resolve(__dirname, "../..")}`, branch: "no-such-branch" })) };
+    const err2 = await (await open(unknownBranch)).up().then(() => undefined, (e: Error) => e);
+    expect(String(err2?.message)).to.match(/gitRepo examples.*no-such-branch|no-such-branch.*gitRepo examples/s);
+    expect(renderedFiles(renderDir)).to.deep.equal(before);
+  });
+});

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Build the Pulumi engine (CLI, plus the Node.js language host when pinned) and
+# the Kubernetes resource provider from the Go modules pinned in
+# tools/pulumi/go.mod and tools/kubernetes/go.mod, into a per-user cache outside
+# the repository, with an isolated PULUMI_HOME that holds the provider plugin.
+# Needs only Go (the toolchain named by the go.mod "go" lines or newer), the Go
+# module proxy (or a warm module cache) and node (to write the provider's
+# embedded schema). Nothing is written inside the repository.
+#
+# Usage:
+#   tools/build-pulumi.sh          build, or reuse a finished build; report on stderr
+#   tools/build-pulumi.sh --env    the same, then print shell exports on stdout:
+#                                    eval "$(tools/build-pulumi.sh --env)"
+#
+# Environment:
+#   PULUMI_FLEET_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet);
+#                        builds go to $PULUMI_FLEET_CACHE/tools/pulumi-<ver>-k8s-<ver>/
+#   PULUMI_FLEET_USE_SYSTEM_PULUMI=1
+#                        use the `pulumi` on PATH (and the language host installed
+#                        next to it) instead of building the CLI; the Kubernetes
+#                        provider is still built and installed in the isolated
+#                        PULUMI_HOME.
+#   PULUMI_FLEET_REBUILD=1   rebuild even if a finished build is present.
+#   GOPROXY, GOMODCACHE, GOCACHE, GOFLAGS are honoured; GOTOOLCHAIN is forced to
+#   "local", so a go.mod "go" line newer than the installed Go fails at once
+#   instead of downloading a toolchain.
+#
+# Layout of the build directory:
+#   bin/pulumi                  the CLI (PulumiCommand.get({ root: <build dir> }))
+#   bin/pulumi-language-nodejs  only if tools/pulumi/go.mod has it as a tool
+#   provider/pulumi-resource-kubernetes   (kept off bin/ so it is never "ambient")
+#   home/                       PULUMI_HOME;
+#   home/plugins/resource-kubernetes-v<plugin-version>/pulumi-resource-kubernetes
+#   src/kubernetes/             provider build directory (go.mod, go.sum, main.go
+#                               copied from tools/kubernetes + generated embeds)
+#   .cli.stamp, .provider.stamp written last, only after a successful build; they
+#                               hold a hash of the inputs, so an interrupted or
+#                               outdated build is redone.
+set -euo pipefail
+
+want_env=0
+case "${1:-}" in
+  --env) want_env=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "build-pulumi.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
+esac
+
+tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cli_mod=$tools_dir/pulumi
+k8s_mod=$tools_dir/kubernetes
+cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
+
+export GOTOOLCHAIN=local
+export GOWORK=off
+export CGO_ENABLED=0
+
+log() { printf '%s\n' "$*" >&2; }
+die() { printf 'build-pulumi.sh: %s\n' "$*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+command -v go >/dev/null || die "go not found on PATH"
+
+# Entries of a go.mod directive ("require" or "tool"), one "path [version]" per line,
+# for both the single-line and the block form.
+mod_entries() {
+  awk -v d="$1" '
+    $1 == d && $2 == "(" { inblock = 1; next }
+    inblock && $1 == ")" { inblock = 0; next }
+    inblock && $1 !~ /^\/\// && NF { print $1, $2; next }
+    !inblock && $1 == d && $2 != "(" { print $2, $3 }
+  ' "$2"
+}
+mod_version() { mod_entries require "$2" | awk -v m="$1" '$1 == m { print $2; exit }'; }
+# "// key: value" lines in the go.mod header comment.
+mod_meta() { sed -n "s|^//[[:space:]]*$1:[[:space:]]*\([0-9][^[:space:]]*\).*|\1|p" "$2" | head -n1; }
+# Hash of a string plus the contents (not the paths) of files: the stamp value.
+hash_of() { { go version; printf '%s\n' "$1"; cat "${@:2}"; } | sha256sum | cut -c1-16; }
+
+# ---- pinned versions (all read from the go.mod files) ----
+pkg_module=github.com/pulumi/pulumi/pkg/v3
+k8s_module=github.com/pulumi/pulumi-kubernetes/provider/v4
+cli_version=$(mod_version "$pkg_module" "$cli_mod/go.mod")
+[[ -n $cli_version ]] || die "$cli_mod/go.mod does not require $pkg_module"
+mapfile -t cli_tools < <(mod_entries tool "$cli_mod/go.mod" | awk '{ print $1 }')
+((${#cli_tools[@]})) || die "$cli_mod/go.mod has no tool directive"
+k8s_pseudo=$(mod_version "$k8s_module" "$k8s_mod/go.mod")
+k8s_release=$(mod_meta provider-release "$k8s_mod/go.mod")
+k8s_plugin_version=$(mod_meta plugin-version "$k8s_mod/go.mod")
+k8s_reported=$(mod_meta reported-version "$k8s_mod/go.mod")
+k8s_reported=${k8s_reported:-$k8s_release}
+[[ -n $k8s_pseudo ]] || die "$k8s_mod/go.mod does not require $k8s_module"
+[[ -n $k8s_release && -n $k8s_plugin_version ]] ||
+  die "$k8s_mod/go.mod lacks the '// provider-release: X.Y.Z' or '// plugin-version: X.Y.Z' comment line"
+
+build_dir=$cache_root/tools/pulumi-$cli_version-k8s-v$k8s_release
+bin_dir=$build_dir/bin
+pulumi_home=$build_dir/home
+plugin_dir=$pulumi_home/plugins/resource-kubernetes-v$k8s_plugin_version
+mkdir -p "$build_dir"
+
+# One build at a time per build directory (parallel test workers, several shells).
+if command -v flock >/dev/null; then
+  exec 9>"$build_dir/.lock"
+  flock 9
+fi
+
+t_start=$(now)
+gomod_flags=(-mod=readonly -trimpath)
+
+# ---- Pulumi CLI (+ language host) ----
+cli_ldflags="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$cli_version"
+cli_tags=osusergo,grpcnotrace
+cli_stamp=$build_dir/.cli.stamp
+cli_hash=$(hash_of "$cli_ldflags $cli_tags ${cli_tools[*]}" "$cli_mod/go.mod" "$cli_mod/go.sum")
+if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 ]] && ! command -v pulumi >/dev/null; then
+  log "build-pulumi.sh: PULUMI_FLEET_USE_SYSTEM_PULUMI=1 but no pulumi on PATH; building it"
+fi
+if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 ]] && command -v pulumi >/dev/null; then
+  sys_pulumi=$(readlink -f "$(command -v pulumi)")
+  bin_dir=$(dirname "$sys_pulumi")
+  cli_version=$("$sys_pulumi" version 2>/dev/null || echo '?')
+  cli_status="system CLI, PULUMI_FLEET_USE_SYSTEM_PULUMI=1"
+elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $cli_stamp && $(<"$cli_stamp") == "$cli_hash" && -x $bin_dir/pulumi ]]; then
+  cli_status="reused"
+else
+  rm -f "$cli_stamp"
+  mkdir -p "$bin_dir"
+  log "build-pulumi.sh: building ${cli_tools[*]} at $cli_version (a cold build takes minutes)..."
+  t=$(now)
+  # Fetch just the modules the build needs (verified against go.sum), timed apart.
+  (cd "$cli_mod" && go list -mod=readonly -deps -tags "$cli_tags" "${cli_tools[@]}" >/dev/null)
+  t_dl=$(since "$t")
+  t=$(now)
+  (cd "$cli_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$cli_ldflags" -o "$bin_dir/" "${cli_tools[@]}")
+  printf '%s\n' "$cli_hash" >"$cli_stamp"
+  cli_status="built: modules $t_dl, compile $(since "$t")"
+fi
+if [[ -x $bin_dir/pulumi-language-nodejs ]]; then
+  langhost="$bin_dir/pulumi-language-nodejs"
+else
+  langhost="none: only Automation API inline programs can run (see tools/pulumi/go.mod)"
+fi
+
+# ---- Kubernetes provider ----
+k8s_ldflags="-s -w -X $k8s_module/pkg/version.Version=$k8s_reported"
+k8s_stamp=$build_dir/.provider.stamp
+k8s_hash=$(hash_of "$k8s_ldflags $k8s_plugin_version" "$k8s_mod/go.mod" "$k8s_mod/go.sum" "$k8s_mod/main.go")
+k8s_bin=$build_dir/provider/pulumi-resource-kubernetes
+if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $k8s_stamp && $(<"$k8s_stamp") == "$k8s_hash" && -x $k8s_bin && -x $plugin_dir/pulumi-resource-kubernetes ]]; then
+  k8s_status="reused"
+else
+  rm -f "$k8s_stamp"
+  command -v node >/dev/null || die "node not found on PATH (needed to write the provider's embedded schema)"
+  log "build-pulumi.sh: building pulumi-resource-kubernetes $k8s_release ($k8s_pseudo)..."
+  t=$(now)
+  src=$build_dir/src/kubernetes
+  rm -rf "$src"
+  mkdir -p "$src" "$(dirname "$k8s_bin")"
+  cp "$k8s_mod/go.mod" "$k8s_mod/go.sum" "$k8s_mod/main.go" "$src/"
+  # Upstream generates these two go:embed files (cmd/pulumi-resource-kubernetes/generate.go)
+  # and does not commit them, so they are missing from the module zip.
+  (cd "$src" && go mod download "$k8s_module")
+  upstream_cmd=$(cd "$src" && go list -mod=readonly -m -f '{{.Dir}}' "$k8s_module")/cmd/pulumi-resource-kubernetes
+  node -e '
+    const fs = require("fs");
+    const [schemaIn, tfIn, dir, version] = process.argv.slice(1);
+    const schema = JSON.parse(fs.readFileSync(schemaIn, "utf8"));
+    schema.version = version;
+    fs.writeFileSync(dir + "/schema-embed.json", JSON.stringify(schema));
+    fs.writeFileSync(dir + "/terraform-mapping-embed.json", JSON.stringify(JSON.parse(fs.readFileSync(tfIn, "utf8"))));
+  ' "$upstream_cmd/schema.json" "$upstream_cmd/terraform-mapping.json" "$src" "$k8s_reported"
+  (cd "$src" && go list -mod=readonly -deps . >/dev/null)
+  t_dl=$(since "$t")
+  t=$(now)
+  (cd "$src" && go build "${gomod_flags[@]}" -ldflags "$k8s_ldflags" -o "$k8s_bin" .)
+  # Install under the exact directory name the engine looks up.
+  mkdir -p "$plugin_dir"
+  ln -f "$k8s_bin" "$plugin_dir/.pulumi-resource-kubernetes.tmp" 2>/dev/null ||
+    cp "$k8s_bin" "$plugin_dir/.pulumi-resource-kubernetes.tmp"
+  mv -f "$plugin_dir/.pulumi-resource-kubernetes.tmp" "$plugin_dir/pulumi-resource-kubernetes"
+  printf '%s\n' "$k8s_hash" >"$k8s_stamp"
+  k8s_status="built: modules+embeds $t_dl, compile $(since "$t")"
+fi
+
+log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
+  build dir     $build_dir
+  pulumi CLI    $bin_dir/pulumi  $cli_version  [$cli_status]
+  language host $langhost
+  k8s provider  $plugin_dir/pulumi-resource-kubernetes
+                release $k8s_release ($k8s_module@$k8s_pseudo), reports $k8s_reported,
+                installed as plugin version $k8s_plugin_version  [$k8s_status]
+  PULUMI_HOME   $pulumi_home"
+
+if ((want_env)); then
+  printf 'export PATH=%q:"$PATH"\n' "$bin_dir"
+  printf 'export PULUMI_HOME=%q\n' "$pulumi_home"
+  printf 'export PULUMI_FLEET_PULUMI_ROOT=%q\n' "$(dirname "$bin_dir")"
+  printf 'export PULUMI_SKIP_UPDATE_CHECK=true\n'
+  printf 'export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true\n'
+  printf 'export PULUMI_IGNORE_AMBIENT_PLUGINS=true\n'
+fi
