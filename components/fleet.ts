@@ -6,7 +6,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import { K8sObject } from "../core/bundles/manifests";
 import { Bundle } from "../core/bundles/types";
-import { FleetError } from "../core/errors";
+import { FleetError, withContext } from "../core/errors";
+import { Field } from "../core/config/reader";
+import { StackConfig } from "../core/config/stack";
+import { parseAgentSettings } from "../core/agent/settings";
+import { clusterOwnValues } from "../core/agent/kubeconfig";
+import { resolveAgent, ResolvedAgent } from "../core/agent/effective";
+import { Agent } from "./agent";
 import { FleetState } from "../core/pipeline";
 import { PlanEntry } from "../core/targeting/plan";
 import { BundleDeployment, deploymentName, renderCheckedObjects } from "./bundle-deployment";
@@ -17,6 +23,8 @@ import { namespacesForCluster, NamespaceSpec } from "./namespaces";
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
 
 export interface FleetSummary {
+  /** Per cluster: the agent image and the hash of its effective configuration. */
+  agents: Record<string, { image: string; pinned: boolean; configHash: string }>;
   gitRepos: Record<string, { commit: string; bundles: string[]; clusters: string[] }>;
   /** Per cluster: "<bundle> <last 12 characters of the deploymentId>". */
   clusters: Record<string, string[]>;
@@ -37,6 +45,7 @@ export interface DeploymentRecord {
 export interface PreparedFleet {
   objects: Map<PlanEntry, K8sObject[]>;
   namespaces: Map<string, NamespaceSpec[]>;
+  agents: Map<string, ResolvedAgent>;
 }
 
 export function prepareFleet(state: FleetState): PreparedFleet {
@@ -46,19 +55,39 @@ export function prepareFleet(state: FleetState): PreparedFleet {
     const b = bundles.get(e.bundle)!;
     if (b.style.kind === "yaml") objects.set(e, renderCheckedObjects(b, e));
   }
+  const agents = resolveAgents(state.config);
   const namespaces = new Map<string, NamespaceSpec[]>();
   for (const c of state.config.clusters) {
     const entries = state.plan.entries.filter((e) => e.cluster === c.name);
     const byBundle = new Map(entries.filter((e) => objects.has(e)).map((e) => [e.bundle, objects.get(e)!]));
-    namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle));
+    // The agent owns its namespace; a bundle deploying into it must not create it a second time.
+    const agentNs = agents.get(c.name)!.config.namespace;
+    namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
-  return { objects, namespaces };
+  return { objects, namespaces, agents };
+}
+
+export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
+  const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
+  return new Map(config.clusters.map((c, i) => {
+    const ctx = { file: config.file, cluster: c.name };
+    const own = (() => {
+      try {
+        return clusterOwnValues(c.kubeconfig, c.context);
+      } catch (err) {
+        throw withContext(err, { ...ctx, field: `clusters[${i}].kubeconfig` });
+      }
+    })();
+    const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
+    return [c.name, resolveAgent(c.name, global, settings, own, config.fleetVersion)];
+  }));
 }
 
 export class Fleet extends pulumi.ComponentResource {
   readonly clusters = new Map<string, Cluster>();
   readonly gitRepos = new Map<string, GitRepo>();
   readonly deployments = new Map<string, BundleDeployment>();
+  readonly agents = new Map<string, Agent>();
   readonly summary: FleetSummary;
   readonly deploymentRecords: pulumi.Output<Record<string, DeploymentRecord>>;
 
@@ -70,9 +99,11 @@ export class Fleet extends pulumi.ComponentResource {
     const commitOf = (gitRepo: string) => state.sources.get(gitRepo)!.commit;
 
     for (const c of [...config.clusters].sort(byName)) {
-      this.clusters.set(c.name, new Cluster(c.name, {
+      const cluster = new Cluster(c.name, {
         config: c, renderDir: config.renderDir, namespaces: prepared.namespaces.get(c.name) ?? [],
-      }, { parent: this }));
+      }, { parent: this });
+      this.clusters.set(c.name, cluster);
+      this.agents.set(c.name, new Agent(c.name, { cluster: c.name, agent: prepared.agents.get(c.name)!, provider: cluster.provider }, { parent: cluster }));
     }
 
     for (const repo of [...config.gitRepos].sort(byName)) {
@@ -106,7 +137,7 @@ export class Fleet extends pulumi.ComponentResource {
     };
     for (const entry of plan.entries) register(entry);
 
-    this.summary = summarize(state);
+    this.summary = summarize(state, prepared.agents);
     this.deploymentRecords = pulumi.all([...this.deployments.entries()].map(([key, d]) => {
       const e = entryByKey.get(key)!;
       return d.objectCount.apply((objectCount): [string, DeploymentRecord] => [key, {
@@ -120,9 +151,13 @@ export class Fleet extends pulumi.ComponentResource {
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-export function summarize(state: FleetState): FleetSummary {
+export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>): FleetSummary {
   const { config, plan } = state;
   return {
+    agents: Object.fromEntries([...agents.keys()].sort().map((name) => {
+      const a = agents.get(name)!;
+      return [name, { image: a.config.image, pinned: a.pinned, configHash: a.hash }];
+    })),
     gitRepos: Object.fromEntries([...config.gitRepos].sort(byName).map((r) => [r.name, {
       commit: state.sources.get(r.name)!.commit,
       bundles: state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name).sort(),

@@ -72,9 +72,10 @@ mod_entries() {
     !inblock && $1 == d && $2 != "(" { print $2, $3 }
   ' "$2"
 }
-mod_version() { mod_entries require "$2" | awk -v m="$1" '$1 == m { print $2; exit }'; }
+# (No early exit in the consumer: with pipefail, the producer's SIGPIPE would fail the script at random.)
+mod_version() { mod_entries require "$2" | awk -v m="$1" '$1 == m && !found { print $2; found = 1 }'; }
 # "// key: value" lines in the go.mod header comment.
-mod_meta() { sed -n "s|^//[[:space:]]*$1:[[:space:]]*\([0-9][^[:space:]]*\).*|\1|p" "$2" | head -n1; }
+mod_meta() { sed -n "s|^//[[:space:]]*$1:[[:space:]]*\([0-9][^[:space:]]*\).*|\1|p" "$2" | awk 'NR == 1'; }
 # Hash of a string plus the contents (not the paths) of files: the stamp value.
 hash_of() { { go version; printf '%s\n' "$1"; cat "${@:2}"; } | sha256sum | cut -c1-16; }
 

@@ -62,7 +62,7 @@ describe("Fleet component (Pulumi mocks)", function () {
     const devDeployment = regs.find((r) => r.name === "dev-1/examples-simple/apps:Deployment:simple:hello")!;
     expect((devDeployment.inputs.spec as { replicas: number }).replicas).to.not.equal(3);
 
-    const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && r.name.startsWith("dev-1/")).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
+    const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && r.name.startsWith("dev-1/") && !r.name.includes("/agent/")).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
     expect(ns).to.deep.equal([
       ["dev-1/helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
       ["dev-1/simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
@@ -166,7 +166,7 @@ describe("Fleet component (Pulumi mocks)", function () {
         "app/cm.yaml": CONFIGMAP("ok"),
         "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n",
       });
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", renderDir: RENDER, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
+      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", renderDir: RENDER, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
         clusterGroups: [], gitRepos: [gitRepoConfig({ name: "bad", repo: repo.url(), targets: [{ clusterName: "c1" }] })] };
       const r = await runUnderMocks(() => deployFleet(config, { cacheRoot, previous: null }).then(() => "ok", (e: Error) => e.message));
       expect(r.result).to.equal('gitRepo bad, bundle bad, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
@@ -179,7 +179,7 @@ describe("Fleet component (Pulumi mocks)", function () {
       const config = localStack(RENDER);
       const paused = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, paused: true })) };
       const r = await run(paused);
-      for (const obj of k8sObjects(r.registrations).filter((o) => o.type !== "kubernetes:core/v1:Namespace")) {
+      for (const obj of k8sObjects(r.registrations).filter((o) => o.type !== "kubernetes:core/v1:Namespace" && !o.name.includes("/agent/"))) {
         expect(obj.ignoreChanges, obj.name).to.deep.equal(["*"]);
         expect(obj.retainOnDelete, obj.name).to.equal(true);
       }
@@ -193,7 +193,7 @@ describe("Fleet component (Pulumi mocks)", function () {
         "app/fleet.yaml": "keepResources: true\ndependsOn:\n  - name: deps-base\n",
       });
       const clusters = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }));
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", renderDir: RENDER, clusters, clusterGroups: [],
+      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", renderDir: RENDER, clusters, clusterGroups: [],
         gitRepos: [gitRepoConfig({ name: "deps", repo: repo.url(), paths: ["base", "app"], targets: [{ clusterSelector: {} }] })] };
       const r = await run(config);
       const app = r.registrations.find((x) => x.name === "c1/deps-app/core:ConfigMap:default:app")!;

@@ -85,10 +85,41 @@ describe("real engine, render mode (e2e)", function () {
     const before = renderedFiles(path.join(renderDir, "dev-1"));
     const result = await timed("up (prune)", () => stack.up());
     expect(result.summary.resourceChanges).to.not.have.any.keys("create", "update", "replace");
-    const prod = renderedFiles(path.join(renderDir, "prod-1"));
-    // Objects gone in the same update; the namespaces stay (retained: no bundle set deleteNamespace).
+    const prod = renderedFiles(path.join(renderDir, "prod-1")).filter((f) => !f.includes("fleet-agent") && !f.includes("cattle-fleet-system"));
+    // Objects gone in the same update; the namespaces stay (retained: no bundle set deleteNamespace); the agent stays.
     expect(prod).to.deep.equal(["1-manifest/v1-namespace-default-helm-app.yaml", "1-manifest/v1-namespace-default-simple.yaml"]);
     expect(renderedFiles(path.join(renderDir, "dev-1"))).to.deep.equal(before);
+  });
+
+  const agentImage = (cluster: string) => /image: (\S+)/.exec(fs.readFileSync(path.join(renderDir, cluster, "1-manifest/apps_v1-deployment-cattle-fleet-system-fleet-agent.yaml"), "utf8"))![1];
+  const pruned = () => withoutProdTarget(localStack(renderDir));
+  const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}) => ({
+    ...c, agent: global, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
+  });
+
+  let lastApplied: StackConfig | undefined;
+  const AGENT_SETTINGS = { env: { LOG_LEVEL: "info" }, resources: { requests: { cpu: "0.5" } } };
+
+  it("4. agent config unchanged but reached from another source: no changes", async () => {
+    await (await open(withAgent(pruned(), AGENT_SETTINGS))).up();
+    const other = withAgent(pruned(), {}, Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((n) => [n, { env: { LOG_LEVEL: "info" }, resources: { requests: { cpu: "500m" } } }])));
+    const stack = await open(other);
+    const steps = await timed("preview (agent config from another source)", () => previewSteps(stack));
+    expect(steps.filter((s) => s.op !== "same" && s.op !== "read")).to.deep.equal([]);
+    await stack.up({ expectNoChanges: true });
+  });
+
+  it("5. platform version bump: non-pinned agents update in place, the pinned one does not move", async () => {
+    const base = withAgent(pruned(), AGENT_SETTINGS, { "prod-1": { imageTag: "v0.13.1" } });
+    await (await open(base)).up({ expectNoChanges: true }); // pinning the running tag changes nothing
+    const bumped = await open({ ...base, fleetVersion: "0.13.2" });
+    const steps = (await timed("preview (version bump)", () => previewSteps(bumped))).filter((s) => s.op !== "same" && s.op !== "read");
+    expect(steps.map((s) => [s.op, s.urn.split("::").pop()])).to.deep.equal([
+      ["update", "dev-1/agent/deployment"], ["update", "dev-2/agent/deployment"],
+    ]);
+    await timed("up (version bump)", () => bumped.up());
+    lastApplied = { ...base, fleetVersion: "0.13.2" };
+    expect(["dev-1", "dev-2", "prod-1"].map(agentImage)).to.deep.equal(["rancher/fleet-agent:v0.13.2", "rancher/fleet-agent:v0.13.2", "rancher/fleet-agent:v0.13.1"]);
   });
 
   it("the allowEmpty guard reads the stack's own last outputs through the engine and stops a wipe", async () => {
@@ -101,7 +132,7 @@ describe("real engine, render mode (e2e)", function () {
   });
 
   it("6. a source that cannot be read fails the update and deletes nothing", async () => {
-    const config = withoutProdTarget(localStack(renderDir));
+    const config = lastApplied!;
     const broken = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, repo: "file:///nonexistent/fleet-repo.git" })) };
     const before = renderedFiles(renderDir);
     const stack = await open(broken);

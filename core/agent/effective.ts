@@ -1,0 +1,100 @@
+/**
+ * The agent configuration a cluster actually gets. Resolution per field: a value the cluster carries
+ * itself (API server URL and CA in its kubeconfig) wins; then the cluster's own agent setting unless
+ * empty; then the global setting; then the default. Only this resolved, canonical value is compared or
+ * deployed, so the same effective configuration reached another way never changes a byte (fleet#3061
+ * compared the global value with the cluster's own and redeployed every agent on each restart).
+ */
+import { FleetError } from "../errors";
+import { sha256Hex, stableJson } from "../hash";
+import { AgentSettings, Toleration } from "./settings";
+import { ClusterOwnValues } from "./kubeconfig";
+import { canonicalPem, canonicalQuantity, sortedKeys } from "./canonical";
+
+export const DEFAULT_AGENT_NAMESPACE = "cattle-fleet-system";
+export const DEFAULT_AGENT_REPOSITORY = "rancher/fleet-agent";
+
+export interface EffectiveAgentConfig {
+  namespace: string;
+  image: string;
+  imagePullPolicy: string;
+  pullSecrets: string[];
+  apiServerURL: string;
+  apiServerCA: string;
+  tlsMode: string;
+  checkinInterval: string;
+  garbageCollectionInterval: string;
+  env: { name: string; value: string }[];
+  tolerations: Toleration[];
+  affinity: Record<string, unknown>;
+  resources: { limits?: Record<string, string>; requests?: Record<string, string> };
+  hostNetwork: boolean;
+  priorityClass?: { value: number; preemptionPolicy?: string };
+  podDisruptionBudget?: { minAvailable?: string; maxUnavailable?: string };
+  labels: Record<string, string>;
+}
+
+export interface ResolvedAgent {
+  config: EffectiveAgentConfig;
+  /** sha256 of the canonical config: the only thing in the pod template that varies with config. */
+  hash: string;
+  /** True when a tag is pinned (per cluster or globally), so the platform version does not move it. Not part of the config: pinning the tag already running changes nothing. */
+  pinned: boolean;
+  token?: string;
+}
+
+const isEmpty = (v: unknown) => v === undefined || v === "" || (Array.isArray(v) && v.length === 0) ||
+  (typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
+
+function pick<K extends keyof AgentSettings>(key: K, cluster: AgentSettings, global: AgentSettings): AgentSettings[K] | undefined {
+  return !isEmpty(cluster[key]) ? cluster[key] : !isEmpty(global[key]) ? global[key] : undefined;
+}
+
+export function resolveAgent(clusterName: string, global: AgentSettings, cluster: AgentSettings, own: ClusterOwnValues, fleetVersion?: string): ResolvedAgent {
+  const get = <K extends keyof AgentSettings>(k: K) => pick(k, cluster, global);
+  const tag = get("imageTag");
+  if (!tag && !fleetVersion) {
+    throw new FleetError("the agent image tag follows fleetVersion, which is not set; set pulumi-fleet:fleetVersion or agent.imageTag", { cluster: clusterName, field: "fleetVersion" });
+  }
+  const prefix = get("privateRepoURL");
+  const repository = get("imageRepository") ?? DEFAULT_AGENT_REPOSITORY;
+  const image = `${prefix ? `${prefix.replace(/\/+$/, "")}/` : ""}${repository}:${tag ?? `v${fleetVersion!.replace(/^v/, "")}`}`;
+  const resources = get("resources");
+  const config: EffectiveAgentConfig = {
+    namespace: get("namespace") ?? DEFAULT_AGENT_NAMESPACE,
+    image,
+    imagePullPolicy: get("imagePullPolicy") ?? "IfNotPresent",
+    pullSecrets: [...(get("pullSecrets") ?? [])].sort(),
+    apiServerURL: own.apiServerURL || get("apiServerURL") || "",
+    apiServerCA: canonicalCA(own.apiServerCA || get("apiServerCA") || ""),
+    tlsMode: get("tlsMode") ?? "system-store",
+    checkinInterval: get("checkinInterval") ?? "15m",
+    garbageCollectionInterval: get("garbageCollectionInterval") ?? "15m",
+    env: Object.entries(get("env") ?? {}).map(([name, value]) => ({ name, value })).sort((a, b) => (a.name < b.name ? -1 : 1)),
+    tolerations: [...(get("tolerations") ?? [])].map(sortedKeys).sort((a, b) => (stableJson(a) < stableJson(b) ? -1 : 1)),
+    affinity: sortedKeys(get("affinity") ?? {}),
+    resources: canonicalResources(resources),
+    hostNetwork: get("hostNetwork") ?? false,
+    labels: sortedKeys(get("labels") ?? {}),
+  };
+  const pc = get("priorityClass");
+  if (pc) config.priorityClass = sortedKeys(pc);
+  const pdb = get("podDisruptionBudget");
+  if (pdb) config.podDisruptionBudget = pdb;
+  const canonical = sortedKeys(config);
+  const resolved: ResolvedAgent = { config: canonical, hash: sha256Hex(stableJson(canonical)), pinned: !!tag };
+  const token = get("token");
+  if (token) resolved.token = token;
+  return resolved;
+}
+
+const canonicalCA = (ca: string) => (ca ? canonicalPem(ca) : "");
+
+function canonicalResources(r: AgentSettings["resources"]): EffectiveAgentConfig["resources"] {
+  const out: EffectiveAgentConfig["resources"] = {};
+  for (const k of ["limits", "requests"] as const) {
+    const m = r?.[k];
+    if (m && Object.keys(m).length) out[k] = Object.fromEntries(Object.keys(m).sort().map((n) => [n, canonicalQuantity(m[n])]));
+  }
+  return out;
+}
