@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { EngineEvent, Stack } from "@pulumi/pulumi/automation";
 import { openStack } from "../../automation/stack";
+import { toolchain } from "../../automation/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
@@ -42,6 +43,12 @@ describe("real engine, render mode (e2e)", function () {
     deploy: { cacheRoot }, env: { PULUMI_CONFIG_PASSPHRASE: "e2e" },
   });
   fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
+
+  // The toolchain first, once: a missing or broken engine fails here, with the build's output, not as five confusing failures.
+  before(function () {
+    this.timeout(60 * 60_000);
+    toolchain();
+  });
 
   after(() => {
     console.log(`      e2e step wall times (ms): ${JSON.stringify(timings)}`);
