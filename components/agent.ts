@@ -11,12 +11,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { ResolvedAgent } from "../core/agent/effective";
-import { CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "./labels";
+import { clusterLabels } from "./labels";
 
 export const AGENT_TYPE = "pulumi-fleet:index:Agent";
 export const AGENT_NAME = "fleet-agent";
 export const CONFIG_HASH_ANNOTATION = "pulumi-fleet.io/agent-config-hash";
 const SELECTOR = { app: AGENT_NAME };
+const BOOTSTRAP_SECRET = `${AGENT_NAME}-bootstrap`;
 
 export interface AgentArgs {
   cluster: string;
@@ -33,7 +34,7 @@ export class Agent extends pulumi.ComponentResource {
     const { config, hash } = args.agent;
     const ns = config.namespace;
     const child = { parent: this, provider: args.provider };
-    const labels = { ...config.labels, ...SELECTOR, [CLUSTER_LABEL]: args.cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
+    const labels = { ...config.labels, ...SELECTOR, ...clusterLabels(args.cluster) };
     const meta = (objName: string, namespaced = true) => ({ name: objName, ...(namespaced ? { namespace: ns } : {}), labels });
     const id = (role: string) => `${name}/agent/${role}`;
 
@@ -50,7 +51,7 @@ export class Agent extends pulumi.ComponentResource {
       subjects: [{ kind: "ServiceAccount", name: AGENT_NAME, namespace: ns }],
     }, child);
     const secret = new k8s.core.v1.Secret(id("secret"), {
-      metadata: meta(`${AGENT_NAME}-bootstrap`),
+      metadata: meta(BOOTSTRAP_SECRET),
       stringData: pulumi.secret({ apiServerURL: config.apiServerURL, apiServerCA: config.apiServerCA, token: args.agent.token ?? "" }),
     }, inNs);
     let priorityClassName: string | undefined;
@@ -64,7 +65,7 @@ export class Agent extends pulumi.ComponentResource {
     if (config.podDisruptionBudget) {
       new k8s.policy.v1.PodDisruptionBudget(id("pdb"), { metadata: meta(AGENT_NAME), spec: { ...config.podDisruptionBudget, selector: { matchLabels: SELECTOR } } }, inNs);
     }
-    const fromSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: `${AGENT_NAME}-bootstrap`, key } } });
+    const fromSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: BOOTSTRAP_SECRET, key } } });
     const deployment = {
       metadata: meta(AGENT_NAME),
       spec: {

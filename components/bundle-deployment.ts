@@ -10,7 +10,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { Bundle } from "../core/bundles/types";
 import { K8sObject, renderRawObjects } from "../core/bundles/manifests";
 import { PlanEntry } from "../core/targeting/plan";
-import { KubernetesObject, objectKey } from "./k8s-object";
+import { groupOf, KubernetesObject, objectKey } from "./k8s-object";
 import { LifecyclePolicy, lifecycleOptions, Owner, ownershipTransform, validateObjectLabels, withOwnerLabels } from "./labels";
 
 export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
@@ -99,7 +99,7 @@ function registerRawObjects(
     ...objects.filter((o) => o.kind !== CRD_KIND && o.kind !== "Namespace")];
   for (const obj of ordered) {
     const deps: pulumi.Resource[] = [...(childOpts.dependsOn as pulumi.Resource[])];
-    const crd = crds.get(`${obj.apiVersion.split("/")[0]}/${obj.kind}`);
+    const crd = crds.get(`${groupOf(obj.apiVersion)}/${obj.kind}`);
     if (crd) deps.push(crd);
     const ns = obj.metadata.namespace;
     const nsResource = ns ? ownNamespaces.get(ns) ?? args.namespaces.get(ns) : undefined;

@@ -12,7 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { ClusterConfig } from "../core/config/stack";
 import { NamespaceSpec } from "./namespaces";
-import { MANAGED_BY, MANAGED_BY_LABEL, CLUSTER_LABEL } from "./labels";
+import { clusterLabels } from "./labels";
 
 export const CLUSTER_TYPE = "pulumi-fleet:index:Cluster";
 
@@ -36,7 +36,7 @@ export class Cluster extends pulumi.ComponentResource {
     this.namespaces = new Map(args.namespaces.map((ns) => [ns.name, new k8s.core.v1.Namespace(`${c.name}/${ns.name}`, {
       metadata: {
         name: ns.name,
-        labels: { ...ns.labels, [CLUSTER_LABEL]: c.name, [MANAGED_BY_LABEL]: MANAGED_BY },
+        labels: { ...ns.labels, ...clusterLabels(c.name) },
         ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
       },
     }, { parent: this, provider: this.provider, retainOnDelete: !ns.deleteWithBundles })]));

@@ -5,13 +5,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { K8sObject } from "../core/bundles/manifests";
-import { Bundle } from "../core/bundles/types";
-import { FleetError, withContext } from "../core/errors";
-import { Field } from "../core/config/reader";
-import { StackConfig } from "../core/config/stack";
-import { parseAgentSettings } from "../core/agent/settings";
-import { clusterOwnValues } from "../core/agent/kubeconfig";
-import { resolveAgent, ResolvedAgent } from "../core/agent/effective";
+import { FleetError } from "../core/errors";
+import { resolveAgents, ResolvedAgent } from "../core/agent/effective";
 import { Agent } from "./agent";
 import { FleetState } from "../core/pipeline";
 import { PlanEntry } from "../core/targeting/plan";
@@ -56,9 +51,10 @@ export function prepareFleet(state: FleetState): PreparedFleet {
     if (b.style.kind === "yaml") objects.set(e, renderCheckedObjects(b, e));
   }
   const agents = resolveAgents(state.config);
+  const byCluster = entriesByCluster(state.plan.entries);
   const namespaces = new Map<string, NamespaceSpec[]>();
   for (const c of state.config.clusters) {
-    const entries = state.plan.entries.filter((e) => e.cluster === c.name);
+    const entries = byCluster.get(c.name) ?? [];
     const byBundle = new Map(entries.filter((e) => objects.has(e)).map((e) => [e.bundle, objects.get(e)!]));
     // The agent owns its namespace; a bundle deploying into it must not create it a second time.
     const agentNs = agents.get(c.name)!.config.namespace;
@@ -67,20 +63,15 @@ export function prepareFleet(state: FleetState): PreparedFleet {
   return { objects, namespaces, agents };
 }
 
-export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
-  const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
-  return new Map(config.clusters.map((c, i) => {
-    const ctx = { file: config.file, cluster: c.name };
-    const own = (() => {
-      try {
-        return clusterOwnValues(c.kubeconfig, c.context);
-      } catch (err) {
-        throw withContext(err, { ...ctx, field: `clusters[${i}].kubeconfig` });
-      }
-    })();
-    const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
-    return [c.name, resolveAgent(c.name, global, settings, own, config.fleetVersion)];
-  }));
+/** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
+function entriesByCluster(entries: PlanEntry[]): Map<string, PlanEntry[]> {
+  const out = new Map<string, PlanEntry[]>();
+  for (const e of entries) {
+    const list = out.get(e.cluster);
+    if (list) list.push(e);
+    else out.set(e.cluster, [e]);
+  }
+  return out;
 }
 
 export class Fleet extends pulumi.ComponentResource {
@@ -106,13 +97,9 @@ export class Fleet extends pulumi.ComponentResource {
       this.agents.set(c.name, new Agent(c.name, { cluster: c.name, agent: prepared.agents.get(c.name)!, provider: cluster.provider }, { parent: cluster }));
     }
 
+    this.summary = summarize(state, prepared.agents);
     for (const repo of [...config.gitRepos].sort(byName)) {
-      const entries = plan.entries.filter((e) => e.gitRepo === repo.name);
-      this.gitRepos.set(repo.name, new GitRepo(repo.name, {
-        commit: commitOf(repo.name),
-        bundles: state.bundles.filter((b) => b.gitRepo === repo.name).map((b) => b.name).sort(),
-        clusters: [...new Set(entries.map((e) => e.cluster))].sort(),
-      }, { parent: this }));
+      this.gitRepos.set(repo.name, new GitRepo(repo.name, this.summary.gitRepos[repo.name], { parent: this }));
     }
 
     const entryByKey = new Map(plan.entries.map((e) => [deploymentName(e), e]));
@@ -129,7 +116,7 @@ export class Fleet extends pulumi.ComponentResource {
       inProgress.delete(key);
       const cluster = this.clusters.get(entry.cluster)!;
       const deployment = new BundleDeployment(key, {
-        entry, bundle: bundles.get(entry.bundle) as Bundle, commit: commitOf(entry.gitRepo),
+        entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
         provider: cluster.provider, namespaces: cluster.namespaces, objects: objects.get(entry), dependsOn,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });
       this.deployments.set(key, deployment);
@@ -137,7 +124,6 @@ export class Fleet extends pulumi.ComponentResource {
     };
     for (const entry of plan.entries) register(entry);
 
-    this.summary = summarize(state, prepared.agents);
     this.deploymentRecords = pulumi.all([...this.deployments.entries()].map(([key, d]) => {
       const e = entryByKey.get(key)!;
       return d.objectCount.apply((objectCount): [string, DeploymentRecord] => [key, {
@@ -153,6 +139,7 @@ const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? 
 
 export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>): FleetSummary {
   const { config, plan } = state;
+  const byCluster = entriesByCluster(plan.entries);
   return {
     agents: Object.fromEntries([...agents.keys()].sort().map((name) => {
       const a = agents.get(name)!;
@@ -164,6 +151,6 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>)
       clusters: [...new Set(plan.entries.filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
     }])),
     clusters: Object.fromEntries([...config.clusters].sort(byName).map((c) => [c.name,
-      plan.entries.filter((e) => e.cluster === c.name).map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
+      (byCluster.get(c.name) ?? []).map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
   };
 }

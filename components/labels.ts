@@ -19,8 +19,13 @@ export interface Owner {
   cluster: string;
 }
 
+/** The labels everything this project creates on a cluster carries. */
+export function clusterLabels(cluster: string): Record<string, string> {
+  return { [CLUSTER_LABEL]: cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
 export function ownerLabels(owner: Owner): Record<string, string> {
-  return { [REPO_NAME_LABEL]: owner.gitRepo, [BUNDLE_NAME_LABEL]: owner.bundle, [CLUSTER_LABEL]: owner.cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
+  return { [REPO_NAME_LABEL]: owner.gitRepo, [BUNDLE_NAME_LABEL]: owner.bundle, ...clusterLabels(owner.cluster) };
 }
 
 interface ObjectLike {
@@ -73,7 +78,7 @@ export interface LifecyclePolicy {
  */
 export function ownershipTransform(owner: Owner, policy: LifecyclePolicy): pulumi.ResourceTransform {
   return (args) => {
-    if (!args.custom || !args.type.startsWith("kubernetes:") || args.type.startsWith("pulumi:providers:")) return undefined;
+    if (!args.custom || !args.type.startsWith("kubernetes:")) return undefined;
     const obj = args.props as ObjectLike;
     validateObjectLabels(obj, owner);
     return { props: withOwnerLabels(obj, owner), opts: lifecycleOptions(args.opts, policy) };

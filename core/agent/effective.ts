@@ -5,10 +5,12 @@
  * deployed, so the same effective configuration reached another way never changes a byte (fleet#3061
  * compared the global value with the cluster's own and redeployed every agent on each restart).
  */
-import { FleetError } from "../errors";
+import { FleetError, withContext } from "../errors";
 import { sha256Hex, stableJson } from "../hash";
-import { AgentSettings, Toleration } from "./settings";
-import { ClusterOwnValues } from "./kubeconfig";
+import { Field } from "../config/reader";
+import { StackConfig } from "../config/stack";
+import { AgentSettings, parseAgentSettings, Toleration } from "./settings";
+import { ClusterOwnValues, clusterOwnValues } from "./kubeconfig";
 import { canonicalPem, canonicalQuantity, sortedKeys } from "./canonical";
 
 export const DEFAULT_AGENT_NAMESPACE = "cattle-fleet-system";
@@ -86,6 +88,22 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
   const token = get("token");
   if (token) resolved.token = token;
   return resolved;
+}
+
+/** Every cluster's resolved agent, from the stack configuration; errors name the file, field and cluster. */
+export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
+  const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
+  return new Map(config.clusters.map((c, i) => {
+    const ctx = { file: config.file, cluster: c.name };
+    let own: ClusterOwnValues;
+    try {
+      own = clusterOwnValues(c.kubeconfig, c.context);
+    } catch (err) {
+      throw withContext(err, { ...ctx, field: `clusters[${i}].kubeconfig` });
+    }
+    const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
+    return [c.name, resolveAgent(c.name, global, settings, own, config.fleetVersion)];
+  }));
 }
 
 const canonicalCA = (ca: string) => (ca ? canonicalPem(ca) : "");
