@@ -12,7 +12,8 @@ import { LocalWorkspace, ProjectSettings, PulumiCommand, Stack } from "@pulumi/p
 import { StackConfig } from "../core/config/stack";
 import { fleetProgram } from "../components/program";
 import { DeployOptions } from "../components";
-import { PROJECT_DIR, toolchain } from "./toolchain";
+import { PROJECT_DIR } from "../core/pipeline";
+import { toolchain } from "./toolchain";
 
 export const PROJECT_NAME = "pulumi-fleet";
 /** The passphrase of the embedded local stack only (documented in the README). */

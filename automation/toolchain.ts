@@ -5,8 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
-
-export const PROJECT_DIR = path.resolve(__dirname, "..");
+import { PROJECT_DIR } from "../core/pipeline";
 
 export interface Toolchain {
   /** Directory holding bin/pulumi (PulumiCommand.get({ root })). */

@@ -3,13 +3,10 @@
  * API inline programs (automation/): the stack configuration comes from the engine's config, unless a
  * caller (a test, a script) hands over a StackConfig directly.
  */
-import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { CONFIG_NAMESPACE, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../core/config/stack";
+import { PROJECT_DIR } from "../core/pipeline";
 import { DeploymentRecord, deployFleet, DeployOptions, FleetSummary } from "./index";
-
-/** Relative paths in the stack file (local repositories, renderDir) are relative to the project root. */
-export const PROJECT_DIR = path.resolve(__dirname, "..");
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
 export function configFromPulumi(): StackConfig {

@@ -12,6 +12,9 @@ import { Bundle } from "./bundles/types";
 import { buildPlan, Plan } from "./targeting/plan";
 import { withContext } from "./errors";
 
+/** The project root: relative paths in stack files (local repositories, renderDir) resolve against it. */
+export const PROJECT_DIR = path.resolve(__dirname, "..");
+
 export interface FleetState {
   config: StackConfig;
   sources: Map<string, Source>;

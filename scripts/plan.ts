@@ -3,15 +3,13 @@
  * bundles, per (bundle, cluster) the matched target and deploymentId. Reads stacks/Pulumi.<stack>.yaml
  * directly (secrets stay encrypted, so it never needs the passphrase).
  */
-import * as path from "node:path";
-import { loadStackFile, planFleet } from "../core/pipeline";
+import { loadStackFile, planFleet, PROJECT_DIR } from "../core/pipeline";
 import { FleetError } from "../core/errors";
 
 async function main(): Promise<void> {
   const i = process.argv.indexOf("--stack");
   const stack = i > 0 ? process.argv[i + 1] : "local";
-  const projectDir = path.resolve(__dirname, "..");
-  const config = loadStackFile(stack, projectDir);
+  const config = loadStackFile(stack, PROJECT_DIR);
   const started = Date.now();
   const state = await planFleet(config);
   console.log(`stack ${stack}: ${config.clusters.length} clusters, ${config.gitRepos.length} GitRepos, ${state.plan.entries.length} bundle deployments (${Date.now() - started} ms)`);

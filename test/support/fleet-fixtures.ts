@@ -2,11 +2,8 @@
  * Stack configurations shared by the component tests (mocks) and the end-to-end tests (real engine):
  * the embedded local stack, and the edits the tests apply to it.
  */
-import * as path from "node:path";
 import { StackConfig } from "../../core/config/stack";
-import { loadStackFile } from "../../core/pipeline";
-
-export const PROJECT_DIR = path.resolve(__dirname, "../..");
+import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
 
 /** The local stack (examples/ to dev-1, dev-2, prod-1), rendering under `renderDir`. */
 export function localStack(renderDir: string): StackConfig {

@@ -66,10 +66,11 @@ function enableTransformsUnderMocks(): void {
 }
 
 type AnyReq = Record<string, (...a: unknown[]) => unknown>;
+type MonitorCall = (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => void;
 
 export async function runUnderMocks<T>(program: () => Promise<T> | T, options: MockOptions = {}): Promise<MockRun<T>> {
   const pending: Promise<unknown>[] = [];
-  const requests: { req: AnyReq; inputs: Record<string, unknown> }[] = [];
+  const requests: AnyReq[] = [];
   await pulumi.runtime.setMocks({
     newResource: (a) => {
       if (a.type === "pulumi:pulumi:StackReference") {
@@ -83,29 +84,20 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
   }, options.project ?? "pulumi-fleet", options.stack ?? "test", options.preview ?? false, "organization");
 
   enableTransformsUnderMocks();
-  const monitor = pulumi.runtime.getMonitor() as unknown as { registerResource: (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => void };
-  const register = monitor.registerResource.bind(monitor);
+  // Wrap the monitor's two ways of adding a resource to the graph, keeping each request and its URN.
+  const monitor = pulumi.runtime.getMonitor() as unknown as Record<"registerResource" | "readResource", MonitorCall>;
   const urnOf = new Map<AnyReq, string>();
-  monitor.registerResource = (req, cb) => {
-    pending.push(new Promise<void>((resolve) => {
-      register(req, (err, res) => {
+  for (const method of ["registerResource", "readResource"] as const) {
+    const original = monitor[method].bind(monitor);
+    monitor[method] = (req, cb) => {
+      requests.push(req);
+      pending.push(new Promise<void>((resolve) => original(req, (err, res) => {
         if (!err) urnOf.set(req, res.getUrn() as string);
         cb(err, res);
         resolve();
-      });
-    }));
-    requests.push({ req, inputs: {} });
-  };
-  const read = (monitor as unknown as { readResource: (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => void });
-  const readResource = read.readResource.bind(monitor);
-  read.readResource = (req, cb) => {
-    pending.push(new Promise<void>((resolve) => readResource(req, (err, res) => {
-      if (!err) urnOf.set(req, res.getUrn() as string);
-      cb(err, res);
-      resolve();
-    })));
-    requests.push({ req, inputs: {} });
-  };
+      })));
+    };
+  }
   const warnings: string[] = [];
   const originalWarn = pulumi.log.warn;
   (pulumi.log as { warn: typeof pulumi.log.warn }).warn = (msg: string) => { warnings.push(msg); return Promise.resolve(); };
@@ -118,7 +110,8 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
       await Promise.all(pending);
       await new Promise((r) => setImmediate(r));
     }
-    const registrations = await Promise.all(requests.map(async ({ req }) => {
+    const registrations = requests.map((req) => {
+      // A read (StackReference) request has properties where a registration has an object, and no lifecycle options.
       const isRead = !req.getObject;
       const inputs = pulumi.runtime.deserializeProperties((isRead ? req.getProperties() : req.getObject()) as never) as Record<string, unknown>;
       const reg: Registration = {
@@ -136,7 +129,7 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
         transforms: isRead ? 0 : (req.getTransformsList() as unknown[]).length,
       };
       return reg;
-    }));
+    });
     registrations.sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));
     return { result, registrations, byUrn: new Map(registrations.map((r) => [r.urn, r])), warnings };
   } finally {
