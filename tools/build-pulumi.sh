@@ -51,33 +51,9 @@ cli_mod=$tools_dir/pulumi
 k8s_mod=$tools_dir/kubernetes
 cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 
-export GOTOOLCHAIN=local
-export GOWORK=off
-export CGO_ENABLED=0
-
-log() { printf '%s\n' "$*" >&2; }
-die() { printf 'build-pulumi.sh: %s\n' "$*" >&2; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
-
-command -v go >/dev/null || die "go not found on PATH"
-
-# Entries of a go.mod directive ("require" or "tool"), one "path [version]" per line,
-# for both the single-line and the block form.
-mod_entries() {
-  awk -v d="$1" '
-    $1 == d && $2 == "(" { inblock = 1; next }
-    inblock && $1 == ")" { inblock = 0; next }
-    inblock && $1 !~ /^\/\// && NF { print $1, $2; next }
-    !inblock && $1 == d && $2 != "(" { print $2, $3 }
-  ' "$2"
-}
-# (No early exit in the consumer: with pipefail, the producer's SIGPIPE would fail the script at random.)
-mod_version() { mod_entries require "$2" | awk -v m="$1" '$1 == m && !found { print $2; found = 1 }'; }
-# "// key: value" lines in the go.mod header comment.
-mod_meta() { sed -n "s|^//[[:space:]]*$1:[[:space:]]*\([0-9][^[:space:]]*\).*|\1|p" "$2" | awk 'NR == 1'; }
-# Hash of a string plus the contents (not the paths) of files: the stamp value.
-hash_of() { { go version; printf '%s\n' "$1"; cat "${@:2}"; } | sha256sum | cut -c1-16; }
+# shellcheck source=tools/lib.sh
+source "$tools_dir/lib.sh"
+go_build_env
 
 # ---- pinned versions (all read from the go.mod files) ----
 pkg_module=github.com/pulumi/pulumi/pkg/v3
@@ -99,13 +75,7 @@ build_dir=$cache_root/tools/pulumi-$cli_version-k8s-v$k8s_release
 bin_dir=$build_dir/bin
 pulumi_home=$build_dir/home
 plugin_dir=$pulumi_home/plugins/resource-kubernetes-v$k8s_plugin_version
-mkdir -p "$build_dir"
-
-# One build at a time per build directory (parallel test workers, several shells).
-if command -v flock >/dev/null; then
-  exec 9>"$build_dir/.lock"
-  flock 9
-fi
+lock_dir "$build_dir"
 
 t_start=$(now)
 gomod_flags=(-mod=readonly -trimpath)

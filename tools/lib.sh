@@ -1,0 +1,38 @@
+# Shell helpers shared by the tool build scripts (sourced, not run).
+
+log() { printf '%s\n' "$*" >&2; }
+die() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# Entries of a go.mod directive ("require" or "tool"), one "path [version]" per line,
+# for both the single-line and the block form.
+mod_entries() {
+  awk -v d="$1" '
+    $1 == d && $2 == "(" { inblock = 1; next }
+    inblock && $1 == ")" { inblock = 0; next }
+    inblock && $1 !~ /^\/\// && NF { print $1, $2; next }
+    !inblock && $1 == d && $2 != "(" { print $2, $3 }
+  ' "$2"
+}
+# (No early exit in the consumer: with pipefail, the producer's SIGPIPE would fail the script at random.)
+mod_version() { mod_entries require "$2" | awk -v m="$1" '$1 == m && !found { print $2; found = 1 }'; }
+# "// key: value" lines in the go.mod header comment.
+mod_meta() { sed -n "s|^//[[:space:]]*$1:[[:space:]]*\([0-9][^[:space:]]*\).*|\1|p" "$2" | awk 'NR == 1'; }
+# Hash of a string plus the contents (not the paths) of files: the stamp value.
+hash_of() { { go version; printf '%s\n' "$1"; cat "${@:2}"; } | sha256sum | cut -c1-16; }
+
+# Go settings every tool build uses: the installed toolchain only, no workspace, static binaries.
+go_build_env() {
+  command -v go >/dev/null || die "go not found on PATH"
+  export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
+}
+
+# Serialise builds of one directory (parallel test workers, several shells): lock fd 9 on <dir>/.lock.
+lock_dir() {
+  mkdir -p "$1"
+  if command -v flock >/dev/null; then
+    exec 9>"$1/.lock"
+    flock 9
+  fi
+}
