@@ -29,6 +29,8 @@ export interface DeploymentRecord {
   gitRepo: string;
   bundle: string;
   cluster: string;
+  /** The GitRepo target that selected the cluster (named in prune explanations). */
+  target: string;
   deploymentId: string;
   commit: string;
   namespace: string;
@@ -127,7 +129,7 @@ export class Fleet extends pulumi.ComponentResource {
     this.deploymentRecords = pulumi.all([...this.deployments.entries()].map(([key, d]) => {
       const e = entryByKey.get(key)!;
       return d.objectCount.apply((objectCount): [string, DeploymentRecord] => [key, {
-        gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId,
+        gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
         commit: commitOf(e.gitRepo), namespace: e.namespace, paused: e.paused, objectCount,
       }]);
     })).apply((pairs) => Object.fromEntries(pairs));

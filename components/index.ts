@@ -4,7 +4,7 @@
  * fleet about to be emptied stops the program while the engine still has nothing to delete.
  */
 import { StackConfig } from "../core/config/stack";
-import { planFleet } from "../core/pipeline";
+import { FleetState, planFleet } from "../core/pipeline";
 import { Fleet, prepareFleet } from "./fleet";
 import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment } from "./previous";
 
@@ -19,6 +19,8 @@ export interface DeployOptions {
   cacheRoot?: string;
   /** What the last update deployed; read from the stack's own outputs when not given. */
   previous?: PreviousDeployment | null;
+  /** Called with the checked plan before any registration: the operations read it to explain a preview. */
+  onPlanned?: (state: FleetState) => void;
 }
 
 export async function deployFleet(config: StackConfig, options: DeployOptions = {}): Promise<Fleet> {
@@ -26,5 +28,6 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(config.gitRepos, previous) };
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
+  options.onPlanned?.(state);
   return new Fleet("fleet", state, prepareFleet(state));
 }

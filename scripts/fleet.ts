@@ -1,36 +1,101 @@
 /**
- * `npm run preview|up|destroy|refresh -- [--stack NAME] [--expect-no-changes]`, and `npm start` (= up
- * of the local stack): the engine operations on one environment's stack, through the Automation API
- * with the project's own engine (tools/). Live engine output, a final summary, non-zero exit on failure.
+ * `npm run preview|up|destroy|refresh|status -- [--stack NAME] [options]`, and `npm start` (= up of the
+ * local stack): the operations of automation/operations.ts on one environment's stack, with the engine's
+ * live output, a final summary, deploy events after up/destroy, and a non-zero exit on failure.
+ *
+ * Options:
+ *   --stack NAME           the environment (stacks/Pulumi.NAME.yaml; default local)
+ *   --expect-no-changes    fail if anything would change (preview, up, refresh): a CI drift gate
+ *   --refresh              refresh from the clusters first (preview, up)
+ *   --summary-md FILE      preview: write the pull-request summary (Markdown) to FILE
+ *   --events-json FILE     up, destroy: also write the deploy events as JSON lines to FILE
+ *   --json                 status: print JSON instead of the table
+ *   --quiet                do not stream the engine's output
  */
-import { openStack } from "../automation/stack";
+import * as fs from "node:fs";
+import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
+import * as ops from "../automation/operations";
+import { formatStatusTable } from "../automation/status";
 
-type Operation = "preview" | "up" | "destroy" | "refresh";
-const OPERATIONS: Operation[] = ["preview", "up", "destroy", "refresh"];
+const OPERATIONS = ["preview", "up", "destroy", "refresh", "status"] as const;
+type Operation = (typeof OPERATIONS)[number];
 
-function parseArgs(argv: string[]): { op: Operation; stack: string; expectNoChanges: boolean } {
+interface Args {
+  op: Operation;
+  stack: string;
+  expectNoChanges: boolean;
+  refresh: boolean;
+  summaryMd?: string;
+  eventsJson?: string;
+  json: boolean;
+  quiet: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
   const op = argv[0] as Operation;
-  if (!OPERATIONS.includes(op)) throw new Error(`usage: fleet.ts <${OPERATIONS.join("|")}> [--stack NAME] [--expect-no-changes]`);
-  const i = argv.indexOf("--stack");
-  if (i > 0 && !argv[i + 1]) throw new Error("--stack needs a stack name (an environment under stacks/)");
-  return { op, stack: i > 0 ? argv[i + 1] : "local", expectNoChanges: argv.includes("--expect-no-changes") };
+  if (!OPERATIONS.includes(op)) throw new Error(`usage: fleet.ts <${OPERATIONS.join("|")}> [--stack NAME] [options] (see scripts/fleet.ts)`);
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    if (i < 0) return undefined;
+    if (!argv[i + 1] || argv[i + 1].startsWith("--")) throw new Error(`${flag} needs a value`);
+    return argv[i + 1];
+  };
+  const known = new Set(["--stack", "--expect-no-changes", "--refresh", "--summary-md", "--events-json", "--json", "--quiet"]);
+  const unknown = argv.slice(1).filter((a, i, all) => a.startsWith("--") && !known.has(a) && !(i > 0 && ["--stack", "--summary-md", "--events-json"].includes(all[i - 1])));
+  if (unknown.length) throw new Error(`unknown option ${unknown[0]} (see scripts/fleet.ts)`);
+  return {
+    op, stack: value("--stack") ?? "local", expectNoChanges: argv.includes("--expect-no-changes"), refresh: argv.includes("--refresh"),
+    summaryMd: value("--summary-md"), eventsJson: value("--events-json"), json: argv.includes("--json"), quiet: argv.includes("--quiet"),
+  };
+}
+
+function report(events: DeployEvent[], file?: string): void {
+  for (const e of events) console.log(formatDeployEvent(e));
+  if (file) fs.writeFileSync(file, events.map((e) => JSON.stringify({ time: new Date().toISOString(), ...e })).join("\n") + (events.length ? "\n" : ""));
 }
 
 async function main(): Promise<void> {
-  const { op, stack: name, expectNoChanges } = parseArgs(process.argv.slice(2));
-  const stack = await openStack({ stack: name });
-  const onOutput = (s: string) => process.stdout.write(s);
-  const started = Date.now();
-  let changes: Record<string, number> | undefined;
-  if (op === "preview") changes = (await stack.preview({ onOutput, expectNoChanges, diff: true })).changeSummary;
-  if (op === "up") changes = (await stack.up({ onOutput, expectNoChanges })).summary.resourceChanges;
-  if (op === "refresh") changes = (await stack.refresh({ onOutput, expectNoChanges })).summary.resourceChanges;
-  if (op === "destroy") changes = (await stack.destroy({ onOutput })).summary.resourceChanges;
-  console.log(`\n${op} of stack ${name} succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(changes ?? {})}`);
+  const args = parseArgs(process.argv.slice(2));
+  const options: ops.OperationOptions = {
+    stack: args.stack, expectNoChanges: args.expectNoChanges, refresh: args.refresh,
+    onOutput: args.quiet || (args.op === "status" && args.json) ? undefined : (s) => process.stdout.write(s),
+  };
+  const done = (r: ops.OperationResult) =>
+    console.log(`\n${args.op} of stack ${args.stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
+  try {
+    switch (args.op) {
+      case "preview": {
+        const r = await ops.preview(options);
+        if (args.summaryMd) fs.writeFileSync(args.summaryMd, r.summaryMarkdown);
+        for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replace(/`/g, "")}`);
+        done(r);
+        break;
+      }
+      case "up":
+      case "destroy": {
+        const r = await (args.op === "up" ? ops.up(options) : ops.destroy(options));
+        console.log("");
+        report(r.events, args.eventsJson);
+        done(r);
+        break;
+      }
+      case "refresh":
+        done(await ops.refresh(options));
+        break;
+      case "status": {
+        const r = await ops.status(options);
+        process.stdout.write(args.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
+        break;
+      }
+    }
+  } catch (err) {
+    if (err instanceof ops.OperationError) report(err.events, args.eventsJson);
+    throw err;
+  }
 }
 
 main().catch((err: Error) => {
-  // Engine failures carry the CLI's own output; print it whole, then a one-line reason.
+  // Engine failures carry the CLI's own output; print it whole.
   console.error(err.message);
   process.exit(1);
 });

@@ -1,0 +1,161 @@
+/**
+ * The operations on one environment's stack as a typed library (what scripts/fleet.ts and users' own
+ * scripts call): preview with a pull-request summary, up and destroy with one deploy event per real
+ * deploy, refresh. Each runs the real engine through openStack and attributes its steps to bundle
+ * deployments and agents (steps.ts).
+ */
+import { Stack } from "@pulumi/pulumi/automation";
+import { DeploymentRecord } from "../components";
+import { FleetState } from "../core/pipeline";
+import { DeployEvent, deployEvents } from "./deploy-events";
+import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { isRenderMode, openStack, StackOptions, stateDirOf } from "./stack";
+import { computeStatus, StatusReport } from "./status";
+import { GroupedSteps, groupSteps, StepRecorder } from "./steps";
+
+export const DEPLOYMENTS_OUTPUT = "deployments";
+
+export interface OperationOptions extends StackOptions {
+  /** The engine's progress output, as it comes (default: none). */
+  onOutput?: (text: string) => void;
+  /** Fail if the operation would change anything (a CI drift gate). */
+  expectNoChanges?: boolean;
+  /** Refresh the state from the clusters first (drift shows as changes). */
+  refresh?: boolean;
+}
+
+export interface OperationResult {
+  stack: string;
+  /** The engine's counts per operation kind ("create", "update", "same", ...). */
+  changes: Record<string, number>;
+  groups: GroupedSteps;
+  /** The stack's deployments output before the operation. */
+  before: Record<string, DeploymentRecord>;
+  durationMs: number;
+}
+
+export interface PreviewResult extends OperationResult {
+  /** The plan the program ran (undefined only if the program failed before planning). */
+  state: FleetState;
+  prunes: Prune[];
+  summaryMarkdown: string;
+}
+
+export interface UpResult extends OperationResult {
+  /** One per bundle deployment whose objects changed; empty for a no-op. */
+  events: DeployEvent[];
+}
+
+/** An operation failed; what did change before the failure is still reported. */
+export class OperationError extends Error {
+  constructor(message: string, readonly events: DeployEvent[], readonly groups: GroupedSteps, readonly cause?: Error) {
+    super(message);
+  }
+}
+
+interface Session {
+  stack: Stack;
+  recorder: StepRecorder;
+  before: Record<string, DeploymentRecord>;
+  planned: () => FleetState | undefined;
+  started: number;
+}
+
+async function open(options: OperationOptions): Promise<Session> {
+  let planned: FleetState | undefined;
+  const stack = await openStack({ ...options, deploy: { ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } } });
+  const outputs = await stack.outputs();
+  const before = (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+  return { stack, recorder: new StepRecorder(), before, planned: () => planned, started: Date.now() };
+}
+
+function base(options: OperationOptions, s: Session, changes: Record<string, number> | undefined): OperationResult {
+  return { stack: options.stack, changes: changes ?? {}, groups: groupSteps(s.recorder.steps), before: s.before, durationMs: Date.now() - s.started };
+}
+
+export async function preview(options: OperationOptions): Promise<PreviewResult> {
+  const s = await open(options);
+  const result = await s.stack.preview({
+    onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
+  });
+  const state = s.planned();
+  if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
+  const r = base(options, s, result.changeSummary);
+  const report = { stack: options.stack, groups: r.groups, before: s.before, state };
+  return { ...r, state, prunes: prunesOf(report), summaryMarkdown: renderSummaryMarkdown(report) };
+}
+
+export async function up(options: OperationOptions): Promise<UpResult> {
+  const s = await open(options);
+  try {
+    const result = await s.stack.up({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh });
+    const r = base(options, s, result.summary.resourceChanges);
+    const after = (result.outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+    fs.rmSync(failuresFile(options), { force: true });
+    return { ...r, events: deployEvents(r.groups, s.before, after) };
+  } catch (err) {
+    const e = failure("up", options, s, err as Error);
+    const failed = [...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key);
+    fs.writeFileSync(failuresFile(options), JSON.stringify({ failed, message: e.message.slice(0, 2000) }, null, 2));
+    throw e;
+  }
+}
+
+export async function destroy(options: OperationOptions): Promise<UpResult> {
+  const s = await open(options);
+  try {
+    const result = await s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent });
+    const r = base(options, s, result.summary.resourceChanges);
+    return { ...r, events: deployEvents(r.groups, s.before, {}) };
+  } catch (err) {
+    throw failure("destroy", options, s, err as Error);
+  }
+}
+
+export async function refresh(options: OperationOptions): Promise<OperationResult> {
+  const s = await open(options);
+  const result = await s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges });
+  return base(options, s, result.summary.resourceChanges);
+}
+
+/**
+ * Fleet's status of every planned bundle deployment: a refresh-preview reads the clusters (readiness,
+ * drift) without changing anything; the last failed update (if any) marks its deployments ErrApplied.
+ * In render mode there is no cluster to read: the states come from the records and the plan alone.
+ */
+export async function status(options: OperationOptions): Promise<StatusReport> {
+  const s = await open(options);
+  await s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !isRenderMode(options) });
+  const state = s.planned();
+  if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
+  const file = failuresFile(options);
+  const failed = new Set<string>(fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).failed : []);
+  return computeStatus(options.stack, state, s.before, groupSteps(s.recorder.steps), failed);
+}
+
+/** Deployments whose last `up` failed, kept next to the state until an `up` succeeds (for ErrApplied). */
+function failuresFile(options: OperationOptions): string {
+  return path.join(stateDirOf(options), `last-failed-up.${options.stack}.json`);
+}
+
+/** The deploys that did complete before the failure, with the plan's ids (the outputs were not written). */
+function failure(op: string, options: OperationOptions, s: Session, err: Error): OperationError {
+  const groups = groupSteps(s.recorder.steps);
+  const failed = [
+    ...[...groups.deployments.values()].filter((d) => d.failed).map((d) => `bundle deployment ${d.key}`),
+    ...[...groups.agents.values()].filter((a) => a.failed).map((a) => `agent on ${a.cluster}`),
+  ];
+  const completed: GroupedSteps = { deployments: new Map([...groups.deployments].filter(([, d]) => !d.failed)), agents: groups.agents };
+  const state = s.planned();
+  const planned: Record<string, DeploymentRecord> = {};
+  for (const e of state?.plan.entries ?? []) {
+    planned[`${e.cluster}/${e.bundle}`] = {
+      gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
+      commit: state!.sources.get(e.gitRepo)?.commit ?? "", namespace: e.namespace, paused: e.paused, objectCount: 0,
+    };
+  }
+  const message = `${op} of stack ${options.stack} failed${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;
+  return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
+}

@@ -1,0 +1,97 @@
+/**
+ * The pull-request summary of a preview, as Markdown: per cluster and bundle what the update would
+ * create, update, replace and delete with the deploymentId before and after, the agents (a replace is
+ * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
+ * same change always gives the same text.
+ */
+import { DeploymentRecord } from "../components";
+import { FleetState } from "../core/pipeline";
+import { compare } from "./deploy-events";
+import { ChangeCounts, GroupedSteps, hasChanges } from "./steps";
+
+export interface PreviewReport {
+  stack: string;
+  groups: GroupedSteps;
+  /** The stack's `deployments` output before the change. */
+  before: Record<string, DeploymentRecord>;
+  /** The plan the preview ran (deploymentIds after the change, and what explains a prune). */
+  state: FleetState;
+}
+
+export interface Prune {
+  cluster: string;
+  bundle: string;
+  objects: number;
+  reason: string;
+}
+
+/** Why a deployment recorded in the last update is not in the plan any more. */
+export function pruneReason(r: DeploymentRecord, state: FleetState): string {
+  if (!state.config.clusters.some((c) => c.name === r.cluster)) return `cluster \`${r.cluster}\` was removed from the stack`;
+  const repo = state.config.gitRepos.find((g) => g.name === r.gitRepo);
+  if (!repo) return `GitRepo \`${r.gitRepo}\` was removed from the stack`;
+  if (!state.bundles.some((b) => b.gitRepo === r.gitRepo && b.name === r.bundle)) {
+    return `bundle \`${r.bundle}\` is no longer in GitRepo \`${r.gitRepo}\` at ${state.sources.get(r.gitRepo)?.commit.slice(0, 12) ?? "its commit"}`;
+  }
+  const skipped = state.plan.skipped.find((s) => s.bundle === r.bundle && s.cluster === r.cluster);
+  if (skipped) return `target \`${skipped.target}\` sets doNotDeploy for cluster \`${r.cluster}\``;
+  if (r.target && !repo.targets.some((t) => t.name === r.target)) return `target \`${r.target}\` was removed from GitRepo \`${r.gitRepo}\``;
+  if (r.target) return `target \`${r.target}\` no longer matches cluster \`${r.cluster}\``;
+  return `no target of GitRepo \`${r.gitRepo}\` matches cluster \`${r.cluster}\` any more`;
+}
+
+export function prunesOf(report: PreviewReport): Prune[] {
+  return [...report.groups.deployments.values()].filter((d) => d.pruned).sort((a, b) => compare(a.key, b.key)).map((d) => {
+    const r = report.before[d.key];
+    return { cluster: d.cluster, bundle: d.bundle, objects: d.deleted, reason: r ? pruneReason(r, report.state) : "not in the plan any more" };
+  });
+}
+
+/** "s-1234567890ab…:89abcdef": enough to tell two deploymentIds apart in a table. */
+export function shortId(id: string | undefined): string {
+  if (!id) return "—";
+  const [manifest, options] = id.split(":");
+  return `\`${manifest.slice(0, 14)}…${options ? `:${options.slice(0, 8)}` : ""}\``;
+}
+
+export function renderSummaryMarkdown(report: PreviewReport): string {
+  const after = new Map(report.state.plan.entries.map((e) => [`${e.cluster}/${e.bundle}`, e.deploymentId]));
+  const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
+  const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
+  const prunes = prunesOf(report);
+  const total = [...deployments, ...agents].reduce((t, c) => ({
+    created: t.created + c.created, updated: t.updated + c.updated, replaced: t.replaced + c.replaced, deleted: t.deleted + c.deleted,
+  }), { created: 0, updated: 0, replaced: 0, deleted: 0 } as ChangeCounts);
+  const clusters = new Set([...deployments.map((d) => d.cluster), ...agents.map((a) => a.cluster)]);
+
+  const out: string[] = [`## pulumi-fleet preview of stack \`${report.stack}\``, ""];
+  if (!clusters.size) {
+    out.push("No changes: every bundle deployment and agent is up to date.");
+    return out.join("\n") + "\n";
+  }
+  out.push(`Changes on ${clusters.size} cluster(s): ${total.created} to create, ${total.updated} to update, ${total.replaced} to replace, ${total.deleted} to delete.`, "");
+
+  const warnings = agents.filter((a) => a.replaced > 0);
+  for (const a of warnings) {
+    out.push(`> **Warning:** the agent on \`${a.cluster}\` would be replaced (${a.replacements.join(", ")}), which restarts it.`, "");
+  }
+
+  if (deployments.length) {
+    out.push("### Bundle deployments", "", "| cluster | bundle | create | update | replace | delete | deploymentId before | after |", "|---|---|---:|---:|---:|---:|---|---|");
+    for (const d of deployments) {
+      out.push(`| ${d.cluster} | ${d.bundle} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`);
+    }
+    out.push("");
+  }
+  if (agents.length) {
+    out.push("### Agents", "", "| cluster | create | update | replace | delete |", "|---|---:|---:|---:|---:|");
+    for (const a of agents) out.push(`| ${a.cluster} | ${a.created} | ${a.updated} | ${a.replaced ? `**${a.replaced}** ⚠` : 0} | ${a.deleted} |`);
+    out.push("");
+  }
+  if (prunes.length) {
+    out.push("### Prunes", "", "| cluster | bundle | objects removed | why |", "|---|---|---:|---|");
+    for (const p of prunes) out.push(`| ${p.cluster} | ${p.bundle} | ${p.objects} | ${p.reason} |`);
+    out.push("");
+  }
+  return out.join("\n");
+}

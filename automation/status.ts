@@ -1,0 +1,147 @@
+/**
+ * Fleet's status model, computed from what the stack last applied (its `deployments` output), the plan
+ * of the current commit, and a refresh-preview of the clusters (live reads: readiness and drift).
+ * States and ranks follow Fleet (fleet-semantics.md §4): ErrApplied > WaitApplied > Modified >
+ * OutOfSync > Pending > NotReady > Ready; bundles and GitRepos roll up to the worst state and a
+ * `readyClusters x/y` count.
+ */
+import { DeploymentRecord } from "../components";
+import { FleetState } from "../core/pipeline";
+import { compare } from "./deploy-events";
+import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
+
+export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
+export type DeploymentState = keyof typeof STATE_RANK;
+
+export interface DeploymentStatus {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  state: DeploymentState;
+  /** The deploymentId the current commit and options call for. */
+  deploymentId: string;
+  /** The deploymentId the last successful update applied (undefined: never deployed). */
+  appliedDeploymentId?: string;
+  /** Why it is not Ready: the objects that are missing, modified or not ready. */
+  message: string;
+}
+
+export interface RollUp {
+  state: DeploymentState;
+  readyClusters: number;
+  desiredReadyClusters: number;
+}
+
+export interface StatusReport {
+  stack: string;
+  deployments: DeploymentStatus[];
+  bundles: (RollUp & { gitRepo: string; bundle: string })[];
+  gitRepos: (RollUp & { gitRepo: string; commit: string })[];
+  clusters: { cluster: string; state: DeploymentState; readyBundles: number; desiredReadyBundles: number }[];
+}
+
+/**
+ * @param groups steps of a refresh-preview: refresh steps carry the live objects, and any change the
+ *   preview would make to an applied deployment is drift
+ * @param failed deployments whose last update failed
+ */
+export function computeStatus(stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, groups: GroupedSteps, failed: Set<string> = new Set()): StatusReport {
+  const deployments = state.plan.entries.map((e): DeploymentStatus => {
+    const key = `${e.cluster}/${e.bundle}`;
+    const rec = applied[key];
+    const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
+    const steps = groups.deployments.get(key);
+    if (!rec) return { ...base, state: failed.has(key) ? "ErrApplied" : "Pending", message: failed.has(key) ? "the last update failed" : "not deployed yet" };
+    if (rec.deploymentId !== e.deploymentId) {
+      if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed to apply this deploymentId" };
+      return { ...base, state: e.paused ? "OutOfSync" : "WaitApplied", message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`" };
+    }
+    const notReady = steps ? notReadyObjects(steps) : [];
+    const drift = steps ? driftOf(steps) : [];
+    if (drift.length) return { ...base, state: "Modified", message: drift.join("; ") };
+    if (notReady.length) return { ...base, state: "NotReady", message: notReady.join("; ") };
+    return { ...base, state: "Ready", message: "" };
+  }).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
+
+  const rollUp = (items: DeploymentStatus[], desired: number, ready: number): RollUp => ({
+    state: items.reduce<DeploymentState>((worst, d) => (STATE_RANK[d.state] > STATE_RANK[worst] ? d.state : worst), "Ready"),
+    readyClusters: ready, desiredReadyClusters: desired,
+  });
+  const groupBy = <K extends string>(key: (d: DeploymentStatus) => K) => {
+    const m = new Map<K, DeploymentStatus[]>();
+    for (const d of deployments) m.set(key(d), [...(m.get(key(d)) ?? []), d]);
+    return m;
+  };
+  const bundles = [...groupBy((d) => `${d.gitRepo}\u0000${d.bundle}`)].map(([k, items]) => {
+    const [gitRepo, bundle] = k.split("\u0000");
+    return { gitRepo, bundle, ...rollUp(items, items.length, items.filter((d) => d.state === "Ready").length) };
+  });
+  const gitRepos = [...state.config.gitRepos].sort((a, b) => compare(a.name, b.name)).map((r) => {
+    const items = deployments.filter((d) => d.gitRepo === r.name);
+    const clusters = [...new Set(items.map((d) => d.cluster))];
+    // A cluster is ready for a GitRepo when every bundle of the GitRepo on it is Ready.
+    const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
+    return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
+  });
+  const clusters = [...state.config.clusters].sort((a, b) => compare(a.name, b.name)).map((c) => {
+    const items = deployments.filter((d) => d.cluster === c.name);
+    const r = rollUp(items, items.length, items.filter((d) => d.state === "Ready").length);
+    return { cluster: c.name, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters };
+  });
+  return { stack, deployments, bundles, gitRepos, clusters };
+}
+
+/** Objects the preview would touch although the deploymentId is the applied one: hand edits or deletions. */
+function driftOf(d: DeploymentSteps): string[] {
+  const verb: Record<string, string> = { create: "missing", update: "modified", replace: "modified", delete: "extra" };
+  return d.steps.filter((s) => verb[s.op]).map((s) => `${verb[s.op]} ${kindOf(s)} ${objectName(s)}${s.op !== "create" && s.diffs.length ? ` (${s.diffs.join(", ")})` : ""}`).sort();
+}
+
+/** Workloads whose live status (from the refresh) is short of their desired replicas. */
+function notReadyObjects(d: DeploymentSteps): string[] {
+  const out: string[] = [];
+  for (const s of d.steps) {
+    const o = s.outputs;
+    if (!o?.spec || !o.status) continue;
+    const kind = o.kind as string;
+    let ready = true;
+    let detail = "";
+    if (kind === "Deployment" || kind === "StatefulSet" || kind === "ReplicaSet") {
+      const want = o.spec.replicas ?? 1;
+      const have = (kind === "Deployment" ? o.status.availableReplicas : o.status.readyReplicas) ?? 0;
+      ready = have >= want && (o.status.observedGeneration ?? 0) >= (o.metadata?.generation ?? 0);
+      detail = `${have}/${want} ready`;
+    } else if (kind === "DaemonSet") {
+      ready = (o.status.numberReady ?? 0) >= (o.status.desiredNumberScheduled ?? 0);
+      detail = `${o.status.numberReady ?? 0}/${o.status.desiredNumberScheduled ?? 0} ready`;
+    }
+    if (!ready) out.push(`${kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}: ${detail}`);
+  }
+  return out.sort();
+}
+
+function kindOf(s: Step): string {
+  return s.type.slice(s.type.lastIndexOf(":") + 1);
+}
+
+/** "<cluster>/<bundle>/<group>:<Kind>:<ns>:<name>" resource names end in the object's namespace and name. */
+function objectName(s: Step): string {
+  const parts = urnName(s.urn).split(":");
+  return parts.length >= 4 ? `${parts[parts.length - 2] === "_" ? "" : `${parts[parts.length - 2]}/`}${parts[parts.length - 1]}` : urnName(s.urn);
+}
+
+export function formatStatusTable(r: StatusReport): string {
+  const rows: string[][] = [["GITREPO", "BUNDLE", "CLUSTER", "STATE", "READY", "MESSAGE"]];
+  for (const g of r.gitRepos) {
+    rows.push([g.gitRepo, "", "", g.state, `${g.readyClusters}/${g.desiredReadyClusters}`, `commit ${g.commit.slice(0, 12)}`]);
+    for (const b of r.bundles.filter((x) => x.gitRepo === g.gitRepo)) {
+      rows.push(["", b.bundle, "", b.state, `${b.readyClusters}/${b.desiredReadyClusters}`, ""]);
+      for (const d of r.deployments.filter((x) => x.gitRepo === g.gitRepo && x.bundle === b.bundle)) rows.push(["", "", d.cluster, d.state, "", d.message]);
+    }
+  }
+  rows.push([]);
+  rows.push(["CLUSTER", "", "", "STATE", "BUNDLES", ""]);
+  for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, ""]);
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  ").trimEnd()).join("\n") + "\n";
+}

@@ -1,0 +1,138 @@
+/**
+ * The engine's step events, attributed to what users think in: per BundleDeployment (cluster, bundle)
+ * and per cluster agent. Attribution walks each resource's parent chain up to the nearest
+ * BundleDeployment or Agent component, so Helm and Kustomize children count for their bundle too.
+ */
+import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
+
+export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
+export const AGENT_TYPE = "pulumi-fleet:index:Agent";
+
+export interface Step {
+  op: OpType;
+  urn: string;
+  type: string;
+  custom: boolean;
+  parent?: string;
+  /** Property paths that changed (updates and replaces). */
+  diffs: string[];
+  failed: boolean;
+  /** The live state the engine read (refresh steps): used for readiness. */
+  outputs?: Record<string, any>;
+}
+
+export interface ChangeCounts {
+  created: number;
+  updated: number;
+  replaced: number;
+  deleted: number;
+}
+
+export interface DeploymentSteps extends ChangeCounts {
+  key: string;
+  cluster: string;
+  bundle: string;
+  /** The BundleDeployment itself is deleted: the bundle is pruned from the cluster. */
+  pruned: boolean;
+  /** The BundleDeployment is new on this cluster. */
+  added: boolean;
+  failed: boolean;
+  steps: Step[];
+}
+
+export interface AgentSteps extends ChangeCounts {
+  cluster: string;
+  /** Replaced resources ("<type> <name>"): a replaced agent Deployment restarts the agent. */
+  replacements: string[];
+  failed: boolean;
+}
+
+export interface GroupedSteps {
+  deployments: Map<string, DeploymentSteps>;
+  agents: Map<string, AgentSteps>;
+}
+
+/** Collects one Step per resource and operation from an event stream (pass the recorder's push to onEvent). */
+export class StepRecorder {
+  readonly steps: Step[] = [];
+  private readonly byUrnOp = new Map<string, Step>();
+
+  readonly onEvent = (event: EngineEvent): void => {
+    const pre = event.resourcePreEvent?.metadata;
+    const out = event.resOutputsEvent?.metadata;
+    const failed = event.resOpFailedEvent?.metadata;
+    const meta = pre ?? out ?? failed;
+    if (!meta) return;
+    const id = `${meta.op} ${meta.urn}`;
+    let step = this.byUrnOp.get(id);
+    if (!step) {
+      const state = meta.new ?? meta.old;
+      step = {
+        op: meta.op, urn: meta.urn, type: meta.type, custom: state?.custom ?? false,
+        parent: state?.parent || undefined, diffs: [...(meta.diffs ?? [])].sort(), failed: false,
+      };
+      this.byUrnOp.set(id, step);
+      this.steps.push(step);
+    }
+    if (failed) step.failed = true;
+    if (meta.op === "refresh" && meta.new?.outputs) step.outputs = meta.new.outputs;
+  };
+}
+
+/** The resource name: the part of a URN after the last "::". */
+export function urnName(urn: string): string {
+  return urn.slice(urn.lastIndexOf("::") + 2);
+}
+
+const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
+  create: "created", update: "updated", replace: "replaced", delete: "deleted",
+};
+
+/**
+ * Steps per BundleDeployment and per agent. Only custom resources (real objects) count: components
+ * have no object of their own. "replace" is counted once; its create-replacement and delete-replaced
+ * halves are not counted again.
+ */
+export function groupSteps(steps: Step[]): GroupedSteps {
+  const byUrn = new Map<string, Step>();
+  for (const s of steps) if (!byUrn.has(s.urn) || s.op !== "same") byUrn.set(s.urn, s);
+  const ownerOf = (s: Step): Step | undefined => {
+    for (let cur: Step | undefined = s, hops = 0; cur && hops < 50; cur = cur.parent ? byUrn.get(cur.parent) : undefined, hops++) {
+      if (cur.type === BUNDLE_DEPLOYMENT_TYPE || cur.type === AGENT_TYPE) return cur;
+    }
+    return undefined;
+  };
+
+  const deployments = new Map<string, DeploymentSteps>();
+  const agents = new Map<string, AgentSteps>();
+  for (const s of steps) {
+    const owner = ownerOf(s);
+    if (!owner) continue;
+    const name = urnName(owner.urn);
+    const counted = s.custom ? COUNTED[s.op] : undefined;
+    if (owner.type === BUNDLE_DEPLOYMENT_TYPE) {
+      const slash = name.indexOf("/");
+      const d = deployments.get(name) ?? {
+        key: name, cluster: name.slice(0, slash), bundle: name.slice(slash + 1),
+        created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, added: false, failed: false, steps: [],
+      };
+      deployments.set(name, d);
+      if (s.urn === owner.urn && s.op === "delete") d.pruned = true;
+      if (s.urn === owner.urn && s.op === "create") d.added = true;
+      if (counted) d[counted]++;
+      if (s.failed) d.failed = true;
+      if (s.custom && s.op !== "same") d.steps.push(s);
+    } else {
+      const a = agents.get(name) ?? { cluster: name, created: 0, updated: 0, replaced: 0, deleted: 0, replacements: [], failed: false };
+      agents.set(name, a);
+      if (counted) a[counted]++;
+      if (s.custom && s.op === "replace") a.replacements.push(`${s.type} ${urnName(s.urn)}`);
+      if (s.failed) a.failed = true;
+    }
+  }
+  return { deployments, agents };
+}
+
+export function hasChanges(c: ChangeCounts): boolean {
+  return c.created + c.updated + c.replaced + c.deleted > 0;
+}

@@ -1,0 +1,111 @@
+/**
+ * The operations library (automation/operations.ts) on the real engine in render mode: deploy events
+ * once per real deploy and never for a no-op, the pull-request summary of a target edit (exactly the
+ * expected prunes, with reasons, the same text twice), status, and failures that surface the error.
+ */
+import { expect } from "chai";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { formatDeployEvent } from "../../automation/deploy-events";
+import * as ops from "../../automation/operations";
+import { toolchain } from "../../automation/toolchain";
+import { StackConfig } from "../../core/config/stack";
+import { PROJECT_DIR } from "../../core/pipeline";
+import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
+import { tempDir } from "../support/git-fixtures";
+
+const BUNDLES = ["examples-helm", "examples-kustomize", "examples-simple"];
+
+describe("operations: events, PR summary, status (real engine, render mode)", function () {
+  this.timeout(10 * 60_000);
+  const work = tempDir("pf-ops-");
+  const renderDir = path.join(work, "render");
+  fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
+  const options = (config: StackConfig): ops.OperationOptions => ({
+    stack: "ops", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
+    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "ops" },
+  });
+  const a = () => localStack(renderDir);
+  const b = () => withoutProdTarget(localStack(renderDir));
+
+  before(function () {
+    this.timeout(60 * 60_000);
+    toolchain();
+  });
+
+  it("the first up reports one Deployed event per bundle deployment", async () => {
+    const r = await ops.up(options(a()));
+    const lines = r.events.map(formatDeployEvent);
+    expect(lines).to.have.length(9);
+    for (const cluster of ["dev-1", "dev-2", "prod-1"]) {
+      for (const bundle of BUNDLES) {
+        const e = r.events.find((x) => x.cluster === cluster && x.bundle === bundle)!;
+        expect(e, `${bundle} on ${cluster}`).to.include({ event: "deployed", gitRepo: "examples" });
+        expect(e.created).to.be.greaterThan(0);
+        expect(e.deploymentId).to.match(/^s-[0-9a-f]+:[0-9a-f]{64}$/);
+        expect(e.commit).to.match(/^dir-[0-9a-f]+$/); // examples/ is a plain directory, not a git checkout
+      }
+    }
+    expect(lines[0]).to.match(/^Deployed bundle examples-helm to dev-1 deploymentID=s-[0-9a-f]+:[0-9a-f]{64} commit=dir-[0-9a-f]+ \(\d+ created, 0 updated, 0 deleted\)$/);
+  });
+
+  it("a no-op up reports nothing", async () => {
+    const r = await ops.up(options(a()));
+    expect(r.events).to.deep.equal([]);
+    expect(r.changes).to.not.have.any.keys("create", "update", "delete", "replace");
+  });
+
+  it("the PR summary of a target edit lists exactly the prod-1 prunes with their reason, the same text twice", async () => {
+    const first = await ops.preview(options(b()));
+    const second = await ops.preview(options(b()));
+    expect(first.summaryMarkdown).to.equal(second.summaryMarkdown);
+    expect(first.prunes.map((p) => `${p.cluster}/${p.bundle}`)).to.deep.equal(BUNDLES.map((x) => `prod-1/${x}`));
+    for (const p of first.prunes) {
+      expect(p.reason).to.equal("target `prod` was removed from GitRepo `examples`");
+      expect(p.objects).to.be.greaterThan(0);
+    }
+    const md = first.summaryMarkdown;
+    expect(md).to.contain("## pulumi-fleet preview of stack `ops`").and.contain("### Prunes");
+    expect(md).to.contain("| prod-1 | examples-simple |");
+    expect(md).to.not.match(/\| dev-[12] \|/); // nothing else changes
+    expect(md).to.not.contain("### Agents"); // the agent of a cluster that stays in the stack is untouched
+    console.log(`      PR summary:\n${md.split("\n").map((l) => `        ${l}`).join("\n")}`);
+  });
+
+  it("up of the edit reports one Pruned event per dropped deployment and nothing else", async () => {
+    const r = await ops.up(options(b()));
+    expect(r.events.map((e) => `${e.event} ${e.cluster}/${e.bundle}`)).to.deep.equal(BUNDLES.map((x) => `pruned prod-1/${x}`));
+    for (const e of r.events) {
+      expect(e.deleted).to.be.greaterThan(0);
+      expect(formatDeployEvent(e)).to.match(new RegExp(`^Pruned bundle ${e.bundle} from prod-1 deploymentID=s-\\S+ commit=dir-[0-9a-f]+ \\(0 created, 0 updated, ${e.deleted} deleted\\)$`));
+    }
+  });
+
+  it("status: every deployment Ready, rolled up per bundle, GitRepo and cluster", async () => {
+    const r = await ops.status(options(b()));
+    expect(r.deployments.map((d) => `${d.cluster}/${d.bundle} ${d.state}`)).to.have.members(
+      ["dev-1", "dev-2"].flatMap((c) => BUNDLES.map((x) => `${c}/${x} Ready`)));
+    expect(r.gitRepos).to.deep.equal([{ gitRepo: "examples", commit: r.gitRepos[0].commit, state: "Ready", readyClusters: 2, desiredReadyClusters: 2 }]);
+    expect(r.clusters.find((c) => c.cluster === "prod-1")).to.deep.equal({ cluster: "prod-1", state: "Ready", readyBundles: 0, desiredReadyBundles: 0 });
+  });
+
+  it("status says Pending for a cluster targeted but not deployed yet", async () => {
+    const r = await ops.status(options(a()));
+    expect(r.deployments.filter((d) => d.cluster === "prod-1").map((d) => d.state)).to.deep.equal(["Pending", "Pending", "Pending"]);
+    expect(r.gitRepos[0]).to.include({ state: "Pending", readyClusters: 2, desiredReadyClusters: 3 });
+  });
+
+  it("a failed update exits non-zero with the error, from the library and the CLI", async () => {
+    // The guard: a GitRepo that matched clusters must not silently match none.
+    const none = { ...a(), gitRepos: a().gitRepos.map((r) => ({ ...r, targets: [{ name: "nowhere", clusterName: "no-such-cluster" }] })) };
+    const err = await ops.up(options(none)).then(() => undefined, (e: Error) => e);
+    expect(err).to.be.instanceOf(ops.OperationError);
+    expect(err!.message).to.contain("up of stack ops failed").and.contain("examples");
+    const cli = spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/fleet.ts", "up", "--stack", "no-such-env", "--quiet"], {
+      cwd: PROJECT_DIR, encoding: "utf8", env: { ...process.env, PULUMI_CONFIG_PASSPHRASE: "x", PULUMI_FLEET_STATE_DIR: path.join(work, "cli-state") },
+    });
+    expect(cli.status).to.equal(1);
+    expect(cli.stderr).to.contain("stacks/Pulumi.no-such-env.yaml");
+  });
+});
