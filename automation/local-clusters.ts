@@ -222,7 +222,7 @@ function componentArgs(state: LocalClusters, c: LocalCluster, comp: Component): 
         `--cert-dir=${path.join(c.dir, "pki")}`, `--token-auth-file=${path.join(c.dir, "tokens.csv")}`,
         "--authorization-mode=Node,RBAC", "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         `--service-account-key-file=${path.join(c.dir, "sa.key")}`, `--service-account-signing-key-file=${path.join(c.dir, "sa.key")}`,
-        "--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none",
+        "--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none",
         "--allow-privileged=true", "--profiling=false",
       ];
     case "kube-controller-manager":
@@ -235,7 +235,7 @@ function componentArgs(state: LocalClusters, c: LocalCluster, comp: Component): 
     case "kube-scheduler":
       return [kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0"];
     case "kwok":
-      return [kubeconfig, "--manage-all-nodes=true", `--config=${path.join(state.baseDir, "kwok-stages.yaml")}`];
+      return [kubeconfig, "--manage-all-nodes=true", "--cidr=10.244.0.1/16", "--node-ip=10.1.0.1", `--config=${path.join(state.baseDir, "kwok-stages.yaml")}`];
   }
 }
 
