@@ -11,7 +11,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { ResolvedAgent } from "../core/agent/effective";
-import { clusterLabels } from "./labels";
+import { clusterLabels, PATCH_FORCE_ANNOTATION } from "./labels";
 
 export const AGENT_TYPE = "pulumi-fleet:index:Agent";
 export const AGENT_NAME = "fleet-agent";
@@ -35,10 +35,11 @@ export class Agent extends pulumi.ComponentResource {
     const ns = config.namespace;
     const child = { parent: this, provider: args.provider };
     const labels = { ...config.labels, ...SELECTOR, ...clusterLabels(args.cluster) };
-    const meta = (objName: string, namespaced = true) => ({ name: objName, ...(namespaced ? { namespace: ns } : {}), labels });
+    const annotations = { [PATCH_FORCE_ANNOTATION]: "true" };
+    const meta = (objName: string, namespaced = true) => ({ name: objName, ...(namespaced ? { namespace: ns } : {}), labels, annotations });
     const id = (role: string) => `${name}/agent/${role}`;
 
-    const namespace = new k8s.core.v1.Namespace(id("namespace"), { metadata: { name: ns, labels } }, child);
+    const namespace = new k8s.core.v1.Namespace(id("namespace"), { metadata: { name: ns, labels, annotations } }, child);
     const inNs = { ...child, dependsOn: [namespace] };
     const sa = new k8s.core.v1.ServiceAccount(id("serviceaccount"), { metadata: meta(AGENT_NAME) }, inNs);
     const role = new k8s.rbac.v1.ClusterRole(id("clusterrole"), {

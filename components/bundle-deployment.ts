@@ -11,7 +11,7 @@ import { Bundle } from "../core/bundles/types";
 import { K8sObject, renderRawObjects } from "../core/bundles/manifests";
 import { PlanEntry } from "../core/targeting/plan";
 import { groupOf, KubernetesObject, objectKey } from "./k8s-object";
-import { LifecyclePolicy, lifecycleOptions, Owner, ownershipTransform, validateObjectLabels, withOwnerLabels } from "./labels";
+import { LifecyclePolicy, lifecycleOptions, Owner, ownershipTransform, validateObjectLabels, withOwnership } from "./labels";
 
 export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
 
@@ -26,6 +26,8 @@ export interface BundleDeploymentArgs {
   objects?: K8sObject[];
   /** Other BundleDeployments of the same cluster this one waits for (fleet.yaml dependsOn). */
   dependsOn: pulumi.Resource[];
+  /** The cluster is excluded from this update: do not construct provider-side components for it. */
+  clusterUnreachable?: boolean;
 }
 
 /** Logical name of a (bundle, cluster) pair: names only, never list positions. */
@@ -58,6 +60,8 @@ export class BundleDeployment extends pulumi.ComponentResource {
       const objects = args.objects ?? renderCheckedObjects(bundle, entry);
       registerRawObjects(name, objects, owner, policy, args, childOpts);
       objectCount = pulumi.output(objects.length);
+    } else if (args.clusterUnreachable) {
+      objectCount = pulumi.output(0);
     } else {
       const nsDependency = args.namespaces.get(entry.namespace);
       const opts: pulumi.ComponentResourceOptions = {
@@ -104,7 +108,7 @@ function registerRawObjects(
     const ns = obj.metadata.namespace;
     const nsResource = ns ? ownNamespaces.get(ns) ?? args.namespaces.get(ns) : undefined;
     if (nsResource) deps.push(nsResource);
-    const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnerLabels(obj, owner),
+    const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnership(obj, owner),
       lifecycleOptions({ ...childOpts, dependsOn: deps }, policy));
     if (obj.kind === CRD_KIND) {
       const spec = obj.spec as { group?: string; names?: { kind?: string } };

@@ -45,7 +45,9 @@ export class Cluster extends pulumi.ComponentResource {
 }
 
 export function providerArgs(c: ClusterConfig, renderDir?: string): k8s.ProviderArgs {
-  const args: k8s.ProviderArgs = { clusterIdentifier: c.name };
+  // ConfigMaps and Secrets change in place, as Fleet's apply does: by default the provider replaces them
+  // on any data change, which deletes and recreates an object users may reference by name.
+  const args: k8s.ProviderArgs = { clusterIdentifier: c.name, enableConfigMapMutable: true, enableSecretMutable: true };
   if (renderDir) {
     args.renderYamlToDirectory = path.join(renderDir, c.name);
     return args;

@@ -60,9 +60,23 @@ export function validateObjectLabels(obj: ObjectLike, owner: Owner): void {
   }
 }
 
-/** The object with the ownership labels added (bundle labels of the same keys are overwritten). */
-export function withOwnerLabels<T extends ObjectLike>(obj: T, owner: Owner): T {
-  return { ...obj, metadata: { ...obj.metadata, labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) } } };
+/**
+ * Server-side apply with force: the fields a bundle declares belong to the Git state, so a hand edit of
+ * one of them (drift) is overwritten by the next `up` instead of failing it with a field-manager
+ * conflict. Fields the bundle does not declare stay with whoever set them.
+ */
+export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
+
+/** The object with the ownership labels (bundle labels of the same keys are overwritten) and forced apply. */
+export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner): T {
+  return {
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) },
+      annotations: { ...(obj.metadata?.annotations ?? {}), [PATCH_FORCE_ANNOTATION]: "true" },
+    },
+  };
 }
 
 export interface LifecyclePolicy {
@@ -81,7 +95,7 @@ export function ownershipTransform(owner: Owner, policy: LifecyclePolicy): pulum
     if (!args.custom || !args.type.startsWith("kubernetes:")) return undefined;
     const obj = args.props as ObjectLike;
     validateObjectLabels(obj, owner);
-    return { props: withOwnerLabels(obj, owner), opts: lifecycleOptions(args.opts, policy) };
+    return { props: withOwnership(obj, owner), opts: lifecycleOptions(args.opts, policy) };
   };
 }
 
