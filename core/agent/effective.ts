@@ -32,7 +32,7 @@ export interface EffectiveAgentConfig {
   resources: { limits?: Record<string, string>; requests?: Record<string, string> };
   hostNetwork: boolean;
   priorityClass?: { value: number; preemptionPolicy?: string };
-  podDisruptionBudget?: { minAvailable?: string; maxUnavailable?: string };
+  podDisruptionBudget?: { minAvailable?: number | string; maxUnavailable?: number | string };
   labels: Record<string, string>;
 }
 

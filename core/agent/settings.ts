@@ -35,7 +35,7 @@ export interface AgentSettings {
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
   hostNetwork?: boolean;
   priorityClass?: { value: number; preemptionPolicy?: string };
-  podDisruptionBudget?: { minAvailable?: string; maxUnavailable?: string };
+  podDisruptionBudget?: { minAvailable?: number | string; maxUnavailable?: number | string };
   namespace?: string;
   labels?: Record<string, string>;
   /** Registration token for the agent (a secret). */
@@ -103,9 +103,9 @@ export function parseAgentSettings(f: Field): AgentSettings {
   }
   if (f.child("podDisruptionBudget").present) {
     const p = f.child("podDisruptionBudget").object(["minAvailable", "maxUnavailable"]);
-    const min = p.child("minAvailable").optString();
-    const max = p.child("maxUnavailable").optString();
-    if ((min === undefined) === (max === undefined)) p.fail("set exactly one of minAvailable and maxUnavailable (as strings: \"1\" or \"50%\")");
+    const min = intOrPercent(p.child("minAvailable"));
+    const max = intOrPercent(p.child("maxUnavailable"));
+    if ((min === undefined) === (max === undefined)) p.fail("set exactly one of minAvailable and maxUnavailable (a count such as 1, or a percentage such as \"50%\")");
     s.podDisruptionBudget = min !== undefined ? { minAvailable: min } : { maxUnavailable: max };
   }
   const ns = f.child("namespace").optString();
@@ -137,4 +137,18 @@ function readToleration(f: Field): Toleration {
   if (secs !== undefined) t.tolerationSeconds = secs;
   if (!isPlainObject(f.value)) f.fail("must be a mapping");
   return t;
+}
+
+/**
+ * Kubernetes' IntOrString as the PDB reads it: a count or a percentage. A count written as a string
+ * ("1") becomes the number, because the API server rejects a string that is not a percentage, and so
+ * both spellings give one effective configuration.
+ */
+function intOrPercent(f: Field): number | string | undefined {
+  if (!f.present) return undefined;
+  const v = f.value;
+  if (typeof v === "number" && Number.isInteger(v) && v >= 0) return v;
+  if (typeof v === "string" && /^\d+$/.test(v)) return Number(v);
+  if (typeof v === "string" && /^\d+%$/.test(v)) return v;
+  return f.fail(`must be a non-negative integer or a percentage such as "50%" (got ${JSON.stringify(v)})`);
 }

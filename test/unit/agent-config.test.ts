@@ -68,5 +68,13 @@ describe("agent effective configuration", () => {
     expect(() => settings({ resources: { limits: { memory: "lots" } } })).to.throw('agent.resources.limits.memory: invalid quantity "lots"');
     expect(() => settings({ podDisruptionBudget: { minAvailable: "1", maxUnavailable: "1" } })).to.throw("set exactly one of minAvailable and maxUnavailable");
     expect(() => settings({ imageTage: "v1" })).to.throw("agent.imageTage: unknown field");
+    expect(() => settings({ podDisruptionBudget: { maxUnavailable: "one" } })).to.throw('agent.podDisruptionBudget.maxUnavailable: must be a non-negative integer or a percentage such as "50%" (got "one")');
+  });
+
+  it("a PDB count is a number however it is written (the API server rejects \"1\" as a string); percentages stay strings", () => {
+    const hashOf = (pdb: unknown) => resolveAgent("c1", settings({ podDisruptionBudget: pdb }), {}, {}, "0.13.1");
+    expect(hashOf({ maxUnavailable: "1" }).config.podDisruptionBudget).to.deep.equal({ maxUnavailable: 1 });
+    expect(hashOf({ maxUnavailable: "1" }).hash).to.equal(hashOf({ maxUnavailable: 1 }).hash);
+    expect(hashOf({ minAvailable: "50%" }).config.podDisruptionBudget).to.deep.equal({ minAvailable: "50%" });
   });
 });
