@@ -11,9 +11,12 @@ import { DeployEvent, deployEvents } from "./deploy-events";
 import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { configFromValues } from "../components/program";
+import { StackConfig } from "../core/config/stack";
+import { unreachableClusters } from "./reachability";
 import { isRenderMode, openStack, StackOptions, stateDirOf } from "./stack";
 import { computeStatus, StatusReport } from "./status";
-import { GroupedSteps, groupSteps, StepRecorder } from "./steps";
+import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
 
@@ -24,6 +27,11 @@ export interface OperationOptions extends StackOptions {
   expectNoChanges?: boolean;
   /** Refresh the state from the clusters first (drift shows as changes). */
   refresh?: boolean;
+  /**
+   * up/destroy: keep going when a resource fails, so one unreachable cluster does not hold back the
+   * rest of the fleet (default true; the operation still fails and names what failed).
+   */
+  continueOnError?: boolean;
 }
 
 export interface OperationResult {
@@ -60,44 +68,80 @@ interface Session {
   recorder: StepRecorder;
   before: Record<string, DeploymentRecord>;
   planned: () => FleetState | undefined;
+  /** Clusters whose API server did not answer (cluster -> reason), left out of this operation. */
+  unreachable: Map<string, string>;
+  /** URNs of the unreachable clusters' resources in the state: the engine's exclude list. */
+  excluded: string[];
   started: number;
 }
 
 async function open(options: OperationOptions): Promise<Session> {
   let planned: FleetState | undefined;
-  const stack = await openStack({ ...options, deploy: { ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } } });
+  // Filled before the engine runs the program (the inline program runs in this process).
+  const skip = new Set<string>();
+  const stack = await openStack({
+    ...options,
+    deploy: { ...options.deploy, unreachableClusters: skip, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
+  });
   const outputs = await stack.outputs();
   const before = (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
-  return { stack, recorder: new StepRecorder(), before, planned: () => planned, started: Date.now() };
+  let unreachable = new Map<string, string>();
+  let excluded: string[] = [];
+  if (!isRenderMode(options)) {
+    unreachable = await unreachableClusters((await configOf(stack, options)).clusters);
+    for (const c of unreachable.keys()) skip.add(c);
+    if (unreachable.size) {
+      const resources: { urn: string }[] = (await stack.exportStack()).deployment?.resources ?? [];
+      excluded = resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
+    }
+  }
+  return { stack, recorder: new StepRecorder(), before, planned: () => planned, unreachable, excluded, started: Date.now() };
+}
+
+/** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */
+async function configOf(stack: Stack, options: OperationOptions): Promise<StackConfig> {
+  if (options.config) return options.config;
+  const all = await stack.getAllConfig();
+  return configFromValues((key) => all[key]?.value, options.stack);
+}
+
+function unreachableNote(s: Session): string {
+  return [...s.unreachable].map(([c, why]) => `cluster ${c} is unreachable (${why})`).join("; ");
 }
 
 function base(options: OperationOptions, s: Session, changes: Record<string, number> | undefined): OperationResult {
-  return { stack: options.stack, changes: changes ?? {}, groups: groupSteps(s.recorder.steps), before: s.before, durationMs: Date.now() - s.started };
+  return { stack: options.stack, changes: changes ?? {}, groups: groupSteps(s.recorder.steps, s.recorder.failedUrns), before: s.before, durationMs: Date.now() - s.started };
 }
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
   const s = await open(options);
   const result = await s.stack.preview({
     onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
+    exclude: s.excluded,
   });
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
-  const report = { stack: options.stack, groups: r.groups, before: s.before, state };
+  const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
   return { ...r, state, prunes: prunesOf(report), summaryMarkdown: renderSummaryMarkdown(report) };
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
-    const result = await s.stack.up({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh });
+    const result = await s.stack.up({
+      onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
+      continueOnError: options.continueOnError ?? true, exclude: s.excluded,
+    });
     const r = base(options, s, result.summary.resourceChanges);
+    if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
     const after = (result.outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
     fs.rmSync(failuresFile(options), { force: true });
     return { ...r, events: deployEvents(r.groups, s.before, after) };
   } catch (err) {
     const e = failure("up", options, s, err as Error);
-    const failed = [...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key);
+    const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map((x) => `${x.cluster}/${x.bundle}`);
+    const failed = [...new Set([...[...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key), ...onFailedCluster])].sort();
     fs.writeFileSync(failuresFile(options), JSON.stringify({ failed, message: e.message.slice(0, 2000) }, null, 2));
     throw e;
   }
@@ -106,7 +150,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
 export async function destroy(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
-    const result = await s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent });
+    const result = await s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true });
     const r = base(options, s, result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}) };
   } catch (err) {
@@ -127,12 +171,12 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
  */
 export async function status(options: OperationOptions): Promise<StatusReport> {
   const s = await open(options);
-  await s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !isRenderMode(options) });
+  await s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !isRenderMode(options), exclude: s.excluded });
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);
   const failed = new Set<string>(fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).failed : []);
-  return computeStatus(options.stack, state, s.before, groupSteps(s.recorder.steps), failed);
+  return computeStatus(options.stack, state, s.before, groupSteps(s.recorder.steps, s.recorder.failedUrns), failed, s.unreachable);
 }
 
 /** Deployments whose last `up` failed, kept next to the state until an `up` succeeds (for ErrApplied). */
@@ -142,12 +186,13 @@ function failuresFile(options: OperationOptions): string {
 
 /** The deploys that did complete before the failure, with the plan's ids (the outputs were not written). */
 function failure(op: string, options: OperationOptions, s: Session, err: Error): OperationError {
-  const groups = groupSteps(s.recorder.steps);
+  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns);
+  groups.failedClusters = [...new Set([...groups.failedClusters, ...s.unreachable.keys()])].sort();
   const failed = [
     ...[...groups.deployments.values()].filter((d) => d.failed).map((d) => `bundle deployment ${d.key}`),
     ...[...groups.agents.values()].filter((a) => a.failed).map((a) => `agent on ${a.cluster}`),
-  ];
-  const completed: GroupedSteps = { deployments: new Map([...groups.deployments].filter(([, d]) => !d.failed)), agents: groups.agents };
+  ].sort();
+  const completed: GroupedSteps = { ...groups, deployments: new Map([...groups.deployments].filter(([, d]) => !d.failed && !groups.failedClusters.includes(d.cluster))) };
   const state = s.planned();
   const planned: Record<string, DeploymentRecord> = {};
   for (const e of state?.plan.entries ?? []) {
@@ -156,6 +201,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
       commit: state!.sources.get(e.gitRepo)?.commit ?? "", namespace: e.namespace, paused: e.paused, objectCount: 0,
     };
   }
-  const message = `${op} of stack ${options.stack} failed${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;
+  const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
+  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
 }

@@ -16,6 +16,8 @@ export interface PreviewReport {
   before: Record<string, DeploymentRecord>;
   /** The plan the preview ran (deploymentIds after the change, and what explains a prune). */
   state: FleetState;
+  /** Clusters left out because they did not answer (cluster -> reason). */
+  unreachable?: Map<string, string>;
 }
 
 export interface Prune {
@@ -65,6 +67,9 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   const clusters = new Set([...deployments.map((d) => d.cluster), ...agents.map((a) => a.cluster)]);
 
   const out: string[] = [`## pulumi-fleet preview of stack \`${report.stack}\``, ""];
+  for (const [c, why] of [...(report.unreachable ?? [])].sort()) {
+    out.push(`> **Warning:** cluster \`${c}\` is unreachable (${why}): it was left out of this preview.`, "");
+  }
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");
     return out.join("\n") + "\n";

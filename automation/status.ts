@@ -45,15 +45,20 @@ export interface StatusReport {
  *   preview would make to an applied deployment is drift
  * @param failed deployments whose last update failed
  */
-export function computeStatus(stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, groups: GroupedSteps, failed: Set<string> = new Set()): StatusReport {
+export function computeStatus(
+  stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, groups: GroupedSteps,
+  failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(),
+): StatusReport {
   const deployments = state.plan.entries.map((e): DeploymentStatus => {
     const key = `${e.cluster}/${e.bundle}`;
     const rec = applied[key];
     const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
     const steps = groups.deployments.get(key);
-    if (!rec) return { ...base, state: failed.has(key) ? "ErrApplied" : "Pending", message: failed.has(key) ? "the last update failed" : "not deployed yet" };
+    // The last update left this deployment behind (its cluster failed or was unreachable).
+    if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed on this cluster" };
+    if (unreachable.has(e.cluster)) return { ...base, state: "NotReady", message: `cluster unreachable: ${unreachable.get(e.cluster)}` };
+    if (!rec) return { ...base, state: "Pending", message: "not deployed yet" };
     if (rec.deploymentId !== e.deploymentId) {
-      if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed to apply this deploymentId" };
       return { ...base, state: e.paused ? "OutOfSync" : "WaitApplied", message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`" };
     }
     const notReady = steps ? notReadyObjects(steps) : [];

@@ -50,14 +50,20 @@ export interface AgentSteps extends ChangeCounts {
 export interface GroupedSteps {
   deployments: Map<string, DeploymentSteps>;
   agents: Map<string, AgentSteps>;
+  /** Clusters with an error on any of their resources (provider, namespaces, agent, bundles), sorted. */
+  failedClusters: string[];
 }
 
 /** Collects one Step per resource and operation from an event stream (pass the recorder's push to onEvent). */
 export class StepRecorder {
   readonly steps: Step[] = [];
+  /** Resources the engine reported an error for, including ones that failed before any step event. */
+  readonly failedUrns = new Set<string>();
   private readonly byUrnOp = new Map<string, Step>();
 
   readonly onEvent = (event: EngineEvent): void => {
+    const diag = event.diagnosticEvent;
+    if (diag?.severity === "error" && diag.urn) this.failedUrns.add(diag.urn);
     const pre = event.resourcePreEvent?.metadata;
     const out = event.resOutputsEvent?.metadata;
     const failed = event.resOpFailedEvent?.metadata;
@@ -74,7 +80,10 @@ export class StepRecorder {
       this.byUrnOp.set(id, step);
       this.steps.push(step);
     }
-    if (failed) step.failed = true;
+    if (failed) {
+      step.failed = true;
+      this.failedUrns.add(meta.urn);
+    }
     if (meta.op === "refresh" && meta.new?.outputs) step.outputs = meta.new.outputs;
   };
 }
@@ -93,7 +102,9 @@ const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
  * have no object of their own. "replace" is counted once; its create-replacement and delete-replaced
  * halves are not counted again.
  */
-export function groupSteps(steps: Step[]): GroupedSteps {
+export function groupSteps(steps: Step[], failedUrns: Iterable<string> = []): GroupedSteps {
+  const failedSet = new Set(failedUrns);
+  for (const s of steps) if (failedSet.has(s.urn)) s.failed = true;
   const byUrn = new Map<string, Step>();
   for (const s of steps) if (!byUrn.has(s.urn) || s.op !== "same") byUrn.set(s.urn, s);
   const ownerOf = (s: Step): Step | undefined => {
@@ -130,7 +141,24 @@ export function groupSteps(steps: Step[]): GroupedSteps {
       if (s.failed) a.failed = true;
     }
   }
-  return { deployments, agents };
+  const failedClusters = new Set<string>();
+  for (const urn of [...failedSet, ...steps.filter((s) => s.failed).map((s) => s.urn)]) {
+    const cluster = clusterOfUrn(urn);
+    if (cluster) failedClusters.add(cluster);
+  }
+  return { deployments, agents, failedClusters: [...failedClusters].sort() };
+}
+
+/**
+ * Every resource on a cluster is named "<cluster>/..." and the cluster's provider and components are
+ * named "<cluster>"; the stack and the fleet-wide components belong to no cluster.
+ */
+export function clusterOfUrn(urn: string): string | undefined {
+  const type = urn.slice(0, urn.lastIndexOf("::")).split("::").pop() ?? "";
+  const name = urnName(urn);
+  if (name.includes("/")) return name.slice(0, name.indexOf("/"));
+  const leaf = type.slice(type.lastIndexOf("$") + 1);
+  return ["pulumi:providers:kubernetes", "pulumi-fleet:index:Cluster", "pulumi-fleet:index:Agent"].includes(leaf) ? name : undefined;
 }
 
 export function hasChanges(c: ChangeCounts): boolean {

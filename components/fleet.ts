@@ -43,6 +43,12 @@ export interface PreparedFleet {
   objects: Map<PlanEntry, K8sObject[]>;
   namespaces: Map<string, NamespaceSpec[]>;
   agents: Map<string, ResolvedAgent>;
+  /**
+   * Clusters found unreachable before the update (automation/reachability.ts). The operation excludes
+   * their resources from the engine's steps; here their Helm and Kustomize components are not
+   * constructed, since the provider needs the API server to build them.
+   */
+  unreachable?: ReadonlySet<string>;
 }
 
 export function prepareFleet(state: FleetState): PreparedFleet {
@@ -120,6 +126,7 @@ export class Fleet extends pulumi.ComponentResource {
       const deployment = new BundleDeployment(key, {
         entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
         provider: cluster.provider, namespaces: cluster.namespaces, objects: objects.get(entry), dependsOn,
+        clusterUnreachable: prepared.unreachable?.has(entry.cluster) ?? false,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });
       this.deployments.set(key, deployment);
       return deployment;

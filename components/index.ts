@@ -21,6 +21,8 @@ export interface DeployOptions {
   previous?: PreviousDeployment | null;
   /** Called with the checked plan before any registration: the operations read it to explain a preview. */
   onPlanned?: (state: FleetState) => void;
+  /** Clusters left out of this update because their API server does not answer. */
+  unreachableClusters?: ReadonlySet<string>;
 }
 
 export async function deployFleet(config: StackConfig, options: DeployOptions = {}): Promise<Fleet> {
@@ -29,5 +31,5 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
-  return new Fleet("fleet", state, prepareFleet(state));
+  return new Fleet("fleet", state, { ...prepareFleet(state), unreachable: options.unreachableClusters });
 }

@@ -10,9 +10,14 @@ import { DeploymentRecord, deployFleet, DeployOptions, FleetSummary } from "./in
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
 export function configFromPulumi(): StackConfig {
+  return configFromValues((key) => pulumi.runtime.getConfig(key), pulumi.getStack());
+}
+
+/** The stack configuration from `<namespace>:<key>` values as the engine stores them (JSON text for structures). */
+export function configFromValues(get: (key: string) => string | undefined, stack: string): StackConfig {
   const raw: Record<string, unknown> = {};
   for (const key of TOP_LEVEL_KEYS) {
-    const text = pulumi.runtime.getConfig(`${CONFIG_NAMESPACE}:${key}`);
+    const text = get(`${CONFIG_NAMESPACE}:${key}`);
     if (text === undefined) continue;
     try {
       raw[key] = JSON.parse(text);
@@ -20,7 +25,7 @@ export function configFromPulumi(): StackConfig {
       raw[key] = text;
     }
   }
-  return parseStackConfig(raw, stackFileFor(pulumi.getStack()), PROJECT_DIR);
+  return parseStackConfig(raw, stackFileFor(stack), PROJECT_DIR);
 }
 
 export interface FleetOutputs {

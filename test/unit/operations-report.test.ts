@@ -1,0 +1,100 @@
+/**
+ * The pure parts of the operations: attributing engine steps to bundle deployments and agents, deploy
+ * events, the PR summary's order, Fleet's status states, and reading a cluster's server for the
+ * reachability probe. Engine events are synthetic here; the real engine's are in test/e2e.
+ */
+import { expect } from "chai";
+import * as net from "node:net";
+import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
+import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
+import { probe, serverOf } from "../../automation/reachability";
+import { clusterOfUrn, groupSteps, StepRecorder } from "../../automation/steps";
+import { computeStatus } from "../../automation/status";
+import { DeploymentRecord } from "../../components";
+import { FleetState } from "../../core/pipeline";
+
+const PREFIX = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$";
+const BD = `${PREFIX}pulumi-fleet:index:BundleDeployment::c1/app`;
+const CM = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:cfg`;
+const CHART = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:helm.sh/v4:Chart::c1/chart`;
+const CHART_CHILD = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::c1/chart:ns/web`;
+const AGENT = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:Agent::c1";
+const AGENT_DEP = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:Agent$kubernetes:apps/v1:Deployment::c1/agent/deployment";
+
+const type = (urn: string) => urn.slice(0, urn.lastIndexOf("::")).split("$").pop()!.split("::").pop()!;
+function pre(op: OpType, urn: string, parent: string | undefined, custom = true): EngineEvent {
+  return {
+    sequence: 0, timestamp: 0,
+    resourcePreEvent: { metadata: { op, urn, type: type(urn), provider: "", new: { type: type(urn), urn, custom, parent: parent ?? "", id: "", inputs: {}, outputs: {}, provider: "" } } },
+  } as EngineEvent;
+}
+
+function record(events: EngineEvent[]) {
+  const r = new StepRecorder();
+  for (const e of events) r.onEvent(e);
+  return r;
+}
+
+const rec = (key: string, deploymentId: string): DeploymentRecord => {
+  const [cluster, bundle] = key.split("/");
+  return { gitRepo: "repo", bundle, cluster, target: "all", deploymentId, commit: "abc", namespace: "ns", paused: false, objectCount: 1 };
+};
+
+describe("operations: steps, events, status", () => {
+  it("attributes a Helm chart's children to their BundleDeployment through the parent chain", () => {
+    const r = record([
+      pre("same", BD, undefined, false), pre("update", CM, BD), pre("same", CHART, BD, false), pre("create", CHART_CHILD, CHART),
+      pre("same", AGENT, undefined, false), pre("replace", AGENT_DEP, AGENT), pre("create-replacement", AGENT_DEP, AGENT), pre("delete-replaced", AGENT_DEP, AGENT),
+    ]);
+    const g = groupSteps(r.steps, r.failedUrns);
+    expect(g.deployments.get("c1/app")).to.include({ cluster: "c1", bundle: "app", created: 1, updated: 1, replaced: 0, deleted: 0, pruned: false });
+    // A replace is one change, not three.
+    expect(g.agents.get("c1")).to.include({ replaced: 1, created: 0, deleted: 0 });
+    expect(g.agents.get("c1")!.replacements).to.deep.equal(["kubernetes:apps/v1:Deployment c1/agent/deployment"]);
+  });
+
+  it("a no-op gives no event; a pruned deployment gives one Pruned event with the ids it had", () => {
+    const noop = groupSteps(record([pre("same", BD, undefined, false), pre("same", CM, BD)]).steps);
+    expect(deployEvents(noop, { "c1/app": rec("c1/app", "s-1:a") }, { "c1/app": rec("c1/app", "s-1:a") })).to.deep.equal([]);
+    const pruned = groupSteps(record([pre("delete", CM, BD), pre("delete", BD, undefined, false)]).steps);
+    const events = deployEvents(pruned, { "c1/app": rec("c1/app", "s-1:a") }, {});
+    expect(events.map(formatDeployEvent)).to.deep.equal(["Pruned bundle app from c1 deploymentID=s-1:a commit=abc (0 created, 0 updated, 1 deleted)"]);
+  });
+
+  it("an error diagnostic marks its resource's cluster failed, even without a step event", () => {
+    const r = record([{ sequence: 0, timestamp: 0, diagnosticEvent: { urn: AGENT_DEP, message: "boom", color: "never", severity: "error" } } as EngineEvent]);
+    expect(groupSteps(r.steps, r.failedUrns).failedClusters).to.deep.equal(["c1"]);
+    expect(clusterOfUrn("urn:pulumi:s::p::pulumi:providers:kubernetes::c2")).to.equal("c2");
+    expect(clusterOfUrn("urn:pulumi:s::p::pulumi:pulumi:Stack::p-s")).to.equal(undefined);
+  });
+
+  it("status follows Fleet's states and rolls up to the worst one", () => {
+    const entry = (cluster: string, deploymentId: string, paused = false) => ({ gitRepo: "repo", bundle: "app", cluster, target: "all", deploymentId, paused, namespace: "ns" });
+    const state = {
+      config: { clusters: ["c1", "c2", "c3", "c4", "c5", "c6"].map((name) => ({ name })), gitRepos: [{ name: "repo" }] },
+      sources: new Map([["repo", { commit: "abc" }]]),
+      plan: { entries: [entry("c1", "s-1:a"), entry("c2", "s-2:a"), entry("c3", "s-1:a"), entry("c4", "s-1:a"), entry("c5", "s-2:a", true), entry("c6", "s-1:a")], skipped: [] },
+    } as unknown as FleetState;
+    const applied = { "c1/app": rec("c1/app", "s-1:a"), "c2/app": rec("c2/app", "s-1:a"), "c4/app": rec("c4/app", "s-1:a"), "c5/app": rec("c5/app", "s-1:a"), "c6/app": rec("c6/app", "s-1:a") };
+    const drift = groupSteps(record([pre("same", BD.replace("c1/app", "c4/app"), undefined, false), pre("update", CM.replace("c1/app", "c4/app"), BD.replace("c1/app", "c4/app"))]).steps);
+    const r = computeStatus("s", state, applied, drift, new Set(["c6/app"]));
+    expect(r.deployments.map((d) => `${d.cluster} ${d.state}`)).to.deep.equal(["c1 Ready", "c2 WaitApplied", "c3 Pending", "c4 Modified", "c5 OutOfSync", "c6 ErrApplied"]);
+    expect(r.deployments[3].message).to.equal("modified ConfigMap ns/cfg");
+    expect(r.gitRepos[0]).to.include({ state: "ErrApplied", readyClusters: 1, desiredReadyClusters: 6 });
+  });
+
+  it("reads a cluster's server from kubeconfig text or from a context of the ambient kubeconfig", () => {
+    const kubeconfig = "apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: https://10.0.0.1:6443}\ncontexts:\n- name: ctx\n  context: {cluster: a}\ncurrent-context: ctx\n";
+    expect(serverOf({ name: "c", kubeconfig } as any)).to.equal("https://10.0.0.1:6443");
+    expect(serverOf({ name: "c", context: "ctx" } as any, { KUBECONFIG: "/nonexistent" })).to.equal(undefined);
+  });
+
+  it("the probe tells an open port from a closed one", async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    expect(await probe(`https://127.0.0.1:${port}`)).to.equal(undefined);
+    await new Promise((r) => server.close(r));
+    expect(await probe(`https://127.0.0.1:${port}`)).to.match(/ECONNREFUSED/);
+  });
+});
