@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: type check, unit tests (pure stages, real git), component tests (Pulumi mocks),
-# then end-to-end tests with the real engine. Nothing skips itself: a missing tool fails the run.
+# then end-to-end tests with the real engine, in render mode and on three live local clusters (started
+# once by the mocha global fixture). Nothing skips itself: a missing tool fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== typecheck"
 tsc --noEmit -p .
 echo "== unit + component tests"
 mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*.test.ts'
-if compgen -G 'test/e2e/*.test.ts' > /dev/null; then
-  echo "== end-to-end tests (real Pulumi engine)"
-  mocha --config test/.mocharc.json --timeout 600000 'test/e2e/**/*.test.ts'
-fi
+echo "== end-to-end tests (real Pulumi engine; live clusters from tools/build-clusters.sh)"
+bash tools/build-clusters.sh
+mocha --config test/.mocharc.json --timeout 600000 --require test/support/live-clusters.fixture.js 'test/e2e/**/*.test.ts'
