@@ -96,6 +96,22 @@ describe("operations: events, PR summary, status (real engine, render mode)", fu
     expect(r.gitRepos[0]).to.include({ state: "Pending", readyClusters: 2, desiredReadyClusters: 3 });
   });
 
+  it("the CLI prints one Deployed line per deploy and writes them as JSON lines; a no-op up writes none", async () => {
+    const env = { ...process.env, PULUMI_FLEET_STATE_DIR: path.join(work, "cli-local-state") };
+    const run = (file: string) => spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/fleet.ts", "up", "--stack", "local", "--quiet", "--events-json", file], { cwd: PROJECT_DIR, encoding: "utf8", env });
+    const first = run(path.join(work, "events-1.jsonl"));
+    expect(first.status, first.stderr).to.equal(0);
+    const lines = fs.readFileSync(path.join(work, "events-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines).to.have.length(9);
+    expect(lines[0]).to.include({ event: "deployed", bundle: "examples-helm", cluster: "dev-1", gitRepo: "examples" });
+    expect(lines[0].time).to.match(/^\d{4}-\d\d-\d\dT/);
+    expect(first.stdout.split("\n").filter((l) => l.startsWith("Deployed bundle "))).to.have.length(9);
+    const second = run(path.join(work, "events-2.jsonl"));
+    expect(second.status, second.stderr).to.equal(0);
+    expect(fs.readFileSync(path.join(work, "events-2.jsonl"), "utf8")).to.equal("");
+    expect(second.stdout).to.not.contain("Deployed bundle");
+  });
+
   it("a failed update exits non-zero with the error, from the library and the CLI", async () => {
     // The guard: a GitRepo that matched clusters must not silently match none.
     const none = { ...a(), gitRepos: a().gitRepos.map((r) => ({ ...r, targets: [{ name: "nowhere", clusterName: "no-such-cluster" }] })) };
