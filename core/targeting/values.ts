@@ -7,6 +7,7 @@
 import * as YAML from "yaml";
 import { FleetError } from "../errors";
 import { compileTemplate, CompiledTemplate } from "./gotemplate";
+import { compileLeafTemplates, LeafTemplates } from "./leaf-templates";
 import { HelmOptions } from "../bundles/types";
 import { ClusterConfig } from "../config/stack";
 
@@ -22,6 +23,8 @@ interface PreparedValues {
   values: Record<string, unknown>;
   /** The values' YAML text compiled as a template; undefined when it holds no `${`. */
   template?: CompiledTemplate;
+  /** The same templating value by value, without a YAML parse (leaf-templates.ts), when it qualifies. */
+  leaves?: LeafTemplates;
   templateValues: [string, CompiledTemplate][];
 }
 
@@ -32,9 +35,11 @@ function prepare(helm: HelmOptions): PreparedValues {
   if (!p) {
     const values = helm.values ?? {};
     const text = YAML.stringify(values, { ...YAML_OPTIONS, sortMapEntries: true, lineWidth: 0 });
+    const template = text.includes("${") ? compileTemplate(text) : undefined;
     p = {
       values,
-      template: text.includes("${") ? compileTemplate(text) : undefined,
+      template,
+      leaves: template ? compileLeafTemplates(values, YAML_OPTIONS) : undefined,
       templateValues: Object.entries(helm.templateValues ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, compileTemplate(v)]),
     };
     prepared.set(helm, p);
@@ -69,9 +74,9 @@ export function templateHelmValues(helm: HelmOptions, cluster: ClusterConfig, ct
   }
   let rendered: Record<string, unknown>;
   try {
-    rendered = p.template
-      ? ((YAML.parse(p.template.render(data), YAML_OPTIONS) ?? {}) as Record<string, unknown>)
-      : structuredClone(p.values);
+    rendered = !p.template
+      ? structuredClone(p.values)
+      : p.leaves?.render(p.values, data) ?? ((YAML.parse(p.template.render(data), YAML_OPTIONS) ?? {}) as Record<string, unknown>);
   } catch (err) {
     return fail("failed to render helm values template", err);
   }
