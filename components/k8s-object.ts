@@ -27,13 +27,16 @@ export function objectKey(obj: K8sObject): string {
 const COMMON_VERSIONS = ["v1alpha1", "v1alpha2", "v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1", "v2beta1", "v2beta2", "v2", "v3"];
 
 /**
- * Aliases to the same object under the other common versions of its group. When a bundle moves an
+ * Aliases to the same object under the other common versions of its (non-core) group. When a bundle moves an
  * object to a newer version of the same group, the engine then updates it in place. Without them it
  * would create the "new" resource and delete the old one, which is the same object on the cluster: the
  * bundle would delete its own object.
  */
 export function versionAliases(obj: K8sObject): pulumi.Alias[] {
   const group = groupOf(obj.apiVersion);
+  // The core group has only ever had v1; and every alias costs the SDK and the engine work per
+  // resource, which at fleet scale (ConfigMaps, Services, Secrets are most objects) adds up.
+  if (!group) return [];
   const current = obj.apiVersion.split("/").pop();
   return COMMON_VERSIONS.filter((v) => v !== current)
     .map((v) => ({ type: typeTokenOf({ apiVersion: group ? `${group}/${v}` : v, kind: obj.kind }) }));

@@ -8,6 +8,7 @@
 # Usage:
 #   tools/build-clusters.sh             build, or reuse finished builds; report on stderr
 #   tools/build-clusters.sh --bin-dir   the same, then print the directory holding all five binaries
+#   ... --kubectl                      also build kubectl of the same release (the benchmarks compare with it)
 #
 # Environment: PULUMI_FLEET_CACHE (cache root, as for build-pulumi.sh), PULUMI_FLEET_REBUILD=1,
 # GOPROXY/GOMODCACHE/GOCACHE/GOFLAGS. Each component builds into
@@ -16,12 +17,15 @@
 set -euo pipefail
 
 want_bin_dir=0
-case "${1:-}" in
-  --bin-dir) want_bin_dir=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  *) echo "build-clusters.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
-esac
+want_kubectl=0
+for a in "$@"; do
+  case "$a" in
+    --bin-dir) want_bin_dir=1 ;;
+    --kubectl) want_kubectl=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-clusters.sh: unknown argument: $a (try --help)" >&2; exit 2 ;;
+  esac
+done
 
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
@@ -88,6 +92,9 @@ done
 build kubernetes "$tools_dir/control-plane" "$k8s_version" "$k8s_ldflags" selinux,notest,grpcnotrace \
   kube-apiserver kube-controller-manager kube-scheduler -- \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+if ((want_kubectl)); then
+  build kubectl "$tools_dir/control-plane" "$k8s_version" "$k8s_ldflags" selinux,notest,grpcnotrace kubectl -- k8s.io/kubernetes/cmd/kubectl
+fi
 build etcd "$tools_dir/etcd" "$etcd_version" "-s -w" "" etcd -- go.etcd.io/etcd/server/v3
 build kwok "$tools_dir/kwok" "$kwok_version" "-s -w" "" kwok -- sigs.k8s.io/kwok/cmd/kwok
 
@@ -95,7 +102,8 @@ log "pulumi-fleet local clusters ($(go env GOVERSION), total $(since "$t_start")
   bin dir     $bin_dir
   kubernetes  $k8s_version  [${status[kubernetes]}]
   etcd        $etcd_version  [${status[etcd]}]
-  kwok        $kwok_version  [${status[kwok]}]"
+  kwok        $kwok_version  [${status[kwok]}]${status[kubectl]:+
+  kubectl     $k8s_version  [${status[kubectl]}]}"
 
 ((want_bin_dir)) && printf '%s\n' "$bin_dir"
 exit 0

@@ -1,0 +1,70 @@
+/**
+ * Shared by the benchmark scripts: synthetic fleets (a plain-directory repository of raw YAML
+ * bundles, clusters that all match), result files, and tables. Benchmarks print figures; they never
+ * assert timings (tests do not time things).
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ClusterConfig, parseStackConfig, StackConfig } from "../core/config/stack";
+import { PROJECT_DIR } from "../core/pipeline";
+
+export const RESULTS_DIR = path.join(__dirname, "results");
+
+/** A directory with `bundles` bundle folders of `objects` ConfigMaps each (a GitRepo reads it in place). */
+export function syntheticRepo(bundles: number, objects: number, namespacePrefix = "bench"): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-repo-"));
+  for (let b = 0; b < bundles; b++) {
+    const bdir = path.join(dir, `b${String(b).padStart(3, "0")}`);
+    fs.mkdirSync(bdir);
+    fs.writeFileSync(path.join(bdir, "fleet.yaml"), `defaultNamespace: ${namespacePrefix}-${b}\n`);
+    const docs = Array.from({ length: objects }, (_, o) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${o}\ndata:\n  bundle: "b${b}"\n  object: "${o}"\n`);
+    fs.writeFileSync(path.join(bdir, "objects.yaml"), docs.join("---\n"));
+  }
+  return dir;
+}
+
+/** `n` clusters named c-000..., labelled env=bench, each with optional extra fields. */
+export function syntheticClusters(n: number, extra: (i: number) => Partial<ClusterConfig> = () => ({})): ClusterConfig[] {
+  return Array.from({ length: n }, (_, i) => ({
+    name: `c-${String(i).padStart(3, "0")}`, labels: { env: "bench", shard: String(i % 10) }, annotations: {},
+    templateValues: {}, deleteUnreachable: false, ...extra(i),
+  }));
+}
+
+/** One GitRepo (the synthetic repository, every bundle) targeting every cluster, through the real config parser. */
+export function syntheticConfig(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): StackConfig {
+  const raw = {
+    fleetVersion: "0.13.1",
+    clusters: clusters.map(({ name, labels, kubeconfig }) => ({ name, labels, ...(kubeconfig ? { kubeconfig } : {}) })),
+    gitRepos: [{ name: "bench", repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: { matchLabels: { env: "bench" } } }] }],
+    ...extra,
+  };
+  return parseStackConfig(raw, "bench (synthetic)", PROJECT_DIR);
+}
+
+export function writeResult(name: string, data: unknown): string {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify({ node: process.version, cpus: os.cpus().length, at: new Date().toISOString(), ...(data as object) }, null, 2));
+  return file;
+}
+
+export function printTable(rows: Record<string, string | number>[]): void {
+  if (!rows.length) return;
+  const cols = Object.keys(rows[0]);
+  const cells = [cols, ...rows.map((r) => cols.map((c) => String(r[c])))];
+  const widths = cols.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  for (const [i, r] of cells.entries()) {
+    console.log(r.map((c, j) => c.padEnd(widths[j])).join(" | "));
+    if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
+  }
+}
+
+export function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+export const seconds = (ms: number) => +(ms / 1000).toFixed(2);
