@@ -4,6 +4,8 @@
  */
 import { fleetProgram } from "./components/program";
 
+// This process only runs the program: skip the SDK's per-promise stack capture (components/stack-traces.ts).
+if (process.env.PULUMI_FLEET_STACK_TRACES !== "1") Error.stackTraceLimit = 0;
 const outputs = fleetProgram();
 
 /** Per GitRepo: commit, bundles, clusters matched; per cluster: bundles deployed. Also read back by the safety guard. */

@@ -12,6 +12,7 @@ import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { configFromValues } from "../components/program";
+import { withoutStackTraces } from "../components/stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
 import { isRenderMode, openStack, StackOptions, stateDirOf } from "./stack";
@@ -32,6 +33,12 @@ export interface OperationOptions extends StackOptions {
    * rest of the fleet (default true; the operation still fails and names what failed).
    */
   continueOnError?: boolean;
+  /**
+   * Write the state once at the end instead of after every step (PULUMI_SKIP_CHECKPOINTS): several
+   * times faster for large stacks (BENCHMARKS.md); if the process dies mid-update, that update's
+   * steps are missing from the state until the next `up` re-applies them.
+   */
+  skipCheckpoints?: boolean;
 }
 
 export interface OperationResult {
@@ -81,6 +88,7 @@ async function open(options: OperationOptions): Promise<Session> {
   const skip = new Set<string>();
   const stack = await openStack({
     ...options,
+    env: { ...options.env, ...(options.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
     deploy: { ...options.deploy, unreachableClusters: skip, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
   });
   const outputs = await stack.outputs();
@@ -115,10 +123,10 @@ function base(options: OperationOptions, s: Session, changes: Record<string, num
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
   const s = await open(options);
-  const result = await s.stack.preview({
+  const result = await withoutStackTraces(() => s.stack.preview({
     onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
     exclude: s.excluded,
-  });
+  }));
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
@@ -129,10 +137,10 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 export async function up(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
-    const result = await s.stack.up({
+    const result = await withoutStackTraces(() => s.stack.up({
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? true, exclude: s.excluded,
-    });
+    }));
     const r = base(options, s, result.summary.resourceChanges);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
     const after = (result.outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
@@ -150,7 +158,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
 export async function destroy(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
-    const result = await s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true });
+    const result = await withoutStackTraces(() => s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true }));
     const r = base(options, s, result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}) };
   } catch (err) {
@@ -160,7 +168,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options);
-  const result = await s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges });
+  const result = await withoutStackTraces(() => s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges }));
   return base(options, s, result.summary.resourceChanges);
 }
 
@@ -171,7 +179,7 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
  */
 export async function status(options: OperationOptions): Promise<StatusReport> {
   const s = await open(options);
-  await s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !isRenderMode(options), exclude: s.excluded });
+  await withoutStackTraces(() => s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !isRenderMode(options), exclude: s.excluded }));
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);

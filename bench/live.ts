@@ -6,7 +6,7 @@
  *  - a 500-object bundle applied by `up` and the same 500 objects by `kubectl apply --server-side`
  *    (kubectl built from the control plane's own Kubernetes release) against the same API server;
  *  - agent churn: 20 no-op updates, then agent pod UIDs, restarts and replacements.
- * Writes bench/results/live.json.
+ * `--parts prune,apply,churn` picks parts. Writes bench/results/live.json.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -17,109 +17,133 @@ import { kubeList } from "../automation/kube-client";
 import { LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/toolchain";
+import { ClusterConfig, StackConfig } from "../core/config/stack";
 import { PROJECT_DIR } from "../core/pipeline";
 import { arg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 const count = (c: LocalCluster, selector: string) => kubeList(c, "/api/v1/configmaps", selector).then((l) => l.length);
 
+interface Ctx {
+  clusters: LocalCluster[];
+  kubeconfigs: ClusterConfig[];
+  work: string;
+  options: (config: StackConfig, stack: string) => ops.OperationOptions;
+}
+
+const SELECTOR = "fleet.cattle.io/repo-name=bench";
+
+async function pruneLatency(ctx: Ctx, repo: string, runs: number) {
+  const all = syntheticConfig(repo, ctx.kubeconfigs);
+  const dropped = syntheticConfig(repo, ctx.kubeconfigs);
+  dropped.gitRepos[0].targets = [{ name: "all", clusterSelector: { matchLabels: { env: "bench" }, matchExpressions: [{ key: "shard", operator: "NotIn", values: ["2"] }] } }];
+  const rows = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await ops.up(ctx.options(all, "prune"));
+    const deployS = seconds(performance.now() - t0);
+    let goneAt: number | undefined;
+    let polling = true;
+    const poller = (async () => {
+      while (polling && goneAt === undefined) {
+        if ((await count(ctx.clusters[2], SELECTOR)) === 0) goneAt = performance.now();
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const start = performance.now();
+    const r = await ops.up(ctx.options(dropped, "prune"));
+    const returned = performance.now();
+    polling = false;
+    await poller;
+    if ((await count(ctx.clusters[2], SELECTOR)) !== 0) throw new Error("objects left on the dropped cluster after up returned");
+    rows.push({ run: i + 1, deployS, goneS: seconds((goneAt ?? returned) - start), returnedS: seconds(returned - start), pruned: r.events.length });
+  }
+  console.log("prune latency (3 clusters x 10 bundles x 10 objects; one cluster dropped):");
+  printTable(rows.map((p) => ({ run: p.run, "deploy all s": p.deployS, "start -> objects gone s": p.goneS, "start -> up returned s": p.returnedS, "Pruned events": p.pruned })));
+  console.log("goal: objects gone within 5 s of the update's start");
+  return rows;
+}
+
+async function applyVsKubectl(ctx: Ctx, kubectl: string) {
+  const big = syntheticRepo(1, 500, "big-fleet");
+  const one = syntheticConfig(big, [ctx.kubeconfigs[0]]);
+  const tUp = performance.now();
+  await ops.up(ctx.options(one, "big"));
+  const upMs = performance.now() - tUp;
+  const tNoop = performance.now();
+  await ops.up({ ...ctx.options(one, "big"), expectNoChanges: true });
+  const noopMs = performance.now() - tNoop;
+  const docs = fs.readFileSync(path.join(big, "b000", "objects.yaml"), "utf8").split("---\n").map((d) => YAML.parse(d));
+  const file = path.join(ctx.work, "kubectl-500.yaml");
+  fs.writeFileSync(file, docs.map((d) => YAML.stringify({ ...d, metadata: { ...d.metadata, namespace: "big-kubectl" } })).join("---\n"));
+  const kc = ["--kubeconfig", ctx.clusters[0].kubeconfig];
+  execFileSync(kubectl, [...kc, "create", "namespace", "big-kubectl"], { stdio: "ignore" });
+  const timeKubectl = () => {
+    const t = performance.now();
+    execFileSync(kubectl, [...kc, "apply", "--server-side", "-f", file], { stdio: "ignore" });
+    return performance.now() - t;
+  };
+  const kubectlMs = timeKubectl();
+  const kubectlNoopMs = timeKubectl();
+  const result = {
+    upS: seconds(upMs), kubectlS: seconds(kubectlMs), ratio: +(upMs / kubectlMs).toFixed(2),
+    noopUpS: seconds(noopMs), kubectlReapplyS: seconds(kubectlNoopMs), noopRatio: +(noopMs / kubectlNoopMs).toFixed(2),
+    kubectlVersion: execFileSync(kubectl, ["version", "--client", "-o", "json"], { encoding: "utf8" }).match(/"gitVersion":\s*"([^"]+)"/)?.[1],
+  };
+  console.log("500-object bundle, one cluster (create, then again unchanged):");
+  printTable([
+    { what: "create", "pulumi-fleet up s": result.upS, "kubectl apply --server-side s": result.kubectlS, ratio: result.ratio },
+    { what: "unchanged", "pulumi-fleet up s": result.noopUpS, "kubectl apply --server-side s": result.kubectlReapplyS, ratio: result.noopRatio },
+  ]);
+  console.log(`goal: create ratio at most 1.5 (kubectl ${result.kubectlVersion})`);
+  return result;
+}
+
+async function agentChurn(ctx: Ctx, repo: string) {
+  const all = syntheticConfig(repo, ctx.kubeconfigs);
+  const agents = () => Promise.all(ctx.clusters.map((c) => kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", "app=fleet-agent")));
+  await ops.up(ctx.options(all, "prune"));
+  const before = (await agents()).map((pods) => pods.map((p: any) => p.metadata.uid));
+  let replaces = 0;
+  let changes = 0;
+  const t = performance.now();
+  for (let i = 0; i < 20; i++) {
+    const r = await ops.up(ctx.options(all, "prune"));
+    replaces += r.changes.replace ?? 0;
+    changes += (r.changes.update ?? 0) + (r.changes.create ?? 0) + (r.changes.delete ?? 0) + (r.changes.replace ?? 0);
+  }
+  const after = await agents();
+  const result = {
+    updates: 20, meanNoopUpS: seconds((performance.now() - t) / 20), replaces, otherChanges: changes,
+    podsReplaced: after.filter((pods, i) => JSON.stringify(pods.map((p: any) => p.metadata.uid)) !== JSON.stringify(before[i])).length,
+    restarts: after.flat().reduce((n: number, p: any) => n + (p.status.containerStatuses ?? []).reduce((m: number, s: any) => m + s.restartCount, 0), 0),
+  };
+  console.log("agent churn over 20 no-op updates (3 clusters):");
+  printTable([{ "no-op ups": result.updates, "mean s": result.meanNoopUpS, "replace steps": result.replaces, "other changes": result.otherChanges, "agent pods replaced": result.podsReplaced, restarts: result.restarts }]);
+  return result;
+}
+
 export async function liveBench(): Promise<void> {
   toolchain();
   const runs = Number(arg("runs") ?? 3);
+  const parts = (arg("parts") ?? "prune,apply,churn").split(",");
   const kubectl = path.join(execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-clusters.sh"), "--bin-dir", "--kubectl"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim(), "kubectl");
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-live-"));
   const live = await startLocalClusters({ names: ["c-000", "c-001", "c-002"], baseDir: path.join(work, "clusters") });
   try {
-    const clusters = live.clusters;
-    const kubeconfigs = syntheticClusters(3, (i) => ({ kubeconfig: fs.readFileSync(clusters[i].kubeconfig, "utf8") }));
-    const options = (config: ops.OperationOptions["config"], stack: string): ops.OperationOptions => ({
-      stack, stateDir: path.join(work, "state"), stackConfigDir: work, config,
-      deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench" },
-    });
-
-    // ---- prune latency ----
+    const ctx: Ctx = {
+      clusters: live.clusters, work,
+      kubeconfigs: syntheticClusters(3, (i) => ({ kubeconfig: fs.readFileSync(live.clusters[i].kubeconfig, "utf8") })),
+      options: (config, stack) => ({
+        stack, stateDir: path.join(work, "state"), stackConfigDir: work, config,
+        deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench" },
+      }),
+    };
     const repo = syntheticRepo(10, 10);
-    const all = syntheticConfig(repo, kubeconfigs);
-    const dropped = syntheticConfig(repo, kubeconfigs, {});
-    dropped.gitRepos[0].targets = [{ name: "all", clusterSelector: { matchLabels: { env: "bench" }, matchExpressions: [{ key: "shard", operator: "NotIn", values: ["2"] }] } }];
-    const selector = "fleet.cattle.io/repo-name=bench";
-    const prune = [];
-    for (let i = 0; i < runs; i++) {
-      const t0 = performance.now();
-      await ops.up(options(all, "prune"));
-      const deployS = seconds(performance.now() - t0);
-      let goneAt: number | undefined;
-      let polling = true;
-      const poller = (async () => {
-        while (polling && goneAt === undefined) {
-          if ((await count(clusters[2], selector)) === 0) goneAt = performance.now();
-          else await new Promise((r) => setTimeout(r, 100));
-        }
-      })();
-      const start = performance.now();
-      const r = await ops.up(options(dropped, "prune"));
-      const returned = performance.now();
-      polling = false;
-      await poller;
-      if ((await count(clusters[2], selector)) !== 0) throw new Error("objects left on the dropped cluster after up returned");
-      prune.push({ run: i + 1, deployS, goneS: seconds((goneAt ?? returned) - start), returnedS: seconds(returned - start), pruned: r.events.length, others: await count(clusters[0], selector) });
-    }
-    console.log("prune latency (3 clusters x 10 bundles x 10 objects; one cluster dropped):");
-    printTable(prune.map((p) => ({ run: p.run, "deploy all s": p.deployS, "start -> objects gone s": p.goneS, "start -> up returned s": p.returnedS, "Pruned events": p.pruned })));
-    console.log("goal: objects gone within 5 s of the update's start");
-
-    // ---- 500 objects: up vs kubectl apply --server-side ----
-    const big = syntheticRepo(1, 500, "big-fleet");
-    const one = syntheticConfig(big, [kubeconfigs[0]]);
-    const tUp = performance.now();
-    await ops.up(options(one, "big"));
-    const upMs = performance.now() - tUp;
-    const tNoop = performance.now();
-    await ops.up({ ...options(one, "big"), expectNoChanges: true });
-    const noopMs = performance.now() - tNoop;
-    const docs = fs.readFileSync(path.join(big, "b000", "objects.yaml"), "utf8").split("---\n").map((d) => YAML.parse(d));
-    const file = path.join(work, "kubectl-500.yaml");
-    fs.writeFileSync(file, docs.map((d) => YAML.stringify({ ...d, metadata: { ...d.metadata, namespace: "big-kubectl" } })).join("---\n"));
-    const kc = ["--kubeconfig", clusters[0].kubeconfig];
-    execFileSync(kubectl, [...kc, "create", "namespace", "big-kubectl"], { stdio: "ignore" });
-    const tK = performance.now();
-    execFileSync(kubectl, [...kc, "apply", "--server-side", "-f", file], { stdio: "ignore" });
-    const kubectlMs = performance.now() - tK;
-    const tK2 = performance.now();
-    execFileSync(kubectl, [...kc, "apply", "--server-side", "-f", file], { stdio: "ignore" });
-    const kubectlNoopMs = performance.now() - tK2;
-    const apply = {
-      upS: seconds(upMs), kubectlS: seconds(kubectlMs), ratio: +(upMs / kubectlMs).toFixed(2),
-      noopUpS: seconds(noopMs), kubectlReapplyS: seconds(kubectlNoopMs), noopRatio: +(noopMs / kubectlNoopMs).toFixed(2),
-      kubectlVersion: execFileSync(kubectl, ["version", "--client", "-o", "json"], { encoding: "utf8" }).match(/"gitVersion":\s*"([^"]+)"/)?.[1],
-    };
-    console.log("500-object bundle, one cluster (create, then again unchanged):");
-    printTable([
-      { what: "create", "pulumi-fleet up s": apply.upS, "kubectl apply --server-side s": apply.kubectlS, ratio: apply.ratio },
-      { what: "unchanged", "pulumi-fleet up s": apply.noopUpS, "kubectl apply --server-side s": apply.kubectlReapplyS, ratio: apply.noopRatio },
-    ]);
-    console.log(`goal: create ratio at most 1.5 (kubectl ${apply.kubectlVersion})`);
-
-    // ---- agent churn over 20 no-op updates ----
-    const agents = () => Promise.all(clusters.map((c) => kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", "app=fleet-agent")));
-    await ops.up(options(all, "prune"));
-    const before = (await agents()).map((pods) => pods.map((p: any) => p.metadata.uid));
-    let replaces = 0;
-    let changes = 0;
-    const tChurn = performance.now();
-    for (let i = 0; i < 20; i++) {
-      const r = await ops.up(options(all, "prune"));
-      replaces += r.changes.replace ?? 0;
-      changes += (r.changes.update ?? 0) + (r.changes.create ?? 0) + (r.changes.delete ?? 0) + (r.changes.replace ?? 0);
-    }
-    const after = await agents();
-    const churn = {
-      updates: 20, meanNoopUpS: seconds((performance.now() - tChurn) / 20), replaces, otherChanges: changes,
-      podsReplaced: after.filter((pods, i) => JSON.stringify(pods.map((p: any) => p.metadata.uid)) !== JSON.stringify(before[i])).length,
-      restarts: after.flat().reduce((n: number, p: any) => n + (p.status.containerStatuses ?? []).reduce((m: number, s: any) => m + s.restartCount, 0), 0),
-    };
-    console.log("agent churn over 20 no-op updates (3 clusters):");
-    printTable([{ "no-op ups": churn.updates, "mean s": churn.meanNoopUpS, "replace steps": churn.replaces, "other changes": churn.otherChanges, "agent pods replaced": churn.podsReplaced, restarts: churn.restarts }]);
-    console.log(`written ${writeResult("live", { prune, apply, churn, startupMs: live.startupMs })}`);
+    const prune = parts.includes("prune") ? await pruneLatency(ctx, repo, runs) : undefined;
+    const apply = parts.includes("apply") ? await applyVsKubectl(ctx, kubectl) : undefined;
+    const churn = parts.includes("churn") ? await agentChurn(ctx, repo) : undefined;
+    const skipCheckpoints = process.env.PULUMI_SKIP_CHECKPOINTS === "true";
+    console.log(`written ${writeResult(skipCheckpoints ? "live-skip-checkpoints" : "live", { skipCheckpoints, prune, apply, churn, startupMs: live.startupMs })}`);
   } finally {
     await stopLocalClusters(live.baseDir);
     fs.rmSync(work, { recursive: true, force: true });

@@ -44,6 +44,9 @@ export class Cluster extends pulumi.ComponentResource {
   }
 }
 
+const CLIENT_QPS = 500;
+const CLIENT_BURST = 1000;
+
 export function providerArgs(c: ClusterConfig, renderDir?: string): k8s.ProviderArgs {
   // ConfigMaps and Secrets change in place, as Fleet's apply does: by default the provider replaces them
   // on any data change, which deletes and recreates an object users may reference by name.
@@ -52,6 +55,10 @@ export function providerArgs(c: ClusterConfig, renderDir?: string): k8s.Provider
     args.renderYamlToDirectory = path.join(renderDir, c.name);
     return args;
   }
+  // The provider's client allows 50 requests/s (burst 120); a create or prune of a few hundred objects
+  // then waits on the client's own rate limiter, not on the API server (BENCHMARKS.md). The API
+  // server's priority and fairness still protects it.
+  args.kubeClientSettings = { qps: CLIENT_QPS, burst: CLIENT_BURST };
   if (c.kubeconfig !== undefined) args.kubeconfig = pulumi.secret(c.kubeconfig);
   if (c.context !== undefined) args.context = c.context;
   if (c.deleteUnreachable) args.deleteUnreachable = true;

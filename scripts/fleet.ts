@@ -11,6 +11,7 @@
  *   --events-json FILE     up, destroy: also write the deploy events as JSON lines to FILE
  *   --json                 status: print JSON instead of the table
  *   --quiet                do not stream the engine's output
+ *   --skip-checkpoints     write the state once at the end, not after every step (large stacks; see BENCHMARKS.md)
  */
 import * as fs from "node:fs";
 import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
@@ -29,6 +30,7 @@ interface Args {
   eventsJson?: string;
   json: boolean;
   quiet: boolean;
+  skipCheckpoints: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -40,12 +42,13 @@ function parseArgs(argv: string[]): Args {
     if (!argv[i + 1] || argv[i + 1].startsWith("--")) throw new Error(`${flag} needs a value`);
     return argv[i + 1];
   };
-  const known = new Set(["--stack", "--expect-no-changes", "--refresh", "--summary-md", "--events-json", "--json", "--quiet"]);
+  const known = new Set(["--stack", "--expect-no-changes", "--refresh", "--summary-md", "--events-json", "--json", "--quiet", "--skip-checkpoints"]);
   const unknown = argv.slice(1).filter((a, i, all) => a.startsWith("--") && !known.has(a) && !(i > 0 && ["--stack", "--summary-md", "--events-json"].includes(all[i - 1])));
   if (unknown.length) throw new Error(`unknown option ${unknown[0]} (see scripts/fleet.ts)`);
   return {
     op, stack: value("--stack") ?? "local", expectNoChanges: argv.includes("--expect-no-changes"), refresh: argv.includes("--refresh"),
     summaryMd: value("--summary-md"), eventsJson: value("--events-json"), json: argv.includes("--json"), quiet: argv.includes("--quiet"),
+    skipCheckpoints: argv.includes("--skip-checkpoints"),
   };
 }
 
@@ -57,7 +60,7 @@ function report(events: DeployEvent[], file?: string): void {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const options: ops.OperationOptions = {
-    stack: args.stack, expectNoChanges: args.expectNoChanges, refresh: args.refresh,
+    stack: args.stack, expectNoChanges: args.expectNoChanges, refresh: args.refresh, skipCheckpoints: args.skipCheckpoints,
     onOutput: args.quiet || (args.op === "status" && args.json) ? undefined : (s) => process.stdout.write(s),
   };
   const done = (r: ops.OperationResult) =>
