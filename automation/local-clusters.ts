@@ -8,7 +8,7 @@
  * Processes run detached in their own process groups with pid files in clusters.json, so
  * `npm run clusters -- up` can return and `down` (or the mocha fixture) can stop them later.
  */
-import { ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
@@ -40,10 +40,13 @@ export interface LocalClusters {
 const STATE_FILE = "clusters.json";
 export const DEFAULT_CLUSTERS_DIR = path.join(os.tmpdir(), "pulumi-fleet-clusters");
 
-/** tools/build-clusters.sh: builds (cold: many minutes) or reuses the binaries; their directory. */
-export function clusterBinaries(): string {
+/**
+ * tools/build-clusters.sh: builds (cold: many minutes) or reuses the binaries; their directory.
+ * `kubectl` also builds kubectl of the same release (the benchmarks compare with it).
+ */
+export function clusterBinaries(options: { kubectl?: boolean } = {}): string {
   try {
-    return execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-clusters.sh"), "--bin-dir"], {
+    return execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-clusters.sh"), "--bin-dir", ...(options.kubectl ? ["--kubectl"] : [])], {
       encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
     }).trim();
   } catch (err) {
@@ -71,6 +74,7 @@ export async function startLocalClusters(options: StartOptions = {}): Promise<Lo
   const ports = await freePorts(names.length * 3);
   const clusters: LocalCluster[] = names.map((name, i) => newCluster(baseDir, name, ports.slice(i * 3, i * 3 + 3)));
   const state: LocalClusters = { baseDir, binDir, clusters, startupMs: 0 };
+  pendingStates.set(baseDir, state);
   const started = Date.now();
   try {
     await Promise.all(clusters.map((c) => bootCluster(state, c, options.timeoutMs ?? 120_000)));
@@ -143,7 +147,6 @@ export function isRunning(pid: number | undefined): boolean {
 
 /** States being started (not yet in clusters.json), so a failed start can still be cleaned up. */
 const pendingStates = new Map<string, LocalClusters>();
-const children = new Map<number, ChildProcess>();
 
 function newCluster(baseDir: string, name: string, [etcdClient, etcdPeer, apiserver]: number[]): LocalCluster {
   const dir = path.join(baseDir, name);
@@ -159,7 +162,6 @@ function newCluster(baseDir: string, name: string, [etcdClient, etcdPeer, apiser
 }
 
 async function bootCluster(state: LocalClusters, c: LocalCluster, timeoutMs: number): Promise<void> {
-  pendingStates.set(state.baseDir, state);
   launch(state, c, "etcd");
   await waitFor(`${c.name}: etcd health`, timeoutMs, c, "etcd", async () => {
     const res = await fetch(`http://127.0.0.1:${c.ports.etcdClient}/health`);
@@ -200,8 +202,6 @@ function launch(state: LocalClusters, c: LocalCluster, comp: Component): void {
   child.unref();
   if (!child.pid) throw new Error(`${c.name}: ${comp} did not start (${path.join(state.binDir, comp)})`);
   c.pids[comp] = child.pid;
-  children.set(child.pid, child);
-  child.on("exit", () => children.delete(child.pid!));
 }
 
 function componentArgs(state: LocalClusters, c: LocalCluster, comp: Component): string[] {

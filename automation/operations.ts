@@ -4,14 +4,14 @@
  * deploy, refresh. Each runs the real engine through openStack and attributes its steps to bundle
  * deployments and agents (steps.ts).
  */
-import { Stack } from "@pulumi/pulumi/automation";
-import { DeploymentRecord } from "../components";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { OutputMap, Stack } from "@pulumi/pulumi/automation";
+import { DeploymentRecord, deploymentName, deploymentRecord } from "../components";
+import { configFromValues } from "../components/program";
 import { FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
 import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { configFromValues } from "../components/program";
 import { withoutStackTraces } from "../components/stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
@@ -20,6 +20,10 @@ import { computeStatus, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
+
+function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
+  return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+}
 
 export interface OperationOptions extends StackOptions {
   /** The engine's progress output, as it comes (default: none). */
@@ -52,7 +56,7 @@ export interface OperationResult {
 }
 
 export interface PreviewResult extends OperationResult {
-  /** The plan the program ran (undefined only if the program failed before planning). */
+  /** The plan the program ran. */
   state: FleetState;
   prunes: Prune[];
   summaryMarkdown: string;
@@ -75,6 +79,7 @@ interface Session {
   recorder: StepRecorder;
   before: Record<string, DeploymentRecord>;
   planned: () => FleetState | undefined;
+  renderMode: boolean;
   /** Clusters whose API server did not answer (cluster -> reason), left out of this operation. */
   unreachable: Map<string, string>;
   /** URNs of the unreachable clusters' resources in the state: the engine's exclude list. */
@@ -91,11 +96,11 @@ async function open(options: OperationOptions): Promise<Session> {
     env: { ...options.env, ...(options.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
     deploy: { ...options.deploy, unreachableClusters: skip, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
   });
-  const outputs = await stack.outputs();
-  const before = (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+  const before = deploymentsOutput(await stack.outputs());
+  const renderMode = isRenderMode(options);
   let unreachable = new Map<string, string>();
   let excluded: string[] = [];
-  if (!isRenderMode(options)) {
+  if (!renderMode) {
     unreachable = await unreachableClusters((await configOf(stack, options)).clusters);
     for (const c of unreachable.keys()) skip.add(c);
     if (unreachable.size) {
@@ -103,7 +108,7 @@ async function open(options: OperationOptions): Promise<Session> {
       excluded = resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
     }
   }
-  return { stack, recorder: new StepRecorder(), before, planned: () => planned, unreachable, excluded, started: Date.now() };
+  return { stack, recorder: new StepRecorder(), before, planned: () => planned, renderMode, unreachable, excluded, started: Date.now() };
 }
 
 /** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */
@@ -143,12 +148,12 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     }));
     const r = base(options, s, result.summary.resourceChanges);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
-    const after = (result.outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+    const after = deploymentsOutput(result.outputs);
     fs.rmSync(failuresFile(options), { force: true });
     return { ...r, events: deployEvents(r.groups, s.before, after) };
   } catch (err) {
     const e = failure("up", options, s, err as Error);
-    const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map((x) => `${x.cluster}/${x.bundle}`);
+    const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map(deploymentName);
     const failed = [...new Set([...[...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key), ...onFailedCluster])].sort();
     fs.writeFileSync(failuresFile(options), JSON.stringify({ failed, message: e.message.slice(0, 2000) }, null, 2));
     throw e;
@@ -179,7 +184,7 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
  */
 export async function status(options: OperationOptions): Promise<StatusReport> {
   const s = await open(options);
-  await withoutStackTraces(() => s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !isRenderMode(options), exclude: s.excluded }));
+  await withoutStackTraces(() => s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }));
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);
@@ -204,10 +209,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const state = s.planned();
   const planned: Record<string, DeploymentRecord> = {};
   for (const e of state?.plan.entries ?? []) {
-    planned[`${e.cluster}/${e.bundle}`] = {
-      gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
-      commit: state!.sources.get(e.gitRepo)?.commit ?? "", namespace: e.namespace, paused: e.paused, objectCount: 0,
-    };
+    planned[deploymentName(e)] = deploymentRecord(e, state!.sources.get(e.gitRepo)?.commit ?? "", 0);
   }
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;

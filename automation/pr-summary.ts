@@ -4,7 +4,7 @@
  * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
  * same change always gives the same text.
  */
-import { DeploymentRecord } from "../components";
+import { DeploymentRecord, deploymentName } from "../components";
 import { FleetState } from "../core/pipeline";
 import { compare } from "./deploy-events";
 import { ChangeCounts, GroupedSteps, hasChanges } from "./steps";
@@ -57,7 +57,7 @@ export function shortId(id: string | undefined): string {
 }
 
 export function renderSummaryMarkdown(report: PreviewReport): string {
-  const after = new Map(report.state.plan.entries.map((e) => [`${e.cluster}/${e.bundle}`, e.deploymentId]));
+  const after = new Map(report.state.plan.entries.map((e) => [deploymentName(e), e.deploymentId]));
   const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
   const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
   const prunes = prunesOf(report);

@@ -5,7 +5,7 @@
  * OutOfSync > Pending > NotReady > Ready; bundles and GitRepos roll up to the worst state and a
  * `readyClusters x/y` count.
  */
-import { DeploymentRecord } from "../components";
+import { DeploymentRecord, deploymentName } from "../components";
 import { FleetState } from "../core/pipeline";
 import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
@@ -50,7 +50,7 @@ export function computeStatus(
   failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(),
 ): StatusReport {
   const deployments = state.plan.entries.map((e): DeploymentStatus => {
-    const key = `${e.cluster}/${e.bundle}`;
+    const key = deploymentName(e);
     const rec = applied[key];
     const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
     const steps = groups.deployments.get(key);

@@ -4,9 +4,9 @@
  * BundleDeployment or Agent component, so Helm and Kustomize children count for their bundle too.
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-
-export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
-export const AGENT_TYPE = "pulumi-fleet:index:Agent";
+import { AGENT_TYPE } from "../components/agent";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../components/bundle-deployment";
+import { CLUSTER_TYPE } from "../components/cluster";
 
 export interface Step {
   op: OpType;
@@ -34,8 +34,6 @@ export interface DeploymentSteps extends ChangeCounts {
   bundle: string;
   /** The BundleDeployment itself is deleted: the bundle is pruned from the cluster. */
   pruned: boolean;
-  /** The BundleDeployment is new on this cluster. */
-  added: boolean;
   failed: boolean;
   steps: Step[];
 }
@@ -125,11 +123,10 @@ export function groupSteps(steps: Step[], failedUrns: Iterable<string> = []): Gr
       const slash = name.indexOf("/");
       const d = deployments.get(name) ?? {
         key: name, cluster: name.slice(0, slash), bundle: name.slice(slash + 1),
-        created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, added: false, failed: false, steps: [],
+        created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [],
       };
       deployments.set(name, d);
       if (s.urn === owner.urn && s.op === "delete") d.pruned = true;
-      if (s.urn === owner.urn && s.op === "create") d.added = true;
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;
       if (s.custom && s.op !== "same") d.steps.push(s);
@@ -158,7 +155,7 @@ export function clusterOfUrn(urn: string): string | undefined {
   const name = urnName(urn);
   if (name.includes("/")) return name.slice(0, name.indexOf("/"));
   const leaf = type.slice(type.lastIndexOf("$") + 1);
-  return ["pulumi:providers:kubernetes", "pulumi-fleet:index:Cluster", "pulumi-fleet:index:Agent"].includes(leaf) ? name : undefined;
+  return ["pulumi:providers:kubernetes", CLUSTER_TYPE, AGENT_TYPE].includes(leaf) ? name : undefined;
 }
 
 export function hasChanges(c: ChangeCounts): boolean {

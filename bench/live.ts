@@ -14,11 +14,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { kubeList } from "../automation/kube-client";
-import { LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
+import { clusterBinaries, LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/toolchain";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
-import { PROJECT_DIR } from "../core/pipeline";
 import { arg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 const count = (c: LocalCluster, selector: string) => kubeList(c, "/api/v1/configmaps", selector).then((l) => l.length);
@@ -126,7 +125,7 @@ export async function liveBench(): Promise<void> {
   toolchain();
   const runs = Number(arg("runs") ?? 3);
   const parts = (arg("parts") ?? "prune,apply,churn").split(",");
-  const kubectl = path.join(execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-clusters.sh"), "--bin-dir", "--kubectl"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim(), "kubectl");
+  const kubectl = path.join(clusterBinaries({ kubectl: true }), "kubectl");
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-live-"));
   const live = await startLocalClusters({ names: ["c-000", "c-001", "c-002"], baseDir: path.join(work, "clusters") });
   try {

@@ -38,6 +38,14 @@ export interface DeploymentRecord {
   objectCount: number;
 }
 
+/** The record of one plan entry, as the stack's `deployments` output keeps it. */
+export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number): DeploymentRecord {
+  return {
+    gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
+    commit, namespace: e.namespace, paused: e.paused, objectCount,
+  };
+}
+
 /** Everything that can fail, computed before the first registration: raw objects (labels checked) and namespaces. */
 export interface PreparedFleet {
   objects: Map<PlanEntry, K8sObject[]>;
@@ -135,10 +143,7 @@ export class Fleet extends pulumi.ComponentResource {
 
     this.deploymentRecords = pulumi.all([...this.deployments.entries()].map(([key, d]) => {
       const e = entryByKey.get(key)!;
-      return d.objectCount.apply((objectCount): [string, DeploymentRecord] => [key, {
-        gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
-        commit: commitOf(e.gitRepo), namespace: e.namespace, paused: e.paused, objectCount,
-      }]);
+      return d.objectCount.apply((objectCount): [string, DeploymentRecord] => [key, deploymentRecord(e, commitOf(e.gitRepo), objectCount)]);
     })).apply((pairs) => Object.fromEntries(pairs));
     this.registerOutputs({ summary: this.summary, deployments: this.deploymentRecords });
   }

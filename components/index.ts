@@ -8,7 +8,7 @@ import { FleetState, planFleet } from "../core/pipeline";
 import { Fleet, prepareFleet } from "./fleet";
 import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment } from "./previous";
 
-export { Fleet, FleetSummary, DeploymentRecord, FLEET_TYPE } from "./fleet";
+export { Fleet, FleetSummary, DeploymentRecord, deploymentRecord, FLEET_TYPE } from "./fleet";
 export { Cluster, CLUSTER_TYPE } from "./cluster";
 export { GitRepo, GIT_REPO_TYPE } from "./git-repo";
 export { BundleDeployment, BUNDLE_DEPLOYMENT_TYPE, deploymentName } from "./bundle-deployment";
