@@ -15,7 +15,9 @@ import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
 import { withoutStackTraces } from "../components/stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
-import { isRenderMode, openStack, StackOptions, stateDirOf } from "./stack";
+import { resolveBackend } from "./backend";
+import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
+import { isRenderMode, openStack, StackOptions } from "./stack";
 import { computeStatus, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
@@ -43,6 +45,12 @@ export interface OperationOptions extends StackOptions {
    * steps are missing from the state until the next `up` re-applies them.
    */
   skipCheckpoints?: boolean;
+  /** Another update holds the stack's lock: wait for it instead of failing at once. */
+  waitLock?: boolean;
+  /** Remove the stack's lock whoever holds it (the user checked that its holder is gone). */
+  forceUnlock?: boolean;
+  /** Warnings that must reach the user even when the engine output is not streamed (default: stderr). */
+  onWarning?: (message: string) => void;
 }
 
 export interface OperationResult {
@@ -76,6 +84,8 @@ export class OperationError extends Error {
 
 interface Session {
   stack: Stack;
+  /** Runs an engine command that takes the stack lock (locks.ts). */
+  locked: <T>(run: () => Promise<T>) => Promise<T>;
   recorder: StepRecorder;
   before: Record<string, DeploymentRecord>;
   planned: () => FleetState | undefined;
@@ -108,7 +118,32 @@ async function open(options: OperationOptions): Promise<Session> {
       excluded = resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
     }
   }
-  return { stack, recorder: new StepRecorder(), before, planned: () => planned, renderMode, unreachable, excluded, started: Date.now() };
+  const warn = options.onWarning ?? ((m: string) => console.error(m));
+  const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
+  const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
+  return { stack, locked, recorder: new StepRecorder(), before, planned: () => planned, renderMode, unreachable, excluded, started: Date.now() };
+}
+
+/**
+ * Operations a killed update left in flight (recorded in the state when checkpoints are on) are
+ * resolved before anything else runs, never dropped silently: each is named in a warning; a pending
+ * create (the object may or may not exist) is cleared, and the next update creates it again, which
+ * the Kubernetes provider's server-side apply turns into an upsert of the same object; a pending
+ * update or delete is settled by refreshing that resource from its cluster.
+ */
+async function resolvePendingOperations(s: Session, options: OperationOptions): Promise<void> {
+  const deployment = (await s.stack.exportStack()).deployment ?? {};
+  const pending: { type: string; resource: { urn: string } }[] = deployment.pending_operations ?? [];
+  if (!pending.length) return;
+  const warn = options.onWarning ?? ((m: string) => console.error(m));
+  warn(`warning: stack ${options.stack}: an earlier update was interrupted with ${pending.length} operation(s) in flight; resolving them first:\n` +
+    pending.map((p) => `  ${p.type} ${p.resource.urn}: ${p.type === "creating" ? "cleared; this update creates it again (an existing object is adopted)" : "refreshed from its cluster"}`).join("\n"));
+  const inState = new Set<string>((deployment.resources ?? []).map((r: { urn: string }) => r.urn));
+  const root = (deployment.resources ?? []).find((r: { type: string }) => r.type === "pulumi:pulumi:Stack")?.urn;
+  const targets = [...new Set(pending.filter((p) => p.type !== "creating" && inState.has(p.resource.urn)).map((p) => p.resource.urn))];
+  await s.locked(() => s.stack.refresh({
+    clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
+  }));
 }
 
 /** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */
@@ -142,16 +177,18 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 export async function up(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
-    const result = await withoutStackTraces(() => s.stack.up({
+    await resolvePendingOperations(s, options);
+    const result = await withoutStackTraces(() => s.locked(() => s.stack.up({
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? true, exclude: s.excluded,
-    }));
+    })));
     const r = base(options, s, result.summary.resourceChanges);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
     const after = deploymentsOutput(result.outputs);
     fs.rmSync(failuresFile(options), { force: true });
     return { ...r, events: deployEvents(r.groups, s.before, after) };
   } catch (err) {
+    if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     const e = failure("up", options, s, err as Error);
     const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map(deploymentName);
     const failed = [...new Set([...[...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key), ...onFailedCluster])].sort();
@@ -163,17 +200,20 @@ export async function up(options: OperationOptions): Promise<UpResult> {
 export async function destroy(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
-    const result = await withoutStackTraces(() => s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true }));
+    await resolvePendingOperations(s, options);
+    const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
     const r = base(options, s, result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}) };
   } catch (err) {
+    if (err instanceof StackLockedError) throw err;
     throw failure("destroy", options, s, err as Error);
   }
 }
 
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options);
-  const result = await withoutStackTraces(() => s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges }));
+  await resolvePendingOperations(s, options);
+  const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })));
   return base(options, s, result.summary.resourceChanges);
 }
 
@@ -194,7 +234,8 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
 
 /** Deployments whose last `up` failed, kept next to the state until an `up` succeeds (for ErrApplied). */
 function failuresFile(options: OperationOptions): string {
-  return path.join(stateDirOf(options), `last-failed-up.${options.stack}.json`);
+  const backend = resolveBackend(options);
+  return path.join(backend.fileDir ?? backend.localDir, `last-failed-up.${options.stack}.json`);
 }
 
 /** The deploys that did complete before the failure, with the plan's ids (the outputs were not written). */
@@ -214,4 +255,25 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
+}
+
+/**
+ * `npm run cancel`: removes the stack's lock by hand. A lock whose holder may still be running (alive
+ * on this host, or on another host) is only removed with forceUnlock. Returns what was removed.
+ */
+export async function cancel(options: OperationOptions): Promise<string[]> {
+  const s = await open(options);
+  // Only a command that takes the lock reveals its holders: an empty refresh of the stack's root.
+  const root = ((await s.stack.exportStack()).deployment?.resources ?? []).find((r: { type: string }) => r.type === "pulumi:pulumi:Stack")?.urn;
+  try {
+    await s.stack.refresh({ target: root ? [root] : undefined, exclude: s.excluded });
+    return [];
+  } catch (err) {
+    const holders = lockHolders((err as Error).message ?? "");
+    if (!holders) throw err;
+    const live = holders.filter((h) => !isStale(h));
+    if (live.length && !options.forceUnlock) throw new StackLockedError(options.stack, live);
+    await removeLocks(s.stack, holders);
+    return holders.map(describeHolder);
+  }
 }

@@ -1,10 +1,11 @@
 /**
  * The Automation API harness shared by the operations entry points and the end-to-end tests: a
  * LocalWorkspace on this project with an inline program (the same fleetProgram index.ts runs), the
- * engine from tools/, a local file backend, and nothing that reaches the network or Pulumi Cloud.
+ * engine from tools/, the user's backend (automation/backend.ts), and nothing that reaches Pulumi Cloud
+ * unless the user's backend is Pulumi Cloud.
  *
- * Inline programs are used because the Go module proxy does not serve the Node.js language host
- * (see tools/pulumi/go.mod); with a regular Pulumi install, `pulumi up` on index.ts runs the same code.
+ * The inline program runs in this process, so the operations can watch the plan it computes; the
+ * real CLI on index.ts (`npm run pulumi -- up -s <env>`) registers the same resources (tested).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -14,16 +15,15 @@ import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
 import { fleetProgram } from "../components/program";
 import { DeployOptions } from "../components";
 import { PROJECT_DIR } from "../core/pipeline";
+import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { toolchain } from "./toolchain";
 
 export const PROJECT_NAME = "pulumi-fleet";
 /** The passphrase of the embedded local stack only (documented in the README). */
 export const LOCAL_PASSPHRASE = "local";
 
-export interface StackOptions {
+export interface StackOptions extends BackendOptions {
   stack: string;
-  /** Where the file backend keeps state (default $PULUMI_FLEET_STATE_DIR, else <project>/.pulumi-fleet/state). */
-  stateDir?: string;
   /** The stack configuration; default: the engine's config from stacks/Pulumi.<stack>.yaml. */
   config?: StackConfig;
   /** Directory holding Pulumi.<stack>.yaml (default <project>/stacks). */
@@ -31,10 +31,6 @@ export interface StackOptions {
   deploy?: DeployOptions;
   /** Extra environment for the engine (for example PULUMI_CONFIG_PASSPHRASE). */
   env?: Record<string, string>;
-}
-
-export function stateDirOf(options: Pick<StackOptions, "stateDir">): string {
-  return options.stateDir ?? process.env.PULUMI_FLEET_STATE_DIR ?? path.join(PROJECT_DIR, ".pulumi-fleet", "state");
 }
 
 /** The stack's configuration file (Pulumi.<stack>.yaml in stackConfigDir, default stacks/). */
@@ -63,21 +59,30 @@ export function isRenderMode(options: Pick<StackOptions, "stack" | "stackConfigD
   return doc?.config?.[`${CONFIG_NAMESPACE}:renderDir`] !== undefined;
 }
 
-export async function openStack(options: StackOptions): Promise<Stack> {
-  if (!options.config) checkStackFile(options);
-  const tools = toolchain();
-  const stateDir = stateDirOf(options);
-  fs.mkdirSync(stateDir, { recursive: true });
-  const env: Record<string, string> = { ...tools.env, PULUMI_BACKEND_URL: `file://${stateDir}`, ...options.env };
+/**
+ * The backend and passphrase settings every engine process of a stack gets (Automation API and the
+ * `npm run pulumi` wrapper alike): the local stack's documented passphrase, else the user's.
+ */
+export function engineEnv(stack: string, backend: Backend, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { PULUMI_BACKEND_URL: backend.url, ...extra };
   if (env.PULUMI_CONFIG_PASSPHRASE === undefined && env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) {
-    const fromEnv = process.env.PULUMI_CONFIG_PASSPHRASE ?? (options.stack === "local" ? LOCAL_PASSPHRASE : undefined);
+    const fromEnv = process.env.PULUMI_CONFIG_PASSPHRASE ?? (stack === "local" ? LOCAL_PASSPHRASE : undefined);
     if (fromEnv === undefined && !process.env.PULUMI_CONFIG_PASSPHRASE_FILE) {
-      throw new Error(`stack ${options.stack}: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) to the stack's passphrase`);
+      throw new Error(`stack ${stack}: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) to the stack's passphrase`);
     }
     if (fromEnv !== undefined) env.PULUMI_CONFIG_PASSPHRASE = fromEnv;
   }
+  return env;
+}
+
+export async function openStack(options: StackOptions): Promise<Stack> {
+  if (!options.config) checkStackFile(options);
+  const tools = toolchain();
+  const backend = resolveBackend(options);
+  if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
+  const env: Record<string, string> = { ...tools.env, ...engineEnv(options.stack, backend, options.env) };
   const pulumiCommand = await PulumiCommand.get({ root: tools.root });
-  const workDir = path.join(stateDir, "..", "workspace");
+  const workDir = path.join(backend.localDir, "workspace");
   fs.mkdirSync(workDir, { recursive: true });
   return LocalWorkspace.createOrSelectStack({
     stackName: options.stack,
@@ -91,7 +96,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     projectSettings: {
       name: PROJECT_NAME,
       runtime: "nodejs",
-      backend: { url: `file://${stateDir}` },
+      backend: { url: backend.url },
       stackConfigDir: path.relative(workDir, options.stackConfigDir ?? path.join(PROJECT_DIR, "stacks")),
     } as ProjectSettings,
   });

@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/toolchain";
-import { arg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
+import { arg, flag, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 async function measure(clusters: number, bundles: number, objects: number, skipCheckpoints: boolean) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-engine-"));
@@ -52,7 +52,7 @@ export async function engineBench(): Promise<void> {
   const results = [];
   // The file backend rewrites the whole state after every step unless PULUMI_SKIP_CHECKPOINTS is set:
   // both are measured, since that rewrite grows with the fleet.
-  const modes = process.argv.includes("--skip-checkpoints-only") ? [true] : [false, true];
+  const modes = flag("skip-checkpoints-only") ? [true] : [false, true];
   for (const n of sizes) {
     for (const skip of modes) {
       console.log(`engine, render mode: ${n} clusters x ${bundles} bundles x ${objects} objects, checkpoints ${skip ? "final only" : "every step"}...`);

@@ -10,6 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { resolveSource } from "../core/source/git";
 import { GitRepoConfig } from "../core/config/stack";
+import { parseCommand, runMain } from "../scripts/cli";
 
 const RUNS = 20;
 
@@ -93,7 +94,8 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+const SPEC = { usage: "npm run bench:git", summary: "Warm resolution of an unchanged git remote, over file:// and smart HTTP on loopback.", options: {} };
+runMain(SPEC, async () => {
+  parseCommand(process.argv.slice(2), SPEC);
+  await main();
+}, (err) => String(err.stack ?? err));

@@ -9,11 +9,9 @@ import * as path from "node:path";
 import { buildPlan } from "../core/targeting/plan";
 import { Bundle } from "../core/bundles/types";
 import { ClusterConfig, ClusterGroupConfig, TargetCriteria } from "../core/config/stack";
+import { arg } from "./support";
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-}
+const num = (name: string, dflt: number): number => Number(arg(name) ?? dflt);
 
 function fixture(nClusters: number, nBundles: number) {
   const envs = ["dev", "staging", "prod"];
@@ -55,8 +53,8 @@ function run(nClusters: number, nBundles: number) {
 }
 
 export function planBench(): void {
-  const sizes: [number, number][] = process.argv.includes("--clusters")
-    ? [[arg("clusters", 1000), arg("bundles", 50)]]
+  const sizes: [number, number][] = arg("clusters") !== undefined
+    ? [[num("clusters", 1000), num("bundles", 50)]]
     : [[100, 50], [1000, 50], [1000, 100], [5000, 100]];
   run(50, 10); // warm-up (JIT)
   const results = sizes.map(([c, b]) => run(c, b));

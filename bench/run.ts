@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- plan|engine|live ...] [options]`: the benchmarks (default: all three, in that
+ * `npm run bench [-- plan|engine|live ...] [options]` (`--help` lists them): the benchmarks (default: all three, in that
  * order). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3.
@@ -7,19 +7,37 @@
 import { planBench } from "./plan";
 import { engineBench } from "./engine";
 import { liveBench } from "./live";
+import { setBenchOptions } from "./support";
+import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
 const ALL = { plan: async () => planBench(), engine: engineBench, live: liveBench } as const;
 type Name = keyof typeof ALL;
 
+const SPEC = {
+  usage: "npm run bench -- [plan] [engine] [live] [options]",
+  summary: "The benchmarks (default: all three, in that order); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART"],
+  requiredPositionals: 0,
+  options: {
+    clusters: { type: "string" as const, value: "N|N,N", help: "plan: clusters; engine: comma-separated cluster counts (default 10,50)" },
+    bundles: { type: "string" as const, value: "N", help: "plan, engine: bundles per cluster" },
+    objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10)" },
+    "skip-checkpoints-only": { type: "boolean" as const, help: "engine: measure only with PULUMI_SKIP_CHECKPOINTS" },
+    runs: { type: "string" as const, value: "N", help: "live: runs per measurement (default 3)" },
+    parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
+  },
+};
+
 async function main(): Promise<void> {
-  const chosen = process.argv.slice(2).filter((a): a is Name => a in ALL);
+  const { values, positionals } = parseCommand(process.argv.slice(2), SPEC);
+  const unknown = positionals.find((p) => !(p in ALL));
+  if (unknown) throw new UsageError(`unknown benchmark '${unknown}' (one of ${Object.keys(ALL).join(", ")})`);
+  setBenchOptions(values);
+  const chosen = positionals as Name[];
   for (const name of chosen.length ? chosen : (Object.keys(ALL) as Name[])) {
     console.log(`\n== bench ${name}`);
     await ALL[name]();
   }
 }
 
-main().catch((err: Error) => {
-  console.error(err.message);
-  process.exit(1);
-});
+runMain(SPEC, main);

@@ -62,9 +62,15 @@ export function printTable(rows: Record<string, string | number>[]): void {
   }
 }
 
-export function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
+let options: Record<string, string | boolean | undefined> = {};
+/** Set once by bench/run.ts from its strictly parsed command line. */
+export function setBenchOptions(values: Record<string, string | boolean | undefined>): void {
+  options = values;
 }
+export function arg(name: string): string | undefined {
+  const v = options[name];
+  return typeof v === "string" ? v : undefined;
+}
+export const flag = (name: string): boolean => options[name] === true;
 
 export const seconds = (ms: number) => +(ms / 1000).toFixed(2);

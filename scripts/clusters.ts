@@ -3,23 +3,28 @@
  * clusters on loopback (automation/local-clusters.ts) to try pulumi-fleet against, or to run the
  * live end-to-end tests by hand. `up` prints each cluster's kubeconfig path, the startup time and memory.
  */
+import { parseCommand, runMain, UsageError } from "./cli";
 import { DEFAULT_CLUSTERS_DIR, isRunning, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
 
 const MiB = 1024 * 1024;
 
-function option(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  if (i < 0) return undefined;
-  if (!argv[i + 1]) throw new Error(`${name} needs a value`);
-  return argv[i + 1];
-}
+const SPEC = {
+  usage: "npm run clusters -- <up|down|status> [--count N] [--dir D]",
+  summary: "Local Kubernetes clusters on loopback (etcd, API server, controllers, kwok) built from tools/.",
+  positionals: ["OPERATION"],
+  options: {
+    count: { type: "string" as const, value: "N", help: "up: how many clusters (default 3)" },
+    dir: { type: "string" as const, value: "D", help: `where their state lives (default ${DEFAULT_CLUSTERS_DIR})` },
+  },
+};
 
 async function main(): Promise<void> {
-  const [op, ...rest] = process.argv.slice(2);
-  const baseDir = option(rest, "--dir") ?? DEFAULT_CLUSTERS_DIR;
+  const { values: v, positionals: [op] } = parseCommand(process.argv.slice(2), SPEC);
+  const baseDir = v.dir ?? DEFAULT_CLUSTERS_DIR;
+  if (v.count !== undefined && op !== "up") throw new UsageError("--count applies to up only");
   if (op === "up") {
-    const count = Number(option(rest, "--count") ?? 3);
-    if (!Number.isInteger(count) || count < 1) throw new Error(`--count must be a positive integer, got ${option(rest, "--count")}`);
+    const count = Number(v.count ?? 3);
+    if (!Number.isInteger(count) || count < 1) throw new UsageError(`--count must be a positive integer, got ${v.count}`);
     const state = await startLocalClusters({ count, baseDir });
     for (const c of state.clusters) console.log(`${c.name}  ${c.server}  kubeconfig ${c.kubeconfig}`);
     // Let the controllers settle before reading memory: the figure is a steady state, not a start spike.
@@ -48,10 +53,7 @@ async function main(): Promise<void> {
     console.log(`resident memory ${(residentMemory(state).total / MiB).toFixed(0)} MiB`);
     return;
   }
-  throw new Error("usage: clusters.ts up [--count N] [--dir D] | down [--dir D] | status [--dir D]");
+  throw new UsageError(`unknown operation '${op}'`);
 }
 
-main().catch((err: Error) => {
-  console.error(err.message);
-  process.exit(1);
-});
+runMain(SPEC, main);

@@ -1,55 +1,58 @@
 /**
- * `npm run preview|up|destroy|refresh|status -- [--stack NAME] [options]`, and `npm start` (= up of the
- * local stack): the operations of automation/operations.ts on one environment's stack, with the engine's
- * live output, a final summary, deploy events after up/destroy, and a non-zero exit on failure.
- *
- * Options:
- *   --stack NAME           the environment (stacks/Pulumi.NAME.yaml; default local)
- *   --expect-no-changes    fail if anything would change (preview, up, refresh): a CI drift gate
- *   --refresh              refresh from the clusters first (preview, up)
- *   --summary-md FILE      preview: write the pull-request summary (Markdown) to FILE
- *   --events-json FILE     up, destroy: also write the deploy events as JSON lines to FILE
- *   --json                 status: print JSON instead of the table
- *   --quiet                do not stream the engine's output
- *   --skip-checkpoints     write the state once at the end, not after every step (large stacks; see BENCHMARKS.md)
+ * `npm run preview|up|destroy|refresh|status|cancel -- --stack NAME [options]`, and `npm start` (= up of
+ * the local stack): the operations of automation/operations.ts on one environment's stack, with the
+ * engine's live output, a final summary, deploy events after up/destroy, and a non-zero exit on failure.
+ * `--help` lists the options; an option that does not apply to the operation is an error.
  */
 import * as fs from "node:fs";
 import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
 import * as ops from "../automation/operations";
 import { formatStatusTable } from "../automation/status";
+import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 
-const OPERATIONS = ["preview", "up", "destroy", "refresh", "status"] as const;
+const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
 type Operation = (typeof OPERATIONS)[number];
 
-interface Args {
-  op: Operation;
-  stack: string;
-  expectNoChanges: boolean;
-  refresh: boolean;
-  summaryMd?: string;
-  eventsJson?: string;
-  json: boolean;
-  quiet: boolean;
-  skipCheckpoints: boolean;
-}
+const SPEC = {
+  usage: `npm run <${OPERATIONS.join("|")}> -- --stack NAME [options]`,
+  summary: "Runs one operation on one environment's stack (stacks/Pulumi.NAME.yaml) with the engine built in tools/.",
+  positionals: ["OPERATION"],
+  options: {
+    stack: { type: "string", value: "NAME", help: "the environment: stacks/Pulumi.NAME.yaml (required)" },
+    "expect-no-changes": { type: "boolean", help: "preview, up, refresh: fail if anything would change (a CI drift gate)" },
+    refresh: { type: "boolean", help: "preview, up: refresh from the clusters first" },
+    "summary-md": { type: "string", value: "FILE", help: "preview: write the pull-request summary (Markdown) to FILE" },
+    "events-json": { type: "string", value: "FILE", help: "up, destroy: also write the deploy events as JSON lines to FILE" },
+    json: { type: "boolean", help: "status: print JSON instead of the table" },
+    quiet: { type: "boolean", help: "do not stream the engine's output" },
+    "skip-checkpoints": { type: "boolean", help: "write the state once at the end, not after every step (see BENCHMARKS.md)" },
+    "wait-lock": { type: "boolean", help: "wait for another update of the stack to finish instead of failing at once" },
+    "force-unlock": { type: "boolean", help: "remove the stack's lock even if its holder is alive or on another host (you checked it is gone)" },
+  },
+} satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
 
-function parseArgs(argv: string[]): Args {
-  const op = argv[0] as Operation;
-  if (!OPERATIONS.includes(op)) throw new Error(`usage: fleet.ts <${OPERATIONS.join("|")}> [--stack NAME] [options] (see scripts/fleet.ts)`);
-  const value = (flag: string): string | undefined => {
-    const i = argv.indexOf(flag);
-    if (i < 0) return undefined;
-    if (!argv[i + 1] || argv[i + 1].startsWith("--")) throw new Error(`${flag} needs a value`);
-    return argv[i + 1];
-  };
-  const known = new Set(["--stack", "--expect-no-changes", "--refresh", "--summary-md", "--events-json", "--json", "--quiet", "--skip-checkpoints"]);
-  const unknown = argv.slice(1).filter((a, i, all) => a.startsWith("--") && !known.has(a) && !(i > 0 && ["--stack", "--summary-md", "--events-json"].includes(all[i - 1])));
-  if (unknown.length) throw new Error(`unknown option ${unknown[0]} (see scripts/fleet.ts)`);
-  return {
-    op, stack: value("--stack") ?? "local", expectNoChanges: argv.includes("--expect-no-changes"), refresh: argv.includes("--refresh"),
-    summaryMd: value("--summary-md"), eventsJson: value("--events-json"), json: argv.includes("--json"), quiet: argv.includes("--quiet"),
-    skipCheckpoints: argv.includes("--skip-checkpoints"),
-  };
+/** Options that only make sense for some operations; the rest apply to all. */
+const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
+  "expect-no-changes": ["preview", "up", "refresh"],
+  refresh: ["preview", "up"],
+  "summary-md": ["preview"],
+  "events-json": ["up", "destroy"],
+  json: ["status"],
+  "skip-checkpoints": ["up", "destroy", "refresh"],
+  "wait-lock": ["up", "destroy", "refresh"],
+  "force-unlock": ["up", "destroy", "refresh", "cancel"],
+};
+
+type Values = ReturnType<typeof parseCommand<typeof SPEC.options>>["values"];
+
+function parse(argv: string[]): { op: Operation; stack: string; v: Values } {
+  const { values: v, positionals } = parseCommand(argv, SPEC);
+  const op = positionals[0] as Operation;
+  if (!OPERATIONS.includes(op)) throw new UsageError(`unknown operation '${op}' (one of ${OPERATIONS.join(", ")})`);
+  for (const [name, ops_] of Object.entries(ONLY_FOR)) {
+    if (v[name as keyof Values] !== undefined && !ops_!.includes(op)) throw new UsageError(`--${name} does not apply to ${op} (only ${ops_!.join(", ")})`);
+  }
+  return { op, stack: required(v.stack, "stack", "there is no default environment: name the one to operate on"), v };
 }
 
 function report(events: DeployEvent[], file?: string): void {
@@ -58,10 +61,12 @@ function report(events: DeployEvent[], file?: string): void {
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const { op, stack, v } = parse(process.argv.slice(2));
+  const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false };
   const options: ops.OperationOptions = {
-    stack: args.stack, expectNoChanges: args.expectNoChanges, refresh: args.refresh, skipCheckpoints: args.skipCheckpoints,
-    onOutput: args.quiet || (args.op === "status" && args.json) ? undefined : (s) => process.stdout.write(s),
+    stack, expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v["skip-checkpoints"],
+    waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
+    onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => process.stdout.write(s),
   };
   const done = (r: ops.OperationResult) =>
     console.log(`\n${args.op} of stack ${args.stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
@@ -85,6 +90,11 @@ async function main(): Promise<void> {
       case "refresh":
         done(await ops.refresh(options));
         break;
+      case "cancel": {
+        const removed = await ops.cancel(options);
+        console.log(removed.length ? removed.map((h) => `removed the lock of stack ${stack} held by ${h}`).join("\n") : `stack ${stack} is not locked`);
+        break;
+      }
       case "status": {
         const r = await ops.status(options);
         process.stdout.write(args.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
@@ -97,8 +107,5 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  // Engine failures carry the CLI's own output; print it whole.
-  console.error(err.message);
-  process.exit(1);
-});
+// Engine failures carry the CLI's own output; runMain prints it whole.
+runMain(SPEC, main);

@@ -1,14 +1,20 @@
 /**
- * `npm run plan [-- --stack NAME]`: the plan of a stack without the engine: per GitRepo its commit and
+ * `npm run plan -- --stack NAME`: the plan of a stack without the engine: per GitRepo its commit and
  * bundles, per (bundle, cluster) the matched target and deploymentId. Reads stacks/Pulumi.<stack>.yaml
  * directly (secrets stay encrypted, so it never needs the passphrase).
  */
 import { loadStackFile, planFleet, PROJECT_DIR } from "../core/pipeline";
 import { FleetError } from "../core/errors";
+import { parseCommand, required, runMain } from "./cli";
+
+const SPEC = {
+  usage: "npm run plan -- --stack NAME",
+  summary: "The plan of a stack without the engine: per GitRepo its commit and bundles, per (bundle, cluster) the target and deploymentId.",
+  options: { stack: { type: "string" as const, value: "NAME", help: "the environment: stacks/Pulumi.NAME.yaml (required)" } },
+};
 
 async function main(): Promise<void> {
-  const i = process.argv.indexOf("--stack");
-  const stack = i > 0 ? process.argv[i + 1] : "local";
+  const stack = required(parseCommand(process.argv.slice(2), SPEC).values.stack, "stack");
   const config = loadStackFile(stack, PROJECT_DIR);
   const started = Date.now();
   const state = await planFleet(config);
@@ -29,7 +35,4 @@ async function main(): Promise<void> {
   for (const s of state.plan.skipped) console.log(`  skipped ${s.bundle} on ${s.cluster}: doNotDeploy (target ${s.target})`);
 }
 
-main().catch((err) => {
-  console.error(err instanceof FleetError ? `error: ${err.message}` : err);
-  process.exit(1);
-});
+runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));

@@ -13,36 +13,39 @@ import { buildPlan } from "../core/targeting/plan";
 import { renderRawObjects } from "../core/bundles/manifests";
 import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
+import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
+
+const SPEC = {
+  usage: "npm run render -- REPO [--path P] [--name GITREPO] [--cluster NAME] [--label k=v] [--group G] [--branch B | --revision R]",
+  summary: "Like `fleet test`: which target matched each bundle of REPO (a git URL or a directory) and what it deploys.",
+  positionals: ["REPO"],
+  options: {
+    path: { type: "string", value: "P", multiple: true, help: "a bundle path inside the repository (default: the whole repository)" },
+    name: { type: "string", value: "GITREPO", help: "the GitRepo's name (default test)" },
+    cluster: { type: "string", value: "NAME", help: "the cluster's name (default local)" },
+    label: { type: "string", value: "k=v", multiple: true, help: "a label of the cluster" },
+    group: { type: "string", value: "G", multiple: true, help: "a cluster group the cluster is in and the GitRepo targets (default: default)" },
+    branch: { type: "string", value: "B", help: "the branch to read" },
+    revision: { type: "string", value: "R", help: "the commit or tag to read" },
+  },
+} satisfies CommandSpec<Record<string, OptionSpec>>;
 
 interface Args { repo: string; paths: string[]; name: string; cluster: string; labels: Record<string, string>; groups: string[]; branch?: string; revision?: string }
 
-function parseArgs(argv: string[]): Args {
-  const args: Args = { repo: "", paths: [], name: "test", cluster: "local", labels: {}, groups: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--path") args.paths.push(next());
-    else if (a === "--name") args.name = next();
-    else if (a === "--cluster") args.cluster = next();
-    else if (a === "--group") args.groups.push(next());
-    else if (a === "--branch") args.branch = next();
-    else if (a === "--revision") args.revision = next();
-    else if (a === "--label") {
-      const [k, ...v] = next().split("=");
-      args.labels[k] = v.join("=");
-    } else if (a.startsWith("--")) throw new Error(`unknown option ${a}`);
-    else args.repo = a;
+function parse(argv: string[]): Args {
+  const { values: v, positionals } = parseCommand(argv, SPEC);
+  if (v.branch !== undefined && v.revision !== undefined) throw new UsageError("--branch and --revision exclude each other");
+  const labels: Record<string, string> = {};
+  for (const l of v.label ?? []) {
+    const eq = l.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--label ${l}: expected key=value`);
+    labels[l.slice(0, eq)] = l.slice(eq + 1);
   }
-  if (!args.repo) throw new Error("usage: npm run render -- <repo url or dir> [--path P] [--name GITREPO] [--cluster NAME] [--label k=v] [--group G]");
-  return args;
+  return { repo: positionals[0], paths: v.path ?? [], name: v.name ?? "test", cluster: v.cluster ?? "local", labels, groups: v.group ?? [], branch: v.branch, revision: v.revision };
 }
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parse(process.argv.slice(2));
   const isUrl = /^(https?|ssh|git|file):\/\/|^[\w.-]+@[\w.-]+:/.test(args.repo);
   const repo: GitRepoConfig = {
     name: args.name, repo: isUrl ? args.repo : path.resolve(args.repo), paths: args.paths, branch: args.branch, revision: args.revision,
@@ -79,7 +82,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err instanceof FleetError ? `error: ${err.message}` : err);
-  process.exit(1);
-});
+runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: type check, unit tests (pure stages, real git), component tests (Pulumi mocks),
 # then end-to-end tests with the real engine, in render mode and on three live local clusters (started
-# once by the mocha global fixture). Nothing skips itself: a missing tool fails the run.
+# once by the mocha global fixture; PostgreSQL for the shared-state tests). Nothing skips itself: a missing
+# tool fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== typecheck"
@@ -10,4 +11,5 @@ echo "== unit + component tests"
 mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*.test.ts'
 echo "== end-to-end tests (real Pulumi engine; live clusters from tools/build-clusters.sh)"
 bash tools/build-clusters.sh
+bash scripts/ensure-postgres.sh
 mocha --config test/.mocharc.json --timeout 600000 --require test/support/live-clusters.fixture.js 'test/e2e/**/*.test.ts'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the Pulumi engine (CLI, plus the Node.js language host when pinned) and
+# Build the Pulumi engine (CLI and the Node.js language host) and
 # the Kubernetes resource provider from the Go modules pinned in
 # tools/pulumi/go.mod and tools/kubernetes/go.mod, into a per-user cache outside
 # the repository, with an isolated PULUMI_HOME that holds the provider plugin.
@@ -27,7 +27,7 @@
 #
 # Layout of the build directory:
 #   bin/pulumi                  the CLI (PulumiCommand.get({ root: <build dir> }))
-#   bin/pulumi-language-nodejs  only if tools/pulumi/go.mod has it as a tool
+#   bin/pulumi-language-nodejs  the Node.js language host, from tools/language-nodejs/go.mod
 #   provider/pulumi-resource-kubernetes   (kept off bin/ so it is never "ambient")
 #   home/                       PULUMI_HOME;
 #   home/plugins/resource-kubernetes-v<plugin-version>/pulumi-resource-kubernetes
@@ -48,6 +48,7 @@ esac
 
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cli_mod=$tools_dir/pulumi
+lh_mod=$tools_dir/language-nodejs
 k8s_mod=$tools_dir/kubernetes
 cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 
@@ -108,11 +109,27 @@ else
   printf '%s\n' "$cli_hash" >"$cli_stamp"
   cli_status="built: modules $t_dl, compile $(since "$t")"
 fi
-if [[ -x $bin_dir/pulumi-language-nodejs ]]; then
-  langhost="$bin_dir/pulumi-language-nodejs"
+# ---- Node.js language host (its own module: see tools/language-nodejs/go.mod) ----
+lh_module=github.com/pulumi/pulumi/sdk/v3
+lh_version=$(mod_version "$lh_module" "$lh_mod/go.mod")
+mapfile -t lh_tools < <(mod_entries tool "$lh_mod/go.mod" | awk '{ print $1 }')
+[[ -n $lh_version && ${#lh_tools[@]} -gt 0 ]] || die "$lh_mod/go.mod must require $lh_module and name the host as a tool"
+lh_ldflags="-s -w -X $lh_module/go/common/version.Version=$lh_version"
+lh_stamp=$build_dir/.language-host.stamp
+lh_hash=$(hash_of "$lh_ldflags $cli_tags ${lh_tools[*]}" "$lh_mod/go.mod" "$lh_mod/go.sum")
+if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 && -n ${sys_pulumi:-} ]]; then
+  lh_status="system install"
+elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $lh_stamp && $(<"$lh_stamp") == "$lh_hash" && -x $bin_dir/pulumi-language-nodejs ]]; then
+  lh_status="reused"
 else
-  langhost="none: only Automation API inline programs can run (see tools/pulumi/go.mod)"
+  rm -f "$lh_stamp"
+  log "build-pulumi.sh: building pulumi-language-nodejs from $lh_module@$lh_version..."
+  t=$(now)
+  (cd "$lh_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$lh_ldflags" -o "$bin_dir/" "${lh_tools[@]}")
+  printf '%s\n' "$lh_hash" >"$lh_stamp"
+  lh_status="built in $(since "$t")"
 fi
+langhost="$bin_dir/pulumi-language-nodejs  $lh_version  [$lh_status]"
 
 # ---- Kubernetes provider ----
 k8s_ldflags="-s -w -X $k8s_module/pkg/version.Version=$k8s_reported"

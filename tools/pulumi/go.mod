@@ -8,20 +8,11 @@
 // 403 "This module version is not available"), although sdk/v3 is served up
 // to v3.274.1.
 //
-// The Node.js language host (module
-// github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3, untagged,
-// pseudo-versions only) is not served at all (403 for the pseudo-versions of
-// both v3.259.0 commits, 0ac56e876614 and a05d88f24d05). Without it the engine
-// runs Automation API inline programs only (they need no language host);
-// `pulumi up` on a Pulumi.yaml project fails with "no language plugin
-// 'pulumi-language-nodejs' found in the workspace".
-// When the proxy serves it, add it:
-//   go get github.com/pulumi/pulumi/pkg/v3@v3.X.Y github.com/pulumi/pulumi/sdk/v3@v3.X.Y \
-//     github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3@<commit of sdk/v3.X.Y>
-//   go mod edit -tool=github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3
-//   go mod tidy
-// (go get -tool <package>@<version> fails with this proxy: it probes the
-// package path as a module and the proxy answers 403 instead of 404.)
+// The Node.js language host is not built here: its current module
+// (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3, untagged,
+// pseudo-versions only) is not served by the proxy (403 for the pseudo-versions of
+// both v3.259.0 commits). tools/language-nodejs/go.mod builds it from sdk/v3
+// v3.68.0, the last release that still contained it.
 
 module pulumi-fleet/tools/pulumi
 

@@ -1,0 +1,25 @@
+/**
+ * `npm run pulumi -- <pulumi arguments>`: the Pulumi CLI built in tools/ (with its Node.js language
+ * host, so it runs index.ts itself), in the project directory, with the same backend the operations
+ * use (automation/backend.ts) and the local stack's documented passphrase when that stack is named.
+ * The arguments are the CLI's own and go through untouched: `npm run pulumi -- up -s dev --yes`.
+ */
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { resolveBackend } from "../automation/backend";
+import { LOCAL_PASSPHRASE } from "../automation/stack";
+import { toolchain } from "../automation/toolchain";
+import { PROJECT_DIR } from "../core/pipeline";
+
+const args = process.argv.slice(2);
+const tools = toolchain();
+const backend = resolveBackend();
+const env: NodeJS.ProcessEnv = { ...process.env, ...tools.env, PULUMI_BACKEND_URL: backend.url };
+// The stack named by -s/--stack, if any; the local stack gets its passphrase as `npm start` does.
+const named = args.flatMap((a, i) => (a === "-s" || a === "--stack" ? [args[i + 1]] : a.startsWith("--stack=") ? [a.slice(8)] : []));
+if (named.includes("local") && env.PULUMI_CONFIG_PASSPHRASE === undefined && env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) {
+  env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
+}
+const r = spawnSync(path.join(tools.root, "bin", "pulumi"), args, { cwd: PROJECT_DIR, env, stdio: "inherit" });
+if (r.error) throw r.error;
+process.exit(r.status ?? 1);
