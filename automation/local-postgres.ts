@@ -65,7 +65,9 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
   const kill = () => { try { process.kill(server.pid!, "SIGKILL"); } catch { /* gone */ } };
   process.once("exit", kill);
   const env = { ...process.env, PGPASSWORD: password };
-  const psql = (db: string, sql: string) => execFileSync(path.join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "fleet", "-d", db, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql], { env, encoding: "utf8" });
+  const psql = (db: string, sql: string) => execFileSync(path.join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "fleet", "-d", db, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql], {
+    env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 512 * 2 ** 20,
+  });
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (server.exitCode !== null) throw new Error(`PostgreSQL exited at start:\n${fs.readFileSync(path.join(dir, "server.log"), "utf8")}`);

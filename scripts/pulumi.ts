@@ -5,6 +5,7 @@
  * The arguments are the CLI's own and go through untouched: `npm run pulumi -- up -s dev --yes`.
  */
 import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveBackend } from "../automation/backend";
 import { LOCAL_PASSPHRASE } from "../automation/stack";
@@ -14,9 +15,12 @@ import { PROJECT_DIR } from "../core/pipeline";
 const args = process.argv.slice(2);
 const tools = toolchain();
 const backend = resolveBackend();
-const env: NodeJS.ProcessEnv = { ...process.env, ...tools.env, PULUMI_BACKEND_URL: backend.url };
+if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
+// Type checking is `npm run typecheck`'s job (and npm test's): the language host only transpiles, as run-ts.js does.
+const env: NodeJS.ProcessEnv = { PULUMI_NODEJS_TRANSPILE_ONLY: "true", ...process.env, ...tools.env, PULUMI_BACKEND_URL: backend.url };
 // The stack named by -s/--stack, if any; the local stack gets its passphrase as `npm start` does.
 const named = args.flatMap((a, i) => (a === "-s" || a === "--stack" ? [args[i + 1]] : a.startsWith("--stack=") ? [a.slice(8)] : []));
+if (args[0] === "stack" && ["select", "init"].includes(args[1])) named.push(...args.slice(2).filter((a) => !a.startsWith("-")));
 if (named.includes("local") && env.PULUMI_CONFIG_PASSPHRASE === undefined && env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) {
   env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
 }
