@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { OutputMap, Stack } from "@pulumi/pulumi/automation";
+import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { DeploymentRecord, deploymentName, deploymentRecord } from "../components";
 import { configFromValues } from "../components/program";
 import { FleetState } from "../core/pipeline";
@@ -18,13 +18,18 @@ import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
 import { isRenderMode, openStack, StackOptions } from "./stack";
-import { computeStatus, StatusReport } from "./status";
+import { AgentInfo, computeStatus, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
 
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
   return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+}
+
+/** Each cluster's agent image and config hash as the last update deployed them (`summary.agents`). */
+function agentsOutput(outputs: OutputMap): Record<string, AgentInfo> {
+  return (outputs.summary?.value?.agents ?? {}) as Record<string, AgentInfo>;
 }
 
 export interface OperationOptions extends StackOptions {
@@ -51,6 +56,8 @@ export interface OperationOptions extends StackOptions {
   forceUnlock?: boolean;
   /** Warnings that must reach the user even when the engine output is not streamed (default: stderr). */
   onWarning?: (message: string) => void;
+  /** Every engine event of the operation, as it comes (e.g. a progress display, automation/progress.ts). */
+  onEvent?: (event: EngineEvent) => void;
 }
 
 export interface OperationResult {
@@ -68,6 +75,10 @@ export interface PreviewResult extends OperationResult {
   state: FleetState;
   prunes: Prune[];
   summaryMarkdown: string;
+  /** Clusters left out because they did not answer (cluster -> reason). */
+  unreachable: Map<string, string>;
+  /** When the preview finished (ISO 8601), for the preview page. */
+  takenAt: string;
 }
 
 export interface UpResult extends OperationResult {
@@ -88,6 +99,8 @@ interface Session {
   locked: <T>(run: () => Promise<T>) => Promise<T>;
   recorder: StepRecorder;
   before: Record<string, DeploymentRecord>;
+  /** The stack's `summary.agents` output before the operation. */
+  agentsBefore: Record<string, AgentInfo>;
   planned: () => FleetState | undefined;
   renderMode: boolean;
   /** Clusters whose API server did not answer (cluster -> reason), left out of this operation. */
@@ -106,7 +119,8 @@ async function open(options: OperationOptions): Promise<Session> {
     env: { ...options.env, ...(options.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
     deploy: { ...options.deploy, unreachableClusters: skip, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
   });
-  const before = deploymentsOutput(await stack.outputs());
+  const outputs = await stack.outputs();
+  const before = deploymentsOutput(outputs);
   const renderMode = isRenderMode(options);
   let unreachable = new Map<string, string>();
   let excluded: string[] = [];
@@ -121,7 +135,10 @@ async function open(options: OperationOptions): Promise<Session> {
   const warn = options.onWarning ?? ((m: string) => console.error(m));
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
-  return { stack, locked, recorder: new StepRecorder(), before, planned: () => planned, renderMode, unreachable, excluded, started: Date.now() };
+  return {
+    stack, locked, recorder: new StepRecorder(options.onEvent), before, agentsBefore: agentsOutput(outputs), planned: () => planned,
+    renderMode, unreachable, excluded, started: Date.now(),
+  };
 }
 
 /**
@@ -171,7 +188,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
   const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
-  return { ...r, state, prunes: prunesOf(report), summaryMarkdown: renderSummaryMarkdown(report) };
+  return { ...r, state, prunes: prunesOf(report), summaryMarkdown: renderSummaryMarkdown(report), unreachable: s.unreachable, takenAt: new Date().toISOString() };
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
@@ -229,7 +246,9 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);
   const failed = new Set<string>(fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).failed : []);
-  return computeStatus(options.stack, state, s.before, groupSteps(s.recorder.steps, s.recorder.failedUrns), failed, s.unreachable);
+  return computeStatus(options.stack, state, s.before, groupSteps(s.recorder.steps, s.recorder.failedUrns), failed, s.unreachable, {
+    agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
+  });
 }
 
 /** Deployments whose last `up` failed, kept next to the state until an `up` succeeds (for ErrApplied). */

@@ -7,6 +7,7 @@
 import { DeploymentRecord, deploymentName } from "../components";
 import { FleetState } from "../core/pipeline";
 import { compare } from "./deploy-events";
+import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
 import { ChangeCounts, GroupedSteps, hasChanges } from "./steps";
 
 export interface PreviewReport {
@@ -80,6 +81,8 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   for (const a of warnings) {
     out.push(`> **Warning:** the agent on \`${a.cluster}\` would be replaced (${a.replacements.join(", ")}), which restarts it.`, "");
   }
+  // The compact picture first: which clusters and bundles the change touches, at a glance.
+  out.push(...blastRadiusMarkdown(previewMatrix({ ...report, prunes })));
 
   if (deployments.length) {
     out.push("### Bundle deployments", "", "| cluster | bundle | create | update | replace | delete | deploymentId before | after |", "|---|---|---:|---:|---:|---:|---|---|");

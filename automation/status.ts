@@ -7,6 +7,7 @@
  */
 import { DeploymentRecord, deploymentName } from "../components";
 import { FleetState } from "../core/pipeline";
+import { clusterViews } from "../core/targeting/match";
 import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
 
@@ -32,12 +33,45 @@ export interface RollUp {
   desiredReadyClusters: number;
 }
 
+/** A cluster's agent as the last update deployed it (the stack output `summary.agents.<cluster>`). */
+export interface AgentInfo {
+  image: string;
+  configHash: string;
+  pinned: boolean;
+}
+
+export interface ClusterStatus {
+  cluster: string;
+  state: DeploymentState;
+  readyBundles: number;
+  desiredReadyBundles: number;
+  // The fields below were added for the status page; optional so that older reports still read.
+  labels?: Record<string, string>;
+  /** The cluster groups whose selector matches the cluster, sorted. */
+  groups?: string[];
+  /** Undefined when the stack has no record of it yet (never deployed). */
+  agent?: AgentInfo;
+  /** Undefined when nothing was probed (render mode). */
+  reachable?: boolean;
+  unreachableReason?: string;
+}
+
 export interface StatusReport {
   stack: string;
   deployments: DeploymentStatus[];
   bundles: (RollUp & { gitRepo: string; bundle: string })[];
   gitRepos: (RollUp & { gitRepo: string; commit: string })[];
-  clusters: { cluster: string; state: DeploymentState; readyBundles: number; desiredReadyBundles: number }[];
+  clusters: ClusterStatus[];
+  /** When the clusters were read (ISO 8601); set by the operation, not by the pure computation. */
+  takenAt?: string;
+}
+
+/** What the operation knows beyond the plan and the steps (all optional: a pure caller may have none). */
+export interface StatusContext {
+  agents?: Record<string, AgentInfo>;
+  /** Whether the clusters were probed for reachability (false in render mode). */
+  probed?: boolean;
+  takenAt?: string;
 }
 
 /**
@@ -47,7 +81,7 @@ export interface StatusReport {
  */
 export function computeStatus(
   stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, groups: GroupedSteps,
-  failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(),
+  failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(), context: StatusContext = {},
 ): StatusReport {
   const deployments = state.plan.entries.map((e): DeploymentStatus => {
     const key = deploymentName(e);
@@ -88,12 +122,20 @@ export function computeStatus(
     const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
     return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
   });
-  const clusters = [...state.config.clusters].sort((a, b) => compare(a.name, b.name)).map((c) => {
+  const views = new Map(clusterViews(state.config.clusters, state.config.clusterGroups ?? []).map((v) => [v.name, v]));
+  const clusters = [...state.config.clusters].sort((a, b) => compare(a.name, b.name)).map((c): ClusterStatus => {
     const items = deployments.filter((d) => d.cluster === c.name);
     const r = rollUp(items, items.length, items.filter((d) => d.state === "Ready").length);
-    return { cluster: c.name, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters };
+    const agent = context.agents?.[c.name];
+    return {
+      cluster: c.name, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters,
+      labels: { ...c.labels }, groups: [...(views.get(c.name)?.groups.keys() ?? [])].sort(compare),
+      ...(agent ? { agent: { image: agent.image, configHash: agent.configHash, pinned: agent.pinned } } : {}),
+      ...(context.probed ? { reachable: !unreachable.has(c.name) } : {}),
+      ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
+    };
   });
-  return { stack, deployments, bundles, gitRepos, clusters };
+  return { stack, deployments, bundles, gitRepos, clusters, ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }
 
 /** Objects the preview would touch although the deploymentId is the applied one: hand edits or deletions. */

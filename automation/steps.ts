@@ -59,7 +59,11 @@ export class StepRecorder {
   readonly failedUrns = new Set<string>();
   private readonly byUrnOp = new Map<string, Step>();
 
+  /** @param forward also given every event (the caller's own listener, e.g. a progress display) */
+  constructor(private readonly forward?: (event: EngineEvent) => void) {}
+
   readonly onEvent = (event: EngineEvent): void => {
+    this.forward?.(event);
     const diag = event.diagnosticEvent;
     if (diag?.severity === "error" && diag.urn) this.failedUrns.add(diag.urn);
     const pre = event.resourcePreEvent?.metadata;

@@ -7,7 +7,9 @@
 import * as fs from "node:fs";
 import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
 import * as ops from "../automation/operations";
+import { Progress } from "../automation/progress";
 import { formatStatusTable } from "../automation/status";
+import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 
 const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
@@ -24,6 +26,7 @@ const SPEC = {
     "summary-md": { type: "string", value: "FILE", help: "preview: write the pull-request summary (Markdown) to FILE" },
     "events-json": { type: "string", value: "FILE", help: "up, destroy: also write the deploy events as JSON lines to FILE" },
     json: { type: "boolean", help: "status: print JSON instead of the table" },
+    html: { type: "string", value: "FILE", help: "preview, status: also write the fleet as one self-contained HTML page (clusters x bundles) to FILE" },
     quiet: { type: "boolean", help: "do not stream the engine's output" },
     "skip-checkpoints": { type: "boolean", help: "write the state once at the end, not after every step (see BENCHMARKS.md)" },
     "wait-lock": { type: "boolean", help: "wait for another update of the stack to finish instead of failing at once" },
@@ -38,6 +41,7 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   "summary-md": ["preview"],
   "events-json": ["up", "destroy"],
   json: ["status"],
+  html: ["preview", "status"],
   "skip-checkpoints": ["up", "destroy", "refresh"],
   "wait-lock": ["up", "destroy", "refresh"],
   "force-unlock": ["up", "destroy", "refresh", "cancel"],
@@ -62,33 +66,49 @@ function report(events: DeployEvent[], file?: string): void {
 
 async function main(): Promise<void> {
   const { op, stack, v } = parse(process.argv.slice(2));
-  const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false };
+  const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false, html: v.html };
+  // Per-cluster progress on stderr: redrawn in place on a terminal, a plain line now and then elsewhere.
+  const progress = op === "cancel" ? undefined : new Progress(op, process.stderr);
+  const track = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } finally {
+      progress?.finish();
+    }
+  };
   const options: ops.OperationOptions = {
     stack, expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v["skip-checkpoints"],
     waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
-    onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => process.stdout.write(s),
+    onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
+    onEvent: progress?.onEvent,
+  };
+  const page = (file: string | undefined, html: () => string) => {
+    if (!file) return;
+    fs.writeFileSync(file, html());
+    console.error(`wrote the ${op} page to ${file}`);
   };
   const done = (r: ops.OperationResult) =>
     console.log(`\n${args.op} of stack ${args.stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
   try {
     switch (args.op) {
       case "preview": {
-        const r = await ops.preview(options);
+        const r = await track(ops.preview(options));
         if (args.summaryMd) fs.writeFileSync(args.summaryMd, r.summaryMarkdown);
+        page(args.html, () => renderPreviewPage(r));
         for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replace(/`/g, "")}`);
         done(r);
         break;
       }
       case "up":
       case "destroy": {
-        const r = await (args.op === "up" ? ops.up(options) : ops.destroy(options));
+        const r = await track(args.op === "up" ? ops.up(options) : ops.destroy(options));
         console.log("");
         report(r.events, args.eventsJson);
         done(r);
         break;
       }
       case "refresh":
-        done(await ops.refresh(options));
+        done(await track(ops.refresh(options)));
         break;
       case "cancel": {
         const removed = await ops.cancel(options);
@@ -96,7 +116,8 @@ async function main(): Promise<void> {
         break;
       }
       case "status": {
-        const r = await ops.status(options);
+        const r = await track(ops.status(options));
+        page(args.html, () => renderStatusPage(r));
         process.stdout.write(args.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
         break;
       }

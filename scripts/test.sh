@@ -12,4 +12,5 @@ mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*
 echo "== end-to-end tests (real Pulumi engine; live clusters from tools/build-clusters.sh)"
 bash tools/build-clusters.sh
 bash scripts/ensure-postgres.sh
+bash scripts/ensure-chromium.sh
 mocha --config test/.mocharc.json --timeout 600000 --require test/support/live-clusters.fixture.js 'test/e2e/**/*.test.ts'

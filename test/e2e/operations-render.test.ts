@@ -87,7 +87,7 @@ describe("operations: events, PR summary, status (real engine, render mode)", fu
     expect(r.deployments.map((d) => `${d.cluster}/${d.bundle} ${d.state}`)).to.have.members(
       ["dev-1", "dev-2"].flatMap((c) => BUNDLES.map((x) => `${c}/${x} Ready`)));
     expect(r.gitRepos).to.deep.equal([{ gitRepo: "examples", commit: r.gitRepos[0].commit, state: "Ready", readyClusters: 2, desiredReadyClusters: 2 }]);
-    expect(r.clusters.find((c) => c.cluster === "prod-1")).to.deep.equal({ cluster: "prod-1", state: "Ready", readyBundles: 0, desiredReadyBundles: 0 });
+    expect(r.clusters.find((c) => c.cluster === "prod-1")).to.include({ cluster: "prod-1", state: "Ready", readyBundles: 0, desiredReadyBundles: 0 });
   });
 
   it("status says Pending for a cluster targeted but not deployed yet", async () => {
