@@ -16,6 +16,7 @@ import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
 import { withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters, LIVE_CLUSTER_NAMES } from "../support/live-clusters";
+import { eventually } from "../support/eventually";
 
 const BUNDLE_SELECTOR = "fleet.cattle.io/repo-name=examples";
 const AGENT_NS = "cattle-fleet-system";
@@ -53,17 +54,6 @@ async function agentView(c: LocalCluster): Promise<AgentView> {
     deploymentUid: dep.metadata.uid,
     env: Object.fromEntries((dep.spec.template.spec.containers[0].env ?? []).filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value])),
   };
-}
-
-/** Polls until `check` holds (controllers settle asynchronously after `up` returns for deletes). */
-async function eventually<T>(what: string, read: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs / 1000} s; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 const figures: Record<string, string> = {};

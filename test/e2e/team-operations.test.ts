@@ -18,6 +18,7 @@ import { toolchain } from "../../automation/toolchain";
 import { Checkout, ok } from "../support/checkout";
 import { TestRepo } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
+import { eventually } from "../support/eventually";
 
 const NS = "team-app";
 const SELECTOR = "fleet.cattle.io/repo-name=team";
@@ -70,16 +71,6 @@ async function clusterView(c: LocalCluster) {
     activeReplicaSets: rss.filter((r: any) => (r.spec.replicas ?? 0) > 0).length,
     pods: pods.filter((p: any) => !p.metadata.deletionTimestamp).length,
   };
-}
-
-async function eventually<T>(what: string, read: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs / 1000} s; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 const figures: Record<string, string> = {};
