@@ -41,7 +41,15 @@ export function syntheticReport(clusters: number, bundles: number): StatusReport
   return {
     stack: "bench", takenAt: new Date().toISOString(), deployments,
     bundles: bundleNames.map((b) => ({ ...b, ...rollUp(deployments.filter((d) => d.bundle === b.bundle)) })),
-    gitRepos: repos.map((g) => ({ gitRepo: g, commit: hex(g.length, 40), ...rollUp(deployments.filter((d) => d.gitRepo === g)) })),
+    // As Fleet counts them: a GitRepo's clusters, ready when all its bundles there are.
+    gitRepos: repos.map((g) => {
+      const mine = deployments.filter((d) => d.gitRepo === g);
+      const perCluster = names.map((c) => mine.filter((d) => d.cluster === c)).filter((ds) => ds.length);
+      return {
+        gitRepo: g, commit: hex(g.length, 40), state: rollUp(mine).state,
+        readyClusters: perCluster.filter((ds) => ds.every((d) => d.state === "Ready")).length, desiredReadyClusters: perCluster.length,
+      };
+    }),
     clusters: names.map((cluster, i) => {
       const r = rollUp(deployments.filter((d) => d.cluster === cluster));
       return {
