@@ -16,6 +16,7 @@ import { fleetProgram } from "../components/program";
 import { DeployOptions } from "../components";
 import { PROJECT_DIR } from "../core/pipeline";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
+import { engineTempDir } from "./engine-tmp";
 import { toolchain } from "./toolchain";
 
 export const PROJECT_NAME = "pulumi-fleet";
@@ -80,7 +81,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   const tools = toolchain();
   const backend = resolveBackend(options);
   if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
-  const env: Record<string, string> = { ...tools.env, ...engineEnv(options.stack, backend, options.env) };
+  const env: Record<string, string> = { ...tools.env, TMPDIR: engineTempDir(), ...engineEnv(options.stack, backend, options.env) };
   const pulumiCommand = await PulumiCommand.get({ root: tools.root });
   const workDir = path.join(backend.localDir, "workspace");
   fs.mkdirSync(workDir, { recursive: true });

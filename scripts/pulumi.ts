@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveBackend } from "../automation/backend";
+import { engineTempDir } from "../automation/engine-tmp";
 import { LOCAL_PASSPHRASE } from "../automation/stack";
 import { toolchain } from "../automation/toolchain";
 import { PROJECT_DIR } from "../core/pipeline";
@@ -17,7 +18,7 @@ const tools = toolchain();
 const backend = resolveBackend();
 if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
 // Type checking is `npm run typecheck`'s job (and npm test's): the language host only transpiles, as run-ts.js does.
-const env: NodeJS.ProcessEnv = { PULUMI_NODEJS_TRANSPILE_ONLY: "true", ...process.env, ...tools.env, PULUMI_BACKEND_URL: backend.url };
+const env: NodeJS.ProcessEnv = { PULUMI_NODEJS_TRANSPILE_ONLY: "true", ...process.env, ...tools.env, PULUMI_BACKEND_URL: backend.url, TMPDIR: engineTempDir() };
 // The stack named by -s/--stack, if any; the local stack gets its passphrase as `npm start` does.
 const named = args.flatMap((a, i) => (a === "-s" || a === "--stack" ? [args[i + 1]] : a.startsWith("--stack=") ? [a.slice(8)] : []));
 if (args[0] === "stack" && ["select", "init"].includes(args[1])) named.push(...args.slice(2).filter((a) => !a.startsWith("-")));

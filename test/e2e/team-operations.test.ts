@@ -89,8 +89,12 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
   const checkouts: Checkout[] = [];
   const names = () => clusters.map((c) => c.name);
 
+  const kubeconfigsInTmp = () => new Set(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith("kubeconfig")));
+  let kubeconfigsBefore: Set<string>;
+
   before(async function () {
     this.timeout(60 * 60_000);
+    kubeconfigsBefore = kubeconfigsInTmp();
     toolchain();
     clusters = liveClusters().clusters;
     repo = new TestRepo(repoFiles(range(0, 12), "v1"));
@@ -311,6 +315,20 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       expect(ok(b.fleet(["cancel", "--stack", "team"], env()), "cancel of an unlocked stack")).to.contain("stack team is not locked");
       ok(a.fleet(["destroy", "--stack", "team", "--quiet"], env()), "destroy");
       for (const c of clusters) expect((await clusterView(c)).configMaps).to.deep.equal([]);
+    });
+
+    it("no credentials are left in the shared temporary directory, not even by the killed updates", () => {
+      // The provider writes each cluster's kubeconfig to a temporary file it never removes: the engine
+      // runs with a private TMPDIR (automation/engine-tmp.ts), and a dead process's one is swept.
+      // Only files naming this test's clusters count: other processes on the host may write their own.
+      const ours = [...kubeconfigsInTmp()].filter((f) => !kubeconfigsBefore.has(f))
+        .filter((f) => clusters.some((c) => fs.readFileSync(path.join(os.tmpdir(), f), "utf8").includes(c.server)));
+      expect(ours).to.deep.equal([]);
+      const dead = fs.readdirSync(os.tmpdir()).map((f) => Number(/^pf-engine-(\d+)-/.exec(f)?.[1])).filter((pid) => {
+        if (!pid) return false;
+        try { process.kill(pid, 0); return false; } catch { return true; }
+      });
+      expect(dead, "engine temp dirs of processes that are gone").to.deep.equal([]);
     });
   });
 });
