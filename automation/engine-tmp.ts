@@ -12,7 +12,8 @@ import * as path from "node:path";
 const PREFIX = "pf-engine-";
 let dir: string | undefined;
 
-function alive(pid: number): boolean {
+/** Whether a process exists (EPERM: it does, as another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -25,7 +26,7 @@ function alive(pid: number): boolean {
 function sweep(root: string): void {
   for (const name of fs.readdirSync(root)) {
     const pid = Number(/^pf-engine-(\d+)-/.exec(name)?.[1]);
-    if (pid && pid !== process.pid && !alive(pid)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    if (pid && pid !== process.pid && !processAlive(pid)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
   }
 }
 

@@ -10,6 +10,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import { Stack } from "@pulumi/pulumi/automation";
+import { processAlive } from "./engine-tmp";
 
 export interface LockHolder {
   /** The lock object's address as the CLI prints it (credentials masked). */
@@ -36,11 +37,7 @@ export function lockHolders(errorText: string): LockHolder[] | undefined {
  */
 export function isStale(h: LockHolder, hostname = os.hostname()): boolean {
   if (h.host !== hostname || !Number.isInteger(h.pid) || h.pid <= 0) return false;
-  try {
-    process.kill(h.pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  if (!processAlive(h.pid)) return true;
   const taken = Date.parse(h.since);
   const started = processStartMs(h.pid);
   // Lock timestamps have one-second precision: allow for it before calling the pid reused.

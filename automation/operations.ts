@@ -141,6 +141,11 @@ async function open(options: OperationOptions): Promise<Session> {
   };
 }
 
+/** The URN of the stack's root resource in an exported deployment, if it has one yet. */
+function stackRootUrn(deployment: { resources?: { type: string; urn: string }[] } | undefined): string | undefined {
+  return deployment?.resources?.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
+}
+
 /**
  * Operations a killed update left in flight (recorded in the state when checkpoints are on) are
  * resolved before anything else runs, never dropped silently: each is named in a warning; a pending
@@ -156,7 +161,7 @@ async function resolvePendingOperations(s: Session, options: OperationOptions): 
   warn(`warning: stack ${options.stack}: an earlier update was interrupted with ${pending.length} operation(s) in flight; resolving them first:\n` +
     pending.map((p) => `  ${p.type} ${p.resource.urn}: ${p.type === "creating" ? "cleared; this update creates it again (an existing object is adopted)" : "refreshed from its cluster"}`).join("\n"));
   const inState = new Set<string>((deployment.resources ?? []).map((r: { urn: string }) => r.urn));
-  const root = (deployment.resources ?? []).find((r: { type: string }) => r.type === "pulumi:pulumi:Stack")?.urn;
+  const root = stackRootUrn(deployment);
   const targets = [...new Set(pending.filter((p) => p.type !== "creating" && inState.has(p.resource.urn)).map((p) => p.resource.urn))];
   await s.locked(() => s.stack.refresh({
     clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
@@ -283,7 +288,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
 export async function cancel(options: OperationOptions): Promise<string[]> {
   const s = await open(options);
   // Only a command that takes the lock reveals its holders: an empty refresh of the stack's root.
-  const root = ((await s.stack.exportStack()).deployment?.resources ?? []).find((r: { type: string }) => r.type === "pulumi:pulumi:Stack")?.urn;
+  const root = stackRootUrn((await s.stack.exportStack()).deployment);
   try {
     await s.stack.refresh({ target: root ? [root] : undefined, exclude: s.excluded });
     return [];

@@ -12,6 +12,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { kubeList } from "../../automation/kube-client";
 import { LocalCluster } from "../../automation/local-clusters";
+import { processAlive } from "../../automation/engine-tmp";
 import { LocalPostgres, startLocalPostgres } from "../../automation/local-postgres";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/toolchain";
@@ -324,10 +325,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       const ours = [...kubeconfigsInTmp()].filter((f) => !kubeconfigsBefore.has(f))
         .filter((f) => clusters.some((c) => fs.readFileSync(path.join(os.tmpdir(), f), "utf8").includes(c.server)));
       expect(ours).to.deep.equal([]);
-      const dead = fs.readdirSync(os.tmpdir()).map((f) => Number(/^pf-engine-(\d+)-/.exec(f)?.[1])).filter((pid) => {
-        if (!pid) return false;
-        try { process.kill(pid, 0); return false; } catch { return true; }
-      });
+      const dead = fs.readdirSync(os.tmpdir()).map((f) => Number(/^pf-engine-(\d+)-/.exec(f)?.[1])).filter((pid) => pid && !processAlive(pid));
       expect(dead, "engine temp dirs of processes that are gone").to.deep.equal([]);
     });
   });
