@@ -1,14 +1,13 @@
 /**
  * One (bundle, cluster) pair of the plan, as Fleet's BundleDeployment. Its children are the bundle's
- * objects on that cluster: one resource per object for raw YAML, the provider's helm.v4.Chart for
- * helm bundles, kustomize.v2.Directory for kustomize bundles. When the pair leaves the plan, the
- * component is not registered any more and the engine deletes its children in the same update.
+ * objects on that cluster, one resource per object, as core rendered them (core/render: raw YAML,
+ * helm and kustomize alike). When the pair leaves the plan, the component is not registered any more
+ * and the engine deletes its children in the same update.
  */
-import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { Bundle } from "../core/bundles/types";
-import { K8sObject, renderRawObjects } from "../core/bundles/manifests";
+import { K8sObject } from "../core/bundles/manifests";
 import { PlanEntry } from "../core/targeting/plan";
 import { groupOf, KubernetesObject, objectKey } from "./k8s-object";
 import { LifecyclePolicy, lifecycleOptions, Owner, ownershipTransform, validateObjectLabels, withOwnership } from "./labels";
@@ -22,12 +21,12 @@ export interface BundleDeploymentArgs {
   provider: k8s.Provider;
   /** Namespaces the cluster component created, by name; objects in them wait for them. */
   namespaces: Map<string, k8s.core.v1.Namespace>;
-  /** Raw YAML objects for this pair, already rendered (the Fleet component renders them once for namespaces). */
-  objects?: K8sObject[];
+  /** This pair's objects, rendered and checked by core (prepareFleet). */
+  objects: K8sObject[];
   /** Other BundleDeployments of the same cluster this one waits for (fleet.yaml dependsOn). */
   dependsOn: pulumi.Resource[];
-  /** The cluster is excluded from this update: do not construct provider-side components for it. */
-  clusterUnreachable?: boolean;
+  /** What the render said Fleet does silently (skipped files, hooks): shown in the preview. */
+  warnings?: string[];
 }
 
 /** Logical name of a (bundle, cluster) pair: names only, never list positions. */
@@ -55,24 +54,13 @@ export class BundleDeployment extends pulumi.ComponentResource {
       pulumi.log.warn(`bundle ${entry.bundle} is paused on cluster ${entry.cluster}: its objects stay exactly as deployed (no update, no delete)`, this);
     }
 
-    let objectCount: pulumi.Output<number>;
-    if (bundle.style.kind === "yaml") {
-      const objects = args.objects ?? renderCheckedObjects(bundle, entry);
-      registerRawObjects(name, objects, owner, policy, args, childOpts);
-      objectCount = pulumi.output(objects.length);
-    } else if (args.clusterUnreachable) {
-      objectCount = pulumi.output(0);
-    } else {
-      const nsDependency = args.namespaces.get(entry.namespace);
-      const opts: pulumi.ComponentResourceOptions = {
-        ...childOpts,
-        dependsOn: [...args.dependsOn, ...(nsDependency ? [nsDependency] : [])],
-        transforms: [ownershipTransform(owner, policy)],
-      };
-      objectCount = bundle.style.kind === "helm"
-        ? helmChart(name, entry, bundle, opts).resources.apply((r) => r.length)
-        : kustomizeDirectory(name, entry, bundle, opts).resources.apply((r) => r.length);
-    }
+    for (const w of args.warnings ?? []) pulumi.log.warn(`bundle ${entry.bundle} on cluster ${entry.cluster}: ${w}`, this);
+    // Until the renderer, helm and kustomize bundles were the provider's Chart and Directory
+    // components: their objects keep their identity through aliases to those children.
+    const previous = bundle.style.kind === "yaml" ? undefined
+      : { parent: pulumi.createUrn(name, bundle.style.kind === "helm" ? "kubernetes:helm.sh/v4:Chart" : "kubernetes:kustomize/v2:Directory", this), prefix: name };
+    registerRawObjects(name, args.objects, owner, policy, args, childOpts, previous);
+    const objectCount = pulumi.output(args.objects.length);
 
     this.deploymentId = pulumi.output(entry.deploymentId);
     this.commit = pulumi.output(args.commit);
@@ -82,20 +70,22 @@ export class BundleDeployment extends pulumi.ComponentResource {
   }
 }
 
-/** The raw YAML objects of a (bundle, cluster) pair, with every label checked before anything is registered. */
-export function renderCheckedObjects(bundle: Bundle, entry: PlanEntry): K8sObject[] {
+/** The objects of a (bundle, cluster) pair, with every label checked before anything is registered. */
+export function checkedObjects(objects: K8sObject[], entry: PlanEntry): K8sObject[] {
   const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
-  const objects = renderRawObjects(bundle.files, entry.options, owner);
   for (const obj of objects) validateObjectLabels(obj, owner);
   return objects;
 }
+
+/** Where the previous version registered a helm or kustomize bundle's objects (see the constructor). */
+interface PreviousLayout { parent: pulumi.Output<string>; prefix: string }
 
 const CRD_KIND = "CustomResourceDefinition";
 
 /** CRDs first, then everything else; a custom resource waits for its CRD, a namespaced object for its namespace. */
 function registerRawObjects(
   name: string, objects: K8sObject[], owner: Owner, policy: LifecyclePolicy,
-  args: BundleDeploymentArgs, childOpts: pulumi.CustomResourceOptions,
+  args: BundleDeploymentArgs, childOpts: pulumi.CustomResourceOptions, previous?: PreviousLayout,
 ): void {
   const crds = new Map<string, KubernetesObject>();
   const ownNamespaces = new Map<string, KubernetesObject>();
@@ -108,35 +98,16 @@ function registerRawObjects(
     const ns = obj.metadata.namespace;
     const nsResource = ns ? ownNamespaces.get(ns) ?? args.namespaces.get(ns) : undefined;
     if (nsResource) deps.push(nsResource);
+    // The provider named a Chart's or Directory's children "<component>:<namespace>/<name>".
+    const aliases: pulumi.Alias[] = previous
+      ? [{ name: `${previous.prefix}:${ns ? `${ns}/` : ""}${obj.metadata.name}`, parent: previous.parent }]
+      : [];
     const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnership(obj, owner),
-      lifecycleOptions({ ...childOpts, dependsOn: deps }, policy));
+      lifecycleOptions({ ...childOpts, dependsOn: deps, aliases }, policy));
     if (obj.kind === CRD_KIND) {
       const spec = obj.spec as { group?: string; names?: { kind?: string } };
       crds.set(`${spec.group}/${spec.names?.kind}`, resource);
     }
     if (obj.kind === "Namespace") ownNamespaces.set(obj.metadata.name, resource);
   }
-}
-
-/** A local chart from the checked-out commit, or a remote repository (https or oci) and version. */
-function helmChart(name: string, entry: PlanEntry, bundle: Bundle, opts: pulumi.ComponentResourceOptions): k8s.helm.v4.Chart {
-  const helm = entry.options.helm ?? {};
-  const style: { path?: string; repo?: string; chart?: string; version?: string } = bundle.style.kind === "helm" ? bundle.style : {};
-  const chart = helm.chart ?? style.chart ?? style.path ?? ".";
-  const remote = !!(helm.repo ?? style.repo) || /^(oci|https?):\/\//.test(chart);
-  return new k8s.helm.v4.Chart(name, {
-    name: entry.releaseName,
-    namespace: entry.namespace,
-    chart: remote ? chart : path.join(bundle.dir, chart),
-    version: remote ? helm.version ?? style.version : undefined,
-    repositoryOpts: remote && (helm.repo ?? style.repo) ? { repo: helm.repo ?? style.repo } : undefined,
-    values: helm.values ?? {},
-  }, opts);
-}
-
-function kustomizeDirectory(name: string, entry: PlanEntry, bundle: Bundle, opts: pulumi.ComponentResourceOptions): k8s.kustomize.v2.Directory {
-  return new k8s.kustomize.v2.Directory(name, {
-    directory: path.join(bundle.dir, entry.options.kustomize?.dir ?? "."),
-    namespace: entry.namespace,
-  }, opts);
 }

@@ -10,7 +10,8 @@ import { resolveAgents, ResolvedAgent } from "../core/agent/effective";
 import { Agent } from "./agent";
 import { FleetState } from "../core/pipeline";
 import { PlanEntry } from "../core/targeting/plan";
-import { BundleDeployment, deploymentName, renderCheckedObjects } from "./bundle-deployment";
+import { BundleDeployment, checkedObjects, deploymentName } from "./bundle-deployment";
+import { RenderedDeployment, renderDeployments } from "../core/render/deployments";
 import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
 import { namespacesForCluster, NamespaceSpec } from "./namespaces";
@@ -46,26 +47,23 @@ export function deploymentRecord(e: PlanEntry, commit: string, objectCount: numb
   };
 }
 
-/** Everything that can fail, computed before the first registration: raw objects (labels checked) and namespaces. */
+/** Everything that can fail, computed before the first registration: rendered objects (labels checked) and namespaces. */
 export interface PreparedFleet {
   objects: Map<PlanEntry, K8sObject[]>;
+  rendered: Map<PlanEntry, RenderedDeployment>;
   namespaces: Map<string, NamespaceSpec[]>;
   agents: Map<string, ResolvedAgent>;
   /**
    * Clusters found unreachable before the update (automation/reachability.ts). The operation excludes
-   * their resources from the engine's steps; here their Helm and Kustomize components are not
-   * constructed, since the provider needs the API server to build them.
+   * their resources from the engine's steps.
    */
   unreachable?: ReadonlySet<string>;
 }
 
 export function prepareFleet(state: FleetState): PreparedFleet {
-  const bundles = new Map(state.bundles.map((b) => [b.name, b]));
+  const rendered = renderDeployments(state.plan.entries, state.bundles, (gitRepo) => state.sources.get(gitRepo)!.commit);
   const objects = new Map<PlanEntry, K8sObject[]>();
-  for (const e of state.plan.entries) {
-    const b = bundles.get(e.bundle)!;
-    if (b.style.kind === "yaml") objects.set(e, renderCheckedObjects(b, e));
-  }
+  for (const [e, r] of rendered) objects.set(e, checkedObjects(r.objects, e));
   const agents = resolveAgents(state.config);
   const byCluster = entriesByCluster(state.plan.entries);
   const namespaces = new Map<string, NamespaceSpec[]>();
@@ -76,7 +74,7 @@ export function prepareFleet(state: FleetState): PreparedFleet {
     const agentNs = agents.get(c.name)!.config.namespace;
     namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
-  return { objects, namespaces, agents };
+  return { objects, rendered, namespaces, agents };
 }
 
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
@@ -133,8 +131,8 @@ export class Fleet extends pulumi.ComponentResource {
       const cluster = this.clusters.get(entry.cluster)!;
       const deployment = new BundleDeployment(key, {
         entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
-        provider: cluster.provider, namespaces: cluster.namespaces, objects: objects.get(entry), dependsOn,
-        clusterUnreachable: prepared.unreachable?.has(entry.cluster) ?? false,
+        provider: cluster.provider, namespaces: cluster.namespaces, objects: objects.get(entry)!, dependsOn,
+        warnings: prepared.rendered.get(entry)!.warnings,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });
       this.deployments.set(key, deployment);
       return deployment;

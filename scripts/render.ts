@@ -1,16 +1,17 @@
 /**
  * `npm run render -- <repo url or dir> [--path P] [--name GITREPO] [--cluster NAME] [--label k=v ...]
  *  [--group G] [--branch B | --revision R]`
- * Like `fleet test`: prints which target matched each bundle (`# Matched: <target>`) and the manifests of
- * raw YAML bundles (overlays and namespace rules applied), or the chart / kustomize reference with the
- * final values for helm and kustomize bundles.
+ * Like `fleet test`: prints which target matched each bundle (`# Matched: <target>`), its deploymentID,
+ * and the manifests it deploys, from the same renderer `up` uses (fleet-render: Helm, kustomize, raw
+ * YAML, every bundle style). A directory is read as it is on disk (uncommitted edits included) unless
+ * --branch or --revision asks for a commit of it.
  */
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { resolveSource } from "../core/source/git";
+import { resolveSource, Source } from "../core/source/git";
 import { readBundles } from "../core/bundles/read";
 import { buildPlan } from "../core/targeting/plan";
-import { renderRawObjects } from "../core/bundles/manifests";
+import { renderDeployments } from "../core/render/deployments";
 import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
@@ -57,9 +58,11 @@ async function main(): Promise<void> {
   const groupNames = args.groups.length ? args.groups : ["default"];
   const groups = groupNames.map((g) => ({ name: g, labels: {}, selector: {} }));
   repo.targets = groupNames.map((g) => ({ name: g, clusterGroup: g }));
-  const source = await resolveSource(repo);
+  const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
+  const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false } : await resolveSource(repo);
   const bundles = readBundles(source.dir, repo);
   const plan = buildPlan(bundles, [cluster], groups);
+  const rendered = renderDeployments(plan.entries, bundles, () => source.commit);
   for (const b of bundles) {
     const entry = plan.entries.find((e) => e.bundle === b.name);
     console.log(`# Bundle: ${b.name} (${b.path})`);
@@ -68,17 +71,12 @@ async function main(): Promise<void> {
       console.log(skipped ? `# Matched: ${skipped.target} (doNotDeploy)` : "# Matched: none");
       continue;
     }
+    const r = rendered.get(entry)!;
     console.log(`# Matched: ${entry.target}${entry.customizations.length ? ` (customizations: ${entry.customizations.join(", ")})` : ""}`);
     console.log(`# deploymentID: ${entry.deploymentId}`);
-    if (b.style.kind === "yaml") {
-      const objects = renderRawObjects(b.files, entry.options, { gitRepo: b.gitRepo, bundle: b.name, cluster: cluster.name });
-      for (const o of objects) process.stdout.write(`---\n${YAML.stringify(o)}`);
-    } else if (b.style.kind === "kustomize") {
-      process.stdout.write(YAML.stringify({ kustomize: { dir: path.posix.join(b.path, entry.options.kustomize?.dir ?? b.style.dir) }, namespace: entry.namespace }));
-    } else {
-      const chart = b.style.path ? { path: path.posix.join(b.path, b.style.path) } : { repo: b.style.repo, chart: b.style.chart, version: b.style.version };
-      process.stdout.write(YAML.stringify({ helm: { ...chart, releaseName: entry.releaseName, namespace: entry.namespace, values: entry.options.helm?.values ?? {} } }));
-    }
+    console.log(`# style: ${r.style}`);
+    for (const w of r.warnings) console.log(`# warning: ${w}`);
+    for (const o of r.objects) process.stdout.write(`---\n${YAML.stringify(o, { sortMapEntries: true })}`);
   }
 }
 

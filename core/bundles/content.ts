@@ -36,7 +36,7 @@ export function readBundleFiles(bundleDir: string, exclude: string[], ctx: { git
       if (isDir) {
         visit(abs, rel, rules);
       } else if (!exclude.includes(rel)) {
-        files.push({ name: rel, content: fs.readFileSync(abs, "utf8") });
+        files.push(fileContent(rel, fs.readFileSync(abs)));
       }
     }
   };
@@ -62,4 +62,10 @@ function readFleetIgnore(dir: string): IgnoreRule[] {
     }
   }
   return rules;
+}
+
+/** Text as is; anything that is not valid UTF-8 (a chart archive in charts/) as base64. */
+function fileContent(name: string, data: Buffer): BundleFile {
+  const text = data.toString("utf8");
+  return Buffer.from(text, "utf8").equals(data) ? { name, content: text } : { name, content: data.toString("base64"), encoding: "base64" };
 }

@@ -73,6 +73,8 @@ export interface BundleFile {
   /** Path relative to the bundle root, slash-separated. */
   name: string;
   content: string;
+  /** "base64" when the file is not UTF-8 text (chart archives); the content is then base64. */
+  encoding?: "base64";
 }
 
 export interface Bundle {

@@ -52,6 +52,8 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const entries: PlanEntry[] = [];
   const skipped: Plan["skipped"] = [];
+  // Two passes: match and merge everything, then template every cluster's helm values in one batch.
+  const pending: { entry: Omit<PlanEntry, "options" | "namespace" | "deploymentId">; base: DeploymentOptions; cluster: ClusterConfig }[] = [];
   for (const bundle of bundles) {
     // Merged options depend on the bundle and the matched targets only, not on the cluster: merge once
     // per combination, so a 1,000-cluster fleet does not merge (and clone) the same options 1,000 times.
@@ -71,22 +73,35 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
         base = mergeOptions(bundle.options, customOptions(bundle, match));
         merged.set(key, base);
       }
-      const options = base.helm ? { ...base, helm: templateHelmValues(base.helm, cluster, { gitRepo: bundle.gitRepo, bundle: bundle.name }) } : base;
-      entries.push({
-        gitRepo: bundle.gitRepo,
-        bundle: bundle.name,
-        cluster: cluster.name,
-        target: match.target.name,
-        customizations: match.customizations.map((c) => c.name),
-        options,
-        namespace: options.namespace || options.defaultNamespace || "default",
-        releaseName: options.helm?.releaseName || releaseName,
-        manifestId: bundle.manifestId,
-        deploymentId: deploymentIdOf(bundle.manifestId, options),
-        paused: bundle.paused,
-        dependsOn: [],
+      pending.push({
+        entry: {
+          gitRepo: bundle.gitRepo,
+          bundle: bundle.name,
+          cluster: cluster.name,
+          target: match.target.name,
+          customizations: match.customizations.map((c) => c.name),
+          releaseName: base.helm?.releaseName || releaseName,
+          manifestId: bundle.manifestId,
+          paused: bundle.paused,
+          dependsOn: [],
+        },
+        base,
+        cluster,
       });
     }
+  }
+  const withHelm = pending.filter((p) => p.base.helm);
+  const templated = templateHelmValues(withHelm.map((p) => ({ helm: p.base.helm!, cluster: p.cluster, ctx: { gitRepo: p.entry.gitRepo, bundle: p.entry.bundle } })));
+  const helmOf = new Map(withHelm.map((p, i) => [p, templated[i]]));
+  for (const p of pending) {
+    const helm = helmOf.get(p);
+    const options = helm && helm !== p.base.helm ? { ...p.base, helm } : p.base;
+    entries.push({
+      ...p.entry,
+      options,
+      namespace: options.namespace || options.defaultNamespace || "default",
+      deploymentId: deploymentIdOf(p.entry.manifestId, options),
+    });
   }
   resolveDependencies(entries, bundles);
   const order = (e: { gitRepo: string; bundle: string; cluster: string }) => `${e.gitRepo}\u0000${e.bundle}\u0000${e.cluster}`;

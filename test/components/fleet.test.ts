@@ -62,7 +62,7 @@ describe("Fleet component (Pulumi mocks)", function () {
     const devDeployment = regs.find((r) => r.name === "dev-1/examples-simple/apps:Deployment:simple:hello")!;
     expect((devDeployment.inputs.spec as { replicas: number }).replicas).to.not.equal(3);
 
-    const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && r.name.startsWith("dev-1/") && !r.name.includes("/agent/")).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
+    const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && /^dev-1\/[^/]+$/.test(r.name)).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
     expect(ns).to.deep.equal([
       ["dev-1/helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
       ["dev-1/simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
@@ -72,19 +72,19 @@ describe("Fleet component (Pulumi mocks)", function () {
     expect(devDeployment.dependencies).to.include(nsUrn);
   });
 
-  it("deploys helm bundles through helm.v4.Chart and kustomize bundles through kustomize.v2.Directory", async () => {
+  it("registers helm and kustomize bundles as their rendered objects, one resource each, as raw YAML", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
-    const chart = regs.find((r) => r.type === "kubernetes:helm.sh/v4:Chart" && r.name === "prod-1/examples-helm")!;
-    expect(chart.remote).to.equal(true);
-    expect(chart.transforms).to.equal(1);
-    expect(chart.inputs).to.include({ name: "helm-app", namespace: "helm-app", chart: path.join(path.resolve(__dirname, "../../examples/helm"), "chart") });
-    const values = chart.inputs.values as Record<string, unknown>;
-    expect(values).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: 5 });
-    expect(values.resources).to.deep.equal({ memory: "512Mi" });
+    expect(regs.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart" || r.type === "kubernetes:kustomize/v2:Directory")).to.deep.equal([]);
+    const settings = regs.find((r) => r.name === "prod-1/examples-helm/core:ConfigMap:helm-app:helm-app-settings")!;
+    expect(settings.parent).to.match(/BundleDeployment::prod-1\/examples-helm$/);
+    expect(settings.inputs.data).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: "5", memory: "512Mi" });
+    expect((settings.inputs.metadata as { labels: Record<string, string> }).labels).to.include({ "fleet.cattle.io/bundle-name": "examples-helm", "fleet.cattle.io/cluster": "prod-1" });
 
-    const dirs = regs.filter((r) => r.type === "kubernetes:kustomize/v2:Directory").map((r) => [r.name, path.relative(path.resolve(__dirname, "../../examples"), r.inputs.directory as string)]);
-    expect(dirs).to.deep.equal([
-      ["dev-1/examples-kustomize", "kustomize/overlays/dev"], ["dev-2/examples-kustomize", "kustomize/overlays/dev"], ["prod-1/examples-kustomize", "kustomize/overlays/prod"],
+    const kustomized = k8sObjects(regs).filter((r) => r.name.includes("/examples-kustomize/")).map((r) => r.name).sort();
+    expect(kustomized).to.deep.equal([
+      "dev-1/examples-kustomize/core:ConfigMap:kustomize-dev:kustomized", "dev-1/examples-kustomize/core:Namespace:_:kustomize-dev",
+      "dev-2/examples-kustomize/core:ConfigMap:kustomize-dev:kustomized", "dev-2/examples-kustomize/core:Namespace:_:kustomize-dev",
+      "prod-1/examples-kustomize/core:ConfigMap:kustomize-prod:kustomized", "prod-1/examples-kustomize/core:Namespace:_:kustomize-prod",
     ]);
   });
 

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readBundles } from "../../core/bundles/read";
-import { renderRawObjects } from "../../core/bundles/manifests";
+import { renderBundle, renderObjects } from "../support/render";
 import { resolveSource } from "../../core/source/git";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { GitRepoConfig } from "../../core/config/stack";
@@ -39,7 +39,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(bundles.map((b) => [b.name, b.path])).to.deep.equal([["repo", "."], ["repo-app", "app"], ["repo-app-nested", "app/nested"]]);
     const root = bundles[0];
     expect(root.files.map((f) => f.name)).to.include("plain/cm.yaml");
-    const app = renderRawObjects(bundles[1].files, bundles[1].options, { gitRepo: "repo", bundle: "repo-app" });
+    const app = renderObjects(bundles[1]);
     expect(app.map((o) => o.metadata.name)).to.deep.equal(["app"]); // the nested bundle's files are not the parent's manifests
     expect(app[0].metadata.namespace).to.equal("app");
   });
@@ -103,19 +103,20 @@ describe("bundle reader (Fleet rules, real git)", () => {
       "overlays/prod/deploy_patch.yaml": "spec: {replicas: 3, paused: null}\n",
       "overlays/json/deploy_patch.yaml": "- {op: replace, path: /spec/replicas, value: 7}\n",
     });
-    const objs = renderRawObjects(b.files, { yaml: { overlays: ["prod"] } }, { gitRepo: "repo", bundle: b.name });
+    const objs = renderObjects(b, { yaml: { overlays: ["prod"] } });
     expect(objs.find((o) => o.kind === "ConfigMap")!.data).to.deep.equal({ a: "prod" });
     expect(objs.find((o) => o.kind === "Deployment")!.spec).to.deep.equal({ replicas: 3 });
-    const json = renderRawObjects(b.files, { yaml: { overlays: ["json"] } }, { gitRepo: "repo", bundle: b.name });
+    const json = renderObjects(b, { yaml: { overlays: ["json"] } });
     expect((json.find((o) => o.kind === "Deployment")!.spec as { replicas: number }).replicas).to.equal(7);
-    expect(() => renderRawObjects(b.files, { yaml: { overlays: ["nope"] } }, { gitRepo: "repo", bundle: b.name })).to.throw(/overlay "nope" not found/);
+    // Fleet ignores an overlay with no files; here that is a warning.
+    expect(renderBundle(b, { yaml: { overlays: ["nope"] } }).warnings).to.deep.equal(['yaml.overlays: overlay "nope" has no files under overlays/nope/ (Fleet ignores it too)']);
   });
 
   it("forces a namespace, and refuses cluster-scoped objects under a forced namespace", async () => {
     const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n" });
-    const objs = renderRawObjects(b.files, {}, { gitRepo: "repo", bundle: b.name });
-    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["ConfigMap", "default"], ["Namespace", undefined]]);
-    expect(() => renderRawObjects(b.files, { namespace: "forced" }, { gitRepo: "repo", bundle: b.name, cluster: "c1" }))
+    const objs = renderObjects(b, {});
+    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["Namespace", undefined], ["ConfigMap", "default"]]); // Helm's install order
+    expect(() => renderObjects(b, { namespace: "forced" }, "c1"))
       .to.throw(/cluster c1: Namespace extra is cluster-scoped and cannot be deployed with namespace forced/);
   });
 
@@ -160,9 +161,9 @@ describe("bundle reader (Fleet rules, real git)", () => {
 
     it("an object without a name, and a patch of a multi-document file", async () => {
       const [b] = await bundlesOf({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n" });
-      expect(() => renderRawObjects(b.files, {}, { gitRepo: "repo", bundle: b.name })).to.throw(/cm\.yaml gitRepo repo, bundle repo: ConfigMap has no metadata.name/);
+      expect(() => renderObjects(b, {})).to.throw(/gitRepo repo, bundle repo, cluster c1: ConfigMap has no metadata.name/);
       const [m] = await bundlesOf({ "fleet.yaml": "{}\n", "two.yaml": `${CONFIGMAP("a")}---\n${CONFIGMAP("b")}`, "overlays/o/two_patch.yaml": "data: {k: w}\n" });
-      expect(() => renderRawObjects(m.files, { yaml: { overlays: ["o"] } }, { gitRepo: "repo", bundle: m.name })).to.throw(/holds 2 YAML documents/);
+      expect(() => renderObjects(m, { yaml: { overlays: ["o"] } })).to.throw(/holds 2 YAML documents/);
     });
   });
 

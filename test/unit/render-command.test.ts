@@ -17,10 +17,21 @@ describe("render command (like fleet test)", () => {
     expect(out.stdout).to.contain("namespace: simple");
   });
 
-  it("prints the chart and final values for helm bundles, per cluster", () => {
+  it("prints the rendered manifests of helm and kustomize bundles, per cluster", () => {
     const out = render("examples", "--path", "helm", "--cluster", "eu-9", "--label", "env=dev", "--label", "region=eu");
     expect(out.status, out.stderr).to.equal(0);
-    expect(out.stdout).to.contain("path: helm/chart").and.contain("cluster: eu-9").and.contain("environment: dev").and.contain("region: eu");
+    expect(out.stdout).to.contain("# style: helm").and.contain("kind: ConfigMap").and.contain("eu-9").and.match(/# deploymentID: s-[0-9a-f]+:[0-9a-f]{64}/);
+    const k = render("examples", "--path", "kustomize", "--cluster", "prod-1", "--label", "env=prod");
+    expect(k.status, k.stderr).to.equal(0);
+    expect(k.stdout).to.contain("# style: kustomize").and.contain("kind: ConfigMap");
+  });
+
+  it("reads a directory as it is on disk, uncommitted edits included", () => {
+    const repo = new TestRepo({ "cm.yaml": CONFIGMAP("committed") });
+    require("node:fs").writeFileSync(path.join(repo.dir, "cm.yaml"), CONFIGMAP("on-disk"));
+    const out = render(repo.dir, "--name", "web");
+    expect(out.status, out.stderr).to.equal(0);
+    expect(out.stdout).to.contain("name: on-disk").and.not.contain("name: committed");
   });
 
   it("reads a git URL at a branch, and fails with the GitRepo named for an unknown one", () => {

@@ -1,0 +1,117 @@
+/**
+ * The objects of every (bundle, cluster) pair of the plan, rendered by fleet-render as Fleet's agent
+ * renders them (chart, Helm's dry-run install, kustomize post-render, raw YAML), in one batch.
+ * Pairs that render the same bundle with the same options share one render. Then Fleet's namespace
+ * rules, checked here so nothing is registered when any object is wrong.
+ */
+import { FleetError } from "../errors";
+import { stableJson } from "../hash";
+import { Bundle } from "../bundles/types";
+import { K8sObject } from "../bundles/manifests";
+import { PlanEntry } from "../targeting/plan";
+import { RenderFile, RenderJob, RenderHook, RenderResult, runRenderer } from "./fleet-render";
+
+export interface RenderedDeployment {
+  /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
+  objects: K8sObject[];
+  style: "helm" | "kustomize" | "yaml";
+  /** What Fleet does silently and is said here: skipped files, empty overlays, hooks. */
+  warnings: string[];
+}
+
+/**
+ * Hooks: Helm runs pre/post-install and pre/post-upgrade hooks around an install; the engine has no
+ * such phase, so they are deployed with the other objects (a hook Job runs once when created).
+ * Test hooks (`helm test`) are never run by Fleet and are left out; delete and rollback hooks have no
+ * moment here and are left out. Each is a warning naming the hook.
+ */
+const DEPLOYED_HOOK_EVENTS = new Set(["pre-install", "post-install", "pre-upgrade", "post-upgrade"]);
+
+export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string): Map<PlanEntry, RenderedDeployment> {
+  const byName = new Map(bundles.map((b) => [b.name, b]));
+  const request = { bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[] };
+  const jobOf = new Map<PlanEntry, string>();
+  const jobIds = new Map<string, string>();
+  for (const e of entries) {
+    const b = byName.get(e.bundle)!;
+    request.bundles[b.name] ??= { name: b.name, manifestId: b.manifestId, commit: commitOf(b.gitRepo), files: b.files };
+    const helm = e.options.helm ?? {};
+    const job: Omit<RenderJob, "id"> = {
+      bundle: b.name,
+      releaseName: e.releaseName,
+      namespace: e.namespace,
+      options: {
+        defaultNamespace: e.options.defaultNamespace,
+        namespace: e.options.namespace,
+        deleteCRDResources: e.options.deleteCRDResources,
+        helm: { chart: helm.chart, repo: helm.repo, version: helm.version, releaseName: helm.releaseName, values: helm.values, disableDNS: helm.disableDNS, skipSchemaValidation: helm.skipSchemaValidation },
+        kustomize: { dir: e.options.kustomize?.dir },
+        yaml: { overlays: e.options.yaml?.overlays },
+      },
+    };
+    const key = stableJson(job);
+    let id = jobIds.get(key);
+    if (id === undefined) {
+      id = String(jobIds.size);
+      jobIds.set(key, id);
+      request.renders.push({ id, ...job });
+    }
+    jobOf.set(e, id);
+  }
+  const results = request.renders.length ? runRenderer(request).renders : {};
+  const out = new Map<PlanEntry, RenderedDeployment>();
+  for (const e of entries) {
+    const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
+    const r = results[jobOf.get(e)!];
+    if (!r) throw new FleetError("fleet-render returned no result for this bundle", ctx);
+    if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
+    out.set(e, { ...withNamespaces(r, e, ctx), style: r.style });
+  }
+  return out;
+}
+
+/** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
+const CLUSTER_SCOPED = new Set([
+  "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+  "StorageClass", "PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "APIService", "IngressClass", "RuntimeClass",
+  "CSIDriver", "CSINode", "VolumeAttachment", "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
+  "ComponentStatus", "ClusterIssuer", "VolumeSnapshotClass",
+]);
+
+function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; bundle: string; cluster: string }): Omit<RenderedDeployment, "style"> {
+  const warnings = [...(r.warnings ?? [])];
+  const hooks: K8sObject[] = [];
+  for (const h of r.hooks ?? []) {
+    const what = `${h.object.kind} ${h.object.metadata?.name} (helm.sh/hook: ${h.events.join(",")})`;
+    if (h.events.some((ev) => DEPLOYED_HOOK_EVENTS.has(ev))) {
+      hooks.push(h.object as K8sObject);
+      warnings.push(`hook ${what} is deployed as an ordinary object: the engine has no install phases to run it in`);
+    } else {
+      warnings.push(`hook ${what} is left out: ${h.events.includes("test") ? "Fleet never runs test hooks" : "delete and rollback hooks have no moment in a pulumi up"}`);
+    }
+  }
+  const all = [...(r.crds ?? []), ...(r.objects ?? []), ...hooks] as K8sObject[];
+  const clusterScopedCrds = new Set(all
+    .filter((o) => o.kind === "CustomResourceDefinition" && (o.spec as { scope?: string })?.scope === "Cluster")
+    .map((o) => (o.spec as { names?: { kind?: string } }).names?.kind));
+  const objects = all.map((obj) => {
+    if (!obj.metadata?.name) throw new FleetError(`${obj.kind} has no metadata.name (generateName is not supported: names must be stable)`, ctx);
+    const clusterScoped = CLUSTER_SCOPED.has(obj.kind) || clusterScopedCrds.has(obj.kind);
+    const meta = { ...obj.metadata };
+    if (e.options.namespace) {
+      if (clusterScoped) {
+        throw new FleetError(`${obj.kind} ${meta.name} is cluster-scoped and cannot be deployed with namespace ${e.options.namespace} (fleet.yaml namespace / GitRepo targetNamespace)`, ctx);
+      }
+      meta.namespace = e.options.namespace;
+    } else if (!clusterScoped && !meta.namespace) {
+      meta.namespace = e.namespace;
+    } else if (clusterScoped) {
+      delete meta.namespace;
+    }
+    return { ...obj, metadata: meta };
+  });
+  return { objects, warnings };
+}
+
+export type { RenderHook };

@@ -1,0 +1,95 @@
+/**
+ * The bridge to fleet-render (tools/fleet-render), the Go program that runs Fleet's own libraries:
+ * helm values templating (text/template + sprig), Helm's chart rendering and kustomize. One process
+ * per batch: the pipeline sends every job of a stage at once and reads every result, synchronously,
+ * so the pure stages stay plain functions. The binary is built from pinned modules on first use
+ * (tools/build-render.sh) and cached outside the repository; a build failure is an error, never a
+ * fallback to something approximate.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import * as path from "node:path";
+
+const PROJECT_DIR = path.resolve(__dirname, "../..");
+
+export interface ClusterContext {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  templateValues: Record<string, unknown>;
+}
+
+export interface HelmValuesInput {
+  values?: Record<string, unknown>;
+  templateValues?: Record<string, string>;
+  disablePreProcess?: boolean;
+}
+
+export interface RenderFile { name: string; content: string; encoding?: "base64" }
+
+export interface RenderBundle { name: string; manifestId: string; commit: string; files: RenderFile[] }
+
+export interface RenderOptions {
+  defaultNamespace?: string;
+  namespace?: string;
+  deleteCRDResources?: boolean;
+  helm: { chart?: string; repo?: string; version?: string; releaseName?: string; values?: Record<string, unknown>; disableDNS?: boolean; skipSchemaValidation?: boolean };
+  kustomize: { dir?: string };
+  yaml: { overlays?: string[] };
+}
+
+export interface RenderJob { id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; options: RenderOptions }
+
+export interface RendererRequest {
+  bundles?: Record<string, RenderBundle>;
+  clusters?: Record<string, ClusterContext>;
+  helm?: Record<string, HelmValuesInput>;
+  values?: { id: string; cluster: string; helm: string }[];
+  renders?: RenderJob[];
+}
+
+export interface ValuesResult { values?: Record<string, unknown>; changed: boolean; error?: string }
+
+export type RenderedObject = Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown } };
+
+export interface RenderHook { events: string[]; weight: number; deletePolicies: string[]; object: RenderedObject }
+
+export interface RenderResult {
+  objects: RenderedObject[] | null;
+  crds: RenderedObject[] | null;
+  hooks: RenderHook[] | null;
+  style: "helm" | "kustomize" | "yaml";
+  warnings?: string[];
+  error?: string;
+}
+
+export interface RendererResponse { values: Record<string, ValuesResult>; renders: Record<string, RenderResult> }
+
+let binary: string | undefined;
+
+/** The fleet-render binary, built or reused by tools/build-render.sh. */
+export function rendererBinary(): string {
+  if (binary) return binary;
+  if (process.env.PULUMI_FLEET_RENDER_BIN) return (binary = process.env.PULUMI_FLEET_RENDER_BIN);
+  try {
+    binary = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-render.sh"), "--path"], {
+      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
+    }).trim();
+  } catch (err) {
+    throw new Error(`fleet-render could not be built (tools/build-render.sh failed: ${(err as Error).message.split("\n")[0]}); ` +
+      "run `bash tools/build-render.sh` to see the build output");
+  }
+  return binary;
+}
+
+/** Runs one batch. Job failures come back per job; a failure of the program itself throws. */
+export function runRenderer(request: RendererRequest): RendererResponse {
+  const result = spawnSync(rendererBinary(), [], {
+    input: JSON.stringify(request),
+    encoding: "utf8",
+    maxBuffer: 2 ** 31 - 1,
+  });
+  if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`fleet-render failed (exit ${result.status}): ${result.stderr.trim()}`);
+  return JSON.parse(result.stdout) as RendererResponse;
+}

@@ -1,0 +1,20 @@
+/** Renders one bundle for one set of options through fleet-render, as the pipeline does for a plan entry. */
+import { Bundle, DeploymentOptions } from "../../core/bundles/types";
+import { K8sObject } from "../../core/bundles/manifests";
+import { helmReleaseNameOf } from "../../core/naming";
+import { PlanEntry } from "../../core/targeting/plan";
+import { renderDeployments } from "../../core/render/deployments";
+
+export function renderBundle(bundle: Bundle, options: DeploymentOptions = bundle.options, cluster = "c1"): { objects: K8sObject[]; warnings: string[]; style: string } {
+  const entry: PlanEntry = {
+    gitRepo: bundle.gitRepo, bundle: bundle.name, cluster, target: "t", customizations: [], options,
+    namespace: options.namespace || options.defaultNamespace || "default",
+    releaseName: options.helm?.releaseName || helmReleaseNameOf(bundle.name),
+    manifestId: bundle.manifestId, deploymentId: "d", paused: false, dependsOn: [],
+  };
+  return renderDeployments([entry], [bundle], () => "0123456789abcdef0123456789abcdef01234567").get(entry)!;
+}
+
+export function renderObjects(bundle: Bundle, options?: DeploymentOptions, cluster?: string): K8sObject[] {
+  return renderBundle(bundle, options, cluster).objects;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Build fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go
+# libraries, pinned in its go.mod) into a per-user cache outside the repository, or reuse a finished
+# build. The cache directory is named after a hash of the sources, go.mod, go.sum and the Go version,
+# so an edit or a version bump builds anew and an interrupted build is never used.
+#
+# Usage:
+#   tools/build-render.sh           build or reuse; progress on stderr
+#   tools/build-render.sh --path    the same, then print the binary's path on stdout
+#
+# Environment: PULUMI_FLEET_CACHE (cache root, default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet),
+# PULUMI_FLEET_REBUILD=1, and GOPROXY, GOMODCACHE, GOCACHE, GOFLAGS as usual. No GONOSUMDB is needed:
+# every module it uses is in the public checksum database.
+set -euo pipefail
+
+want_path=0
+case "${1:-}" in
+  --path) want_path=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "build-render.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
+esac
+
+tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src=$tools_dir/fleet-render
+cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
+# shellcheck source=tools/lib.sh
+source "$tools_dir/lib.sh"
+go_build_env
+
+mapfile -t sources < <(cd "$src" && ls go.mod go.sum ./*.go | sort)
+hash=$(cd "$src" && hash_of "-trimpath" "${sources[@]}")
+build_dir=$cache_root/tools/fleet-render-$hash
+bin=$build_dir/fleet-render
+lock_dir "$build_dir"
+
+if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then
+  :
+else
+  log "build-render: building fleet-render from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
+  start=$(now)
+  (cd "$src" && go build -trimpath -o "$bin.tmp" .) || die "go build of tools/fleet-render failed"
+  mv -f "$bin.tmp" "$bin"
+  log "build-render: built in $(since "$start")"
+fi
+if ((want_path)); then printf '%s\n' "$bin"; fi

@@ -1,0 +1,102 @@
+// fleet-render: Fleet's rendering with Fleet's own libraries (text/template + sprig, Helm's SDK,
+// kustomize's krusty, sigs.k8s.io/yaml), for pulumi-fleet's pure pipeline.
+//
+// One batch per call: a JSON request on stdin, a JSON response on stdout. Two kinds of job:
+//   - values:  Fleet's controller-side helm values processing for one (merged options, cluster)
+//     (internal/cmd/controller/target/builder.go in rancher/fleet: label substitution, `${ }`
+//     templating of the values' YAML text, templateValues);
+//   - renders: Fleet's agent-side rendering of one bundle with merged options
+//     (the bundle as a Helm chart, `helm install --dry-run=client`, the post-render step with
+//     kustomize at kustomize.dir and the raw YAML files), as `fleet test` does.
+// Jobs run in parallel; a failing job returns its error and never stops the others.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
+)
+
+const usage = `usage: fleet-render < request.json > response.json
+       fleet-render --version
+
+Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...]} on stdin and
+writes {"values": {...}, "renders": {...}} on stdout (see request.go).`
+
+// version is printed by --version; the Node side checks it so a stale cached build is never used.
+const version = "fleet-render 1 (helm v4.2.3, sprig v3.3.0, kustomize api v0.21.1)"
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "--version":
+			fmt.Println(version)
+			return
+		default:
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+	}
+	var req Request
+	dec := json.NewDecoder(os.Stdin)
+	if err := dec.Decode(&req); err != nil {
+		fmt.Fprintf(os.Stderr, "fleet-render: reading the request: %v\n", err)
+		os.Exit(2)
+	}
+	// A batch is short-lived and memory is plentiful: collect garbage less often.
+	debug.SetGCPercent(400)
+	resp := run(&req)
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
+		fmt.Fprintf(os.Stderr, "fleet-render: writing the response: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(req *Request) *Response {
+	resp := &Response{
+		Values:  make(map[string]ValuesResult, len(req.Values)),
+		Renders: make(map[string]RenderResult, len(req.Renders)),
+	}
+	var mu sync.Mutex
+	parallel(len(req.Values), func(i int) {
+		job := req.Values[i]
+		result := processValues(job, req.Helm[job.Helm], req.Clusters[job.Cluster])
+		mu.Lock()
+		resp.Values[job.ID] = result
+		mu.Unlock()
+	})
+	parallel(len(req.Renders), func(i int) {
+		job := req.Renders[i]
+		result := renderJob(job, req.Bundles[job.Bundle])
+		mu.Lock()
+		resp.Renders[job.ID] = result
+		mu.Unlock()
+	})
+	return resp
+}
+
+// parallel runs f(0..n-1) on GOMAXPROCS workers.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

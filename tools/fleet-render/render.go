@@ -1,0 +1,232 @@
+package main
+
+// One bundle for one set of merged options, rendered as Fleet's agent renders it: the bundle as a
+// chart, Helm's install in client-only dry-run mode (what `fleet test` runs), and Fleet's post-render
+// step (kustomize at kustomize.dir over the rendered manifests, then the raw YAML files).
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Fleet's `fleet test` default when no cluster version is known (internal/helmdeployer/template.go).
+const defaultKubeVersion = "v1.25.0"
+
+const crdKind = "CustomResourceDefinition"
+
+func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
+	var warnings []string
+	warn := func(w string) { warnings = append(warnings, w) }
+	defer func() {
+		if r := recover(); r != nil {
+			result = RenderResult{Error: fmt.Sprintf("internal error rendering the bundle: %v", r)}
+		}
+		result.Warnings = warnings
+	}()
+	if b == nil {
+		return RenderResult{Error: fmt.Sprintf("unknown bundle %q in the request", job.Bundle)}
+	}
+	files, err := decodeFiles(b.Files)
+	if err != nil {
+		return RenderResult{Error: err.Error()}
+	}
+	st := determineStyle(files, job.Options)
+	if (job.Options.Helm.Chart != "" || job.Options.Helm.Repo != "") && !st.hasChartYAML {
+		chart := job.Options.Helm.Chart
+		if chart == "" {
+			chart = job.Options.Helm.Repo
+		}
+		return RenderResult{Error: fmt.Sprintf("helm.chart: chart %s not found in the bundle (no %s); remote charts are not rendered yet", chart, joinClean(chart, "Chart.yaml"))}
+	}
+	chartFileList, err := chartFiles(b, files, st, job.Options, warn)
+	if err != nil {
+		return RenderResult{Error: err.Error()}
+	}
+	chart, err := loader.LoadFiles(chartFileList)
+	if err != nil {
+		return RenderResult{Error: fmt.Sprintf("loading the chart: %v", err)}
+	}
+
+	rel, err := helmTemplate(job, chart, &postRender{
+		bundleFiles:        files,
+		chart:              chart,
+		kustomizeDir:       job.Options.Kustomize.Dir,
+		targetNamespace:    job.Options.TargetNamespace,
+		deleteCRDResources: job.Options.DeleteCRDResources,
+		warn:               warn,
+	})
+	if err != nil {
+		return RenderResult{Error: err.Error()}
+	}
+	objects, err := toObjects([]byte(rel.Manifest))
+	if err != nil {
+		return RenderResult{Error: fmt.Sprintf("reading the rendered manifests: %v", err)}
+	}
+	crds, err := chartCRDs(chart)
+	if err != nil {
+		return RenderResult{Error: err.Error()}
+	}
+	hooks, err := releaseHooks(rel)
+	if err != nil {
+		return RenderResult{Error: err.Error()}
+	}
+	return RenderResult{Objects: objects, CRDs: crds, Hooks: hooks, Style: st.name()}
+}
+
+func helmTemplate(job RenderJob, chart *chartv2.Chart, pr *postRender) (*releasev1.Release, error) {
+	kubeVersion := job.KubeVersion
+	if kubeVersion == "" {
+		kubeVersion = defaultKubeVersion
+	}
+	v, err := semver.NewVersion(kubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("invalid kubeVersion: %s", kubeVersion)
+	}
+	cfg := &action.Configuration{}
+	cfg.SetLogger(nil)
+	install := action.NewInstall(cfg)
+	install.KubeVersion = &common.KubeVersion{
+		Version: v.String(),
+		Major:   strconv.FormatUint(v.Major(), 10),
+		Minor:   strconv.FormatUint(v.Minor(), 10),
+	}
+	install.ReleaseName = job.ReleaseName
+	install.Namespace = job.Namespace
+	install.CreateNamespace = true
+	install.Replace = true
+	install.EnableDNS = !job.Options.Helm.DisableDNS
+	install.SkipSchemaValidation = job.Options.Helm.SkipSchemaValidation
+	install.DryRunStrategy = action.DryRunClient
+	install.WaitStrategy = kube.HookOnlyStrategy
+	install.PostRenderer = pr
+	values := job.Options.Helm.Values
+	if values == nil {
+		values = map[string]any{}
+	}
+	released, err := install.Run(chart, values)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := released.(*releasev1.Release)
+	if !ok {
+		return nil, fmt.Errorf("unexpected release type %T", released)
+	}
+	return rel, nil
+}
+
+// chartCRDs: the crds/ files of the chart and its subcharts, which Helm installs before anything
+// else and never templates or post-renders.
+func chartCRDs(chart *chartv2.Chart) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, crd := range chart.CRDObjects() {
+		objs, err := toObjects(crd.File.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", crd.Filename, err)
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+func releaseHooks(rel *releasev1.Release) ([]Hook, error) {
+	var out []Hook
+	for _, h := range rel.Hooks {
+		objs, err := toObjects([]byte(h.Manifest))
+		if err != nil {
+			return nil, fmt.Errorf("hook %s: %w", h.Path, err)
+		}
+		events := make([]string, 0, len(h.Events))
+		for _, e := range h.Events {
+			events = append(events, string(e))
+		}
+		policies := make([]string, 0, len(h.DeletePolicies))
+		for _, p := range h.DeletePolicies {
+			policies = append(policies, string(p))
+		}
+		for _, o := range objs {
+			out = append(out, Hook{Events: events, Weight: h.Weight, DeletePolicies: policies, Object: o})
+		}
+	}
+	return out, nil
+}
+
+// postRender is Fleet's post-render step (internal/helmdeployer/postrender.go), without the
+// objectset labels Fleet's agent uses for its own bookkeeping (pulumi-fleet labels objects itself).
+type postRender struct {
+	bundleFiles        []file
+	chart              *chartv2.Chart
+	kustomizeDir       string
+	targetNamespace    string
+	deleteCRDResources bool
+	warn               func(string)
+}
+
+func (p *postRender) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	data := rendered.Bytes()
+	objs, err := toObjects(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		data = nil
+	}
+	// As Fleet: kustomize runs only when the bundle holds a kustomization somewhere.
+	if p.kustomizable() {
+		kustomized, processed, err := kustomizeBundle(p.bundleFiles, data, p.kustomizeDir)
+		if err != nil {
+			return nil, err
+		}
+		if processed {
+			objs = kustomized
+		}
+	}
+	var raw []rawFile
+	for _, f := range p.chart.Files {
+		if strings.HasPrefix(f.Name, rawYAMLDir) {
+			raw = append(raw, rawFile{name: strings.TrimPrefix(f.Name, rawYAMLDir), data: f.Data})
+		}
+	}
+	sort.Slice(raw, func(i, j int) bool { return raw[i].name < raw[j].name })
+	rawObjs, err := rawYAMLObjects(raw, p.warn)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, rawObjs...)
+	for _, o := range objs {
+		u := unstructured.Unstructured{Object: o}
+		if !p.deleteCRDResources && u.GetKind() == crdKind {
+			annotations := u.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[kube.ResourcePolicyAnno] = kube.KeepPolicy
+			u.SetAnnotations(annotations)
+		}
+		if p.targetNamespace != "" {
+			u.SetNamespace(p.targetNamespace)
+		}
+	}
+	out, err := objectsToYAML(objs)
+	return bytes.NewBuffer(out), err
+}
+
+func (p *postRender) kustomizable() bool {
+	for _, f := range p.bundleFiles {
+		if strings.HasSuffix(f.name, "kustomization.yaml") || strings.HasSuffix(f.name, "kustomization.yml") || strings.HasSuffix(f.name, "Kustomization") {
+			return true
+		}
+	}
+	return false
+}

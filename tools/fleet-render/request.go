@@ -1,0 +1,110 @@
+package main
+
+// Request is one batch. Bundles and clusters are sent once and referenced by key from the jobs.
+type Request struct {
+	Bundles  map[string]*BundleInput  `json:"bundles"`
+	Clusters map[string]*ClusterInput `json:"clusters"`
+	// Helm: helm options by key, shared by the values jobs of many clusters.
+	Helm     map[string]*HelmValuesInput `json:"helm"`
+	Values   []ValuesJob              `json:"values"`
+	Renders  []RenderJob              `json:"renders"`
+}
+
+// BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
+type BundleInput struct {
+	Name       string      `json:"name"`
+	ManifestID string      `json:"manifestId"`
+	Commit     string      `json:"commit"`
+	Files      []FileInput `json:"files"`
+}
+
+type FileInput struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	// "base64" for files that are not UTF-8 text (chart archives); empty for text.
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// ClusterInput is the template context Fleet gives helm values (`.ClusterName` and the rest).
+type ClusterInput struct {
+	Name           string            `json:"name"`
+	Namespace      string            `json:"namespace"`
+	Labels         map[string]string `json:"labels"`
+	Annotations    map[string]string `json:"annotations"`
+	TemplateValues map[string]any    `json:"templateValues"`
+}
+
+// HelmValuesInput is the part of the merged helm options that values processing reads.
+type HelmValuesInput struct {
+	Values            map[string]any    `json:"values"`
+	TemplateValues    map[string]string `json:"templateValues"`
+	DisablePreProcess bool              `json:"disablePreProcess"`
+}
+
+type ValuesJob struct {
+	ID      string `json:"id"`
+	Cluster string `json:"cluster"`
+	Helm    string `json:"helm"`
+}
+
+type ValuesResult struct {
+	// Values is absent when Fleet leaves the options untouched (a cluster without labels, no values).
+	Values  map[string]any `json:"values,omitempty"`
+	Changed bool           `json:"changed"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// RenderOptions are the merged, templated deployment options that change what is rendered.
+type RenderOptions struct {
+	DefaultNamespace   string `json:"defaultNamespace,omitempty"`
+	TargetNamespace    string `json:"namespace,omitempty"`
+	DeleteCRDResources bool   `json:"deleteCRDResources,omitempty"`
+	Helm             struct {
+		Chart                string         `json:"chart,omitempty"`
+		Repo                 string         `json:"repo,omitempty"`
+		Version              string         `json:"version,omitempty"`
+		ReleaseName          string         `json:"releaseName,omitempty"`
+		Values               map[string]any `json:"values,omitempty"`
+		DisableDNS           bool           `json:"disableDNS,omitempty"`
+		SkipSchemaValidation bool           `json:"skipSchemaValidation,omitempty"`
+	} `json:"helm"`
+	Kustomize struct {
+		Dir string `json:"dir,omitempty"`
+	} `json:"kustomize"`
+	YAML struct {
+		Overlays []string `json:"overlays,omitempty"`
+	} `json:"yaml"`
+}
+
+type RenderJob struct {
+	ID          string        `json:"id"`
+	Bundle      string        `json:"bundle"`
+	ReleaseName string        `json:"releaseName"`
+	Namespace   string        `json:"namespace"`
+	KubeVersion string        `json:"kubeVersion,omitempty"`
+	Options     RenderOptions `json:"options"`
+}
+
+// RenderResult: objects in Helm's install order, then the chart's crds/ and hooks apart, as the
+// agent treats them differently (CRDs first, never post-rendered; hooks around the install).
+type RenderResult struct {
+	Objects []map[string]any `json:"objects"`
+	CRDs    []map[string]any `json:"crds"`
+	Hooks   []Hook           `json:"hooks"`
+	Style   string           `json:"style"`
+	// Warnings: what Fleet does silently (a file skipped, an overlay that does not exist).
+	Warnings []string `json:"warnings,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+type Hook struct {
+	Events         []string       `json:"events"`
+	Weight         int            `json:"weight"`
+	DeletePolicies []string       `json:"deletePolicies"`
+	Object         map[string]any `json:"object"`
+}
+
+type Response struct {
+	Values  map[string]ValuesResult `json:"values"`
+	Renders map[string]RenderResult `json:"renders"`
+}

@@ -1,0 +1,268 @@
+package main
+
+// Fleet's controller-side helm values processing (rancher/fleet internal/cmd/controller/target/builder.go,
+// preprocessHelmValues), reproduced with the same libraries: labels cleaned with wrangler's
+// CleanAnnotationsForExport, values marshalled with sigs.k8s.io/yaml, templated with text/template +
+// sprig (`${ }` delimiters, missingkey=error), and unmarshalled with sigs.k8s.io/yaml again.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"text/template"
+
+	wyaml "github.com/rancher/wrangler/v3/pkg/yaml"
+	kyaml "sigs.k8s.io/yaml"
+)
+
+const (
+	clusterLabelPrefix        = "global.fleet.clusterLabels."
+	maxTemplateRecursionDepth = 50
+	fleetLabelPrefix          = "fleet.cattle.io/"
+	managementLabelPrefix     = "management.cattle.io/"
+)
+
+func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) (result ValuesResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			result = ValuesResult{Error: fmt.Sprintf("internal error templating helm values: %v", r)}
+		}
+	}()
+	if cluster == nil || helm == nil {
+		return ValuesResult{Error: fmt.Sprintf("unknown cluster %q or helm options %q in the request", job.Cluster, job.Helm)}
+	}
+	clusterLabels := wyaml.CleanAnnotationsForExport(cluster.Labels)
+	clusterAnnotations := wyaml.CleanAnnotationsForExport(cluster.Annotations)
+	for k, v := range cluster.Labels {
+		if strings.HasPrefix(k, fleetLabelPrefix) || strings.HasPrefix(k, managementLabelPrefix) {
+			clusterLabels[k] = v
+		}
+	}
+	if len(clusterLabels) == 0 {
+		return ValuesResult{}
+	}
+	if helm.TemplateValues == nil && len(helm.Values) == 0 {
+		return ValuesResult{}
+	}
+	substituted, err := substitutedValues(job.Helm, helm, clusterLabels)
+	if err != nil {
+		return ValuesResult{Error: err.Error()}
+	}
+	if helm.DisablePreProcess {
+		return ValuesResult{Values: substituted.values, Changed: true}
+	}
+	templateValues := cluster.TemplateValues
+	if templateValues == nil {
+		templateValues = map[string]any{}
+	}
+	context := map[string]any{
+		"ClusterNamespace":   cluster.Namespace,
+		"ClusterName":        cluster.Name,
+		"ClusterLabels":      toDict(clusterLabels),
+		"ClusterAnnotations": toDict(clusterAnnotations),
+		"ClusterValues":      templateValues,
+	}
+	values, err := templateValuesText(substituted, context)
+	if err != nil {
+		return ValuesResult{Error: err.Error()}
+	}
+	if len(helm.TemplateValues) > 0 {
+		templated, err := templateValuesEntries(helm.TemplateValues, context)
+		if err != nil {
+			return ValuesResult{Error: err.Error()}
+		}
+		// The rendered map may be shared with other jobs (see renderedValues): copy before writing.
+		merged := make(map[string]any, len(values)+len(templated))
+		maps.Copy(merged, values)
+		maps.Copy(merged, templated)
+		values = merged
+	} else if values == nil {
+		values = map[string]any{}
+	}
+	return ValuesResult{Values: values, Changed: true}
+}
+
+// substituted: a helm values map after label substitution, and its YAML text (the template).
+type substituted struct {
+	values map[string]any
+	text   string
+	err    error
+}
+
+// Label substitution depends only on the values and on the labels they reference, so the result (and
+// its marshalled text) is computed once per (helm options, referenced label values), not per cluster.
+var substitutedCache sync.Map
+
+func substitutedValues(helmKey string, helm *HelmValuesInput, labels map[string]string) (*substituted, error) {
+	refs := labelReferences(helm.Values, nil)
+	var key strings.Builder
+	key.WriteString(helmKey)
+	for _, r := range refs {
+		v, ok := labels[r]
+		fmt.Fprintf(&key, "\x00%t\x00%s", ok, v)
+	}
+	if s, ok := substitutedCache.Load(key.String()); ok {
+		return s.(*substituted), s.(*substituted).err
+	}
+	s := &substituted{}
+	s.values, s.err = jsonCopy(helm.Values)
+	if s.err == nil {
+		if s.values == nil {
+			s.values = map[string]any{}
+		}
+		s.err = substituteLabels(s.values, labels, 0)
+	}
+	if s.err == nil {
+		var data []byte
+		if data, s.err = kyaml.Marshal(s.values); s.err != nil {
+			s.err = fmt.Errorf("failed to marshal helm values section into a template: %w", s.err)
+		}
+		s.text = string(data)
+	}
+	substitutedCache.Store(key.String(), s)
+	return s, s.err
+}
+
+// labelReferences: the labels named by "global.fleet.clusterLabels.<label>" strings where Fleet
+// substitutes them (map values, maps inside lists), sorted.
+func labelReferences(values map[string]any, into []string) []string {
+	for _, val := range values {
+		switch v := val.(type) {
+		case string:
+			if strings.HasPrefix(v, clusterLabelPrefix) {
+				into = append(into, strings.TrimPrefix(v, clusterLabelPrefix))
+			}
+		case map[string]any:
+			into = labelReferences(v, into)
+		case []any:
+			for _, item := range v {
+				if m, ok := item.(map[string]any); ok {
+					into = labelReferences(m, into)
+				}
+			}
+		}
+	}
+	sort.Strings(into)
+	return slices.Compact(into)
+}
+
+func jsonCopy(in map[string]any) (map[string]any, error) {
+	if in == nil {
+		return nil, nil
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	return out, json.Unmarshal(data, &out)
+}
+
+func toDict(values map[string]string) map[string]any {
+	dict := make(map[string]any, len(values))
+	for k, v := range values {
+		dict[k] = v
+	}
+	return dict
+}
+
+// substituteLabels replaces "global.fleet.clusterLabels.<label>" strings by the label's value
+// ("" when the cluster lacks it), in maps and in maps inside lists, as Fleet does.
+func substituteLabels(values map[string]any, labels map[string]string, depth int) error {
+	if depth > maxTemplateRecursionDepth {
+		return fmt.Errorf("maximum recursion depth of %v exceeded for cluster label prefix processing, too many nested values", maxTemplateRecursionDepth)
+	}
+	for key, val := range values {
+		if s, ok := val.(string); ok && strings.HasPrefix(s, clusterLabelPrefix) {
+			values[key] = labels[strings.TrimPrefix(s, clusterLabelPrefix)]
+		}
+		switch v := val.(type) {
+		case map[string]any:
+			if err := substituteLabels(v, labels, depth+1); err != nil {
+				return err
+			}
+		case []any:
+			for _, item := range v {
+				if m, ok := item.(map[string]any); ok {
+					if err := substituteLabels(m, labels, depth+1); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Parsed templates by text: many clusters share a values text, and a parsed template may be
+// executed concurrently. A parse error is cached too.
+var parsedTemplates sync.Map
+
+type parsedTemplate struct {
+	tmpl *template.Template
+	err  error
+}
+
+func newValuesTemplate(text string) (*template.Template, error) {
+	if p, ok := parsedTemplates.Load(text); ok {
+		return p.(parsedTemplate).tmpl, p.(parsedTemplate).err
+	}
+	tmpl, err := template.New("values").Funcs(funcMap).Option("missingkey=error").Delims("${", "}").Parse(text)
+	parsedTemplates.Store(text, parsedTemplate{tmpl, err})
+	return tmpl, err
+}
+
+// Rendered values by rendered text: clusters whose templates print the same text share one parse.
+// Callers must not modify the map they get (processValues copies before merging templateValues).
+var renderedValues sync.Map
+
+type renderedText struct {
+	values map[string]any
+	err    error
+}
+
+func templateValuesText(s *substituted, context map[string]any) (map[string]any, error) {
+	tmpl, err := newValuesTemplate(s.text)
+	if err != nil {
+		return nil, fmt.Errorf("failed to parse helm values template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, context); err != nil {
+		return nil, fmt.Errorf("failed to render helm values template: %w", err)
+	}
+	if r, ok := renderedValues.Load(b.String()); ok {
+		return r.(renderedText).values, r.(renderedText).err
+	}
+	var rendered map[string]any
+	err = kyaml.Unmarshal(b.Bytes(), &rendered)
+	if err != nil {
+		err = fmt.Errorf("failed to interpret rendered template as helm values: %#v, %w", rendered, err)
+	}
+	renderedValues.Store(b.String(), renderedText{rendered, err})
+	return rendered, err
+}
+
+func templateValuesEntries(entries map[string]string, context map[string]any) (map[string]any, error) {
+	rendered := make(map[string]any, len(entries))
+	for k, v := range entries {
+		tmpl, err := newValuesTemplate(v)
+		if err != nil {
+			return nil, fmt.Errorf("templateValues.%s: failed to parse helm values template: %w", k, err)
+		}
+		var b bytes.Buffer
+		if err := tmpl.Execute(&b, context); err != nil {
+			return nil, fmt.Errorf("templateValues.%s: failed to render helm values template: %w", k, err)
+		}
+		var value any
+		if err := kyaml.Unmarshal(b.Bytes(), &value); err != nil {
+			return nil, fmt.Errorf("templateValues.%s: failed to interpret rendered template as helm values: %s, %w", k, b.String(), err)
+		}
+		rendered[k] = value
+	}
+	return rendered, nil
+}
