@@ -44,7 +44,10 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
         defaultNamespace: e.options.defaultNamespace,
         namespace: e.options.namespace,
         deleteCRDResources: e.options.deleteCRDResources,
-        helm: { chart: helm.chart, repo: helm.repo, version: helm.version, releaseName: helm.releaseName, values: helm.values, disableDNS: helm.disableDNS, skipSchemaValidation: helm.skipSchemaValidation },
+        helm: {
+          chart: helm.chart, repo: helm.repo, version: helm.version, releaseName: helm.releaseName, values: helm.values,
+          disableDNS: helm.disableDNS, skipSchemaValidation: helm.skipSchemaValidation, disableDependencyUpdate: helm.disableDependencyUpdate,
+        },
         kustomize: { dir: e.options.kustomize?.dir },
         yaml: { overlays: e.options.yaml?.overlays },
       },

@@ -33,7 +33,10 @@ export interface RenderOptions {
   defaultNamespace?: string;
   namespace?: string;
   deleteCRDResources?: boolean;
-  helm: { chart?: string; repo?: string; version?: string; releaseName?: string; values?: Record<string, unknown>; disableDNS?: boolean; skipSchemaValidation?: boolean };
+  helm: {
+    chart?: string; repo?: string; version?: string; releaseName?: string; values?: Record<string, unknown>;
+    disableDNS?: boolean; skipSchemaValidation?: boolean; disableDependencyUpdate?: boolean;
+  };
   kustomize: { dir?: string };
   yaml: { overlays?: string[] };
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/action"
+	ci "helm.sh/helm/v4/pkg/chart"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -57,6 +58,18 @@ func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
 	chart, err := loader.LoadFiles(chartFileList)
 	if err != nil {
 		return RenderResult{Error: fmt.Sprintf("loading the chart: %v", err)}
+	}
+	// Helm's install renders without a dependency missing from charts/. Fleet fetches them when it
+	// reads the bundle (helm dependency update) unless disableDependencyUpdate; nothing is fetched
+	// here, so a missing one is an error, or with disableDependencyUpdate the same omission Fleet
+	// makes, said as a warning.
+	if deps := chart.Metadata.Dependencies; len(deps) > 0 {
+		if err := action.CheckDependencies(chart, toCharterDeps(deps)); err != nil {
+			if !job.Options.Helm.DisableDependencyUpdate {
+				return RenderResult{Error: fmt.Sprintf("%v: vendor them into the chart's charts/ directory (helm dependency build) and commit it; pulumi-fleet does not fetch chart dependencies", err)}
+			}
+			warn(fmt.Sprintf("%v: rendered without them, as Fleet does with helm.disableDependencyUpdate", err))
+		}
 	}
 
 	rel, err := helmTemplate(job, chart, &postRender{
@@ -229,4 +242,12 @@ func (p *postRender) kustomizable() bool {
 		}
 	}
 	return false
+}
+
+func toCharterDeps(deps []*chartv2.Dependency) []ci.Dependency {
+	out := make([]ci.Dependency, len(deps))
+	for i, d := range deps {
+		out[i] = d
+	}
+	return out
 }

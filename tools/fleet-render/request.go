@@ -66,7 +66,8 @@ type RenderOptions struct {
 		ReleaseName          string         `json:"releaseName,omitempty"`
 		Values               map[string]any `json:"values,omitempty"`
 		DisableDNS           bool           `json:"disableDNS,omitempty"`
-		SkipSchemaValidation bool           `json:"skipSchemaValidation,omitempty"`
+		SkipSchemaValidation    bool           `json:"skipSchemaValidation,omitempty"`
+		DisableDependencyUpdate bool           `json:"disableDependencyUpdate,omitempty"`
 	} `json:"helm"`
 	Kustomize struct {
 		Dir string `json:"dir,omitempty"`

@@ -1,0 +1,79 @@
+/**
+ * A GitRepo is input from whoever can push to it: rendering must never read the machine that runs
+ * `pulumi up`. Each escape attempt fails with an error naming the bundle and the path, and nothing
+ * of the runner's file system reaches a manifest. The bundles are read from directories on disk, as
+ * `npm run render -- DIR` reads them.
+ */
+import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readBundles } from "../../core/bundles/read";
+import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { renderBundle } from "../support/render";
+
+const SECRET = "runner-secret-do-not-ship";
+
+/** A repository directory next to a file that must stay unreadable; returns its bundles. */
+function bundlesIn(files: Record<string, string>) {
+  const root = tempDir("pf-escape-");
+  fs.writeFileSync(path.join(root, "secret.txt"), SECRET);
+  const repoDir = path.join(root, "repo");
+  for (const [name, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(repoDir, name)), { recursive: true });
+    fs.writeFileSync(path.join(repoDir, name), content);
+  }
+  return readBundles(repoDir, gitRepoConfig({ name: "repo", repo: repoDir }));
+}
+
+function renderError(files: Record<string, string>): string {
+  const [b] = bundlesIn(files);
+  try {
+    const r = renderBundle(b);
+    throw new Error(`rendered without an error: ${JSON.stringify(r.objects)}`);
+  } catch (err) {
+    const msg = (err as Error).message;
+    expect(msg).not.to.contain(SECRET);
+    return msg;
+  }
+}
+
+const KUSTOMIZATION = (body: string) => `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n${body}`;
+
+describe("rendering reads the bundle and nothing else", () => {
+  it("kustomize: a generator reading a file outside the bundle", () => {
+    const msg = renderError({
+      "kustomization.yaml": KUSTOMIZATION("configMapGenerator:\n- name: leak\n  files:\n  - passwd=../../../../../../../../etc/passwd\n  - s=../secret.txt\n"),
+    });
+    expect(msg).to.match(/bundle repo, cluster c1: .*(passwd|secret\.txt)/);
+  });
+
+  it("kustomize: resources, components and patches outside the bundle", () => {
+    expect(renderError({ "kustomization.yaml": KUSTOMIZATION("resources:\n- ../secret.txt\n") })).to.match(/bundle repo[\s\S]*secret\.txt/);
+    expect(renderError({ "kustomization.yaml": KUSTOMIZATION("resources:\n- /etc/passwd\n") })).to.match(/bundle repo[\s\S]*etc\/passwd/);
+    expect(renderError({ "kustomization.yaml": KUSTOMIZATION("components:\n- ../other\n") })).to.match(/bundle repo[\s\S]*other/);
+    expect(renderError({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "kustomization.yaml": KUSTOMIZATION("resources:\n- cm.yaml\npatches:\n- path: ../secret.txt\n") }))
+      .to.match(/bundle repo[\s\S]*secret\.txt/);
+  });
+
+  it("kustomize: helm charts inflated by the kustomize plugin stay off", () => {
+    const msg = renderError({ "kustomization.yaml": KUSTOMIZATION("helmCharts:\n- name: x\n  repo: https://127.0.0.1:1/charts\n  version: 1.0.0\n") });
+    expect(msg).to.match(/bundle repo[\s\S]*helm/i);
+  });
+
+  it("a chart's file:// dependency outside the bundle", () => {
+    const msg = renderError({
+      "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: outside\n  version: 1.0.0\n  repository: file://../../outside\n",
+      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    });
+    expect(msg).to.match(/bundle repo[\s\S]*outside/);
+  });
+
+  it("chart templates cannot read files outside the chart (.Files)", () => {
+    const [b] = bundlesIn({
+      "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  s: {{ .Files.Get \"../secret.txt\" | quote }}\n  p: {{ .Files.Get \"/etc/passwd\" | quote }}\n",
+    });
+    const { objects } = renderBundle(b);
+    expect(JSON.stringify(objects)).not.to.contain(SECRET).and.not.to.contain("root:");
+  });
+});
