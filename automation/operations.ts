@@ -112,12 +112,10 @@ interface Session {
 
 async function open(options: OperationOptions): Promise<Session> {
   let planned: FleetState | undefined;
-  // Filled before the engine runs the program (the inline program runs in this process).
-  const skip = new Set<string>();
   const stack = await openStack({
     ...options,
     env: { ...options.env, ...(options.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
-    deploy: { ...options.deploy, unreachableClusters: skip, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
+    deploy: { ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
   });
   const outputs = await stack.outputs();
   const before = deploymentsOutput(outputs);
@@ -126,7 +124,6 @@ async function open(options: OperationOptions): Promise<Session> {
   let excluded: string[] = [];
   if (!renderMode) {
     unreachable = await unreachableClusters((await configOf(stack, options)).clusters);
-    for (const c of unreachable.keys()) skip.add(c);
     if (unreachable.size) {
       const resources: { urn: string }[] = (await stack.exportStack()).deployment?.resources ?? [];
       excluded = resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));

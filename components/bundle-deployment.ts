@@ -10,7 +10,7 @@ import { Bundle } from "../core/bundles/types";
 import { K8sObject } from "../core/bundles/manifests";
 import { PlanEntry } from "../core/targeting/plan";
 import { groupOf, KubernetesObject, objectKey } from "./k8s-object";
-import { LifecyclePolicy, lifecycleOptions, Owner, ownershipTransform, validateObjectLabels, withOwnership } from "./labels";
+import { LifecyclePolicy, lifecycleOptions, Owner, validateObjectLabels, withOwnership } from "./labels";
 
 export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
 
@@ -70,11 +70,10 @@ export class BundleDeployment extends pulumi.ComponentResource {
   }
 }
 
-/** The objects of a (bundle, cluster) pair, with every label checked before anything is registered. */
-export function checkedObjects(objects: K8sObject[], entry: PlanEntry): K8sObject[] {
+/** Checks every label of a (bundle, cluster) pair's objects, before anything is registered. */
+export function checkObjectLabels(objects: K8sObject[], entry: PlanEntry): void {
   const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
   for (const obj of objects) validateObjectLabels(obj, owner);
-  return objects;
 }
 
 /** Where the previous version registered a helm or kustomize bundle's objects (see the constructor). */

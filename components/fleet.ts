@@ -4,13 +4,12 @@
  * names and registered in sorted order, so reordering any list in the stack file changes nothing.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { K8sObject } from "../core/bundles/manifests";
 import { FleetError } from "../core/errors";
 import { resolveAgents, ResolvedAgent } from "../core/agent/effective";
 import { Agent } from "./agent";
 import { FleetState } from "../core/pipeline";
 import { PlanEntry } from "../core/targeting/plan";
-import { BundleDeployment, checkedObjects, deploymentName } from "./bundle-deployment";
+import { BundleDeployment, checkObjectLabels, deploymentName } from "./bundle-deployment";
 import { RenderedDeployment, renderDeployments } from "../core/render/deployments";
 import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
@@ -49,32 +48,25 @@ export function deploymentRecord(e: PlanEntry, commit: string, objectCount: numb
 
 /** Everything that can fail, computed before the first registration: rendered objects (labels checked) and namespaces. */
 export interface PreparedFleet {
-  objects: Map<PlanEntry, K8sObject[]>;
   rendered: Map<PlanEntry, RenderedDeployment>;
   namespaces: Map<string, NamespaceSpec[]>;
   agents: Map<string, ResolvedAgent>;
-  /**
-   * Clusters found unreachable before the update (automation/reachability.ts). The operation excludes
-   * their resources from the engine's steps.
-   */
-  unreachable?: ReadonlySet<string>;
 }
 
 export function prepareFleet(state: FleetState): PreparedFleet {
   const rendered = renderDeployments(state.plan.entries, state.bundles, (gitRepo) => state.sources.get(gitRepo)!.commit);
-  const objects = new Map<PlanEntry, K8sObject[]>();
-  for (const [e, r] of rendered) objects.set(e, checkedObjects(r.objects, e));
+  for (const [e, r] of rendered) checkObjectLabels(r.objects, e);
   const agents = resolveAgents(state.config);
   const byCluster = entriesByCluster(state.plan.entries);
   const namespaces = new Map<string, NamespaceSpec[]>();
   for (const c of state.config.clusters) {
     const entries = byCluster.get(c.name) ?? [];
-    const byBundle = new Map(entries.filter((e) => objects.has(e)).map((e) => [e.bundle, objects.get(e)!]));
+    const byBundle = new Map(entries.map((e) => [e.bundle, rendered.get(e)!.objects]));
     // The agent owns its namespace; a bundle deploying into it must not create it a second time.
     const agentNs = agents.get(c.name)!.config.namespace;
     namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
-  return { objects, rendered, namespaces, agents };
+  return { rendered, namespaces, agents };
 }
 
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
@@ -98,7 +90,6 @@ export class Fleet extends pulumi.ComponentResource {
 
   constructor(name: string, state: FleetState, prepared: PreparedFleet, opts: pulumi.ComponentResourceOptions = {}) {
     super(FLEET_TYPE, name, {}, opts);
-    const objects = prepared.objects;
     const { config, plan } = state;
     const bundles = new Map(state.bundles.map((b) => [b.name, b]));
     const commitOf = (gitRepo: string) => state.sources.get(gitRepo)!.commit;
@@ -131,7 +122,7 @@ export class Fleet extends pulumi.ComponentResource {
       const cluster = this.clusters.get(entry.cluster)!;
       const deployment = new BundleDeployment(key, {
         entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
-        provider: cluster.provider, namespaces: cluster.namespaces, objects: objects.get(entry)!, dependsOn,
+        provider: cluster.provider, namespaces: cluster.namespaces, objects: prepared.rendered.get(entry)!.objects, dependsOn,
         warnings: prepared.rendered.get(entry)!.warnings,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });
       this.deployments.set(key, deployment);

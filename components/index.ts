@@ -21,8 +21,6 @@ export interface DeployOptions {
   previous?: PreviousDeployment | null;
   /** Called with the checked plan before any registration: the operations read it to explain a preview. */
   onPlanned?: (state: FleetState) => void;
-  /** Clusters left out of this update because their API server does not answer. */
-  unreachableClusters?: ReadonlySet<string>;
   /** Wall times of this program's own work (benchmarks): planning, and registering every resource. */
   onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
 }
@@ -35,7 +33,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
   const planned = performance.now();
-  const fleet = new Fleet("fleet", state, { ...prepareFleet(state), unreachable: options.unreachableClusters });
+  const fleet = new Fleet("fleet", state, prepareFleet(state));
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   return fleet;
 }

@@ -86,19 +86,6 @@ export interface LifecyclePolicy {
   freeze: boolean;
 }
 
-/**
- * For objects the provider creates on our behalf (helm.v4.Chart, kustomize.v2.Directory children):
- * the same labels, checks and lifecycle options that raw YAML objects get directly.
- */
-export function ownershipTransform(owner: Owner, policy: LifecyclePolicy): pulumi.ResourceTransform {
-  return (args) => {
-    if (!args.custom || !args.type.startsWith("kubernetes:")) return undefined;
-    const obj = args.props as ObjectLike;
-    validateObjectLabels(obj, owner);
-    return { props: withOwnership(obj, owner), opts: lifecycleOptions(args.opts, policy) };
-  };
-}
-
 export function lifecycleOptions<T extends pulumi.ResourceOptions>(opts: T, policy: LifecyclePolicy): T {
   const out = { ...opts };
   if (policy.retainOnDelete) out.retainOnDelete = true;

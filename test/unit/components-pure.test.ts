@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { ownershipTransform } from "../../components/labels";
+import { lifecycleOptions, validateObjectLabels, withOwnership } from "../../components/labels";
 import { objectKey, typeTokenOf, versionAliases } from "../../components/k8s-object";
 import { namespacesForCluster } from "../../components/namespaces";
 import { PlanEntry } from "../../core/targeting/plan";
@@ -20,20 +20,14 @@ describe("component helpers", () => {
     expect(versionAliases({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } })).to.deep.equal([]);
   });
 
-  it("the ownership transform labels provider-side children, checks labels and applies the lifecycle policy", () => {
-    const transform = ownershipTransform(owner, { retainOnDelete: true, freeze: true });
-    const args = (labels: Record<string, string>) => ({
-      type: "kubernetes:apps/v1:Deployment", name: "c1/repo-app:ns/web", custom: true, opts: {},
-      props: { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "ns", labels } },
-    });
-    const out = transform(args({ app: "web" }) as never) as { props: { metadata: { labels: Record<string, string> } }; opts: { retainOnDelete: boolean; ignoreChanges: string[] } };
-    expect(out.props.metadata.labels).to.deep.equal({
+  it("ownership labels every object, labels are checked, and the lifecycle policy applies", () => {
+    const obj = (labels: Record<string, string>) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "ns", labels } });
+    expect(withOwnership(obj({ app: "web" }), owner).metadata.labels).to.deep.equal({
       app: "web", "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "repo-app", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet",
     });
-    expect(out.opts).to.deep.equal({ retainOnDelete: true, ignoreChanges: ["*"] });
-    expect(() => transform(args({ owner: "system:kube-controller-manager" }) as never)).to.throw(
+    expect(lifecycleOptions({}, { retainOnDelete: true, freeze: true })).to.deep.equal({ retainOnDelete: true, ignoreChanges: ["*"] });
+    expect(() => validateObjectLabels(obj({ owner: "system:kube-controller-manager" }), owner)).to.throw(
       'gitRepo repo, bundle repo-app, cluster c1: metadata.labels: Deployment ns/web: invalid label value "system:kube-controller-manager" for key "owner"');
-    expect(transform({ ...args({}), custom: false, type: "kubernetes:helm.sh/v4:Chart" } as never)).to.equal(undefined);
   });
 
   it("namespaces: shared by bundles, labels merged, conflicting labels are an error, deleted only with deleteNamespace", () => {

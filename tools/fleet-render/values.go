@@ -99,7 +99,7 @@ type substituted struct {
 var substitutedCache sync.Map
 
 func substitutedValues(helmKey string, helm *HelmValuesInput, labels map[string]string) (*substituted, error) {
-	refs := labelReferences(helm.Values, nil)
+	refs := labelReferencesOf(helmKey, helm)
 	var key strings.Builder
 	key.WriteString(helmKey)
 	for _, r := range refs {
@@ -126,6 +126,18 @@ func substitutedValues(helmKey string, helm *HelmValuesInput, labels map[string]
 	}
 	substitutedCache.Store(key.String(), s)
 	return s, s.err
+}
+
+// The labels a helm options' values reference, by helm key: the same for every cluster's job.
+var labelRefsCache sync.Map
+
+func labelReferencesOf(helmKey string, helm *HelmValuesInput) []string {
+	if refs, ok := labelRefsCache.Load(helmKey); ok {
+		return refs.([]string)
+	}
+	refs := labelReferences(helm.Values, nil)
+	labelRefsCache.Store(helmKey, refs)
+	return refs
 }
 
 // labelReferences: the labels named by "global.fleet.clusterLabels.<label>" strings where Fleet
