@@ -96,8 +96,12 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     };
   });
 
-  after(() => {
+  after(async function () {
+    this.timeout(10 * 60_000);
     console.log(`      live figures: ${JSON.stringify(figures)}`);
+    // Other files use the same clusters (test/e2e/upgrade-from-previous.test.ts deploys the same
+    // example fleet from another stack): leave none of this stack's objects behind.
+    if (current) await ops.destroy(options(current));
   });
 
   it("1. prune: removing a target deletes the dropped cluster's objects by the time up returns; the others are untouched", async () => {

@@ -1,0 +1,297 @@
+/**
+ * Upgrade from the version before the renderer, on live clusters. Until commit 84ad92a, helm and
+ * kustomize bundles were the Kubernetes provider's `helm.sh/v4:Chart` and `kustomize/v2:Directory`
+ * components, whose children the provider named `<deployment>:<namespace>/<name>`; now every object
+ * is one resource of its BundleDeployment, aliased to that old name and parent. This test proves on
+ * the three live clusters (global fixture) that a stack deployed by the previous version upgrades
+ * without a create, delete or replace of any Kubernetes object: the previous version's own code (a
+ * `git archive` of 84ad92a, run in a child process) deploys the example fleet, then this version's
+ * operations library runs `up` on the same stack and state, and every object's UID is read back from
+ * the API servers.
+ *
+ * The previous version imported fast-json-patch, which this version no longer does: it is a dev
+ * dependency of this project only for this test (the old tree's node_modules links to ours).
+ */
+import { expect } from "chai";
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { EngineEvent } from "@pulumi/pulumi/automation";
+import { kubeList, kubeRequest } from "../../automation/kube-client";
+import { LocalCluster } from "../../automation/local-clusters";
+import * as ops from "../../automation/operations";
+import { openStack } from "../../automation/stack";
+import { toolchain } from "../../automation/toolchain";
+import { StackConfig } from "../../core/config/stack";
+import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
+import { tempDir } from "../support/git-fixtures";
+import { liveClusters, LIVE_CLUSTER_NAMES } from "../support/live-clusters";
+import { eventually } from "../support/eventually";
+
+/** The last commit before the renderer (06a781a): helm and kustomize as provider-side components. */
+const PREVIOUS = "84ad92a679936220e0df96e84c6c13ae8881a735";
+const STACK = "upgrade";
+const PASSPHRASE = "upgrade";
+const BUNDLES = "fleet.cattle.io/repo-name=examples";
+const AGENT = "app=fleet-agent";
+/** The namespaces the clusters create for bundles (and the agent's). */
+const MANAGED = "app.kubernetes.io/managed-by=pulumi-fleet";
+
+/** What is read back from a cluster: [list path, label selector, kind]. */
+const LISTS: [string, string | undefined, string][] = [
+  ["/api/v1/namespaces", MANAGED, "Namespace"],
+  ["/api/v1/configmaps", BUNDLES, "ConfigMap"],
+  ["/api/v1/services", BUNDLES, "Service"],
+  ["/apis/apps/v1/deployments", BUNDLES, "Deployment"],
+  ["/api/v1/serviceaccounts", AGENT, "ServiceAccount"],
+  ["/api/v1/secrets", AGENT, "Secret"],
+  ["/apis/rbac.authorization.k8s.io/v1/clusterroles", AGENT, "ClusterRole"],
+  ["/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", AGENT, "ClusterRoleBinding"],
+  ["/apis/apps/v1/deployments", AGENT, "Deployment"],
+];
+
+interface LiveObject { id: string; uid: string; resourceVersion: string; selector?: string }
+
+/** Every example-bundle and agent object on a cluster, and the namespaces of both, sorted. */
+async function clusterObjects(c: LocalCluster): Promise<LiveObject[]> {
+  const lists = await Promise.all(LISTS.map(async ([p, selector, kind]) => (await kubeList(c, p, selector)).map((o: any) => ({ kind, o, selector }))));
+  const byId = new Map<string, LiveObject>();
+  for (const { kind, o, selector } of lists.flat()) {
+    const id = `${c.name} ${kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`;
+    byId.set(id, { id, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion, selector });
+  }
+  return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+const isNamespace = (o: LiveObject) => o.id.split(" ")[1] === "Namespace";
+
+/** The agent pods (not reconciled by the engine, so compared by UID and restarts only). */
+async function agentPods(c: LocalCluster): Promise<string[]> {
+  const pods = await kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", AGENT);
+  return pods.map((p: any) => `${c.name} ${p.metadata.name} ${p.metadata.uid} restarts=${(p.status.containerStatuses ?? []).reduce((n: number, s: any) => n + s.restartCount, 0)}${p.metadata.deletionTimestamp ? " terminating" : ""}`).sort();
+}
+
+interface StateResource { urn: string; type: string; custom: boolean; uid?: string }
+
+/** The Kubernetes objects a state holds: URN, type and the UID the provider recorded. */
+function stateResources(deployment: any): StateResource[] {
+  return (deployment?.resources ?? []).map((r: any) => ({ urn: r.urn, type: r.type, custom: !!r.custom, uid: r.outputs?.metadata?.uid }));
+}
+
+/** One step per resource of an update, from the engine's events. */
+interface EngineStep { op: string; urn: string; type: string; oldUrn?: string; diffs: string[] }
+
+const name = (urn: string) => urn.split("::").pop()!;
+
+/** Runs a command, its output appended to a log file; rejects with the log's tail on failure. */
+function run(cmd: string, args: string[], cwd: string, log: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const out = fs.openSync(log, "a");
+    const child = spawn(cmd, args, { cwd, stdio: ["ignore", out, out], env: process.env });
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      fs.closeSync(out);
+      if (code === 0) resolve();
+      else reject(new Error(`${cmd} ${args.join(" ")} failed (${signal ?? `exit ${code}`}); end of ${log}:\n${fs.readFileSync(log, "utf8").slice(-4000)}`));
+    });
+  });
+}
+
+/** Runs in the previous version's tree: its own operations library, `up` of the given stack. */
+const OLD_UP_SCRIPT = `
+import * as fs from "node:fs";
+import * as ops from "./automation/operations";
+const [optionsFile, resultFile] = process.argv.slice(2);
+const options = JSON.parse(fs.readFileSync(optionsFile, "utf8"));
+ops.up({ ...options, onOutput: (t: string) => process.stdout.write(t) })
+  .then((r) => fs.writeFileSync(resultFile, JSON.stringify({ changes: r.changes, events: r.events })))
+  .catch((e) => { console.error(e); process.exit(1); });
+`;
+
+const figures: Record<string, string> = {};
+
+describe("upgrade from the version before the renderer (84ad92a) on live clusters: no object recreated", function () {
+  this.timeout(20 * 60_000);
+  let clusters: LocalCluster[];
+  const work = tempDir("pf-upgrade-");
+  const oldTree = path.join(work, "previous");
+  const log = path.join(work, "previous-up.log");
+  let config: StackConfig;
+  const options = (extra: Partial<ops.OperationOptions> = {}): ops.OperationOptions => ({
+    stack: STACK, stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
+    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: PASSPHRASE }, ...extra,
+  });
+  const exportState = async () => (await (await openStack(options())).exportStack()).deployment;
+
+  let oldState: StateResource[];
+  let objectsBefore: LiveObject[];
+  let podsBefore: string[];
+  let steps: EngineStep[];
+  let deployed = false;
+  /** What was on the clusters before this test: left there. */
+  let foundBefore = new Set<string>();
+
+  before(async function () {
+    this.timeout(60 * 60_000);
+    const git = (...args: string[]) => execFileSync("git", ["-C", PROJECT_DIR, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+    // No skip: without the previous version there is no proof.
+    const shallow = (() => { try { return git("rev-parse", "--is-shallow-repository"); } catch (e) { return `not a git repository (${(e as Error).message.split("\n")[0]})`; } })();
+    const hasCommit = (() => { try { git("cat-file", "-e", `${PREVIOUS}^{commit}`); return true; } catch { return false; } })();
+    if (!hasCommit) {
+      throw new Error(`the upgrade test needs commit ${PREVIOUS} (the version before the renderer) in ${PROJECT_DIR}, ` +
+        `and it is missing (shallow clone: ${shallow}). Fetch the full history: git fetch --unshallow (or git fetch origin ${PREVIOUS}).`);
+    }
+    toolchain();
+    clusters = liveClusters().clusters;
+    expect(clusters.map((c) => c.name)).to.deep.equal(LIVE_CLUSTER_NAMES);
+
+    // The previous version's tree, with links to our node_modules: the same pins (fast-json-patch is a
+    // dev dependency only for this), checked below.
+    fs.mkdirSync(oldTree);
+    const tar = path.join(work, "previous.tar");
+    git("archive", "--format=tar", "-o", tar, PREVIOUS);
+    execFileSync("tar", ["-xf", tar, "-C", oldTree]);
+    fs.rmSync(tar);
+    const modules = path.join(PROJECT_DIR, "node_modules");
+    fs.mkdirSync(path.join(oldTree, "node_modules"));
+    for (const entry of fs.readdirSync(modules)) fs.symlinkSync(path.join(modules, entry), path.join(oldTree, "node_modules", entry));
+    const oldPackage = JSON.parse(fs.readFileSync(path.join(oldTree, "package.json"), "utf8"));
+    for (const [dep, version] of Object.entries({ ...oldPackage.dependencies, ...oldPackage.devDependencies })) {
+      const installed = path.join(modules, dep, "package.json");
+      expect(fs.existsSync(installed), `${dep}, a dependency of ${PREVIOUS.slice(0, 7)}, is not installed (npm ci)`).to.equal(true);
+      expect(JSON.parse(fs.readFileSync(installed, "utf8")).version, `${dep} version`).to.equal(version);
+    }
+    // The same engine: both versions pin the same CLI, language host and provider.
+    for (const f of ["tools/pulumi/go.mod", "tools/kubernetes/go.mod", "tools/language-nodejs/go.mod", "tools/build-pulumi.sh"]) {
+      expect(fs.readFileSync(path.join(oldTree, f), "utf8"), f).to.equal(fs.readFileSync(path.join(PROJECT_DIR, f), "utf8"));
+    }
+
+    // The example fleet (helm, kustomize, raw YAML) of the local stack, on the live clusters.
+    const { renderDir: _render, ...local } = loadStackFile("local", PROJECT_DIR);
+    config = {
+      ...local,
+      clusters: local.clusters.map((c, i) => ({ ...c, name: clusters[i].name, kubeconfig: fs.readFileSync(clusters[i].kubeconfig, "utf8") })),
+    };
+    // Another live test's example-fleet or agent objects would be adopted (the provider's create is a
+    // server-side apply), then deleted, by this stack: every live test removes its stack when it ends.
+    // Namespaces may be there: a destroy keeps a bundle's namespace unless the bundle sets deleteNamespace.
+    const found = (await Promise.all(clusters.map(clusterObjects))).flat();
+    const collide = (o: LiveObject) => !isNamespace(o) && (o.selector === BUNDLES || /( cattle-fleet-system\/| fleet-agent-cattle-fleet-system$)/.test(o.id));
+    expect(found.filter(collide).map((o) => o.id), "objects of the example fleet left by another test").to.deep.equal([]);
+    foundBefore = new Set(found.map((o) => o.id));
+    fs.mkdirSync(path.join(work, "stacks"));
+  });
+
+  after(async function () {
+    this.timeout(10 * 60_000);
+    try {
+      // Leave the clusters as the other live tests expect them: nothing of this stack.
+      if (deployed) {
+        const t = Date.now();
+        await ops.destroy(options());
+        // The namespaces a destroy keeps (see above) are removed too, unless they were there before.
+        for (const c of clusters) {
+          for (const o of await clusterObjects(c)) {
+            if (isNamespace(o) && !foundBefore.has(o.id)) await kubeRequest(c, "DELETE", `/api/v1/namespaces/${o.id.split(" ").pop()}`);
+          }
+          await eventually(`${c.name}: the stack's objects gone`, () => clusterObjects(c), (xs) => xs.every((o) => foundBefore.has(o.id)));
+        }
+        figures["destroy and namespaces gone"] = `${Date.now() - t} ms`;
+      }
+    } finally {
+      console.log(`      upgrade figures: ${JSON.stringify(figures)}`);
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("the previous version deploys the example fleet with helm Chart and kustomize Directory components", async () => {
+    fs.writeFileSync(path.join(oldTree, "upgrade-old-up.ts"), OLD_UP_SCRIPT);
+    const optionsFile = path.join(work, "previous-options.json");
+    fs.writeFileSync(optionsFile, JSON.stringify(options()));
+    const resultFile = path.join(work, "previous-result.json");
+    const t = Date.now();
+    deployed = true;
+    await run(process.execPath, [path.join(oldTree, "scripts/run-ts.js"), "upgrade-old-up.ts", optionsFile, resultFile], oldTree, log);
+    figures["previous version: up (create)"] = `${Date.now() - t} ms`;
+    const result = JSON.parse(fs.readFileSync(resultFile, "utf8"));
+    expect(result.events.filter((e: any) => e.event === "deployed")).to.have.length(9);
+
+    oldState = stateResources(await exportState());
+    const types = new Set(oldState.map((r) => r.type));
+    expect([...types]).to.include.members(["kubernetes:helm.sh/v4:Chart", "kubernetes:kustomize/v2:Directory"]);
+    // The provider's names for a component's children: "<deployment>:<namespace>/<name>".
+    const children = oldState.filter((r) => r.urn.includes("kubernetes:helm.sh/v4:Chart$") || r.urn.includes("kubernetes:kustomize/v2:Directory$"));
+    expect(children.map((r) => name(r.urn)).sort()).to.include.members([
+      "live-1/examples-helm:helm-app/helm-app-settings", "live-1/examples-kustomize:kustomize-dev/kustomized", "live-1/examples-kustomize:kustomize-dev",
+      "live-3/examples-kustomize:kustomize-prod/kustomized", "live-3/examples-kustomize:kustomize-prod",
+    ]);
+    expect(children.every((r) => r.custom && r.uid), "every child is a live object").to.equal(true);
+
+    objectsBefore = (await Promise.all(clusters.map(clusterObjects))).flat();
+    podsBefore = (await Promise.all(clusters.map((c) => eventually(`${c.name}: agent pod running`, () => agentPods(c), (p) => p.length === 1)))).flat();
+    for (const r of children) expect(objectsBefore.map((o) => o.uid), `${name(r.urn)} on its cluster`).to.include(r.uid);
+  });
+
+  it("this version's up on the same stack: no Kubernetes object created, deleted or replaced; UIDs and agent pods unchanged", async () => {
+    expect(oldState, "the previous version's up ran").to.not.equal(undefined);
+    const byUrn = new Map<string, EngineStep>();
+    const onEvent = (e: EngineEvent) => {
+      const m = e.resourcePreEvent?.metadata ?? e.resOutputsEvent?.metadata;
+      if (m) byUrn.set(`${m.op} ${m.urn}`, { op: m.op, urn: m.urn, type: m.type, oldUrn: m.old?.urn !== m.urn ? m.old?.urn : undefined, diffs: [...(m.diffs ?? [])] });
+    };
+    const t = Date.now();
+    const r = await ops.up(options({ onEvent }));
+    figures["this version: up (upgrade)"] = `${Date.now() - t} ms`;
+    figures["upgrade: engine changes"] = JSON.stringify(r.changes);
+    steps = [...byUrn.values()];
+    const objects = steps.filter((s) => s.type.startsWith("kubernetes:") && !/^kubernetes:(helm\.sh|kustomize)\//.test(s.type));
+    const count = (xs: EngineStep[]) => xs.reduce<Record<string, number>>((m, s) => ({ ...m, [s.op]: (m[s.op] ?? 0) + 1 }), {});
+    figures["upgrade: steps of Kubernetes objects"] = JSON.stringify(count(objects));
+    figures["upgrade: renamed through aliases"] = String(objects.filter((s) => s.oldUrn).length);
+    const changed = objects.filter((s) => s.op !== "same");
+    figures["upgrade: changed objects"] = JSON.stringify(changed.map((s) => `${s.op} ${name(s.urn)} [${s.diffs.join(", ")}]`));
+
+    const forbidden = objects.filter((s) => !["same", "update"].includes(s.op));
+    expect(forbidden.map((s) => `${s.op} ${s.type} ${name(s.urn)}`), "create/delete/replace of a Kubernetes object").to.deep.equal([]);
+    // The only other steps: the provider-side components go away (no provider call), and the program's
+    // read of its own outputs.
+    const others = steps.filter((s) => !objects.includes(s) && s.op !== "same" && s.op !== "read");
+    expect([...new Set(others.map((s) => `${s.op} ${s.type}`))].sort()).to.deep.equal(["delete kubernetes:helm.sh/v4:Chart", "delete kubernetes:kustomize/v2:Directory"]);
+    expect(r.events.filter((e) => e.event === "pruned"), "no bundle pruned").to.deep.equal([]);
+
+    // Every former Chart/Directory child was renamed to its new resource, not recreated.
+    const oldChildren = oldState.filter((s) => /kubernetes:(helm\.sh\/v4:Chart|kustomize\/v2:Directory)\$/.test(s.urn));
+    const renamed = new Map(objects.filter((s) => s.oldUrn).map((s) => [s.oldUrn!, s.urn]));
+    expect(oldChildren).to.have.length.greaterThan(0);
+    for (const c of oldChildren) {
+      // "<deployment>:<ns>/<name>" under the component becomes "<deployment>/<group>:<Kind>:<ns>:<name>" of the same type.
+      const [, deployment, ns, objName] = /^([^:]+):(?:([^/]+)\/)?(.+)$/.exec(name(c.urn))!;
+      const [, group, kind] = /^kubernetes:([^/]+)\/[^:]+:(.+)$/.exec(c.type)!;
+      const now = renamed.get(c.urn);
+      expect(now && name(now), `${name(c.urn)} renamed`).to.equal(`${deployment}/${group}:${kind}:${ns ?? "_"}:${objName}`);
+      expect(now!.split("::")[2].split("$").pop(), "same type").to.equal(c.type);
+    }
+
+    // The state keeps exactly the same live objects (by UID), and no component of the provider.
+    const newState = stateResources(await exportState());
+    const uids = (xs: StateResource[]) => xs.filter((x) => x.custom && x.uid).map((x) => `${x.type} ${x.uid}`).sort();
+    expect(uids(newState)).to.deep.equal(uids(oldState));
+    expect(newState.filter((x) => /^kubernetes:(helm\.sh|kustomize)\//.test(x.type)).map((x) => x.urn)).to.deep.equal([]);
+
+    // Read back from the API servers: the same objects with the same UIDs; the agent pods untouched.
+    const objectsAfter = (await Promise.all(clusters.map(clusterObjects))).flat();
+    expect(objectsAfter.map((o) => `${o.id} ${o.uid}`)).to.deep.equal(objectsBefore.map((o) => `${o.id} ${o.uid}`));
+    const rvChanged = objectsAfter.filter((o, i) => o.resourceVersion !== objectsBefore[i].resourceVersion).map((o) => o.id);
+    figures["upgrade: objects with a new resourceVersion"] = JSON.stringify(rvChanged);
+    // Nothing written, when nothing changed (a Deployment's status is the controller's to write).
+    if (!changed.length) expect(rvChanged.filter((id) => id.split(" ")[1] !== "Deployment"), "objects written").to.deep.equal([]);
+    expect((await Promise.all(clusters.map(agentPods))).flat()).to.deep.equal(podsBefore);
+  });
+
+  it("after the upgrade, a preview shows no changes", async () => {
+    expect(steps, "the upgrade ran").to.not.equal(undefined);
+    const p = await ops.preview(options({ expectNoChanges: true }));
+    expect(Object.keys(p.changes).filter((k) => k !== "same" && k !== "read"), JSON.stringify(p.changes)).to.deep.equal([]);
+    figures["preview after the upgrade"] = JSON.stringify(p.changes);
+  });
+});
