@@ -5,8 +5,10 @@
 # so an edit or a version bump builds anew and an interrupted build is never used.
 #
 # Usage:
-#   tools/build-render.sh           build or reuse; progress on stderr
-#   tools/build-render.sh --path    the same, then print the binary's path on stdout
+#   tools/build-render.sh [--path] [chart-repo]
+#     build or reuse fleet-render (or, with chart-repo, the test-only chart repository and OCI registry
+#     server in tools/fleet-render/chart-repo, same module); progress on stderr; --path then prints the
+#     binary's path on stdout
 #
 # Environment: PULUMI_FLEET_CACHE (cache root, default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet),
 # PULUMI_FLEET_REBUILD=1, and GOPROXY, GOMODCACHE, GOCACHE, GOFLAGS as usual. No GONOSUMDB is needed:
@@ -14,12 +16,15 @@
 set -euo pipefail
 
 want_path=0
-case "${1:-}" in
-  --path) want_path=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  *) echo "build-render.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
-esac
+tool=fleet-render
+for arg in "$@"; do
+  case "$arg" in
+    --path) want_path=1 ;;
+    chart-repo) tool=chart-repo ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-render.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
 
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$tools_dir/fleet-render
@@ -28,18 +33,20 @@ cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 source "$tools_dir/lib.sh"
 go_build_env
 
-mapfile -t sources < <(cd "$src" && ls go.mod go.sum ./*.go | sort)
+pkg=.
+[[ $tool == chart-repo ]] && pkg=./chart-repo
+mapfile -t sources < <(cd "$src" && ls go.mod go.sum "$pkg"/*.go | sort)
 hash=$(cd "$src" && hash_of "-trimpath" "${sources[@]}")
-build_dir=$cache_root/tools/fleet-render-$hash
-bin=$build_dir/fleet-render
+build_dir=$cache_root/tools/$tool-$hash
+bin=$build_dir/$tool
 lock_dir "$build_dir"
 
 if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then
   :
 else
-  log "build-render: building fleet-render from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
+  log "build-render: building $tool from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
   start=$(now)
-  (cd "$src" && go build -trimpath -o "$bin.tmp" .) || die "go build of tools/fleet-render failed"
+  (cd "$src" && go build -trimpath -o "$bin.tmp" "$pkg") || die "go build of $tool (tools/fleet-render) failed"
   mv -f "$bin.tmp" "$bin"
   log "build-render: built in $(since "$start")"
 fi

@@ -15,6 +15,7 @@ import { readBundleFiles } from "./content";
 import { FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
+import { ChartSource, pullRemoteCharts } from "./remote-charts";
 
 export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   const dirs = discoverBundleDirs(root, repo.paths, repo.name);
@@ -78,7 +79,12 @@ export function readBundle(root: string, rel: string, repo: GitRepoConfig): Bund
   if (repo.deleteNamespace) options.deleteNamespace = true;
 
   const exclude = [fleetYamlName, ...valuesFilesOf(options.helm), ...customizations.flatMap((t) => valuesFilesOf(t.helm))].filter((x): x is string => !!x);
-  const files = readBundleFiles(dir, exclude, bctx);
+  const chartSources: ChartSource[] = [
+    ...(options.helm ? [{ helm: options.helm, field: "helm" }] : []),
+    ...customizations.flatMap((t) => (t.helm ? [{ helm: t.helm, field: `targetCustomizations[${t.name}].helm` }] : [])),
+  ];
+  const pulled = pullRemoteCharts(dir, chartSources, repo, { ...bctx, file: fleetYamlRel });
+  const files = [...readBundleFiles(dir, exclude, bctx), ...pulled.files];
   const style = determineStyle(files, options);
   const bundle: Bundle = {
     name,
@@ -96,6 +102,7 @@ export function readBundle(root: string, rel: string, repo: GitRepoConfig): Bund
     style,
     files,
     manifestId: manifestIdOf(files),
+    warnings: pulled.warnings,
   };
   if (!hasResources(bundle)) {
     throw new FleetError(

@@ -96,8 +96,10 @@ export interface Bundle {
   dependsOn: DependsOn[];
   paused: boolean;
   style: BundleStyle;
-  /** Every file of the bundle after Fleet's content rules, sorted by name. */
+  /** Every file of the bundle after Fleet's content rules, then the files of pulled charts (.chart/<sha256>/). */
   files: BundleFile[];
   /** Content address of the files: "s-" + sha256, as Fleet's manifestID. */
   manifestId: string;
+  /** What reading the bundle did differently from what was asked (credentials withheld from a chart). */
+  warnings?: string[];
 }

@@ -64,6 +64,18 @@ export interface GitRepoConfig {
   auth?: GitAuth;
   caBundle?: string;
   insecureSkipTLSVerify: boolean;
+  /** Credentials and transport for remote Helm charts: the keys of Fleet's helmSecretName secret. */
+  helmSecret?: HelmSecret;
+  /** Fleet's helmRepoURLRegex: helmSecret's credentials go only to chart URLs it matches (from the start). */
+  helmRepoURLRegex?: string;
+}
+
+export interface HelmSecret {
+  username?: string;
+  password?: string;
+  cacerts?: string;
+  insecureSkipVerify: boolean;
+  basicHTTP: boolean;
 }
 
 export interface StackConfig {
@@ -188,6 +200,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   f.object([
     "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "auth", "caBundle", "insecureSkipTLSVerify",
+    "helmSecret", "helmRepoURLRegex",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -238,6 +251,27 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     if (token) a.token = token;
     if (a.sshPrivateKey && !a.knownHosts) auth.child("knownHosts").fail("is required with sshPrivateKey (host keys are always verified)");
     g.auth = a;
+  }
+  const helmSecret = f.child("helmSecret");
+  if (helmSecret.present) {
+    helmSecret.object(["username", "password", "cacerts", "insecureSkipVerify", "basicHTTP"]);
+    const h: HelmSecret = { insecureSkipVerify: helmSecret.child("insecureSkipVerify").bool(), basicHTTP: helmSecret.child("basicHTTP").bool() };
+    const username = helmSecret.child("username").optString();
+    const password = readSecret(helmSecret.child("password"));
+    if (username) h.username = username;
+    if (password) h.password = password;
+    // Fleet refuses a secret with one of the two.
+    if (helmSecret.child("username").present !== helmSecret.child("password").present) {
+      helmSecret.fail("username and password must be set together");
+    }
+    const cacerts = helmSecret.child("cacerts").optString();
+    if (cacerts) h.cacerts = cacerts;
+    g.helmSecret = h;
+  }
+  // Compiled by fleet-render with Go's regexp (RE2), as Fleet does, when a chart is pulled.
+  const regex = f.child("helmRepoURLRegex").optString();
+  if (regex) {
+    g.helmRepoURLRegex = regex;
   }
   return g;
 }

@@ -68,7 +68,9 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
     const r = results[jobOf.get(e)!];
     if (!r) throw new FleetError("fleet-render returned no result for this bundle", ctx);
     if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
-    out.set(e, { ...withNamespaces(r, e, ctx), style: r.style });
+    const rendered = withNamespaces(r, e, ctx);
+    const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
+    out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style });
   }
   return out;
 }

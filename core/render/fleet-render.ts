@@ -1,6 +1,7 @@
 /**
  * The bridge to fleet-render (tools/fleet-render), the Go program that runs Fleet's own libraries:
- * helm values templating (text/template + sprig), Helm's chart rendering and kustomize. One process
+ * helm values templating (text/template + sprig), Helm's chart rendering and kustomize, and pulling
+ * remote charts with Helm's downloader. One process
  * per batch: the pipeline sends every job of a stage at once and reads every result, synchronously,
  * so the pure stages stay plain functions. The binary is built from pinned modules on first use
  * (tools/build-render.sh) and cached outside the repository; a build failure is an error, never a
@@ -49,7 +50,17 @@ export interface RendererRequest {
   helm?: Record<string, HelmValuesInput>;
   values?: { id: string; cluster: string; helm: string }[];
   renders?: RenderJob[];
+  pulls?: PullJob[];
 }
+
+/** A GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys). */
+export interface HelmAuth { username?: string; password?: string; caBundle?: string; insecureSkipVerify?: boolean; basicHTTP?: boolean }
+
+/** A remote chart to download into a bundle (Helm repository, OCI reference or archive URL). */
+export interface PullJob { id: string; chart?: string; repo?: string; version?: string; auth?: HelmAuth; credentialsRegex?: string }
+
+/** The chart's files, named under `prefix` (Fleet's `.chart/<sha256>`), or why it could not be had. */
+export interface PullResult { prefix: string; files: RenderFile[] | null; source: string; warnings?: string[]; error?: string }
 
 export interface ValuesResult { values?: Record<string, unknown>; changed: boolean; error?: string }
 
@@ -66,7 +77,7 @@ export interface RenderResult {
   error?: string;
 }
 
-export interface RendererResponse { values: Record<string, ValuesResult>; renders: Record<string, RenderResult> }
+export interface RendererResponse { values: Record<string, ValuesResult>; renders: Record<string, RenderResult>; pulls: Record<string, PullResult> }
 
 let binary: string | undefined;
 

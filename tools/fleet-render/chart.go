@@ -80,16 +80,34 @@ func determineStyle(files []file, opts RenderOptions) style {
 	if opts.Kustomize.Dir != "" {
 		kustomizePath = joinClean(opts.Kustomize.Dir, "kustomization.yaml")
 	}
+	// A pulled chart (pull.go) lives under Fleet's `.chart/<sha256>/`, at its root or one directory down
+	// (a chart archive's top directory).
+	external := ""
+	if opts.Helm.Chart != "" || opts.Helm.Repo != "" {
+		external = chartPrefix(opts.Helm.Chart, opts.Helm.Repo, opts.Helm.Version) + "/"
+	}
 	var s style
 	for _, f := range files {
-		switch f.name {
-		case chartYAML:
+		switch {
+		case f.name == chartYAML:
 			s.chartDir, s.hasChartYAML = path.Dir(chartYAML), true
-		case kustomizePath:
+		case isExternalChartYAML(external, f.name):
+			s.chartDir, s.hasChartYAML = path.Dir(f.name), true
+		case f.name == kustomizePath:
 			s.kustomizePath = kustomizePath
 		}
 	}
 	return s
+}
+
+// isExternalChartYAML is Fleet's matchesExternalChartYAML.
+func isExternalChartYAML(prefix, name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if prefix == "" || !ok {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	return (len(parts) == 1 && parts[0] == "Chart.yaml") || (len(parts) == 2 && parts[1] == "Chart.yaml")
 }
 
 // chartFiles returns the chart's files relative to the chart root.

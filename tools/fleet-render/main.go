@@ -5,9 +5,12 @@
 //   - values:  Fleet's controller-side helm values processing for one (merged options, cluster)
 //     (internal/cmd/controller/target/builder.go in rancher/fleet: label substitution, `${ }`
 //     templating of the values' YAML text, templateValues);
+//   - pulls:   remote charts (Helm repository, OCI, archive URL) downloaded into a bundle's files, as
+//     `fleet apply` does (pull.go);
 //   - renders: Fleet's agent-side rendering of one bundle with merged options
 //     (the bundle as a Helm chart, `helm install --dry-run=client`, the post-render step with
 //     kustomize at kustomize.dir and the raw YAML files), as `fleet test` does.
+//
 // Jobs run in parallel; a failing job returns its error and never stops the others.
 package main
 
@@ -23,8 +26,8 @@ import (
 const usage = `usage: fleet-render < request.json > response.json
        fleet-render --version
 
-Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...]} on stdin and
-writes {"values": {...}, "renders": {...}} on stdout (see request.go).`
+Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...], "pulls": [...]}
+on stdin and writes {"values": {...}, "renders": {...}, "pulls": {...}} on stdout (see request.go).`
 
 // version is printed by --version; the Node side checks it so a stale cached build is never used.
 const version = "fleet-render 1 (helm v4.2.3, sprig v3.3.0, kustomize api v0.21.1)"
@@ -61,8 +64,15 @@ func run(req *Request) *Response {
 	resp := &Response{
 		Values:  make(map[string]ValuesResult, len(req.Values)),
 		Renders: make(map[string]RenderResult, len(req.Renders)),
+		Pulls:   make(map[string]PullResult, len(req.Pulls)),
 	}
 	var mu sync.Mutex
+	parallel(len(req.Pulls), func(i int) {
+		result := pullChart(req.Pulls[i])
+		mu.Lock()
+		resp.Pulls[req.Pulls[i].ID] = result
+		mu.Unlock()
+	})
 	parallel(len(req.Values), func(i int) {
 		job := req.Values[i]
 		result := processValues(job, req.Helm[job.Helm], req.Clusters[job.Cluster])

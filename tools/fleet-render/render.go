@@ -49,7 +49,7 @@ func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
 		if chart == "" {
 			chart = job.Options.Helm.Repo
 		}
-		return RenderResult{Error: fmt.Sprintf("helm.chart: chart %s not found in the bundle (no %s); remote charts are not rendered yet", chart, joinClean(chart, "Chart.yaml"))}
+		return RenderResult{Error: fmt.Sprintf("helm.chart: chart %s not found in the bundle (no %s)", chart, joinClean(chart, "Chart.yaml"))}
 	}
 	chartFileList, err := chartFiles(b, files, st, job.Options, warn)
 	if err != nil {

@@ -5,9 +5,11 @@ type Request struct {
 	Bundles  map[string]*BundleInput  `json:"bundles"`
 	Clusters map[string]*ClusterInput `json:"clusters"`
 	// Helm: helm options by key, shared by the values jobs of many clusters.
-	Helm     map[string]*HelmValuesInput `json:"helm"`
-	Values   []ValuesJob              `json:"values"`
-	Renders  []RenderJob              `json:"renders"`
+	Helm    map[string]*HelmValuesInput `json:"helm"`
+	Values  []ValuesJob                 `json:"values"`
+	Renders []RenderJob                 `json:"renders"`
+	// Pulls: remote charts to download into bundles (pull.go), run before any render of the batch.
+	Pulls []PullJob `json:"pulls"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -59,13 +61,13 @@ type RenderOptions struct {
 	DefaultNamespace   string `json:"defaultNamespace,omitempty"`
 	TargetNamespace    string `json:"namespace,omitempty"`
 	DeleteCRDResources bool   `json:"deleteCRDResources,omitempty"`
-	Helm             struct {
-		Chart                string         `json:"chart,omitempty"`
-		Repo                 string         `json:"repo,omitempty"`
-		Version              string         `json:"version,omitempty"`
-		ReleaseName          string         `json:"releaseName,omitempty"`
-		Values               map[string]any `json:"values,omitempty"`
-		DisableDNS           bool           `json:"disableDNS,omitempty"`
+	Helm               struct {
+		Chart                   string         `json:"chart,omitempty"`
+		Repo                    string         `json:"repo,omitempty"`
+		Version                 string         `json:"version,omitempty"`
+		ReleaseName             string         `json:"releaseName,omitempty"`
+		Values                  map[string]any `json:"values,omitempty"`
+		DisableDNS              bool           `json:"disableDNS,omitempty"`
 		SkipSchemaValidation    bool           `json:"skipSchemaValidation,omitempty"`
 		DisableDependencyUpdate bool           `json:"disableDependencyUpdate,omitempty"`
 	} `json:"helm"`
@@ -108,4 +110,5 @@ type Hook struct {
 type Response struct {
 	Values  map[string]ValuesResult `json:"values"`
 	Renders map[string]RenderResult `json:"renders"`
+	Pulls   map[string]PullResult   `json:"pulls"`
 }

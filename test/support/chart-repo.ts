@@ -1,0 +1,67 @@
+/**
+ * A real Helm chart repository and OCI registry on loopback (tools/fleet-render/chart-repo: Helm's SDK
+ * packages, indexes and pushes; the CNCF distribution registry serves OCI), started per test suite.
+ * A separate process on purpose: the pipeline calls fleet-render synchronously, so a server inside the
+ * test's own event loop could never answer it.
+ */
+import { execFileSync, spawn, ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as readline from "node:readline";
+import { tempDir } from "./git-fixtures";
+
+const PROJECT_DIR = path.resolve(__dirname, "../..");
+
+export interface ChartRepo {
+  /** http(s)://127.0.0.1:PORT */
+  url: string;
+  /** The Helm repository: <url>/charts, index.yaml with relative chart URLs. */
+  repo: string;
+  /** The OCI registry's chart namespace: oci://127.0.0.1:PORT/charts (charts at <oci>/<name>). */
+  oci: string;
+  /** With tls: the PEM of the server's own CA. */
+  ca?: string;
+  stop(): Promise<void>;
+}
+
+export interface ChartSpec { name: string; version: string; templates: Record<string, string>; values?: string }
+
+/** Writes chart source directories for chart-repo to package. */
+export function chartSources(charts: ChartSpec[]): string {
+  const dir = tempDir("pf-charts-");
+  charts.forEach((c, i) => {
+    const root = path.join(dir, `${c.name}-${i}`);
+    fs.mkdirSync(path.join(root, "templates"), { recursive: true });
+    fs.writeFileSync(path.join(root, "Chart.yaml"), `apiVersion: v2\nname: ${c.name}\nversion: ${c.version}\n`);
+    fs.writeFileSync(path.join(root, "values.yaml"), c.values ?? "{}\n");
+    for (const [name, body] of Object.entries(c.templates)) fs.writeFileSync(path.join(root, "templates", name), body);
+  });
+  return dir;
+}
+
+export async function startChartRepo(chartsDir: string, opts: { tls?: boolean; user?: string; password?: string; files?: string } = {}): Promise<ChartRepo> {
+  const bin = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-render.sh"), "--path", "chart-repo"], {
+    encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
+  }).trim();
+  const args = ["--charts", chartsDir];
+  if (opts.tls) args.push("--tls");
+  if (opts.files) args.push("--files", opts.files);
+  if (opts.user) args.push("--user", opts.user, "--password", opts.password ?? "");
+  const child: ChildProcess = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  const ready = await new Promise<Record<string, string>>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout! });
+    lines.once("line", (line) => resolve(JSON.parse(line)));
+    child.once("exit", (code) => reject(new Error(`chart-repo exited (${code}) before it was ready: ${stderr}`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    url: ready.url, repo: ready.repo, oci: ready.oci,
+    ca: ready.caFile ? fs.readFileSync(ready.caFile, "utf8") : undefined,
+    async stop() {
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}

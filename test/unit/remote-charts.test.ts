@@ -1,0 +1,145 @@
+/**
+ * Remote charts, pulled as `fleet apply` pulls them, from a real Helm repository and a real OCI
+ * registry on loopback (test/support/chart-repo.ts): version ranges resolved against the index or the
+ * tags, archive URLs, TLS with the GitRepo's CA, credentials only where helmRepoURLRegex allows, and
+ * archives that try to leave the chart refused.
+ */
+import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readBundles } from "../../core/bundles/read";
+import { GitRepoConfig } from "../../core/config/stack";
+import { ChartRepo, chartSources, startChartRepo } from "../support/chart-repo";
+import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { renderBundle } from "../support/render";
+
+const CM = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Chart.Name }}
+data:
+  version: {{ .Chart.Version | quote }}
+  greeting: {{ .Values.greeting | quote }}
+`;
+const CHARTS = chartSources(["1.2.3", "1.2.5", "1.3.0", "2.0.0"].map((version) => ({
+  name: "demo", version, templates: { "cm.yaml": CM }, values: "greeting: hello\n",
+})));
+
+/** A one-bundle repository directory with this fleet.yaml; its bundle, read as the pipeline reads it. */
+function bundleWith(fleetYaml: string, repo: Partial<GitRepoConfig> = {}) {
+  const dir = tempDir("pf-remote-");
+  fs.writeFileSync(path.join(dir, "fleet.yaml"), fleetYaml);
+  const [b] = readBundles(dir, gitRepoConfig({ name: "charts", repo: dir, ...repo }));
+  return b;
+}
+
+function configMap(b: ReturnType<typeof bundleWith>, options = b.options) {
+  const r = renderBundle(b, options);
+  const cm = r.objects.find((o) => o.kind === "ConfigMap") as { data: Record<string, string> } | undefined;
+  expect(cm, JSON.stringify(r.objects)).to.not.equal(undefined);
+  return { data: cm!.data, warnings: r.warnings };
+}
+
+function readError(fleetYaml: string, repo: Partial<GitRepoConfig> = {}): string {
+  try {
+    bundleWith(fleetYaml, repo);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error("the bundle was read without an error");
+}
+
+describe("remote charts: Helm repository and OCI registry on loopback", function () {
+  this.timeout(5 * 60_000);
+  let plain: ChartRepo;
+  let tls: ChartRepo;
+  let authed: ChartRepo;
+  before(async () => {
+    [plain, tls, authed] = await Promise.all([
+      startChartRepo(CHARTS),
+      startChartRepo(CHARTS, { tls: true }),
+      startChartRepo(CHARTS, { user: "fleet", password: "s3cret" }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([plain, tls, authed].filter(Boolean).map((r) => r.stop()));
+  });
+
+  it("a Helm repository: the newest version in the range, from the index's relative URL; the files count in the manifestID", () => {
+    const b = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: "~1.2"\n`);
+    expect(configMap(b).data).to.deep.equal({ version: "1.2.5", greeting: "hello" });
+    expect(b.files.some((f) => /^\.chart\/[0-9a-f]{64}\/demo\/Chart\.yaml$/.test(f.name))).to.equal(true);
+    const other = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: "2.0.0"\n`);
+    expect(other.manifestId).to.not.equal(b.manifestId);
+    expect(configMap(bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n`)).data.version).to.equal("2.0.0");
+  });
+
+  it("an OCI registry: exact version and range resolved against the tags (plain HTTP by basicHTTP, as Fleet's secret key)", () => {
+    const secret = { helmSecret: { insecureSkipVerify: false, basicHTTP: true } };
+    expect(configMap(bundleWith(`helm:\n  repo: ${plain.oci}/demo\n  version: 1.2.3\n`, secret)).data.version).to.equal("1.2.3");
+    expect(configMap(bundleWith(`helm:\n  repo: ${plain.oci}/demo\n  version: ">=1.0.0 <2.0.0"\n`, secret)).data.version).to.equal("1.3.0");
+  });
+
+  it("an archive URL as helm.chart", () => {
+    expect(configMap(bundleWith(`helm:\n  chart: ${plain.repo}/demo-1.3.0.tgz\n`)).data.version).to.equal("1.3.0");
+  });
+
+  it("a targetCustomization's own version renders its own chart", () => {
+    const b = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n  values: {greeting: base}\n` +
+      `targetCustomizations:\n- name: canary\n  clusterSelector: {matchLabels: {canary: "true"}}\n  helm:\n    version: 1.3.0\n`);
+    expect(configMap(b).data).to.deep.equal({ version: "1.2.3", greeting: "base" });
+    const canary = b.targets.find((t) => t.name === "canary")!;
+    expect(configMap(b, { ...b.options, helm: { ...b.options.helm, ...canary.helm } }).data).to.deep.equal({ version: "1.3.0", greeting: "base" });
+  });
+
+  it("HTTPS: the server's CA is needed (cacerts), or insecureSkipVerify", () => {
+    const yaml = `helm:\n  repo: ${tls.repo}\n  chart: demo\n  version: 1.2.3\n`;
+    expect(readError(yaml)).to.match(/gitRepo charts, bundle charts[\s\S]*helm\.repo[\s\S]*certificate/);
+    expect(configMap(bundleWith(yaml, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } })).data.version).to.equal("1.2.3");
+    expect(configMap(bundleWith(yaml, { helmSecret: { insecureSkipVerify: true, basicHTTP: false } })).data.version).to.equal("1.2.3");
+    const oci = `helm:\n  repo: ${tls.oci}/demo\n  version: 1.2.5\n`;
+    expect(configMap(bundleWith(oci, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } })).data.version).to.equal("1.2.5");
+  });
+
+  it("credentials go only where helmRepoURLRegex allows; without it they are withheld and the run says so", () => {
+    const yaml = `helm:\n  repo: ${authed.repo}\n  chart: demo\n  version: 1.2.3\n`;
+    const secret = { username: "fleet", password: "s3cret", insecureSkipVerify: false, basicHTTP: false };
+    expect(readError(yaml, { helmSecret: secret })).to.match(/helm\.repo[\s\S]*401/);
+    expect(readError(yaml, { helmSecret: secret, helmRepoURLRegex: "https://elsewhere" })).to.match(/401/);
+    const b = bundleWith(yaml, { helmSecret: secret, helmRepoURLRegex: "http://127\\.0\\.0\\.1:[0-9]+/" });
+    expect(configMap(b).data.version).to.equal("1.2.3");
+    expect(b.warnings).to.deep.equal([]);
+    const oci = `helm:\n  repo: ${authed.oci}/demo\n  version: 1.2.3\n`;
+    expect(configMap(bundleWith(oci, { helmSecret: { ...secret, basicHTTP: true }, helmRepoURLRegex: "oci://127\\.0\\.0\\.1" })).data.version).to.equal("1.2.3");
+    // A regex Go cannot compile is refused by name.
+    expect(readError(yaml, { helmSecret: secret, helmRepoURLRegex: "(" })).to.match(/helmRepoURLRegex/);
+    // Withheld credentials on a public chart: the chart is pulled and the warning reaches the render.
+    const pub = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`, { helmSecret: secret });
+    expect(configMap(pub).warnings.join("\n")).to.match(/helmRepoURLRegex is empty/);
+  });
+
+  it("a version or chart that does not exist fails naming the GitRepo, bundle and field", () => {
+    expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(/fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/);
+    expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: nothere\n`)).to.match(/nothere/);
+    expect(readError(`helm:\n  chart: ./not-in-bundle\n`)).to.match(/helm\.chart[\s\S]*not-in-bundle/);
+  });
+
+  it("an archive that leaves the chart, or carries a link, is refused", async () => {
+    const work = tempDir("pf-evil-");
+    fs.mkdirSync(path.join(work, "in", "chart"), { recursive: true });
+    fs.mkdirSync(path.join(work, "served"));
+    fs.writeFileSync(path.join(work, "in", "chart", "Chart.yaml"), "apiVersion: v2\nname: evil\nversion: 1.0.0\n");
+    fs.writeFileSync(path.join(work, "escape.yaml"), "planted: true\n");
+    execFileSync("tar", ["-czPf", path.join(work, "served", "escape.tgz"), "-C", path.join(work, "in"), "chart/Chart.yaml", "../escape.yaml"]);
+    fs.symlinkSync("/etc/passwd", path.join(work, "in", "chart", "passwd"));
+    execFileSync("tar", ["-czf", path.join(work, "served", "link.tgz"), "-C", path.join(work, "in"), "chart"]);
+    const files = await startChartRepo(CHARTS, { files: path.join(work, "served") });
+    try {
+      expect(readError(`helm:\n  chart: ${files.url}/files/escape.tgz\n`)).to.match(/bundle charts[\s\S]*archive entry "\.\.\/escape\.yaml" leaves the chart/);
+      expect(readError(`helm:\n  chart: ${files.url}/files/link.tgz\n`)).to.match(/archive entry "chart\/passwd" is a link/);
+    } finally {
+      await files.stop();
+    }
+  });
+});

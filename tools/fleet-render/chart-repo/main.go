@@ -1,0 +1,236 @@
+// chart-repo: a Helm chart repository and an OCI registry on loopback, for pulumi-fleet's remote-chart
+// tests. Real servers, not stand-ins: the OCI side is the CNCF distribution registry (in-memory
+// storage), the charts are packaged, indexed and pushed with Helm's own SDK.
+//
+//	chart-repo --charts DIR [--files DIR] [--tls] [--user U --password P]
+//
+// Every subdirectory of DIR is a chart source directory. Each is packaged into a Helm repository
+// served at <url>/charts (index.yaml with relative chart URLs) and pushed to oci://<host>/charts/<name>.
+// When ready it prints one JSON line {"url", "repo", "oci", "caFile"} and serves until stdin closes or
+// it is signalled. With --tls it serves HTTPS with a certificate of its own, the CA written to caFile.
+// With --user/--password every request needs that basic auth. --files serves a directory as is at
+// <url>/files/, for archives a test makes by hand.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/distribution/v3/registry/handlers"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
+	"github.com/sirupsen/logrus"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/registry"
+	repov1 "helm.sh/helm/v4/pkg/repo/v1"
+)
+
+func main() {
+	charts := flag.String("charts", "", "directory whose subdirectories are chart sources (required)")
+	useTLS := flag.Bool("tls", false, "serve HTTPS with a self-signed certificate")
+	user := flag.String("user", "", "basic auth user required on every request")
+	password := flag.String("password", "", "basic auth password")
+	files := flag.String("files", "", "a directory served as is at <url>/files/ (hand-made archives)")
+	flag.Parse()
+	if *charts == "" || flag.NArg() > 0 || (*user == "") != (*password == "") {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(*charts, *files, *useTLS, *user, *password); err != nil {
+		fmt.Fprintln(os.Stderr, "chart-repo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
+	work, err := os.MkdirTemp("", "chart-repo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	repoDir := filepath.Join(work, "charts")
+	if err := os.MkdirAll(repoDir, 0o755); err != nil {
+		return err
+	}
+	archives, err := packageCharts(chartsDir, repoDir)
+	if err != nil {
+		return err
+	}
+	index, err := repov1.IndexDirectory(repoDir, "")
+	if err != nil {
+		return err
+	}
+	if err := index.WriteFile(filepath.Join(repoDir, "index.yaml"), 0o644); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	host := ln.Addr().String()
+	scheme, caFile := "http", ""
+	var certs *tls.Config
+	if useTLS {
+		scheme, caFile = "https", filepath.Join(work, "ca.pem")
+		if certs, err = selfSigned(caFile); err != nil {
+			return err
+		}
+		ln = tls.NewListener(ln, certs)
+	}
+
+	logrus.SetOutput(io.Discard)
+	config := &configuration.Configuration{Storage: configuration.Storage{"inmemory": configuration.Parameters{}}}
+	config.HTTP.Secret = "chart-repo-test-secret"
+	mux := http.NewServeMux()
+	mux.Handle("/charts/", http.StripPrefix("/charts/", http.FileServer(http.Dir(repoDir))))
+	mux.Handle("/v2/", handlers.NewApp(context.Background(), config))
+	if filesDir != "" {
+		mux.Handle("/files/", http.StripPrefix("/files/", http.FileServer(http.Dir(filesDir))))
+	}
+	server := &http.Server{Handler: withBasicAuth(mux, user, password), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(ln) }()
+
+	if err := pushCharts(archives, host, useTLS, caFile, user, password); err != nil {
+		return err
+	}
+	ready, _ := json.Marshal(map[string]string{
+		"url": scheme + "://" + host, "repo": scheme + "://" + host + "/charts", "oci": "oci://" + host + "/charts", "caFile": caFile,
+	})
+	fmt.Println(string(ready))
+
+	done := make(chan os.Signal, 1)
+	signal.Notify(done, syscall.SIGTERM, syscall.SIGINT)
+	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin)); done <- syscall.SIGTERM }()
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return server.Shutdown(ctx)
+}
+
+func packageCharts(src, dest string) ([]string, error) {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return nil, err
+	}
+	var archives []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		ch, err := loader.LoadDir(filepath.Join(src, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", e.Name(), err)
+		}
+		archive, err := chartutil.Save(ch, dest)
+		if err != nil {
+			return nil, fmt.Errorf("packaging %s: %w", e.Name(), err)
+		}
+		archives = append(archives, archive)
+	}
+	if len(archives) == 0 {
+		return nil, fmt.Errorf("no chart directories in %s", src)
+	}
+	return archives, nil
+}
+
+func pushCharts(archives []string, host string, useTLS bool, caFile, user, password string) error {
+	opts := []registry.ClientOption{registry.ClientOptWriter(io.Discard), registry.ClientOptCredentialsFile(filepath.Join(filepath.Dir(archives[0]), "..", "creds.json"))}
+	if useTLS {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		opts = append(opts, registry.ClientOptHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}))
+	} else {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	if user != "" {
+		opts = append(opts, registry.ClientOptBasicAuth(user, password))
+	}
+	client, err := registry.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	for _, archive := range archives {
+		data, err := os.ReadFile(archive)
+		if err != nil {
+			return err
+		}
+		ch, err := loader.LoadArchive(bytes.NewReader(data))
+		if err != nil {
+			return err
+		}
+		ref := fmt.Sprintf("%s/charts/%s:%s", host, ch.Metadata.Name, ch.Metadata.Version)
+		if _, err := client.Push(data, ref); err != nil {
+			return fmt.Errorf("pushing %s: %w", ref, err)
+		}
+	}
+	return nil
+}
+
+func withBasicAuth(next http.Handler, user, password string) http.Handler {
+	if user == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="chart-repo"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// selfSigned makes a certificate for 127.0.0.1 that is its own CA, and writes it to caFile.
+func selfSigned(caFile string) (*tls.Config, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "chart-repo test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(caFile, certPEM, 0o644); err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}, nil
+}
