@@ -56,10 +56,15 @@ export function parseYamlDocuments(text: string, file: string): unknown[] {
   return out;
 }
 
-export function parseFleetYaml(text: string, file: string): FleetYaml {
+/** The documents of a fleet.yaml that count: one at most (Fleet would read the first and drop the rest). */
+export function checkFleetYamlText(text: string, file: string): void {
   const docs = parseYamlDocuments(text, file).filter((d) => d !== null && d !== undefined);
   if (docs.length > 1) throw new FleetError("must contain a single YAML document", { file });
-  const root = new Field(docs[0] ?? {}, "", { file }).object(TOP_FIELDS);
+}
+
+/** A fleet.yaml's data (as Fleet reads the YAML: core/bundles/goyaml.ts), validated strictly. */
+export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
+  const root = new Field(doc ?? {}, "", { file }).object(TOP_FIELDS);
   if (root.child("imageScans").present) root.child("imageScans").fail("image scans are not supported by pulumi-fleet; remove this field");
   // rolloutStrategy only paces Fleet's background rollout; one `pulumi up` applies every cluster at once.
   root.child("rolloutStrategy").optMap();

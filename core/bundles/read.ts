@@ -12,14 +12,18 @@ import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
 import { readBundleFiles } from "./content";
-import { FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
+import { checkFleetYamlText, FleetYaml, parseFleetYaml } from "./fleetyaml";
+import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
 import { ChartSource, pullRemoteCharts } from "./remote-charts";
 
 export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   const dirs = discoverBundleDirs(root, repo.paths, repo.name);
-  const bundles = dirs.map((rel) => readBundle(root, rel, repo));
+  // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
+  const fleetYamls = readFleetYamls(root, dirs, repo);
+  const valuesDocs = readValuesDocs(root, fleetYamls);
+  const bundles = fleetYamls.map((fy) => readBundle(root, fy, repo, valuesDocs));
   if (bundles.length === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
   }
@@ -34,18 +38,55 @@ export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   return bundles;
 }
 
-export function readBundle(root: string, rel: string, repo: GitRepoConfig): Bundle {
-  const dir = path.join(root, rel);
-  const fleetYamlName = fleetYamlIn(dir);
-  const fleetYamlRel = fleetYamlName ? (rel === "." ? fleetYamlName : `${rel}/${fleetYamlName}`) : undefined;
-  const defaultName = bundleNameFor(repo.name, rel);
-  const ctx = { gitRepo: repo.name, bundle: defaultName };
-  let fy: FleetYaml;
-  try {
-    fy = fleetYamlRel ? parseFleetYaml(fs.readFileSync(path.join(root, fleetYamlRel), "utf8"), fleetYamlRel) : parseFleetYaml("{}", "(none)");
-  } catch (err) {
-    throw withContext(err, ctx);
+interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
+
+function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): ParsedFleetYaml[] {
+  const found = dirs.map((rel) => {
+    const name = fleetYamlIn(path.join(root, rel));
+    return { rel, name, file: name ? (rel === "." ? name : `${rel}/${name}`) : undefined };
+  });
+  const texts: YamlText[] = [];
+  for (const f of found) {
+    if (!f.file) continue;
+    try {
+      const text = fs.readFileSync(path.join(root, f.file), "utf8");
+      checkFleetYamlText(text, f.file);
+      texts.push({ key: f.file, text, file: f.file });
+    } catch (err) {
+      throw withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) });
+    }
   }
+  const docs = readYamlAsFleet(texts);
+  return found.map((f) => {
+    try {
+      const fy = parseFleetYaml(f.file ? docs.get(f.file) : {}, f.file ?? "(none)");
+      return { rel: f.rel, fleetYamlName: f.name, fleetYamlRel: f.file, fy };
+    } catch (err) {
+      throw withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) });
+    }
+  });
+}
+
+/** Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. */
+function readValuesDocs(root: string, parsed: ParsedFleetYaml[]): Map<string, unknown> {
+  const texts: YamlText[] = [];
+  for (const { rel, fy } of parsed) {
+    const helms = [fy.options.helm, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
+    for (const vf of helms.flatMap(valuesFilesOf)) {
+      const file = rel === "." ? vf : `${rel}/${vf}`;
+      const abs = path.join(root, rel, vf);
+      // Problems (outside the bundle, missing) are reported with the bundle by withValuesFiles.
+      if (path.relative(path.join(root, rel), abs).startsWith("..") || !fs.existsSync(abs) || texts.some((t) => t.key === file)) continue;
+      texts.push({ key: file, text: fs.readFileSync(abs, "utf8"), file });
+    }
+  }
+  return readYamlAsFleet(texts);
+}
+
+export function readBundle(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfig, valuesDocs: Map<string, unknown>): Bundle {
+  const { rel, fleetYamlName, fleetYamlRel, fy } = parsed;
+  const dir = path.join(root, rel);
+  const defaultName = bundleNameFor(repo.name, rel);
   const name = fy.name ?? defaultName;
   const bctx = { gitRepo: repo.name, bundle: name };
 
@@ -62,8 +103,8 @@ export function readBundle(root: string, rel: string, repo: GitRepoConfig): Bund
     }
   }
   try {
-    if (options.helm) options.helm = withValuesFiles(dir, rel, options.helm);
-    for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(dir, rel, t.helm) };
+    if (options.helm) options.helm = withValuesFiles(dir, rel, options.helm, valuesDocs);
+    for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(dir, rel, t.helm, valuesDocs) };
   } catch (err) {
     throw withContext(err, bctx);
   }
@@ -118,7 +159,7 @@ function valuesFilesOf(helm?: HelmOptions): string[] {
 }
 
 /** Values files are merged over `values` when the bundle is read (Fleet: at `fleet apply`). */
-function withValuesFiles(dir: string, rel: string, helm: HelmOptions): HelmOptions {
+function withValuesFiles(dir: string, rel: string, helm: HelmOptions, valuesDocs: Map<string, unknown>): HelmOptions {
   if (!helm.valuesFiles?.length) return helm;
   let values: Record<string, unknown> = helm.values ?? {};
   for (const vf of helm.valuesFiles) {
@@ -126,7 +167,7 @@ function withValuesFiles(dir: string, rel: string, helm: HelmOptions): HelmOptio
     const abs = path.join(dir, vf);
     if (path.relative(dir, abs).startsWith("..")) throw new FleetError(`values file ${vf} is outside the bundle`, { file });
     if (!fs.existsSync(abs)) throw new FleetError(`values file not found`, { file, field: "helm.valuesFiles" });
-    const [doc] = parseYamlDocuments(fs.readFileSync(abs, "utf8"), file);
+    const doc = valuesDocs.get(file);
     if (doc === null || doc === undefined) continue;
     if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("values file must be a YAML mapping", { file });
     values = mergeValues(values, doc as Record<string, unknown>);

@@ -51,6 +51,8 @@ export interface RendererRequest {
   values?: { id: string; cluster: string; helm: string }[];
   renders?: RenderJob[];
   pulls?: PullJob[];
+  /** YAML texts to read as Fleet reads them (sigs.k8s.io/yaml), by key. */
+  yaml?: Record<string, string>;
 }
 
 /** A GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys). */
@@ -77,7 +79,7 @@ export interface RenderResult {
   error?: string;
 }
 
-export interface RendererResponse { values: Record<string, ValuesResult>; renders: Record<string, RenderResult>; pulls: Record<string, PullResult> }
+export interface RendererResponse { values: Record<string, ValuesResult>; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }> }
 
 let binary: string | undefined;
 

@@ -67,6 +67,17 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(b.files.map((f) => f.name)).to.deep.equal(["cm.yaml", "sub/b.yaml"]);
   });
 
+  it("reads YAML as Fleet does (sigs.k8s.io/yaml, YAML 1.1), not as a YAML 1.2 parser would", async () => {
+    const [b] = await bundlesOf({
+      "fleet.yaml": "helm:\n  chart: ./chart\n  values: {enabled: yes, legacy: on, port: 010, big: 1_000, plain: \"yes\", n: kept}\n  valuesFiles: [v.yaml]\n",
+      "v.yaml": "fromFile: Off\nmode: 0644\n",
+      "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+      "chart/templates/cm.yaml": CONFIGMAP("x"),
+    });
+    // 1.2 would give "yes", "on", 10, "1_000", "Off", 644 and the key "n".
+    expect(b.options.helm!.values).to.deep.equal({ enabled: true, legacy: true, port: 8, big: 1000, plain: "yes", false: "kept", fromFile: false, mode: 420 });
+  });
+
   it("reads fleet.yaml options, values files, and names targets like Fleet", async () => {
     const [b] = await bundlesOf({
       "fleet.yaml": [
@@ -88,7 +99,8 @@ describe("bundle reader (Fleet rules, real git)", () => {
     }, { targets: [{ name: "all", clusterSelector: {} }] });
     expect(b.name).to.equal("custom-name");
     expect(b.style).to.deep.equal({ kind: "helm", path: "chart" });
-    expect(b.options.helm!.values).to.deep.equal({ a: 1, nested: { x: 1, y: 2 }, list: [1] });
+    // The key `y` is YAML 1.1's true, in fleet.yaml and in values files alike, as Fleet reads them.
+    expect(b.options.helm!.values).to.deep.equal({ a: 1, nested: { x: 1, true: 2 }, list: [1] });
     expect(b.files.map((f) => f.name)).not.to.include("extra-values.yaml");
     expect(b.targets.map((t) => t.name)).to.deep.equal(["target000", "named", "all"]);
     expect(b.restrictions).to.deep.equal([{ name: "all", clusterSelector: {} }]);

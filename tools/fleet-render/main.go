@@ -7,6 +7,7 @@
 //     templating of the values' YAML text, templateValues);
 //   - pulls:   remote charts (Helm repository, OCI, archive URL) downloaded into a bundle's files, as
 //     `fleet apply` does (pull.go);
+//   - yaml:    fleet.yaml and values files read as Fleet reads them (sigs.k8s.io/yaml, YAML 1.1);
 //   - renders: Fleet's agent-side rendering of one bundle with merged options
 //     (the bundle as a Helm chart, `helm install --dry-run=client`, the post-render step with
 //     kustomize at kustomize.dir and the raw YAML files), as `fleet test` does.
@@ -26,8 +27,8 @@ import (
 const usage = `usage: fleet-render < request.json > response.json
        fleet-render --version
 
-Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...], "pulls": [...]}
-on stdin and writes {"values": {...}, "renders": {...}, "pulls": {...}} on stdout (see request.go).`
+Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...], "pulls": [...],
+"yaml": {...}} on stdin and writes {"values": {...}, "renders": {...}, "pulls": {...}, "yaml": {...}} on stdout (see request.go).`
 
 // version is printed by --version; the Node side checks it so a stale cached build is never used.
 const version = "fleet-render 1 (helm v4.2.3, sprig v3.3.0, kustomize api v0.21.1)"
@@ -65,6 +66,10 @@ func run(req *Request) *Response {
 		Values:  make(map[string]ValuesResult, len(req.Values)),
 		Renders: make(map[string]RenderResult, len(req.Renders)),
 		Pulls:   make(map[string]PullResult, len(req.Pulls)),
+		YAML:    make(map[string]YAMLResult, len(req.YAML)),
+	}
+	for id, text := range req.YAML {
+		resp.YAML[id] = yamlToJSON(text)
 	}
 	var mu sync.Mutex
 	parallel(len(req.Pulls), func(i int) {

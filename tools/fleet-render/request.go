@@ -10,6 +10,8 @@ type Request struct {
 	Renders []RenderJob                 `json:"renders"`
 	// Pulls: remote charts to download into bundles (pull.go), run before any render of the batch.
 	Pulls []PullJob `json:"pulls"`
+	// YAML: texts (fleet.yaml, values files) to read as Fleet reads them, by id (yamljson.go).
+	YAML map[string]string `json:"yaml"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -111,4 +113,5 @@ type Response struct {
 	Values  map[string]ValuesResult `json:"values"`
 	Renders map[string]RenderResult `json:"renders"`
 	Pulls   map[string]PullResult   `json:"pulls"`
+	YAML    map[string]YAMLResult   `json:"yaml"`
 }
