@@ -21,16 +21,17 @@ export interface ChartRepo {
   oci: string;
   /** With tls: the PEM of the server's own CA. */
   ca?: string;
+  /** Publishes the charts added to the sources directory since the start (a new release). */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface ChartSpec { name: string; version: string; templates: Record<string, string>; values?: string }
 
-/** Writes chart source directories for chart-repo to package. */
-export function chartSources(charts: ChartSpec[]): string {
-  const dir = tempDir("pf-charts-");
-  charts.forEach((c, i) => {
-    const root = path.join(dir, `${c.name}-${i}`);
+/** Writes chart source directories for chart-repo to package (into `dir` when given). */
+export function chartSources(charts: ChartSpec[], dir = tempDir("pf-charts-")): string {
+  charts.forEach((c) => {
+    const root = path.join(dir, `${c.name}-${c.version}`);
     fs.mkdirSync(path.join(root, "templates"), { recursive: true });
     fs.writeFileSync(path.join(root, "Chart.yaml"), `apiVersion: v2\nname: ${c.name}\nversion: ${c.version}\n`);
     fs.writeFileSync(path.join(root, "values.yaml"), c.values ?? "{}\n");
@@ -50,15 +51,25 @@ export async function startChartRepo(chartsDir: string, opts: { tls?: boolean; u
   const child: ChildProcess = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
-  const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-    const lines = readline.createInterface({ input: child.stdout! });
-    lines.once("line", (line) => resolve(JSON.parse(line)));
-    child.once("exit", (code) => reject(new Error(`chart-repo exited (${code}) before it was ready: ${stderr}`)));
+  const lines = readline.createInterface({ input: child.stdout! });
+  const nextLine = () => new Promise<Record<string, string>>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`chart-repo exited (${code}): ${stderr}`));
+    child.once("exit", onExit);
+    lines.once("line", (line) => {
+      child.off("exit", onExit);
+      resolve(JSON.parse(line));
+    });
   });
+  const ready = await nextLine();
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {
     url: ready.url, repo: ready.repo, oci: ready.oci,
     ca: ready.caFile ? fs.readFileSync(ready.caFile, "utf8") : undefined,
+    async reload() {
+      const done = nextLine();
+      child.kill("SIGHUP");
+      await done;
+    },
     async stop() {
       child.stdin!.end();
       await exited;

@@ -8,6 +8,7 @@
 // served at <url>/charts (index.yaml with relative chart URLs) and pushed to oci://<host>/charts/<name>.
 // When ready it prints one JSON line {"url", "repo", "oci", "caFile"} and serves until stdin closes or
 // it is signalled. With --tls it serves HTTPS with a certificate of its own, the CA written to caFile.
+// SIGHUP publishes charts added to DIR since, then prints {"reloaded": true}.
 // With --user/--password every request needs that basic auth. --files serves a directory as is at
 // <url>/files/, for archives a test makes by hand.
 package main
@@ -73,17 +74,6 @@ func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
 	if err := os.MkdirAll(repoDir, 0o755); err != nil {
 		return err
 	}
-	archives, err := packageCharts(chartsDir, repoDir)
-	if err != nil {
-		return err
-	}
-	index, err := repov1.IndexDirectory(repoDir, "")
-	if err != nil {
-		return err
-	}
-	if err := index.WriteFile(filepath.Join(repoDir, "index.yaml"), 0o644); err != nil {
-		return err
-	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,7 +102,21 @@ func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
 	server := &http.Server{Handler: withBasicAuth(mux, user, password), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = server.Serve(ln) }()
 
-	if err := pushCharts(archives, host, useTLS, caFile, user, password); err != nil {
+	publish := func() error {
+		archives, err := packageCharts(chartsDir, repoDir)
+		if err != nil {
+			return err
+		}
+		index, err := repov1.IndexDirectory(repoDir, "")
+		if err != nil {
+			return err
+		}
+		if err := index.WriteFile(filepath.Join(repoDir, "index.yaml"), 0o644); err != nil {
+			return err
+		}
+		return pushCharts(archives, host, useTLS, caFile, user, password)
+	}
+	if err := publish(); err != nil {
 		return err
 	}
 	ready, _ := json.Marshal(map[string]string{
@@ -121,9 +125,15 @@ func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
 	fmt.Println(string(ready))
 
 	done := make(chan os.Signal, 1)
-	signal.Notify(done, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(done, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin)); done <- syscall.SIGTERM }()
-	<-done
+	// SIGHUP publishes the charts added to the directory since (a release published meanwhile).
+	for sig := <-done; sig == syscall.SIGHUP; sig = <-done {
+		if err := publish(); err != nil {
+			return err
+		}
+		fmt.Println(`{"reloaded": true}`)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return server.Shutdown(ctx)
