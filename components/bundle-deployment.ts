@@ -27,6 +27,8 @@ export interface BundleDeploymentArgs {
   dependsOn: pulumi.Resource[];
   /** What the render said Fleet does silently (skipped files, hooks): shown in the preview. */
   warnings?: string[];
+  /** Objects a prune leaves on the cluster (core/render: Helm's keep policy, a chart's crds/). */
+  kept?: Set<K8sObject>;
 }
 
 /** Logical name of a (bundle, cluster) pair: names only, never list positions. */
@@ -101,8 +103,9 @@ function registerRawObjects(
     const aliases: pulumi.Alias[] = previous
       ? [{ name: `${previous.prefix}:${ns ? `${ns}/` : ""}${obj.metadata.name}`, parent: previous.parent }]
       : [];
+    const objectPolicy = args.kept?.has(obj) ? { ...policy, retainOnDelete: true } : policy;
     const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnership(obj, owner),
-      lifecycleOptions({ ...childOpts, dependsOn: deps, aliases }, policy));
+      lifecycleOptions({ ...childOpts, dependsOn: deps, aliases }, objectPolicy));
     if (obj.kind === CRD_KIND) {
       const spec = obj.spec as { group?: string; names?: { kind?: string } };
       crds.set(`${spec.group}/${spec.names?.kind}`, resource);

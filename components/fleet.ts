@@ -123,7 +123,7 @@ export class Fleet extends pulumi.ComponentResource {
       const deployment = new BundleDeployment(key, {
         entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
         provider: cluster.provider, namespaces: cluster.namespaces, objects: prepared.rendered.get(entry)!.objects, dependsOn,
-        warnings: prepared.rendered.get(entry)!.warnings,
+        warnings: prepared.rendered.get(entry)!.warnings, kept: prepared.rendered.get(entry)!.kept,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });
       this.deployments.set(key, deployment);
       return deployment;

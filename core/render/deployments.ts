@@ -17,6 +17,20 @@ export interface RenderedDeployment {
   style: "helm" | "kustomize" | "yaml";
   /** What Fleet does silently and is said here: skipped files, empty overlays, hooks. */
   warnings: string[];
+  /**
+   * Objects a prune leaves on the cluster, as Helm's uninstall does: a chart's crds/ (Helm never
+   * deletes them) and objects annotated `helm.sh/resource-policy: keep` (Fleet annotates every CRD so
+   * unless deleteCRDResources: deleting a CRD deletes every custom resource of its kind).
+   */
+  kept: Set<K8sObject>;
+}
+
+const RESOURCE_POLICY = "helm.sh/resource-policy";
+
+/** Helm's test: the annotation's value, trimmed and lower-cased, is "keep". */
+function keepsOnUninstall(obj: K8sObject): boolean {
+  const v = (obj.metadata?.annotations as Record<string, unknown> | undefined)?.[RESOURCE_POLICY];
+  return typeof v === "string" && v.trim().toLowerCase() === "keep";
 }
 
 /**
@@ -96,7 +110,8 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
       warnings.push(`hook ${what} is left out: ${h.events.includes("test") ? "Fleet never runs test hooks" : "delete and rollback hooks have no moment in a pulumi up"}`);
     }
   }
-  const all = [...(r.crds ?? []), ...(r.objects ?? []), ...hooks] as K8sObject[];
+  const chartCrds = (r.crds ?? []) as K8sObject[];
+  const all = [...chartCrds, ...(r.objects ?? []), ...hooks] as K8sObject[];
   const clusterScopedCrds = new Set(all
     .filter((o) => o.kind === "CustomResourceDefinition" && (o.spec as { scope?: string })?.scope === "Cluster")
     .map((o) => (o.spec as { names?: { kind?: string } }).names?.kind));
@@ -116,7 +131,8 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     }
     return { ...obj, metadata: meta };
   });
-  return { objects, warnings };
+  const kept = new Set(objects.filter((o, i) => i < chartCrds.length || keepsOnUninstall(o)));
+  return { objects, warnings, kept };
 }
 
 export type { RenderHook };

@@ -186,6 +186,36 @@ describe("Fleet component (Pulumi mocks)", function () {
       expect(r.warnings).to.include("bundle examples-simple is paused on cluster dev-1: its objects stay exactly as deployed (no update, no delete)");
     });
 
+    it("a prune keeps what Helm's uninstall keeps: CRDs unless deleteCRDResources, a chart's crds/, keep-annotated objects", async () => {
+      const crd = (group: string) => `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.${group}\n` +
+        `spec:\n  group: ${group}\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n`;
+      const repo = new TestRepo({
+        "raw/crd.yaml": crd("raw.example.com"),
+        "raw/cm.yaml": CONFIGMAP("plain"),
+        "raw/kept.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations: {helm.sh/resource-policy: \" Keep \"}\n",
+        "asked/crd.yaml": crd("asked.example.com"),
+        "asked/fleet.yaml": "deleteCRDResources: true\n",
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        "chart/crds/crd.yaml": crd("chart.example.com"),
+        "chart/templates/cm.yaml": CONFIGMAP("from-chart"),
+      });
+      const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }];
+      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", renderDir: RENDER, clusters, clusterGroups: [],
+        gitRepos: [gitRepoConfig({ name: "keep", repo: repo.url(), paths: ["raw", "asked", "chart"], targets: [{ clusterSelector: {} }] })] };
+      const r = await run(config);
+      const retained = (name: string) => {
+        const reg = r.registrations.find((x) => x.name === name);
+        expect(reg, name).to.not.equal(undefined);
+        return reg!.retainOnDelete;
+      };
+      expect(retained("c1/keep-raw/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.raw.example.com")).to.equal(true);
+      expect(retained("c1/keep-raw/core:ConfigMap:default:kept")).to.equal(true);
+      expect(retained("c1/keep-raw/core:ConfigMap:default:plain")).to.equal(false);
+      expect(retained("c1/keep-asked/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.asked.example.com")).to.equal(false);
+      expect(retained("c1/keep-chart/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.chart.example.com")).to.equal(true);
+      expect(retained("c1/keep-chart/core:ConfigMap:default:from-chart")).to.equal(false);
+    });
+
     it("keepResources maps to retainOnDelete; dependsOn becomes a dependency on the same cluster", async () => {
       const repo = new TestRepo({
         "base/cm.yaml": CONFIGMAP("base"),
