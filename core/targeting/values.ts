@@ -31,9 +31,18 @@ export function clusterContext(cluster: ClusterConfig): ClusterContext {
 /**
  * The helm options of every job with Fleet's per-cluster processing applied, in job order. `helm` may
  * be shared by many jobs (the plan merges options once per target combination) and is never mutated;
- * a job Fleet leaves untouched (no labels, no values) gets its own `helm` back.
+ * a job Fleet leaves untouched (no labels, no values) gets its own `helm` back. The first failing
+ * job (in job order) is thrown.
  */
 export function templateHelmValues(jobs: ValuesJob[]): HelmOptions[] {
+  return templateHelmValuesEach(jobs).map((r) => {
+    if (r instanceof FleetError) throw r;
+    return r;
+  });
+}
+
+/** As templateHelmValues, one batch, but each job's failure is returned in its place, not thrown. */
+export function templateHelmValuesEach(jobs: ValuesJob[]): (HelmOptions | FleetError)[] {
   const helmKeys = new Map<HelmOptions, string>();
   const helm: Record<string, { values?: Record<string, unknown>; templateValues?: Record<string, string>; disablePreProcess?: boolean }> = {};
   const clusters: Record<string, ClusterContext> = {};
@@ -58,7 +67,7 @@ export function templateHelmValues(jobs: ValuesJob[]): HelmOptions[] {
     if (r.error) {
       const m = /^templateValues\.([^:]+): /.exec(r.error);
       const field = m ? `helm.templateValues.${m[1]}` : "helm.values";
-      throw new FleetError(m ? r.error.slice(m[0].length) : r.error, { ...job.ctx, cluster: job.cluster.name, field });
+      return new FleetError(m ? r.error.slice(m[0].length) : r.error, { ...job.ctx, cluster: job.cluster.name, field });
     }
     return r.changed ? { ...job.helm, values: r.values ?? {} } : job.helm;
   });

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 
 	wyaml "github.com/rancher/wrangler/v3/pkg/yaml"
 	kyaml "sigs.k8s.io/yaml"
@@ -26,6 +27,13 @@ const (
 	fleetLabelPrefix          = "fleet.cattle.io/"
 	managementLabelPrefix     = "management.cattle.io/"
 )
+
+// Fleet's controller (and agent) run in bci-nano containers without TZ, where time.Local is UTC.
+// sprig's date functions (date, toDate, htmlDate, unixEpoch of a parsed date, dateInZone "Local")
+// read time.Local: without this, the values of a plan would depend on the timezone of the machine
+// running `pulumi up` (`${ date "2006-01-02" 0 }` is 1969-12-31 in America/New_York, 1970-01-01 in
+// Fleet). Process-wide, which is also what Fleet's agent sees when Helm renders a chart.
+func init() { time.Local = time.UTC }
 
 func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) (result ValuesResult) {
 	defer func() {
@@ -56,7 +64,14 @@ func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) 
 	if helm.DisablePreProcess {
 		return ValuesResult{Values: substituted.values, Changed: true}
 	}
+	// A template that can modify .ClusterValues gets its own copy: sprig's set, unset, merge and
+	// mergeOverwrite modify the map they are given, and a cluster is shared by the jobs of a batch (run
+	// concurrently). Fleet templates each (bundle, cluster) with its own copy of the Cluster object,
+	// so `${ $_ := set .ClusterValues "x" 1 }` in one bundle is not seen by another.
 	templateValues := cluster.TemplateValues
+	if substituted.mutates {
+		templateValues, _ = deepCopyJSON(templateValues).(map[string]any)
+	}
 	if templateValues == nil {
 		templateValues = map[string]any{}
 	}
@@ -76,6 +91,12 @@ func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) 
 		if err != nil {
 			return ValuesResult{Error: err.Error()}
 		}
+		if values == nil {
+			// The values text rendered to no mapping (e.g. a templated key printing "#"): Fleet copies
+			// templateValues into that nil map and its controller panics, so the bundle fails there.
+			return ValuesResult{Error: "helm values rendered to null, templateValues cannot be merged into them " +
+				"(Fleet's controller fails the same way: assignment to entry in nil map)"}
+		}
 		// The rendered map may be shared with other jobs (see renderedValues): copy before writing.
 		merged := make(map[string]any, len(values)+len(templated))
 		maps.Copy(merged, values)
@@ -92,6 +113,8 @@ type substituted struct {
 	values map[string]any
 	text   string
 	err    error
+	// mutates: the values text or a templateValues entry may modify the maps of its context.
+	mutates bool
 }
 
 // Label substitution depends only on the values and on the labels they reference, so the result (and
@@ -123,6 +146,10 @@ func substitutedValues(helmKey string, helm *HelmValuesInput, labels map[string]
 			s.err = fmt.Errorf("failed to marshal helm values section into a template: %w", s.err)
 		}
 		s.text = string(data)
+		s.mutates = mayMutate(s.text)
+		for _, t := range helm.TemplateValues {
+			s.mutates = s.mutates || mayMutate(t)
+		}
 	}
 	substitutedCache.Store(key.String(), s)
 	return s, s.err
@@ -173,6 +200,33 @@ func jsonCopy(in map[string]any) (map[string]any, error) {
 	}
 	out := map[string]any{}
 	return out, json.Unmarshal(data, &out)
+}
+
+// mayMutate: whether a template can call a sprig function that modifies a map it is given (set,
+// unset, merge, mergeOverwrite, mustMerge, mustMergeOverwrite). A template calls functions by name
+// only, so a text without "set" or "merge" cannot; any text with them counts (conservative).
+func mayMutate(text string) bool {
+	return strings.Contains(text, "set") || strings.Contains(text, "merge")
+}
+
+// deepCopyJSON copies maps and lists as encoding/json decodes them; other values are immutable.
+func deepCopyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopyJSON(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopyJSON(e)
+		}
+		return l
+	default:
+		return v
+	}
 }
 
 func toDict(values map[string]string) map[string]any {
