@@ -48,7 +48,8 @@ export interface RendererRequest {
   bundles?: Record<string, RenderBundle>;
   clusters?: Record<string, ClusterContext>;
   helm?: Record<string, HelmValuesInput>;
-  values?: { id: string; cluster: string; helm: string }[];
+  /** Values jobs: [cluster key, helm key]; results come back in the same order. */
+  values?: [cluster: string, helm: string][];
   renders?: RenderJob[];
   pulls?: PullJob[];
   /** YAML texts to read as Fleet reads them (sigs.k8s.io/yaml), by key. */
@@ -79,7 +80,7 @@ export interface RenderResult {
   error?: string;
 }
 
-export interface RendererResponse { values: Record<string, ValuesResult>; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }> }
+export interface RendererResponse { values: ValuesResult[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }> }
 
 let binary: string | undefined;
 

@@ -46,7 +46,8 @@ export function templateHelmValuesEach(jobs: ValuesJob[]): (HelmOptions | FleetE
   const helmKeys = new Map<HelmOptions, string>();
   const helm: Record<string, { values?: Record<string, unknown>; templateValues?: Record<string, string>; disablePreProcess?: boolean }> = {};
   const clusters: Record<string, ClusterContext> = {};
-  const values: { id: string; cluster: string; helm: string }[] = [];
+  const values: [cluster: string, helm: string][] = [];
+  const slot = new Map<number, number>(); // job index -> index in values
   jobs.forEach((job, i) => {
     // Fleet does nothing for a cluster without labels or for options without values: skip the round trip.
     if (Object.keys(job.cluster.labels).length === 0) return;
@@ -58,11 +59,13 @@ export function templateHelmValuesEach(jobs: ValuesJob[]): (HelmOptions | FleetE
       helm[key] = { values: job.helm.values, templateValues: job.helm.templateValues, disablePreProcess: job.helm.disablePreProcess };
     }
     clusters[job.cluster.name] ??= clusterContext(job.cluster);
-    values.push({ id: String(i), cluster: job.cluster.name, helm: key });
+    slot.set(i, values.length);
+    values.push([job.cluster.name, key]);
   });
-  const results = values.length ? runRenderer({ helm, clusters, values }).values : {};
+  const results = values.length ? runRenderer({ helm, clusters, values }).values : [];
   return jobs.map((job, i) => {
-    const r = results[String(i)];
+    const s = slot.get(i);
+    const r = s === undefined ? undefined : results[s];
     if (!r) return job.helm;
     if (r.error) {
       const m = /^templateValues\.([^:]+): /.exec(r.error);

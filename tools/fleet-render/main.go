@@ -63,7 +63,7 @@ func main() {
 
 func run(req *Request) *Response {
 	resp := &Response{
-		Values:  make(map[string]ValuesResult, len(req.Values)),
+		Values:  make([]json.RawMessage, len(req.Values)),
 		Renders: make(map[string]RenderResult, len(req.Renders)),
 		Pulls:   make(map[string]PullResult, len(req.Pulls)),
 		YAML:    make(map[string]YAMLResult, len(req.YAML)),
@@ -79,11 +79,12 @@ func run(req *Request) *Response {
 		mu.Unlock()
 	})
 	parallel(len(req.Values), func(i int) {
-		job := req.Values[i]
-		result := processValues(job, req.Helm[job.Helm], req.Clusters[job.Cluster])
-		mu.Lock()
-		resp.Values[job.ID] = result
-		mu.Unlock()
+		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}
+		encoded, err := json.Marshal(processValues(job, req.Helm[job.Helm], req.Clusters[job.Cluster]))
+		if err != nil {
+			encoded, _ = json.Marshal(ValuesResult{Error: fmt.Sprintf("encoding the values: %v", err)})
+		}
+		resp.Values[i] = encoded // each worker writes its own slot
 	})
 	parallel(len(req.Renders), func(i int) {
 		job := req.Renders[i]

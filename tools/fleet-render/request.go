@@ -1,13 +1,20 @@
 package main
 
+import (
+	"encoding/json"
+	"sync"
+)
+
 // Request is one batch. Bundles and clusters are sent once and referenced by key from the jobs.
 type Request struct {
 	Bundles  map[string]*BundleInput  `json:"bundles"`
 	Clusters map[string]*ClusterInput `json:"clusters"`
 	// Helm: helm options by key, shared by the values jobs of many clusters.
-	Helm    map[string]*HelmValuesInput `json:"helm"`
-	Values  []ValuesJob                 `json:"values"`
-	Renders []RenderJob                 `json:"renders"`
+	Helm map[string]*HelmValuesInput `json:"helm"`
+	// Values: [cluster key, helm key] per job; results come back in the same order. Tuples, not
+	// objects: a large fleet sends tens of thousands, and their decoding was a tenth of the batch.
+	Values  [][2]string `json:"values"`
+	Renders []RenderJob `json:"renders"`
 	// Pulls: remote charts to download into bundles (pull.go), run before any render of the batch.
 	Pulls []PullJob `json:"pulls"`
 	// YAML: texts (fleet.yaml, values files) to read as Fleet reads them, by id (yamljson.go).
@@ -36,6 +43,9 @@ type ClusterInput struct {
 	Labels         map[string]string `json:"labels"`
 	Annotations    map[string]string `json:"annotations"`
 	TemplateValues map[string]any    `json:"templateValues"`
+
+	viewOnce sync.Once
+	cached   *clusterView
 }
 
 // HelmValuesInput is the part of the merged helm options that values processing reads.
@@ -46,9 +56,8 @@ type HelmValuesInput struct {
 }
 
 type ValuesJob struct {
-	ID      string `json:"id"`
-	Cluster string `json:"cluster"`
-	Helm    string `json:"helm"`
+	Cluster string
+	Helm    string
 }
 
 type ValuesResult struct {
@@ -110,7 +119,8 @@ type Hook struct {
 }
 
 type Response struct {
-	Values  map[string]ValuesResult `json:"values"`
+	// Values: one ValuesResult per values job, in job order, each encoded by the worker that made it.
+	Values  []json.RawMessage       `json:"values"`
 	Renders map[string]RenderResult `json:"renders"`
 	Pulls   map[string]PullResult   `json:"pulls"`
 	YAML    map[string]YAMLResult   `json:"yaml"`

@@ -44,13 +44,8 @@ func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) 
 	if cluster == nil || helm == nil {
 		return ValuesResult{Error: fmt.Sprintf("unknown cluster %q or helm options %q in the request", job.Cluster, job.Helm)}
 	}
-	clusterLabels := wyaml.CleanAnnotationsForExport(cluster.Labels)
-	clusterAnnotations := wyaml.CleanAnnotationsForExport(cluster.Annotations)
-	for k, v := range cluster.Labels {
-		if strings.HasPrefix(k, fleetLabelPrefix) || strings.HasPrefix(k, managementLabelPrefix) {
-			clusterLabels[k] = v
-		}
-	}
+	view := cluster.view()
+	clusterLabels := view.labels
 	if len(clusterLabels) == 0 {
 		return ValuesResult{}
 	}
@@ -75,11 +70,15 @@ func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) 
 	if templateValues == nil {
 		templateValues = map[string]any{}
 	}
+	labelsDict, annotationsDict := view.labelsDict, view.annotationsDict
+	if substituted.mutates {
+		labelsDict, annotationsDict = toDict(clusterLabels), toDict(view.annotations)
+	}
 	context := map[string]any{
 		"ClusterNamespace":   cluster.Namespace,
 		"ClusterName":        cluster.Name,
-		"ClusterLabels":      toDict(clusterLabels),
-		"ClusterAnnotations": toDict(clusterAnnotations),
+		"ClusterLabels":      labelsDict,
+		"ClusterAnnotations": annotationsDict,
 		"ClusterValues":      templateValues,
 	}
 	values, err := templateValuesText(substituted, context)
@@ -106,6 +105,29 @@ func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) 
 		values = map[string]any{}
 	}
 	return ValuesResult{Values: values, Changed: true}
+}
+
+// clusterView: what templates see of a cluster, computed once per cluster (a batch has one job per
+// (options, cluster) pair, tens of thousands for a large fleet): labels and annotations cleaned with
+// wrangler as Fleet does, fleet.cattle.io/ and management.cattle.io/ labels put back, and their
+// dicts. The dicts are shared by the cluster's jobs unless a template may modify them (mutates).
+type clusterView struct {
+	labels, annotations         map[string]string
+	labelsDict, annotationsDict map[string]any
+}
+
+func (c *ClusterInput) view() *clusterView {
+	c.viewOnce.Do(func() {
+		labels := wyaml.CleanAnnotationsForExport(c.Labels)
+		for k, v := range c.Labels {
+			if strings.HasPrefix(k, fleetLabelPrefix) || strings.HasPrefix(k, managementLabelPrefix) {
+				labels[k] = v
+			}
+		}
+		annotations := wyaml.CleanAnnotationsForExport(c.Annotations)
+		c.cached = &clusterView{labels: labels, annotations: annotations, labelsDict: toDict(labels), annotationsDict: toDict(annotations)}
+	})
+	return c.cached
 }
 
 // substituted: a helm values map after label substitution, and its YAML text (the template).
