@@ -86,7 +86,34 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
     const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
     out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style });
   }
+  checkSingleOwner(out);
   return out;
+}
+
+/**
+ * One owner per object and cluster. Two bundles rendering the same object for one cluster fail in
+ * Fleet (Helm refuses to install an object another release owns); here both would be resources of
+ * their own, applying over each other, and a prune of either would delete the object under the other.
+ */
+function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>): void {
+  const owners = new Map<string, PlanEntry>();
+  for (const [e, r] of rendered) {
+    for (const o of r.objects) {
+      const group = o.apiVersion.includes("/") ? o.apiVersion.split("/")[0] : "";
+      const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+      const key = `${e.cluster}\u0000${group}\u0000${o.kind}\u0000${where}`;
+      const first = owners.get(key);
+      if (!first) {
+        owners.set(key, e);
+      } else if (first !== e) {
+        throw new FleetError(
+          `${o.kind} ${where} is also deployed by bundle ${first.bundle} (GitRepo ${first.gitRepo}) on this cluster; an object has one owner ` +
+          "(Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
+          { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
+        );
+      }
+    }
+  }
 }
 
 /** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */

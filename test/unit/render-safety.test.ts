@@ -10,6 +10,8 @@ import * as path from "node:path";
 import { readBundles } from "../../core/bundles/read";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";
+import { buildPlan } from "../../core/targeting/plan";
+import { renderDeployments } from "../../core/render/deployments";
 
 const SECRET = "runner-secret-do-not-ship";
 
@@ -75,5 +77,31 @@ describe("rendering reads the bundle and nothing else", () => {
     });
     const { objects } = renderBundle(b);
     expect(JSON.stringify(objects)).not.to.contain(SECRET).and.not.to.contain("root:");
+  });
+});
+
+describe("one owner per object and cluster", () => {
+  const cm = (name: string, ns?: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${ns ? `  namespace: ${ns}\n` : ""}data: {a: "1"}\n`;
+  function renderAll(files: Record<string, string>, clusters = ["c1"]) {
+    const root = tempDir("pf-owner-");
+    for (const [name, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      fs.writeFileSync(path.join(root, name), content);
+    }
+    const bundles = readBundles(root, gitRepoConfig({ name: "repo", repo: root, paths: ["a", "b"], targets: [{ clusterSelector: {} }] }));
+    const plan = buildPlan(bundles, clusters.map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })), []);
+    return renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567");
+  }
+
+  it("two bundles rendering the same object for one cluster fail, naming both bundles and the object", () => {
+    expect(() => renderAll({ "a/cm.yaml": cm("shared", "apps"), "b/cm.yaml": cm("shared", "apps") }))
+      .to.throw(/gitRepo repo, bundle repo-b, cluster c1: ConfigMap apps\/shared is also deployed by bundle repo-a/);
+    // The default namespace counts: both land in "default".
+    expect(() => renderAll({ "a/cm.yaml": cm("shared"), "b/cm.yaml": cm("shared") })).to.throw(/ConfigMap default\/shared/);
+  });
+
+  it("the same name in other namespaces, or the same bundle on other clusters, is fine", () => {
+    expect(renderAll({ "a/cm.yaml": cm("shared", "one"), "b/cm.yaml": cm("shared", "two") }).size).to.equal(2);
+    expect(renderAll({ "a/cm.yaml": cm("x"), "b/cm.yaml": cm("y") }, ["c1", "c2"]).size).to.equal(4);
   });
 });
