@@ -16,14 +16,17 @@ import { checkFleetYamlText, FleetYaml, parseFleetYaml } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
-import { ChartSource, pullRemoteCharts } from "./remote-charts";
+import { ChartSource, PulledCharts, pullRemoteCharts } from "./remote-charts";
 
 export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   const dirs = discoverBundleDirs(root, repo.paths, repo.name);
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
+  // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
   const fleetYamls = readFleetYamls(root, dirs, repo);
   const valuesDocs = readValuesDocs(root, fleetYamls);
-  const bundles = fleetYamls.map((fy) => readBundle(root, fy, repo, valuesDocs));
+  const pending = fleetYamls.map((fy) => bundleOptions(root, fy, repo, valuesDocs));
+  const pulled = pullRemoteCharts(pending.map((p) => ({ bundleDir: p.bundle.dir, sources: p.chartSources, ctx: p.ctx })), repo);
+  const bundles = pending.map((p, i) => withFiles(p, pulled[i]));
   if (bundles.length === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
   }
@@ -70,20 +73,29 @@ function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): Pars
 /** Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. */
 function readValuesDocs(root: string, parsed: ParsedFleetYaml[]): Map<string, unknown> {
   const texts: YamlText[] = [];
+  const seen = new Set<string>();
   for (const { rel, fy } of parsed) {
     const helms = [fy.options.helm, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
     for (const vf of helms.flatMap(valuesFilesOf)) {
-      const file = rel === "." ? vf : `${rel}/${vf}`;
-      const abs = path.join(root, rel, vf);
-      // Problems (outside the bundle, missing) are reported with the bundle by withValuesFiles.
-      if (path.relative(path.join(root, rel), abs).startsWith("..") || !fs.existsSync(abs) || texts.some((t) => t.key === file)) continue;
+      const { file, abs, problem } = valuesFileAt(path.join(root, rel), rel, vf);
+      // A problem (outside the bundle, missing) is reported with its bundle by withValuesFiles.
+      if (problem || seen.has(file)) continue;
+      seen.add(file);
       texts.push({ key: file, text: fs.readFileSync(abs, "utf8"), file });
     }
   }
   return readYamlAsFleet(texts);
 }
 
-export function readBundle(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfig, valuesDocs: Map<string, unknown>): Bundle {
+/** A bundle before its files are read: everything fleet.yaml and the GitRepo decide. */
+interface PendingBundle {
+  bundle: Omit<Bundle, "style" | "files" | "manifestId" | "warnings">;
+  exclude: string[];
+  chartSources: ChartSource[];
+  ctx: { gitRepo: string; bundle: string; file?: string };
+}
+
+function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfig, valuesDocs: Map<string, unknown>): PendingBundle {
   const { rel, fleetYamlName, fleetYamlRel, fy } = parsed;
   const dir = path.join(root, rel);
   const defaultName = bundleNameFor(repo.name, rel);
@@ -124,32 +136,34 @@ export function readBundle(root: string, parsed: ParsedFleetYaml, repo: GitRepoC
     ...(options.helm ? [{ helm: options.helm, field: "helm" }] : []),
     ...customizations.flatMap((t) => (t.helm ? [{ helm: t.helm, field: `targetCustomizations[${t.name}].helm` }] : [])),
   ];
-  const pulled = pullRemoteCharts(dir, chartSources, repo, { ...bctx, file: fleetYamlRel });
-  const files = [...readBundleFiles(dir, exclude, bctx), ...pulled.files];
-  const style = determineStyle(files, options);
-  const bundle: Bundle = {
-    name,
-    gitRepo: repo.name,
-    path: rel,
-    dir,
-    fleetYaml: fleetYamlRel,
-    labels: { ...fy.labels },
-    options,
-    targets,
-    restrictions,
-    targetCustomizationMode: fy.targetCustomizationMode,
-    dependsOn: fy.dependsOn,
-    paused: fy.paused || repo.paused,
-    style,
-    files,
-    manifestId: manifestIdOf(files),
-    warnings: pulled.warnings,
+  return {
+    bundle: {
+      name,
+      gitRepo: repo.name,
+      path: rel,
+      dir,
+      fleetYaml: fleetYamlRel,
+      labels: { ...fy.labels },
+      options,
+      targets,
+      restrictions,
+      targetCustomizationMode: fy.targetCustomizationMode,
+      dependsOn: fy.dependsOn,
+      paused: fy.paused || repo.paused,
+    },
+    exclude,
+    chartSources,
+    ctx: { ...bctx, file: fleetYamlRel },
   };
+}
+
+/** The bundle's files (Fleet's content rules), then its pulled charts'; its style and manifestID. */
+function withFiles(p: PendingBundle, pulled: PulledCharts): Bundle {
+  const b = p.bundle;
+  const files = [...readBundleFiles(b.dir, p.exclude, { gitRepo: b.gitRepo, bundle: b.name }), ...pulled.files];
+  const bundle: Bundle = { ...b, style: determineStyle(files, b.options), files, manifestId: manifestIdOf(files), warnings: pulled.warnings };
   if (!hasResources(bundle)) {
-    throw new FleetError(
-      `bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${rel}`,
-      { ...bctx, file: fleetYamlRel },
-    );
+    throw new FleetError(`bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${b.path}`, p.ctx);
   }
   return bundle;
 }
@@ -158,15 +172,22 @@ function valuesFilesOf(helm?: HelmOptions): string[] {
   return helm?.valuesFiles ?? [];
 }
 
+/** Where a values file is, relative to the repository and on disk, and why it cannot be read. */
+function valuesFileAt(dir: string, rel: string, vf: string): { file: string; abs: string; problem?: FleetError } {
+  const file = rel === "." ? vf : `${rel}/${vf}`;
+  const abs = path.join(dir, vf);
+  if (path.relative(dir, abs).startsWith("..")) return { file, abs, problem: new FleetError(`values file ${vf} is outside the bundle`, { file }) };
+  if (!fs.existsSync(abs)) return { file, abs, problem: new FleetError(`values file not found`, { file, field: "helm.valuesFiles" }) };
+  return { file, abs };
+}
+
 /** Values files are merged over `values` when the bundle is read (Fleet: at `fleet apply`). */
 function withValuesFiles(dir: string, rel: string, helm: HelmOptions, valuesDocs: Map<string, unknown>): HelmOptions {
   if (!helm.valuesFiles?.length) return helm;
   let values: Record<string, unknown> = helm.values ?? {};
   for (const vf of helm.valuesFiles) {
-    const file = rel === "." ? vf : `${rel}/${vf}`;
-    const abs = path.join(dir, vf);
-    if (path.relative(dir, abs).startsWith("..")) throw new FleetError(`values file ${vf} is outside the bundle`, { file });
-    if (!fs.existsSync(abs)) throw new FleetError(`values file not found`, { file, field: "helm.valuesFiles" });
+    const { file, problem } = valuesFileAt(dir, rel, vf);
+    if (problem) throw problem;
     const doc = valuesDocs.get(file);
     if (doc === null || doc === undefined) continue;
     if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("values file must be a YAML mapping", { file });

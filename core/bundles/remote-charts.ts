@@ -23,31 +23,37 @@ export function isRemoteChart(bundleDir: string, helm: HelmOptions): boolean {
   return !!helm.repo || !fs.existsSync(path.join(bundleDir, helm.chart ?? ""));
 }
 
-export function pullRemoteCharts(
-  bundleDir: string, sources: ChartSource[], repo: GitRepoConfig, ctx: { gitRepo: string; bundle: string; file?: string },
-): PulledCharts {
-  const jobs: (PullJob & { field: string })[] = [];
-  const seen = new Set<string>();
-  for (const { helm, field } of sources) {
-    if (!isRemoteChart(bundleDir, helm)) continue;
-    const key = `${helm.chart ?? ""}:${helm.repo ?? ""}:${helm.version ?? ""}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    jobs.push({ id: String(jobs.length), chart: helm.chart, repo: helm.repo, version: helm.version, auth: helmAuth(repo), credentialsRegex: repo.helmRepoURLRegex, field });
-  }
-  if (!jobs.length) return { files: [], warnings: [] };
-  const results = runRenderer({ pulls: jobs.map(({ field: _f, ...job }) => job) }).pulls;
-  const files: BundleFile[] = [];
-  const warnings: string[] = [];
-  for (const job of jobs) {
-    const r = results[job.id];
-    if (!r || r.error) {
-      throw new FleetError(r?.error ?? "fleet-render returned no result for this chart", { ...ctx, field: `${job.field}.${job.repo ? "repo" : "chart"}` });
+export interface ChartRequest { bundleDir: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
+
+/** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. */
+export function pullRemoteCharts(requests: ChartRequest[], repo: GitRepoConfig): PulledCharts[] {
+  const jobs = new Map<string, PullJob>(); // by chart:repo:version
+  const wanted = requests.map(({ bundleDir, sources }) => {
+    const keys = new Map<string, string>(); // chart key -> field, first one naming it
+    for (const { helm, field } of sources) {
+      if (!isRemoteChart(bundleDir, helm)) continue;
+      const key = `${helm.chart ?? ""}:${helm.repo ?? ""}:${helm.version ?? ""}`;
+      if (!keys.has(key)) keys.set(key, field);
+      if (!jobs.has(key)) {
+        jobs.set(key, { id: String(jobs.size), chart: helm.chart, repo: helm.repo, version: helm.version, auth: helmAuth(repo), credentialsRegex: repo.helmRepoURLRegex });
+      }
     }
-    for (const f of r.files ?? []) files.push(f.encoding ? { name: f.name, content: f.content, encoding: f.encoding } : { name: f.name, content: f.content });
-    warnings.push(...(r.warnings ?? []).map((w) => `${job.field}: ${w}`));
-  }
-  return { files, warnings };
+    return keys;
+  });
+  const results = jobs.size ? runRenderer({ pulls: [...jobs.values()] }).pulls : {};
+  return requests.map(({ ctx }, i) => {
+    const pulled: PulledCharts = { files: [], warnings: [] };
+    for (const [key, field] of wanted[i]) {
+      const job = jobs.get(key)!;
+      const r = results[job.id];
+      if (!r || r.error) {
+        throw new FleetError(r?.error ?? "fleet-render returned no result for this chart", { ...ctx, field: `${field}.${job.repo ? "repo" : "chart"}` });
+      }
+      pulled.files.push(...(r.files ?? []));
+      pulled.warnings.push(...(r.warnings ?? []).map((w) => `${field}: ${w}`));
+    }
+    return pulled;
+  });
 }
 
 function helmAuth(repo: GitRepoConfig): HelmAuth | undefined {
