@@ -57,6 +57,12 @@ export function shortId(id: string | undefined): string {
   return `\`${manifest.slice(0, 14)}…${options ? `:${options.slice(0, 8)}` : ""}\``;
 }
 
+/** "GitRepo `g` bundle `b`: <warning>" for every bundle's reading warnings, sorted. */
+export function bundleWarnings(state: FleetState): string[] {
+  const lines = state.bundles.flatMap((b) => (b.warnings ?? []).map((w) => `GitRepo \`${b.gitRepo}\` bundle \`${b.name}\`: ${w}`));
+  return [...new Set(lines)].sort(compare);
+}
+
 export function renderSummaryMarkdown(report: PreviewReport): string {
   const after = new Map(report.state.plan.entries.map((e) => [deploymentName(e), e.deploymentId]));
   const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
@@ -71,6 +77,8 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   for (const [c, why] of [...(report.unreachable ?? [])].sort()) {
     out.push(`> **Warning:** cluster \`${c}\` is unreachable (${why}): it was left out of this preview.`, "");
   }
+  // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
+  for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");
     return out.join("\n") + "\n";

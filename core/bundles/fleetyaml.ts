@@ -20,7 +20,29 @@ export interface FleetYaml {
   targetCustomizationMode: TargetCustomizationMode;
   overrideTargets?: TargetCriteria[];
   dependsOn: DependsOn[];
+  /** Settings given a non-default value that this product does not honour yet, each with what happens instead. */
+  unhonoured: string[];
 }
+
+/** Collects "<field>: <value> is not honoured yet: <what happens instead>" while a fleet.yaml is read. */
+type Unhonoured = (f: Field, instead: string) => void;
+
+/** What happens here instead of each setting Fleet has and this product does not honour yet (issue 14). */
+export const NOT_HONOURED = {
+  serviceAccount: "objects are applied with the stack's credentials for the cluster, not as this service account",
+  forceSyncGeneration: "a new value changes the deploymentID but does not re-apply the objects",
+  correctDrift: "drift is corrected only by `up --refresh`",
+  comparePatches: "`status` reports these fields as drift and `up --refresh` overwrites them",
+  ignoreConditions: "`status` reads every condition",
+  acceptedStates: "the bundle waits for the other to be deployed (a Pulumi dependency), not for these states",
+  rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
+  timeoutSeconds: "the Kubernetes provider's own await timeouts apply",
+  force: "objects are applied with server-side apply, never deleted and recreated",
+  takeOwnership: "objects are applied with server-side apply and force: existing objects are always taken over",
+  atomic: "the engine does not roll back a failed update",
+  waitForJobs: "Jobs are awaited as the Kubernetes provider awaits them, whatever this says",
+  maxHistory: "there are no Helm release revisions here",
+} as const;
 
 const HELM_FIELDS = [
   "chart", "repo", "version", "releaseName", "values", "valuesFiles", "templateValues", "timeoutSeconds", "force",
@@ -66,16 +88,19 @@ export function checkFleetYamlText(text: string, file: string): void {
 export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
   const root = new Field(doc ?? {}, "", { file }).object(TOP_FIELDS);
   if (root.child("imageScans").present) root.child("imageScans").fail("image scans are not supported by pulumi-fleet; remove this field");
-  // rolloutStrategy only paces Fleet's background rollout; one `pulumi up` applies every cluster at once.
-  root.child("rolloutStrategy").optMap();
+  const unhonoured: string[] = [];
+  const note: Unhonoured = (f, instead) => unhonoured.push(`${f.path}: ${JSON.stringify(f.value)} is not honoured yet: ${instead}`);
+  const rollout = root.child("rolloutStrategy");
+  if (rollout.optMap() && Object.keys(rollout.value as object).length) note(rollout, NOT_HONOURED.rolloutStrategy);
   const fy: FleetYaml = {
     labels: readLabelMap(root.child("labels")),
-    options: readOptions(root),
+    options: readOptions(root, note),
     paused: root.child("paused").bool(),
-    targets: root.child("targets").items().map(readBundleTarget),
-    targetCustomizations: root.child("targetCustomizations").items().map(readBundleTarget),
+    targets: root.child("targets").items().map((t) => readBundleTarget(t, note)),
+    targetCustomizations: root.child("targetCustomizations").items().map((t) => readBundleTarget(t, note)),
     targetCustomizationMode: root.child("targetCustomizationMode").oneOf(["FirstMatch", "AllMatches"] as const, "FirstMatch"),
-    dependsOn: root.child("dependsOn").items().map(readDependsOn),
+    dependsOn: root.child("dependsOn").items().map((d) => readDependsOn(d, note)),
+    unhonoured,
   };
   const name = root.child("name").optString();
   if (name) fy.name = name;
@@ -83,15 +108,15 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
   return fy;
 }
 
-function readBundleTarget(f: Field): BundleTarget {
+function readBundleTarget(f: Field, note: Unhonoured): BundleTarget {
   f.object(TARGET_FIELDS);
   const criteria = readTargetCriteria(f, [...OPTION_FIELDS, "doNotDeploy"]);
-  const target: BundleTarget = { ...criteria, ...readOptions(f), name: criteria.name ?? "" };
+  const target: BundleTarget = { ...criteria, ...readOptions(f, note), name: criteria.name ?? "" };
   if (f.child("doNotDeploy").bool()) target.doNotDeploy = true;
   return target;
 }
 
-function readDependsOn(f: Field): DependsOn {
+function readDependsOn(f: Field, note: Unhonoured): DependsOn {
   f.object(["name", "selector", "acceptedStates"]);
   const d: DependsOn = {};
   const name = f.child("name").optString();
@@ -100,7 +125,10 @@ function readDependsOn(f: Field): DependsOn {
   if (selector) d.selector = selector;
   if (!d.name && !d.selector) f.fail("needs a name or a selector");
   const states = f.child("acceptedStates").stringList();
-  if (states.length) d.acceptedStates = states;
+  if (states.length) {
+    d.acceptedStates = states;
+    note(f.child("acceptedStates"), NOT_HONOURED.acceptedStates);
+  }
   return d;
 }
 
@@ -115,7 +143,7 @@ function readLabelMap(f: Field): Record<string, string> {
   return map;
 }
 
-function readOptions(f: Field): DeploymentOptions {
+function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
   const o: DeploymentOptions = {};
   const str = (key: "defaultNamespace" | "namespace" | "serviceAccount") => {
     const v = f.child(key).optString();
@@ -124,14 +152,18 @@ function readOptions(f: Field): DeploymentOptions {
   str("defaultNamespace");
   str("namespace");
   str("serviceAccount");
+  if (o.serviceAccount) note(f.child("serviceAccount"), NOT_HONOURED.serviceAccount);
   if (f.child("namespaceLabels").present) o.namespaceLabels = readLabelMap(f.child("namespaceLabels"));
   if (f.child("namespaceAnnotations").present) o.namespaceAnnotations = f.child("namespaceAnnotations").stringMap();
   for (const key of ["keepResources", "deleteNamespace", "deleteCRDResources"] as const) {
     if (f.child(key).bool()) o[key] = true;
   }
   const fsg = f.child("forceSyncGeneration").optNumber();
-  if (fsg) o.forceSyncGeneration = fsg;
-  if (f.child("helm").present) o.helm = readHelm(f.child("helm").object(HELM_FIELDS));
+  if (fsg) {
+    o.forceSyncGeneration = fsg;
+    note(f.child("forceSyncGeneration"), NOT_HONOURED.forceSyncGeneration);
+  }
+  if (f.child("helm").present) o.helm = readHelm(f.child("helm").object(HELM_FIELDS), note);
   if (f.child("kustomize").present) {
     const k = f.child("kustomize").object(["dir"]);
     o.kustomize = {};
@@ -150,16 +182,21 @@ function readOptions(f: Field): DeploymentOptions {
         return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
       }),
     };
+    if (o.diff.comparePatches?.length) note(f.child("diff").child("comparePatches"), NOT_HONOURED.comparePatches);
   }
   if (f.child("correctDrift").present) {
     const c = f.child("correctDrift").object(["enabled", "force", "keepFailHistory"]);
     o.correctDrift = { enabled: c.child("enabled").bool(), force: c.child("force").bool(), keepFailHistory: c.child("keepFailHistory").bool() };
+    if (o.correctDrift.enabled || o.correctDrift.force || o.correctDrift.keepFailHistory) note(c, NOT_HONOURED.correctDrift);
   }
-  if (f.child("ignore").present) f.child("ignore").object(["conditions"]);
+  if (f.child("ignore").present) {
+    const conditions = f.child("ignore").object(["conditions"]).child("conditions");
+    if (conditions.items().length) note(conditions, NOT_HONOURED.ignoreConditions);
+  }
   return o;
 }
 
-function readHelm(f: Field): HelmOptions {
+function readHelm(f: Field, note: Unhonoured): HelmOptions {
   const h: HelmOptions = {};
   for (const key of ["chart", "repo", "version", "releaseName"] as const) {
     const v = f.child(key).optString();
@@ -173,10 +210,12 @@ function readHelm(f: Field): HelmOptions {
   for (const key of ["timeoutSeconds", "maxHistory"] as const) {
     const v = f.child(key).optNumber();
     if (v !== undefined) h[key] = v;
+    if (v) note(f.child(key), NOT_HONOURED[key]);
   }
   for (const key of ["force", "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation", "disableDependencyUpdate"] as const) {
     if (f.child(key).bool()) h[key] = true;
   }
+  for (const key of ["force", "takeOwnership", "atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
   if (h.releaseName) {
     if (h.releaseName.length > 53 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(h.releaseName)) {
       f.child("releaseName").fail(`invalid Helm release name ${JSON.stringify(h.releaseName)}: at most 53 lowercase alphanumeric characters, '-' or '.'`);

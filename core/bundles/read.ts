@@ -12,7 +12,7 @@ import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
 import { readBundleFiles } from "./content";
-import { checkFleetYamlText, FleetYaml, parseFleetYaml } from "./fleetyaml";
+import { checkFleetYamlText, FleetYaml, NOT_HONOURED, parseFleetYaml } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
@@ -93,6 +93,8 @@ interface PendingBundle {
   exclude: string[];
   chartSources: ChartSource[];
   ctx: { gitRepo: string; bundle: string; file?: string };
+  /** Settings given that are not honoured yet (fleet.yaml's, then the GitRepo's). */
+  unhonoured: string[];
 }
 
 function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfig, valuesDocs: Map<string, unknown>): PendingBundle {
@@ -154,6 +156,10 @@ function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfi
     exclude,
     chartSources,
     ctx: { ...bctx, file: fleetYamlRel },
+    unhonoured: [
+      ...fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`),
+      ...(repo.serviceAccount ? [`GitRepo ${repo.name} serviceAccount: ${JSON.stringify(repo.serviceAccount)} is not honoured yet: ${NOT_HONOURED.serviceAccount}`] : []),
+    ],
   };
 }
 
@@ -161,7 +167,7 @@ function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfi
 function withFiles(p: PendingBundle, pulled: PulledCharts): Bundle {
   const b = p.bundle;
   const files = [...readBundleFiles(b.dir, p.exclude, { gitRepo: b.gitRepo, bundle: b.name }), ...pulled.files];
-  const bundle: Bundle = { ...b, style: determineStyle(files, b.options), files, manifestId: manifestIdOf(files), warnings: pulled.warnings };
+  const bundle: Bundle = { ...b, style: determineStyle(files, b.options), files, manifestId: manifestIdOf(files), warnings: [...p.unhonoured, ...pulled.warnings] };
   if (!hasResources(bundle)) {
     throw new FleetError(`bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${b.path}`, p.ctx);
   }

@@ -100,6 +100,6 @@ export interface Bundle {
   files: BundleFile[];
   /** Content address of the files: "s-" + sha256, as Fleet's manifestID. */
   manifestId: string;
-  /** What reading the bundle did differently from what was asked (credentials withheld from a chart). */
+  /** Shown in the preview and the PR summary: settings not honoured yet, credentials withheld from a chart. */
   warnings?: string[];
 }

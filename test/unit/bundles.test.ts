@@ -67,6 +67,38 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(b.files.map((f) => f.name)).to.deep.equal(["cm.yaml", "sub/b.yaml"]);
   });
 
+  it("every setting given that is not honoured yet is a warning naming the file, field and value; defaults say nothing", async () => {
+    const [b] = await bundlesOf({
+      "fleet.yaml": [
+        "serviceAccount: deployer",
+        "forceSyncGeneration: 2",
+        "correctDrift: {enabled: true}",
+        "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas]}]}",
+        "ignore: {conditions: [{type: Ready}]}",
+        "rolloutStrategy: {maxUnavailable: 1}",
+        "helm: {chart: ./chart, timeoutSeconds: 60, atomic: true, maxHistory: 3, force: true, takeOwnership: true, waitForJobs: true}",
+        "dependsOn: [{name: db, acceptedStates: [Ready, Modified]}]",
+        "targetCustomizations:",
+        "  - name: prod",
+        "    clusterSelector: {matchLabels: {env: prod}}",
+        "    helm: {atomic: true}",
+      ].join("\n"),
+      "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+      "chart/templates/cm.yaml": CONFIGMAP("x"),
+    }, { serviceAccount: "repo-sa" });
+    const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
+    expect(fields).to.deep.equal([
+      "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount", "fleet.yaml: forceSyncGeneration", "fleet.yaml: helm.timeoutSeconds",
+      "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.takeOwnership", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
+      "fleet.yaml: diff.comparePatches", "fleet.yaml: correctDrift", "fleet.yaml: ignore.conditions",
+      "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates", 'GitRepo repo serviceAccount: "repo-sa" is not honoured yet',
+    ]);
+    expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')
+      .and.contain('serviceAccount: "deployer" is not honoured yet: objects are applied with the stack\'s credentials');
+    const [plain] = await bundlesOf({ "fleet.yaml": "helm: {chart: ./chart, atomic: false, timeoutSeconds: 0}\ncorrectDrift: {enabled: false}\n", "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" });
+    expect(plain.warnings).to.deep.equal([]);
+  });
+
   it("reads YAML as Fleet does (sigs.k8s.io/yaml, YAML 1.1), not as a YAML 1.2 parser would", async () => {
     const [b] = await bundlesOf({
       "fleet.yaml": "helm:\n  chart: ./chart\n  values: {enabled: yes, legacy: on, port: 010, big: 1_000, plain: \"yes\", n: kept}\n  valuesFiles: [v.yaml]\n",

@@ -128,6 +128,15 @@ describe("preview page and PR summary (pure)", () => {
     expect(summary.indexOf("### Blast radius")).to.be.lessThan(summary.indexOf("### Bundle deployments"));
     expect(renderSummaryMarkdown(report)).to.equal(summary);
   });
+
+  it("the PR summary says which settings are not honoured, per GitRepo and bundle, even when nothing changes", () => {
+    const report = previewReport();
+    const bundles = report.state.bundles.map((b) => (b.name === "web" ? { ...b, warnings: ["fleet.yaml: helm.atomic: true is not honoured yet: the engine does not roll back a failed update"] } : b));
+    const summary = renderSummaryMarkdown({ ...report, state: { ...report.state, bundles } as FleetState });
+    expect(summary).to.contain("> **Warning:** GitRepo `apps` bundle `web`: fleet.yaml: helm.atomic: true is not honoured yet");
+    const quiet = renderSummaryMarkdown({ ...report, groups: { ...report.groups, deployments: new Map(), agents: new Map() }, state: { ...report.state, bundles } as FleetState });
+    expect(quiet).to.contain("helm.atomic: true is not honoured yet").and.contain("No changes");
+  });
 });
 
 const event = (kind: "pre" | "out" | "failed", op: OpType, urn: string, custom = true): EngineEvent => {
