@@ -14,7 +14,9 @@ const ENV_KEY = "PULUMI_FLEET_TEST_CLUSTERS_DIR";
 export async function mochaGlobalSetup(): Promise<void> {
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-live-"));
   process.env[ENV_KEY] = baseDir;
-  // However mocha ends, the clusters' processes must not outlive it.
+  // However mocha ends, the clusters' processes must not outlive it. A SIGTERM (a CI runner's timeout,
+  // `kill`) ends Node without "exit" handlers unless it is turned into an exit.
+  process.once("SIGTERM", () => process.exit(143));
   process.once("exit", () => {
     const state = readLocalClusters(baseDir);
     for (const c of state?.clusters ?? []) for (const pid of Object.values(c.pids)) try { process.kill(-pid!, "SIGKILL"); } catch { /* gone */ }
