@@ -4,7 +4,7 @@
  * resources) are registered through one small class instead of a switch over every typed class.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { K8sObject } from "../core/bundles/manifests";
+import { groupOf, K8sObject } from "../core/bundles/manifests";
 
 /** `kubernetes:<group>/<version>:<Kind>`; the core group is spelled "core", as in the provider's schema. */
 export function typeTokenOf(obj: { apiVersion: string; kind: string }): string {
@@ -12,16 +12,8 @@ export function typeTokenOf(obj: { apiVersion: string; kind: string }): string {
   return `kubernetes:${group}/${version}:${obj.kind}`;
 }
 
-/** The API group of an apiVersion ("" for the core group). */
-export function groupOf(apiVersion: string): string {
-  return apiVersion.includes("/") ? apiVersion.split("/")[0] : "";
-}
-
-/** Logical name of an object within a cluster and bundle (the version is in the type token). */
-export function objectKey(obj: K8sObject): string {
-  const group = groupOf(obj.apiVersion) || "core";
-  return [group, obj.kind, obj.metadata.namespace ?? "_", obj.metadata.name].join(":");
-}
+// The logical name of an object within a cluster and bundle is core's objectKey (the version is in the type token).
+export { groupOf, objectKey } from "../core/bundles/manifests";
 
 /** Versions an API commonly moves through; see versionAliases. */
 const COMMON_VERSIONS = ["v1alpha1", "v1alpha2", "v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1", "v2beta1", "v2beta2", "v2", "v3"];

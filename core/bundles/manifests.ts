@@ -11,6 +11,17 @@ export interface K8sObject {
   [k: string]: unknown;
 }
 
+/** The API group of an apiVersion ("" for the core group). */
+export function groupOf(apiVersion: string): string {
+  return apiVersion.includes("/") ? apiVersion.split("/")[0] : "";
+}
+
+/** An object's identity within a cluster: group, kind, namespace and name (not the version). */
+export function objectKey(obj: K8sObject): string {
+  const group = groupOf(obj.apiVersion) || "core";
+  return [group, obj.kind, obj.metadata.namespace ?? "_", obj.metadata.name].join(":");
+}
+
 const OVERLAY_PREFIX = "overlays/";
 
 /** The files Fleet would render as manifests or chart templates (before overlays are applied). */

@@ -7,7 +7,7 @@
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
-import { K8sObject } from "../bundles/manifests";
+import { K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
 import { RenderFile, RenderJob, RenderHook, RenderResult, runRenderer } from "./fleet-render";
 
@@ -99,9 +99,8 @@ function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>): void {
   const owners = new Map<string, PlanEntry>();
   for (const [e, r] of rendered) {
     for (const o of r.objects) {
-      const group = o.apiVersion.includes("/") ? o.apiVersion.split("/")[0] : "";
       const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
-      const key = `${e.cluster}\u0000${group}\u0000${o.kind}\u0000${where}`;
+      const key = `${e.cluster}\u0000${objectKey(o)}`;
       const first = owners.get(key);
       if (!first) {
         owners.set(key, e);
