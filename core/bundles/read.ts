@@ -12,7 +12,7 @@ import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
 import { readBundleFiles } from "./content";
-import { checkFleetYamlText, FleetYaml, NOT_HONOURED, parseFleetYaml } from "./fleetyaml";
+import { checkFleetYamlText, FleetYaml, NOT_HONOURED, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
@@ -23,7 +23,7 @@ export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
   const fleetYamls = readFleetYamls(root, dirs, repo);
-  const valuesDocs = readValuesDocs(root, fleetYamls);
+  const valuesDocs = readValuesDocs(root, fleetYamls, repo);
   const pending = fleetYamls.map((fy) => bundleOptions(root, fy, repo, valuesDocs));
   const pulled = pullRemoteCharts(pending.map((p) => ({ bundleDir: p.bundle.dir, sources: p.chartSources, ctx: p.ctx })), repo);
   const bundles = pending.map((p, i) => withFiles(p, pulled[i]));
@@ -51,12 +51,13 @@ function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): Pars
   const texts: YamlText[] = [];
   for (const f of found) {
     if (!f.file) continue;
+    const ctx = { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) };
     try {
       const text = fs.readFileSync(path.join(root, f.file), "utf8");
       checkFleetYamlText(text, f.file);
-      texts.push({ key: f.file, text, file: f.file });
+      texts.push({ key: f.file, text, file: f.file, ctx });
     } catch (err) {
-      throw withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) });
+      throw withContext(err, ctx);
     }
   }
   const docs = readYamlAsFleet(texts);
@@ -71,17 +72,24 @@ function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): Pars
 }
 
 /** Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. */
-function readValuesDocs(root: string, parsed: ParsedFleetYaml[]): Map<string, unknown> {
+function readValuesDocs(root: string, parsed: ParsedFleetYaml[], repo: GitRepoConfig): Map<string, unknown> {
   const texts: YamlText[] = [];
   const seen = new Set<string>();
   for (const { rel, fy } of parsed) {
+    const ctx = { gitRepo: repo.name, bundle: fy.name ?? bundleNameFor(repo.name, rel) };
     const helms = [fy.options.helm, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
     for (const vf of helms.flatMap(valuesFilesOf)) {
       const { file, abs, problem } = valuesFileAt(path.join(root, rel), rel, vf);
       // A problem (outside the bundle, missing) is reported with its bundle by withValuesFiles.
       if (problem || seen.has(file)) continue;
       seen.add(file);
-      texts.push({ key: file, text: fs.readFileSync(abs, "utf8"), file });
+      const text = fs.readFileSync(abs, "utf8");
+      try {
+        parseYamlDocuments(text, file);
+      } catch (err) {
+        throw withContext(err, ctx);
+      }
+      texts.push({ key: file, text, file, ctx });
     }
   }
   return readYamlAsFleet(texts);

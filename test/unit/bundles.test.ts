@@ -176,6 +176,8 @@ describe("bundle reader (Fleet rules, real git)", () => {
     it("invalid YAML names the file and line", async () => {
       const msg = await errorOf(bundlesOf({ "app/fleet.yaml": "helm:\n  values: [unclosed\n", "app/cm.yaml": CONFIGMAP("a") }));
       expect(msg).to.match(/^app\/fleet\.yaml:\d+ gitRepo repo, bundle repo-app: invalid YAML/);
+      const inValues = await errorOf(bundlesOf({ "app/fleet.yaml": "name: named\nhelm:\n  chart: ./c\n  valuesFiles: [v.yaml]\n", "app/v.yaml": "a: [unclosed\n", "app/c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" }));
+      expect(inValues).to.match(/^app\/v\.yaml:\d+ gitRepo repo, bundle named: invalid YAML/);
     });
 
     it("an unknown fleet.yaml field lists the valid ones", async () => {
