@@ -80,7 +80,11 @@ export interface RenderResult {
   error?: string;
 }
 
-export interface RendererResponse { values: ValuesResult[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }> }
+/**
+ * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
+ * (jobs with equal results share one, so they are parsed once and share one object).
+ */
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }> }
 
 let binary: string | undefined;
 

@@ -51,16 +51,22 @@ function criteriaHold(t: TargetCriteria, cluster: ClusterView, group: string, gr
 
 /** Whether the target matches the cluster through any of its groups (or with no group at all). */
 export function targetMatches(t: TargetCriteria, cluster: ClusterView): boolean {
-  if (cluster.groups.size === 0) return criteriaHold(t, cluster, "", {});
+  if (cluster.groups.size === 0) return criteriaHold(t, cluster, "", NO_LABELS);
   for (const [group, labels] of cluster.groups) if (criteriaHold(t, cluster, group, labels)) return true;
   return false;
 }
 
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 function sameGroupMatch(t: TargetCriteria, restrictions: TargetCriteria[], cluster: ClusterView): boolean {
-  const check = (group: string, labels: Record<string, string>) =>
-    criteriaHold(t, cluster, group, labels) && restrictions.some((r) => criteriaHold(r, cluster, group, labels));
-  if (cluster.groups.size === 0) return check("", {});
-  for (const [group, labels] of cluster.groups) if (check(group, labels)) return true;
+  if (cluster.groups.size === 0) return holdWithRestriction(t, restrictions, cluster, "", NO_LABELS);
+  for (const [group, labels] of cluster.groups) if (holdWithRestriction(t, restrictions, cluster, group, labels)) return true;
+  return false;
+}
+
+function holdWithRestriction(t: TargetCriteria, restrictions: TargetCriteria[], cluster: ClusterView, group: string, labels: Record<string, string>): boolean {
+  if (!criteriaHold(t, cluster, group, labels)) return false;
+  for (const r of restrictions) if (criteriaHold(r, cluster, group, labels)) return true;
   return false;
 }
 
@@ -74,12 +80,17 @@ export interface MatchResult {
 
 /** Decides whether and how a bundle goes to a cluster; undefined when no target selects it. */
 export function matchBundle(bundle: Bundle, cluster: ClusterView): MatchResult | undefined {
+  // bundle.targets: the customizations, then the GitRepo targets (as many as restrictions).
   const nCustom = bundle.targets.length - bundle.restrictions.length;
-  const customs = bundle.targets.slice(0, nCustom);
-  const regular = bundle.targets.slice(nCustom);
-  const target = regular.find((t) => sameGroupMatch(t, bundle.restrictions, cluster));
+  let target: BundleTarget | undefined;
+  for (let i = nCustom; i < bundle.targets.length && !target; i++) {
+    if (sameGroupMatch(bundle.targets[i], bundle.restrictions, cluster)) target = bundle.targets[i];
+  }
   if (!target) return undefined;
-  const matching = customs.filter((c) => targetMatches(c, cluster));
-  const customizations = bundle.targetCustomizationMode === "AllMatches" ? matching : matching.slice(0, 1);
+  const all = bundle.targetCustomizationMode === "AllMatches";
+  const customizations: BundleTarget[] = [];
+  for (let i = 0; i < nCustom && (all || customizations.length === 0); i++) {
+    if (targetMatches(bundle.targets[i], cluster)) customizations.push(bundle.targets[i]);
+  }
   return { target, customizations, doNotDeploy: !!target.doNotDeploy || customizations.some((c) => c.doNotDeploy) };
 }

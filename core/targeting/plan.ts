@@ -12,7 +12,7 @@ import { Bundle, DeploymentOptions } from "../bundles/types";
 import { selectorMatches } from "./selector";
 import { clusterViews, matchBundle } from "./match";
 import { mergeOptions, optionsOf } from "./merge";
-import { templateHelmValues } from "./values";
+import { templateHelmValues, ValuesJob } from "./values";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
 
@@ -47,18 +47,53 @@ export function deploymentIdOf(manifestId: string, options: DeploymentOptions): 
   return `${manifestId}:${sha256Hex(stableJson(rest))}`;
 }
 
+/**
+ * deploymentIdOf for the entries of one merged options object (`base`) whose helm options differ only
+ * in `values`, as templateHelmValues returns them (one per cluster): the base's stable JSON is made once
+ * with a slot where the values go, and each distinct values object is serialised once. Equal to
+ * deploymentIdOf by construction (stableJson sorts keys at every level, so the values' text lands in
+ * the slot); a base whose JSON holds the slot's marker itself falls back to deploymentIdOf.
+ */
+export class DeploymentIds {
+  private static readonly SLOT = "\u0000pulumi-fleet:helm.values\u0000";
+  private readonly around = new Map<DeploymentOptions, [before: string, after: string] | null>();
+  private readonly valuesJson = new Map<unknown, string>();
+  private readonly plain = new Map<DeploymentOptions, [manifestId: string, id: string]>();
+
+  /** The deploymentId of `{ ...base, helm }`, where helm is base.helm or base.helm with other values. */
+  of(manifestId: string, base: DeploymentOptions, helm: DeploymentOptions["helm"]): string {
+    if (!helm || helm === base.helm) {
+      const cached = this.plain.get(base);
+      if (cached?.[0] === manifestId) return cached[1];
+      const id = deploymentIdOf(manifestId, base);
+      this.plain.set(base, [manifestId, id]);
+      return id;
+    }
+    let around = this.around.get(base);
+    if (around === undefined) {
+      const { diff: _diff, correctDrift: _drift, ...rest } = base;
+      const parts = stableJson({ ...rest, helm: { ...base.helm, values: DeploymentIds.SLOT } }).split(JSON.stringify(DeploymentIds.SLOT));
+      around = parts.length === 2 ? [parts[0], parts[1]] : null;
+      this.around.set(base, around);
+    }
+    if (!around || helm.values === undefined) return deploymentIdOf(manifestId, { ...base, helm });
+    let json = this.valuesJson.get(helm.values);
+    if (json === undefined) this.valuesJson.set(helm.values, (json = stableJson(helm.values)));
+    return `${manifestId}:${sha256Hex(around[0] + json + around[1])}`;
+  }
+}
+
 export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[]): Plan {
   const views = clusterViews(clusters, groups);
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const entries: PlanEntry[] = [];
   const skipped: Plan["skipped"] = [];
   // Two passes: match and merge everything, then template every cluster's helm values in one batch.
-  const pending: { entry: Omit<PlanEntry, "options" | "namespace" | "deploymentId">; base: DeploymentOptions; cluster: ClusterConfig }[] = [];
+  // Sized for tens of thousands of (bundle, cluster) pairs: per pair, only lookups and one entry.
+  const pending: { bundle: Bundle; combination: Combination; cluster: ClusterConfig }[] = [];
   for (const bundle of bundles) {
     // Merged options depend on the bundle and the matched targets only, not on the cluster: merge once
     // per combination, so a 1,000-cluster fleet does not merge (and clone) the same options 1,000 times.
-    const merged = new Map<string, DeploymentOptions>();
-    const releaseName = helmReleaseNameOf(bundle.name);
+    const combinations = new Map<string, Combination>();
     for (const view of views) {
       const match = matchBundle(bundle, view);
       if (!match) continue;
@@ -66,48 +101,70 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
         skipped.push({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: view.name, target: match.target.name });
         continue;
       }
-      const cluster = byName.get(view.name)!;
-      const key = [match.target.name, ...match.customizations.map((c) => c.name)].join("\u0000");
-      let base = merged.get(key);
-      if (!base) {
-        base = mergeOptions(bundle.options, customOptions(bundle, match));
-        merged.set(key, base);
+      let key = match.target.name;
+      for (const c of match.customizations) key += `\u0000${c.name}`;
+      let combination = combinations.get(key);
+      if (!combination) {
+        const base = mergeOptions(bundle.options, customOptions(bundle, match));
+        combination = {
+          base, target: match.target.name, customizations: Object.freeze(match.customizations.map((c) => c.name)) as string[],
+          releaseName: base.helm?.releaseName || helmReleaseNameOf(bundle.name),
+        };
+        combinations.set(key, combination);
       }
-      pending.push({
-        entry: {
-          gitRepo: bundle.gitRepo,
-          bundle: bundle.name,
-          cluster: cluster.name,
-          target: match.target.name,
-          customizations: match.customizations.map((c) => c.name),
-          releaseName: base.helm?.releaseName || releaseName,
-          manifestId: bundle.manifestId,
-          paused: bundle.paused,
-          dependsOn: [],
-        },
-        base,
-        cluster,
-      });
+      pending.push({ bundle, combination, cluster: byName.get(view.name)! });
     }
   }
-  const withHelm = pending.filter((p) => p.base.helm);
-  const templated = templateHelmValues(withHelm.map((p) => ({ helm: p.base.helm!, cluster: p.cluster, ctx: { gitRepo: p.entry.gitRepo, bundle: p.entry.bundle } })));
-  const helmOf = new Map(withHelm.map((p, i) => [p, templated[i]]));
+  const helmJobs: ValuesJob[] = [];
   for (const p of pending) {
-    const helm = helmOf.get(p);
-    const options = helm && helm !== p.base.helm ? { ...p.base, helm } : p.base;
-    entries.push({
-      ...p.entry,
+    const helm = p.combination.base.helm;
+    if (helm) helmJobs.push({ helm, cluster: p.cluster, ctx: { gitRepo: p.bundle.gitRepo, bundle: p.bundle.name } });
+  }
+  const templated = templateHelmValues(helmJobs);
+  // Entries with the same base and the same templated helm options share one options object.
+  const sharedOptions = new Map<DeploymentOptions, Map<unknown, DeploymentOptions>>();
+  const ids = new DeploymentIds();
+  let h = 0;
+  const entries: PlanEntry[] = pending.map(({ bundle, combination, cluster }) => {
+    const base = combination.base;
+    let options = base;
+    const helm = base.helm ? templated[h++] : undefined;
+    if (helm && helm !== base.helm) {
+      const byHelm = sharedOptions.get(base) ?? sharedOptions.set(base, new Map()).get(base)!;
+      options = byHelm.get(helm) ?? byHelm.set(helm, { ...base, helm }).get(helm)!;
+    }
+    return {
+      gitRepo: bundle.gitRepo,
+      bundle: bundle.name,
+      cluster: cluster.name,
+      target: combination.target,
+      customizations: combination.customizations,
       options,
       namespace: options.namespace || options.defaultNamespace || "default",
-      deploymentId: deploymentIdOf(p.entry.manifestId, options),
-    });
-  }
+      releaseName: combination.releaseName,
+      manifestId: bundle.manifestId,
+      deploymentId: ids.of(bundle.manifestId, base, options.helm),
+      paused: bundle.paused,
+      dependsOn: NO_DEPENDENCIES,
+    };
+  });
   resolveDependencies(entries, bundles);
-  const order = (e: { gitRepo: string; bundle: string; cluster: string }) => `${e.gitRepo}\u0000${e.bundle}\u0000${e.cluster}`;
-  entries.sort((a, b) => (order(a) < order(b) ? -1 : 1));
-  skipped.sort((a, b) => (order(a) < order(b) ? -1 : 1));
+  entries.sort(byRepoBundleCluster);
+  skipped.sort(byRepoBundleCluster);
   return { entries, skipped };
+}
+
+/** The merged options of one (target, customizations) combination of a bundle, shared by its entries. */
+interface Combination { base: DeploymentOptions; target: string; customizations: string[]; releaseName: string }
+
+// Shared by entries, so frozen: writing into it would change every entry.
+const NO_DEPENDENCIES = Object.freeze([]) as unknown as string[];
+
+/** By GitRepo, then bundle, then cluster: field by field, so sorting 50,000 entries builds no strings. */
+function byRepoBundleCluster(a: { gitRepo: string; bundle: string; cluster: string }, b: typeof a): number {
+  if (a.gitRepo !== b.gitRepo) return a.gitRepo < b.gitRepo ? -1 : 1;
+  if (a.bundle !== b.bundle) return a.bundle < b.bundle ? -1 : 1;
+  return a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0;
 }
 
 /** FirstMatch: the first customization's options; AllMatches: all of them merged over the target's. */
@@ -123,6 +180,7 @@ function customOptions(bundle: Bundle, match: NonNullable<ReturnType<typeof matc
 
 /** dependsOn by name or label selector; the dependency must be deployed to the same cluster. */
 function resolveDependencies(entries: PlanEntry[], bundles: Bundle[]): void {
+  if (!bundles.some((b) => b.dependsOn.length > 0)) return;
   const onCluster = new Map<string, Set<string>>();
   for (const e of entries) {
     if (!onCluster.has(e.cluster)) onCluster.set(e.cluster, new Set());

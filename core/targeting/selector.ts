@@ -18,10 +18,12 @@ export interface LabelSelector {
 
 /** An empty selector `{}` matches everything; an absent one is handled by the caller (no criterion). */
 export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[k] !== v) return false;
+  const { matchLabels, matchExpressions } = selector;
+  for (const k in matchLabels) {
+    if (labels[k] !== matchLabels[k]) return false;
   }
-  for (const req of selector.matchExpressions ?? []) {
+  if (!matchExpressions) return true;
+  for (const req of matchExpressions) {
     const has = Object.prototype.hasOwnProperty.call(labels, req.key);
     switch (req.operator) {
       case "In":

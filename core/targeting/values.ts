@@ -43,35 +43,46 @@ export function templateHelmValues(jobs: ValuesJob[]): HelmOptions[] {
 
 /** As templateHelmValues, one batch, but each job's failure is returned in its place, not thrown. */
 export function templateHelmValuesEach(jobs: ValuesJob[]): (HelmOptions | FleetError)[] {
-  const helmKeys = new Map<HelmOptions, string>();
+  // Tens of thousands of jobs for a large fleet, sharing a few hundred helm options: keep the per-job
+  // work to index lookups.
+  const helmIndex = new Map<HelmOptions, number>();
   const helm: Record<string, { values?: Record<string, unknown>; templateValues?: Record<string, string>; disablePreProcess?: boolean }> = {};
   const clusters: Record<string, ClusterContext> = {};
   const values: [cluster: string, helm: string][] = [];
-  const slot = new Map<number, number>(); // job index -> index in values
+  const slot = new Int32Array(jobs.length).fill(-1); // job index -> index in values
   jobs.forEach((job, i) => {
     // Fleet does nothing for a cluster without labels or for options without values: skip the round trip.
-    if (Object.keys(job.cluster.labels).length === 0) return;
-    if (!job.helm.templateValues && Object.keys(job.helm.values ?? {}).length === 0) return;
-    let key = helmKeys.get(job.helm);
+    if (isEmpty(job.cluster.labels)) return;
+    if (!job.helm.templateValues && isEmpty(job.helm.values)) return;
+    let key = helmIndex.get(job.helm);
     if (key === undefined) {
-      key = String(helmKeys.size);
-      helmKeys.set(job.helm, key);
+      key = helmIndex.size;
+      helmIndex.set(job.helm, key);
       helm[key] = { values: job.helm.values, templateValues: job.helm.templateValues, disablePreProcess: job.helm.disablePreProcess };
     }
     clusters[job.cluster.name] ??= clusterContext(job.cluster);
-    slot.set(i, values.length);
-    values.push([job.cluster.name, key]);
+    slot[i] = values.length;
+    values.push([job.cluster.name, String(key)]);
   });
-  const results = values.length ? runRenderer({ helm, clusters, values }).values : [];
+  const response = values.length ? runRenderer({ helm, clusters, values }) : { values: [], valueOf: [] };
+  // Jobs with the same helm options and equal results share one options object (the plan hashes it once).
+  const shared: HelmOptions[][] = [];
   return jobs.map((job, i) => {
-    const s = slot.get(i);
-    const r = s === undefined ? undefined : results[s];
-    if (!r) return job.helm;
+    if (slot[i] < 0) return job.helm;
+    const index = response.valueOf[slot[i]];
+    const r = response.values[index];
     if (r.error) {
       const m = /^templateValues\.([^:]+): /.exec(r.error);
       const field = m ? `helm.templateValues.${m[1]}` : "helm.values";
-      return new FleetError(m ? r.error.slice(m[0].length) : r.error, { ...job.ctx, cluster: job.cluster.name, field });
+      return new FleetError(m ? r.error.slice(m[0].length) : r.error, { gitRepo: job.ctx.gitRepo, bundle: job.ctx.bundle, cluster: job.cluster.name, field });
     }
-    return r.changed ? { ...job.helm, values: r.values ?? {} } : job.helm;
+    if (!r.changed) return job.helm;
+    const byResult = (shared[helmIndex.get(job.helm)!] ??= []);
+    return (byResult[index] ??= { ...job.helm, values: r.values ?? {} });
   });
+}
+
+function isEmpty(o: object | undefined): boolean {
+  for (const _ in o) return false;
+  return true;
 }

@@ -93,6 +93,21 @@ describe("targeting (Fleet rules)", () => {
     expect(base).to.match(/^s-1:[0-9a-f]{64}$/);
   });
 
+  it("the plan's deploymentIds (made from a shared base with the values slotted in) equal deploymentIdOf of each entry's options", () => {
+    const many = Array.from({ length: 12 }, (_, i) => cluster(`c-${i}`, { env: i % 2 ? "prod" : "dev", region: `r${i % 3}` }, { templateValues: { n: i % 4 } }));
+    const b = bundle([{ name: "all", clusterSelector: {} }], [{ clusterGroup: "prod", helm: { values: { tier: "high", "key with \u0000 and \u2028": ["x"] } } }], {
+      options: {
+        defaultNamespace: "ns", diff: { comparePatches: [{ kind: "X" }] },
+        helm: { releaseName: "r", values: { name: "${ .ClusterName }", region: "global.fleet.clusterLabels.region", n: "${ .ClusterValues.n }", fixed: { z: 1, a: [2, { y: null }] } } },
+      },
+    });
+    const plain = bundle([{ name: "all", clusterSelector: {} }], [], { name: "plain", options: { helm: { values: { fixed: true } } } });
+    const plan = buildPlan([b, plain], many, [group("prod", { env: "prod" })]);
+    expect(plan.entries).to.have.length(24);
+    for (const e of plan.entries) expect(e.deploymentId, `${e.bundle} on ${e.cluster}`).to.equal(deploymentIdOf(e.manifestId, e.options));
+    expect(new Set(plan.entries.filter((e) => e.bundle === "b").map((e) => e.deploymentId)).size).to.equal(12);
+  });
+
   describe("helm values per cluster", () => {
     const helmBundle = (values: Record<string, unknown>, templateValues?: Record<string, string>) =>
       bundle([{ clusterSelector: {} }], [], { options: { helm: { values, templateValues } } });

@@ -63,7 +63,6 @@ func main() {
 
 func run(req *Request) *Response {
 	resp := &Response{
-		Values:  make([]json.RawMessage, len(req.Values)),
 		Renders: make(map[string]RenderResult, len(req.Renders)),
 		Pulls:   make(map[string]PullResult, len(req.Pulls)),
 		YAML:    make(map[string]YAMLResult, len(req.YAML)),
@@ -78,14 +77,12 @@ func run(req *Request) *Response {
 		resp.Pulls[req.Pulls[i].ID] = result
 		mu.Unlock()
 	})
+	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
 		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}
-		encoded, err := json.Marshal(processValues(job, req.Helm[job.Helm], req.Clusters[job.Cluster]))
-		if err != nil {
-			encoded, _ = json.Marshal(ValuesResult{Error: fmt.Sprintf("encoding the values: %v", err)})
-		}
-		resp.Values[i] = encoded // each worker writes its own slot
+		encoded[i] = processValuesEncoded(job, req.Helm[job.Helm], req.Clusters[job.Cluster]) // each worker writes its own slot
 	})
+	resp.Values, resp.ValueOf = distinct(encoded)
 	parallel(len(req.Renders), func(i int) {
 		job := req.Renders[i]
 		result := renderJob(job, req.Bundles[job.Bundle])
@@ -94,6 +91,23 @@ func run(req *Request) *Response {
 		mu.Unlock()
 	})
 	return resp
+}
+
+// distinct: the different results, in order of first use, and each job's index among them.
+func distinct(encoded []json.RawMessage) ([]json.RawMessage, []int) {
+	index := make(map[string]int, 64)
+	values := make([]json.RawMessage, 0, 64)
+	valueOf := make([]int, len(encoded))
+	for i, e := range encoded {
+		k, ok := index[string(e)]
+		if !ok {
+			k = len(values)
+			index[string(e)] = k
+			values = append(values, e)
+		}
+		valueOf[i] = k
+	}
+	return values, valueOf
 }
 
 // parallel runs f(0..n-1) on GOMAXPROCS workers.

@@ -119,8 +119,11 @@ type Hook struct {
 }
 
 type Response struct {
-	// Values: one ValuesResult per values job, in job order, each encoded by the worker that made it.
+	// Values: the distinct ValuesResults of the values jobs; ValueOf: per job, in job order, the index of
+	// its result in Values. Many jobs share a result (the same values on clusters that differ only in
+	// what the template does not read), and the caller then parses and hashes it once.
 	Values  []json.RawMessage       `json:"values"`
+	ValueOf []int                   `json:"valueOf"`
 	Renders map[string]RenderResult `json:"renders"`
 	Pulls   map[string]PullResult   `json:"pulls"`
 	YAML    map[string]YAMLResult   `json:"yaml"`

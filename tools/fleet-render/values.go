@@ -35,29 +35,50 @@ const (
 // Fleet). Process-wide, which is also what Fleet's agent sees when Helm renders a chart.
 func init() { time.Local = time.UTC }
 
-func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) (result ValuesResult) {
+// processValuesEncoded: a values job's result, JSON-encoded. A result that is exactly a rendered text's
+// values (no templateValues merged in) is encoded once per text and shared by the jobs rendering it.
+func processValuesEncoded(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) json.RawMessage {
+	result, shared := processValues(job, helm, cluster)
+	if shared == nil {
+		return encodeResult(result)
+	}
+	shared.encodeOnce.Do(func() { shared.encoded = encodeResult(result) })
+	return shared.encoded
+}
+
+func encodeResult(result ValuesResult) json.RawMessage {
+	encoded, err := json.Marshal(result)
+	if err != nil {
+		encoded, _ = json.Marshal(ValuesResult{Error: fmt.Sprintf("encoding the values: %v", err)})
+	}
+	return encoded
+}
+
+// processValues: Fleet's processing of one job; shared is set when the result is exactly the values (or
+// the error) of a cached rendered text.
+func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) (result ValuesResult, shared *renderedText) {
 	defer func() {
 		if r := recover(); r != nil {
-			result = ValuesResult{Error: fmt.Sprintf("internal error templating helm values: %v", r)}
+			result, shared = ValuesResult{Error: fmt.Sprintf("internal error templating helm values: %v", r)}, nil
 		}
 	}()
 	if cluster == nil || helm == nil {
-		return ValuesResult{Error: fmt.Sprintf("unknown cluster %q or helm options %q in the request", job.Cluster, job.Helm)}
+		return ValuesResult{Error: fmt.Sprintf("unknown cluster %q or helm options %q in the request", job.Cluster, job.Helm)}, nil
 	}
 	view := cluster.view()
 	clusterLabels := view.labels
 	if len(clusterLabels) == 0 {
-		return ValuesResult{}
+		return ValuesResult{}, nil
 	}
 	if helm.TemplateValues == nil && len(helm.Values) == 0 {
-		return ValuesResult{}
+		return ValuesResult{}, nil
 	}
 	substituted, err := substitutedValues(job.Helm, helm, clusterLabels)
 	if err != nil {
-		return ValuesResult{Error: err.Error()}
+		return ValuesResult{Error: err.Error()}, nil
 	}
 	if helm.DisablePreProcess {
-		return ValuesResult{Values: substituted.values, Changed: true}
+		return ValuesResult{Values: substituted.values, Changed: true}, nil
 	}
 	// A template that can modify .ClusterValues gets its own copy: sprig's set, unset, merge and
 	// mergeOverwrite modify the map they are given, and a cluster is shared by the jobs of a batch (run
@@ -81,30 +102,31 @@ func processValues(job ValuesJob, helm *HelmValuesInput, cluster *ClusterInput) 
 		"ClusterAnnotations": annotationsDict,
 		"ClusterValues":      templateValues,
 	}
-	values, err := templateValuesText(substituted, context)
-	if err != nil {
-		return ValuesResult{Error: err.Error()}
+	rendered := templateValuesText(substituted, context)
+	values := rendered.values
+	if rendered.err != nil {
+		return ValuesResult{Error: rendered.err.Error()}, rendered
 	}
 	if len(helm.TemplateValues) > 0 {
 		templated, err := templateValuesEntries(helm.TemplateValues, context)
 		if err != nil {
-			return ValuesResult{Error: err.Error()}
+			return ValuesResult{Error: err.Error()}, nil
 		}
 		if values == nil {
 			// The values text rendered to no mapping (e.g. a templated key printing "#"): Fleet copies
 			// templateValues into that nil map and its controller panics, so the bundle fails there.
 			return ValuesResult{Error: "helm values rendered to null, templateValues cannot be merged into them " +
-				"(Fleet's controller fails the same way: assignment to entry in nil map)"}
+				"(Fleet's controller fails the same way: assignment to entry in nil map)"}, nil
 		}
 		// The rendered map may be shared with other jobs (see renderedValues): copy before writing.
 		merged := make(map[string]any, len(values)+len(templated))
 		maps.Copy(merged, values)
 		maps.Copy(merged, templated)
-		values = merged
+		return ValuesResult{Values: merged, Changed: true}, nil
 	} else if values == nil {
-		values = map[string]any{}
+		return ValuesResult{Values: map[string]any{}, Changed: true}, nil
 	}
-	return ValuesResult{Values: values, Changed: true}
+	return ValuesResult{Values: values, Changed: true}, rendered
 }
 
 // clusterView: what templates see of a cluster, computed once per cluster (a batch has one job per
@@ -149,7 +171,12 @@ func substitutedValues(helmKey string, helm *HelmValuesInput, labels map[string]
 	key.WriteString(helmKey)
 	for _, r := range refs {
 		v, ok := labels[r]
-		fmt.Fprintf(&key, "\x00%t\x00%s", ok, v)
+		key.WriteString("\x00")
+		if ok {
+			key.WriteString("1")
+		}
+		key.WriteString("\x00")
+		key.WriteString(v)
 	}
 	if s, ok := substitutedCache.Load(key.String()); ok {
 		return s.(*substituted), s.(*substituted).err
@@ -312,27 +339,29 @@ var renderedValues sync.Map
 type renderedText struct {
 	values map[string]any
 	err    error
+	// encoded: the ValuesResult of the jobs whose result is exactly these values (or this error).
+	encodeOnce sync.Once
+	encoded    json.RawMessage
 }
 
-func templateValuesText(s *substituted, context map[string]any) (map[string]any, error) {
+func templateValuesText(s *substituted, context map[string]any) *renderedText {
 	tmpl, err := newValuesTemplate(s.text)
 	if err != nil {
-		return nil, fmt.Errorf("failed to parse helm values template: %w", err)
+		return &renderedText{err: fmt.Errorf("failed to parse helm values template: %w", err)}
 	}
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, context); err != nil {
-		return nil, fmt.Errorf("failed to render helm values template: %w", err)
+		return &renderedText{err: fmt.Errorf("failed to render helm values template: %w", err)}
 	}
 	if r, ok := renderedValues.Load(b.String()); ok {
-		return r.(renderedText).values, r.(renderedText).err
+		return r.(*renderedText)
 	}
-	var rendered map[string]any
-	err = kyaml.Unmarshal(b.Bytes(), &rendered)
-	if err != nil {
-		err = fmt.Errorf("failed to interpret rendered template as helm values: %#v, %w", rendered, err)
+	r := &renderedText{}
+	if err := kyaml.Unmarshal(b.Bytes(), &r.values); err != nil {
+		r.err = fmt.Errorf("failed to interpret rendered template as helm values: %#v, %w", r.values, err)
 	}
-	renderedValues.Store(b.String(), renderedText{rendered, err})
-	return rendered, err
+	actual, _ := renderedValues.LoadOrStore(b.String(), r)
+	return actual.(*renderedText)
 }
 
 func templateValuesEntries(entries map[string]string, context map[string]any) (map[string]any, error) {
