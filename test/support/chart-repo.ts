@@ -1,6 +1,6 @@
 /**
  * A real Helm chart repository and OCI registry on loopback (tools/fleet-render/chart-repo: Helm's SDK
- * packages, indexes and pushes; the CNCF distribution registry serves OCI), started per test suite.
+ * packages, indexes and pushes; go-containerregistry's registry serves OCI), started per test suite.
  * A separate process on purpose: the pipeline calls fleet-render synchronously, so a server inside the
  * test's own event loop could never answer it.
  */
