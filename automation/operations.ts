@@ -112,15 +112,18 @@ interface Session {
 
 async function open(options: OperationOptions): Promise<Session> {
   let planned: FleetState | undefined;
+  let unreachable = new Map<string, string>();
   const stack = await openStack({
     ...options,
     env: { ...options.env, ...(options.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
-    deploy: { ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); } },
+    deploy: {
+      ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
+      leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
+    },
   });
   const outputs = await stack.outputs();
   const before = deploymentsOutput(outputs);
   const renderMode = isRenderMode(options);
-  let unreachable = new Map<string, string>();
   let excluded: string[] = [];
   if (!renderMode) {
     unreachable = await unreachableClusters((await configOf(stack, options)).clusters);

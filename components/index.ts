@@ -7,6 +7,7 @@ import { StackConfig } from "../core/config/stack";
 import { FleetState, planFleet } from "../core/pipeline";
 import { Fleet, prepareFleet } from "./fleet";
 import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment } from "./previous";
+import { checkTakeOwnership } from "../core/ownership";
 
 export { Fleet, FleetSummary, DeploymentRecord, deploymentRecord, FLEET_TYPE } from "./fleet";
 export { Cluster, CLUSTER_TYPE } from "./cluster";
@@ -23,6 +24,8 @@ export interface DeployOptions {
   onPlanned?: (state: FleetState) => void;
   /** Wall times of this program's own work (benchmarks): planning, and registering every resource. */
   onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
+  /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
+  leftOut?: () => ReadonlySet<string>;
 }
 
 export async function deployFleet(config: StackConfig, options: DeployOptions = {}): Promise<Fleet> {
@@ -32,8 +35,15 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
+  const prepared = prepareFleet(state);
+  if (!pinned.renderDir) {
+    checkTakeOwnership({
+      entries: state.plan.entries, rendered: prepared.rendered, bundles: state.bundles, clusters: pinned.clusters,
+      previous: previous?.clusters, skip: options.leftOut?.(),
+    });
+  }
   const planned = performance.now();
-  const fleet = new Fleet("fleet", state, prepareFleet(state));
+  const fleet = new Fleet("fleet", state, prepared);
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   return fleet;
 }

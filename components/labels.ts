@@ -7,11 +7,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { FleetError } from "../core/errors";
 import { labelKeyProblem, labelValueProblem } from "../core/k8s-validation";
 import { REPO_NAME_LABEL } from "../core/targeting/plan";
+import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "../core/ownership";
 
-export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
-export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
-export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
-export const MANAGED_BY = "pulumi-fleet";
+// Core owns the label names: the takeOwnership check (core/ownership.ts) reads them back from clusters.
+export { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL };
 
 export interface Owner {
   gitRepo: string;

@@ -15,6 +15,8 @@ export interface DeployedGitRepo {
 
 export interface PreviousDeployment {
   gitRepos: Record<string, DeployedGitRepo>;
+  /** Per cluster, "<bundle> <last 12 characters of the deploymentId>" (FleetSummary.clusters). */
+  clusters?: Record<string, string[]>;
 }
 
 /** The output name the Fleet component's record is exported under (index.ts). */

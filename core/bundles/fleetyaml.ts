@@ -38,7 +38,6 @@ export const NOT_HONOURED = {
   rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
   timeoutSeconds: "the Kubernetes provider's own await timeouts apply",
   force: "objects are applied with server-side apply, never deleted and recreated",
-  takeOwnership: "objects are applied with server-side apply and force: existing objects are always taken over",
   atomic: "the engine does not roll back a failed update",
   waitForJobs: "Jobs are awaited as the Kubernetes provider awaits them, whatever this says",
   maxHistory: "there are no Helm release revisions here",
@@ -215,7 +214,8 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
   for (const key of ["force", "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation", "disableDependencyUpdate"] as const) {
     if (f.child(key).bool()) h[key] = true;
   }
-  for (const key of ["force", "takeOwnership", "atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
+  // takeOwnership is honoured (core/ownership.ts): false refuses an existing object this bundle does not own.
+  for (const key of ["force", "atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
   if (h.releaseName) {
     if (h.releaseName.length > 53 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(h.releaseName)) {
       f.child("releaseName").fail(`invalid Helm release name ${JSON.stringify(h.releaseName)}: at most 53 lowercase alphanumeric characters, '-' or '.'`);

@@ -23,6 +23,8 @@ export interface RenderedDeployment {
    * unless deleteCRDResources: deleting a CRD deletes every custom resource of its kind).
    */
   kept: Set<K8sObject>;
+  /** The chart's crds/ objects: Helm installs them only when absent and never checks their owner. */
+  chartCrds: Set<K8sObject>;
 }
 
 const RESOURCE_POLICY = "helm.sh/resource-policy";
@@ -158,7 +160,7 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     return { ...obj, metadata: meta };
   });
   const kept = new Set(objects.filter((o, i) => i < chartCrds.length || keepsOnUninstall(o)));
-  return { objects, warnings, kept };
+  return { objects, warnings, kept, chartCrds: new Set(objects.slice(0, chartCrds.length)) };
 }
 
 export type { RenderHook };

@@ -54,7 +54,22 @@ export interface RendererRequest {
   pulls?: PullJob[];
   /** YAML texts to read as Fleet reads them (sigs.k8s.io/yaml), by key. */
   yaml?: Record<string, string>;
+  /** Per cluster, objects whose live metadata to read (core/ownership.ts). */
+  owners?: OwnersJob[];
 }
+
+/** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
+export interface OwnersJob {
+  id: string;
+  kubeconfig: string;
+  context: string;
+  objects: { apiVersion: string; kind: string; namespace: string; name: string }[];
+}
+
+/** An object's live metadata; null in OwnersResult.objects when it does not exist. */
+export interface LiveObject { labels?: Record<string, string> | null; annotations?: Record<string, string> | null; managers?: string[] | null }
+
+export interface OwnersResult { objects?: (LiveObject | null)[] | null; error?: string }
 
 /** A GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys). */
 export interface HelmAuth { username?: string; password?: string; caBundle?: string; insecureSkipVerify?: boolean; basicHTTP?: boolean }
@@ -84,7 +99,7 @@ export interface RenderResult {
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult> }
 
 let binary: string | undefined;
 

@@ -1,13 +1,15 @@
 // fleet-render: Fleet's rendering with Fleet's own libraries (text/template + sprig, Helm's SDK,
 // kustomize's krusty, sigs.k8s.io/yaml), for pulumi-fleet's pure pipeline.
 //
-// One batch per call: a JSON request on stdin, a JSON response on stdout. Two kinds of job:
+// One batch per call: a JSON request on stdin, a JSON response on stdout. Kinds of job:
 //   - values:  Fleet's controller-side helm values processing for one (merged options, cluster)
 //     (internal/cmd/controller/target/builder.go in rancher/fleet: label substitution, `${ }`
 //     templating of the values' YAML text, templateValues);
 //   - pulls:   remote charts (Helm repository, OCI, archive URL) downloaded into a bundle's files, as
 //     `fleet apply` does (pull.go);
 //   - yaml:    fleet.yaml and values files read as Fleet reads them (sigs.k8s.io/yaml, YAML 1.1);
+//   - owners:  the live metadata of objects about to be created, per cluster (owners.go), for Helm's
+//     refusal to install over an object it does not own (helm.takeOwnership);
 //   - renders: Fleet's agent-side rendering of one bundle with merged options
 //     (the bundle as a Helm chart, `helm install --dry-run=client`, the post-render step with
 //     kustomize at kustomize.dir and the raw YAML files), as `fleet test` does.
@@ -28,7 +30,7 @@ const usage = `usage: fleet-render < request.json > response.json
        fleet-render --version
 
 Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...], "pulls": [...],
-"yaml": {...}} on stdin and writes {"values": {...}, "renders": {...}, "pulls": {...}, "yaml": {...}} on stdout (see request.go).`
+"yaml": {...}, "owners": [...]} on stdin and writes {"values": [...], "valueOf": [...], "renders": {...}, "pulls": {...}, "yaml": {...}, "owners": {...}} on stdout (see request.go).`
 
 // version is printed by --version; the Node side checks it so a stale cached build is never used.
 const version = "fleet-render 1 (helm v4.2.3, sprig v3.3.0, kustomize api v0.21.1)"
@@ -66,6 +68,7 @@ func run(req *Request) *Response {
 		Renders: make(map[string]RenderResult, len(req.Renders)),
 		Pulls:   make(map[string]PullResult, len(req.Pulls)),
 		YAML:    make(map[string]YAMLResult, len(req.YAML)),
+		Owners:  make(map[string]OwnersResult, len(req.Owners)),
 	}
 	for id, text := range req.YAML {
 		resp.YAML[id] = yamlToJSON(text)
@@ -77,6 +80,19 @@ func run(req *Request) *Response {
 		resp.Pulls[req.Pulls[i].ID] = result
 		mu.Unlock()
 	})
+	// Clusters are read concurrently (network-bound, not CPU-bound: not limited to GOMAXPROCS).
+	var owners sync.WaitGroup
+	for _, job := range req.Owners {
+		owners.Add(1)
+		go func() {
+			defer owners.Done()
+			result := readOwners(job)
+			mu.Lock()
+			resp.Owners[job.ID] = result
+			mu.Unlock()
+		}()
+	}
+	owners.Wait()
 	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
 		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}

@@ -19,6 +19,8 @@ type Request struct {
 	Pulls []PullJob `json:"pulls"`
 	// YAML: texts (fleet.yaml, values files) to read as Fleet reads them, by id (yamljson.go).
 	YAML map[string]string `json:"yaml"`
+	// Owners: per cluster, objects whose live metadata to read (owners.go).
+	Owners []OwnersJob `json:"owners"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -127,4 +129,5 @@ type Response struct {
 	Renders map[string]RenderResult `json:"renders"`
 	Pulls   map[string]PullResult   `json:"pulls"`
 	YAML    map[string]YAMLResult   `json:"yaml"`
+	Owners  map[string]OwnersResult `json:"owners"`
 }

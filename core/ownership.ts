@@ -1,0 +1,118 @@
+/**
+ * helm.takeOwnership, as Fleet's Helm applies it: an install or upgrade fails when an object it would
+ * create already exists on the cluster and is not the release's own, unless takeOwnership is true.
+ * The Kubernetes provider at the pinned version creates with server-side apply, which adopts any
+ * existing object silently; a later prune would then delete an object this fleet never owned. So
+ * before anything is registered, the objects of every bundle deployment that is new or changed since
+ * the last update are looked up on their cluster (fleet-render, client-go), and one that exists without
+ * this bundle's ownership labels stops the program, naming it and its owner.
+ *
+ * Left out, as Helm leaves them out: a chart's crds/ (Helm installs them only when absent and never
+ * checks their owner). Unchanged deployments (same deploymentId as the last update) are not read:
+ * their objects are already this stack's.
+ */
+import { FleetError } from "./errors";
+import { ClusterConfig } from "./config/stack";
+import { Bundle } from "./bundles/types";
+import { K8sObject } from "./bundles/manifests";
+import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
+import { RenderedDeployment } from "./render/deployments";
+import { LiveObject, OwnersJob, runRenderer } from "./render/fleet-render";
+
+export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
+export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+export const MANAGED_BY = "pulumi-fleet";
+
+const HELM_RELEASE_ANNOTATION = "meta.helm.sh/release-name";
+const HELM_NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace";
+
+export interface OwnershipInput {
+  entries: PlanEntry[];
+  rendered: Map<PlanEntry, RenderedDeployment>;
+  bundles: Bundle[];
+  clusters: ClusterConfig[];
+  /** Per cluster, "<bundle> <last 12 characters of the deploymentId>" of the last update (FleetSummary.clusters). */
+  previous?: Record<string, string[]>;
+  /** Clusters this operation leaves out (unreachable): nothing of theirs is applied, so nothing is read. */
+  skip?: ReadonlySet<string>;
+}
+
+/** The objects to look up: per cluster, each (deployment, object) whose owner decides. */
+export function ownershipQueries(input: OwnershipInput): Map<string, { entry: PlanEntry; object: K8sObject }[]> {
+  const queries = new Map<string, { entry: PlanEntry; object: K8sObject }[]>();
+  const unchanged = new Set(Object.entries(input.previous ?? {}).flatMap(([cluster, list]) => list.map((d) => `${cluster} ${d}`)));
+  for (const entry of input.entries) {
+    if (entry.options.helm?.takeOwnership || input.skip?.has(entry.cluster)) continue;
+    if (unchanged.has(`${entry.cluster} ${entry.bundle} ${entry.deploymentId.slice(-12)}`)) continue;
+    const r = input.rendered.get(entry)!;
+    const list = queries.get(entry.cluster) ?? queries.set(entry.cluster, []).get(entry.cluster)!;
+    for (const object of r.objects) if (!r.chartCrds.has(object)) list.push({ entry, object });
+  }
+  return queries;
+}
+
+/** Whether a live object carries this deployment's ownership labels. */
+export function ownedBy(live: LiveObject, entry: PlanEntry): boolean {
+  const l = live.labels ?? {};
+  return l[MANAGED_BY_LABEL] === MANAGED_BY && l[BUNDLE_NAME_LABEL] === entry.bundle && l[REPO_NAME_LABEL] === entry.gitRepo && l[CLUSTER_LABEL] === entry.cluster;
+}
+
+/** Who a foreign object belongs to, as far as its metadata tells. */
+export function describeOwner(live: LiveObject): string {
+  const l = live.labels ?? {};
+  const a = live.annotations ?? {};
+  if (l[MANAGED_BY_LABEL] === MANAGED_BY) {
+    return `it belongs to bundle ${l[BUNDLE_NAME_LABEL] ?? "?"} of GitRepo ${l[REPO_NAME_LABEL] ?? "?"}`;
+  }
+  if (a[HELM_RELEASE_ANNOTATION]) return `it belongs to Helm release ${a[HELM_NAMESPACE_ANNOTATION] ?? "?"}/${a[HELM_RELEASE_ANNOTATION]}`;
+  const managers = [...new Set(live.managers ?? [])];
+  return managers.length ? `it was written by ${managers.join(", ")}` : "it has no owner metadata";
+}
+
+/**
+ * Reads the live owners and throws a FleetError for the first deployment (in plan order) that would
+ * take over an object it does not own, listing all of that deployment's such objects and how many
+ * other deployments have some. A cluster that cannot be read is an error too: unchecked is not safe.
+ */
+export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Record<string, { objects?: (LiveObject | null)[] | null; error?: string }> = readLiveOwners): void {
+  const queries = ownershipQueries(input);
+  const byName = new Map(input.clusters.map((c) => [c.name, c]));
+  const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => {
+    const c = byName.get(cluster)!;
+    return {
+      id: cluster, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "",
+      objects: q.map(({ object: o }) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
+    };
+  });
+  if (!jobs.length) return;
+  const results = read(jobs);
+  const conflicts = new Map<PlanEntry, string[]>();
+  for (const job of jobs) {
+    const result = results[job.id];
+    if (!result || result.error) {
+      throw new FleetError(`cannot tell who owns the objects this update would create (helm.takeOwnership is false): ${result?.error ?? "no answer"}`, { cluster: job.id });
+    }
+    queries.get(job.id)!.forEach(({ entry, object }, i) => {
+      const live = result.objects?.[i];
+      if (!live || ownedBy(live, entry)) return;
+      const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
+      const list = conflicts.get(entry) ?? conflicts.set(entry, []).get(entry)!;
+      list.push(`${object.kind} ${where} (${describeOwner(live)})`);
+    });
+  }
+  const first = input.entries.find((e) => conflicts.has(e));
+  if (!first) return;
+  const others = conflicts.size - 1;
+  const bundle = input.bundles.find((b) => b.name === first.bundle);
+  throw new FleetError(
+    `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(first)!.join("; ")}. Fleet's Helm refuses to install over an object ` +
+    "it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml to adopt it " +
+    `(a later prune of the bundle then deletes it)${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
+    { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster, file: bundle?.fleetYaml, field: "helm.takeOwnership" },
+  );
+}
+
+function readLiveOwners(jobs: OwnersJob[]) {
+  return runRenderer({ owners: jobs }).owners;
+}

@@ -1,0 +1,93 @@
+import { expect } from "chai";
+import { checkTakeOwnership, describeOwner, OwnershipInput, ownershipQueries } from "../../core/ownership";
+import { PlanEntry } from "../../core/targeting/plan";
+import { RenderedDeployment } from "../../core/render/deployments";
+import { K8sObject } from "../../core/bundles/manifests";
+import { FleetError } from "../../core/errors";
+import { LiveObject, OwnersJob } from "../../core/render/fleet-render";
+
+const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
+const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
+
+function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): PlanEntry {
+  return {
+    gitRepo: "repo", bundle, cluster, target: "all", customizations: [], options: {}, namespace: "apps", releaseName: bundle,
+    manifestId: "s-1", deploymentId: `s-1:${bundle}-${cluster}-000000000000`.padEnd(40, "0"), paused: false, dependsOn: [], ...over,
+  };
+}
+
+function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<OwnershipInput> = {}): OwnershipInput {
+  const rendered = new Map<PlanEntry, RenderedDeployment>(entries.map(([e, objects, crds = []]) =>
+    [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], kept: new Set(crds), chartCrds: new Set(crds) }]));
+  return {
+    entries: entries.map(([e]) => e), rendered, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KUBECONFIG-TEXT" }],
+    bundles: [{ name: "web", fleetYaml: "web/fleet.yaml" } as never], ...over,
+  };
+}
+
+const ours = (bundle: string, cluster = "c1"): LiveObject => ({
+  labels: { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/bundle-name": bundle, "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/cluster": cluster },
+});
+
+/** A fake cluster: objects by "<namespace>/<name>", recording what was asked. */
+function cluster(live: Record<string, LiveObject>, asked: OwnersJob[] = []) {
+  return (jobs: OwnersJob[]) => {
+    asked.push(...jobs);
+    return Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map((o) => live[`${o.namespace}/${o.name}`] ?? null) }]));
+  };
+}
+
+describe("helm.takeOwnership (an existing object this bundle does not own is refused, as Fleet's Helm refuses it)", () => {
+  it("reads only what a new or changed deployment would create, on clusters not left out, without chart crds/ or takeOwnership bundles", () => {
+    const web = entry("web", "c1");
+    const unchanged = entry("db", "c1");
+    const adopting = entry("cache", "c1", { options: { helm: { takeOwnership: true } } });
+    const leftOut = entry("web", "c2");
+    const q = ownershipQueries(input([[web, [cm("a")], [crd("x.example.com")]], [unchanged, [cm("b")]], [adopting, [cm("c")]], [leftOut, [cm("a")]]], {
+      previous: { c1: [`db ${unchanged.deploymentId.slice(-12)}`, "web 999999999999"] }, skip: new Set(["c2"]),
+    }));
+    expect([...q.keys()]).to.deep.equal(["c1"]);
+    expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a"]);
+  });
+
+  it("passes objects that are absent or carry this deployment's labels; sends the stack's kubeconfig with each cluster's lookups", () => {
+    const asked: OwnersJob[] = [];
+    checkTakeOwnership(input([[entry("web", "c1"), [cm("mine"), cm("new")]]]), cluster({ "apps/mine": ours("web") }, asked));
+    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KUBECONFIG-TEXT", context: "", objects: [
+      { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "mine" }, { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "new" }] }]);
+  });
+
+  it("refuses a foreign object naming it, its owner, the bundle, cluster, file and field, and counts the other deployments", () => {
+    const e = entry("web", "c1");
+    const other = entry("api", "c1");
+    const live = {
+      "apps/handmade": { labels: {}, managers: ["kubectl-client-side-apply"] },
+      "apps/helmed": { annotations: { "meta.helm.sh/release-name": "legacy", "meta.helm.sh/release-namespace": "apps" } },
+      "apps/sibling": ours("api"),
+    };
+    let err: unknown;
+    try {
+      checkTakeOwnership(input([[e, [cm("handmade"), cm("helmed"), cm("sibling"), cm("fresh")]], [other, [cm("handmade")]]]), cluster(live));
+    } catch (x) {
+      err = x;
+    }
+    expect(err).to.be.instanceOf(FleetError);
+    const text = (err as Error).message;
+    expect(text).to.contain("ConfigMap apps/handmade (it was written by kubectl-client-side-apply)")
+      .and.contain("ConfigMap apps/helmed (it belongs to Helm release apps/legacy)")
+      .and.contain("ConfigMap apps/sibling (it belongs to bundle api of GitRepo repo)")
+      .and.contain("helm.takeOwnership: true").and.contain("1 other bundle deployment has such objects too")
+      .and.not.contain("fresh");
+    expect((err as FleetError).context).to.include({ gitRepo: "repo", bundle: "web", cluster: "c1", file: "web/fleet.yaml", field: "helm.takeOwnership" });
+  });
+
+  it("a cluster that cannot be read is an error naming it, never an unchecked update", () => {
+    expect(() => checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), () => ({ c1: { error: "dial tcp 127.0.0.1:1: connection refused" } })))
+      .to.throw(FleetError, /cannot tell who owns .* connection refused/);
+  });
+
+  it("describes owners from labels, Helm's annotations or field managers", () => {
+    expect(describeOwner({})).to.equal("it has no owner metadata");
+    expect(describeOwner({ managers: ["a", "a", "b"] })).to.equal("it was written by a, b");
+  });
+});

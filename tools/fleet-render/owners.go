@@ -1,0 +1,180 @@
+package main
+
+// Who owns the objects a bundle is about to create: Helm (and so Fleet, unless helm.takeOwnership)
+// refuses to install over an object that already exists on the cluster and is not its own. The
+// Pulumi Kubernetes provider at the pinned version creates with a server-side apply, which silently
+// adopts such an object, and a later prune would delete it. This reads, per cluster, the metadata of
+// each object that exists, with client-go: the kubeconfig (text, path or the ambient one with a
+// context) is loaded by clientcmd, exec credential plugins and client certificates included, exactly
+// as kubectl would, and kinds are mapped to resources by discovery.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// OwnersJob: one cluster's connection and the objects to look up.
+type OwnersJob struct {
+	ID string `json:"id"`
+	// Kubeconfig: the stack's kubeconfig for the cluster, as text or as a path; empty for the ambient
+	// kubeconfig (KUBECONFIG or ~/.kube/config) with Context.
+	Kubeconfig string      `json:"kubeconfig"`
+	Context    string      `json:"context"`
+	Objects    []ObjectRef `json:"objects"`
+}
+
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// LiveObject: an object as it exists on the cluster (metadata only); absent objects are null.
+type LiveObject struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Managers    []string          `json:"managers"`
+}
+
+type OwnersResult struct {
+	Objects []*LiveObject `json:"objects"`
+	Error   string        `json:"error,omitempty"`
+}
+
+const ownersTimeout = 60 * time.Second
+
+func readOwners(job OwnersJob) OwnersResult {
+	config, err := restConfigOf(job)
+	if err != nil {
+		return OwnersResult{Error: fmt.Sprintf("loading the kubeconfig: %v", err)}
+	}
+	config.Timeout = 20 * time.Second
+	config.QPS, config.Burst = 50, 100
+	disco, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return OwnersResult{Error: err.Error()}
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	client, err := metadata.NewForConfig(config)
+	if err != nil {
+		return OwnersResult{Error: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ownersTimeout)
+	defer cancel()
+
+	result := OwnersResult{Objects: make([]*LiveObject, len(job.Objects))}
+	var mu sync.Mutex
+	var firstErr error
+	limit := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, ref := range job.Objects {
+		wg.Add(1)
+		limit <- struct{}{}
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			live, err := readObject(ctx, mapper, client, ref)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("%s %s: %w", ref.Kind, qualifiedName(ref), err)
+			}
+			result.Objects[i] = live
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return OwnersResult{Error: firstErr.Error()}
+	}
+	return result
+}
+
+func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Interface, ref ObjectRef) (*LiveObject, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, err
+	}
+	mapping, err := mapper.RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
+	if meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err) && isNotFoundGroup(err) {
+		// The kind is not served (yet): a CRD of this update, so no object of it can exist.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	resource := client.Resource(mapping.Resource)
+	var obj *metav1.PartialObjectMetadata
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		obj, err = resource.Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	} else {
+		obj, err = resource.Get(ctx, ref.Name, metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	live := &LiveObject{Labels: obj.Labels, Annotations: obj.Annotations}
+	for _, m := range obj.ManagedFields {
+		live.Managers = append(live.Managers, m.Manager)
+	}
+	return live, nil
+}
+
+// isNotFoundGroup: discovery of a group/version that does not exist (404), as opposed to one that failed.
+func isNotFoundGroup(err error) bool {
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if !errors.As(err, &failed) {
+		return false
+	}
+	for _, e := range failed.Groups {
+		if !apierrors.IsNotFound(e) {
+			return false
+		}
+	}
+	return true
+}
+
+func qualifiedName(ref ObjectRef) string {
+	if ref.Namespace == "" {
+		return ref.Name
+	}
+	return ref.Namespace + "/" + ref.Name
+}
+
+// restConfigOf loads the cluster's kubeconfig as the provider reads it: the text itself, else a path
+// to it, else the ambient kubeconfig with the given context.
+func restConfigOf(job OwnersJob) (*rest.Config, error) {
+	text := job.Kubeconfig
+	if text != "" && !strings.Contains(text, "\n") {
+		if data, err := os.ReadFile(text); err == nil {
+			text = string(data)
+		}
+	}
+	if text != "" {
+		cfg, err := clientcmd.Load([]byte(text))
+		if err != nil {
+			return nil, err
+		}
+		return clientcmd.NewNonInteractiveClientConfig(*cfg, job.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: job.Context}).ClientConfig()
+}
