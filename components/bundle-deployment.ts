@@ -104,7 +104,7 @@ function registerRawObjects(
       ? [{ name: `${previous.prefix}:${ns ? `${ns}/` : ""}${obj.metadata.name}`, parent: previous.parent }]
       : [];
     const objectPolicy = args.kept?.has(obj) ? { ...policy, retainOnDelete: true } : policy;
-    const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnership(obj, owner),
+    const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnership(obj, owner, args.entry.options.forceSyncGeneration),
       lifecycleOptions({ ...childOpts, dependsOn: deps, aliases }, objectPolicy));
     if (obj.kind === CRD_KIND) {
       const spec = obj.spec as { group?: string; names?: { kind?: string } };

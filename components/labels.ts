@@ -66,14 +66,26 @@ export function validateObjectLabels(obj: ObjectLike, owner: Owner): void {
  */
 export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
 
+/**
+ * fleet.yaml forceSyncGeneration, mapped onto the engine: Fleet redeploys a bundle when the number
+ * changes. Here each object carries the number in this annotation, so a new value is a change of every
+ * object of the bundle: each is re-applied in full (server-side apply with force, which also puts back
+ * hand-edited fields the bundle declares), and nothing else is touched. Absent while the value is 0 or
+ * unset, so bundles that never use it keep their objects exactly as before.
+ */
+export const FORCE_SYNC_ANNOTATION = "pulumi-fleet/force-sync-generation";
+
 /** The object with the ownership labels (bundle labels of the same keys are overwritten) and forced apply. */
-export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner): T {
+export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner, forceSyncGeneration?: number): T {
   return {
     ...obj,
     metadata: {
       ...obj.metadata,
       labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) },
-      annotations: { ...(obj.metadata?.annotations ?? {}), [PATCH_FORCE_ANNOTATION]: "true" },
+      annotations: {
+        ...(obj.metadata?.annotations ?? {}), [PATCH_FORCE_ANNOTATION]: "true",
+        ...(forceSyncGeneration ? { [FORCE_SYNC_ANNOTATION]: String(forceSyncGeneration) } : {}),
+      },
     },
   };
 }
