@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
-import { DeploymentRecord, deploymentName, deploymentRecord } from "../components";
+import { BUNDLE_DEPLOYMENT_TYPE, DeploymentRecord, deploymentName, deploymentRecord } from "../components";
 import { configFromValues } from "../components/program";
 import { FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
@@ -119,6 +119,7 @@ async function open(options: OperationOptions): Promise<Session> {
     deploy: {
       ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
       leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
+      correctsDrift: true,
     },
   });
   const outputs = await stack.outputs();
@@ -196,10 +197,32 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   return { ...r, state, prunes: prunesOf(report), summaryMarkdown: renderSummaryMarkdown(report), unreachable: s.unreachable, takenAt: new Date().toISOString() };
 }
 
+/**
+ * fleet.yaml correctDrift.enabled, mapped onto the engine: Fleet's agent re-applies a drifted object
+ * of such a bundle on its own; here `up` first refreshes the objects of the deployments that have it
+ * (as recorded by the last update), so the update that follows diffs them against the cluster and
+ * re-applies what was edited by hand. Other bundles' drift is left alone, and reported by `status`,
+ * until `up --refresh`.
+ */
+async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
+  if (options.refresh) return; // everything is refreshed anyway
+  const keys = new Set(Object.entries(s.before).filter(([, r]) => r.correctDrift).map(([key]) => key));
+  if (!keys.size) return;
+  const deployment = (await s.stack.exportStack()).deployment ?? {};
+  const resources: { urn: string; type: string; parent?: string }[] = deployment.resources ?? [];
+  const parents = new Set(resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!)).map((r) => r.urn));
+  const excluded = new Set(s.excluded);
+  const targets = resources.filter((r) => r.parent && parents.has(r.parent) && !excluded.has(r.urn)).map((r) => r.urn);
+  if (!targets.length) return;
+  const root = stackRootUrn(deployment);
+  await s.locked(() => s.stack.refresh({ target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
+}
+
 export async function up(options: OperationOptions): Promise<UpResult> {
   const s = await open(options);
   try {
     await resolvePendingOperations(s, options);
+    await correctDrift(s, options);
     const result = await withoutStackTraces(() => s.locked(() => s.stack.up({
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? true, exclude: s.excluded,

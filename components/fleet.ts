@@ -36,13 +36,15 @@ export interface DeploymentRecord {
   namespace: string;
   paused: boolean;
   objectCount: number;
+  /** fleet.yaml correctDrift.enabled: `npm run up` refreshes this deployment's objects first (present only when true). */
+  correctDrift?: true;
 }
 
 /** The record of one plan entry, as the stack's `deployments` output keeps it. */
 export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number): DeploymentRecord {
   return {
     gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
-    commit, namespace: e.namespace, paused: e.paused, objectCount,
+    commit, namespace: e.namespace, paused: e.paused, objectCount, ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
   };
 }
 

@@ -24,6 +24,8 @@ export interface DeployOptions {
   onPlanned?: (state: FleetState) => void;
   /** Wall times of this program's own work (benchmarks): planning, and registering every resource. */
   onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
+  /** Set by automation/operations.ts, whose `up` refreshes correctDrift bundles first; a plain `pulumi up` warns instead. */
+  correctsDrift?: boolean;
   /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
   leftOut?: () => ReadonlySet<string>;
 }
@@ -36,6 +38,13 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
   const prepared = prepareFleet(state);
+  if (!options.correctsDrift) {
+    for (const e of state.plan.entries) {
+      if (e.options.correctDrift?.enabled) {
+        prepared.rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
+      }
+    }
+  }
   if (!pinned.renderDir) {
     checkTakeOwnership({
       entries: state.plan.entries, rendered: prepared.rendered, bundles: state.bundles, clusters: pinned.clusters,

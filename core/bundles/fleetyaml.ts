@@ -30,8 +30,7 @@ type Unhonoured = (f: Field, instead: string) => void;
 /** What happens here instead of each setting Fleet has and this product does not honour yet (issue 14). */
 export const NOT_HONOURED = {
   serviceAccount: "objects are applied with the stack's credentials for the cluster, not as this service account",
-  forceSyncGeneration: "a new value changes the deploymentID but does not re-apply the objects",
-  correctDrift: "drift is corrected only by `up --refresh`",
+  correctDrift: "a drifted object whose patch fails is not deleted and recreated, and no failure history is kept",
   comparePatches: "`status` reports these fields as drift and `up --refresh` overwrites them",
   ignoreConditions: "`status` reads every condition",
   acceptedStates: "the bundle waits for the other to be deployed (a Pulumi dependency), not for these states",
@@ -160,7 +159,6 @@ function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
   const fsg = f.child("forceSyncGeneration").optNumber();
   if (fsg) {
     o.forceSyncGeneration = fsg;
-    note(f.child("forceSyncGeneration"), NOT_HONOURED.forceSyncGeneration);
   }
   if (f.child("helm").present) o.helm = readHelm(f.child("helm").object(HELM_FIELDS), note);
   if (f.child("kustomize").present) {
@@ -186,7 +184,9 @@ function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
   if (f.child("correctDrift").present) {
     const c = f.child("correctDrift").object(["enabled", "force", "keepFailHistory"]);
     o.correctDrift = { enabled: c.child("enabled").bool(), force: c.child("force").bool(), keepFailHistory: c.child("keepFailHistory").bool() };
-    if (o.correctDrift.enabled || o.correctDrift.force || o.correctDrift.keepFailHistory) note(c, NOT_HONOURED.correctDrift);
+    // enabled is honoured by the operations' up (automation/operations.ts correctDrift); force and keepFailHistory are not.
+    if (o.correctDrift.force) note(c.child("force"), NOT_HONOURED.correctDrift);
+    if (o.correctDrift.keepFailHistory) note(c.child("keepFailHistory"), NOT_HONOURED.correctDrift);
   }
   if (f.child("ignore").present) {
     const conditions = f.child("ignore").object(["conditions"]).child("conditions");

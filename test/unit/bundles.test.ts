@@ -72,7 +72,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
       "fleet.yaml": [
         "serviceAccount: deployer",
         "forceSyncGeneration: 2",
-        "correctDrift: {enabled: true}",
+        "correctDrift: {enabled: true, force: true}",
         "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas]}]}",
         "ignore: {conditions: [{type: Ready}]}",
         "rolloutStrategy: {maxUnavailable: 1}",
@@ -88,9 +88,9 @@ describe("bundle reader (Fleet rules, real git)", () => {
     }, { serviceAccount: "repo-sa" });
     const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
     expect(fields).to.deep.equal([
-      "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount", "fleet.yaml: forceSyncGeneration", "fleet.yaml: helm.timeoutSeconds",
+      "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount", "fleet.yaml: helm.timeoutSeconds",
       "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
-      "fleet.yaml: diff.comparePatches", "fleet.yaml: correctDrift", "fleet.yaml: ignore.conditions",
+      "fleet.yaml: diff.comparePatches", "fleet.yaml: correctDrift.force", "fleet.yaml: ignore.conditions",
       "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates", 'GitRepo repo serviceAccount: "repo-sa" is not honoured yet',
     ]);
     expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')
