@@ -51,7 +51,13 @@ export class BundleDeployment extends pulumi.ComponentResource {
     const { entry, bundle } = args;
     const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
     const policy = lifecyclePolicyOf(entry);
-    const childOpts = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
+    // helm.timeoutSeconds: how long Helm waits for the release's objects to be ready. The provider awaits
+    // each object (a Deployment until its rollout is available) for the resource's custom timeouts.
+    const timeout = entry.options.helm?.timeoutSeconds ? `${entry.options.helm.timeoutSeconds}s` : undefined;
+    const childOpts: pulumi.CustomResourceOptions = {
+      parent: this, provider: args.provider, dependsOn: args.dependsOn,
+      ...(timeout ? { customTimeouts: { create: timeout, update: timeout } } : {}),
+    };
     if (entry.paused) {
       pulumi.log.warn(`bundle ${entry.bundle} is paused on cluster ${entry.cluster}: its objects stay exactly as deployed (no update, no delete)`, this);
     }

@@ -35,7 +35,6 @@ export const NOT_HONOURED = {
   ignoreConditions: "`status` reads every condition",
   acceptedStates: "the bundle waits for the other to be deployed (a Pulumi dependency), not for these states",
   rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
-  timeoutSeconds: "the Kubernetes provider's own await timeouts apply",
   force: "objects are applied with server-side apply, never deleted and recreated",
   atomic: "the engine does not roll back a failed update",
   waitForJobs: "Jobs are awaited as the Kubernetes provider awaits them, whatever this says",
@@ -206,10 +205,11 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
   const files = f.child("valuesFiles").stringList();
   if (files.length) h.valuesFiles = files;
   if (f.child("templateValues").present) h.templateValues = f.child("templateValues").stringMap();
+  // timeoutSeconds is honoured: the objects' create and update awaits (components/bundle-deployment.ts).
   for (const key of ["timeoutSeconds", "maxHistory"] as const) {
     const v = f.child(key).optNumber();
     if (v !== undefined) h[key] = v;
-    if (v) note(f.child(key), NOT_HONOURED[key]);
+    if (v && key === "maxHistory") note(f.child(key), NOT_HONOURED[key]);
   }
   for (const key of ["force", "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation", "disableDependencyUpdate"] as const) {
     if (f.child(key).bool()) h[key] = true;

@@ -88,7 +88,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
     }, { serviceAccount: "repo-sa" });
     const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
     expect(fields).to.deep.equal([
-      "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount", "fleet.yaml: helm.timeoutSeconds",
+      "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount",
       "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
       "fleet.yaml: diff.comparePatches", "fleet.yaml: correctDrift.force", "fleet.yaml: ignore.conditions",
       "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates", 'GitRepo repo serviceAccount: "repo-sa" is not honoured yet',
