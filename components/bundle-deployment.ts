@@ -29,6 +29,8 @@ export interface BundleDeploymentArgs {
   warnings?: string[];
   /** Objects a prune leaves on the cluster (core/render: Helm's keep policy, a chart's crds/). */
   kept?: Set<K8sObject>;
+  /** Per object, fields diff.comparePatches leave alone (given only while the deployment is unchanged). */
+  ignoredFields?: Map<K8sObject, string[]>;
 }
 
 /** Logical name of a (bundle, cluster) pair: names only, never list positions. */
@@ -110,8 +112,9 @@ function registerRawObjects(
       ? [{ name: `${previous.prefix}:${ns ? `${ns}/` : ""}${obj.metadata.name}`, parent: previous.parent }]
       : [];
     const objectPolicy = args.kept?.has(obj) ? { ...policy, retainOnDelete: true } : policy;
+    const ignored = args.ignoredFields?.get(obj);
     const resource = new KubernetesObject(`${name}/${objectKey(obj)}`, withOwnership(obj, owner, args.entry.options.forceSyncGeneration),
-      lifecycleOptions({ ...childOpts, dependsOn: deps, aliases }, objectPolicy));
+      lifecycleOptions({ ...childOpts, dependsOn: deps, aliases, ...(ignored ? { ignoreChanges: ignored } : {}) }, objectPolicy));
     if (obj.kind === CRD_KIND) {
       const spec = obj.spec as { group?: string; names?: { kind?: string } };
       crds.set(`${spec.group}/${spec.names?.kind}`, resource);

@@ -14,6 +14,7 @@ import { RenderedDeployment, renderDeployments } from "../core/render/deployment
 import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
 import { namespacesForCluster, NamespaceSpec } from "./namespaces";
+import { unchangedDeployments } from "../core/compare-patches";
 
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
 
@@ -51,11 +52,13 @@ export function deploymentRecord(e: PlanEntry, commit: string, objectCount: numb
 /** Everything that can fail, computed before the first registration: rendered objects (labels checked) and namespaces. */
 export interface PreparedFleet {
   rendered: Map<PlanEntry, RenderedDeployment>;
+  /** Deployments with the deploymentId the last update deployed: their comparePatches fields are ignored. */
+  unchanged: Set<PlanEntry>;
   namespaces: Map<string, NamespaceSpec[]>;
   agents: Map<string, ResolvedAgent>;
 }
 
-export function prepareFleet(state: FleetState): PreparedFleet {
+export function prepareFleet(state: FleetState, previousIds?: Record<string, string>): PreparedFleet {
   const rendered = renderDeployments(state.plan.entries, state.bundles, (gitRepo) => state.sources.get(gitRepo)!.commit);
   for (const [e, r] of rendered) checkObjectLabels(r.objects, e);
   const agents = resolveAgents(state.config);
@@ -68,7 +71,7 @@ export function prepareFleet(state: FleetState): PreparedFleet {
     const agentNs = agents.get(c.name)!.config.namespace;
     namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
-  return { rendered, namespaces, agents };
+  return { rendered, namespaces, agents, unchanged: unchangedDeployments(state.plan.entries, previousIds) };
 }
 
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
@@ -126,6 +129,7 @@ export class Fleet extends pulumi.ComponentResource {
         entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
         provider: cluster.provider, namespaces: cluster.namespaces, objects: prepared.rendered.get(entry)!.objects, dependsOn,
         warnings: prepared.rendered.get(entry)!.warnings, kept: prepared.rendered.get(entry)!.kept,
+        ignoredFields: prepared.unchanged.has(entry) ? prepared.rendered.get(entry)!.ignoredFields : undefined,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });
       this.deployments.set(key, deployment);
       return deployment;

@@ -37,7 +37,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
-  const prepared = prepareFleet(state);
+  const prepared = prepareFleet(state, previous?.deploymentIds);
   if (!options.correctsDrift) {
     for (const e of state.plan.entries) {
       if (e.options.correctDrift?.enabled) {
@@ -48,7 +48,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   if (!pinned.renderDir) {
     checkTakeOwnership({
       entries: state.plan.entries, rendered: prepared.rendered, bundles: state.bundles, clusters: pinned.clusters,
-      previous: previous?.clusters, skip: options.leftOut?.(),
+      previous: previous?.deploymentIds, skip: options.leftOut?.(),
     });
   }
   const planned = performance.now();

@@ -15,9 +15,12 @@ export interface DeployedGitRepo {
 
 export interface PreviousDeployment {
   gitRepos: Record<string, DeployedGitRepo>;
-  /** Per cluster, "<bundle> <last 12 characters of the deploymentId>" (FleetSummary.clusters). */
-  clusters?: Record<string, string[]>;
+  /** The deploymentId of each BundleDeployment ("<cluster>/<bundle>"), from the `deployments` output. */
+  deploymentIds?: Record<string, string>;
 }
+
+/** The output the per-BundleDeployment records are exported under (index.ts). */
+export const DEPLOYMENTS_OUTPUT = "deployments";
 
 /** The output name the Fleet component's record is exported under (index.ts). */
 export const RECORD_OUTPUT = "summary";
@@ -30,7 +33,13 @@ export async function readPreviousDeployment(): Promise<PreviousDeployment | und
   const self = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
   const details = await self.getOutputDetails(RECORD_OUTPUT);
   const value = (details.value ?? details.secretValue) as PreviousDeployment | undefined;
-  return value && typeof value === "object" && value.gitRepos ? value : undefined;
+  if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
+  const records = await self.getOutputDetails(DEPLOYMENTS_OUTPUT);
+  const byKey = (records.value ?? records.secretValue) as Record<string, { deploymentId?: string }> | undefined;
+  const deploymentIds = byKey && typeof byKey === "object"
+    ? Object.fromEntries(Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string").map(([k, r]) => [k, r.deploymentId!]))
+    : undefined;
+  return { gitRepos: value.gitRepos, deploymentIds };
 }
 
 /**

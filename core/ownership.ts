@@ -18,6 +18,7 @@ import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
 import { LiveObject, OwnersJob, runRenderer } from "./render/fleet-render";
+import { unchangedDeployments } from "./compare-patches";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -32,8 +33,8 @@ export interface OwnershipInput {
   rendered: Map<PlanEntry, RenderedDeployment>;
   bundles: Bundle[];
   clusters: ClusterConfig[];
-  /** Per cluster, "<bundle> <last 12 characters of the deploymentId>" of the last update (FleetSummary.clusters). */
-  previous?: Record<string, string[]>;
+  /** The deploymentId of each BundleDeployment ("<cluster>/<bundle>") the last update deployed. */
+  previous?: Record<string, string>;
   /** Clusters this operation leaves out (unreachable): nothing of theirs is applied, so nothing is read. */
   skip?: ReadonlySet<string>;
 }
@@ -41,10 +42,9 @@ export interface OwnershipInput {
 /** The objects to look up: per cluster, each (deployment, object) whose owner decides. */
 export function ownershipQueries(input: OwnershipInput): Map<string, { entry: PlanEntry; object: K8sObject }[]> {
   const queries = new Map<string, { entry: PlanEntry; object: K8sObject }[]>();
-  const unchanged = new Set(Object.entries(input.previous ?? {}).flatMap(([cluster, list]) => list.map((d) => `${cluster} ${d}`)));
+  const unchanged = unchangedDeployments(input.entries, input.previous);
   for (const entry of input.entries) {
-    if (entry.options.helm?.takeOwnership || input.skip?.has(entry.cluster)) continue;
-    if (unchanged.has(`${entry.cluster} ${entry.bundle} ${entry.deploymentId.slice(-12)}`)) continue;
+    if (entry.options.helm?.takeOwnership || input.skip?.has(entry.cluster) || unchanged.has(entry)) continue;
     const r = input.rendered.get(entry)!;
     const list = queries.get(entry.cluster) ?? queries.set(entry.cluster, []).get(entry.cluster)!;
     for (const object of r.objects) if (!r.chartCrds.has(object)) list.push({ entry, object });

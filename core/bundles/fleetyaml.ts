@@ -31,7 +31,7 @@ type Unhonoured = (f: Field, instead: string) => void;
 export const NOT_HONOURED = {
   serviceAccount: "objects are applied with the stack's credentials for the cluster, not as this service account",
   correctDrift: "a drifted object whose patch fails is not deleted and recreated, and no failure history is kept",
-  comparePatches: "`status` reports these fields as drift and `up --refresh` overwrites them",
+  comparePatchOps: "only `remove` operations (and jsonPointers) are honoured: this operation is not applied before comparing",
   ignoreConditions: "`status` reads every condition",
   acceptedStates: "the bundle waits for the other to be deployed (a Pulumi dependency), not for these states",
   rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
@@ -178,7 +178,10 @@ function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
         return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
       }),
     };
-    if (o.diff.comparePatches?.length) note(f.child("diff").child("comparePatches"), NOT_HONOURED.comparePatches);
+    // jsonPointers and remove operations are honoured (core/compare-patches.ts); other operations are warned.
+    d.child("comparePatches").items().forEach((p) => p.child("operations").items().forEach((op) => {
+      if (op.child("op").optString() !== "remove") note(op.child("op"), NOT_HONOURED.comparePatchOps);
+    }));
   }
   if (f.child("correctDrift").present) {
     const c = f.child("correctDrift").object(["enabled", "force", "keepFailHistory"]);

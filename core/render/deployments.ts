@@ -4,6 +4,7 @@
  * Pairs that render the same bundle with the same options share one render. Then Fleet's namespace
  * rules, checked here so nothing is registered when any object is wrong.
  */
+import { comparePatchPaths } from "../compare-patches";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
@@ -25,6 +26,8 @@ export interface RenderedDeployment {
   kept: Set<K8sObject>;
   /** The chart's crds/ objects: Helm installs them only when absent and never checks their owner. */
   chartCrds: Set<K8sObject>;
+  /** Per object, the fields diff.comparePatches leave out of drift (Pulumi property paths; core/compare-patches.ts). */
+  ignoredFields: Map<K8sObject, string[]>;
 }
 
 const RESOURCE_POLICY = "helm.sh/resource-policy";
@@ -86,7 +89,8 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
     if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
     const rendered = withNamespaces(r, e, ctx);
     const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
-    out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style });
+    const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
+    out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields });
   }
   checkSingleOwner(out);
   return out;
@@ -126,7 +130,7 @@ const CLUSTER_SCOPED = new Set([
   "ComponentStatus", "ClusterIssuer", "VolumeSnapshotClass",
 ]);
 
-function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; bundle: string; cluster: string }): Omit<RenderedDeployment, "style"> {
+function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; bundle: string; cluster: string }): Omit<RenderedDeployment, "style" | "ignoredFields"> {
   const warnings = [...(r.warnings ?? [])];
   const hooks: K8sObject[] = [];
   for (const h of r.hooks ?? []) {

@@ -73,7 +73,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
         "serviceAccount: deployer",
         "forceSyncGeneration: 2",
         "correctDrift: {enabled: true, force: true}",
-        "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas]}]}",
+        "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas], operations: [{op: remove, path: /spec/paused}, {op: replace, path: /spec/x, value: y}]}]}",
         "ignore: {conditions: [{type: Ready}]}",
         "rolloutStrategy: {maxUnavailable: 1}",
         "helm: {chart: ./chart, timeoutSeconds: 60, atomic: true, maxHistory: 3, force: true, takeOwnership: true, waitForJobs: true}",
@@ -90,7 +90,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(fields).to.deep.equal([
       "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount",
       "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
-      "fleet.yaml: diff.comparePatches", "fleet.yaml: correctDrift.force", "fleet.yaml: ignore.conditions",
+      "fleet.yaml: diff.comparePatches[0].operations[1].op", "fleet.yaml: correctDrift.force", "fleet.yaml: ignore.conditions",
       "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates", 'GitRepo repo serviceAccount: "repo-sa" is not honoured yet',
     ]);
     expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')

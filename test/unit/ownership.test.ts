@@ -18,7 +18,7 @@ function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): 
 
 function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<OwnershipInput> = {}): OwnershipInput {
   const rendered = new Map<PlanEntry, RenderedDeployment>(entries.map(([e, objects, crds = []]) =>
-    [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], kept: new Set(crds), chartCrds: new Set(crds) }]));
+    [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], kept: new Set(crds), chartCrds: new Set(crds), ignoredFields: new Map() }]));
   return {
     entries: entries.map(([e]) => e), rendered, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KUBECONFIG-TEXT" }],
     bundles: [{ name: "web", fleetYaml: "web/fleet.yaml" } as never], ...over,
@@ -44,7 +44,7 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     const adopting = entry("cache", "c1", { options: { helm: { takeOwnership: true } } });
     const leftOut = entry("web", "c2");
     const q = ownershipQueries(input([[web, [cm("a")], [crd("x.example.com")]], [unchanged, [cm("b")]], [adopting, [cm("c")]], [leftOut, [cm("a")]]], {
-      previous: { c1: [`db ${unchanged.deploymentId.slice(-12)}`, "web 999999999999"] }, skip: new Set(["c2"]),
+      previous: { "c1/db": unchanged.deploymentId, "c1/web": "s-0:other" }, skip: new Set(["c2"]),
     }));
     expect([...q.keys()]).to.deep.equal(["c1"]);
     expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a"]);

@@ -1,0 +1,41 @@
+import { expect } from "chai";
+import { comparePatchPaths, propertyPath, unchangedDeployments } from "../../core/compare-patches";
+import { K8sObject } from "../../core/bundles/manifests";
+import { PlanEntry } from "../../core/targeting/plan";
+
+const deployment = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace } });
+
+describe("diff.comparePatches as ignoreChanges (Fleet's matching, JSON pointers as property paths)", () => {
+  it("turns JSON pointers into Pulumi property paths, escapes included", () => {
+    expect(propertyPath("/spec/replicas")).to.equal("spec.replicas");
+    expect(propertyPath("/spec/template/spec/containers/0/image")).to.equal("spec.template.spec.containers[0].image");
+    expect(propertyPath("/metadata/labels/app.kubernetes.io~1name")).to.equal('metadata.labels["app.kubernetes.io/name"]');
+    expect(propertyPath("/data/a~0b")).to.equal('data["a~b"]');
+    expect(propertyPath("/")).to.equal("");
+  });
+
+  it("matches group and kind; an empty name or namespace matches any; remove operations count, other operations do not", () => {
+    const patches = [
+      { apiVersion: "apps/v1", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] },
+      { apiVersion: "apps/v1beta1", kind: "Deployment", operations: [{ op: "remove", path: "/spec/paused" }, { op: "replace", path: "/spec/x", value: "1" }] },
+      { apiVersion: "apps/v1", kind: "Deployment", namespace: "other", jsonPointers: ["/spec/strategy"] },
+      { apiVersion: "v1", kind: "Deployment", jsonPointers: ["/spec/minReadySeconds"] },
+      { apiVersion: "apps/v1", kind: "StatefulSet", jsonPointers: ["/spec/replicas"] },
+    ];
+    expect(comparePatchPaths(deployment("web"), patches)).to.deep.equal(["spec.replicas", "spec.paused"]);
+    expect(comparePatchPaths(deployment("api"), patches)).to.deep.equal(["spec.paused"]);
+    expect(comparePatchPaths(deployment("api", "other"), patches)).to.deep.equal(["spec.paused", "spec.strategy"]);
+    expect(comparePatchPaths(deployment("web"), undefined)).to.deep.equal([]);
+  });
+
+  it("a deployment is unchanged when the last update deployed its deploymentId on that cluster", () => {
+    const e = (bundle: string, cluster: string, id: string) => ({ bundle, cluster, deploymentId: `s-1:${id}` }) as PlanEntry;
+    const same = e("web", "c1", "aaaaaaaaaaaabbbbbbbbbbbb");
+    const changed = e("web", "c2", "aaaaaaaaaaaacccccccccccc");
+    const fresh = e("db", "c1", "dddddddddddddddddddddddd");
+    // The same options hash with other manifests is a change: the whole deploymentId counts.
+    const unchanged = unchangedDeployments([same, changed, fresh], { "c1/web": same.deploymentId, "c2/web": "s-0:aaaaaaaaaaaacccccccccccc", "c1/db": "s-1:x" });
+    expect([...unchanged]).to.deep.equal([same]);
+    expect(unchangedDeployments([same], undefined).size).to.equal(0);
+  });
+});
