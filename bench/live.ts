@@ -5,6 +5,7 @@
  *    from the update's start until its objects are gone (polled every 100 ms), and until `up` returns;
  *  - a 500-object bundle applied by `up` and the same 500 objects by `kubectl apply --server-side`
  *    (kubectl built from the control plane's own Kubernetes release) against the same API server;
+ *    and the time helm.takeOwnership's read of those 500 objects takes (core/ownership.ts);
  *  - agent churn: 20 no-op updates, then agent pod UIDs, restarts and replacements.
  * `--parts prune,apply,churn` picks parts. Writes bench/results/live.json.
  */
@@ -17,6 +18,7 @@ import { kubeList } from "../automation/kube-client";
 import { clusterBinaries, LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/toolchain";
+import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
 import { arg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
@@ -83,9 +85,18 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
   };
   const kubectlMs = timeKubectl();
   const kubectlNoopMs = timeKubectl();
+  // helm.takeOwnership's read (core/ownership.ts): what a first up of this bundle pays before registering.
+  const tOwners = performance.now();
+  const owners = runRenderer({ owners: [{
+    id: "c0", kubeconfig: fs.readFileSync(ctx.clusters[0].kubeconfig, "utf8"), context: "",
+    objects: docs.map((d) => ({ apiVersion: d.apiVersion, kind: d.kind, namespace: "big-kubectl", name: d.metadata.name })),
+  }] }).owners.c0;
+  const ownersMs = performance.now() - tOwners;
+  if (owners.error || owners.objects?.filter(Boolean).length !== docs.length) throw new Error(`ownership read: ${owners.error ?? "objects missing"}`);
   const result = {
     upS: seconds(upMs), kubectlS: seconds(kubectlMs), ratio: +(upMs / kubectlMs).toFixed(2),
     noopUpS: seconds(noopMs), kubectlReapplyS: seconds(kubectlNoopMs), noopRatio: +(noopMs / kubectlNoopMs).toFixed(2),
+    ownershipReadS: seconds(ownersMs),
     kubectlVersion: execFileSync(kubectl, ["version", "--client", "-o", "json"], { encoding: "utf8" }).match(/"gitVersion":\s*"([^"]+)"/)?.[1],
   };
   console.log("500-object bundle, one cluster (create, then again unchanged):");
@@ -94,6 +105,7 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
     { what: "unchanged", "pulumi-fleet up s": result.noopUpS, "kubectl apply --server-side s": result.kubectlReapplyS, ratio: result.noopRatio },
   ]);
   console.log(`goal: create ratio at most 1.5 (kubectl ${result.kubectlVersion})`);
+  console.log(`ownership read of the 500 objects (helm.takeOwnership, paid by a first up or a changed deployment): ${result.ownershipReadS} s`);
   return result;
 }
 
