@@ -14,7 +14,7 @@ import { RenderedDeployment, renderDeployments } from "../core/render/deployment
 import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
 import { namespacesForCluster, NamespaceSpec } from "./namespaces";
-import { unchangedDeployments } from "../core/compare-patches";
+import { unchangedDeployments } from "../core/targeting/plan";
 
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
 

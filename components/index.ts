@@ -48,7 +48,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   if (!pinned.renderDir) {
     checkTakeOwnership({
       entries: state.plan.entries, rendered: prepared.rendered, bundles: state.bundles, clusters: pinned.clusters,
-      previous: previous?.deploymentIds, skip: options.leftOut?.(),
+      unchanged: prepared.unchanged, skip: options.leftOut?.(),
     });
   }
   const planned = performance.now();

@@ -6,11 +6,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { FleetError } from "../core/errors";
 import { labelKeyProblem, labelValueProblem } from "../core/k8s-validation";
-import { REPO_NAME_LABEL } from "../core/targeting/plan";
-import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "../core/ownership";
+import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, clusterLabels, MANAGED_BY, MANAGED_BY_LABEL, ownerLabels } from "../core/ownership";
 
-// Core owns the label names: the takeOwnership check (core/ownership.ts) reads them back from clusters.
-export { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL };
+// Core owns the ownership labels: the takeOwnership check (core/ownership.ts) reads them back from clusters.
+export { BUNDLE_NAME_LABEL, CLUSTER_LABEL, clusterLabels, MANAGED_BY, MANAGED_BY_LABEL, ownerLabels };
 
 export interface Owner {
   gitRepo: string;
@@ -18,14 +17,6 @@ export interface Owner {
   cluster: string;
 }
 
-/** The labels everything this project creates on a cluster carries. */
-export function clusterLabels(cluster: string): Record<string, string> {
-  return { [CLUSTER_LABEL]: cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
-}
-
-export function ownerLabels(owner: Owner): Record<string, string> {
-  return { [REPO_NAME_LABEL]: owner.gitRepo, [BUNDLE_NAME_LABEL]: owner.bundle, ...clusterLabels(owner.cluster) };
-}
 
 interface ObjectLike {
   apiVersion?: string;

@@ -11,7 +11,6 @@
  */
 import { K8sObject, groupOf } from "./bundles/manifests";
 import { ComparePatch } from "./bundles/types";
-import { PlanEntry } from "./targeting/plan";
 
 /** The Pulumi property paths of the object's fields that comparePatches leave out. */
 export function comparePatchPaths(obj: K8sObject, patches: ComparePatch[] | undefined): string[] {
@@ -45,12 +44,4 @@ export function propertyPath(pointer: string): string {
     else out += `[${JSON.stringify(s)}]`;
   }
   return out;
-}
-
-/**
- * The plan entries whose deploymentId (manifest and options) is the one the last update deployed,
- * from the stack's `deployments` output, keyed "<cluster>/<bundle>" as BundleDeployments are named.
- */
-export function unchangedDeployments(entries: PlanEntry[], deployed: Record<string, string> | undefined): Set<PlanEntry> {
-  return new Set(entries.filter((e) => deployed?.[`${e.cluster}/${e.bundle}`] === e.deploymentId));
 }

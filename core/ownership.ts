@@ -18,12 +18,21 @@ import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
 import { LiveObject, OwnersJob, runRenderer } from "./render/fleet-render";
-import { unchangedDeployments } from "./compare-patches";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "pulumi-fleet";
+
+/** The labels everything this project creates on a cluster carries. */
+export function clusterLabels(cluster: string): Record<string, string> {
+  return { [CLUSTER_LABEL]: cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
+/** The labels of every object a bundle deployment applies (components/labels.ts withOwnership). */
+export function ownerLabels(owner: { gitRepo: string; bundle: string; cluster: string }): Record<string, string> {
+  return { [REPO_NAME_LABEL]: owner.gitRepo, [BUNDLE_NAME_LABEL]: owner.bundle, ...clusterLabels(owner.cluster) };
+}
 
 const HELM_RELEASE_ANNOTATION = "meta.helm.sh/release-name";
 const HELM_NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace";
@@ -33,8 +42,8 @@ export interface OwnershipInput {
   rendered: Map<PlanEntry, RenderedDeployment>;
   bundles: Bundle[];
   clusters: ClusterConfig[];
-  /** The deploymentId of each BundleDeployment ("<cluster>/<bundle>") the last update deployed. */
-  previous?: Record<string, string>;
+  /** The deployments with the deploymentId the last update deployed (unchangedDeployments). */
+  unchanged?: ReadonlySet<PlanEntry>;
   /** Clusters this operation leaves out (unreachable): nothing of theirs is applied, so nothing is read. */
   skip?: ReadonlySet<string>;
 }
@@ -42,9 +51,8 @@ export interface OwnershipInput {
 /** The objects to look up: per cluster, each (deployment, object) whose owner decides. */
 export function ownershipQueries(input: OwnershipInput): Map<string, { entry: PlanEntry; object: K8sObject }[]> {
   const queries = new Map<string, { entry: PlanEntry; object: K8sObject }[]>();
-  const unchanged = unchangedDeployments(input.entries, input.previous);
   for (const entry of input.entries) {
-    if (entry.options.helm?.takeOwnership || input.skip?.has(entry.cluster) || unchanged.has(entry)) continue;
+    if (entry.options.helm?.takeOwnership || input.skip?.has(entry.cluster) || input.unchanged?.has(entry)) continue;
     const r = input.rendered.get(entry)!;
     const list = queries.get(entry.cluster) ?? queries.set(entry.cluster, []).get(entry.cluster)!;
     for (const object of r.objects) if (!r.chartCrds.has(object)) list.push({ entry, object });
@@ -55,7 +63,7 @@ export function ownershipQueries(input: OwnershipInput): Map<string, { entry: Pl
 /** Whether a live object carries this deployment's ownership labels. */
 export function ownedBy(live: LiveObject, entry: PlanEntry): boolean {
   const l = live.labels ?? {};
-  return l[MANAGED_BY_LABEL] === MANAGED_BY && l[BUNDLE_NAME_LABEL] === entry.bundle && l[REPO_NAME_LABEL] === entry.gitRepo && l[CLUSTER_LABEL] === entry.cluster;
+  return Object.entries(ownerLabels(entry)).every(([k, v]) => l[k] === v);
 }
 
 /** Who a foreign object belongs to, as far as its metadata tells. */

@@ -48,6 +48,14 @@ export function deploymentIdOf(manifestId: string, options: DeploymentOptions): 
 }
 
 /**
+ * The plan entries whose deploymentId (manifest and options) is the one the last update deployed,
+ * from the stack's `deployments` output, keyed "<cluster>/<bundle>" as BundleDeployments are named.
+ */
+export function unchangedDeployments(entries: PlanEntry[], deployed: Record<string, string> | undefined): Set<PlanEntry> {
+  return new Set(entries.filter((e) => deployed?.[`${e.cluster}/${e.bundle}`] === e.deploymentId));
+}
+
+/**
  * deploymentIdOf for the entries of one merged options object (`base`) whose helm options differ only
  * in `values`, as templateHelmValues returns them (one per cluster): the base's stable JSON is made once
  * with a slot where the values go, and each distinct values object is serialised once. Equal to

@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { comparePatchPaths, propertyPath, unchangedDeployments } from "../../core/compare-patches";
+import { comparePatchPaths, propertyPath } from "../../core/compare-patches";
 import { K8sObject } from "../../core/bundles/manifests";
-import { PlanEntry } from "../../core/targeting/plan";
+import { PlanEntry, unchangedDeployments } from "../../core/targeting/plan";
 
 const deployment = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace } });
 

@@ -44,7 +44,7 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     const adopting = entry("cache", "c1", { options: { helm: { takeOwnership: true } } });
     const leftOut = entry("web", "c2");
     const q = ownershipQueries(input([[web, [cm("a")], [crd("x.example.com")]], [unchanged, [cm("b")]], [adopting, [cm("c")]], [leftOut, [cm("a")]]], {
-      previous: { "c1/db": unchanged.deploymentId, "c1/web": "s-0:other" }, skip: new Set(["c2"]),
+      unchanged: new Set([unchanged]), skip: new Set(["c2"]),
     }));
     expect([...q.keys()]).to.deep.equal(["c1"]);
     expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a"]);
