@@ -4,15 +4,8 @@
  * of 10 minutes.
  */
 import { expect } from "chai";
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
-import { LocalCluster } from "../../automation/local-clusters";
 import * as ops from "../../automation/operations";
-import { toolchain } from "../../automation/toolchain";
-import { StackConfig } from "../../core/config/stack";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
-import { liveClusters } from "../support/live-clusters";
+import { liveStack } from "../support/live-stack";
 
 const NS = "helm-timeout-test";
 const STUCK = `apiVersion: apps/v1
@@ -31,42 +24,16 @@ spec:
 
 describe("helm.timeoutSeconds on a live cluster", function () {
   this.timeout(10 * 60_000);
-  let cluster: LocalCluster;
-  const work = tempDir("pf-timeout-");
-  const repoDir = path.join(work, "repo");
-  fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
-  let config: StackConfig;
-  const options = (): ops.OperationOptions => ({
-    stack: "timeout", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "timeout" },
-  });
-
-  before(function () {
-    this.timeout(60 * 60_000);
-    toolchain();
-    cluster = liveClusters().clusters[0];
-    fs.mkdirSync(path.join(repoDir, "app"), { recursive: true });
-    fs.writeFileSync(path.join(repoDir, "app/fleet.yaml"), `defaultNamespace: ${NS}\nhelm: {timeoutSeconds: 15}\n`);
-    fs.writeFileSync(path.join(repoDir, "app/deployment.yaml"), STUCK);
-    config = {
-      file: "stacks/Pulumi.timeout.yaml", fleetVersion: "0.13.1", clusterGroups: [],
-      clusters: [{ name: cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
-      gitRepos: [gitRepoConfig({ name: "timeout", repo: repoDir, paths: ["app"], targets: [{ clusterSelector: {} }] })],
-    };
-  });
-
-  after(async function () {
-    this.timeout(5 * 60_000);
-    await ops.destroy(options());
-    if (await kubeGet(cluster, `/api/v1/namespaces/${NS}`)) await kubeRequest(cluster, "DELETE", `/api/v1/namespaces/${NS}`);
-    fs.rmSync(work, { recursive: true, force: true });
+  const s = liveStack("timeout", {
+    namespace: NS, paths: ["app"],
+    files: { "app/fleet.yaml": `defaultNamespace: ${NS}\nhelm: {timeoutSeconds: 15}\n`, "app/deployment.yaml": STUCK },
   });
 
   it("a Deployment that never becomes ready fails the update after timeoutSeconds, naming it", async () => {
     const started = Date.now();
     let message = "";
     try {
-      await ops.up(options());
+      await ops.up(s.options());
     } catch (err) {
       message = String((err as Error).message);
     }

@@ -1,0 +1,67 @@
+/**
+ * The set-up the live tests of single fleet.yaml settings share: the first live cluster, a local
+ * GitRepo directory with the given files, and a stack of its own that targets every cluster in the
+ * config (only that one). Call it inside describe(): it registers the before and after hooks; after
+ * destroys the stack and deletes the test's namespace, so the next file finds the cluster as it was.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { LocalCluster } from "../../automation/local-clusters";
+import * as ops from "../../automation/operations";
+import { toolchain } from "../../automation/toolchain";
+import { StackConfig } from "../../core/config/stack";
+import { gitRepoConfig, tempDir } from "./git-fixtures";
+import { liveClusters } from "./live-clusters";
+
+export interface LiveStack {
+  /** Set when the before hook has run. */
+  cluster: LocalCluster;
+  repoDir: string;
+  /** Writes a file of the GitRepo (a plain directory: read as it is on disk at each operation). */
+  write(file: string, text: string): void;
+  options(over?: Partial<ops.OperationOptions>): ops.OperationOptions;
+}
+
+/** `name` names the stack, its GitRepo (so bundles are `<name>-<path>`) and its passphrase. */
+export function liveStack(name: string, spec: { namespace: string; paths: string[]; files: Record<string, string>; setup?: (s: LiveStack) => Promise<void> }): LiveStack {
+  const work = tempDir(`pf-${name}-`);
+  const repoDir = path.join(work, "repo");
+  let config: StackConfig;
+  const stack: LiveStack = {
+    cluster: undefined as unknown as LocalCluster,
+    repoDir,
+    write(file, text) {
+      fs.mkdirSync(path.dirname(path.join(repoDir, file)), { recursive: true });
+      fs.writeFileSync(path.join(repoDir, file), text);
+    },
+    options: (over = {}) => ({
+      stack: name, stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
+      deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: name }, ...over,
+    }),
+  };
+
+  before(async function () {
+    this.timeout(60 * 60_000);
+    toolchain();
+    stack.cluster = liveClusters().clusters[0];
+    fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
+    for (const [file, text] of Object.entries(spec.files)) stack.write(file, text);
+    config = {
+      file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", clusterGroups: [],
+      clusters: [{ name: stack.cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8") }],
+      gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }] })],
+    };
+    await spec.setup?.(stack);
+  });
+
+  after(async function () {
+    this.timeout(5 * 60_000);
+    await ops.destroy(stack.options());
+    const ns = `/api/v1/namespaces/${spec.namespace}`;
+    if (await kubeGet(stack.cluster, ns)) await kubeRequest(stack.cluster, "DELETE", ns);
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  return stack;
+}
