@@ -37,6 +37,7 @@ export function syntheticClusters(n: number, extra: (i: number) => Partial<Clust
 export function syntheticConfig(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): StackConfig {
   const raw = {
     fleetVersion: "0.13.1",
+    agent: { apiServerURL: "https://fleet.example.com" },
     clusters: clusters.map(({ name, labels, kubeconfig }) => ({ name, labels, ...(kubeconfig ? { kubeconfig } : {}) })),
     gitRepos: [{ name: "bench", repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: { matchLabels: { env: "bench" } } }] }],
     ...extra,

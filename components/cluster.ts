@@ -21,10 +21,14 @@ export interface ClusterArgs {
   /** When set, manifests are rendered to <renderDir>/<cluster name>. */
   renderDir?: string;
   namespaces: NamespaceSpec[];
+  /** serviceAccount: per user, a kubeconfig acting as that service account (core/service-accounts.ts). */
+  accounts?: Map<string, string>;
 }
 
 export class Cluster extends pulumi.ComponentResource {
   readonly provider: k8s.Provider;
+  /** Per impersonated user, a provider applying as that user; same clusterIdentifier, so moving a bundle between accounts replaces nothing. */
+  readonly accountProviders = new Map<string, k8s.Provider>();
   readonly namespaces: Map<string, k8s.core.v1.Namespace>;
   readonly clusterName: string;
 
@@ -33,6 +37,10 @@ export class Cluster extends pulumi.ComponentResource {
     const c = args.config;
     this.clusterName = c.name;
     this.provider = new k8s.Provider(c.name, providerArgs(c, args.renderDir), { parent: this });
+    for (const [user, kubeconfig] of [...(args.accounts ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const asAccount: ClusterConfig = { ...c, kubeconfig, context: undefined };
+      this.accountProviders.set(user, new k8s.Provider(`${c.name}/as/${user}`, providerArgs(asAccount), { parent: this }));
+    }
     this.namespaces = new Map(args.namespaces.map((ns) => [ns.name, new k8s.core.v1.Namespace(`${c.name}/${ns.name}`, {
       metadata: {
         name: ns.name,
@@ -41,6 +49,11 @@ export class Cluster extends pulumi.ComponentResource {
       },
     }, { parent: this, provider: this.provider, retainOnDelete: !ns.deleteWithBundles })]));
     this.registerOutputs({});
+  }
+
+  /** The provider applying as `user` (a bundle's serviceAccount), or the cluster's own. */
+  providerFor(user?: string): k8s.Provider {
+    return user ? this.accountProviders.get(user)! : this.provider;
   }
 }
 

@@ -15,6 +15,7 @@ import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
 import { namespacesForCluster, NamespaceSpec } from "./namespaces";
 import { unchangedDeployments } from "../core/targeting/plan";
+import { AccountProviders, accountProviders } from "../core/service-accounts";
 
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
 
@@ -56,9 +57,11 @@ export interface PreparedFleet {
   unchanged: Set<PlanEntry>;
   namespaces: Map<string, NamespaceSpec[]>;
   agents: Map<string, ResolvedAgent>;
+  /** serviceAccount: whom each deployment is applied as, and the kubeconfigs acting as them. */
+  accounts: AccountProviders;
 }
 
-export function prepareFleet(state: FleetState, previousIds?: Record<string, string>): PreparedFleet {
+export function prepareFleet(state: FleetState, previousIds?: Record<string, string>, renderMode = !!state.config.renderDir): PreparedFleet {
   const rendered = renderDeployments(state.plan.entries, state.bundles, (gitRepo) => state.sources.get(gitRepo)!.commit);
   for (const [e, r] of rendered) checkObjectLabels(r.objects, e);
   const agents = resolveAgents(state.config);
@@ -71,7 +74,8 @@ export function prepareFleet(state: FleetState, previousIds?: Record<string, str
     const agentNs = agents.get(c.name)!.config.namespace;
     namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
-  return { rendered, namespaces, agents, unchanged: unchangedDeployments(state.plan.entries, previousIds) };
+  const accounts = accountProviders(state.plan.entries, state.config.clusters, (c) => agents.get(c)!.config.namespace, renderMode);
+  return { rendered, namespaces, agents, accounts, unchanged: unchangedDeployments(state.plan.entries, previousIds) };
 }
 
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
@@ -102,6 +106,7 @@ export class Fleet extends pulumi.ComponentResource {
     for (const c of [...config.clusters].sort(byName)) {
       const cluster = new Cluster(c.name, {
         config: c, renderDir: config.renderDir, namespaces: prepared.namespaces.get(c.name) ?? [],
+        accounts: prepared.accounts.kubeconfigs.get(c.name),
       }, { parent: this });
       this.clusters.set(c.name, cluster);
       this.agents.set(c.name, new Agent(c.name, { cluster: c.name, agent: prepared.agents.get(c.name)!, provider: cluster.provider }, { parent: cluster }));
@@ -127,7 +132,7 @@ export class Fleet extends pulumi.ComponentResource {
       const cluster = this.clusters.get(entry.cluster)!;
       const deployment = new BundleDeployment(key, {
         entry, bundle: bundles.get(entry.bundle)!, commit: commitOf(entry.gitRepo),
-        provider: cluster.provider, namespaces: cluster.namespaces, objects: prepared.rendered.get(entry)!.objects, dependsOn,
+        provider: cluster.providerFor(prepared.accounts.userOf.get(entry)), namespaces: cluster.namespaces, objects: prepared.rendered.get(entry)!.objects, dependsOn,
         warnings: prepared.rendered.get(entry)!.warnings, kept: prepared.rendered.get(entry)!.kept,
         ignoredFields: prepared.unchanged.has(entry) ? prepared.rendered.get(entry)!.ignoredFields : undefined,
       }, { parent: this.gitRepos.get(entry.gitRepo)! });

@@ -37,7 +37,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
-  const prepared = prepareFleet(state, previous?.deploymentIds);
+  const prepared = prepareFleet(state, previous?.deploymentIds, !!pinned.renderDir);
   if (!options.correctsDrift) {
     for (const e of state.plan.entries) {
       if (e.options.correctDrift?.enabled) {

@@ -1,16 +1,17 @@
 /**
- * The agent configuration a cluster actually gets. Resolution per field: a value the cluster carries
- * itself (API server URL and CA in its kubeconfig) wins; then the cluster's own agent setting unless
- * empty; then the global setting; then the default. Only this resolved, canonical value is compared or
- * deployed, so the same effective configuration reached another way never changes a byte (fleet#3061
- * compared the global value with the cluster's own and redeployed every agent on each restart).
+ * The agent configuration a cluster actually gets. Resolution per field, as Fleet's: the cluster's own
+ * agent setting unless empty (for the API server URL and CA, Fleet's keys of the cluster's secret); then
+ * the global setting; then the default. The API server is the Fleet management endpoint the agent
+ * registers with, never the runner's route to the cluster (its kubeconfig): rotating that route must not
+ * restart an agent. Only this resolved, canonical value is compared or deployed, so the same effective
+ * configuration reached another way never changes a byte (fleet#3061 compared the global value with the
+ * cluster's own and redeployed every agent on each restart).
  */
 import { FleetError, withContext } from "../errors";
 import { sha256Hex, stableJson } from "../hash";
 import { Field } from "../config/reader";
 import { StackConfig } from "../config/stack";
 import { AgentSettings, parseAgentSettings, Toleration } from "./settings";
-import { ClusterOwnValues, clusterOwnValues } from "./kubeconfig";
 import { canonicalPem, canonicalQuantity, sortedKeys } from "./canonical";
 
 export const DEFAULT_AGENT_NAMESPACE = "cattle-fleet-system";
@@ -52,11 +53,17 @@ function pick<K extends keyof AgentSettings>(key: K, cluster: AgentSettings, glo
   return !isEmpty(cluster[key]) ? cluster[key] : !isEmpty(global[key]) ? global[key] : undefined;
 }
 
-export function resolveAgent(clusterName: string, global: AgentSettings, cluster: AgentSettings, own: ClusterOwnValues, fleetVersion?: string): ResolvedAgent {
+export function resolveAgent(clusterName: string, global: AgentSettings, cluster: AgentSettings, fleetVersion?: string): ResolvedAgent {
   const get = <K extends keyof AgentSettings>(k: K) => pick(k, cluster, global);
   const tag = get("imageTag");
   if (!tag && !fleetVersion) {
     throw new FleetError("the agent image tag follows fleetVersion, which is not set; set pulumi-fleet:fleetVersion or agent.imageTag", { cluster: clusterName, field: "fleetVersion" });
+  }
+  const apiServerURL = get("apiServerURL");
+  if (!apiServerURL) {
+    // Fleet's controller refuses the same ("missing apiServerURL in fleet config"): without it the agent cannot register.
+    throw new FleetError("missing apiServerURL in fleet config: set agent.apiServerURL (or this cluster's agent.apiServerURL) to the Fleet management API server the agent registers with",
+      { cluster: clusterName, field: "agent.apiServerURL" });
   }
   const prefix = get("privateRepoURL");
   const repository = get("imageRepository") ?? DEFAULT_AGENT_REPOSITORY;
@@ -67,8 +74,8 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
     image,
     imagePullPolicy: get("imagePullPolicy") ?? "IfNotPresent",
     pullSecrets: [...(get("pullSecrets") ?? [])].sort(),
-    apiServerURL: own.apiServerURL || get("apiServerURL") || "",
-    apiServerCA: canonicalCA(own.apiServerCA || get("apiServerCA") || ""),
+    apiServerURL,
+    apiServerCA: canonicalCA(get("apiServerCA") ?? ""),
     tlsMode: get("tlsMode") ?? "system-store",
     checkinInterval: get("checkinInterval") ?? "15m",
     garbageCollectionInterval: get("garbageCollectionInterval") ?? "15m",
@@ -95,14 +102,12 @@ export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
   const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
   return new Map(config.clusters.map((c, i) => {
     const ctx = { file: config.file, cluster: c.name };
-    let own: ClusterOwnValues;
-    try {
-      own = clusterOwnValues(c.kubeconfig, c.context);
-    } catch (err) {
-      throw withContext(err, { ...ctx, field: `clusters[${i}].kubeconfig` });
-    }
     const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
-    return [c.name, resolveAgent(c.name, global, settings, own, config.fleetVersion)];
+    try {
+      return [c.name, resolveAgent(c.name, global, settings, config.fleetVersion)];
+    } catch (err) {
+      throw withContext(err, { file: config.file });
+    }
   }));
 }
 

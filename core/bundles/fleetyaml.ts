@@ -29,7 +29,6 @@ type Unhonoured = (f: Field, instead: string) => void;
 
 /** What happens here instead of each setting Fleet has and this product does not honour yet (issue 14). */
 export const NOT_HONOURED = {
-  serviceAccount: "objects are applied with the stack's credentials for the cluster, not as this service account",
   correctDrift: "a drifted object whose patch fails is not deleted and recreated, and no failure history is kept",
   comparePatchOps: "only `remove` operations (and jsonPointers) are honoured: this operation is not applied before comparing",
   ignoreConditions: "`status` reads every condition",
@@ -149,7 +148,6 @@ function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
   str("defaultNamespace");
   str("namespace");
   str("serviceAccount");
-  if (o.serviceAccount) note(f.child("serviceAccount"), NOT_HONOURED.serviceAccount);
   if (f.child("namespaceLabels").present) o.namespaceLabels = readLabelMap(f.child("namespaceLabels"));
   if (f.child("namespaceAnnotations").present) o.namespaceAnnotations = f.child("namespaceAnnotations").stringMap();
   for (const key of ["keepResources", "deleteNamespace", "deleteCRDResources"] as const) {

@@ -12,7 +12,7 @@ import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
 import { readBundleFiles } from "./content";
-import { checkFleetYamlText, FleetYaml, NOT_HONOURED, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
+import { checkFleetYamlText, FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
@@ -164,10 +164,7 @@ function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfi
     exclude,
     chartSources,
     ctx: { ...bctx, file: fleetYamlRel },
-    unhonoured: [
-      ...fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`),
-      ...(repo.serviceAccount ? [`GitRepo ${repo.name} serviceAccount: ${JSON.stringify(repo.serviceAccount)} is not honoured yet: ${NOT_HONOURED.serviceAccount}`] : []),
-    ],
+    unhonoured: fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`),
   };
 }
 

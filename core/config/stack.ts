@@ -4,6 +4,7 @@
  * plain strings here; the components wrap them with pulumi.secret, and nothing logs them.
  */
 import * as path from "node:path";
+import * as YAML from "yaml";
 import { Field, isPlainObject } from "./reader";
 import { FleetError } from "../errors";
 import { LabelSelector, readSelector } from "../targeting/selector";
@@ -163,7 +164,10 @@ function readCluster(f: Field): ClusterConfig {
     deleteUnreachable: f.child("deleteUnreachable").bool(),
   };
   const kubeconfig = readSecret(f.child("kubeconfig"));
-  if (kubeconfig !== undefined) cluster.kubeconfig = kubeconfig;
+  if (kubeconfig !== undefined) {
+    if (!isPlainObject(parseYamlOrUndefined(kubeconfig))) f.child("kubeconfig").fail("is not a kubeconfig (a YAML mapping)");
+    cluster.kubeconfig = kubeconfig;
+  }
   const context = f.child("context").optString();
   if (context !== undefined) cluster.context = context;
   const agent = f.child("agent").optMap();
@@ -293,4 +297,12 @@ export function configFromStackFile(doc: unknown, file: string): Record<string, 
     if (key.startsWith(`${CONFIG_NAMESPACE}:`)) out[key.slice(CONFIG_NAMESPACE.length + 1)] = value;
   }
   return out;
+}
+
+function parseYamlOrUndefined(text: string): unknown {
+  try {
+    return YAML.parse(text);
+  } catch {
+    return undefined;
+  }
 }

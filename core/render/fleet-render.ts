@@ -56,6 +56,8 @@ export interface RendererRequest {
   yaml?: Record<string, string>;
   /** Per cluster, objects whose live metadata to read (core/ownership.ts). */
   owners?: OwnersJob[];
+  /** Kubeconfigs to rewrite so they act as a service account (core/service-accounts.ts). */
+  impersonate?: { id: string; kubeconfig: string; context: string; as: string }[];
 }
 
 /** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
@@ -99,7 +101,7 @@ export interface RenderResult {
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, { kubeconfig?: string; error?: string }> }
 
 let binary: string | undefined;
 

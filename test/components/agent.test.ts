@@ -9,7 +9,7 @@ const cacheRoot = tempDir("pf-cache-");
 const run = (config: StackConfig) => runUnderMocks(() => deployFleet(config, { cacheRoot, previous: null }));
 const agentRegs = (regs: Registration[]) => regs.filter((r) => r.name.includes("/agent/") || r.type === "pulumi-fleet:index:Agent");
 const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}): StackConfig => ({
-  ...c, agent: global, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
+  ...c, agent: { apiServerURL: "https://fleet.example.com", ...global }, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
 });
 
 describe("Agent component (Pulumi mocks)", function () {

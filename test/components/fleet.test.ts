@@ -166,7 +166,7 @@ describe("Fleet component (Pulumi mocks)", function () {
         "app/cm.yaml": CONFIGMAP("ok"),
         "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n",
       });
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", renderDir: RENDER, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
+      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
         clusterGroups: [], gitRepos: [gitRepoConfig({ name: "bad", repo: repo.url(), targets: [{ clusterName: "c1" }] })] };
       const r = await runUnderMocks(() => deployFleet(config, { cacheRoot, previous: null }).then(() => "ok", (e: Error) => e.message));
       expect(r.result).to.equal('gitRepo bad, bundle bad, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
@@ -200,7 +200,7 @@ describe("Fleet component (Pulumi mocks)", function () {
         "chart/templates/cm.yaml": CONFIGMAP("from-chart"),
       });
       const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }];
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", renderDir: RENDER, clusters, clusterGroups: [],
+      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters, clusterGroups: [],
         gitRepos: [gitRepoConfig({ name: "keep", repo: repo.url(), paths: ["raw", "asked", "chart"], targets: [{ clusterSelector: {} }] })] };
       const r = await run(config);
       const retained = (name: string) => {
@@ -223,7 +223,7 @@ describe("Fleet component (Pulumi mocks)", function () {
         "app/fleet.yaml": "keepResources: true\ndependsOn:\n  - name: deps-base\n",
       });
       const clusters = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }));
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", renderDir: RENDER, clusters, clusterGroups: [],
+      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters, clusterGroups: [],
         gitRepos: [gitRepoConfig({ name: "deps", repo: repo.url(), paths: ["base", "app"], targets: [{ clusterSelector: {} }] })] };
       const r = await run(config);
       const app = r.registrations.find((x) => x.name === "c1/deps-app/core:ConfigMap:default:app")!;

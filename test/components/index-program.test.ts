@@ -16,6 +16,7 @@ describe("index.ts under Pulumi mocks", function () {
         "pulumi-fleet:gitRepos": JSON.stringify([{ name: "examples", repo: path.resolve(__dirname, "../../examples"), paths: ["simple"], targets: [{ clusterGroup: "dev" }] }]),
         "pulumi-fleet:renderDir": "/tmp/pulumi-fleet-index-test",
         "pulumi-fleet:fleetVersion": "0.13.1",
+        "pulumi-fleet:agent": JSON.stringify({ apiServerURL: "https://fleet.example.com" }),
       });
       const program = await import("../../index");
       return { summary: await valueOf(program.summary), deployments: await valueOf(program.deployments) };

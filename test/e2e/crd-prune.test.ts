@@ -59,7 +59,7 @@ describe("prune and CRDs on a live cluster (deleteCRDResources)", function () {
       fs.writeFileSync(path.join(repoDir, name), content);
     }
     config = (paths) => ({
-      file: "stacks/Pulumi.crd.yaml", fleetVersion: "0.13.1", clusterGroups: [],
+      file: "stacks/Pulumi.crd.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
       clusters: [{ name: cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
       gitRepos: [gitRepoConfig({ name: "crds", repo: repoDir, paths, targets: [{ clusterSelector: {} }] })],
     });

@@ -101,7 +101,7 @@ describe("real engine, render mode (e2e)", function () {
   const agentImage = (cluster: string) => /image: (\S+)/.exec(fs.readFileSync(path.join(renderDir, cluster, "1-manifest/apps_v1-deployment-cattle-fleet-system-fleet-agent.yaml"), "utf8"))![1];
   const pruned = () => withoutProdTarget(localStack(renderDir));
   const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}) => ({
-    ...c, agent: global, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
+    ...c, agent: { ...c.agent, ...global }, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
   });
 
   let lastApplied: StackConfig | undefined;

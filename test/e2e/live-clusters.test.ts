@@ -7,6 +7,7 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as YAML from "yaml";
 import { kubeList, KubeApiError, kubeRequest } from "../../automation/kube-client";
 import { LocalCluster, LocalClusters, startComponent, stopComponent } from "../../automation/local-clusters";
 import * as ops from "../../automation/operations";
@@ -73,7 +74,7 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
   let configA: StackConfig;
   const configB = () => withoutProdTarget(configA);
   const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}): StackConfig => ({
-    ...c, agent: global, clusters: c.clusters.map((cl) => ({ ...cl, agent: perCluster[cl.name] })),
+    ...c, agent: { ...c.agent, ...global }, clusters: c.clusters.map((cl) => ({ ...cl, agent: perCluster[cl.name] })),
   });
   let current: StackConfig;
   const up = async (config: StackConfig, extra: Partial<ops.OperationOptions> = {}) => {
@@ -160,6 +161,37 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
       expect(after[i].pods.map((p) => p.restarts)).to.deep.equal([0]);
       expect(after[i].replicaSets.map((r) => r.uid)).to.deep.equal(before[i].replicaSets.map((r) => r.uid));
     }
+  });
+
+  it("2b. a rotated route to each cluster (kubeconfig server and CA bundle) is not agent config: no agent pod touched", async () => {
+    // The agent registers with the Fleet management endpoint (agent.apiServerURL), not with the runner's
+    // route to its cluster. Rotate that route as a team would: another name for the same API server
+    // (its certificate is valid for localhost) and a CA bundle with a second CA added.
+    const rotated = (c: StackConfig): StackConfig => ({
+      ...c,
+      clusters: c.clusters.map((cl, i) => {
+        const doc = YAML.parse(cl.kubeconfig!);
+        const entry = doc.clusters[0].cluster;
+        const otherCA = Buffer.from(YAML.parse(c.clusters[(i + 1) % c.clusters.length].kubeconfig!).clusters[0].cluster["certificate-authority-data"], "base64");
+        entry.server = String(entry.server).replace("127.0.0.1", "localhost");
+        entry["certificate-authority-data"] = Buffer.concat([Buffer.from(entry["certificate-authority-data"], "base64"), otherCA]).toString("base64");
+        return { ...cl, kubeconfig: YAML.stringify(doc) };
+      }),
+    });
+    const perCluster = Object.fromEntries(LIVE_CLUSTER_NAMES.map((n) => [n, { env: { LOG_LEVEL: "info" }, resources: { requests: { cpu: "500m" } } }]));
+    const config = withAgent(configB(), {}, perCluster);
+    const before = await Promise.all(clusters.map(agentView));
+    const r = await up(rotated(config));
+    expect(r.events, "no bundle deployed").to.deep.equal([]);
+    const after = await Promise.all(clusters.map(agentView));
+    for (let i = 0; i < clusters.length; i++) {
+      expect(after[i].pods.map((p) => p.uid), clusters[i].name).to.deep.equal(before[i].pods.map((p) => p.uid));
+      expect(after[i].replicaSets.map((x) => x.uid), clusters[i].name).to.deep.equal(before[i].replicaSets.map((x) => x.uid));
+    }
+    // And back: the same, and nothing left to change.
+    await up(config);
+    await up(config, { expectNoChanges: true });
+    expect((await Promise.all(clusters.map(agentView))).map((v) => v.pods.map((p) => p.uid))).to.deep.equal(before.map((v) => v.pods.map((p) => p.uid)));
   });
 
   it("3. exactly one agent after three setting changes: old ReplicaSets at zero, no orphans", async () => {

@@ -43,7 +43,7 @@ function stackFile(repoUrl: string, clusters: LocalCluster[], targets: string[])
   return YAML.stringify({
     config: {
       "pulumi-fleet:fleetVersion": "0.13.1",
-      "pulumi-fleet:agent": { namespace: "team-agents" },
+      "pulumi-fleet:agent": { namespace: "team-agents", apiServerURL: "https://fleet.example.com" },
       "pulumi-fleet:clusters": clusters.map((c) => ({ name: c.name, labels: { team: "yes" } })),
       "pulumi-fleet:gitRepos": [{ name: "team", repo: repoUrl, branch: "master", targets: targets.map((t) => ({ name: t, clusterName: t })) }],
     },

@@ -16,6 +16,7 @@ import { expect } from "chai";
 import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as YAML from "yaml";
 import { EngineEvent } from "@pulumi/pulumi/automation";
 import { kubeList, kubeRequest } from "../../automation/kube-client";
 import { LocalCluster } from "../../automation/local-clusters";
@@ -170,7 +171,15 @@ describe("upgrade from the version before the renderer (84ad92a) on live cluster
     const { renderDir: _render, ...local } = loadStackFile("local", PROJECT_DIR);
     config = {
       ...local,
-      clusters: local.clusters.map((c, i) => ({ ...c, name: clusters[i].name, kubeconfig: fs.readFileSync(clusters[i].kubeconfig, "utf8") })),
+      clusters: local.clusters.map((c, i) => {
+        const kubeconfig = fs.readFileSync(clusters[i].kubeconfig, "utf8");
+        // The previous version gave the agent its cluster's kubeconfig server and CA; this one gives it the
+        // configured management endpoint. Setting each cluster's own agent values to what it ran with (the
+        // documented migration) keeps the agents' effective config, so none restarts.
+        const route = YAML.parse(kubeconfig).clusters[0].cluster;
+        const agent = { apiServerURL: route.server, apiServerCA: Buffer.from(route["certificate-authority-data"], "base64").toString("utf8") };
+        return { ...c, name: clusters[i].name, kubeconfig, agent };
+      }),
     };
     // Another live test's example-fleet or agent objects would be adopted (the provider's create is a
     // server-side apply), then deleted, by this stack: every live test removes its stack when it ends.

@@ -48,7 +48,7 @@ export function liveStack(name: string, spec: { namespace: string; paths: string
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     for (const [file, text] of Object.entries(spec.files)) stack.write(file, text);
     config = {
-      file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", clusterGroups: [],
+      file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
       clusters: [{ name: stack.cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8") }],
       gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }] })],
     };

@@ -1,17 +1,15 @@
 import { expect } from "chai";
 import { Field } from "../../core/config/reader";
 import { parseAgentSettings } from "../../core/agent/settings";
-import { resolveAgent } from "../../core/agent/effective";
-import { clusterOwnValues } from "../../core/agent/kubeconfig";
+import { resolveAgent, resolveAgents } from "../../core/agent/effective";
+import { StackConfig } from "../../core/config/stack";
 import { canonicalPem, canonicalQuantity } from "../../core/agent/canonical";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n";
 const settings = (raw: unknown, path = "agent") => parseAgentSettings(new Field(raw, path, { file: "stacks/Pulumi.test.yaml" }));
-const kubeconfig = (server: string, ca: string) => `apiVersion: v1
-current-context: c
-contexts: [{name: c, context: {cluster: k}}]
-clusters: [{name: k, cluster: {server: "${server}", certificate-authority-data: ${Buffer.from(ca).toString("base64")}}}]
-`;
+/** Every agent needs the management endpoint; most cases set it globally. */
+const MGMT = { apiServerURL: "https://fleet.example.com" };
+const withMgmt = (raw: Record<string, unknown> = {}) => settings({ ...MGMT, ...raw });
 
 describe("agent effective configuration", () => {
   it("canonical quantities and PEM", () => {
@@ -22,43 +20,56 @@ describe("agent effective configuration", () => {
   });
 
   it("the same effective config from different sources is byte-identical", () => {
-    const fromGlobal = resolveAgent("c1", settings({ apiServerURL: "https://api:6443", apiServerCA: CA, env: { B: "2", A: "1" },
-      tolerations: [{ key: "b", operator: "Exists" }, { key: "a", operator: "Equal", value: "x" }], resources: { requests: { cpu: "0.5", memory: "1024Mi" } } }), {}, {}, "0.13.1");
-    const fromCluster = resolveAgent("c1", settings({ env: { C: "ignored" } }), settings({
-      apiServerURL: "", // empty falls back... to nothing here, the kubeconfig carries it
+    const fromGlobal = resolveAgent("c1", withMgmt({ apiServerURL: "https://api:6443", apiServerCA: CA, env: { B: "2", A: "1" },
+      tolerations: [{ key: "b", operator: "Exists" }, { key: "a", operator: "Equal", value: "x" }], resources: { requests: { cpu: "0.5", memory: "1024Mi" } } }), {}, "0.13.1");
+    const fromCluster = resolveAgent("c1", withMgmt({ env: { C: "ignored" }, apiServerCA: "" }), settings({
+      apiServerURL: "https://api:6443", apiServerCA: CA.replace(/\n/g, "\r\n"),
       env: { A: "1", B: "2" }, tolerations: [{ operator: "Equal", value: "x", key: "a" }, { key: "b", operator: "Exists" }],
       resources: { requests: { memory: "1Gi", cpu: "500m" } },
-    }, "clusters[0].agent"), clusterOwnValues(kubeconfig("https://api:6443", CA.replace(/\n/g, "\r\n"))), "v0.13.1");
+    }, "clusters[0].agent"), "v0.13.1");
     expect(JSON.stringify(fromCluster.config)).to.equal(JSON.stringify(fromGlobal.config));
     expect(fromCluster.hash).to.equal(fromGlobal.hash);
   });
 
-  it("a value the cluster carries itself wins over the global one (fleet#3061)", () => {
-    const global = settings({ apiServerURL: "https://rancher.example.com" });
-    const own = clusterOwnValues(kubeconfig("https://10.53.0.1:443", CA));
-    const a = resolveAgent("local", global, {}, own, "0.13.1");
-    expect(a.config.apiServerURL).to.equal("https://10.53.0.1:443");
-    // Changing only the global URL does not touch a cluster that carries its own: same hash.
-    expect(resolveAgent("local", settings({ apiServerURL: "https://moved.example.com" }), {}, own, "0.13.1").hash).to.equal(a.hash);
+  it("API server URL and CA: the cluster's own setting when non-empty, then the global one, else an error (Fleet's precedence)", () => {
+    const global = settings({ apiServerURL: "https://rancher.example.com", apiServerCA: CA });
+    const own = settings({ apiServerURL: "https://rancher-eu.example.com" }, "clusters[0].agent");
+    expect(resolveAgent("eu", global, own, "0.13.1").config).to.include({ apiServerURL: "https://rancher-eu.example.com", apiServerCA: CA });
+    expect(resolveAgent("eu", global, settings({ apiServerURL: "" }, "clusters[0].agent"), "0.13.1").config.apiServerURL).to.equal("https://rancher.example.com");
+    // No CA anywhere is allowed (the agent then trusts the system store), as in Fleet.
+    expect(resolveAgent("eu", withMgmt(), {}, "0.13.1").config.apiServerCA).to.equal("");
+    expect(() => resolveAgent("eu", settings({ apiServerCA: CA }), {}, "0.13.1"))
+      .to.throw("cluster eu: agent.apiServerURL: missing apiServerURL in fleet config: set agent.apiServerURL (or this cluster's agent.apiServerURL)");
+  });
+
+  it("the cluster's kubeconfig (the runner's route to it) is not an agent setting: rotating its server or CA changes nothing", () => {
+    const kubeconfig = (server: string) => `apiVersion: v1\nclusters: [{name: k, cluster: {server: "${server}"}}]\ncontexts: [{name: c, context: {cluster: k}}]\ncurrent-context: c\n`;
+    const config = (server: string) => ({ file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: MGMT, clusters: [{ name: "c1", kubeconfig: kubeconfig(server) }] }) as unknown as StackConfig;
+    const before = resolveAgents(config("https://10.0.0.1:6443")).get("c1")!;
+    const after = resolveAgents(config("https://lb.example.com:443")).get("c1")!;
+    expect(after.hash).to.equal(before.hash);
+    expect(after.config.apiServerURL).to.equal("https://fleet.example.com");
+    expect(() => resolveAgents({ ...config("https://10.0.0.1:6443"), agent: {} }))
+      .to.throw("stacks/Pulumi.test.yaml cluster c1: agent.apiServerURL: missing apiServerURL");
   });
 
   it("each single effective change changes exactly that field", () => {
-    const base = resolveAgent("c1", settings({ env: { A: "1" } }), {}, {}, "0.13.1");
-    const changed = resolveAgent("c1", settings({ env: { A: "2" } }), {}, {}, "0.13.1");
+    const base = resolveAgent("c1", withMgmt({ env: { A: "1" } }), {}, "0.13.1");
+    const changed = resolveAgent("c1", withMgmt({ env: { A: "2" } }), {}, "0.13.1");
     const diff = Object.keys(base.config).filter((k) => JSON.stringify((base.config as never)[k]) !== JSON.stringify((changed.config as never)[k]));
     expect(diff).to.deep.equal(["env"]);
     expect(changed.hash).to.not.equal(base.hash);
   });
 
   it("the image follows the platform version unless pinned; a per-cluster pin wins", () => {
-    expect(resolveAgent("c1", {}, {}, {}, "0.13.1").config.image).to.equal("rancher/fleet-agent:v0.13.1");
-    expect(resolveAgent("c1", {}, {}, {}, "0.13.2").config.image).to.equal("rancher/fleet-agent:v0.13.2");
-    const pinned = resolveAgent("c1", {}, settings({ imageTag: "v0.12.9" }), {}, "0.13.2");
+    expect(resolveAgent("c1", withMgmt(), {}, "0.13.1").config.image).to.equal("rancher/fleet-agent:v0.13.1");
+    expect(resolveAgent("c1", withMgmt(), {}, "0.13.2").config.image).to.equal("rancher/fleet-agent:v0.13.2");
+    const pinned = resolveAgent("c1", withMgmt(), settings({ imageTag: "v0.12.9" }), "0.13.2");
     expect([pinned.config.image, pinned.pinned]).to.deep.equal(["rancher/fleet-agent:v0.12.9", true]);
     // Pinning the tag that already runs is not a change.
-    expect(resolveAgent("c1", {}, settings({ imageTag: "v0.13.1" }), {}, "0.13.1").hash).to.equal(resolveAgent("c1", {}, {}, {}, "0.13.1").hash);
-    expect(resolveAgent("c1", settings({ privateRepoURL: "registry.example.com/" }), {}, {}, "0.13.1").config.image).to.equal("registry.example.com/rancher/fleet-agent:v0.13.1");
-    expect(() => resolveAgent("c1", {}, {}, {}, undefined)).to.throw("cluster c1: fleetVersion: the agent image tag follows fleetVersion, which is not set");
+    expect(resolveAgent("c1", withMgmt(), settings({ imageTag: "v0.13.1" }), "0.13.1").hash).to.equal(resolveAgent("c1", withMgmt(), {}, "0.13.1").hash);
+    expect(resolveAgent("c1", withMgmt({ privateRepoURL: "registry.example.com/" }), {}, "0.13.1").config.image).to.equal("registry.example.com/rancher/fleet-agent:v0.13.1");
+    expect(() => resolveAgent("c1", withMgmt(), {}, undefined)).to.throw("cluster c1: fleetVersion: the agent image tag follows fleetVersion, which is not set");
   });
 
   it("invalid settings are errors naming the file and field", () => {
@@ -72,7 +83,7 @@ describe("agent effective configuration", () => {
   });
 
   it("a PDB count is a number however it is written (the API server rejects \"1\" as a string); percentages stay strings", () => {
-    const hashOf = (pdb: unknown) => resolveAgent("c1", settings({ podDisruptionBudget: pdb }), {}, {}, "0.13.1");
+    const hashOf = (pdb: unknown) => resolveAgent("c1", withMgmt({ podDisruptionBudget: pdb }), {}, "0.13.1");
     expect(hashOf({ maxUnavailable: "1" }).config.podDisruptionBudget).to.deep.equal({ maxUnavailable: 1 });
     expect(hashOf({ maxUnavailable: "1" }).hash).to.equal(hashOf({ maxUnavailable: 1 }).hash);
     expect(hashOf({ minAvailable: "50%" }).config.podDisruptionBudget).to.deep.equal({ minAvailable: "50%" });

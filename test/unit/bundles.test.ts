@@ -88,13 +88,13 @@ describe("bundle reader (Fleet rules, real git)", () => {
     }, { serviceAccount: "repo-sa" });
     const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
     expect(fields).to.deep.equal([
-      "fleet.yaml: rolloutStrategy", "fleet.yaml: serviceAccount",
+      "fleet.yaml: rolloutStrategy",
       "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
       "fleet.yaml: diff.comparePatches[0].operations[1].op", "fleet.yaml: correctDrift.force", "fleet.yaml: ignore.conditions",
-      "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates", 'GitRepo repo serviceAccount: "repo-sa" is not honoured yet',
+      "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates",
     ]);
     expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')
-      .and.contain('serviceAccount: "deployer" is not honoured yet: objects are applied with the stack\'s credentials');
+      .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
     const [plain] = await bundlesOf({ "fleet.yaml": "helm: {chart: ./chart, atomic: false, timeoutSeconds: 0}\ncorrectDrift: {enabled: false}\n", "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" });
     expect(plain.warnings).to.deep.equal([]);
   });

@@ -65,10 +65,14 @@ func main() {
 
 func run(req *Request) *Response {
 	resp := &Response{
-		Renders: make(map[string]RenderResult, len(req.Renders)),
-		Pulls:   make(map[string]PullResult, len(req.Pulls)),
-		YAML:    make(map[string]YAMLResult, len(req.YAML)),
-		Owners:  make(map[string]OwnersResult, len(req.Owners)),
+		Renders:     make(map[string]RenderResult, len(req.Renders)),
+		Pulls:       make(map[string]PullResult, len(req.Pulls)),
+		YAML:        make(map[string]YAMLResult, len(req.YAML)),
+		Owners:      make(map[string]OwnersResult, len(req.Owners)),
+		Impersonate: make(map[string]ImpersonateResult, len(req.Impersonate)),
+	}
+	for _, job := range req.Impersonate {
+		resp.Impersonate[job.ID] = impersonate(job)
 	}
 	for id, text := range req.YAML {
 		resp.YAML[id] = yamlToJSON(text)

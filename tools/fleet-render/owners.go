@@ -159,16 +159,20 @@ func qualifiedName(ref ObjectRef) string {
 	return ref.Namespace + "/" + ref.Name
 }
 
+// kubeconfigText: the kubeconfig given as text, or read from the path given instead; empty for the ambient one.
+func kubeconfigText(kubeconfig string) string {
+	if kubeconfig != "" && !strings.Contains(kubeconfig, "\n") {
+		if data, err := os.ReadFile(kubeconfig); err == nil {
+			return string(data)
+		}
+	}
+	return kubeconfig
+}
+
 // restConfigOf loads the cluster's kubeconfig as the provider reads it: the text itself, else a path
 // to it, else the ambient kubeconfig with the given context.
 func restConfigOf(job OwnersJob) (*rest.Config, error) {
-	text := job.Kubeconfig
-	if text != "" && !strings.Contains(text, "\n") {
-		if data, err := os.ReadFile(text); err == nil {
-			text = string(data)
-		}
-	}
-	if text != "" {
+	if text := kubeconfigText(job.Kubeconfig); text != "" {
 		cfg, err := clientcmd.Load([]byte(text))
 		if err != nil {
 			return nil, err

@@ -21,6 +21,8 @@ type Request struct {
 	YAML map[string]string `json:"yaml"`
 	// Owners: per cluster, objects whose live metadata to read (owners.go).
 	Owners []OwnersJob `json:"owners"`
+	// Impersonate: kubeconfigs to rewrite so that they act as a service account (impersonate.go).
+	Impersonate []ImpersonateJob `json:"impersonate"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -124,10 +126,11 @@ type Response struct {
 	// Values: the distinct ValuesResults of the values jobs; ValueOf: per job, in job order, the index of
 	// its result in Values. Many jobs share a result (the same values on clusters that differ only in
 	// what the template does not read), and the caller then parses and hashes it once.
-	Values  []json.RawMessage       `json:"values"`
-	ValueOf []int                   `json:"valueOf"`
-	Renders map[string]RenderResult `json:"renders"`
-	Pulls   map[string]PullResult   `json:"pulls"`
-	YAML    map[string]YAMLResult   `json:"yaml"`
-	Owners  map[string]OwnersResult `json:"owners"`
+	Values      []json.RawMessage            `json:"values"`
+	ValueOf     []int                        `json:"valueOf"`
+	Renders     map[string]RenderResult      `json:"renders"`
+	Pulls       map[string]PullResult        `json:"pulls"`
+	YAML        map[string]YAMLResult        `json:"yaml"`
+	Owners      map[string]OwnersResult      `json:"owners"`
+	Impersonate map[string]ImpersonateResult `json:"impersonate"`
 }

@@ -1,0 +1,58 @@
+/**
+ * fleet.yaml / GitRepo `serviceAccount`: Fleet's agent installs such a bundle impersonating
+ * system:serviceaccount:<agent namespace>:<name>, so the downstream cluster's RBAC for that account
+ * decides what the bundle may create, change and delete. Here each (cluster, account) pair gets its own
+ * Kubernetes provider whose kubeconfig is the cluster's, reduced to the context in use and acting as the
+ * account (`as:`): the stack's identity needs the `impersonate` verb on that service account.
+ *
+ * Known difference: with no serviceAccount, Fleet impersonates `fleet-default` when that account exists
+ * in the agent namespace; here such bundles are applied with the stack's own credentials.
+ */
+import { ClusterConfig } from "./config/stack";
+import { FleetError } from "./errors";
+import { runRenderer } from "./render/fleet-render";
+import { PlanEntry } from "./targeting/plan";
+
+export const serviceAccountUser = (namespace: string, name: string) => `system:serviceaccount:${namespace}:${name}`;
+
+export interface AccountProviders {
+  /** The user a deployment is applied as; absent: the stack's own credentials for the cluster. */
+  userOf: Map<PlanEntry, string>;
+  /** Per cluster, per user: the kubeconfig acting as that user. */
+  kubeconfigs: Map<string, Map<string, string>>;
+}
+
+/**
+ * The impersonating kubeconfigs the plan needs. `agentNamespace` gives each cluster's agent namespace
+ * (where Fleet looks the account up). In render mode nothing is applied, so nothing is impersonated.
+ */
+export function accountProviders(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean): AccountProviders {
+  const userOf = new Map<PlanEntry, string>();
+  const kubeconfigs = new Map<string, Map<string, string>>();
+  if (renderMode) return { userOf, kubeconfigs };
+  const wanted = new Map<string, Set<string>>();
+  for (const e of entries) {
+    const account = e.options.serviceAccount;
+    if (!account) continue;
+    const user = serviceAccountUser(agentNamespace(e.cluster), account);
+    userOf.set(e, user);
+    (wanted.get(e.cluster) ?? wanted.set(e.cluster, new Set()).get(e.cluster)!).add(user);
+  }
+  if (!wanted.size) return { userOf, kubeconfigs };
+  const byName = new Map(clusters.map((c) => [c.name, c]));
+  const jobs = [...wanted].flatMap(([cluster, users]) => [...users].sort().map((as) => ({
+    id: `${cluster} ${as}`, kubeconfig: byName.get(cluster)!.kubeconfig ?? "", context: byName.get(cluster)!.context ?? "", as,
+  })));
+  const results = runRenderer({ impersonate: jobs }).impersonate;
+  for (const job of jobs) {
+    const r = results[job.id];
+    const cluster = job.id.slice(0, job.id.indexOf(" "));
+    if (!r?.kubeconfig) {
+      const entry = entries.find((e) => e.cluster === cluster && userOf.get(e) === job.as)!;
+      throw new FleetError(`cannot make a kubeconfig acting as ${job.as}: ${r?.error ?? "no answer"}`,
+        { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster, field: "serviceAccount" });
+    }
+    (kubeconfigs.get(cluster) ?? kubeconfigs.set(cluster, new Map()).get(cluster)!).set(job.as, r.kubeconfig);
+  }
+  return { userOf, kubeconfigs };
+}
