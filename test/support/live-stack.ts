@@ -24,7 +24,11 @@ export interface LiveStack {
 }
 
 /** `name` names the stack, its GitRepo (so bundles are `<name>-<path>`) and its passphrase. */
-export function liveStack(name: string, spec: { namespace: string; paths: string[]; files: Record<string, string>; setup?: (s: LiveStack) => Promise<void> }): LiveStack {
+export function liveStack(name: string, spec: {
+  namespace: string; paths: string[]; files: Record<string, string>; setup?: (s: LiveStack) => Promise<void>;
+  /** Global agent settings beside the management endpoint (for example its namespace). */
+  agent?: Record<string, unknown>;
+}): LiveStack {
   const work = tempDir(`pf-${name}-`);
   const repoDir = path.join(work, "repo");
   let config: StackConfig;
@@ -48,7 +52,7 @@ export function liveStack(name: string, spec: { namespace: string; paths: string
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     for (const [file, text] of Object.entries(spec.files)) stack.write(file, text);
     config = {
-      file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
+      file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", ...spec.agent }, clusterGroups: [],
       clusters: [{ name: stack.cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8") }],
       gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }] })],
     };

@@ -1,0 +1,67 @@
+/**
+ * fleet.yaml `serviceAccount` on a live cluster. Fleet installs such a bundle impersonating
+ * system:serviceaccount:<agent namespace>:<name>, so the cluster's RBAC for that account bounds what
+ * the bundle may change. Here the account may manage ConfigMaps in one namespace and nothing else: its
+ * ConfigMap is applied, and a Secret added to the bundle fails with the API server's 403 naming the
+ * object and the account, while the stack's own (admin) credentials could have created it.
+ */
+import { expect } from "chai";
+import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import * as ops from "../../automation/operations";
+import { CONFIGMAP } from "../support/git-fixtures";
+import { liveStack } from "../support/live-stack";
+
+// The agent's namespace is where Fleet looks the account up; here the bundle deploys there too.
+const NS = "sa-test";
+const USER = `system:serviceaccount:${NS}:deployer`;
+const SECRET = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: forbidden\nstringData:\n  k: v\n`;
+
+describe("serviceAccount on a live cluster (objects applied as the account, bounded by its RBAC)", function () {
+  this.timeout(10 * 60_000);
+  const s = liveStack("sa", {
+    namespace: NS, paths: ["app"], agent: { namespace: NS },
+    files: { "app/cm.yaml": CONFIGMAP("allowed"), "app/fleet.yaml": `defaultNamespace: ${NS}\nserviceAccount: deployer\n` },
+    setup: async ({ cluster }) => {
+      const post = (path: string, body: object) => kubeRequest(cluster, "POST", path, { body });
+      await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
+      await post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "deployer" } });
+      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+        apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "configmaps-only" },
+        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }],
+      });
+      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "deployer" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmaps-only" },
+        subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: NS }],
+      });
+    },
+  });
+
+  it("what the account may do is applied", async () => {
+    const r = await ops.up(s.options());
+    expect(r.events.map((e) => `${e.event} ${e.bundle}`)).to.deep.equal(["deployed sa-app"]);
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/allowed`)).data).to.deep.equal({ k: "v" });
+  });
+
+  it("an object the account may not create fails with the API server's 403 naming object and account; nothing else changes", async () => {
+    s.write("app/secret.yaml", SECRET);
+    let message = "";
+    try {
+      await ops.up(s.options());
+    } catch (err) {
+      message = String((err as Error).message);
+    }
+    expect(message).to.contain(`secrets "forbidden" is forbidden: User "${USER}" cannot`);
+    expect(message).to.contain("sa-app");
+    expect(await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/secrets/forbidden`)).to.equal(undefined);
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/allowed`)).data).to.deep.equal({ k: "v" });
+  });
+
+  it("without serviceAccount the same bundle is applied with the stack's credentials; no object is replaced", async () => {
+    const uid = (await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/allowed`)).metadata.uid;
+    s.write("app/fleet.yaml", `defaultNamespace: ${NS}\n`);
+    await ops.up(s.options());
+    expect(await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/secrets/forbidden`)).to.not.equal(undefined);
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/allowed`)).metadata.uid, "same ConfigMap").to.equal(uid);
+  });
+});

@@ -1,0 +1,52 @@
+import { expect } from "chai";
+import * as YAML from "yaml";
+import { accountProviders } from "../../core/service-accounts";
+import { PlanEntry } from "../../core/targeting/plan";
+import { ClusterConfig } from "../../core/config/stack";
+
+function entry(bundle: string, cluster: string, serviceAccount?: string): PlanEntry {
+  return {
+    gitRepo: "repo", bundle, cluster, target: "all", customizations: [], options: serviceAccount ? { serviceAccount } : {}, namespace: "apps",
+    releaseName: bundle, manifestId: "s-1", deploymentId: `s-1:${bundle}`, paused: false, dependsOn: [],
+  };
+}
+
+// Two contexts: the one named for the cluster must be the one impersonated, and the other left out.
+const KUBECONFIG = `apiVersion: v1
+kind: Config
+current-context: other
+clusters:
+- {name: a, cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: ${Buffer.from("CA").toString("base64")}}}
+- {name: b, cluster: {server: "https://10.0.0.2:6443"}}
+users:
+- {name: admin, user: {token: secret-token}}
+- {name: other, user: {token: other-token}}
+contexts:
+- {name: ctx-a, context: {cluster: a, user: admin}}
+- {name: other, context: {cluster: b, user: other}}
+`;
+const cluster = (name: string, over: Partial<ClusterConfig> = {}): ClusterConfig =>
+  ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: KUBECONFIG, context: "ctx-a", ...over });
+
+describe("serviceAccount: kubeconfigs acting as the account", () => {
+  it("one kubeconfig per (cluster, account): the cluster's context only, its user acting as system:serviceaccount:<agent namespace>:<name>", () => {
+    const entries = [entry("web", "c1", "deployer"), entry("db", "c1", "deployer"), entry("cache", "c1"), entry("web", "c2", "deployer")];
+    const r = accountProviders(entries, [cluster("c1"), cluster("c2")], (c) => (c === "c1" ? "cattle-fleet-system" : "agents"), false);
+    expect(entries.map((e) => r.userOf.get(e))).to.deep.equal([
+      "system:serviceaccount:cattle-fleet-system:deployer", "system:serviceaccount:cattle-fleet-system:deployer", undefined, "system:serviceaccount:agents:deployer"]);
+    expect([...r.kubeconfigs.get("c1")!.keys()]).to.deep.equal(["system:serviceaccount:cattle-fleet-system:deployer"]);
+    const doc = YAML.parse(r.kubeconfigs.get("c1")!.get("system:serviceaccount:cattle-fleet-system:deployer")!);
+    expect(doc["current-context"]).to.equal("ctx-a");
+    expect(doc.contexts.map((c: { name: string }) => c.name)).to.deep.equal(["ctx-a"]);
+    expect(doc.clusters).to.have.length(1);
+    expect(doc.clusters[0].cluster.server).to.equal("https://10.0.0.1:6443");
+    expect(doc.users).to.deep.equal([{ name: "admin", user: { token: "secret-token", as: "system:serviceaccount:cattle-fleet-system:deployer" } }]);
+  });
+
+  it("nothing in render mode or without serviceAccount; an unusable kubeconfig names the bundle, cluster and field", () => {
+    expect(accountProviders([entry("web", "c1", "deployer")], [cluster("c1")], () => "ns", true).kubeconfigs.size).to.equal(0);
+    expect(accountProviders([entry("web", "c1")], [cluster("c1")], () => "ns", false).kubeconfigs.size).to.equal(0);
+    expect(() => accountProviders([entry("web", "c1", "deployer")], [cluster("c1", { context: "missing" })], () => "ns", false))
+      .to.throw(/gitRepo repo, bundle web, cluster c1: serviceAccount: cannot make a kubeconfig acting as system:serviceaccount:ns:deployer: loading the kubeconfig: .*missing/);
+  });
+});
