@@ -18,7 +18,7 @@ import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
 import { isRenderMode, openStack, StackOptions } from "./stack";
-import { AgentInfo, computeStatus, StatusReport } from "./status";
+import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
@@ -274,8 +274,10 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);
   const failed = new Set<string>(fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).failed : []);
-  return computeStatus(options.stack, state, s.before, groupSteps(s.recorder.steps, s.recorder.failedUrns), failed, s.unreachable, {
+  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns);
+  return computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
+    nonReady: s.renderMode ? undefined : nonReadyByDeployment(groups, state.plan.entries),
   });
 }
 

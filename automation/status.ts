@@ -8,6 +8,8 @@
 import { DeploymentRecord, deploymentName } from "../components";
 import { FleetState } from "../core/pipeline";
 import { clusterViews } from "../core/targeting/match";
+import { PlanEntry } from "../core/targeting/plan";
+import { describeNotReady, judgeReadiness, ReadinessQuery } from "../core/readiness";
 import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
 
@@ -69,6 +71,8 @@ export interface StatusReport {
 /** What the operation knows beyond the plan and the steps (all optional: a pure caller may have none). */
 export interface StatusContext {
   agents?: Record<string, AgentInfo>;
+  /** Per deployment, its objects that are not ready (nonReadyByDeployment). */
+  nonReady?: Map<string, string[]>;
   /** Whether the clusters were probed for reachability (false in render mode). */
   probed?: boolean;
   takenAt?: string;
@@ -95,7 +99,7 @@ export function computeStatus(
     if (rec.deploymentId !== e.deploymentId) {
       return { ...base, state: e.paused ? "OutOfSync" : "WaitApplied", message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`" };
     }
-    const notReady = steps ? notReadyObjects(steps) : [];
+    const notReady = context.nonReady?.get(key) ?? [];
     const drift = steps ? driftOf(steps) : [];
     if (drift.length) return { ...base, state: "Modified", message: drift.join("; ") };
     if (notReady.length) return { ...base, state: "NotReady", message: notReady.join("; ") };
@@ -144,27 +148,29 @@ function driftOf(d: DeploymentSteps): string[] {
   return d.steps.filter((s) => verb[s.op]).map((s) => `${verb[s.op]} ${kindOf(s)} ${objectName(s)}${s.op !== "create" && s.diffs.length ? ` (${s.diffs.join(", ")})` : ""}`).sort();
 }
 
-/** Workloads whose live status (from the refresh) is short of their desired replicas. */
-function notReadyObjects(d: DeploymentSteps): string[] {
-  const out: string[] = [];
-  for (const s of d.steps) {
-    const o = s.outputs;
-    if (!o?.spec || !o.status) continue;
-    const kind = o.kind as string;
-    let ready = true;
-    let detail = "";
-    if (kind === "Deployment" || kind === "StatefulSet" || kind === "ReplicaSet") {
-      const want = o.spec.replicas ?? 1;
-      const have = (kind === "Deployment" ? o.status.availableReplicas : o.status.readyReplicas) ?? 0;
-      ready = have >= want && (o.status.observedGeneration ?? 0) >= (o.metadata?.generation ?? 0);
-      detail = `${have}/${want} ready`;
-    } else if (kind === "DaemonSet") {
-      ready = (o.status.numberReady ?? 0) >= (o.status.desiredNumberScheduled ?? 0);
-      detail = `${o.status.numberReady ?? 0}/${o.status.desiredNumberScheduled ?? 0} ready`;
+/**
+ * Per deployment, its objects that are not ready, judged as Fleet's agent judges them (core/readiness.ts:
+ * wrangler's summary after the bundle's ignore.conditions), from the live objects a refresh read.
+ */
+export function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[]): Map<string, string[]> {
+  const ignoreOf = new Map(entries.map((e) => [deploymentName(e), e.options.ignore?.conditions]));
+  const queries: (ReadinessQuery & { key: string })[] = [];
+  for (const [key, d] of groups.deployments) {
+    const seen = new Set<string>();
+    for (const s of d.steps) {
+      if (seen.has(s.urn)) continue;
+      seen.add(s.urn);
+      if (s.custom && s.outputs?.kind && s.outputs.metadata) queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
     }
-    if (!ready) out.push(`${kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}: ${detail}`);
   }
-  return out.sort();
+  const judged = judgeReadiness(queries);
+  const out = new Map<string, string[]>();
+  for (const q of queries) {
+    const r = judged.get(q.id)!;
+    if (!r.ready) (out.get(q.key) ?? out.set(q.key, []).get(q.key)!).push(describeNotReady(q.object, r));
+  }
+  for (const list of out.values()) list.sort();
+  return out;
 }
 
 function kindOf(s: Step): string {

@@ -31,7 +31,7 @@ type Unhonoured = (f: Field, instead: string) => void;
 export const NOT_HONOURED = {
   correctDrift: "a drifted object whose patch fails is not deleted and recreated, and no failure history is kept",
   comparePatchOps: "only `remove` operations (and jsonPointers) are honoured: this operation is not applied before comparing",
-  ignoreConditions: "`status` reads every condition",
+  ignoreConditions: "Fleet's options merge drops a target's `ignore`, so it has no effect there; set it at the top level of fleet.yaml",
   acceptedStates: "the bundle waits for the other to be deployed (a Pulumi dependency), not for these states",
   rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
   force: "objects are applied with server-side apply, never deleted and recreated",
@@ -107,7 +107,7 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
 function readBundleTarget(f: Field, note: Unhonoured): BundleTarget {
   f.object(TARGET_FIELDS);
   const criteria = readTargetCriteria(f, [...OPTION_FIELDS, "doNotDeploy"]);
-  const target: BundleTarget = { ...criteria, ...readOptions(f, note), name: criteria.name ?? "" };
+  const target: BundleTarget = { ...criteria, ...readOptions(f, note, true), name: criteria.name ?? "" };
   if (f.child("doNotDeploy").bool()) target.doNotDeploy = true;
   return target;
 }
@@ -139,7 +139,7 @@ function readLabelMap(f: Field): Record<string, string> {
   return map;
 }
 
-function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
+function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOptions {
   const o: DeploymentOptions = {};
   const str = (key: "defaultNamespace" | "namespace" | "serviceAccount") => {
     const v = f.child(key).optString();
@@ -189,8 +189,13 @@ function readOptions(f: Field, note: Unhonoured): DeploymentOptions {
     if (o.correctDrift.keepFailHistory) note(c.child("keepFailHistory"), NOT_HONOURED.correctDrift);
   }
   if (f.child("ignore").present) {
+    // Honoured by status and the readiness of deploy events (core/readiness.ts), as Fleet's agent honours it.
     const conditions = f.child("ignore").object(["conditions"]).child("conditions");
-    if (conditions.items().length) note(conditions, NOT_HONOURED.ignoreConditions);
+    const list = conditions.items().map((c) => c.stringMap());
+    if (list.length) {
+      o.ignore = { conditions: list };
+      if (inTarget) note(conditions, NOT_HONOURED.ignoreConditions);
+    }
   }
   return o;
 }

@@ -48,6 +48,8 @@ export interface DeploymentOptions {
   yaml?: { overlays?: string[] };
   diff?: { comparePatches?: ComparePatch[] };
   correctDrift?: { enabled?: boolean; force?: boolean; keepFailHistory?: boolean };
+  /** Conditions whose every key/value matches one of these maps are left out when readiness is summarised. */
+  ignore?: { conditions: Record<string, string>[] };
 }
 
 export interface BundleTarget extends TargetCriteria, DeploymentOptions {

@@ -58,6 +58,8 @@ export interface RendererRequest {
   owners?: OwnersJob[];
   /** Kubeconfigs to rewrite so they act as a service account (core/service-accounts.ts). */
   impersonate?: { id: string; kubeconfig: string; context: string; as: string }[];
+  /** Live objects to judge ready or not, as Fleet's agent does (core/readiness.ts). */
+  readiness?: { id: string; object: Record<string, unknown>; ignore: Record<string, string>[] }[];
 }
 
 /** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
@@ -101,7 +103,7 @@ export interface RenderResult {
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, { kubeconfig?: string; error?: string }> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, { kubeconfig?: string; error?: string }>; readiness: Record<string, import("../readiness").Readiness> }
 
 let binary: string | undefined;
 

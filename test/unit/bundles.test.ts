@@ -82,6 +82,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
         "  - name: prod",
         "    clusterSelector: {matchLabels: {env: prod}}",
         "    helm: {atomic: true}",
+        "    ignore: {conditions: [{type: Stalled}]}",
       ].join("\n"),
       "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
       "chart/templates/cm.yaml": CONFIGMAP("x"),
@@ -90,11 +91,13 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(fields).to.deep.equal([
       "fleet.yaml: rolloutStrategy",
       "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
-      "fleet.yaml: diff.comparePatches[0].operations[1].op", "fleet.yaml: correctDrift.force", "fleet.yaml: ignore.conditions",
-      "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: dependsOn[0].acceptedStates",
+      "fleet.yaml: diff.comparePatches[0].operations[1].op", "fleet.yaml: correctDrift.force",
+      "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: targetCustomizations[0].ignore.conditions", "fleet.yaml: dependsOn[0].acceptedStates",
     ]);
     expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')
       .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
+    // The top-level ignore is honoured (status); a target's is dropped by Fleet's merge, and said so.
+    expect(b.options.ignore).to.deep.equal({ conditions: [{ type: "Ready" }] });
     const [plain] = await bundlesOf({ "fleet.yaml": "helm: {chart: ./chart, atomic: false, timeoutSeconds: 0}\ncorrectDrift: {enabled: false}\n", "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" });
     expect(plain.warnings).to.deep.equal([]);
   });

@@ -74,6 +74,10 @@ func run(req *Request) *Response {
 	for _, job := range req.Impersonate {
 		resp.Impersonate[job.ID] = impersonate(job)
 	}
+	resp.Readiness = make(map[string]ReadinessResult, len(req.Readiness))
+	for _, job := range req.Readiness {
+		resp.Readiness[job.ID] = readiness(job)
+	}
 	for id, text := range req.YAML {
 		resp.YAML[id] = yamlToJSON(text)
 	}

@@ -23,6 +23,8 @@ type Request struct {
 	Owners []OwnersJob `json:"owners"`
 	// Impersonate: kubeconfigs to rewrite so that they act as a service account (impersonate.go).
 	Impersonate []ImpersonateJob `json:"impersonate"`
+	// Readiness: live objects to judge as Fleet's agent does (readiness.go).
+	Readiness []ReadinessJob `json:"readiness"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -133,4 +135,5 @@ type Response struct {
 	YAML        map[string]YAMLResult        `json:"yaml"`
 	Owners      map[string]OwnersResult      `json:"owners"`
 	Impersonate map[string]ImpersonateResult `json:"impersonate"`
+	Readiness   map[string]ReadinessResult   `json:"readiness"`
 }

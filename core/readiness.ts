@@ -1,0 +1,36 @@
+/**
+ * Whether live objects are ready, as Fleet's agent judges them: fleet.yaml's ignore.conditions removes
+ * the matching conditions, then wrangler's summary (the library Fleet's agent uses, run inside
+ * fleet-render) decides. One batch per call, however many objects.
+ */
+import { runRenderer } from "./render/fleet-render";
+
+export interface ReadinessQuery {
+  id: string;
+  object: Record<string, unknown>;
+  ignore?: Record<string, string>[];
+}
+
+export interface Readiness {
+  ready: boolean;
+  state?: string;
+  error?: boolean;
+  transitioning?: boolean;
+  message?: string[];
+  /** The object could not be read as one (not judged). */
+  problem?: string;
+}
+
+export function judgeReadiness(queries: ReadinessQuery[]): Map<string, Readiness> {
+  if (!queries.length) return new Map();
+  const results = runRenderer({ readiness: queries.map((q) => ({ id: q.id, object: q.object, ignore: q.ignore ?? [] })) }).readiness;
+  return new Map(queries.map((q) => [q.id, results[q.id] ?? { ready: false, problem: "no answer" }]));
+}
+
+/** Fleet's one-line account of a non-ready object: "<Kind> <namespace>/<name>: <state>: <messages>". */
+export function describeNotReady(object: Record<string, any>, r: Readiness): string {
+  const md = object.metadata ?? {};
+  const name = `${md.namespace ? `${md.namespace}/` : ""}${md.name}`;
+  const detail = [r.state || (r.problem ? "unreadable" : "not ready"), ...(r.message ?? []), ...(r.problem ? [r.problem] : [])].join(": ");
+  return `${object.kind} ${name}: ${detail}`;
+}
