@@ -32,7 +32,7 @@ export const NOT_HONOURED = {
   correctDrift: "a drifted object whose patch fails is not deleted and recreated, and no failure history is kept",
   comparePatchOps: "only `remove` operations (and jsonPointers) are honoured: this operation is not applied before comparing",
   ignoreConditions: "Fleet's options merge drops a target's `ignore`, so it has no effect there; set it at the top level of fleet.yaml",
-  acceptedStates: "the bundle waits for the other to be deployed (a Pulumi dependency), not for these states",
+  acceptedStates: "the bundle waits, within the same update, until the other is applied and its workloads ready (a Pulumi dependency, Fleet's default [Ready]); it does not start earlier for the other states listed, and a failed dependency stops it",
   rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
   force: "objects are applied with server-side apply, never deleted and recreated",
   atomic: "the engine does not roll back a failed update",
@@ -112,6 +112,9 @@ function readBundleTarget(f: Field, note: Unhonoured): BundleTarget {
   return target;
 }
 
+/** Fleet's BundleState values (StateRank keys). */
+const BUNDLE_STATES = ["Ready", "NotReady", "Pending", "OutOfSync", "Modified", "WaitApplied", "ErrApplied"];
+
 function readDependsOn(f: Field, note: Unhonoured): DependsOn {
   f.object(["name", "selector", "acceptedStates"]);
   const d: DependsOn = {};
@@ -121,9 +124,14 @@ function readDependsOn(f: Field, note: Unhonoured): DependsOn {
   if (selector) d.selector = selector;
   if (!d.name && !d.selector) f.fail("needs a name or a selector");
   const states = f.child("acceptedStates").stringList();
+  states.forEach((state, j) => {
+    // Fleet refuses the same when it reads the fleet.yaml (bundlereader validateBundleRef).
+    if (!BUNDLE_STATES.includes(state)) f.child("acceptedStates").index(j).fail(`invalid state ${JSON.stringify(state)}, valid values are: ${BUNDLE_STATES.join(", ")}`);
+  });
   if (states.length) {
     d.acceptedStates = states;
-    note(f.child("acceptedStates"), NOT_HONOURED.acceptedStates);
+    // [Ready] is the default: the Pulumi dependency waits for the other bundle to be applied and ready.
+    if (states.some((x) => x !== "Ready")) note(f.child("acceptedStates"), NOT_HONOURED.acceptedStates);
   }
   return d;
 }

@@ -98,6 +98,12 @@ describe("bundle reader (Fleet rules, real git)", () => {
       .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
     // The top-level ignore is honoured (status); a target's is dropped by Fleet's merge, and said so.
     expect(b.options.ignore).to.deep.equal({ conditions: [{ type: "Ready" }] });
+    // acceptedStates: [Ready] is Fleet's default (no warning); an unknown state is refused, as Fleet's reader refuses it.
+    const [ready] = await bundlesOf({ "fleet.yaml": "dependsOn: [{name: db, acceptedStates: [Ready]}]\n", "cm.yaml": CONFIGMAP("x") });
+    expect(ready.warnings).to.deep.equal([]);
+    let refused = "";
+    await bundlesOf({ "fleet.yaml": "dependsOn: [{name: db, acceptedStates: [Ready, Healthy]}]\n", "cm.yaml": CONFIGMAP("x") }).catch((e: Error) => { refused = e.message; });
+    expect(refused).to.contain('dependsOn[0].acceptedStates[1]: invalid state "Healthy", valid values are: Ready, NotReady');
     const [plain] = await bundlesOf({ "fleet.yaml": "helm: {chart: ./chart, atomic: false, timeoutSeconds: 0}\ncorrectDrift: {enabled: false}\n", "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" });
     expect(plain.warnings).to.deep.equal([]);
   });
