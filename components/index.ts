@@ -37,7 +37,8 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
-  const prepared = prepareFleet(state, previous?.deploymentIds, !!pinned.renderDir);
+  const leftOut = options.leftOut?.();
+  const prepared = prepareFleet(state, previous?.deploymentIds, !!pinned.renderDir, leftOut);
   if (!options.correctsDrift) {
     for (const e of state.plan.entries) {
       if (e.options.correctDrift?.enabled) {
@@ -48,7 +49,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   if (!pinned.renderDir) {
     checkTakeOwnership({
       entries: state.plan.entries, rendered: prepared.rendered, bundles: state.bundles, clusters: pinned.clusters,
-      unchanged: prepared.unchanged, skip: options.leftOut?.(),
+      unchanged: prepared.unchanged, skip: leftOut,
     });
   }
   const planned = performance.now();

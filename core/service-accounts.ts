@@ -5,13 +5,17 @@
  * Kubernetes provider whose kubeconfig is the cluster's, reduced to the context in use and acting as the
  * account (`as:`): the stack's identity needs the `impersonate` verb on that service account.
  *
- * Known difference: with no serviceAccount, Fleet impersonates `fleet-default` when that account exists
- * in the agent namespace; here such bundles are applied with the stack's own credentials.
+ * With no serviceAccount, Fleet impersonates `fleet-default` when that account exists in the agent
+ * namespace, and otherwise uses the agent's own (cluster-admin) credentials; so does this, reading each
+ * cluster's agent namespace once per preview or up (the stack's credentials here).
  */
 import { ClusterConfig } from "./config/stack";
 import { FleetError } from "./errors";
-import { runRenderer } from "./render/fleet-render";
+import { OwnersJob, OwnersResult, runRenderer } from "./render/fleet-render";
 import { PlanEntry } from "./targeting/plan";
+
+/** Fleet's account for bundles that name none, used when it exists (helmdeployer DefaultServiceAccount). */
+export const DEFAULT_SERVICE_ACCOUNT = "fleet-default";
 
 export const serviceAccountUser = (namespace: string, name: string) => `system:serviceaccount:${namespace}:${name}`;
 
@@ -26,13 +30,17 @@ export interface AccountProviders {
  * The impersonating kubeconfigs the plan needs. `agentNamespace` gives each cluster's agent namespace
  * (where Fleet looks the account up). In render mode nothing is applied, so nothing is impersonated.
  */
-export function accountProviders(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean): AccountProviders {
+export function accountProviders(
+  entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean,
+  live: { skip?: ReadonlySet<string>; read?: (jobs: OwnersJob[]) => Record<string, OwnersResult> } = {},
+): AccountProviders {
   const userOf = new Map<PlanEntry, string>();
   const kubeconfigs = new Map<string, Map<string, string>>();
   if (renderMode) return { userOf, kubeconfigs };
+  const withDefault = clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read ?? ((jobs) => runRenderer({ owners: jobs }).owners));
   const wanted = new Map<string, Set<string>>();
   for (const e of entries) {
-    const account = e.options.serviceAccount;
+    const account = e.options.serviceAccount || (withDefault.has(e.cluster) ? DEFAULT_SERVICE_ACCOUNT : undefined);
     if (!account) continue;
     const user = serviceAccountUser(agentNamespace(e.cluster), account);
     userOf.set(e, user);
@@ -55,4 +63,30 @@ export function accountProviders(entries: PlanEntry[], clusters: ClusterConfig[]
     (kubeconfigs.get(cluster) ?? kubeconfigs.set(cluster, new Map()).get(cluster)!).set(job.as, r.kubeconfig);
   }
   return { userOf, kubeconfigs };
+}
+
+/**
+ * The clusters whose agent namespace holds `fleet-default`, among those with a bundle that names no
+ * account (clusters the operation leaves out are not read). A cluster that cannot be read is an error:
+ * guessing would apply with the wrong identity.
+ */
+function clustersWithDefaultAccount(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string,
+  skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>): Set<string> {
+  const needed = new Set(entries.filter((e) => !e.options.serviceAccount && !skip.has(e.cluster)).map((e) => e.cluster));
+  const jobs: OwnersJob[] = clusters.filter((c) => needed.has(c.name)).map((c) => ({
+    id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "",
+    objects: [{ apiVersion: "v1", kind: "ServiceAccount", namespace: agentNamespace(c.name), name: DEFAULT_SERVICE_ACCOUNT }],
+  }));
+  if (!jobs.length) return new Set();
+  const results = read(jobs);
+  const out = new Set<string>();
+  for (const job of jobs) {
+    const r = results[job.id];
+    if (!r || r.error) {
+      throw new FleetError(`cannot tell whether ${job.objects[0].namespace}/${DEFAULT_SERVICE_ACCOUNT} exists (Fleet applies bundles without a serviceAccount as that account when it does): ${r?.error ?? "no answer"}`,
+        { cluster: job.id, field: "serviceAccount" });
+    }
+    if (r.objects?.[0]) out.add(job.id);
+  }
+  return out;
 }

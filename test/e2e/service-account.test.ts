@@ -3,7 +3,8 @@
  * system:serviceaccount:<agent namespace>:<name>, so the cluster's RBAC for that account bounds what
  * the bundle may change. Here the account may manage ConfigMaps in one namespace and nothing else: its
  * ConfigMap is applied, and a Secret added to the bundle fails with the API server's 403 naming the
- * object and the account, while the stack's own (admin) credentials could have created it.
+ * object and the account, while the stack's own (admin) credentials could have created it. A bundle that
+ * names no account is applied as `fleet-default` when that account exists in the agent namespace.
  */
 import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/kube-client";
@@ -63,5 +64,21 @@ describe("serviceAccount on a live cluster (objects applied as the account, boun
     await ops.up(s.options());
     expect(await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/secrets/forbidden`)).to.not.equal(undefined);
     expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/allowed`)).metadata.uid, "same ConfigMap").to.equal(uid);
+  });
+
+  it("without serviceAccount but with fleet-default in the agent namespace, the bundle is applied as fleet-default (Fleet's fallback)", async () => {
+    await kubeRequest(s.cluster, "POST", `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "fleet-default" } } });
+    s.write("app/secret.yaml", SECRET.replace("k: v", "k: changed"));
+    let message = "";
+    try {
+      await ops.up(s.options());
+    } catch (err) {
+      message = String((err as Error).message);
+    }
+    expect(message).to.contain(`secrets "forbidden" is forbidden: User "system:serviceaccount:${NS}:fleet-default" cannot`);
+    // Without it, the stack's own credentials again.
+    await kubeRequest(s.cluster, "DELETE", `/api/v1/namespaces/${NS}/serviceaccounts/fleet-default`);
+    await ops.up(s.options());
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/secrets/forbidden`)).data.k).to.equal(Buffer.from("changed").toString("base64"));
   });
 });

@@ -3,6 +3,7 @@ import * as YAML from "yaml";
 import { accountProviders } from "../../core/service-accounts";
 import { PlanEntry } from "../../core/targeting/plan";
 import { ClusterConfig } from "../../core/config/stack";
+import { OwnersJob } from "../../core/render/fleet-render";
 
 function entry(bundle: string, cluster: string, serviceAccount?: string): PlanEntry {
   return {
@@ -28,10 +29,12 @@ contexts:
 const cluster = (name: string, over: Partial<ClusterConfig> = {}): ClusterConfig =>
   ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: KUBECONFIG, context: "ctx-a", ...over });
 
+const noDefaultAccount = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: [null] }]));
+
 describe("serviceAccount: kubeconfigs acting as the account", () => {
   it("one kubeconfig per (cluster, account): the cluster's context only, its user acting as system:serviceaccount:<agent namespace>:<name>", () => {
     const entries = [entry("web", "c1", "deployer"), entry("db", "c1", "deployer"), entry("cache", "c1"), entry("web", "c2", "deployer")];
-    const r = accountProviders(entries, [cluster("c1"), cluster("c2")], (c) => (c === "c1" ? "cattle-fleet-system" : "agents"), false);
+    const r = accountProviders(entries, [cluster("c1"), cluster("c2")], (c) => (c === "c1" ? "cattle-fleet-system" : "agents"), false, { read: noDefaultAccount });
     expect(entries.map((e) => r.userOf.get(e))).to.deep.equal([
       "system:serviceaccount:cattle-fleet-system:deployer", "system:serviceaccount:cattle-fleet-system:deployer", undefined, "system:serviceaccount:agents:deployer"]);
     expect([...r.kubeconfigs.get("c1")!.keys()]).to.deep.equal(["system:serviceaccount:cattle-fleet-system:deployer"]);
@@ -45,8 +48,27 @@ describe("serviceAccount: kubeconfigs acting as the account", () => {
 
   it("nothing in render mode or without serviceAccount; an unusable kubeconfig names the bundle, cluster and field", () => {
     expect(accountProviders([entry("web", "c1", "deployer")], [cluster("c1")], () => "ns", true).kubeconfigs.size).to.equal(0);
-    expect(accountProviders([entry("web", "c1")], [cluster("c1")], () => "ns", false).kubeconfigs.size).to.equal(0);
+    expect(accountProviders([entry("web", "c1")], [cluster("c1")], () => "ns", false, { read: noDefaultAccount }).kubeconfigs.size).to.equal(0);
     expect(() => accountProviders([entry("web", "c1", "deployer")], [cluster("c1", { context: "missing" })], () => "ns", false))
       .to.throw(/gitRepo repo, bundle web, cluster c1: serviceAccount: cannot make a kubeconfig acting as system:serviceaccount:ns:deployer: loading the kubeconfig: .*missing/);
+  });
+
+  it("without serviceAccount: fleet-default when it exists in the agent namespace (Fleet's fallback), read once per cluster; left-out clusters are not read", () => {
+    const asked: OwnersJob[] = [];
+    const read = (jobs: OwnersJob[]) => {
+      asked.push(...jobs);
+      return Object.fromEntries(jobs.map((j) => [j.id, { objects: [j.id === "c1" ? {} : null] }]));
+    };
+    const entries = [entry("web", "c1"), entry("db", "c1"), entry("web", "c2"), entry("pinned", "c1", "deployer"), entry("web", "c3")];
+    const r = accountProviders(entries, [cluster("c1"), cluster("c2"), cluster("c3")], () => "cattle-fleet-system", false, { read, skip: new Set(["c3"]) });
+    expect(asked.map((j) => [j.id, j.objects])).to.deep.equal([
+      ["c1", [{ apiVersion: "v1", kind: "ServiceAccount", namespace: "cattle-fleet-system", name: "fleet-default" }]],
+      ["c2", [{ apiVersion: "v1", kind: "ServiceAccount", namespace: "cattle-fleet-system", name: "fleet-default" }]],
+    ]);
+    expect(entries.map((e) => r.userOf.get(e))).to.deep.equal([
+      "system:serviceaccount:cattle-fleet-system:fleet-default", "system:serviceaccount:cattle-fleet-system:fleet-default", undefined,
+      "system:serviceaccount:cattle-fleet-system:deployer", undefined]);
+    expect(() => accountProviders([entry("web", "c1")], [cluster("c1")], () => "ns", false, { read: () => ({ c1: { error: "connection refused" } }) }))
+      .to.throw("cluster c1: serviceAccount: cannot tell whether ns/fleet-default exists (Fleet applies bundles without a serviceAccount as that account when it does): connection refused");
   });
 });
