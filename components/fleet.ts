@@ -75,6 +75,10 @@ export function prepareFleet(state: FleetState, previousIds?: Record<string, str
     namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
   const accounts = accountProviders(state.plan.entries, state.config.clusters, (c) => agents.get(c)!.config.namespace, renderMode, { skip: leftOut });
+  for (const e of state.plan.entries) {
+    const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
+    if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
+  }
   return { rendered, namespaces, agents, accounts, unchanged: unchangedDeployments(state.plan.entries, previousIds) };
 }
 

@@ -24,6 +24,8 @@ export interface AccountProviders {
   userOf: Map<PlanEntry, string>;
   /** Per cluster, per user: the kubeconfig acting as that user. */
   kubeconfigs: Map<string, Map<string, string>>;
+  /** Clusters whose fleet-default account could not be looked up: the warning for their bundles without an account. */
+  unread: Map<string, string>;
 }
 
 /**
@@ -36,8 +38,9 @@ export function accountProviders(
 ): AccountProviders {
   const userOf = new Map<PlanEntry, string>();
   const kubeconfigs = new Map<string, Map<string, string>>();
-  if (renderMode) return { userOf, kubeconfigs };
-  const withDefault = clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read ?? ((jobs) => runRenderer({ owners: jobs }).owners));
+  const unread = new Map<string, string>();
+  if (renderMode) return { userOf, kubeconfigs, unread };
+  const withDefault = clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read ?? ((jobs) => runRenderer({ owners: jobs }).owners), unread);
   const wanted = new Map<string, Set<string>>();
   for (const e of entries) {
     const account = e.options.serviceAccount || (withDefault.has(e.cluster) ? DEFAULT_SERVICE_ACCOUNT : undefined);
@@ -46,7 +49,7 @@ export function accountProviders(
     userOf.set(e, user);
     (wanted.get(e.cluster) ?? wanted.set(e.cluster, new Set()).get(e.cluster)!).add(user);
   }
-  if (!wanted.size) return { userOf, kubeconfigs };
+  if (!wanted.size) return { userOf, kubeconfigs, unread };
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...wanted].flatMap(([cluster, users]) => [...users].sort().map((as) => ({
     id: `${cluster} ${as}`, kubeconfig: byName.get(cluster)!.kubeconfig ?? "", context: byName.get(cluster)!.context ?? "", as,
@@ -62,16 +65,17 @@ export function accountProviders(
     }
     (kubeconfigs.get(cluster) ?? kubeconfigs.set(cluster, new Map()).get(cluster)!).set(job.as, r.kubeconfig);
   }
-  return { userOf, kubeconfigs };
+  return { userOf, kubeconfigs, unread };
 }
 
 /**
  * The clusters whose agent namespace holds `fleet-default`, among those with a bundle that names no
- * account (clusters the operation leaves out are not read). A cluster that cannot be read is an error:
- * guessing would apply with the wrong identity.
+ * account (clusters the operation leaves out are not read). A cluster that cannot be read goes into
+ * `unread`: its bundles are applied with the stack's credentials and each says so in a warning (an
+ * unreachable cluster applies nothing anyway, and a PR preview must not stop on it).
  */
 function clustersWithDefaultAccount(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string,
-  skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>): Set<string> {
+  skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>, unread: Map<string, string>): Set<string> {
   const needed = new Set(entries.filter((e) => !e.options.serviceAccount && !skip.has(e.cluster)).map((e) => e.cluster));
   const jobs: OwnersJob[] = clusters.filter((c) => needed.has(c.name)).map((c) => ({
     id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "",
@@ -83,8 +87,9 @@ function clustersWithDefaultAccount(entries: PlanEntry[], clusters: ClusterConfi
   for (const job of jobs) {
     const r = results[job.id];
     if (!r || r.error) {
-      throw new FleetError(`cannot tell whether ${job.objects[0].namespace}/${DEFAULT_SERVICE_ACCOUNT} exists (Fleet applies bundles without a serviceAccount as that account when it does): ${r?.error ?? "no answer"}`,
-        { cluster: job.id, field: "serviceAccount" });
+      unread.set(job.id, `could not tell whether ${job.objects[0].namespace}/${DEFAULT_SERVICE_ACCOUNT} exists (${r?.error ?? "no answer"}): ` +
+        "applied with the stack's credentials, as when it does not (Fleet would apply as that account if it exists)");
+      continue;
     }
     if (r.objects?.[0]) out.add(job.id);
   }
