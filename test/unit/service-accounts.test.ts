@@ -1,4 +1,7 @@
 import { expect } from "chai";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as YAML from "yaml";
 import { accountProviders } from "../../core/service-accounts";
 import { PlanEntry } from "../../core/targeting/plan";
@@ -72,5 +75,15 @@ describe("serviceAccount: kubeconfigs acting as the account", () => {
     const unread = accountProviders([entry("web", "c1")], [cluster("c1")], () => "ns", false, { read: () => ({ c1: { error: "connection refused" } }) });
     expect(unread.userOf.size).to.equal(0);
     expect(unread.unread.get("c1")).to.equal("could not tell whether ns/fleet-default exists (connection refused): applied with the stack's credentials, as when it does not (Fleet would apply as that account if it exists)");
+  });
+
+  it("a kubeconfig given as a path: relative certificate paths resolve against its directory, and are inlined", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-kubeconfig-"));
+    fs.writeFileSync(path.join(dir, "ca.crt"), "THE-CA");
+    fs.writeFileSync(path.join(dir, "config"), KUBECONFIG.replace(/certificate-authority-data: [^,}\s]+/, "certificate-authority: ca.crt"));
+    const r = accountProviders([entry("web", "c1", "deployer")], [cluster("c1", { kubeconfig: path.join(dir, "config") })], () => "ns", false);
+    const doc = YAML.parse(r.kubeconfigs.get("c1")!.get("system:serviceaccount:ns:deployer")!);
+    expect(Buffer.from(doc.clusters[0].cluster["certificate-authority-data"], "base64").toString()).to.equal("THE-CA");
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -54,11 +54,11 @@ func impersonate(job ImpersonateJob) ImpersonateResult {
 // rawConfigOf loads a kubeconfig as restConfigOf does, with the context made current.
 func rawConfigOf(kubeconfig, context string) (clientcmdapi.Config, error) {
 	var loader clientcmd.ClientConfig
-	if text := kubeconfigText(kubeconfig); text != "" {
-		cfg, err := clientcmd.Load([]byte(text))
-		if err != nil {
-			return clientcmdapi.Config{}, err
-		}
+	cfg, err := loadKubeconfig(kubeconfig)
+	if err != nil {
+		return clientcmdapi.Config{}, err
+	}
+	if cfg != nil {
 		loader = clientcmd.NewNonInteractiveClientConfig(*cfg, context, &clientcmd.ConfigOverrides{}, nil)
 	} else {
 		rules := clientcmd.NewDefaultClientConfigLoadingRules()

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // OwnersJob: one cluster's connection and the objects to look up.
@@ -159,24 +160,29 @@ func qualifiedName(ref ObjectRef) string {
 	return ref.Namespace + "/" + ref.Name
 }
 
-// kubeconfigText: the kubeconfig given as text, or read from the path given instead; empty for the ambient one.
-func kubeconfigText(kubeconfig string) string {
-	if kubeconfig != "" && !strings.Contains(kubeconfig, "\n") {
-		if data, err := os.ReadFile(kubeconfig); err == nil {
-			return string(data)
+// loadKubeconfig reads the kubeconfig given as text, or as a path: a file is loaded by clientcmd, so
+// relative certificate and key paths in it resolve against the file's own directory, as kubectl does.
+// Nil for the ambient kubeconfig.
+func loadKubeconfig(kubeconfig string) (*clientcmdapi.Config, error) {
+	if kubeconfig == "" {
+		return nil, nil
+	}
+	if !strings.Contains(kubeconfig, "\n") {
+		if _, err := os.Stat(kubeconfig); err == nil {
+			return clientcmd.LoadFromFile(kubeconfig)
 		}
 	}
-	return kubeconfig
+	return clientcmd.Load([]byte(kubeconfig))
 }
 
 // restConfigOf loads the cluster's kubeconfig as the provider reads it: the text itself, else a path
 // to it, else the ambient kubeconfig with the given context.
 func restConfigOf(job OwnersJob) (*rest.Config, error) {
-	if text := kubeconfigText(job.Kubeconfig); text != "" {
-		cfg, err := clientcmd.Load([]byte(text))
-		if err != nil {
-			return nil, err
-		}
+	cfg, err := loadKubeconfig(job.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
 		return clientcmd.NewNonInteractiveClientConfig(*cfg, job.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
