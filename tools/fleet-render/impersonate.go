@@ -51,18 +51,11 @@ func impersonate(job ImpersonateJob) ImpersonateResult {
 	return ImpersonateResult{Kubeconfig: string(out)}
 }
 
-// rawConfigOf loads a kubeconfig as restConfigOf does, with the context made current.
+// rawConfigOf loads a kubeconfig as restConfigOf does (clientConfigOf), with the context made current.
 func rawConfigOf(kubeconfig, context string) (clientcmdapi.Config, error) {
-	var loader clientcmd.ClientConfig
-	cfg, err := loadKubeconfig(kubeconfig)
+	loader, err := clientConfigOf(kubeconfig, context)
 	if err != nil {
 		return clientcmdapi.Config{}, err
-	}
-	if cfg != nil {
-		loader = clientcmd.NewNonInteractiveClientConfig(*cfg, context, &clientcmd.ConfigOverrides{}, nil)
-	} else {
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		loader = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
 	}
 	raw, err := loader.RawConfig()
 	if err != nil {

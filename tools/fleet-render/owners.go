@@ -175,16 +175,24 @@ func loadKubeconfig(kubeconfig string) (*clientcmdapi.Config, error) {
 	return clientcmd.Load([]byte(kubeconfig))
 }
 
-// restConfigOf loads the cluster's kubeconfig as the provider reads it: the text itself, else a path
-// to it, else the ambient kubeconfig with the given context.
-func restConfigOf(job OwnersJob) (*rest.Config, error) {
-	cfg, err := loadKubeconfig(job.Kubeconfig)
+// clientConfigOf loads the cluster's kubeconfig as the provider reads it: the text itself, else a path
+// to it, else the ambient kubeconfig; with the given context.
+func clientConfigOf(kubeconfig, context string) (clientcmd.ClientConfig, error) {
+	cfg, err := loadKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	if cfg != nil {
-		return clientcmd.NewNonInteractiveClientConfig(*cfg, job.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+		return clientcmd.NewNonInteractiveClientConfig(*cfg, context, &clientcmd.ConfigOverrides{}, nil), nil
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: job.Context}).ClientConfig()
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}), nil
+}
+
+func restConfigOf(job OwnersJob) (*rest.Config, error) {
+	loader, err := clientConfigOf(job.Kubeconfig, job.Context)
+	if err != nil {
+		return nil, err
+	}
+	return loader.ClientConfig()
 }
