@@ -61,7 +61,7 @@ export interface PreparedFleet {
   accounts: AccountProviders;
 }
 
-export function prepareFleet(state: FleetState, previousIds?: Record<string, string>, renderMode = !!state.config.renderDir, leftOut?: ReadonlySet<string>): PreparedFleet {
+export function prepareFleet(state: FleetState, previousIds?: Record<string, string>, leftOut?: ReadonlySet<string>): PreparedFleet {
   const rendered = renderDeployments(state.plan.entries, state.bundles, (gitRepo) => state.sources.get(gitRepo)!.commit);
   for (const [e, r] of rendered) checkObjectLabels(r.objects, e);
   const agents = resolveAgents(state.config);
@@ -74,7 +74,7 @@ export function prepareFleet(state: FleetState, previousIds?: Record<string, str
     const agentNs = agents.get(c.name)!.config.namespace;
     namespaces.set(c.name, namespacesForCluster(c.name, entries, byBundle).filter((ns) => ns.name !== agentNs));
   }
-  const accounts = accountProviders(state.plan.entries, state.config.clusters, (c) => agents.get(c)!.config.namespace, renderMode, { skip: leftOut });
+  const accounts = accountProviders(state.plan.entries, state.config.clusters, (c) => agents.get(c)!.config.namespace, !!state.config.renderDir, { skip: leftOut });
   for (const e of state.plan.entries) {
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);

@@ -38,7 +38,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
   const leftOut = options.leftOut?.();
-  const prepared = prepareFleet(state, previous?.deploymentIds, !!pinned.renderDir, leftOut);
+  const prepared = prepareFleet(state, previous?.deploymentIds, leftOut);
   if (!options.correctsDrift) {
     for (const e of state.plan.entries) {
       if (e.options.correctDrift?.enabled) {

@@ -197,7 +197,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
     if (o.correctDrift.keepFailHistory) note(c.child("keepFailHistory"), NOT_HONOURED.correctDrift);
   }
   if (f.child("ignore").present) {
-    // Honoured by status and the readiness of deploy events (core/readiness.ts), as Fleet's agent honours it.
+    // Honoured by `status`'s readiness (core/readiness.ts), as Fleet's agent honours it; a target's is dropped by Fleet's merge.
     const conditions = f.child("ignore").object(["conditions"]).child("conditions");
     const list = conditions.items().map((c) => c.stringMap());
     if (list.length) {
