@@ -5,7 +5,7 @@
  */
 import { expect } from "chai";
 import * as ops from "../../automation/operations";
-import { liveStack } from "../support/live-stack";
+import { failureOf, liveStack } from "../support/live-stack";
 
 const NS = "helm-timeout-test";
 const STUCK = `apiVersion: apps/v1
@@ -31,12 +31,7 @@ describe("helm.timeoutSeconds on a live cluster", function () {
 
   it("a Deployment that never becomes ready fails the update after timeoutSeconds, naming it", async () => {
     const started = Date.now();
-    let message = "";
-    try {
-      await ops.up(s.options());
-    } catch (err) {
-      message = String((err as Error).message);
-    }
+    const message = await failureOf(() => ops.up(s.options()));
     const seconds = (Date.now() - started) / 1000;
     expect(message, "up failed").to.contain("stuck");
     expect(message).to.match(/timeout|timed out/i);

@@ -10,7 +10,7 @@ import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
-import { liveStack } from "../support/live-stack";
+import { failureOf, liveStack } from "../support/live-stack";
 
 // The agent's namespace is where Fleet looks the account up; here the bundle deploys there too.
 const NS = "sa-test";
@@ -46,12 +46,7 @@ describe("serviceAccount on a live cluster (objects applied as the account, boun
 
   it("an object the account may not create fails with the API server's 403 naming object and account; nothing else changes", async () => {
     s.write("app/secret.yaml", SECRET);
-    let message = "";
-    try {
-      await ops.up(s.options());
-    } catch (err) {
-      message = String((err as Error).message);
-    }
+    const message = await failureOf(() => ops.up(s.options()));
     expect(message).to.contain(`secrets "forbidden" is forbidden: User "${USER}" cannot`);
     expect(message).to.contain("sa-app");
     expect(await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/secrets/forbidden`)).to.equal(undefined);
@@ -69,12 +64,7 @@ describe("serviceAccount on a live cluster (objects applied as the account, boun
   it("without serviceAccount but with fleet-default in the agent namespace, the bundle is applied as fleet-default (Fleet's fallback)", async () => {
     await kubeRequest(s.cluster, "POST", `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "fleet-default" } } });
     s.write("app/secret.yaml", SECRET.replace("k: v", "k: changed"));
-    let message = "";
-    try {
-      await ops.up(s.options());
-    } catch (err) {
-      message = String((err as Error).message);
-    }
+    const message = await failureOf(() => ops.up(s.options()));
     expect(message).to.contain(`secrets "forbidden" is forbidden: User "system:serviceaccount:${NS}:fleet-default" cannot`);
     // Without it, the stack's own credentials again.
     await kubeRequest(s.cluster, "DELETE", `/api/v1/namespaces/${NS}/serviceaccounts/fleet-default`);

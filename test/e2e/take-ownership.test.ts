@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
-import { liveStack } from "../support/live-stack";
+import { failureOf, liveStack } from "../support/live-stack";
 
 const NS = "take-ownership-test";
 const cmPath = (name: string) => `/api/v1/namespaces/${NS}/configmaps/${name}`;
@@ -32,12 +32,7 @@ describe("helm.takeOwnership on a live cluster (an object the bundle does not ow
 
   it("preview and up refuse to take it over, naming object, owner, bundle, cluster and field; nothing is applied", async () => {
     for (const run of [ops.preview, ops.up]) {
-      let message = "";
-      try {
-        await run(s.options());
-      } catch (err) {
-        message = String((err as Error).message);
-      }
+      const message = await failureOf(() => run(s.options()));
       expect(message, run.name).to.contain("ConfigMap take-ownership-test/handmade (it was written by")
         .and.contain("bundle own-app").and.contain(`cluster ${s.cluster.name}`).and.contain("helm.takeOwnership");
     }

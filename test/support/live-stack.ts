@@ -69,3 +69,13 @@ export function liveStack(name: string, spec: {
 
   return stack;
 }
+
+/** The message an operation fails with; "" when it succeeds (so an assertion on the message then fails). */
+export async function failureOf(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+    return "";
+  } catch (err) {
+    return String((err as Error).message);
+  }
+}
