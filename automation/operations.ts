@@ -16,6 +16,9 @@ import { withoutStackTraces } from "../components/stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
+import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
+import { JournalHooks } from "../components";
+import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
 import { isRenderMode, openStack, StackOptions } from "./stack";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
@@ -45,9 +48,12 @@ export interface OperationOptions extends StackOptions {
    */
   continueOnError?: boolean;
   /**
-   * Write the state once at the end instead of after every step (PULUMI_SKIP_CHECKPOINTS): several
-   * times faster for large stacks (BENCHMARKS.md); if the process dies mid-update, that update's
-   * steps are missing from the state until the next `up` re-applies them.
+   * Write the state once at the end instead of after every step (PULUMI_SKIP_CHECKPOINTS): the default
+   * wherever the crash journal can be kept beside the state (file and PostgreSQL backends; always for
+   * destroy and refresh, which create nothing), since a checkpoint per step rewrites the whole state
+   * and so grows with the square of the stack (BENCHMARKS.md). If the process dies mid-update, the next
+   * `up` re-applies what the state missed and the journal sweeps what nothing owns any more
+   * (core/journal.ts). false: the engine's checkpoint after every step.
    */
   skipCheckpoints?: boolean;
   /** Another update holds the stack's lock: wait for it instead of failing at once. */
@@ -108,18 +114,39 @@ interface Session {
   /** URNs of the unreachable clusters' resources in the state: the engine's exclude list. */
   excluded: string[];
   started: number;
+  /** After an update the engine finished: its crash journal entry is no longer needed (core/journal.ts). */
+  settleJournal: () => Promise<void>;
 }
 
-async function open(options: OperationOptions): Promise<Session> {
+/**
+ * Whether the engine writes the state only at the end: the caller's choice, else yes for destroy and
+ * refresh (they create nothing a crash could orphan) and for up where the crash journal can be kept.
+ */
+function skipsCheckpoints(op: "up" | "destroy" | "refresh" | "read", options: OperationOptions, store: JournalStore | undefined): boolean {
+  if (op === "read") return false; // preview and status write no state
+  return options.skipCheckpoints ?? (op !== "up" || store !== undefined);
+}
+
+async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read" = "read"): Promise<Session> {
   let planned: FleetState | undefined;
   let unreachable = new Map<string, string>();
-  const stack = await openStack({
+  const store = journalStore(resolveBackend(options), PROJECT_NAME, options.stack);
+  const skip = skipsCheckpoints(op, options, store);
+  let stack: Stack | undefined;
+  let journalKey: string | undefined;
+  const journal: JournalHooks | undefined = op === "up" && skip && store ? {
+    list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
+    stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
+    writer: writerId(), onRecorded: (key) => { journalKey = key; },
+    warn: (m) => (options.onWarning ?? ((x: string) => console.error(x)))(`warning: stack ${options.stack}: ${m}`),
+  } : undefined;
+  stack = await openStack({
     ...options,
-    env: { ...options.env, ...(options.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
+    env: { ...options.env, ...(skip ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
     deploy: {
       ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
       leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-      correctsDrift: true,
+      correctsDrift: true, journal,
     },
   });
   const outputs = await stack.outputs();
@@ -139,6 +166,7 @@ async function open(options: OperationOptions): Promise<Session> {
   return {
     stack, locked, recorder: new StepRecorder(options.onEvent), before, agentsBefore: agentsOutput(outputs), planned: () => planned,
     renderMode, unreachable, excluded, started: Date.now(),
+    settleJournal: async () => { if (journalKey && store) await store.remove([journalKey]); },
   };
 }
 
@@ -219,7 +247,7 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
-  const s = await open(options);
+  const s = await open(options, "up");
   try {
     await resolvePendingOperations(s, options);
     await correctDrift(s, options);
@@ -227,6 +255,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? true, exclude: s.excluded,
     })));
+    await s.settleJournal();
     const r = base(options, s, result.summary.resourceChanges);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
     const after = deploymentsOutput(result.outputs);
@@ -243,7 +272,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
 }
 
 export async function destroy(options: OperationOptions): Promise<UpResult> {
-  const s = await open(options);
+  const s = await open(options, "destroy");
   try {
     await resolvePendingOperations(s, options);
     const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
@@ -256,7 +285,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 }
 
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
-  const s = await open(options);
+  const s = await open(options, "refresh");
   await resolvePendingOperations(s, options);
   const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })));
   return base(options, s, result.summary.resourceChanges);

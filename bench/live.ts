@@ -153,8 +153,7 @@ export async function liveBench(): Promise<void> {
     const prune = parts.includes("prune") ? await pruneLatency(ctx, repo, runs) : undefined;
     const apply = parts.includes("apply") ? await applyVsKubectl(ctx, kubectl) : undefined;
     const churn = parts.includes("churn") ? await agentChurn(ctx, repo) : undefined;
-    const skipCheckpoints = process.env.PULUMI_SKIP_CHECKPOINTS === "true";
-    console.log(`written ${writeResult(skipCheckpoints ? "live-skip-checkpoints" : "live", { skipCheckpoints, prune, apply, churn, startupMs: live.startupMs })}`);
+    console.log(`written ${writeResult("live", { prune, apply, churn, startupMs: live.startupMs })}`);
   } finally {
     await stopLocalClusters(live.baseDir);
     fs.rmSync(work, { recursive: true, force: true });

@@ -24,7 +24,7 @@ const SPEC = {
     clusters: { type: "string" as const, value: "N|N,N", help: "plan, render: clusters; engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)" },
     bundles: { type: "string" as const, value: "N", help: "plan, engine: bundles per cluster; page: bundles (default 50)" },
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10)" },
-    "skip-checkpoints-only": { type: "boolean" as const, help: "engine: measure only with PULUMI_SKIP_CHECKPOINTS" },
+    "skip-checkpoints-only": { type: "boolean" as const, help: "engine: measure only the default (state written once at the end), not also a checkpoint per step" },
     runs: { type: "string" as const, value: "N", help: "live: runs per measurement; page: page loads (default 3)" },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
   },

@@ -8,6 +8,8 @@ import { FleetState, planFleet } from "../core/pipeline";
 import { Fleet, prepareFleet } from "./fleet";
 import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment } from "./previous";
 import { checkTakeOwnership } from "../core/ownership";
+import { identityOf, JournalEntry, journalObjects, sweep, sweepPlan } from "../core/journal";
+import { runRenderer } from "../core/render/fleet-render";
 
 export { Fleet, FleetSummary, DeploymentRecord, deploymentRecord, FLEET_TYPE } from "./fleet";
 export { Cluster, CLUSTER_TYPE } from "./cluster";
@@ -28,6 +30,22 @@ export interface DeployOptions {
   correctsDrift?: boolean;
   /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
   leftOut?: () => ReadonlySet<string>;
+  /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
+  journal?: JournalHooks;
+}
+
+export interface JournalHooks {
+  list(): Promise<{ key: string; entry: JournalEntry }[]>;
+  add(entry: JournalEntry): Promise<string>;
+  remove(keys: string[]): Promise<void>;
+  /** identityOf every Kubernetes object in the stack's state (read only when the journal has entries). */
+  stateIdentities(): Promise<Set<string>>;
+  /** Who writes this update's entry. */
+  writer: string;
+  /** Told the key of this update's entry (removed once the engine has written the state). */
+  onRecorded(key: string): void;
+  /** Where the sweep's reports go (the operations' warnings, shown even with --quiet). */
+  warn(message: string): void;
 }
 
 export async function deployFleet(config: StackConfig, options: DeployOptions = {}): Promise<Fleet> {
@@ -52,8 +70,39 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
       unchanged: prepared.unchanged, skip: leftOut,
     });
   }
+  if (options.journal && !pinned.renderDir) await sweepAndRecord(options.journal, state, prepared, leftOut);
   const planned = performance.now();
   const fleet = new Fleet("fleet", state, prepared);
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   return fleet;
+}
+
+/**
+ * Before anything is registered (the engine holds the stack's lock): earlier updates' journal entries
+ * are swept (objects an update that died created and nothing owns now are deleted, core/journal.ts),
+ * then this update records what it may create.
+ */
+async function sweepAndRecord(journal: JournalHooks, state: FleetState, prepared: ReturnType<typeof prepareFleet>, leftOut?: ReadonlySet<string>): Promise<void> {
+  const earlier = await journal.list();
+  let deferred: JournalEntry["objects"] = [];
+  if (earlier.length) {
+    const planned = new Set<string>();
+    for (const [e, r] of prepared.rendered) {
+      for (const o of r.objects) planned.add(identityOf({ cluster: e.cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
+    }
+    const configured = new Set(state.config.clusters.map((c) => c.name));
+    const plan = sweepPlan(earlier.map((x) => x.entry), await journal.stateIdentities(), planned, (c) => configured.has(c) && !leftOut?.has(c));
+    const { deleted } = sweep(plan, state.config.clusters, (jobs) => runRenderer({ owners: jobs }).owners);
+    for (const d of deleted) journal.warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
+    for (const o of plan.deferred) {
+      journal.warn(`crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
+        "the cluster is not reachable or not configured now, so it is kept in the journal for a later up");
+    }
+    deferred = plan.deferred;
+  }
+  // Kept apart from this update's own entry, which is removed once this update's state is written.
+  if (deferred.length) await journal.add({ writer: `deferred by ${journal.writer}`, objects: deferred });
+  const objects = journalObjects(state.plan.entries, prepared.rendered, prepared.unchanged, leftOut);
+  if (objects.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects }));
+  await journal.remove(earlier.map((x) => x.key));
 }

@@ -28,7 +28,8 @@ const SPEC = {
     json: { type: "boolean", help: "status: print JSON instead of the table" },
     html: { type: "string", value: "FILE", help: "preview, status: also write the fleet as one self-contained HTML page (clusters x bundles) to FILE" },
     quiet: { type: "boolean", help: "do not stream the engine's output" },
-    "skip-checkpoints": { type: "boolean", help: "write the state once at the end, not after every step (see BENCHMARKS.md)" },
+    "skip-checkpoints": { type: "boolean", help: "write the state once at the end (the default on file and PostgreSQL backends, where the crash journal is kept)" },
+    checkpoints: { type: "boolean", help: "write the state after every step, as the engine does by default (slower: it grows with the square of the stack)" },
     "wait-lock": { type: "boolean", help: "wait for another update of the stack to finish instead of failing at once" },
     "force-unlock": { type: "boolean", help: "remove the stack's lock even if its holder is alive or on another host (you checked it is gone)" },
   },
@@ -43,6 +44,7 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   json: ["status"],
   html: ["preview", "status"],
   "skip-checkpoints": ["up", "destroy", "refresh"],
+  checkpoints: ["up", "destroy", "refresh"],
   "wait-lock": ["up", "destroy", "refresh"],
   "force-unlock": ["up", "destroy", "refresh", "cancel"],
 };
@@ -56,6 +58,7 @@ function parse(argv: string[]): { op: Operation; stack: string; v: Values } {
   for (const [name, ops_] of Object.entries(ONLY_FOR)) {
     if (v[name as keyof Values] !== undefined && !ops_!.includes(op)) throw new UsageError(`--${name} does not apply to ${op} (only ${ops_!.join(", ")})`);
   }
+  if (v.checkpoints && v["skip-checkpoints"]) throw new UsageError("--checkpoints and --skip-checkpoints contradict each other");
   return { op, stack: required(v.stack, "stack", "there is no default environment: name the one to operate on"), v };
 }
 
@@ -77,7 +80,7 @@ async function main(): Promise<void> {
     }
   };
   const options: ops.OperationOptions = {
-    stack, expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v["skip-checkpoints"],
+    stack, expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
     waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
     onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
     onEvent: progress?.onEvent,

@@ -67,11 +67,13 @@ export interface OwnersJob {
   id: string;
   kubeconfig: string;
   context: string;
-  objects: { apiVersion: string; kind: string; namespace: string; name: string }[];
+  objects: { apiVersion: string; kind: string; namespace: string; name: string; labels?: Record<string, string> }[];
+  /** Delete each object that exists and carries all of its `labels` (the crash journal's sweep, core/journal.ts). */
+  delete?: boolean;
 }
 
 /** An object's live metadata; null in OwnersResult.objects when it does not exist. */
-export interface LiveObject { labels?: Record<string, string> | null; annotations?: Record<string, string> | null; managers?: string[] | null }
+export interface LiveObject { labels?: Record<string, string> | null; annotations?: Record<string, string> | null; managers?: string[] | null; deleted?: boolean }
 
 export interface OwnersResult { objects?: (LiveObject | null)[] | null; error?: string }
 

@@ -249,7 +249,8 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
      * kill -9 of the whole process group (node, the CLI, the providers: what an OOM kill or a lost CI
      * runner does) once the update is well under way; then a plain `up` must recover by itself.
      */
-    const crashAndRecover = async (label: string, killWhen: RegExp, expected: { configMaps: string[]; clusters: LocalCluster[] }) => {
+    const crashAndRecover = async (label: string, killWhen: RegExp, expected: { configMaps: () => string[]; clusters: LocalCluster[] },
+      beforeRecovery?: () => Promise<void>) => {
       const run = a.start("scripts/fleet.ts", ["up", "--stack", "team"], a.env(env()));
       await eventually(`${label}: update under way`, async () => run.output().stdout, (s) => killWhen.test(s), 180_000);
       process.kill(-run.child.pid!, "SIGKILL");
@@ -258,6 +259,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       const state = JSON.parse(ok(a.pulumi(["stack", "export", "--stack", "team"], env()), "pulumi stack export"));
       const pending = state.deployment.pending_operations ?? [];
       figures[`${label}: pending operations left`] = String(pending.length);
+      await beforeRecovery?.();
       const t = Date.now();
       const recovery = up(a);
       figures[`${label}: recovering up`] = `${((Date.now() - t) / 1000).toFixed(1)} s`;
@@ -267,7 +269,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       for (const c of clusters) {
         const v = await eventually(`${label}: ${c.name} converged`, () => clusterView(c), (x) => x.pods <= 1);
         const wanted = expected.clusters.includes(c);
-        expect(v.configMaps, `${label}: ${c.name}`).to.deep.equal(wanted ? expected.configMaps : []);
+        expect(v.configMaps, `${label}: ${c.name}`).to.deep.equal(wanted ? expected.configMaps() : []);
         expect(v.deployments, `${label}: ${c.name}`).to.deep.equal(wanted ? ["web"] : []);
         expect(v.activeReplicaSets, `${label}: ${c.name} ReplicaSets`).to.equal(wanted ? 1 : 0);
         expect(v.pods, `${label}: ${c.name} pods`).to.equal(wanted ? 1 : 0);
@@ -275,19 +277,38 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       const agents = await Promise.all(clusters.map((c) => kubeList(c, "/api/v1/namespaces/team-agents/pods", "app=fleet-agent")));
       expect(agents.map((p) => p.filter((x: any) => !x.metadata.deletionTimestamp).length)).to.deep.equal(clusters.map(() => 1));
       ok(a.fleet(["preview", "--stack", "team", "--expect-no-changes", "--quiet"], env()), `${label}: preview after recovery`);
+      expect(pg.query("select count(*) from pulumi_fleet_journal").trim(), `${label}: crash journal settled`).to.equal("0");
+      return recovery;
     };
+    let survivors: string[] = [];
 
-    it("kill -9 while objects are created and updated: the next up removes the dead lock, resolves pending operations, converges", async () => {
+    it("kill -9 while objects are created and updated (state written once at the end, the default): the next up removes the dead lock, converges, and deletes what the killed update created that git no longer has", async () => {
       // All three clusters again (creates on the third), new data for some (updates), some dropped (deletes).
       a.write("stacks/Pulumi.team.yaml", withTargets(a.read("stacks/Pulumi.team.yaml"), names()));
       repo.commit({ ...repoFiles([...range(0, 6), ...range(12, 30)], "v3"), ...Object.fromEntries(range(6, 12).map((n) => [`${n}.yaml`, null])) }, "v3");
-      await crashAndRecover("crash during creates", /ConfigMap.*(created|updated)[\s\S]*ConfigMap.*(created|updated)[\s\S]*ConfigMap.*(created|updated)/,
-        { configMaps: [...range(0, 6), ...range(12, 30)].map((n) => `${n}=v3`), clusters });
+      survivors = [...range(0, 6), ...range(12, 30)];
+      let orphaned: string[] = [];
+      // Between the crash and the next up, git drops every new ConfigMap the killed update had already
+      // created: nothing in the state or the plan owns them now, only the crash journal knows them.
+      const dropCreated = async () => {
+        const inState = new Set<string>((JSON.parse(ok(a.pulumi(["stack", "export", "--stack", "team"], env()), "export")).deployment.resources ?? [])
+          .map((r: any) => r.outputs?.metadata?.name).filter(Boolean));
+        const created = new Set((await Promise.all(clusters.map((c) => clusterView(c)))).flatMap((v) => v.configMaps.map((x) => x.split("=")[0])));
+        orphaned = range(12, 30).filter((n) => created.has(n) && !inState.has(n));
+        expect(orphaned, "the killed update created ConfigMaps the state does not record").to.not.be.empty;
+        expect(pg.query("select count(*) from pulumi_fleet_journal").trim(), "the killed update's journal entry").to.equal("1");
+        survivors = survivors.filter((n) => !orphaned.includes(n));
+        repo.commit({ ...repoFiles(survivors, "v3"), ...Object.fromEntries(orphaned.map((n) => [`${n}.yaml`, null])) }, "v3 without the orphans");
+        figures["crash during creates: orphans swept"] = String(orphaned.length);
+      };
+      const recovery = await crashAndRecover("crash during creates", /ConfigMap.*(created|updated)[\s\S]*ConfigMap.*(created|updated)[\s\S]*ConfigMap.*(created|updated)/,
+        { configMaps: () => survivors.map((n) => `${n}=v3`), clusters }, dropCreated);
+      for (const n of orphaned) expect(recovery.stderr).to.match(new RegExp(`crash journal: deleted \\S+: ConfigMap ${NS}/${n} \\(bundle team\\)`));
     });
 
     it("kill -9 while a prune deletes: the next up finishes the prune, nothing is left behind or lost", async () => {
       a.write("stacks/Pulumi.team.yaml", withTargets(a.read("stacks/Pulumi.team.yaml"), names().slice(0, 1)));
-      await crashAndRecover("crash during deletes", /deleted/, { configMaps: [...range(0, 6), ...range(12, 30)].map((n) => `${n}=v3`), clusters: clusters.slice(0, 1) });
+      await crashAndRecover("crash during deletes", /deleted/, { configMaps: () => survivors.map((n) => `${n}=v3`), clusters: clusters.slice(0, 1) });
     });
 
     it("a lock of a live process or another host is never removed without --force-unlock; cancel removes it by hand", async () => {

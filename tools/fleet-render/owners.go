@@ -38,6 +38,9 @@ type OwnersJob struct {
 	Kubeconfig string      `json:"kubeconfig"`
 	Context    string      `json:"context"`
 	Objects    []ObjectRef `json:"objects"`
+	// Delete: remove each object that exists and carries all of its ref's Labels (the crash journal's
+	// sweep of objects an interrupted update created and nothing now owns; automation/journal.ts).
+	Delete bool `json:"delete,omitempty"`
 }
 
 type ObjectRef struct {
@@ -45,6 +48,8 @@ type ObjectRef struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace"`
 	Name       string `json:"name"`
+	// Labels an object must carry to be deleted (Delete jobs only).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // LiveObject: an object as it exists on the cluster (metadata only); absent objects are null.
@@ -52,6 +57,8 @@ type LiveObject struct {
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 	Managers    []string          `json:"managers"`
+	// Deleted: a Delete job removed it.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 type OwnersResult struct {
@@ -90,7 +97,7 @@ func readOwners(job OwnersJob) OwnersResult {
 		limit <- struct{}{}
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			live, err := readObject(ctx, mapper, client, ref)
+			live, err := readObject(ctx, mapper, client, ref, job.Delete)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
@@ -106,7 +113,7 @@ func readOwners(job OwnersJob) OwnersResult {
 	return result
 }
 
-func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Interface, ref ObjectRef) (*LiveObject, error) {
+func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Interface, ref ObjectRef, del bool) (*LiveObject, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil, err
@@ -119,13 +126,11 @@ func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Int
 	if err != nil {
 		return nil, err
 	}
-	resource := client.Resource(mapping.Resource)
-	var obj *metav1.PartialObjectMetadata
+	var resource metadata.ResourceInterface = client.Resource(mapping.Resource)
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		obj, err = resource.Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	} else {
-		obj, err = resource.Get(ctx, ref.Name, metav1.GetOptions{})
+		resource = client.Resource(mapping.Resource).Namespace(ref.Namespace)
 	}
+	obj, err := resource.Get(ctx, ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -136,7 +141,29 @@ func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Int
 	for _, m := range obj.ManagedFields {
 		live.Managers = append(live.Managers, m.Manager)
 	}
+	if del && obj.DeletionTimestamp == nil && hasLabels(obj.Labels, ref.Labels) {
+		// Background: the object is gone from the API at once; its dependents follow, as kubectl deletes.
+		policy := metav1.DeletePropagationBackground
+		uid := obj.UID // never the object someone re-created meanwhile under the same name
+		err = resource.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("deleting: %w", err)
+		}
+		live.Deleted = true
+	}
 	return live, nil
+}
+
+func hasLabels(have, want map[string]string) bool {
+	if len(want) == 0 {
+		return false // an unlabelled ref is never deleted
+	}
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // isNotFoundGroup: discovery of a group/version that does not exist (404), as opposed to one that failed.

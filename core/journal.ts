@@ -1,0 +1,121 @@
+/**
+ * The crash journal: what makes writing the state once per update (PULUMI_SKIP_CHECKPOINTS, the
+ * default of `npm run up`) safe against a `kill -9`.
+ *
+ * With the state written only when the engine finishes, an update that dies leaves every object it
+ * created on the clusters but not in the state. The next `up` re-applies what its plan still holds
+ * (server-side apply adopts the object), but an object the plan no longer holds (the git commit or the
+ * stack file changed in between) would be owned by nothing: an orphan. So before registering anything,
+ * each update records here every object it may create (the objects of its new and changed bundle
+ * deployments), and each update first sweeps what earlier updates recorded: an object that is neither
+ * in the state nor in the current plan, still exists, and still carries its bundle's ownership labels
+ * was created by an update that died and is deleted, unless Fleet would keep it (keepResources, paused,
+ * a kept CRD). Both happen inside the program, while the engine holds the stack's lock.
+ */
+import { FleetError } from "./errors";
+import { ClusterConfig } from "./config/stack";
+import { objectKey } from "./bundles/manifests";
+import { ownerLabels } from "./ownership";
+import { PlanEntry } from "./targeting/plan";
+import { RenderedDeployment } from "./render/deployments";
+import { OwnersJob, OwnersResult } from "./render/fleet-render";
+
+/** One object an update may create, with what identifies and owns it. */
+export interface JournalObject {
+  cluster: string;
+  gitRepo: string;
+  bundle: string;
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Fleet keeps it when its deployment goes (keepResources, paused, a kept CRD): never swept. */
+  retain?: true;
+}
+
+/** What one update recorded before registering anything. */
+export interface JournalEntry {
+  /** Who wrote it, for messages: "<user>@<host> pid <pid> at <ISO time>". */
+  writer: string;
+  objects: JournalObject[];
+}
+
+/** An object's identity on its cluster, whatever its version: "<cluster>/<group>:<kind>:<ns>:<name>". */
+export function identityOf(o: { cluster: string; apiVersion: string; kind: string; namespace?: string; name: string }): string {
+  return `${o.cluster}/${objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: o.namespace || undefined } })}`;
+}
+
+/**
+ * The objects this update may create: every object of a deployment that is not unchanged since the
+ * last update, on the clusters it applies to (left-out clusters get nothing applied).
+ */
+export function journalObjects(
+  entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, unchanged: ReadonlySet<PlanEntry>, leftOut?: ReadonlySet<string>,
+): JournalObject[] {
+  const out: JournalObject[] = [];
+  for (const e of entries) {
+    if (unchanged.has(e) || leftOut?.has(e.cluster)) continue;
+    const r = rendered.get(e)!;
+    const retainAll = e.paused || !!e.options.keepResources;
+    for (const o of r.objects) {
+      out.push({
+        cluster: e.cluster, gitRepo: e.gitRepo, bundle: e.bundle, apiVersion: o.apiVersion, kind: o.kind,
+        namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retainAll || r.kept.has(o) ? { retain: true as const } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+export interface SweepPlan {
+  /** Per cluster, recorded objects that are neither in the state nor planned: each is deleted if it still exists with its owner's labels. */
+  candidates: Map<string, JournalObject[]>;
+  /** Recorded objects whose cluster this update cannot read (left out or no longer configured): kept for a later sweep. */
+  deferred: JournalObject[];
+}
+
+/** Which recorded objects to look for, given what the state and the current plan hold (identities, identityOf). */
+export function sweepPlan(recorded: JournalEntry[], inState: ReadonlySet<string>, planned: ReadonlySet<string>, readable: (cluster: string) => boolean): SweepPlan {
+  const candidates = new Map<string, JournalObject[]>();
+  const deferred: JournalObject[] = [];
+  const seen = new Set<string>();
+  for (const o of recorded.flatMap((j) => j.objects)) {
+    const id = identityOf(o);
+    if (o.retain || seen.has(id) || inState.has(id) || planned.has(id)) continue;
+    seen.add(id);
+    if (!readable(o.cluster)) deferred.push(o);
+    else (candidates.get(o.cluster) ?? candidates.set(o.cluster, []).get(o.cluster)!).push(o);
+  }
+  return { candidates, deferred };
+}
+
+export interface SweepResult {
+  /** "<cluster>: <Kind> <ns/name> (bundle <b>)" of each object deleted. */
+  deleted: string[];
+}
+
+/**
+ * Deletes the candidates that still exist and carry their bundle's ownership labels (an object someone
+ * re-created by hand, or another owner's, is left alone). A cluster that cannot be read is an error
+ * naming it: the update stops before registering anything, and the journal keeps the record.
+ */
+export function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: OwnersJob[]) => Record<string, OwnersResult>): SweepResult {
+  const byName = new Map(clusters.map((c) => [c.name, c]));
+  const jobs: OwnersJob[] = [...plan.candidates].map(([cluster, objects]) => ({
+    id: cluster, kubeconfig: byName.get(cluster)?.kubeconfig ?? "", context: byName.get(cluster)?.context ?? "", delete: true,
+    objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name, labels: ownerLabels(o) })),
+  }));
+  if (!jobs.length) return { deleted: [] };
+  const results = run(jobs);
+  const deleted: string[] = [];
+  for (const job of jobs) {
+    const r = results[job.id];
+    if (!r || r.error) {
+      throw new FleetError(`cannot remove the objects an interrupted update created and nothing owns any more (crash journal): ${r?.error ?? "no answer"}`, { cluster: job.id });
+    }
+    plan.candidates.get(job.id)!.forEach((o, i) => {
+      if (r.objects?.[i]?.deleted) deleted.push(`${o.cluster}: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle})`);
+    });
+  }
+  return { deleted };
+}
