@@ -16,6 +16,7 @@ import { withoutStackTraces } from "../components/stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
+import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { JournalHooks } from "../components";
 import { PROJECT_NAME } from "./stack";
@@ -128,6 +129,7 @@ function skipsCheckpoints(op: "up" | "destroy" | "refresh" | "read", options: Op
 }
 
 async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read" = "read"): Promise<Session> {
+  phase("operation called");
   let planned: FleetState | undefined;
   let unreachable = new Map<string, string>();
   const store = journalStore(resolveBackend(options), PROJECT_NAME, options.stack);
@@ -149,7 +151,9 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
       correctsDrift: true, journal,
     },
   });
+  phase("workspace and stack selected");
   const outputs = await stack.outputs();
+  phase("outputs read");
   const before = deploymentsOutput(outputs);
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
@@ -160,6 +164,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
       excluded = resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
     }
   }
+  phase("clusters probed");
   const warn = options.onWarning ?? ((m: string) => console.error(m));
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
@@ -255,6 +260,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? true, exclude: s.excluded,
     })));
+    phase("engine finished");
     await s.settleJournal();
     const r = base(options, s, result.summary.resourceChanges);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);

@@ -18,6 +18,7 @@ import { PROJECT_DIR } from "../core/pipeline";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
 import { toolchain } from "./toolchain";
+import { phase } from "./timings";
 
 export const PROJECT_NAME = "pulumi-fleet";
 /** The passphrase of the embedded local stack only (documented in the README). */
@@ -82,13 +83,20 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   const backend = resolveBackend(options);
   if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
   const env: Record<string, string> = { ...tools.env, TMPDIR: engineTempDir(), ...engineEnv(options.stack, backend, options.env) };
+  phase("toolchain found");
   const pulumiCommand = await PulumiCommand.get({ root: tools.root });
+  phase("CLI version checked");
   const workDir = path.join(backend.localDir, "workspace");
   fs.mkdirSync(workDir, { recursive: true });
   return LocalWorkspace.createOrSelectStack({
     stackName: options.stack,
     projectName: PROJECT_NAME,
-    program: async () => fleetProgram(options.config, options.deploy),
+    program: async () => {
+      phase("program started");
+      const outputs = await fleetProgram(options.config, options.deploy);
+      phase("program registered everything");
+      return outputs;
+    },
   }, {
     workDir,
     pulumiCommand,

@@ -20,7 +20,7 @@ import * as ops from "../automation/operations";
 import { toolchain } from "../automation/toolchain";
 import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
-import { arg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
+import { arg, engineEnvArg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 const count = (c: LocalCluster, selector: string) => kubeList(c, "/api/v1/configmaps", selector).then((l) => l.length);
 
@@ -146,7 +146,7 @@ export async function liveBench(): Promise<void> {
       kubeconfigs: syntheticClusters(3, (i) => ({ kubeconfig: fs.readFileSync(live.clusters[i].kubeconfig, "utf8") })),
       options: (config, stack) => ({
         stack, stateDir: path.join(work, "state"), stackConfigDir: work, config,
-        deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench" },
+        deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
       }),
     };
     const repo = syntheticRepo(10, 10);

@@ -75,3 +75,14 @@ export function arg(name: string): string | undefined {
 export const flag = (name: string): boolean => options[name] === true;
 
 export const seconds = (ms: number) => +(ms / 1000).toFixed(2);
+
+/** `--engine-env K=V,K=V`: extra engine environment for an experiment (printed with the results). */
+export function engineEnvArg(): Record<string, string> {
+  const text = arg("engine-env");
+  if (!text) return {};
+  return Object.fromEntries(text.split(",").map((kv) => {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new Error(`--engine-env: '${kv}' is not K=V`);
+    return [kv.slice(0, i), kv.slice(i + 1)];
+  }));
+}
