@@ -4,9 +4,11 @@
  * deploy, refresh. Each runs the real engine through openStack and attributes its steps to bundle
  * deployments and agents (steps.ts).
  */
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
+import { promisify } from "node:util";
 import * as path from "node:path";
-import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
+import { EngineEvent, LocalWorkspace, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE, DeploymentRecord, deploymentName, deploymentRecord } from "../components";
 import { configFromValues } from "../components/program";
 import { FleetState } from "../core/pipeline";
@@ -26,6 +28,7 @@ import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
+const execFileAsync = promisify(execFile);
 
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
   return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
@@ -152,7 +155,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     },
   });
   phase("workspace and stack selected");
-  const outputs = await stack.outputs();
+  const outputs = await readOutputs(stack);
   phase("outputs read");
   const before = deploymentsOutput(outputs);
   const renderMode = isRenderMode(options);
@@ -173,6 +176,21 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     renderMode, unreachable, excluded, started: Date.now(),
     settleJournal: async () => { if (journalKey && store) await store.remove([journalKey]); },
   };
+}
+
+/**
+ * The stack's outputs in one CLI call: the SDK's stack.outputs() makes two (masked, then with
+ * --show-secrets), a quarter of a no-op up's fixed cost. This program's outputs hold no secret; should
+ * one ever be masked, the SDK's way reads it.
+ */
+async function readOutputs(stack: Stack): Promise<OutputMap> {
+  const ws = stack.workspace as LocalWorkspace;
+  const { stdout } = await execFileAsync(ws.pulumiCommand.command, ["stack", "output", "--json", "--stack", stack.name], {
+    cwd: ws.workDir, env: { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars }, maxBuffer: 1 << 30,
+  });
+  const values = JSON.parse(stdout) as Record<string, unknown>;
+  if (Object.values(values).includes("[secret]")) return stack.outputs();
+  return Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { value, secret: false }]));
 }
 
 /** The URN of the stack's root resource in an exported deployment, if it has one yet. */
