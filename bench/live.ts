@@ -55,9 +55,29 @@ async function pruneLatency(ctx: Ctx, repo: string, runs: number) {
     // Where the time goes: when the engine starts the first delete, and when the last one is done.
     let firstDelete: number | undefined;
     let lastDeleteDone: number | undefined;
+    // Per object delete: how long the step took, and how many ran at once (the engine's parallelism).
+    const began = new Map<string, number>();
+    const took: number[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
     const onEvent = (e: EngineEvent) => {
-      if (e.resourcePreEvent?.metadata.op === "delete") firstDelete ??= performance.now();
-      if (e.resOutputsEvent?.metadata.op === "delete") lastDeleteDone = performance.now();
+      const pre = e.resourcePreEvent?.metadata;
+      const out = e.resOutputsEvent?.metadata;
+      if (pre?.op === "delete") {
+        firstDelete ??= performance.now();
+        if (pre.type.startsWith("kubernetes:")) {
+          began.set(pre.urn, performance.now());
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+        }
+      }
+      if (out?.op === "delete") {
+        lastDeleteDone = performance.now();
+        const t = began.get(out.urn);
+        if (t !== undefined) {
+          took.push(performance.now() - t);
+          inFlight--;
+        }
+      }
     };
     const r = await ops.up({ ...ctx.options(dropped, "prune"), onEvent });
     const returned = performance.now();
@@ -67,11 +87,13 @@ async function pruneLatency(ctx: Ctx, repo: string, runs: number) {
     rows.push({
       run: i + 1, deployS, goneS: seconds((goneAt ?? returned) - start), returnedS: seconds(returned - start), pruned: r.events.length,
       firstDeleteS: seconds((firstDelete ?? returned) - start), deletesS: seconds((lastDeleteDone ?? returned) - (firstDelete ?? returned)),
+      objectDeleteMeanS: seconds(took.reduce((a, b) => a + b, 0) / Math.max(1, took.length)), maxInFlight,
     });
   }
   console.log("prune latency (3 clusters x 10 bundles x 10 objects; one cluster dropped):");
   printTable(rows.map((p) => ({
     run: p.run, "deploy all s": p.deployS, "start -> first delete s": p.firstDeleteS, "first -> last delete done s": p.deletesS,
+    "object delete step mean s": p.objectDeleteMeanS, "at most at once": p.maxInFlight,
     "start -> objects gone s": p.goneS, "start -> up returned s": p.returnedS, "Pruned events": p.pruned,
   })));
   console.log("goal: objects gone within 5 s of the update's start");
