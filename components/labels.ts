@@ -66,6 +66,16 @@ export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
  */
 export const FORCE_SYNC_ANNOTATION = "pulumi-fleet/force-sync-generation";
 
+/**
+ * How a prune deletes: `background`, as Helm's uninstall (and so Fleet) and kubectl do: the object is
+ * gone from the API at once and the garbage collector removes its dependents (a Deployment's
+ * ReplicaSets and pods) afterwards. The provider's default, foreground, keeps each object until the
+ * garbage collector has removed its dependents and its finalizer, which capped a prune at about 15
+ * objects a second whatever the engine's parallelism (BENCHMARKS.md §3). The provider still waits for
+ * each object to be gone, so a pruned object is gone when `up` returns.
+ */
+export const DELETION_PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy";
+
 /** The object with the ownership labels (bundle labels of the same keys are overwritten) and forced apply. */
 export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner, forceSyncGeneration?: number): T {
   return {
@@ -74,6 +84,7 @@ export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner, forceS
       ...obj.metadata,
       labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) },
       annotations: {
+        [DELETION_PROPAGATION_ANNOTATION]: "background",
         ...(obj.metadata?.annotations ?? {}), [PATCH_FORCE_ANNOTATION]: "true",
         ...(forceSyncGeneration ? { [FORCE_SYNC_ANNOTATION]: String(forceSyncGeneration) } : {}),
       },

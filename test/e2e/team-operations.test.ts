@@ -267,8 +267,10 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       expect(recovery.stderr).to.match(/removing the lock on stack team left by \S+ \(pid \d+\) since \S+: its process is no longer running on this host/);
       if (pending.length) expect(recovery.stderr).to.contain(`interrupted with ${pending.length} operation(s) in flight`);
       for (const c of clusters) {
-        const v = await eventually(`${label}: ${c.name} converged`, () => clusterView(c), (x) => x.pods <= 1);
         const wanted = expected.clusters.includes(c);
+        // A pruned Deployment is gone when up returns; its ReplicaSet and pod follow through the garbage collector.
+        const n = wanted ? 1 : 0;
+        const v = await eventually(`${label}: ${c.name} converged`, () => clusterView(c), (x) => x.pods === n && x.activeReplicaSets === n);
         expect(v.configMaps, `${label}: ${c.name}`).to.deep.equal(wanted ? expected.configMaps() : []);
         expect(v.deployments, `${label}: ${c.name}`).to.deep.equal(wanted ? ["web"] : []);
         expect(v.activeReplicaSets, `${label}: ${c.name} ReplicaSets`).to.equal(wanted ? 1 : 0);

@@ -74,7 +74,9 @@ func readOwners(job OwnersJob) OwnersResult {
 		return OwnersResult{Error: fmt.Sprintf("loading the kubeconfig: %v", err)}
 	}
 	config.Timeout = 20 * time.Second
-	config.QPS, config.Burst = 50, 100
+	// One GET per object a first up creates: client-go's limiter at 50/s made a 500-object bundle's read
+	// take 8 s; the Kubernetes provider that applies them right after runs at 500/s (automation/stack.ts).
+	config.QPS, config.Burst = 500, 500
 	disco, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {
 		return OwnersResult{Error: err.Error()}
@@ -90,7 +92,7 @@ func readOwners(job OwnersJob) OwnersResult {
 	result := OwnersResult{Objects: make([]*LiveObject, len(job.Objects))}
 	var mu sync.Mutex
 	var firstErr error
-	limit := make(chan struct{}, 8)
+	limit := make(chan struct{}, 32)
 	var wg sync.WaitGroup
 	for i, ref := range job.Objects {
 		wg.Add(1)
