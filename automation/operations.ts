@@ -245,7 +245,24 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
   const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
-  return { ...r, state, prunes: prunesOf(report), summaryMarkdown: renderSummaryMarkdown(report), unreachable: s.unreachable, takenAt: new Date().toISOString() };
+  const journal = await journalNotice(options);
+  if (journal) (options.onWarning ?? ((m: string) => console.error(m)))(`warning: stack ${options.stack}: ${journal}`);
+  const summaryMarkdown = (journal ? `> **Warning:** ${journal}\n\n` : "") + renderSummaryMarkdown(report);
+  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString() };
+}
+
+/**
+ * The crash journal's sweep happens in the next `up`, outside the engine's plan, so a preview (a pull
+ * request's) says when there is something for it to look at.
+ */
+async function journalNotice(options: OperationOptions): Promise<string | undefined> {
+  if (isRenderMode(options)) return undefined;
+  const entries = await journalStore(resolveBackend(options), PROJECT_NAME, options.stack)?.list() ?? [];
+  if (!entries.length) return undefined;
+  const objects = entries.reduce((n, e) => n + e.entry.objects.length, 0);
+  return `the crash journal holds ${entries.length} update(s) that did not complete (${entries.map((e) => e.entry.writer).join("; ")}), ` +
+    `${objects} object(s) in all: the next \`up\` deletes those that are then neither in the state nor in the plan and still carry their bundle's labels; ` +
+    "those deletions are not part of this preview";
 }
 
 /**

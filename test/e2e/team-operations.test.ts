@@ -302,6 +302,12 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
         survivors = survivors.filter((n) => !orphaned.includes(n));
         repo.commit({ ...repoFiles(survivors, "v3"), ...Object.fromEntries(orphaned.map((n) => [`${n}.yaml`, null])) }, "v3 without the orphans");
         figures["crash during creates: orphans swept"] = String(orphaned.length);
+        // A pull request's preview says that the next up will sweep (the sweep is not in the engine's plan).
+        const summary = path.join(a.dir, "summary.md");
+        const preview = a.fleet(["preview", "--stack", "team", "--quiet", "--summary-md", summary], env());
+        ok(preview, "preview after the crash");
+        expect(preview.stderr).to.match(/crash journal holds 1 update\(s\) that did not complete/);
+        expect(fs.readFileSync(summary, "utf8")).to.match(/^> \*\*Warning:\*\* the crash journal holds 1 update/);
       };
       const recovery = await crashAndRecover("crash during creates", /ConfigMap.*(created|updated)[\s\S]*ConfigMap.*(created|updated)[\s\S]*ConfigMap.*(created|updated)/,
         { configMaps: () => survivors.map((n) => `${n}=v3`), clusters }, dropCreated);
