@@ -60,6 +60,12 @@ function fileStore(dir: string): JournalStore {
         fs.closeSync(fd);
       }
       fs.renameSync(tmp, path.join(dir, key));
+      const dirFd = fs.openSync(dir, "r");
+      try {
+        fs.fsyncSync(dirFd); // the rename itself survives a host crash
+      } finally {
+        fs.closeSync(dirFd);
+      }
       return key;
     },
     async remove(keys) {
@@ -75,7 +81,12 @@ function postgresStore(url: string, project: string, stack: string): JournalStor
     const client = new Client({ connectionString: url });
     await client.connect();
     try {
-      await client.query(`create table if not exists ${TABLE} (project text not null, stack text not null, key text not null, entry jsonb not null, primary key (project, stack, key))`);
+      try {
+        await client.query(`create table if not exists ${TABLE} (project text not null, stack text not null, key text not null, entry jsonb not null, primary key (project, stack, key))`);
+      } catch (err) {
+        // Two stacks (shards) creating it at the same moment: PostgreSQL's "if not exists" can still race.
+        if (!["23505", "42P07"].includes((err as { code?: string }).code ?? "")) throw err;
+      }
       return await f(client);
     } finally {
       await client.end();

@@ -21,6 +21,8 @@ import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { JournalHooks } from "../components";
+import { sweep, sweepPlan } from "../core/journal";
+import { runRenderer } from "../core/render/fleet-render";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
 import { isRenderMode, openStack, StackOptions } from "./stack";
@@ -120,6 +122,8 @@ interface Session {
   started: number;
   /** After an update the engine finished: its crash journal entry is no longer needed (core/journal.ts). */
   settleJournal: () => Promise<void>;
+  /** The stack's crash journal, where the backend keeps one. */
+  store?: JournalStore;
 }
 
 /**
@@ -137,6 +141,10 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   let unreachable = new Map<string, string>();
   const store = journalStore(resolveBackend(options), PROJECT_NAME, options.stack);
   const skip = skipsCheckpoints(op, options, store);
+  if (op === "up" && skip && !store) {
+    (options.onWarning ?? ((m: string) => console.error(m)))(`warning: stack ${options.stack}: the state is written only at the end and this backend keeps no crash journal: ` +
+      "if this update is killed, objects it created may be left on the clusters owned by nothing (README, \"Crash journal\")");
+  }
   let stack: Stack | undefined;
   let journalKey: string | undefined;
   const journal: JournalHooks | undefined = op === "up" && skip && store ? {
@@ -175,6 +183,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     stack, locked, recorder: new StepRecorder(options.onEvent), before, agentsBefore: agentsOutput(outputs), planned: () => planned,
     renderMode, unreachable, excluded, started: Date.now(),
     settleJournal: async () => { if (journalKey && store) await store.remove([journalKey]); },
+    store,
   };
 }
 
@@ -218,6 +227,26 @@ async function resolvePendingOperations(s: Session, options: OperationOptions): 
   await s.locked(() => s.stack.refresh({
     clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
   }));
+}
+
+/**
+ * destroy runs no program, so the crash journal is swept here: once the state is empty, everything an
+ * interrupted update recorded is owned by nothing (core/journal.ts; kept objects are never swept).
+ */
+async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise<void> {
+  if (!s.store || s.renderMode) return;
+  const entries = await s.store.list();
+  if (!entries.length) return;
+  const clusters = (await configOf(s.stack, options)).clusters;
+  const plan = sweepPlan(entries.map((e) => e.entry), new Set(), new Set(), (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c));
+  const { deleted } = sweep(plan, clusters, (jobs) => runRenderer({ owners: jobs }).owners);
+  const warn = options.onWarning ?? ((m: string) => console.error(m));
+  for (const d of deleted) warn(`warning: stack ${options.stack}: crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
+  if (plan.deferred.length) {
+    warn(`warning: stack ${options.stack}: crash journal: ${plan.deferred.length} object(s) an interrupted update may have left on unreachable or unconfigured clusters stay in the journal`);
+    await s.store.add({ writer: `deferred by ${writerId()}`, objects: plan.deferred });
+  }
+  await s.store.remove(entries.map((e) => e.key));
 }
 
 /** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */
@@ -317,6 +346,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
   try {
     await resolvePendingOperations(s, options);
     const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
+    await sweepAfterDestroy(s, options);
     const r = base(options, s, result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}) };
   } catch (err) {

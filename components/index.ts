@@ -90,6 +90,10 @@ async function sweepAndRecord(journal: JournalHooks, state: FleetState, prepared
     for (const [e, r] of prepared.rendered) {
       for (const o of r.objects) planned.add(identityOf({ cluster: e.cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
     }
+    // The namespaces the Cluster components create are planned too (journalObjects never sweeps a Namespace anyway).
+    for (const [cluster, namespaces] of prepared.namespaces) {
+      for (const ns of namespaces) planned.add(identityOf({ cluster, apiVersion: "v1", kind: "Namespace", name: ns.name }));
+    }
     const configured = new Set(state.config.clusters.map((c) => c.name));
     const plan = sweepPlan(earlier.map((x) => x.entry), await journal.stateIdentities(), planned, (c) => configured.has(c) && !leftOut?.has(c));
     const { deleted } = sweep(plan, state.config.clusters, (jobs) => runRenderer({ owners: jobs }).owners);
@@ -102,7 +106,7 @@ async function sweepAndRecord(journal: JournalHooks, state: FleetState, prepared
   }
   // Kept apart from this update's own entry, which is removed once this update's state is written.
   if (deferred.length) await journal.add({ writer: `deferred by ${journal.writer}`, objects: deferred });
-  const objects = journalObjects(state.plan.entries, prepared.rendered, prepared.unchanged, leftOut);
+  const objects = journalObjects(state.plan.entries, prepared.rendered, leftOut);
   if (objects.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects }));
   await journal.remove(earlier.map((x) => x.key));
 }

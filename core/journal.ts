@@ -46,21 +46,22 @@ export function identityOf(o: { cluster: string; apiVersion: string; kind: strin
 }
 
 /**
- * The objects this update may create: every object of a deployment that is not unchanged since the
- * last update, on the clusters it applies to (left-out clusters get nothing applied).
+ * The objects this update may create: every object of the plan on the clusters it applies to (left-out
+ * clusters get nothing applied). Unchanged deployments too: the engine also re-creates an object of
+ * theirs that a refresh found deleted. Namespaces are recorded as kept: sweeping one would delete
+ * whatever else lives in it.
  */
-export function journalObjects(
-  entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, unchanged: ReadonlySet<PlanEntry>, leftOut?: ReadonlySet<string>,
-): JournalObject[] {
+export function journalObjects(entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, leftOut?: ReadonlySet<string>): JournalObject[] {
   const out: JournalObject[] = [];
   for (const e of entries) {
-    if (unchanged.has(e) || leftOut?.has(e.cluster)) continue;
+    if (leftOut?.has(e.cluster)) continue;
     const r = rendered.get(e)!;
     const retainAll = e.paused || !!e.options.keepResources;
     for (const o of r.objects) {
+      const retain = retainAll || r.kept.has(o) || o.kind === "Namespace";
       out.push({
         cluster: e.cluster, gitRepo: e.gitRepo, bundle: e.bundle, apiVersion: o.apiVersion, kind: o.kind,
-        namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retainAll || r.kept.has(o) ? { retain: true as const } : {}),
+        namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
       });
     }
   }
@@ -74,17 +75,24 @@ export interface SweepPlan {
   deferred: JournalObject[];
 }
 
-/** Which recorded objects to look for, given what the state and the current plan hold (identities, identityOf). */
+/**
+ * Which recorded objects to look for, given what the state and the current plan hold (identities,
+ * identityOf). An object is also matched without its namespace: the renderer gives a namespace to a
+ * cluster-scoped kind it does not know, while the state holds the object as the API server returned it.
+ */
 export function sweepPlan(recorded: JournalEntry[], inState: ReadonlySet<string>, planned: ReadonlySet<string>, readable: (cluster: string) => boolean): SweepPlan {
   const candidates = new Map<string, JournalObject[]>();
   const deferred: JournalObject[] = [];
   const seen = new Set<string>();
+  const held = (ids: ReadonlySet<string>, id: string, clusterScoped: string) => ids.has(id) || ids.has(clusterScoped);
   for (const o of recorded.flatMap((j) => j.objects)) {
     const id = identityOf(o);
-    if (o.retain || seen.has(id) || inState.has(id) || planned.has(id)) continue;
+    const clusterScoped = identityOf({ ...o, namespace: "" });
+    if (o.retain || seen.has(id) || held(inState, id, clusterScoped)) continue;
     seen.add(id);
+    // Unreadable first: a planned object on a left-out cluster is not applied by this update either.
     if (!readable(o.cluster)) deferred.push(o);
-    else (candidates.get(o.cluster) ?? candidates.set(o.cluster, []).get(o.cluster)!).push(o);
+    else if (!held(planned, id, clusterScoped)) (candidates.get(o.cluster) ?? candidates.set(o.cluster, []).get(o.cluster)!).push(o);
   }
   return { candidates, deferred };
 }

@@ -24,11 +24,13 @@ const cacheDir = path.join(process.env.PULUMI_FLEET_CACHE || path.join(process.e
 const withSourceMaps = process.env.PULUMI_FLEET_STACK_TRACES === "1";
 if (withSourceMaps) process.setSourceMapsEnabled(true);
 
+// Bump when the transpile settings below change, so no JavaScript cached under the old ones runs.
+const HOOK_VERSION = "1";
 let ts; // the compiler, loaded on the first cache miss only
 let compilerOptions;
 
 function transpile(source, filename) {
-  const key = crypto.createHash("sha256").update(`${compilerVersion}\0${tsconfigText}\0${filename}\0`).update(source).digest("hex");
+  const key = crypto.createHash("sha256").update(`${HOOK_VERSION}\0${compilerVersion}\0${tsconfigText}\0${filename}\0`).update(source).digest("hex");
   const cached = path.join(cacheDir, `${key}.js`);
   try {
     return fs.readFileSync(cached, "utf8");

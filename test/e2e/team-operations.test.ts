@@ -343,7 +343,17 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       expect(forced).to.contain("removed the lock of stack team held by someone@another-host (pid 1)");
       expect(locks()).to.equal("");
       expect(ok(b.fleet(["cancel", "--stack", "team"], env()), "cancel of an unlocked stack")).to.contain("stack team is not locked");
-      ok(a.fleet(["destroy", "--stack", "team", "--quiet"], env()), "destroy");
+      // An up killed while it creates new ConfigMaps, then destroy: destroy runs no program, so it sweeps
+      // the crash journal itself once the state is empty.
+      repo.commit(repoFiles([...survivors, ...range(40, 46)], "v4"), "v4");
+      const run = a.start("scripts/fleet.ts", ["up", "--stack", "team"], a.env(env()));
+      await eventually("up under way", async () => run.output().stdout, (out) => /ConfigMap.*cm-4\d.*created/.test(out), 180_000);
+      process.kill(-run.child.pid!, "SIGKILL");
+      await run.exited;
+      const destroyed = a.fleet(["destroy", "--stack", "team", "--quiet"], env());
+      ok(destroyed, "destroy after a killed up");
+      expect(destroyed.stderr).to.match(new RegExp(`crash journal: deleted \\S+: ConfigMap ${NS}/cm-4\\d \\(bundle team\\)`));
+      expect(pg.query("select count(*) from pulumi_fleet_journal").trim(), "journal settled by destroy").to.equal("0");
       for (const c of clusters) expect((await clusterView(c)).configMaps).to.deep.equal([]);
     });
 

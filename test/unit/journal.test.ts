@@ -26,16 +26,16 @@ const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject =>
 const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KC1" }];
 
 describe("crash journal (core/journal.ts): what an update records and what the next one sweeps", () => {
-  it("records every object of new and changed deployments, not unchanged ones or left-out clusters; kept objects are marked retain", () => {
+  it("records every planned object on the clusters this update applies to; kept objects and namespaces are marked retain", () => {
     const web = entry("web", "c1");
-    const db = entry("db", "c1");
     const kept = entry("keep", "c1", { options: { keepResources: true } });
     const out = entry("web", "c2");
     const theCrd = crd("widgets.example.com");
-    const r = new Map([[web, rendered([cm("a"), theCrd], [theCrd])], [db, rendered([cm("b")])], [kept, rendered([cm("k")])], [out, rendered([cm("a")])]]);
-    const objects = journalObjects([web, db, kept, out], r, new Set([db]), new Set(["c2"]));
+    const ns: K8sObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } };
+    const r = new Map([[web, rendered([cm("a"), theCrd, ns], [theCrd])], [kept, rendered([cm("k")])], [out, rendered([cm("a")])]]);
+    const objects = journalObjects([web, kept, out], r, new Set(["c2"]));
     expect(objects.map((o) => `${o.cluster}/${o.bundle}/${o.name}${o.retain ? " retain" : ""}`)).to.deep.equal([
-      "c1/web/a", "c1/web/widgets.example.com retain", "c1/keep/k retain",
+      "c1/web/a", "c1/web/widgets.example.com retain", "c1/web/apps retain", "c1/keep/k retain",
     ]);
   });
 
@@ -54,6 +54,17 @@ describe("crash journal (core/journal.ts): what an update records and what the n
     const plan = sweepPlan(recorded, new Set([id("in-state")]), new Set([id("planned")]), (c) => c === "c1");
     expect([...plan.candidates].map(([c, os]) => `${c}: ${os.map((o) => o.name).join(",")}`)).to.deep.equal(["c1: orphan"]);
     expect(plan.deferred.map((o) => `${o.cluster}/${o.name}`)).to.deep.equal(["gone/far"]);
+  });
+
+  it("a planned object on a cluster left out now is deferred, not dropped; a cluster-scoped object the renderer gave a namespace still matches the state", () => {
+    const recorded: JournalEntry[] = [{ writer: "a", objects: [
+      obj("planned-far", { cluster: "c2" }),
+      obj("policy", { apiVersion: "kyverno.io/v1", kind: "ClusterPolicy", namespace: "apps" }),
+    ] }];
+    const plan = sweepPlan(recorded, new Set([identityOf(obj("policy", { apiVersion: "kyverno.io/v1", kind: "ClusterPolicy", namespace: "" }))]),
+      new Set([identityOf(obj("planned-far", { cluster: "c2" }))]), (c) => c === "c1");
+    expect([...plan.candidates]).to.deep.equal([]);
+    expect(plan.deferred.map((o) => `${o.cluster}/${o.name}`)).to.deep.equal(["c2/planned-far"]);
   });
 
   it("asks fleet-render to delete each candidate only if it carries its bundle's ownership labels, and reports what was deleted", () => {

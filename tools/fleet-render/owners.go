@@ -148,10 +148,14 @@ func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Int
 		policy := metav1.DeletePropagationBackground
 		uid := obj.UID // never the object someone re-created meanwhile under the same name
 		err = resource.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsConflict(err):
+			// The UID precondition failed: someone re-created the object meanwhile; it is not ours to delete.
+		case err != nil && !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("deleting: %w", err)
+		default:
+			live.Deleted = true
 		}
-		live.Deleted = true
 	}
 	return live, nil
 }
