@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { kubeList } from "../../automation/kube-client";
+import { kubeList, kubeRequest } from "../../automation/kube-client";
 import { LocalCluster } from "../../automation/local-clusters";
 import { processAlive } from "../../automation/engine-tmp";
 import { LocalPostgres, startLocalPostgres } from "../../automation/local-postgres";
@@ -25,6 +25,9 @@ const NS = "team-app";
 const SELECTOR = "fleet.cattle.io/repo-name=team";
 const PASSPHRASE = "team-passphrase";
 
+/** A delay before the web Deployment's pods are ready (kwok stage, automation/kwok-stages.yaml), once set. */
+let webReadyDelay: string | undefined;
+
 /** The fleet repository: `n` ConfigMaps (data `version`) and one Deployment, in namespace team-app. */
 function repoFiles(names: string[], version: string): Record<string, string> {
   const files: Record<string, string> = { "fleet.yaml": `defaultNamespace: ${NS}\n` };
@@ -32,6 +35,7 @@ function repoFiles(names: string[], version: string): Record<string, string> {
   files["web.yaml"] = [
     "apiVersion: apps/v1", "kind: Deployment", "metadata:", "  name: web", "spec:", "  replicas: 1",
     "  selector:", "    matchLabels: {app: web}", "  template:", "    metadata:", "      labels: {app: web}",
+    ...(webReadyDelay ? [`      annotations: {pulumi-fleet.test/ready-delay: "${webReadyDelay}"}`] : []),
     "    spec:", "      containers:", "        - name: web", "          image: nginx:1.27", "",
   ].join("\n");
   return files;
@@ -287,6 +291,9 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
     it("kill -9 while objects are created and updated (state written once at the end, the default): the next up removes the dead lock, converges, and deletes what the killed update created that git no longer has", async () => {
       // All three clusters again (creates on the third), new data for some (updates), some dropped (deletes).
       a.write("stacks/Pulumi.team.yaml", withTargets(a.read("stacks/Pulumi.team.yaml"), names()));
+      // The web Deployment's new pods take 20 s to be ready: the update is certainly still running (awaiting
+      // its rollout) when it is killed, after the ConfigMaps are created.
+      webReadyDelay = "20s";
       repo.commit({ ...repoFiles([...range(0, 6), ...range(12, 30)], "v3"), ...Object.fromEntries(range(6, 12).map((n) => [`${n}.yaml`, null])) }, "v3");
       survivors = [...range(0, 6), ...range(12, 30)];
       let orphaned: string[] = [];
@@ -316,7 +323,13 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
 
     it("kill -9 while a prune deletes: the next up finishes the prune, nothing is left behind or lost", async () => {
       a.write("stacks/Pulumi.team.yaml", withTargets(a.read("stacks/Pulumi.team.yaml"), names().slice(0, 1)));
-      await crashAndRecover("crash during deletes", /deleted/, { configMaps: () => survivors.map((n) => `${n}=v3`), clusters: clusters.slice(0, 1) });
+      // A prune takes well under a second now: a finalizer holds one of the pruned objects, so the update
+      // is certainly still deleting (and holding its lock) when it is killed; it is released before the next up.
+      const held = { cluster: clusters[2], path: `/api/v1/namespaces/${NS}/configmaps/${survivors[0]}` };
+      const finalizers = (f: string[] | null) => kubeRequest(held.cluster, "PATCH", held.path, { body: { metadata: { finalizers: f } } });
+      await finalizers(["pulumi-fleet.test/hold"]);
+      await crashAndRecover("crash during deletes", /deleted/, { configMaps: () => survivors.map((n) => `${n}=v3`), clusters: clusters.slice(0, 1) },
+        async () => { await finalizers(null); });
     });
 
     it("a lock of a live process or another host is never removed without --force-unlock; cancel removes it by hand", async () => {
@@ -345,6 +358,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       expect(ok(b.fleet(["cancel", "--stack", "team"], env()), "cancel of an unlocked stack")).to.contain("stack team is not locked");
       // An up killed while it creates new ConfigMaps, then destroy: destroy runs no program, so it sweeps
       // the crash journal itself once the state is empty.
+      webReadyDelay = "21s"; // a rollout to await: the up is certainly still running when it is killed
       repo.commit(repoFiles([...survivors, ...range(40, 46)], "v4"), "v4");
       const run = a.start("scripts/fleet.ts", ["up", "--stack", "team"], a.env(env()));
       await eventually("up under way", async () => run.output().stdout, (out) => /ConfigMap.*cm-4\d.*created/.test(out), 180_000);
