@@ -142,7 +142,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   const store = journalStore(resolveBackend(options), PROJECT_NAME, options.stack);
   const skip = skipsCheckpoints(op, options, store);
   if (op === "up" && skip && !store) {
-    (options.onWarning ?? ((m: string) => console.error(m)))(`warning: stack ${options.stack}: the state is written only at the end and this backend keeps no crash journal: ` +
+    warnerOf(options)(`warning: stack ${options.stack}: the state is written only at the end and this backend keeps no crash journal: ` +
       "if this update is killed, objects it created may be left on the clusters owned by nothing (README, \"Crash journal\")");
   }
   let stack: Stack | undefined;
@@ -151,7 +151,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
     stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
     writer: writerId(), onRecorded: (key) => { journalKey = key; },
-    warn: (m) => (options.onWarning ?? ((x: string) => console.error(x)))(`warning: stack ${options.stack}: ${m}`),
+    warn: (m) => warnerOf(options)(`warning: stack ${options.stack}: ${m}`),
   } : undefined;
   stack = await openStack({
     ...options,
@@ -176,7 +176,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     }
   }
   phase("clusters probed");
-  const warn = options.onWarning ?? ((m: string) => console.error(m));
+  const warn = warnerOf(options);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
   return {
@@ -202,6 +202,11 @@ async function readOutputs(stack: Stack): Promise<OutputMap> {
   return Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { value, secret: false }]));
 }
 
+/** Where an operation's warnings go: the caller's handler, else stderr. */
+function warnerOf(options: OperationOptions): (message: string) => void {
+  return options.onWarning ?? ((m: string) => console.error(m));
+}
+
 /** The URN of the stack's root resource in an exported deployment, if it has one yet. */
 function stackRootUrn(deployment: { resources?: { type: string; urn: string }[] } | undefined): string | undefined {
   return deployment?.resources?.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
@@ -218,7 +223,7 @@ async function resolvePendingOperations(s: Session, options: OperationOptions): 
   const deployment = (await s.stack.exportStack()).deployment ?? {};
   const pending: { type: string; resource: { urn: string } }[] = deployment.pending_operations ?? [];
   if (!pending.length) return;
-  const warn = options.onWarning ?? ((m: string) => console.error(m));
+  const warn = warnerOf(options);
   warn(`warning: stack ${options.stack}: an earlier update was interrupted with ${pending.length} operation(s) in flight; resolving them first:\n` +
     pending.map((p) => `  ${p.type} ${p.resource.urn}: ${p.type === "creating" ? "cleared; this update creates it again (an existing object is adopted)" : "refreshed from its cluster"}`).join("\n"));
   const inState = new Set<string>((deployment.resources ?? []).map((r: { urn: string }) => r.urn));
@@ -240,7 +245,7 @@ async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise
   const clusters = (await configOf(s.stack, options)).clusters;
   const plan = sweepPlan(entries.map((e) => e.entry), new Set(), new Set(), (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c));
   const { deleted } = sweep(plan, clusters, (jobs) => runRenderer({ owners: jobs }).owners);
-  const warn = options.onWarning ?? ((m: string) => console.error(m));
+  const warn = warnerOf(options);
   for (const d of deleted) warn(`warning: stack ${options.stack}: crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
   if (plan.deferred.length) {
     warn(`warning: stack ${options.stack}: crash journal: ${plan.deferred.length} object(s) an interrupted update may have left on unreachable or unconfigured clusters stay in the journal`);
@@ -275,7 +280,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   const r = base(options, s, result.changeSummary);
   const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
   const journal = await journalNotice(options);
-  if (journal) (options.onWarning ?? ((m: string) => console.error(m)))(`warning: stack ${options.stack}: ${journal}`);
+  if (journal) warnerOf(options)(`warning: stack ${options.stack}: ${journal}`);
   const summaryMarkdown = (journal ? `> **Warning:** ${journal}\n\n` : "") + renderSummaryMarkdown(report);
   return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString() };
 }
