@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { LocalWorkspace, ProjectSettings, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
+import { checkShardStackFile } from "../core/config/shard-files";
 import { fleetProgram } from "../components/program";
 import { DeployOptions } from "../components";
 import { PROJECT_DIR } from "../core/pipeline";
@@ -35,9 +36,14 @@ export interface StackOptions extends BackendOptions {
   env?: Record<string, string>;
 }
 
-/** The stack's configuration file (Pulumi.<stack>.yaml in stackConfigDir, default stacks/). */
+/** Where the stack files are: stacks/, or PULUMI_FLEET_STACKS_DIR (tests, and a checkout that keeps them elsewhere). */
+export function stacksDir(): string {
+  return process.env.PULUMI_FLEET_STACKS_DIR ? path.resolve(process.env.PULUMI_FLEET_STACKS_DIR) : path.join(PROJECT_DIR, "stacks");
+}
+
+/** The stack's configuration file (Pulumi.<stack>.yaml in stackConfigDir, default stacksDir()). */
 export function stackFileOf(options: Pick<StackOptions, "stack" | "stackConfigDir">): string {
-  return path.join(options.stackConfigDir ?? path.join(PROJECT_DIR, "stacks"), `Pulumi.${options.stack}.yaml`);
+  return path.join(options.stackConfigDir ?? stacksDir(), `Pulumi.${options.stack}.yaml`);
 }
 
 /**
@@ -52,6 +58,7 @@ function checkStackFile(options: StackOptions): void {
   if (!Object.keys(config).some((k) => k.startsWith(`${CONFIG_NAMESPACE}:`))) {
     throw new Error(`stack ${options.stack}: ${shown} has no ${CONFIG_NAMESPACE}: configuration`);
   }
+  checkShardStackFile(path.dirname(file), options.stack);
 }
 
 /** Render mode (no cluster to read): the given config's renderDir, else the stack file's. */
@@ -99,7 +106,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     projectName: PROJECT_NAME,
     program: async () => {
       phase("program started");
-      const outputs = await fleetProgram(options.config, options.deploy);
+      const outputs = await fleetProgram(options.config, options.deploy, options.stackConfigDir ?? stacksDir());
       phase("program registered everything");
       return outputs;
     },
@@ -112,7 +119,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
       name: PROJECT_NAME,
       runtime: "nodejs",
       backend: { url: backend.url },
-      stackConfigDir: path.relative(workDir, options.stackConfigDir ?? path.join(PROJECT_DIR, "stacks")),
+      stackConfigDir: path.relative(workDir, options.stackConfigDir ?? stacksDir()),
     } as ProjectSettings,
   });
 }

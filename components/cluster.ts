@@ -23,6 +23,8 @@ export interface ClusterArgs {
   namespaces: NamespaceSpec[];
   /** serviceAccount: per user, a kubeconfig acting as that service account (core/service-accounts.ts). */
   accounts?: Map<string, string>;
+  /** Moved in from another shard: its providers may sit at the root of the state (components/previous.ts). */
+  arrived?: boolean;
 }
 
 export class Cluster extends pulumi.ComponentResource {
@@ -36,10 +38,15 @@ export class Cluster extends pulumi.ComponentResource {
     super(CLUSTER_TYPE, name, {}, opts);
     const c = args.config;
     this.clusterName = c.name;
-    this.provider = new k8s.Provider(c.name, providerArgs(c, args.renderDir), { parent: this });
+    // The providers are the Cluster's siblings, not its children: `pulumi state move` (moving a cluster
+    // between shards, automation/shard-moves.ts) copies providers instead of moving them, and a copied
+    // provider whose parent moves along breaks the destination's state (pulumi v3.259.0). The alias
+    // keeps the URN of stacks created when they were children.
+    const providerOpts = { parent: opts.parent, aliases: [{ parent: this }, ...(args.arrived ? [{ parent: pulumi.rootStackResource }] : [])] };
+    this.provider = new k8s.Provider(c.name, providerArgs(c, args.renderDir), providerOpts);
     for (const [user, kubeconfig] of [...(args.accounts ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const asAccount: ClusterConfig = { ...c, kubeconfig, context: undefined };
-      this.accountProviders.set(user, new k8s.Provider(`${c.name}/as/${user}`, providerArgs(asAccount), { parent: this }));
+      this.accountProviders.set(user, new k8s.Provider(`${c.name}/as/${user}`, providerArgs(asAccount), providerOpts));
     }
     this.namespaces = new Map(args.namespaces.map((ns) => [ns.name, new k8s.core.v1.Namespace(`${c.name}/${ns.name}`, {
       metadata: {

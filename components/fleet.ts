@@ -16,6 +16,10 @@ import { GitRepo } from "./git-repo";
 import { namespacesForCluster, NamespaceSpec } from "./namespaces";
 import { unchangedDeployments } from "../core/targeting/plan";
 import { AccountProviders, accountProviders } from "../core/service-accounts";
+import { arrivedClusters, PreviousDeployment } from "./previous";
+
+/** A moved-in cluster's components were moved to the root of the state (arrivedClusters). */
+const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent: pulumi.rootStackResource }] : []);
 
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
 
@@ -59,9 +63,12 @@ export interface PreparedFleet {
   agents: Map<string, ResolvedAgent>;
   /** serviceAccount: whom each deployment is applied as, and the kubeconfigs acting as them. */
   accounts: AccountProviders;
+  /** Clusters the last update of this stack did not deploy (components/previous.ts arrivedClusters). */
+  arrived: ReadonlySet<string>;
 }
 
-export function prepareFleet(state: FleetState, previousIds?: Record<string, string>, leftOut?: ReadonlySet<string>): PreparedFleet {
+export function prepareFleet(state: FleetState, previous?: PreviousDeployment, leftOut?: ReadonlySet<string>): PreparedFleet {
+  const previousIds = previous?.deploymentIds;
   const rendered = renderDeployments(state.plan.entries, state.bundles, (gitRepo) => state.sources.get(gitRepo)!.commit);
   for (const [e, r] of rendered) checkObjectLabels(r.objects, e);
   const agents = resolveAgents(state.config);
@@ -79,7 +86,10 @@ export function prepareFleet(state: FleetState, previousIds?: Record<string, str
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
   }
-  return { rendered, namespaces, agents, accounts, unchanged: unchangedDeployments(state.plan.entries, previousIds) };
+  return {
+    rendered, namespaces, agents, accounts, unchanged: unchangedDeployments(state.plan.entries, previousIds),
+    arrived: arrivedClusters(state.config.clusters.map((c) => c.name), previous),
+  };
 }
 
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
@@ -110,8 +120,8 @@ export class Fleet extends pulumi.ComponentResource {
     for (const c of [...config.clusters].sort(byName)) {
       const cluster = new Cluster(c.name, {
         config: c, renderDir: config.renderDir, namespaces: prepared.namespaces.get(c.name) ?? [],
-        accounts: prepared.accounts.kubeconfigs.get(c.name),
-      }, { parent: this });
+        accounts: prepared.accounts.kubeconfigs.get(c.name), arrived: prepared.arrived.has(c.name),
+      }, { parent: this, aliases: fromStateRoot(prepared.arrived.has(c.name)) });
       this.clusters.set(c.name, cluster);
       this.agents.set(c.name, new Agent(c.name, { cluster: c.name, agent: prepared.agents.get(c.name)!, provider: cluster.provider }, { parent: cluster }));
     }
@@ -139,7 +149,7 @@ export class Fleet extends pulumi.ComponentResource {
         provider: cluster.providerFor(prepared.accounts.userOf.get(entry)), namespaces: cluster.namespaces, objects: prepared.rendered.get(entry)!.objects, dependsOn,
         warnings: prepared.rendered.get(entry)!.warnings, kept: prepared.rendered.get(entry)!.kept,
         ignoredFields: prepared.unchanged.has(entry) ? prepared.rendered.get(entry)!.ignoredFields : undefined,
-      }, { parent: this.gitRepos.get(entry.gitRepo)! });
+      }, { parent: this.gitRepos.get(entry.gitRepo)!, aliases: fromStateRoot(prepared.arrived.has(entry.cluster)) });
       this.deployments.set(key, deployment);
       return deployment;
     };

@@ -6,7 +6,9 @@
 import { StackConfig } from "../core/config/stack";
 import { FleetState, planFleet } from "../core/pipeline";
 import { Fleet, prepareFleet } from "./fleet";
-import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment } from "./previous";
+import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment, withoutClusters } from "./previous";
+import { FleetError } from "../core/errors";
+import { shardStackName } from "../core/config/shards";
 import { checkTakeOwnership } from "../core/ownership";
 import { identityOf, JournalEntry, journalObjects, sweep, sweepPlan } from "../core/journal";
 import { runRenderer } from "../core/render/fleet-render";
@@ -50,13 +52,18 @@ export interface JournalHooks {
 
 export async function deployFleet(config: StackConfig, options: DeployOptions = {}): Promise<Fleet> {
   const started = performance.now();
-  const previous = options.previous === undefined ? await readPreviousDeployment() : options.previous ?? undefined;
+  if (config.shards && !config.shard) {
+    const stacks = config.shards.map((s) => shardStackName(environmentOf(config.file), s.name)).join(", ");
+    throw new FleetError(`this environment is split into shards, each deployed by its own stack (${stacks}); run those, or \`npm run up -- --stack ${environmentOf(config.file)}\` for all of them`, { file: config.file, field: "shards" });
+  }
+  const read = options.previous === undefined ? await readPreviousDeployment() : options.previous ?? undefined;
+  const previous = withoutClusters(read, config.shard?.elsewhere);
   const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(config.gitRepos, previous) };
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);
   const leftOut = options.leftOut?.();
-  const prepared = prepareFleet(state, previous?.deploymentIds, leftOut);
+  const prepared = prepareFleet(state, previous, leftOut);
   if (!options.correctsDrift) {
     for (const e of state.plan.entries) {
       if (e.options.correctDrift?.enabled) {
@@ -109,4 +116,9 @@ async function sweepAndRecord(journal: JournalHooks, state: FleetState, prepared
   const objects = journalObjects(state.plan.entries, prepared.rendered, leftOut);
   if (objects.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects }));
   await journal.remove(earlier.map((x) => x.key));
+}
+
+/** "stacks/Pulumi.prod.yaml" -> "prod". */
+function environmentOf(file: string): string {
+  return file.replace(/^.*Pulumi\.(.*)\.yaml$/, "$1");
 }

@@ -17,6 +17,8 @@ export interface PreviousDeployment {
   gitRepos: Record<string, DeployedGitRepo>;
   /** The deploymentId of each BundleDeployment ("<cluster>/<bundle>"), from the `deployments` output. */
   deploymentIds?: Record<string, string>;
+  /** Every cluster the last update deployed (each has an agent), from `summary.agents`. */
+  clusters?: string[];
 }
 
 /** The output the per-BundleDeployment records are exported under (index.ts). */
@@ -39,7 +41,19 @@ export async function readPreviousDeployment(): Promise<PreviousDeployment | und
   const deploymentIds = byKey && typeof byKey === "object"
     ? Object.fromEntries(Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string").map(([k, r]) => [k, r.deploymentId!]))
     : undefined;
-  return { gitRepos: value.gitRepos, deploymentIds };
+  const agents = (value as { agents?: Record<string, unknown> }).agents;
+  return { gitRepos: value.gitRepos, deploymentIds, ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
+}
+
+/**
+ * Clusters this stack did not deploy last time: new ones, and ones moved in from another shard. A
+ * moved-in cluster's resources sit at the root of the state (`pulumi state move` reparents what it
+ * moves to the stack and drops the parents from the URNs), so the components of these clusters carry
+ * that URN as an alias; after one update the cluster is deployed here and the aliases go away.
+ */
+export function arrivedClusters(clusters: string[], previous: PreviousDeployment | undefined): Set<string> {
+  const known = new Set(previous?.clusters ?? []);
+  return new Set(clusters.filter((c) => !known.has(c)));
 }
 
 /**
@@ -66,4 +80,18 @@ export function pinPausedRepos(repos: GitRepoConfig[], previous: PreviousDeploym
     const commit = previous?.gitRepos[r.name]?.commit;
     return r.paused && commit && !commit.startsWith("dir-") ? { ...r, revision: commit, branch: undefined } : r;
   });
+}
+
+/**
+ * A shard's records without the clusters that now belong to other shards: their state was moved there
+ * (`npm run shards -- --apply`), so they are neither this stack's to prune nor evidence that a GitRepo emptied.
+ */
+export function withoutClusters(previous: PreviousDeployment | undefined, clusters: string[] | undefined): PreviousDeployment | undefined {
+  if (!previous || !clusters?.length) return previous;
+  const gone = new Set(clusters);
+  return {
+    gitRepos: Object.fromEntries(Object.entries(previous.gitRepos).map(([name, r]) => [name, { ...r, clusters: r.clusters.filter((c) => !gone.has(c)) }])),
+    ...(previous.clusters ? { clusters: previous.clusters.filter((c) => !gone.has(c)) } : {}),
+    deploymentIds: previous.deploymentIds && Object.fromEntries(Object.entries(previous.deploymentIds).filter(([key]) => !gone.has(key.split("/")[0]))),
+  };
 }

@@ -3,7 +3,9 @@
  * API inline programs (automation/): the stack configuration comes from the engine's config, unless a
  * caller (a test, a script) hands over a StackConfig directly.
  */
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { checkShardStackFile } from "../core/config/shard-files";
 import { CONFIG_NAMESPACE, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../core/config/stack";
 import { PROJECT_DIR } from "../core/pipeline";
 import { DeploymentRecord, deployFleet, DeployOptions, FleetSummary } from "./index";
@@ -33,7 +35,9 @@ export interface FleetOutputs {
   deployments: pulumi.Output<Record<string, DeploymentRecord>>;
 }
 
-export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
+/** `stackConfigDir`: where the stack files are (default stacks/), for a shard's check against its definition. */
+export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}, stackConfigDir = path.join(PROJECT_DIR, "stacks")): Promise<FleetOutputs> {
+  if (!config) checkShardStackFile(stackConfigDir, pulumi.getStack());
   const fleet = await deployFleet(config ?? configFromPulumi(), options);
   return { summary: fleet.summary, deployments: fleet.deploymentRecords };
 }

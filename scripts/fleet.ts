@@ -11,6 +11,12 @@ import { Progress } from "../automation/progress";
 import { formatStatusTable } from "../automation/status";
 import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
+import * as path from "node:path";
+import { readShardLayout, ShardLayout, shardFileProblem, shardOfFile, stackFilePath } from "../core/config/shard-files";
+import { stacksDir } from "../automation/stack";
+import { runShards, ShardResult } from "../automation/shard-runner";
+import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shard-reports";
+import { formatShardPlan, planShards } from "../automation/shard-moves";
 
 const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -32,6 +38,9 @@ const SPEC = {
     checkpoints: { type: "boolean", help: "write the state after every step, as the engine does by default (slower: it grows with the square of the stack)" },
     "wait-lock": { type: "boolean", help: "wait for another update of the stack to finish instead of failing at once" },
     "force-unlock": { type: "boolean", help: "remove the stack's lock even if its holder is alive or on another host (you checked it is gone)" },
+    shard: { type: "string", value: "NAME", help: "a sharded environment: run this one shard only (default: every shard)" },
+    parallel: { type: "string", value: "N", help: "a sharded environment: how many shards run at a time (default 2)" },
+    "result-json": { type: "string", value: "FILE", help: "write the result as JSON to FILE (how a sharded run collects its shards' results)" },
   },
 } satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
 
@@ -68,7 +77,12 @@ function report(events: DeployEvent[], file?: string): void {
 }
 
 async function main(): Promise<void> {
-  const { op, stack, v } = parse(process.argv.slice(2));
+  const parsed = parse(process.argv.slice(2));
+  const { op, v } = parsed;
+  const layout = shardLayoutOf(parsed.stack);
+  if (!layout && (v.shard || v.parallel)) throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
+  if (layout && !v.shard) return runAllShards(op, layout, v);
+  const stack = layout ? shardStack(layout, v.shard!) : parsed.stack;
   const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false, html: v.html };
   // Per-cluster progress on stderr: redrawn in place on a terminal, a plain line now and then elsewhere.
   const progress = op === "cancel" ? undefined : new Progress(op, process.stderr);
@@ -97,6 +111,7 @@ async function main(): Promise<void> {
       case "preview": {
         const r = await track(ops.preview(options));
         if (args.summaryMd) fs.writeFileSync(args.summaryMd, r.summaryMarkdown);
+        writeResult(v["result-json"], { ok: true, changes: r.changes, summaryMarkdown: r.summaryMarkdown, prunes: r.prunes });
         page(args.html, () => renderPreviewPage(r));
         for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replace(/`/g, "")}`);
         done(r);
@@ -106,29 +121,92 @@ async function main(): Promise<void> {
       case "destroy": {
         const r = await track(args.op === "up" ? ops.up(options) : ops.destroy(options));
         console.log("");
-        report(r.events, args.eventsJson);
+        // A sharded run reports every shard's events once, merged (runAllShards).
+        if (!v["result-json"]) report(r.events, args.eventsJson);
+        writeResult(v["result-json"], { ok: true, changes: r.changes, events: r.events });
         done(r);
         break;
       }
-      case "refresh":
-        done(await track(ops.refresh(options)));
+      case "refresh": {
+        const r = await track(ops.refresh(options));
+        writeResult(v["result-json"], { ok: true, changes: r.changes });
+        done(r);
         break;
+      }
       case "cancel": {
         const removed = await ops.cancel(options);
         console.log(removed.length ? removed.map((h) => `removed the lock of stack ${stack} held by ${h}`).join("\n") : `stack ${stack} is not locked`);
+        writeResult(v["result-json"], { ok: true });
         break;
       }
       case "status": {
         const r = await track(ops.status(options));
         page(args.html, () => renderStatusPage(r));
+        writeResult(v["result-json"], { ok: true, status: r });
         process.stdout.write(args.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
         break;
       }
     }
   } catch (err) {
     if (err instanceof ops.OperationError) report(err.events, args.eventsJson);
+    writeResult(v["result-json"], { ok: false, error: (err as Error).message, events: err instanceof ops.OperationError ? err.events : [] });
     throw err;
   }
+}
+
+function writeResult(file: string | undefined, result: ShardResult): void {
+  if (file) fs.writeFileSync(file, JSON.stringify(result));
+}
+
+/** The environment's shard layout when stacks/Pulumi.<stack>.yaml is a sharded definition. */
+function shardLayoutOf(stack: string): ShardLayout | undefined {
+  const dir = stacksDir();
+  if (!fs.existsSync(stackFilePath(dir, stack)) || shardOfFile(dir, stack)) return undefined;
+  return readShardLayout(dir, stack);
+}
+
+function shardStack(layout: ShardLayout, name: string): string {
+  const s = layout.shards.find((x) => x.name === name);
+  if (!s) throw new UsageError(`--shard ${name}: environment ${layout.environment} has the shards ${layout.shards.map((x) => x.name).join(", ")}`);
+  return s.stack;
+}
+
+/** Options a sharded run hands to every shard; the reports (--summary-md, --events-json, --json, --html) are merged here. */
+const FORWARDED = ["expect-no-changes", "refresh", "quiet", "skip-checkpoints", "checkpoints", "wait-lock", "force-unlock"] as const;
+
+async function runAllShards(op: Operation, layout: ShardLayout, v: Values): Promise<void> {
+  if (v.html && op === "preview") throw new UsageError("--html of a sharded environment's preview is not available yet; use it with --shard NAME");
+  const stale = layout.shards.filter((s) => shardFileProblem(stacksDir(), layout.environment, s.name));
+  if (stale.length) {
+    throw new Error(`${formatShardPlan(planShards(stacksDir(), layout.environment))}\nthe shard files are not current: ` +
+      `run \`npm run shards -- --stack ${layout.environment} --apply\` (it moves clusters' state, then writes them)`);
+  }
+  const parallel = v.parallel === undefined ? 2 : Number(v.parallel);
+  if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel must be a whole number of at least 1 (got ${v.parallel})`);
+  const args = FORWARDED.flatMap((k) => (v[k] ? [`--${k}`] : []));
+  const started = Date.now();
+  console.error(`${op} of environment ${layout.environment}: ${layout.shards.length} shards, ${parallel} at a time`);
+  const runs = await runShards({
+    op, parallel, args, shards: layout.shards.map((s) => ({ shard: s.name, stack: s.stack })),
+    line: (text, stream) => (stream === "stdout" ? process.stdout : process.stderr).write(text + "\n"),
+  });
+  const failed = failedShards(runs);
+  if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], mergeSummaries(layout.environment, runs));
+  if (op === "up" || op === "destroy") {
+    const events = mergeEvents(runs);
+    console.log("");
+    for (const e of events) console.log(`[${e.shard}] ${formatDeployEvent(e)}`);
+    if (v["events-json"]) fs.writeFileSync(v["events-json"], events.map((e) => JSON.stringify({ time: new Date().toISOString(), ...e })).join("\n") + (events.length ? "\n" : ""));
+  }
+  if (op === "status") {
+    const merged = mergeStatus(layout.environment, runs.flatMap((r) => (r.result?.status ? [r.result.status] : [])));
+    if (v.html) fs.writeFileSync(v.html, renderStatusPage(merged));
+    process.stdout.write(v.json ? JSON.stringify(merged, null, 2) + "\n" : "\n" + formatStatusTable(merged));
+  }
+  console.log("");
+  for (const r of runs) console.log(`${r.stack}: ${failed.includes(r) ? "FAILED" : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`);
+  console.log(`${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (failed.length) throw new Error(`${op} failed on shard(s) ${failed.map((r) => r.shard).join(", ")}; the other shards ran to the end`);
 }
 
 // Engine failures carry the CLI's own output; runMain prints it whole.

@@ -9,6 +9,7 @@ import { Field, isPlainObject } from "./reader";
 import { FleetError } from "../errors";
 import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -90,9 +91,13 @@ export interface StackConfig {
   gitRepos: GitRepoConfig[];
   /** Global agent settings, validated by the agent stage. */
   agent?: Record<string, unknown>;
+  /** The environment is split into these shards (core/config/shards.ts); each shard is a stack of its own. */
+  shards?: ShardSpec[];
+  /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
+  shard?: ShardContext;
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -108,7 +113,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   uniqueNames(root.child("gitRepos"), gitRepos);
   const renderDir = root.child("renderDir").optString();
   const fleetVersion = root.child("fleetVersion").optString();
-  return {
+  const config: StackConfig = {
     file,
     fleetVersion,
     renderDir: renderDir ? path.resolve(baseDir, renderDir) : undefined,
@@ -117,6 +122,24 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     gitRepos,
     agent: root.child("agent").optMap(),
   };
+  return withShards(config, root);
+}
+
+/** Checks the shard rule (every cluster in exactly one shard) and, in a shard's stack, keeps only its clusters. */
+function withShards(config: StackConfig, root: Field): StackConfig {
+  const shards = readShards(root.child("shards"));
+  const shard = readShardOf(root.child("shard"));
+  if (!shards) {
+    if (shard) root.child("shard").fail("names a shard, but there is no shards: rule (a shard's stack file is a copy of its environment's, which has one)");
+    return config;
+  }
+  const definitionFile = shard ? stackFileFor(shard.environment) : config.file;
+  const membership = shardMembership(config.clusters, config.clusterGroups, shards, definitionFile);
+  if (!shard) return { ...config, shards };
+  if (!shards.some((s) => s.name === shard.name)) root.child("shard").child("name").fail(`${JSON.stringify(shard.name)} is not a shard of ${definitionFile} (${shards.map((s) => s.name).join(", ")})`);
+  const mine = config.clusters.filter((c) => membership.get(c.name) === shard.name);
+  const elsewhere = config.clusters.filter((c) => membership.get(c.name) !== shard.name).map((c) => c.name);
+  return { ...config, shards, clusters: mine, shard: { ...shard, elsewhere } };
 }
 
 function uniqueNames(list: Field, items: { name: string }[]): void {

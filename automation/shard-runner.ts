@@ -1,0 +1,83 @@
+/**
+ * Runs one operation on every shard of an environment: each shard is its own `fleet.ts` process (an
+ * engine, a lock and a state of its own; two inline programs cannot share one Node.js process, whose
+ * Pulumi runtime is global), at most `parallel` at a time. Their output is streamed line by line with
+ * the shard's name in front, and each writes its result as JSON for the merged report
+ * (automation/shard-reports.ts). A failed shard does not stop the others.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { spawn } from "node:child_process";
+import * as readline from "node:readline";
+import { PROJECT_DIR } from "../core/pipeline";
+
+export interface ShardRun {
+  shard: string;
+  stack: string;
+  exitCode: number;
+  /** What the shard's fleet.ts wrote with --result-json (undefined if it died before). */
+  result?: ShardResult;
+  durationMs: number;
+}
+
+/** The --result-json of fleet.ts: the operation's result, or its error and what changed before it. */
+export interface ShardResult {
+  ok: boolean;
+  error?: string;
+  changes?: Record<string, number>;
+  events?: import("./deploy-events").DeployEvent[];
+  summaryMarkdown?: string;
+  prunes?: import("./pr-summary").Prune[];
+  status?: import("./status").StatusReport;
+}
+
+export interface RunShardsOptions {
+  op: string;
+  shards: { shard: string; stack: string }[];
+  /** fleet.ts options passed to every shard (without --stack). */
+  args: string[];
+  parallel: number;
+  /** Each output line, already prefixed with the shard's name. */
+  line: (text: string, stream: "stdout" | "stderr") => void;
+}
+
+export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-shards-"));
+  const runs: ShardRun[] = new Array(o.shards.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < o.shards.length) {
+      const i = next++;
+      runs[i] = await runOne(o, o.shards[i], path.join(dir, `${i}.json`));
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(o.parallel, o.shards.length)) }, worker));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return runs;
+}
+
+function runOne(o: RunShardsOptions, s: { shard: string; stack: string }, resultFile: string): Promise<ShardRun> {
+  const started = Date.now();
+  const args = [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(PROJECT_DIR, "scripts", "fleet.ts"), o.op, "--stack", s.stack, ...o.args, "--result-json", resultFile];
+  const child = spawn(process.execPath, args, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  const prefix = `[${s.shard}] `;
+  const pipe = (stream: NodeJS.ReadableStream, name: "stdout" | "stderr") =>
+    new Promise<void>((resolve) => readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (l) => o.line(prefix + l, name)).on("close", resolve));
+  const piped = Promise.all([pipe(child.stdout!, "stdout"), pipe(child.stderr!, "stderr")]);
+  return new Promise((resolve) => {
+    child.on("close", async (code, signal) => {
+      await piped;
+      let result: ShardResult | undefined;
+      try {
+        result = JSON.parse(fs.readFileSync(resultFile, "utf8"));
+      } catch {
+        result = undefined;
+      }
+      resolve({ shard: s.shard, stack: s.stack, exitCode: code ?? (signal ? 128 : 1), result, durationMs: Date.now() - started });
+    });
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * One environment split across several stacks (shards). The environment's stack file is the one
+ * definition (clusters, groups, GitRepos, agent settings) plus `shards:`, the rule that puts every
+ * cluster in exactly one shard. Each shard is a real Pulumi stack, `<environment>.<shard>`, whose
+ * stack file is a generated copy of the definition naming its shard (automation/shard-files.ts); its
+ * program deploys only its own clusters.
+ */
+import { ClusterConfig, ClusterGroupConfig } from "./stack";
+import { Field } from "./reader";
+import { FleetError } from "../errors";
+import { LabelSelector, readSelector, selectorMatches } from "../targeting/selector";
+import { dnsLabelProblem } from "../k8s-validation";
+
+/** A shard's membership rule: every given criterion must hold (as a GitRepo target's). */
+export interface ShardSpec {
+  name: string;
+  /** A list of cluster names. */
+  clusters?: string[];
+  clusterSelector?: LabelSelector;
+  /** A cluster group of the definition, by name. */
+  clusterGroup?: string;
+}
+
+/** Which shard a generated stack file is (its `pulumi-fleet:shard` key). */
+export interface ShardOf {
+  environment: string;
+  name: string;
+}
+
+/** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
+export interface ShardContext extends ShardOf {
+  /** Clusters of the other shards: their records in this stack's outputs are theirs now (moved away). */
+  elsewhere: string[];
+}
+
+export function shardStackName(environment: string, shard: string): string {
+  return `${environment}.${shard}`;
+}
+
+export function readShards(f: Field): ShardSpec[] | undefined {
+  if (!f.present) return undefined;
+  const shards = f.items().map((s) => {
+    s.object(["name", "clusters", "clusterSelector", "clusterGroup"]);
+    const name = s.child("name").string();
+    const problem = dnsLabelProblem(name);
+    if (problem) s.child("name").fail(`invalid shard name ${JSON.stringify(name)}: ${problem}`);
+    const spec: ShardSpec = { name };
+    if (s.child("clusters").present) spec.clusters = s.child("clusters").stringList();
+    const selector = readSelector(s.child("clusterSelector"));
+    if (selector) spec.clusterSelector = selector;
+    const group = s.child("clusterGroup").optString();
+    if (group) spec.clusterGroup = group;
+    if (!spec.clusters && !spec.clusterSelector && !spec.clusterGroup) s.fail("give clusters, clusterSelector or clusterGroup (a shard with no rule holds no cluster)");
+    return spec;
+  });
+  if (shards.length === 0) f.fail("must list at least one shard (or leave shards out)");
+  const seen = new Set<string>();
+  shards.forEach((s, i) => {
+    if (seen.has(s.name)) f.index(i).child("name").fail(`duplicate shard name ${JSON.stringify(s.name)}`);
+    seen.add(s.name);
+  });
+  return shards;
+}
+
+export function readShardOf(f: Field): ShardOf | undefined {
+  if (!f.present) return undefined;
+  f.object(["environment", "name"]);
+  return { environment: f.child("environment").string(), name: f.child("name").string() };
+}
+
+function holds(s: ShardSpec, c: ClusterConfig, groups: ClusterGroupConfig[]): boolean {
+  if (s.clusters && !s.clusters.includes(c.name)) return false;
+  if (s.clusterSelector && !selectorMatches(s.clusterSelector, c.labels)) return false;
+  if (s.clusterGroup) {
+    const g = groups.find((x) => x.name === s.clusterGroup);
+    if (!g || !selectorMatches(g.selector, c.labels)) return false;
+  }
+  return true;
+}
+
+/**
+ * Cluster name -> shard name. A cluster in two shards or in none, a listed cluster that does not
+ * exist, or an unknown group is an error naming it: the check runs before anything is deployed.
+ */
+export function shardMembership(clusters: ClusterConfig[], groups: ClusterGroupConfig[], shards: ShardSpec[], file: string): Map<string, string> {
+  const fail = (field: string, reason: string): never => {
+    throw new FleetError(reason, { file, field });
+  };
+  const names = new Set(clusters.map((c) => c.name));
+  shards.forEach((s, i) => {
+    if (s.clusterGroup && !groups.some((g) => g.name === s.clusterGroup)) fail(`shards[${i}].clusterGroup`, `unknown cluster group ${JSON.stringify(s.clusterGroup)}`);
+    s.clusters?.forEach((c, j) => {
+      if (!names.has(c)) fail(`shards[${i}].clusters[${j}]`, `cluster ${JSON.stringify(c)} is not in clusters`);
+    });
+  });
+  const out = new Map<string, string>();
+  for (const c of clusters) {
+    const matched = shards.filter((s) => holds(s, c, groups)).map((s) => s.name);
+    if (matched.length === 0) fail("shards", `cluster ${c.name} is in no shard: every cluster must be in exactly one (add it to a shard's rule)`);
+    if (matched.length > 1) fail("shards", `cluster ${c.name} is in ${matched.length} shards (${matched.join(", ")}): every cluster must be in exactly one, or two stacks would deploy it`);
+    out.set(c.name, matched[0]);
+  }
+  return out;
+}
