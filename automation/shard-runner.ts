@@ -19,6 +19,8 @@ export interface ShardRun {
   /** What the shard's fleet.ts wrote with --result-json (undefined if it died before). */
   result?: ShardResult;
   durationMs: number;
+  /** When it finished (Date.now()), to tell when a change reached the clusters of one shard. */
+  finishedAt: number;
 }
 
 /** The --result-json of fleet.ts: the operation's result, or its error and what changed before it. */
@@ -77,7 +79,7 @@ function runOne(o: RunShardsOptions, s: { shard: string; stack: string }, result
       } catch {
         result = undefined;
       }
-      resolve({ shard: s.shard, stack: s.stack, exitCode: code ?? (signal ? 128 : 1), result, durationMs: Date.now() - started });
+      resolve({ shard: s.shard, stack: s.stack, exitCode: code ?? (signal ? 128 : 1), result, durationMs: Date.now() - started, finishedAt: Date.now() });
     });
   });
 }

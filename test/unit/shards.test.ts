@@ -1,0 +1,159 @@
+/**
+ * Sharding's pure parts: the membership rule (every cluster in exactly one shard), a shard stack's view
+ * of the definition, the generated files and their staleness check, the move plan, the URNs a move
+ * names, the merged reports and the operator's Stack resources.
+ */
+import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { parseStackConfig } from "../../core/config/stack";
+import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
+import { PROJECT_DIR } from "../../core/pipeline";
+import { clusterUrns, planShards, providerUrns } from "../../automation/shard-moves";
+import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shard-reports";
+import { operatorStackObjects } from "../../automation/operator-stacks";
+import { arrivedClusters, withoutClusters } from "../../components/previous";
+import { tempDir } from "../support/git-fixtures";
+import { ShardRun } from "../../automation/shard-runner";
+
+const clusters = [
+  { name: "eu-1", labels: { region: "eu" } },
+  { name: "eu-2", labels: { region: "eu" } },
+  { name: "us-1", labels: { region: "us" } },
+];
+const raw = (shards: unknown, extra: Record<string, unknown> = {}) => ({
+  clusters, clusterGroups: [{ name: "us", selector: { matchLabels: { region: "us" } } }],
+  gitRepos: [{ name: "apps", repo: "https://git.example.com/apps.git", paths: ["a"] }], shards, ...extra,
+});
+const parse = (r: Record<string, unknown>) => parseStackConfig(r, "stacks/Pulumi.prod.yaml", PROJECT_DIR);
+const BY_REGION = [{ name: "eu", clusterSelector: { matchLabels: { region: "eu" } } }, { name: "us", clusterGroup: "us" }];
+
+describe("shards: membership", () => {
+  it("a definition keeps every cluster; a shard's stack keeps only its own and knows the others'", () => {
+    expect(parse(raw(BY_REGION)).clusters.map((c) => c.name)).to.deep.equal(["eu-1", "eu-2", "us-1"]);
+    const eu = parse(raw(BY_REGION, { shard: { environment: "prod", name: "eu" } }));
+    expect(eu.clusters.map((c) => c.name)).to.deep.equal(["eu-1", "eu-2"]);
+    expect(eu.shard).to.deep.equal({ environment: "prod", name: "eu", elsewhere: ["us-1"] });
+  });
+
+  it("a cluster in two shards is an error naming it and both shards", () => {
+    expect(() => parse(raw([...BY_REGION, { name: "all", clusters: ["eu-1"] }]))).to.throw(/stacks\/Pulumi\.prod\.yaml: shards: cluster eu-1 is in 2 shards \(eu, all\)/);
+  });
+
+  it("a cluster in no shard is an error naming it", () => {
+    expect(() => parse(raw([BY_REGION[0]]))).to.throw(/shards: cluster us-1 is in no shard/);
+  });
+
+  it("a listed cluster or group that does not exist, an empty rule, a duplicate name, an unknown shard are errors naming the field", () => {
+    expect(() => parse(raw([...BY_REGION, { name: "x", clusters: ["nope"] }]))).to.throw(/shards\[2\]\.clusters\[0\]: cluster "nope" is not in clusters/);
+    expect(() => parse(raw([{ name: "x", clusterGroup: "nope" }]))).to.throw(/shards\[0\]\.clusterGroup: unknown cluster group "nope"/);
+    expect(() => parse(raw([{ name: "x" }]))).to.throw(/shards\[0\]: give clusters, clusterSelector or clusterGroup/);
+    expect(() => parse(raw([BY_REGION[0], BY_REGION[0]]))).to.throw(/shards\[1\]\.name: duplicate shard name "eu"/);
+    expect(() => parse(raw(BY_REGION, { shard: { environment: "prod", name: "asia" } }))).to.throw(/shard\.name: "asia" is not a shard of stacks\/Pulumi\.prod\.yaml \(eu, us\)/);
+    expect(() => parse(raw(undefined, { shard: { environment: "prod", name: "eu" } }))).to.throw(/shard: names a shard, but there is no shards: rule/);
+  });
+});
+
+describe("shards: generated stack files", () => {
+  const write = (dir: string, shards: unknown) => {
+    const config = Object.fromEntries(Object.entries(raw(shards)).map(([k, v]) => [`pulumi-fleet:${k}`, v]));
+    fs.writeFileSync(stackFilePath(dir, "prod"), YAML.stringify({ encryptionsalt: "v1:salt", config }));
+  };
+
+  it("a shard file copies the definition and its secrets settings, and is current until the definition changes", () => {
+    const dir = tempDir("pf-shards-");
+    write(dir, BY_REGION);
+    expect(readShardLayout(dir, "prod")!.shards).to.deep.equal([
+      { name: "eu", stack: "prod.eu", clusters: ["eu-1", "eu-2"] }, { name: "us", stack: "prod.us", clusters: ["us-1"] },
+    ]);
+    expect(shardFileProblem(dir, "prod", "eu")).to.match(/Pulumi\.prod\.eu\.yaml does not exist yet/);
+    fs.writeFileSync(stackFilePath(dir, "prod.eu"), shardFileText(dir, "prod", "eu"));
+    const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8"));
+    expect(doc.encryptionsalt).to.equal("v1:salt");
+    expect(doc.config["pulumi-fleet:shard"]).to.deep.equal({ environment: "prod", name: "eu" });
+    expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
+    checkShardStackFile(dir, "prod.eu");
+    checkShardStackFile(dir, "prod"); // a plain stack passes
+
+    write(dir, [{ ...BY_REGION[0], clusters: ["eu-1"] }, { name: "us", clusters: ["eu-2", "us-1"] }]);
+    expect(() => checkShardStackFile(dir, "prod.eu")).to.throw(/stacks\/Pulumi\.prod\.eu\.yaml: is out of date: its configuration differs from Pulumi\.prod\.yaml.*npm run shards -- --stack prod/);
+  });
+
+  it("the move plan names each cluster whose shard changes, and new ones", () => {
+    const dir = tempDir("pf-shards-");
+    write(dir, BY_REGION);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    expect(planShards(dir, "prod").moves).to.deep.equal([]);
+    write(dir, [{ ...BY_REGION[0], clusters: ["eu-1"] }, { name: "us", clusters: ["eu-2", "us-1"] }]);
+    const plan = planShards(dir, "prod");
+    expect(plan.moves).to.deep.equal([{ cluster: "eu-2", from: "eu", to: "us" }]);
+    expect([...plan.problems.values()].every(Boolean)).to.equal(true);
+    fs.rmSync(stackFilePath(dir, "prod.us"));
+    expect(planShards(dir, "prod").moves).to.deep.equal([{ cluster: "eu-2", from: "eu", to: "us" }, { cluster: "us-1", from: undefined, to: "us" }]);
+  });
+});
+
+describe("shards: what a move names", () => {
+  const s = "urn:pulumi:prod.eu::pulumi-fleet::";
+  const resources = [
+    { type: "pulumi-fleet:index:Cluster", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster::eu-1` },
+    { type: "pulumi-fleet:index:Cluster", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster::eu-10` },
+    { type: "pulumi-fleet:index:BundleDeployment", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::eu-1/apps-a` },
+    { type: "pulumi-fleet:index:BundleDeployment", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::eu-10/apps-a` },
+    { type: "pulumi:providers:kubernetes", urn: `${s}pulumi-fleet:index:Fleet$pulumi:providers:kubernetes::eu-1` },
+    { type: "pulumi:providers:kubernetes", urn: `${s}pulumi-fleet:index:Fleet$pulumi:providers:kubernetes::eu-1/as/system:serviceaccount:x:y` },
+    { type: "pulumi:providers:kubernetes", urn: `${s}pulumi-fleet:index:Fleet$pulumi:providers:kubernetes::eu-10` },
+  ];
+  it("the cluster's Cluster component and BundleDeployments, not a cluster whose name merely starts the same", () => {
+    expect(clusterUrns(resources, "eu-1")).to.deep.equal([resources[0].urn, resources[2].urn]);
+    expect(providerUrns(resources, "eu-1")).to.deep.equal([resources[4].urn, resources[5].urn]);
+  });
+
+  it("a shard ignores the records of clusters now in other shards; clusters it did not deploy last time get the move alias", () => {
+    const previous = { gitRepos: { apps: { commit: "c", clusters: ["eu-1", "us-1"] } }, deploymentIds: { "eu-1/a": "x", "us-1/a": "y" }, clusters: ["eu-1", "us-1"] };
+    expect(withoutClusters(previous, ["us-1"])).to.deep.equal({ gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } }, clusters: ["eu-1"], deploymentIds: { "eu-1/a": "x" } });
+    expect([...arrivedClusters(["eu-1", "eu-2"], previous)]).to.deep.equal(["eu-2"]);
+    expect([...arrivedClusters(["eu-1"], undefined)]).to.deep.equal(["eu-1"]);
+  });
+});
+
+describe("shards: merged reports", () => {
+  const run = (shard: string, over: Partial<ShardRun>): ShardRun => ({ shard, stack: `prod.${shard}`, exitCode: 0, durationMs: 1, finishedAt: 1, ...over });
+  const rollup = (state: "Ready" | "NotReady", ready: number, desired: number) => ({ state, readyClusters: ready, desiredReadyClusters: desired });
+
+  it("status: deployments and clusters side by side, roll-ups added up with the worse state", () => {
+    const a = { stack: "prod.eu", deployments: [], clusters: [{ cluster: "eu-1", state: "Ready" as const, readyBundles: 1, desiredReadyBundles: 1 }], bundles: [{ gitRepo: "apps", bundle: "a", ...rollup("Ready", 1, 1) }], gitRepos: [{ gitRepo: "apps", commit: "c", ...rollup("Ready", 1, 1) }] };
+    const b = { stack: "prod.us", deployments: [], clusters: [{ cluster: "us-1", state: "NotReady" as const, readyBundles: 0, desiredReadyBundles: 1 }], bundles: [{ gitRepo: "apps", bundle: "a", ...rollup("NotReady", 0, 1) }], gitRepos: [{ gitRepo: "apps", commit: "c", ...rollup("NotReady", 0, 1) }] };
+    const m = mergeStatus("prod", [b, a]);
+    expect(m.clusters.map((c) => c.cluster)).to.deep.equal(["eu-1", "us-1"]);
+    expect(m.bundles).to.deep.equal([{ gitRepo: "apps", bundle: "a", ...rollup("NotReady", 1, 2) }]);
+    expect(m.gitRepos).to.deep.equal([{ gitRepo: "apps", commit: "c", ...rollup("NotReady", 1, 2) }]);
+  });
+
+  it("the PR summary names every shard and its result, then each shard's summary one heading level down", () => {
+    const md = mergeSummaries("prod", [
+      run("eu", { result: { ok: true, changes: { same: 3, delete: 2 }, summaryMarkdown: "## pulumi-fleet preview of stack `prod.eu`\n\n### Prunes\n" } }),
+      run("us", { exitCode: 1, result: { ok: false, error: "cluster us-1 | unreachable\nmore" } }),
+    ]);
+    expect(md).to.contain("| eu | prod.eu | ok | 2 delete |");
+    expect(md).to.contain("| us | prod.us | **failed**: cluster us-1 \\| unreachable | none |");
+    expect(md).to.contain("### pulumi-fleet preview of stack `prod.eu`\n\n#### Prunes");
+  });
+
+  it("deploy events of every shard once, each with its shard", () => {
+    const e = (cluster: string) => ({ event: "deployed" as const, bundle: "a", cluster, gitRepo: "apps", deploymentId: "d", commit: "c", created: 1, updated: 0, replaced: 0, deleted: 0 });
+    expect(mergeEvents([run("us", { result: { ok: true, events: [e("us-1")] } }), run("eu", { result: { ok: true, events: [e("eu-1")] } })]).map((x) => `${x.shard} ${x.cluster}`))
+      .to.deep.equal(["eu eu-1", "us us-1"]);
+  });
+});
+
+describe("shards: Pulumi Kubernetes Operator Stack resources", () => {
+  it("one per shard stack, with the backend and passphrase from a Secret and nothing destroyed on deletion", () => {
+    const [s] = operatorStackObjects(["prod.eu"], { repo: "https://git.example.com/fleet.git" }) as any[];
+    expect(s.metadata).to.deep.include({ name: "pulumi-fleet-prod-eu", namespace: "pulumi-fleet" });
+    expect(s.spec).to.deep.include({ stack: "prod.eu", projectRepo: "https://git.example.com/fleet.git", branch: "main", destroyOnFinalize: false });
+    expect(s.spec.envRefs.PULUMI_CONFIG_PASSPHRASE).to.deep.equal({ type: "Secret", secret: { name: "pulumi-fleet-backend", key: "PULUMI_CONFIG_PASSPHRASE" } });
+    expect(JSON.stringify(s)).to.not.match(/passphrase":"[^{]/i);
+  });
+});
