@@ -21,7 +21,7 @@ import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { JournalHooks } from "../components";
-import { sweep, sweepPlan } from "../core/journal";
+import { settleEarlier } from "../core/journal";
 import { runRenderer } from "../core/render/fleet-render";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
@@ -243,15 +243,11 @@ async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise
   const entries = await s.store.list();
   if (!entries.length) return;
   const clusters = (await configOf(s.stack, options)).clusters;
-  const plan = sweepPlan(entries.map((e) => e.entry), new Set(), new Set(), (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c));
-  const { deleted } = sweep(plan, clusters, (jobs) => runRenderer({ owners: jobs }).owners);
   const warn = warnerOf(options);
-  for (const d of deleted) warn(`warning: stack ${options.stack}: crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
-  if (plan.deferred.length) {
-    warn(`warning: stack ${options.stack}: crash journal: ${plan.deferred.length} object(s) an interrupted update may have left on unreachable or unconfigured clusters stay in the journal`);
-    await s.store.add({ writer: `deferred by ${writerId()}`, objects: plan.deferred });
-  }
-  await s.store.remove(entries.map((e) => e.key));
+  // The state is empty after a destroy: everything recorded on a reachable cluster is a candidate.
+  await settleEarlier(entries, s.store, writerId(), (m) => warn(`warning: stack ${options.stack}: ${m}`), {
+    inState: new Set(), planned: new Set(), readable: (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c), clusters,
+  }, (jobs) => runRenderer({ owners: jobs }).owners);
 }
 
 /** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */

@@ -10,7 +10,7 @@ import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDe
 import { FleetError } from "../core/errors";
 import { shardStackName } from "../core/config/shards";
 import { checkTakeOwnership } from "../core/ownership";
-import { identityOf, JournalEntry, journalObjects, sweep, sweepPlan } from "../core/journal";
+import { identityOf, JournalEntry, journalObjects, settleEarlier } from "../core/journal";
 import { runRenderer } from "../core/render/fleet-render";
 
 export { Fleet, FleetSummary, DeploymentRecord, deploymentRecord, FLEET_TYPE } from "./fleet";
@@ -91,7 +91,6 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
  */
 async function sweepAndRecord(journal: JournalHooks, state: FleetState, prepared: ReturnType<typeof prepareFleet>, leftOut?: ReadonlySet<string>): Promise<void> {
   const earlier = await journal.list();
-  let deferred: JournalEntry["objects"] = [];
   if (earlier.length) {
     const planned = new Set<string>();
     for (const [e, r] of prepared.rendered) {
@@ -102,20 +101,12 @@ async function sweepAndRecord(journal: JournalHooks, state: FleetState, prepared
       for (const ns of namespaces) planned.add(identityOf({ cluster, apiVersion: "v1", kind: "Namespace", name: ns.name }));
     }
     const configured = new Set(state.config.clusters.map((c) => c.name));
-    const plan = sweepPlan(earlier.map((x) => x.entry), await journal.stateIdentities(), planned, (c) => configured.has(c) && !leftOut?.has(c));
-    const { deleted } = sweep(plan, state.config.clusters, (jobs) => runRenderer({ owners: jobs }).owners);
-    for (const d of deleted) journal.warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
-    for (const o of plan.deferred) {
-      journal.warn(`crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
-        "the cluster is not reachable or not configured now, so it is kept in the journal for a later up");
-    }
-    deferred = plan.deferred;
+    await settleEarlier(earlier, journal, journal.writer, journal.warn, {
+      inState: await journal.stateIdentities(), planned, readable: (c) => configured.has(c) && !leftOut?.has(c), clusters: state.config.clusters,
+    }, (jobs) => runRenderer({ owners: jobs }).owners);
   }
-  // Kept apart from this update's own entry, which is removed once this update's state is written.
-  if (deferred.length) await journal.add({ writer: `deferred by ${journal.writer}`, objects: deferred });
   const objects = journalObjects(state.plan.entries, prepared.rendered, leftOut);
   if (objects.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects }));
-  await journal.remove(earlier.map((x) => x.key));
 }
 
 /** "stacks/Pulumi.prod.yaml" -> "prod". */

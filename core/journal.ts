@@ -127,3 +127,31 @@ export function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: Ow
   }
   return { deleted };
 }
+
+/** Where settleEarlier keeps what it could not sweep, and forgets what it handled. */
+export interface JournalWriter {
+  add(entry: JournalEntry): Promise<unknown>;
+  remove(keys: string[]): Promise<void>;
+}
+
+/**
+ * The whole sweep of earlier entries, as `up` (in the program) and `destroy` (after the engine) run it:
+ * delete what nothing owns, report each deletion and each object kept for later through `warn`, keep
+ * the deferred objects as an entry of their own, and remove the swept entries.
+ */
+export async function settleEarlier(
+  earlier: { key: string; entry: JournalEntry }[], journal: JournalWriter, writer: string, warn: (message: string) => void,
+  where: { inState: ReadonlySet<string>; planned: ReadonlySet<string>; readable: (cluster: string) => boolean; clusters: ClusterConfig[] },
+  run: (jobs: OwnersJob[]) => Record<string, OwnersResult>,
+): Promise<void> {
+  const plan = sweepPlan(earlier.map((x) => x.entry), where.inState, where.planned, where.readable);
+  const { deleted } = sweep(plan, where.clusters, run);
+  for (const d of deleted) warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
+  for (const o of plan.deferred) {
+    warn(`crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
+      "the cluster is not reachable or not configured now, so it is kept in the journal for a later up");
+  }
+  // Kept apart from the running update's own entry, which goes once that update's state is written.
+  if (plan.deferred.length) await journal.add({ writer: `deferred by ${writer}`, objects: plan.deferred });
+  await journal.remove(earlier.map((x) => x.key));
+}
