@@ -19,8 +19,9 @@ function whyFailed(r: ShardRun): string {
 export function mergeSummaries(environment: string, runs: ShardRun[]): string {
   const out = [`## pulumi-fleet preview of environment \`${environment}\` (${runs.length} shards)`, "", "| shard | stack | result | changes |", "|---|---|---|---|"];
   for (const r of runs) {
-    const changes = Object.entries(r.result?.changes ?? {}).filter(([k]) => k !== "same").map(([k, n]) => `${n} ${k}`).join(", ") || "none";
-    out.push(`| ${r.shard} | ${r.stack} | ${r.exitCode === 0 && r.result?.ok ? "ok" : `**failed**: ${whyFailed(r).replace(/\|/g, "\\|")}`} | ${changes} |`);
+    const changes = Object.entries(r.result?.changes ?? {}).filter(([k]) => k !== "same" && k !== "read").map(([k, n]) => `${n} ${k}`).join(", ") || "none";
+    const result = r.skipped ? `not previewed: ${r.skipped}` : r.exitCode === 0 && r.result?.ok ? "ok" : `**failed**: ${whyFailed(r).replace(/\|/g, "\\|")}`;
+    out.push(`| ${r.shard} | ${r.stack} | ${result} | ${changes} |`);
   }
   out.push("");
   for (const r of runs) if (r.result?.summaryMarkdown) out.push(r.result.summaryMarkdown.replace(/^(#+) /gm, "#$1 ").trimEnd(), "");

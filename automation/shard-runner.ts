@@ -21,6 +21,8 @@ export interface ShardRun {
   durationMs: number;
   /** When it finished (Date.now()), to tell when a change reached the clusters of one shard. */
   finishedAt: number;
+  /** Left out, and why (automation/shard-inputs.ts): nothing ran. */
+  skipped?: string;
 }
 
 /** The --result-json of fleet.ts: the operation's result, or its error and what changed before it. */
@@ -36,7 +38,8 @@ export interface ShardResult {
 
 export interface RunShardsOptions {
   op: string;
-  shards: { shard: string; stack: string }[];
+  /** `args`: options for this shard only. */
+  shards: { shard: string; stack: string; args?: string[] }[];
   /** fleet.ts options passed to every shard (without --stack). */
   args: string[];
   parallel: number;
@@ -62,9 +65,9 @@ export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
   return runs;
 }
 
-function runOne(o: RunShardsOptions, s: { shard: string; stack: string }, resultFile: string): Promise<ShardRun> {
+function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], resultFile: string): Promise<ShardRun> {
   const started = Date.now();
-  const args = [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(PROJECT_DIR, "scripts", "fleet.ts"), o.op, "--stack", s.stack, ...o.args, "--result-json", resultFile];
+  const args = [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(PROJECT_DIR, "scripts", "fleet.ts"), o.op, "--stack", s.stack, ...o.args, ...(s.args ?? []), "--result-json", resultFile];
   const child = spawn(process.execPath, args, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env });
   const prefix = `[${s.shard}] `;
   const pipe = (stream: NodeJS.ReadableStream, name: "stdout" | "stderr") =>

@@ -6,7 +6,7 @@
 import { StackConfig } from "../core/config/stack";
 import { FleetState, planFleet } from "../core/pipeline";
 import { Fleet, prepareFleet } from "./fleet";
-import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment, withoutClusters } from "./previous";
+import { checkNothingEmptied, pinCommits, pinPausedRepos, PreviousDeployment, readPreviousDeployment, withoutClusters } from "./previous";
 import { FleetError } from "../core/errors";
 import { shardStackName } from "../core/config/shards";
 import { checkTakeOwnership } from "../core/ownership";
@@ -34,6 +34,10 @@ export interface DeployOptions {
   leftOut?: () => ReadonlySet<string>;
   /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
   journal?: JournalHooks;
+  /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
+  inputs?: string;
+  /** The commit to deploy per GitRepo, as the shard runner resolved it for every shard (a paused GitRepo keeps its own). */
+  commits?: Record<string, string>;
 }
 
 export interface JournalHooks {
@@ -58,7 +62,7 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   }
   const read = options.previous === undefined ? await readPreviousDeployment() : options.previous ?? undefined;
   const previous = withoutClusters(read, config.shard?.elsewhere);
-  const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(config.gitRepos, previous) };
+  const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(pinCommits(config.gitRepos, options.commits), previous) };
   const state = await planFleet(pinned, options.cacheRoot);
   checkNothingEmptied(pinned.gitRepos, state.plan, previous);
   options.onPlanned?.(state);

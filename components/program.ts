@@ -33,11 +33,13 @@ export function configFromValues(get: (key: string) => string | undefined, stack
 export interface FleetOutputs {
   summary: FleetSummary;
   deployments: pulumi.Output<Record<string, DeploymentRecord>>;
+  /** Only when the shard runner gave one (DeployOptions.inputs). */
+  inputs?: string;
 }
 
 /** `stackConfigDir`: where the stack files are (default stacks/), for a shard's check against its definition. */
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}, stackConfigDir = path.join(PROJECT_DIR, "stacks")): Promise<FleetOutputs> {
   if (!config) checkShardStackFile(stackConfigDir, pulumi.getStack());
   const fleet = await deployFleet(config ?? configFromPulumi(), options);
-  return { summary: fleet.summary, deployments: fleet.deploymentRecords };
+  return { summary: fleet.summary, deployments: fleet.deploymentRecords, ...(options.inputs ? { inputs: options.inputs } : {}) };
 }

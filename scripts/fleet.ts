@@ -17,6 +17,7 @@ import { stacksDir } from "../automation/stack";
 import { runShards, ShardResult } from "../automation/shard-runner";
 import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shard-reports";
 import { formatShardPlan, planShards } from "../automation/shard-moves";
+import { decideShards, ShardDecision } from "../automation/shard-inputs";
 
 const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -40,7 +41,10 @@ const SPEC = {
     "force-unlock": { type: "boolean", help: "remove the stack's lock even if its holder is alive or on another host (you checked it is gone)" },
     shard: { type: "string", value: "NAME", help: "a sharded environment: run this one shard only (default: every shard)" },
     parallel: { type: "string", value: "N", help: "a sharded environment: how many shards run at a time (default 2)" },
+    "all-shards": { type: "boolean", help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up" },
     "result-json": { type: "string", value: "FILE", help: "write the result as JSON to FILE (how a sharded run collects its shards' results)" },
+    inputs: { type: "string", value: "FINGERPRINT", help: "up: record this fingerprint of the inputs as the stack output `inputs` (set by a sharded run)" },
+    commits: { type: "string", value: "JSON", help: "up: deploy these commits ({\"<gitRepo>\": \"<sha>\"}) instead of resolving branches again (set by a sharded run)" },
   },
 } satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
 
@@ -56,6 +60,9 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   checkpoints: ["up", "destroy", "refresh"],
   "wait-lock": ["up", "destroy", "refresh"],
   "force-unlock": ["up", "destroy", "refresh", "cancel"],
+  "all-shards": ["up", "preview"],
+  inputs: ["up"],
+  commits: ["up"],
 };
 
 type Values = ReturnType<typeof parseCommand<typeof SPEC.options>>["values"];
@@ -98,6 +105,7 @@ async function main(): Promise<void> {
     waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
     onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
     onEvent: progress?.onEvent,
+    deploy: { ...(v.inputs ? { inputs: v.inputs } : {}), ...(v.commits ? { commits: parseCommits(v.commits) } : {}) },
   };
   const page = (file: string | undefined, html: () => string) => {
     if (!file) return;
@@ -154,6 +162,17 @@ async function main(): Promise<void> {
   }
 }
 
+function parseCommits(text: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--commits: not JSON: ${text}`);
+  }
+  if (!parsed || typeof parsed !== "object" || Object.values(parsed).some((c) => typeof c !== "string")) throw new UsageError("--commits: must map GitRepo names to commits");
+  return parsed as Record<string, string>;
+}
+
 function writeResult(file: string | undefined, result: ShardResult): void {
   if (file) fs.writeFileSync(file, JSON.stringify(result));
 }
@@ -185,10 +204,21 @@ async function runAllShards(op: Operation, layout: ShardLayout, v: Values): Prom
   if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel must be a whole number of at least 1 (got ${v.parallel})`);
   const args = FORWARDED.flatMap((k) => (v[k] ? [`--${k}`] : []));
   const started = Date.now();
-  console.error(`${op} of environment ${layout.environment}: ${layout.shards.length} shards, ${parallel} at a time`);
-  const runs = await runShards({
-    op, parallel, args, shards: layout.shards.map((s) => ({ shard: s.name, stack: s.stack })),
+  const all = layout.shards.map((s) => ({ shard: s.name, stack: s.stack }));
+  // An up or preview leaves out the shards whose inputs are those of their last successful up
+  // (automation/shard-inputs.ts); a refresh reads the clusters, so every shard runs then.
+  const decide = (op === "up" || op === "preview") && !v.refresh && !v["all-shards"];
+  // An up also records each shard's inputs and deploys the commits they were computed from, so every shard gets the same ones.
+  const decisions: ShardDecision[] = decide || op === "up" ? await decideShards(stacksDir(), all, decide) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
+  const toRun = decisions.filter((d) => !d.skip);
+  for (const d of decisions) if (d.skip) console.error(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
+  console.error(`${op} of environment ${layout.environment}: ${toRun.length} of ${all.length} shards, ${parallel} at a time`);
+  const ran = await runShards({
+    op, parallel, args, shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, args: op === "up" ? ["--inputs", d.fingerprint, "--commits", JSON.stringify(d.commits)] : [] })),
     line: (text, stream) => (stream === "stdout" ? process.stdout : process.stderr).write(text + "\n"),
+  });
+  const runs = decisions.map((d) => ran.find((r) => r.stack === d.stack) ?? {
+    shard: d.shard, stack: d.stack, exitCode: 0, durationMs: 0, finishedAt: started, skipped: d.skip, result: { ok: true, changes: {} },
   });
   const failed = failedShards(runs);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], mergeSummaries(layout.environment, runs));
@@ -204,7 +234,7 @@ async function runAllShards(op: Operation, layout: ShardLayout, v: Values): Prom
     process.stdout.write(v.json ? JSON.stringify(merged, null, 2) + "\n" : "\n" + formatStatusTable(merged));
   }
   console.log("");
-  for (const r of runs) console.log(`${r.stack}: ${failed.includes(r) ? "FAILED" : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`);
+  for (const r of runs) console.log(`${r.stack}: ${failed.includes(r) ? "FAILED" : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`);
   console.log(`${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (failed.length) throw new Error(`${op} failed on shard(s) ${failed.map((r) => r.shard).join(", ")}; the other shards ran to the end`);
 }

@@ -107,8 +107,13 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(lines.map((e) => `${e.shard} ${e.event} ${e.cluster} ${e.bundle}`)).to.deep.equal([`a deployed ${live[0].name} shards-app`, `b deployed ${live[1].name} shards-app`]);
     for (const c of live) expect(await objectUids(c)).to.have.length(2);
 
+    // Nothing changed since: both shards are left out, without running the engine.
+    const again = ok(cli("fleet.ts", ["up", "--stack", "fleetsh"]));
+    expect(again.err).to.contain("[a] fleetsh.a left out: inputs unchanged since its last successful up").and.contain("0 of 2 shards");
+    expect(again.out).to.not.contain("Deployed bundle");
+
     const md = path.join(work, "summary.md");
-    ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--summary-md", md]));
+    ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards", "--summary-md", md]));
     const summary = fs.readFileSync(md, "utf8");
     expect(summary).to.contain("## pulumi-fleet preview of environment `fleetsh` (2 shards)").and.contain("| a | fleetsh.a | ok | none |").and.contain("### pulumi-fleet preview of stack `fleetsh.b`");
 
@@ -122,7 +127,7 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     const lockDir = path.join(work, "state", ".pulumi", "locks", "organization", "pulumi-fleet", "fleetsh.b");
     fs.mkdirSync(lockDir, { recursive: true });
     fs.writeFileSync(path.join(lockDir, "11111111-2222-3333-4444-555555555555.json"), JSON.stringify({ pid: 1, username: "someone", hostname: "elsewhere", timestamp: new Date().toISOString() }));
-    const r = cli("fleet.ts", ["up", "--stack", "fleetsh"]);
+    const r = cli("fleet.ts", ["up", "--stack", "fleetsh", "--all-shards"]);
     fs.rmSync(lockDir, { recursive: true, force: true });
     expect(r.code).to.not.equal(0);
     expect(r.out).to.match(/fleetsh\.a: ok/).and.match(/fleetsh\.b: FAILED/);
@@ -139,9 +144,11 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(ok(cli("shards.ts", ["--stack", "fleetsh"])).out).to.contain(`move ${live[1].name}: b -> a`);
     const applied = ok(cli("shards.ts", ["--stack", "fleetsh", "--apply"]));
     expect(applied.out).to.contain(`${live[1].name}: moved`).and.contain("(pulumi state move)");
-    ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes"]));
+    // --all-shards: the engine previews both shards, whatever their inputs.
+    const previewed = ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));
+    expect(previewed.err).to.contain("2 of 2 shards");
     ok(cli("fleet.ts", ["up", "--stack", "fleetsh", "--expect-no-changes"]));
-    ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes"]));
+    ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));
     expect(await objectUids(live[1])).to.deep.equal(objectsBefore);
     expect(await agentPods(live[1]), "the agent was not restarted").to.deep.equal(agentBefore);
     // The moved cluster is now shard a's: a prune from a reaches it, and b no longer holds it.

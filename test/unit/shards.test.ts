@@ -16,6 +16,7 @@ import { operatorStackObjects } from "../../automation/operator-stacks";
 import { arrivedClusters, withoutClusters } from "../../components/previous";
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shard-runner";
+import { shardInputs } from "../../automation/shard-inputs";
 
 const clusters = [
   { name: "eu-1", labels: { region: "eu" } },
@@ -155,5 +156,39 @@ describe("shards: Pulumi Kubernetes Operator Stack resources", () => {
     expect(s.spec).to.deep.include({ stack: "prod.eu", projectRepo: "https://git.example.com/fleet.git", branch: "main", destroyOnFinalize: false });
     expect(s.spec.envRefs.PULUMI_CONFIG_PASSPHRASE).to.deep.equal({ type: "Secret", secret: { name: "pulumi-fleet-backend", key: "PULUMI_CONFIG_PASSPHRASE" } });
     expect(JSON.stringify(s)).to.not.match(/passphrase":"[^{]/i);
+  });
+});
+
+describe("shards: which shards an up can leave out (inputs fingerprint)", () => {
+  const define = (dir: string, over: { prodTarget?: Record<string, unknown>; dev2Labels?: Record<string, string> } = {}) => {
+    const config = {
+      "pulumi-fleet:fleetVersion": "0.13.1", "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com" },
+      "pulumi-fleet:clusters": [
+        { name: "dev-1", labels: { env: "dev", region: "eu" } }, { name: "prod-1", labels: { env: "prod", region: "eu" } },
+        { name: "dev-2", labels: over.dev2Labels ?? { env: "dev", region: "us" } },
+      ],
+      "pulumi-fleet:gitRepos": [{ name: "examples", repo: path.join(PROJECT_DIR, "examples"), paths: ["simple"], targets: [
+        { name: "dev", clusterSelector: { matchLabels: { env: "dev" } } }, { name: "prod", clusterSelector: { matchLabels: { env: "prod" } }, ...over.prodTarget },
+      ] }],
+      "pulumi-fleet:shards": [{ name: "eu", clusterSelector: { matchLabels: { region: "eu" } } }, { name: "us", clusters: ["dev-2"] }],
+    };
+    fs.writeFileSync(stackFilePath(dir, "env"), YAML.stringify({ config }));
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `env.${s}`), shardFileText(dir, "env", s));
+  };
+  const prints = async (dir: string) => ({ eu: (await shardInputs(dir, "env.eu")).fingerprint, us: (await shardInputs(dir, "env.us")).fingerprint });
+
+  it("a target edit changes only the shards whose plan it changes; a cluster's own edit only its shard; the same inputs give the same fingerprint", async () => {
+    const dir = tempDir("pf-shard-inputs-");
+    define(dir);
+    const before = await prints(dir);
+    expect(await prints(dir)).to.deep.equal(before);
+    define(dir, { prodTarget: { clusterName: "nowhere" } }); // prunes prod-1 (shard eu)
+    const edited = await prints(dir);
+    expect(edited.us).to.equal(before.us);
+    expect(edited.eu).to.not.equal(before.eu);
+    define(dir, { dev2Labels: { env: "dev", region: "us", tier: "gold" } });
+    const relabelled = await prints(dir);
+    expect(relabelled.eu).to.equal(before.eu);
+    expect(relabelled.us).to.not.equal(before.us);
   });
 });

@@ -1,0 +1,138 @@
+/**
+ * Which shards an `up` or `preview` of a sharded environment can leave out: a shard whose inputs are
+ * exactly those of its last successful update has, by construction, nothing to do (an update without
+ * --refresh compares the program's resources with the state only; it reads no cluster). The inputs are
+ * fingerprinted here, before any engine runs:
+ *  - the shard's own part of its stack file as written (its clusters' entries with their encrypted
+ *    values, the GitRepos without their targets, the global settings): an edit that concerns other
+ *    shards' clusters only, or a target edit, does not change it;
+ *  - its plan, from the same pure pipeline the program runs: every (bundle, cluster) with its target,
+ *    options and deploymentID (Fleet's content address of the bundle, pulled charts included) and the
+ *    commits the GitRepos resolved to: that is what a target edit or a new commit changes;
+ *  - the code that turns them into resources (core/, components/, fleet-render, the tool pins), and
+ *    the ambient kubeconfig when a cluster names a context of it.
+ * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
+ * starts. A shard runs anyway when its last update was not a successful `up` run this way (a failed or
+ * interrupted one, a refresh, a plain `pulumi up`), when its crash journal has entries, when one of its
+ * bundles has correctDrift (its update refreshes first), or with --all-shards or --refresh.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { configFromStackFile, parseStackConfig, stackFileFor } from "../core/config/stack";
+import { stackFilePath } from "../core/config/shard-files";
+import { planFleet, PROJECT_DIR } from "../core/pipeline";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
+import { resolveBackend } from "./backend";
+import { journalStore } from "./journal-store";
+import { openStack, PROJECT_NAME } from "./stack";
+
+const execFileAsync = promisify(execFile);
+
+export const INPUTS_OUTPUT = "inputs";
+
+export interface ShardInputs {
+  fingerprint: string;
+  /** The commit each GitRepo resolved to: the shard's update deploys exactly these (DeployOptions.commits). */
+  commits: Record<string, string>;
+  /** Why the shard must run whatever its fingerprint (correctDrift), if it must. */
+  mustRun?: string;
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v && typeof v === "object") return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  return JSON.stringify(v) ?? "null";
+}
+
+/** The files whose content decides what the program registers for given inputs. */
+const CODE = ["core", "components", "index.ts", "package-lock.json", "tools/fleet-render", "tools/pulumi/go.mod", "tools/kubernetes/go.mod", "tools/language-nodejs/go.mod"];
+let codeHash: string | undefined;
+
+function hashCode(): string {
+  if (codeHash) return codeHash;
+  const h = createHash("sha256");
+  const walk = (rel: string) => {
+    const abs = path.join(PROJECT_DIR, rel);
+    if (!fs.existsSync(abs)) return;
+    if (fs.statSync(abs).isDirectory()) {
+      for (const name of fs.readdirSync(abs).sort()) if (name !== "node_modules") walk(path.join(rel, name));
+      return;
+    }
+    h.update(`${rel}\0`).update(fs.readFileSync(abs)).update("\0");
+  };
+  CODE.forEach(walk);
+  return (codeHash = h.digest("hex"));
+}
+
+function ambientKubeconfig(): string {
+  const files = (process.env.KUBECONFIG ?? path.join(os.homedir(), ".kube", "config")).split(path.delimiter).filter(Boolean);
+  return files.map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "")).join("\0");
+}
+
+export async function shardInputs(dir: string, stack: string, cacheRoot?: string): Promise<ShardInputs> {
+  const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, stack), "utf8")) ?? {};
+  const file = stackFileFor(stack);
+  const raw = configFromStackFile(doc, file);
+  const config = parseStackConfig(raw, file, PROJECT_DIR);
+  const members = new Set(config.clusters.map((c) => c.name));
+  const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
+  const state = await planFleet(config, cacheRoot);
+  const entries = state.plan.entries.map((e) => [e.gitRepo, e.bundle, e.cluster, e.target, e.customizations, e.namespace, e.releaseName, e.deploymentId, e.paused, e.dependsOn, e.options]);
+  const parts = {
+    global,
+    clusters: ((raw.clusters ?? []) as { name?: string }[]).filter((c) => members.has(String(c.name))),
+    gitRepos: ((gitRepos ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
+    commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
+    entries,
+    code: hashCode(),
+    kubeconfig: config.clusters.some((c) => c.context !== undefined && c.kubeconfig === undefined) ? createHash("sha256").update(ambientKubeconfig()).digest("hex") : "",
+  };
+  const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
+  return {
+    fingerprint: createHash("sha256").update(canonical(parts)).digest("hex"),
+    commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
+    ...(drift ? { mustRun: `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)` } : {}),
+  };
+}
+
+export interface ShardDecision {
+  shard: string;
+  stack: string;
+  fingerprint: string;
+  commits: Record<string, string>;
+  /** undefined: it runs; else why it is left out. */
+  skip?: string;
+}
+
+/** The `inputs` the last update recorded, if that update was a successful `up` and nothing is pending. */
+async function lastRecorded(stack: string): Promise<string | undefined> {
+  if (await journalStore(resolveBackend(), PROJECT_NAME, stack)?.list().then((l) => l.length > 0)) return undefined;
+  const s = await openStack({ stack });
+  const [last] = await s.history(1);
+  if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
+  const ws = s.workspace as LocalWorkspace;
+  try {
+    const { stdout } = await execFileAsync(ws.pulumiCommand.command, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"], {
+      cwd: ws.workDir, env: { ...process.env, ...ws.envVars },
+    });
+    return stdout.trim() || undefined;
+  } catch {
+    return undefined; // no such output: the last update was not started by the shard runner
+  }
+}
+
+/** Every shard's inputs, and (when `mayLeaveOut`) which shards have nothing to do. */
+export async function decideShards(dir: string, shards: { shard: string; stack: string }[], mayLeaveOut: boolean): Promise<ShardDecision[]> {
+  return Promise.all(shards.map(async (s) => {
+    const inputs = await shardInputs(dir, s.stack);
+    const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
+    if (!mayLeaveOut || inputs.mustRun) return decision;
+    const recorded = await lastRecorded(s.stack);
+    return recorded === inputs.fingerprint ? { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` } : decision;
+  }));
+}
