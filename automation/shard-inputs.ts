@@ -23,7 +23,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { configFromStackFile, parseStackConfig, stackFileFor } from "../core/config/stack";
 import { stackFilePath } from "../core/config/shard-files";
-import { planFleet, PROJECT_DIR } from "../core/pipeline";
+import { pinCommits, planFleet, PROJECT_DIR, readSources } from "../core/pipeline";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
@@ -74,14 +74,15 @@ function ambientKubeconfig(): string {
   return files.map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "")).join("\0");
 }
 
-export async function shardInputs(dir: string, stack: string, cacheRoot?: string): Promise<ShardInputs> {
+/** `commits`: the commit per GitRepo to plan with (as the update will deploy it); default: resolve each. */
+export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string): Promise<ShardInputs> {
   const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, stack), "utf8")) ?? {};
   const file = stackFileFor(stack);
   const raw = configFromStackFile(doc, file);
   const config = parseStackConfig(raw, file, PROJECT_DIR);
   const members = new Set(config.clusters.map((c) => c.name));
   const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
-  const state = await planFleet(config, cacheRoot);
+  const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot);
   const entries = state.plan.entries.map((e) => [e.gitRepo, e.bundle, e.cluster, e.target, e.customizations, e.namespace, e.releaseName, e.deploymentId, e.paused, e.dependsOn, e.options]);
   const parts = {
     global,
@@ -128,8 +129,12 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
 
 /** Every shard's inputs, and (when `mayLeaveOut`) which shards have nothing to do. */
 export async function decideShards(dir: string, shards: { shard: string; stack: string }[], mayLeaveOut: boolean): Promise<ShardDecision[]> {
+  // Every shard is a copy of one definition: its GitRepos resolve once, and every shard deploys those commits.
+  const first = YAML.parse(fs.readFileSync(stackFilePath(dir, shards[0].stack), "utf8")) ?? {};
+  const gitRepos = parseStackConfig(configFromStackFile(first, stackFileFor(shards[0].stack)), stackFileFor(shards[0].stack), PROJECT_DIR).gitRepos;
+  const commits = Object.fromEntries([...(await readSources(gitRepos)).values()].map((s) => [s.gitRepo, s.commit]));
   return Promise.all(shards.map(async (s) => {
-    const inputs = await shardInputs(dir, s.stack);
+    const inputs = await shardInputs(dir, s.stack, commits);
     const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
     if (!mayLeaveOut || inputs.mustRun) return decision;
     const recorded = await lastRecorded(s.stack);

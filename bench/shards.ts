@@ -1,9 +1,11 @@
 /**
  * `npm run bench -- shards [--clusters 200] [--shards 4] [--parallel 2]`: one fleet as one stack and as
  * shards run `parallel` at a time, both through the same runner (automation/shard-runner.ts: one
- * fleet.ts process per stack), in render mode: 10 bundles x 10 ConfigMaps per cluster. Per layout: the
- * first up, a preview and a no-op up, and a target edit that prunes every bundle from 5 clusters of the
- * first shard: when that prune has landed (its stack finished) and when the whole run finished.
+ * fleet.ts process per stack; the shards as `npm run <op> -- --stack ENV` runs them), in render mode:
+ * 10 bundles x 10 ConfigMaps per cluster. Per layout: the first up, a preview and a no-op up, and a
+ * target edit that prunes every bundle from 5 clusters of the first shard: when that prune has landed
+ * (the stack that pruned finished) and when the whole run finished. The shards run twice: every shard
+ * (--all-shards), and the default, which leaves out the shards whose inputs did not change.
  * Writes bench/results/shards.json.
  */
 import * as fs from "node:fs";
@@ -11,12 +13,18 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { runShards, ShardRun } from "../automation/shard-runner";
-import { shardFileText, stackFilePath } from "../core/config/shard-files";
+import { readShardLayout, shardFileText, stackFilePath } from "../core/config/shard-files";
+import { runSharded } from "../automation/sharded-run";
 import { toolchain } from "../automation/toolchain";
 import { arg, printTable, seconds, syntheticRepo, writeResult } from "./support";
 
 function stackFile(dir: string, name: string, config: Record<string, unknown>): void {
   fs.writeFileSync(stackFilePath(dir, name), YAML.stringify({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`pulumi-fleet:${k}`, v])) }));
+}
+
+interface Row {
+  layout: string; firstUpS: number; previewS: number; noopUpS: number; editLandedS: number; editAllDoneS: number;
+  stacksRun: number; objectsPruned: number; perStackS: string;
 }
 
 export async function shardsBench(): Promise<void> {
@@ -31,6 +39,7 @@ export async function shardsBench(): Promise<void> {
   Object.assign(process.env, { PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(work, "state"), PULUMI_CONFIG_PASSPHRASE: "bench" });
   // The edit prunes every bundle from clusters 0, 4, 8, 12, 16: all in shard q0 (cluster i is in q<i mod shards>).
   const pruned = Array.from({ length: 5 }, (_, i) => String(i * shards));
+  const pruned2 = Array.from({ length: 5 }, (_, i) => String((i + 5) * shards));
   const config = (excluded: string[]) => ({
     renderDir: path.join(work, "render"), fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" },
     clusters: Array.from({ length: clusters }, (_, i) => ({ name: `c-${String(i).padStart(3, "0")}`, labels: { env: "bench", idx: String(i), quarter: `q${i % shards}` } })),
@@ -42,41 +51,59 @@ export async function shardsBench(): Promise<void> {
     stackFile(stacks, "big", { ...config(excluded), shards: shardRule });
     for (const s of shardRule) fs.writeFileSync(stackFilePath(stacks, `big.${s.name}`), shardFileText(stacks, "big", s.name));
   };
-  const layouts = [
-    { name: "one stack", parallel: 1, stacks: [{ shard: "one", stack: "one" }] },
-    { name: `${shards} shards, ${parallel} at a time`, parallel, stacks: shardRule.map((s) => ({ shard: s.name, stack: `big.${s.name}` })) },
-  ];
-  const rows = [];
-  for (const layout of layouts) {
-    write([]);
-    const run = async (op: string, args: string[] = []) => {
-      const started = Date.now();
-      const runs = await runShards({ op, shards: layout.stacks, args: ["--quiet", ...args], parallel: layout.parallel, line: () => {} });
-      const failed = runs.filter((r: ShardRun) => r.exitCode !== 0);
-      if (failed.length) throw new Error(`${layout.name} ${op} failed on ${failed.map((r) => `${r.stack}: ${r.result?.error ?? r.exitCode}`).join("; ")}`);
-      return { wallMs: Date.now() - started, firstLandedMs: runs[0].finishedAt - started, runs };
+  const rows: Row[] = [];
+  const timed = async (what: string, f: () => Promise<ShardRun[]>) => {
+    const started = Date.now();
+    const runs = await f();
+    const failed = runs.filter((r) => r.exitCode !== 0);
+    if (failed.length) throw new Error(`${what} failed on ${failed.map((r) => `${r.stack}: ${r.result?.error ?? r.exitCode}`).join("; ")}`);
+    // When the change had landed: the first shard that ran and changed something finished (the edit's clusters are all in q0).
+    const changed = runs.filter((r) => !r.skipped && Object.entries(r.result?.changes ?? {}).some(([k, n]) => k !== "same" && k !== "read" && n > 0));
+    return {
+      wallMs: Date.now() - started, landedMs: Math.max(0, ...changed.map((r) => r.finishedAt - started)), ran: runs.filter((r) => !r.skipped).length,
+      deleted: runs.reduce((n, r) => n + (r.result?.changes?.delete ?? 0), 0), perStack: runs.map((r) => (r.skipped ? "-" : seconds(r.durationMs))).join(" "),
     };
-    console.log(`${layout.name}: ${clusters} clusters x 10 bundles x 10 objects...`);
-    const first = await run("up");
-    const preview = await run("preview", ["--expect-no-changes"]);
-    const noop = await run("up", ["--expect-no-changes"]);
-    write(pruned);
-    const edit = await run("up");
-    const deleted = edit.runs.reduce((n, r) => n + (r.result?.changes?.delete ?? 0), 0);
-    rows.push({
-      layout: layout.name, firstUpS: seconds(first.wallMs), previewS: seconds(preview.wallMs), noopUpS: seconds(noop.wallMs),
-      editLandedS: seconds(edit.firstLandedMs), editAllDoneS: seconds(edit.wallMs), objectsPruned: deleted,
-      perStackS: edit.runs.map((r) => seconds(r.durationMs)).join(" "),
-    });
-  }
-  const one = rows[0];
-  const sharded = rows[1];
-  const ratios = {
-    preview: +(sharded.previewS / one.previewS).toFixed(2), noopUp: +(sharded.noopUpS / one.noopUpS).toFixed(2),
-    editLanded: +(sharded.editLandedS / one.editLandedS).toFixed(2), editAllDone: +(sharded.editAllDoneS / one.editAllDoneS).toFixed(2),
   };
-  printTable(rows);
-  console.log(`sharded / one stack: preview ${ratios.preview}, no-op up ${ratios.noopUp}, target edit landed ${ratios.editLanded} (goal < 0.25), all shards done ${ratios.editAllDone}`);
+
+  // One stack, through the same runner (one fleet.ts process).
+  write([]);
+  console.log(`one stack: ${clusters} clusters x 10 bundles x 10 objects...`);
+  const single = (op: string, args: string[] = []) => timed(`one stack ${op}`, () => runShards({ op, shards: [{ shard: "one", stack: "one" }], args: ["--quiet", ...args], parallel: 1, line: () => {} }));
+  const oneFirst = await single("up");
+  const onePreview = await single("preview", ["--expect-no-changes"]);
+  const oneNoop = await single("up", ["--expect-no-changes"]);
+  write(pruned);
+  const oneEdit = await single("up");
+  rows.push({ layout: "one stack", firstUpS: seconds(oneFirst.wallMs), previewS: seconds(onePreview.wallMs), noopUpS: seconds(oneNoop.wallMs), editLandedS: seconds(oneEdit.landedMs), editAllDoneS: seconds(oneEdit.wallMs), stacksRun: 1, objectsPruned: oneEdit.deleted, perStackS: oneEdit.perStack });
+
+  // The shards, as `npm run <op> -- --stack big` runs them: every shard (--all-shards), and the default, which leaves out shards with nothing to do.
+  write([]);
+  console.log(`${shards} shards, ${parallel} at a time...`);
+  const layout = readShardLayout(stacks, "big")!;
+  const sharded = (op: string, allShards: boolean, args: string[] = []) => timed(`shards ${op}`, () => runSharded({
+    op, layout, dir: stacks, parallel, args: ["--quiet", ...args], allShards, note: () => {}, line: () => {},
+  }));
+  const first = await sharded("up", false);
+  const previewAll = await sharded("preview", true, ["--expect-no-changes"]);
+  const noopAll = await sharded("up", true, ["--expect-no-changes"]);
+  const previewDefault = await sharded("preview", false, ["--expect-no-changes"]);
+  const noopDefault = await sharded("up", false, ["--expect-no-changes"]);
+  write(pruned);
+  const editDefault = await sharded("up", false);
+  // A second edit of the same kind (5 more clusters of q0), with every shard run.
+  write([...pruned, ...pruned2]);
+  const editAll = await sharded("up", true);
+  rows.push({ layout: `${shards} shards, ${parallel} at a time, --all-shards`, firstUpS: seconds(first.wallMs), previewS: seconds(previewAll.wallMs), noopUpS: seconds(noopAll.wallMs), editLandedS: seconds(editAll.landedMs), editAllDoneS: seconds(editAll.wallMs), stacksRun: editAll.ran, objectsPruned: editAll.deleted, perStackS: editAll.perStack });
+  rows.push({ layout: `${shards} shards, ${parallel} at a time (default: unchanged shards left out)`, firstUpS: seconds(first.wallMs), previewS: seconds(previewDefault.wallMs), noopUpS: seconds(noopDefault.wallMs), editLandedS: seconds(editDefault.landedMs), editAllDoneS: seconds(editDefault.wallMs), stacksRun: editDefault.ran, objectsPruned: editDefault.deleted, perStackS: editDefault.perStack });
+  const ratio = (row: Row) => ({
+    preview: +(row.previewS / rows[0].previewS).toFixed(2), noopUp: +(row.noopUpS / rows[0].noopUpS).toFixed(2),
+    editLanded: +(row.editLandedS / rows[0].editLandedS).toFixed(2), editAllDone: +(row.editAllDoneS / rows[0].editAllDoneS).toFixed(2),
+  });
+  const ratios = { allShards: ratio(rows[1]), default: ratio(rows[2]) };
+  printTable(rows as unknown as Record<string, string | number>[]);
+  for (const [name, r] of Object.entries(ratios)) {
+    console.log(`${name} / one stack: preview ${r.preview}, no-op up ${r.noopUp}, target edit landed ${r.editLanded} (goal < 0.25), all shards done ${r.editAllDone}`);
+  }
   console.log(`wrote ${writeResult("shards", { clusters, shards, parallel, rows, ratios })}`);
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(repo, { recursive: true, force: true });

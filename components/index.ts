@@ -4,9 +4,10 @@
  * fleet about to be emptied stops the program while the engine still has nothing to delete.
  */
 import { StackConfig } from "../core/config/stack";
-import { FleetState, planFleet } from "../core/pipeline";
+import { FleetState, pinCommits, planFleet } from "../core/pipeline";
+import { buildPlan } from "../core/targeting/plan";
 import { Fleet, prepareFleet } from "./fleet";
-import { checkNothingEmptied, pinCommits, pinPausedRepos, PreviousDeployment, readPreviousDeployment, withoutClusters } from "./previous";
+import { checkNothingEmptied, pinPausedRepos, PreviousDeployment, readPreviousDeployment, withoutClusters } from "./previous";
 import { FleetError } from "../core/errors";
 import { shardStackName } from "../core/config/shards";
 import { checkTakeOwnership } from "../core/ownership";
@@ -64,7 +65,9 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const previous = withoutClusters(read, config.shard?.elsewhere);
   const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(pinCommits(config.gitRepos, options.commits), previous) };
   const state = await planFleet(pinned, options.cacheRoot);
-  checkNothingEmptied(pinned.gitRepos, state.plan, previous);
+  // In a shard, a GitRepo that still deploys to another shard's clusters is not emptied (Fleet sees one environment).
+  const wholePlan = config.shard ? buildPlan(state.bundles, [...state.config.clusters, ...config.shard.otherClusters], state.config.clusterGroups) : state.plan;
+  checkNothingEmptied(pinned.gitRepos, wholePlan, previous);
   options.onPlanned?.(state);
   const leftOut = options.leftOut?.();
   const prepared = prepareFleet(state, previous, leftOut);

@@ -74,15 +74,6 @@ export function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous
   }
 }
 
-/** The commits the shard runner resolved (a plain directory's "dir-" content hash is not a commit: read as it is). */
-export function pinCommits(repos: GitRepoConfig[], commits: Record<string, string> | undefined): GitRepoConfig[] {
-  if (!commits) return repos;
-  return repos.map((r) => {
-    const commit = commits[r.name];
-    return commit && !commit.startsWith("dir-") ? { ...r, revision: commit, branch: undefined } : r;
-  });
-}
-
 /** A paused GitRepo keeps the commit it last deployed, so its bundles' content does not move. */
 export function pinPausedRepos(repos: GitRepoConfig[], previous: PreviousDeployment | undefined): GitRepoConfig[] {
   return repos.map((r) => {

@@ -28,6 +28,15 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
   return new Map(results.map((s) => [s.gitRepo, s]));
 }
 
+/** GitRepos pinned to the given commits (a plain directory's "dir-" content hash is not a commit: it is read as it is). */
+export function pinCommits(repos: GitRepoConfig[], commits: Record<string, string> | undefined): GitRepoConfig[] {
+  if (!commits) return repos;
+  return repos.map((r) => {
+    const commit = commits[r.name];
+    return commit && !commit.startsWith("dir-") ? { ...r, revision: commit, branch: undefined } : r;
+  });
+}
+
 export async function planFleet(config: StackConfig, cacheRoot?: string): Promise<FleetState> {
   const sources = await readSources(config.gitRepos, cacheRoot);
   const bundles = config.gitRepos.flatMap((repo) => {

@@ -12,12 +12,11 @@ import { formatStatusTable } from "../automation/status";
 import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 import * as path from "node:path";
-import { readShardLayout, ShardLayout, shardFileProblem, shardOfFile, stackFilePath } from "../core/config/shard-files";
+import { readShardLayout, ShardLayout, shardOfFile, stackFilePath } from "../core/config/shard-files";
 import { stacksDir } from "../automation/stack";
-import { runShards, ShardResult } from "../automation/shard-runner";
+import { ShardResult } from "../automation/shard-runner";
+import { runSharded } from "../automation/sharded-run";
 import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shard-reports";
-import { formatShardPlan, planShards } from "../automation/shard-moves";
-import { decideShards, ShardDecision } from "../automation/shard-inputs";
 
 const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -195,30 +194,12 @@ const FORWARDED = ["expect-no-changes", "refresh", "quiet", "skip-checkpoints", 
 
 async function runAllShards(op: Operation, layout: ShardLayout, v: Values): Promise<void> {
   if (v.html && op === "preview") throw new UsageError("--html of a sharded environment's preview is not available yet; use it with --shard NAME");
-  const stale = layout.shards.filter((s) => shardFileProblem(stacksDir(), layout.environment, s.name));
-  if (stale.length) {
-    throw new Error(`${formatShardPlan(planShards(stacksDir(), layout.environment))}\nthe shard files are not current: ` +
-      `run \`npm run shards -- --stack ${layout.environment} --apply\` (it moves clusters' state, then writes them)`);
-  }
   const parallel = v.parallel === undefined ? 2 : Number(v.parallel);
   if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel must be a whole number of at least 1 (got ${v.parallel})`);
-  const args = FORWARDED.flatMap((k) => (v[k] ? [`--${k}`] : []));
   const started = Date.now();
-  const all = layout.shards.map((s) => ({ shard: s.name, stack: s.stack }));
-  // An up or preview leaves out the shards whose inputs are those of their last successful up
-  // (automation/shard-inputs.ts); a refresh reads the clusters, so every shard runs then.
-  const decide = (op === "up" || op === "preview") && !v.refresh && !v["all-shards"];
-  // An up also records each shard's inputs and deploys the commits they were computed from, so every shard gets the same ones.
-  const decisions: ShardDecision[] = decide || op === "up" ? await decideShards(stacksDir(), all, decide) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
-  const toRun = decisions.filter((d) => !d.skip);
-  for (const d of decisions) if (d.skip) console.error(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
-  console.error(`${op} of environment ${layout.environment}: ${toRun.length} of ${all.length} shards, ${parallel} at a time`);
-  const ran = await runShards({
-    op, parallel, args, shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, args: op === "up" ? ["--inputs", d.fingerprint, "--commits", JSON.stringify(d.commits)] : [] })),
-    line: (text, stream) => (stream === "stdout" ? process.stdout : process.stderr).write(text + "\n"),
-  });
-  const runs = decisions.map((d) => ran.find((r) => r.stack === d.stack) ?? {
-    shard: d.shard, stack: d.stack, exitCode: 0, durationMs: 0, finishedAt: started, skipped: d.skip, result: { ok: true, changes: {} },
+  const runs = await runSharded({
+    op, layout, dir: stacksDir(), parallel, args: FORWARDED.flatMap((k) => (v[k] ? [`--${k}`] : [])), refresh: v.refresh, allShards: v["all-shards"],
+    note: (l) => console.error(l), line: (text, stream) => (stream === "stdout" ? process.stdout : process.stderr).write(text + "\n"),
   });
   const failed = failedShards(runs);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], mergeSummaries(layout.environment, runs));

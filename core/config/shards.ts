@@ -31,6 +31,8 @@ export interface ShardOf {
 export interface ShardContext extends ShardOf {
   /** Clusters of the other shards: their records in this stack's outputs are theirs now (moved away). */
   elsewhere: string[];
+  /** Those clusters' configuration: whether a GitRepo still deploys anywhere is a question about the whole environment. */
+  otherClusters: ClusterConfig[];
 }
 
 export function shardStackName(environment: string, shard: string): string {

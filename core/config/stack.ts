@@ -138,8 +138,8 @@ function withShards(config: StackConfig, root: Field): StackConfig {
   if (!shard) return { ...config, shards };
   if (!shards.some((s) => s.name === shard.name)) root.child("shard").child("name").fail(`${JSON.stringify(shard.name)} is not a shard of ${definitionFile} (${shards.map((s) => s.name).join(", ")})`);
   const mine = config.clusters.filter((c) => membership.get(c.name) === shard.name);
-  const elsewhere = config.clusters.filter((c) => membership.get(c.name) !== shard.name).map((c) => c.name);
-  return { ...config, shards, clusters: mine, shard: { ...shard, elsewhere } };
+  const others = config.clusters.filter((c) => membership.get(c.name) !== shard.name);
+  return { ...config, shards, clusters: mine, shard: { ...shard, elsewhere: others.map((c) => c.name), otherClusters: others } };
 }
 
 function uniqueNames(list: Field, items: { name: string }[]): void {

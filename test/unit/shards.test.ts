@@ -35,7 +35,8 @@ describe("shards: membership", () => {
     expect(parse(raw(BY_REGION)).clusters.map((c) => c.name)).to.deep.equal(["eu-1", "eu-2", "us-1"]);
     const eu = parse(raw(BY_REGION, { shard: { environment: "prod", name: "eu" } }));
     expect(eu.clusters.map((c) => c.name)).to.deep.equal(["eu-1", "eu-2"]);
-    expect(eu.shard).to.deep.equal({ environment: "prod", name: "eu", elsewhere: ["us-1"] });
+    expect(eu.shard).to.deep.include({ environment: "prod", name: "eu", elsewhere: ["us-1"] });
+    expect(eu.shard!.otherClusters.map((c) => c.name)).to.deep.equal(["us-1"]);
   });
 
   it("a cluster in two shards is an error naming it and both shards", () => {

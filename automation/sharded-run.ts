@@ -1,0 +1,49 @@
+/**
+ * One operation on a sharded environment, as `npm run <op> -- --stack ENV` and the benchmark run it:
+ * refuse out-of-date shard files, decide which shards have anything to do (automation/shard-inputs.ts;
+ * up and preview without --refresh or --all-shards), run those (automation/shard-runner.ts) with the
+ * inputs and commits each `up` records and deploys, and give back every shard's outcome in the
+ * definition's order, left-out ones included.
+ */
+import { formatShardPlan, planShards } from "./shard-moves";
+import { decideShards, ShardDecision } from "./shard-inputs";
+import { runShards, ShardRun } from "./shard-runner";
+import { shardFileProblem, ShardLayout } from "../core/config/shard-files";
+
+export interface ShardedRunOptions {
+  op: string;
+  layout: ShardLayout;
+  /** Directory of the stack files. */
+  dir: string;
+  parallel: number;
+  /** fleet.ts options for every shard. */
+  args: string[];
+  refresh?: boolean;
+  allShards?: boolean;
+  /** Progress lines (the left-out shards, the count). */
+  note: (line: string) => void;
+  line: (text: string, stream: "stdout" | "stderr") => void;
+}
+
+export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
+  const stale = o.layout.shards.filter((s) => shardFileProblem(o.dir, o.layout.environment, s.name));
+  if (stale.length) {
+    throw new Error(`${formatShardPlan(planShards(o.dir, o.layout.environment))}\nthe shard files are not current: ` +
+      `run \`npm run shards -- --stack ${o.layout.environment} --apply\` (it moves clusters' state, then writes them)`);
+  }
+  const started = Date.now();
+  const all = o.layout.shards.map((s) => ({ shard: s.name, stack: s.stack }));
+  const mayLeaveOut = (o.op === "up" || o.op === "preview") && !o.refresh && !o.allShards;
+  // An up also records each shard's inputs and deploys the commits they were computed from, the same for every shard.
+  const decisions: ShardDecision[] = mayLeaveOut || o.op === "up" ? await decideShards(o.dir, all, mayLeaveOut) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
+  const toRun = decisions.filter((d) => !d.skip);
+  for (const d of decisions) if (d.skip) o.note(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
+  o.note(`${o.op} of environment ${o.layout.environment}: ${toRun.length} of ${all.length} shards, ${o.parallel} at a time`);
+  const ran = await runShards({
+    op: o.op, parallel: o.parallel, args: o.args, line: o.line,
+    shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, args: o.op === "up" ? ["--inputs", d.fingerprint, "--commits", JSON.stringify(d.commits)] : [] })),
+  });
+  return decisions.map((d) => ran.find((r) => r.stack === d.stack) ?? {
+    shard: d.shard, stack: d.stack, exitCode: 0, durationMs: 0, finishedAt: started, skipped: d.skip, result: { ok: true, changes: {} },
+  });
+}
