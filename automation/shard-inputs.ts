@@ -23,6 +23,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { configFromStackFile, parseStackConfig, stackFileFor } from "../core/config/stack";
 import { stackFilePath } from "../core/config/shard-files";
+import { stableJson } from "../core/hash";
 import { pinCommits, planFleet, PROJECT_DIR, readSources } from "../core/pipeline";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -43,11 +44,6 @@ export interface ShardInputs {
   mustRun?: string;
 }
 
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v && typeof v === "object") return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
-  return JSON.stringify(v) ?? "null";
-}
 
 /** The files whose content decides what the program registers for given inputs. */
 const CODE = ["core", "components", "index.ts", "package-lock.json", "tools/fleet-render", "tools/pulumi/go.mod", "tools/kubernetes/go.mod", "tools/language-nodejs/go.mod"];
@@ -95,7 +91,7 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
   };
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
   return {
-    fingerprint: createHash("sha256").update(canonical(parts)).digest("hex"),
+    fingerprint: createHash("sha256").update(stableJson(parts)).digest("hex"),
     commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
     ...(drift ? { mustRun: `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)` } : {}),
   };

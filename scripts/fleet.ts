@@ -199,7 +199,8 @@ async function runAllShards(op: Operation, layout: ShardLayout, v: Values): Prom
   const started = Date.now();
   const runs = await runSharded({
     op, layout, dir: stacksDir(), parallel, args: FORWARDED.flatMap((k) => (v[k] ? [`--${k}`] : [])), refresh: v.refresh, allShards: v["all-shards"],
-    note: (l) => console.error(l), line: (text, stream) => (stream === "stdout" ? process.stdout : process.stderr).write(text + "\n"),
+    // With --json, stdout carries the merged JSON only: the shards' own output goes to stderr.
+    note: (l) => console.error(l), line: (text, stream) => (stream === "stdout" && !v.json ? process.stdout : process.stderr).write(text + "\n"),
   });
   const failed = failedShards(runs);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], mergeSummaries(layout.environment, runs));
@@ -214,9 +215,10 @@ async function runAllShards(op: Operation, layout: ShardLayout, v: Values): Prom
     if (v.html) fs.writeFileSync(v.html, renderStatusPage(merged));
     process.stdout.write(v.json ? JSON.stringify(merged, null, 2) + "\n" : "\n" + formatStatusTable(merged));
   }
-  console.log("");
-  for (const r of runs) console.log(`${r.stack}: ${failed.includes(r) ? "FAILED" : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`);
-  console.log(`${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const say = v.json ? (l: string) => console.error(l) : (l: string) => console.log(l);
+  say("");
+  for (const r of runs) say(`${r.stack}: ${failed.includes(r) ? "FAILED" : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`);
+  say(`${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (failed.length) throw new Error(`${op} failed on shard(s) ${failed.map((r) => r.shard).join(", ")}; the other shards ran to the end`);
 }
 

@@ -16,6 +16,7 @@ import { FleetError } from "../errors";
 import { PROJECT_DIR } from "../pipeline";
 import { CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "./stack";
 import { shardMembership, shardStackName } from "./shards";
+import { stableJson } from "../hash";
 
 export const SHARD_KEY = `${CONFIG_NAMESPACE}:shard`;
 /** The keys that carry a stack's secrets provider (passphrase salt, or a KMS provider and its key). */
@@ -83,14 +84,6 @@ export function shardFileText(dir: string, environment: string, shard: string): 
     YAML.stringify(out);
 }
 
-/** JSON with sorted keys: the same mapping written in another key order compares equal. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v && typeof v === "object") {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
 
 /** Whether a shard's stack file is exactly what its definition generates now (undefined: it is), else why not. */
 export function shardFileProblem(dir: string, environment: string, shard: string): string | undefined {
@@ -100,9 +93,9 @@ export function shardFileProblem(dir: string, environment: string, shard: string
   const definition = readDoc(dir, environment);
   if (!definition) return `its definition ${path.basename(stackFilePath(dir, environment))} is missing`;
   const { [SHARD_KEY]: _, ...config } = mine.config ?? {};
-  if (canonical(config) !== canonical(definition.config ?? {})) return `its configuration differs from ${path.basename(stackFilePath(dir, environment))} (the definition was edited since it was generated)`;
+  if (stableJson(config) !== stableJson(definition.config ?? {})) return `its configuration differs from ${path.basename(stackFilePath(dir, environment))} (the definition was edited since it was generated)`;
   for (const k of SECRETS_KEYS) {
-    if (definition[k] !== undefined && canonical(mine[k]) !== canonical(definition[k])) return `its ${k} differs from ${path.basename(stackFilePath(dir, environment))}`;
+    if (definition[k] !== undefined && stableJson(mine[k]) !== stableJson(definition[k])) return `its ${k} differs from ${path.basename(stackFilePath(dir, environment))}`;
   }
   return undefined;
 }
