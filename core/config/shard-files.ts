@@ -81,7 +81,9 @@ export function shardFileText(dir: string, environment: string, shard: string): 
   return `# Generated from ${path.basename(stackFilePath(dir, environment))}: shard ${shard} of environment ${environment}, an\n` +
     `# ordinary stack (${shardStackName(environment, shard)}) that deploys only this shard's clusters. Do not edit: change the\n` +
     `# definition, then run \`npm run shards -- --stack ${environment} --apply\` (it moves clusters' state first).\n` +
-    YAML.stringify(out);
+    // Literal blocks, never folded lines: the CLI rewrites this file when it creates the stack (adding
+    // its salt), and a folded multi-line value (a kubeconfig) does not survive that round trip intact.
+    YAML.stringify(out, { lineWidth: 0, blockQuote: "literal" });
 }
 
 

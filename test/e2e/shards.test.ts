@@ -154,7 +154,8 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     // The moved cluster is now shard a's: a prune from a reaches it, and b no longer holds it.
     const exported = spawnSync(process.execPath, [path.join(PROJECT_DIR, "scripts/run-ts.js"), path.join(PROJECT_DIR, "scripts/pulumi.ts"), "stack", "export", "--stack", "fleetsh.b"], { cwd: PROJECT_DIR, env, encoding: "utf8", maxBuffer: 1 << 28 });
     expect(exported.status, exported.stderr).to.equal(0);
-    expect(exported.stdout).to.not.contain(live[1].name);
+    const urns: string[] = (JSON.parse(exported.stdout).deployment.resources ?? []).map((r: { urn: string }) => r.urn);
+    expect(urns.filter((u) => u.endsWith(`::${live[1].name}`) || u.includes(`::${live[1].name}/`))).to.deep.equal([]);
   });
 
   it("the Pulumi Kubernetes Operator's Stack resources pass a server-side dry run against the operator's own CRD", async () => {

@@ -18,8 +18,9 @@ import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shard-runner";
 import { shardInputs } from "../../automation/shard-inputs";
 
+const KUBECONFIG = `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: ${"QUJD".repeat(60)}\n`;
 const clusters = [
-  { name: "eu-1", labels: { region: "eu" } },
+  { name: "eu-1", labels: { region: "eu" }, kubeconfig: KUBECONFIG },
   { name: "eu-2", labels: { region: "eu" } },
   { name: "us-1", labels: { region: "us" } },
 ];
@@ -73,6 +74,8 @@ describe("shards: generated stack files", () => {
     fs.writeFileSync(stackFilePath(dir, "prod.eu"), shardFileText(dir, "prod", "eu"));
     const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8"));
     expect(doc.encryptionsalt).to.equal("v1:salt");
+    // Multi-line values as literal blocks: the CLI rewrites the file when it creates the stack, and a folded one changes on the way.
+    expect(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8")).to.contain("kubeconfig: |").and.not.match(/kubeconfig: >/);
     expect(doc.config["pulumi-fleet:shard"]).to.deep.equal({ environment: "prod", name: "eu" });
     expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
     checkShardStackFile(dir, "prod.eu");
