@@ -41,7 +41,11 @@ export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
   o.note(`${o.op} of environment ${o.layout.environment}: ${toRun.length} of ${all.length} shards, ${o.parallel} at a time`);
   const ran = await runShards({
     op: o.op, parallel: o.parallel, args: o.args, line: o.line,
-    shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, args: o.op === "up" ? ["--inputs", d.fingerprint, "--commits", JSON.stringify(d.commits)] : [] })),
+    // Decided here: an up records these inputs and deploys these commits; a preview must not decide again.
+    shards: toRun.map((d) => ({
+      shard: d.shard, stack: d.stack,
+      args: o.op === "up" ? ["--inputs", d.fingerprint, "--commits", JSON.stringify(d.commits)] : o.op === "preview" ? ["--all-shards"] : [],
+    })),
   });
   return decisions.map((d) => ran.find((r) => r.stack === d.stack) ?? {
     shard: d.shard, stack: d.stack, exitCode: 0, durationMs: 0, finishedAt: started, skipped: d.skip, result: { ok: true, changes: {} },

@@ -15,6 +15,7 @@ import * as path from "node:path";
 import { readShardLayout, ShardLayout, shardOfFile, stackFilePath } from "../core/config/shard-files";
 import { stacksDir } from "../automation/stack";
 import { ShardResult } from "../automation/shard-runner";
+import { decideShards } from "../automation/shard-inputs";
 import { runSharded } from "../automation/sharded-run";
 import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shard-reports";
 
@@ -89,6 +90,8 @@ async function main(): Promise<void> {
   if (!layout && (v.shard || v.parallel)) throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
   if (layout && !v.shard) return runAllShards(op, layout, v);
   const stack = layout ? shardStack(layout, v.shard!) : parsed.stack;
+  const decided = await decideAlone(op, stack, v);
+  if (decided === "left out") return;
   const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false, html: v.html };
   // Per-cluster progress on stderr: redrawn in place on a terminal, a plain line now and then elsewhere.
   const progress = op === "cancel" ? undefined : new Progress(op, process.stderr);
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
     waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
     onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
     onEvent: progress?.onEvent,
-    deploy: { ...(v.inputs ? { inputs: v.inputs } : {}), ...(v.commits ? { commits: parseCommits(v.commits) } : {}) },
+    deploy: { ...(v.inputs ? { inputs: v.inputs } : {}), ...(v.commits ? { commits: parseCommits(v.commits) } : {}), ...decided },
   };
   const page = (file: string | undefined, html: () => string) => {
     if (!file) return;
@@ -159,6 +162,23 @@ async function main(): Promise<void> {
     writeResult(v["result-json"], { ok: false, error: (err as Error).message, events: err instanceof ops.OperationError ? err.events : [] });
     throw err;
   }
+}
+
+/**
+ * A shard's stack run on its own (a CI matrix job, --shard) is left out or recorded as in a sharded run
+ * (automation/shard-inputs.ts). The sharded runner has decided already for the processes it starts.
+ */
+async function decideAlone(op: Operation, stack: string, v: Values): Promise<{ inputs?: string; commits?: Record<string, string> } | "left out"> {
+  const of = shardOfFile(stacksDir(), stack);
+  if (!of || v.inputs || (op !== "up" && op !== "preview")) return {};
+  const [d] = await decideShards(stacksDir(), [{ shard: of.name, stack }], !v.refresh && !v["all-shards"]);
+  if (!d.skip) return op === "up" ? { inputs: d.fingerprint, commits: d.commits } : {};
+  const line = `${stack} left out: ${d.skip}; nothing to ${op} (--all-shards runs it anyway)`;
+  console.error(line);
+  if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], `## pulumi-fleet preview of stack \`${stack}\`\n\nNot previewed: ${d.skip}.\n`);
+  if (op === "up" && v["events-json"]) fs.writeFileSync(v["events-json"], "");
+  writeResult(v["result-json"], { ok: true, changes: {} });
+  return "left out";
 }
 
 function parseCommits(text: string): Record<string, string> {
