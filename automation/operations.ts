@@ -4,11 +4,9 @@
  * deploy, refresh. Each runs the real engine through openStack and attributes its steps to bundle
  * deployments and agents (steps.ts).
  */
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import { promisify } from "node:util";
 import * as path from "node:path";
-import { EngineEvent, LocalWorkspace, OutputMap, Stack } from "@pulumi/pulumi/automation";
+import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE, DeploymentRecord, deploymentName, deploymentRecord } from "../components";
 import { configFromValues } from "../components/program";
 import { FleetState } from "../core/pipeline";
@@ -25,12 +23,11 @@ import { settleEarlier } from "../core/journal";
 import { runRenderer } from "../core/render/fleet-render";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
-import { isRenderMode, openStack, StackOptions } from "./stack";
+import { isRenderMode, openStack, runCli, StackOptions } from "./stack";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
-const execFileAsync = promisify(execFile);
 
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
   return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
@@ -193,10 +190,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
  * one ever be masked, the SDK's way reads it.
  */
 async function readOutputs(stack: Stack): Promise<OutputMap> {
-  const ws = stack.workspace as LocalWorkspace;
-  const { stdout } = await execFileAsync(ws.pulumiCommand.command, ["stack", "output", "--json", "--stack", stack.name], {
-    cwd: ws.workDir, env: { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars }, maxBuffer: 1 << 30,
-  });
+  const stdout = await runCli(stack, ["stack", "output", "--json", "--stack", stack.name]);
   const values = JSON.parse(stdout) as Record<string, unknown>;
   if (Object.values(values).includes("[secret]")) return stack.outputs();
   return Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { value, secret: false }]));

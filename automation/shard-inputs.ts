@@ -25,14 +25,9 @@ import { configFromStackFile, parseStackConfig, stackFileFor } from "../core/con
 import { stackFilePath } from "../core/config/shard-files";
 import { stableJson } from "../core/hash";
 import { pinCommits, planFleet, PROJECT_DIR, readSources } from "../core/pipeline";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { resolveBackend } from "./backend";
 import { journalStore } from "./journal-store";
-import { openStack, PROJECT_NAME } from "./stack";
-
-const execFileAsync = promisify(execFile);
+import { openStack, PROJECT_NAME, runCli } from "./stack";
 
 export const INPUTS_OUTPUT = "inputs";
 
@@ -112,12 +107,8 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
   const s = await openStack({ stack });
   const [last] = await s.history(1);
   if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
-  const ws = s.workspace as LocalWorkspace;
   try {
-    const { stdout } = await execFileAsync(ws.pulumiCommand.command, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"], {
-      cwd: ws.workDir, env: { ...process.env, ...ws.envVars },
-    });
-    return stdout.trim() || undefined;
+    return (await runCli(s, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"])).trim() || undefined;
   } catch {
     return undefined; // no such output: the last update was not started by the shard runner
   }

@@ -12,20 +12,17 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../components/bundle-deployment";
 import { CLUSTER_TYPE } from "../components/cluster";
 import { readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../core/config/shard-files";
 import { configFromStackFile, parseStackConfig } from "../core/config/stack";
+import { shardStackName } from "../core/config/shards";
 import { PROJECT_DIR } from "../core/pipeline";
 import { BackendOptions, resolveBackend } from "./backend";
 import { journalStore } from "./journal-store";
-import { openStack, PROJECT_NAME, stacksDir } from "./stack";
+import { openStack, PROJECT_NAME, runCli, stacksDir } from "./stack";
+import { urnName } from "./steps";
 import * as YAML from "yaml";
-
-const execFileAsync = promisify(execFile);
 
 export interface ShardMove {
   cluster: string;
@@ -94,16 +91,14 @@ export function formatShardPlan(p: ShardPlan): string {
 
 /** Resources to name to `pulumi state move` for one cluster (it moves their children along). */
 export function clusterUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
-  const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
   return resources.filter((r) =>
-    (r.type === CLUSTER_TYPE && nameOf(r.urn) === cluster) ||
-    (r.type === BUNDLE_DEPLOYMENT_TYPE && nameOf(r.urn).startsWith(`${cluster}/`))).map((r) => r.urn);
+    (r.type === CLUSTER_TYPE && urnName(r.urn) === cluster) ||
+    (r.type === BUNDLE_DEPLOYMENT_TYPE && urnName(r.urn).startsWith(`${cluster}/`))).map((r) => r.urn);
 }
 
 /** The cluster's Kubernetes providers: its own (named after it) and one per impersonated account ("<cluster>/as/<user>"). */
 export function providerUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
-  const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
-  return resources.filter((r) => r.type === "pulumi:providers:kubernetes" && (nameOf(r.urn) === cluster || nameOf(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
+  return resources.filter((r) => r.type === "pulumi:providers:kubernetes" && (urnName(r.urn) === cluster || urnName(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
 }
 
 export interface ApplyOptions extends BackendOptions {
@@ -119,7 +114,7 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));
   const plan = planShards(dir, options.environment);
-  const stackOf = (shard: string) => `${options.environment}.${shard}`;
+  const stackOf = (shard: string) => shardStackName(options.environment, shard);
   const moving = plan.moves.filter((m) => m.from !== undefined);
   if (moving.length) {
     // The engine reads each stack's secrets settings from its file: a scratch directory holds the
@@ -158,15 +153,13 @@ async function moveCluster(options: ApplyOptions & { stackConfigDir: string }, f
   const dest = await openStack({ ...options, stack: to });
   const urnsIn = async (s: typeof source) => clusterUrns((await s.exportStack()).deployment?.resources ?? [], cluster);
   const urns = await urnsIn(source);
+  const inDest = (await urnsIn(dest)).length > 0;
   if (!urns.length) {
-    log(`${cluster}: nothing in ${from}'s state${(await urnsIn(dest)).length ? ` (already in ${to})` : " (never deployed)"}; nothing to move`);
+    log(`${cluster}: nothing in ${from}'s state${inDest ? ` (already in ${to})` : " (never deployed)"}; nothing to move`);
     return;
   }
-  if ((await urnsIn(dest)).length) throw new Error(`cluster ${cluster} has resources in both ${from} and ${to}: resolve that by hand before moving (pulumi stack export)`);
-  const ws = source.workspace as LocalWorkspace;
-  const cli = (args: string[]) => execFileAsync(ws.pulumiCommand.command, [...args, "--yes", "--non-interactive"], {
-    cwd: ws.workDir, env: { ...process.env, ...ws.envVars }, maxBuffer: 1 << 28,
-  });
+  if (inDest) throw new Error(`cluster ${cluster} has resources in both ${from} and ${to}: resolve that by hand before moving (pulumi stack export)`);
+  const cli = (args: string[]) => runCli(source, [...args, "--yes", "--non-interactive"]);
   await cli(["state", "move", "--source", from, "--dest", to, ...urns]);
   const after = (await source.exportStack()).deployment?.resources ?? [];
   const left = clusterUrns(after, cluster);

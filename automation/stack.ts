@@ -7,8 +7,10 @@
  * The inline program runs in this process, so the operations can watch the plan it computes; the
  * real CLI on index.ts (`npm run pulumi -- up -s <env>`) registers the same resources (tested).
  */
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { LocalWorkspace, ProjectSettings, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
@@ -122,4 +124,18 @@ export async function openStack(options: StackOptions): Promise<Stack> {
       stackConfigDir: path.relative(workDir, options.stackConfigDir ?? stacksDir()),
     } as ProjectSettings,
   });
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * A CLI command the SDK has no call for (or makes in two), run as the workspace runs its own: the
+ * stack's CLI, work directory and environment. Resolves to its standard output.
+ */
+export async function runCli(stack: Stack, args: string[]): Promise<string> {
+  const ws = stack.workspace as LocalWorkspace;
+  const { stdout } = await execFileAsync(ws.pulumiCommand.command, args, {
+    cwd: ws.workDir, env: { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars }, maxBuffer: 1 << 30,
+  });
+  return stdout;
 }
