@@ -65,9 +65,9 @@ export async function deployFleet(config: StackConfig, options: DeployOptions = 
   const previous = withoutClusters(read, config.shard?.elsewhere);
   const pinned: StackConfig = { ...config, gitRepos: pinPausedRepos(pinCommits(config.gitRepos, options.commits), previous) };
   const state = await planFleet(pinned, options.cacheRoot);
-  // In a shard, a GitRepo that still deploys to another shard's clusters is not emptied (Fleet sees one environment).
-  const wholePlan = config.shard ? buildPlan(state.bundles, [...state.config.clusters, ...config.shard.otherClusters], state.config.clusterGroups) : state.plan;
-  checkNothingEmptied(pinned.gitRepos, wholePlan, previous);
+  const shard = config.shard;
+  checkNothingEmptied(pinned.gitRepos, state.plan, previous,
+    shard && (() => buildPlan(state.bundles, [...state.config.clusters, ...shard.otherClusters], state.config.clusterGroups)));
   options.onPlanned?.(state);
   const leftOut = options.leftOut?.();
   const prepared = prepareFleet(state, previous, leftOut);

@@ -13,7 +13,7 @@ import { PROJECT_DIR } from "../../core/pipeline";
 import { clusterUrns, planShards, providerUrns } from "../../automation/shard-moves";
 import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shard-reports";
 import { operatorStackObjects } from "../../automation/operator-stacks";
-import { arrivedClusters, withoutClusters } from "../../components/previous";
+import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../components/previous";
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shard-runner";
 import { shardInputs } from "../../automation/shard-inputs";
@@ -120,6 +120,19 @@ describe("shards: what a move names", () => {
     expect(withoutClusters(previous, ["us-1"])).to.deep.equal({ gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } }, clusters: ["eu-1"], deploymentIds: { "eu-1/a": "x" } });
     expect([...arrivedClusters(["eu-1", "eu-2"], previous)]).to.deep.equal(["eu-2"]);
     expect([...arrivedClusters(["eu-1"], undefined)]).to.deep.equal(["eu-1"]);
+  });
+
+  it("a GitRepo a shard no longer deploys is not emptied while another shard's clusters still get it, and the whole plan is made only then", () => {
+    const repos = parse(raw(BY_REGION)).gitRepos;
+    const previous = { gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } } };
+    const none = { entries: [], skipped: [] };
+    expect(() => checkNothingEmptied(repos, none, previous)).to.throw(/matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/);
+    expect(() => checkNothingEmptied(repos, none, previous, () => none)).to.throw(/matches none now/);
+    let planned = 0;
+    const elsewhere = () => { planned++; return { entries: [{ gitRepo: "apps" }], skipped: [] } as never; };
+    checkNothingEmptied(repos, none, previous, elsewhere);
+    checkNothingEmptied(repos, { entries: [{ gitRepo: "apps" }], skipped: [] } as never, previous, elsewhere);
+    expect(planned).to.equal(1);
   });
 });
 
