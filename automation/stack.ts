@@ -108,7 +108,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     projectName: PROJECT_NAME,
     program: async () => {
       phase("program started");
-      const outputs = await fleetProgram(options.config, options.deploy, options.stackConfigDir ?? stacksDir());
+      const outputs = await fleetProgram(options.config, options.deploy);
       phase("program registered everything");
       return outputs;
     },

@@ -37,9 +37,16 @@ export interface FleetOutputs {
   inputs?: string;
 }
 
-/** `stackConfigDir`: where the stack files are (default stacks/), for a shard's check against its definition. */
-export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}, stackConfigDir = path.join(PROJECT_DIR, "stacks")): Promise<FleetOutputs> {
-  if (!config) checkShardStackFile(stackConfigDir, pulumi.getStack());
+export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
   const fleet = await deployFleet(config ?? configFromPulumi(), options);
   return { summary: fleet.summary, deployments: fleet.deploymentRecords, ...(options.inputs ? { inputs: options.inputs } : {}) };
+}
+
+/**
+ * The program as `pulumi up` runs it on index.ts: a shard's stack file is first checked against its
+ * definition, as the Automation API's openStack checks it before starting the engine.
+ */
+export async function cliProgram(): Promise<FleetOutputs> {
+  checkShardStackFile(path.join(PROJECT_DIR, "stacks"), pulumi.getStack());
+  return fleetProgram();
 }
