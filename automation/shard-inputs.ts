@@ -20,9 +20,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as YAML from "yaml";
-import { configFromStackFile, parseStackConfig, stackFileFor } from "../core/config/stack";
-import { stackFilePath } from "../core/config/shard-files";
+import { loadStackConfig } from "../core/config/shard-files";
 import { stableJson } from "../core/hash";
 import { pinCommits, planFleet, PROJECT_DIR, readSources } from "../core/pipeline";
 import { resolveBackend } from "./backend";
@@ -67,10 +65,7 @@ function ambientKubeconfig(): string {
 
 /** `commits`: the commit per GitRepo to plan with (as the update will deploy it); default: resolve each. */
 export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string): Promise<ShardInputs> {
-  const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, stack), "utf8")) ?? {};
-  const file = stackFileFor(stack);
-  const raw = configFromStackFile(doc, file);
-  const config = parseStackConfig(raw, file, PROJECT_DIR);
+  const { raw, config } = loadStackConfig(dir, stack);
   const members = new Set(config.clusters.map((c) => c.name));
   const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
   const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot);
@@ -117,8 +112,7 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
 /** Every shard's inputs, and (when `mayLeaveOut`) which shards have nothing to do. */
 export async function decideShards(dir: string, shards: { shard: string; stack: string }[], mayLeaveOut: boolean): Promise<ShardDecision[]> {
   // Every shard is a copy of one definition: its GitRepos resolve once, and every shard deploys those commits.
-  const first = YAML.parse(fs.readFileSync(stackFilePath(dir, shards[0].stack), "utf8")) ?? {};
-  const gitRepos = parseStackConfig(configFromStackFile(first, stackFileFor(shards[0].stack)), stackFileFor(shards[0].stack), PROJECT_DIR).gitRepos;
+  const { gitRepos } = loadStackConfig(dir, shards[0].stack).config;
   const commits = Object.fromEntries([...(await readSources(gitRepos)).values()].map((s) => [s.gitRepo, s.commit]));
   return Promise.all(shards.map(async (s) => {
     const inputs = await shardInputs(dir, s.stack, commits);

@@ -14,15 +14,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../components/bundle-deployment";
 import { CLUSTER_TYPE } from "../components/cluster";
-import { readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../core/config/shard-files";
-import { configFromStackFile, parseStackConfig } from "../core/config/stack";
+import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../core/config/shard-files";
 import { shardStackName } from "../core/config/shards";
 import { PROJECT_DIR } from "../core/pipeline";
 import { BackendOptions, resolveBackend } from "./backend";
 import { journalStore } from "./journal-store";
 import { openStack, PROJECT_NAME, runCli, stacksDir } from "./stack";
 import { urnName } from "./steps";
-import * as YAML from "yaml";
 
 export interface ShardMove {
   cluster: string;
@@ -55,8 +53,7 @@ function existingShardFiles(dir: string, environment: string): Map<string, strin
 
 /** The clusters a shard file assigns to its shard, by its own (possibly older) copy of the definition. */
 function clustersOfShardFile(dir: string, stack: string): string[] {
-  const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, stack), "utf8"));
-  return parseStackConfig(configFromStackFile(doc, `stacks/Pulumi.${stack}.yaml`), `stacks/Pulumi.${stack}.yaml`, PROJECT_DIR).clusters.map((c) => c.name);
+  return loadStackConfig(dir, stack).config.clusters.map((c) => c.name);
 }
 
 export function planShards(dir: string, environment: string): ShardPlan {
@@ -87,6 +84,13 @@ export function formatShardPlan(p: ShardPlan): string {
   for (const r of p.removed) lines.push(`  shard ${r} is no longer in the definition: its file is removed once its clusters have moved`);
   if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
   return lines.join("\n");
+}
+
+/** Refuses shard files that disagree with their definition (before a run, or before handing them to a runner), showing what would make them current. */
+export function assertShardsCurrent(dir: string, layout: ShardLayout): void {
+  if (!layout.shards.some((s) => shardFileProblem(dir, layout.environment, s.name))) return;
+  throw new Error(`${formatShardPlan(planShards(dir, layout.environment))}\nthe shard files are not current: ` +
+    `run \`npm run shards -- --stack ${layout.environment} --apply\` (it moves clusters' state, then writes them)`);
 }
 
 /** Resources to name to `pulumi state move` for one cluster (it moves their children along). */

@@ -5,10 +5,10 @@
  * inputs and commits each `up` records and deploys, and give back every shard's outcome in the
  * definition's order, left-out ones included.
  */
-import { formatShardPlan, planShards } from "./shard-moves";
+import { assertShardsCurrent } from "./shard-moves";
 import { decideShards, ShardDecision } from "./shard-inputs";
 import { runShards, ShardRun } from "./shard-runner";
-import { shardFileProblem, ShardLayout } from "../core/config/shard-files";
+import { ShardLayout } from "../core/config/shard-files";
 
 export interface ShardedRunOptions {
   op: string;
@@ -26,11 +26,7 @@ export interface ShardedRunOptions {
 }
 
 export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
-  const stale = o.layout.shards.filter((s) => shardFileProblem(o.dir, o.layout.environment, s.name));
-  if (stale.length) {
-    throw new Error(`${formatShardPlan(planShards(o.dir, o.layout.environment))}\nthe shard files are not current: ` +
-      `run \`npm run shards -- --stack ${o.layout.environment} --apply\` (it moves clusters' state, then writes them)`);
-  }
+  assertShardsCurrent(o.dir, o.layout);
   const started = Date.now();
   const all = o.layout.shards.map((s) => ({ shard: s.name, stack: s.stack }));
   const mayLeaveOut = (o.op === "up" || o.op === "preview") && !o.refresh && !o.allShards;

@@ -4,7 +4,7 @@
  * shard's clusters and which clusters would move; --apply moves them (automation/shard-moves.ts) and
  * regenerates the shard files; --matrix and --operator-stacks hand the shards to an existing runner.
  */
-import { formatShardPlan, applyShards, planShards } from "../automation/shard-moves";
+import { applyShards, assertShardsCurrent, formatShardPlan, planShards } from "../automation/shard-moves";
 import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/operator-stacks";
 import { FleetError } from "../core/errors";
 import { stacksDir } from "../automation/stack";
@@ -34,11 +34,8 @@ async function main(): Promise<void> {
   if (!v["operator-stacks"] && (v.repo || v.branch || v.namespace || v["backend-secret"])) throw new UsageError("--repo, --branch, --namespace and --backend-secret apply to --operator-stacks only");
   const dir = stacksDir();
   const plan = planShards(dir, environment);
-  if (v.matrix || v["operator-stacks"]) {
-    // A runner must never be handed shards whose files disagree with the definition.
-    const stale = plan.layout.shards.filter((s) => plan.problems.get(s.name));
-    if (stale.length) throw new Error(`${formatShardPlan(plan)}\nshard files are not current (${stale.map((s) => s.stack).join(", ")}): run \`npm run shards -- --stack ${environment} --apply\` first`);
-  }
+  // A runner must never be handed shards whose files disagree with the definition.
+  if (v.matrix || v["operator-stacks"]) assertShardsCurrent(dir, plan.layout);
   if (v.matrix) {
     process.stdout.write(JSON.stringify({ include: plan.layout.shards.map((s) => ({ shard: s.name, stack: s.stack })) }) + "\n");
     return;

@@ -36,6 +36,14 @@ function readDoc(dir: string, stack: string): StackDoc | undefined {
   return doc as StackDoc;
 }
 
+/** A stack file's `pulumi-fleet:` configuration as written (encrypted values as they are) and parsed. */
+export function loadStackConfig(dir: string, stack: string): { raw: Record<string, unknown>; config: StackConfig } {
+  const doc = readDoc(dir, stack);
+  if (!doc) throw new FleetError("not found (one file per environment or shard under stacks/)", { file: stackFileFor(stack) });
+  const raw = configFromStackFile(doc, stackFileFor(stack));
+  return { raw, config: parseStackConfig(raw, stackFileFor(stack), PROJECT_DIR) };
+}
+
 /** The `pulumi-fleet:shard` key of a stack file, if it is a shard's. */
 export function shardOfFile(dir: string, stack: string): { environment: string; name: string } | undefined {
   const shard = readDoc(dir, stack)?.config?.[SHARD_KEY] as { environment?: unknown; name?: unknown } | undefined;
@@ -59,7 +67,7 @@ export function readShardLayout(dir: string, environment: string): ShardLayout |
     const of = doc.config[SHARD_KEY] as { environment?: string };
     throw new FleetError(`is a generated shard stack file; its environment's definition is ${stackFileFor(String(of.environment))}`, { file: stackFileFor(environment) });
   }
-  const config = parseStackConfig(configFromStackFile(doc, stackFileFor(environment)), stackFileFor(environment), PROJECT_DIR);
+  const { config } = loadStackConfig(dir, environment);
   if (!config.shards) return undefined;
   const membership = shardMembership(config.clusters, config.clusterGroups, config.shards, config.file);
   const shards = config.shards.map((s) => ({
