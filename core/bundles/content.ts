@@ -2,41 +2,38 @@
  * A bundle's files, Fleet's content rules: every file under the bundle directory, recursively, except
  * hidden files and directories, paths matched by .fleetignore (patterns of a directory apply to it and
  * everything below; `dir/*` ignores the directory `dir`), and the fleet.yaml and values files that
- * configure the bundle. A symlink must resolve inside the bundle directory.
+ * configure the bundle. A symlink must resolve inside the bundle directory. Read through the checkout
+ * (checkout.ts), so within its bounds; the bundle's files together are bounded too.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import picomatch from "picomatch";
 import { FleetError } from "../errors";
+import { Checkout, joinRel, mib } from "./checkout";
 import { BundleFile } from "./types";
 
-export function readBundleFiles(bundleDir: string, exclude: string[], ctx: { gitRepo: string; bundle: string }): BundleFile[] {
+export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: string[], ctx: { gitRepo: string; bundle: string }): BundleFile[] {
   const files: BundleFile[] = [];
-  const realRoot = fs.realpathSync(bundleDir);
-  const visit = (absDir: string, relDir: string, ignores: IgnoreRule[]) => {
-    const rules = [...ignores, ...readFleetIgnore(absDir)];
-    for (const entry of fs.readdirSync(absDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
-      const abs = path.join(absDir, entry.name);
+  let bytes = 0;
+  const visit = (dir: string, relDir: string, ignores: IgnoreRule[]) => {
+    const rules = [...ignores, ...readFleetIgnore(checkout, dir, ctx)];
+    for (const entry of checkout.list(dir)) {
       if (entry.name.startsWith(".")) continue;
-      let isDir = entry.isDirectory();
-      if (entry.isSymbolicLink()) {
-        let real: string;
-        try {
-          real = fs.realpathSync(abs);
-        } catch {
-          throw new FleetError(`symlink ${rel} is broken`, { ...ctx, file: rel });
-        }
-        if (real !== realRoot && !real.startsWith(realRoot + path.sep)) {
-          throw new FleetError(`symlink ${rel} points outside the bundle directory`, { ...ctx, file: rel });
-        }
-        isDir = fs.statSync(real).isDirectory();
+      const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
+      const at = joinRel(dir, entry.name);
+      if (entry.kind === "refused") throw new FleetError(entry.refused!, { ...ctx, file: rel });
+      if (entry.symlink && !checkout.isInside(at, bundleDir)) {
+        throw new FleetError(`symlink ${rel} points outside the bundle directory`, { ...ctx, file: rel });
       }
+      const isDir = entry.kind === "dir";
       if (rules.some((r) => r(entry.name, isDir))) continue;
       if (isDir) {
-        visit(abs, rel, rules);
+        visit(at, rel, rules);
       } else if (!exclude.includes(rel)) {
-        files.push(fileContent(rel, fs.readFileSync(abs)));
+        const data = checkout.read(at);
+        bytes += data.length;
+        if (bytes > checkout.limits.bundleBytes) {
+          throw new FleetError(`the bundle's files add up to more than ${mib(checkout.limits.bundleBytes)} (limit PULUMI_FLEET_MAX_BUNDLE_MIB)`, { ...ctx, file: rel });
+        }
+        files.push(fileContent(rel, data));
       }
     }
   };
@@ -46,11 +43,17 @@ export function readBundleFiles(bundleDir: string, exclude: string[], ctx: { git
 
 type IgnoreRule = (baseName: string, isDir: boolean) => boolean;
 
-function readFleetIgnore(dir: string): IgnoreRule[] {
-  const file = path.join(dir, ".fleetignore");
-  if (!fs.existsSync(file)) return [];
+function readFleetIgnore(checkout: Checkout, dir: string, ctx: { gitRepo: string; bundle: string }): IgnoreRule[] {
+  const file = joinRel(dir, ".fleetignore");
+  let kind;
+  try {
+    kind = checkout.kindOf(file);
+  } catch (err) {
+    throw new FleetError((err as FleetError).reason ?? String(err), { ...ctx, file });
+  }
+  if (kind !== "file") return [];
   const rules: IgnoreRule[] = [];
-  for (const raw of fs.readFileSync(file, "utf8").split(/\r?\n/)) {
+  for (const raw of checkout.readText(file).split(/\r?\n/)) {
     const line = raw.replace(/([^\\])\s+$/, "$1");
     if (line === "" || line.startsWith("#")) continue;
     const dirPattern = /^(.+)\/\*$/.exec(line);

@@ -1,0 +1,186 @@
+/**
+ * The one way GitRepo content is read from disk. A checkout is untrusted (whoever can push to the
+ * GitRepo wrote it), so nothing in core/bundles touches `fs` with a path that came from it: every
+ * path is resolved here, one component at a time with lstat, and a symlink is followed as text
+ * inside the checkout (an absolute target, or one that climbs out, is refused before anything is
+ * read). Only regular files are read (a FIFO or a device such as /dev/zero is refused), each read is
+ * bounded, and what a checkout may hold in total is bounded too; every refusal is a FleetError naming
+ * the GitRepo, the file and the limit.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { FleetError } from "../errors";
+
+/** Bounds on what one checkout may make the runner read (the operator's, see contentLimits()). */
+export interface ContentLimits {
+  /** One file. */
+  fileBytes: number;
+  /** All the files of one bundle (its own and its pulled charts'). */
+  bundleBytes: number;
+  /** Everything read from one checkout. */
+  checkoutBytes: number;
+  /** Directory entries visited in one checkout (walks of huge trees). */
+  entries: number;
+}
+
+const MiB = 1024 * 1024;
+export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000 };
+
+/** The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES (never content). */
+export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimits {
+  const num = (name: string, fallback: number, unit: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${JSON.stringify(raw)}: expected a positive number`);
+    return Math.floor(n * unit);
+  };
+  const d = DEFAULT_CONTENT_LIMITS;
+  return {
+    fileBytes: num("PULUMI_FLEET_MAX_FILE_MIB", d.fileBytes, MiB),
+    bundleBytes: num("PULUMI_FLEET_MAX_BUNDLE_MIB", d.bundleBytes, MiB),
+    checkoutBytes: num("PULUMI_FLEET_MAX_CHECKOUT_MIB", d.checkoutBytes, MiB),
+    entries: num("PULUMI_FLEET_MAX_ENTRIES", d.entries, 1),
+  };
+}
+
+export type EntryKind = "file" | "dir";
+/** A directory entry; `refused` says why it cannot be read (a broken or escaping symlink, a device). */
+export interface Entry { name: string; kind: EntryKind | "refused"; symlink: boolean; refused?: string }
+
+const MAX_LINK_HOPS = 40; // as the kernel's ELOOP
+
+export class Checkout {
+  readonly root: string;
+  private readBytes = 0;
+  private visited = 0;
+
+  constructor(root: string, readonly gitRepo: string, readonly limits: ContentLimits = contentLimits()) {
+    this.root = fs.realpathSync(root); // the operator's path: trusted
+  }
+
+  private fail(rel: string, reason: string): never {
+    throw new FleetError(reason, { gitRepo: this.gitRepo, file: rel || "." });
+  }
+
+  /**
+   * Where `rel` (a path inside the checkout, `/`-separated) really is, inside the checkout, and what
+   * it is; undefined when it does not exist. A symlink pointing outside, an absolute one, a loop, or
+   * anything but a file or directory is an error.
+   */
+  resolve(rel: string): { rel: string; kind: EntryKind } | undefined {
+    let pending = splitRel(rel, () => this.fail(rel, `path ${JSON.stringify(rel)} leaves the repository`));
+    let done: string[] = [];
+    let hops = 0;
+    while (pending.length) {
+      const name = pending.shift()!;
+      const at = [...done, name];
+      let st: fs.Stats;
+      try {
+        st = fs.lstatSync(path.join(this.root, ...at));
+      } catch {
+        return undefined;
+      }
+      if (st.isSymbolicLink()) {
+        if (++hops > MAX_LINK_HOPS) this.fail(rel, `symlink ${at.join("/")}: too many levels of symlinks`);
+        const target = fs.readlinkSync(path.join(this.root, ...at));
+        if (path.isAbsolute(target)) this.fail(rel, `symlink ${at.join("/")} points outside the repository (${JSON.stringify(target)})`);
+        const joined = splitRel([...done, target].join("/"), () => this.fail(rel, `symlink ${at.join("/")} points outside the repository (${JSON.stringify(target)})`));
+        done = [];
+        pending = [...joined, ...pending];
+        continue;
+      }
+      if (st.isDirectory()) {
+        done = at;
+        continue;
+      }
+      if (!st.isFile()) this.fail(rel, `${at.join("/")} is not a regular file or directory`);
+      if (pending.length) return undefined; // a file used as a directory: not found, as ENOTDIR
+      return { rel: at.join("/"), kind: "file" };
+    }
+    return { rel: done.join("/"), kind: "dir" };
+  }
+
+  kindOf(rel: string): EntryKind | undefined {
+    return this.resolve(rel)?.kind;
+  }
+
+  /** A directory's entries, sorted by name, each resolved; what cannot be read is `refused`, with the reason. */
+  list(relDir: string): Entry[] {
+    const dir = this.resolve(relDir);
+    if (dir?.kind !== "dir") this.fail(relDir, `${relDir || "."} is not a directory`);
+    const names = fs.readdirSync(path.join(this.root, dir.rel)).sort();
+    this.visited += names.length;
+    if (this.visited > this.limits.entries) this.fail(relDir, `the repository has more than ${this.limits.entries} files and directories (limit PULUMI_FLEET_MAX_ENTRIES)`);
+    return names.map((name) => {
+      const rel = joinRel(relDir, name);
+      const symlink = fs.lstatSync(path.join(this.root, dir.rel, name)).isSymbolicLink();
+      try {
+        const kind = this.resolve(rel)?.kind;
+        return kind ? { name, kind, symlink } : { name, kind: "refused", symlink, refused: `symlink ${rel} is broken` };
+      } catch (err) {
+        return { name, kind: "refused", symlink, refused: err instanceof FleetError ? err.reason : String(err) };
+      }
+    });
+  }
+
+  /** A regular file's bytes, bounded per file and per checkout. */
+  read(rel: string): Buffer {
+    const at = this.resolve(rel);
+    if (!at) this.fail(rel, `file not found`);
+    if (at.kind !== "file") this.fail(rel, `${rel} is a directory`);
+    const fd = fs.openSync(path.join(this.root, at.rel), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) this.fail(rel, `${rel} is not a regular file`);
+      const max = this.limits.fileBytes;
+      if (st.size > max) this.fail(rel, `file is ${mib(st.size)}, over the limit of ${mib(max)} per file (PULUMI_FLEET_MAX_FILE_MIB)`);
+      const buf = Buffer.alloc(Math.min(st.size, max) + 1);
+      let n = 0;
+      for (let got = -1; got !== 0 && n < buf.length; n += got) got = fs.readSync(fd, buf, n, buf.length - n, null);
+      if (n > max) this.fail(rel, `file grew over the limit of ${mib(max)} per file while read (PULUMI_FLEET_MAX_FILE_MIB)`);
+      this.readBytes += n;
+      if (this.readBytes > this.limits.checkoutBytes) {
+        this.fail(rel, `the repository's files add up to more than ${mib(this.limits.checkoutBytes)} (limit PULUMI_FLEET_MAX_CHECKOUT_MIB)`);
+      }
+      return buf.subarray(0, n);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  readText(rel: string): string {
+    return this.read(rel).toString("utf8");
+  }
+
+  /** Whether `rel` resolves to somewhere under `relDir` (Fleet's rule for symlinks in a bundle). */
+  isInside(rel: string, relDir: string): boolean {
+    const real = this.resolve(rel)?.rel;
+    const base = this.resolve(relDir)?.rel;
+    if (real === undefined || base === undefined) return false;
+    return base === "" || real === base || real.startsWith(base + "/");
+  }
+}
+
+/** `a/./b/../c` -> [a, c]; a path that climbs above the root calls `escape`. */
+function splitRel(rel: string, escape: () => never): string[] {
+  const out: string[] = [];
+  for (const part of rel.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (!out.length) escape();
+      out.pop();
+    } else {
+      out.push(part);
+    }
+  }
+  return out;
+}
+
+export function joinRel(dir: string, name: string): string {
+  return dir === "" || dir === "." ? name : `${dir}/${name}`;
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / MiB).toFixed(bytes < MiB ? 2 : 0)} MiB`;
+}
