@@ -3,13 +3,14 @@
  * names, targets in Fleet's order, values files, style and content ID. Any problem is an error naming
  * the GitRepo, bundle and file; zero bundles is an error too, never an empty result.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import deepmerge from "deepmerge";
 import { FleetError, withContext } from "../errors";
+import { dnsLabelProblem } from "../object-names";
 import { sha256Hex, stableJson } from "../hash";
 import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
+import { Checkout, joinRel } from "./checkout";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
 import { readBundleFiles } from "./content";
 import { checkFleetYamlText, FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
@@ -19,14 +20,16 @@ import { rawManifestFiles } from "./manifests";
 import { ChartSource, PulledCharts, pullRemoteCharts } from "./remote-charts";
 
 export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
-  const dirs = discoverBundleDirs(root, repo.paths, repo.name);
+  // Every read of the checkout goes through this one confined view (checkout.ts).
+  const checkout = new Checkout(root, repo.name);
+  const dirs = discoverBundleDirs(checkout, repo.paths);
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
-  const fleetYamls = readFleetYamls(root, dirs, repo);
-  const valuesDocs = readValuesDocs(root, fleetYamls, repo);
-  const pending = fleetYamls.map((fy) => bundleOptions(root, fy, repo, valuesDocs));
-  const pulled = pullRemoteCharts(pending.map((p) => ({ bundleDir: p.bundle.dir, sources: p.chartSources, ctx: p.ctx })), repo);
-  const bundles = pending.map((p, i) => withFiles(p, pulled[i]));
+  const fleetYamls = readFleetYamls(checkout, dirs, repo);
+  const valuesDocs = readValuesDocs(checkout, fleetYamls, repo);
+  const pending = fleetYamls.map((fy) => bundleOptions(checkout, fy, repo, valuesDocs));
+  const pulled = pullRemoteCharts(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo);
+  const bundles = pending.map((p, i) => withFiles(checkout, p, pulled[i]));
   if (bundles.length === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
   }
@@ -43,9 +46,9 @@ export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
 
 interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
 
-function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): ParsedFleetYaml[] {
+function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig): ParsedFleetYaml[] {
   const found = dirs.map((rel) => {
-    const name = fleetYamlIn(path.join(root, rel));
+    const name = fleetYamlIn(checkout, rel);
     return { rel, name, file: name ? (rel === "." ? name : `${rel}/${name}`) : undefined };
   });
   const texts: YamlText[] = [];
@@ -53,7 +56,7 @@ function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): Pars
     if (!f.file) continue;
     const ctx = { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) };
     try {
-      const text = fs.readFileSync(path.join(root, f.file), "utf8");
+      const text = checkout.readText(f.file);
       checkFleetYamlText(text, f.file);
       texts.push({ key: f.file, text, file: f.file, ctx });
     } catch (err) {
@@ -72,24 +75,24 @@ function readFleetYamls(root: string, dirs: string[], repo: GitRepoConfig): Pars
 }
 
 /** Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. */
-function readValuesDocs(root: string, parsed: ParsedFleetYaml[], repo: GitRepoConfig): Map<string, unknown> {
+function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig): Map<string, unknown> {
   const texts: YamlText[] = [];
   const seen = new Set<string>();
   for (const { rel, fy } of parsed) {
     const ctx = { gitRepo: repo.name, bundle: fy.name ?? bundleNameFor(repo.name, rel) };
     const helms = [fy.options.helm, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
     for (const vf of helms.flatMap(valuesFilesOf)) {
-      const { file, abs, problem } = valuesFileAt(path.join(root, rel), rel, vf);
+      const { file, problem } = valuesFileAt(checkout, rel, vf);
       // A problem (outside the bundle, missing) is reported with its bundle by withValuesFiles.
       if (problem || seen.has(file)) continue;
       seen.add(file);
-      const text = fs.readFileSync(abs, "utf8");
       try {
+        const text = checkout.readText(file);
         parseYamlDocuments(text, file);
+        texts.push({ key: file, text, file, ctx });
       } catch (err) {
         throw withContext(err, ctx);
       }
-      texts.push({ key: file, text, file, ctx });
     }
   }
   return readYamlAsFleet(texts);
@@ -105,12 +108,15 @@ interface PendingBundle {
   unhonoured: string[];
 }
 
-function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfig, valuesDocs: Map<string, unknown>): PendingBundle {
+function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRepoConfig, valuesDocs: Map<string, unknown>): PendingBundle {
   const { rel, fleetYamlName, fleetYamlRel, fy } = parsed;
-  const dir = path.join(root, rel);
+  const dir = path.join(checkout.root, rel);
   const defaultName = bundleNameFor(repo.name, rel);
   const name = fy.name ?? defaultName;
   const bctx = { gitRepo: repo.name, bundle: name };
+  // The name becomes a label value, a URN part and a file name: Kubernetes's rule, before any use.
+  const nameProblem = fy.name === undefined ? undefined : dnsLabelProblem(fy.name);
+  if (nameProblem) throw new FleetError(`bundle name ${JSON.stringify(fy.name)} ${nameProblem}`, { gitRepo: repo.name, bundle: defaultName, file: fleetYamlRel, field: "name" });
 
   const options: DeploymentOptions = { ...fy.options };
   // Fleet's order: fleet.yaml targets, then targetCustomizations; unnamed ones get target000, target001...
@@ -125,8 +131,8 @@ function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfi
     }
   }
   try {
-    if (options.helm) options.helm = withValuesFiles(dir, rel, options.helm, valuesDocs);
-    for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(dir, rel, t.helm, valuesDocs) };
+    if (options.helm) options.helm = withValuesFiles(checkout, rel, options.helm, valuesDocs);
+    for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(checkout, rel, t.helm, valuesDocs) };
   } catch (err) {
     throw withContext(err, bctx);
   }
@@ -169,9 +175,9 @@ function bundleOptions(root: string, parsed: ParsedFleetYaml, repo: GitRepoConfi
 }
 
 /** The bundle's files (Fleet's content rules), then its pulled charts'; its style and manifestID. */
-function withFiles(p: PendingBundle, pulled: PulledCharts): Bundle {
+function withFiles(checkout: Checkout, p: PendingBundle, pulled: PulledCharts): Bundle {
   const b = p.bundle;
-  const files = [...readBundleFiles(b.dir, p.exclude, { gitRepo: b.gitRepo, bundle: b.name }), ...pulled.files];
+  const files = [...readBundleFiles(checkout, b.path, p.exclude, { gitRepo: b.gitRepo, bundle: b.name }), ...pulled.files];
   const bundle: Bundle = { ...b, style: determineStyle(files, b.options), files, manifestId: manifestIdOf(files), warnings: [...p.unhonoured, ...pulled.warnings] };
   if (!hasResources(bundle)) {
     throw new FleetError(`bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${b.path}`, p.ctx);
@@ -183,21 +189,31 @@ function valuesFilesOf(helm?: HelmOptions): string[] {
   return helm?.valuesFiles ?? [];
 }
 
-/** Where a values file is, relative to the repository and on disk, and why it cannot be read. */
-function valuesFileAt(dir: string, rel: string, vf: string): { file: string; abs: string; problem?: FleetError } {
-  const file = rel === "." ? vf : `${rel}/${vf}`;
-  const abs = path.join(dir, vf);
-  if (path.relative(dir, abs).startsWith("..")) return { file, abs, problem: new FleetError(`values file ${vf} is outside the bundle`, { file }) };
-  if (!fs.existsSync(abs)) return { file, abs, problem: new FleetError(`values file not found`, { file, field: "helm.valuesFiles" }) };
-  return { file, abs };
+/**
+ * Where a values file is in the repository, and why it cannot be read: it must resolve (symlinks
+ * included) to a regular file inside the bundle, checked before anything reads it.
+ */
+function valuesFileAt(checkout: Checkout, rel: string, vf: string): { file: string; problem?: FleetError } {
+  const file = joinRel(rel, vf);
+  const outside = () => ({ file, problem: new FleetError(`values file ${vf} is outside the bundle`, { file, field: "helm.valuesFiles" }) });
+  if (path.posix.isAbsolute(vf) || path.posix.normalize(vf).split("/")[0] === "..") return outside();
+  try {
+    const kind = checkout.kindOf(file);
+    if (kind === undefined) return { file, problem: new FleetError(`values file not found`, { file, field: "helm.valuesFiles" }) };
+    if (kind !== "file") return { file, problem: new FleetError(`values file is a directory`, { file, field: "helm.valuesFiles" }) };
+  } catch (err) {
+    return { file, problem: withContext(err, { file, field: "helm.valuesFiles" }) };
+  }
+  if (!checkout.isInside(file, rel)) return outside();
+  return { file };
 }
 
 /** Values files are merged over `values` when the bundle is read (Fleet: at `fleet apply`). */
-function withValuesFiles(dir: string, rel: string, helm: HelmOptions, valuesDocs: Map<string, unknown>): HelmOptions {
+function withValuesFiles(checkout: Checkout, rel: string, helm: HelmOptions, valuesDocs: Map<string, unknown>): HelmOptions {
   if (!helm.valuesFiles?.length) return helm;
   let values: Record<string, unknown> = helm.values ?? {};
   for (const vf of helm.valuesFiles) {
-    const { file, problem } = valuesFileAt(dir, rel, vf);
+    const { file, problem } = valuesFileAt(checkout, rel, vf);
     if (problem) throw problem;
     const doc = valuesDocs.get(file);
     if (doc === null || doc === undefined) continue;
@@ -246,9 +262,6 @@ function cleanRel(p: string): string {
   return p.replace(/^\.\/+/, "").replace(/\/+$/, "") || ".";
 }
 
-function joinRel(dir: string, name: string): string {
-  return dir === "." || dir === "" ? name : `${dir}/${name}`;
-}
 
 /** Fleet's manifestID: "s-" + sha256 of the resources, independent of file system order. */
 export function manifestIdOf(files: BundleFile[]): string {

@@ -6,36 +6,47 @@
  * bundle under Fleet's `.chart/<sha256 of chart:repo:version>/`, so they count in the manifestID and
  * a newer chart matching a version range redeploys, as in Fleet.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { FleetError } from "../errors";
 import { GitRepoConfig } from "../config/stack";
 import { HelmAuth, PullJob, runRenderer } from "../render/fleet-render";
+import { Checkout, joinRel } from "./checkout";
 import { BundleFile, HelmOptions } from "./types";
 
 export interface ChartSource { helm: HelmOptions; field: string }
 
 export interface PulledCharts { files: BundleFile[]; warnings: string[] }
 
-/** Whether Fleet fetches this chart instead of reading it from the bundle directory. */
-export function isRemoteChart(bundleDir: string, helm: HelmOptions): boolean {
+/**
+ * Whether Fleet fetches this chart instead of reading it from the bundle directory. Asked of the
+ * checkout (checkout.ts): a chart path that leaves the repository is an error, never a look at the
+ * runner's files.
+ */
+export function isRemoteChart(checkout: Checkout, bundleRel: string, helm: HelmOptions): boolean {
   if (!helm.chart && !helm.repo) return false;
-  return !!helm.repo || !fs.existsSync(path.join(bundleDir, helm.chart ?? ""));
+  return !!helm.repo || checkout.kindOf(joinRel(bundleRel, helm.chart ?? "")) === undefined;
 }
 
-export interface ChartRequest { bundleDir: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
+export interface ChartRequest { bundleRel: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
 
 /** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. */
-export function pullRemoteCharts(requests: ChartRequest[], repo: GitRepoConfig): PulledCharts[] {
+export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig): PulledCharts[] {
   const jobs = new Map<string, PullJob>(); // by chart:repo:version
-  const wanted = requests.map(({ bundleDir, sources }) => {
+  const timeoutSeconds = pullTimeoutSeconds();
+  const wanted = requests.map(({ bundleRel, sources, ctx }) => {
     const keys = new Map<string, string>(); // chart key -> field, first one naming it
     for (const { helm, field } of sources) {
-      if (!isRemoteChart(bundleDir, helm)) continue;
+      let remote: boolean;
+      try {
+        remote = isRemoteChart(checkout, bundleRel, helm);
+      } catch (err) {
+        throw new FleetError(`${field}.chart ${JSON.stringify(helm.chart)}: ${(err as FleetError).reason ?? String(err)}`, { ...ctx, field: `${field}.chart` });
+      }
+      if (!remote) continue;
       const key = `${helm.chart ?? ""}:${helm.repo ?? ""}:${helm.version ?? ""}`;
       if (!keys.has(key)) keys.set(key, field);
       if (!jobs.has(key)) {
-        jobs.set(key, { id: String(jobs.size), chart: helm.chart, repo: helm.repo, version: helm.version, auth: helmAuth(repo), credentialsRegex: repo.helmRepoURLRegex });
+        jobs.set(key, { id: String(jobs.size), chart: helm.chart, repo: helm.repo, version: helm.version, auth: helmAuth(repo), credentialsRegex: repo.helmRepoURLRegex,
+          allowedURLs: repo.allowedChartURLs ?? [], timeoutSeconds });
       }
     }
     return keys;
@@ -54,6 +65,15 @@ export function pullRemoteCharts(requests: ChartRequest[], repo: GitRepoConfig):
     }
     return pulled;
   });
+}
+
+/** The operator's time limit of one chart pull, every request of it (default 300 s). */
+function pullTimeoutSeconds(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS;
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS=${JSON.stringify(raw)}: expected a positive number`);
+  return n;
 }
 
 function helmAuth(repo: GitRepoConfig): HelmAuth | undefined {

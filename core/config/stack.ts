@@ -70,6 +70,13 @@ export interface GitRepoConfig {
   helmSecret?: HelmSecret;
   /** Fleet's helmRepoURLRegex: helmSecret's credentials go only to chart URLs it matches (from the start). */
   helmRepoURLRegex?: string;
+  /**
+   * The chart URLs this GitRepo's content may make the runner pull from: Go regular expressions, each
+   * matched against the whole normalized URL (scheme://host[:port]/path) of every request of a pull,
+   * redirects and index.yaml's chart URLs included. Empty: no remote chart is pulled. The operator's
+   * setting; content cannot widen it.
+   */
+  allowedChartURLs?: string[];
 }
 
 export interface HelmSecret {
@@ -227,7 +234,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   f.object([
     "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "auth", "caBundle", "insecureSkipTLSVerify",
-    "helmSecret", "helmRepoURLRegex",
+    "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -300,6 +307,8 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   if (regex) {
     g.helmRepoURLRegex = regex;
   }
+  const allowed = f.child("allowedChartURLs");
+  if (allowed.present) g.allowedChartURLs = allowed.stringList();
   return g;
 }
 

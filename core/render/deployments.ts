@@ -5,6 +5,7 @@
  * rules, checked here so nothing is registered when any object is wrong.
  */
 import { comparePatchPaths } from "../compare-patches";
+import { dnsLabelProblem, objectNameProblem } from "../object-names";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
@@ -161,10 +162,27 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     } else if (clusterScoped) {
       delete meta.namespace;
     }
-    return { ...obj, metadata: meta };
+    const placed = { ...obj, metadata: meta };
+    checkNames(placed, ctx);
+    return placed;
   });
   const kept = new Set(objects.filter((o, i) => i < chartCrds.length || keepsOnUninstall(o)));
   return { objects, warnings, kept, chartCrds: new Set(objects.slice(0, chartCrds.length)) };
+}
+
+/**
+ * An object's name and namespace as the API server validates them, before either becomes a file name
+ * (render mode), a URN or a label: content chose them.
+ */
+function checkNames(obj: K8sObject, ctx: { gitRepo: string; bundle: string; cluster: string }): void {
+  const name = String(obj.metadata.name);
+  const problem = objectNameProblem(String(obj.kind), name);
+  if (problem) throw new FleetError(`${obj.kind} ${JSON.stringify(name)}: metadata.name ${problem}`, ctx);
+  const ns = obj.metadata.namespace;
+  if (ns !== undefined && ns !== null && ns !== "") {
+    const nsProblem = dnsLabelProblem(String(ns));
+    if (nsProblem) throw new FleetError(`${obj.kind} ${JSON.stringify(name)}: metadata.namespace ${JSON.stringify(ns)} ${nsProblem}`, ctx);
+  }
 }
 
 export type { RenderHook };

@@ -9,6 +9,7 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import * as path from "node:path";
+import { JobKey, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
 
 const PROJECT_DIR = path.resolve(__dirname, "../..");
 
@@ -81,7 +82,12 @@ export interface OwnersResult { objects?: (LiveObject | null)[] | null; error?: 
 export interface HelmAuth { username?: string; password?: string; caBundle?: string; insecureSkipVerify?: boolean; basicHTTP?: boolean }
 
 /** A remote chart to download into a bundle (Helm repository, OCI reference or archive URL). */
-export interface PullJob { id: string; chart?: string; repo?: string; version?: string; auth?: HelmAuth; credentialsRegex?: string }
+export interface PullJob {
+  id: string; chart?: string; repo?: string; version?: string; auth?: HelmAuth; credentialsRegex?: string;
+  /** The GitRepo's allowedChartURLs (pull_transport.go); empty refuses every pull. */
+  allowedURLs?: string[];
+  timeoutSeconds?: number;
+}
 
 /** The chart's files, named under `prefix` (Fleet's `.chart/<sha256>`), or why it could not be had. */
 export interface PullResult { prefix: string; files: RenderFile[] | null; source: string; warnings?: string[]; error?: string }
@@ -124,14 +130,79 @@ export function rendererBinary(): string {
   return binary;
 }
 
-/** Runs one batch. Job failures come back per job; a failure of the program itself throws. */
+/**
+ * Runs one batch. Job failures come back per job; a failure of the program itself throws. Jobs that
+ * evaluate GitRepo content (yaml, values, renders) run in the sandbox (sandbox.ts), the others (pulls,
+ * owners, impersonate, readiness: the network and the clusters' credentials, the operator's data) in a
+ * plain process, which the sandbox refuses to be.
+ */
 export function runRenderer(request: RendererRequest): RendererResponse {
-  const result = spawnSync(rendererBinary(), [], {
-    input: JSON.stringify(request),
-    encoding: "utf8",
-    maxBuffer: 2 ** 31 - 1,
-  });
+  const { pulls, owners, impersonate, readiness, ...content } = request;
+  const response: RendererResponse = { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {} };
+  if (pulls?.length || owners?.length || impersonate?.length || readiness?.length) {
+    Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness }), ["pulls", "owners", "impersonate", "readiness"]));
+  }
+  if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
+    Object.assign(response, pick(runContent(content), ["values", "valueOf", "renders", "yaml"]));
+  }
+  return response;
+}
+
+function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+}
+
+function runTrusted(request: RendererRequest): RendererResponse {
+  const result = spawnSync(rendererBinary(), [], { input: JSON.stringify(request), encoding: "utf8", maxBuffer: 2 ** 31 - 1 });
   if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
   if (result.status !== 0) throw new Error(`fleet-render failed (exit ${result.status}): ${result.stderr.trim()}`);
   return JSON.parse(result.stdout) as RendererResponse;
+}
+
+/**
+ * The content jobs, in the sandbox. Each job is named by its kind and its index here (not by a key
+ * the content chose, such as a file name), so the sandbox's stderr markers cannot be forged by names.
+ */
+function runContent(request: RendererRequest): RendererResponse {
+  const limits = sandboxLimits();
+  const yamlKeys = Object.keys(request.yaml ?? {});
+  const values = request.values ?? [];
+  const renders = request.renders ?? [];
+  const jobs: JobKey[] = [...yamlKeys.map((_, i) => `yaml ${i}`), ...values.map((_, i) => `values ${i}`), ...renders.map((_, i) => `renders ${i}`)];
+  const out: RendererResponse = { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {} };
+  const valueResults: ValuesResult[] = new Array(values.length);
+  const indexOf = (key: JobKey): [string, number] => {
+    const [kind, i] = key.split(" ");
+    return [kind, Number(i)];
+  };
+  runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, (group) => {
+    const sub: RendererRequest = { bundles: request.bundles, clusters: request.clusters, helm: request.helm, yaml: {}, values: [], renders: [] };
+    const valuesAt: number[] = []; // position in sub.values -> index in values
+    for (const key of group) {
+      const [kind, i] = indexOf(key);
+      if (kind === "yaml") sub.yaml![String(i)] = request.yaml![yamlKeys[i]];
+      else if (kind === "values") valuesAt.push(i), sub.values!.push(values[i]);
+      else sub.renders!.push({ ...renders[i], id: String(i) });
+    }
+    const o = runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
+    if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
+    const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
+    return { ...o, running: o.running.map(global), limit: o.limit?.kind === "time" ? { kind: "time", job: global(o.limit.job) } : o.limit };
+  }, ({ response, valuesAt }) => {
+    for (const [i, r] of Object.entries(response.yaml)) out.yaml[yamlKeys[Number(i)]] = r;
+    for (const [i, r] of Object.entries(response.renders)) out.renders[renders[Number(i)].id] = r;
+    valuesAt.forEach((i, pos) => (valueResults[i] = response.values[response.valueOf[pos]]));
+  }, (key, reason) => {
+    const [kind, i] = indexOf(key);
+    if (kind === "yaml") out.yaml[yamlKeys[i]] = { error: reason };
+    else if (kind === "values") valueResults[i] = { changed: false, error: reason };
+    else out.renders[renders[i].id] = { objects: null, crds: null, hooks: null, style: "yaml", error: reason };
+  }, limits);
+  // Equal results share one object, as the renderer's own `valueOf` does within one run.
+  const distinct = new Map<ValuesResult, number>();
+  for (const r of valueResults) {
+    if (!distinct.has(r)) distinct.set(r, out.values.length), out.values.push(r);
+    out.valueOf.push(distinct.get(r)!);
+  }
+  return out;
 }

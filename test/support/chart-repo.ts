@@ -40,7 +40,17 @@ export function chartSources(charts: ChartSpec[], dir = tempDir("pf-charts-")): 
   return dir;
 }
 
-export async function startChartRepo(chartsDir: string, opts: { tls?: boolean; user?: string; password?: string; files?: string } = {}): Promise<ChartRepo> {
+export interface ChartRepoOptions {
+  tls?: boolean; user?: string; password?: string; files?: string;
+  /** A file that gets one JSON line {method, path, authorization} per request received. */
+  log?: string;
+  /** index.yaml's chart URLs are absolute, under this URL (another server). */
+  chartURLBase?: string;
+  /** Path -> URL answered with a 302. */
+  redirects?: Record<string, string>;
+}
+
+export async function startChartRepo(chartsDir: string, opts: ChartRepoOptions = {}): Promise<ChartRepo> {
   const bin = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-render.sh"), "--path", "chart-repo"], {
     encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
   }).trim();
@@ -48,6 +58,9 @@ export async function startChartRepo(chartsDir: string, opts: { tls?: boolean; u
   if (opts.tls) args.push("--tls");
   if (opts.files) args.push("--files", opts.files);
   if (opts.user) args.push("--user", opts.user, "--password", opts.password ?? "");
+  if (opts.log) args.push("--log", opts.log);
+  if (opts.chartURLBase) args.push("--chart-url-base", opts.chartURLBase);
+  for (const [from, to] of Object.entries(opts.redirects ?? {})) args.push("--redirect", `${from}=${to}`);
   const child: ChildProcess = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));

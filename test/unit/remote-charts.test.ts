@@ -26,11 +26,14 @@ const CHARTS = chartSources(["1.2.3", "1.2.5", "1.3.0", "2.0.0"].map((version) =
   name: "demo", version, templates: { "cm.yaml": CM }, values: "greeting: hello\n",
 })));
 
+/** The operator's allow-list for these tests: the loopback servers, any port. */
+const LOOPBACK = ["https?://127\\.0\\.0\\.1:[0-9]+/.*"];
+
 /** A one-bundle repository directory with this fleet.yaml; its bundle, read as the pipeline reads it. */
 function bundleWith(fleetYaml: string, repo: Partial<GitRepoConfig> = {}) {
   const dir = tempDir("pf-remote-");
   fs.writeFileSync(path.join(dir, "fleet.yaml"), fleetYaml);
-  const [b] = readBundles(dir, gitRepoConfig({ name: "charts", repo: dir, ...repo }));
+  const [b] = readBundles(dir, gitRepoConfig({ name: "charts", repo: dir, allowedChartURLs: LOOPBACK, ...repo }));
   return b;
 }
 
@@ -117,6 +120,13 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     // Withheld credentials on a public chart: the chart is pulled and the warning reaches the render.
     const pub = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`, { helmSecret: secret });
     expect(configMap(pub).warnings.join("\n")).to.match(/helmRepoURLRegex is empty/);
+  });
+
+  it("nothing is pulled unless the operator's allowedChartURLs allows the URL; the error suggests a pattern", () => {
+    const yaml = `helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`;
+    expect(readError(yaml, { allowedChartURLs: [] })).to.match(/gitRepo charts, bundle charts: helm\.repo: [\s\S]*allowedChartURLs is not set[\s\S]*127\\\\\.0/);
+    expect(readError(yaml, { allowedChartURLs: ["https://charts\\.example\\.com/.*"] })).to.match(/allowedChartURLs/);
+    expect(configMap(bundleWith(yaml, { allowedChartURLs: [`${plain.repo.replace(/\./g, "\\.")}/.*`] })).data.version).to.equal("1.2.3");
   });
 
   it("a version or chart that does not exist fails naming the GitRepo, bundle and field", () => {

@@ -60,6 +60,12 @@ func decodeFiles(in []FileInput) ([]file, error) {
 				return nil, fmt.Errorf("%s: bad base64 content: %w", f.Name, err)
 			}
 		}
+		// Every text file, as kustomize decodes a resource whatever its name (raw manifests, values too).
+		if f.Encoding != "base64" {
+			if err := checkYAMLExpansion(data); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Name, err)
+			}
+		}
 		out = append(out, file{name: f.Name, data: data})
 	}
 	return out, nil

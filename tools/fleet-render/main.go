@@ -18,15 +18,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 )
 
 const usage = `usage: fleet-render < request.json > response.json
+       fleet-render --sandbox [--job-timeout D] [--memory-mib N] [--output-mib N] < request.json > response.json
        fleet-render --version
 
 Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...], "pulls": [...],
@@ -36,11 +39,23 @@ Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "ren
 const version = "fleet-render 1 (helm v4.2.3, sprig v3.3.0, kustomize api v0.21.1)"
 
 func main() {
+	var watch *jobWatch
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "--version":
 			fmt.Println(version)
 			return
+		case "--sandbox":
+			limits, err := parseSandboxFlags(os.Args[2:])
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "fleet-render: %v\n%s\n", err, usage)
+				os.Exit(2)
+			}
+			if err := enterSandbox(limits); err != nil {
+				fmt.Fprintf(os.Stderr, "fleet-render: sandbox: %v\n", err)
+				os.Exit(2)
+			}
+			watch = newJobWatch(limits)
 		default:
 			fmt.Fprintln(os.Stderr, usage)
 			os.Exit(2)
@@ -52,9 +67,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "fleet-render: reading the request: %v\n", err)
 		os.Exit(2)
 	}
+	// GitRepo content is evaluated only in the sandbox; the jobs that need the network or a cluster's
+	// credentials (and read only the operator's data) only outside it.
+	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness)
+	content := len(req.YAML) + len(req.Values) + len(req.Renders)
+	if watch != nil && trusted > 0 || watch == nil && content > 0 && os.Getenv("PULUMI_FLEET_RENDER_UNSANDBOXED") != "1" {
+		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate and readiness only without")
+		os.Exit(2)
+	}
 	// A batch is short-lived and memory is plentiful: collect garbage less often.
 	debug.SetGCPercent(400)
-	resp := run(&req)
+	resp := run(&req, watch)
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(resp); err != nil {
@@ -63,9 +86,9 @@ func main() {
 	}
 }
 
-func run(req *Request) *Response {
+func run(req *Request, watch *jobWatch) *Response {
 	resp := &Response{
-		Renders:     make(map[string]RenderResult, len(req.Renders)),
+		Renders:     make(map[string]json.RawMessage, len(req.Renders)),
 		Pulls:       make(map[string]PullResult, len(req.Pulls)),
 		YAML:        make(map[string]YAMLResult, len(req.YAML)),
 		Owners:      make(map[string]OwnersResult, len(req.Owners)),
@@ -79,7 +102,13 @@ func run(req *Request) *Response {
 		resp.Readiness[job.ID] = readiness(job)
 	}
 	for id, text := range req.YAML {
-		resp.YAML[id] = yamlToJSON(text)
+		watch.run("yaml", id, func() {
+			result := yamlToJSON(text)
+			if err := watch.tooLarge(len(result.JSON)); err != nil {
+				result = YAMLResult{Error: err.Error()}
+			}
+			resp.YAML[id] = result
+		})
 	}
 	var mu sync.Mutex
 	parallel(len(req.Pulls), func(i int) {
@@ -104,17 +133,40 @@ func run(req *Request) *Response {
 	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
 		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}
-		encoded[i] = processValuesEncoded(job, req.Helm[job.Helm], req.Clusters[job.Cluster]) // each worker writes its own slot
+		watch.run("values", strconv.Itoa(i), func() {
+			result := processValuesEncoded(job, req.Helm[job.Helm], req.Clusters[job.Cluster])
+			if err := watch.tooLarge(len(result)); err != nil {
+				result = mustEncode(ValuesResult{Error: err.Error()})
+			}
+			encoded[i] = result // each worker writes its own slot
+		})
 	})
 	resp.Values, resp.ValueOf = distinct(encoded)
 	parallel(len(req.Renders), func(i int) {
 		job := req.Renders[i]
-		result := renderJob(job, req.Bundles[job.Bundle])
+		var result json.RawMessage
+		watch.run("renders", job.ID, func() {
+			result = mustEncode(renderJob(job, req.Bundles[job.Bundle]))
+			if err := watch.tooLarge(len(result)); err != nil {
+				result = mustEncode(RenderResult{Error: err.Error()})
+			}
+		})
 		mu.Lock()
 		resp.Renders[job.ID] = result
 		mu.Unlock()
 	})
 	return resp
+}
+
+// mustEncode: JSON without HTML escaping, as the response encoder writes it.
+func mustEncode(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 // distinct: the different results, in order of first use, and each job's index among them.

@@ -43,6 +43,9 @@ func stripDocMarker(doc []byte) []byte {
 // an error. Documents are converted with sigs.k8s.io/yaml, which also reads the flow-style documents
 // Helm v4 emits for toJson output (Fleet normalises those first for the same reason).
 func toObjects(data []byte) ([]map[string]any, error) {
+	if err := checkYAMLExpansion(data); err != nil {
+		return nil, err
+	}
 	var out []map[string]any
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {

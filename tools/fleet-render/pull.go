@@ -6,7 +6,9 @@ package main
 // repository's index.yaml), by an OCI reference (`oci://`, tags resolved by Helm's downloader) or by a
 // URL to an archive is downloaded and its files become bundle files under
 // `.chart/<sha256 of chart:repo:version>/`, where the renderer finds the chart. The archive is read in
-// memory: no file is written, names that leave the archive root and links are refused.
+// memory: no file is written, names that leave the archive root and links are refused. Every request
+// goes through pullTransport (pull_transport.go): only URLs the operator allowed, credentials only where
+// helmRepoURLRegex matches, and a time limit on the whole pull.
 
 import (
 	"archive/tar"
@@ -33,6 +35,7 @@ import (
 	helmgetter "helm.sh/helm/v4/pkg/getter"
 	"helm.sh/helm/v4/pkg/registry"
 	repov1 "helm.sh/helm/v4/pkg/repo/v1"
+	orasauth "oras.land/oras-go/v2/registry/remote/auth"
 	kyaml "sigs.k8s.io/yaml"
 )
 
@@ -41,7 +44,8 @@ const (
 	// Limits on what one chart may unpack to (Fleet: 2 GiB and 100,000 files; a chart is far smaller).
 	maxChartBytes = 256 << 20
 	maxChartFiles = 20_000
-	pullTimeout   = 5 * time.Minute
+	// The default time limit of one pull, every request of it included (PullJob.TimeoutSeconds).
+	pullTimeout = 5 * time.Minute
 )
 
 // PullJob is one remote chart of a bundle (the bundle's helm options or a target customization's).
@@ -51,9 +55,15 @@ type PullJob struct {
 	Repo    string   `json:"repo"`
 	Version string   `json:"version"`
 	Auth    HelmAuth `json:"auth"`
-	// CredentialsRegex is the GitRepo's helmRepoURLRegex: the credentials in Auth are sent only to a
-	// repository (or, without one, a chart URL) it matches from the start; empty sends them nowhere.
+	// CredentialsRegex is the GitRepo's helmRepoURLRegex: the credentials in Auth are sent only with
+	// requests whose normalized URL (pull_transport.go) it matches from the start; empty sends them nowhere.
 	CredentialsRegex string `json:"credentialsRegex,omitempty"`
+	// AllowedURLs is the GitRepo's allowedChartURLs (the operator's, never the content's): regular
+	// expressions, each matched against the whole normalized URL of a request; a request none matches
+	// is refused. Empty: no remote chart may be pulled.
+	AllowedURLs []string `json:"allowedURLs,omitempty"`
+	// TimeoutSeconds bounds the whole pull (default pullTimeout); set by the operator's environment.
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
 }
 
 // HelmAuth is a GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys).
@@ -82,29 +92,41 @@ func chartPrefix(chart, repo, version string) string {
 
 func pullChart(job PullJob) PullResult {
 	res := PullResult{Prefix: chartPrefix(job.Chart, job.Repo, job.Version)}
-	send, err := sendCredentials(job)
-	if err != nil {
-		res.Error = describePull(job, err)
+	fail := func(err error) PullResult {
+		res.Error = scrub(describePull(job, err), job.Auth)
 		return res
 	}
-	if !send && (job.Auth.Username != "" || job.Auth.Password != "") {
-		job.Auth.Username, job.Auth.Password = "", ""
-		if job.CredentialsRegex == "" {
-			res.Warnings = append(res.Warnings, "helmRepoURLRegex is empty, so the GitRepo's Helm credentials were not sent; set helmRepoURLRegex to allow it")
-		}
+	ref, err := chartReference(job)
+	if err != nil {
+		return fail(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), pullTimeout)
-	defer cancel()
-	source, data, name, err := fetchChart(ctx, job)
+	policy, err := newURLPolicy(job.AllowedURLs, job.CredentialsRegex, job.Auth)
+	if err != nil {
+		return fail(err)
+	}
+	policy.ociHost = registryHost(ref)
+	if len(policy.allowed) == 0 {
+		return fail(fmt.Errorf("no remote chart may be pulled: the GitRepo's %s is not set (the operator lists the chart URLs a GitRepo's content may pull from in the stack file, gitRepos[].%s: regular expressions, each matched against the whole URL of every request, e.g. %q)", allowSetting, allowSetting, suggestPattern(ref, job.Auth)))
+	}
+	if policy.username != "" && job.CredentialsRegex == "" {
+		res.Warnings = append(res.Warnings, "helmRepoURLRegex is empty, so the GitRepo's Helm credentials were not sent; set helmRepoURLRegex to allow it")
+	}
+	timeout := pullTimeout
+	if job.TimeoutSeconds > 0 {
+		timeout = time.Duration(job.TimeoutSeconds * float64(time.Second))
+	}
+	client, transport, err := newPullClient(job.Auth, policy, timeout)
+	if err != nil {
+		return fail(err)
+	}
+	source, data, name, err := fetchChart(client, job, timeout)
 	res.Source = redact(source)
 	if err != nil {
-		res.Error = describePull(job, err)
-		return res
+		return fail(withCredentialsHint(err, policy, transport))
 	}
 	files, err := unpackChart(name, data)
 	if err != nil {
-		res.Error = describePull(job, fmt.Errorf("unpacking %s: %w", redact(source), err))
-		return res
+		return fail(fmt.Errorf("unpacking %s: %w", redact(source), err))
 	}
 	for _, f := range files {
 		in := FileInput{Name: res.Prefix + "/" + f.name, Content: string(f.data)}
@@ -116,20 +138,78 @@ func pullChart(job PullJob) PullResult {
 	return res
 }
 
-// sendCredentials is Fleet's shouldAddAuthToRequest: the regex anchored at the start of the repository
-// URL, or of the chart URL when there is no repository.
-func sendCredentials(job PullJob) (bool, error) {
-	if job.CredentialsRegex == "" {
-		return false, nil
+// chartReference parses the URL the fleet.yaml names (the repository, or without one an archive URL
+// or OCI reference as the chart). One with userinfo, or of a kind that is not pulled, is refused
+// before anything is requested.
+func chartReference(job PullJob) (*url.URL, error) {
+	raw := job.Repo
+	if raw == "" {
+		raw = job.Chart
 	}
-	if _, err := regexp.Compile(job.CredentialsRegex); err != nil {
-		return false, fmt.Errorf("helmRepoURLRegex: %w", err)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a URL: %w", redact(raw), err)
 	}
-	re := regexp.MustCompile("^(?:" + job.CredentialsRegex + ")")
-	if job.Repo == "" {
-		return re.MatchString(job.Chart), nil
+	if u.User != nil {
+		_, err := normalizeURL(u)
+		return nil, err
 	}
-	return re.MatchString(job.Repo), nil
+	switch {
+	case job.Repo != "" && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "oci") && u.Host != "":
+	case job.Repo != "":
+		return nil, fmt.Errorf("%q is neither an https or http Helm repository nor an oci:// registry", redact(job.Repo))
+	case (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "oci") && u.Host != "":
+	default:
+		return nil, fmt.Errorf("%q is neither a chart in the bundle nor an https or oci:// chart (git and other go-getter sources are not supported)", job.Chart)
+	}
+	return u, nil
+}
+
+// suggestPattern is an allowedChartURLs entry that would allow this reference's requests.
+func suggestPattern(ref *url.URL, auth HelmAuth) string {
+	u := *ref
+	switch u.Scheme {
+	case "oci":
+		// Registry requests: <registry>/v2/<repository>/..., https unless basicHTTP.
+		u.Scheme = "https"
+		if auth.BasicHTTP {
+			u.Scheme = "http"
+		}
+		u.Path = "/v2/" + strings.Trim(u.Path, "/") + "/"
+		u.RawPath = ""
+	case "http", "https":
+	default:
+		return ""
+	}
+	n, err := normalizeURL(&u)
+	if err != nil {
+		return ""
+	}
+	if strings.HasSuffix(n, "/") {
+		return regexp.QuoteMeta(n) + ".*"
+	}
+	return regexp.QuoteMeta(n)
+}
+
+// withCredentialsHint adds, to a failed pull that had credentials none of its requests carried, the
+// URLs helmRepoURLRegex was matched against (a regex written for the oci:// reference matches none).
+func withCredentialsHint(err error, policy *urlPolicy, t *pullTransport) error {
+	sent, requested := t.credentialsSent()
+	if sent || policy.username == "" || policy.credentials == nil || len(requested) == 0 {
+		return err
+	}
+	if len(requested) > 3 {
+		requested = append(requested[:3], "...")
+	}
+	return fmt.Errorf("%w (the GitRepo's Helm credentials went with none of the requests: helmRepoURLRegex is matched from the start of each request's URL, here %s)", err, strings.Join(requested, ", "))
+}
+
+// scrub removes the GitRepo's password from a message, whatever a library put in it.
+func scrub(msg string, auth HelmAuth) string {
+	if auth.Password != "" {
+		msg = strings.ReplaceAll(msg, auth.Password, "***")
+	}
+	return msg
 }
 
 func describePull(job PullJob, err error) string {
@@ -137,11 +217,9 @@ func describePull(job PullJob, err error) string {
 }
 
 // fetchChart returns the archive of the chart and the name its format is told by.
-func fetchChart(ctx context.Context, job PullJob) (source string, data []byte, name string, err error) {
-	client, err := httpClient(job.Auth)
-	if err != nil {
-		return "", nil, "", err
-	}
+func fetchChart(client *http.Client, job PullJob, timeout time.Duration) (source string, data []byte, name string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	switch {
 	case strings.HasPrefix(job.Repo, ociPrefix):
 		return pullOCI(job.Repo, job.Version, job.Auth, client)
@@ -153,18 +231,11 @@ func fetchChart(ctx context.Context, job PullJob) (source string, data []byte, n
 	case strings.HasPrefix(job.Chart, ociPrefix):
 		// Deprecated in Fleet (use helm.repo) but still pulled.
 		return pullOCI(job.Chart, job.Version, job.Auth, client)
-	case isHTTPURL(job.Chart):
+	default: // an http(s) archive URL (chartReference checked)
 		source = job.Chart
-	default:
-		return job.Chart, nil, "", fmt.Errorf("%q is neither a chart in the bundle nor an https or oci:// chart (git and other go-getter sources are not supported)", job.Chart)
 	}
-	data, name, err = httpGet(ctx, client, source, job.Auth)
+	data, name, err = httpGet(ctx, client, source)
 	return source, data, name, err
-}
-
-func isHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // chartURLFromIndex is Fleet's ChartURL: the repository's index.yaml, the newest version matching the
@@ -174,7 +245,7 @@ func chartURLFromIndex(ctx context.Context, client *http.Client, job PullJob) (s
 	if err != nil {
 		return "", err
 	}
-	data, _, err := httpGet(ctx, client, indexURL, job.Auth)
+	data, _, err := httpGet(ctx, client, indexURL)
 	if err != nil {
 		return "", err
 	}
@@ -197,16 +268,19 @@ func chartURLFromIndex(ctx context.Context, client *http.Client, job PullJob) (s
 	return url.JoinPath(job.Repo, cv.URLs[0])
 }
 
-func httpGet(ctx context.Context, client *http.Client, source string, auth HelmAuth) ([]byte, string, error) {
+// httpGet downloads one URL; the client's transport decides whether it may be requested and with
+// which credentials.
+func httpGet(ctx context.Context, client *http.Client, source string) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
 	if err != nil {
-		return nil, "", err
-	}
-	if auth.Username != "" && auth.Password != "" {
-		req.SetBasicAuth(auth.Username, auth.Password)
+		return nil, "", fmt.Errorf("downloading %s: %w", redact(source), err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // the transport's message names the URL (normalized, without userinfo)
+		}
 		return nil, "", fmt.Errorf("downloading %s: %w", redact(source), err)
 	}
 	defer resp.Body.Close()
@@ -229,7 +303,10 @@ func httpGet(ctx context.Context, client *http.Client, source string, auth HelmA
 }
 
 // pullOCI is Fleet's downloadOCIChart: Helm's registry client and chart downloader, which resolve a
-// version constraint against the repository's tags.
+// version constraint against the repository's tags. The registry client is given no credentials and
+// an authorizer of its own, so it never reads the machine's Docker or Helm credential stores; the
+// GitRepo's credentials are added by the transport, per request, where helmRepoURLRegex matches (the
+// registry's token endpoint included), and a bearer token the client obtains stays with its registry.
 func pullOCI(ref, version string, auth HelmAuth, client *http.Client) (string, []byte, string, error) {
 	tmp, err := os.MkdirTemp("", "fleet-render-oci-")
 	if err != nil {
@@ -239,21 +316,16 @@ func pullOCI(ref, version string, auth HelmAuth, client *http.Client) (string, [
 	opts := []registry.ClientOption{
 		registry.ClientOptCredentialsFile(path.Join(tmp, "creds.json")),
 		registry.ClientOptHTTPClient(client),
+		registry.ClientOptAuthorizer(orasauth.Client{Client: client, Credential: noCredential}),
 	}
 	if auth.BasicHTTP {
 		opts = append(opts, registry.ClientOptPlainHTTP())
-	}
-	if auth.Username != "" && auth.Password != "" {
-		opts = append(opts, registry.ClientOptBasicAuth(auth.Username, auth.Password))
 	}
 	rc, err := registry.NewClient(opts...)
 	if err != nil {
 		return ref, nil, "", err
 	}
 	getterOpts := []helmgetter.Option{helmgetter.WithInsecureSkipVerifyTLS(auth.InsecureSkipVerify)}
-	if auth.Username != "" && auth.Password != "" {
-		getterOpts = append(getterOpts, helmgetter.WithBasicAuth(auth.Username, auth.Password))
-	}
 	if auth.BasicHTTP {
 		getterOpts = append(getterOpts, helmgetter.WithPlainHTTP(true))
 	}
@@ -278,11 +350,15 @@ func pullOCI(ref, version string, auth HelmAuth, client *http.Client) (string, [
 	return ref, data, path.Base(saved), err
 }
 
-// httpClient is Fleet's transportForAuth: the system roots plus the GitRepo's CA bundle, TLS 1.2 at
-// least when a bundle is given, and insecureSkipVerify when asked.
-func httpClient(auth HelmAuth) (*http.Client, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: auth.InsecureSkipVerify} //nolint:gosec // the user's explicit setting
+// noCredential is the registry client's credential for every registry: none (see pullOCI).
+func noCredential(context.Context, string) (orasauth.Credential, error) {
+	return orasauth.EmptyCredential, nil
+}
+
+// tlsConfigFor is Fleet's transportForAuth TLS part: the system roots plus the GitRepo's CA bundle,
+// TLS 1.2 at least when a bundle is given, and insecureSkipVerify when asked.
+func tlsConfigFor(auth HelmAuth) (*tls.Config, error) {
+	config := &tls.Config{InsecureSkipVerify: auth.InsecureSkipVerify} //nolint:gosec // the operator's explicit setting
 	if auth.CABundle != "" {
 		pool, err := x509.SystemCertPool()
 		if err != nil {
@@ -291,10 +367,10 @@ func httpClient(auth HelmAuth) (*http.Client, error) {
 		if !pool.AppendCertsFromPEM([]byte(auth.CABundle)) {
 			return nil, errors.New("helm caBundle contains no PEM certificate")
 		}
-		transport.TLSClientConfig.RootCAs = pool
-		transport.TLSClientConfig.MinVersion = tls.VersionTLS12
+		config.RootCAs = pool
+		config.MinVersion = tls.VersionTLS12
 	}
-	return &http.Client{Transport: transport, Timeout: pullTimeout}, nil
+	return config, nil
 }
 
 // unpackChart reads a chart archive into files relative to the archive root (a chart archive's top
@@ -364,11 +440,4 @@ func hidden(name string) bool {
 		}
 	}
 	return false
-}
-
-var userinfo = regexp.MustCompile(`://[^/@]*@`)
-
-// redact drops credentials embedded in a URL before it reaches a message.
-func redact(s string) string {
-	return userinfo.ReplaceAllString(s, "://***@")
 }

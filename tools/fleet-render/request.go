@@ -130,7 +130,8 @@ type Response struct {
 	// what the template does not read), and the caller then parses and hashes it once.
 	Values      []json.RawMessage            `json:"values"`
 	ValueOf     []int                        `json:"valueOf"`
-	Renders     map[string]RenderResult      `json:"renders"`
+	// Renders: each RenderResult encoded by its worker (in parallel, and measured against the output limit).
+	Renders     map[string]json.RawMessage   `json:"renders"`
 	Pulls       map[string]PullResult        `json:"pulls"`
 	YAML        map[string]YAMLResult        `json:"yaml"`
 	Owners      map[string]OwnersResult      `json:"owners"`

@@ -17,6 +17,9 @@ type YAMLResult struct {
 }
 
 func yamlToJSON(text string) YAMLResult {
+	if err := checkYAMLExpansion([]byte(text)); err != nil {
+		return YAMLResult{Error: err.Error()}
+	}
 	out, err := kyaml.YAMLToJSON([]byte(text))
 	if err != nil {
 		return YAMLResult{Error: err.Error()}

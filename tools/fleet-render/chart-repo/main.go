@@ -4,7 +4,8 @@
 // registry would add 286 packages and about a minute to a cold build), the charts are packaged,
 // indexed and pushed with Helm's own SDK.
 //
-//	chart-repo --charts DIR [--files DIR] [--tls] [--user U --password P]
+//	chart-repo --charts DIR [--files DIR] [--tls] [--user U --password P] [--log FILE]
+//	           [--chart-url-base URL] [--redirect PATH=URL ...]
 //
 // Every subdirectory of DIR is a chart source directory. Each is packaged into a Helm repository
 // served at <url>/charts (index.yaml with relative chart URLs) and pushed to oci://<host>/charts/<name>.
@@ -13,6 +14,14 @@
 // SIGHUP publishes charts added to DIR since, then prints {"reloaded": true}.
 // With --user/--password every request needs that basic auth. --files serves a directory as is at
 // <url>/files/, for archives a test makes by hand.
+//
+// For the tests of what a pull may reach (pulumi-fleet issue 27):
+//   - --log FILE appends one JSON line {"method", "path", "authorization"} per request received once the
+//     server is ready (before the basic auth check), so a test sees which requests carried credentials;
+//   - --chart-url-base URL writes index.yaml with absolute chart URLs under URL (another server);
+//   - --redirect PATH=URL answers requests for PATH with a 302 to URL (repeatable);
+//   - /stall/... accepts the request and never answers; /trickle/... sends the headers and the first
+//     KiB of a body it never finishes. Both hold until the client goes away or the server stops.
 package main
 
 import (
@@ -37,6 +46,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,18 +65,39 @@ func main() {
 	user := flag.String("user", "", "basic auth user required on every request")
 	password := flag.String("password", "", "basic auth password")
 	files := flag.String("files", "", "a directory served as is at <url>/files/ (hand-made archives)")
+	logFile := flag.String("log", "", "append one JSON line per request received to this file")
+	chartURLBase := flag.String("chart-url-base", "", "index.yaml's chart URLs are absolute, under this URL")
+	redirects := map[string]string{}
+	flag.Func("redirect", "PATH=URL: answer PATH with a 302 to URL (repeatable)", func(v string) error {
+		from, to, ok := strings.Cut(v, "=")
+		if !ok || !strings.HasPrefix(from, "/") || to == "" {
+			return fmt.Errorf("want PATH=URL, got %q", v)
+		}
+		redirects[from] = to
+		return nil
+	})
 	flag.Parse()
 	if *charts == "" || flag.NArg() > 0 || (*user == "") != (*password == "") {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*charts, *files, *useTLS, *user, *password); err != nil {
+	opts := options{chartsDir: *charts, filesDir: *files, useTLS: *useTLS, user: *user, password: *password, logFile: *logFile, chartURLBase: *chartURLBase, redirects: redirects}
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "chart-repo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
+type options struct {
+	chartsDir, filesDir   string
+	useTLS                bool
+	user, password        string
+	logFile, chartURLBase string
+	redirects             map[string]string
+}
+
+func run(o options) error {
+	chartsDir, filesDir, useTLS, user, password := o.chartsDir, o.filesDir, o.useTLS, o.user, o.password
 	work, err := os.MkdirTemp("", "chart-repo-")
 	if err != nil {
 		return err
@@ -96,15 +129,44 @@ func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
 	if filesDir != "" {
 		mux.Handle("/files/", http.StripPrefix("/files/", http.FileServer(http.Dir(filesDir))))
 	}
-	server := &http.Server{Handler: withBasicAuth(mux, user, password), ReadHeaderTimeout: 10 * time.Second}
+	for from, to := range o.redirects {
+		mux.HandleFunc(from, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, to, http.StatusFound) })
+	}
+	quit := make(chan struct{})
+	hold := func(r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-quit:
+		}
+	}
+	mux.HandleFunc("/stall/", func(_ http.ResponseWriter, r *http.Request) { hold(r) })
+	mux.HandleFunc("/trickle/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Header().Set("Content-Length", "1048576")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(make([]byte, 1024))
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		hold(r)
+	})
+	requestLog, err := newRequestLog(o.logFile)
+	if err != nil {
+		return err
+	}
+	defer requestLog.close()
+	server := &http.Server{Handler: requestLog.wrap(withBasicAuth(mux, user, password)), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = server.Serve(ln) }()
 
 	publish := func() error {
+		// The server's own pushes are not the test's requests.
+		requestLog.on.Store(false)
+		defer requestLog.on.Store(true)
 		archives, err := packageCharts(chartsDir, repoDir)
 		if err != nil {
 			return err
 		}
-		index, err := repov1.IndexDirectory(repoDir, "")
+		index, err := repov1.IndexDirectory(repoDir, o.chartURLBase)
 		if err != nil {
 			return err
 		}
@@ -131,9 +193,48 @@ func run(chartsDir, filesDir string, useTLS bool, user, password string) error {
 		}
 		fmt.Println(`{"reloaded": true}`)
 	}
+	close(quit)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return server.Shutdown(ctx)
+}
+
+// requestLog appends one JSON line per request to a file (--log), while on.
+type requestLog struct {
+	mu sync.Mutex
+	f  *os.File
+	on atomic.Bool
+}
+
+func newRequestLog(file string) (*requestLog, error) {
+	l := &requestLog{}
+	if file == "" {
+		return l, nil
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	l.f = f
+	return l, nil
+}
+
+func (l *requestLog) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l.f != nil && l.on.Load() {
+			line, _ := json.Marshal(map[string]string{"method": r.Method, "path": r.URL.RequestURI(), "authorization": r.Header.Get("Authorization")})
+			l.mu.Lock()
+			_, _ = l.f.Write(append(line, '\n'))
+			l.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (l *requestLog) close() {
+	if l.f != nil {
+		_ = l.f.Close()
+	}
 }
 
 func packageCharts(src, dest string) ([]string, error) {

@@ -1,0 +1,124 @@
+/**
+ * GitRepo content is evaluated only by `fleet-render --sandbox` (tools/fleet-render/sandbox.go): an
+ * empty environment, a seccomp filter that refuses every path, socket and program, and limits on each
+ * job's time, the process's memory and each result's size. A template that loops forever or a values
+ * file that expands to gigabytes makes the sandbox end itself, writing on stderr which job it was
+ * running; this module turns that into an error for that job alone and runs the others again, so
+ * one bundle hitting a limit never takes the other bundles' results with it.
+ *
+ * The limits are the operator's (environment of `up`/`preview`/`render`), never the content's.
+ */
+import { spawnSync } from "node:child_process";
+
+export interface SandboxLimits {
+  /** One job's time, seconds (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS, default 120). */
+  jobSeconds: number;
+  /** The sandbox process's memory, MiB (PULUMI_FLEET_RENDER_MEMORY_MIB, default 2048). */
+  memoryMiB: number;
+  /** One job's result, MiB (PULUMI_FLEET_RENDER_OUTPUT_MIB, default 64). */
+  outputMiB: number;
+  /** All results of one batch, MiB (PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB, default 256, at most 400: the response is read as one string). */
+  totalOutputMiB: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256 };
+
+export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimits {
+  const num = (name: string, fallback: number, max = Infinity): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0 || n > max) throw new Error(`${name}=${JSON.stringify(raw)}: expected a positive number${max < Infinity ? ` up to ${max}` : ""}`);
+    return n;
+  };
+  const d = DEFAULT_SANDBOX_LIMITS;
+  return {
+    jobSeconds: num("PULUMI_FLEET_RENDER_TIMEOUT_SECONDS", d.jobSeconds),
+    memoryMiB: Math.floor(num("PULUMI_FLEET_RENDER_MEMORY_MIB", d.memoryMiB)),
+    outputMiB: Math.floor(num("PULUMI_FLEET_RENDER_OUTPUT_MIB", d.outputMiB)),
+    totalOutputMiB: Math.floor(num("PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB", d.totalOutputMiB, 400)),
+  };
+}
+
+export function sandboxArgs(l: SandboxLimits): string[] {
+  return ["--sandbox", "--job-timeout", `${l.jobSeconds}s`, "--memory-mib", String(l.memoryMiB), "--output-mib", String(l.outputMiB), "--total-output-mib", String(l.totalOutputMiB)];
+}
+
+/** A job of a sandbox batch: its kind and id as the sandbox names them on stderr. */
+export type JobKey = string; // `${kind} ${id}`
+
+/** What a run of a group of jobs gave: the results, or which jobs were running when it ended. */
+export type GroupOutcome<R> =
+  | { ok: true; response: R }
+  | { ok: false; limit?: { kind: "time"; job: JobKey } | { kind: "memory" }; running: JobKey[]; stderr: string };
+
+/** Runs the sandbox on one request; reads its job markers when it ends early. */
+export function runSandboxOnce<R>(binary: string, request: unknown, limits: SandboxLimits): GroupOutcome<R> {
+  const result = spawnSync(binary, sandboxArgs(limits), {
+    input: JSON.stringify(request),
+    encoding: "utf8",
+    env: {}, // nothing of the runner's environment; the sandbox clears its own too
+    maxBuffer: 2 ** 31 - 1,
+  });
+  if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
+  if (result.status === 0) return { ok: true, response: JSON.parse(result.stdout) as R };
+  const running = new Set<JobKey>();
+  let limit: { kind: "time"; job: JobKey } | { kind: "memory" } | undefined;
+  const other: string[] = [];
+  for (const line of result.stderr.split("\n")) {
+    let m: RegExpExecArray | null;
+    if ((m = /^fleet-render-job (start|done) (.*)$/.exec(line))) {
+      if (m[1] === "start") running.add(m[2]);
+      else running.delete(m[2]);
+    } else if ((m = /^fleet-render-limit time (.*)$/.exec(line))) {
+      limit = { kind: "time", job: m[1] };
+    } else if (/^fleet-render-limit memory /.test(line)) {
+      limit = { kind: "memory" };
+    } else if (line.trim()) {
+      other.push(line);
+    }
+  }
+  return { ok: false, limit, running: [...running], stderr: other.join("\n").slice(-4000) };
+}
+
+/**
+ * Runs `jobs` in the sandbox, in one process while nothing goes wrong. When the process ends early,
+ * the job that hit the time limit gets an error and the others run again; after a memory limit or a
+ * crash, the jobs that were running each run alone (the one that hits it again gets the error) and the
+ * rest together. `run` runs one group; `failed` records a job's error.
+ */
+export function runIsolating<R>(
+  jobs: JobKey[],
+  run: (group: JobKey[]) => GroupOutcome<R>,
+  done: (response: R) => void,
+  failed: (job: JobKey, reason: string) => void,
+  limits: SandboxLimits,
+): void {
+  const queue: JobKey[][] = [jobs];
+  while (queue.length) {
+    const group = queue.shift()!;
+    if (!group.length) continue;
+    const outcome = run(group);
+    if (outcome.ok) {
+      done(outcome.response);
+      continue;
+    }
+    const members = new Set(group);
+    const suspects = outcome.limit?.kind === "time" ? [outcome.limit.job] : outcome.running.filter((j) => members.has(j));
+    if (!suspects.length) throw new Error(`fleet-render --sandbox failed with no job running: ${outcome.stderr}`);
+    if (suspects.length === 1) {
+      failed(suspects[0], limitReason(outcome, limits));
+      queue.push(group.filter((j) => j !== suspects[0]));
+    } else {
+      queue.push(group.filter((j) => !suspects.includes(j)), ...suspects.map((j) => [j]));
+    }
+  }
+}
+
+function limitReason(o: Extract<GroupOutcome<unknown>, { ok: false }>, l: SandboxLimits): string {
+  if (o.limit?.kind === "time") return `rendering took longer than the limit of ${l.jobSeconds} s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped`;
+  if (o.limit?.kind === "memory") return `rendering needed more than the limit of ${l.memoryMiB} MiB of memory (PULUMI_FLEET_RENDER_MEMORY_MIB): stopped`;
+  const tail = o.stderr.split("\n").find((l) => /out of memory|cannot allocate/.test(l));
+  if (tail) return `rendering ran out of memory under the limit of ${l.memoryMiB} MiB (PULUMI_FLEET_RENDER_MEMORY_MIB): stopped`;
+  return `the renderer crashed on this job: ${o.stderr.split("\n").slice(0, 3).join(" ").slice(0, 400)}`;
+}

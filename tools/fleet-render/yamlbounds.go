@@ -1,0 +1,64 @@
+package main
+
+// YAML alias expansion, bounded wherever GitRepo content becomes YAML data: a few hundred bytes of
+// nested anchors (a "billion laughs") expand to gigabytes in the decoders Helm, kustomize and
+// sigs.k8s.io/yaml use. Each text is first parsed as nodes (aliases stay references) and its expanded
+// size counted without expanding it; over the bound it is an error naming the bound, before any
+// decoder sees it.
+
+import (
+	"bytes"
+	"fmt"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// maxExpandedNodes: how many nodes a YAML text that uses aliases may expand to. Texts without
+// aliases are bounded by their size (the file and output limits).
+var maxExpandedNodes = 1_000_000
+
+// checkYAMLExpansion returns an error when a YAML text's aliases expand past maxExpandedNodes.
+// Text that is not YAML (a Helm template before rendering) is not this check's business: the
+// decoder that reads it later reports it.
+func checkYAMLExpansion(data []byte) error {
+	if !bytes.ContainsRune(data, '*') || !bytes.ContainsRune(data, '&') {
+		return nil // no alias can be used without an anchor and a reference
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	sizes := map[*yaml.Node]int{}
+	total := 0
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			return nil // the end, or not YAML
+		}
+		total += expandedSize(&doc, sizes, 0)
+		if total > maxExpandedNodes {
+			return fmt.Errorf("YAML aliases expand to more than %d nodes (an alias bomb?); the limit bounds what one file may expand to", maxExpandedNodes)
+		}
+	}
+}
+
+// expandedSize counts a node as the decoders would expand it, each distinct node once (memoized), so
+// the count itself costs the size of the text, not of the expansion.
+func expandedSize(n *yaml.Node, sizes map[*yaml.Node]int, depth int) int {
+	if n == nil || depth > 10_000 {
+		return 1
+	}
+	if s, ok := sizes[n]; ok {
+		return s
+	}
+	sizes[n] = maxExpandedNodes + 1 // a cycle through an alias counts as too large
+	size := 1
+	if n.Kind == yaml.AliasNode {
+		size = expandedSize(n.Alias, sizes, depth+1)
+	}
+	for _, c := range n.Content {
+		size += expandedSize(c, sizes, depth+1)
+		if size > maxExpandedNodes {
+			break
+		}
+	}
+	sizes[n] = size
+	return size
+}
