@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { spawn } from "node:child_process";
 import * as readline from "node:readline";
 import { PROJECT_DIR } from "../core/pipeline";
+import { guarded } from "./process-guard";
 
 export interface ShardRun {
   shard: string;
@@ -68,7 +69,9 @@ export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
 function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], resultFile: string): Promise<ShardRun> {
   const started = Date.now();
   const args = [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(PROJECT_DIR, "scripts", "fleet.ts"), o.op, "--stack", s.stack, ...o.args, ...(s.args ?? []), "--result-json", resultFile];
-  const child = spawn(process.execPath, args, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  // Under proc-guard: should this process die, the shard's process and all it started end too.
+  const [file, argv] = guarded(process.execPath, args);
+  const child = spawn(file, argv, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env });
   const prefix = `[${s.shard}] `;
   const pipe = (stream: NodeJS.ReadableStream, name: "stdout" | "stderr") =>
     new Promise<void>((resolve) => readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (l) => o.line(prefix + l, name)).on("close", resolve));

@@ -1,15 +1,22 @@
 /**
  * The Pulumi engine this project runs: the CLI and Kubernetes provider that tools/build-pulumi.sh
  * builds from pinned Go modules (or reuses), with an isolated PULUMI_HOME. A missing or broken
- * toolchain is an error with the build script's own output, never a skipped step.
+ * toolchain is an error with the build script's own output, never a skipped step. On Linux the CLI
+ * is run under proc-guard (automation/process-guard.ts), so nothing it starts outlives the operation.
  */
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { PROJECT_DIR } from "../core/pipeline";
+import { guardedCliRoot, guardSupported } from "./process-guard";
 
 export interface Toolchain {
-  /** Directory holding bin/pulumi (PulumiCommand.get({ root })). */
+  /**
+   * Directory holding the bin/pulumi every command runs (PulumiCommand.get({ root }), `npm run pulumi`):
+   * on Linux proc-guard running `cli`, else `cli`'s own root.
+   */
   root: string;
+  /** The CLI binary itself (tools/build-pulumi.sh's, or the system's). */
+  cli: string;
   /** Environment for every engine process: PATH, PULUMI_HOME, update check and plugin download off. */
   env: Record<string, string>;
 }
@@ -35,6 +42,7 @@ export function toolchain(): Toolchain {
     env[m[1]] = m[2].replace(/:"\$PATH"$/, `:${process.env.PATH ?? ""}`).replace(/^'(.*)'$/, "$1");
   }
   if (!env.PULUMI_FLEET_PULUMI_ROOT || !env.PULUMI_HOME) throw new Error(`tools/build-pulumi.sh --env printed no toolchain paths:\n${printed}`);
-  cached = { root: env.PULUMI_FLEET_PULUMI_ROOT, env };
+  const cli = path.join(env.PULUMI_FLEET_PULUMI_ROOT, "bin", "pulumi");
+  cached = { root: guardSupported() ? guardedCliRoot(cli) : env.PULUMI_FLEET_PULUMI_ROOT, cli, env };
   return cached;
 }

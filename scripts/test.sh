@@ -5,6 +5,9 @@
 # tool fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+leftovers=$(mktemp)
+trap 'rm -f "$leftovers"' EXIT
+node scripts/run-ts.js scripts/check-leftovers.ts --snapshot "$leftovers"
 echo "== typecheck"
 tsc --noEmit -p .
 echo "== unit + component tests"
@@ -14,3 +17,5 @@ bash tools/build-clusters.sh
 bash scripts/ensure-postgres.sh
 bash scripts/ensure-chromium.sh
 mocha --config test/.mocharc.json --timeout 600000 --require test/support/live-clusters.fixture.js 'test/e2e/**/*.test.ts'
+echo "== no process left running"
+node scripts/run-ts.js scripts/check-leftovers.ts --check "$leftovers"

@@ -20,6 +20,7 @@ import { Checkout, ok } from "../support/checkout";
 import { TestRepo } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 import { eventually } from "../support/eventually";
+import { engineProcesses } from "../support/processes";
 
 const NS = "team-app";
 const SELECTOR = "fleet.cattle.io/repo-name=team";
@@ -260,6 +261,11 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       process.kill(-run.child.pid!, "SIGKILL");
       const code = await run.exited;
       expect(code, `${label}: the update was killed, not finished`).to.equal(null);
+      // Nothing the killed operation started outlives it: the CLI's plugins run in process groups of
+      // their own, so only proc-guard (automation/process-guard.ts) ends them; its grace period is 10 s.
+      const t0 = Date.now();
+      await eventually(`${label}: no process of the killed update left`, async () => engineProcesses(), (p) => p.length === 0, 30_000);
+      figures[`${label}: last process of the killed update gone after`] = `${((Date.now() - t0) / 1000).toFixed(1)} s`;
       const state = JSON.parse(ok(a.pulumi(["stack", "export", "--stack", "team"], env()), "pulumi stack export"));
       const pending = state.deployment.pending_operations ?? [];
       figures[`${label}: pending operations left`] = String(pending.length);
