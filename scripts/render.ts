@@ -1,6 +1,6 @@
 /**
  * `npm run render -- <repo url or dir> [--path P] [--name GITREPO] [--cluster NAME] [--label k=v ...]
- *  [--group G] [--branch B | --revision R]`
+ *  [--group G] [--branch B | --revision R] [--allow-chart-url REGEX ...]`
  * Like `fleet test`: prints which target matched each bundle (`# Matched: <target>`), its deploymentID,
  * and the manifests it deploys, from the same renderer `up` uses (fleet-render: Helm, kustomize, raw
  * YAML, every bundle style). A directory is read as it is on disk (uncommitted edits included) unless
@@ -17,7 +17,7 @@ import { FleetError } from "../core/errors";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {
-  usage: "npm run render -- REPO [--path P] [--name GITREPO] [--cluster NAME] [--label k=v] [--group G] [--branch B | --revision R]",
+  usage: "npm run render -- REPO [--path P] [--name GITREPO] [--cluster NAME] [--label k=v] [--group G] [--branch B | --revision R] [--allow-chart-url REGEX]",
   summary: "Like `fleet test`: which target matched each bundle of REPO (a git URL or a directory) and what it deploys.",
   positionals: ["REPO"],
   options: {
@@ -28,10 +28,11 @@ const SPEC = {
     group: { type: "string", value: "G", multiple: true, help: "a cluster group the cluster is in and the GitRepo targets (default: default)" },
     branch: { type: "string", value: "B", help: "the branch to read" },
     revision: { type: "string", value: "R", help: "the commit or tag to read" },
+    "allow-chart-url": { type: "string", value: "REGEX", multiple: true, help: "a chart URL remote charts may be pulled from (the GitRepo's allowedChartURLs; default: none)" },
   },
 } satisfies CommandSpec<Record<string, OptionSpec>>;
 
-interface Args { repo: string; paths: string[]; name: string; cluster: string; labels: Record<string, string>; groups: string[]; branch?: string; revision?: string }
+interface Args { repo: string; paths: string[]; name: string; cluster: string; labels: Record<string, string>; groups: string[]; branch?: string; revision?: string; allowedChartURLs: string[] }
 
 function parse(argv: string[]): Args {
   const { values: v, positionals } = parseCommand(argv, SPEC);
@@ -42,7 +43,7 @@ function parse(argv: string[]): Args {
     if (eq <= 0) throw new UsageError(`--label ${l}: expected key=value`);
     labels[l.slice(0, eq)] = l.slice(eq + 1);
   }
-  return { repo: positionals[0], paths: v.path ?? [], name: v.name ?? "test", cluster: v.cluster ?? "local", labels, groups: v.group ?? [], branch: v.branch, revision: v.revision };
+  return { repo: positionals[0], paths: v.path ?? [], name: v.name ?? "test", cluster: v.cluster ?? "local", labels, groups: v.group ?? [], branch: v.branch, revision: v.revision, allowedChartURLs: v["allow-chart-url"] ?? [] };
 }
 
 async function main(): Promise<void> {
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   const repo: GitRepoConfig = {
     name: args.name, repo: isUrl ? args.repo : path.resolve(args.repo), paths: args.paths, branch: args.branch, revision: args.revision,
     targets: [], keepResources: false, deleteNamespace: false, paused: false, allowEmpty: false, insecureSkipTLSVerify: false,
+    allowedChartURLs: args.allowedChartURLs,
   };
   const cluster: ClusterConfig = { name: args.cluster, labels: args.labels, annotations: {}, templateValues: {}, deleteUnreachable: false };
   // As `fleet test`: the cluster is in the given groups (default: "default", Fleet's default target),

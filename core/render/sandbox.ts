@@ -78,7 +78,9 @@ export function runSandboxOnce<R>(binary: string, request: unknown, limits: Sand
       other.push(line);
     }
   }
-  return { ok: false, limit, running: [...running], stderr: other.join("\n").slice(-4000) };
+  // Go's own "out of memory" (an allocation past the address-space limit, before the watchdog saw it).
+  if (!limit && other.some((l) => /^fatal error: (runtime: )?out of memory|cannot allocate memory/.test(l))) limit = { kind: "memory" };
+  return { ok: false, limit, running: [...running], stderr: other.slice(0, 20).join("\n").slice(0, 4000) };
 }
 
 /**
@@ -118,7 +120,5 @@ export function runIsolating<R>(
 function limitReason(o: Extract<GroupOutcome<unknown>, { ok: false }>, l: SandboxLimits): string {
   if (o.limit?.kind === "time") return `rendering took longer than the limit of ${l.jobSeconds} s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped`;
   if (o.limit?.kind === "memory") return `rendering needed more than the limit of ${l.memoryMiB} MiB of memory (PULUMI_FLEET_RENDER_MEMORY_MIB): stopped`;
-  const tail = o.stderr.split("\n").find((l) => /out of memory|cannot allocate/.test(l));
-  if (tail) return `rendering ran out of memory under the limit of ${l.memoryMiB} MiB (PULUMI_FLEET_RENDER_MEMORY_MIB): stopped`;
-  return `the renderer crashed on this job: ${o.stderr.split("\n").slice(0, 3).join(" ").slice(0, 400)}`;
+  return `the renderer crashed on this job: ${o.stderr.split("\n")[0].slice(0, 400)}`;
 }

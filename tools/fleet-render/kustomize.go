@@ -7,8 +7,10 @@ package main
 // of the bundle fail.
 
 import (
+	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -48,6 +50,10 @@ func kustomizeBundle(files []file, manifests []byte, dir string) ([]map[string]a
 	})
 	resMap, err := k.Run(fs, dir)
 	if err != nil {
+		// A remote base makes kustomize clone it with git: the sandbox gives it neither git nor the network.
+		if strings.Contains(err.Error(), "no 'git' program") {
+			err = fmt.Errorf("a remote kustomize base is not fetched: GitRepo content may not make the runner run git or reach the network (vendor the base into the repository): %w", err)
+		}
 		return nil, true, err
 	}
 	var out []map[string]any

@@ -1,0 +1,71 @@
+/**
+ * The render sandbox's bounds (core/render/sandbox.ts, tools/fleet-render/sandbox.go): a job that hits
+ * a limit fails alone, naming the limit, and every other job of the batch gets its real result; the
+ * limits are the operator's environment and refuse nonsense.
+ */
+import { expect } from "chai";
+import { runRenderer } from "../../core/render/fleet-render";
+import { sandboxLimits } from "../../core/render/sandbox";
+
+const chart = (template: string) => [
+  { name: "Chart.yaml", content: "apiVersion: v2\nname: c\nversion: 0.1.0\n" },
+  { name: "templates/cm.yaml", content: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  x: "${template}"\n` },
+];
+const job = (id: string, bundle: string) => ({
+  id, bundle, releaseName: "r", namespace: "default",
+  options: { helm: { chart: "." }, kustomize: {}, yaml: {} },
+});
+const FOREVER = "{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}";
+
+function withEnv<T>(env: Record<string, string>, f: () => T): T {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return f();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+describe("render sandbox: limits fail one job, never the batch", function () {
+  this.timeout(120_000);
+
+  it("an endless template times out alone; the other bundles of the batch render", () => {
+    const r = withEnv({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "2" }, () => runRenderer({
+      bundles: {
+        good: { name: "good", manifestId: "m", commit: "c", files: chart("{{ .Chart.Name }}") },
+        loop: { name: "loop", manifestId: "m", commit: "c", files: chart(FOREVER) },
+        other: { name: "other", manifestId: "m", commit: "c", files: chart("fine") },
+      },
+      renders: [job("a", "good"), job("b", "loop"), job("c", "other")],
+    }));
+    expect(r.renders.b.error).to.match(/longer than the limit of 2 s per job \(PULUMI_FLEET_RENDER_TIMEOUT_SECONDS\)/);
+    expect((r.renders.a.objects![0] as { data: Record<string, string> }).data.x).to.equal("c");
+    expect((r.renders.c.objects![0] as { data: Record<string, string> }).data.x).to.equal("fine");
+  });
+
+  it("values templating that exhausts memory fails that values job alone", () => {
+    const r = withEnv({ PULUMI_FLEET_RENDER_MEMORY_MIB: "512" }, () => runRenderer({
+      clusters: { c1: { name: "c1", namespace: "fleet-default", labels: { env: "x" }, annotations: {}, templateValues: {} } },
+      helm: {
+        ok: { values: { a: "${ .ClusterLabels.env }" } },
+        bomb: { values: { a: '${ $s := "xxxxxxxxxxxxxxxx" }${ range until 40 }${ $s = print $s $s }${ end }${ len $s }' } },
+      },
+      values: [["c1", "ok"], ["c1", "bomb"], ["c1", "ok"]],
+    }));
+    const result = (i: number) => r.values[r.valueOf[i]];
+    expect(result(1).error).to.match(/more than the limit of 512 MiB of memory \(PULUMI_FLEET_RENDER_MEMORY_MIB\)/);
+    expect(result(0).values).to.deep.equal({ a: "x" });
+    expect(result(2).values).to.deep.equal({ a: "x" });
+  });
+
+  it("limits come from the operator's environment, with defaults, and refuse nonsense", () => {
+    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256 });
+    expect(sandboxLimits({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "5", PULUMI_FLEET_RENDER_MEMORY_MIB: "900" })).to.include({ jobSeconds: 5, memoryMiB: 900 });
+    expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_MEMORY_MIB: "-1" })).to.throw(/PULUMI_FLEET_RENDER_MEMORY_MIB="-1": expected a positive number/);
+    expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB: "1000" })).to.throw(/up to 400/);
+  });
+});
