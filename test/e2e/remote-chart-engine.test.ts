@@ -82,6 +82,7 @@ describe("remote chart + kustomize overlays through the real engine (render mode
         gitRepos: [{
           ...base.gitRepos[0], name: "remote", repo: repoDir, paths: ["app"],
           helmSecret: kind === "OCI registry" ? { insecureSkipVerify: false, basicHTTP: true } : undefined,
+          allowedChartURLs: ["http://127\\.0\\.0\\.1:[0-9]+/.*"],
         }],
       };
     };
