@@ -129,6 +129,21 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     expect(configMap(bundleWith(yaml, { allowedChartURLs: [`${plain.repo.replace(/\./g, "\\.")}/.*`] })).data.version).to.equal("1.2.3");
   });
 
+  it("a chart server that never answers, or never finishes a body, is bounded by the operator's pull time limit", () => {
+    const saved = process.env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS;
+    process.env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS = "2";
+    try {
+      for (const where of ["stall", "trickle"]) {
+        const t = Date.now();
+        expect(readError(`helm:\n  chart: ${plain.url}/${where}/demo.tgz\n`)).to.match(/time limit of 2s ran out[\s\S]*PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS/);
+        expect(Date.now() - t, where).to.be.lessThan(10_000);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS;
+      else process.env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS = saved;
+    }
+  });
+
   it("a version or chart that does not exist fails naming the GitRepo, bundle and field", () => {
     expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(/fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/);
     expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: nothere\n`)).to.match(/nothere/);
