@@ -10,6 +10,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { FleetError } from "../errors";
+import { positiveNumber } from "../operator-env";
 
 /** Bounds on what one checkout may make the runner read (the operator's, see contentLimits()). */
 export interface ContentLimits {
@@ -28,19 +29,13 @@ export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bund
 
 /** The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES (never content). */
 export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimits {
-  const num = (name: string, fallback: number, unit: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === "") return fallback;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${JSON.stringify(raw)}: expected a positive number`);
-    return Math.floor(n * unit);
-  };
   const d = DEFAULT_CONTENT_LIMITS;
+  const mibOf = (name: string, fallback: number) => Math.floor(positiveNumber(env, name, fallback / MiB) * MiB);
   return {
-    fileBytes: num("PULUMI_FLEET_MAX_FILE_MIB", d.fileBytes, MiB),
-    bundleBytes: num("PULUMI_FLEET_MAX_BUNDLE_MIB", d.bundleBytes, MiB),
-    checkoutBytes: num("PULUMI_FLEET_MAX_CHECKOUT_MIB", d.checkoutBytes, MiB),
-    entries: num("PULUMI_FLEET_MAX_ENTRIES", d.entries, 1),
+    fileBytes: mibOf("PULUMI_FLEET_MAX_FILE_MIB", d.fileBytes),
+    bundleBytes: mibOf("PULUMI_FLEET_MAX_BUNDLE_MIB", d.bundleBytes),
+    checkoutBytes: mibOf("PULUMI_FLEET_MAX_CHECKOUT_MIB", d.checkoutBytes),
+    entries: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_ENTRIES", d.entries)),
   };
 }
 

@@ -7,6 +7,7 @@
  * a newer chart matching a version range redeploys, as in Fleet.
  */
 import { FleetError } from "../errors";
+import { positiveNumber } from "../operator-env";
 import { GitRepoConfig } from "../config/stack";
 import { HelmAuth, PullJob, runRenderer } from "../render/fleet-render";
 import { Checkout, joinRel } from "./checkout";
@@ -67,13 +68,10 @@ export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], r
   });
 }
 
-/** The operator's time limit of one chart pull, every request of it (default 300 s). */
+/** The operator's time limit of one chart pull, every request of it (unset: fleet-render's 300 s). */
 function pullTimeoutSeconds(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS;
-  if (raw === undefined || raw === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS=${JSON.stringify(raw)}: expected a positive number`);
-  return n;
+  const n = positiveNumber(env, "PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS", 0);
+  return n || undefined;
 }
 
 function helmAuth(repo: GitRepoConfig): HelmAuth | undefined {

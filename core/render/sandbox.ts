@@ -9,6 +9,7 @@
  * The limits are the operator's (environment of `up`/`preview`/`render`), never the content's.
  */
 import { spawnSync } from "node:child_process";
+import { positiveNumber } from "../operator-env";
 
 export interface SandboxLimits {
   /** One job's time, seconds (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS, default 120). */
@@ -24,19 +25,12 @@ export interface SandboxLimits {
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256 };
 
 export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimits {
-  const num = (name: string, fallback: number, max = Infinity): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === "") return fallback;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0 || n > max) throw new Error(`${name}=${JSON.stringify(raw)}: expected a positive number${max < Infinity ? ` up to ${max}` : ""}`);
-    return n;
-  };
   const d = DEFAULT_SANDBOX_LIMITS;
   return {
-    jobSeconds: num("PULUMI_FLEET_RENDER_TIMEOUT_SECONDS", d.jobSeconds),
-    memoryMiB: Math.floor(num("PULUMI_FLEET_RENDER_MEMORY_MIB", d.memoryMiB)),
-    outputMiB: Math.floor(num("PULUMI_FLEET_RENDER_OUTPUT_MIB", d.outputMiB)),
-    totalOutputMiB: Math.floor(num("PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB", d.totalOutputMiB, 400)),
+    jobSeconds: positiveNumber(env, "PULUMI_FLEET_RENDER_TIMEOUT_SECONDS", d.jobSeconds),
+    memoryMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_MEMORY_MIB", d.memoryMiB)),
+    outputMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_OUTPUT_MIB", d.outputMiB)),
+    totalOutputMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB", d.totalOutputMiB, 400)),
   };
 }
 

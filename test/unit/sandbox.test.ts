@@ -43,8 +43,8 @@ describe("render sandbox: limits fail one job, never the batch", function () {
       renders: [job("a", "good"), job("b", "loop"), job("c", "other")],
     }));
     expect(r.renders.b.error).to.match(/longer than the limit of 2 s per job \(PULUMI_FLEET_RENDER_TIMEOUT_SECONDS\)/);
-    expect((r.renders.a.objects![0] as { data: Record<string, string> }).data.x).to.equal("c");
-    expect((r.renders.c.objects![0] as { data: Record<string, string> }).data.x).to.equal("fine");
+    expect((r.renders.a.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("c");
+    expect((r.renders.c.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("fine");
   });
 
   it("values templating that exhausts memory fails that values job alone", () => {
