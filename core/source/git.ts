@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import { simpleGit, SimpleGit } from "simple-git";
 import { FleetError } from "../errors";
 import { sha256Hex } from "../hash";
+import { positiveNumber } from "../operator-env";
 import { GitRepoConfig } from "../config/stack";
 import { withLock } from "./lock";
 
@@ -59,6 +60,7 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
       }
       await git.cwd(store);
       const { commit, fetched } = await resolveCommit(git, repo, fail);
+      await checkTreeSize(git, commit, fail);
       const tree = await checkoutTree(git, dir, commit);
       return { gitRepo: repo.name, commit, dir: tree, fetched };
     });
@@ -143,6 +145,27 @@ async function hasCommit(git: SimpleGit, sha: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A push of a few compressed MB can hold files that expand to GB on the runner's disk: the commit's
+ * files are counted from git's object sizes before anything is written (PULUMI_FLEET_MAX_TREE_MIB,
+ * default 2048 MiB, the operator's).
+ */
+async function checkTreeSize(git: SimpleGit, commit: string, fail: (reason: string) => never): Promise<void> {
+  const max = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_TREE_MIB", 2048) * 1024 * 1024);
+  let total = 0;
+  let largest = { size: 0, file: "" };
+  for (const line of (await git.raw(["ls-tree", "-r", "-l", "-z", commit])).split("\0")) {
+    const m = /^\S+ blob \S+ +(\d+)\t(.*)$/s.exec(line);
+    if (!m) continue;
+    const size = Number(m[1]);
+    total += size;
+    if (size > largest.size) largest = { size, file: m[2] };
+  }
+  if (total > max) {
+    fail(`commit ${commit.slice(0, 12)}'s files add up to ${Math.ceil(total / 1024 / 1024)} MiB, over the limit of ${max / 1024 / 1024} MiB per checkout (PULUMI_FLEET_MAX_TREE_MIB; the largest is ${JSON.stringify(largest.file)}, ${Math.ceil(largest.size / 1024 / 1024)} MiB): nothing was written`);
   }
 }
 

@@ -30,6 +30,19 @@ describe("git source (real repositories)", () => {
     expect(src.fetched).to.equal(true);
   });
 
+  it("a commit whose files expand past PULUMI_FLEET_MAX_TREE_MIB is refused before anything is written", async () => {
+    // 3 MiB of zeros compresses to a few KiB in the push.
+    const repo = new TestRepo({ "cm.yaml": CONFIGMAP("a"), "big/zeros.yaml": "0".repeat(3 * 1024 * 1024) });
+    process.env.PULUMI_FLEET_MAX_TREE_MIB = "2";
+    try {
+      const err = await rejection(resolveSource(gitRepoConfig({ name: "bomb", repo: repo.url() }), cache));
+      expect(err.message).to.match(/gitRepo bomb: .*add up to 4 MiB, over the limit of 2 MiB per checkout \(PULUMI_FLEET_MAX_TREE_MIB; the largest is "big\/zeros\.yaml", 3 MiB\)/);
+      expect(fs.existsSync(path.join(cache, "git")) ? fs.readdirSync(path.join(cache, "git"), { recursive: true }).filter((f) => String(f).includes("trees/")) : []).to.deep.equal([]);
+    } finally {
+      delete process.env.PULUMI_FLEET_MAX_TREE_MIB;
+    }
+  });
+
   it("fetches nothing when the remote ref has not moved, and follows a branch that moved", async () => {
     const repo = new TestRepo({ "cm.yaml": CONFIGMAP("a") });
     const cfg = gitRepoConfig({ repo: repo.url() });
