@@ -5,7 +5,7 @@
  * rules, checked here so nothing is registered when any object is wrong.
  */
 import { comparePatchPaths } from "../compare-patches";
-import { dnsLabelProblem, objectNameProblem } from "../object-names";
+import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../object-names";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
@@ -176,6 +176,10 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
  */
 function checkNames(obj: K8sObject, ctx: { gitRepo: string; bundle: string; cluster: string }): void {
   const name = String(obj.metadata.name);
+  const kp = kindProblem(String(obj.kind));
+  if (kp) throw new FleetError(`kind ${JSON.stringify(obj.kind)} of ${JSON.stringify(name)} ${kp}`, ctx);
+  const ap = apiVersionProblem(String(obj.apiVersion));
+  if (ap) throw new FleetError(`apiVersion ${JSON.stringify(obj.apiVersion)} of ${obj.kind} ${JSON.stringify(name)} ${ap}`, ctx);
   const problem = objectNameProblem(String(obj.kind), name);
   if (problem) throw new FleetError(`${obj.kind} ${JSON.stringify(name)}: metadata.name ${problem}`, ctx);
   const ns = obj.metadata.namespace;

@@ -213,6 +213,11 @@ const ATTACKS: Attack[] = [
     error: /metadata\.namespace "\.\.\/\.\.\/escape" must be a DNS-1123 label/,
   },
   {
+    name: "an object of kind ../../../../Escape (render mode names files after the kind)", cls: "writes outside",
+    files: () => ({ "cm.yaml": "apiVersion: v1\nkind: ../../../../Escape\nmetadata:\n  name: ok\ndata:\n  a: b\n" }),
+    error: /kind "\.\.\/\.\.\/\.\.\/\.\.\/Escape" of "ok" must be a DNS-1035 label/,
+  },
+  {
     name: "a bundle named ../../escape in fleet.yaml", cls: "writes outside",
     files: () => ({ "fleet.yaml": "name: ../../escape\n", "cm.yaml": cm("  a: b\n") }),
     error: /bundle name "\.\.\/\.\.\/escape" must be a DNS-1123 label/,
