@@ -170,6 +170,17 @@ const ATTACKS: Attack[] = [
     error: /limit of (640 MiB of memory \(PULUMI_FLEET_RENDER_MEMORY_MIB\)|16 MiB per job \(PULUMI_FLEET_RENDER_OUTPUT_MIB\))/,
   },
   {
+    name: "a chart emitting lists nested 9,000 deep (a stack overflow in the caller's JavaScript)", cls: "exhaustion",
+    files: () => ({ "fleet.yaml": "helm:\n  chart: ./chart\n", ...chart({ "cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\nspec:\n  x: {{ repeat 9000 "[" }}{{ repeat 9000 "]" }}\n' }) }),
+    error: /nests objects and lists more than 512 levels deep/,
+  },
+  {
+    name: "${ } values templated into lists nested 9,000 deep", cls: "exhaustion",
+    labels: { env: "attack" },
+    files: () => ({ "fleet.yaml": 'helm:\n  chart: ./chart\n  values:\n    x: ${ repeat 9000 "[" }${ repeat 9000 "]" }\n', ...chart({ "cm.yaml": cm("  a: b\n") }) }),
+    error: /nests objects and lists more than 512 levels deep/,
+  },
+  {
     name: "an alias bomb in a kustomize resource", cls: "exhaustion",
     files: () => ({ "kustomization.yaml": "resources: [bomb.yaml]\n", "bomb.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  ${BILLION_LAUGHS.replace(/\n/g, "\n  ")}\n` }),
     error: /aliases expand to more than/,

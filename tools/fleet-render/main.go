@@ -104,7 +104,7 @@ func run(req *Request, watch *jobWatch) *Response {
 	for id, text := range req.YAML {
 		watch.run("yaml", id, func() {
 			result := yamlToJSON(text)
-			if err := watch.tooLarge(len(result.JSON)); err != nil {
+			if err := watch.check(result.JSON); err != nil {
 				result = YAMLResult{Error: err.Error()}
 			}
 			resp.YAML[id] = result
@@ -135,7 +135,7 @@ func run(req *Request, watch *jobWatch) *Response {
 		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}
 		watch.run("values", strconv.Itoa(i), func() {
 			result := processValuesEncoded(job, req.Helm[job.Helm], req.Clusters[job.Cluster])
-			if err := watch.tooLarge(len(result)); err != nil {
+			if err := watch.check(result); err != nil {
 				result = mustEncode(ValuesResult{Error: err.Error()})
 			}
 			encoded[i] = result // each worker writes its own slot
@@ -147,7 +147,7 @@ func run(req *Request, watch *jobWatch) *Response {
 		var result json.RawMessage
 		watch.run("renders", job.ID, func() {
 			result = mustEncode(renderJob(job, req.Bundles[job.Bundle]))
-			if err := watch.tooLarge(len(result)); err != nil {
+			if err := watch.check(result); err != nil {
 				result = mustEncode(RenderResult{Error: err.Error()})
 			}
 		})

@@ -144,11 +144,15 @@ func (w *jobWatch) run(kind, id string, f func()) {
 	w.mu.Unlock()
 }
 
-// tooLarge says whether a result is over the output limit of one job, or would take the batch's
-// results over theirs (nil outside the sandbox: no limit). A result that fits is counted.
-func (w *jobWatch) tooLarge(size int) error {
+// check says whether a result is over the output limit of one job, would take the batch's results
+// over theirs, or nests too deeply (nil outside the sandbox: no limit). A result that fits is counted.
+func (w *jobWatch) check(result []byte) error {
 	if w == nil {
 		return nil
+	}
+	size := len(result)
+	if err := checkJSONDepth(result); err != nil {
+		return err
 	}
 	if int64(size) > w.limits.output {
 		return fmt.Errorf("the result is %d MiB, over the limit of %d MiB per job (PULUMI_FLEET_RENDER_OUTPUT_MIB)", size>>20, w.limits.output>>20)

@@ -62,3 +62,36 @@ func expandedSize(n *yaml.Node, sizes map[*yaml.Node]int, depth int) int {
 	sizes[n] = size
 	return size
 }
+
+// maxResultDepth: how deeply a job's result may nest (objects and arrays). The caller's JavaScript
+// walks results recursively (hashing, merging, printing YAML); a template that emits 9,000 nested
+// lists would otherwise end it with a stack overflow. Real manifests, CRD schemas included, stay far
+// below this.
+const maxResultDepth = 512
+
+// checkJSONDepth scans encoded JSON (strings skipped) and returns an error past maxResultDepth.
+func checkJSONDepth(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > maxResultDepth {
+				return fmt.Errorf("the result nests objects and lists more than %d levels deep; the limit bounds what one job may return", maxResultDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
