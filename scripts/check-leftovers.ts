@@ -1,25 +1,26 @@
 /**
  * `npm test` leaves no process running: run with `--snapshot FILE` before the tests (the engine
  * processes already running are someone else's), and with `--check FILE` after them, which fails
- * naming every engine process (CLI, plugins, renderer, guard) started since and still running. A guard's
+ * naming every process of the engine (CLI, plugins, renderer, guard) or of the tests (local clusters,
+ * chart servers, PostgreSQL, Chromium) started since and still running. A guard's
  * grace period is 10 s, so the check waits up to 20 s for them to end.
  */
 import * as fs from "node:fs";
-import { engineProcesses } from "../test/support/processes";
+import { engineProcesses, TEST_PROGRAMS } from "../test/support/processes";
 
 async function main(): Promise<void> {
   const [mode, file] = process.argv.slice(2);
   if (mode === "--snapshot" && file) {
-    fs.writeFileSync(file, JSON.stringify(engineProcesses().map((p) => p.pid)));
+    fs.writeFileSync(file, JSON.stringify(engineProcesses(new Set(), TEST_PROGRAMS).map((p) => p.pid)));
     return;
   }
   if (mode !== "--check" || !file) throw new Error("usage: check-leftovers.ts --snapshot FILE | --check FILE");
   const before = new Set<number>(JSON.parse(fs.readFileSync(file, "utf8")));
   const deadline = Date.now() + 20_000;
-  let left = engineProcesses(before);
+  let left = engineProcesses(before, TEST_PROGRAMS);
   while (left.length && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 500));
-    left = engineProcesses(before);
+    left = engineProcesses(before, TEST_PROGRAMS);
   }
   if (left.length) {
     console.error(`check-leftovers: ${left.length} process(es) the tests started are still running:\n${left.map((p) => `  ${p.pid} ${p.command}`).join("\n")}`);

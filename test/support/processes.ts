@@ -5,12 +5,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-const ENGINE_PROGRAMS = new Set(["pulumi", "pulumi-resource-kubernetes", "pulumi-language-nodejs", "fleet-render", "proc-guard"]);
+export const ENGINE_PROGRAMS = new Set(["pulumi", "pulumi-resource-kubernetes", "pulumi-language-nodejs", "fleet-render", "proc-guard"]);
+/** And what the tests start themselves: local clusters, the chart servers, PostgreSQL, Chromium. */
+export const TEST_PROGRAMS = new Set([...ENGINE_PROGRAMS, "chart-repo", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "postgres", "chromium"]);
 
 export interface Proc { pid: number; command: string }
 
 /** Running processes whose program is one of an operation's, except those in `except`. */
-export function engineProcesses(except: Set<number> = new Set()): Proc[] {
+export function engineProcesses(except: Set<number> = new Set(), programs: Set<string> = ENGINE_PROGRAMS): Proc[] {
   const out: Proc[] = [];
   for (const entry of fs.readdirSync("/proc")) {
     const pid = Number(entry);
@@ -22,7 +24,7 @@ export function engineProcesses(except: Set<number> = new Set()): Proc[] {
     } catch {
       continue; // ended meanwhile
     }
-    if (argv.length && ENGINE_PROGRAMS.has(path.basename(argv[0]))) out.push({ pid, command: argv.join(" ").slice(0, 200) });
+    if (argv.length && programs.has(path.basename(argv[0]))) out.push({ pid, command: argv.join(" ").slice(0, 200) });
   }
   return out;
 }
