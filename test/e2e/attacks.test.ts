@@ -302,7 +302,7 @@ describe("attack suite: GitRepo content cannot reach the runner (issue 27)", fun
         ...Object.entries(a.labels ?? {}).flatMap(([k, v]) => ["--label", `${k}=${v}`])];
       const r = spawnSync(process.execPath, args, {
         encoding: "utf8", cwd: PROJECT_DIR, timeout: BOUND_MS * 2,
-        env: { ...process.env, ...LIMITS, PF_ATTACK_CANARY: CANARY.env, TMPDIR: tmp, PULUMI_FLEET_RENDER_UNSANDBOXED: "" },
+        env: { ...process.env, ...LIMITS, PF_ATTACK_CANARY: CANARY.env, TMPDIR: tmp },
       });
       const ms = Date.now() - t;
       figures.push(`render ${a.name}: ${(ms / 1000).toFixed(1)} s, exit ${r.status}`);

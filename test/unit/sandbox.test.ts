@@ -4,7 +4,8 @@
  * limits are the operator's environment and refuse nonsense.
  */
 import { expect } from "chai";
-import { runRenderer } from "../../core/render/fleet-render";
+import { spawnSync } from "node:child_process";
+import { rendererBinary, runRenderer } from "../../core/render/fleet-render";
 import { sandboxLimits } from "../../core/render/sandbox";
 
 const chart = (template: string) => [
@@ -60,6 +61,15 @@ describe("render sandbox: limits fail one job, never the batch", function () {
     expect(result(1).error).to.match(/more than the limit of 512 MiB of memory \(PULUMI_FLEET_RENDER_MEMORY_MIB\)/);
     expect(result(0).values).to.deep.equal({ a: "x" });
     expect(result(2).values).to.deep.equal({ a: "x" });
+  });
+
+  it("fleet-render evaluates content only with --sandbox, and does network or cluster jobs only without it", () => {
+    const content = spawnSync(rendererBinary(), [], { input: JSON.stringify({ yaml: { a: "x: 1" } }), encoding: "utf8" });
+    expect(content.status).to.equal(2);
+    expect(content.stderr).to.match(/yaml, values and renders jobs run only with --sandbox/);
+    const pull = spawnSync(rendererBinary(), ["--sandbox"], { input: JSON.stringify({ pulls: [{ id: "0", chart: "https://example.com/c.tgz" }] }), encoding: "utf8" });
+    expect(pull.status).to.equal(2);
+    expect(pull.stderr).to.match(/pulls, owners, impersonate and readiness only without/);
   });
 
   it("limits come from the operator's environment, with defaults, and refuse nonsense", () => {

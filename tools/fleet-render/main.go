@@ -71,7 +71,7 @@ func main() {
 	// credentials (and read only the operator's data) only outside it.
 	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness)
 	content := len(req.YAML) + len(req.Values) + len(req.Renders)
-	if watch != nil && trusted > 0 || watch == nil && content > 0 && os.Getenv("PULUMI_FLEET_RENDER_UNSANDBOXED") != "1" {
+	if watch != nil && trusted > 0 || watch == nil && content > 0 {
 		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate and readiness only without")
 		os.Exit(2)
 	}
