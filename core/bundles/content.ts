@@ -5,9 +5,9 @@
  * configure the bundle. A symlink must resolve inside the bundle directory. Read through the checkout
  * (checkout.ts), so within its bounds; the bundle's files together are bounded too.
  */
-import picomatch from "picomatch";
 import { FleetError } from "../errors";
 import { Checkout, joinRel, mib } from "./checkout";
+import { BadPattern, goMatch } from "./go-glob";
 import { BundleFile } from "./types";
 
 export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: string[], ctx: { gitRepo: string; bundle: string }): BundleFile[] {
@@ -54,17 +54,36 @@ function readFleetIgnore(checkout: Checkout, dir: string, ctx: { gitRepo: string
   if (kind !== "file") return [];
   const rules: IgnoreRule[] = [];
   for (const raw of checkout.readText(file).split(/\r?\n/)) {
-    const line = raw.replace(/([^\\])\s+$/, "$1");
+    const line = trimTrailingSpace(raw);
     if (line === "" || line.startsWith("#")) continue;
-    const dirPattern = /^(.+)\/\*$/.exec(line);
-    if (dirPattern) {
-      rules.push((name, isDir) => isDir && name === dirPattern[1]);
+    if (line.endsWith("/*") && line.length > 2) {
+      const dir = line.slice(0, -2);
+      rules.push((name, isDir) => isDir && name === dir);
     } else {
-      const isMatch = picomatch(line, { dot: true, nobrace: true, noextglob: true });
-      rules.push((name) => isMatch(name));
+      // Go's filepath.Match: a malformed pattern matches nothing (its error is ignored).
+      rules.push((name) => {
+        try {
+          return goMatch(line, name);
+        } catch (err) {
+          if (err instanceof BadPattern) return false;
+          throw err;
+        }
+      });
     }
   }
   return rules;
+}
+
+/**
+ * Trailing whitespace dropped unless a backslash escapes it (and a line of whitespace keeps its first
+ * character), in one pass: a regular expression for it backtracked quadratically on a long line.
+ */
+function trimTrailingSpace(line: string): string {
+  let end = line.length;
+  while (end > 0 && /\s/.test(line[end - 1])) end--;
+  if (end === line.length) return line;
+  if (end === 0) return line.length > 1 ? line.slice(0, 1) : line;
+  return line[end - 1] === "\\" ? line : line.slice(0, end);
 }
 
 /** Text as is; anything that is not valid UTF-8 (a chart archive in charts/) as base64. */

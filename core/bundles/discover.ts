@@ -4,9 +4,9 @@
  * fleet.yaml) directly holds .yaml/.yml files; a subdirectory is a bundle when it has a fleet.yaml.
  * Every look at the tree goes through the checkout (checkout.ts): nothing outside it is ever seen.
  */
-import picomatch from "picomatch";
 import { FleetError } from "../errors";
 import { Checkout, joinRel } from "./checkout";
+import { BadPattern, goMatch } from "./go-glob";
 
 export const FLEET_YAML_NAMES = ["fleet.yaml", "fleet.yml"];
 
@@ -44,7 +44,15 @@ function globDirs(checkout: Checkout, pattern: string): string[] {
   for (const part of parts) {
     const next: string[] = [];
     const magic = /[*?[\\]/.test(part);
-    const isMatch = magic ? picomatch(part, { dot: true, nobrace: true, noextglob: true }) : undefined;
+    const isMatch = magic ? (name: string) => goMatch(part, name) : undefined;
+    if (isMatch) {
+      try {
+        isMatch("");
+      } catch (err) {
+        if (err instanceof BadPattern) throw new FleetError(`path ${JSON.stringify(pattern)}: ${err.message} (Go's filepath.Glob)`, { gitRepo: checkout.gitRepo, field: "paths" });
+        throw err;
+      }
+    }
     for (const dir of current) {
       if (!isMatch) {
         if (checkout.kindOf(joinRel(dir, part))) next.push(joinRel(dir, part));
