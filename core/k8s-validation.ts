@@ -43,3 +43,46 @@ export function dnsSubdomainProblem(name: string): string | undefined {
   if (!dns1123Subdomain.test(name)) return "must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.')";
   return undefined;
 }
+
+const dns1035Label = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** RBAC objects' names are path segments (`system:controller:x` is valid), as the API server checks them. */
+const PATH_SEGMENT_KINDS = new Set(["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"]);
+
+/**
+ * Why `name` is not a valid name for an object of `kind`, or undefined: checked before a name from
+ * GitRepo content becomes a file name (render mode), a URN or a label. Namespaces are RFC 1123
+ * labels, Services RFC 1035 labels, RBAC objects path segments, every other kind (custom resources
+ * included) an RFC 1123 subdomain.
+ */
+export function objectNameProblem(kind: string, name: string): string | undefined {
+  if (kind === "Namespace") return dnsLabelProblem(name);
+  if (kind === "Service") {
+    if (name.length > 63 || !dns1035Label.test(name)) return "must be a lowercase RFC 1035 label (a-z, 0-9 and '-', starting with a letter, at most 63 characters)";
+    return undefined;
+  }
+  if (PATH_SEGMENT_KINDS.has(kind)) {
+    if (name === "." || name === "..") return `may not be ${JSON.stringify(name)}`;
+    if (/[/%]/.test(name)) return "may not contain '/' or '%'";
+    if (name.length > 253) return "must be no more than 253 characters";
+    if (/[\u0000-\u001f\u007f]/.test(name)) return "may not contain control characters";
+    return undefined;
+  }
+  return dnsSubdomainProblem(name);
+}
+
+/** Why `kind` is not a kind the API server could serve (a CRD's kind, lower-cased, is an RFC 1035 label), or undefined. */
+export function kindProblem(kind: string): string | undefined {
+  if (kind.length > 63 || !/^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(kind)) return "must be an RFC 1035 label in any case (letters, digits and '-', starting with a letter)";
+  return undefined;
+}
+
+/** Why `apiVersion` is not VERSION or GROUP/VERSION (GROUP an RFC 1123 subdomain, VERSION an RFC 1035 label), or undefined. */
+export function apiVersionProblem(apiVersion: string): string | undefined {
+  const parts = apiVersion.split("/");
+  const version = parts[parts.length - 1];
+  const group = parts.length === 2 ? parts[0] : "";
+  if (parts.length > 2 || (parts.length === 2 && dnsSubdomainProblem(group) !== undefined) || version.length > 63 || !dns1035Label.test(version)) {
+    return "must be VERSION or GROUP/VERSION (GROUP an RFC 1123 subdomain, VERSION an RFC 1035 label)";
+  }
+  return undefined;
+}

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import deepmerge from "deepmerge";
 import { FleetError, withContext } from "../errors";
-import { dnsLabelProblem } from "../object-names";
+import { dnsLabelProblem } from "../k8s-validation";
 import { sha256Hex, stableJson } from "../hash";
 import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";

@@ -5,7 +5,7 @@
  * rules, checked here so nothing is registered when any object is wrong.
  */
 import { comparePatchPaths } from "../compare-patches";
-import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../object-names";
+import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";

@@ -189,6 +189,13 @@ const ATTACKS: Attack[] = [
     files: () => ({ "cm.yaml": cm("  a: b\n"), ".fleetignore": `x${" ".repeat(1_000_000)}y\n` }),
   },
   {
+    name: "a values file of 150,000 keys (a duplicate-key check comparing each key with every other)", cls: "exhaustion",
+    files: () => ({
+      "fleet.yaml": "helm:\n  chart: ./chart\n  valuesFiles: [v.yaml]\n", ...chart({ "cm.yaml": cm("  a: b\n") }),
+      "v.yaml": Array.from({ length: 150_000 }, (_, i) => `k${i}: 1`).join("\n") + "\n",
+    }),
+  },
+  {
     name: "an alias bomb in a kustomize resource", cls: "exhaustion",
     files: () => ({ "kustomization.yaml": "resources: [bomb.yaml]\n", "bomb.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  ${BILLION_LAUGHS.replace(/\n/g, "\n  ")}\n` }),
     error: /aliases expand to more than/,
@@ -224,22 +231,22 @@ const ATTACKS: Attack[] = [
   {
     name: "an object named ../../../escape", cls: "writes outside",
     files: () => ({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../../../../escape\ndata:\n  a: b\n" }),
-    error: /metadata\.name must be a DNS-1123 subdomain/,
+    error: /metadata\.name must be a lowercase RFC 1123 subdomain/,
   },
   {
     name: "an object in namespace ../../escape", cls: "writes outside",
     files: () => ({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n  namespace: ../../escape\ndata:\n  a: b\n" }),
-    error: /metadata\.namespace "\.\.\/\.\.\/escape" must be a DNS-1123 label/,
+    error: /metadata\.namespace "\.\.\/\.\.\/escape" must be a lowercase RFC 1123 label/,
   },
   {
     name: "an object of kind ../../../../Escape (render mode names files after the kind)", cls: "writes outside",
     files: () => ({ "cm.yaml": "apiVersion: v1\nkind: ../../../../Escape\nmetadata:\n  name: ok\ndata:\n  a: b\n" }),
-    error: /kind "\.\.\/\.\.\/\.\.\/\.\.\/Escape" of "ok" must be a DNS-1035 label/,
+    error: /kind "\.\.\/\.\.\/\.\.\/\.\.\/Escape" of "ok" must be an RFC 1035 label/,
   },
   {
     name: "a bundle named ../../escape in fleet.yaml", cls: "writes outside",
     files: () => ({ "fleet.yaml": "name: ../../escape\n", "cm.yaml": cm("  a: b\n") }),
-    error: /bundle name "\.\.\/\.\.\/escape" must be a DNS-1123 label/,
+    error: /bundle name "\.\.\/\.\.\/escape" must be a lowercase RFC 1123 label/,
   },
 ];
 

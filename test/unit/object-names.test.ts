@@ -1,15 +1,15 @@
-/** Names from GitRepo content checked as the API server checks them (core/object-names.ts). */
+/** Names from GitRepo content checked as the API server checks them (core/k8s-validation.ts). */
 import { expect } from "chai";
-import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../../core/object-names";
+import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../../core/k8s-validation";
 
 describe("object names, as the API server validates them", () => {
   it("most kinds: DNS-1123 subdomains; Namespaces DNS-1123 labels; Services DNS-1035 labels", () => {
     expect(objectNameProblem("ConfigMap", "app.config-1")).to.equal(undefined);
     for (const bad of ["../../escape", "Upper", "-x", "x-", "a/b", "", "x".repeat(254)]) expect(objectNameProblem("ConfigMap", bad), bad).to.be.a("string");
-    expect(objectNameProblem("Namespace", "a.b")).to.match(/DNS-1123 label/);
-    expect(objectNameProblem("Service", "1web")).to.match(/DNS-1035 label/);
+    expect(objectNameProblem("Namespace", "a.b")).to.match(/RFC 1123 label/);
+    expect(objectNameProblem("Service", "1web")).to.match(/RFC 1035 label/);
     expect(objectNameProblem("Service", "web-1")).to.equal(undefined);
-    expect(dnsLabelProblem("x".repeat(64))).to.match(/at most 63/);
+    expect(dnsLabelProblem("x".repeat(64))).to.match(/no more than 63/);
   });
 
   it("RBAC objects: path segments, so system:controller:x is valid and ../x is not", () => {
