@@ -7,6 +7,7 @@ import * as path from "node:path";
 import deepmerge from "deepmerge";
 import { FleetError, withContext } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
+import { positiveNumber } from "../operator-env";
 import { sha256Hex, stableJson } from "../hash";
 import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
@@ -23,6 +24,12 @@ export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   // Every read of the checkout goes through this one confined view (checkout.ts).
   const checkout = new Checkout(root, repo.name);
   const dirs = discoverBundleDirs(checkout, repo.paths);
+  // Each bundle becomes a deployment per targeted cluster: a push of thousands of tiny bundles would
+  // multiply the plan (and the runner's memory) by the fleet's size.
+  const maxBundles = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_BUNDLES", 1000));
+  if (dirs.length > maxBundles) {
+    throw new FleetError(`the repository has ${dirs.length} bundles, over the limit of ${maxBundles} per GitRepo (PULUMI_FLEET_MAX_BUNDLES); nothing was read further`, { gitRepo: repo.name, field: "paths" });
+  }
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
   const fleetYamls = readFleetYamls(checkout, dirs, repo);

@@ -196,6 +196,11 @@ const ATTACKS: Attack[] = [
     }),
   },
   {
+    name: "a push of 1,500 tiny bundles (a plan multiplied by the fleet's size)", cls: "exhaustion",
+    files: () => Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`b${i}/fleet.yaml`, "{}\n"])),
+    error: /1500 bundles, over the limit of 1000 per GitRepo \(PULUMI_FLEET_MAX_BUNDLES\)/,
+  },
+  {
     name: "an alias bomb in a kustomize resource", cls: "exhaustion",
     files: () => ({ "kustomization.yaml": "resources: [bomb.yaml]\n", "bomb.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  ${BILLION_LAUGHS.replace(/\n/g, "\n  ")}\n` }),
     error: /aliases expand to more than/,

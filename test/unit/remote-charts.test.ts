@@ -135,7 +135,8 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     try {
       for (const where of ["stall", "trickle"]) {
         const t = Date.now();
-        expect(readError(`helm:\n  chart: ${plain.url}/${where}/demo.tgz\n`)).to.match(/time limit of 2s ran out[\s\S]*PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS/);
+        const message = readError(`helm:\n  chart: ${plain.url}/${where}/demo.tgz\n`);
+        expect(message, message).to.match(/time limit of 2s ran out[\s\S]*PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS/);
         expect(Date.now() - t, where).to.be.lessThan(10_000);
       }
     } finally {

@@ -295,9 +295,12 @@ func newPullClient(auth HelmAuth, policy *urlPolicy, timeout time.Duration) (*ht
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = tlsConfig
-	base.DialContext = (&net.Dialer{Timeout: min(dialTimeout, timeout), KeepAlive: 30 * time.Second}).DialContext
-	base.TLSHandshakeTimeout = min(handshakeTimeout, timeout)
-	base.ResponseHeaderTimeout = timeout
+	// Timers of their own only where they are shorter than the pull's limit: one as long would race the
+	// deadline and win now and then with a message that does not name the limit. Waiting for headers
+	// has none: the deadline covers it.
+	base.DialContext = (&net.Dialer{Timeout: shorterThan(dialTimeout, timeout), KeepAlive: 30 * time.Second}).DialContext
+	base.TLSHandshakeTimeout = shorterThan(handshakeTimeout, timeout)
+	base.ResponseHeaderTimeout = 0
 	t := &pullTransport{base: base, policy: policy, deadline: time.Now().Add(timeout), timeout: timeout}
 	client := &http.Client{
 		Transport: t,
@@ -309,4 +312,12 @@ func newPullClient(auth HelmAuth, policy *urlPolicy, timeout time.Duration) (*ht
 		},
 	}
 	return client, t, nil
+}
+
+// shorterThan is d when it ends well before limit, else 0 (no timer: the pull's deadline applies).
+func shorterThan(d, limit time.Duration) time.Duration {
+	if d < limit/2 {
+		return d
+	}
+	return 0
 }

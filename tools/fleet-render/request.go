@@ -128,8 +128,8 @@ type Response struct {
 	// Values: the distinct ValuesResults of the values jobs; ValueOf: per job, in job order, the index of
 	// its result in Values. Many jobs share a result (the same values on clusters that differ only in
 	// what the template does not read), and the caller then parses and hashes it once.
-	Values      []json.RawMessage            `json:"values"`
-	ValueOf     []int                        `json:"valueOf"`
+	Values  []json.RawMessage `json:"values"`
+	ValueOf []int             `json:"valueOf"`
 	// Renders: each RenderResult encoded by its worker (in parallel, and measured against the output limit).
 	Renders     map[string]json.RawMessage   `json:"renders"`
 	Pulls       map[string]PullResult        `json:"pulls"`
