@@ -11,12 +11,12 @@
  * itself, running the real CLI named in bin/pulumi.target, so the Automation API (PulumiCommand) and
  * `npm run pulumi` run it as they ran the CLI, with the same arguments, output and exit status.
  */
-import { execFileSync } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_DIR } from "../core/pipeline";
+import { builtToolPath } from "../core/tool-build";
 
 const SOURCE_DIR = path.join(PROJECT_DIR, "tools", "proc-guard");
 
@@ -52,14 +52,7 @@ export function guardBinary(): string {
   }
   const expected = path.join(cacheRoot(), "tools", `proc-guard-${hash.digest("hex").slice(0, 16)}`, "proc-guard");
   if (isExecutable(expected)) return (binary = expected);
-  try {
-    binary = execFileSync("bash", [path.join(PROJECT_DIR, "tools", "build-guard.sh"), "--path"], {
-      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
-    }).trim();
-  } catch (err) {
-    throw new Error(`proc-guard could not be built (tools/build-guard.sh failed: ${(err as Error).message.split("\n")[0]}); ` +
-      "run `bash tools/build-guard.sh` to see the build output");
-  }
+  binary = builtToolPath("build-guard.sh", "proc-guard");
   return binary;
 }
 

@@ -7,11 +7,10 @@
  * (tools/build-render.sh) and cached outside the repository; a build failure is an error, never a
  * fallback to something approximate.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import * as path from "node:path";
+import { spawnSync } from "node:child_process";
+import { builtToolPath } from "../tool-build";
 import { JobKey, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
 
-const PROJECT_DIR = path.resolve(__dirname, "../..");
 
 export interface ClusterContext {
   name: string;
@@ -119,14 +118,7 @@ let binary: string | undefined;
 export function rendererBinary(): string {
   if (binary) return binary;
   if (process.env.PULUMI_FLEET_RENDER_BIN) return (binary = process.env.PULUMI_FLEET_RENDER_BIN);
-  try {
-    binary = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-render.sh"), "--path"], {
-      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
-    }).trim();
-  } catch (err) {
-    throw new Error(`fleet-render could not be built (tools/build-render.sh failed: ${(err as Error).message.split("\n")[0]}); ` +
-      "run `bash tools/build-render.sh` to see the build output");
-  }
+  binary = builtToolPath("build-render.sh", "fleet-render");
   return binary;
 }
 

@@ -4,13 +4,13 @@
  * A separate process on purpose: the pipeline calls fleet-render synchronously, so a server inside the
  * test's own event loop could never answer it.
  */
-import { execFileSync, spawn, ChildProcess } from "node:child_process";
+import { spawn, ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
+import { builtToolPath } from "../../core/tool-build";
 import { tempDir } from "./git-fixtures";
 
-const PROJECT_DIR = path.resolve(__dirname, "../..");
 
 export interface ChartRepo {
   /** http(s)://127.0.0.1:PORT */
@@ -51,9 +51,7 @@ export interface ChartRepoOptions {
 }
 
 export async function startChartRepo(chartsDir: string, opts: ChartRepoOptions = {}): Promise<ChartRepo> {
-  const bin = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-render.sh"), "--path", "chart-repo"], {
-    encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
-  }).trim();
+  const bin = builtToolPath("build-render.sh", "chart-repo", ["chart-repo"]);
   const args = ["--charts", chartsDir];
   if (opts.tls) args.push("--tls");
   if (opts.files) args.push("--files", opts.files);
