@@ -50,7 +50,9 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
   const auth = new AuthFiles(repo);
   try {
     return await withLock(path.join(dir, "lock"), async () => {
-      const git = simpleGit({ baseDir: os.tmpdir(), unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true } })
+      // simple-git's guard is relaxed for our own options only: the SSH command and header of AuthFiles,
+      // and the `-c filter.<driver>.*=` that turn the runner's filter drivers off (filterDriversOff).
+      const git = simpleGit({ baseDir: os.tmpdir(), unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeFilter: true } })
         .env(auth.env());
       const store = path.join(dir, "repo.git");
       if (!fs.existsSync(path.join(store, "HEAD"))) {
@@ -169,6 +171,24 @@ async function checkTreeSize(git: SimpleGit, commit: string, fail: (reason: stri
   }
 }
 
+/**
+ * `-c` options that turn off every filter driver the runner's git configuration defines. A
+ * `.gitattributes` in the commit chooses drivers by name, and a driver runs a program on checkout:
+ * git-lfs's, configured globally by `git lfs install`, would fetch from the endpoint a `.lfsconfig` in
+ * the same commit names, with the runner's git credentials. Fleet's cloner (go-git) runs no filters
+ * either, so files are checked out exactly as committed.
+ */
+async function filterDriversOff(git: SimpleGit): Promise<string[]> {
+  let listed = "";
+  try {
+    listed = await git.raw(["config", "--get-regexp", "^filter\\."]);
+  } catch {
+    return []; // exit status 1: no driver configured
+  }
+  const drivers = new Set(listed.split("\n").map((l) => /^filter\.(.+)\.[a-z]+\s/i.exec(l)?.[1]).filter((d): d is string => !!d));
+  return [...drivers].flatMap((d) => ["-c", `filter.${d}.smudge=`, "-c", `filter.${d}.process=`, "-c", `filter.${d}.required=false`]);
+}
+
 /** Extracts a commit's tree once; the directory name is the commit, so it never changes afterwards. */
 async function checkoutTree(git: SimpleGit, dir: string, commit: string): Promise<string> {
   const trees = path.join(dir, "trees");
@@ -178,9 +198,10 @@ async function checkoutTree(git: SimpleGit, dir: string, commit: string): Promis
     const tmp = fs.mkdtempSync(path.join(trees, ".tmp-"));
     const index = `${tmp}.index`;
     try {
+      const noFilters = await filterDriversOff(git);
       const withIndex = git.env("GIT_INDEX_FILE", index);
-      await withIndex.raw(["--work-tree", tmp, "read-tree", commit]);
-      await withIndex.raw(["--work-tree", tmp, "checkout-index", "--all", "--force"]);
+      await withIndex.raw([...noFilters, "--work-tree", tmp, "read-tree", commit]);
+      await withIndex.raw([...noFilters, "--work-tree", tmp, "checkout-index", "--all", "--force"]);
       fs.renameSync(tmp, tree);
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });

@@ -43,6 +43,26 @@ describe("git source (real repositories)", () => {
     }
   });
 
+  it("runs none of the runner's git filter drivers that a commit's .gitattributes chooses (git-lfs's would fetch with the runner's credentials)", async () => {
+    const home = tempDir("pf-gitconfig-");
+    const marker = path.join(home, "filter-ran");
+    const globalConfig = path.join(home, ".gitconfig");
+    const repo = new TestRepo({ ".gitattributes": "*.yaml filter=lfs\n", "cm.yaml": CONFIGMAP("a") });
+    // As `git lfs install` configures it (required), with a smudge command that leaves a mark.
+    fs.writeFileSync(globalConfig, `[filter "lfs"]\n\tsmudge = "touch ${marker}; cat"\n\tprocess = "touch ${marker}"\n\trequired = true\n`);
+    // The source runs git with a minimal environment that keeps HOME: the runner's ~/.gitconfig.
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const src = await resolveSource(gitRepoConfig({ repo: repo.url() }), cache);
+      expect(fs.readFileSync(path.join(src.dir, "cm.yaml"), "utf8")).to.contain("name: a");
+      expect(fs.existsSync(marker), "the filter ran").to.equal(false);
+    } finally {
+      if (saved === undefined) delete process.env.HOME;
+      else process.env.HOME = saved;
+    }
+  });
+
   it("fetches nothing when the remote ref has not moved, and follows a branch that moved", async () => {
     const repo = new TestRepo({ "cm.yaml": CONFIGMAP("a") });
     const cfg = gitRepoConfig({ repo: repo.url() });
