@@ -151,20 +151,26 @@ async function hasCommit(git: SimpleGit, sha: string): Promise<boolean> {
 }
 
 /**
- * A push of a few compressed MB can hold files that expand to GB on the runner's disk: the commit's
- * files are counted from git's object sizes before anything is written (PULUMI_FLEET_MAX_TREE_MIB,
- * default 2048 MiB, the operator's).
+ * A push of a few compressed MB can hold files that expand to GB, or millions of empty files, on the
+ * runner's disk: the commit's files are counted, with git's object sizes, before anything is written
+ * (PULUMI_FLEET_MAX_TREE_MIB, default 2048 MiB; PULUMI_FLEET_MAX_ENTRIES, default 200,000; the operator's).
  */
 async function checkTreeSize(git: SimpleGit, commit: string, fail: (reason: string) => never): Promise<void> {
   const max = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_TREE_MIB", 2048) * 1024 * 1024);
+  const maxFiles = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_ENTRIES", 200_000));
   let total = 0;
+  let files = 0;
   let largest = { size: 0, file: "" };
   for (const line of (await git.raw(["ls-tree", "-r", "-l", "-z", commit])).split("\0")) {
     const m = /^\S+ blob \S+ +(\d+)\t(.*)$/s.exec(line);
     if (!m) continue;
     const size = Number(m[1]);
     total += size;
+    files++;
     if (size > largest.size) largest = { size, file: m[2] };
+  }
+  if (files > maxFiles) {
+    fail(`commit ${commit.slice(0, 12)} has ${files} files, over the limit of ${maxFiles} (PULUMI_FLEET_MAX_ENTRIES): nothing was written`);
   }
   if (total > max) {
     fail(`commit ${commit.slice(0, 12)}'s files add up to ${Math.ceil(total / 1024 / 1024)} MiB, over the limit of ${max / 1024 / 1024} MiB per checkout (PULUMI_FLEET_MAX_TREE_MIB; the largest is ${JSON.stringify(largest.file)}, ${Math.ceil(largest.size / 1024 / 1024)} MiB): nothing was written`);

@@ -41,6 +41,13 @@ describe("git source (real repositories)", () => {
     } finally {
       delete process.env.PULUMI_FLEET_MAX_TREE_MIB;
     }
+    process.env.PULUMI_FLEET_MAX_ENTRIES = "1";
+    try {
+      const err = await rejection(resolveSource(gitRepoConfig({ name: "many", repo: repo.url() }), cache));
+      expect(err.message).to.match(/gitRepo many: commit \w+ has 2 files, over the limit of 1 \(PULUMI_FLEET_MAX_ENTRIES\): nothing was written/);
+    } finally {
+      delete process.env.PULUMI_FLEET_MAX_ENTRIES;
+    }
   });
 
   it("runs none of the runner's git filter drivers that a commit's .gitattributes chooses (git-lfs's would fetch with the runner's credentials)", async () => {
