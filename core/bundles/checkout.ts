@@ -20,14 +20,16 @@ export interface ContentLimits {
   bundleBytes: number;
   /** Everything read from one checkout. */
   checkoutBytes: number;
-  /** Directory entries visited in one checkout (walks of huge trees). */
+  /** Files of a commit (before its tree is written) and directory entries visited in one checkout. */
   entries: number;
+  /** A commit's files together, before its tree is written to disk (core/source/git.ts). */
+  treeBytes: number;
 }
 
 const MiB = 1024 * 1024;
-export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000 };
+export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000, treeBytes: 2048 * MiB };
 
-/** The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES (never content). */
+/** The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES, _MAX_TREE_MIB (never content). */
 export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimits {
   const d = DEFAULT_CONTENT_LIMITS;
   const mibOf = (name: string, fallback: number) => Math.floor(positiveNumber(env, name, fallback / MiB) * MiB);
@@ -36,6 +38,7 @@ export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimi
     bundleBytes: mibOf("PULUMI_FLEET_MAX_BUNDLE_MIB", d.bundleBytes),
     checkoutBytes: mibOf("PULUMI_FLEET_MAX_CHECKOUT_MIB", d.checkoutBytes),
     entries: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_ENTRIES", d.entries)),
+    treeBytes: mibOf("PULUMI_FLEET_MAX_TREE_MIB", d.treeBytes),
   };
 }
 

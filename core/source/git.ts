@@ -17,7 +17,8 @@ import { createHash } from "node:crypto";
 import { simpleGit, SimpleGit } from "simple-git";
 import { FleetError } from "../errors";
 import { sha256Hex } from "../hash";
-import { positiveNumber } from "../operator-env";
+import { contentLimits } from "../bundles/checkout";
+import { defaultCacheRoot } from "../tool-build";
 import { GitRepoConfig } from "../config/stack";
 import { withLock } from "./lock";
 
@@ -33,12 +34,6 @@ export interface Source {
 /** Fleet's cloner follows `master` when a GitRepo names neither branch nor revision. */
 export const DEFAULT_BRANCH = "master";
 const KEEP_TREES = 8;
-
-export function defaultCacheRoot(): string {
-  if (process.env.PULUMI_FLEET_CACHE) return path.resolve(process.env.PULUMI_FLEET_CACHE);
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-  return path.join(base, "pulumi-fleet");
-}
 
 export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCacheRoot()): Promise<Source> {
   if (isPlainDirectory(repo.repo)) return directorySource(repo);
@@ -62,8 +57,7 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
       }
       await git.cwd(store);
       const { commit, fetched } = await resolveCommit(git, repo, fail);
-      await checkTreeSize(git, commit, fail);
-      const tree = await checkoutTree(git, dir, commit);
+      const tree = await checkoutTree(git, dir, commit, fail);
       return { gitRepo: repo.name, commit, dir: tree, fetched };
     });
   } catch (err) {
@@ -156,8 +150,7 @@ async function hasCommit(git: SimpleGit, sha: string): Promise<boolean> {
  * (PULUMI_FLEET_MAX_TREE_MIB, default 2048 MiB; PULUMI_FLEET_MAX_ENTRIES, default 200,000; the operator's).
  */
 async function checkTreeSize(git: SimpleGit, commit: string, fail: (reason: string) => never): Promise<void> {
-  const max = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_TREE_MIB", 2048) * 1024 * 1024);
-  const maxFiles = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_ENTRIES", 200_000));
+  const { treeBytes: max, entries: maxFiles } = contentLimits();
   let total = 0;
   let files = 0;
   let largest = { size: 0, file: "" };
@@ -195,11 +188,13 @@ async function filterDriversOff(git: SimpleGit): Promise<string[]> {
   return [...drivers].flatMap((d) => ["-c", `filter.${d}.smudge=`, "-c", `filter.${d}.process=`, "-c", `filter.${d}.required=false`]);
 }
 
-/** Extracts a commit's tree once; the directory name is the commit, so it never changes afterwards. */
-async function checkoutTree(git: SimpleGit, dir: string, commit: string): Promise<string> {
+/** Extracts a commit's tree once, within the tree limits; the directory name is the commit, so it never changes afterwards. */
+async function checkoutTree(git: SimpleGit, dir: string, commit: string, fail: (reason: string) => never): Promise<string> {
   const trees = path.join(dir, "trees");
   const tree = path.join(trees, commit);
   if (!fs.existsSync(tree)) {
+    // Checked only before writing: a tree already extracted passed it (a no-op up spawns no ls-tree).
+    await checkTreeSize(git, commit, fail);
     fs.mkdirSync(trees, { recursive: true });
     const tmp = fs.mkdtempSync(path.join(trees, ".tmp-"));
     const index = `${tmp}.index`;
