@@ -13,20 +13,15 @@
  */
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_DIR } from "../core/pipeline";
-import { builtToolPath } from "../core/tool-build";
+import { builtToolPath, defaultCacheRoot } from "../core/tool-build";
 
 const SOURCE_DIR = path.join(PROJECT_DIR, "tools", "proc-guard");
 
 /** Whether programs run under proc-guard here (it needs Linux's prctl). */
 export function guardSupported(): boolean {
   return process.platform === "linux";
-}
-
-function cacheRoot(): string {
-  return process.env.PULUMI_FLEET_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet");
 }
 
 function isExecutable(file: string): boolean {
@@ -50,7 +45,7 @@ export function guardBinary(): string {
   for (const f of fs.readdirSync(SOURCE_DIR).filter((f) => f === "go.mod" || f === "go.sum" || f.endsWith(".go")).sort()) {
     hash.update(fs.readFileSync(path.join(SOURCE_DIR, f)));
   }
-  const expected = path.join(cacheRoot(), "tools", `proc-guard-${hash.digest("hex").slice(0, 16)}`, "proc-guard");
+  const expected = path.join(defaultCacheRoot(), "tools", `proc-guard-${hash.digest("hex").slice(0, 16)}`, "proc-guard");
   if (isExecutable(expected)) return (binary = expected);
   binary = builtToolPath("build-guard.sh", "proc-guard");
   return binary;

@@ -4,6 +4,7 @@
  * script to run for its output, never a fallback.
  */
 import { execFileSync } from "node:child_process";
+import * as os from "node:os";
 import * as path from "node:path";
 
 const PROJECT_DIR = path.resolve(__dirname, "..");
@@ -18,4 +19,10 @@ export function builtToolPath(script: string, what: string, args: string[] = [])
     throw new Error(`${what} could not be built (tools/${script} failed: ${(err as Error).message.split("\n")[0]}); ` +
       `run \`bash tools/${script}${args.length ? ` ${args.join(" ")}` : ""}\` to see the build output`);
   }
+}
+
+/** The cache root of git trees and built tools: PULUMI_FLEET_CACHE, else the XDG cache (as tools/lib.sh). */
+export function defaultCacheRoot(): string {
+  if (process.env.PULUMI_FLEET_CACHE) return path.resolve(process.env.PULUMI_FLEET_CACHE);
+  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet");
 }

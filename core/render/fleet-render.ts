@@ -130,7 +130,7 @@ export function rendererBinary(): string {
  */
 export function runRenderer(request: RendererRequest): RendererResponse {
   const { pulls, owners, impersonate, readiness, ...content } = request;
-  const response: RendererResponse = { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {} };
+  const response = emptyResponse();
   if (pulls?.length || owners?.length || impersonate?.length || readiness?.length) {
     Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness }), ["pulls", "owners", "impersonate", "readiness"]));
   }
@@ -138,6 +138,10 @@ export function runRenderer(request: RendererRequest): RendererResponse {
     Object.assign(response, pick(runContent(content), ["values", "valueOf", "renders", "yaml"]));
   }
   return response;
+}
+
+function emptyResponse(): RendererResponse {
+  return { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {} };
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {
@@ -161,7 +165,7 @@ function runContent(request: RendererRequest): RendererResponse {
   const values = request.values ?? [];
   const renders = request.renders ?? [];
   const jobs: JobKey[] = [...yamlKeys.map((_, i) => `yaml ${i}`), ...values.map((_, i) => `values ${i}`), ...renders.map((_, i) => `renders ${i}`)];
-  const out: RendererResponse = { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {} };
+  const out = emptyResponse();
   const valueResults: ValuesResult[] = new Array(values.length);
   const indexOf = (key: JobKey): [string, number] => {
     const [kind, i] = key.split(" ");
