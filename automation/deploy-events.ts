@@ -4,7 +4,7 @@
  * reconcile: fleet#2856). Built from the engine's steps, not from the plan, so a new commit that
  * renders the same objects is not a deploy.
  */
-import { DeploymentRecord } from "../components";
+import { DeploymentRecord } from "../core/desired/records";
 import { GroupedSteps, hasChanges } from "./steps";
 
 export interface DeployEvent {

@@ -5,7 +5,7 @@
  * PR summary's compact grid (pr-summary.ts) both draw this one model, so they cannot disagree.
  * Pure: data in, data out.
  */
-import { deploymentName } from "../components";
+import { deploymentKey } from "../core/desired/keys";
 import { clusterViews } from "../core/targeting/match";
 import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./pr-summary";
@@ -157,8 +157,8 @@ export type PreviewInput = PreviewReport & { prunes: Prune[]; takenAt?: string }
 /** A preview as a matrix: what the update would do to every (cluster, bundle) pair, prunes with their reason. */
 export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup: true }): Matrix {
   const { state, before, groups } = report;
-  const after = new Map(state.plan.entries.map((e) => [deploymentName(e), e]));
-  const reasons = new Map(report.prunes.map((p) => [`${p.cluster}/${p.bundle}`, p.reason.replace(/`/g, "")]));
+  const after = new Map(state.plan.entries.map((e) => [deploymentKey(e), e]));
+  const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replace(/`/g, "")]));
   const unreachable = report.unreachable ?? new Map<string, string>();
   // Columns: every bundle that is planned now or was deployed before (a pruned bundle may be gone from Git).
   const pairs = [...state.plan.entries.map((e) => ({ gitRepo: e.gitRepo, bundle: e.bundle })), ...Object.values(before)];
@@ -172,7 +172,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
         : `${agent.created} create, ${agent.updated} update, ${agent.deleted} delete`;
     const inStack = state.config.clusters.some((c) => c.name === cluster);
     const cells = columns.map((col): Cell => {
-      const key = deploymentName({ cluster, bundle: col.bundle });
+      const key = deploymentKey({ cluster, bundle: col.bundle });
       const pair = `${col.bundle} on ${cluster}`;
       const was = before[key]?.gitRepo === col.gitRepo ? before[key] : undefined;
       const will = after.get(key)?.gitRepo === col.gitRepo ? after.get(key) : undefined;

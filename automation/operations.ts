@@ -7,20 +7,20 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE, DeploymentRecord, deploymentName, deploymentRecord } from "../components";
-import { configFromValues } from "../components/program";
-import { FleetState } from "../core/pipeline";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
+import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
+import { deploymentKey } from "../core/desired/keys";
+import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
 import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
-import { withoutStackTraces } from "../components/stack-traces";
+import { withoutStackTraces } from "./stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
-import { JournalHooks } from "../components";
+import { JournalHooks, readObjects } from "../core/desired/facts";
 import { settleEarlier } from "../core/journal";
-import { runRenderer } from "../core/render/fleet-render";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
 import { isRenderMode, openStack, runCli, StackOptions } from "./stack";
@@ -241,7 +241,7 @@ async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise
   // The state is empty after a destroy: everything recorded on a reachable cluster is a candidate.
   await settleEarlier(entries, s.store, writerId(), (m) => warn(`warning: stack ${options.stack}: ${m}`), {
     inState: new Set(), planned: new Set(), readable: (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c), clusters,
-  }, (jobs) => runRenderer({ owners: jobs }).owners);
+  }, readObjects);
 }
 
 /** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */
@@ -329,7 +329,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     const e = failure("up", options, s, err as Error);
-    const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map(deploymentName);
+    const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map(deploymentKey);
     const failed = [...new Set([...[...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key), ...onFailedCluster])].sort();
     fs.writeFileSync(failuresFile(options), JSON.stringify({ failed, message: e.message.slice(0, 2000) }, null, 2));
     throw e;
@@ -394,7 +394,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const state = s.planned();
   const planned: Record<string, DeploymentRecord> = {};
   for (const e of state?.plan.entries ?? []) {
-    planned[deploymentName(e)] = deploymentRecord(e, state!.sources.get(e.gitRepo)?.commit ?? "", 0);
+    planned[deploymentKey(e)] = deploymentRecord(e, state!.sources.get(e.gitRepo)?.commit ?? "", 0);
   }
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;

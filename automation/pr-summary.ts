@@ -4,7 +4,8 @@
  * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
  * same change always gives the same text.
  */
-import { DeploymentRecord, deploymentName } from "../components";
+import { DeploymentRecord } from "../core/desired/records";
+import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
@@ -64,7 +65,7 @@ export function bundleWarnings(state: FleetState): string[] {
 }
 
 export function renderSummaryMarkdown(report: PreviewReport): string {
-  const after = new Map(report.state.plan.entries.map((e) => [deploymentName(e), e.deploymentId]));
+  const after = new Map(report.state.plan.entries.map((e) => [deploymentKey(e), e.deploymentId]));
   const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
   const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
   const prunes = prunesOf(report);

@@ -12,8 +12,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../components/bundle-deployment";
-import { CLUSTER_TYPE } from "../components/cluster";
+import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
 import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../core/config/shard-files";
 import { shardStackName } from "../core/config/shards";
 import { PROJECT_DIR } from "../core/pipeline";

@@ -3,6 +3,7 @@
  * deploy events and the status of a sharded environment read as one fleet's, with the shards that
  * failed named first.
  */
+import { deploymentKey } from "../core/desired/keys";
 import { compare, DeployEvent } from "./deploy-events";
 import { RollUp, STATE_RANK, StatusReport } from "./status";
 import { ShardRun } from "./shard-runner";
@@ -31,7 +32,7 @@ export function mergeSummaries(environment: string, runs: ShardRun[]): string {
 /** Deploy events of all shards, each with its shard, in (cluster, bundle) order as one stack's are. */
 export function mergeEvents(runs: ShardRun[]): (DeployEvent & { shard: string })[] {
   return runs.flatMap((r) => (r.result?.events ?? []).map((e) => ({ ...e, shard: r.shard })))
-    .sort((a, b) => compare(`${a.cluster}/${a.bundle}`, `${b.cluster}/${b.bundle}`));
+    .sort((a, b) => compare(deploymentKey(a), deploymentKey(b)));
 }
 
 function worse(a: RollUp["state"], b: RollUp["state"]): RollUp["state"] {

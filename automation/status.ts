@@ -5,7 +5,8 @@
  * OutOfSync > Pending > NotReady > Ready; bundles and GitRepos roll up to the worst state and a
  * `readyClusters x/y` count.
  */
-import { DeploymentRecord, deploymentName } from "../components";
+import { DeploymentRecord } from "../core/desired/records";
+import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
 import { clusterViews } from "../core/targeting/match";
 import { PlanEntry } from "../core/targeting/plan";
@@ -88,7 +89,7 @@ export function computeStatus(
   failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(), context: StatusContext = {},
 ): StatusReport {
   const deployments = state.plan.entries.map((e): DeploymentStatus => {
-    const key = deploymentName(e);
+    const key = deploymentKey(e);
     const rec = applied[key];
     const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
     const steps = groups.deployments.get(key);
@@ -153,7 +154,7 @@ function driftOf(d: DeploymentSteps): string[] {
  * wrangler's summary after the bundle's ignore.conditions), from the live objects a refresh read.
  */
 export function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[]): Map<string, string[]> {
-  const ignoreOf = new Map(entries.map((e) => [deploymentName(e), e.options.ignore?.conditions]));
+  const ignoreOf = new Map(entries.map((e) => [deploymentKey(e), e.options.ignore?.conditions]));
   const queries: (ReadinessQuery & { key: string })[] = [];
   for (const [key, d] of groups.deployments) {
     const seen = new Set<string>();

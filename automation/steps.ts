@@ -4,9 +4,7 @@
  * BundleDeployment or Agent component, so Helm and Kustomize children count for their bundle too.
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { AGENT_TYPE } from "../components/agent";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../components/bundle-deployment";
-import { CLUSTER_TYPE } from "../components/cluster";
+import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
 
 export interface Step {
   op: OpType;

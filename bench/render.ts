@@ -11,6 +11,7 @@ import { readBundles } from "../core/bundles/read";
 import { loadStackFile, PROJECT_DIR } from "../core/pipeline";
 import { buildPlan } from "../core/targeting/plan";
 import { renderDeployments } from "../core/render/deployments";
+import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig } from "../core/config/stack";
 import { stableJson } from "../core/hash";
 import { arg, RESULTS_DIR } from "./support";
@@ -28,7 +29,7 @@ function run(nClusters: number) {
   const plan = buildPlan(bundles, clusters, local.clusterGroups);
   const distinct = new Set(plan.entries.map((e) => stableJson([e.bundle, e.options, e.namespace, e.releaseName]))).size;
   const t0 = process.hrtime.bigint();
-  const rendered = renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567");
+  const rendered = renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const objects = [...rendered.values()].reduce((n, r) => n + r.objects.length, 0);
   return { clusters: nClusters, deployments: plan.entries.length, distinctRenders: distinct, objects, ms: Math.round(ms),

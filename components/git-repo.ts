@@ -1,7 +1,6 @@
 /** A GitRepo: the parent of its BundleDeployments, with the commit it deployed. */
 import * as pulumi from "@pulumi/pulumi";
-
-export const GIT_REPO_TYPE = "pulumi-fleet:index:GitRepo";
+import { GIT_REPO_TYPE } from "../core/desired/types";
 
 export interface GitRepoArgs {
   commit: string;

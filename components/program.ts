@@ -1,33 +1,35 @@
 /**
  * The program body shared by index.ts (`pulumi up` with the Node.js language host) and the Automation
- * API inline programs (automation/): the stack configuration comes from the engine's config, unless a
- * caller (a test, a script) hands over a StackConfig directly.
+ * API inline programs (automation/): core computes the desired state (core/desired/state.ts), the Fleet
+ * component registers it. The stack configuration comes from the engine's config, unless a caller (a
+ * test, a script) hands over a StackConfig directly.
  */
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { checkShardStackFile } from "../core/config/shard-files";
-import { CONFIG_NAMESPACE, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../core/config/stack";
-import { PROJECT_DIR } from "../core/pipeline";
-import { DeploymentRecord, deployFleet, DeployOptions, FleetSummary } from "./index";
+import { StackConfig } from "../core/config/stack";
+import { liveFacts } from "../core/desired/facts";
+import { DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
+import { DeploymentRecord, FleetSummary } from "../core/desired/records";
+import { DeployOptions, desiredState } from "../core/desired/state";
+import { configFromValues, PROJECT_DIR } from "../core/pipeline";
+import { Fleet } from "./fleet";
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
 export function configFromPulumi(): StackConfig {
   return configFromValues((key) => pulumi.runtime.getConfig(key), pulumi.getStack());
 }
 
-/** The stack configuration from `<namespace>:<key>` values as the engine stores them (JSON text for structures). */
-export function configFromValues(get: (key: string) => string | undefined, stack: string): StackConfig {
-  const raw: Record<string, unknown> = {};
-  for (const key of TOP_LEVEL_KEYS) {
-    const text = get(`${CONFIG_NAMESPACE}:${key}`);
-    if (text === undefined) continue;
-    try {
-      raw[key] = JSON.parse(text);
-    } catch {
-      raw[key] = text;
-    }
-  }
-  return parseStackConfig(raw, stackFileFor(stack), PROJECT_DIR);
+/**
+ * This stack's last outputs, read through a StackReference to itself. A new stack has none: undefined.
+ * Any failure to read propagates: without the record the guards cannot run, so the update must stop.
+ */
+export async function readPreviousDeployment(): Promise<PreviousDeployment | undefined> {
+  const self = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
+  const summary = await self.getOutputDetails(RECORD_OUTPUT);
+  if (!(summary.value ?? summary.secretValue)) return undefined;
+  const deployments = await self.getOutputDetails(DEPLOYMENTS_OUTPUT);
+  return previousFromOutputs(summary.value ?? summary.secretValue, deployments.value ?? deployments.secretValue);
 }
 
 export interface FleetOutputs {
@@ -38,8 +40,13 @@ export interface FleetOutputs {
 }
 
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
-  const fleet = await deployFleet(config ?? configFromPulumi(), options);
-  return { summary: fleet.summary, deployments: fleet.deploymentRecords, ...(options.inputs ? { inputs: options.inputs } : {}) };
+  const started = performance.now();
+  const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
+  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal), options);
+  const planned = performance.now();
+  const fleet = new Fleet("fleet", desired);
+  options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
+  return { summary: desired.summary, deployments: fleet.deploymentRecords, ...(options.inputs ? { inputs: options.inputs } : {}) };
 }
 
 /**

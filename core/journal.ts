@@ -16,9 +16,8 @@ import { FleetError } from "./errors";
 import { ClusterConfig } from "./config/stack";
 import { objectKey } from "./bundles/manifests";
 import { ownerLabels } from "./ownership";
-import { PlanEntry } from "./targeting/plan";
-import { RenderedDeployment } from "./render/deployments";
 import { OwnersJob, OwnersResult } from "./render/fleet-render";
+import type { DesiredDeployment } from "./desired/types";
 
 /** One object an update may create, with what identifies and owns it. */
 export interface JournalObject {
@@ -46,21 +45,19 @@ export function identityOf(o: { cluster: string; apiVersion: string; kind: strin
 }
 
 /**
- * The objects this update may create: every object of the plan on the clusters it applies to (left-out
- * clusters get nothing applied). Unchanged deployments too: the engine also re-creates an object of
- * theirs that a refresh found deleted. Namespaces are recorded as kept: sweeping one would delete
- * whatever else lives in it.
+ * The objects this update may create: every object of the desired deployments on the clusters it
+ * applies to (left-out clusters get nothing applied). Unchanged deployments too: the engine also
+ * re-creates an object of theirs that a refresh found deleted. What a prune retains is never swept,
+ * nor is a Namespace: sweeping one would delete whatever else lives in it.
  */
-export function journalObjects(entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, leftOut?: ReadonlySet<string>): JournalObject[] {
+export function journalObjects(deployments: DesiredDeployment[], leftOut?: ReadonlySet<string>): JournalObject[] {
   const out: JournalObject[] = [];
-  for (const e of entries) {
-    if (leftOut?.has(e.cluster)) continue;
-    const r = rendered.get(e)!;
-    const retainAll = e.paused || !!e.options.keepResources;
-    for (const o of r.objects) {
-      const retain = retainAll || r.kept.has(o) || o.kind === "Namespace";
+  for (const d of deployments) {
+    if (leftOut?.has(d.cluster)) continue;
+    for (const { manifest: o, retainOnDelete } of d.objects) {
+      const retain = retainOnDelete || o.kind === "Namespace";
       out.push({
-        cluster: e.cluster, gitRepo: e.gitRepo, bundle: e.bundle, apiVersion: o.apiVersion, kind: o.kind,
+        cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.entry.bundle, apiVersion: o.apiVersion, kind: o.kind,
         namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
       });
     }

@@ -17,7 +17,7 @@ import { Bundle } from "./bundles/types";
 import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
-import { LiveObject, OwnersJob, runRenderer } from "./render/fleet-render";
+import { LiveObject, OwnersJob, OwnersResult } from "./render/fleet-render";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -29,7 +29,7 @@ export function clusterLabels(cluster: string): Record<string, string> {
   return { [CLUSTER_LABEL]: cluster, [MANAGED_BY_LABEL]: MANAGED_BY };
 }
 
-/** The labels of every object a bundle deployment applies (components/labels.ts withOwnership). */
+/** The labels of every object a bundle deployment applies (core/desired/labels.ts withOwnership). */
 export function ownerLabels(owner: { gitRepo: string; bundle: string; cluster: string }): Record<string, string> {
   return { [REPO_NAME_LABEL]: owner.gitRepo, [BUNDLE_NAME_LABEL]: owner.bundle, ...clusterLabels(owner.cluster) };
 }
@@ -83,7 +83,7 @@ export function describeOwner(live: LiveObject): string {
  * take over an object it does not own, listing all of that deployment's such objects and how many
  * other deployments have some. A cluster that cannot be read is an error too: unchecked is not safe.
  */
-export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Record<string, { objects?: (LiveObject | null)[] | null; error?: string }> = readLiveOwners): void {
+export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>): void {
   const queries = ownershipQueries(input);
   const byName = new Map(input.clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => {
@@ -119,8 +119,4 @@ export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob
     `(a later prune of the bundle then deletes it)${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
     { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster, file: bundle?.fleetYaml, field: "helm.takeOwnership" },
   );
-}
-
-function readLiveOwners(jobs: OwnersJob[]) {
-  return runRenderer({ owners: jobs }).owners;
 }

@@ -7,11 +7,12 @@
  *
  * With no serviceAccount, Fleet impersonates `fleet-default` when that account exists in the agent
  * namespace, and otherwise uses the agent's own (cluster-admin) credentials; so does this, reading each
- * cluster's agent namespace once per preview or up (the stack's credentials here).
+ * cluster's agent namespace once per preview or up (the stack's credentials here). The reads and the
+ * impersonation are the caller's (core/desired/facts.ts).
  */
 import { ClusterConfig } from "./config/stack";
 import { FleetError } from "./errors";
-import { OwnersJob, OwnersResult, runRenderer } from "./render/fleet-render";
+import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "./render/fleet-render";
 import { PlanEntry } from "./targeting/plan";
 
 /** Fleet's account for bundles that name none, used when it exists (helmdeployer DefaultServiceAccount). */
@@ -34,13 +35,13 @@ export interface AccountProviders {
  */
 export function accountProviders(
   entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean,
-  live: { skip?: ReadonlySet<string>; read?: (jobs: OwnersJob[]) => Record<string, OwnersResult> } = {},
+  live: { skip?: ReadonlySet<string>; read: (jobs: OwnersJob[]) => Record<string, OwnersResult>; impersonate: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult> },
 ): AccountProviders {
   const userOf = new Map<PlanEntry, string>();
   const kubeconfigs = new Map<string, Map<string, string>>();
   const unread = new Map<string, string>();
   if (renderMode) return { userOf, kubeconfigs, unread };
-  const withDefault = clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read ?? ((jobs) => runRenderer({ owners: jobs }).owners), unread);
+  const withDefault = clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read, unread);
   const wanted = new Map<string, Set<string>>();
   for (const e of entries) {
     const account = e.options.serviceAccount || (withDefault.has(e.cluster) ? DEFAULT_SERVICE_ACCOUNT : undefined);
@@ -54,7 +55,7 @@ export function accountProviders(
   const jobs = [...wanted].flatMap(([cluster, users]) => [...users].sort().map((as) => ({
     id: `${cluster} ${as}`, kubeconfig: byName.get(cluster)!.kubeconfig ?? "", context: byName.get(cluster)!.context ?? "", as,
   })));
-  const results = runRenderer({ impersonate: jobs }).impersonate;
+  const results = live.impersonate(jobs);
   for (const job of jobs) {
     const r = results[job.id];
     const cluster = job.id.slice(0, job.id.indexOf(" "));

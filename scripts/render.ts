@@ -12,6 +12,7 @@ import { resolveSource, Source } from "../core/source/git";
 import { readBundles } from "../core/bundles/read";
 import { buildPlan } from "../core/targeting/plan";
 import { renderDeployments } from "../core/render/deployments";
+import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false } : await resolveSource(repo);
   const bundles = readBundles(source.dir, repo);
   const plan = buildPlan(bundles, [cluster], groups);
-  const rendered = renderDeployments(plan.entries, bundles, () => source.commit);
+  const rendered = renderDeployments(plan.entries, bundles, () => source.commit, runRenderer);
   for (const b of bundles) {
     const entry = plan.entries.find((e) => e.bundle === b.name);
     console.log(`# Bundle: ${b.name} (${b.path})`);

@@ -254,7 +254,7 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
   const files = f.child("valuesFiles").stringList();
   if (files.length) h.valuesFiles = files;
   if (f.child("templateValues").present) h.templateValues = f.child("templateValues").stringMap();
-  // timeoutSeconds is honoured: the objects' create and update awaits (components/bundle-deployment.ts).
+  // timeoutSeconds is honoured: the objects' create and update awaits (core/desired/objects.ts customTimeoutsOf).
   for (const key of ["timeoutSeconds", "maxHistory"] as const) {
     const v = f.child(key).optNumber();
     if (v !== undefined) h[key] = v;

@@ -5,16 +5,16 @@
  * One fleet-render call per batch of texts.
  */
 import { ErrorContext, FleetError } from "../errors";
-import { runRenderer } from "../render/fleet-render";
+import { Renderer, runRenderer } from "../render/fleet-render";
 
 /** A text whose syntax the caller has checked with the JavaScript parser (for line numbers). */
 export interface YamlText { key: string; text: string; file: string; ctx: ErrorContext }
 
 /** The first document of each text as Fleet sees it, by key; a failure names the text's file and context. */
-export function readYamlAsFleet(texts: YamlText[]): Map<string, unknown> {
+export function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer): Map<string, unknown> {
   const out = new Map<string, unknown>();
   if (!texts.length) return out;
-  const response = runRenderer({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])) }).yaml;
+  const response = render({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])) }).yaml;
   for (const t of texts) {
     const r = response[t.key];
     if (!r || r.error) throw new FleetError(`invalid YAML: ${r?.error ?? "fleet-render returned nothing"}`, { ...t.ctx, file: t.file });

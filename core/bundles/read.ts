@@ -19,8 +19,10 @@ import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
 import { ChartSource, PulledCharts, pullRemoteCharts } from "./remote-charts";
+import { Renderer, runRenderer } from "../render/fleet-render";
 
-export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
+/** `render` runs fleet-render's jobs (YAML as Fleet reads it, chart pulls): the real one unless a test gives a fake. */
+export function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer): Bundle[] {
   // Every read of the checkout goes through this one confined view (checkout.ts).
   const checkout = new Checkout(root, repo.name);
   const dirs = discoverBundleDirs(checkout, repo.paths);
@@ -32,10 +34,10 @@ export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
   }
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
-  const fleetYamls = readFleetYamls(checkout, dirs, repo);
-  const valuesDocs = readValuesDocs(checkout, fleetYamls, repo);
+  const fleetYamls = readFleetYamls(checkout, dirs, repo, render);
+  const valuesDocs = readValuesDocs(checkout, fleetYamls, repo, render);
   const pending = fleetYamls.map((fy) => bundleOptions(checkout, fy, repo, valuesDocs));
-  const pulled = pullRemoteCharts(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo);
+  const pulled = pullRemoteCharts(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
   const bundles = pending.map((p, i) => withFiles(checkout, p, pulled[i]));
   if (bundles.length === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
@@ -53,7 +55,7 @@ export function readBundles(root: string, repo: GitRepoConfig): Bundle[] {
 
 interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
 
-function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig): ParsedFleetYaml[] {
+function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig, render: Renderer): ParsedFleetYaml[] {
   const found = dirs.map((rel) => {
     const name = fleetYamlIn(checkout, rel);
     return { rel, name, file: name ? (rel === "." ? name : `${rel}/${name}`) : undefined };
@@ -70,7 +72,7 @@ function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig)
       throw withContext(err, ctx);
     }
   }
-  const docs = readYamlAsFleet(texts);
+  const docs = readYamlAsFleet(texts, render);
   return found.map((f) => {
     try {
       const fy = parseFleetYaml(f.file ? docs.get(f.file) : {}, f.file ?? "(none)");
@@ -82,7 +84,7 @@ function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig)
 }
 
 /** Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. */
-function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig): Map<string, unknown> {
+function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig, render: Renderer): Map<string, unknown> {
   const texts: YamlText[] = [];
   const seen = new Set<string>();
   for (const { rel, fy } of parsed) {
@@ -102,7 +104,7 @@ function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: Git
       }
     }
   }
-  return readYamlAsFleet(texts);
+  return readYamlAsFleet(texts, render);
 }
 
 /** A bundle before its files are read: everything fleet.yaml and the GitRepo decide. */

@@ -9,7 +9,7 @@
 import { FleetError } from "../errors";
 import { positiveNumber } from "../operator-env";
 import { GitRepoConfig } from "../config/stack";
-import { HelmAuth, PullJob, runRenderer } from "../render/fleet-render";
+import { HelmAuth, PullJob, Renderer, runRenderer } from "../render/fleet-render";
 import { Checkout, joinRel } from "./checkout";
 import { BundleFile, HelmOptions } from "./types";
 
@@ -30,7 +30,7 @@ export function isRemoteChart(checkout: Checkout, bundleRel: string, helm: HelmO
 export interface ChartRequest { bundleRel: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
 
 /** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. */
-export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig): PulledCharts[] {
+export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): PulledCharts[] {
   const jobs = new Map<string, PullJob>(); // by chart:repo:version
   const timeoutSeconds = pullTimeoutSeconds();
   const wanted = requests.map(({ bundleRel, sources, ctx }) => {
@@ -52,7 +52,7 @@ export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], r
     }
     return keys;
   });
-  const results = jobs.size ? runRenderer({ pulls: [...jobs.values()] }).pulls : {};
+  const results = jobs.size ? render({ pulls: [...jobs.values()] }).pulls : {};
   return requests.map(({ ctx }, i) => {
     const pulled: PulledCharts = { files: [], warnings: [] };
     for (const [key, field] of wanted[i]) {

@@ -11,7 +11,7 @@ import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
-import { RenderFile, RenderJob, RenderHook, RenderResult, runRenderer } from "./fleet-render";
+import { Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
 
 export interface RenderedDeployment {
   /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
@@ -47,7 +47,9 @@ function keepsOnUninstall(obj: K8sObject): boolean {
  */
 const DEPLOYED_HOOK_EVENTS = new Set(["pre-install", "post-install", "pre-upgrade", "post-upgrade"]);
 
-export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string): Map<PlanEntry, RenderedDeployment> {
+/** `render` runs the request (fleet-render's sandbox; core/desired/facts.ts). */
+export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
+  render: Renderer): Map<PlanEntry, RenderedDeployment> {
   const byName = new Map(bundles.map((b) => [b.name, b]));
   const request = { bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[] };
   const jobOf = new Map<PlanEntry, string>();
@@ -81,7 +83,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
     }
     jobOf.set(e, id);
   }
-  const results = request.renders.length ? runRenderer(request).renders : {};
+  const results = request.renders.length ? render(request).renders : {};
   const out = new Map<PlanEntry, RenderedDeployment>();
   for (const e of entries) {
     const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };

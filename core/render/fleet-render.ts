@@ -57,7 +57,7 @@ export interface RendererRequest {
   /** Per cluster, objects whose live metadata to read (core/ownership.ts). */
   owners?: OwnersJob[];
   /** Kubeconfigs to rewrite so they act as a service account (core/service-accounts.ts). */
-  impersonate?: { id: string; kubeconfig: string; context: string; as: string }[];
+  impersonate?: ImpersonateJob[];
   /** Live objects to judge ready or not, as Fleet's agent does (core/readiness.ts). */
   readiness?: { id: string; object: Record<string, unknown>; ignore: Record<string, string>[] }[];
 }
@@ -71,6 +71,14 @@ export interface OwnersJob {
   /** Delete each object that exists and carries all of its `labels` (the crash journal's sweep, core/journal.ts). */
   delete?: boolean;
 }
+
+/** What runs a renderer request: runRenderer, or a fake in unit tests (core/desired/facts.ts). */
+export type Renderer = (request: RendererRequest) => RendererResponse;
+
+/** A cluster's connection, rewritten to act as user `as`. */
+export interface ImpersonateJob { id: string; kubeconfig: string; context: string; as: string }
+
+export interface ImpersonateResult { kubeconfig?: string; error?: string }
 
 /** An object's live metadata; null in OwnersResult.objects when it does not exist. */
 export interface LiveObject { labels?: Record<string, string> | null; annotations?: Record<string, string> | null; managers?: string[] | null; deleted?: boolean }
@@ -110,7 +118,7 @@ export interface RenderResult {
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, { kubeconfig?: string; error?: string }>; readiness: Record<string, import("../readiness").Readiness> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, import("../readiness").Readiness> }
 
 let binary: string | undefined;
 

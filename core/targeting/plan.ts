@@ -5,6 +5,7 @@
  * nothing.
  */
 import { FleetError } from "../errors";
+import { deploymentKey } from "../desired/keys";
 import { sha256Hex, stableJson } from "../hash";
 import { helmReleaseNameOf } from "../naming";
 import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
@@ -13,6 +14,7 @@ import { selectorMatches } from "./selector";
 import { clusterViews, matchBundle } from "./match";
 import { mergeOptions, optionsOf } from "./merge";
 import { templateHelmValues, ValuesJob } from "./values";
+import { Renderer, runRenderer } from "../render/fleet-render";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
 
@@ -49,10 +51,10 @@ export function deploymentIdOf(manifestId: string, options: DeploymentOptions): 
 
 /**
  * The plan entries whose deploymentId (manifest and options) is the one the last update deployed,
- * from the stack's `deployments` output, keyed "<cluster>/<bundle>" as BundleDeployments are named.
+ * from the stack's `deployments` output, keyed by deploymentKey.
  */
 export function unchangedDeployments(entries: PlanEntry[], deployed: Record<string, string> | undefined): Set<PlanEntry> {
-  return new Set(entries.filter((e) => deployed?.[`${e.cluster}/${e.bundle}`] === e.deploymentId));
+  return new Set(entries.filter((e) => deployed?.[deploymentKey(e)] === e.deploymentId));
 }
 
 /**
@@ -91,7 +93,8 @@ export class DeploymentIds {
   }
 }
 
-export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[]): Plan {
+/** `render` templates helm values in fleet-render (the real one unless a test gives a fake). */
+export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer): Plan {
   const views = clusterViews(clusters, groups);
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const skipped: Plan["skipped"] = [];
@@ -128,7 +131,7 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
     const helm = p.combination.base.helm;
     if (helm) helmJobs.push({ helm, cluster: p.cluster, ctx: { gitRepo: p.bundle.gitRepo, bundle: p.bundle.name } });
   }
-  const templated = templateHelmValues(helmJobs);
+  const templated = templateHelmValues(helmJobs, render);
   // Entries with the same base and the same templated helm options share one options object.
   const sharedOptions = new Map<DeploymentOptions, Map<unknown, DeploymentOptions>>();
   const ids = new DeploymentIds();

@@ -7,7 +7,7 @@
 import { FleetError } from "../errors";
 import { HelmOptions } from "../bundles/types";
 import { ClusterConfig } from "../config/stack";
-import { ClusterContext, runRenderer } from "../render/fleet-render";
+import { ClusterContext, Renderer, runRenderer } from "../render/fleet-render";
 
 /** `.ClusterNamespace`: the namespace Fleet keeps Cluster objects in for downstream clusters. */
 export const CLUSTER_NAMESPACE = "fleet-default";
@@ -34,15 +34,15 @@ export function clusterContext(cluster: ClusterConfig): ClusterContext {
  * a job Fleet leaves untouched (no labels, no values) gets its own `helm` back. The first failing
  * job (in job order) is thrown.
  */
-export function templateHelmValues(jobs: ValuesJob[]): HelmOptions[] {
-  return templateHelmValuesEach(jobs).map((r) => {
+export function templateHelmValues(jobs: ValuesJob[], render: Renderer = runRenderer): HelmOptions[] {
+  return templateHelmValuesEach(jobs, render).map((r) => {
     if (r instanceof FleetError) throw r;
     return r;
   });
 }
 
 /** As templateHelmValues, one batch, but each job's failure is returned in its place, not thrown. */
-export function templateHelmValuesEach(jobs: ValuesJob[]): (HelmOptions | FleetError)[] {
+export function templateHelmValuesEach(jobs: ValuesJob[], render: Renderer = runRenderer): (HelmOptions | FleetError)[] {
   // Tens of thousands of jobs for a large fleet, sharing a few hundred helm options: keep the per-job
   // work to index lookups.
   const helmIndex = new Map<HelmOptions, number>();
@@ -64,7 +64,7 @@ export function templateHelmValuesEach(jobs: ValuesJob[]): (HelmOptions | FleetE
     slot[i] = values.length;
     values.push([job.cluster.name, String(key)]);
   });
-  const response = values.length ? runRenderer({ helm, clusters, values }) : { values: [], valueOf: [] };
+  const response = values.length ? render({ helm, clusters, values }) : { values: [], valueOf: [] };
   // Jobs with the same helm options and equal results share one options object (the plan hashes it once).
   const shared: HelmOptions[][] = [];
   return jobs.map((job, i) => {

@@ -1,19 +1,21 @@
 import { expect } from "chai";
 import * as path from "node:path";
-import { deployFleet, DeployOptions } from "../../components";
+import { fleetProgram } from "../../components/program";
+import { desiredState, DeployOptions } from "../../core/desired/state";
 import { StackConfig } from "../../core/config/stack";
 import { runUnderMocks, Registration } from "../support/mock-engine";
 import { localStack, reordered, withoutProdTarget } from "../support/fleet-fixtures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { fakeFacts } from "../support/fake-facts";
 
 const RENDER = "/tmp/pulumi-fleet-render";
 const cacheRoot = tempDir("pf-cache-");
 const run = (config: StackConfig, previous: DeployOptions["previous"] = null) =>
-  runUnderMocks(() => deployFleet(config, { cacheRoot, previous }));
+  runUnderMocks(() => fleetProgram(config, { cacheRoot, previous }));
 const names = (regs: Registration[]) => regs.map((r) => r.urn);
 const k8sObjects = (regs: Registration[]) => regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && !r.type.startsWith("pulumi:providers"));
 
-describe("Fleet component (Pulumi mocks)", function () {
+describe("components register the desired state (Pulumi mocks)", function () {
   this.timeout(30_000);
 
   it("registers clusters, GitRepos and one BundleDeployment per plan entry, with stable names and providers", async () => {
@@ -120,119 +122,55 @@ describe("Fleet component (Pulumi mocks)", function () {
     }
   });
 
-  describe("safety", () => {
+  it("reads the last deployment from the stack's own outputs (a StackReference to itself)", async () => {
     const previous = { gitRepos: { examples: { commit: "dir-x", clusters: ["dev-1", "dev-2", "prod-1"] } } };
-    const matchingNothing = (c: StackConfig, allowEmpty: boolean) => ({
-      ...c, gitRepos: c.gitRepos.map((r) => ({ ...r, allowEmpty, targets: [{ name: "typo", clusterGroup: "prdo" }] })),
-    });
-
-    it("refuses to empty a GitRepo that deployed to clusters, before registering anything", async () => {
-      let regs: Registration[] = [];
-      const err = await runUnderMocks(async () => {
-        try {
-          await deployFleet(matchingNothing(localStack(RENDER), false), { cacheRoot, previous });
-        } catch (e) {
-          return e as Error;
-        }
-        throw new Error("expected the guard to fail");
-      }).then((r) => { regs = r.registrations; return r.result; });
-      expect(err.message).to.match(/gitRepo examples: targets: matched 3 cluster\(s\) in the last deployment \(dev-1, dev-2, prod-1\) and matches none now/);
-      expect(err.message).to.contain("allowEmpty: true");
-      expect(regs).to.deep.equal([]);
-    });
-
-    it("reads the last deployment from the stack's own outputs", async () => {
-      const r = await runUnderMocks(() => deployFleet(matchingNothing(localStack(RENDER), false), { cacheRoot }).then(() => "ok", (e: Error) => e.message),
-        { stackOutputs: { summary: previous } });
-      expect(r.result).to.match(/matches none now/);
-      expect(r.registrations.map((x) => x.type)).to.deep.equal(["pulumi:pulumi:StackReference"]);
-    });
-
-    it("allowEmpty: true lets a GitRepo drop to zero clusters", async () => {
-      const r = await run(matchingNothing(localStack(RENDER), true), previous);
-      expect(r.registrations.filter((x) => x.type === "pulumi-fleet:index:BundleDeployment")).to.deep.equal([]);
-    });
-
-    it("a source that cannot be read fails before any registration", async () => {
-      const config = localStack(RENDER);
-      const broken = { ...config, gitRepos: [{ ...config.gitRepos[0], repo: "file:///nonexistent/repo.git" }] };
-      const r = await runUnderMocks(() => deployFleet(broken, { cacheRoot, previous: null }).then(() => "ok", (e: Error) => e.message));
-      expect(r.result).to.match(/gitRepo examples/);
-      expect(r.registrations).to.deep.equal([]);
-    });
-
-    it("an invalid label value fails before any registration, naming the object, key and value", async () => {
-      const repo = new TestRepo({
-        "app/cm.yaml": CONFIGMAP("ok"),
-        "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n",
-      });
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
-        clusterGroups: [], gitRepos: [gitRepoConfig({ name: "bad", repo: repo.url(), targets: [{ clusterName: "c1" }] })] };
-      const r = await runUnderMocks(() => deployFleet(config, { cacheRoot, previous: null }).then(() => "ok", (e: Error) => e.message));
-      expect(r.result).to.equal('gitRepo bad, bundle bad, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
-      expect(r.registrations).to.deep.equal([]);
-    });
+    const config = localStack(RENDER);
+    const matchingNothing = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, targets: [{ name: "typo", clusterGroup: "prdo" }] })) };
+    const r = await runUnderMocks(() => fleetProgram(matchingNothing, { cacheRoot }).then(() => "ok", (e: Error) => e.message), { stackOutputs: { summary: previous } });
+    expect(r.result).to.match(/matches none now/);
+    expect(r.registrations.map((x) => x.type)).to.deep.equal(["pulumi:pulumi:StackReference"]);
   });
 
-  describe("lifecycle options", () => {
-    it("paused bundles keep their objects as deployed (ignoreChanges *, retained on delete) and say so", async () => {
-      const config = localStack(RENDER);
-      const paused = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, paused: true })) };
-      const r = await run(paused);
-      for (const obj of k8sObjects(r.registrations).filter((o) => o.type !== "kubernetes:core/v1:Namespace" && !o.name.includes("/agent/"))) {
-        expect(obj.ignoreChanges, obj.name).to.deep.equal(["*"]);
-        expect(obj.retainOnDelete, obj.name).to.equal(true);
+  it("registers exactly the desired state: every object's type, inputs, provider, dependencies, retain, ignored fields and timeouts; its warnings", async () => {
+    const repo = new TestRepo({
+      "raw/crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
+        "spec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n",
+      "raw/w.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
+      "raw/cm.yaml": CONFIGMAP("plain"),
+      "raw/kept.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations: {helm.sh/resource-policy: keep}\n",
+      "raw/fleet.yaml": "defaultNamespace: raw\nhelm:\n  timeoutSeconds: 30\n",
+      "app/cm.yaml": CONFIGMAP("app"),
+      "app/fleet.yaml": "keepResources: true\ndependsOn:\n  - name: m-raw\n",
+      "paused/cm.yaml": CONFIGMAP("paused"),
+    });
+    const clusters = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }));
+    const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters, clusterGroups: [],
+      gitRepos: [
+        gitRepoConfig({ name: "m", repo: repo.url(), paths: ["raw", "app"], targets: [{ clusterSelector: {} }] }),
+        gitRepoConfig({ name: "p", repo: repo.url(), paths: ["paused"], paused: true, targets: [{ clusterName: "c1" }] }),
+      ] };
+    const desired = await desiredState(config, fakeFacts(), { cacheRoot });
+    const r = await run(config);
+    const byName = new Map(r.registrations.map((x) => [x.name, x]));
+    const urnOf = (name: string) => byName.get(name)!.urn;
+    let checked = 0;
+    for (const d of desired.deployments) {
+      const bd = byName.get(d.key)!;
+      expect(bd.parent, d.key).to.match(new RegExp(`GitRepo::${d.gitRepo}$`));
+      for (const o of d.objects) {
+        const reg = byName.get(o.name)!;
+        expect(reg, o.name).to.not.equal(undefined);
+        expect([reg.type, reg.inputs, reg.retainOnDelete, reg.ignoreChanges, reg.parent], o.name).to.deep.equal([o.type, o.manifest, o.retainOnDelete, o.ignoreChanges ?? [], bd.urn]);
+        expect(reg.provider, o.name).to.match(new RegExp(`::${d.cluster}::${d.cluster}-id$`));
+        // A dependency on a component is a dependency on each of its children (the SDK expands it).
+        const wanted = [...d.dependsOn.flatMap((key) => r.registrations.filter((x) => x.parent === urnOf(key)).map((x) => x.urn)), ...o.dependsOnObjects.map(urnOf), ...(o.clusterNamespace ? [urnOf(`${d.cluster}/${o.clusterNamespace}`)] : [])].sort();
+        expect(reg.dependencies, o.name).to.deep.equal(wanted);
+        checked++;
       }
-      expect(r.warnings).to.include("bundle examples-simple is paused on cluster dev-1: its objects stay exactly as deployed (no update, no delete)");
-    });
-
-    it("a prune keeps what Helm's uninstall keeps: CRDs unless deleteCRDResources, a chart's crds/, keep-annotated objects", async () => {
-      const crd = (group: string) => `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.${group}\n` +
-        `spec:\n  group: ${group}\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n`;
-      const repo = new TestRepo({
-        "raw/crd.yaml": crd("raw.example.com"),
-        "raw/cm.yaml": CONFIGMAP("plain"),
-        "raw/kept.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations: {helm.sh/resource-policy: \" Keep \"}\n",
-        "asked/crd.yaml": crd("asked.example.com"),
-        "asked/fleet.yaml": "deleteCRDResources: true\n",
-        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-        "chart/crds/crd.yaml": crd("chart.example.com"),
-        "chart/templates/cm.yaml": CONFIGMAP("from-chart"),
-      });
-      const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }];
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters, clusterGroups: [],
-        gitRepos: [gitRepoConfig({ name: "keep", repo: repo.url(), paths: ["raw", "asked", "chart"], targets: [{ clusterSelector: {} }] })] };
-      const r = await run(config);
-      const retained = (name: string) => {
-        const reg = r.registrations.find((x) => x.name === name);
-        expect(reg, name).to.not.equal(undefined);
-        return reg!.retainOnDelete;
-      };
-      expect(retained("c1/keep-raw/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.raw.example.com")).to.equal(true);
-      expect(retained("c1/keep-raw/core:ConfigMap:default:kept")).to.equal(true);
-      expect(retained("c1/keep-raw/core:ConfigMap:default:plain")).to.equal(false);
-      expect(retained("c1/keep-asked/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.asked.example.com")).to.equal(false);
-      expect(retained("c1/keep-chart/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.chart.example.com")).to.equal(true);
-      expect(retained("c1/keep-chart/core:ConfigMap:default:from-chart")).to.equal(false);
-    });
-
-    it("keepResources maps to retainOnDelete; dependsOn becomes a dependency on the same cluster", async () => {
-      const repo = new TestRepo({
-        "base/cm.yaml": CONFIGMAP("base"),
-        "app/cm.yaml": CONFIGMAP("app"),
-        "app/fleet.yaml": "keepResources: true\ndependsOn:\n  - name: deps-base\n",
-      });
-      const clusters = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }));
-      const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters, clusterGroups: [],
-        gitRepos: [gitRepoConfig({ name: "deps", repo: repo.url(), paths: ["base", "app"], targets: [{ clusterSelector: {} }] })] };
-      const r = await run(config);
-      const app = r.registrations.find((x) => x.name === "c1/deps-app/core:ConfigMap:default:app")!;
-      const base = r.registrations.find((x) => x.name === "c1/deps-base/core:ConfigMap:default:base")!;
-      const baseC2 = r.registrations.find((x) => x.name === "c2/deps-base/core:ConfigMap:default:base")!;
-      expect(app.retainOnDelete).to.equal(true);
-      expect(base.retainOnDelete).to.equal(false);
-      expect(app.dependencies).to.include(base.urn);
-      expect(app.dependencies).to.not.include(baseC2.urn);
-    });
+    }
+    expect(checked).to.equal(r.registrations.filter((x) => x.parent.includes("BundleDeployment::")).length).and.be.greaterThan(10);
+    expect(r.warnings).to.deep.equal(desired.deployments.flatMap((d) => d.warnings));
+    expect(r.warnings).to.include("bundle p-paused is paused on cluster c1: its objects stay exactly as deployed (no update, no delete)");
+    expect(byName.get("c1/raw")!.retainOnDelete).to.equal(true);
   });
 });

@@ -4,6 +4,7 @@ import { K8sObject } from "../../core/bundles/manifests";
 import { helmReleaseNameOf } from "../../core/naming";
 import { PlanEntry } from "../../core/targeting/plan";
 import { renderDeployments } from "../../core/render/deployments";
+import { runRenderer } from "../../core/render/fleet-render";
 
 export function renderBundle(bundle: Bundle, options: DeploymentOptions = bundle.options, cluster = "c1"): { objects: K8sObject[]; warnings: string[]; style: string } {
   const entry: PlanEntry = {
@@ -12,7 +13,7 @@ export function renderBundle(bundle: Bundle, options: DeploymentOptions = bundle
     releaseName: options.helm?.releaseName || helmReleaseNameOf(bundle.name),
     manifestId: bundle.manifestId, deploymentId: "d", paused: false, dependsOn: [],
   };
-  return renderDeployments([entry], [bundle], () => "0123456789abcdef0123456789abcdef01234567").get(entry)!;
+  return renderDeployments([entry], [bundle], () => "0123456789abcdef0123456789abcdef01234567", runRenderer).get(entry)!;
 }
 
 export function renderObjects(bundle: Bundle, options?: DeploymentOptions, cluster?: string): K8sObject[] {

@@ -9,6 +9,9 @@ import { K8sObject } from "../../core/bundles/manifests";
 import { OwnersJob } from "../../core/render/fleet-render";
 import { journalStore, stateIdentities } from "../../automation/journal-store";
 import { FleetError } from "../../core/errors";
+import { desiredObjects } from "../../core/desired/objects";
+import { deploymentKey } from "../../core/desired/keys";
+import { DesiredDeployment } from "../../core/desired/types";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
 const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
@@ -26,16 +29,18 @@ const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject =>
 const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KC1" }];
 
 describe("crash journal (core/journal.ts): what an update records and what the next one sweeps", () => {
-  it("records every planned object on the clusters this update applies to; kept objects and namespaces are marked retain", () => {
+  it("records every desired object on the clusters this update applies to; what a prune retains and namespaces are marked retain", () => {
     const web = entry("web", "c1");
     const kept = entry("keep", "c1", { options: { keepResources: true } });
     const out = entry("web", "c2");
     const theCrd = crd("widgets.example.com");
     const ns: K8sObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } };
-    const r = new Map([[web, rendered([cm("a"), theCrd, ns], [theCrd])], [kept, rendered([cm("k")])], [out, rendered([cm("a")])]]);
-    const objects = journalObjects([web, kept, out], r, new Set(["c2"]));
+    const desired = (e: PlanEntry, r: RenderedDeployment) =>
+      ({ key: deploymentKey(e), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, objects: desiredObjects(deploymentKey(e), e, r, new Set(), false) }) as DesiredDeployment;
+    const objects = journalObjects([desired(web, rendered([cm("a"), theCrd, ns], [theCrd])), desired(kept, rendered([cm("k")])), desired(out, rendered([cm("a")]))], new Set(["c2"]));
+    // The retain mark is the engine's retainOnDelete (one rule, core/desired/objects.ts), in registration order.
     expect(objects.map((o) => `${o.cluster}/${o.bundle}/${o.name}${o.retain ? " retain" : ""}`)).to.deep.equal([
-      "c1/web/a", "c1/web/widgets.example.com retain", "c1/web/apps retain", "c1/keep/k retain",
+      "c1/web/widgets.example.com retain", "c1/web/apps retain", "c1/web/a", "c1/keep/k retain",
     ]);
   });
 

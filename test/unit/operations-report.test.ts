@@ -10,7 +10,7 @@ import { deployEvents, formatDeployEvent } from "../../automation/deploy-events"
 import { probe, serverOf } from "../../automation/reachability";
 import { clusterOfUrn, groupSteps, StepRecorder } from "../../automation/steps";
 import { computeStatus } from "../../automation/status";
-import { DeploymentRecord } from "../../components";
+import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 
 const PREFIX = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$";

@@ -12,6 +12,7 @@ import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";
 import { buildPlan } from "../../core/targeting/plan";
 import { renderDeployments } from "../../core/render/deployments";
+import { runRenderer } from "../../core/render/fleet-render";
 
 const SECRET = "runner-secret-do-not-ship";
 
@@ -90,7 +91,7 @@ describe("one owner per object and cluster", () => {
     }
     const bundles = readBundles(root, gitRepoConfig({ name: "repo", repo: root, paths: ["a", "b"], targets: [{ clusterSelector: {} }] }));
     const plan = buildPlan(bundles, clusters.map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })), []);
-    return renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567");
+    return renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer);
   }
 
   it("two bundles rendering the same object for one cluster fail, naming both bundles and the object", () => {

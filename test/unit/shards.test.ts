@@ -13,7 +13,7 @@ import { PROJECT_DIR } from "../../core/pipeline";
 import { clusterUrns, planShards, providerUrns } from "../../automation/shard-moves";
 import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shard-reports";
 import { operatorStackObjects } from "../../automation/operator-stacks";
-import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../components/previous";
+import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../core/desired/previous";
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shard-runner";
 import { shardInputs } from "../../automation/shard-inputs";

@@ -11,7 +11,7 @@ import { renderSummaryMarkdown } from "../../automation/pr-summary";
 import { Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/progress";
 import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/status-page";
 import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/steps";
-import { DeploymentRecord } from "../../components";
+import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 import { INJECTION, KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";
 

@@ -1,12 +1,13 @@
 /**
- * What the last successful update deployed, read from this stack's own outputs. Two safety rules need
- * it: a GitRepo that deployed to clusters must not silently drop to zero (a wrong selector would wipe
- * a fleet in one update: argo-cd#18480), and a paused GitRepo stays on the commit it last deployed.
+ * What the last successful update deployed (the stack's own outputs, read by the program and handed
+ * in as a value). Two safety rules need it: a GitRepo that deployed to clusters must not silently drop
+ * to zero (a wrong selector would wipe a fleet in one update: argo-cd#18480), and a paused GitRepo
+ * stays on the commit it last deployed.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { FleetError } from "../core/errors";
-import { GitRepoConfig } from "../core/config/stack";
-import { Plan } from "../core/targeting/plan";
+import { FleetError } from "../errors";
+import { GitRepoConfig } from "../config/stack";
+import { Plan } from "../targeting/plan";
+import { clusterOfKey } from "./keys";
 
 export interface DeployedGitRepo {
   commit: string;
@@ -15,7 +16,7 @@ export interface DeployedGitRepo {
 
 export interface PreviousDeployment {
   gitRepos: Record<string, DeployedGitRepo>;
-  /** The deploymentId of each BundleDeployment ("<cluster>/<bundle>"), from the `deployments` output. */
+  /** The deploymentId of each BundleDeployment (deploymentKey), from the `deployments` output. */
   deploymentIds?: Record<string, string>;
   /** Every cluster the last update deployed (each has an agent), from `summary.agents`. */
   clusters?: string[];
@@ -28,16 +29,13 @@ export const DEPLOYMENTS_OUTPUT = "deployments";
 export const RECORD_OUTPUT = "summary";
 
 /**
- * Reads this stack's last outputs through a StackReference to itself. A new stack has none: undefined.
- * Any failure to read propagates: without the record the guard cannot run, so the update must stop.
+ * The previous deployment from the two outputs as the engine returns them (either may be missing on a
+ * new stack, or hold anything after a hand edit): undefined when there is no usable summary.
  */
-export async function readPreviousDeployment(): Promise<PreviousDeployment | undefined> {
-  const self = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
-  const details = await self.getOutputDetails(RECORD_OUTPUT);
-  const value = (details.value ?? details.secretValue) as PreviousDeployment | undefined;
+export function previousFromOutputs(summary: unknown, deployments: unknown): PreviousDeployment | undefined {
+  const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
-  const records = await self.getOutputDetails(DEPLOYMENTS_OUTPUT);
-  const byKey = (records.value ?? records.secretValue) as Record<string, { deploymentId?: string }> | undefined;
+  const byKey = deployments as Record<string, { deploymentId?: string }> | undefined;
   const deploymentIds = byKey && typeof byKey === "object"
     ? Object.fromEntries(Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string").map(([k, r]) => [k, r.deploymentId!]))
     : undefined;
@@ -78,12 +76,20 @@ export function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous
   }
 }
 
-/** A paused GitRepo keeps the commit it last deployed, so its bundles' content does not move. */
-export function pinPausedRepos(repos: GitRepoConfig[], previous: PreviousDeployment | undefined): GitRepoConfig[] {
+/**
+ * The commit each GitRepo deploys: the one the shard runner resolved for every shard (`commits`), and
+ * for a paused GitRepo the one it last deployed, so its bundles' content does not move. A plain
+ * directory's "dir-" content hash is not a commit: such a repository is read as it is.
+ */
+export function pinCommits(repos: GitRepoConfig[], commits: Record<string, string> | undefined, previous?: PreviousDeployment): GitRepoConfig[] {
   return repos.map((r) => {
-    const commit = previous?.gitRepos[r.name]?.commit;
-    return r.paused && commit && !commit.startsWith("dir-") ? { ...r, revision: commit, branch: undefined } : r;
+    const last = r.paused ? previous?.gitRepos[r.name]?.commit : undefined;
+    return pinned(pinned(r, commits?.[r.name]), last);
   });
+}
+
+function pinned(repo: GitRepoConfig, commit: string | undefined): GitRepoConfig {
+  return commit && !commit.startsWith("dir-") ? { ...repo, revision: commit, branch: undefined } : repo;
 }
 
 /**
@@ -96,6 +102,6 @@ export function withoutClusters(previous: PreviousDeployment | undefined, cluste
   return {
     gitRepos: Object.fromEntries(Object.entries(previous.gitRepos).map(([name, r]) => [name, { ...r, clusters: r.clusters.filter((c) => !gone.has(c)) }])),
     ...(previous.clusters ? { clusters: previous.clusters.filter((c) => !gone.has(c)) } : {}),
-    deploymentIds: previous.deploymentIds && Object.fromEntries(Object.entries(previous.deploymentIds).filter(([key]) => !gone.has(key.split("/")[0]))),
+    deploymentIds: previous.deploymentIds && Object.fromEntries(Object.entries(previous.deploymentIds).filter(([key]) => !gone.has(clusterOfKey(key)))),
   };
 }

@@ -3,20 +3,15 @@
  * halfway through an update. A label value such as `system:kube-controller-manager` is rejected here,
  * before registration, with the object, key and value named (fleet#3483 was such a value).
  */
-import * as pulumi from "@pulumi/pulumi";
-import { FleetError } from "../core/errors";
-import { labelKeyProblem, labelValueProblem } from "../core/k8s-validation";
-import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, clusterLabels, MANAGED_BY, MANAGED_BY_LABEL, ownerLabels } from "../core/ownership";
-
-// Core owns the ownership labels: the takeOwnership check (core/ownership.ts) reads them back from clusters.
-export { BUNDLE_NAME_LABEL, CLUSTER_LABEL, clusterLabels, MANAGED_BY, MANAGED_BY_LABEL, ownerLabels };
+import { FleetError } from "../errors";
+import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { ownerLabels } from "../ownership";
 
 export interface Owner {
   gitRepo: string;
   bundle: string;
   cluster: string;
 }
-
 
 interface ObjectLike {
   apiVersion?: string;
@@ -90,18 +85,4 @@ export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner, forceS
       },
     },
   };
-}
-
-export interface LifecyclePolicy {
-  /** keepResources, or a paused bundle: leave the object on the cluster when the resource goes away. */
-  retainOnDelete: boolean;
-  /** A paused bundle: keep the object exactly as deployed. */
-  freeze: boolean;
-}
-
-export function lifecycleOptions<T extends pulumi.ResourceOptions>(opts: T, policy: LifecyclePolicy): T {
-  const out = { ...opts };
-  if (policy.retainOnDelete) out.retainOnDelete = true;
-  if (policy.freeze) out.ignoreChanges = ["*"];
-  return out;
 }

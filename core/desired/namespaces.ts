@@ -3,9 +3,9 @@
  * owned by the cluster, not by one bundle: one resource per (cluster, namespace). Namespaces a bundle
  * defines itself, and the ones every cluster has, are left alone.
  */
-import { K8sObject } from "../core/bundles/manifests";
-import { FleetError } from "../core/errors";
-import { PlanEntry } from "../core/targeting/plan";
+import { K8sObject } from "../bundles/manifests";
+import { FleetError } from "../errors";
+import { PlanEntry } from "../targeting/plan";
 
 const BUILT_IN = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
 

@@ -1,0 +1,53 @@
+/**
+ * Everything the desired state needs from outside the process: rendering (fleet-render's sandbox),
+ * reading and deleting objects on clusters, impersonation, the stack's last outputs and its crash
+ * journal. Core reaches them only through this interface, so each decision is tested with a fake;
+ * liveFacts() is the real one.
+ */
+import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
+import { JournalEntry } from "../journal";
+import { PreviousDeployment } from "./previous";
+
+export interface Facts {
+  /** Runs content jobs in fleet-render's sandbox: YAML as Fleet reads it, chart pulls, helm values, renders. */
+  render: Renderer;
+  /** Reads objects' owners on clusters, or deletes them when a job says `delete` (client-go, the stack's credentials). */
+  objects(jobs: OwnersJob[]): Record<string, OwnersResult>;
+  /** Kubeconfigs acting as a user (serviceAccount impersonation). */
+  impersonate(jobs: ImpersonateJob[]): Record<string, ImpersonateResult>;
+  /** What this stack's last update deployed; undefined for a new stack. */
+  previous(): Promise<PreviousDeployment | undefined>;
+  /** The crash journal, given by the operations' `up` when the state is written once at the end. */
+  journal?: JournalHooks;
+}
+
+export interface JournalHooks {
+  list(): Promise<{ key: string; entry: JournalEntry }[]>;
+  add(entry: JournalEntry): Promise<string>;
+  remove(keys: string[]): Promise<void>;
+  /** identityOf every Kubernetes object in the stack's state (read only when the journal has entries). */
+  stateIdentities(): Promise<Set<string>>;
+  /** Who writes this update's entry. */
+  writer: string;
+  /** Told the key of this update's entry (removed once the engine has written the state). */
+  onRecorded(key: string): void;
+  /** Where the sweep's reports go (the operations' warnings, shown even with --quiet). */
+  warn(message: string): void;
+}
+
+/** Reading and deleting objects on live clusters through fleet-render (no sandbox: cluster jobs). */
+export const readObjects = (jobs: OwnersJob[]): Record<string, OwnersResult> => runRenderer({ owners: jobs }).owners;
+
+/** Kubeconfigs acting as a user, made by fleet-render from the cluster's (client-go's loader). */
+export const impersonate = (jobs: ImpersonateJob[]): Record<string, ImpersonateResult> => runRenderer({ impersonate: jobs }).impersonate;
+
+/** The real facts: fleet-render for rendering and clusters; `previous` and `journal` from the caller. */
+export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks): Facts {
+  return {
+    render: runRenderer,
+    objects: readObjects,
+    impersonate,
+    previous,
+    ...(journal ? { journal } : {}),
+  };
+}

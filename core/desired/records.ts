@@ -1,0 +1,70 @@
+/**
+ * What the stack exports: the summary (per agent, GitRepo and cluster; read back by the next update's
+ * guards) and one record per bundle deployment (the `deployments` output, read by status, the PR
+ * summary and deploy events).
+ */
+import { ResolvedAgent } from "../agent/effective";
+import { FleetState } from "../pipeline";
+import { PlanEntry } from "../targeting/plan";
+
+export interface FleetSummary {
+  /** Per cluster: the agent image and the hash of its effective configuration. */
+  agents: Record<string, { image: string; pinned: boolean; configHash: string }>;
+  gitRepos: Record<string, { commit: string; bundles: string[]; clusters: string[] }>;
+  /** Per cluster: "<bundle> <last 12 characters of the deploymentId>". */
+  clusters: Record<string, string[]>;
+}
+
+export interface DeploymentRecord {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  /** The GitRepo target that selected the cluster (named in prune explanations). */
+  target: string;
+  deploymentId: string;
+  commit: string;
+  namespace: string;
+  paused: boolean;
+  objectCount: number;
+  /** fleet.yaml correctDrift.enabled: `npm run up` refreshes this deployment's objects first (present only when true). */
+  correctDrift?: true;
+}
+
+/** The record of one plan entry, as the stack's `deployments` output keeps it. */
+export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number): DeploymentRecord {
+  return {
+    gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
+    commit, namespace: e.namespace, paused: e.paused, objectCount, ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
+  };
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
+export function entriesByCluster(entries: PlanEntry[]): Map<string, PlanEntry[]> {
+  const out = new Map<string, PlanEntry[]>();
+  for (const e of entries) {
+    const list = out.get(e.cluster);
+    if (list) list.push(e);
+    else out.set(e.cluster, [e]);
+  }
+  return out;
+}
+
+export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>): FleetSummary {
+  const { config, plan } = state;
+  const byCluster = entriesByCluster(plan.entries);
+  return {
+    agents: Object.fromEntries([...agents.keys()].sort().map((name) => {
+      const a = agents.get(name)!;
+      return [name, { image: a.config.image, pinned: a.pinned, configHash: a.hash }];
+    })),
+    gitRepos: Object.fromEntries([...config.gitRepos].sort(byName).map((r) => [r.name, {
+      commit: state.sources.get(r.name)!.commit,
+      bundles: state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name).sort(),
+      clusters: [...new Set(plan.entries.filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
+    }])),
+    clusters: Object.fromEntries([...config.clusters].sort(byName).map((c) => [c.name,
+      (byCluster.get(c.name) ?? []).map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
+  };
+}

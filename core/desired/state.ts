@@ -1,0 +1,228 @@
+/**
+ * From stack configuration to the desired state: everything the program registers, computed and
+ * checked before the first registration, as one plain value. Order matters for safety: every source
+ * is read and the whole plan built and checked before anything is rendered, and everything that can
+ * fail fails here, so a read error or a fleet about to be emptied stops the program while the engine
+ * still has nothing to delete. What it needs from outside (rendering, clusters, the last outputs, the
+ * crash journal) comes through `facts` (facts.ts).
+ */
+import * as path from "node:path";
+import { resolveAgents } from "../agent/effective";
+import { ClusterConfig, StackConfig } from "../config/stack";
+import { shardStackName } from "../config/shards";
+import { FleetError } from "../errors";
+import { identityOf, journalObjects, settleEarlier } from "../journal";
+import { checkTakeOwnership, clusterLabels } from "../ownership";
+import { FleetState, planFleet } from "../pipeline";
+import { RenderedDeployment, renderDeployments } from "../render/deployments";
+import { accountProviders } from "../service-accounts";
+import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
+import { agentObjects } from "./agent";
+import { Facts, JournalHooks } from "./facts";
+import { deploymentKey } from "./keys";
+import { validateObjectLabels } from "./labels";
+import { namespacesForCluster } from "./namespaces";
+import { customTimeoutsOf, desiredObjects } from "./objects";
+import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
+import { deploymentRecord, entriesByCluster, summarize } from "./records";
+import { DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings } from "./types";
+
+export interface DesiredOptions {
+  /** Git cache directory (default ~/.cache/pulumi-fleet). */
+  cacheRoot?: string;
+  /** Called with the checked plan before anything is rendered: the operations read it to explain a preview. */
+  onPlanned?: (state: FleetState) => void;
+  /** Set by automation/operations.ts, whose `up` refreshes correctDrift bundles first; a plain `pulumi up` warns instead. */
+  correctsDrift?: boolean;
+  /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
+  leftOut?: () => ReadonlySet<string>;
+  /** The commit to deploy per GitRepo, as the shard runner resolved it for every shard (a paused GitRepo keeps its own). */
+  commits?: Record<string, string>;
+}
+
+export async function desiredState(config: StackConfig, facts: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
+  checkNotSplit(config);
+  const previous = withoutClusters(await facts.previous(), config.shard?.elsewhere);
+  const pinned: StackConfig = { ...config, gitRepos: pinCommits(config.gitRepos, options.commits, previous) };
+  const fleet = await planFleet(pinned, options.cacheRoot, facts.render);
+  const shard = config.shard;
+  checkNothingEmptied(pinned.gitRepos, fleet.plan, previous,
+    shard && (() => buildPlan(fleet.bundles, [...fleet.config.clusters, ...shard.otherClusters], fleet.config.clusterGroups, facts.render)));
+  options.onPlanned?.(fleet);
+  const leftOut = options.leftOut?.();
+  const renderMode = !!pinned.renderDir;
+  const { entries } = fleet.plan;
+  const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
+
+  const rendered = renderDeployments(entries, fleet.bundles, commitOf, facts.render);
+  for (const [e, r] of rendered) for (const obj of r.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+  const agents = resolveAgents(fleet.config);
+  const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
+  const byCluster = entriesByCluster(entries);
+  const namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name))]));
+  const accounts = accountProviders(entries, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
+  for (const e of entries) {
+    const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
+    if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
+    if (e.options.correctDrift?.enabled && !options.correctsDrift) {
+      rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
+    }
+  }
+  const unchanged = unchangedDeployments(entries, previous?.deploymentIds);
+  if (!renderMode) {
+    checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects);
+  }
+  const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
+
+  const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => ({
+    name: c.name,
+    provider: providerSettings(c.name, c, pinned.renderDir),
+    accountProviders: [...(accounts.kubeconfigs.get(c.name) ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([user, kubeconfig]) => ({ user, provider: providerSettings(`${c.name}/as/${user}`, { ...c, kubeconfig, context: undefined }) })),
+    namespaces: namespaces.get(c.name)!,
+    agent: agentObjects(c.name, agents.get(c.name)!),
+    arrived: arrived.has(c.name),
+  }));
+  const deployments = inDependencyOrder(entries).map((e): DesiredDeployment => {
+    const key = deploymentKey(e);
+    const r = rendered.get(e)!;
+    const nsNames = new Set(namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
+    const objects = desiredObjects(key, e, r, nsNames, unchanged.has(e));
+    const account = accounts.userOf.get(e);
+    const customTimeouts = customTimeoutsOf(e);
+    return {
+      key, entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
+      dependsOn: e.dependsOn.map((bundle) => deploymentKey({ bundle, cluster: e.cluster })),
+      ...(account ? { account } : {}), ...(customTimeouts ? { customTimeouts } : {}),
+      warnings: warningsOf(e, r), objects, record: deploymentRecord(e, commitOf(e.gitRepo), objects.length), arrived: arrived.has(e.cluster),
+    };
+  });
+  const summary = summarize(fleet, agents);
+  const state: DesiredState = {
+    fleet, clusters, deployments, summary,
+    gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
+    records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),
+    journal: journalObjects(deployments, leftOut),
+  };
+  if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
+  return state;
+}
+
+/** An environment split into shards is deployed by its shards' stacks, never as a whole. */
+function checkNotSplit(config: StackConfig): void {
+  if (!config.shards || config.shard) return;
+  const environment = config.file.replace(/^.*Pulumi\.(.*)\.yaml$/, "$1");
+  const stacks = config.shards.map((s) => shardStackName(environment, s.name)).join(", ");
+  throw new FleetError(`this environment is split into shards, each deployed by its own stack (${stacks}); run those, or \`npm run up -- --stack ${environment}\` for all of them`, { file: config.file, field: "shards" });
+}
+
+/** The namespaces a cluster creates for its bundles; the agent owns its own, so a bundle deploying into it does not create it twice. */
+function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, agentNamespace: string): DesiredNamespace[] {
+  const byBundle = new Map(entries.map((e) => [e.bundle, rendered.get(e)!.objects]));
+  return namespacesForCluster(cluster, entries, byBundle).filter((ns) => ns.name !== agentNamespace).map((ns) => ({
+    name: `${cluster}/${ns.name}`,
+    metadata: {
+      name: ns.name,
+      labels: { ...ns.labels, ...clusterLabels(cluster) },
+      ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
+    },
+    retainOnDelete: !ns.deleteWithBundles,
+  }));
+}
+
+/** The provider's client allows 50 requests/s (burst 120) by default: see providerSettings. */
+const CLIENT_QPS = 500;
+const CLIENT_BURST = 1000;
+
+/**
+ * A cluster's provider. Its `clusterIdentifier` is the cluster's name, so a rotated kubeconfig or token
+ * is an update of the provider, never a replacement of everything deployed through it. ConfigMaps and
+ * Secrets change in place, as Fleet's apply does: by default the provider replaces them on any data
+ * change, which deletes and recreates an object users may reference by name. In render mode the
+ * provider writes manifests to <renderDir>/<cluster> instead of contacting a cluster.
+ */
+export function providerSettings(name: string, c: ClusterConfig, renderDir?: string): ProviderSettings {
+  const settings: ProviderSettings = { name, clusterIdentifier: c.name, enableConfigMapMutable: true, enableSecretMutable: true };
+  if (renderDir) return { ...settings, renderYamlToDirectory: path.join(renderDir, c.name) };
+  // With the provider's default rate limit, a create or prune of a few hundred objects waits on the
+  // client, not on the API server (BENCHMARKS.md); the API server's priority and fairness still protects it.
+  settings.kubeClientSettings = { qps: CLIENT_QPS, burst: CLIENT_BURST };
+  if (c.kubeconfig !== undefined) settings.kubeconfig = c.kubeconfig;
+  if (c.context !== undefined) settings.context = c.context;
+  if (c.deleteUnreachable) settings.deleteUnreachable = true;
+  return settings;
+}
+
+/**
+ * The plan's entries with each one's dependsOn (same cluster) before it, in plan order otherwise: the
+ * order the engine registers them in. A cycle is an error naming the deployments in it.
+ */
+function inDependencyOrder(entries: PlanEntry[]): PlanEntry[] {
+  const byKey = new Map(entries.map((e) => [deploymentKey(e), e]));
+  const done = new Set<string>();
+  const inProgress = new Set<string>();
+  const out: PlanEntry[] = [];
+  const visit = (entry: PlanEntry): void => {
+    const key = deploymentKey(entry);
+    if (done.has(key)) return;
+    if (inProgress.has(key)) {
+      throw new FleetError(`dependsOn forms a cycle through ${[...inProgress].join(" -> ")}`, { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster, field: "dependsOn" });
+    }
+    inProgress.add(key);
+    for (const bundle of entry.dependsOn) visit(byKey.get(deploymentKey({ bundle, cluster: entry.cluster }))!);
+    inProgress.delete(key);
+    done.add(key);
+    out.push(entry);
+  };
+  for (const e of entries) visit(e);
+  return out;
+}
+
+/** The deployment's preview lines: paused first, then what the bundle, the render and the checks said. */
+function warningsOf(e: PlanEntry, r: RenderedDeployment): string[] {
+  return [
+    ...(e.paused ? [`bundle ${e.bundle} is paused on cluster ${e.cluster}: its objects stay exactly as deployed (no update, no delete)`] : []),
+    ...r.warnings.map((w) => `bundle ${e.bundle} on cluster ${e.cluster}: ${w}`),
+  ];
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * Before anything is registered (the engine holds the stack's lock): earlier updates' journal entries
+ * are swept (objects an update that died created and nothing owns now are deleted, core/journal.ts),
+ * then this update records what it may create.
+ */
+async function sweepAndRecord(facts: Facts, state: DesiredState, leftOut?: ReadonlySet<string>): Promise<void> {
+  const journal = facts.journal!;
+  const earlier = await journal.list();
+  if (earlier.length) {
+    const planned = new Set<string>();
+    for (const d of state.deployments) {
+      for (const { manifest: o } of d.objects) planned.add(identityOf({ cluster: d.cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
+    }
+    // The namespaces the clusters create are planned too (journalObjects never sweeps a Namespace anyway).
+    for (const c of state.clusters) {
+      for (const ns of c.namespaces) planned.add(identityOf({ cluster: c.name, apiVersion: "v1", kind: "Namespace", name: ns.metadata.name }));
+    }
+    const configured = new Set(state.fleet.config.clusters.map((c) => c.name));
+    await settleEarlier(earlier, journal, journal.writer, journal.warn, {
+      inState: await journal.stateIdentities(), planned, readable: (c) => configured.has(c) && !leftOut?.has(c), clusters: state.fleet.config.clusters,
+    }, facts.objects);
+  }
+  if (state.journal.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects: state.journal }));
+}
+
+export type { PreviousDeployment };
+
+/** What the program (components/program.ts) is given by the operations, scripts and tests. */
+export interface DeployOptions extends DesiredOptions {
+  /** What the last update deployed; read from the stack's own outputs when not given (null: a new stack). */
+  previous?: PreviousDeployment | null;
+  /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
+  journal?: JournalHooks;
+  /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
+  inputs?: string;
+  /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */
+  onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
+}

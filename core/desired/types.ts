@@ -1,0 +1,93 @@
+/**
+ * The desired state: everything the program registers, as one plain value (core/desired/state.ts
+ * computes it; components/ only maps it to resources). Lists are in registration order.
+ */
+import { PlanEntry } from "../targeting/plan";
+import { FleetState } from "../pipeline";
+import { JournalObject } from "../journal";
+import { AgentObjects } from "./agent";
+import { DesiredObject } from "./objects";
+import { DeploymentRecord, FleetSummary } from "./records";
+
+/** The type tokens of the project's components (automation/ reads steps by them). */
+export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
+export const CLUSTER_TYPE = "pulumi-fleet:index:Cluster";
+export const GIT_REPO_TYPE = "pulumi-fleet:index:GitRepo";
+export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
+export const AGENT_TYPE = "pulumi-fleet:index:Agent";
+
+/** A Kubernetes provider's settings (the kubeconfig is registered as a secret). */
+export interface ProviderSettings {
+  /** Logical name of the provider resource. */
+  name: string;
+  clusterIdentifier: string;
+  enableConfigMapMutable: true;
+  enableSecretMutable: true;
+  renderYamlToDirectory?: string;
+  kubeClientSettings?: { qps: number; burst: number };
+  kubeconfig?: string;
+  context?: string;
+  deleteUnreachable?: true;
+}
+
+export interface DesiredNamespace {
+  /** Logical name: "<cluster>/<namespace>". */
+  name: string;
+  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
+  /** Kept on the cluster unless every bundle in it sets deleteNamespace. */
+  retainOnDelete: boolean;
+}
+
+export interface DesiredCluster {
+  name: string;
+  provider: ProviderSettings;
+  /** serviceAccount: one provider per user the cluster's deployments are applied as (sorted by user). */
+  accountProviders: { user: string; provider: ProviderSettings }[];
+  namespaces: DesiredNamespace[];
+  agent: AgentObjects;
+  /** Not deployed by this stack's last update: its resources may sit at the root of the state (previous.ts arrivedClusters). */
+  arrived: boolean;
+}
+
+export interface DesiredGitRepo {
+  name: string;
+  commit: string;
+  bundles: string[];
+  clusters: string[];
+}
+
+export interface DesiredDeployment {
+  /** deploymentKey: "<cluster>/<bundle>", the BundleDeployment's logical name. */
+  key: string;
+  entry: PlanEntry;
+  gitRepo: string;
+  cluster: string;
+  commit: string;
+  /** Keys of the deployments of the same cluster it waits for (fleet.yaml dependsOn); each comes earlier in the list. */
+  dependsOn: string[];
+  /** The user it is applied as (serviceAccount); absent: the cluster's own provider. */
+  account?: string;
+  /** helm.timeoutSeconds, for every object. */
+  customTimeouts?: { create: string; update: string };
+  /** Shown in the preview, one line each ("bundle <b> on cluster <c>: ..."). */
+  warnings: string[];
+  objects: DesiredObject[];
+  record: DeploymentRecord;
+  arrived: boolean;
+}
+
+export interface DesiredState {
+  /** Sources, bundles and plan the state was computed from (the operations explain previews with it). */
+  fleet: FleetState;
+  /** Sorted by name. */
+  clusters: DesiredCluster[];
+  /** Sorted by name. */
+  gitRepos: DesiredGitRepo[];
+  /** In dependency order: a deployment's dependsOn come before it. */
+  deployments: DesiredDeployment[];
+  summary: FleetSummary;
+  /** The `deployments` output, keyed by deploymentKey, in the order of `deployments`. */
+  records: Record<string, DeploymentRecord>;
+  /** What this update may create, for the crash journal (core/journal.ts). */
+  journal: JournalObject[];
+}

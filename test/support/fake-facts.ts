@@ -1,0 +1,40 @@
+/**
+ * Facts (core/desired/facts.ts) for unit tests of the desired state: the real renderer (a pure
+ * computation in its sandbox) unless replaced, and no cluster: a test that reaches one without saying
+ * so fails, naming the call. Every call is recorded.
+ */
+import { Facts, JournalHooks } from "../../core/desired/facts";
+import { PreviousDeployment } from "../../core/desired/previous";
+import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, runRenderer } from "../../core/render/fleet-render";
+
+export interface FakeFacts extends Facts {
+  calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][] };
+}
+
+export function fakeFacts(over: {
+  previous?: PreviousDeployment;
+  objects?: (jobs: OwnersJob[]) => Record<string, OwnersResult>;
+  impersonate?: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult>;
+  journal?: JournalHooks;
+} = {}): FakeFacts {
+  const calls: FakeFacts["calls"] = { objects: [], impersonate: [] };
+  return {
+    calls,
+    render: runRenderer,
+    previous: async () => over.previous,
+    objects: (jobs) => {
+      calls.objects.push(jobs);
+      if (!over.objects) throw new Error(`this test has no cluster, but objects were asked of ${jobs.map((j) => j.id).join(", ")}`);
+      return over.objects(jobs);
+    },
+    impersonate: (jobs) => {
+      calls.impersonate.push(jobs);
+      if (!over.impersonate) throw new Error(`this test has no cluster, but impersonation was asked for ${jobs.map((j) => j.as).join(", ")}`);
+      return over.impersonate(jobs);
+    },
+    ...(over.journal ? { journal: over.journal } : {}),
+  };
+}
+
+/** Every asked object exists nowhere (a fresh cluster). */
+export const nothingExists = (jobs: OwnersJob[]): Record<string, OwnersResult> => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => null) }]));

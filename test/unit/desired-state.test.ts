@@ -1,0 +1,223 @@
+/**
+ * The desired state (core/desired/state.ts) with fake facts: every decision the program makes before
+ * registering, tested as a plain function. No Pulumi mocks: components/ only maps this value
+ * (test/components checks that mapping).
+ */
+import { expect } from "chai";
+import { StackConfig } from "../../core/config/stack";
+import { JournalEntry } from "../../core/journal";
+import { desiredState } from "../../core/desired/state";
+import { DesiredState } from "../../core/desired/types";
+import { PreviousDeployment } from "../../core/desired/previous";
+import { OwnersJob } from "../../core/render/fleet-render";
+import { fakeFacts, nothingExists } from "../support/fake-facts";
+import { localStack } from "../support/fleet-fixtures";
+import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+
+const RENDER = "/tmp/pulumi-fleet-render";
+const cacheRoot = tempDir("pf-cache-");
+const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n";
+
+function fleetOf(repo: string, paths: string[], over: Partial<StackConfig> = {}, repoOver: Parameters<typeof gitRepoConfig>[0] | object = {}): StackConfig {
+  return {
+    file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusterGroups: [],
+    clusters: ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+    gitRepos: [gitRepoConfig({ name: "t", repo, paths, targets: [{ clusterSelector: {} }], ...repoOver })],
+    ...over,
+  };
+}
+const live = (c: StackConfig): StackConfig => ({ ...c, renderDir: undefined, clusters: c.clusters.map((x) => ({ ...x, kubeconfig: KUBECONFIG })) });
+const failure = (p: Promise<unknown>) => p.then(() => { throw new Error("expected a failure"); }, (e: Error) => e.message);
+const deployment = (s: DesiredState, key: string) => s.deployments.find((d) => d.key === key)!;
+
+describe("desired state (core/desired/state.ts, fake facts)", function () {
+  this.timeout(30_000);
+
+  it("the example fleet: clusters with providers, namespaces and agents; GitRepos; deployments with records", async () => {
+    const s = await desiredState(localStack(RENDER), fakeFacts(), { cacheRoot });
+    expect(s.clusters.map((c) => [c.name, c.provider.renderYamlToDirectory, c.agent.image])).to.deep.equal([
+      ["dev-1", `${RENDER}/dev-1`, "rancher/fleet-agent:v0.13.1"], ["dev-2", `${RENDER}/dev-2`, "rancher/fleet-agent:v0.13.1"], ["prod-1", `${RENDER}/prod-1`, "rancher/fleet-agent:v0.13.1"],
+    ]);
+    expect(s.clusters[0].namespaces.map((ns) => [ns.name, ns.metadata.labels, ns.retainOnDelete])).to.deep.equal([
+      ["dev-1/helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
+      ["dev-1/simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
+    ]);
+    expect(s.gitRepos.map((r) => [r.name, r.bundles, r.clusters])).to.deep.equal([["examples", ["examples-helm", "examples-kustomize", "examples-simple"], ["dev-1", "dev-2", "prod-1"]]]);
+    expect(Object.keys(s.records)).to.deep.equal(s.deployments.map((d) => d.key));
+    const simple = deployment(s, "prod-1/examples-simple");
+    expect(simple.record).to.include({ bundle: "examples-simple", cluster: "prod-1", namespace: "simple", objectCount: 3, paused: false });
+    expect(simple.objects.map((o) => o.clusterNamespace)).to.deep.equal(["simple", "simple", "simple"]);
+    // In render mode nothing is read from a cluster and nothing is journalled.
+    expect(s.journal.length).to.equal(s.deployments.reduce((n, d) => n + d.objects.length, 0));
+  });
+
+  describe("safety, before anything is registered", () => {
+    const previous: PreviousDeployment = { gitRepos: { examples: { commit: "dir-x", clusters: ["dev-1", "dev-2", "prod-1"] } } };
+    const matchingNothing = (allowEmpty: boolean): StackConfig => {
+      const c = localStack(RENDER);
+      return { ...c, gitRepos: c.gitRepos.map((r) => ({ ...r, allowEmpty, targets: [{ name: "typo", clusterGroup: "prdo" }] })) };
+    };
+
+    it("refuses to empty a GitRepo that deployed to clusters; allowEmpty: true lets it", async () => {
+      const message = await failure(desiredState(matchingNothing(false), fakeFacts({ previous }), { cacheRoot }));
+      expect(message).to.match(/gitRepo examples: targets: matched 3 cluster\(s\) in the last deployment \(dev-1, dev-2, prod-1\) and matches none now/);
+      expect(message).to.contain("allowEmpty: true");
+      expect((await desiredState(matchingNothing(true), fakeFacts({ previous }), { cacheRoot })).deployments).to.deep.equal([]);
+    });
+
+    it("a source that cannot be read, or an invalid label, fails naming what", async () => {
+      const config = localStack(RENDER);
+      expect(await failure(desiredState({ ...config, gitRepos: [{ ...config.gitRepos[0], repo: "file:///nonexistent/repo.git" }] }, fakeFacts(), { cacheRoot }))).to.match(/gitRepo examples/);
+      const repo = new TestRepo({ "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n" });
+      expect(await failure(desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot }))).to.equal('gitRepo t, bundle t-app, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
+    });
+
+    it("an environment split into shards is deployed by its shards' stacks only", async () => {
+      const c = localStack(RENDER);
+      const split = { ...c, file: "stacks/Pulumi.prod.yaml", shards: [{ name: "a", clusterSelector: {} }] } as unknown as StackConfig;
+      expect(await failure(desiredState(split, fakeFacts(), { cacheRoot }))).to.match(/this environment is split into shards, each deployed by its own stack \(prod\.a\)/);
+    });
+
+    it("dependsOn orders deployments (dependencies first, same cluster); a cycle names its members", async () => {
+      const repo = new TestRepo({ "base/cm.yaml": CONFIGMAP("base"), "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": "keepResources: true\ndependsOn:\n  - name: t-base\n" });
+      const s = await desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot });
+      expect(s.deployments.map((d) => [d.key, d.dependsOn])).to.deep.equal([
+        ["c1/t-base", []], ["c1/t-app", ["c1/t-base"]], ["c2/t-base", []], ["c2/t-app", ["c2/t-base"]],
+      ]);
+      expect(deployment(s, "c1/t-app").objects[0].retainOnDelete).to.equal(true);
+      expect(deployment(s, "c1/t-base").objects[0].retainOnDelete).to.equal(false);
+      repo.commit({ "base/fleet.yaml": "dependsOn:\n  - name: t-app\n" });
+      expect(await failure(desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot }))).to.match(/dependsOn: dependsOn forms a cycle through c1\/t-app -> c1\/t-base/);
+    });
+  });
+
+  it("paused: objects frozen and retained, one warning each; the GitRepo stays on the commit it last deployed", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("first") });
+    const first = repo.head();
+    repo.commit({ "app/cm.yaml": CONFIGMAP("second") });
+    const paused = fleetOf(repo.url(), ["app"], {}, { paused: true });
+    const s = await desiredState(paused, fakeFacts({ previous: { gitRepos: { t: { commit: first, clusters: ["c1", "c2"] } } } }), { cacheRoot });
+    const d = deployment(s, "c1/t-app");
+    expect(d.commit).to.equal(first);
+    expect(d.objects.map((o) => o.manifest.metadata.name)).to.deep.equal(["first"]);
+    expect(d.objects[0]).to.include({ retainOnDelete: true }).and.deep.include({ ignoreChanges: ["*"] });
+    expect(d.warnings).to.deep.equal(["bundle t-app is paused on cluster c1: its objects stay exactly as deployed (no update, no delete)"]);
+  });
+
+  it("correctDrift: a warning unless the operation refreshes first; helm.timeoutSeconds becomes every object's timeout", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "correctDrift:\n  enabled: true\nhelm:\n  timeoutSeconds: 90\n" });
+    const plain = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
+    expect(deployment(plain, "c1/t-app").warnings).to.have.length(1).and.match(/correctDrift.enabled is honoured by `npm run up`/);
+    expect(deployment(plain, "c1/t-app").customTimeouts).to.deep.equal({ create: "90s", update: "90s" });
+    expect(deployment(plain, "c1/t-app").record.correctDrift).to.equal(true);
+    const refreshed = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot, correctsDrift: true });
+    expect(deployment(refreshed, "c1/t-app").warnings).to.deep.equal([]);
+  });
+
+  it("clusters not deployed last time are marked arrived; previous deploymentIds make comparePatches apply", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "diff:\n  comparePatches:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: a\n    namespace: default\n    jsonPointers: [/data]\n" });
+    const first = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
+    const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1"] } }, clusters: ["c1"],
+      deploymentIds: { "c1/t-app": first.records["c1/t-app"].deploymentId } };
+    const s = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts({ previous }), { cacheRoot });
+    expect(s.clusters.map((c) => [c.name, c.arrived])).to.deep.equal([["c1", false], ["c2", true]]);
+    expect(deployment(s, "c1/t-app").objects[0].ignoreChanges).to.deep.equal(["data"]);
+    expect(deployment(s, "c2/t-app").objects[0].ignoreChanges).to.equal(undefined);
+  });
+
+  describe("against clusters (fake facts)", () => {
+    it("serviceAccount: one impersonating provider per (cluster, user); fleet-default where it exists; a cluster that cannot be read is a warning", async () => {
+      const repo = new TestRepo({ "named/cm.yaml": CONFIGMAP("named"), "named/fleet.yaml": "serviceAccount: deployer\n", "plain/cm.yaml": CONFIGMAP("plain") });
+      const facts = fakeFacts({
+        // fleet-default exists on c1 and cannot be looked up on c2; nothing else exists yet.
+        objects: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, j.objects[0].kind !== "ServiceAccount" ? { objects: j.objects.map(() => null) }
+          : j.id === "c1" ? { objects: [{}] } : { error: "connection refused" }])),
+        impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `as ${j.as}` }])),
+      });
+      const s = await desiredState(live(fleetOf(repo.url(), ["named", "plain"])), facts, { cacheRoot });
+      expect(s.clusters.map((c) => c.accountProviders.map((a) => [a.user, a.provider.name, a.provider.kubeconfig, a.provider.clusterIdentifier]))).to.deep.equal([
+        [["system:serviceaccount:cattle-fleet-system:deployer", "c1/as/system:serviceaccount:cattle-fleet-system:deployer", "as system:serviceaccount:cattle-fleet-system:deployer", "c1"],
+          ["system:serviceaccount:cattle-fleet-system:fleet-default", "c1/as/system:serviceaccount:cattle-fleet-system:fleet-default", "as system:serviceaccount:cattle-fleet-system:fleet-default", "c1"]],
+        [["system:serviceaccount:cattle-fleet-system:deployer", "c2/as/system:serviceaccount:cattle-fleet-system:deployer", "as system:serviceaccount:cattle-fleet-system:deployer", "c2"]],
+      ]);
+      expect(deployment(s, "c1/t-plain").account).to.equal("system:serviceaccount:cattle-fleet-system:fleet-default");
+      expect(deployment(s, "c2/t-plain").account).to.equal(undefined);
+      expect(deployment(s, "c2/t-plain").warnings[0]).to.match(/^bundle t-plain on cluster c2: serviceAccount: could not tell whether cattle-fleet-system\/fleet-default exists \(connection refused\)/);
+      expect(s.clusters[0].provider).to.deep.equal({ name: "c1", clusterIdentifier: "c1", enableConfigMapMutable: true, enableSecretMutable: true, kubeClientSettings: { qps: 500, burst: 1000 }, kubeconfig: KUBECONFIG });
+    });
+
+    it("takeOwnership: an object that exists with another owner stops the update; unchanged deployments and left-out clusters are not read", async () => {
+      const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "serviceAccount: deployer\n" });
+      const impersonate = (jobs: { id: string }[]) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "k" }]));
+      const helmOwned = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({ annotations: { "meta.helm.sh/release-name": "r", "meta.helm.sh/release-namespace": "n" } })) }]));
+      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: helmOwned, impersonate }), { cacheRoot })))
+        .to.match(/gitRepo t, bundle t-app, cluster c1: helm.takeOwnership: objects this bundle would create already exist on the cluster and are not its own: ConfigMap default\/a \(it belongs to Helm release n\/r\)/);
+      const first = await desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: nothingExists, impersonate }), { cacheRoot });
+      const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1", "c2"] } }, clusters: ["c1", "c2"],
+        deploymentIds: { "c1/t-app": first.records["c1/t-app"].deploymentId } };
+      const facts = fakeFacts({ objects: nothingExists, impersonate, previous });
+      await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: () => new Set(["c3"]) });
+      expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2"]]);
+    });
+
+    it("crash journal: earlier entries are swept first (what nothing owns and is not desired), then this update records its objects", async () => {
+      const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a") });
+      const orphan = { cluster: "c1", gitRepo: "t", bundle: "t-gone", apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "gone" };
+      const desiredToo = { ...orphan, bundle: "t-app", name: "a" };
+      const added: JournalEntry[] = [];
+      const removed: string[][] = [];
+      let recorded = "";
+      const journal = {
+        list: async () => [{ key: "k1", entry: { writer: "w", objects: [orphan, desiredToo] } }],
+        add: async (e: JournalEntry) => { added.push(e); return `k${added.length + 1}`; },
+        remove: async (keys: string[]) => { removed.push(keys); },
+        stateIdentities: async () => new Set<string>(), writer: "me", onRecorded: (k: string) => { recorded = k; }, warn: () => undefined,
+      };
+      const deleted: OwnersJob[] = [];
+      const facts = fakeFacts({
+        journal, impersonate: () => ({}),
+        objects: (jobs) => {
+          if (jobs.some((j) => j.delete)) deleted.push(...jobs);
+          return Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => (j.delete ? { deleted: true } : null)) }]));
+        },
+      });
+      const s = await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot });
+      expect(deleted.map((j) => [j.id, j.objects.map((o) => o.name)])).to.deep.equal([["c1", ["gone"]]]);
+      expect(removed).to.deep.equal([["k1"]]);
+      expect(added.map((e) => e.objects.map((o) => `${o.cluster}/${o.name}`))).to.deep.equal([["c1/a", "c2/a"]]);
+      expect(added[0].objects).to.deep.equal(s.journal);
+      expect(recorded).to.equal("k2");
+    });
+  });
+
+  describe("agents", () => {
+    const withAgent = (global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}): StackConfig => {
+      const c = localStack(RENDER);
+      return { ...c, agent: { apiServerURL: "https://fleet.example.com", ...global }, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)) };
+    };
+    const agents = async (c: StackConfig) => (await desiredState(c, fakeFacts(), { cacheRoot })).clusters.map((x) => x.agent);
+
+    it("one agent per cluster: fixed names, Recreate, one replica, the config hash its only varying pod template annotation", async () => {
+      const [a] = await agents(localStack(RENDER));
+      const spec = a.deployment.spec as { replicas: number; strategy: object; revisionHistoryLimit: number; template: { metadata: { annotations: Record<string, string> } } };
+      expect(spec).to.include({ replicas: 1, revisionHistoryLimit: 2 });
+      expect(spec.strategy).to.deep.equal({ type: "Recreate" });
+      expect(Object.keys(spec.template.metadata.annotations)).to.deep.equal(["pulumi-fleet.io/agent-config-hash"]);
+      expect(a.deployment.metadata).to.include({ name: "fleet-agent", namespace: "cattle-fleet-system" });
+    });
+
+    it("the same effective config reached another way is byte-identical; one effective change moves only the Deployment", async () => {
+      const a = await agents(withAgent({ env: { B: "2", A: "1" }, resources: { requests: { cpu: "0.5" } } }));
+      const b = await agents(withAgent({ env: { Z: "global-only" } }, Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((n) => [n, { env: { A: "1", B: "2" }, resources: { requests: { cpu: "500m" } } }]))));
+      expect(JSON.stringify(b)).to.equal(JSON.stringify(a));
+      const c = await agents(withAgent({ env: { B: "3", A: "1" }, resources: { requests: { cpu: "0.5" } } }));
+      const changed = c.flatMap((x, i) => Object.keys(x).filter((k) => JSON.stringify(x[k as keyof typeof x]) !== JSON.stringify(a[i][k as keyof typeof x])));
+      expect([...new Set(changed)]).to.deep.equal(["configHash", "deployment"]);
+    });
+
+    it("a platform version bump moves every non-pinned agent's image and leaves pinned ones alone", async () => {
+      const base = withAgent({}, { "prod-1": { imageTag: "v0.13.1" } });
+      expect((await agents({ ...base, fleetVersion: "0.13.2" })).map((a) => a.image)).to.deep.equal(["rancher/fleet-agent:v0.13.2", "rancher/fleet-agent:v0.13.2", "rancher/fleet-agent:v0.13.1"]);
+    });
+  });
+});
