@@ -1,21 +1,34 @@
 /**
- * `npm run plan -- --stack NAME`: the plan of a stack without the engine: per GitRepo its commit and
- * bundles, per (bundle, cluster) the matched target and deploymentId. Reads stacks/Pulumi.<stack>.yaml
- * directly (secrets stay encrypted, so it never needs the passphrase).
+ * `npm run plan -- --stack NAME [--desired [--json]]`: the plan of a stack without the engine: per
+ * GitRepo its commit and bundles, per (bundle, cluster) the matched target and deploymentId. With
+ * --desired, the desired state instead (core/desired/state.ts): every object per cluster as `up` would
+ * register it. Reads stacks/Pulumi.<stack>.yaml directly (secrets stay encrypted, so it never needs the
+ * passphrase).
  */
 import { loadStackFile, planFleet, PROJECT_DIR } from "../core/pipeline";
+import { describeDesired } from "../core/desired/describe";
+import { offlineFacts } from "../core/desired/facts";
+import { desiredState } from "../core/desired/state";
+import { StackConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
-import { parseCommand, required, runMain } from "./cli";
+import { parseCommand, required, runMain, UsageError } from "./cli";
 
 const SPEC = {
-  usage: "npm run plan -- --stack NAME",
+  usage: "npm run plan -- --stack NAME [--desired [--json]]",
   summary: "The plan of a stack without the engine: per GitRepo its commit and bundles, per (bundle, cluster) the target and deploymentId.",
-  options: { stack: { type: "string" as const, value: "NAME", help: "the environment: stacks/Pulumi.NAME.yaml (required)" } },
+  options: {
+    stack: { type: "string" as const, value: "NAME", help: "the environment: stacks/Pulumi.NAME.yaml (required)" },
+    desired: { type: "boolean" as const, help: "print the desired state instead: every object per cluster as `up` would apply it" },
+    json: { type: "boolean" as const, help: "with --desired: the whole desired state as JSON (kubeconfigs left out)" },
+  },
 };
 
 async function main(): Promise<void> {
-  const stack = required(parseCommand(process.argv.slice(2), SPEC).values.stack, "stack");
+  const { values } = parseCommand(process.argv.slice(2), SPEC);
+  const stack = required(values.stack, "stack");
+  if (values.json && !values.desired) throw new UsageError("--json goes with --desired");
   const config = loadStackFile(stack, PROJECT_DIR);
+  if (values.desired) return printDesired(stack, config, !!values.json);
   const started = Date.now();
   const state = await planFleet(config);
   console.log(`stack ${stack}: ${config.clusters.length} clusters, ${config.gitRepos.length} GitRepos, ${state.plan.entries.length} bundle deployments (${Date.now() - started} ms)`);
@@ -33,6 +46,23 @@ async function main(): Promise<void> {
     }
   }
   for (const s of state.plan.skipped) console.log(`  skipped ${s.bundle} on ${s.cluster}: doNotDeploy (target ${s.target})`);
+}
+
+/**
+ * Without the engine and without reading clusters: as for a new stack (no last outputs, so no emptied
+ * guard and no comparePatches), no takeOwnership check and no fleet-default lookup. Said on stderr.
+ */
+async function printDesired(stack: string, config: StackConfig, json: boolean): Promise<void> {
+  const clusters = new Set(config.clusters.map((c) => c.name));
+  const state = await desiredState(config, offlineFacts(), { leftOut: () => clusters });
+  console.error(`stack ${stack}: the desired state without the engine or the clusters (as for a new stack: no last outputs, no takeOwnership check, fleet-default not looked up)`);
+  if (!json) {
+    for (const line of describeDesired(state)) console.log(line);
+    return;
+  }
+  const { fleet: _fleet, ...rest } = state;
+  const redacted = JSON.stringify(rest, (key, value) => (key === "kubeconfig" ? "(redacted)" : value), 2);
+  console.log(redacted);
 }
 
 runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));

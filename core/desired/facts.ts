@@ -51,3 +51,17 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     ...(journal ? { journal } : {}),
   };
 }
+
+/**
+ * Facts for computing the desired state without the engine or any cluster (`npm run plan -- --desired`):
+ * the real renderer; no last outputs (as for a new stack); the clusters are left out by the caller, so
+ * no owner and no fleet-default account is read; an impersonating kubeconfig is only named.
+ */
+export function offlineFacts(): Facts {
+  return {
+    render: runRenderer,
+    objects: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
+    impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `(the cluster's kubeconfig acting as ${j.as}, made at up)` }])),
+    previous: async () => undefined,
+  };
+}

@@ -51,6 +51,16 @@ describe("the command line (one strict parser for every entry point)", () => {
     expect(unknown.stderr).to.contain("Unknown option '--yes'");
   });
 
+  it("plan --desired prints every object per cluster as up would apply it, without the engine or the clusters", () => {
+    const r = run("scripts/plan.ts", "--stack", "local", "--desired");
+    expect(r.status, r.stderr).to.equal(0);
+    expect(r.stderr).to.contain("as for a new stack: no last outputs, no takeOwnership check, fleet-default not looked up");
+    expect(r.stdout).to.match(/^cluster dev-1 \(rendered to .*\/dev-1\)\n  agent rancher\/fleet-agent:v0\.13\.1 config [0-9a-f]{12}\n/);
+    expect(r.stdout).to.contain("  bundle examples-simple (GitRepo examples @ dir-").and.contain("    apps/v1 Deployment simple/hello\n");
+    const json = JSON.parse(run("scripts/plan.ts", "--stack", "local", "--desired", "--json").stdout);
+    expect(json.deployments.map((d: { key: string }) => d.key)).to.include("prod-1/examples-simple");
+  });
+
   for (const [script, words] of [
     ["scripts/fleet.ts", "--wait-lock"], ["scripts/render.ts", "--revision"], ["scripts/plan.ts", "--stack NAME"],
     ["scripts/clusters.ts", "--count N"], ["bench/run.ts", "--skip-checkpoints-only"], ["bench/git.ts", "--help"],
@@ -66,6 +76,7 @@ describe("the command line (one strict parser for every entry point)", () => {
     expect(run("scripts/render.ts", "examples", "--bogus").status).to.equal(2);
     expect(run("scripts/render.ts", "examples", "other").stderr).to.contain("unexpected argument 'other'");
     expect(run("scripts/plan.ts").stderr).to.contain("--stack is required");
+    expect(run("scripts/plan.ts", "--stack", "local", "--json").stderr).to.contain("--json goes with --desired");
     expect(run("scripts/clusters.ts", "down", "--count", "2").stderr).to.contain("--count applies to up only");
     expect(run("bench/run.ts", "plam").stderr).to.contain("unknown benchmark 'plam'");
   });

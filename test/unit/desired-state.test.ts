@@ -7,6 +7,7 @@ import { expect } from "chai";
 import { StackConfig } from "../../core/config/stack";
 import { JournalEntry } from "../../core/journal";
 import { desiredState } from "../../core/desired/state";
+import { describeDesired } from "../../core/desired/describe";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
 import { OwnersJob } from "../../core/render/fleet-render";
@@ -143,6 +144,9 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(deployment(s, "c1/t-plain").account).to.equal("system:serviceaccount:cattle-fleet-system:fleet-default");
       expect(deployment(s, "c2/t-plain").account).to.equal(undefined);
       expect(deployment(s, "c2/t-plain").warnings[0]).to.match(/^bundle t-plain on cluster c2: serviceAccount: could not tell whether cattle-fleet-system\/fleet-default exists \(connection refused\)/);
+      const text = describeDesired(s).join("\n");
+      expect(text).to.contain("cluster c1 (kubeconfig from the stack)\n").and.contain("  applies as system:serviceaccount:cattle-fleet-system:deployer\n")
+        .and.contain("  bundle t-plain (GitRepo t @ ").and.not.contain(KUBECONFIG);
       expect(s.clusters[0].provider).to.deep.equal({ name: "c1", clusterIdentifier: "c1", enableConfigMapMutable: true, enableSecretMutable: true, kubeClientSettings: { qps: 500, burst: 1000 }, kubeconfig: KUBECONFIG });
     });
 

@@ -1,0 +1,34 @@
+/**
+ * The desired state as text, objects per cluster: what `up` would apply (`npm run plan -- --desired`).
+ * Kubeconfigs are never printed.
+ */
+import { DesiredObject } from "./objects";
+import { DesiredState } from "./types";
+
+export function describeDesired(state: DesiredState): string[] {
+  const lines: string[] = [];
+  for (const c of state.clusters) {
+    const where = c.provider.renderYamlToDirectory ? `rendered to ${c.provider.renderYamlToDirectory}`
+      : `${c.provider.kubeconfig !== undefined ? "kubeconfig from the stack" : "ambient kubeconfig"}${c.provider.context ? `, context ${c.provider.context}` : ""}`;
+    lines.push(`cluster ${c.name} (${where})`);
+    lines.push(`  agent ${c.agent.image} config ${c.agent.configHash.slice(0, 12)}`);
+    for (const a of c.accountProviders) lines.push(`  applies as ${a.user}`);
+    for (const ns of c.namespaces) lines.push(`  Namespace ${ns.metadata.name}${ns.retainOnDelete ? " [kept on delete]" : ""}`);
+    for (const d of state.deployments.filter((x) => x.cluster === c.name)) {
+      const after = d.dependsOn.length ? ` after ${d.dependsOn.join(", ")}` : "";
+      lines.push(`  bundle ${d.entry.bundle} (GitRepo ${d.gitRepo} @ ${d.commit.slice(0, 12)}, deploymentID …${d.entry.deploymentId.slice(-12)})${d.account ? ` as ${d.account}` : ""}${after}`);
+      for (const o of d.objects) lines.push(`    ${describeObject(o)}`);
+      for (const w of d.warnings) lines.push(`    warning: ${w}`);
+    }
+  }
+  return lines;
+}
+
+function describeObject(o: DesiredObject): string {
+  const m = o.manifest;
+  const flags = [
+    ...(o.retainOnDelete ? ["kept on delete"] : []),
+    ...(o.ignoreChanges ? [`ignores ${o.ignoreChanges.join(", ")}`] : []),
+  ];
+  return `${m.apiVersion} ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}${flags.length ? ` [${flags.join("; ")}]` : ""}`;
+}
