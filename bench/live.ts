@@ -19,7 +19,7 @@ import { kubeList } from "../automation/kube-client";
 import { clusterBinaries, LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/toolchain";
-import { runRenderer } from "../core/render/fleet-render";
+import { readObjects } from "../core/desired/facts";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
 import { arg, engineEnvArg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
@@ -121,12 +121,12 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
   };
   const kubectlMs = timeKubectl();
   const kubectlNoopMs = timeKubectl();
-  // helm.takeOwnership's read (core/ownership.ts): what a first up of this bundle pays before registering.
+  // helm.takeOwnership's read (core/ownership.ts, through core/desired/facts.ts): what a first up of this bundle pays before registering.
   const tOwners = performance.now();
-  const owners = runRenderer({ owners: [{
+  const owners = readObjects([{
     id: "c0", kubeconfig: fs.readFileSync(ctx.clusters[0].kubeconfig, "utf8"), context: "",
     objects: docs.map((d) => ({ apiVersion: d.apiVersion, kind: d.kind, namespace: "big-kubectl", name: d.metadata.name })),
-  }] }).owners.c0;
+  }]).c0;
   const ownersMs = performance.now() - tOwners;
   if (owners.error || owners.objects?.filter(Boolean).length !== docs.length) throw new Error(`ownership read: ${owners.error ?? "objects missing"}`);
   const result = {
