@@ -150,13 +150,18 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
   const clusterScopedCrds = new Set(all
     .filter((o) => o.kind === "CustomResourceDefinition" && (o.spec as { scope?: string })?.scope === "Cluster")
     .map((o) => (o.spec as { names?: { kind?: string } }).names?.kind));
-  const objects = all.map((obj) => {
+  const objects = all.map((obj, i) => {
     if (!obj.metadata?.name) throw new FleetError(`${obj.kind} has no metadata.name (generateName is not supported: names must be stable)`, ctx);
-    const clusterScoped = CLUSTER_SCOPED.has(obj.kind) || clusterScopedCrds.has(obj.kind);
+    // A chart's crds/ are installed outside Fleet's post-renderer: a forced namespace never reaches them.
+    const fromCrdsDir = i < chartCrds.length;
+    const clusterScoped = fromCrdsDir || CLUSTER_SCOPED.has(obj.kind) || clusterScopedCrds.has(obj.kind);
     const meta = { ...obj.metadata };
-    if (e.options.namespace) {
+    if (e.options.namespace && !fromCrdsDir) {
       if (clusterScoped) {
-        throw new FleetError(`${obj.kind} ${meta.name} is cluster-scoped and cannot be deployed with namespace ${e.options.namespace} (fleet.yaml namespace / GitRepo targetNamespace)`, ctx);
+        // Fleet's post-renderer's words (internal/helmdeployer/postrender.go).
+        throw new FleetError(`invalid cluster scoped object [name=${meta.name} kind=${obj.kind} apiVersion=${obj.apiVersion}] found. ` +
+          `Your config uses targetNamespace or namespace (${e.options.namespace}) and thus forbids cluster-scoped resources. ` +
+          "If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace", ctx);
       }
       meta.namespace = e.options.namespace;
     } else if (!clusterScoped && !meta.namespace) {

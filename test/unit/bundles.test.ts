@@ -170,7 +170,28 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const objs = renderObjects(b, {});
     expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["Namespace", undefined], ["ConfigMap", "default"]]); // Helm's install order
     expect(() => renderObjects(b, { namespace: "forced" }, "c1"))
-      .to.throw(/cluster c1: Namespace extra is cluster-scoped and cannot be deployed with namespace forced/);
+      .to.throw(/cluster c1: invalid cluster scoped object \[name=extra kind=Namespace apiVersion=v1\] found. Your config uses targetNamespace or namespace \(forced\) and thus forbids cluster-scoped resources. If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace/);
+  });
+
+  it("a chart's crds/ deploy under a forced namespace (installed outside Fleet's post-renderer); its templates still may not be cluster-scoped", async () => {
+    const crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
+      "spec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true}]\n";
+    const [b] = await bundlesOf({ "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "crds/crd.yaml": crd, "templates/cm.yaml": CONFIGMAP("a") });
+    const objs = renderObjects(b, { namespace: "forced" });
+    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["CustomResourceDefinition", undefined], ["ConfigMap", "forced"]]);
+    const [withRole] = await bundlesOf({ "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "crds/crd.yaml": crd,
+      "templates/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules: []\n" });
+    expect(() => renderObjects(withRole, { namespace: "forced" })).to.throw(/invalid cluster scoped object \[name=r kind=ClusterRole apiVersion=rbac.authorization.k8s.io\/v1\] found/);
+  });
+
+  it("a kustomize.dir that is missing or outside the bundle is a warning (Fleet ignores it without a word)", async () => {
+    const [plain] = await bundlesOf({ "cm.yaml": CONFIGMAP("a") });
+    expect(renderBundle(plain, { kustomize: { dir: "../other" } }).warnings).to.deep.equal(['kustomize.dir "../other" is outside the bundle: nothing is kustomized (Fleet ignores it without a word)']);
+    const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "base/kustomization.yaml": "resources: []\n" });
+    expect(renderBundle(b, { kustomize: { dir: "overlays/prod" } }).warnings).to.include('kustomize.dir "overlays/prod" has no kustomization.yaml in the bundle: nothing is kustomized (Fleet ignores it without a word)');
+    expect(renderBundle(b, { kustomize: { dir: "base" } }).warnings).to.deep.equal([]);
+    // With a kustomization in the bundle, Fleet's kustomize fails on a directory above the bundle; so does this.
+    expect(() => renderBundle(b, { kustomize: { dir: "../other" } })).to.throw(/cannot add a directory above/);
   });
 
   it("gives the same manifestId whatever the file system order, and a new one when content changes", async () => {

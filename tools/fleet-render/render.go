@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,14 +197,23 @@ func (p *postRender) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 		data = nil
 	}
 	// As Fleet: kustomize runs only when the bundle holds a kustomization somewhere.
+	processed := false
 	if p.kustomizable() {
-		kustomized, processed, err := kustomizeBundle(p.bundleFiles, data, p.kustomizeDir)
+		kustomized, ok, err := kustomizeBundle(p.bundleFiles, data, p.kustomizeDir)
 		if err != nil {
 			return nil, err
 		}
-		if processed {
-			objs = kustomized
+		if ok {
+			objs, processed = kustomized, true
 		}
+	}
+	// Fleet skips a kustomize.dir without a kustomization without a word; say it.
+	if dir := path.Clean(p.kustomizeDir); p.kustomizeDir != "" && dir != "." && !processed {
+		where := "has no kustomization.yaml in the bundle"
+		if path.IsAbs(dir) || dir == ".." || strings.HasPrefix(dir, "../") {
+			where = "is outside the bundle"
+		}
+		p.warn(fmt.Sprintf("kustomize.dir %q %s: nothing is kustomized (Fleet ignores it without a word)", p.kustomizeDir, where))
 	}
 	var raw []rawFile
 	for _, f := range p.chart.Files {
