@@ -24,6 +24,12 @@ export interface ClusterConfig {
   context?: string;
   /** Decommissioning: let the provider drop this cluster's resources from state when it is unreachable. */
   deleteUnreachable: boolean;
+  /**
+   * Render mode only (a live cluster's are read from it): the Kubernetes version and extra API versions
+   * charts see in `.Capabilities`, as Helm's --kube-version and --api-versions (default v1.25.0, as `fleet test`).
+   */
+  kubeVersion?: string;
+  apiVersions?: string[];
   /** Per-cluster agent overrides, validated by the agent stage. */
   agent?: Record<string, unknown>;
 }
@@ -129,6 +135,13 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     gitRepos,
     agent: root.child("agent").optMap(),
   };
+  if (!config.renderDir) {
+    clusters.forEach((c, i) => {
+      for (const key of ["kubeVersion", "apiVersions"] as const) {
+        if (c[key] !== undefined) root.child("clusters").index(i).child(key).fail("applies in render mode only (renderDir): a live cluster's version and API versions are read from it, as Fleet's agent does");
+      }
+    });
+  }
   return withShards(config, root);
 }
 
@@ -185,7 +198,7 @@ function readSecret(f: Field): string | undefined {
 }
 
 function readCluster(f: Field): ClusterConfig {
-  f.object(["name", "labels", "annotations", "templateValues", "kubeconfig", "context", "deleteUnreachable", "agent"]);
+  f.object(["name", "labels", "annotations", "templateValues", "kubeconfig", "context", "deleteUnreachable", "agent", "kubeVersion", "apiVersions"]);
   const cluster: ClusterConfig = {
     name: readName(f.child("name")),
     labels: readLabels(f.child("labels"), "label"),
@@ -202,6 +215,17 @@ function readCluster(f: Field): ClusterConfig {
   if (context !== undefined) cluster.context = context;
   const agent = f.child("agent").optMap();
   if (agent !== undefined) cluster.agent = agent;
+  const kubeVersion = f.child("kubeVersion").optString();
+  if (kubeVersion !== undefined) {
+    if (!/^v?\d+\.\d+(\.\d+)?$/.test(kubeVersion)) f.child("kubeVersion").fail(`must be a Kubernetes version such as v1.30.2 or 1.30 (got ${JSON.stringify(kubeVersion)})`);
+    cluster.kubeVersion = kubeVersion;
+  }
+  if (f.child("apiVersions").value !== undefined) {
+    cluster.apiVersions = f.child("apiVersions").stringList();
+    f.child("apiVersions").items().forEach((item, i) => {
+      if (!/^[a-z0-9.-]+(\/[a-z0-9]+)?(\/[A-Za-z0-9]+)?$/.test(cluster.apiVersions![i])) item.fail("must be group/version or group/version/Kind, as Helm's --api-versions (for example monitoring.coreos.com/v1/ServiceMonitor)");
+    });
+  }
   return cluster;
 }
 

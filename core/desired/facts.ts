@@ -4,7 +4,7 @@
  * journal. Core reaches them only through this interface, so each decision is tested with a fake;
  * liveFacts() is the real one.
  */
-import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
+import { DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
 import { JournalEntry } from "../journal";
 import { PreviousDeployment } from "./previous";
 
@@ -15,6 +15,8 @@ export interface Facts {
   objects(jobs: OwnersJob[]): Record<string, OwnersResult>;
   /** Kubeconfigs acting as a user (serviceAccount impersonation). */
   impersonate(jobs: ImpersonateJob[]): Record<string, ImpersonateResult>;
+  /** Each live cluster's version and served API versions: what charts see as `.Capabilities`. */
+  discovery(jobs: DiscoveryJob[]): Record<string, DiscoveryResult>;
   /** What this stack's last update deployed; undefined for a new stack. */
   previous(): Promise<PreviousDeployment | undefined>;
   /** The crash journal, given by the operations' `up` when the state is written once at the end. */
@@ -47,6 +49,7 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     render: runRenderer,
     objects: readObjects,
     impersonate,
+    discovery: (jobs) => runRenderer({ discovery: jobs }).discovery,
     previous,
     ...(journal ? { journal } : {}),
   };
@@ -62,6 +65,7 @@ export function offlineFacts(): Facts {
     render: runRenderer,
     objects: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
     impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `(the cluster's kubeconfig acting as ${j.as}, made at up)` }])),
+    discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
     previous: async () => undefined,
   };
 }

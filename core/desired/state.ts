@@ -14,7 +14,7 @@ import { FleetError } from "../errors";
 import { identityOf, journalObjects, settleEarlier } from "../journal";
 import { checkTakeOwnership, clusterLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
-import { RenderedDeployment, renderDeployments } from "../render/deployments";
+import { ClusterCapabilities, RenderedDeployment, renderDeployments } from "../render/deployments";
 import { accountProviders } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
@@ -54,7 +54,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const { entries } = fleet.plan;
   const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
 
-  const rendered = renderDeployments(entries, fleet.bundles, commitOf, facts.render);
+  const capabilities = clusterCapabilities(pinned, entries, facts, leftOut);
+  const rendered = renderDeployments(entries, fleet.bundles, commitOf, facts.render, (c) => capabilities.get(c) ?? {});
   for (const [e, r] of rendered) for (const obj of r.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
   const agents = resolveAgents(fleet.config);
   const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
@@ -106,6 +107,32 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
   return state;
+}
+
+/**
+ * What charts see of each cluster, as Fleet's agent renders on it: a live cluster's version and served
+ * API versions, read once per operation (discovery; a cluster that cannot be read is an error naming
+ * it, unless the operation leaves it out); in render mode the cluster's kubeVersion and apiVersions.
+ */
+function clusterCapabilities(config: StackConfig, entries: PlanEntry[], facts: Facts, leftOut?: ReadonlySet<string>): Map<string, ClusterCapabilities> {
+  const out = new Map<string, ClusterCapabilities>();
+  if (config.renderDir) {
+    for (const c of config.clusters) out.set(c.name, { kubeVersion: c.kubeVersion, apiVersions: c.apiVersions });
+    return out;
+  }
+  const deployed = new Set(entries.map((e) => e.cluster));
+  const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
+    .map((c) => ({ id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }));
+  if (!jobs.length) return out;
+  const results = facts.discovery(jobs);
+  for (const job of jobs) {
+    const r = results[job.id];
+    if (!r?.capabilities) {
+      throw new FleetError(`cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`, { file: config.file, cluster: job.id });
+    }
+    out.set(job.id, { live: r.capabilities });
+  }
+  return out;
 }
 
 /** An environment split into shards is deployed by its shards' stacks, never as a whole. */

@@ -7,11 +7,11 @@
 import { comparePatchPaths } from "../compare-patches";
 import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
 import { FleetError } from "../errors";
-import { stableJson } from "../hash";
+import { sha256Hex, stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
-import { Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
+import { Capabilities, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
 
 export interface RenderedDeployment {
   /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
@@ -47,11 +47,40 @@ function keepsOnUninstall(obj: K8sObject): boolean {
  */
 const DEPLOYED_HOOK_EVENTS = new Set(["pre-install", "post-install", "pre-upgrade", "post-upgrade"]);
 
-/** `render` runs the request (fleet-render's sandbox; core/desired/facts.ts). */
+/**
+ * What a chart sees of the cluster it is rendered for: a live cluster's own capabilities (discovery),
+ * or in render mode Helm's --kube-version and --api-versions (the cluster's kubeVersion, apiVersions).
+ */
+export type ClusterCapabilities = { live: Capabilities } | { kubeVersion?: string; apiVersions?: string[] };
+
+/**
+ * `render` runs the request (fleet-render's sandbox; core/desired/facts.ts); `capabilitiesOf` gives
+ * each cluster's (default: Helm's defaults at v1.25.0, as `fleet test`).
+ */
 export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
-  render: Renderer): Map<PlanEntry, RenderedDeployment> {
+  render: Renderer, capabilitiesOf: (cluster: string) => ClusterCapabilities = () => ({})): Map<PlanEntry, RenderedDeployment> {
   const byName = new Map(bundles.map((b) => [b.name, b]));
-  const request = { bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[] };
+  const request = {
+    bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
+    capabilities: {} as Record<string, Capabilities>,
+  };
+  // Clusters with the same capabilities share one key, so their renders stay one render.
+  const capabilityKeys = new Map<string, Pick<RenderJob, "kubeVersion" | "apiVersions" | "capabilities">>();
+  const capabilitiesJob = (cluster: string) => {
+    let job = capabilityKeys.get(cluster);
+    if (!job) {
+      const c = capabilitiesOf(cluster);
+      if ("live" in c) {
+        const key = sha256Hex(stableJson(c.live)).slice(0, 16);
+        request.capabilities[key] = c.live;
+        job = { capabilities: key };
+      } else {
+        job = { ...(c.kubeVersion ? { kubeVersion: c.kubeVersion } : {}), ...(c.apiVersions?.length ? { apiVersions: c.apiVersions } : {}) };
+      }
+      capabilityKeys.set(cluster, job);
+    }
+    return job;
+  };
   const jobOf = new Map<PlanEntry, string>();
   const jobIds = new Map<string, string>();
   for (const e of entries) {
@@ -62,6 +91,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       bundle: b.name,
       releaseName: e.releaseName,
       namespace: e.namespace,
+      ...capabilitiesJob(e.cluster),
       options: {
         defaultNamespace: e.options.defaultNamespace,
         namespace: e.options.namespace,

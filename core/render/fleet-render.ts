@@ -42,7 +42,19 @@ export interface RenderOptions {
   yaml: { overlays?: string[] };
 }
 
-export interface RenderJob { id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; options: RenderOptions }
+/**
+ * kubeVersion and apiVersions: Helm's --kube-version and --api-versions (render mode; the API versions
+ * join Helm's defaults). capabilities: a key of RendererRequest.capabilities, a live cluster's own.
+ */
+export interface RenderJob { id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; apiVersions?: string[]; capabilities?: string; options: RenderOptions }
+
+/** What a chart sees of a live cluster: its version and every group/version(/kind) it serves (discovery). */
+export interface Capabilities { kubeVersion: { version: string; major: string; minor: string }; apiVersions: string[] }
+
+/** A cluster whose capabilities to read (the stack's credentials). */
+export interface DiscoveryJob { id: string; kubeconfig: string; context: string }
+
+export interface DiscoveryResult { capabilities?: Capabilities; error?: string }
 
 export interface RendererRequest {
   bundles?: Record<string, RenderBundle>;
@@ -60,6 +72,10 @@ export interface RendererRequest {
   impersonate?: ImpersonateJob[];
   /** Live objects to judge ready or not, as Fleet's agent does (core/readiness.ts). */
   readiness?: { id: string; object: Record<string, unknown>; ignore: Record<string, string>[] }[];
+  /** Clusters whose capabilities to read (discovery). */
+  discovery?: DiscoveryJob[];
+  /** Live clusters' capabilities by key, referenced by render jobs (sent once, not per job). */
+  capabilities?: Record<string, Capabilities>;
 }
 
 /** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
@@ -118,7 +134,7 @@ export interface RenderResult {
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, import("../readiness").Readiness> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, import("../readiness").Readiness>; discovery: Record<string, DiscoveryResult> }
 
 let binary: string | undefined;
 
@@ -133,14 +149,14 @@ export function rendererBinary(): string {
 /**
  * Runs one batch. Job failures come back per job; a failure of the program itself throws. Jobs that
  * evaluate GitRepo content (yaml, values, renders) run in the sandbox (sandbox.ts), the others (pulls,
- * owners, impersonate, readiness: the network and the clusters' credentials, the operator's data) in a
- * plain process, which the sandbox refuses to be.
+ * owners, impersonate, readiness, discovery: the network and the clusters' credentials, the operator's
+ * data) in a plain process, which the sandbox refuses to be.
  */
 export function runRenderer(request: RendererRequest): RendererResponse {
-  const { pulls, owners, impersonate, readiness, ...content } = request;
+  const { pulls, owners, impersonate, readiness, discovery, ...content } = request;
   const response = emptyResponse();
-  if (pulls?.length || owners?.length || impersonate?.length || readiness?.length) {
-    Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness }), ["pulls", "owners", "impersonate", "readiness"]));
+  if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length) {
+    Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness, discovery }), ["pulls", "owners", "impersonate", "readiness", "discovery"]));
   }
   if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
     Object.assign(response, pick(runContent(content), ["values", "valueOf", "renders", "yaml"]));
@@ -149,7 +165,7 @@ export function runRenderer(request: RendererRequest): RendererResponse {
 }
 
 function emptyResponse(): RendererResponse {
-  return { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {} };
+  return { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {}, discovery: {} };
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {
@@ -180,7 +196,7 @@ function runContent(request: RendererRequest): RendererResponse {
     return [kind, Number(i)];
   };
   runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, (group) => {
-    const sub: RendererRequest = { bundles: request.bundles, clusters: request.clusters, helm: request.helm, yaml: {}, values: [], renders: [] };
+    const sub: RendererRequest = { bundles: request.bundles, clusters: request.clusters, helm: request.helm, capabilities: request.capabilities, yaml: {}, values: [], renders: [] };
     const valuesAt: number[] = []; // position in sub.values -> index in values
     for (const key of group) {
       const [kind, i] = indexOf(key);

@@ -5,19 +5,20 @@
  */
 import { Facts, JournalHooks } from "../../core/desired/facts";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, runRenderer } from "../../core/render/fleet-render";
+import { Capabilities, DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, runRenderer } from "../../core/render/fleet-render";
 
 export interface FakeFacts extends Facts {
-  calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][] };
+  calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][]; discovery: DiscoveryJob[][] };
 }
 
 export function fakeFacts(over: {
   previous?: PreviousDeployment;
   objects?: (jobs: OwnersJob[]) => Record<string, OwnersResult>;
   impersonate?: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult>;
+  discovery?: (jobs: DiscoveryJob[]) => Record<string, DiscoveryResult>;
   journal?: JournalHooks;
 } = {}): FakeFacts {
-  const calls: FakeFacts["calls"] = { objects: [], impersonate: [] };
+  const calls: FakeFacts["calls"] = { objects: [], impersonate: [], discovery: [] };
   return {
     calls,
     render: runRenderer,
@@ -32,9 +33,18 @@ export function fakeFacts(over: {
       if (!over.impersonate) throw new Error(`this test has no cluster, but impersonation was asked for ${jobs.map((j) => j.as).join(", ")}`);
       return over.impersonate(jobs);
     },
+    discovery: (jobs) => {
+      calls.discovery.push(jobs);
+      if (!over.discovery) throw new Error(`this test has no cluster, but discovery was asked of ${jobs.map((j) => j.id).join(", ")}`);
+      return over.discovery(jobs);
+    },
     ...(over.journal ? { journal: over.journal } : {}),
   };
 }
+
+/** Every cluster answers discovery with these capabilities (a v1.36 cluster serving only core v1 by default). */
+export const discovered = (caps: Capabilities = { kubeVersion: { version: "v1.36.3", major: "1", minor: "36" }, apiVersions: ["v1"] }) =>
+  (jobs: DiscoveryJob[]): Record<string, DiscoveryResult> => Object.fromEntries(jobs.map((j) => [j.id, { capabilities: caps }]));
 
 /** Every asked object exists nowhere (a fresh cluster). */
 export const nothingExists = (jobs: OwnersJob[]): Record<string, OwnersResult> => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => null) }]));

@@ -26,7 +26,7 @@ describe("stack configuration", () => {
 
   it("rejects unknown fields and lists the valid ones", () => {
     const msg = errorOf(() => parse({ clusters: [{ name: "c1", lables: { a: "b" } }] }));
-    expect(msg).to.contain("clusters[0].lables: unknown field; valid fields are: agent, annotations, context");
+    expect(msg).to.contain("clusters[0].lables: unknown field; valid fields are: agent, annotations, apiVersions, context");
   });
 
   it("rejects duplicate names, invalid names and invalid label values", () => {
@@ -34,6 +34,15 @@ describe("stack configuration", () => {
     expect(errorOf(() => parse({ clusters: [{ name: "C_1" }] }))).to.contain("clusters[0].name: invalid name");
     expect(errorOf(() => parse({ clusters: [{ name: "c1", labels: { user: "system:kube-controller-manager" } }] })))
       .to.contain("clusters[0].labels.user: invalid label value \"system:kube-controller-manager\"");
+  });
+
+  it("kubeVersion and apiVersions: render mode only, checked as Helm's --kube-version and --api-versions", () => {
+    const c = parse({ renderDir: "r", clusters: [{ name: "c1", kubeVersion: "v1.31.2", apiVersions: ["example.com/v1", "monitoring.coreos.com/v1/ServiceMonitor"] }] }).clusters[0];
+    expect([c.kubeVersion, c.apiVersions]).to.deep.equal(["v1.31.2", ["example.com/v1", "monitoring.coreos.com/v1/ServiceMonitor"]]);
+    expect(errorOf(() => parse({ clusters: [{ name: "c1", kubeVersion: "v1.31.2" }] })))
+      .to.equal(`${FILE}: clusters[0].kubeVersion: applies in render mode only (renderDir): a live cluster's version and API versions are read from it, as Fleet's agent does`);
+    expect(errorOf(() => parse({ renderDir: "r", clusters: [{ name: "c1", kubeVersion: "latest" }] }))).to.contain("clusters[0].kubeVersion: must be a Kubernetes version such as v1.30.2 or 1.30");
+    expect(errorOf(() => parse({ renderDir: "r", clusters: [{ name: "c1", apiVersions: ["not a version"] }] }))).to.contain("clusters[0].apiVersions[0]: must be group/version or group/version/Kind");
   });
 
   it("refuses credentials in repository URLs", () => {

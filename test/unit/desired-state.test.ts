@@ -11,7 +11,7 @@ import { describeDesired } from "../../core/desired/describe";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
 import { OwnersJob } from "../../core/render/fleet-render";
-import { fakeFacts, nothingExists } from "../support/fake-facts";
+import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { localStack } from "../support/fleet-fixtures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
@@ -130,6 +130,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     it("serviceAccount: one impersonating provider per (cluster, user); fleet-default where it exists; a cluster that cannot be read is a warning", async () => {
       const repo = new TestRepo({ "named/cm.yaml": CONFIGMAP("named"), "named/fleet.yaml": "serviceAccount: deployer\n", "plain/cm.yaml": CONFIGMAP("plain") });
       const facts = fakeFacts({
+        discovery: discovered(),
         // fleet-default exists on c1 and cannot be looked up on c2; nothing else exists yet.
         objects: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, j.objects[0].kind !== "ServiceAccount" ? { objects: j.objects.map(() => null) }
           : j.id === "c1" ? { objects: [{}] } : { error: "connection refused" }])),
@@ -154,14 +155,15 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "serviceAccount: deployer\n" });
       const impersonate = (jobs: { id: string }[]) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "k" }]));
       const helmOwned = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({ annotations: { "meta.helm.sh/release-name": "r", "meta.helm.sh/release-namespace": "n" } })) }]));
-      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: helmOwned, impersonate }), { cacheRoot })))
+      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: helmOwned, impersonate, discovery: discovered() }), { cacheRoot })))
         .to.match(/gitRepo t, bundle t-app, cluster c1: helm.takeOwnership: objects this bundle would create already exist on the cluster and are not its own: ConfigMap default\/a \(it belongs to Helm release n\/r\)/);
-      const first = await desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: nothingExists, impersonate }), { cacheRoot });
+      const first = await desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: nothingExists, impersonate, discovery: discovered() }), { cacheRoot });
       const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1", "c2"] } }, clusters: ["c1", "c2"],
         deploymentIds: { "c1/t-app": first.records["c1/t-app"].deploymentId } };
-      const facts = fakeFacts({ objects: nothingExists, impersonate, previous });
+      const facts = fakeFacts({ objects: nothingExists, impersonate, previous, discovery: discovered() });
       await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: () => new Set(["c3"]) });
       expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2"]]);
+      expect(facts.calls.discovery.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c1", "c2"]]);
     });
 
     it("crash journal: earlier entries are swept first (what nothing owns and is not desired), then this update records its objects", async () => {
@@ -179,7 +181,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       };
       const deleted: OwnersJob[] = [];
       const facts = fakeFacts({
-        journal, impersonate: () => ({}),
+        journal, impersonate: () => ({}), discovery: discovered(),
         objects: (jobs) => {
           if (jobs.some((j) => j.delete)) deleted.push(...jobs);
           return Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => (j.delete ? { deleted: true } : null)) }]));
@@ -191,6 +193,46 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(added.map((e) => e.objects.map((o) => `${o.cluster}/${o.name}`))).to.deep.equal([["c1/a", "c2/a"]]);
       expect(added[0].objects).to.deep.equal(s.journal);
       expect(recorded).to.equal("k2");
+    });
+  });
+
+  describe("what charts see of their cluster (.Capabilities)", () => {
+    const CHART = {
+      "app/Chart.yaml": "apiVersion: v2\nname: caps\nversion: 0.1.0\n",
+      "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caps\ndata:\n" +
+        "  version: {{ .Capabilities.KubeVersion.Version | quote }}\n" +
+        "  recent: {{ semverCompare \">=1.30-0\" .Capabilities.KubeVersion.Version | quote }}\n" +
+        "  widgets: {{ .Capabilities.APIVersions.Has \"example.com/v1/Widget\" | quote }}\n" +
+        "  oldPolicy: {{ .Capabilities.APIVersions.Has \"policy/v1beta1\" | quote }}\n",
+    };
+    const dataOf = (s: DesiredState, cluster: string) => deployment(s, `${cluster}/t-app`).objects[0].manifest.data;
+
+    it("a live cluster's own version and API versions, from discovery, whole (Helm's defaults replaced, as on Fleet's agent)", async () => {
+      const repo = new TestRepo(CHART);
+      const caps = (minor: string, extra: string[]) => ({ kubeVersion: { version: `v1.${minor}.3`, major: "1", minor }, apiVersions: ["v1", "apps/v1", ...extra] });
+      const facts = fakeFacts({
+        objects: nothingExists, impersonate: () => ({}),
+        discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { capabilities: j.id === "c1" ? caps("36", ["example.com/v1", "example.com/v1/Widget"]) : caps("29", []) }])),
+      });
+      const s = await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot });
+      expect(dataOf(s, "c1")).to.deep.equal({ version: "v1.36.3", recent: "true", widgets: "true", oldPolicy: "false" });
+      expect(dataOf(s, "c2")).to.deep.equal({ version: "v1.29.3", recent: "false", widgets: "false", oldPolicy: "false" });
+      // Fleet's deploymentID does not hold the capabilities: a cluster upgrade alone is no new deployment.
+      expect(deployment(s, "c1/t-app").entry.deploymentId).to.equal(deployment(s, "c2/t-app").entry.deploymentId);
+      expect(facts.calls.discovery).to.have.length(1);
+    });
+
+    it("a cluster whose discovery fails stops the update naming it; render mode uses kubeVersion and apiVersions (Helm's --kube-version, --api-versions)", async () => {
+      const repo = new TestRepo(CHART);
+      const failing = fakeFacts({ discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "dial tcp 127.0.0.1:1: connection refused" }])) });
+      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), failing, { cacheRoot })))
+        .to.equal("stacks/Pulumi.test.yaml cluster c1: cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): dial tcp 127.0.0.1:1: connection refused");
+      const config = fleetOf(repo.url(), ["app"]);
+      config.clusters[0] = { ...config.clusters[0], kubeVersion: "v1.31.2", apiVersions: ["example.com/v1/Widget"] };
+      const s = await desiredState(config, fakeFacts(), { cacheRoot });
+      expect(dataOf(s, "c1")).to.deep.equal({ version: "1.31.2", recent: "true", widgets: "true", oldPolicy: "true" });
+      // The default, as `fleet test`: v1.25.0 and Helm's built-in API versions.
+      expect(dataOf(s, "c2")).to.deep.equal({ version: "1.25.0", recent: "false", widgets: "false", oldPolicy: "true" });
     });
   });
 

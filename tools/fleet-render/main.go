@@ -69,10 +69,10 @@ func main() {
 	}
 	// GitRepo content is evaluated only in the sandbox; the jobs that need the network or a cluster's
 	// credentials (and read only the operator's data) only outside it.
-	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness)
+	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness) + len(req.Discovery)
 	content := len(req.YAML) + len(req.Values) + len(req.Renders)
 	if watch != nil && trusted > 0 || watch == nil && content > 0 {
-		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate and readiness only without")
+		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate, readiness and discovery only without")
 		os.Exit(2)
 	}
 	// A batch is short-lived and memory is plentiful: collect garbage less often.
@@ -93,6 +93,7 @@ func run(req *Request, watch *jobWatch) *Response {
 		YAML:        make(map[string]YAMLResult, len(req.YAML)),
 		Owners:      make(map[string]OwnersResult, len(req.Owners)),
 		Impersonate: make(map[string]ImpersonateResult, len(req.Impersonate)),
+		Discovery:   make(map[string]DiscoveryResult, len(req.Discovery)),
 	}
 	for _, job := range req.Impersonate {
 		resp.Impersonate[job.ID] = impersonate(job)
@@ -129,6 +130,16 @@ func run(req *Request, watch *jobWatch) *Response {
 			mu.Unlock()
 		}()
 	}
+	for _, job := range req.Discovery {
+		owners.Add(1)
+		go func() {
+			defer owners.Done()
+			result := discover(job)
+			mu.Lock()
+			resp.Discovery[job.ID] = result
+			mu.Unlock()
+		}()
+	}
 	owners.Wait()
 	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
@@ -146,7 +157,7 @@ func run(req *Request, watch *jobWatch) *Response {
 		job := req.Renders[i]
 		var result json.RawMessage
 		watch.run("renders", job.ID, func() {
-			result = mustEncode(renderJob(job, req.Bundles[job.Bundle]))
+			result = mustEncode(renderJob(job, req.Bundles[job.Bundle], req.Capabilities))
 			if err := watch.check(result); err != nil {
 				result = mustEncode(RenderResult{Error: err.Error()})
 			}

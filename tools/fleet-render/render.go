@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strconv"
@@ -19,7 +20,10 @@ import (
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -28,7 +32,7 @@ const defaultKubeVersion = "v1.25.0"
 
 const crdKind = "CustomResourceDefinition"
 
-func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
+func renderJob(job RenderJob, b *BundleInput, capabilities map[string]*Capabilities) (result RenderResult) {
 	var warnings []string
 	warn := func(w string) { warnings = append(warnings, w) }
 	defer func() {
@@ -39,6 +43,12 @@ func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
 	}()
 	if b == nil {
 		return RenderResult{Error: fmt.Sprintf("unknown bundle %q in the request", job.Bundle)}
+	}
+	var caps *Capabilities
+	if job.Capabilities != "" {
+		if caps = capabilities[job.Capabilities]; caps == nil {
+			return RenderResult{Error: fmt.Sprintf("unknown capabilities %q in the request", job.Capabilities)}
+		}
 	}
 	files, err := decodeFiles(b.Files)
 	if err != nil {
@@ -73,7 +83,7 @@ func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
 		}
 	}
 
-	rel, err := helmTemplate(job, chart, &postRender{
+	rel, err := helmTemplate(job, caps, chart, &postRender{
 		bundleFiles:        files,
 		chart:              chart,
 		kustomizeDir:       job.Options.Kustomize.Dir,
@@ -99,22 +109,39 @@ func renderJob(job RenderJob, b *BundleInput) (result RenderResult) {
 	return RenderResult{Objects: objects, CRDs: crds, Hooks: hooks, Style: st.name()}
 }
 
-func helmTemplate(job RenderJob, chart *chartv2.Chart, pr *postRender) (*releasev1.Release, error) {
-	kubeVersion := job.KubeVersion
-	if kubeVersion == "" {
-		kubeVersion = defaultKubeVersion
-	}
-	v, err := semver.NewVersion(kubeVersion)
-	if err != nil {
-		return nil, fmt.Errorf("invalid kubeVersion: %s", kubeVersion)
-	}
+func helmTemplate(job RenderJob, caps *Capabilities, chart *chartv2.Chart, pr *postRender) (*releasev1.Release, error) {
 	cfg := &action.Configuration{}
 	cfg.SetLogger(nil)
 	install := action.NewInstall(cfg)
-	install.KubeVersion = &common.KubeVersion{
-		Version: v.String(),
-		Major:   strconv.FormatUint(v.Major(), 10),
-		Minor:   strconv.FormatUint(v.Minor(), 10),
+	if caps != nil {
+		// A live cluster's capabilities, whole, as Fleet's agent builds them (Helm's defaults replaced,
+		// not extended). A client-only install would add Helm's defaults back, so this is a server dry
+		// run against no server: a client that prints nothing, releases in memory, no REST client.
+		cfg.Capabilities = common.DefaultCapabilities.Copy()
+		cfg.Capabilities.APIVersions = common.VersionSet(caps.APIVersions)
+		cfg.Capabilities.KubeVersion = common.KubeVersion{Version: caps.KubeVersion.Version, Major: caps.KubeVersion.Major, Minor: caps.KubeVersion.Minor}
+		cfg.KubeClient = &kubefake.PrintingKubeClient{Out: io.Discard}
+		mem := driver.NewMemory()
+		mem.SetNamespace(job.Namespace)
+		cfg.Releases = storage.Init(mem)
+		install.DryRunStrategy = action.DryRunServer
+	} else {
+		// Render mode, as `fleet test` (and Helm's --kube-version/--api-versions): Helm's defaults.
+		kubeVersion := job.KubeVersion
+		if kubeVersion == "" {
+			kubeVersion = defaultKubeVersion
+		}
+		v, err := semver.NewVersion(kubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("invalid kubeVersion: %s", kubeVersion)
+		}
+		install.KubeVersion = &common.KubeVersion{
+			Version: v.String(),
+			Major:   strconv.FormatUint(v.Major(), 10),
+			Minor:   strconv.FormatUint(v.Minor(), 10),
+		}
+		install.APIVersions = common.VersionSet(job.APIVersions)
+		install.DryRunStrategy = action.DryRunClient
 	}
 	install.ReleaseName = job.ReleaseName
 	install.Namespace = job.Namespace
@@ -122,7 +149,6 @@ func helmTemplate(job RenderJob, chart *chartv2.Chart, pr *postRender) (*release
 	install.Replace = true
 	install.EnableDNS = !job.Options.Helm.DisableDNS
 	install.SkipSchemaValidation = job.Options.Helm.SkipSchemaValidation
-	install.DryRunStrategy = action.DryRunClient
 	install.WaitStrategy = kube.HookOnlyStrategy
 	install.PostRenderer = pr
 	values := job.Options.Helm.Values

@@ -25,6 +25,10 @@ type Request struct {
 	Impersonate []ImpersonateJob `json:"impersonate"`
 	// Readiness: live objects to judge as Fleet's agent does (readiness.go).
 	Readiness []ReadinessJob `json:"readiness"`
+	// Discovery: clusters whose version and API versions to read for Helm's .Capabilities (capabilities.go).
+	Discovery []DiscoveryJob `json:"discovery"`
+	// Capabilities: a live cluster's, by key, referenced by render jobs (sent once, not per job).
+	Capabilities map[string]*Capabilities `json:"capabilities"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -101,8 +105,13 @@ type RenderJob struct {
 	Bundle      string        `json:"bundle"`
 	ReleaseName string        `json:"releaseName"`
 	Namespace   string        `json:"namespace"`
-	KubeVersion string        `json:"kubeVersion,omitempty"`
-	Options     RenderOptions `json:"options"`
+	// KubeVersion and APIVersions: Helm's --kube-version and --api-versions (render mode; the API
+	// versions join Helm's defaults). Capabilities, a key of Request.Capabilities, replaces both with a
+	// live cluster's own, as Fleet's agent sees them.
+	KubeVersion  string        `json:"kubeVersion,omitempty"`
+	APIVersions  []string      `json:"apiVersions,omitempty"`
+	Capabilities string        `json:"capabilities,omitempty"`
+	Options      RenderOptions `json:"options"`
 }
 
 // RenderResult: objects in Helm's install order, then the chart's crds/ and hooks apart, as the
@@ -137,4 +146,5 @@ type Response struct {
 	Owners      map[string]OwnersResult      `json:"owners"`
 	Impersonate map[string]ImpersonateResult `json:"impersonate"`
 	Readiness   map[string]ReadinessResult   `json:"readiness"`
+	Discovery   map[string]DiscoveryResult   `json:"discovery"`
 }

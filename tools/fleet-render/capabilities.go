@@ -1,0 +1,64 @@
+package main
+
+// What a chart sees of its cluster. Fleet renders each bundle on the agent, in the target cluster,
+// where Helm's .Capabilities come from discovery (internal/helmdeployer/capabilities.go): the server's
+// GitVersion, Major and Minor, and every group/version and group/version/kind it serves, replacing
+// Helm's defaults. A discovery job reads the same with client-go and Helm's own GetVersionSet; the
+// render job then gets them whole (helmTemplate).
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"helm.sh/helm/v4/pkg/action"
+	"k8s.io/client-go/discovery"
+)
+
+// DiscoveryJob: one cluster's connection (as OwnersJob's).
+type DiscoveryJob struct {
+	ID         string `json:"id"`
+	Kubeconfig string `json:"kubeconfig"`
+	Context    string `json:"context"`
+}
+
+type Capabilities struct {
+	KubeVersion struct {
+		Version string `json:"version"`
+		Major   string `json:"major"`
+		Minor   string `json:"minor"`
+	} `json:"kubeVersion"`
+	APIVersions []string `json:"apiVersions"`
+}
+
+type DiscoveryResult struct {
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	Error        string        `json:"error,omitempty"`
+}
+
+func discover(job DiscoveryJob) DiscoveryResult {
+	config, err := restConfigOf(OwnersJob{Kubeconfig: job.Kubeconfig, Context: job.Context})
+	if err != nil {
+		return DiscoveryResult{Error: fmt.Sprintf("loading the kubeconfig: %v", err)}
+	}
+	config.Timeout = 20 * time.Second
+	config.QPS, config.Burst = 500, 500
+	dc, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return DiscoveryResult{Error: err.Error()}
+	}
+	version, err := dc.ServerVersion()
+	if err != nil {
+		return DiscoveryResult{Error: fmt.Sprintf("reading the server version: %v", err)}
+	}
+	// As Helm and Fleet: an aggregated API that does not answer (an orphaned APIService) leaves the
+	// other groups' versions in the set; any other failure is an error.
+	versions, err := action.GetVersionSet(dc)
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return DiscoveryResult{Error: fmt.Sprintf("reading the served API versions: %v", err)}
+	}
+	caps := &Capabilities{APIVersions: append([]string(nil), versions...)}
+	sort.Strings(caps.APIVersions) // Helm collects them from a map: sorted, the same cluster gives the same bytes
+	caps.KubeVersion.Version, caps.KubeVersion.Major, caps.KubeVersion.Minor = version.GitVersion, version.Major, version.Minor
+	return DiscoveryResult{Capabilities: caps}
+}
