@@ -26,8 +26,14 @@ export function serverOf(c: ClusterConfig, env: NodeJS.ProcessEnv = process.env)
     const parsed = tryParse(c.kubeconfig);
     doc = parsed?.clusters ? parsed : fs.existsSync(c.kubeconfig) ? tryParse(fs.readFileSync(c.kubeconfig, "utf8")) : undefined;
   } else {
-    const file = (env.KUBECONFIG ?? path.join(os.homedir(), ".kube", "config")).split(path.delimiter)[0];
-    doc = fs.existsSync(file) ? tryParse(fs.readFileSync(file, "utf8")) : undefined;
+    // KUBECONFIG's files merged as kubectl merges them: the first file to name a context or cluster wins.
+    const files = (env.KUBECONFIG ?? path.join(os.homedir(), ".kube", "config")).split(path.delimiter).filter((f) => f !== "");
+    const docs = files.filter((f) => fs.existsSync(f)).map((f) => tryParse(fs.readFileSync(f, "utf8"))).filter((d): d is Kubeconfig => !!d);
+    const first = <T extends { name: string }>(lists: (T[] | undefined)[]) => [...new Map(lists.flatMap((l) => l ?? []).reverse().map((x) => [x.name, x])).values()];
+    doc = docs.length ? {
+      "current-context": docs.find((d) => d["current-context"])?.["current-context"],
+      contexts: first(docs.map((d) => d.contexts)), clusters: first(docs.map((d) => d.clusters)),
+    } : undefined;
   }
   if (!doc) return undefined;
   const contextName = c.context ?? doc["current-context"];

@@ -15,6 +15,11 @@ export interface Facts {
   objects(jobs: OwnersJob[]): Record<string, OwnersResult>;
   /** Kubeconfigs acting as a user (serviceAccount impersonation). */
   impersonate(jobs: ImpersonateJob[]): Record<string, ImpersonateResult>;
+  /**
+   * The ambient kubeconfig (KUBECONFIG, else ~/.kube/config) as kubectl reads it, reduced to one
+   * context (the given one, else the current one) with its files inlined.
+   */
+  ambientKubeconfig(jobs: { id: string; context: string }[]): Record<string, ImpersonateResult>;
   /** Each live cluster's version and served API versions: what charts see as `.Capabilities`. */
   discovery(jobs: DiscoveryJob[]): Record<string, DiscoveryResult>;
   /** What this stack's last update deployed; undefined for a new stack. */
@@ -49,6 +54,7 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     render: runRenderer,
     objects: readObjects,
     impersonate,
+    ambientKubeconfig: (jobs) => impersonate(jobs.map((j) => ({ ...j, kubeconfig: "", as: "" }))),
     discovery: (jobs) => runRenderer({ discovery: jobs }).discovery,
     previous,
     ...(journal ? { journal } : {}),
@@ -66,6 +72,7 @@ export function offlineFacts(): Facts {
     objects: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
     impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `(the cluster's kubeconfig acting as ${j.as}, made at up)` }])),
     discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
+    ambientKubeconfig: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "(the ambient kubeconfig, read at up)" }])),
     previous: async () => undefined,
   };
 }

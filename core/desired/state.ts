@@ -74,10 +74,11 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects);
   }
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
+  const ambient = renderMode ? new Map<string, string>() : ambientKubeconfigs(pinned, facts);
 
   const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => ({
     name: c.name,
-    provider: providerSettings(c.name, c, pinned.renderDir),
+    provider: providerSettings(c.name, ambient.has(c.name) ? { ...c, kubeconfig: ambient.get(c.name), context: undefined } : c, pinned.renderDir),
     accountProviders: [...(accounts.kubeconfigs.get(c.name) ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([user, kubeconfig]) => ({ user, provider: providerSettings(`${c.name}/as/${user}`, { ...c, kubeconfig, context: undefined }) })),
     namespaces: namespaces.get(c.name)!,
@@ -131,6 +132,32 @@ function clusterCapabilities(config: StackConfig, entries: PlanEntry[], facts: F
       throw new FleetError(`cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`, { file: config.file, cluster: job.id });
     }
     out.set(job.id, { live: r.capabilities });
+  }
+  return out;
+}
+
+/**
+ * Clusters without a kubeconfig of their own use the ambient one, as kubectl does: KUBECONFIG's files
+ * merged (else ~/.kube/config), `context` found in any of them. The Kubernetes provider reads a
+ * KUBECONFIG of several files as one kubeconfig and fails every object, so when it lists several, the
+ * cluster's context is resolved here (client-go's loader, in fleet-render) and the provider gets that
+ * one context, its files inlined. A context that does not exist is an error naming it. Without a
+ * context and with one file (or none: in-cluster), the provider's own reading is left alone.
+ */
+function ambientKubeconfigs(config: StackConfig, facts: Facts): Map<string, string> {
+  const files = (process.env.KUBECONFIG ?? "").split(path.delimiter).filter((p) => p !== "");
+  const ambient = config.clusters.filter((c) => c.kubeconfig === undefined && (c.context !== undefined || files.length > 1));
+  const out = new Map<string, string>();
+  if (!ambient.length) return out;
+  const results = facts.ambientKubeconfig(ambient.map((c) => ({ id: c.name, context: c.context ?? "" })));
+  for (const c of ambient) {
+    const r = results[c.name];
+    if (!r?.kubeconfig) {
+      const where = files.length ? `KUBECONFIG (${files.join(path.delimiter)})` : "the ambient kubeconfig (~/.kube/config)";
+      throw new FleetError(`${c.context !== undefined ? `context ${JSON.stringify(c.context)} ` : "the current context "}cannot be used from ${where}: ${r?.error ?? "no answer"}`,
+        { file: config.file, cluster: c.name, field: "context" });
+    }
+    if (files.length > 1) out.set(c.name, r.kubeconfig);
   }
   return out;
 }

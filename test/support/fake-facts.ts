@@ -16,6 +16,7 @@ export function fakeFacts(over: {
   objects?: (jobs: OwnersJob[]) => Record<string, OwnersResult>;
   impersonate?: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult>;
   discovery?: (jobs: DiscoveryJob[]) => Record<string, DiscoveryResult>;
+  ambientKubeconfig?: (jobs: { id: string; context: string }[]) => Record<string, ImpersonateResult>;
   journal?: JournalHooks;
 } = {}): FakeFacts {
   const calls: FakeFacts["calls"] = { objects: [], impersonate: [], discovery: [] };
@@ -32,6 +33,10 @@ export function fakeFacts(over: {
       calls.impersonate.push(jobs);
       if (!over.impersonate) throw new Error(`this test has no cluster, but impersonation was asked for ${jobs.map((j) => j.as).join(", ")}`);
       return over.impersonate(jobs);
+    },
+    ambientKubeconfig: (jobs) => {
+      if (!over.ambientKubeconfig) throw new Error(`this test has no ambient kubeconfig, but it was asked for ${jobs.map((j) => j.id).join(", ")}`);
+      return over.ambientKubeconfig(jobs);
     },
     discovery: (jobs) => {
       calls.discovery.push(jobs);

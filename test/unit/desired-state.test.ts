@@ -4,6 +4,10 @@
  * (test/components checks that mapping).
  */
 import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { liveFacts } from "../../core/desired/facts";
 import { StackConfig } from "../../core/config/stack";
 import { JournalEntry } from "../../core/journal";
 import { desiredState } from "../../core/desired/state";
@@ -233,6 +237,47 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(dataOf(s, "c1")).to.deep.equal({ version: "1.31.2", recent: "true", widgets: "true", oldPolicy: "true" });
       // The default, as `fleet test`: v1.25.0 and Helm's built-in API versions.
       expect(dataOf(s, "c2")).to.deep.equal({ version: "1.25.0", recent: "false", widgets: "false", oldPolicy: "true" });
+    });
+  });
+
+  describe("the ambient kubeconfig, as kubectl reads it", () => {
+    const kc = (ctx: string, server: string) => `apiVersion: v1\nkind: Config\nclusters:\n- name: ${ctx}-cluster\n  cluster: {server: "${server}"}\n` +
+      `users:\n- name: ${ctx}-user\n  user: {token: t-${ctx}}\ncontexts:\n- name: ${ctx}\n  context: {cluster: ${ctx}-cluster, user: ${ctx}-user}\n`;
+    let saved: string | undefined;
+    let dir: string;
+    beforeEach(() => {
+      saved = process.env.KUBECONFIG;
+      dir = tempDir("pf-kubeconfig-");
+      fs.writeFileSync(path.join(dir, "a"), kc("first", "https://10.0.0.1:6443"));
+      fs.writeFileSync(path.join(dir, "b"), kc("second", "https://10.0.0.2:6443"));
+      process.env.KUBECONFIG = `${dir}/a${path.delimiter}${dir}/b`;
+    });
+    afterEach(() => {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    });
+    const ambientFleet = (context: string) => {
+      const c = live(localStack(RENDER));
+      return { ...c, clusters: c.clusters.map((x) => ({ ...x, kubeconfig: undefined, context })) };
+    };
+    const real = liveFacts(async () => undefined);
+
+    it("a KUBECONFIG of several files: the context is found in any of them and the provider gets that one context, inlined", async () => {
+      const facts = fakeFacts({ objects: nothingExists, impersonate: () => ({}), discovery: discovered(), ambientKubeconfig: real.ambientKubeconfig });
+      const s = await desiredState(ambientFleet("second"), facts, { cacheRoot });
+      const provider = s.clusters[0].provider;
+      expect(provider.context).to.equal(undefined);
+      const doc = YAML.parse(provider.kubeconfig!);
+      expect([doc["current-context"], doc.contexts.map((c: { name: string }) => c.name), doc.clusters[0].cluster.server]).to.deep.equal(["second", ["second"], "https://10.0.0.2:6443"]);
+    });
+
+    it("a context in none of the files stops the update naming the stack file, cluster and context; one file with a context is left to the provider", async () => {
+      const facts = fakeFacts({ objects: nothingExists, impersonate: () => ({}), discovery: discovered(), ambientKubeconfig: real.ambientKubeconfig });
+      expect(await failure(desiredState(ambientFleet("third"), facts, { cacheRoot })))
+        .to.match(/^stacks\/Pulumi\.local\.yaml cluster dev-1: context: context "third" cannot be used from KUBECONFIG \(.*\/a:.*\/b\): loading the kubeconfig: context "third" not found/);
+      process.env.KUBECONFIG = `${dir}/b`;
+      const s = await desiredState(ambientFleet("second"), facts, { cacheRoot });
+      expect([s.clusters[0].provider.kubeconfig, s.clusters[0].provider.context]).to.deep.equal([undefined, "second"]);
     });
   });
 

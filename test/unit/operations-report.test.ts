@@ -4,7 +4,10 @@
  * reachability probe. Engine events are synthetic here; the real engine's are in test/e2e.
  */
 import { expect } from "chai";
+import * as fs from "node:fs";
 import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
 import { probe, serverOf } from "../../automation/reachability";
@@ -87,6 +90,12 @@ describe("operations: steps, events, status", () => {
     const kubeconfig = "apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: https://10.0.0.1:6443}\ncontexts:\n- name: ctx\n  context: {cluster: a}\ncurrent-context: ctx\n";
     expect(serverOf({ name: "c", kubeconfig } as any)).to.equal("https://10.0.0.1:6443");
     expect(serverOf({ name: "c", context: "ctx" } as any, { KUBECONFIG: "/nonexistent" })).to.equal(undefined);
+    // A KUBECONFIG of several files, merged as kubectl merges them: the context may be in any; the first to name one wins.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-kc-"));
+    fs.writeFileSync(path.join(dir, "one"), "apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: https://10.0.0.9:6443}\ncontexts: []\n");
+    fs.writeFileSync(path.join(dir, "two"), kubeconfig.replace("current-context: ctx\n", ""));
+    expect(serverOf({ name: "c", context: "ctx" } as any, { KUBECONFIG: `${dir}/one:${dir}/two` })).to.equal("https://10.0.0.9:6443");
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("the probe tells an open port from a closed one", async () => {

@@ -18,7 +18,8 @@ type ImpersonateJob struct {
 	ID         string `json:"id"`
 	Kubeconfig string `json:"kubeconfig"`
 	Context    string `json:"context"`
-	// As: the user to act as, system:serviceaccount:<namespace>:<name>.
+	// As: the user to act as, system:serviceaccount:<namespace>:<name>; empty: none, the kubeconfig as
+	// kubectl reads it (an ambient KUBECONFIG's files merged, the context found in any of them).
 	As string `json:"as"`
 }
 
@@ -39,6 +40,9 @@ func impersonate(job ImpersonateJob) ImpersonateResult {
 		return ImpersonateResult{Error: err.Error()}
 	}
 	for _, user := range raw.AuthInfos {
+		if job.As == "" {
+			break
+		}
 		user.Impersonate = job.As
 		user.ImpersonateUID = ""
 		user.ImpersonateGroups = nil
