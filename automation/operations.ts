@@ -19,7 +19,8 @@ import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
-import { JournalHooks, readObjects } from "../core/desired/facts";
+import { DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
+import { readDeployedObjects } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
@@ -144,6 +145,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   }
   let stack: Stack | undefined;
   let journalKey: string | undefined;
+  let deployed: Map<string, DeployedObject[]> | undefined;
   const journal: JournalHooks | undefined = op === "up" && skip && store ? {
     list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
     stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
@@ -156,13 +158,16 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     deploy: {
       ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
       leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-      correctsDrift: true, journal,
+      correctsDrift: true, journal, deployed: () => deployed,
     },
   });
   phase("workspace and stack selected");
   const outputs = await readOutputs(stack);
   phase("outputs read");
   const before = deploymentsOutput(outputs);
+  // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts deployedAsBefore).
+  if ((op === "up" || op === "read") && Object.keys(before).length) deployed = await readDeployedObjects(stack);
+  phase("state read");
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
   if (!renderMode) {

@@ -19,6 +19,7 @@ export class Fleet extends pulumi.ComponentResource {
 
   constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}) {
     super(FLEET_TYPE, name, {}, opts);
+    for (const w of desired.warnings) pulumi.log.warn(w, this);
     const clusters = new Map<string, Cluster>();
     for (const c of desired.clusters) {
       const cluster = new Cluster(c.name, c, { parent: this, aliases: fromStateRoot(c.arrived) });

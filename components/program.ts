@@ -42,7 +42,7 @@ export interface FleetOutputs {
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
   const started = performance.now();
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal), options);
+  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal, options.deployed?.()), options);
   const planned = performance.now();
   const fleet = new Fleet("fleet", desired);
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });

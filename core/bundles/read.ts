@@ -237,7 +237,7 @@ export function mergeValues(base: Record<string, unknown>, over: Record<string, 
   return deepmerge(base, over, { arrayMerge: (_target, source) => source });
 }
 
-function determineStyle(files: BundleFile[], options: DeploymentOptions): BundleStyle {
+export function determineStyle(files: BundleFile[], options: DeploymentOptions): BundleStyle {
   const names = new Set(files.map((f) => f.name));
   const helm = options.helm;
   if (helm) {

@@ -6,6 +6,7 @@
  */
 import { DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
 import { JournalEntry } from "../journal";
+import { K8sObject } from "../bundles/manifests";
 import { PreviousDeployment } from "./previous";
 
 export interface Facts {
@@ -26,6 +27,17 @@ export interface Facts {
   previous(): Promise<PreviousDeployment | undefined>;
   /** The crash journal, given by the operations' `up` when the state is written once at the end. */
   journal?: JournalHooks;
+  /**
+   * Per bundle deployment (deploymentKey), the objects the stack's state holds: given by the operations,
+   * which read the state before the engine runs; absent under a plain `pulumi up`.
+   */
+  deployed?: ReadonlyMap<string, DeployedObject[]>;
+}
+
+/** An object as the state holds it: its last registered inputs (secrets in the clear) and whether a prune leaves it. */
+export interface DeployedObject {
+  manifest: K8sObject;
+  retainOnDelete: boolean;
 }
 
 export interface JournalHooks {
@@ -49,7 +61,7 @@ export const readObjects = (jobs: OwnersJob[]): Record<string, OwnersResult> => 
 export const impersonate = (jobs: ImpersonateJob[]): Record<string, ImpersonateResult> => runRenderer({ impersonate: jobs }).impersonate;
 
 /** The real facts: fleet-render for rendering and clusters; `previous` and `journal` from the caller. */
-export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks): Facts {
+export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedObject[]>): Facts {
   return {
     render: runRenderer,
     objects: readObjects,
@@ -58,6 +70,7 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     discovery: (jobs) => runRenderer({ discovery: jobs }).discovery,
     previous,
     ...(journal ? { journal } : {}),
+    ...(deployed ? { deployed } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ export interface PreviousDeployment {
   gitRepos: Record<string, DeployedGitRepo>;
   /** The deploymentId of each BundleDeployment (deploymentKey), from the `deployments` output. */
   deploymentIds?: Record<string, string>;
+  /** Whether each BundleDeployment was paused, from the same output. */
+  paused?: Record<string, boolean>;
   /** Every cluster the last update deployed (each has an agent), from `summary.agents`. */
   clusters?: string[];
 }
@@ -35,12 +37,12 @@ export const RECORD_OUTPUT = "summary";
 export function previousFromOutputs(summary: unknown, deployments: unknown): PreviousDeployment | undefined {
   const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
-  const byKey = deployments as Record<string, { deploymentId?: string }> | undefined;
-  const deploymentIds = byKey && typeof byKey === "object"
-    ? Object.fromEntries(Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string").map(([k, r]) => [k, r.deploymentId!]))
-    : undefined;
+  const byKey = deployments as Record<string, { deploymentId?: string; paused?: boolean }> | undefined;
+  const records = byKey && typeof byKey === "object" ? Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string") : undefined;
+  const deploymentIds = records && Object.fromEntries(records.map(([k, r]) => [k, r.deploymentId!]));
+  const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
   const agents = (value as { agents?: Record<string, unknown> }).agents;
-  return { gitRepos: value.gitRepos, deploymentIds, ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
+  return { gitRepos: value.gitRepos, deploymentIds, ...(paused ? { paused } : {}), ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
 }
 
 /**
@@ -103,5 +105,6 @@ export function withoutClusters(previous: PreviousDeployment | undefined, cluste
     gitRepos: Object.fromEntries(Object.entries(previous.gitRepos).map(([name, r]) => [name, { ...r, clusters: r.clusters.filter((c) => !gone.has(c)) }])),
     ...(previous.clusters ? { clusters: previous.clusters.filter((c) => !gone.has(c)) } : {}),
     deploymentIds: previous.deploymentIds && Object.fromEntries(Object.entries(previous.deploymentIds).filter(([key]) => !gone.has(clusterOfKey(key)))),
+    ...(previous.paused ? { paused: Object.fromEntries(Object.entries(previous.paused).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
   };
 }

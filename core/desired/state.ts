@@ -14,11 +14,15 @@ import { FleetError } from "../errors";
 import { identityOf, journalObjects, settleEarlier } from "../journal";
 import { checkTakeOwnership, clusterLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
-import { ClusterCapabilities, RenderedDeployment, renderDeployments } from "../render/deployments";
+import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments } from "../render/deployments";
+import { Bundle } from "../bundles/types";
+import { K8sObject } from "../bundles/manifests";
+import { determineStyle } from "../bundles/read";
+import { comparePatchPaths } from "../compare-patches";
 import { accountProviders } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
-import { Facts, JournalHooks } from "./facts";
+import { DeployedObject, Facts, JournalHooks } from "./facts";
 import { deploymentKey } from "./keys";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
@@ -54,8 +58,13 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const { entries } = fleet.plan;
   const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
 
-  const capabilities = clusterCapabilities(pinned, entries, facts, leftOut);
-  const rendered = renderDeployments(entries, fleet.bundles, commitOf, facts.render, (c) => capabilities.get(c) ?? {});
+  const unchanged = unchangedDeployments(entries, previous?.deploymentIds);
+  const fromState = deployedAsBefore(entries, unchanged, previous, fleet.bundles, facts.deployed);
+  const toRender = entries.filter((e) => !fromState.has(e));
+  const capabilities = clusterCapabilities(pinned, toRender, facts, leftOut);
+  const rendered = renderDeployments(toRender, fleet.bundles, commitOf, facts.render, (c) => capabilities.get(c) ?? {});
+  for (const [e, r] of fromState) rendered.set(e, r);
+  if (fromState.size) checkSingleOwner(rendered);
   for (const [e, r] of rendered) for (const obj of r.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
   const agents = resolveAgents(fleet.config);
   const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
@@ -69,7 +78,6 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }
   }
-  const unchanged = unchangedDeployments(entries, previous?.deploymentIds);
   if (!renderMode) {
     checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects);
   }
@@ -105,6 +113,10 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
     records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),
     journal: journalObjects(deployments, leftOut),
+    warnings: !facts.deployed && unchanged.size ? [
+      `${unchanged.size} unchanged bundle deployment(s) were rendered again: this program was not given the state (a plain \`pulumi up\`), ` +
+      "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",
+    ] : [],
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
   return state;
@@ -158,6 +170,33 @@ function ambientKubeconfigs(config: StackConfig, facts: Facts): Map<string, stri
         { file: config.file, cluster: c.name, field: "context" });
     }
     if (files.length > 1) out.set(c.name, r.kubeconfig);
+  }
+  return out;
+}
+
+/**
+ * Fleet renders a BundleDeployment again only when its deploymentID changes. So does this: a deployment
+ * whose deploymentID and pause are what the last update deployed (and that asks for no drift
+ * correction) gets the objects the state holds, as they were registered, instead of a new render: a
+ * chart with random values, timestamps or `lookup` then changes nothing, and the no-op path renders
+ * nothing. Render warnings are not repeated for such a deployment (they were shown when it rendered).
+ */
+function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry>, previous: PreviousDeployment | undefined, bundles: Bundle[],
+  deployed: ReadonlyMap<string, DeployedObject[]> | undefined): Map<PlanEntry, RenderedDeployment> {
+  const out = new Map<PlanEntry, RenderedDeployment>();
+  if (!deployed) return out;
+  const byName = new Map(bundles.map((b) => [b.name, b]));
+  for (const e of entries) {
+    const key = deploymentKey(e);
+    const objects = deployed.get(key);
+    if (!unchanged.has(e) || !objects?.length || previous?.paused?.[key] !== e.paused || e.options.correctDrift?.enabled) continue;
+    const bundle = byName.get(e.bundle)!;
+    const manifests = objects.map((o) => o.manifest);
+    out.set(e, {
+      objects: manifests, style: determineStyle(bundle.files, e.options).kind, warnings: [...bundle.warnings ?? []],
+      kept: new Set(objects.filter((o) => o.retainOnDelete).map((o) => o.manifest)), chartCrds: new Set(),
+      ignoredFields: new Map(manifests.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length)),
+    });
   }
   return out;
 }
@@ -275,6 +314,8 @@ export interface DeployOptions extends DesiredOptions {
   previous?: PreviousDeployment | null;
   /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
   journal?: JournalHooks;
+  /** The objects the stack's state holds per bundle deployment, read by the operations before the engine runs (Facts.deployed). */
+  deployed?: () => ReadonlyMap<string, DeployedObject[]> | undefined;
   /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
   inputs?: string;
   /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */

@@ -90,4 +90,6 @@ export interface DesiredState {
   records: Record<string, DeploymentRecord>;
   /** What this update may create, for the crash journal (core/journal.ts). */
   journal: JournalObject[];
+  /** Preview lines about the whole fleet. */
+  warnings: string[];
 }

@@ -134,7 +134,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
  * Fleet (Helm refuses to install an object another release owns); here both would be resources of
  * their own, applying over each other, and a prune of either would delete the object under the other.
  */
-function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>): void {
+export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>): void {
   const owners = new Map<string, PlanEntry>();
   for (const [e, r] of rendered) {
     for (const o of r.objects) {

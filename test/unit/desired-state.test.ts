@@ -130,6 +130,32 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     expect(deployment(s, "c2/t-app").objects[0].ignoreChanges).to.equal(undefined);
   });
 
+  it("an unchanged deployment gets the objects the state holds, not a new render (Fleet renders again only for a new deploymentID)", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "other/cm.yaml": CONFIGMAP("b") });
+    const first = await desiredState(fleetOf(repo.url(), ["app", "other"]), fakeFacts(), { cacheRoot });
+    const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1", "c2"] } }, clusters: ["c1", "c2"],
+      deploymentIds: Object.fromEntries(Object.entries(first.records).map(([k, r]) => [k, r.deploymentId])),
+      paused: Object.fromEntries(Object.keys(first.records).map((k) => [k, false])) };
+    // What the state holds: as registered, with a value a render would not give again (a random password, say).
+    const asRegistered = (key: string, value: string) => deployment(first, key).objects.map((o) => ({ manifest: { ...o.manifest, data: { k: value } }, retainOnDelete: o.retainOnDelete }));
+    const deployed = new Map([["c1/t-app", asRegistered("c1/t-app", "from-the-state")], ["c2/t-app", asRegistered("c2/t-app", "from-the-state")],
+      ["c1/t-other", asRegistered("c1/t-other", "from-the-state")]]);
+    repo.commit({ "other/cm.yaml": CONFIGMAP("b", { k: "changed" }) });
+    const facts = { ...fakeFacts({ previous }), deployed };
+    const s = await desiredState(fleetOf(repo.url(), ["app", "other"]), facts, { cacheRoot });
+    expect(deployment(s, "c1/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "from-the-state" }]);
+    expect(deployment(s, "c1/t-app").objects[0].name).to.equal(deployment(first, "c1/t-app").objects[0].name);
+    // A changed deployment (new content) renders afresh; so does one the state has nothing of.
+    expect(deployment(s, "c1/t-other").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "changed" }]);
+    expect(s.warnings).to.deep.equal([]);
+    // Pausing it (the deploymentID stays) renders it afresh, frozen; without the state (a plain pulumi up) everything renders, and says so.
+    const paused = await desiredState(fleetOf(repo.url(), ["app"], {}, { paused: true }), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
+    expect(deployment(paused, "c1/t-app").objects[0].manifest.data).to.deep.equal({ k: "v" });
+    const plain = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts({ previous }), { cacheRoot });
+    expect(deployment(plain, "c1/t-app").objects[0].manifest.data).to.deep.equal({ k: "v" });
+    expect(plain.warnings).to.have.length(1).and.match(/2 unchanged bundle deployment\(s\) were rendered again: this program was not given the state/);
+  });
+
   describe("against clusters (fake facts)", () => {
     it("serviceAccount: one impersonating provider per (cluster, user); fleet-default where it exists; a cluster that cannot be read is a warning", async () => {
       const repo = new TestRepo({ "named/cm.yaml": CONFIGMAP("named"), "named/fleet.yaml": "serviceAccount: deployer\n", "plain/cm.yaml": CONFIGMAP("plain") });

@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
 import { probe, serverOf } from "../../automation/reachability";
+import { deployedObjectsOf } from "../../automation/deployed-objects";
 import { clusterOfUrn, groupSteps, StepRecorder } from "../../automation/steps";
 import { computeStatus } from "../../automation/status";
 import { DeploymentRecord } from "../../core/desired/records";
@@ -105,5 +106,24 @@ describe("operations: steps, events, status", () => {
     expect(await probe(`https://127.0.0.1:${port}`)).to.equal(undefined);
     await new Promise((r) => server.close(r));
     expect(await probe(`https://127.0.0.1:${port}`)).to.match(/ECONNREFUSED/);
+  });
+});
+
+describe("the state's objects per bundle deployment (automation/deployed-objects.ts)", () => {
+  it("groups each BundleDeployment's Kubernetes objects by its key, in order, with retain and the secrets opened", () => {
+    const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
+    const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
+    const objects = deployedObjectsOf([
+      { urn: bd, type: "pulumi-fleet:index:BundleDeployment" },
+      { urn: `${bd}$kubernetes:core/v1:Secret::c1/app/core:Secret:ns:pw`, type: "kubernetes:core/v1:Secret", parent: bd, retainOnDelete: null,
+        inputs: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns" }, data: secret({ password: "c2VjcmV0" }) } },
+      { urn: `${bd}$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:kept`, type: "kubernetes:core/v1:ConfigMap", parent: bd, retainOnDelete: true,
+        inputs: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "ns" } } },
+      { urn: "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$kubernetes:core/v1:Namespace::c1/ns", type: "kubernetes:core/v1:Namespace", inputs: {} },
+    ]);
+    expect([...objects.keys()]).to.deep.equal(["c1/app"]);
+    expect(objects.get("c1/app")!.map((o) => [o.manifest.metadata.name, o.retainOnDelete, o.manifest.data ?? null])).to.deep.equal([
+      ["pw", false, { password: "c2VjcmV0" }], ["kept", true, null],
+    ]);
   });
 });
