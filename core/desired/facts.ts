@@ -4,7 +4,7 @@
  * journal. Core reaches them only through this interface, so each decision is tested with a fake;
  * liveFacts() is the real one.
  */
-import { DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
+import { DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, LookupJob, LookupResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
 import { JournalEntry } from "../journal";
 import { K8sObject } from "../bundles/manifests";
 import { PreviousDeployment } from "./previous";
@@ -23,6 +23,8 @@ export interface Facts {
   ambientKubeconfig(jobs: { id: string; context: string }[]): Record<string, ImpersonateResult>;
   /** Each live cluster's version and served API versions: what charts see as `.Capabilities`. */
   discovery(jobs: DiscoveryJob[]): Record<string, DiscoveryResult>;
+  /** Reads what templates asked `lookup` for, on their cluster, read-only (Helm's lookup on Fleet's agent). */
+  lookup(jobs: LookupJob[]): Record<string, LookupResult>;
   /** What this stack's last update deployed; undefined for a new stack. */
   previous(): Promise<PreviousDeployment | undefined>;
   /** The crash journal, given by the operations' `up` when the state is written once at the end. */
@@ -68,6 +70,7 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     impersonate,
     ambientKubeconfig: (jobs) => impersonate(jobs.map((j) => ({ ...j, kubeconfig: "", as: "" }))),
     discovery: (jobs) => runRenderer({ discovery: jobs }).discovery,
+    lookup: (jobs) => runRenderer({ lookupReads: jobs }).lookupReads,
     previous,
     ...(journal ? { journal } : {}),
     ...(deployed ? { deployed } : {}),
@@ -86,6 +89,7 @@ export function offlineFacts(): Facts {
     impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `(the cluster's kubeconfig acting as ${j.as}, made at up)` }])),
     discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
     ambientKubeconfig: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "(the ambient kubeconfig, read at up)" }])),
+    lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
     previous: async () => undefined,
   };
 }

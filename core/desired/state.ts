@@ -14,7 +14,10 @@ import { FleetError } from "../errors";
 import { identityOf, journalObjects, settleEarlier } from "../journal";
 import { checkTakeOwnership, clusterLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
-import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments } from "../render/deployments";
+import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
+import { LookupAnswer, LookupJob } from "../render/fleet-render";
+import { stableJson } from "../hash";
+import { AccountProviders } from "../service-accounts";
 import { Bundle } from "../bundles/types";
 import { K8sObject } from "../bundles/manifests";
 import { determineStyle } from "../bundles/read";
@@ -58,19 +61,19 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const { entries } = fleet.plan;
   const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
 
+  const agents = resolveAgents(fleet.config);
+  const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
+  const accounts = accountProviders(entries, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
   const unchanged = unchangedDeployments(entries, previous?.deploymentIds);
   const fromState = deployedAsBefore(entries, unchanged, previous, fleet.bundles, facts.deployed);
   const toRender = entries.filter((e) => !fromState.has(e));
   const capabilities = clusterCapabilities(pinned, toRender, facts, leftOut);
-  const rendered = renderDeployments(toRender, fleet.bundles, commitOf, facts.render, (c) => capabilities.get(c) ?? {});
+  const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
-  if (fromState.size) checkSingleOwner(rendered);
+  checkSingleOwner(rendered);
   for (const [e, r] of rendered) for (const obj of r.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
-  const agents = resolveAgents(fleet.config);
-  const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
   const byCluster = entriesByCluster(entries);
   const namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name))]));
-  const accounts = accountProviders(entries, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
   for (const e of entries) {
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
@@ -172,6 +175,60 @@ function ambientKubeconfigs(config: StackConfig, facts: Facts): Map<string, stri
     if (files.length > 1) out.set(c.name, r.kubeconfig);
   }
   return out;
+}
+
+/** Rounds of lookups a render may add before it must have settled (each may depend on the last's answers). */
+const LOOKUP_ROUNDS = 4;
+
+/**
+ * Renders, and answers Helm's `lookup` as Fleet's agent does: from the deployment's cluster, read with
+ * the identity that deploys it (its serviceAccount's impersonating kubeconfig, else the cluster's). A
+ * render runs in the sandbox without a network, so what its templates looked up is read after it (one
+ * read per cluster and identity per round, read-only) and it renders again with the answers, until it
+ * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
+ */
+function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
+  facts: Facts, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
+  const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
+  const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render,
+    (c) => capabilities.get(c) ?? {}, (e) => tables.get(e));
+  const rendered = renderSome(entries);
+  const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
+  for (let round = 1; ; round++) {
+    const asking = entries.filter((e) => unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
+    if (!asking.length) break;
+    const e0 = asking[0];
+    if (round > LOOKUP_ROUNDS) {
+      throw new FleetError(`its templates kept asking lookup for new objects after ${LOOKUP_ROUNDS} rounds`, { gitRepo: e0.gitRepo, bundle: e0.bundle, cluster: e0.cluster });
+    }
+    // One read job per cluster and identity, every missing key of its deployments.
+    const jobs = new Map<string, LookupJob & { entries: PlanEntry[] }>();
+    for (const e of asking) {
+      const user = accounts.userOf.get(e);
+      const id = `${e.cluster} ${user ?? ""}`;
+      const c = clusters.get(e.cluster)!;
+      const job = jobs.get(id) ?? jobs.set(id, {
+        id, keys: [], entries: [],
+        ...(user ? { kubeconfig: accounts.kubeconfigs.get(e.cluster)!.get(user)!, context: "" } : { kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }),
+      }).get(id)!;
+      job.entries.push(e);
+      for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
+    }
+    const results = facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
+    for (const job of jobs.values()) {
+      const r = results[job.id];
+      if (!r?.answers) {
+        const e = job.entries[0];
+        throw new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+      }
+      for (const e of job.entries) tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
+    }
+    for (const [e, r] of renderSome(asking)) rendered.set(e, r);
+  }
+  for (const [e, r] of rendered) {
+    if (r.pendingError) throw new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.name === e.bundle)?.fleetYaml });
+  }
+  return rendered;
 }
 
 /**

@@ -11,7 +11,7 @@ import { sha256Hex, stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
-import { Capabilities, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
+import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
 
 export interface RenderedDeployment {
   /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
@@ -29,6 +29,10 @@ export interface RenderedDeployment {
   chartCrds: Set<K8sObject>;
   /** Per object, the fields diff.comparePatches leave out of drift (Pulumi property paths; core/compare-patches.ts). */
   ignoredFields: Map<K8sObject, string[]>;
+  /** Every `lookup` the templates made (rendered with a lookup table). */
+  lookups?: LookupKey[];
+  /** A render that failed while lookups it made were not answered yet: the error, if answering them does not help. */
+  pendingError?: string;
 }
 
 const RESOURCE_POLICY = "helm.sh/resource-policy";
@@ -55,10 +59,14 @@ export type ClusterCapabilities = { live: Capabilities } | { kubeVersion?: strin
 
 /**
  * `render` runs the request (fleet-render's sandbox; core/desired/facts.ts); `capabilitiesOf` gives
- * each cluster's (default: Helm's defaults at v1.25.0, as `fleet test`).
+ * each cluster's (default: Helm's defaults at v1.25.0, as `fleet test`); `lookupsOf` a live
+ * deployment's lookup table (absent: `lookup` finds nothing, as in `helm template`). A render that
+ * fails after a lookup its table cannot answer yet is not an error here: it comes back with
+ * `pendingError`, for the caller to read the lookups and render it again.
  */
 export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
-  render: Renderer, capabilitiesOf: (cluster: string) => ClusterCapabilities = () => ({})): Map<PlanEntry, RenderedDeployment> {
+  render: Renderer, capabilitiesOf: (cluster: string) => ClusterCapabilities = () => ({}),
+  lookupsOf: (entry: PlanEntry) => LookupAnswer[] | undefined = () => undefined): Map<PlanEntry, RenderedDeployment> {
   const byName = new Map(bundles.map((b) => [b.name, b]));
   const request = {
     bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
@@ -92,6 +100,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       releaseName: e.releaseName,
       namespace: e.namespace,
       ...capabilitiesJob(e.cluster),
+      ...(lookupsOf(e) ? { lookups: lookupsOf(e) } : {}),
       options: {
         defaultNamespace: e.options.defaultNamespace,
         namespace: e.options.namespace,
@@ -119,14 +128,25 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
     const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
     const r = results[jobOf.get(e)!];
     if (!r) throw new FleetError("fleet-render returned no result for this bundle", ctx);
+    if (r.error && unanswered(r.lookups, lookupsOf(e)).length) {
+      out.set(e, { objects: [], style: r.style, warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
+      continue;
+    }
     if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
     const rendered = withNamespaces(r, e, ctx);
     const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
     const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
-    out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields });
+    out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}) });
   }
   checkSingleOwner(out);
   return out;
+}
+
+/** The lookups a render made that its table does not answer. */
+export function unanswered(asked: LookupKey[] | undefined, table: LookupAnswer[] | undefined): LookupKey[] {
+  if (!asked?.length || !table) return [];
+  const known = new Set(table.map((a) => stableJson(a.key)));
+  return asked.filter((k) => !known.has(stableJson(k)));
 }
 
 /**

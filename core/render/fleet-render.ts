@@ -46,7 +46,23 @@ export interface RenderOptions {
  * kubeVersion and apiVersions: Helm's --kube-version and --api-versions (render mode; the API versions
  * join Helm's defaults). capabilities: a key of RendererRequest.capabilities, a live cluster's own.
  */
-export interface RenderJob { id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; apiVersions?: string[]; capabilities?: string; options: RenderOptions }
+export interface RenderJob {
+  id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; apiVersions?: string[]; capabilities?: string;
+  /** On a live cluster: what `lookup` answers (as read for this job); absent, `lookup` finds nothing, as in `helm template`. */
+  lookups?: LookupAnswer[];
+  options: RenderOptions;
+}
+
+/** One `lookup apiVersion kind namespace name` call of a template (an empty name lists). */
+export interface LookupKey { apiVersion: string; kind: string; namespace: string; name: string }
+
+/** What the cluster returned for a lookup: the object (or list); neither when it does not exist. */
+export interface LookupAnswer { key: LookupKey; object?: Record<string, unknown>; error?: string }
+
+/** Lookups to read on one cluster, with the identity that deploys the bundle. */
+export interface LookupJob { id: string; kubeconfig: string; context: string; keys: LookupKey[] }
+
+export interface LookupResult { answers?: LookupAnswer[]; error?: string }
 
 /** What a chart sees of a live cluster: its version and every group/version(/kind) it serves (discovery). */
 export interface Capabilities { kubeVersion: { version: string; major: string; minor: string }; apiVersions: string[] }
@@ -76,6 +92,8 @@ export interface RendererRequest {
   discovery?: DiscoveryJob[];
   /** Live clusters' capabilities by key, referenced by render jobs (sent once, not per job). */
   capabilities?: Record<string, Capabilities>;
+  /** Objects templates asked `lookup` for, to read on their clusters (read-only). */
+  lookupReads?: LookupJob[];
 }
 
 /** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
@@ -128,13 +146,15 @@ export interface RenderResult {
   style: "helm" | "kustomize" | "yaml";
   warnings?: string[];
   error?: string;
+  /** Every `lookup` the templates made (only with a table: RenderJob.lookups). */
+  lookups?: LookupKey[];
 }
 
 /**
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, import("../readiness").Readiness>; discovery: Record<string, DiscoveryResult> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, import("../readiness").Readiness>; discovery: Record<string, DiscoveryResult>; lookupReads: Record<string, LookupResult> }
 
 let binary: string | undefined;
 
@@ -149,14 +169,15 @@ export function rendererBinary(): string {
 /**
  * Runs one batch. Job failures come back per job; a failure of the program itself throws. Jobs that
  * evaluate GitRepo content (yaml, values, renders) run in the sandbox (sandbox.ts), the others (pulls,
- * owners, impersonate, readiness, discovery: the network and the clusters' credentials, the operator's
- * data) in a plain process, which the sandbox refuses to be.
+ * owners, impersonate, readiness, discovery, lookupReads: the network and the clusters' credentials,
+ * the operator's data) in a plain process, which the sandbox refuses to be.
  */
 export function runRenderer(request: RendererRequest): RendererResponse {
-  const { pulls, owners, impersonate, readiness, discovery, ...content } = request;
+  const { pulls, owners, impersonate, readiness, discovery, lookupReads, ...content } = request;
   const response = emptyResponse();
-  if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length) {
-    Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness, discovery }), ["pulls", "owners", "impersonate", "readiness", "discovery"]));
+  if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length || lookupReads?.length) {
+    Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness, discovery, lookupReads }),
+      ["pulls", "owners", "impersonate", "readiness", "discovery", "lookupReads"]));
   }
   if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
     Object.assign(response, pick(runContent(content), ["values", "valueOf", "renders", "yaml"]));
@@ -165,7 +186,7 @@ export function runRenderer(request: RendererRequest): RendererResponse {
 }
 
 function emptyResponse(): RendererResponse {
-  return { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {}, discovery: {} };
+  return { values: [], valueOf: [], renders: {}, pulls: {}, yaml: {}, owners: {}, impersonate: {}, readiness: {}, discovery: {}, lookupReads: {} };
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {

@@ -5,7 +5,7 @@
  */
 import { Facts, JournalHooks } from "../../core/desired/facts";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { Capabilities, DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult, runRenderer } from "../../core/render/fleet-render";
+import { Capabilities, DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, LookupJob, LookupResult, OwnersJob, OwnersResult, runRenderer } from "../../core/render/fleet-render";
 
 export interface FakeFacts extends Facts {
   calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][]; discovery: DiscoveryJob[][] };
@@ -17,6 +17,7 @@ export function fakeFacts(over: {
   impersonate?: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult>;
   discovery?: (jobs: DiscoveryJob[]) => Record<string, DiscoveryResult>;
   ambientKubeconfig?: (jobs: { id: string; context: string }[]) => Record<string, ImpersonateResult>;
+  lookup?: (jobs: LookupJob[]) => Record<string, LookupResult>;
   journal?: JournalHooks;
 } = {}): FakeFacts {
   const calls: FakeFacts["calls"] = { objects: [], impersonate: [], discovery: [] };
@@ -33,6 +34,10 @@ export function fakeFacts(over: {
       calls.impersonate.push(jobs);
       if (!over.impersonate) throw new Error(`this test has no cluster, but impersonation was asked for ${jobs.map((j) => j.as).join(", ")}`);
       return over.impersonate(jobs);
+    },
+    lookup: (jobs) => {
+      if (!over.lookup) throw new Error(`this test has no cluster, but lookups were asked of ${jobs.map((j) => j.id).join(", ")}`);
+      return over.lookup(jobs);
     },
     ambientKubeconfig: (jobs) => {
       if (!over.ambientKubeconfig) throw new Error(`this test has no ambient kubeconfig, but it was asked for ${jobs.map((j) => j.id).join(", ")}`);

@@ -14,7 +14,7 @@ import { desiredState } from "../../core/desired/state";
 import { describeDesired } from "../../core/desired/describe";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { OwnersJob } from "../../core/render/fleet-render";
+import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { localStack } from "../support/fleet-fixtures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
@@ -254,7 +254,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
 
     it("a cluster whose discovery fails stops the update naming it; render mode uses kubeVersion and apiVersions (Helm's --kube-version, --api-versions)", async () => {
       const repo = new TestRepo(CHART);
-      const failing = fakeFacts({ discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "dial tcp 127.0.0.1:1: connection refused" }])) });
+      const failing = fakeFacts({ objects: nothingExists, discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "dial tcp 127.0.0.1:1: connection refused" }])) });
       expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), failing, { cacheRoot })))
         .to.equal("stacks/Pulumi.test.yaml cluster c1: cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): dial tcp 127.0.0.1:1: connection refused");
       const config = fleetOf(repo.url(), ["app"]);
@@ -263,6 +263,56 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(dataOf(s, "c1")).to.deep.equal({ version: "1.31.2", recent: "true", widgets: "true", oldPolicy: "true" });
       // The default, as `fleet test`: v1.25.0 and Helm's built-in API versions.
       expect(dataOf(s, "c2")).to.deep.equal({ version: "1.25.0", recent: "false", widgets: "false", oldPolicy: "true" });
+    });
+  });
+
+  describe("lookup, as on Fleet's agent", () => {
+    const CHART = {
+      "app/Chart.yaml": "apiVersion: v2\nname: pw\nversion: 0.1.0\n",
+      "app/templates/secret.yaml": "{{- $existing := lookup \"v1\" \"Secret\" .Release.Namespace \"db\" }}\n" +
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n" +
+        "  password: {{ if $existing }}{{ index $existing.data \"password\" | b64dec | quote }}{{ else }}{{ randAlphaNum 16 | quote }}{{ end }}\n",
+      // Fails without an answer (a nil map): rendered again once the lookup is answered.
+      "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: copy\ndata:\n" +
+        "  region: {{ (lookup \"v1\" \"ConfigMap\" \"kube-public\" \"cluster-info\").data.region | quote }}\n",
+    };
+    const caps = { kubeVersion: { version: "v1.36.3", major: "1", minor: "36" }, apiVersions: ["v1", "v1/Secret", "v1/ConfigMap"] };
+    const secretOf = (s: DesiredState, cluster: string) => deployment(s, `${cluster}/t-app`).objects.find((o) => o.manifest.kind === "Secret")!.manifest;
+
+    it("reads what the templates look up on their own cluster, with the deploying identity, and renders with the answers", async () => {
+      const repo = new TestRepo({ ...CHART, "app/fleet.yaml": "serviceAccount: deployer\n" });
+      const asked: LookupJob[] = [];
+      const facts = fakeFacts({
+        objects: nothingExists, discovery: discovered(caps),
+        impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `kubeconfig of ${j.id} as ${j.as}` }])),
+        lookup: (jobs) => {
+          asked.push(...jobs);
+          return Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key,
+            ...(key.kind === "ConfigMap" ? { object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: key.name }, data: { region: `region-of-${j.id.split(" ")[0]}` } } } : {}),
+            ...(key.kind === "Secret" && j.id.startsWith("c1") ? { object: { apiVersion: "v1", kind: "Secret", metadata: { name: key.name }, data: { password: Buffer.from("kept").toString("base64") } } } : {}),
+          })) }]));
+        },
+      });
+      const s = await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot });
+      expect(secretOf(s, "c1").stringData).to.deep.equal({ password: "kept" });
+      expect((secretOf(s, "c2").stringData as { password: string }).password).to.match(/^[A-Za-z0-9]{16}$/);
+      expect(deployment(s, "c2/t-app").objects.find((o) => o.manifest.kind === "ConfigMap")!.manifest.data).to.deep.equal({ region: "region-of-c2" });
+      // One read per cluster and identity, as the deploying service account, of exactly what was asked.
+      expect(asked.map((j) => [j.id, j.kubeconfig, j.keys.map((k) => `${k.kind} ${k.namespace}/${k.name}`)])).to.deep.equal([
+        ["c1 system:serviceaccount:cattle-fleet-system:deployer", "kubeconfig of c1 system:serviceaccount:cattle-fleet-system:deployer as system:serviceaccount:cattle-fleet-system:deployer",
+          ["ConfigMap kube-public/cluster-info", "Secret default/db"]],
+        ["c2 system:serviceaccount:cattle-fleet-system:deployer", "kubeconfig of c2 system:serviceaccount:cattle-fleet-system:deployer as system:serviceaccount:cattle-fleet-system:deployer",
+          ["ConfigMap kube-public/cluster-info", "Secret default/db"]],
+      ]);
+    });
+
+    it("in render mode lookup finds nothing, as helm template; a lookup the identity may not make fails naming it", async () => {
+      const repo = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"], "app/templates/secret.yaml": CHART["app/templates/secret.yaml"] });
+      const rendered = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
+      expect((secretOf(rendered, "c1").stringData as { password: string }).password).to.match(/^[A-Za-z0-9]{16}$/);
+      const forbidden = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
+        lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key, error: "secrets \"db\" is forbidden: User cannot get resource" })) }])) });
+      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), forbidden, { cacheRoot }))).to.match(/gitRepo t, bundle t-app, cluster c1.*secrets \\?"db\\?" is forbidden/);
     });
   });
 

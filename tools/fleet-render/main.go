@@ -69,10 +69,10 @@ func main() {
 	}
 	// GitRepo content is evaluated only in the sandbox; the jobs that need the network or a cluster's
 	// credentials (and read only the operator's data) only outside it.
-	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness) + len(req.Discovery)
+	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness) + len(req.Discovery) + len(req.LookupReads)
 	content := len(req.YAML) + len(req.Values) + len(req.Renders)
 	if watch != nil && trusted > 0 || watch == nil && content > 0 {
-		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate, readiness and discovery only without")
+		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate, readiness, discovery and lookupReads only without")
 		os.Exit(2)
 	}
 	// A batch is short-lived and memory is plentiful: collect garbage less often.
@@ -94,6 +94,7 @@ func run(req *Request, watch *jobWatch) *Response {
 		Owners:      make(map[string]OwnersResult, len(req.Owners)),
 		Impersonate: make(map[string]ImpersonateResult, len(req.Impersonate)),
 		Discovery:   make(map[string]DiscoveryResult, len(req.Discovery)),
+		LookupReads: make(map[string]LookupResult, len(req.LookupReads)),
 	}
 	for _, job := range req.Impersonate {
 		resp.Impersonate[job.ID] = impersonate(job)
@@ -127,6 +128,16 @@ func run(req *Request, watch *jobWatch) *Response {
 			result := readOwners(job)
 			mu.Lock()
 			resp.Owners[job.ID] = result
+			mu.Unlock()
+		}()
+	}
+	for _, job := range req.LookupReads {
+		owners.Add(1)
+		go func() {
+			defer owners.Done()
+			result := readLookups(job)
+			mu.Lock()
+			resp.LookupReads[job.ID] = result
 			mu.Unlock()
 		}()
 	}

@@ -50,6 +50,13 @@ func renderJob(job RenderJob, b *BundleInput, capabilities map[string]*Capabilit
 			return RenderResult{Error: fmt.Sprintf("unknown capabilities %q in the request", job.Capabilities)}
 		}
 	}
+	var lookups *lookupTable
+	if caps != nil && job.Lookups != nil {
+		lookups = newLookupTable(*job.Lookups, caps.APIVersions)
+		// What the templates asked is reported whether or not the render succeeds: a template may fail
+		// on an answer it did not get yet.
+		defer func() { result.Lookups = lookups.keys() }()
+	}
 	files, err := decodeFiles(b.Files)
 	if err != nil {
 		return RenderResult{Error: err.Error()}
@@ -83,7 +90,7 @@ func renderJob(job RenderJob, b *BundleInput, capabilities map[string]*Capabilit
 		}
 	}
 
-	rel, err := helmTemplate(job, caps, chart, &postRender{
+	rel, err := helmTemplate(job, caps, lookups, chart, &postRender{
 		bundleFiles:        files,
 		chart:              chart,
 		kustomizeDir:       job.Options.Kustomize.Dir,
@@ -109,7 +116,7 @@ func renderJob(job RenderJob, b *BundleInput, capabilities map[string]*Capabilit
 	return RenderResult{Objects: objects, CRDs: crds, Hooks: hooks, Style: st.name()}
 }
 
-func helmTemplate(job RenderJob, caps *Capabilities, chart *chartv2.Chart, pr *postRender) (*releasev1.Release, error) {
+func helmTemplate(job RenderJob, caps *Capabilities, lookups *lookupTable, chart *chartv2.Chart, pr *postRender) (*releasev1.Release, error) {
 	cfg := &action.Configuration{}
 	cfg.SetLogger(nil)
 	install := action.NewInstall(cfg)
@@ -124,6 +131,9 @@ func helmTemplate(job RenderJob, caps *Capabilities, chart *chartv2.Chart, pr *p
 		mem := driver.NewMemory()
 		mem.SetNamespace(job.Namespace)
 		cfg.Releases = storage.Init(mem)
+		if lookups != nil {
+			cfg.RESTClientGetter = lookups.restClientGetter()
+		}
 		install.DryRunStrategy = action.DryRunServer
 	} else {
 		// Render mode, as `fleet test` (and Helm's --kube-version/--api-versions): Helm's defaults.

@@ -29,6 +29,8 @@ type Request struct {
 	Discovery []DiscoveryJob `json:"discovery"`
 	// Capabilities: a live cluster's, by key, referenced by render jobs (sent once, not per job).
 	Capabilities map[string]*Capabilities `json:"capabilities"`
+	// LookupReads: objects templates asked `lookup` for, to read on their cluster (lookup.go).
+	LookupReads []LookupJob `json:"lookupReads"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).
@@ -101,17 +103,20 @@ type RenderOptions struct {
 }
 
 type RenderJob struct {
-	ID          string        `json:"id"`
-	Bundle      string        `json:"bundle"`
-	ReleaseName string        `json:"releaseName"`
-	Namespace   string        `json:"namespace"`
+	ID          string `json:"id"`
+	Bundle      string `json:"bundle"`
+	ReleaseName string `json:"releaseName"`
+	Namespace   string `json:"namespace"`
 	// KubeVersion and APIVersions: Helm's --kube-version and --api-versions (render mode; the API
 	// versions join Helm's defaults). Capabilities, a key of Request.Capabilities, replaces both with a
 	// live cluster's own, as Fleet's agent sees them.
-	KubeVersion  string        `json:"kubeVersion,omitempty"`
-	APIVersions  []string      `json:"apiVersions,omitempty"`
-	Capabilities string        `json:"capabilities,omitempty"`
-	Options      RenderOptions `json:"options"`
+	KubeVersion  string   `json:"kubeVersion,omitempty"`
+	APIVersions  []string `json:"apiVersions,omitempty"`
+	Capabilities string   `json:"capabilities,omitempty"`
+	// Lookups: on a live cluster (with Capabilities), what `lookup` answers, as read for this job; absent,
+	// `lookup` finds nothing, as in `helm template`.
+	Lookups *[]LookupAnswer `json:"lookups,omitempty"`
+	Options RenderOptions   `json:"options"`
 }
 
 // RenderResult: objects in Helm's install order, then the chart's crds/ and hooks apart, as the
@@ -124,6 +129,8 @@ type RenderResult struct {
 	// Warnings: what Fleet does silently (a file skipped, an overlay that does not exist).
 	Warnings []string `json:"warnings,omitempty"`
 	Error    string   `json:"error,omitempty"`
+	// Lookups: every `lookup` the templates made (with a table: Lookups of the job), answered or not.
+	Lookups []LookupKey `json:"lookups,omitempty"`
 }
 
 type Hook struct {
@@ -147,4 +154,5 @@ type Response struct {
 	Impersonate map[string]ImpersonateResult `json:"impersonate"`
 	Readiness   map[string]ReadinessResult   `json:"readiness"`
 	Discovery   map[string]DiscoveryResult   `json:"discovery"`
+	LookupReads map[string]LookupResult      `json:"lookupReads"`
 }
