@@ -20,6 +20,7 @@ import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmO
 import { rawManifestFiles } from "./manifests";
 import { ChartSource, PulledCharts, pullRemoteCharts } from "./remote-charts";
 import { Renderer, runRenderer } from "../render/fleet-render";
+import { withChartDependencies } from "./chart-deps";
 
 /** `render` runs fleet-render's jobs (YAML as Fleet reads it, chart pulls): the real one unless a test gives a fake. */
 export function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer): Bundle[] {
@@ -38,7 +39,7 @@ export function readBundles(root: string, repo: GitRepoConfig, render: Renderer 
   const valuesDocs = readValuesDocs(checkout, fleetYamls, repo, render);
   const pending = fleetYamls.map((fy) => bundleOptions(checkout, fy, repo, valuesDocs));
   const pulled = pullRemoteCharts(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
-  const bundles = pending.map((p, i) => withFiles(checkout, p, pulled[i]));
+  const bundles = withChartDependencies(checkout, pending.map((p, i) => withFiles(checkout, p, pulled[i])), repo, render);
   if (bundles.length === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
   }

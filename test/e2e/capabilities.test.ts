@@ -1,7 +1,8 @@
 /**
  * Charts see the cluster they deploy to, as on Fleet's agent: the same chart on two live clusters, one
  * with a CRD installed by hand and one without, gives two different manifests (.Capabilities from each
- * cluster's discovery). And a chart with a crds/ directory deploys under a forced namespace.
+ * cluster's discovery). A chart with a crds/ directory deploys under a forced namespace, and a chart
+ * with a file:// dependency that is not vendored deploys with it.
  */
 import { expect } from "chai";
 import * as fs from "node:fs";
@@ -33,9 +34,15 @@ const FILES: Record<string, string> = {
   "crds/crds/crd.yaml": JSON.stringify(crd("crds.pulumi-fleet.test")),
   "crds/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: with-crds\ndata: {a: b}\n",
   "crds/fleet.yaml": "namespace: crds-test\n",
+  // A local dependency, not vendored: resolved from the GitRepo as Fleet's dependency update does.
+  "lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
+  "lib/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-lib\ndata: {lib: \"yes\"}\n",
+  "withdep/Chart.yaml": "apiVersion: v2\nname: withdep\nversion: 0.1.0\ndependencies:\n- name: lib\n  version: 0.1.x\n  repository: file://../lib\n",
+  "withdep/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: withdep\ndata: {a: b}\n",
+  "withdep/fleet.yaml": "defaultNamespace: deps-test\n",
 };
 
-describe("charts render against their cluster (.Capabilities from discovery; crds/ under namespace:)", function () {
+describe("charts render against their cluster (.Capabilities from discovery; crds/ under namespace:; a local dependency)", function () {
   this.timeout(10 * 60_000);
   let clusters: LocalCluster[];
   const work = tempDir("pf-caps-");
@@ -58,7 +65,7 @@ describe("charts render against their cluster (.Capabilities from discovery; crd
     config = {
       file: "stacks/Pulumi.caps.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
       clusters: clusters.map((c) => ({ name: c.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
-      gitRepos: [gitRepoConfig({ name: "caps", repo: repoDir, paths: ["caps", "crds"], targets: [{ clusterSelector: {} }] })],
+      gitRepos: [gitRepoConfig({ name: "caps", repo: repoDir, paths: ["caps", "crds", "withdep"], targets: [{ clusterSelector: {} }] })],
     };
     // The CRD on the first cluster only, installed by hand (not by any bundle).
     await kubeRequest(clusters[0], "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd(GROUP) });
@@ -82,6 +89,13 @@ describe("charts render against their cluster (.Capabilities from discovery; crd
     expect(await data(clusters[0])).to.deep.equal({ version, widgets: "true" });
     expect(await data(clusters[1])).to.deep.equal({ version, widgets: "false" });
     expect(version).to.match(/^v1\.\d+\.\d+/);
+  });
+
+  it("a chart with a local file:// dependency deploys with the dependency's objects", async () => {
+    for (const c of clusters) {
+      expect((await kubeGet(c, "/api/v1/namespaces/deps-test/configmaps/from-lib"))?.data, c.name).to.deep.equal({ lib: "yes" });
+      expect((await kubeGet(c, "/api/v1/namespaces/deps-test/configmaps/withdep"))?.data, c.name).to.deep.equal({ a: "b" });
+    }
   });
 
   it("a chart's crds/ deploy under namespace: (outside the post-renderer); its templates land in that namespace", async () => {

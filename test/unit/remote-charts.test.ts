@@ -145,6 +145,35 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     }
   });
 
+  it("chart dependencies as Fleet's dependency update resolves them: file:// from the GitRepo, a chart repository pulled under the same rules", () => {
+    const dir = tempDir("pf-deps-");
+    const write = (name: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      fs.writeFileSync(path.join(dir, name), text);
+    };
+    write("lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.4\n");
+    write("lib/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-lib\ndata:\n  v: {{ .Chart.Version | quote }}\n");
+    const chartYaml = (deps: string) => `apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n${deps}`;
+    write("app/Chart.yaml", chartYaml(`- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n- name: demo\n  version: ^1.2.0\n  repository: ${plain.repo}\n`));
+    write("app/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n");
+    const read = () => readBundles(dir, gitRepoConfig({ name: "deps", repo: dir, paths: ["app"], allowedChartURLs: LOOPBACK }))[0];
+    const names = (b: ReturnType<typeof read>) => renderBundle(b).objects.map((o) => `${o.kind} ${o.metadata.name}`).sort();
+    expect(names(read())).to.deep.equal(["ConfigMap app", "ConfigMap demo", "ConfigMap from-lib"]);
+    // Helm's check: the local chart's version must satisfy the constraint.
+    write("app/Chart.yaml", chartYaml("- name: lib\n  version: ^0.2.0\n  repository: file://../lib\n"));
+    expect(() => renderBundle(read())).to.throw(/chart app: dependency lib \(file:\/\/\.\.\/lib\) is version 0\.1\.4, which does not satisfy \^0\.2\.0/);
+    // Outside the GitRepo, or an @alias only an agent's Helm knows: an error naming the chart and dependency.
+    write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: file://../../../etc\n"));
+    expect(read).to.throw("app/Chart.yaml gitRepo deps, bundle deps-app: dependencies: chart .: dependency lib: file://../../../etc is not a chart directory inside the GitRepo");
+    write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: \"@stable\"\n"));
+    expect(read).to.throw(/dependency lib has repository "@stable", which is neither a file:\/\/ path in the GitRepo nor a chart repository URL/);
+    // Vendored already: nothing is resolved (Fleet updates only when one is missing).
+    write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n"));
+    write("app/charts/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\n");
+    write("app/charts/lib/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vendored-lib\n");
+    expect(names(read())).to.deep.equal(["ConfigMap app", "ConfigMap vendored-lib"]);
+  });
+
   it("a version or chart that does not exist fails naming the GitRepo, bundle and field", () => {
     expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(/fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/);
     expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: nothere\n`)).to.match(/nothere/);

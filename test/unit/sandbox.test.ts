@@ -69,7 +69,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
     expect(content.stderr).to.match(/yaml, values and renders jobs run only with --sandbox/);
     const pull = spawnSync(rendererBinary(), ["--sandbox"], { input: JSON.stringify({ pulls: [{ id: "0", chart: "https://example.com/c.tgz" }] }), encoding: "utf8" });
     expect(pull.status).to.equal(2);
-    expect(pull.stderr).to.match(/pulls, owners, impersonate, readiness and discovery only without/);
+    expect(pull.stderr).to.match(/pulls, owners, impersonate, readiness, discovery and lookupReads only without/);
     const discovery = spawnSync(rendererBinary(), ["--sandbox"], { input: JSON.stringify({ discovery: [{ id: "c1", kubeconfig: "", context: "" }] }), encoding: "utf8" });
     expect(discovery.status).to.equal(2);
   });

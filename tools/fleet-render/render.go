@@ -73,18 +73,24 @@ func renderJob(job RenderJob, b *BundleInput, capabilities map[string]*Capabilit
 	if err != nil {
 		return RenderResult{Error: err.Error()}
 	}
+	chartFileList, resolvedDeps := splitDependencies(chartFileList)
 	chart, err := loader.LoadFiles(chartFileList)
 	if err != nil {
 		return RenderResult{Error: fmt.Sprintf("loading the chart: %v", err)}
 	}
-	// Helm's install renders without a dependency missing from charts/. Fleet fetches them when it
-	// reads the bundle (helm dependency update) unless disableDependencyUpdate; nothing is fetched
-	// here, so a missing one is an error, or with disableDependencyUpdate the same omission Fleet
-	// makes, said as a warning.
+	// Helm's install renders without a dependency missing from charts/. Fleet runs Helm's dependency
+	// update when it reads the bundle unless disableDependencyUpdate: core resolved the missing ones
+	// (chartdeps.go); one still missing is an error, or with disableDependencyUpdate the same omission
+	// Fleet makes, said as a warning.
 	if deps := chart.Metadata.Dependencies; len(deps) > 0 {
+		if !job.Options.Helm.DisableDependencyUpdate {
+			if err := addDependencies(chart, resolvedDeps); err != nil {
+				return RenderResult{Error: err.Error()}
+			}
+		}
 		if err := action.CheckDependencies(chart, toCharterDeps(deps)); err != nil {
 			if !job.Options.Helm.DisableDependencyUpdate {
-				return RenderResult{Error: fmt.Sprintf("%v: vendor them into the chart's charts/ directory (helm dependency build) and commit it; pulumi-fleet does not fetch chart dependencies", err)}
+				return RenderResult{Error: fmt.Sprintf("chart %s: %v: neither in its charts/ directory nor resolvable from its repository (file:// inside the GitRepo, or a chart repository URL)", chart.Name(), err)}
 			}
 			warn(fmt.Sprintf("%v: rendered without them, as Fleet does with helm.disableDependencyUpdate", err))
 		}

@@ -1,0 +1,111 @@
+/**
+ * Chart dependencies as Fleet resolves them: when a local chart's dependencies (Chart.yaml, or a v1
+ * chart's requirements.yaml) are not all in its charts/ directory, Fleet runs Helm's dependency update
+ * while reading the bundle, unless helm.disableDependencyUpdate. Here a `file://` dependency is read
+ * from the repository (through the checkout: it may leave the bundle, never the checkout), and a
+ * remote one (https, http, oci) is pulled as remote charts are (remote-charts.ts: the GitRepo's
+ * credentials, helmRepoURLRegex and allowedChartURLs). The files join the bundle under
+ * `<chart>/.chart-deps/<name>/`, where fleet-render adds each missing dependency to the chart after
+ * Helm's version check (tools/fleet-render/chartdeps.go). Any other repository (an `@alias` of the
+ * agent's Helm repositories) is an error naming the chart and dependency.
+ */
+import * as path from "node:path";
+import { FleetError, withContext } from "../errors";
+import { GitRepoConfig } from "../config/stack";
+import { Renderer } from "../render/fleet-render";
+import { Checkout, joinRel } from "./checkout";
+import { readBundleFiles } from "./content";
+import { readYamlAsFleet } from "./goyaml";
+import { manifestIdOf } from "./read";
+import { pullRemoteCharts } from "./remote-charts";
+import { Bundle, BundleFile } from "./types";
+
+interface Dependency { name: string; version: string; repository: string }
+
+const DEPS_DIR = ".chart-deps";
+
+export function withChartDependencies(checkout: Checkout, bundles: Bundle[], repo: GitRepoConfig, render: Renderer): Bundle[] {
+  const charts = bundles.filter((b) => chartDirOf(b) !== undefined && !b.options.helm?.disableDependencyUpdate);
+  const texts = charts.flatMap((b) => ["Chart.yaml", "requirements.yaml"].flatMap((name) => {
+    const file = b.files.find((f) => f.name === joinRel(chartDirOf(b)!, name));
+    return file ? [{ key: `${b.name}\u0000${name}`, text: file.content, file: joinRel(b.path, file.name), ctx: { gitRepo: b.gitRepo, bundle: b.name } }] : [];
+  }));
+  const docs = readYamlAsFleet(texts, render);
+  const wanted = new Map<Bundle, Dependency[]>();
+  for (const b of charts) {
+    const deps = [...dependenciesOf(docs.get(`${b.name}\u0000Chart.yaml`)), ...dependenciesOf(docs.get(`${b.name}\u0000requirements.yaml`))];
+    const missing = deps.filter((d) => !vendored(b, d.name));
+    if (missing.length) wanted.set(b, missing);
+  }
+  if (!wanted.size) return bundles;
+  // Remote dependencies: one batch, as remote charts.
+  const remote = [...wanted].map(([b, deps]) => ({
+    bundleRel: b.path, ctx: { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml },
+    sources: deps.filter((d) => /^(https?|oci):\/\//.test(d.repository))
+      .map((d) => ({ helm: { chart: d.repository.startsWith("oci://") ? `${d.repository.replace(/\/+$/, "")}/${d.name}` : d.name, ...(d.repository.startsWith("oci://") ? {} : { repo: d.repository }), version: d.version }, field: `dependencies[${d.name}]` })),
+  }));
+  const pulled = pullRemoteCharts(checkout, remote, repo, render);
+  return bundles.map((b) => {
+    const deps = wanted.get(b);
+    if (!deps) return b;
+    const ctx = { gitRepo: b.gitRepo, bundle: b.name, file: joinRel(b.path, joinRel(chartDirOf(b)!, "Chart.yaml")) };
+    const pulledFiles = pulled[[...wanted.keys()].indexOf(b)].files;
+    const added: BundleFile[] = [];
+    for (const d of deps) {
+      const at = joinRel(chartDirOf(b)!, `${DEPS_DIR}/${d.name}`);
+      if (d.repository.startsWith("file://")) {
+        for (const f of localChart(checkout, b, d, ctx)) added.push({ ...f, name: `${at}/${f.name}` });
+      } else if (/^(https?|oci):\/\//.test(d.repository)) {
+        // remote-charts.ts names a pulled chart's files `.chart/<id>/<file>`; this dependency's are the ones of its source.
+        const prefix = pulledPrefixOf(pulledFiles, d);
+        for (const f of pulledFiles.filter((f) => f.name.startsWith(prefix))) added.push({ ...f, name: `${at}/${f.name.slice(prefix.length)}` });
+      } else {
+        throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name} has repository ${JSON.stringify(d.repository)}, which is neither a file:// path in the GitRepo nor a chart repository URL ` +
+          "(Fleet's agent would resolve an @alias from its own Helm repositories; vendor the dependency into charts/)", { ...ctx, field: "dependencies" });
+      }
+    }
+    const files = [...b.files, ...added];
+    return { ...b, files, manifestId: manifestIdOf(files) };
+  });
+}
+
+/** A local chart's directory in the bundle (a helm bundle whose chart is not pulled). */
+function chartDirOf(b: Bundle): string | undefined {
+  return b.style.kind === "helm" && !b.style.repo && b.style.path !== undefined ? b.style.path : undefined;
+}
+
+function dependenciesOf(doc: unknown): Dependency[] {
+  const list = (doc as { dependencies?: unknown } | null)?.dependencies;
+  if (!Array.isArray(list)) return [];
+  return list.filter((d) => d && typeof d === "object" && typeof d.name === "string")
+    .map((d) => ({ name: d.name as string, version: typeof d.version === "string" ? d.version : String(d.version ?? ""), repository: typeof d.repository === "string" ? d.repository : "" }));
+}
+
+/** Whether charts/ holds the dependency: a directory of its name, or an archive `<name>-<version>.tgz`. */
+function vendored(b: Bundle, name: string): boolean {
+  const dir = joinRel(chartDirOf(b)!, "charts/");
+  return b.files.some((f) => {
+    if (!f.name.startsWith(dir)) return false;
+    const rest = f.name.slice(dir.length);
+    return rest.startsWith(`${name}/`) || new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-v?\\d[^/]*\\.tgz$`).test(rest);
+  });
+}
+
+/** A file:// dependency's chart files, read from the checkout relative to the chart's directory. */
+function localChart(checkout: Checkout, b: Bundle, d: Dependency, ctx: { gitRepo: string; bundle: string; file: string }): BundleFile[] {
+  const rel = path.posix.normalize(joinRel(joinRel(b.path, chartDirOf(b)!), d.repository.slice("file://".length)));
+  try {
+    if (path.posix.isAbsolute(rel) || rel === ".." || rel.startsWith("../") || checkout.kindOf(rel) !== "dir" || !checkout.isInside(rel, "")) {
+      throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name}: ${d.repository} is not a chart directory inside the GitRepo`, { ...ctx, field: "dependencies" });
+    }
+    return readBundleFiles(checkout, rel, [], { gitRepo: b.gitRepo, bundle: b.name });
+  } catch (err) {
+    throw withContext(err, { ...ctx, field: "dependencies" });
+  }
+}
+
+/** The `.chart/<id>/` prefix under which remote-charts.ts put this dependency's pulled chart. */
+function pulledPrefixOf(files: BundleFile[], d: Dependency): string {
+  const chartYaml = files.find((f) => /^\.chart\/[^/]+\/(?:[^/]+\/)?Chart\.yaml$/.test(f.name) && new RegExp(`^name:\\s*["']?${d.name}["']?\\s*$`, "m").test(f.content));
+  return chartYaml ? chartYaml.name.slice(0, -"Chart.yaml".length) : "\u0000";
+}
