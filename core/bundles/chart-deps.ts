@@ -93,9 +93,11 @@ function vendored(b: Bundle, name: string): boolean {
 
 /** A file:// dependency's chart files, read from the checkout relative to the chart's directory. */
 function localChart(checkout: Checkout, b: Bundle, d: Dependency, ctx: { gitRepo: string; bundle: string; file: string }): BundleFile[] {
-  const rel = path.posix.normalize(joinRel(joinRel(b.path, chartDirOf(b)!), d.repository.slice("file://".length)));
+  const target = d.repository.slice("file://".length);
+  const rel = path.posix.normalize(joinRel(joinRel(b.path, chartDirOf(b)!), target));
   try {
-    if (path.posix.isAbsolute(rel) || rel === ".." || rel.startsWith("../") || checkout.kindOf(rel) !== "dir" || !checkout.isInside(rel, "")) {
+    // An absolute path names the runner's files, never the GitRepo's.
+    if (path.posix.isAbsolute(target) || path.posix.isAbsolute(rel) || rel === ".." || rel.startsWith("../") || checkout.kindOf(rel) !== "dir" || !checkout.isInside(rel, "")) {
       throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name}: ${d.repository} is not a chart directory inside the GitRepo`, { ...ctx, field: "dependencies" });
     }
     return readBundleFiles(checkout, rel, [], { gitRepo: b.gitRepo, bundle: b.name });

@@ -179,6 +179,8 @@ function ambientKubeconfigs(config: StackConfig, facts: Facts): Map<string, stri
 
 /** Rounds of lookups a render may add before it must have settled (each may depend on the last's answers). */
 const LOOKUP_ROUNDS = 4;
+/** Distinct lookups one deployment's templates may make: content must not make the runner read a cluster without bound. */
+const MAX_LOOKUPS = 100;
 
 /**
  * Renders, and answers Helm's `lookup` as Fleet's agent does: from the deployment's cluster, read with
@@ -212,6 +214,9 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
         ...(user ? { kubeconfig: accounts.kubeconfigs.get(e.cluster)!.get(user)!, context: "" } : { kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }),
       }).get(id)!;
       job.entries.push(e);
+      if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
+        throw new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+      }
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
     }
     const results = facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));

@@ -313,6 +313,11 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const forbidden = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
         lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key, error: "secrets \"db\" is forbidden: User cannot get resource" })) }])) });
       expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), forbidden, { cacheRoot }))).to.match(/gitRepo t, bundle t-app, cluster c1.*secrets \\?"db\\?" is forbidden/);
+      // Content cannot make the runner read a cluster without bound.
+      const many = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"],
+        "app/templates/cm.yaml": "{{- range $i := until 150 }}{{- $x := lookup \"v1\" \"ConfigMap\" \"ns\" (printf \"cm-%d\" $i) }}{{- end }}\n" });
+      const reads = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}), lookup: () => { throw new Error("must not read"); } });
+      expect(await failure(desiredState(live(fleetOf(many.url(), ["app"])), reads, { cacheRoot }))).to.equal("gitRepo t, bundle t-app, cluster c1: its templates make 150 different lookups, over the limit of 100 per bundle deployment");
     });
   });
 

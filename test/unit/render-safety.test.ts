@@ -68,6 +68,12 @@ describe("rendering reads the bundle and nothing else", () => {
       "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: outside\n  version: 1.0.0\n  repository: file://../../outside\n",
       "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
     })).to.throw("Chart.yaml gitRepo repo, bundle repo: dependencies: chart .: dependency outside: file://../../outside is not a chart directory inside the GitRepo");
+    // An absolute path names the runner's files: refused too (never read as a path inside the checkout).
+    expect(() => bundlesIn({
+      "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: etc\n  version: 1.0.0\n  repository: file:///etc\n",
+      "etc/Chart.yaml": "apiVersion: v2\nname: etc\nversion: 1.0.0\n",
+      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    })).to.throw("dependency etc: file:///etc is not a chart directory inside the GitRepo");
   });
 
   it("chart templates cannot read files outside the chart (.Files)", () => {
