@@ -20,6 +20,8 @@ export interface PreviousDeployment {
   deploymentIds?: Record<string, string>;
   /** Whether each BundleDeployment was paused, from the same output. */
   paused?: Record<string, boolean>;
+  /** Each BundleDeployment's Helm revision, from the same output (absent in records older than it). */
+  revisions?: Record<string, number>;
   /** Every cluster the last update deployed (each has an agent), from `summary.agents`. */
   clusters?: string[];
 }
@@ -37,12 +39,13 @@ export const RECORD_OUTPUT = "summary";
 export function previousFromOutputs(summary: unknown, deployments: unknown): PreviousDeployment | undefined {
   const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
-  const byKey = deployments as Record<string, { deploymentId?: string; paused?: boolean }> | undefined;
+  const byKey = deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number }> | undefined;
   const records = byKey && typeof byKey === "object" ? Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string") : undefined;
   const deploymentIds = records && Object.fromEntries(records.map(([k, r]) => [k, r.deploymentId!]));
   const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
+  const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
   const agents = (value as { agents?: Record<string, unknown> }).agents;
-  return { gitRepos: value.gitRepos, deploymentIds, ...(paused ? { paused } : {}), ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
+  return { gitRepos: value.gitRepos, deploymentIds, ...(paused ? { paused } : {}), ...(revisions ? { revisions } : {}), ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
 }
 
 /**

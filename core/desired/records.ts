@@ -26,15 +26,17 @@ export interface DeploymentRecord {
   namespace: string;
   paused: boolean;
   objectCount: number;
+  /** The Helm revision Fleet's agent would be at: 1 on the first deploy, one more per new deploymentID. */
+  revision: number;
   /** fleet.yaml correctDrift.enabled: `npm run up` refreshes this deployment's objects first (present only when true). */
   correctDrift?: true;
 }
 
 /** The record of one plan entry, as the stack's `deployments` output keeps it. */
-export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number): DeploymentRecord {
+export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number, revision = 1): DeploymentRecord {
   return {
     gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
-    commit, namespace: e.namespace, paused: e.paused, objectCount, ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
+    commit, namespace: e.namespace, paused: e.paused, objectCount, revision, ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
   };
 }
 

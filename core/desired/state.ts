@@ -68,7 +68,12 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const fromState = deployedAsBefore(entries, unchanged, previous, fleet.bundles, facts.deployed);
   const toRender = entries.filter((e) => !fromState.has(e));
   const capabilities = clusterCapabilities(pinned, toRender, facts, leftOut);
-  const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
+  // Helm revisions, as the agent's releases count them: a pair deployed before renders as an upgrade.
+  const lastRevisions = new Map(entries.flatMap((e): [PlanEntry, number][] => {
+    const key = deploymentKey(e);
+    return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
+  }));
+  const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
   checkSingleOwner(rendered);
   for (const [e, r] of rendered) for (const obj of r.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
@@ -107,7 +112,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       key, entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
       dependsOn: e.dependsOn.map((bundle) => deploymentKey({ bundle, cluster: e.cluster })),
       ...(account ? { account } : {}), ...(customTimeouts ? { customTimeouts } : {}),
-      warnings: warningsOf(e, r), objects, record: deploymentRecord(e, commitOf(e.gitRepo), objects.length), arrived: arrived.has(e.cluster),
+      warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster),
+      record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
     };
   });
   const summary = summarize(fleet, agents);
@@ -190,10 +196,12 @@ const MAX_LOOKUPS = 100;
  * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
  */
 function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
-  facts: Facts, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
+  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
-  const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render,
-    (c) => capabilities.get(c) ?? {}, (e) => tables.get(e));
+  const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
+    capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e),
+    revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)),
+  });
   const rendered = renderSome(entries);
   const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
   for (let round = 1; ; round++) {

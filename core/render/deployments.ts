@@ -57,16 +57,26 @@ const DEPLOYED_HOOK_EVENTS = new Set(["pre-install", "post-install", "pre-upgrad
  */
 export type ClusterCapabilities = { live: Capabilities } | { kubeVersion?: string; apiVersions?: string[] };
 
+/** What a render sees of the deployment's cluster, beyond the bundle (all optional: `fleet test`'s defaults). */
+export interface RenderContext {
+  /** Each cluster's capabilities (default: Helm's defaults at v1.25.0, as `fleet test`). */
+  capabilitiesOf?: (cluster: string) => ClusterCapabilities;
+  /** A live deployment's lookup table (absent: `lookup` finds nothing, as in `helm template`). */
+  lookupsOf?: (entry: PlanEntry) => LookupAnswer[] | undefined;
+  /** The Helm revision a live deployment last deployed: it renders as Helm's upgrade to the next one. */
+  revisionOf?: (entry: PlanEntry) => number | undefined;
+}
+
 /**
- * `render` runs the request (fleet-render's sandbox; core/desired/facts.ts); `capabilitiesOf` gives
- * each cluster's (default: Helm's defaults at v1.25.0, as `fleet test`); `lookupsOf` a live
- * deployment's lookup table (absent: `lookup` finds nothing, as in `helm template`). A render that
- * fails after a lookup its table cannot answer yet is not an error here: it comes back with
- * `pendingError`, for the caller to read the lookups and render it again.
+ * `render` runs the request (fleet-render's sandbox; core/desired/facts.ts). A render that fails after
+ * a lookup its table cannot answer yet is not an error here: it comes back with `pendingError`, for
+ * the caller to read the lookups and render it again.
  */
 export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
-  render: Renderer, capabilitiesOf: (cluster: string) => ClusterCapabilities = () => ({}),
-  lookupsOf: (entry: PlanEntry) => LookupAnswer[] | undefined = () => undefined): Map<PlanEntry, RenderedDeployment> {
+  render: Renderer, context: RenderContext = {}): Map<PlanEntry, RenderedDeployment> {
+  const capabilitiesOf = context.capabilitiesOf ?? ((): ClusterCapabilities => ({}));
+  const lookupsOf = context.lookupsOf ?? (() => undefined);
+  const revisionOf = context.revisionOf ?? (() => undefined);
   const byName = new Map(bundles.map((b) => [b.name, b]));
   const request = {
     bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
@@ -101,6 +111,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       namespace: e.namespace,
       ...capabilitiesJob(e.cluster),
       ...(lookupsOf(e) ? { lookups: lookupsOf(e) } : {}),
+      ...(revisionOf(e) ? { revision: revisionOf(e) } : {}),
       options: {
         defaultNamespace: e.options.defaultNamespace,
         namespace: e.options.namespace,

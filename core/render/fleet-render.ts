@@ -50,6 +50,8 @@ export interface RenderJob {
   id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; apiVersions?: string[]; capabilities?: string;
   /** On a live cluster: what `lookup` answers (as read for this job); absent, `lookup` finds nothing, as in `helm template`. */
   lookups?: LookupAnswer[];
+  /** On a live cluster, the Helm revision the pair last deployed: rendered as Helm's upgrade to the next. */
+  revision?: number;
   options: RenderOptions;
 }
 

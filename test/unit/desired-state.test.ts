@@ -321,6 +321,25 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     });
   });
 
+  it(".Release.IsInstall, IsUpgrade and Revision as Helm on Fleet's agent gives them: an install first, then an upgrade per new deploymentID", async () => {
+    const repo = new TestRepo({
+      "app/Chart.yaml": "apiVersion: v2\nname: rel\nversion: 0.1.0\n",
+      "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel\ndata:\n" +
+        "  install: {{ .Release.IsInstall | quote }}\n  upgrade: {{ .Release.IsUpgrade | quote }}\n  revision: {{ .Release.Revision | quote }}\n",
+    });
+    const facts = (previous?: PreviousDeployment) => fakeFacts({ previous, objects: nothingExists, impersonate: () => ({}), discovery: discovered() });
+    const dataOf = (s: DesiredState, key: string) => deployment(s, key).objects[0].manifest.data;
+    const first = await desiredState(live(fleetOf(repo.url(), ["app"])), facts(), { cacheRoot });
+    expect(dataOf(first, "c1/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
+    expect(first.records["c1/t-app"].revision).to.equal(1);
+    // c1 was deployed at revision 3 with another deploymentID; c2 never.
+    const previous: PreviousDeployment = { gitRepos: { t: { commit: "x", clusters: ["c1"] } }, deploymentIds: { "c1/t-app": "s-old:0" }, revisions: { "c1/t-app": 3 } };
+    const next = await desiredState(live(fleetOf(repo.url(), ["app"])), facts(previous), { cacheRoot });
+    expect(dataOf(next, "c1/t-app")).to.deep.equal({ install: "false", upgrade: "true", revision: "4" });
+    expect(next.records["c1/t-app"].revision).to.equal(4);
+    expect(dataOf(next, "c2/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
+  });
+
   describe("the ambient kubeconfig, as kubectl reads it", () => {
     const kc = (ctx: string, server: string) => `apiVersion: v1\nkind: Config\nclusters:\n- name: ${ctx}-cluster\n  cluster: {server: "${server}"}\n` +
       `users:\n- name: ${ctx}-user\n  user: {token: t-${ctx}}\ncontexts:\n- name: ${ctx}\n  context: {cluster: ${ctx}-cluster, user: ${ctx}-user}\n`;

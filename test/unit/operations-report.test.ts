@@ -41,7 +41,7 @@ function record(events: EngineEvent[]) {
 
 const rec = (key: string, deploymentId: string): DeploymentRecord => {
   const [cluster, bundle] = key.split("/");
-  return { gitRepo: "repo", bundle, cluster, target: "all", deploymentId, commit: "abc", namespace: "ns", paused: false, objectCount: 1 };
+  return { gitRepo: "repo", bundle, cluster, target: "all", deploymentId, commit: "abc", namespace: "ns", paused: false, objectCount: 1, revision: 1 };
 };
 
 describe("operations: steps, events, status", () => {

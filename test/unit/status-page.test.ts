@@ -69,7 +69,7 @@ describe("status page (pure renderer)", () => {
 // A preview of: cluster a gets a new bundle and an update, b a replace and nothing else, c is pruned.
 const entry = (cluster: string, bundle: string, deploymentId: string) => ({ gitRepo: "apps", bundle, cluster, target: "all", deploymentId, paused: false, namespace: "ns" });
 const rec = (cluster: string, bundle: string, deploymentId: string): DeploymentRecord =>
-  ({ gitRepo: "apps", bundle, cluster, target: "prod", deploymentId, commit: "c0", namespace: "ns", paused: false, objectCount: 1 });
+  ({ gitRepo: "apps", bundle, cluster, target: "prod", deploymentId, commit: "c0", namespace: "ns", paused: false, objectCount: 1, revision: 1 });
 const dep = (key: string, counts: Partial<DeploymentSteps>): DeploymentSteps => {
   const [cluster, bundle] = key.split("/");
   return { key, cluster, bundle, created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [], ...counts };

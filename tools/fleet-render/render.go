@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
 	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
@@ -141,6 +142,9 @@ func helmTemplate(job RenderJob, caps *Capabilities, lookups *lookupTable, chart
 			cfg.RESTClientGetter = lookups.restClientGetter()
 		}
 		install.DryRunStrategy = action.DryRunServer
+		if job.Revision > 0 {
+			return helmUpgrade(job, cfg, chart, pr)
+		}
 	} else {
 		// Render mode, as `fleet test` (and Helm's --kube-version/--api-versions): Helm's defaults.
 		kubeVersion := job.KubeVersion
@@ -172,6 +176,37 @@ func helmTemplate(job RenderJob, caps *Capabilities, lookups *lookupTable, chart
 		values = map[string]any{}
 	}
 	released, err := install.Run(chart, values)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := released.(*releasev1.Release)
+	if !ok {
+		return nil, fmt.Errorf("unexpected release type %T", released)
+	}
+	return rel, nil
+}
+
+// helmUpgrade renders a pair deployed before as Fleet's agent upgrades its release: the last release
+// (revision job.Revision, deployed) stands in the in-memory storage, and Helm's upgrade renders the
+// next one as a server dry run (.Release.IsUpgrade true, .Release.Revision job.Revision+1).
+func helmUpgrade(job RenderJob, cfg *action.Configuration, chart *chartv2.Chart, pr *postRender) (*releasev1.Release, error) {
+	last := &releasev1.Release{Name: job.ReleaseName, Namespace: job.Namespace, Version: job.Revision, Chart: chart,
+		Info: &releasev1.Info{Status: rcommon.StatusDeployed}}
+	if err := cfg.Releases.Create(last); err != nil {
+		return nil, err
+	}
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = job.Namespace
+	upgrade.DryRunStrategy = action.DryRunServer
+	upgrade.EnableDNS = !job.Options.Helm.DisableDNS
+	upgrade.SkipSchemaValidation = job.Options.Helm.SkipSchemaValidation
+	upgrade.WaitStrategy = kube.HookOnlyStrategy
+	upgrade.PostRenderer = pr
+	values := job.Options.Helm.Values
+	if values == nil {
+		values = map[string]any{}
+	}
+	released, err := upgrade.Run(job.ReleaseName, chart, values)
 	if err != nil {
 		return nil, err
 	}

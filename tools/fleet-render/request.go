@@ -116,7 +116,10 @@ type RenderJob struct {
 	// Lookups: on a live cluster (with Capabilities), what `lookup` answers, as read for this job; absent,
 	// `lookup` finds nothing, as in `helm template`.
 	Lookups *[]LookupAnswer `json:"lookups,omitempty"`
-	Options RenderOptions   `json:"options"`
+	// Revision: on a live cluster, the Helm revision the pair last deployed (0: never): the render is
+	// then Helm's upgrade to Revision+1 (.Release.IsUpgrade, .Release.Revision), as on Fleet's agent.
+	Revision int           `json:"revision,omitempty"`
+	Options  RenderOptions `json:"options"`
 }
 
 // RenderResult: objects in Helm's install order, then the chart's crds/ and hooks apart, as the
