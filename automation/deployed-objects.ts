@@ -6,29 +6,37 @@
  * it secret again).
  */
 import { Stack } from "@pulumi/pulumi/automation";
-import { DeployedObject } from "../core/desired/facts";
+import { DeployedBundle } from "../core/desired/facts";
 import { K8sObject } from "../core/bundles/manifests";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { runCli } from "./stack";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
-interface StateResource { urn: string; type: string; custom?: boolean; parent?: string; inputs?: Record<string, unknown>; retainOnDelete?: boolean | null }
+interface StateResource { urn: string; type: string; custom?: boolean; parent?: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown>; retainOnDelete?: boolean | null }
 
-export async function readDeployedObjects(stack: Stack): Promise<Map<string, DeployedObject[]>> {
+export async function readDeployedObjects(stack: Stack): Promise<Map<string, DeployedBundle>> {
   const exported = JSON.parse(await runCli(stack, ["stack", "export", "--show-secrets", "--stack", stack.name]));
   return deployedObjectsOf(exported?.deployment?.resources ?? []);
 }
 
-/** Per BundleDeployment's logical name (its deploymentKey), its Kubernetes objects in registration order. */
-export function deployedObjectsOf(resources: StateResource[]): Map<string, DeployedObject[]> {
-  const keyOf = new Map(resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE).map((r) => [r.urn, r.urn.slice(r.urn.lastIndexOf("::") + 2)]));
-  const out = new Map<string, DeployedObject[]>();
+/**
+ * Per BundleDeployment's logical name (its deploymentKey): the deploymentID its objects were all applied
+ * at (its `appliedDeploymentId` output), and its Kubernetes objects in registration order.
+ */
+export function deployedObjectsOf(resources: StateResource[]): Map<string, DeployedBundle> {
+  const out = new Map<string, DeployedBundle>();
+  const byUrn = new Map<string, DeployedBundle>();
+  for (const r of resources.filter((x) => x.type === BUNDLE_DEPLOYMENT_TYPE)) {
+    const applied = r.outputs?.appliedDeploymentId;
+    const bundle: DeployedBundle = { ...(typeof applied === "string" ? { appliedDeploymentId: applied } : {}), objects: [] };
+    out.set(r.urn.slice(r.urn.lastIndexOf("::") + 2), bundle);
+    byUrn.set(r.urn, bundle);
+  }
   for (const r of resources) {
-    const key = r.parent ? keyOf.get(r.parent) : undefined;
-    if (!key || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
-    const list = out.get(key) ?? out.set(key, []).get(key)!;
-    list.push({ manifest: revealed(r.inputs) as K8sObject, retainOnDelete: r.retainOnDelete === true });
+    const bundle = r.parent ? byUrn.get(r.parent) : undefined;
+    if (!bundle || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
+    bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, retainOnDelete: r.retainOnDelete === true });
   }
   return out;
 }

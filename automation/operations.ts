@@ -19,7 +19,7 @@ import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
-import { DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
+import { DeployedBundle, JournalHooks, readObjects } from "../core/desired/facts";
 import { readDeployedObjects } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
@@ -145,7 +145,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   }
   let stack: Stack | undefined;
   let journalKey: string | undefined;
-  let deployed: Map<string, DeployedObject[]> | undefined;
+  let deployed: Map<string, DeployedBundle> | undefined;
   const journal: JournalHooks | undefined = op === "up" && skip && store ? {
     list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
     stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),

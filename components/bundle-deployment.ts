@@ -44,7 +44,12 @@ export class BundleDeployment extends pulumi.ComponentResource {
     this.commit = pulumi.output(d.commit);
     this.namespace = pulumi.output(d.entry.namespace);
     this.objectCount = pulumi.output(d.objects.length);
-    this.registerOutputs({ deploymentId: this.deploymentId, commit: this.commit, namespace: this.namespace, objectCount: this.objectCount });
+    // Fleet's appliedDeploymentID: known only once every object of this deployment was applied. If one
+    // fails, the outputs are not registered and the state keeps the last applied one, so the next
+    // update renders this deployment again instead of taking its objects from the state
+    // (core/desired/state.ts deployedAsBefore).
+    const applied = pulumi.all([...registered.values()].map((r) => r.id)).apply(() => d.entry.deploymentId);
+    this.registerOutputs({ deploymentId: this.deploymentId, appliedDeploymentId: applied, commit: this.commit, namespace: this.namespace, objectCount: this.objectCount });
   }
 
   /** An alias whose parent is a resource that was a child of this deployment. */

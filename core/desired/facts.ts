@@ -33,7 +33,13 @@ export interface Facts {
    * Per bundle deployment (deploymentKey), the objects the stack's state holds: given by the operations,
    * which read the state before the engine runs; absent under a plain `pulumi up`.
    */
-  deployed?: ReadonlyMap<string, DeployedObject[]>;
+  deployed?: ReadonlyMap<string, DeployedBundle>;
+}
+
+/** A bundle deployment as the state holds it: the deploymentID all its objects were applied at, and those objects. */
+export interface DeployedBundle {
+  appliedDeploymentId?: string;
+  objects: DeployedObject[];
 }
 
 /** An object as the state holds it: its last registered inputs (secrets in the clear) and whether a prune leaves it. */
@@ -63,7 +69,7 @@ export const readObjects = (jobs: OwnersJob[]): Record<string, OwnersResult> => 
 export const impersonate = (jobs: ImpersonateJob[]): Record<string, ImpersonateResult> => runRenderer({ impersonate: jobs }).impersonate;
 
 /** The real facts: fleet-render for rendering and clusters; `previous` and `journal` from the caller. */
-export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedObject[]>): Facts {
+export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedBundle>): Facts {
   return {
     render: runRenderer,
     objects: readObjects,

@@ -25,7 +25,7 @@ import { comparePatchPaths } from "../compare-patches";
 import { accountProviders } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
-import { DeployedObject, Facts, JournalHooks } from "./facts";
+import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { deploymentKey } from "./keys";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
@@ -246,20 +246,23 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
 
 /**
  * Fleet renders a BundleDeployment again only when its deploymentID changes. So does this: a deployment
- * whose deploymentID and pause are what the last update deployed (and that asks for no drift
- * correction) gets the objects the state holds, as they were registered, instead of a new render: a
+ * whose deploymentID and pause are what the last update deployed, whose objects in the state were all
+ * applied at that deploymentID (and that asks for no drift correction) gets the objects the state holds, as they were registered, instead of a new render: a
  * chart with random values, timestamps or `lookup` then changes nothing, and the no-op path renders
  * nothing. Render warnings are not repeated for such a deployment (they were shown when it rendered).
  */
 function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry>, previous: PreviousDeployment | undefined, bundles: Bundle[],
-  deployed: ReadonlyMap<string, DeployedObject[]> | undefined): Map<PlanEntry, RenderedDeployment> {
+  deployed: ReadonlyMap<string, DeployedBundle> | undefined): Map<PlanEntry, RenderedDeployment> {
   const out = new Map<PlanEntry, RenderedDeployment>();
   if (!deployed) return out;
   const byName = new Map(bundles.map((b) => [b.name, b]));
   for (const e of entries) {
     const key = deploymentKey(e);
-    const objects = deployed.get(key);
-    if (!unchanged.has(e) || !objects?.length || previous?.paused?.[key] !== e.paused || e.options.correctDrift?.enabled) continue;
+    const held = deployed.get(key);
+    const objects = held?.objects;
+    // The state's objects must be the ones applied at this deploymentID: a failed apply, or an update
+    // that ran after the state was read, leaves them at another one, and then this renders again.
+    if (!unchanged.has(e) || !objects?.length || held!.appliedDeploymentId !== e.deploymentId || previous?.paused?.[key] !== e.paused || e.options.correctDrift?.enabled) continue;
     const bundle = byName.get(e.bundle)!;
     const manifests = objects.map((o) => o.manifest);
     out.set(e, {
@@ -385,7 +388,7 @@ export interface DeployOptions extends DesiredOptions {
   /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
   journal?: JournalHooks;
   /** The objects the stack's state holds per bundle deployment, read by the operations before the engine runs (Facts.deployed). */
-  deployed?: () => ReadonlyMap<string, DeployedObject[]> | undefined;
+  deployed?: () => ReadonlyMap<string, DeployedBundle> | undefined;
   /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
   inputs?: string;
   /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */

@@ -12,6 +12,7 @@ import { StackConfig } from "../../core/config/stack";
 import { JournalEntry } from "../../core/journal";
 import { desiredState } from "../../core/desired/state";
 import { describeDesired } from "../../core/desired/describe";
+import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
 import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
@@ -137,14 +138,18 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       deploymentIds: Object.fromEntries(Object.entries(first.records).map(([k, r]) => [k, r.deploymentId])),
       paused: Object.fromEntries(Object.keys(first.records).map((k) => [k, false])) };
     // What the state holds: as registered, with a value a render would not give again (a random password, say).
-    const asRegistered = (key: string, value: string) => deployment(first, key).objects.map((o) => ({ manifest: { ...o.manifest, data: { k: value } }, retainOnDelete: o.retainOnDelete }));
-    const deployed = new Map([["c1/t-app", asRegistered("c1/t-app", "from-the-state")], ["c2/t-app", asRegistered("c2/t-app", "from-the-state")],
+    const asRegistered = (key: string, value: string, appliedDeploymentId = first.records[key].deploymentId): DeployedBundle => ({
+      appliedDeploymentId, objects: deployment(first, key).objects.map((o) => ({ manifest: { ...o.manifest, data: { k: value } }, retainOnDelete: o.retainOnDelete })),
+    });
+    const deployed = new Map([["c1/t-app", asRegistered("c1/t-app", "from-the-state")], ["c2/t-app", asRegistered("c2/t-app", "from-the-state", "s-another:0")],
       ["c1/t-other", asRegistered("c1/t-other", "from-the-state")]]);
     repo.commit({ "other/cm.yaml": CONFIGMAP("b", { k: "changed" }) });
     const facts = { ...fakeFacts({ previous }), deployed };
     const s = await desiredState(fleetOf(repo.url(), ["app", "other"]), facts, { cacheRoot });
     expect(deployment(s, "c1/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "from-the-state" }]);
     expect(deployment(s, "c1/t-app").objects[0].name).to.equal(deployment(first, "c1/t-app").objects[0].name);
+    // Objects the state holds at another deploymentID (an apply that failed, an update since the state was read): rendered again.
+    expect(deployment(s, "c2/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "v" }]);
     // A changed deployment (new content) renders afresh; so does one the state has nothing of.
     expect(deployment(s, "c1/t-other").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "changed" }]);
     expect(s.warnings).to.deep.equal([]);

@@ -114,7 +114,7 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
     const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
     const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
     const objects = deployedObjectsOf([
-      { urn: bd, type: "pulumi-fleet:index:BundleDeployment" },
+      { urn: bd, type: "pulumi-fleet:index:BundleDeployment", outputs: { deploymentId: "s-1:new", appliedDeploymentId: "s-1:old" } },
       { urn: `${bd}$kubernetes:core/v1:Secret::c1/app/core:Secret:ns:pw`, type: "kubernetes:core/v1:Secret", parent: bd, retainOnDelete: null,
         inputs: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns" }, data: secret({ password: "c2VjcmV0" }) } },
       { urn: `${bd}$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:kept`, type: "kubernetes:core/v1:ConfigMap", parent: bd, retainOnDelete: true,
@@ -122,7 +122,8 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
       { urn: "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$kubernetes:core/v1:Namespace::c1/ns", type: "kubernetes:core/v1:Namespace", inputs: {} },
     ]);
     expect([...objects.keys()]).to.deep.equal(["c1/app"]);
-    expect(objects.get("c1/app")!.map((o) => [o.manifest.metadata.name, o.retainOnDelete, o.manifest.data ?? null])).to.deep.equal([
+    expect(objects.get("c1/app")!.appliedDeploymentId).to.equal("s-1:old");
+    expect(objects.get("c1/app")!.objects.map((o) => [o.manifest.metadata.name, o.retainOnDelete, o.manifest.data ?? null])).to.deep.equal([
       ["pw", false, { password: "c2VjcmV0" }], ["kept", true, null],
     ]);
   });
