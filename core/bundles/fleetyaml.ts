@@ -1,6 +1,7 @@
 /**
- * fleet.yaml / fleet.yml: parsed strictly. An unknown field anywhere is an error that lists the valid
- * fields, because Fleet's Go decoder would silently drop it and the setting would be lost.
+ * fleet.yaml / fleet.yml, with Fleet's field matching (Go's JSON decoding): a key that differs from a
+ * field only in case is that field, and a key Fleet does not know is ignored; each is a warning naming
+ * it (preview, PR summary, render), never silent. Values are checked strictly.
  */
 import * as YAML from "yaml";
 import { Field } from "../config/reader";
@@ -117,7 +118,8 @@ export function checkFleetYamlText(text: string, file: string): void {
 
 /** A fleet.yaml's data (as Fleet reads the YAML: core/bundles/goyaml.ts), validated strictly. */
 export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
-  const root = new Field(doc ?? {}, "", { file }).object(TOP_FIELDS);
+  const matching = { warnings: [] as string[] };
+  const root = new Field(doc ?? {}, "", { file }, matching).object(TOP_FIELDS);
   if (root.child("imageScans").present) root.child("imageScans").fail("image scans are not supported by pulumi-fleet; remove this field");
   const unhonoured: string[] = [];
   const note: Unhonoured = (f, instead) => unhonoured.push(`${f.path}: ${JSON.stringify(f.value)} is not honoured yet: ${instead}`);
@@ -133,6 +135,7 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
     dependsOn: root.child("dependsOn").items().map((d) => readDependsOn(d, note)),
     unhonoured,
   };
+  unhonoured.unshift(...matching.warnings);
   const name = root.child("name").optString();
   if (name) fy.name = name;
   if (root.child("overrideTargets").present) fy.overrideTargets = root.child("overrideTargets").items().map((t) => readTargetCriteria(t));

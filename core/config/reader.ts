@@ -5,11 +5,19 @@
  */
 import { FleetError, ErrorContext } from "../errors";
 
+/**
+ * Fleet's matching of field names, for files Fleet decodes with Go's JSON (fleet.yaml): a key that
+ * differs from a field only in case is that field, a key that matches none is ignored. Each is said in
+ * `warnings`; the object is rewritten in place to the canonical names.
+ */
+export interface FleetMatching { warnings: string[] }
+
 export class Field {
   constructor(
     readonly value: unknown,
     readonly path: string,
     readonly context: ErrorContext,
+    readonly matching?: FleetMatching,
   ) {}
 
   fail(reason: string): never {
@@ -23,18 +31,19 @@ export class Field {
   child(key: string): Field {
     const obj = this.value as Record<string, unknown> | undefined;
     const path = this.path ? `${this.path}.${key}` : key;
-    return new Field(obj?.[key], path, this.context);
+    return new Field(obj?.[key], path, this.context, this.matching);
   }
 
   /** The i-th element of a list (path `list[i]`). */
   index(i: number): Field {
     const list = this.value as unknown[] | undefined;
-    return new Field(Array.isArray(list) ? list[i] : undefined, `${this.path}[${i}]`, this.context);
+    return new Field(Array.isArray(list) ? list[i] : undefined, `${this.path}[${i}]`, this.context, this.matching);
   }
 
   /** Reads an object and rejects keys outside `allowed`. */
   object(allowed: readonly string[]): Field {
     if (!isPlainObject(this.value)) this.fail(`must be a mapping (got ${describe(this.value)})`);
+    if (this.matching) return this.matchAsFleet(allowed, this.matching);
     const unknown = Object.keys(this.value as object).filter((k) => !allowed.includes(k));
     if (unknown.length > 0) {
       const field = this.path ? `${this.path}.${unknown[0]}` : unknown[0];
@@ -42,6 +51,27 @@ export class Field {
         ...this.context,
         field,
       });
+    }
+    return this;
+  }
+
+  /** Go's encoding/json: an exact name, else one equal but for case; the later key wins; others are ignored. */
+  private matchAsFleet(allowed: readonly string[], matching: FleetMatching): Field {
+    const obj = this.value as Record<string, unknown>;
+    const at = (k: string) => (this.path ? `${this.path}.${k}` : k);
+    const entries = Object.entries(obj);
+    for (const key of Object.keys(obj)) delete obj[key];
+    for (const [key, value] of entries) {
+      const canonical = allowed.includes(key) ? key : allowed.find((a) => a.toLowerCase() === key.toLowerCase());
+      if (canonical === undefined) {
+        matching.warnings.push(`${at(key)}: unknown field, ignored as Fleet ignores it`);
+        continue;
+      }
+      if (canonical !== key) matching.warnings.push(`${at(key)}: read as ${canonical} (Fleet matches fleet.yaml field names without regard to case)`);
+      // Both spellings: the later key wins, as Go's decoder sets the field twice (fleet.yaml reaches here as
+      // JSON with sorted keys, as in Fleet, so that is the order Fleet's decoder sees).
+      delete obj[canonical];
+      obj[canonical] = value;
     }
     return this;
   }

@@ -210,9 +210,28 @@ describe("bundle reader (Fleet rules, real git)", () => {
       expect(inValues).to.match(/^app\/v\.yaml:\d+ gitRepo repo, bundle named: invalid YAML/);
     });
 
-    it("an unknown fleet.yaml field lists the valid ones", async () => {
-      const msg = await errorOf(bundlesOf({ "fleet.yaml": "helm:\n  valuse: {a: 1}\n", "cm.yaml": CONFIGMAP("a") }));
-      expect(msg).to.contain("fleet.yaml gitRepo repo, bundle repo: helm.valuse: unknown field; valid fields are: atomic, chart,");
+    it("fleet.yaml fields as Fleet matches them: any case is the field, an unknown one is ignored; each is a warning naming it", async () => {
+      const [b] = await bundlesOf({
+        "fleet.yaml": "NamespaceLabels: {team: a}\nDefaultNamespace: apps\nhelm:\n  valuse: {a: 1}\n  ReleaseName: web\nkind: GitRepo\nspec: {repo: x}\n",
+        "cm.yaml": CONFIGMAP("a"),
+      });
+      expect(b.options.namespaceLabels).to.deep.equal({ team: "a" });
+      expect(b.options.defaultNamespace).to.equal("apps");
+      expect(b.options.helm?.releaseName).to.equal("web");
+      expect(b.warnings).to.include.members([
+        "fleet.yaml: NamespaceLabels: read as namespaceLabels (Fleet matches fleet.yaml field names without regard to case)",
+        "fleet.yaml: DefaultNamespace: read as defaultNamespace (Fleet matches fleet.yaml field names without regard to case)",
+        "fleet.yaml: kind: unknown field, ignored as Fleet ignores it",
+        "fleet.yaml: spec: unknown field, ignored as Fleet ignores it",
+        "fleet.yaml: helm.valuse: unknown field, ignored as Fleet ignores it",
+        "fleet.yaml: helm.ReleaseName: read as releaseName (Fleet matches fleet.yaml field names without regard to case)",
+      ]);
+      // Both spellings: as in Fleet, the YAML is turned into JSON with sorted keys (sigs.k8s.io/yaml) and Go's
+      // decoder sets the field for each in that order, so the exact spelling (lower case first letter) is last and wins.
+      const [both] = await bundlesOf({ "fleet.yaml": "defaultNamespace: first\nDefaultNamespace: second\n", "cm.yaml": CONFIGMAP("a") });
+      expect(both.options.defaultNamespace).to.equal("first");
+      // Values are still checked strictly.
+      expect(await errorOf(bundlesOf({ "fleet.yaml": "KeepResources: maybe\n", "cm.yaml": CONFIGMAP("a") }))).to.contain("keepResources: must be true or false");
     });
 
     it("a symlink out of the bundle", async () => {
