@@ -45,11 +45,12 @@ export function withChartDependencies(checkout: Checkout, bundles: Bundle[], rep
       .map((d) => ({ helm: { chart: d.repository.startsWith("oci://") ? `${d.repository.replace(/\/+$/, "")}/${d.name}` : d.name, ...(d.repository.startsWith("oci://") ? {} : { repo: d.repository }), version: d.version }, field: `dependencies[${d.name}]` })),
   }));
   const pulled = pullRemoteCharts(checkout, remote, repo, render);
+  const pulledBy = new Map([...wanted.keys()].map((b, i) => [b, pulled[i].files]));
   return bundles.map((b) => {
     const deps = wanted.get(b);
     if (!deps) return b;
     const ctx = { gitRepo: b.gitRepo, bundle: b.name, file: joinRel(b.path, joinRel(chartDirOf(b)!, "Chart.yaml")) };
-    const pulledFiles = pulled[[...wanted.keys()].indexOf(b)].files;
+    const pulledFiles = pulledBy.get(b)!;
     const added: BundleFile[] = [];
     for (const d of deps) {
       const at = joinRel(chartDirOf(b)!, `${DEPS_DIR}/${d.name}`);

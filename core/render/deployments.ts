@@ -110,8 +110,8 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       releaseName: e.releaseName,
       namespace: e.namespace,
       ...capabilitiesJob(e.cluster),
-      ...(lookupsOf(e) ? { lookups: lookupsOf(e) } : {}),
-      ...(revisionOf(e) ? { revision: revisionOf(e) } : {}),
+      ...optional("lookups", lookupsOf(e)),
+      ...optional("revision", revisionOf(e)),
       options: {
         defaultNamespace: e.options.defaultNamespace,
         namespace: e.options.namespace,
@@ -151,6 +151,11 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   }
   checkSingleOwner(out);
   return out;
+}
+
+/** `{ [key]: value }`, or nothing when the value is absent (a render job carries only what is set). */
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value ? ({ [key]: value } as Record<K, V>) : {};
 }
 
 /** The lookups a render made that its table does not answer. */

@@ -9,7 +9,6 @@ package main
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	"helm.sh/helm/v4/pkg/action"
 	"k8s.io/client-go/discovery"
@@ -37,13 +36,7 @@ type DiscoveryResult struct {
 }
 
 func discover(job DiscoveryJob) DiscoveryResult {
-	config, err := restConfigOf(OwnersJob{Kubeconfig: job.Kubeconfig, Context: job.Context})
-	if err != nil {
-		return DiscoveryResult{Error: fmt.Sprintf("loading the kubeconfig: %v", err)}
-	}
-	config.Timeout = 20 * time.Second
-	config.QPS, config.Burst = 500, 500
-	dc, err := discovery.NewDiscoveryClientForConfig(config)
+	_, dc, err := clusterClient(job.Kubeconfig, job.Context)
 	if err != nil {
 		return DiscoveryResult{Error: err.Error()}
 	}

@@ -67,12 +67,7 @@ const lookupTimeout = 60 * time.Second
 
 // readLookups reads every key of a job: a Get for a name, a List without one. Read-only by construction.
 func readLookups(job LookupJob) LookupResult {
-	config, err := restConfigOf(OwnersJob{Kubeconfig: job.Kubeconfig, Context: job.Context})
-	if err != nil {
-		return LookupResult{Error: fmt.Sprintf("loading the kubeconfig: %v", err)}
-	}
-	config.Timeout = 20 * time.Second
-	disco, err := discovery.NewDiscoveryClientForConfig(config)
+	config, disco, err := clusterClient(job.Kubeconfig, job.Context)
 	if err != nil {
 		return LookupResult{Error: err.Error()}
 	}
@@ -110,27 +105,20 @@ func readLookup(ctx context.Context, mapper meta.RESTMapper, client dynamic.Inte
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace && key.Namespace != "" {
 		resource = client.Resource(mapping.Resource).Namespace(key.Namespace)
 	}
+	// A name gets one object; none lists them (Helm's lookup).
+	var obj interface{ UnstructuredContent() map[string]any }
 	if key.Name == "" {
-		list, err := resource.List(ctx, metav1.ListOptions{})
-		if apierrors.IsNotFound(err) {
-			return answer
-		}
-		if err != nil {
-			answer.Error = err.Error()
-			return answer
-		}
-		answer.Object = list.UnstructuredContent()
-		return answer
+		obj, err = resource.List(ctx, metav1.ListOptions{})
+	} else {
+		obj, err = resource.Get(ctx, key.Name, metav1.GetOptions{})
 	}
-	obj, err := resource.Get(ctx, key.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return answer
-	}
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
 		answer.Error = err.Error()
-		return answer
+	default:
+		answer.Object = obj.UnstructuredContent()
 	}
-	answer.Object = obj.UnstructuredContent()
 	return answer
 }
 

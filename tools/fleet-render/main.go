@@ -120,38 +120,11 @@ func run(req *Request, watch *jobWatch) *Response {
 		mu.Unlock()
 	})
 	// Clusters are read concurrently (network-bound, not CPU-bound: not limited to GOMAXPROCS).
-	var owners sync.WaitGroup
-	for _, job := range req.Owners {
-		owners.Add(1)
-		go func() {
-			defer owners.Done()
-			result := readOwners(job)
-			mu.Lock()
-			resp.Owners[job.ID] = result
-			mu.Unlock()
-		}()
-	}
-	for _, job := range req.LookupReads {
-		owners.Add(1)
-		go func() {
-			defer owners.Done()
-			result := readLookups(job)
-			mu.Lock()
-			resp.LookupReads[job.ID] = result
-			mu.Unlock()
-		}()
-	}
-	for _, job := range req.Discovery {
-		owners.Add(1)
-		go func() {
-			defer owners.Done()
-			result := discover(job)
-			mu.Lock()
-			resp.Discovery[job.ID] = result
-			mu.Unlock()
-		}()
-	}
-	owners.Wait()
+	var reads sync.WaitGroup
+	readClusters(&reads, &mu, req.Owners, func(j OwnersJob) string { return j.ID }, readOwners, resp.Owners)
+	readClusters(&reads, &mu, req.LookupReads, func(j LookupJob) string { return j.ID }, readLookups, resp.LookupReads)
+	readClusters(&reads, &mu, req.Discovery, func(j DiscoveryJob) string { return j.ID }, discover, resp.Discovery)
+	reads.Wait()
 	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
 		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}
@@ -178,6 +151,20 @@ func run(req *Request, watch *jobWatch) *Response {
 		mu.Unlock()
 	})
 	return resp
+}
+
+// readClusters starts one goroutine per job (each reads one cluster) that stores its result by id under mu.
+func readClusters[J, R any](wg *sync.WaitGroup, mu *sync.Mutex, jobs []J, id func(J) string, read func(J) R, into map[string]R) {
+	for _, job := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			result := read(job)
+			mu.Lock()
+			into[id(job)] = result
+			mu.Unlock()
+		}()
+	}
 }
 
 // mustEncode: JSON without HTML escaping, as the response encoder writes it.

@@ -69,15 +69,7 @@ type OwnersResult struct {
 const ownersTimeout = 60 * time.Second
 
 func readOwners(job OwnersJob) OwnersResult {
-	config, err := restConfigOf(job)
-	if err != nil {
-		return OwnersResult{Error: fmt.Sprintf("loading the kubeconfig: %v", err)}
-	}
-	config.Timeout = 20 * time.Second
-	// One GET per object a first up creates: client-go's limiter at 50/s made a 500-object bundle's read
-	// take 8 s; the Kubernetes provider that applies them right after runs at 500/s (automation/stack.ts).
-	config.QPS, config.Burst = 500, 500
-	disco, err := discovery.NewDiscoveryClientForConfig(config)
+	config, disco, err := clusterClient(job.Kubeconfig, job.Context)
 	if err != nil {
 		return OwnersResult{Error: err.Error()}
 	}
@@ -222,10 +214,24 @@ func clientConfigOf(kubeconfig, context string) (clientcmd.ClientConfig, error) 
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}), nil
 }
 
-func restConfigOf(job OwnersJob) (*rest.Config, error) {
-	loader, err := clientConfigOf(job.Kubeconfig, job.Context)
+// clusterClient: a cluster's rest config, as kubectl loads the kubeconfig, with the client settings
+// every read of this program uses, and a discovery client on it.
+func clusterClient(kubeconfig, context string) (*rest.Config, *discovery.DiscoveryClient, error) {
+	loader, err := clientConfigOf(kubeconfig, context)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	return loader.ClientConfig()
+	config, err := loader.ClientConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	config.Timeout = 20 * time.Second
+	// One GET per object a first up creates: client-go's limiter at 50/s made a 500-object bundle's read
+	// take 8 s; the Kubernetes provider that applies them right after runs at 500/s (automation/stack.ts).
+	config.QPS, config.Burst = 500, 500
+	disco, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	return config, disco, nil
 }

@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
 	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	ri "helm.sh/helm/v4/pkg/release"
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
@@ -171,11 +172,16 @@ func helmTemplate(job RenderJob, caps *Capabilities, lookups *lookupTable, chart
 	install.SkipSchemaValidation = job.Options.Helm.SkipSchemaValidation
 	install.WaitStrategy = kube.HookOnlyStrategy
 	install.PostRenderer = pr
+	return runRelease(job, func(values map[string]any) (ri.Releaser, error) { return install.Run(chart, values) })
+}
+
+// runRelease runs an install or upgrade with the job's values and returns its release.
+func runRelease(job RenderJob, run func(values map[string]any) (ri.Releaser, error)) (*releasev1.Release, error) {
 	values := job.Options.Helm.Values
 	if values == nil {
 		values = map[string]any{}
 	}
-	released, err := install.Run(chart, values)
+	released, err := run(values)
 	if err != nil {
 		return nil, err
 	}
@@ -202,19 +208,7 @@ func helmUpgrade(job RenderJob, cfg *action.Configuration, chart *chartv2.Chart,
 	upgrade.SkipSchemaValidation = job.Options.Helm.SkipSchemaValidation
 	upgrade.WaitStrategy = kube.HookOnlyStrategy
 	upgrade.PostRenderer = pr
-	values := job.Options.Helm.Values
-	if values == nil {
-		values = map[string]any{}
-	}
-	released, err := upgrade.Run(job.ReleaseName, chart, values)
-	if err != nil {
-		return nil, err
-	}
-	rel, ok := released.(*releasev1.Release)
-	if !ok {
-		return nil, fmt.Errorf("unexpected release type %T", released)
-	}
-	return rel, nil
+	return runRelease(job, func(values map[string]any) (ri.Releaser, error) { return upgrade.Run(job.ReleaseName, chart, values) })
 }
 
 // chartCRDs: the crds/ files of the chart and its subcharts, which Helm installs before anything
