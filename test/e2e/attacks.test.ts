@@ -149,6 +149,24 @@ const ATTACKS: Attack[] = [
     error: /allowedChartURLs/,
   },
   {
+    name: "a chart dependency at an absolute file:// path (a runner directory)", cls: "files",
+    files: (e) => ({ "fleet.yaml": "helm:\n  chart: ./chart\n", ...chart({ "cm.yaml": cm("  a: b\n") },
+      { "chart/Chart.yaml": `${CHART_YAML}dependencies:\n- name: runner\n  version: "*"\n  repository: file://${path.dirname(e.secretFile)}\n` }) }),
+    error: /dependency runner: file:\/\/\S+ is not a chart directory inside the GitRepo/,
+  },
+  {
+    name: "a chart dependency climbing out of the checkout (file://../..)", cls: "files",
+    files: (e) => ({ "fleet.yaml": "helm:\n  chart: ./chart\n", ...chart({ "cm.yaml": cm("  a: b\n") },
+      { "chart/Chart.yaml": `${CHART_YAML}dependencies:\n- name: up\n  version: "*"\n  repository: file://../../../../../../../..${path.dirname(e.secretFile)}\n` }) }),
+    error: /dependency up: file:\/\/\S+ is not a chart directory inside the GitRepo/,
+  },
+  {
+    name: "a chart dependency from a URL the operator did not allow", cls: "network",
+    files: (e) => ({ "fleet.yaml": "helm:\n  chart: ./chart\n", ...chart({ "cm.yaml": cm("  a: b\n") },
+      { "chart/Chart.yaml": `${CHART_YAML}dependencies:\n- name: demo\n  version: "*"\n  repository: ${e.netURL}/charts\n` }) }),
+    error: /allowedChartURLs/,
+  },
+  {
     name: "an endless range in a chart template", cls: "exhaustion",
     files: () => ({ "fleet.yaml": "helm:\n  chart: ./chart\n", ...chart({ "cm.yaml": cm(`  x: "${NESTED_FOREVER}"\n`) }) }),
     error: /longer than the limit of 4 s per job \(PULUMI_FLEET_RENDER_TIMEOUT_SECONDS\)/,
