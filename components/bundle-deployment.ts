@@ -40,15 +40,15 @@ export class BundleDeployment extends pulumi.ComponentResource {
         ...(o.ignoreChanges ? { ignoreChanges: o.ignoreChanges } : {}),
       }));
     }
-    this.deploymentId = pulumi.output(d.entry.deploymentId);
+    this.deploymentId = pulumi.output(d.record.deploymentId);
     this.commit = pulumi.output(d.commit);
-    this.namespace = pulumi.output(d.entry.namespace);
+    this.namespace = pulumi.output(d.record.namespace);
     this.objectCount = pulumi.output(d.objects.length);
     // Fleet's appliedDeploymentID: known only once every object of this deployment was applied. If one
     // fails, the outputs are not registered and the state keeps the last applied one, so the next
     // update renders this deployment again instead of taking its objects from the state
     // (core/desired/state.ts deployedAsBefore).
-    const applied = pulumi.all([...registered.values()].map((r) => r.id)).apply(() => d.entry.deploymentId);
+    const applied = pulumi.all([...registered.values()].map((r) => r.id)).apply(() => d.appliedDeploymentId ?? d.record.deploymentId);
     this.registerOutputs({ deploymentId: this.deploymentId, appliedDeploymentId: applied, commit: this.commit, namespace: this.namespace, objectCount: this.objectCount });
   }
 

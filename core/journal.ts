@@ -57,7 +57,7 @@ export function journalObjects(deployments: DesiredDeployment[], leftOut?: Reado
     for (const { manifest: o, retainOnDelete } of d.objects) {
       const retain = retainOnDelete || o.kind === "Namespace";
       out.push({
-        cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.entry.bundle, apiVersion: o.apiVersion, kind: o.kind,
+        cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.record.bundle, apiVersion: o.apiVersion, kind: o.kind,
         namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
       });
     }

@@ -83,7 +83,8 @@ export function describeOwner(live: LiveObject): string {
  * take over an object it does not own, listing all of that deployment's such objects and how many
  * other deployments have some. A cluster that cannot be read is an error too: unchecked is not safe.
  */
-export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>): void {
+export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void): void {
   const queries = ownershipQueries(input);
   const byName = new Map(input.clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => {
@@ -109,14 +110,17 @@ export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob
       list.push(`${object.kind} ${where} (${describeOwner(live)})`);
     });
   }
-  const first = input.entries.find((e) => conflicts.has(e));
-  if (!first) return;
-  const others = conflicts.size - 1;
-  const bundle = input.bundles.find((b) => b.name === first.bundle);
-  throw new FleetError(
-    `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(first)!.join("; ")}. Fleet's Helm refuses to install over an object ` +
+  const conflicting = input.entries.filter((e) => conflicts.has(e));
+  const errorFor = (e: PlanEntry, others: number) => new FleetError(
+    `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. Fleet's Helm refuses to install over an object ` +
     "it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml to adopt it " +
     `(a later prune of the bundle then deletes it)${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
-    { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster, file: bundle?.fleetYaml, field: "helm.takeOwnership" },
+    { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: input.bundles.find((b) => b.name === e.bundle)?.fleetYaml, field: "helm.takeOwnership" },
   );
+  // Each conflicting deployment fails alone when the caller isolates failures; else the first stops everything.
+  if (onConflict) {
+    for (const e of conflicting) onConflict(e, errorFor(e, 0));
+  } else if (conflicting.length) {
+    throw errorFor(conflicting[0], conflicting.length - 1);
+  }
 }

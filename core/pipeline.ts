@@ -1,13 +1,16 @@
 /**
  * The whole pure pipeline, stack configuration to plan: sources (git), bundles (fleet.yaml rules),
- * targeting. Any failure stops everything: a GitRepo that cannot be read never becomes "no bundles".
+ * targeting. A GitRepo that cannot be read stops everything (it never becomes "no bundles"); a bundle,
+ * or a (bundle, cluster) pair, that fails is recorded in `failures` and left out of the plan, with
+ * whatever depends on it on that cluster (core/desired/failures.ts): the rest still deploys.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { resolveSource, Source } from "./source/git";
-import { readBundles } from "./bundles/read";
+import { readBundles, UnreadBundle } from "./bundles/read";
+import { FailedDeployments } from "./desired/failures";
 import { Bundle } from "./bundles/types";
 import { buildPlan, Plan } from "./targeting/plan";
 import { withContext } from "./errors";
@@ -19,8 +22,14 @@ export const PROJECT_DIR = path.resolve(__dirname, "..");
 export interface FleetState {
   config: StackConfig;
   sources: Map<string, Source>;
+  /** The bundles that were read. */
   bundles: Bundle[];
+  /** Only pairs that deploy: failed ones, and those waiting for them, are in `failures` (narrowed as later stages fail pairs). */
   plan: Plan;
+  /** Bundles that could not be read. */
+  unread: UnreadBundle[];
+  /** Grows as later stages (rendering, checks) fail pairs; complete once the desired state is computed. */
+  failures: FailedDeployments;
 }
 
 export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): Promise<Map<string, Source>> {
@@ -32,14 +41,22 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
 /** `render` runs fleet-render's content jobs (core/desired/facts.ts); the real one by default. */
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
   const sources = await readSources(config.gitRepos, cacheRoot);
+  const failures = new FailedDeployments();
+  const unread: UnreadBundle[] = [];
   const bundles = config.gitRepos.flatMap((repo) => {
     try {
-      return readBundles(sources.get(repo.name)!.dir, repo, render);
+      return readBundles(sources.get(repo.name)!.dir, repo, render, (b, err) => {
+        unread.push(b);
+        failures.fail({ ...b, cluster: "" }, err);
+      });
     } catch (err) {
       throw withContext(err, { gitRepo: repo.name });
     }
   });
-  return { config, sources, bundles, plan: buildPlan(bundles, config.clusters, config.clusterGroups, render) };
+  const plan = buildPlan(bundles, config.clusters, config.clusterGroups, render, {
+    onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map((b) => b.bundle)),
+  });
+  return { config, sources, bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures };
 }
 
 /** Reads stacks/Pulumi.<stack>.yaml directly (no engine), for the plan and render commands. */

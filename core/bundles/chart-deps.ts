@@ -17,57 +17,78 @@ import { Checkout, joinRel } from "./checkout";
 import { readBundleFiles } from "./content";
 import { readYamlAsFleet } from "./goyaml";
 import { manifestIdOf } from "./read";
-import { pullRemoteCharts } from "./remote-charts";
+import { pullRemoteChartsEach } from "./remote-charts";
 import { Bundle, BundleFile } from "./types";
 
 interface Dependency { name: string; version: string; repository: string }
 
 const DEPS_DIR = ".chart-deps";
 
-export function withChartDependencies(checkout: Checkout, bundles: Bundle[], repo: GitRepoConfig, render: Renderer): Bundle[] {
+export function withChartDependencies(checkout: Checkout, bundles: Bundle[], repo: GitRepoConfig, render: Renderer,
+  onFailure?: (b: Bundle, err: unknown) => void): Bundle[] {
+  // With onFailure, a bundle whose dependencies fail is handed to it and left out; else the first failure is thrown.
+  const failed = new Set<Bundle>();
+  const fail = (b: Bundle, err: unknown) => {
+    if (!onFailure) throw err;
+    if (!failed.has(b)) onFailure(b, err);
+    failed.add(b);
+  };
   const charts = bundles.filter((b) => chartDirOf(b) !== undefined && !b.options.helm?.disableDependencyUpdate);
   const texts = charts.flatMap((b) => ["Chart.yaml", "requirements.yaml"].flatMap((name) => {
     const file = b.files.find((f) => f.name === joinRel(chartDirOf(b)!, name));
     return file ? [{ key: `${b.name}\u0000${name}`, text: file.content, file: joinRel(b.path, file.name), ctx: { gitRepo: b.gitRepo, bundle: b.name } }] : [];
   }));
-  const docs = readYamlAsFleet(texts, render);
+  const byName = new Map(charts.map((b) => [b.name, b]));
+  const docs = readYamlAsFleet(texts, render, (t, err) => fail(byName.get(t.key.split("\u0000")[0])!, err));
   const wanted = new Map<Bundle, Dependency[]>();
   for (const b of charts) {
+    if (failed.has(b)) continue;
     const deps = [...dependenciesOf(docs.get(`${b.name}\u0000Chart.yaml`)), ...dependenciesOf(docs.get(`${b.name}\u0000requirements.yaml`))];
     const missing = deps.filter((d) => !vendored(b, d.name));
     if (missing.length) wanted.set(b, missing);
   }
-  if (!wanted.size) return bundles;
+  if (!wanted.size) return bundles.filter((b) => !failed.has(b));
   // Remote dependencies: one batch, as remote charts.
   const remote = [...wanted].map(([b, deps]) => ({
     bundleRel: b.path, ctx: { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml },
     sources: deps.filter((d) => /^(https?|oci):\/\//.test(d.repository))
       .map((d) => ({ helm: { chart: d.repository.startsWith("oci://") ? `${d.repository.replace(/\/+$/, "")}/${d.name}` : d.name, ...(d.repository.startsWith("oci://") ? {} : { repo: d.repository }), version: d.version }, field: `dependencies[${d.name}]` })),
   }));
-  const pulled = pullRemoteCharts(checkout, remote, repo, render);
-  const pulledBy = new Map([...wanted.keys()].map((b, i) => [b, pulled[i].files]));
-  return bundles.map((b) => {
+  const pulled = pullRemoteChartsEach(checkout, remote, repo, render);
+  const pulledBy = new Map([...wanted.keys()].map((b, i) => [b, pulled[i]]));
+  return bundles.flatMap((b) => {
     const deps = wanted.get(b);
-    if (!deps) return b;
-    const ctx = { gitRepo: b.gitRepo, bundle: b.name, file: joinRel(b.path, joinRel(chartDirOf(b)!, "Chart.yaml")) };
-    const pulledFiles = pulledBy.get(b)!;
-    const added: BundleFile[] = [];
-    for (const d of deps) {
-      const at = joinRel(chartDirOf(b)!, `${DEPS_DIR}/${d.name}`);
-      if (d.repository.startsWith("file://")) {
-        for (const f of localChart(checkout, b, d, ctx)) added.push({ ...f, name: `${at}/${f.name}` });
-      } else if (/^(https?|oci):\/\//.test(d.repository)) {
-        // remote-charts.ts names a pulled chart's files `.chart/<id>/<file>`; this dependency's are the ones of its source.
-        const prefix = pulledPrefixOf(pulledFiles, d);
-        for (const f of pulledFiles.filter((f) => f.name.startsWith(prefix))) added.push({ ...f, name: `${at}/${f.name.slice(prefix.length)}` });
-      } else {
-        throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name} has repository ${JSON.stringify(d.repository)}, which is neither a file:// path in the GitRepo nor a chart repository URL ` +
-          "(Fleet's agent would resolve an @alias from its own Helm repositories; vendor the dependency into charts/)", { ...ctx, field: "dependencies" });
-      }
+    if (!deps) return failed.has(b) ? [] : [b];
+    try {
+      return [withDependencies(checkout, b, deps, pulledBy.get(b)!)];
+    } catch (err) {
+      fail(b, err);
+      return [];
     }
-    const files = [...b.files, ...added];
-    return { ...b, files, manifestId: manifestIdOf(files) };
   });
+}
+
+/** The bundle with its missing dependencies added under the chart's .chart-deps/ (Fleet's dependency update). */
+function withDependencies(checkout: Checkout, b: Bundle, deps: Dependency[], pulled: { files: BundleFile[] } | FleetError): Bundle {
+  if (pulled instanceof FleetError) throw pulled;
+  const ctx = { gitRepo: b.gitRepo, bundle: b.name, file: joinRel(b.path, joinRel(chartDirOf(b)!, "Chart.yaml")) };
+  const pulledFiles = pulled.files;
+  const added: BundleFile[] = [];
+  for (const d of deps) {
+    const at = joinRel(chartDirOf(b)!, `${DEPS_DIR}/${d.name}`);
+    if (d.repository.startsWith("file://")) {
+      for (const f of localChart(checkout, b, d, ctx)) added.push({ ...f, name: `${at}/${f.name}` });
+    } else if (/^(https?|oci):\/\//.test(d.repository)) {
+      // remote-charts.ts names a pulled chart's files `.chart/<id>/<file>`; this dependency's are the ones of its source.
+      const prefix = pulledPrefixOf(pulledFiles, d);
+      for (const f of pulledFiles.filter((f) => f.name.startsWith(prefix))) added.push({ ...f, name: `${at}/${f.name.slice(prefix.length)}` });
+    } else {
+      throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name} has repository ${JSON.stringify(d.repository)}, which is neither a file:// path in the GitRepo nor a chart repository URL ` +
+        "(Fleet's agent would resolve an @alias from its own Helm repositories; vendor the dependency into charts/)", { ...ctx, field: "dependencies" });
+    }
+  }
+  const files = [...b.files, ...added];
+  return { ...b, files, manifestId: manifestIdOf(files) };
 }
 
 /** A local chart's directory in the bundle (a helm bundle whose chart is not pulled). */

@@ -10,14 +10,22 @@ import { Renderer, runRenderer } from "../render/fleet-render";
 /** A text whose syntax the caller has checked with the JavaScript parser (for line numbers). */
 export interface YamlText { key: string; text: string; file: string; ctx: ErrorContext }
 
-/** The first document of each text as Fleet sees it, by key; a failure names the text's file and context. */
-export function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer): Map<string, unknown> {
+/**
+ * The first document of each text as Fleet sees it, by key; a failure names the text's file and context.
+ * With `onError`, a text that fails is handed to it and left out instead (a broken bundle fails alone).
+ */
+export function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer, onError?: (t: YamlText, err: FleetError) => void): Map<string, unknown> {
   const out = new Map<string, unknown>();
   if (!texts.length) return out;
   const response = render({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])) }).yaml;
   for (const t of texts) {
     const r = response[t.key];
-    if (!r || r.error) throw new FleetError(`invalid YAML: ${r?.error ?? "fleet-render returned nothing"}`, { ...t.ctx, file: t.file });
+    if (!r || r.error) {
+      const err = new FleetError(`invalid YAML: ${r?.error ?? "fleet-render returned nothing"}`, { ...t.ctx, file: t.file });
+      if (!onError) throw err;
+      onError(t, err);
+      continue;
+    }
     out.set(t.key, r.json ?? null);
   }
   return out;

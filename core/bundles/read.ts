@@ -18,12 +18,20 @@ import { checkFleetYamlText, FleetYaml, parseFleetYaml, parseYamlDocuments } fro
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
 import { rawManifestFiles } from "./manifests";
-import { ChartSource, PulledCharts, pullRemoteCharts } from "./remote-charts";
+import { ChartSource, PulledCharts, pullRemoteChartsEach } from "./remote-charts";
 import { Renderer, runRenderer } from "../render/fleet-render";
 import { withChartDependencies } from "./chart-deps";
 
-/** `render` runs fleet-render's jobs (YAML as Fleet reads it, chart pulls): the real one unless a test gives a fake. */
-export function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer): Bundle[] {
+/** A bundle that could not be read: its name (fleet.yaml's when it was read, else the one its path gives) and path. */
+export interface UnreadBundle { gitRepo: string; bundle: string; path: string }
+
+/**
+ * `render` runs fleet-render's jobs (YAML as Fleet reads it, chart pulls): the real one unless a test
+ * gives a fake. With `onFailure`, a bundle that cannot be read (fleet.yaml, values files, chart pull,
+ * dependencies, files) is handed to it and left out, so the others still deploy; without it the first
+ * failure is thrown. What concerns the whole GitRepo (its paths, the bundle limit) always throws.
+ */
+export function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer, onFailure?: (b: UnreadBundle, err: unknown) => void): Bundle[] {
   // Every read of the checkout goes through this one confined view (checkout.ts).
   const checkout = new Checkout(root, repo.name);
   const dirs = discoverBundleDirs(checkout, repo.paths);
@@ -33,35 +41,57 @@ export function readBundles(root: string, repo: GitRepoConfig, render: Renderer 
   if (dirs.length > maxBundles) {
     throw new FleetError(`the repository has ${dirs.length} bundles, over the limit of ${maxBundles} per GitRepo (PULUMI_FLEET_MAX_BUNDLES); nothing was read further`, { gitRepo: repo.name, field: "paths" });
   }
+  let failures = 0;
+  const fail = (bundle: string, rel: string, err: unknown) => {
+    if (!onFailure) throw err;
+    failures++;
+    onFailure({ gitRepo: repo.name, bundle, path: rel }, err);
+  };
+  // Each stage runs on what the one before left: a failed bundle is handed to `fail` once and dropped.
+  const each = <T, U>(items: T[], name: (t: T) => [bundle: string, rel: string], step: (t: T) => U): U[] => items.flatMap((t) => {
+    try {
+      return [step(t)];
+    } catch (err) {
+      fail(...name(t), err);
+      return [];
+    }
+  });
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
-  const fleetYamls = readFleetYamls(checkout, dirs, repo, render);
+  const fleetYamls = readFleetYamls(checkout, dirs, repo, render, (rel, err) => fail(bundleNameFor(repo.name, rel), rel, err));
   const valuesDocs = readValuesDocs(checkout, fleetYamls, repo, render);
-  const pending = fleetYamls.map((fy) => bundleOptions(checkout, fy, repo, valuesDocs));
-  const pulled = pullRemoteCharts(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
-  const bundles = withChartDependencies(checkout, pending.map((p, i) => withFiles(checkout, p, pulled[i])), repo, render);
-  if (bundles.length === 0) {
+  const pending = each(fleetYamls, (p) => [p.fy.name ?? bundleNameFor(repo.name, p.rel), p.rel], (fy) => bundleOptions(checkout, fy, repo, valuesDocs));
+  const pulled = pullRemoteChartsEach(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
+  const read = each(pending.map((p, i) => [p, pulled[i]] as const), ([p]) => [p.bundle.name, p.bundle.path], ([p, charts]) => {
+    if (charts instanceof FleetError) throw charts;
+    return withFiles(checkout, p, charts);
+  });
+  const withDeps = withChartDependencies(checkout, read, repo, render, onFailure && ((b, err) => fail(b.name, b.path, err)));
+  // Two bundles of one name: neither is the bundle of that name, so both fail (Fleet would overwrite one with the other).
+  const paths = new Map<string, string[]>();
+  for (const b of withDeps) paths.set(b.name, [...(paths.get(b.name) ?? []), b.path]);
+  const bundles = withDeps.filter((b) => {
+    const all = paths.get(b.name)!;
+    if (all.length === 1) return true;
+    if (all[0] === b.path) fail(b.name, b.path, new FleetError(`bundle name ${b.name} is produced by both ${all.join(" and ")}; set a distinct name in fleet.yaml`, { gitRepo: repo.name }));
+    return false;
+  });
+  if (bundles.length === 0 && failures === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
-  }
-  const byName = new Map<string, string>();
-  for (const b of bundles) {
-    const other = byName.get(b.name);
-    if (other !== undefined) {
-      throw new FleetError(`bundle name ${b.name} is produced by both ${other} and ${b.path}; set a distinct name in fleet.yaml`, { gitRepo: repo.name });
-    }
-    byName.set(b.name, b.path);
   }
   return bundles;
 }
 
 interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
 
-function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig, render: Renderer): ParsedFleetYaml[] {
+/** Each bundle directory's fleet.yaml, parsed; a directory whose fleet.yaml cannot be read goes to `failed`. */
+function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig, render: Renderer, failed: (rel: string, err: unknown) => void): ParsedFleetYaml[] {
   const found = dirs.map((rel) => {
     const name = fleetYamlIn(checkout, rel);
     return { rel, name, file: name ? (rel === "." ? name : `${rel}/${name}`) : undefined };
   });
   const texts: YamlText[] = [];
+  const broken = new Set<string>();
   for (const f of found) {
     if (!f.file) continue;
     const ctx = { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) };
@@ -70,24 +100,34 @@ function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig,
       checkFleetYamlText(text, f.file);
       texts.push({ key: f.file, text, file: f.file, ctx });
     } catch (err) {
-      throw withContext(err, ctx);
+      broken.add(f.rel);
+      failed(f.rel, withContext(err, ctx));
     }
   }
-  const docs = readYamlAsFleet(texts, render);
-  return found.map((f) => {
+  const relOf = new Map(found.map((f) => [f.file, f.rel]));
+  const docs = readYamlAsFleet(texts, render, (t, err) => {
+    broken.add(relOf.get(t.key)!);
+    failed(relOf.get(t.key)!, err);
+  });
+  return found.filter((f) => !broken.has(f.rel)).flatMap((f) => {
     try {
       const fy = parseFleetYaml(f.file ? docs.get(f.file) : {}, f.file ?? "(none)");
-      return { rel: f.rel, fleetYamlName: f.name, fleetYamlRel: f.file, fy };
+      return [{ rel: f.rel, fleetYamlName: f.name, fleetYamlRel: f.file, fy }];
     } catch (err) {
-      throw withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) });
+      failed(f.rel, withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) }));
+      return [];
     }
   });
 }
 
-/** Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. */
+/**
+ * Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. A file
+ * that cannot be read maps to its error, which withValuesFiles throws for the bundles naming it.
+ */
 function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig, render: Renderer): Map<string, unknown> {
   const texts: YamlText[] = [];
   const seen = new Set<string>();
+  const failedFiles = new Map<string, FleetError>();
   for (const { rel, fy } of parsed) {
     const ctx = { gitRepo: repo.name, bundle: fy.name ?? bundleNameFor(repo.name, rel) };
     const helms = [fy.options.helm, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
@@ -101,11 +141,13 @@ function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: Git
         parseYamlDocuments(text, file);
         texts.push({ key: file, text, file, ctx });
       } catch (err) {
-        throw withContext(err, ctx);
+        failedFiles.set(file, withContext(err, { file }));
       }
     }
   }
-  return readYamlAsFleet(texts, render);
+  const docs = readYamlAsFleet(texts, render, (t, err) => failedFiles.set(t.key, err));
+  for (const [file, err] of failedFiles) docs.set(file, err);
+  return docs;
 }
 
 /** A bundle before its files are read: everything fleet.yaml and the GitRepo decide. */
@@ -226,6 +268,7 @@ function withValuesFiles(checkout: Checkout, rel: string, helm: HelmOptions, val
     const { file, problem } = valuesFileAt(checkout, rel, vf);
     if (problem) throw problem;
     const doc = valuesDocs.get(file);
+    if (doc instanceof FleetError) throw doc;
     if (doc === null || doc === undefined) continue;
     if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("values file must be a YAML mapping", { file });
     values = mergeValues(values, doc as Record<string, unknown>);

@@ -29,18 +29,26 @@ export function isRemoteChart(checkout: Checkout, bundleRel: string, helm: HelmO
 
 export interface ChartRequest { bundleRel: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
 
-/** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. */
+/** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. The first failure is thrown. */
 export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): PulledCharts[] {
+  return pullRemoteChartsEach(checkout, requests, repo, render).map((r) => {
+    if (r instanceof FleetError) throw r;
+    return r;
+  });
+}
+
+/** As pullRemoteCharts, but each request's failure is returned in its place: one bundle's chart does not stop the others. */
+export function pullRemoteChartsEach(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): (PulledCharts | FleetError)[] {
   const jobs = new Map<string, PullJob>(); // by chart:repo:version
   const timeoutSeconds = pullTimeoutSeconds();
-  const wanted = requests.map(({ bundleRel, sources, ctx }) => {
+  const wanted = requests.map(({ bundleRel, sources, ctx }): Map<string, string> | FleetError => {
     const keys = new Map<string, string>(); // chart key -> field, first one naming it
     for (const { helm, field } of sources) {
       let remote: boolean;
       try {
         remote = isRemoteChart(checkout, bundleRel, helm);
       } catch (err) {
-        throw new FleetError(`${field}.chart ${JSON.stringify(helm.chart)}: ${(err as FleetError).reason ?? String(err)}`, { ...ctx, field: `${field}.chart` });
+        return new FleetError(`${field}.chart ${JSON.stringify(helm.chart)}: ${(err as FleetError).reason ?? String(err)}`, { ...ctx, field: `${field}.chart` });
       }
       if (!remote) continue;
       const key = `${helm.chart ?? ""}:${helm.repo ?? ""}:${helm.version ?? ""}`;
@@ -54,12 +62,14 @@ export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], r
   });
   const results = jobs.size ? render({ pulls: [...jobs.values()] }).pulls : {};
   return requests.map(({ ctx }, i) => {
+    const keys = wanted[i];
+    if (keys instanceof FleetError) return keys;
     const pulled: PulledCharts = { files: [], warnings: [] };
-    for (const [key, field] of wanted[i]) {
+    for (const [key, field] of keys) {
       const job = jobs.get(key)!;
       const r = results[job.id];
       if (!r || r.error) {
-        throw new FleetError(r?.error ?? "fleet-render returned no result for this chart", { ...ctx, field: `${field}.${job.repo ? "repo" : "chart"}` });
+        return new FleetError(r?.error ?? "fleet-render returned no result for this chart", { ...ctx, field: `${field}.${job.repo ? "repo" : "chart"}` });
       }
       pulled.files.push(...(r.files ?? []));
       pulled.warnings.push(...(r.warnings ?? []).map((w) => `${field}: ${w}`));

@@ -16,7 +16,7 @@ export function describeDesired(state: DesiredState): string[] {
     for (const ns of c.namespaces) lines.push(`  Namespace ${ns.metadata.name}${ns.retainOnDelete ? " [kept on delete]" : ""}`);
     for (const d of state.deployments.filter((x) => x.cluster === c.name)) {
       const after = d.dependsOn.length ? ` after ${d.dependsOn.join(", ")}` : "";
-      lines.push(`  bundle ${d.entry.bundle} (GitRepo ${d.gitRepo} @ ${d.commit.slice(0, 12)}, deploymentID …${d.entry.deploymentId.slice(-12)})${d.account ? ` as ${d.account}` : ""}${after}`);
+      lines.push(`  bundle ${d.record.bundle} (GitRepo ${d.gitRepo} @ ${d.commit.slice(0, 12)}, deploymentID …${d.record.deploymentId.slice(-12)})${d.held ? " [failed: kept as last deployed]" : ""}${d.account ? ` as ${d.account}` : ""}${after}`);
       for (const o of d.objects) lines.push(`    ${describeObject(o)}`);
       for (const w of d.warnings) lines.push(`    warning: ${w}`);
     }

@@ -40,6 +40,18 @@ export interface Facts {
 export interface DeployedBundle {
   appliedDeploymentId?: string;
   objects: DeployedObject[];
+  /** The user its objects were applied as (serviceAccount); absent: the cluster's own provider. */
+  account?: string;
+  /** The namespaces its cluster created that its objects are in, as registered. */
+  namespaces?: DeployedNamespace[];
+}
+
+/** A namespace a Cluster created, as the state holds it. */
+export interface DeployedNamespace {
+  /** Logical name: "<cluster>/<namespace>". */
+  name: string;
+  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
+  retainOnDelete: boolean;
 }
 
 /** An object as the state holds it: its last registered inputs (secrets in the clear) and whether a prune leaves it. */

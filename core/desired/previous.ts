@@ -8,6 +8,7 @@ import { FleetError } from "../errors";
 import { GitRepoConfig } from "../config/stack";
 import { Plan } from "../targeting/plan";
 import { clusterOfKey } from "./keys";
+import { DeploymentRecord } from "./records";
 
 export interface DeployedGitRepo {
   commit: string;
@@ -24,6 +25,8 @@ export interface PreviousDeployment {
   revisions?: Record<string, number>;
   /** Every cluster the last update deployed (each has an agent), from `summary.agents`. */
   clusters?: string[];
+  /** The `deployments` output's records with a deploymentId: what a failed deployment keeps (held.ts). */
+  records?: Record<string, DeploymentRecord>;
 }
 
 /** The output the per-BundleDeployment records are exported under (index.ts). */
@@ -45,7 +48,7 @@ export function previousFromOutputs(summary: unknown, deployments: unknown): Pre
   const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
   const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
   const agents = (value as { agents?: Record<string, unknown> }).agents;
-  return { gitRepos: value.gitRepos, deploymentIds, ...(paused ? { paused } : {}), ...(revisions ? { revisions } : {}), ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
+  return { gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}), ...(revisions ? { revisions } : {}), ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
 }
 
 /**
@@ -109,5 +112,7 @@ export function withoutClusters(previous: PreviousDeployment | undefined, cluste
     ...(previous.clusters ? { clusters: previous.clusters.filter((c) => !gone.has(c)) } : {}),
     deploymentIds: previous.deploymentIds && Object.fromEntries(Object.entries(previous.deploymentIds).filter(([key]) => !gone.has(clusterOfKey(key)))),
     ...(previous.paused ? { paused: Object.fromEntries(Object.entries(previous.paused).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
+    ...(previous.records ? { records: Object.fromEntries(Object.entries(previous.records).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
+    ...(previous.revisions ? { revisions: Object.fromEntries(Object.entries(previous.revisions).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
   };
 }

@@ -42,6 +42,10 @@ export function deploymentRecord(e: PlanEntry, commit: string, objectCount: numb
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/** The plan's order within a cluster. */
+const byRepoThenBundle = (a: { gitRepo: string; bundle: string }, b: { gitRepo: string; bundle: string }) =>
+  (a.gitRepo !== b.gitRepo ? (a.gitRepo < b.gitRepo ? -1 : 1) : a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0);
+
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
 export function entriesByCluster(entries: PlanEntry[]): Map<string, PlanEntry[]> {
   const out = new Map<string, PlanEntry[]>();
@@ -53,7 +57,8 @@ export function entriesByCluster(entries: PlanEntry[]): Map<string, PlanEntry[]>
   return out;
 }
 
-export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>): FleetSummary {
+/** `held`: the records of failed deployments that keep what they deployed (they count as deployed). */
+export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>, held: DeploymentRecord[] = []): FleetSummary {
   const { config, plan } = state;
   const byCluster = entriesByCluster(plan.entries);
   return {
@@ -63,10 +68,11 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>)
     })),
     gitRepos: Object.fromEntries([...config.gitRepos].sort(byName).map((r) => [r.name, {
       commit: state.sources.get(r.name)!.commit,
-      bundles: state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name).sort(),
-      clusters: [...new Set(plan.entries.filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
+      bundles: [...new Set([...state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name), ...held.filter((h) => h.gitRepo === r.name).map((h) => h.bundle)])].sort(),
+      clusters: [...new Set([...plan.entries, ...held].filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
     }])),
     clusters: Object.fromEntries([...config.clusters].sort(byName).map((c) => [c.name,
-      (byCluster.get(c.name) ?? []).map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
+      [...byCluster.get(c.name) ?? [], ...held.filter((h) => h.cluster === c.name)].sort(byRepoThenBundle)
+        .map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
   };
 }

@@ -19,19 +19,21 @@ import { LookupAnswer, LookupJob } from "../render/fleet-render";
 import { stableJson } from "../hash";
 import { AccountProviders } from "../service-accounts";
 import { Bundle } from "../bundles/types";
-import { K8sObject } from "../bundles/manifests";
+import { K8sObject, objectKey } from "../bundles/manifests";
 import { determineStyle } from "../bundles/read";
 import { comparePatchPaths } from "../compare-patches";
 import { accountProviders } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
+import { describeFailure, FailedDeployments } from "./failures";
+import { heldNamespaces, heldObjects, heldRecords } from "./held";
 import { deploymentKey } from "./keys";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
 import { customTimeoutsOf, desiredObjects } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
-import { deploymentRecord, entriesByCluster, summarize } from "./records";
+import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
 import { DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings } from "./types";
 
 export interface DesiredOptions {
@@ -52,33 +54,69 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const previous = withoutClusters(await facts.previous(), config.shard?.elsewhere);
   const pinned: StackConfig = { ...config, gitRepos: pinCommits(config.gitRepos, options.commits, previous) };
   const fleet = await planFleet(pinned, options.cacheRoot, facts.render);
+  const { failures } = fleet;
+  const readNow = new Set(fleet.bundles.map((b) => b.name));
   const shard = config.shard;
-  checkNothingEmptied(pinned.gitRepos, fleet.plan, previous,
+  // A GitRepo whose failed deployments keep what they deployed is not emptied, whatever else it matches.
+  const holding = new Set([...heldRecords(failures, fleet.unread, readNow, previous).values()].map((r) => r.gitRepo));
+  checkNothingEmptied(pinned.gitRepos.filter((r) => !holding.has(r.name)), fleet.plan, previous,
     shard && (() => buildPlan(fleet.bundles, [...fleet.config.clusters, ...shard.otherClusters], fleet.config.clusterGroups, facts.render)));
   options.onPlanned?.(fleet);
   const leftOut = options.leftOut?.();
   const renderMode = !!pinned.renderDir;
-  const { entries } = fleet.plan;
   const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
+  const fail = (e: PlanEntry, err: unknown) => failures.fail(e, err);
 
   const agents = resolveAgents(fleet.config);
   const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
-  const accounts = accountProviders(entries, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
-  const unchanged = unchangedDeployments(entries, previous?.deploymentIds);
-  const fromState = deployedAsBefore(entries, unchanged, previous, fleet.bundles, facts.deployed);
-  const toRender = entries.filter((e) => !fromState.has(e));
+  const planned = fleet.plan.entries;
+  const accounts = accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
+  const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
+  const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
+  const toRender = planned.filter((e) => !fromState.has(e));
   const capabilities = clusterCapabilities(pinned, toRender, facts, leftOut);
   // Helm revisions, as the agent's releases count them: a pair deployed before renders as an upgrade.
-  const lastRevisions = new Map(entries.flatMap((e): [PlanEntry, number][] => {
+  const lastRevisions = new Map(planned.flatMap((e): [PlanEntry, number][] => {
     const key = deploymentKey(e);
     return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
   }));
   const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
-  checkSingleOwner(rendered);
-  for (const [e, r] of rendered) for (const obj of r.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
-  const byCluster = entriesByCluster(entries);
-  const namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name))]));
+  // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
+  let entries = failures.settle(planned.filter((e) => rendered.has(e)));
+  entries = failures.isolate(entries, (es) => checkSingleOwner(new Map(es.map((e) => [e, rendered.get(e)!]))));
+  for (const e of entries) {
+    try {
+      for (const obj of rendered.get(e)!.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+    } catch (err) {
+      fail(e, err);
+    }
+  }
+  entries = failures.settle(entries);
+  if (!renderMode) {
+    checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects, fail);
+    entries = failures.settle(entries);
+  }
+  entries = failures.isolate(entries, (es) => inDependencyOrder(es));
+  // What the failed deployments keep, and what must not take it from them.
+  let held = heldDeployments(failures, fleet, readNow, previous, facts);
+  for (;;) {
+    const taken = entries.filter((e) => held.taken(e, rendered.get(e)!));
+    if (!taken.length) break;
+    for (const e of taken) fail(e, held.takenError(e, rendered.get(e)!));
+    entries = failures.settle(entries);
+    held = heldDeployments(failures, fleet, readNow, previous, facts);
+  }
+  let namespaces = new Map<string, DesiredNamespace[]>();
+  entries = failures.isolate(entries, (es) => {
+    const byCluster = entriesByCluster(es);
+    namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name))]));
+  });
+  for (const [cluster, list] of namespaces) {
+    const names = new Set([...list.map((ns) => ns.metadata.name), agentNamespace(cluster)]);
+    list.push(...heldNamespaces(held.deployedOn(cluster), names));
+    list.sort(byName);
+  }
   for (const e of entries) {
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
@@ -86,9 +124,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }
   }
-  if (!renderMode) {
-    checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects);
-  }
+  withHeldAccounts(accounts, held.accounts(), pinned.clusters, facts);
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
   const ambient = renderMode ? new Map<string, string>() : ambientKubeconfigs(pinned, facts);
 
@@ -101,7 +137,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     agent: agentObjects(c.name, agents.get(c.name)!),
     arrived: arrived.has(c.name),
   }));
-  const deployments = inDependencyOrder(entries).map((e): DesiredDeployment => {
+  const deployments = [...inDependencyOrder(entries).map((e): DesiredDeployment => {
     const key = deploymentKey(e);
     const r = rendered.get(e)!;
     const nsNames = new Set(namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
@@ -115,13 +151,16 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
     };
-  });
-  const summary = summarize(fleet, agents);
+  }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
+  // The operations hold `fleet` since onPlanned: they read the final plan and failures from it.
+  fleet.plan = { ...fleet.plan, entries };
+  const summary = summarize(fleet, agents, held.records());
   const state: DesiredState = {
     fleet, clusters, deployments, summary,
     gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
     records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),
     journal: journalObjects(deployments, leftOut),
+    failures: failures.list(),
     warnings: !facts.deployed && unchanged.size ? [
       `${unchanged.size} unchanged bundle deployment(s) were rendered again: this program was not given the state (a plain \`pulumi up\`), ` +
       "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",
@@ -129,6 +168,66 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
   return state;
+}
+
+/**
+ * The deployments the failures hold (held.ts), with what they need: the state's objects of each (a plain
+ * `pulumi up` has no state, so there a failure of a deployed pair stops everything, as before: nothing
+ * is lost), the users they were applied as, and which rendered objects they own.
+ */
+function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined, facts: Facts) {
+  const records = heldRecords(failures, fleet.unread, readNow, previous);
+  if (records.size && !facts.deployed) {
+    const first = failures.get(records.values().next().value!)!;
+    throw new FleetError(`${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a failed bundle deployment cannot keep its objects as they are, so nothing ` +
+      "was changed; `npm run up` keeps them and deploys everything else)", { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster });
+  }
+  const kept = new Map<string, { record: DeploymentRecord; deployed: DeployedBundle }>();
+  for (const [key, record] of records) {
+    const deployed = facts.deployed?.get(key);
+    if (!deployed?.objects.length) continue;
+    kept.set(key, { record, deployed });
+    failures.kept(record, { deploymentId: record.deploymentId, objects: deployed.objects.length });
+  }
+  const owners = new Map<string, string>();
+  for (const [key, { record, deployed }] of kept) for (const o of deployed.objects) owners.set(`${record.cluster}\u0000${objectKey(o.manifest)}`, record.bundle);
+  const ownerOf = (e: PlanEntry, r: RenderedDeployment) => r.objects.map((o) => [o, owners.get(`${e.cluster}\u0000${objectKey(o)}`)] as const).find(([, b]) => b && b !== e.bundle);
+  return {
+    records: () => [...kept.values()].map((k) => k.record),
+    deployedOn: (cluster: string) => [...kept.values()].filter((k) => k.record.cluster === cluster).map((k) => k.deployed),
+    accounts: () => [...kept.values()].flatMap((k) => (k.deployed.account ? [{ cluster: k.record.cluster, user: k.deployed.account }] : [])),
+    taken: (e: PlanEntry, r: RenderedDeployment) => !!ownerOf(e, r),
+    takenError: (e: PlanEntry, r: RenderedDeployment) => {
+      const [o, bundle] = ownerOf(e, r)!;
+      return new FleetError(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${bundle} on this cluster, ` +
+        "which failed and keeps its objects as last deployed; an object has one owner", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+    },
+    deployments: (namespacesOf: (cluster: string) => ReadonlySet<string>, arrived: ReadonlySet<string>): DesiredDeployment[] =>
+      [...kept].map(([key, { record, deployed }]) => ({
+        key, gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
+        ...(deployed.account ? { account: deployed.account } : {}),
+        warnings: [`bundle ${record.bundle} on cluster ${record.cluster}: ${describeFailure(failures.get(record)!)}`],
+        objects: heldObjects(key, deployed, namespacesOf(record.cluster)), record, arrived: arrived.has(record.cluster),
+        held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
+      })),
+  };
+}
+
+/** Impersonating kubeconfigs for the users held deployments were applied as that no planned one uses now. */
+function withHeldAccounts(accounts: AccountProviders, wanted: { cluster: string; user: string }[], clusters: ClusterConfig[], facts: Facts): void {
+  const missing = wanted.filter((w) => !accounts.kubeconfigs.get(w.cluster)?.has(w.user));
+  if (!missing.length) return;
+  const byName = new Map(clusters.map((c) => [c.name, c]));
+  const jobs = [...new Map(missing.map((m) => [`${m.cluster} ${m.user}`, m])).entries()].map(([id, m]) => ({
+    id, kubeconfig: byName.get(m.cluster)?.kubeconfig ?? "", context: byName.get(m.cluster)?.context ?? "", as: m.user,
+  }));
+  const results = facts.impersonate(jobs);
+  for (const job of jobs) {
+    const cluster = job.id.slice(0, job.id.indexOf(" "));
+    const r = results[job.id];
+    if (!r?.kubeconfig) throw new FleetError(`cannot act as ${job.as}, which a failed bundle deployment's objects were applied as: ${r?.error ?? "no answer"}`, { cluster });
+    (accounts.kubeconfigs.get(cluster) ?? accounts.kubeconfigs.set(cluster, new Map()).get(cluster)!).set(job.as, r.kubeconfig);
+  }
 }
 
 /**
@@ -198,22 +297,33 @@ const MAX_LOOKUPS = 100;
 function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
   facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
+  // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
+  let rendered = new Map<PlanEntry, RenderedDeployment>();
+  const failed = (e: PlanEntry, err: unknown) => {
+    fleet.failures.fail(e, err);
+    rendered.delete(e);
+  };
   const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
     capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e),
-    revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)),
+    revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
   });
-  const rendered = renderSome(entries);
+  rendered = renderSome(entries);
   const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
   for (let round = 1; ; round++) {
-    const asking = entries.filter((e) => unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
+    const asking = entries.filter((e) => rendered.has(e) && unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
     if (!asking.length) break;
-    const e0 = asking[0];
-    if (round > LOOKUP_ROUNDS) {
-      throw new FleetError(`its templates kept asking lookup for new objects after ${LOOKUP_ROUNDS} rounds`, { gitRepo: e0.gitRepo, bundle: e0.bundle, cluster: e0.cluster });
-    }
     // One read job per cluster and identity, every missing key of its deployments.
     const jobs = new Map<string, LookupJob & { entries: PlanEntry[] }>();
     for (const e of asking) {
+      const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
+      if (round > LOOKUP_ROUNDS) {
+        failed(e, new FleetError(`its templates kept asking lookup for new objects after ${LOOKUP_ROUNDS} rounds`, ctx));
+        continue;
+      }
+      if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
+        failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
+        continue;
+      }
       const user = accounts.userOf.get(e);
       const id = `${e.cluster} ${user ?? ""}`;
       const c = clusters.get(e.cluster)!;
@@ -222,24 +332,26 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
         ...(user ? { kubeconfig: accounts.kubeconfigs.get(e.cluster)!.get(user)!, context: "" } : { kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }),
       }).get(id)!;
       job.entries.push(e);
-      if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
-        throw new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
-      }
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
     }
+    if (!jobs.size) break;
     const results = facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
+    const again: PlanEntry[] = [];
     for (const job of jobs.values()) {
       const r = results[job.id];
-      if (!r?.answers) {
-        const e = job.entries[0];
-        throw new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+      for (const e of job.entries) {
+        if (!r?.answers) {
+          failed(e, new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster }));
+          continue;
+        }
+        tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
+        again.push(e);
       }
-      for (const e of job.entries) tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
     }
-    for (const [e, r] of renderSome(asking)) rendered.set(e, r);
+    for (const [e, r] of renderSome(again)) rendered.set(e, r);
   }
   for (const [e, r] of rendered) {
-    if (r.pendingError) throw new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.name === e.bundle)?.fleetYaml });
+    if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.name === e.bundle)?.fleetYaml }));
   }
   return rendered;
 }

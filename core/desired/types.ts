@@ -8,6 +8,7 @@ import { JournalObject } from "../journal";
 import { AgentObjects } from "./agent";
 import { DesiredObject } from "./objects";
 import { DeploymentRecord, FleetSummary } from "./records";
+import { DeploymentFailure } from "./failures";
 
 /** The type tokens of the project's components (automation/ reads steps by them). */
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
@@ -59,7 +60,8 @@ export interface DesiredGitRepo {
 export interface DesiredDeployment {
   /** deploymentKey: "<cluster>/<bundle>", the BundleDeployment's logical name. */
   key: string;
-  entry: PlanEntry;
+  /** The plan entry it deploys; absent for a held deployment. */
+  entry?: PlanEntry;
   gitRepo: string;
   cluster: string;
   commit: string;
@@ -74,6 +76,10 @@ export interface DesiredDeployment {
   objects: DesiredObject[];
   record: DeploymentRecord;
   arrived: boolean;
+  /** A failed deployment keeping what it last deployed (held.ts): its record and the state's objects, frozen. */
+  held?: true;
+  /** A held deployment's appliedDeploymentId as the state has it (else the record's deploymentId). */
+  appliedDeploymentId?: string;
 }
 
 export interface DesiredState {
@@ -90,6 +96,8 @@ export interface DesiredState {
   records: Record<string, DeploymentRecord>;
   /** What this update may create, for the crash journal (core/journal.ts). */
   journal: JournalObject[];
+  /** Bundle deployments that failed this update (failures.ts), sorted; each keeps what it last deployed. */
+  failures: DeploymentFailure[];
   /** Preview lines about the whole fleet. */
   warnings: string[];
 }

@@ -65,6 +65,11 @@ export interface RenderContext {
   lookupsOf?: (entry: PlanEntry) => LookupAnswer[] | undefined;
   /** The Helm revision a live deployment last deployed: it renders as Helm's upgrade to the next one. */
   revisionOf?: (entry: PlanEntry) => number | undefined;
+  /**
+   * Where a deployment whose render fails goes (left out of the result, the others rendered): a broken
+   * bundle fails alone. Absent: the first failure is thrown, and objects are checked for one owner here.
+   */
+  onFailure?: (entry: PlanEntry, err: FleetError) => void;
 }
 
 /**
@@ -138,18 +143,23 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   for (const e of entries) {
     const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
     const r = results[jobOf.get(e)!];
-    if (!r) throw new FleetError("fleet-render returned no result for this bundle", ctx);
-    if (r.error && unanswered(r.lookups, lookupsOf(e)).length) {
-      out.set(e, { objects: [], style: r.style, warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
-      continue;
+    try {
+      if (!r) throw new FleetError("fleet-render returned no result for this bundle", ctx);
+      if (r.error && unanswered(r.lookups, lookupsOf(e)).length) {
+        out.set(e, { objects: [], style: r.style, warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
+        continue;
+      }
+      if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
+      const rendered = withNamespaces(r, e, ctx);
+      const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
+      const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
+      out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}) });
+    } catch (err) {
+      if (!context.onFailure || !(err instanceof FleetError)) throw err;
+      context.onFailure(e, err);
     }
-    if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
-    const rendered = withNamespaces(r, e, ctx);
-    const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
-    const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
-    out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}) });
   }
-  checkSingleOwner(out);
+  if (!context.onFailure) checkSingleOwner(out);
   return out;
 }
 

@@ -13,7 +13,7 @@ import { Bundle, DeploymentOptions } from "../bundles/types";
 import { selectorMatches } from "./selector";
 import { clusterViews, matchBundle } from "./match";
 import { mergeOptions, optionsOf } from "./merge";
-import { templateHelmValues, ValuesJob } from "./values";
+import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "./values";
 import { Renderer, runRenderer } from "../render/fleet-render";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
@@ -93,8 +93,18 @@ export class DeploymentIds {
   }
 }
 
+/**
+ * How a plan isolates failures: a (bundle, cluster) pair whose helm values cannot be templated or whose
+ * dependsOn cannot be met goes to `onFailure` and is left out; `unread` names bundles of the GitRepos
+ * that could not be read (a dependency on one waits for it). Without it the first failure is thrown.
+ */
+export interface PlanIsolation {
+  onFailure: (pair: { gitRepo: string; bundle: string; cluster: string }, err: FleetError) => void;
+  unread: ReadonlySet<string>;
+}
+
 /** `render` templates helm values in fleet-render (the real one unless a test gives a fake). */
-export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer): Plan {
+export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer, isolation?: PlanIsolation): Plan {
   const views = clusterViews(clusters, groups);
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const skipped: Plan["skipped"] = [];
@@ -131,20 +141,26 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
     const helm = p.combination.base.helm;
     if (helm) helmJobs.push({ helm, cluster: p.cluster, ctx: { gitRepo: p.bundle.gitRepo, bundle: p.bundle.name } });
   }
-  const templated = templateHelmValues(helmJobs, render);
+  const templated = isolation ? templateHelmValuesEach(helmJobs, render) : templateHelmValues(helmJobs, render);
   // Entries with the same base and the same templated helm options share one options object.
   const sharedOptions = new Map<DeploymentOptions, Map<unknown, DeploymentOptions>>();
   const ids = new DeploymentIds();
   let h = 0;
-  const entries: PlanEntry[] = pending.map(({ bundle, combination, cluster }) => {
+  const failedHere = new Set<string>();
+  const entries: PlanEntry[] = pending.flatMap(({ bundle, combination, cluster }) => {
     const base = combination.base;
     let options = base;
     const helm = base.helm ? templated[h++] : undefined;
+    if (helm instanceof FleetError) {
+      isolation!.onFailure({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: cluster.name }, helm);
+      failedHere.add(`${cluster.name}\u0000${bundle.name}`);
+      return [];
+    }
     if (helm && helm !== base.helm) {
       const byHelm = sharedOptions.get(base) ?? sharedOptions.set(base, new Map()).get(base)!;
       options = byHelm.get(helm) ?? byHelm.set(helm, { ...base, helm }).get(helm)!;
     }
-    return {
+    return [{
       gitRepo: bundle.gitRepo,
       bundle: bundle.name,
       cluster: cluster.name,
@@ -157,12 +173,12 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
       deploymentId: ids.of(bundle.manifestId, base, options.helm),
       paused: bundle.paused,
       dependsOn: NO_DEPENDENCIES,
-    };
+    }];
   });
-  resolveDependencies(entries, bundles);
-  entries.sort(byRepoBundleCluster);
+  const planned = resolveDependencies(entries, bundles, isolation, failedHere);
+  planned.sort(byRepoBundleCluster);
   skipped.sort(byRepoBundleCluster);
-  return { entries, skipped };
+  return { entries: planned, skipped };
 }
 
 /** The merged options of one (target, customizations) combination of a bundle, shared by its entries. */
@@ -189,16 +205,20 @@ function customOptions(bundle: Bundle, match: NonNullable<ReturnType<typeof matc
   return custom;
 }
 
-/** dependsOn by name or label selector; the dependency must be deployed to the same cluster. */
-function resolveDependencies(entries: PlanEntry[], bundles: Bundle[]): void {
-  if (!bundles.some((b) => b.dependsOn.length > 0)) return;
+/**
+ * dependsOn by name or label selector; the dependency must be deployed to the same cluster (Fleet's
+ * agent finds no BundleDeployment otherwise, and the bundle never deploys). Returns the entries whose
+ * dependencies can be met; with `isolation` the others go to its onFailure, else the first is thrown.
+ */
+function resolveDependencies(entries: PlanEntry[], bundles: Bundle[], isolation?: PlanIsolation, failed: ReadonlySet<string> = new Set()): PlanEntry[] {
+  if (!bundles.some((b) => b.dependsOn.length > 0)) return entries;
   const onCluster = new Map<string, Set<string>>();
   for (const e of entries) {
     if (!onCluster.has(e.cluster)) onCluster.set(e.cluster, new Set());
     onCluster.get(e.cluster)!.add(e.bundle);
   }
   const bundleByName = new Map(bundles.map((b) => [b.name, b]));
-  for (const e of entries) {
+  return entries.filter((e) => {
     const bundle = bundleByName.get(e.bundle)!;
     const deps = new Set<string>();
     for (const d of bundle.dependsOn) {
@@ -207,13 +227,19 @@ function resolveDependencies(entries: PlanEntry[], bundles: Bundle[]): void {
         : bundles.filter((b) => b.name !== bundle.name && selectorMatches(d.selector!, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo })).map((b) => b.name);
       for (const n of names) {
         if (!onCluster.get(e.cluster)?.has(n)) {
-          throw new FleetError(`dependsOn ${n}, which is not deployed to this cluster (it would never become ready)`, {
-            gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "dependsOn",
-          });
+          const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "dependsOn" };
+          const err = isolation?.unread.has(n) || failed.has(`${e.cluster}\u0000${n}`)
+            ? new FleetError(`dependent bundle(s) are not ready: [${n}] (${isolation?.unread.has(n) ? "it could not be read" : "failed on this cluster"})`, ctx)
+            : new FleetError(`dependsOn ${n}, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it (no bundles matching labels ` +
+              `fleet.cattle.io/bundle-name=${n}) and never deploys this one`, ctx);
+          if (!isolation) throw err;
+          isolation.onFailure(e, err);
+          return false;
         }
         deps.add(n);
       }
     }
     e.dependsOn = [...deps].sort();
-  }
+    return true;
+  });
 }

@@ -34,6 +34,8 @@ function fleetOf(repo: string, paths: string[], over: Partial<StackConfig> = {},
 }
 const live = (c: StackConfig): StackConfig => ({ ...c, renderDir: undefined, clusters: c.clusters.map((x) => ({ ...x, kubeconfig: KUBECONFIG })) });
 const failure = (p: Promise<unknown>) => p.then(() => { throw new Error("expected a failure"); }, (e: Error) => e.message);
+/** The failed deployments' messages: a broken bundle fails alone (core/desired/failures.ts). */
+const failedAlone = async (p: Promise<DesiredState>) => (await p).failures.map((f) => f.message);
 const deployment = (s: DesiredState, key: string) => s.deployments.find((d) => d.key === key)!;
 
 describe("desired state (core/desired/state.ts, fake facts)", function () {
@@ -71,11 +73,14 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect((await desiredState(matchingNothing(true), fakeFacts({ previous }), { cacheRoot })).deployments).to.deep.equal([]);
     });
 
-    it("a source that cannot be read, or an invalid label, fails naming what", async () => {
+    it("a source that cannot be read stops everything; an invalid label fails its deployments alone, naming what", async () => {
       const config = localStack(RENDER);
       expect(await failure(desiredState({ ...config, gitRepos: [{ ...config.gitRepos[0], repo: "file:///nonexistent/repo.git" }] }, fakeFacts(), { cacheRoot }))).to.match(/gitRepo examples/);
-      const repo = new TestRepo({ "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n" });
-      expect(await failure(desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot }))).to.equal('gitRepo t, bundle t-app, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
+      const repo = new TestRepo({ "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n", "good/cm.yaml": CONFIGMAP("good") });
+      const s = await desiredState(fleetOf(repo.url(), ["app", "good"]), fakeFacts(), { cacheRoot });
+      expect(s.failures.map((f) => f.message)[0]).to.equal('gitRepo t, bundle t-app, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
+      expect(s.failures.map((f) => `${f.cluster}/${f.bundle} ${f.kept ? "kept" : "new"}`)).to.deep.equal(["c1/t-app new", "c2/t-app new"]);
+      expect(s.deployments.map((d) => d.key)).to.deep.equal(["c1/t-good", "c2/t-good"]);
     });
 
     it("an environment split into shards is deployed by its shards' stacks only", async () => {
@@ -93,7 +98,9 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(deployment(s, "c1/t-app").objects[0].retainOnDelete).to.equal(true);
       expect(deployment(s, "c1/t-base").objects[0].retainOnDelete).to.equal(false);
       repo.commit({ "base/fleet.yaml": "dependsOn:\n  - name: t-app\n" });
-      expect(await failure(desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot }))).to.match(/dependsOn: dependsOn forms a cycle through c1\/t-app -> c1\/t-base/);
+      const cycle = await failedAlone(desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot }));
+      expect(cycle[0]).to.match(/gitRepo t, bundle t-app, cluster c1: dependsOn: dependsOn forms a cycle through c1\/t-app -> c1\/t-base/);
+      expect(cycle[1]).to.equal("gitRepo t, bundle t-base, cluster c1: dependsOn: dependent bundle(s) are not ready: [t-app] (failed on this cluster)");
     });
   });
 
@@ -186,11 +193,11 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(s.clusters[0].provider).to.deep.equal({ name: "c1", clusterIdentifier: "c1", enableConfigMapMutable: true, enableSecretMutable: true, kubeClientSettings: { qps: 500, burst: 1000 }, kubeconfig: KUBECONFIG });
     });
 
-    it("takeOwnership: an object that exists with another owner stops the update; unchanged deployments and left-out clusters are not read", async () => {
+    it("takeOwnership: an object that exists with another owner fails its deployment; unchanged deployments and left-out clusters are not read", async () => {
       const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "serviceAccount: deployer\n" });
       const impersonate = (jobs: { id: string }[]) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "k" }]));
       const helmOwned = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({ annotations: { "meta.helm.sh/release-name": "r", "meta.helm.sh/release-namespace": "n" } })) }]));
-      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: helmOwned, impersonate, discovery: discovered() }), { cacheRoot })))
+      expect((await failedAlone(desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: helmOwned, impersonate, discovery: discovered() }), { cacheRoot })))[0])
         .to.match(/gitRepo t, bundle t-app, cluster c1: helm.takeOwnership: objects this bundle would create already exist on the cluster and are not its own: ConfigMap default\/a \(it belongs to Helm release n\/r\)/);
       const first = await desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: nothingExists, impersonate, discovery: discovered() }), { cacheRoot });
       const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1", "c2"] } }, clusters: ["c1", "c2"],
@@ -253,7 +260,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(dataOf(s, "c1")).to.deep.equal({ version: "v1.36.3", recent: "true", widgets: "true", oldPolicy: "false" });
       expect(dataOf(s, "c2")).to.deep.equal({ version: "v1.29.3", recent: "false", widgets: "false", oldPolicy: "false" });
       // Fleet's deploymentID does not hold the capabilities: a cluster upgrade alone is no new deployment.
-      expect(deployment(s, "c1/t-app").entry.deploymentId).to.equal(deployment(s, "c2/t-app").entry.deploymentId);
+      expect(deployment(s, "c1/t-app").record.deploymentId).to.equal(deployment(s, "c2/t-app").record.deploymentId);
       expect(facts.calls.discovery).to.have.length(1);
     });
 
@@ -317,12 +324,12 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect((secretOf(rendered, "c1").stringData as { password: string }).password).to.match(/^[A-Za-z0-9]{16}$/);
       const forbidden = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
         lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key, error: "secrets \"db\" is forbidden: User cannot get resource" })) }])) });
-      expect(await failure(desiredState(live(fleetOf(repo.url(), ["app"])), forbidden, { cacheRoot }))).to.match(/gitRepo t, bundle t-app, cluster c1.*secrets \\?"db\\?" is forbidden/);
+      expect((await failedAlone(desiredState(live(fleetOf(repo.url(), ["app"])), forbidden, { cacheRoot })))[0]).to.match(/gitRepo t, bundle t-app, cluster c1.*secrets \\?"db\\?" is forbidden/);
       // Content cannot make the runner read a cluster without bound.
       const many = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"],
         "app/templates/cm.yaml": "{{- range $i := until 150 }}{{- $x := lookup \"v1\" \"ConfigMap\" \"ns\" (printf \"cm-%d\" $i) }}{{- end }}\n" });
       const reads = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}), lookup: () => { throw new Error("must not read"); } });
-      expect(await failure(desiredState(live(fleetOf(many.url(), ["app"])), reads, { cacheRoot }))).to.equal("gitRepo t, bundle t-app, cluster c1: its templates make 150 different lookups, over the limit of 100 per bundle deployment");
+      expect((await failedAlone(desiredState(live(fleetOf(many.url(), ["app"])), reads, { cacheRoot })))[0]).to.equal("gitRepo t, bundle t-app, cluster c1: its templates make 150 different lookups, over the limit of 100 per bundle deployment");
     });
   });
 

@@ -1,0 +1,126 @@
+/**
+ * A broken bundle fails alone, as in Fleet, Argo CD and Flux: a (bundle, cluster) pair whose
+ * fleet.yaml, values, chart, templates, kustomize build or dependencies fail is recorded here instead
+ * of stopping the whole update. Every other pair deploys; the failed one keeps exactly what it last
+ * deployed (state.ts registers the state's objects unchanged), and the operations exit non-zero naming
+ * it. What depends on a failed pair on the same cluster waits, as Fleet's agent makes it wait.
+ */
+import { FleetError, withContext } from "../errors";
+import { deploymentKey } from "./keys";
+
+export interface DeploymentFailure {
+  gitRepo: string;
+  bundle: string;
+  /** "" for a bundle that failed before its clusters were known and that no cluster has deployed. */
+  cluster: string;
+  /** Why, with the file and field where known (the error's whole message). */
+  message: string;
+  /** The failure's own reason, without the location prefix. */
+  reason: string;
+  /** The file and field it names, if any. */
+  file?: string;
+  field?: string;
+  /** Where the deployment stands now: its objects kept as last deployed, or nothing deployed yet. */
+  kept?: { deploymentId: string; objects: number };
+}
+
+type Pair = { gitRepo: string; bundle: string; cluster: string };
+
+/** The failures of one update, by deployment key; the first reason for a pair wins. */
+export class FailedDeployments {
+  private readonly byKey = new Map<string, DeploymentFailure>();
+
+  /** Records `err` (a FleetError's reason and location, or any error's message) for the pair. */
+  fail(pair: Pair, err: unknown): void {
+    const key = pairKey(pair);
+    if (this.byKey.has(key)) return;
+    const e = withContext(err, { gitRepo: pair.gitRepo, bundle: pair.bundle, ...(pair.cluster ? { cluster: pair.cluster } : {}) });
+    this.byKey.set(key, {
+      gitRepo: pair.gitRepo, bundle: pair.bundle, cluster: pair.cluster, message: e.message, reason: e.reason,
+      ...(e.context.file ? { file: e.context.file } : {}), ...(e.context.field ? { field: e.context.field } : {}),
+    });
+  }
+
+  has(pair: { bundle: string; cluster: string }): boolean {
+    return this.byKey.has(pairKey(pair));
+  }
+
+  get(pair: { bundle: string; cluster: string }): DeploymentFailure | undefined {
+    return this.byKey.get(pairKey(pair));
+  }
+
+  /** Marks the pair's objects as kept at the deploymentId it last deployed. */
+  kept(pair: { bundle: string; cluster: string }, kept: DeploymentFailure["kept"]): void {
+    const f = this.byKey.get(pairKey(pair));
+    if (f) f.kept = kept;
+  }
+
+  /** Drops the pair's failure (a bundle's cluster-less one, once its clusters have theirs). */
+  forget(pair: { bundle: string; cluster: string }): void {
+    this.byKey.delete(pairKey(pair));
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** Sorted by GitRepo, bundle and cluster. */
+  list(): DeploymentFailure[] {
+    const order = (f: DeploymentFailure) => [f.gitRepo, f.bundle, f.cluster];
+    return [...this.byKey.values()].sort((a, b) => {
+      const [x, y] = [order(a), order(b)];
+      const i = x.findIndex((v, j) => v !== y[j]);
+      return i < 0 ? 0 : x[i] < y[i] ? -1 : 1;
+    });
+  }
+
+  /**
+   * The entries that still deploy: without the failed ones and without every entry that depends on a
+   * failed one on its cluster, directly or through others. Those fail with Fleet's dependency check's
+   * words: its agent deploys nothing while a dependency is not Ready.
+   */
+  settle<E extends Pair & { dependsOn: string[] }>(entries: E[]): E[] {
+    let remaining = entries.filter((e) => !this.has(e));
+    for (;;) {
+      const waiting = remaining.filter((e) => e.dependsOn.some((b) => this.has({ bundle: b, cluster: e.cluster })));
+      if (!waiting.length) return remaining;
+      for (const e of waiting) {
+        const failed = e.dependsOn.filter((b) => this.has({ bundle: b, cluster: e.cluster }));
+        this.fail(e, new FleetError(`dependent bundle(s) are not ready: [${failed.join(" ")}] (failed on this cluster)`, { field: "dependsOn" }));
+      }
+      remaining = remaining.filter((e) => !this.has(e));
+    }
+  }
+
+  /**
+   * Runs a check that throws for the first pair it finds wrong (a FleetError naming its bundle and
+   * cluster) until it passes: each such pair fails alone and the check runs again without it. An error
+   * that names no planned pair stops everything, as before.
+   */
+  isolate<E extends Pair & { dependsOn: string[] }>(entries: E[], check: (entries: E[]) => void): E[] {
+    let remaining = entries;
+    for (;;) {
+      try {
+        check(remaining);
+        return remaining;
+      } catch (err) {
+        const c = err instanceof FleetError ? err.context : undefined;
+        const culprit = c?.bundle && c.cluster ? remaining.find((e) => e.bundle === c.bundle && e.cluster === c.cluster) : undefined;
+        if (!culprit) throw err;
+        this.fail(culprit, err);
+        remaining = this.settle(remaining);
+      }
+    }
+  }
+}
+
+function pairKey(p: { bundle: string; cluster: string }): string {
+  return p.cluster ? deploymentKey(p) : `\u0000${p.bundle}`;
+}
+
+/** One line per failure, for the operations' error and the preview. */
+export function describeFailure(f: DeploymentFailure): string {
+  const where = f.cluster ? `bundle ${f.bundle} on cluster ${f.cluster}` : `bundle ${f.bundle}`;
+  const kept = f.kept ? `kept as last deployed (${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)})` : "nothing deployed";
+  return `${where} (GitRepo ${f.gitRepo}) failed, ${kept}: ${f.reason}`;
+}
