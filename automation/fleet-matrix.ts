@@ -17,7 +17,7 @@ export type CellKind = DeploymentState | "create" | "update" | "replace" | "prun
 
 /** Legend order: the worst first, as a person scans for trouble. */
 export const STATUS_KINDS: CellKind[] = [...(Object.keys(STATE_RANK) as DeploymentState[]), "NotTargeted"];
-export const PREVIEW_KINDS: CellKind[] = ["prune", "replace", "update", "create", "unreachable", "unchanged", "NotTargeted"];
+export const PREVIEW_KINDS: CellKind[] = ["ErrApplied", "prune", "replace", "update", "create", "unreachable", "unchanged", "NotTargeted"];
 
 export const KIND_LABEL: Record<CellKind, string> = {
   ErrApplied: "ErrApplied", WaitApplied: "WaitApplied", Modified: "Modified", OutOfSync: "OutOfSync", Pending: "Pending",
@@ -135,7 +135,8 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
     title: `Status of stack ${report.stack}`,
     notes: [report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
       ...report.gitRepos.filter((g) => !columns.some((c) => c.gitRepo === g.gitRepo))
-        .map((g) => `GitRepo ${g.gitRepo} (commit ${short(g.commit, 12)}) deploys to no cluster`)],
+        .map((g) => `GitRepo ${g.gitRepo} (commit ${short(g.commit, 12)}) deploys to no cluster`),
+      ...report.deployments.filter((d) => !d.cluster).map((d) => `bundle ${d.bundle} (GitRepo ${d.gitRepo}) failed: ${d.message}`)],
     kinds: STATUS_KINDS, counts: countKinds(rows),
     rowInfo: ["state", "bundles ready", "agent image", "agent config", "reachability"],
     leadInfo: 2,
@@ -160,8 +161,10 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
   const after = new Map(state.plan.entries.map((e) => [deploymentKey(e), e]));
   const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replace(/`/g, "")]));
   const unreachable = report.unreachable ?? new Map<string, string>();
-  // Columns: every bundle that is planned now or was deployed before (a pruned bundle may be gone from Git).
-  const pairs = [...state.plan.entries.map((e) => ({ gitRepo: e.gitRepo, bundle: e.bundle })), ...Object.values(before)];
+  const failures = state.failures?.list() ?? [];
+  const failed = new Map(failures.filter((f) => f.cluster).map((f) => [deploymentKey(f), f]));
+  // Columns: every bundle that is planned now, failed, or was deployed before (a pruned bundle may be gone from Git).
+  const pairs = [...state.plan.entries.map((e) => ({ gitRepo: e.gitRepo, bundle: e.bundle })), ...failed.values(), ...Object.values(before)];
   const columns = [...new Map(pairs.map((p) => [`${p.gitRepo}/${p.bundle}`, { gitRepo: p.gitRepo, bundle: p.bundle }])).values()]
     .sort((a, b) => compare(a.gitRepo, b.gitRepo) || compare(a.bundle, b.bundle));
   const names = [...new Set([...state.config.clusters.map((c) => c.name), ...Object.values(before).map((r) => r.cluster)])].sort(compare);
@@ -177,6 +180,8 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       const was = before[key]?.gitRepo === col.gitRepo ? before[key] : undefined;
       const will = after.get(key)?.gitRepo === col.gitRepo ? after.get(key) : undefined;
       const d = groups.deployments.get(key);
+      const f = failed.get(key)?.gitRepo === col.gitRepo ? failed.get(key) : undefined;
+      if (f) return { kind: "ErrApplied", detail: [`${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])] };
       if (!was && !will) return { kind: "NotTargeted", detail: [`${pair}: not targeted`] };
       if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };
       const counts = d ? `${d.created} created, ${d.updated} updated, ${d.replaced} replaced, ${d.deleted} deleted` : "";
@@ -190,7 +195,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       return { kind: "unchanged", detail: [`${pair}: no change`, ...ids] };
     });
     // The row shows its worst change (PREVIEW_KINDS order) and how many bundles get each.
-    const changes = PREVIEW_KINDS.slice(0, 4).map((k) => [k, cells.filter((c) => c.kind === k).length] as const).filter(([, n]) => n);
+    const changes = PREVIEW_KINDS.slice(0, 5).map((k) => [k, cells.filter((c) => c.kind === k).length] as const).filter(([, n]) => n);
     const worst = [changes[0]?.[0], agent?.replaced ? "replace" : agent && hasChanges(agent) ? "update" : undefined]
       .filter((k): k is CellKind => !!k).sort((a, b) => PREVIEW_KINDS.indexOf(a) - PREVIEW_KINDS.indexOf(b))[0];
     const kind: CellKind = unreachable.has(cluster) ? "unreachable" : !inStack ? "prune" : worst ?? "unchanged";
@@ -212,7 +217,8 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
     title: `Preview of stack ${report.stack}`,
     notes: [report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
       `objects: ${sum("created")} to create, ${sum("updated")} to update, ${sum("replaced")} to replace, ${sum("deleted")} to delete`,
-      ...[...unreachable].sort().map(([c, why]) => `cluster ${c} is unreachable (${why}): it was left out of this preview`)],
+      ...[...unreachable].sort().map(([c, why]) => `cluster ${c} is unreachable (${why}): it was left out of this preview`),
+      ...failures.filter((f) => !f.cluster).map((f) => `bundle ${f.bundle} (GitRepo ${f.gitRepo}) fails on every cluster it would target: ${f.reason}`)],
     kinds: PREVIEW_KINDS, counts: countKinds(rows),
     rowInfo: ["change", "agent"],
     leadInfo: 1,

@@ -20,6 +20,7 @@ import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, JournalHooks, readObjects } from "../core/desired/facts";
+import { DeploymentFailure, describeFailure } from "../core/desired/failures";
 import { readDeployedObjects } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
@@ -89,6 +90,8 @@ export interface PreviewResult extends OperationResult {
   unreachable: Map<string, string>;
   /** When the preview finished (ISO 8601), for the preview page. */
   takenAt: string;
+  /** Bundle deployments that fail (each keeps what it last deployed): the preview fails, after showing everything. */
+  failures: DeploymentFailure[];
 }
 
 export interface UpResult extends OperationResult {
@@ -100,6 +103,13 @@ export interface UpResult extends OperationResult {
 export class OperationError extends Error {
   constructor(message: string, readonly events: DeployEvent[], readonly groups: GroupedSteps, readonly cause?: Error) {
     super(message);
+  }
+}
+
+/** An update that deployed everything but bundles that failed alone (core/desired/failures.ts); each kept what it had. */
+export class BundlesFailedError extends OperationError {
+  constructor(message: string, events: DeployEvent[], groups: GroupedSteps, readonly failures: DeploymentFailure[]) {
+    super(message, events, groups);
   }
 }
 
@@ -166,7 +176,8 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   phase("outputs read");
   const before = deploymentsOutput(outputs);
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts deployedAsBefore).
-  if ((op === "up" || op === "read") && Object.keys(before).length) deployed = await readDeployedObjects(stack);
+  // A new stack holds nothing: an empty map still tells the program it was given the state (a failed bundle has nothing to keep).
+  if (op === "up" || op === "read") deployed = Object.keys(before).length ? await readDeployedObjects(stack) : new Map();
   phase("state read");
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
@@ -256,6 +267,11 @@ async function configOf(stack: Stack, options: OperationOptions): Promise<StackC
   return configFromValues((key) => all[key]?.value, options.stack);
 }
 
+/** "N bundle deployment(s) failed: ..." with one line each (core/desired/failures.ts). */
+export function failuresNote(failed: DeploymentFailure[]): string {
+  return `${failed.length} bundle deployment(s) failed:\n${failed.map((f) => `  ${describeFailure(f)}${f.file ? ` [${f.file}${f.field ? ` ${f.field}` : ""}]` : ""}`).join("\n")}`;
+}
+
 function unreachableNote(s: Session): string {
   return [...s.unreachable].map(([c, why]) => `cluster ${c} is unreachable (${why})`).join("; ");
 }
@@ -277,7 +293,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   const journal = await journalNotice(options);
   if (journal) warnerOf(options)(`warning: stack ${options.stack}: ${journal}`);
   const summaryMarkdown = (journal ? `> **Warning:** ${journal}\n\n` : "") + renderSummaryMarkdown(report);
-  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString() };
+  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(), failures: state.failures.list() };
 }
 
 /**
@@ -329,10 +345,18 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     const r = base(options, s, result.summary.resourceChanges);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
     const after = deploymentsOutput(result.outputs);
+    const events = deployEvents(r.groups, s.before, after);
+    // Broken bundles failed alone: everything else was deployed; the update still fails, naming each.
+    const failed = s.planned()?.failures.list() ?? [];
+    if (failed.length) {
+      fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: failuresNote(failed).slice(0, 2000) }, null, 2));
+      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${failuresNote(failed)}`, events, r.groups, failed);
+    }
     fs.rmSync(failuresFile(options), { force: true });
-    return { ...r, events: deployEvents(r.groups, s.before, after) };
+    return { ...r, events };
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
+    if (err instanceof BundlesFailedError) throw err; // the engine succeeded; the failed bundles are recorded above
     const e = failure("up", options, s, err as Error);
     const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map(deploymentKey);
     const failed = [...new Set([...[...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key), ...onFailedCluster])].sort();

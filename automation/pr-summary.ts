@@ -7,6 +7,7 @@
 import { DeploymentRecord } from "../core/desired/records";
 import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
+import { DeploymentFailure } from "../core/desired/failures";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
 import { ChangeCounts, GroupedSteps, hasChanges } from "./steps";
@@ -80,6 +81,7 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   }
   // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
   for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
+  out.push(...failuresMarkdown(report.state.failures?.list() ?? []));
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");
     return out.join("\n") + "\n";
@@ -111,4 +113,17 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
     out.push("");
   }
   return out.join("\n");
+}
+
+/** Bundle deployments that fail: each fails alone and keeps what it last deployed; the preview fails with them. */
+export function failuresMarkdown(failed: DeploymentFailure[]): string[] {
+  if (!failed.length) return [];
+  const cell = (t: string) => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  return [
+    `> **Failed:** ${failed.length} bundle deployment(s) cannot be deployed from this commit. Each fails alone: everything else deploys, and these keep exactly what they last deployed (nothing is pruned or changed).`, "",
+    "### Failed bundle deployments", "", "| cluster | bundle | GitRepo | keeps | why |", "|---|---|---|---|---|",
+    ...failed.map((f) => `| ${f.cluster || "—"} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s) at ${shortId(f.kept.deploymentId)}` : "nothing deployed"} | ` +
+      `${cell(`${f.file ? `${f.file}${f.field ? ` ${f.field}` : ""}: ` : f.field ? `${f.field}: ` : ""}${f.reason}`)} |`),
+    "",
+  ];
 }

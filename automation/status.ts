@@ -105,7 +105,12 @@ export function computeStatus(
     if (drift.length) return { ...base, state: "Modified", message: drift.join("; ") };
     if (notReady.length) return { ...base, state: "NotReady", message: notReady.join("; ") };
     return { ...base, state: "Ready", message: "" };
-  }).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
+  }).concat((state.failures?.list() ?? []).map((f): DeploymentStatus => ({
+    // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
+    gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: "ErrApplied", deploymentId: "",
+    appliedDeploymentId: f.cluster ? applied[deploymentKey(f)]?.deploymentId : undefined,
+    message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
+  }))).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
 
   const rollUp = (items: DeploymentStatus[], desired: number, ready: number): RollUp => ({
     state: items.reduce<DeploymentState>((worst, d) => (STATE_RANK[d.state] > STATE_RANK[worst] ? d.state : worst), "Ready"),
@@ -122,7 +127,7 @@ export function computeStatus(
   });
   const gitRepos = [...state.config.gitRepos].sort((a, b) => compare(a.name, b.name)).map((r) => {
     const items = deployments.filter((d) => d.gitRepo === r.name);
-    const clusters = [...new Set(items.map((d) => d.cluster))];
+    const clusters = [...new Set(items.map((d) => d.cluster).filter((c) => c))];
     // A cluster is ready for a GitRepo when every bundle of the GitRepo on it is Ready.
     const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
     return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };

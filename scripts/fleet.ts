@@ -115,9 +115,12 @@ async function main(): Promise<void> {
       case "preview": {
         const r = await track(ops.preview(options));
         if (args.summaryMd) fs.writeFileSync(args.summaryMd, r.summaryMarkdown);
-        writeResult(v["result-json"], { ok: true, changes: r.changes, summaryMarkdown: r.summaryMarkdown, prunes: r.prunes });
+        // A broken bundle fails the preview (a pull request's check), after everything else was shown.
+        const failed = r.failures.length ? `preview of stack ${args.stack}: ${ops.failuresNote(r.failures)}` : undefined;
+        writeResult(v["result-json"], { ok: !failed, ...(failed ? { error: failed } : {}), changes: r.changes, summaryMarkdown: r.summaryMarkdown, prunes: r.prunes });
         page(args.html, () => renderPreviewPage(r));
         for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replace(/`/g, "")}`);
+        if (failed) throw new ResultWritten(failed);
         done(r);
         break;
       }
@@ -152,11 +155,15 @@ async function main(): Promise<void> {
       }
     }
   } catch (err) {
+    if (err instanceof ResultWritten) throw err;
     if (err instanceof ops.OperationError) report(err.events, args.eventsJson);
     writeResult(v["result-json"], { ok: false, error: (err as Error).message, events: err instanceof ops.OperationError ? err.events : [] });
     throw err;
   }
 }
+
+/** A failure whose result (--result-json) was already written whole. */
+class ResultWritten extends Error {}
 
 function parseCommits(text: string): Record<string, string> {
   let parsed: unknown;

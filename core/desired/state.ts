@@ -161,10 +161,14 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),
     journal: journalObjects(deployments, leftOut),
     failures: failures.list(),
-    warnings: !facts.deployed && unchanged.size ? [
-      `${unchanged.size} unchanged bundle deployment(s) were rendered again: this program was not given the state (a plain \`pulumi up\`), ` +
-      "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",
-    ] : [],
+    warnings: [
+      ...!facts.deployed && unchanged.size ? [
+        `${unchanged.size} unchanged bundle deployment(s) were rendered again: this program was not given the state (a plain \`pulumi up\`), ` +
+        "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",
+      ] : [],
+      // A held deployment says so on its own component; one that keeps nothing is said here.
+      ...failures.list().filter((f) => !f.kept).map(describeFailure),
+    ],
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
   return state;

@@ -100,7 +100,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       repo.commit({ "base/fleet.yaml": "dependsOn:\n  - name: t-app\n" });
       const cycle = await failedAlone(desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot }));
       expect(cycle[0]).to.match(/gitRepo t, bundle t-app, cluster c1: dependsOn: dependsOn forms a cycle through c1\/t-app -> c1\/t-base/);
-      expect(cycle[1]).to.equal("gitRepo t, bundle t-base, cluster c1: dependsOn: dependent bundle(s) are not ready: [t-app] (failed on this cluster)");
+      expect(cycle[2]).to.equal("gitRepo t, bundle t-base, cluster c1: dependsOn: dependent bundle(s) are not ready: [t-app] (failed on this cluster)");
     });
   });
 
