@@ -46,7 +46,8 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const planned = performance.now();
   const fleet = new Fleet("fleet", desired);
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
-  return { summary: desired.summary, deployments: fleet.deploymentRecords, ...(options.inputs ? { inputs: options.inputs } : {}) };
+  // With failed bundles the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
+  return { summary: desired.summary, deployments: fleet.deploymentRecords, ...(options.inputs && !desired.failures.length ? { inputs: options.inputs } : {}) };
 }
 
 /**

@@ -10,6 +10,7 @@ import { describeDesired } from "../core/desired/describe";
 import { offlineFacts } from "../core/desired/facts";
 import { desiredState } from "../core/desired/state";
 import { StackConfig } from "../core/config/stack";
+import { DeploymentFailure } from "../core/desired/failures";
 import { FleetError } from "../core/errors";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 
@@ -46,6 +47,13 @@ async function main(): Promise<void> {
     }
   }
   for (const s of state.plan.skipped) console.log(`  skipped ${s.bundle} on ${s.cluster}: doNotDeploy (target ${s.target})`);
+  failIfAny(state.failures.list());
+}
+
+/** Broken bundles fail alone: the plan of the rest is printed, then each failure, and the command fails. */
+function failIfAny(failed: DeploymentFailure[]): void {
+  for (const f of failed) console.log(`  failed: ${f.message}`);
+  if (failed.length) throw new FleetError(`${failed.length} bundle deployment(s) failed (the plan of the others is above)`);
 }
 
 /**
@@ -58,11 +66,11 @@ async function printDesired(stack: string, config: StackConfig, json: boolean): 
   console.error(`stack ${stack}: the desired state without the engine or the clusters (as for a new stack: no last outputs, no takeOwnership check, fleet-default not looked up)`);
   if (!json) {
     for (const line of describeDesired(state)) console.log(line);
-    return;
+  } else {
+    const { fleet: _fleet, ...rest } = state;
+    console.log(JSON.stringify(rest, (key, value) => (key === "kubeconfig" ? "(redacted)" : value), 2));
   }
-  const { fleet: _fleet, ...rest } = state;
-  const redacted = JSON.stringify(rest, (key, value) => (key === "kubeconfig" ? "(redacted)" : value), 2);
-  console.log(redacted);
+  failIfAny(state.failures);
 }
 
 runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));

@@ -15,6 +15,7 @@ import { renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
+import { FailedDeployments } from "../core/desired/failures";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {
@@ -63,10 +64,18 @@ async function main(): Promise<void> {
   repo.targets = groupNames.map((g) => ({ name: g, clusterGroup: g }));
   const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false } : await resolveSource(repo);
-  const bundles = readBundles(source.dir, repo);
-  const plan = buildPlan(bundles, [cluster], groups);
-  const rendered = renderDeployments(plan.entries, bundles, () => source.commit, runRenderer);
+  // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
+  const failures = new FailedDeployments();
+  const unread: string[] = [];
+  const bundles = readBundles(source.dir, repo, runRenderer, (b, err) => {
+    unread.push(b.bundle);
+    failures.fail({ ...b, cluster: "" }, err);
+  });
+  const planned = buildPlan(bundles, [cluster], groups, runRenderer, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread) });
+  const rendered = renderDeployments(failures.settle(planned.entries), bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
+  const plan = { ...planned, entries: failures.settle(planned.entries.filter((e) => rendered.has(e))) };
   for (const b of bundles) {
+    if (failures.has({ bundle: b.name, cluster: cluster.name })) continue;
     const entry = plan.entries.find((e) => e.bundle === b.name);
     console.log(`# Bundle: ${b.name} (${b.path})`);
     if (!entry) {
@@ -81,6 +90,9 @@ async function main(): Promise<void> {
     for (const w of r.warnings) console.log(`# warning: ${w}`);
     for (const o of r.objects) process.stdout.write(`---\n${YAML.stringify(o, { sortMapEntries: true })}`);
   }
+  const failed = failures.list();
+  for (const f of failed) console.log(`# Bundle: ${f.bundle}\n# Error: ${f.message}`);
+  if (failed.length) throw new FleetError(`${failed.length} bundle(s) failed: ${failed.map((f) => f.bundle).join(", ")} (the others are rendered above)`);
 }
 
 runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));
