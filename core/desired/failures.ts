@@ -91,27 +91,6 @@ export class FailedDeployments {
       remaining = remaining.filter((e) => !this.has(e));
     }
   }
-
-  /**
-   * Runs a check that throws for the first pair it finds wrong (a FleetError naming its bundle and
-   * cluster) until it passes: each such pair fails alone and the check runs again without it. An error
-   * that names no planned pair stops everything, as before.
-   */
-  isolate<E extends Pair & { dependsOn: string[] }>(entries: E[], check: (entries: E[]) => void): E[] {
-    let remaining = entries;
-    for (;;) {
-      try {
-        check(remaining);
-        return remaining;
-      } catch (err) {
-        const c = err instanceof FleetError ? err.context : undefined;
-        const culprit = c?.bundle && c.cluster ? remaining.find((e) => e.bundle === c.bundle && e.cluster === c.cluster) : undefined;
-        if (!culprit) throw err;
-        this.fail(culprit, err);
-        remaining = this.settle(remaining);
-      }
-    }
-  }
 }
 
 function pairKey(p: { bundle: string; cluster: string }): string {

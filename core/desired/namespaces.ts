@@ -19,8 +19,13 @@ export interface NamespaceSpec {
   bundles: string[];
 }
 
-/** `objects` holds the rendered raw YAML objects of each entry (by bundle name) on this cluster. */
-export function namespacesForCluster(cluster: string, entries: PlanEntry[], objects: Map<string, K8sObject[]>): NamespaceSpec[] {
+/**
+ * `objects` holds the rendered raw YAML objects of each entry (by bundle name) on this cluster. Two
+ * bundles giving one namespace different labels or annotations conflict: with `onConflict` the later
+ * one goes there and adds nothing (one pass), else the conflict is thrown.
+ */
+export function namespacesForCluster(cluster: string, entries: PlanEntry[], objects: Map<string, K8sObject[]>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void): NamespaceSpec[] {
   const defined = new Set<string>();
   for (const list of objects.values()) for (const o of list) if (o.kind === "Namespace") defined.add(o.metadata.name);
   const specs = new Map<string, NamespaceSpec>();
@@ -40,10 +45,27 @@ export function namespacesForCluster(cluster: string, entries: PlanEntry[], obje
     if (!spec.bundles.includes(entry.bundle)) spec.bundles.push(entry.bundle);
   };
   for (const entry of entries) {
+    const conflict = specs.has(entry.namespace) && !BUILT_IN.has(entry.namespace) && !defined.has(entry.namespace) ? conflictOf(specs.get(entry.namespace)!, entry, cluster) : undefined;
+    if (conflict) {
+      if (!onConflict) throw conflict;
+      onConflict(entry, conflict);
+      continue;
+    }
     need(entry.namespace, entry, true);
     for (const o of objects.get(entry.bundle) ?? []) if (o.metadata.namespace && o.metadata.namespace !== entry.namespace) need(o.metadata.namespace, entry, false);
   }
   return [...specs.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** The error merging this entry's namespaceLabels/namespaceAnnotations into its namespace would raise, if any. */
+function conflictOf(spec: NamespaceSpec, entry: PlanEntry, cluster: string): FleetError | undefined {
+  try {
+    merge({ ...spec.labels }, entry.options.namespaceLabels ?? {}, "namespaceLabels", spec, entry, cluster);
+    merge({ ...spec.annotations }, entry.options.namespaceAnnotations ?? {}, "namespaceAnnotations", spec, entry, cluster);
+    return undefined;
+  } catch (err) {
+    return err as FleetError;
+  }
 }
 
 function merge(into: Record<string, string>, from: Record<string, string>, field: string, spec: NamespaceSpec, entry: PlanEntry, cluster: string): void {

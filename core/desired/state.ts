@@ -84,7 +84,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
-  entries = failures.isolate(entries, (es) => checkSingleOwner(new Map(es.map((e) => [e, rendered.get(e)!]))));
+  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail);
+  entries = failures.settle(entries);
   for (const e of entries) {
     try {
       for (const obj of rendered.get(e)!.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
@@ -97,7 +98,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects, fail);
     entries = failures.settle(entries);
   }
-  entries = failures.isolate(entries, (es) => inDependencyOrder(es));
+  inDependencyOrder(entries, fail);
+  entries = failures.settle(entries);
   // What the failed deployments keep, and what must not take it from them.
   let held = heldDeployments(failures, fleet, readNow, previous, facts);
   for (;;) {
@@ -107,11 +109,9 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     entries = failures.settle(entries);
     held = heldDeployments(failures, fleet, readNow, previous, facts);
   }
-  let namespaces = new Map<string, DesiredNamespace[]>();
-  entries = failures.isolate(entries, (es) => {
-    const byCluster = entriesByCluster(es);
-    namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name))]));
-  });
+  const byCluster = entriesByCluster(entries);
+  const namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name), fail)]));
+  entries = failures.settle(entries);
   for (const [cluster, list] of namespaces) {
     const names = new Set([...list.map((ns) => ns.metadata.name), agentNamespace(cluster)]);
     list.push(...heldNamespaces(held.deployedOn(cluster), names));
@@ -399,9 +399,10 @@ function checkNotSplit(config: StackConfig): void {
 }
 
 /** The namespaces a cluster creates for its bundles; the agent owns its own, so a bundle deploying into it does not create it twice. */
-function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, agentNamespace: string): DesiredNamespace[] {
+function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, agentNamespace: string,
+  onConflict: (entry: PlanEntry, err: FleetError) => void): DesiredNamespace[] {
   const byBundle = new Map(entries.map((e) => [e.bundle, rendered.get(e)!.objects]));
-  return namespacesForCluster(cluster, entries, byBundle).filter((ns) => ns.name !== agentNamespace).map((ns) => ({
+  return namespacesForCluster(cluster, entries, byBundle, onConflict).filter((ns) => ns.name !== agentNamespace).map((ns) => ({
     name: `${cluster}/${ns.name}`,
     metadata: {
       name: ns.name,
@@ -437,9 +438,11 @@ export function providerSettings(name: string, c: ClusterConfig, renderDir?: str
 
 /**
  * The plan's entries with each one's dependsOn (same cluster) before it, in plan order otherwise: the
- * order the engine registers them in. A cycle is an error naming the deployments in it.
+ * order the engine registers them in. A cycle is an error naming the deployments in it; with `onCycle`,
+ * the deployment that closes it goes there (in one pass) and is left out, and the caller settles what
+ * waits for it.
  */
-function inDependencyOrder(entries: PlanEntry[]): PlanEntry[] {
+function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEntry, err: FleetError) => void): PlanEntry[] {
   const byKey = new Map(entries.map((e) => [deploymentKey(e), e]));
   const done = new Set<string>();
   const inProgress = new Set<string>();
@@ -448,10 +451,16 @@ function inDependencyOrder(entries: PlanEntry[]): PlanEntry[] {
     const key = deploymentKey(entry);
     if (done.has(key)) return;
     if (inProgress.has(key)) {
-      throw new FleetError(`dependsOn forms a cycle through ${[...inProgress].join(" -> ")}`, { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster, field: "dependsOn" });
+      const err = new FleetError(`dependsOn forms a cycle through ${[...inProgress].join(" -> ")}`, { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster, field: "dependsOn" });
+      if (!onCycle) throw err;
+      onCycle(entry, err);
+      return;
     }
     inProgress.add(key);
-    for (const bundle of entry.dependsOn) visit(byKey.get(deploymentKey({ bundle, cluster: entry.cluster }))!);
+    for (const bundle of entry.dependsOn) {
+      const dep = byKey.get(deploymentKey({ bundle, cluster: entry.cluster }));
+      if (dep) visit(dep);
+    }
     inProgress.delete(key);
     done.add(key);
     out.push(entry);

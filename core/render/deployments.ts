@@ -179,23 +179,35 @@ export function unanswered(asked: LookupKey[] | undefined, table: LookupAnswer[]
  * One owner per object and cluster. Two bundles rendering the same object for one cluster fail in
  * Fleet (Helm refuses to install an object another release owns); here both would be resources of
  * their own, applying over each other, and a prune of either would delete the object under the other.
+ * With `onConflict`, each deployment that renders an object an earlier one (plan order) has goes to it,
+ * in one pass, and its objects claim nothing; without it the first conflict is thrown.
  */
-export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>): void {
+export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void): void {
   const owners = new Map<string, PlanEntry>();
   for (const [e, r] of rendered) {
+    const claimed: string[] = [];
+    let conflict: FleetError | undefined;
     for (const o of r.objects) {
       const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
       const key = `${e.cluster}\u0000${objectKey(o)}`;
       const first = owners.get(key);
       if (!first) {
-        owners.set(key, e);
+        claimed.push(key);
       } else if (first !== e) {
-        throw new FleetError(
+        conflict = new FleetError(
           `${o.kind} ${where} is also deployed by bundle ${first.bundle} (GitRepo ${first.gitRepo}) on this cluster; an object has one owner ` +
           "(Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
           { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
         );
+        break;
       }
+    }
+    if (!conflict) {
+      for (const key of claimed) owners.set(key, e);
+    } else if (onConflict) {
+      onConflict(e, conflict);
+    } else {
+      throw conflict;
     }
   }
 }
