@@ -269,7 +269,7 @@ async function configOf(stack: Stack, options: OperationOptions): Promise<StackC
 
 /** "N bundle deployment(s) failed: ..." with one line each (core/desired/failures.ts). */
 export function failuresNote(failed: DeploymentFailure[]): string {
-  return `${failed.length} bundle deployment(s) failed:\n${failed.map((f) => `  ${describeFailure(f)}${f.file ? ` [${f.file}${f.field ? ` ${f.field}` : ""}]` : ""}`).join("\n")}`;
+  return `${failed.length} bundle deployment(s) failed, each alone:\n${failed.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
 }
 
 function unreachableNote(s: Session): string {
@@ -426,7 +426,9 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
     planned[deploymentKey(e)] = deploymentRecord(e, state!.sources.get(e.gitRepo)?.commit ?? "", 0);
   }
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
-  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}`;
+  const alone = state?.failures?.list() ?? [];
+  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}` +
+    (alone.length ? `\nand ${failuresNote(alone)}` : "");
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
 }
 

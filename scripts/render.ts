@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   }
   const failed = failures.list();
   for (const f of failed) console.log(`# Bundle: ${f.bundle}\n# Error: ${f.message}`);
-  if (failed.length) throw new FleetError(`${failed.length} bundle(s) failed: ${failed.map((f) => f.bundle).join(", ")} (the others are rendered above)`);
+  if (failed.length) throw new FleetError(`${failed.length} bundle(s) failed (the others are rendered above):\n${failed.map((f) => `  ${f.message}`).join("\n")}`);
 }
 
 runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));

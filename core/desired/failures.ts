@@ -97,9 +97,8 @@ function pairKey(p: { bundle: string; cluster: string }): string {
   return p.cluster ? deploymentKey(p) : `\u0000${p.bundle}`;
 }
 
-/** One line per failure, for the operations' error and the preview. */
+/** One line per failure, for the operations' error and the preview: where, why, and what it keeps. */
 export function describeFailure(f: DeploymentFailure): string {
-  const where = f.cluster ? `bundle ${f.bundle} on cluster ${f.cluster}` : `bundle ${f.bundle}`;
-  const kept = f.kept ? `kept as last deployed (${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)})` : "nothing deployed";
-  return `${where} (GitRepo ${f.gitRepo}) failed, ${kept}: ${f.reason}`;
+  const kept = f.kept ? `kept as last deployed: ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "nothing deployed";
+  return `${f.message} (${kept})`;
 }

@@ -167,7 +167,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
         "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",
       ] : [],
       // A held deployment says so on its own component; one that keeps nothing is said here.
-      ...failures.list().filter((f) => !f.kept).map(describeFailure),
+      ...failures.list().filter((f) => !f.kept).map((f) => `failed: ${describeFailure(f)}`),
     ],
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
@@ -210,7 +210,7 @@ function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow
       [...kept].map(([key, { record, deployed }]) => ({
         key, gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
         ...(deployed.account ? { account: deployed.account } : {}),
-        warnings: [`bundle ${record.bundle} on cluster ${record.cluster}: ${describeFailure(failures.get(record)!)}`],
+        warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
         objects: heldObjects(key, deployed, namespacesOf(record.cluster)), record, arrived: arrived.has(record.cluster),
         held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
       })),

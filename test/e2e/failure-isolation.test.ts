@@ -48,7 +48,7 @@ describe("a broken bundle fails alone on a live cluster: the others update, its 
     s.write("c/values.yaml", "v: \"2\"\n");
     s.write("c/templates/cm.yaml", "{{ fail \"c is broken on purpose\" }}\n" + CHART_CM);
     const failed = await upFailing();
-    expect(failed.message).to.match(/deployed everything else, but 1 bundle deployment\(s\) failed:\n {2}bundle isolation-c on cluster live-1 \(GitRepo isolation\) failed, kept as last deployed \(2 object\(s\), deploymentID …/);
+    expect(failed.message).to.match(/deployed everything else, but 1 bundle deployment\(s\) failed, each alone:\n {2}.*gitRepo isolation, bundle isolation-c, cluster live-1: .*\(kept as last deployed: 2 object\(s\), deploymentID …/);
     expect(failed.message).to.contain("c is broken on purpose");
     expect(failed.events.map((e) => `${e.event} ${e.bundle}`).sort()).to.deep.equal(["deployed isolation-a", "deployed isolation-b"]);
     expect((await get("configmaps", "a")).data).to.deep.equal({ v: "2" });
@@ -73,7 +73,7 @@ describe("a broken bundle fails alone on a live cluster: the others update, its 
     const before = await identity();
     s.write("c/fleet.yaml", `defaultNamespace: ${NS}\nhelm: [not, closed\n`);
     const failed = await upFailing();
-    expect(failed.message).to.match(/bundle isolation-c on cluster live-1 \(GitRepo isolation\) failed, kept as last deployed/);
+    expect(failed.message).to.match(/gitRepo isolation, bundle isolation-c, cluster live-1: .*\(kept as last deployed: 2 object\(s\)/);
     expect(failed.message).to.contain("c/fleet.yaml");
     expect(failed.events).to.deep.equal([]);
     expect(await identity()).to.deep.equal(before);

@@ -70,7 +70,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     expect(s.failures[0]).to.include({ gitRepo: "t", bundle: "t-c", cluster: "c1" });
     expect(s.failures[0].message).to.match(/^c\/fleet\.yaml.*gitRepo t, bundle t-c, cluster c1: /);
     expect(s.failures[0].kept).to.deep.equal({ deploymentId: before.record.deploymentId, objects: 1 });
-    expect(held.warnings[0]).to.match(/^bundle t-c on cluster c1: bundle t-c on cluster c1 \(GitRepo t\) failed, kept as last deployed \(1 object\(s\), deploymentID …/);
+    expect(held.warnings[0]).to.match(/^bundle t-c on cluster c1 failed: c\/fleet\.yaml.*gitRepo t, bundle t-c, cluster c1: .* \(kept as last deployed: 1 object\(s\), deploymentID …/);
     // The summary still counts it (the next update's guards), and the GitRepo is not "emptied".
     expect(s.summary.gitRepos.t.clusters).to.deep.equal(["c1", "c2"]);
     expect(s.summary.clusters.c1.map((l) => l.split(" ")[0])).to.deep.equal(["t-a", "t-b", "t-c"]);
