@@ -7,6 +7,7 @@
 import { groupOf, K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
 import { RenderedDeployment } from "../render/deployments";
+import { withoutApiIgnored } from "./api-ignored";
 import { Owner, withOwnership } from "./labels";
 
 /** An alias the engine resolves to an earlier URN of the same object. */
@@ -99,7 +100,7 @@ export function desiredObjects(key: string, entry: PlanEntry, rendered: Rendered
     if (own) dependsOnObjects.push(own);
     const ignored = unchanged ? rendered.ignoredFields.get(obj) : undefined;
     const desired: DesiredObject = {
-      name, type: typeTokenOf(obj), manifest: withOwnership(obj, owner, entry.options.forceSyncGeneration), dependsOnObjects,
+      name, type: typeTokenOf(obj), manifest: withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration), dependsOnObjects,
       ...(ns && !own && clusterNamespaces.has(ns) ? { clusterNamespace: ns } : {}),
       retainOnDelete: retainsOnDelete(entry, rendered, obj),
       ...(entry.paused ? { ignoreChanges: ["*"] } : ignored ? { ignoreChanges: ignored } : {}),

@@ -95,9 +95,19 @@ describe("Fleet repositories from the wild (test/corpus), as Fleet deploys them"
     ]);
   });
 
-  it("kompose: manifests with nulls, empty maps and an empty status deploy", async () => {
+  it("kompose: manifests with nulls, empty maps and an empty status deploy, registered without what the API server ignores (no diff, no drift)", async () => {
     const s = await deployCorpus("kompose");
     expect(keys(s)).to.deep.equal(["dev-1/kompose-app", "prod-1/kompose-app"]);
+    const [deployment, service] = ["Deployment", "Service"].map((k) => objectsOf(s, "dev-1/kompose-app").find((o) => o.kind === k)!);
+    expect(deployment).to.not.have.property("status");
+    expect(deployment.metadata).to.not.have.property("creationTimestamp");
+    const pod = (deployment.spec as { strategy: object; template: { metadata: object; spec: { containers: { env: object[]; resources: object }[] } } });
+    expect(pod.template.metadata).to.not.have.property("creationTimestamp");
+    expect(pod.template.spec.containers[0].env).to.deep.equal([{ name: "DEBUG" }]);
+    // What the API server keeps as written stays: empty structs, and a status with content (a CRD without a status subresource stores it).
+    expect(pod.strategy).to.deep.equal({});
+    expect(pod.template.spec.containers[0].resources).to.deep.equal({});
+    expect(service.status).to.deep.equal({ loadBalancer: {} });
     expect(objectsOf(s, "dev-1/kompose-app").map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).sort()).to.deep.equal(["Deployment kompose/web", "Service kompose/web"]);
     expect(s.failures).to.deep.equal([]);
   });
