@@ -41,3 +41,16 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 function isEmptyMap(v: unknown): boolean {
   return isPlainMap(v) && Object.keys(v).length === 0;
 }
+
+/**
+ * Null values where Kubernetes has a map of strings (labels, annotations, a ConfigMap's or Secret's
+ * data): the API server decodes such a null as "" on create, so Fleet's Helm stores the key with an
+ * empty value, while the provider drops it (above). Named in a warning, never silently different.
+ */
+export function nullStringValues(obj: K8sObject): string[] {
+  const maps: [string, unknown][] = [["metadata.labels", obj.metadata?.labels], ["metadata.annotations", obj.metadata?.annotations]];
+  if (obj.apiVersion === "v1" && (obj.kind === "ConfigMap" || obj.kind === "Secret")) {
+    for (const field of ["data", "stringData", "binaryData"]) maps.push([field, (obj as Record<string, unknown>)[field]]);
+  }
+  return maps.flatMap(([field, m]) => (isPlainMap(m) ? Object.keys(m).filter((k) => m[k] === null).map((k) => `${field}.${k}`) : []));
+}

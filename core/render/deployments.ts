@@ -5,6 +5,7 @@
  * rules, checked here so nothing is registered when any object is wrong.
  */
 import { comparePatchPaths } from "../compare-patches";
+import { nullStringValues } from "../desired/api-ignored";
 import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
 import { FleetError } from "../errors";
 import { sha256Hex, stableJson } from "../hash";
@@ -259,6 +260,11 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     }
     const placed = { ...obj, metadata: meta };
     checkNames(placed, ctx);
+    const nulls = nullStringValues(placed);
+    if (nulls.length) {
+      warnings.push(`${placed.kind} ${placed.metadata.name}: ${nulls.join(", ")} ${nulls.length > 1 ? "are" : "is"} null: it is not applied (the Kubernetes provider drops nulls), ` +
+        "where Fleet's Helm would store an empty string; write \"\" to keep the key");
+    }
     return placed;
   });
   const kept = new Set(objects.filter((o, i) => i < chartCrds.length || keepsOnUninstall(o)));

@@ -226,7 +226,7 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect(pinned.pods.map((p) => `${p.uid} ${p.image}`)).to.deep.equal(pinnedBefore.pods.map((p) => `${p.uid} rancher/fleet-agent:v0.13.1`));
   });
 
-  it("5. validation: a label value the API server rejects fails the preview with a clear error, and no cluster changes", async () => {
+  it("5. validation: a label value the API server rejects fails its bundle (preview and up) with a clear error, and no cluster changes", async () => {
     const bad = tempDir("pf-bad-repo-");
     fs.mkdirSync(path.join(bad, "app"));
     fs.writeFileSync(path.join(bad, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    team: \"not valid!\"\ndata: {k: v}\n");
@@ -239,11 +239,13 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
 
     const before = await Promise.all(clusters.map(bundleObjects));
     const withBad: StackConfig = { ...current, gitRepos: [...current.gitRepos, { ...current.gitRepos[0], name: "bad", repo: bad, paths: ["app"], targets: [{ name: "all", clusterSelector: {} }] }] };
-    const err = await ops.preview(options(withBad)).then(() => undefined, (e: Error) => e);
-    expect(err, "preview must fail").to.be.instanceOf(Error);
-    expect(err!.message).to.contain("gitRepo bad").and.contain("metadata.labels").and.contain("not valid!").and.match(/cluster live-\d/);
+    // The bundle fails alone (the preview reports it, and the CLI exits non-zero on it); nothing else is touched.
+    const preview = await ops.preview(options(withBad));
+    expect(preview.failures.map((f) => f.cluster)).to.deep.equal(["live-1", "live-2", "live-3"]);
+    expect(preview.failures[0].message).to.contain("gitRepo bad").and.contain("metadata.labels").and.contain("not valid!").and.match(/cluster live-\d/);
     const upErr = await ops.up(options(withBad)).then(() => undefined, (e: Error) => e);
-    expect(upErr).to.be.instanceOf(Error);
+    expect(upErr).to.be.instanceOf(ops.BundlesFailedError);
+    expect(upErr!.message).to.contain("gitRepo bad").and.contain("not valid!");
     expect(await Promise.all(clusters.map(bundleObjects))).to.deep.equal(before);
   });
 

@@ -1,9 +1,12 @@
 import { expect } from "chai";
 import { K8sObject } from "../../core/bundles/manifests";
-import { withoutApiIgnored } from "../../core/desired/api-ignored";
+import { nullStringValues, withoutApiIgnored } from "../../core/desired/api-ignored";
 import { desiredObjects } from "../../core/desired/objects";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { PlanEntry } from "../../core/targeting/plan";
+import { readBundles } from "../../core/bundles/read";
+import { gitRepoConfig, TestRepo } from "../support/git-fixtures";
+import { renderBundle } from "../support/render";
 
 /** A Deployment as kompose writes it (creationTimestamp: null, empty structs, a null env value, status: {}). */
 const komposeDeployment = (): K8sObject => ({
@@ -74,5 +77,17 @@ describe("what the API server ignores (core/desired/api-ignored)", () => {
     const template = (web.manifest.spec as any).template;
     expect(template.metadata).to.not.have.property("creationTimestamp");
     expect(template.spec.containers[0].env).to.deep.equal([{ name: "X" }]);
+  });
+});
+
+describe("null string values, which Fleet's Helm stores as \"\" (core/desired/api-ignored nullStringValues)", () => {
+  it("names each null in labels, annotations and a ConfigMap's or Secret's data, and nothing else; a render says so", () => {
+    const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "env", labels: { a: null, b: "x" }, annotations: { n: null } }, data: { DEBUG: null, MODE: "prod" } } as unknown as K8sObject;
+    expect(nullStringValues(cm)).to.deep.equal(["metadata.labels.a", "metadata.annotations.n", "data.DEBUG"]);
+    expect(nullStringValues(komposeDeployment())).to.deep.equal([]);
+    const repo = new TestRepo({ "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: env\ndata:\n  DEBUG: null\n" });
+    const [bundle] = readBundles(repo.dir, gitRepoConfig({ name: "t", repo: repo.dir, paths: ["app"] }));
+    const r = renderBundle(bundle);
+    expect(r.warnings).to.deep.equal(["ConfigMap env: data.DEBUG is null: it is not applied (the Kubernetes provider drops nulls), where Fleet's Helm would store an empty string; write \"\" to keep the key"]);
   });
 });
