@@ -11,7 +11,7 @@ import * as YAML from "yaml";
 import { resolveSource, Source } from "../core/source/git";
 import { readBundles } from "../core/bundles/read";
 import { buildPlan } from "../core/targeting/plan";
-import { renderDeployments } from "../core/render/deployments";
+import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
   });
   const planned = buildPlan(bundles, [cluster], groups, runRenderer, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread) });
   const rendered = renderDeployments(failures.settle(planned.entries), bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
+  checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));
   const plan = { ...planned, entries: failures.settle(planned.entries.filter((e) => rendered.has(e))) };
   for (const b of bundles) {
     if (failures.has({ bundle: b.name, cluster: cluster.name })) continue;

@@ -219,6 +219,12 @@ const ATTACKS: Attack[] = [
     error: /1500 bundles, over the limit of 1000 per GitRepo \(PULUMI_FLEET_MAX_BUNDLES\)/,
   },
   {
+    // Each fails alone (one owner per object): the failures must be found in one pass, not one check per failure.
+    name: "a push of 900 bundles that all deploy the same object (each fails alone)", cls: "exhaustion",
+    files: () => Object.fromEntries(Array.from({ length: 900 }, (_, i) => [[`b${i}/fleet.yaml`, "{}\n"], [`b${i}/cm.yaml`, cm("  a: b\n")]]).flat()),
+    error: /ConfigMap default\/probe is also deployed by bundle attack-b\d+/,
+  },
+  {
     name: "an alias bomb in a kustomize resource", cls: "exhaustion",
     files: () => ({ "kustomization.yaml": "resources: [bomb.yaml]\n", "bomb.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  ${BILLION_LAUGHS.replace(/\n/g, "\n  ")}\n` }),
     error: /aliases expand to more than/,
