@@ -13,6 +13,7 @@ import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { Bundle } from "./bundles/types";
 import { buildPlan, Plan } from "./targeting/plan";
+import { Rollout } from "./targeting/rollout";
 import { withContext } from "./errors";
 import { Renderer, runRenderer } from "./render/fleet-render";
 
@@ -30,6 +31,14 @@ export interface FleetState {
   unread: UnreadBundle[];
   /** Grows as later stages (rendering, checks) fail pairs; complete once the desired state is computed. */
   failures: FailedDeployments;
+  /** Per bundle with a rolloutStrategy: its partitions and waves, set once the desired state is computed. */
+  rollouts?: Map<string, BundleRollout>;
+}
+
+/** A bundle's rollout as this update walks it (core/targeting/rollout.ts), with where it differs from Fleet. */
+export interface BundleRollout extends Rollout {
+  gitRepo: string;
+  warnings: string[];
 }
 
 export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): Promise<Map<string, Source>> {

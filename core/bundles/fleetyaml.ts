@@ -10,6 +10,7 @@ import { readTargetCriteria, TargetCriteria } from "../config/stack";
 import { readSelector } from "../targeting/selector";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, TargetCustomizationMode } from "./types";
+import { IntOrString, limit, PartitionSpec, RolloutStrategy } from "../targeting/rollout";
 
 export interface FleetYaml {
   name?: string;
@@ -21,6 +22,8 @@ export interface FleetYaml {
   targetCustomizationMode: TargetCustomizationMode;
   overrideTargets?: TargetCriteria[];
   dependsOn: DependsOn[];
+  /** Present when fleet.yaml sets one (Fleet's BundleSpec field: not per target, not in the deploymentID). */
+  rolloutStrategy?: RolloutStrategy;
   /** Settings given a non-default value that this product does not honour yet, each with what happens instead. */
   unhonoured: string[];
 }
@@ -34,7 +37,6 @@ export const NOT_HONOURED = {
   comparePatchOps: "only `remove` operations (and jsonPointers) are honoured: this operation is not applied before comparing",
   ignoreConditions: "Fleet's options merge drops a target's `ignore`, so it has no effect there; set it at the top level of fleet.yaml",
   acceptedStates: "the bundle waits, within the same update, until the other is applied and its workloads ready (a Pulumi dependency, Fleet's default [Ready]); it does not start earlier for the other states listed, and a failed dependency stops it",
-  rolloutStrategy: "every cluster is updated in the same `pulumi up`: no partitions, no unavailable limits",
   force: "objects are applied with server-side apply, never deleted and recreated",
   atomic: "the engine does not roll back a failed update",
   waitForJobs: "Jobs are awaited as the Kubernetes provider awaits them, whatever this says",
@@ -123,8 +125,6 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
   if (root.child("imageScans").present) root.child("imageScans").fail("image scans are not supported by pulumi-fleet; remove this field");
   const unhonoured: string[] = [];
   const note: Unhonoured = (f, instead) => unhonoured.push(`${f.path}: ${JSON.stringify(f.value)} is not honoured yet: ${instead}`);
-  const rollout = root.child("rolloutStrategy");
-  if (rollout.optMap() && Object.keys(rollout.value as object).length) note(rollout, NOT_HONOURED.rolloutStrategy);
   const fy: FleetYaml = {
     labels: readLabelMap(root.child("labels")),
     options: readOptions(root, note),
@@ -139,7 +139,40 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
   const name = root.child("name").optString();
   if (name) fy.name = name;
   if (root.child("overrideTargets").present) fy.overrideTargets = root.child("overrideTargets").items().map((t) => readTargetCriteria(t));
+  if (root.child("rolloutStrategy").optMap()) fy.rolloutStrategy = readRollout(root.child("rolloutStrategy"));
   return fy;
+}
+
+/** rolloutStrategy (core/targeting/rollout.ts), each int-or-percentage checked as Fleet's limit reads it. */
+function readRollout(f: Field): RolloutStrategy {
+  f.object(["maxUnavailable", "maxUnavailablePartitions", "autoPartitionSize", "autoPartitionThreshold", "maxNew", "partitions"]);
+  const intOrString = (x: Field): IntOrString | undefined => {
+    if (!x.present || x.value === null) return undefined;
+    if (typeof x.value === "number" && Number.isInteger(x.value)) return x.value;
+    if (typeof x.value !== "string") x.fail("must be an integer or a percentage (ending with %)");
+    try {
+      limit(100, x.path, x.value as string);
+    } catch (err) {
+      x.fail((err as FleetError).reason);
+    }
+    return x.value as string;
+  };
+  const r: RolloutStrategy = {
+    partitions: f.child("partitions").items().map((p) => {
+      const criteria: PartitionSpec = readTargetCriteria(p, ["maxUnavailable"]);
+      const max = intOrString(p.child("maxUnavailable"));
+      return max === undefined ? criteria : { ...criteria, maxUnavailable: max };
+    }),
+  };
+  for (const key of ["maxUnavailable", "maxUnavailablePartitions", "autoPartitionSize"] as const) {
+    const v = intOrString(f.child(key));
+    if (v !== undefined) r[key] = v;
+  }
+  for (const key of ["autoPartitionThreshold", "maxNew"] as const) {
+    const v = f.child(key).optNumber();
+    if (v !== undefined) r[key] = v;
+  }
+  return r;
 }
 
 function readBundleTarget(f: Field, note: Unhonoured): BundleTarget {

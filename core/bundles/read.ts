@@ -217,6 +217,7 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
       restrictions,
       targetCustomizationMode: fy.targetCustomizationMode,
       dependsOn: fy.dependsOn,
+      ...(fy.rolloutStrategy ? { rolloutStrategy: fy.rolloutStrategy } : {}),
       paused: fy.paused || repo.paused,
     },
     exclude,

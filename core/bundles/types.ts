@@ -1,4 +1,5 @@
 /** The bundle model: what a directory of a Fleet repository means, before any cluster is considered. */
+import { RolloutStrategy } from "../targeting/rollout";
 import { LabelSelector } from "../targeting/selector";
 import { TargetCriteria } from "../config/stack";
 
@@ -96,6 +97,8 @@ export interface Bundle {
   restrictions: TargetCriteria[];
   targetCustomizationMode: TargetCustomizationMode;
   dependsOn: DependsOn[];
+  /** fleet.yaml rolloutStrategy, when set (core/targeting/rollout.ts). */
+  rolloutStrategy?: RolloutStrategy;
   paused: boolean;
   style: BundleStyle;
   /** Every file of the bundle after Fleet's content rules, then the files of pulled charts (.chart/<sha256>/). */

@@ -28,6 +28,9 @@ import { agentObjects } from "./agent";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords } from "./held";
+import { ClusterView, clusterViews } from "../targeting/match";
+import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
+import { BundleRollout } from "../pipeline";
 import { deploymentKey } from "./keys";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
@@ -100,18 +103,28 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   }
   inDependencyOrder(entries, fail);
   entries = failures.settle(entries);
-  // What the failed deployments keep, and what must not take it from them.
+  const namespacesOf = (es: PlanEntry[], onConflict: (e: PlanEntry, err: FleetError) => void) => {
+    const byCluster = entriesByCluster(es);
+    return new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name), onConflict)]));
+  };
+  namespacesOf(entries, fail);
+  entries = failures.settle(entries);
+  // What the failed deployments keep, and what must not take it from them; which clusters a rollout holds back.
+  const views = clusterViews(pinned.clusters, pinned.clusterGroups);
   let held = heldDeployments(failures, fleet, readNow, previous, facts);
+  let rollouts: RolloutGates;
   for (;;) {
+    rollouts = rolloutGates(entries, fleet.bundles, views, failures);
     const taken = entries.filter((e) => held.taken(e, rendered.get(e)!));
-    if (!taken.length) break;
+    if (!taken.length && !rollouts.waiting.length) break;
     for (const e of taken) fail(e, held.takenError(e, rendered.get(e)!));
+    for (const [e, err] of rollouts.waiting) fail(e, err);
     entries = failures.settle(entries);
     held = heldDeployments(failures, fleet, readNow, previous, facts);
   }
-  const byCluster = entriesByCluster(entries);
-  const namespaces = new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name), fail)]));
-  entries = failures.settle(entries);
+  fleet.rollouts = rollouts.byBundle;
+  // Removing deployments cannot make two bundles' namespace labels conflict: no conflict is left here.
+  const namespaces = namespacesOf(entries, (_e, err) => { throw err; });
   for (const [cluster, list] of namespaces) {
     const names = new Set([...list.map((ns) => ns.metadata.name), agentNamespace(cluster)]);
     list.push(...heldNamespaces(held.deployedOn(cluster), names));
@@ -137,7 +150,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     agent: agentObjects(c.name, agents.get(c.name)!),
     arrived: arrived.has(c.name),
   }));
-  const deployments = [...inDependencyOrder(entries).map((e): DesiredDeployment => {
+  const deployments = [...inDependencyOrder(entries, undefined, rollouts.gates).map((e): DesiredDeployment => {
     const key = deploymentKey(e);
     const r = rendered.get(e)!;
     const nsNames = new Set(namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
@@ -146,7 +159,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     const customTimeouts = customTimeoutsOf(e);
     return {
       key, entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
-      dependsOn: e.dependsOn.map((bundle) => deploymentKey({ bundle, cluster: e.cluster })),
+      dependsOn: [...e.dependsOn.map((bundle) => deploymentKey({ bundle, cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
       ...(account ? { account } : {}), ...(customTimeouts ? { customTimeouts } : {}),
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
@@ -168,6 +181,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ] : [],
       // A held deployment says so on its own component; one that keeps nothing is said here.
       ...failures.list().filter((f) => !f.kept).map((f) => `failed: ${describeFailure(f)}`),
+      ...[...rollouts.byBundle].flatMap(([bundle, r]) => r.warnings.map((w) => `bundle ${bundle}: ${w}`)),
     ],
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
@@ -215,6 +229,58 @@ function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow
         held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
       })),
   };
+}
+
+interface RolloutGates {
+  /** Per deployment, the deployments of its bundle on other clusters it waits for (earlier waves). */
+  gates: Map<PlanEntry, PlanEntry[]>;
+  /** Deployments a failed one of an earlier wave holds back, with why: they keep what they have, as in a paused rollout. */
+  waiting: [PlanEntry, FleetError][];
+  byBundle: Map<string, BundleRollout>;
+}
+
+/**
+ * fleet.yaml rolloutStrategy (core/targeting/rollout.ts) as dependencies: each deployment of a wave that
+ * waits depends on the bundle's deployments of the waves since the last such wave, so the engine applies
+ * it only once those are applied and ready, and skips it when one fails. A cluster of an earlier wave
+ * whose deployment failed alone (its objects as they were: not ready with this commit) holds the later
+ * ones back, as Fleet's rollout pauses on an unavailable partition. The deploymentIDs do not change.
+ */
+function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterView[], failures: FailedDeployments): RolloutGates {
+  const out: RolloutGates = { gates: new Map(), waiting: [], byBundle: new Map() };
+  const viewOf = new Map(views.map((v) => [v.name, v]));
+  for (const bundle of bundles) {
+    if (!bundle.rolloutStrategy) continue;
+    const own = entries.filter((e) => e.bundle === bundle.name);
+    const failedHere = failures.list().filter((f) => f.bundle === bundle.name && f.cluster);
+    // Partitions are of every cluster the bundle targets, deploying or failed (as Fleet's targets are).
+    const clusters = [...new Set([...own.map((e) => e.cluster), ...failedHere.map((f) => f.cluster)])].sort();
+    const rollout = partitionsOf(bundle.rolloutStrategy, clusters.map((c) => viewOf.get(c)!));
+    out.byBundle.set(bundle.name, { gitRepo: bundle.gitRepo, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
+    const byCluster = new Map(own.map((e) => [e.cluster, e]));
+    let before: string[] = [];
+    let since: string[] = [];
+    for (const wave of rollout.waves) {
+      if (wave.afterPrevious) {
+        before = since;
+        since = [];
+      }
+      since.push(...wave.clusters);
+      const failedBefore = before.filter((c) => failures.has({ bundle: bundle.name, cluster: c }));
+      for (const c of wave.clusters) {
+        const e = byCluster.get(c);
+        if (!e) continue;
+        if (failedBefore.length) {
+          out.waiting.push([e, new FleetError(`rollout paused before partition ${wave.partition}: bundle ${bundle.name} failed on cluster(s) ${failedBefore.join(", ")} of an earlier wave, ` +
+            "so this cluster keeps what it has (rolloutStrategy)", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
+          continue;
+        }
+        const gates = before.map((b) => byCluster.get(b)!).filter((g) => g);
+        if (gates.length) out.gates.set(e, gates);
+      }
+    }
+  }
+  return out;
 }
 
 /** Impersonating kubeconfigs for the users held deployments were applied as that no planned one uses now. */
@@ -442,7 +508,7 @@ export function providerSettings(name: string, c: ClusterConfig, renderDir?: str
  * the deployment that closes it goes there (in one pass) and is left out, and the caller settles what
  * waits for it.
  */
-function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEntry, err: FleetError) => void): PlanEntry[] {
+function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEntry, err: FleetError) => void, gates?: ReadonlyMap<PlanEntry, PlanEntry[]>): PlanEntry[] {
   const byKey = new Map(entries.map((e) => [deploymentKey(e), e]));
   const done = new Set<string>();
   const inProgress = new Set<string>();
@@ -461,6 +527,7 @@ function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEntry, er
       const dep = byKey.get(deploymentKey({ bundle, cluster: entry.cluster }));
       if (dep) visit(dep);
     }
+    for (const gate of gates?.get(entry) ?? []) visit(gate);
     inProgress.delete(key);
     done.add(key);
     out.push(entry);

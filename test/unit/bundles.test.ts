@@ -89,11 +89,12 @@ describe("bundle reader (Fleet rules, real git)", () => {
     }, { serviceAccount: "repo-sa" });
     const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
     expect(fields).to.deep.equal([
-      "fleet.yaml: rolloutStrategy",
       "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
       "fleet.yaml: diff.comparePatches[0].operations[1].op", "fleet.yaml: correctDrift.force",
       "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: targetCustomizations[0].ignore.conditions", "fleet.yaml: dependsOn[0].acceptedStates",
     ]);
+    // rolloutStrategy is honoured (core/targeting/rollout.ts): read, not warned here.
+    expect(b.rolloutStrategy).to.deep.equal({ partitions: [], maxUnavailable: 1 });
     expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')
       .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
     // The top-level ignore is honoured (status); a target's is dropped by Fleet's merge, and said so.

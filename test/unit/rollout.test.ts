@@ -6,6 +6,10 @@
 import { expect } from "chai";
 import { ClusterView } from "../../core/targeting/match";
 import { limit, partitionsOf, RolloutStrategy, rolloutWarnings } from "../../core/targeting/rollout";
+import { StackConfig } from "../../core/config/stack";
+import { desiredState } from "../../core/desired/state";
+import { fakeFacts } from "../support/fake-facts";
+import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
 const clusters = (from: number, to: number, labels: (i: number) => Record<string, string> = () => ({}), groups: (i: number) => [string, Record<string, string>][] = () => []): ClusterView[] =>
   Array.from({ length: to - from + 1 }, (_, k) => ({ name: `c${String(from + k).padStart(4, "0")}`, labels: labels(from + k), groups: new Map(groups(from + k)) }));
@@ -83,5 +87,44 @@ describe("rolloutStrategy partitions, as Fleet v0.16.1 computes them", () => {
     expect(text).to.contain("partition canary has maxUnavailable 0: Fleet v0.16.1's code then never updates a cluster of it that is available")
       .and.contain("rolloutStrategy.maxUnavailablePartitions: 1 is not honoured").and.contain("rolloutStrategy.maxNew: 10 is not honoured")
       .and.contain("cluster(s) c0004 match no partition; Fleet v0.16.1 never updates such clusters");
+  });
+});
+
+describe("rolloutStrategy in the desired state (core/desired/state.ts)", function () {
+  this.timeout(60_000);
+  const cacheRoot = tempDir("pf-rollout-cache-");
+  const fleetOf = (repo: string): StackConfig => ({
+    file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: tempDir("pf-rollout-render-"), clusterGroups: [],
+    clusters: ["c1", "c2", "c3", "c4"].map((name) => ({ name, labels: { tier: name === "c1" ? "canary" : "main" }, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+    gitRepos: [gitRepoConfig({ name: "t", repo, paths: ["app", "other"], targets: [{ clusterSelector: {} }] })],
+  });
+  const ROLLOUT = "rolloutStrategy:\n  partitions:\n    - name: canary\n      clusterSelector: {matchLabels: {tier: canary}}\n      maxUnavailable: 0\n    - name: rest\n      clusterSelector: {matchLabels: {tier: main}}\n";
+
+  it("the rest's deployments wait for the canary's (cross-cluster dependencies, canary registered first); deploymentIDs and objects as without it; other bundles untouched", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": ROLLOUT, "other/cm.yaml": CONFIGMAP("other") });
+    const s = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
+    const app = s.deployments.filter((d) => d.record.bundle === "t-app");
+    expect(app.map((d) => [d.key, d.dependsOn])).to.deep.equal([
+      ["c1/t-app", []], ["c2/t-app", ["c1/t-app"]], ["c3/t-app", ["c1/t-app"]], ["c4/t-app", ["c1/t-app"]],
+    ]);
+    expect(s.deployments.filter((d) => d.record.bundle === "t-other").every((d) => d.dependsOn.length === 0)).to.equal(true);
+    expect(s.fleet.rollouts!.get("t-app")!.partitions.map((p) => [p.name, p.clusters, p.holds])).to.deep.equal([["canary", ["c1"], true], ["rest", ["c2", "c3", "c4"], false]]);
+    expect(s.warnings.join("\n")).to.contain("bundle t-app: rolloutStrategy: partition canary has maxUnavailable 0");
+    // Partitioning changes only the order: the same deploymentIDs and objects as without a strategy... except the manifest (fleet.yaml is content).
+    const plain = await desiredState(fleetOf(new TestRepo({ "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": "# none\n", "other/cm.yaml": CONFIGMAP("other") }).url()), fakeFacts(), { cacheRoot });
+    expect(app.map((d) => d.objects.map((o) => o.manifest))).to.deep.equal(plain.deployments.filter((d) => d.record.bundle === "t-app").map((d) => d.objects.map((o) => o.manifest)));
+    expect(app[0].record.deploymentId.split(":")[1]).to.equal(plain.deployments.find((d) => d.key === "c1/t-app")!.record.deploymentId.split(":")[1]);
+  });
+
+  it("a canary that fails holds the rest back: they fail alone too and keep what they have", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": ROLLOUT + "helm:\n  values:\n    v: ${ .ClusterLabels.missing }\n", "other/cm.yaml": CONFIGMAP("other") });
+    // Only the canary lacks the label its values need: its templating fails.
+    const config = fleetOf(repo.url());
+    config.clusters = config.clusters.map((c) => (c.name === "c1" ? c : { ...c, labels: { ...c.labels, missing: "here" } }));
+    const s = await desiredState(config, fakeFacts(), { cacheRoot });
+    expect(s.deployments.filter((d) => d.record.bundle === "t-app")).to.deep.equal([]);
+    expect(s.failures.map((f) => `${f.cluster}: ${f.reason.startsWith("rollout paused") ? "paused" : "failed"}`)).to.deep.equal(["c1: failed", "c2: paused", "c3: paused", "c4: paused"]);
+    expect(s.failures[1].reason).to.equal("rollout paused before partition rest: bundle t-app failed on cluster(s) c1 of an earlier wave, so this cluster keeps what it has (rolloutStrategy)");
+    expect(s.deployments.filter((d) => d.record.bundle === "t-other")).to.have.length(4);
   });
 });
