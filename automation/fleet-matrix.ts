@@ -6,6 +6,7 @@
  * Pure: data in, data out.
  */
 import { deploymentKey } from "../core/desired/keys";
+import { rolloutLines } from "./rollout-report";
 import { clusterViews } from "../core/targeting/match";
 import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./pr-summary";
@@ -218,7 +219,8 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
     notes: [report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
       `objects: ${sum("created")} to create, ${sum("updated")} to update, ${sum("replaced")} to replace, ${sum("deleted")} to delete`,
       ...[...unreachable].sort().map(([c, why]) => `cluster ${c} is unreachable (${why}): it was left out of this preview`),
-      ...failures.filter((f) => !f.cluster).map((f) => `bundle ${f.bundle} (GitRepo ${f.gitRepo}) fails on every cluster it would target: ${f.reason}`)],
+      ...failures.filter((f) => !f.cluster).map((f) => `bundle ${f.bundle} (GitRepo ${f.gitRepo}) fails on every cluster it would target: ${f.reason}`),
+      ...rolloutLines(state)],
     kinds: PREVIEW_KINDS, counts: countKinds(rows),
     rowInfo: ["change", "agent"],
     leadInfo: 1,

@@ -21,6 +21,7 @@ import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, JournalHooks, readObjects } from "../core/desired/facts";
 import { DeploymentFailure, describeFailure } from "../core/desired/failures";
+import { rolloutStops } from "./rollout-report";
 import { readDeployedObjects } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
@@ -427,7 +428,9 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   }
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const alone = state?.failures?.list() ?? [];
-  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${err.message}` +
+  const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
+  const stops = rolloutStops(state, (bundle) => failedDeployments.filter((d) => d.bundle === bundle).map((d) => d.cluster));
+  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${stops.map((x) => `${x}\n`).join("")}${err.message}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
 }

@@ -8,6 +8,7 @@ import { DeploymentRecord } from "../core/desired/records";
 import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
 import { DeploymentFailure } from "../core/desired/failures";
+import { rolloutLines } from "./rollout-report";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
 import { ChangeCounts, GroupedSteps, hasChanges } from "./steps";
@@ -82,6 +83,9 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
   for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
   out.push(...failuresMarkdown(report.state.failures?.list() ?? []));
+  // The order a change reaches the clusters in, before anyone merges it.
+  const rollouts = rolloutLines(report.state);
+  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "");
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");
     return out.join("\n") + "\n";

@@ -112,6 +112,7 @@ export function computeStatus(
     message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
   }))).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
 
+  pausedRollouts(state, deployments);
   const rollUp = (items: DeploymentStatus[], desired: number, ready: number): RollUp => ({
     state: items.reduce<DeploymentState>((worst, d) => (STATE_RANK[d.state] > STATE_RANK[worst] ? d.state : worst), "Ready"),
     readyClusters: ready, desiredReadyClusters: desired,
@@ -203,4 +204,27 @@ export function formatStatusTable(r: StatusReport): string {
   for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, ""]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  ").trimEnd()).join("\n") + "\n";
+}
+
+/**
+ * A rolloutStrategy that stopped (core/targeting/rollout.ts): the clusters waiting behind a partition
+ * where the bundle is not Ready say so, as Fleet's bundle status shows a paused rollout.
+ */
+function pausedRollouts(state: FleetState, deployments: DeploymentStatus[]): void {
+  for (const [bundle, r] of state.rollouts ?? []) {
+    const of = new Map(deployments.filter((d) => d.bundle === bundle && d.cluster).map((d) => [d.cluster, d]));
+    // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
+    const stopping = (c: string) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady";
+    const at = r.waves.findIndex((w) => w.clusters.some(stopping));
+    if (at < 0) continue;
+    const next = r.waves.findIndex((w, i) => i > at && w.afterPrevious);
+    if (next < 0) continue;
+    const notReady = r.waves[at].clusters.filter(stopping);
+    for (const w of r.waves.slice(next)) {
+      for (const c of w.clusters) {
+        const d = of.get(c);
+        if (d && d.state !== "Ready") d.message = `rollout paused at partition ${r.waves[at].partition} (not Ready on ${notReady.join(", ")}); ${d.message}`;
+      }
+    }
+  }
 }

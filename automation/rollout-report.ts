@@ -1,0 +1,35 @@
+/**
+ * How a bundle's rolloutStrategy reads to people (core/targeting/rollout.ts): the partitions in order
+ * for a preview and a pull request, and where a rollout stopped for a failed `up` and for `status`.
+ */
+import { BundleRollout, FleetState } from "../core/pipeline";
+
+/** "canary (live-1), then rest (live-2, live-3)": each partition with its clusters, and which ones wait. */
+export function describeRollout(r: BundleRollout): string {
+  const steps = r.waves.map((w, i) => `${i === 0 ? "" : w.afterPrevious ? " → once ready, " : " and at once "}${w.partition || "(unnamed)"} (${w.clusters.join(", ")})`);
+  return steps.join("");
+}
+
+/** One line per bundle with a rolloutStrategy, for the preview's notes and the PR summary. */
+export function rolloutLines(state: FleetState): string[] {
+  return [...(state.rollouts ?? [])].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bundle, r]) => `bundle ${bundle} (GitRepo ${r.gitRepo}) rolls out: ${describeRollout(r)}`);
+}
+
+/**
+ * Where each bundle's rollout stopped, given the clusters whose deployment of it failed: the first wave
+ * with such a cluster, and the clusters of the waves after it (they keep what they had).
+ */
+export function rolloutStops(state: FleetState | undefined, failedClustersOf: (bundle: string) => string[]): string[] {
+  const out: string[] = [];
+  for (const [bundle, r] of state?.rollouts ?? []) {
+    const failed = new Set(failedClustersOf(bundle));
+    const at = r.waves.findIndex((w) => w.clusters.some((c) => failed.has(c)));
+    if (at < 0) continue;
+    // Waves after it that do not wait ran beside it; from the first that waits on, they wait for it.
+    const next = r.waves.findIndex((w, i) => i > at && w.afterPrevious);
+    const held = next < 0 ? [] : r.waves.slice(next).flatMap((w) => w.clusters);
+    out.push(`rollout of bundle ${bundle} stopped at partition ${r.waves[at].partition || "(unnamed)"}: not ready on ${r.waves[at].clusters.filter((c) => failed.has(c)).join(", ")}` +
+      (held.length ? `; ${held.join(", ")} keep what they had until it is (the next \`up\` goes on from there)` : ""));
+  }
+  return out;
+}
