@@ -49,8 +49,12 @@ export interface OperationOptions extends StackOptions {
   /** Refresh the state from the clusters first (drift shows as changes). */
   refresh?: boolean;
   /**
-   * up/destroy: keep going when a resource fails, so one unreachable cluster does not hold back the
-   * rest of the fleet (default true; the operation still fails and names what failed).
+   * up: keep going when a resource fails (the engine's continue-on-error). Default false: when a
+   * resource with dependents fails (a rollout's canary, a dependsOn, a CRD), the program cannot register
+   * the dependents, and the engine with continue-on-error then deleted them as if they had left the
+   * plan (seen with pulumi v3.259.0). Unreachable clusters are left out before the engine runs, and
+   * broken bundles fail alone before it, so what stops an update here is an apply that failed.
+   * destroy keeps going (default true): it registers nothing.
    */
   continueOnError?: boolean;
   /**
@@ -339,7 +343,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     await correctDrift(s, options);
     const result = await withoutStackTraces(() => s.locked(() => s.stack.up({
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
-      continueOnError: options.continueOnError ?? true, exclude: s.excluded,
+      continueOnError: options.continueOnError ?? false, exclude: s.excluded,
     })));
     phase("engine finished");
     await s.settleJournal();
