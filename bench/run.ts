@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- plan|render|engine|live|page|startup ...] [options]` (`--help` lists them): the benchmarks (default: all six, in
+ * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout ...] [options]` (`--help` lists them): the benchmarks (default: all eight, in
  * that order). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; render: --clusters N; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3; page: --clusters 200 --bundles 50 --runs 3.
@@ -11,23 +11,24 @@ import { liveBench } from "./live";
 import { pageBench } from "./page";
 import { startupBench } from "./startup";
 import { shardsBench } from "./shards";
+import { rolloutBench } from "./rollout";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
-const ALL = { plan: async () => planBench(), render: async () => renderBench(), engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench } as const;
+const ALL = { plan: async () => planBench(), render: async () => renderBench(), engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [options]",
-  summary: "The benchmarks (default: all seven, in that order); each prints a table and writes bench/results/<name>.json.",
-  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART"],
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [options]",
+  summary: "The benchmarks (default: all eight, in that order); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
     clusters: { type: "string" as const, value: "N|N,N", help: "plan, render, shards: clusters (shards default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)" },
     bundles: { type: "string" as const, value: "N", help: "plan, engine: bundles per cluster; page: bundles (default 50)" },
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10)" },
     "skip-checkpoints-only": { type: "boolean" as const, help: "engine: measure only the default (state written once at the end), not also a checkpoint per step" },
-    runs: { type: "string" as const, value: "N", help: "live: runs per measurement; page: page loads; startup: no-op ups (default 3)" },
+    runs: { type: "string" as const, value: "N", help: "live: runs per measurement; page: page loads; startup: no-op ups; rollout: updates per variant (default 3)" },
     "engine-env": { type: "string" as const, value: "K=V,K=V", help: "engine, live: extra environment for the engine (e.g. PULUMI_PARALLEL=32,PULUMI_PARALLEL_DIFF=true), to measure its settings" },
     shards: { type: "string" as const, value: "N", help: "shards: how many shards (default 4)" },
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },

@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs";
 import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
+import { rolloutLines } from "../automation/rollout-report";
 import * as ops from "../automation/operations";
 import { Progress } from "../automation/progress";
 import { formatStatusTable } from "../automation/status";
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
         writeResult(v["result-json"], { ok: !failed, ...(failed ? { error: failed } : {}), changes: r.changes, summaryMarkdown: r.summaryMarkdown, prunes: r.prunes });
         page(args.html, () => renderPreviewPage(r));
         for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replace(/`/g, "")}`);
+        for (const line of rolloutLines(r.state)) console.log(line.replace(/^bundle/, "Bundle"));
         if (failed) throw new ResultWritten(failed);
         done(r);
         break;
