@@ -221,7 +221,11 @@ const ATTACKS: Attack[] = [
   {
     // Each fails alone (one owner per object): the failures must be found in one pass, not one check per failure.
     name: "a push of 900 bundles that all deploy the same object (each fails alone)", cls: "exhaustion",
-    files: () => Object.fromEntries(Array.from({ length: 900 }, (_, i) => [[`b${i}/fleet.yaml`, "{}\n"], [`b${i}/cm.yaml`, cm("  a: b\n")]]).flat()),
+    // Pushed beside the good bundle (kept at the root): it must deploy on, untouched.
+    files: () => ({
+      "cm.yaml": cm("  good: yes\n").replace("name: probe", "name: good"),
+      ...Object.fromEntries(Array.from({ length: 900 }, (_, i) => [[`b${i}/fleet.yaml`, "{}\n"], [`b${i}/cm.yaml`, cm("  a: b\n")]]).flat()),
+    }),
     error: /ConfigMap default\/probe is also deployed by bundle attack-b\d+/,
   },
   {
