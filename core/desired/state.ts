@@ -249,10 +249,17 @@ interface RolloutGates {
 function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterView[], failures: FailedDeployments): RolloutGates {
   const out: RolloutGates = { gates: new Map(), waiting: [], byBundle: new Map() };
   const viewOf = new Map(views.map((v) => [v.name, v]));
+  const staged = new Set(bundles.filter((b) => b.rolloutStrategy).map((b) => b.name));
+  if (!staged.size) return out;
+  // Grouped once: a fleet of thousands of bundles must not filter every entry per bundle.
+  const entriesOf = new Map<string, PlanEntry[]>();
+  for (const e of entries) if (staged.has(e.bundle)) (entriesOf.get(e.bundle) ?? entriesOf.set(e.bundle, []).get(e.bundle)!).push(e);
+  const failedOf = new Map<string, string[]>();
+  for (const f of failures.list()) if (f.cluster && staged.has(f.bundle)) (failedOf.get(f.bundle) ?? failedOf.set(f.bundle, []).get(f.bundle)!).push(f.cluster);
   for (const bundle of bundles) {
     if (!bundle.rolloutStrategy) continue;
-    const own = entries.filter((e) => e.bundle === bundle.name);
-    const failedHere = failures.list().filter((f) => f.bundle === bundle.name && f.cluster);
+    const own = entriesOf.get(bundle.name) ?? [];
+    const failedHere = (failedOf.get(bundle.name) ?? []).map((cluster) => ({ cluster }));
     // Partitions are of every cluster the bundle targets, deploying or failed (as Fleet's targets are).
     const clusters = [...new Set([...own.map((e) => e.cluster), ...failedHere.map((f) => f.cluster)])].sort();
     const rollout = partitionsOf(bundle.rolloutStrategy, clusters.map((c) => viewOf.get(c)!));
