@@ -16,20 +16,25 @@ export function rolloutLines(state: FleetState): string[] {
 }
 
 /**
- * Where each bundle's rollout stopped, given the clusters whose deployment of it failed: the first wave
- * with such a cluster, and the clusters of the waves after it (they keep what they had).
+ * Where a rollout stops: the first wave with a cluster that `stopping` names, those clusters, and the
+ * clusters held behind it (from the first later wave that waits on; waves before that ran beside it).
  */
+export function heldBehind(r: BundleRollout, stopping: (cluster: string) => boolean): { partition: string; notReady: string[]; held: string[] } | undefined {
+  const at = r.waves.findIndex((w) => w.clusters.some(stopping));
+  if (at < 0) return undefined;
+  const next = r.waves.findIndex((w, i) => i > at && w.afterPrevious);
+  return { partition: r.waves[at].partition || "(unnamed)", notReady: r.waves[at].clusters.filter(stopping), held: next < 0 ? [] : r.waves.slice(next).flatMap((w) => w.clusters) };
+}
+
+/** Where each bundle's rollout stopped, given the clusters whose deployment of it failed. */
 export function rolloutStops(state: FleetState | undefined, failedClustersOf: (bundle: string) => string[]): string[] {
   const out: string[] = [];
   for (const [bundle, r] of state?.rollouts ?? []) {
     const failed = new Set(failedClustersOf(bundle));
-    const at = r.waves.findIndex((w) => w.clusters.some((c) => failed.has(c)));
-    if (at < 0) continue;
-    // Waves after it that do not wait ran beside it; from the first that waits on, they wait for it.
-    const next = r.waves.findIndex((w, i) => i > at && w.afterPrevious);
-    const held = next < 0 ? [] : r.waves.slice(next).flatMap((w) => w.clusters);
-    out.push(`rollout of bundle ${bundle} stopped at partition ${r.waves[at].partition || "(unnamed)"}: not ready on ${r.waves[at].clusters.filter((c) => failed.has(c)).join(", ")}` +
-      (held.length ? `; ${held.join(", ")} keep what they had until it is (the next \`up\` goes on from there)` : ""));
+    const stop = heldBehind(r, (c) => failed.has(c));
+    if (!stop) continue;
+    out.push(`rollout of bundle ${bundle} stopped at partition ${stop.partition}: not ready on ${stop.notReady.join(", ")}` +
+      (stop.held.length ? `; ${stop.held.join(", ")} keep what they had until it is (the next \`up\` goes on from there)` : ""));
   }
   return out;
 }

@@ -12,6 +12,7 @@ import { clusterViews } from "../core/targeting/match";
 import { PlanEntry } from "../core/targeting/plan";
 import { describeNotReady, judgeReadiness, ReadinessQuery } from "../core/readiness";
 import { compare } from "./deploy-events";
+import { heldBehind } from "./rollout-report";
 import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
 
 export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
@@ -214,17 +215,10 @@ function pausedRollouts(state: FleetState, deployments: DeploymentStatus[]): voi
   for (const [bundle, r] of state.rollouts ?? []) {
     const of = new Map(deployments.filter((d) => d.bundle === bundle && d.cluster).map((d) => [d.cluster, d]));
     // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
-    const stopping = (c: string) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady";
-    const at = r.waves.findIndex((w) => w.clusters.some(stopping));
-    if (at < 0) continue;
-    const next = r.waves.findIndex((w, i) => i > at && w.afterPrevious);
-    if (next < 0) continue;
-    const notReady = r.waves[at].clusters.filter(stopping);
-    for (const w of r.waves.slice(next)) {
-      for (const c of w.clusters) {
-        const d = of.get(c);
-        if (d && d.state !== "Ready") d.message = `rollout paused at partition ${r.waves[at].partition} (not Ready on ${notReady.join(", ")}); ${d.message}`;
-      }
+    const stop = heldBehind(r, (c) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady");
+    for (const c of stop?.held ?? []) {
+      const d = of.get(c);
+      if (d && d.state !== "Ready") d.message = `rollout paused at partition ${stop!.partition} (not Ready on ${stop!.notReady.join(", ")}); ${d.message}`;
     }
   }
 }

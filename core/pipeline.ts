@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
+import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { resolveSource, Source } from "./source/git";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
@@ -50,11 +50,21 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
 /** `render` runs fleet-render's content jobs (core/desired/facts.ts); the real one by default. */
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
   const sources = await readSources(config.gitRepos, cacheRoot);
+  const read = config.gitRepos.map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
+  return { config, sources, ...planBundles(read, config.clusters, config.clusterGroups, render) };
+}
+
+/**
+ * Each checked-out GitRepo's bundles, and their plan: a bundle, or a (bundle, cluster) pair, that fails
+ * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo throws.
+ */
+export function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
+  Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
-  const bundles = config.gitRepos.flatMap((repo) => {
+  const bundles = read.flatMap(({ dir, repo }) => {
     try {
-      return readBundles(sources.get(repo.name)!.dir, repo, render, (b, err) => {
+      return readBundles(dir, repo, render, (b, err) => {
         unread.push(b);
         failures.fail({ ...b, cluster: "" }, err);
       });
@@ -62,10 +72,8 @@ export async function planFleet(config: StackConfig, cacheRoot?: string, render:
       throw withContext(err, { gitRepo: repo.name });
     }
   });
-  const plan = buildPlan(bundles, config.clusters, config.clusterGroups, render, {
-    onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map((b) => b.bundle)),
-  });
-  return { config, sources, bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures };
+  const plan = buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map((b) => b.bundle)) });
+  return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures };
 }
 
 /** Reads stacks/Pulumi.<stack>.yaml directly (no engine), for the plan and render commands. */

@@ -9,13 +9,11 @@
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { resolveSource, Source } from "../core/source/git";
-import { readBundles } from "../core/bundles/read";
-import { buildPlan } from "../core/targeting/plan";
+import { planBundles } from "../core/pipeline";
 import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
 import { FleetError } from "../core/errors";
-import { FailedDeployments } from "../core/desired/failures";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {
@@ -65,14 +63,8 @@ async function main(): Promise<void> {
   const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false } : await resolveSource(repo);
   // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
-  const failures = new FailedDeployments();
-  const unread: string[] = [];
-  const bundles = readBundles(source.dir, repo, runRenderer, (b, err) => {
-    unread.push(b.bundle);
-    failures.fail({ ...b, cluster: "" }, err);
-  });
-  const planned = buildPlan(bundles, [cluster], groups, runRenderer, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread) });
-  const rendered = renderDeployments(failures.settle(planned.entries), bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
+  const { bundles, plan: planned, failures } = planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer);
+  const rendered = renderDeployments(planned.entries, bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
   checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));
   const plan = { ...planned, entries: failures.settle(planned.entries.filter((e) => rendered.has(e))) };
   for (const b of bundles) {
