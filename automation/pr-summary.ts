@@ -86,6 +86,10 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   // The order a change reaches the clusters in, before anyone merges it.
   const rollouts = rolloutLines(report.state);
   if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "");
+  // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
+  for (const [bundle, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
+    for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${bundle}\`: ${w}`, "");
+  }
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");
     return out.join("\n") + "\n";
