@@ -1,7 +1,7 @@
 /** The in-cluster agent of one cluster: the objects core/desired/agent.ts describes, as typed resources. */
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import { AgentObjects } from "../core/desired/agent";
+import { AgentObjects, agentResourceName } from "../core/desired/agent";
 import { AGENT_TYPE } from "../core/desired/types";
 
 export interface AgentArgs {
@@ -17,8 +17,11 @@ export class Agent extends pulumi.ComponentResource {
     super(AGENT_TYPE, name, {}, opts);
     const o = args.agent;
     const child = { parent: this, provider: args.provider };
-    const id = (role: string) => `${name}/agent/${role}`;
-    const namespace = new k8s.core.v1.Namespace(id("namespace"), o.namespace, child);
+    const id = (role: string) => agentResourceName(name, role);
+    // Kept on the cluster when the agent goes (switched off, moved, destroyed), as `helm uninstall` of
+    // Fleet's agent keeps it: whatever else lives there (a fleet-default account) is not deleted with it.
+    const namespace = new k8s.core.v1.Namespace(id("namespace"), o.namespace,
+      { ...child, retainOnDelete: true, aliases: [{ name: o.namespaceAlias, parent: opts.parent }] });
     const inNs = { ...child, dependsOn: [namespace] };
     const sa = new k8s.core.v1.ServiceAccount(id("serviceaccount"), o.serviceAccount, inNs);
     const role = new k8s.rbac.v1.ClusterRole(id("clusterrole"), o.clusterRole, child);

@@ -6,7 +6,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import { CLUSTER_TYPE, DesiredCluster, ProviderSettings } from "../core/desired/types";
+import { AGENT_TYPE, CLUSTER_TYPE, DesiredCluster, ProviderSettings } from "../core/desired/types";
+import { agentNamespaceResource } from "../core/desired/agent";
 
 export class Cluster extends pulumi.ComponentResource {
   readonly provider: k8s.Provider;
@@ -23,8 +24,13 @@ export class Cluster extends pulumi.ComponentResource {
     const providerOpts = { parent: opts.parent, aliases: [{ parent: this }, ...(c.arrived ? [{ parent: pulumi.rootStackResource }] : [])] };
     this.provider = provider(c.provider, providerOpts);
     for (const a of c.accountProviders) this.accountProviders.set(a.user, provider(a.provider, providerOpts));
+    // The agent's namespace, when its agent is switched off and a bundle needs it, was the Agent's resource.
+    const agentUrn = pulumi.createUrn(name, AGENT_TYPE, this);
     this.namespaces = new Map(c.namespaces.map((ns) => [ns.metadata.name,
-      new k8s.core.v1.Namespace(ns.name, { metadata: ns.metadata }, { parent: this, provider: this.provider, retainOnDelete: ns.retainOnDelete })]));
+      new k8s.core.v1.Namespace(ns.name, { metadata: ns.metadata }, {
+        parent: this, provider: this.provider, retainOnDelete: ns.retainOnDelete,
+        ...(ns.wasAgentNamespace ? { aliases: [{ name: agentNamespaceResource(name), parent: agentUrn }] } : {}),
+      })]));
     this.registerOutputs({});
   }
 

@@ -24,7 +24,7 @@ export class Fleet extends pulumi.ComponentResource {
     for (const c of desired.clusters) {
       const cluster = new Cluster(c.name, c, { parent: this, aliases: fromStateRoot(c.arrived) });
       clusters.set(c.name, cluster);
-      new Agent(c.name, { agent: c.agent, provider: cluster.provider }, { parent: cluster });
+      if (c.agent) new Agent(c.name, { agent: c.agent, provider: cluster.provider }, { parent: cluster });
     }
     const gitRepos = new Map(desired.gitRepos.map((r) => [r.name, new GitRepo(r.name, r, { parent: this })]));
     const deployments = new Map<string, BundleDeployment>();

@@ -53,6 +53,19 @@ function pick<K extends keyof AgentSettings>(key: K, cluster: AgentSettings, glo
   return !isEmpty(cluster[key]) ? cluster[key] : !isEmpty(global[key]) ? global[key] : undefined;
 }
 
+/** A cluster's agent: where it lives (also where Fleet's `fleet-default` account is looked up), and its config unless `agent.enabled` is false. */
+export interface ClusterAgent {
+  namespace: string;
+  agent?: ResolvedAgent;
+}
+
+/** Neither apiServerURL nor fleetVersion is needed by a cluster whose agent is switched off. */
+export function resolveClusterAgent(clusterName: string, global: AgentSettings, cluster: AgentSettings, fleetVersion?: string): ClusterAgent {
+  const namespace = pick("namespace", cluster, global) ?? DEFAULT_AGENT_NAMESPACE;
+  if (pick("enabled", cluster, global) === false) return { namespace };
+  return { namespace, agent: resolveAgent(clusterName, global, cluster, fleetVersion) };
+}
+
 export function resolveAgent(clusterName: string, global: AgentSettings, cluster: AgentSettings, fleetVersion?: string): ResolvedAgent {
   const get = <K extends keyof AgentSettings>(k: K) => pick(k, cluster, global);
   const tag = get("imageTag");
@@ -97,18 +110,23 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
   return resolved;
 }
 
-/** Every cluster's resolved agent, from the stack configuration; errors name the file, field and cluster. */
-export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
+/** Every cluster's agent, from the stack configuration; errors name the file, field and cluster. */
+export function resolveClusterAgents(config: StackConfig): Map<string, ClusterAgent> {
   const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
   return new Map(config.clusters.map((c, i) => {
     const ctx = { file: config.file, cluster: c.name };
     const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
     try {
-      return [c.name, resolveAgent(c.name, global, settings, config.fleetVersion)];
+      return [c.name, resolveClusterAgent(c.name, global, settings, config.fleetVersion)];
     } catch (err) {
       throw withContext(err, { file: config.file });
     }
   }));
+}
+
+/** The agents that are deployed: every cluster's whose agent is not switched off. */
+export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
+  return new Map([...resolveClusterAgents(config)].flatMap(([name, c]) => (c.agent ? [[name, c.agent] as const] : [])));
 }
 
 const canonicalCA = (ca: string) => (ca ? canonicalPem(ca) : "");

@@ -17,6 +17,8 @@ export interface Toleration {
 }
 
 export interface AgentSettings {
+  /** false: no agent on the cluster (deploys never go through it); per cluster wins, default true. */
+  enabled?: boolean;
   imageRepository?: string;
   /** Pins the agent image tag; without it the tag follows `fleetVersion`. */
   imageTag?: string;
@@ -43,7 +45,7 @@ export interface AgentSettings {
 }
 
 const FIELDS = [
-  "imageRepository", "imageTag", "imagePullPolicy", "privateRepoURL", "pullSecrets", "apiServerURL", "apiServerCA",
+  "enabled", "imageRepository", "imageTag", "imagePullPolicy", "privateRepoURL", "pullSecrets", "apiServerURL", "apiServerCA",
   "tlsMode", "checkinInterval", "garbageCollectionInterval", "env", "tolerations", "affinity", "resources",
   "hostNetwork", "priorityClass", "podDisruptionBudget", "namespace", "labels", "token",
 ] as const;
@@ -55,6 +57,8 @@ export function parseAgentSettings(f: Field): AgentSettings {
   if (!f.present) return {};
   f.object(FIELDS);
   const s: AgentSettings = {};
+  const enabled = f.child("enabled").optBool();
+  if (enabled !== undefined) s.enabled = enabled;
   const str = (k: keyof AgentSettings & string) => {
     const v = f.child(k).optString();
     if (v !== undefined && v !== "") (s as Record<string, unknown>)[k] = v;

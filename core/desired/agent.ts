@@ -12,6 +12,7 @@
 import { ResolvedAgent } from "../agent/effective";
 import { clusterLabels } from "../ownership";
 import { PATCH_FORCE_ANNOTATION } from "./labels";
+import { clusterNamespaceName } from "./namespaces";
 
 export const AGENT_NAME = "fleet-agent";
 export const CONFIG_HASH_ANNOTATION = "pulumi-fleet.io/agent-config-hash";
@@ -23,6 +24,8 @@ type Manifest = Record<string, unknown>;
 /** The agent's objects, each the arguments of its typed resource; optional ones only when configured. */
 export interface AgentObjects {
   image: string;
+  /** The logical name of the cluster's Namespace resource for this namespace, used while the agent was off: aliased, so switching it on updates that namespace instead of deleting it. */
+  namespaceAlias: string;
   configHash: string;
   namespace: Manifest;
   serviceAccount: Manifest;
@@ -36,6 +39,10 @@ export interface AgentObjects {
   deployment: Manifest;
 }
 
+/** The logical names of the agent's resources, `<cluster>/agent/<role>` (under the Agent component). */
+export const agentResourceName = (cluster: string, role: string) => `${cluster}/agent/${role}`;
+export const agentNamespaceResource = (cluster: string) => agentResourceName(cluster, "namespace");
+
 export function agentObjects(cluster: string, agent: ResolvedAgent): AgentObjects {
   const { config, hash } = agent;
   const ns = config.namespace;
@@ -45,7 +52,7 @@ export function agentObjects(cluster: string, agent: ResolvedAgent): AgentObject
   const priorityClassName = config.priorityClass ? `${AGENT_NAME}-${ns}` : undefined;
   const fromSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: BOOTSTRAP_SECRET, key } } });
   return {
-    image: config.image, configHash: hash,
+    image: config.image, configHash: hash, namespaceAlias: clusterNamespaceName(cluster, ns),
     namespace: { metadata: { name: ns, labels, annotations } },
     serviceAccount: { metadata: meta(AGENT_NAME) },
     clusterRole: {

@@ -11,7 +11,7 @@ export function describeDesired(state: DesiredState): string[] {
     const where = c.provider.renderYamlToDirectory ? `rendered to ${c.provider.renderYamlToDirectory}`
       : `${c.provider.kubeconfig !== undefined ? "kubeconfig from the stack" : "ambient kubeconfig"}${c.provider.context ? `, context ${c.provider.context}` : ""}`;
     lines.push(`cluster ${c.name} (${where})`);
-    lines.push(`  agent ${c.agent.image} config ${c.agent.configHash.slice(0, 12)}`);
+    lines.push(c.agent ? `  agent ${c.agent.image} config ${c.agent.configHash.slice(0, 12)}` : "  no agent (agent.enabled: false)");
     for (const a of c.accountProviders) lines.push(`  applies as ${a.user}`);
     for (const ns of c.namespaces) lines.push(`  Namespace ${ns.metadata.name}${ns.retainOnDelete ? " [kept on delete]" : ""}`);
     for (const d of state.deployments.filter((x) => x.cluster === c.name)) {

@@ -78,3 +78,6 @@ function merge(into: Record<string, string>, from: Record<string, string>, field
     into[k] = v;
   }
 }
+
+/** The logical name of the Namespace resource a cluster creates: "<cluster>/<namespace>". */
+export const clusterNamespaceName = (cluster: string, namespace: string) => `${cluster}/${namespace}`;

@@ -23,7 +23,7 @@ export interface PreviousDeployment {
   paused?: Record<string, boolean>;
   /** Each BundleDeployment's Helm revision, from the same output (absent in records older than it). */
   revisions?: Record<string, number>;
-  /** Every cluster the last update deployed (each has an agent), from `summary.agents`. */
+  /** Every cluster the last update deployed, from `summary.clusters` (`summary.agents` in summaries older than the agent switch, when every cluster had one). */
   clusters?: string[];
   /** The `deployments` output's records with a deploymentId: what a failed deployment keeps (held.ts). */
   records?: Record<string, DeploymentRecord>;
@@ -47,8 +47,9 @@ export function previousFromOutputs(summary: unknown, deployments: unknown): Pre
   const deploymentIds = records && Object.fromEntries(records.map(([k, r]) => [k, r.deploymentId!]));
   const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
   const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
-  const agents = (value as { agents?: Record<string, unknown> }).agents;
-  return { gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}), ...(revisions ? { revisions } : {}), ...(agents && typeof agents === "object" ? { clusters: Object.keys(agents) } : {}) };
+  const listed = (value as { clusters?: unknown; agents?: unknown });
+  const clusters = [listed.clusters, listed.agents].find((m): m is Record<string, unknown> => !!m && typeof m === "object");
+  return { gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}), ...(revisions ? { revisions } : {}), ...(clusters ? { clusters: Object.keys(clusters) } : {}) };
 }
 
 /**

@@ -7,7 +7,7 @@
  * crash journal) comes through `facts` (facts.ts).
  */
 import * as path from "node:path";
-import { resolveAgents } from "../agent/effective";
+import { resolveClusterAgents } from "../agent/effective";
 import { ClusterConfig, StackConfig } from "../config/stack";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
@@ -25,6 +25,7 @@ import { comparePatchPaths } from "../compare-patches";
 import { accountProviders } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
+import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords } from "./held";
@@ -70,8 +71,10 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
   const fail = (e: PlanEntry, err: unknown) => failures.fail(e, err);
 
-  const agents = resolveAgents(fleet.config);
-  const agentNamespace = (cluster: string) => agents.get(cluster)!.config.namespace;
+  const agents = resolveClusterAgents(fleet.config);
+  const agentNamespace = (cluster: string) => agents.get(cluster)!.namespace;
+  /** The namespace a cluster's deployed agent creates; with the agent switched off the cluster creates it for bundles that need it. */
+  const agentOwned = (cluster: string) => (agents.get(cluster)!.agent ? agentNamespace(cluster) : undefined);
   const planned = fleet.plan.entries;
   const accounts = accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
@@ -105,7 +108,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   entries = failures.settle(entries);
   const namespacesOf = (es: PlanEntry[], onConflict: (e: PlanEntry, err: FleetError) => void) => {
     const byCluster = entriesByCluster(es);
-    return new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name), onConflict)]));
+    return new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name), !!agents.get(c.name)!.agent, onConflict)]));
   };
   namespacesOf(entries, fail);
   entries = failures.settle(entries);
@@ -126,7 +129,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // Removing deployments cannot make two bundles' namespace labels conflict: no conflict is left here.
   const namespaces = namespacesOf(entries, (_e, err) => { throw err; });
   for (const [cluster, list] of namespaces) {
-    const names = new Set([...list.map((ns) => ns.metadata.name), agentNamespace(cluster)]);
+    const owned = agentOwned(cluster);
+    const names = new Set([...list.map((ns) => ns.metadata.name), ...(owned ? [owned] : [])]);
     list.push(...heldNamespaces(held.deployedOn(cluster), names));
     list.sort(byName);
   }
@@ -147,7 +151,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     accountProviders: [...(accounts.kubeconfigs.get(c.name) ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([user, kubeconfig]) => ({ user, provider: providerSettings(`${c.name}/as/${user}`, { ...c, kubeconfig, context: undefined }) })),
     namespaces: namespaces.get(c.name)!,
-    agent: agentObjects(c.name, agents.get(c.name)!),
+    ...(agents.get(c.name)!.agent ? { agent: agentObjects(c.name, agents.get(c.name)!.agent!) } : {}),
     arrived: arrived.has(c.name),
   }));
   const deployments = [...inDependencyOrder(entries, undefined, rollouts.gates).map((e): DesiredDeployment => {
@@ -167,7 +171,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
   // The operations hold `fleet` since onPlanned: they read the final plan and failures from it.
   fleet.plan = { ...fleet.plan, entries };
-  const summary = summarize(fleet, agents, held.records());
+  const summary = summarize(fleet, new Map([...agents].flatMap(([n, a]) => (a.agent ? [[n, a.agent] as const] : []))), held.records());
   const state: DesiredState = {
     fleet, clusters, deployments, summary,
     gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
@@ -471,18 +475,24 @@ function checkNotSplit(config: StackConfig): void {
   throw new FleetError(`this environment is split into shards, each deployed by its own stack (${stacks}); run those, or \`npm run up -- --stack ${environment}\` for all of them`, { file: config.file, field: "shards" });
 }
 
-/** The namespaces a cluster creates for its bundles; the agent owns its own, so a bundle deploying into it does not create it twice. */
+/**
+ * The namespaces a cluster creates for its bundles. A deployed agent owns its own namespace, so a bundle
+ * deploying into it does not create it twice; with the agent switched off the cluster creates it, and
+ * the alias to the agent's resource turns the change of owner into an update, never a delete of the
+ * namespace (and everything in it) on the cluster.
+ */
 function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, agentNamespace: string,
-  onConflict: (entry: PlanEntry, err: FleetError) => void): DesiredNamespace[] {
+  agentDeployed: boolean, onConflict: (entry: PlanEntry, err: FleetError) => void): DesiredNamespace[] {
   const byBundle = new Map(entries.map((e) => [e.bundle, rendered.get(e)!.objects]));
-  return namespacesForCluster(cluster, entries, byBundle, onConflict).filter((ns) => ns.name !== agentNamespace).map((ns) => ({
-    name: `${cluster}/${ns.name}`,
+  return namespacesForCluster(cluster, entries, byBundle, onConflict).filter((ns) => !agentDeployed || ns.name !== agentNamespace).map((ns) => ({
+    name: clusterNamespaceName(cluster, ns.name),
     metadata: {
       name: ns.name,
       labels: { ...ns.labels, ...clusterLabels(cluster) },
       ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
     },
     retainOnDelete: !ns.deleteWithBundles,
+    ...(ns.name === agentNamespace ? { wasAgentNamespace: true as const } : {}),
   }));
 }
 

@@ -37,6 +37,8 @@ export interface DesiredNamespace {
   metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
   /** Kept on the cluster unless every bundle in it sets deleteNamespace. */
   retainOnDelete: boolean;
+  /** The namespace the cluster's agent creates when it is on: an alias to the agent's resource keeps it across the switch. */
+  wasAgentNamespace?: true;
 }
 
 export interface DesiredCluster {
@@ -45,7 +47,8 @@ export interface DesiredCluster {
   /** serviceAccount: one provider per user the cluster's deployments are applied as (sorted by user). */
   accountProviders: { user: string; provider: ProviderSettings }[];
   namespaces: DesiredNamespace[];
-  agent: AgentObjects;
+  /** Absent when the cluster's agent is switched off (`agent.enabled: false`). */
+  agent?: AgentObjects;
   /** Not deployed by this stack's last update: its resources may sit at the root of the state (previous.ts arrivedClusters). */
   arrived: boolean;
 }

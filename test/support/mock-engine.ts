@@ -17,6 +17,8 @@ export interface Registration {
   dependencies: string[];
   retainOnDelete: boolean;
   ignoreChanges: string[];
+  /** Each alias as the SDK sends it: a URN, or the spec's fields as JSON (name, type, parent URN...). */
+  aliases: string[];
   transforms: number;
 }
 
@@ -126,6 +128,7 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
         dependencies: [...(req.getDependenciesList() as string[])].sort(),
         retainOnDelete: isRead ? false : !!req.getRetainondelete(),
         ignoreChanges: isRead ? [] : req.getIgnorechangesList() as string[],
+        aliases: isRead ? [] : aliasesOf(req),
         transforms: isRead ? 0 : (req.getTransformsList() as unknown[]).length,
       };
       return reg;
@@ -135,4 +138,11 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
   } finally {
     (pulumi.log as { warn: typeof pulumi.log.warn }).warn = originalWarn;
   }
+}
+
+/** Alias URNs, or alias specs (when the monitor takes specs), as comparable strings. */
+function aliasesOf(req: { getAliasurnsList?: () => string[]; getAliasesList?: () => { toObject(): unknown }[] }): string[] {
+  const urns = req.getAliasurnsList?.() ?? [];
+  const specs = (req.getAliasesList?.() ?? []).map((a) => JSON.stringify(a.toObject()));
+  return [...urns, ...specs];
 }

@@ -43,7 +43,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
 
   it("the example fleet: clusters with providers, namespaces and agents; GitRepos; deployments with records", async () => {
     const s = await desiredState(localStack(RENDER), fakeFacts(), { cacheRoot });
-    expect(s.clusters.map((c) => [c.name, c.provider.renderYamlToDirectory, c.agent.image])).to.deep.equal([
+    expect(s.clusters.map((c) => [c.name, c.provider.renderYamlToDirectory, c.agent?.image])).to.deep.equal([
       ["dev-1", `${RENDER}/dev-1`, "rancher/fleet-agent:v0.13.1"], ["dev-2", `${RENDER}/dev-2`, "rancher/fleet-agent:v0.13.1"], ["prod-1", `${RENDER}/prod-1`, "rancher/fleet-agent:v0.13.1"],
     ]);
     expect(s.clusters[0].namespaces.map((ns) => [ns.name, ns.metadata.labels, ns.retainOnDelete])).to.deep.equal([
@@ -398,7 +398,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const c = localStack(RENDER);
       return { ...c, agent: { apiServerURL: "https://fleet.example.com", ...global }, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)) };
     };
-    const agents = async (c: StackConfig) => (await desiredState(c, fakeFacts(), { cacheRoot })).clusters.map((x) => x.agent);
+    const agents = async (c: StackConfig) => (await desiredState(c, fakeFacts(), { cacheRoot })).clusters.map((x) => x.agent!);
 
     it("one agent per cluster: fixed names, Recreate, one replica, the config hash its only varying pod template annotation", async () => {
       const [a] = await agents(localStack(RENDER));
@@ -416,6 +416,33 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const c = await agents(withAgent({ env: { B: "3", A: "1" }, resources: { requests: { cpu: "0.5" } } }));
       const changed = c.flatMap((x, i) => Object.keys(x).filter((k) => JSON.stringify(x[k as keyof typeof x]) !== JSON.stringify(a[i][k as keyof typeof x])));
       expect([...new Set(changed)]).to.deep.equal(["configHash", "deployment"]);
+    });
+
+    it("agent.enabled: false deploys no agent and needs neither apiServerURL nor fleetVersion; per cluster wins over global", async () => {
+      const c = localStack(RENDER);
+      const off = { ...c, fleetVersion: undefined, agent: { enabled: false } };
+      const s = await desiredState(off, fakeFacts(), { cacheRoot });
+      expect(s.clusters.map((x) => x.agent)).to.deep.equal([undefined, undefined, undefined]);
+      expect(s.summary.agents).to.deep.equal({});
+      expect(Object.keys(s.summary.clusters)).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
+      expect(describeDesired(s)).to.include("  no agent (agent.enabled: false)");
+      const mixed = withAgent({}, { "dev-2": { enabled: false } });
+      expect((await desiredState(mixed, fakeFacts(), { cacheRoot })).clusters.map((x) => [x.name, !!x.agent])).to.deep.equal([["dev-1", true], ["dev-2", false], ["prod-1", true]]);
+      const onlyOne = { ...withAgent({ enabled: false, apiServerURL: undefined }, { "prod-1": { enabled: true, apiServerURL: "https://fleet.example.com" } }) };
+      expect((await desiredState(onlyOne, fakeFacts(), { cacheRoot })).clusters.map((x) => !!x.agent)).to.deep.equal([false, false, true]);
+      expect(await failure(desiredState({ ...c, agent: { enabled: "no" } }, fakeFacts(), { cacheRoot }))).to.include("agent.enabled");
+    });
+
+    it("the agent's namespace: its own while the agent runs; the cluster's, aliased to the agent's, when a bundle needs it with the agent off", async () => {
+      const c = localStack(RENDER);
+      const into = (agent: Record<string, unknown>) => ({ ...c, agent: { apiServerURL: "https://fleet.example.com", namespace: "simple", ...agent } });
+      const on = await desiredState(into({}), fakeFacts(), { cacheRoot });
+      const dev1 = (s: typeof on) => s.clusters.find((x) => x.name === "dev-1")!;
+      expect(dev1(on).namespaces.map((ns) => ns.metadata.name)).to.not.include("simple");
+      expect(dev1(on).agent!.namespaceAlias).to.equal("dev-1/simple");
+      const off = await desiredState(into({ enabled: false }), fakeFacts(), { cacheRoot });
+      expect(dev1(off).namespaces.find((ns) => ns.metadata.name === "simple")).to.deep.include({ name: "dev-1/simple", wasAgentNamespace: true });
+      expect(dev1(off).namespaces.filter((ns) => ns.wasAgentNamespace).map((ns) => ns.metadata.name)).to.deep.equal(["simple"]);
     });
 
     it("a platform version bump moves every non-pinned agent's image and leaves pinned ones alone", async () => {
