@@ -1,0 +1,281 @@
+/**
+ * Fleet's own objects as a stack file: what `kubectl get gitrepos,clusters,clustergroups -A -o yaml`
+ * prints on a Fleet management cluster (a `List`, or several YAML documents; Fleet v0.10+ field names)
+ * becomes the `pulumi-fleet:` configuration of one stack. Every field is either mapped or named in a
+ * note, which goes into the file as a comment beside its object and to the caller (stderr): nothing
+ * is dropped without a word. Secrets are never copied: Fleet keeps credentials in Secrets that this
+ * export only names, and the stack takes them as Pulumi secrets.
+ */
+import * as YAML from "yaml";
+import { FleetError } from "../errors";
+import { dnsLabelProblem } from "../k8s-validation";
+import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
+import { resolveClusterAgents } from "../agent/effective";
+
+export interface ImportNote {
+  /** For example `GitRepo fleet-default/web`. */
+  object: string;
+  field: string;
+  text: string;
+}
+
+export interface ImportResult {
+  /** The stack file's text. */
+  text: string;
+  notes: ImportNote[];
+  workspace: string;
+  counts: { clusters: number; clusterGroups: number; gitRepos: number };
+}
+
+type Obj = Record<string, unknown>;
+type Fleet = { kind: "GitRepo" | "Cluster" | "ClusterGroup"; name: string; namespace: string; raw: Obj };
+
+const FLEET_GROUP = "fleet.cattle.io/";
+const KINDS = ["GitRepo", "Cluster", "ClusterGroup"] as const;
+/** Set by kubectl or the API server, not by whoever wrote the object: never a setting to carry over. */
+const SERVER_METADATA = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "finalizers", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds"];
+const KUBECTL_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `source` names the input in errors and the file header. `workspace`: the Fleet namespace to import
+ * (a GitRepo targets only the clusters of its own namespace); required when the export has several.
+ */
+export function importFleetExport(text: string, source: string, options: { workspace?: string } = {}): ImportResult {
+  const objects = readObjects(text, source);
+  const notes: ImportNote[] = [];
+  const workspaces = [...new Set(objects.fleet.map((o) => o.namespace))].sort();
+  const workspace = options.workspace ?? (workspaces.length === 1 ? workspaces[0] : undefined);
+  if (!workspace) {
+    throw new FleetError(workspaces.length ? `holds several Fleet workspaces (${workspaces.join(", ")}); a GitRepo targets only the clusters of its own, so import one at a time with --workspace NAME`
+      : "holds no Fleet GitRepo, Cluster or ClusterGroup (kubectl get gitrepos,clusters,clustergroups -A -o yaml)", { file: source });
+  }
+  if (!workspaces.includes(workspace)) throw new FleetError(`has no objects in workspace ${JSON.stringify(workspace)} (it has ${workspaces.join(", ") || "none"})`, { file: source });
+  for (const o of objects.other) notes.push({ object: o, field: "", text: "not a Fleet GitRepo, Cluster or ClusterGroup: not imported (a Secret's contents are never copied)" });
+  const mine = (kind: Fleet["kind"]) => objects.fleet.filter((o) => o.kind === kind && o.namespace === workspace).sort((a, b) => (a.name < b.name ? -1 : 1));
+
+  const comments = new Map<string, string[]>();
+  const noteFor = (o: Fleet, path: string) => (field: string, textOf: string) => {
+    notes.push({ object: `${o.kind} ${o.namespace}/${o.name}`, field, text: textOf });
+    comments.set(path, [...comments.get(path) ?? [], ` ${field}: ${textOf}`]);
+  };
+  const clusters = mine("Cluster").map((o, i) => mapCluster(o, noteFor(o, `clusters.${i}`), source));
+  const clusterGroups = mine("ClusterGroup").map((o, i) => mapClusterGroup(o, noteFor(o, `clusterGroups.${i}`), source));
+  const gitRepos = mine("GitRepo").map((o, i) => mapGitRepo(o, noteFor(o, `gitRepos.${i}`), source));
+
+  const config: Obj = {
+    agent: { enabled: false },
+    ...(clusters.length ? { clusters } : {}),
+    ...(clusterGroups.length ? { clusterGroups } : {}),
+    ...(gitRepos.length ? { gitRepos } : {}),
+  };
+  // What is written must be a valid stack: checked as `npm run plan` will read it, before anything is written.
+  resolveClusterAgents(parseStackConfig(config, source, "/"));
+  const counts = { clusters: clusters.length, clusterGroups: clusterGroups.length, gitRepos: gitRepos.length };
+  return { text: render(config, comments, source, workspace, counts), notes, workspace, counts };
+}
+
+function readObjects(text: string, source: string): { fleet: Fleet[]; other: string[] } {
+  const fleet: Fleet[] = [];
+  const other: string[] = [];
+  YAML.parseAllDocuments(text).forEach((doc, d) => {
+    if (doc.errors.length) throw new FleetError(`document ${d + 1} is not valid YAML: ${doc.errors[0].message.split("\n")[0]}`, { file: source });
+    const value = doc.toJS() as unknown;
+    if (value === null || value === undefined) return;
+    if (!isObj(value)) throw new FleetError(`document ${d + 1} is not a Kubernetes object or List`, { file: source });
+    const items = Array.isArray(value.items) && (value.kind === undefined || String(value.kind).endsWith("List")) ? value.items : [value];
+    items.forEach((item: unknown, i: number) => {
+      const where = items.length > 1 || value.items ? `document ${d + 1}, items[${i}]` : `document ${d + 1}`;
+      if (!isObj(item) || !isObj(item.metadata) || typeof item.metadata.name !== "string") throw new FleetError(`${where}: not a Kubernetes object (no metadata.name)`, { file: source });
+      const kind = String(item.kind ?? "");
+      const name = item.metadata.name;
+      if (!String(item.apiVersion ?? "").startsWith(FLEET_GROUP) || !(KINDS as readonly string[]).includes(kind)) {
+        other.push(`${kind || "object"} ${String(item.metadata.namespace ?? "")}/${name}`.replace(" /", " "));
+        return;
+      }
+      fleet.push({ kind: kind as Fleet["kind"], name, namespace: String(item.metadata.namespace ?? ""), raw: item });
+    });
+  });
+  return { fleet, other };
+}
+
+type Note = (field: string, text: string) => void;
+
+/** Fields this importer reads are taken out of a copy; whatever is left gets a note. */
+class Fields {
+  private readonly left: Obj;
+  constructor(value: unknown, private readonly prefix: string, private readonly note: Note) {
+    this.left = isObj(value) ? { ...value } : {};
+  }
+  take(key: string): unknown {
+    const v = this.left[key];
+    delete this.left[key];
+    return v;
+  }
+  str(key: string): string | undefined {
+    const v = this.take(key);
+    return typeof v === "string" && v !== "" ? v : undefined;
+  }
+  /** A field with no counterpart here: its value is named with why, nothing is set. */
+  unmapped(key: string, why: string): void {
+    const v = this.take(key);
+    if (v !== undefined && v !== "" && v !== false && v !== 0) this.note(`${this.prefix}${key}`, `${JSON.stringify(v)}: not mapped: ${why}`);
+  }
+  rest(what: string): void {
+    for (const [k, v] of Object.entries(this.left)) this.note(`${this.prefix}${k}`, `${JSON.stringify(v)}: not mapped: ${what}`);
+  }
+}
+
+function checkName(o: Fleet, source: string): string {
+  const problem = dnsLabelProblem(o.name);
+  // Names carry over into bundle names and every object's labels: renaming here would redeploy everything.
+  if (problem) throw new FleetError(`${o.kind} ${o.namespace}/${o.name}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
+  return o.name;
+}
+
+/** metadata: labels (and a Cluster's annotations) are settings; server-set fields are not; anything else is named. */
+function readMetadata(o: Fleet, note: Note, keep: ("labels" | "annotations")[]): { labels: Record<string, string>; annotations: Record<string, string> } {
+  const m = new Fields(o.raw.metadata, "metadata.", note);
+  for (const k of SERVER_METADATA) m.take(k);
+  const labels = keep.includes("labels") ? (m.take("labels") as Record<string, string> | undefined) ?? {} : {};
+  const annotations = { ...(keep.includes("annotations") ? (m.take("annotations") as Record<string, string> | undefined) ?? {} : {}) };
+  delete annotations[KUBECTL_ANNOTATION];
+  const own = m.take("annotations") as Record<string, string> | undefined;
+  if (own) {
+    const { [KUBECTL_ANNOTATION]: _applied, ...rest } = own;
+    if (Object.keys(rest).length) note("metadata.annotations", `${JSON.stringify(rest)}: not mapped: a ${o.kind}'s annotations have no meaning here`);
+  }
+  m.rest(`a ${o.kind}'s metadata has no meaning here`);
+  return { labels, annotations };
+}
+
+function mapCluster(o: Fleet, note: Note, source: string): Obj {
+  const name = checkName(o, source);
+  const { labels, annotations } = readMetadata(o, note, ["labels", "annotations"]);
+  const spec = new Fields(o.raw.spec, "spec.", note);
+  const secret = spec.str("kubeConfigSecret");
+  const secretNs = spec.str("kubeConfigSecretNamespace") ?? o.namespace;
+  note("context", `placeholder: the kubectl context that reaches this cluster, or a kubeconfig as a Pulumi secret instead (docs/coming-from-fleet.md)${secret ? `; Fleet read it from Secret ${secretNs}/${secret}, which is not copied` : ""}`);
+  const out: Obj = { name, context: name };
+  if (Object.keys(labels).length) out.labels = labels;
+  if (Object.keys(annotations).length) out.annotations = annotations;
+  const templateValues = spec.take("templateValues");
+  if (isObj(templateValues) && Object.keys(templateValues).length) out.templateValues = templateValues;
+  const agent = clusterAgent(spec, note);
+  if (Object.keys(agent).length) out.agent = agent;
+  spec.unmapped("paused", "a paused cluster; pause its GitRepos (paused) or its bundles (fleet.yaml paused) instead");
+  spec.unmapped("clientID", "the identity Fleet's agent registers with; deploys here use the cluster's credentials");
+  spec.unmapped("redeployAgentGeneration", "forces Fleet to redeploy its agent; this project's agent rolls when its configuration changes");
+  spec.rest("not known to this importer");
+  return out;
+}
+
+/** Fleet's per-cluster agent settings, as this project's per-cluster agent settings (used once `agent.enabled` is true). */
+function clusterAgent(spec: Fields, note: Note): Obj {
+  const agent: Obj = {};
+  const env = spec.take("agentEnvVars");
+  if (Array.isArray(env)) {
+    const plain = env.filter((e) => isObj(e) && typeof e.name === "string" && e.valueFrom === undefined);
+    if (plain.length) agent.env = Object.fromEntries(plain.map((e) => [String(e.name), String(e.value ?? "")]));
+    for (const e of env.filter((x) => !plain.includes(x))) note("spec.agentEnvVars", `${JSON.stringify(e)}: not mapped: only name/value pairs are (valueFrom reads the cluster)`);
+  }
+  const ns = spec.str("agentNamespace");
+  if (ns) agent.namespace = ns;
+  const repo = spec.str("privateRepoURL");
+  if (repo) agent.privateRepoURL = repo;
+  const tolerations = spec.take("agentTolerations");
+  if (Array.isArray(tolerations) && tolerations.length) agent.tolerations = tolerations;
+  const affinity = spec.take("agentAffinity");
+  if (isObj(affinity) && Object.keys(affinity).length) agent.affinity = affinity;
+  const resources = spec.take("agentResources");
+  if (isObj(resources) && Object.keys(resources).length) agent.resources = resources;
+  const hostNetwork = spec.take("hostNetwork");
+  if (typeof hostNetwork === "boolean") agent.hostNetwork = hostNetwork;
+  const pullSecrets = spec.take("agentPullSecrets");
+  if (Array.isArray(pullSecrets) && pullSecrets.length) agent.pullSecrets = pullSecrets.map((s) => String((s as Obj).name));
+  const scheduling = new Fields(spec.take("agentSchedulingCustomization"), "spec.agentSchedulingCustomization.", note);
+  const pc = scheduling.take("priorityClass");
+  if (isObj(pc)) agent.priorityClass = { value: pc.value ?? 0, ...(pc.preemptionPolicy ? { preemptionPolicy: pc.preemptionPolicy } : {}) };
+  const pdb = scheduling.take("podDisruptionBudget");
+  if (isObj(pdb)) agent.podDisruptionBudget = pdb.minAvailable !== undefined && pdb.minAvailable !== "" ? { minAvailable: pdb.minAvailable } : { maxUnavailable: pdb.maxUnavailable };
+  scheduling.rest("not known to this importer");
+  return agent;
+}
+
+function mapClusterGroup(o: Fleet, note: Note, source: string): Obj {
+  const name = checkName(o, source);
+  const { labels } = readMetadata(o, note, ["labels"]);
+  const spec = new Fields(o.raw.spec, "spec.", note);
+  const selector = spec.take("selector");
+  spec.rest("not known to this importer");
+  const out: Obj = { name };
+  if (Object.keys(labels).length) out.labels = labels;
+  if (isObj(selector)) {
+    out.selector = selector;
+  } else {
+    // Fleet: a group without a selector has no clusters. The stack requires one; this one matches none, visibly.
+    note("spec.selector", "absent: Fleet's group then has no clusters; the selector below matches none");
+    out.selector = { matchExpressions: [{ key: "pulumi-fleet.io/no-selector-in-fleet", operator: "Exists" }] };
+  }
+  return out;
+}
+
+function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
+  const name = checkName(o, source);
+  const { labels } = readMetadata(o, note, ["labels"]);
+  if (Object.keys(labels).length) note("metadata.labels", `${JSON.stringify(labels)}: not mapped: a GitRepo's labels have no meaning here`);
+  const spec = new Fields(o.raw.spec, "spec.", note);
+  const out: Obj = { name };
+  const repo = spec.str("repo");
+  if (!repo) throw new FleetError(`GitRepo ${o.namespace}/${name}: spec.repo is missing`, { file: source });
+  out.repo = repo;
+  for (const k of ["branch", "revision", "targetNamespace", "serviceAccount", "helmRepoURLRegex"]) {
+    const v = spec.str(k);
+    if (v) out[k] = v;
+  }
+  const paths = spec.take("paths");
+  if (Array.isArray(paths) && paths.length) out.paths = paths;
+  const targets = spec.take("targets");
+  if (Array.isArray(targets) && targets.length) out.targets = targets;
+  for (const k of ["keepResources", "deleteNamespace", "paused", "insecureSkipTLSVerify"]) if (spec.take(k) === true) out[k] = true;
+  const ca = spec.str("caBundle");
+  if (ca) {
+    const pem = Buffer.from(ca, "base64").toString("utf8");
+    if (pem.includes("-----BEGIN CERTIFICATE-----")) out.caBundle = pem;
+    else note("spec.caBundle", "not mapped: it is not base64 of a PEM certificate bundle");
+  }
+  const auth = spec.str("clientSecretName");
+  if (auth) note("spec.clientSecretName", `${JSON.stringify(auth)}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret ${o.namespace}/${auth}`);
+  const helm = spec.str("helmSecretName");
+  if (helm) note("spec.helmSecretName", `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from Secret ${o.namespace}/${helm}; remote charts also need allowedChartURLs`);
+  spec.unmapped("helmSecretNameForPaths", "per-path Helm credentials are not offered; give the GitRepo one helmSecret, or split it");
+  spec.unmapped("pollingInterval", "nothing polls here: a deploy is an `up`, on merges and on a schedule (docs/continuous-delivery.md)");
+  spec.unmapped("disablePolling", "nothing polls here (docs/continuous-delivery.md)");
+  spec.unmapped("webhookSecret", "no webhook receiver: trigger the CI job instead (docs/continuous-delivery.md)");
+  spec.unmapped("forceSyncGeneration", "set forceSyncGeneration in the bundles' fleet.yaml");
+  spec.unmapped("correctDrift", "set correctDrift.enabled in the bundles' fleet.yaml (or run `up --refresh`)");
+  spec.unmapped("imageScanInterval", "image scans are refused (they commit to git from the controller)");
+  spec.unmapped("imageScanCommit", "image scans are refused");
+  spec.unmapped("ociRegistrySecret", "bundles are read from git, never stored in an OCI registry");
+  spec.unmapped("bundles", "explicit bundle definitions are not offered; use paths and fleet.yaml");
+  spec.rest("not known to this importer");
+  return out;
+}
+
+function render(config: Obj, comments: Map<string, string[]>, source: string, workspace: string, counts: ImportResult["counts"]): string {
+  const doc = new YAML.Document({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`${CONFIG_NAMESPACE}:${k}`, v])) });
+  doc.commentBefore = [
+    ` Imported by \`npm run import\` from ${source}, Fleet workspace ${workspace}: ${counts.clusters} clusters, ${counts.clusterGroups} cluster groups, ${counts.gitRepos} GitRepos.`,
+    " Before the first preview: give each cluster its credentials (the `context` placeholders), read every",
+    " \"not mapped\" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.",
+  ].join("\n");
+  const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;
+  agent.commentBefore = " Fleet's own agent keeps running on the clusters until Fleet is removed; deploys never go through an agent here.\n Set enabled: true (with apiServerURL) only to deploy this project's agent (docs/agent.md).";
+  for (const [path, lines] of comments) {
+    const [list, index] = path.split(".");
+    const node = doc.getIn(["config", `${CONFIG_NAMESPACE}:${list}`, Number(index)], true) as YAML.Node;
+    node.commentBefore = lines.join("\n");
+  }
+  return doc.toString({ lineWidth: 0 });
+}

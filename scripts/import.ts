@@ -1,0 +1,44 @@
+/**
+ * `npm run import -- FILE [--stack NAME] [--workspace NS] [--force]`: Fleet's GitRepos, Clusters and
+ * ClusterGroups, as `kubectl get gitrepos,clusters,clustergroups -A -o yaml` prints them on a Fleet
+ * management cluster, written as stacks/Pulumi.NAME.yaml (core/import/fleet-export.ts). Each field it
+ * cannot map is a comment in the file and a line on stderr; no secret is ever copied.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { importFleetExport } from "../core/import/fleet-export";
+import { PROJECT_DIR } from "../core/pipeline";
+import { stackFileFor } from "../core/config/stack";
+import { FleetError } from "../core/errors";
+import { parseCommand, runMain, UsageError } from "./cli";
+
+const SPEC = {
+  usage: "npm run import -- FILE [--stack NAME] [--workspace NS] [--force]",
+  summary: "Writes stacks/Pulumi.NAME.yaml from Fleet's objects (kubectl get gitrepos,clusters,clustergroups -A -o yaml > FILE).",
+  positionals: ["FILE"],
+  options: {
+    stack: { type: "string" as const, value: "NAME", help: "the stack to write (default: the Fleet workspace's name, such as fleet-default)" },
+    workspace: { type: "string" as const, value: "NS", help: "the Fleet workspace (namespace) to import, when the export holds several" },
+    force: { type: "boolean" as const, help: "overwrite an existing stack file" },
+  },
+};
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseCommand(process.argv.slice(2), SPEC);
+  const input = positionals[0];
+  if (!fs.existsSync(input)) throw new FleetError("file not found", { file: input });
+  const result = importFleetExport(fs.readFileSync(input, "utf8"), input, { workspace: values.workspace });
+  const stack = values.stack ?? result.workspace;
+  if (!/^[A-Za-z0-9_.-]+$/.test(stack)) throw new UsageError(`--stack ${JSON.stringify(stack)}: a stack name is letters, digits, '-', '_' and '.'`);
+  const file = stackFileFor(stack);
+  const target = path.join(PROJECT_DIR, file);
+  if (fs.existsSync(target) && !values.force) throw new FleetError("exists already; nothing written (--force overwrites it)", { file });
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.writeFileSync(target, result.text);
+  for (const n of result.notes) console.error(`${input}: ${n.object}${n.field ? `: ${n.field}` : ""}: ${n.text}`);
+  const { clusters, clusterGroups, gitRepos } = result.counts;
+  console.log(`wrote ${file}: ${clusters} clusters, ${clusterGroups} cluster groups, ${gitRepos} GitRepos from workspace ${result.workspace}; ${result.notes.length} note(s) to act on (above on stderr, and as comments in the file)`);
+  console.log(`next: set each cluster's context (or kubeconfig), then npm run plan -- --stack ${stack}; the migration order is in docs/coming-from-fleet.md`);
+}
+
+runMain(SPEC, main);

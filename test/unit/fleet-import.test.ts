@@ -1,0 +1,154 @@
+/**
+ * The importer (core/import/fleet-export.ts, `npm run import`) on Fleet object exports written for
+ * these tests (test/fleet-exports/): every mapped field lands where the stack reads it, every field
+ * that cannot be mapped is named (comment and stderr), no secret is copied, and the file it writes
+ * passes `npm run plan` unchanged.
+ */
+import { expect } from "chai";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { importFleetExport } from "../../core/import/fleet-export";
+import { CONFIGMAP, TestRepo } from "../support/git-fixtures";
+
+const ROOT = path.resolve(__dirname, "../..");
+const EXPORT = "test/fleet-exports/fleet-default.yaml";
+const exportText = () => fs.readFileSync(path.join(ROOT, EXPORT), "utf8");
+const configOf = (text: string) => (YAML.parse(text) as { config: Record<string, unknown> }).config;
+const tsScript = (script: string, args: string[]) =>
+  spawnSync(process.execPath, [path.join(ROOT, "scripts/run-ts.js"), path.join(ROOT, script), ...args], { encoding: "utf8", cwd: ROOT });
+
+describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import)", function () {
+  this.timeout(120_000);
+
+  it("maps every field that has a meaning here to the stack key that carries it", () => {
+    const result = importFleetExport(exportText(), EXPORT, { workspace: "fleet-default" });
+    expect(result.counts).to.deep.equal({ clusters: 3, clusterGroups: 2, gitRepos: 2 });
+    const config = configOf(result.text);
+    expect(Object.keys(config)).to.deep.equal(["pulumi-fleet:agent", "pulumi-fleet:clusters", "pulumi-fleet:clusterGroups", "pulumi-fleet:gitRepos"]);
+    // Fleet's agent stays until Fleet goes: this stack deploys none.
+    expect(config["pulumi-fleet:agent"]).to.deep.equal({ enabled: false });
+    expect(config["pulumi-fleet:clusters"]).to.deep.equal([
+      { name: "c-m-dev1", context: "c-m-dev1", labels: { env: "dev" } },
+      {
+        name: "c-m-prod1", context: "c-m-prod1",
+        labels: { env: "prod", region: "eu-west", "management.cattle.io/cluster-name": "c-m-prod1" },
+        annotations: { "field.cattle.io/description": "prod in Dublin" },
+        templateValues: { replicas: 5, ingress: { host: "prod1.example.com" } },
+        agent: {
+          env: { HTTPS_PROXY: "http://proxy.internal:3128" }, namespace: "cattle-fleet-system", privateRepoURL: "registry.internal:5000",
+          tolerations: [{ key: "dedicated", operator: "Equal", value: "fleet", effect: "NoSchedule" }],
+          affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: "node-role.kubernetes.io/control-plane", operator: "DoesNotExist" }] }] } } },
+          resources: { limits: { memory: "512Mi" }, requests: { cpu: "100m" } }, hostNetwork: false, pullSecrets: ["registry-internal"],
+          priorityClass: { value: 1000, preemptionPolicy: "PreemptLowerPriority" }, podDisruptionBudget: { maxUnavailable: "1" },
+        },
+      },
+      { name: "c-m-prod2", context: "c-m-prod2", labels: { env: "prod", region: "us-east" } },
+    ]);
+    expect(config["pulumi-fleet:clusterGroups"]).to.deep.equal([
+      { name: "dev", labels: { tier: "nonprod" }, selector: { matchLabels: { env: "dev" } } },
+      { name: "empty", selector: { matchExpressions: [{ key: "pulumi-fleet.io/no-selector-in-fleet", operator: "Exists" }] } },
+    ]);
+    expect(config["pulumi-fleet:gitRepos"]).to.deep.equal([
+      {
+        name: "apps", repo: "https://git.example.com/platform/apps.git", branch: "main", targetNamespace: "apps", serviceAccount: "deployer",
+        helmRepoURLRegex: "^https://charts\\.example\\.com/", paths: ["simple", "helm"],
+        targets: [
+          { name: "dev", clusterGroup: "dev" },
+          { name: "eu-prod", clusterSelector: { matchLabels: { env: "prod" }, matchExpressions: [{ key: "region", operator: "In", values: ["eu-west"] }] } },
+          { name: "canary", clusterName: "c-m-prod2" },
+        ],
+        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true,
+        caBundle: "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n",
+      },
+      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true },
+    ]);
+  });
+
+  it("names every field it cannot map, in the file beside its object and in the notes; copies no secret", () => {
+    const result = importFleetExport(exportText(), EXPORT, { workspace: "fleet-default" });
+    expect(result.notes.map((n) => `${n.object} ${n.field}`)).to.deep.equal([
+      "Secret fleet-default/apps-git-auth ",
+      "Cluster fleet-default/c-m-dev1 context",
+      "Cluster fleet-default/c-m-prod1 context",
+      "Cluster fleet-default/c-m-prod1 spec.agentEnvVars",
+      "Cluster fleet-default/c-m-prod1 spec.clientID",
+      "Cluster fleet-default/c-m-prod1 spec.redeployAgentGeneration",
+      "Cluster fleet-default/c-m-prod2 context",
+      "Cluster fleet-default/c-m-prod2 spec.paused",
+      "ClusterGroup fleet-default/empty spec.selector",
+      "GitRepo fleet-default/apps metadata.labels",
+      "GitRepo fleet-default/apps spec.clientSecretName",
+      "GitRepo fleet-default/apps spec.helmSecretName",
+      "GitRepo fleet-default/apps spec.pollingInterval",
+      "GitRepo fleet-default/apps spec.webhookSecret",
+      "GitRepo fleet-default/apps spec.forceSyncGeneration",
+      "GitRepo fleet-default/apps spec.correctDrift",
+      "GitRepo fleet-default/infra spec.helmSecretNameForPaths",
+      "GitRepo fleet-default/infra spec.disablePolling",
+      "GitRepo fleet-default/infra spec.imageScanInterval",
+      "GitRepo fleet-default/infra spec.imageScanCommit",
+      "GitRepo fleet-default/infra spec.ociRegistrySecret",
+      "GitRepo fleet-default/infra spec.bundles",
+      "GitRepo fleet-default/infra spec.newFieldFromTheFuture",
+    ]);
+    for (const n of result.notes.filter((x) => x.field)) expect(result.text, n.field).to.include(`# ${n.field}: ${n.text}`);
+    expect(result.notes.find((n) => n.field === "context" && n.object.endsWith("c-m-prod2"))!.text).to.include("Secret fleet-clusters/c-m-prod2-kubeconfig, which is not copied");
+    // The Secret in the export, its value, and the secrets Fleet's objects name never reach the file as values.
+    expect(result.text).to.not.match(/c2VjcmV0LXRva2Vu|secret-token/);
+    expect(result.text).to.not.include("last-applied-configuration");
+    expect((configOf(result.text)["pulumi-fleet:gitRepos"] as object[]).filter((r) => "auth" in r || "helmSecret" in r)).to.deep.equal([]);
+  });
+
+  it("reads multi-document YAML as it reads a List; several workspaces need --workspace; bad input names the file and object", () => {
+    const list = YAML.parse(exportText()) as { items: unknown[] };
+    const multi = list.items.map((i) => YAML.stringify(i)).join("---\n");
+    expect(importFleetExport(multi, "x.yaml", { workspace: "fleet-default" }).text).to.equal(importFleetExport(exportText(), "x.yaml", { workspace: "fleet-default" }).text);
+    expect(() => importFleetExport(exportText(), EXPORT)).to.throw(`${EXPORT}: holds several Fleet workspaces (fleet-default, fleet-local)`);
+    expect(configOf(importFleetExport(exportText(), EXPORT, { workspace: "fleet-local" }).text)["pulumi-fleet:clusters"]).to.deep.equal([{ name: "local", context: "local" }]);
+    expect(() => importFleetExport(exportText(), EXPORT, { workspace: "nope" })).to.throw('has no objects in workspace "nope" (it has fleet-default, fleet-local)');
+    expect(() => importFleetExport("a: [", "bad.yaml")).to.throw("bad.yaml: document 1 is not valid YAML");
+    const gitRepo = (name: string, spec: object) => YAML.stringify({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepo", metadata: { name, namespace: "w" }, spec });
+    expect(() => importFleetExport(gitRepo("team.apps", { repo: "https://x/y.git" }), "e.yaml")).to.throw("e.yaml: GitRepo w/team.apps: its name is not usable");
+    expect(() => importFleetExport(gitRepo("apps", {}), "e.yaml")).to.throw("e.yaml: GitRepo w/apps: spec.repo is missing");
+    expect(() => importFleetExport(gitRepo("apps", { repo: "https://x/y.git", targets: [{ clusterSelector: { matchExpressions: [{ key: "a", operator: "in" }] } }] }), "e.yaml"))
+      .to.throw("targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist");
+    expect(() => importFleetExport("", "empty.yaml")).to.throw("empty.yaml: holds no Fleet GitRepo, Cluster or ClusterGroup");
+  });
+
+  describe("round trip: npm run import, then npm run plan on what it wrote", () => {
+    const stack = `import-test-${process.pid}`;
+    const stackFile = path.join(ROOT, "stacks", `Pulumi.${stack}.yaml`);
+    after(() => fs.rmSync(stackFile, { force: true }));
+
+    it("the written stack plans unchanged: the GitRepos' bundles on the clusters Fleet's targets select", () => {
+      // The export's repositories, made real: a branch main with two bundle paths, and a tag for the pinned one.
+      const apps = new TestRepo({ "simple/cm.yaml": CONFIGMAP("simple"), "helm/cm.yaml": CONFIGMAP("helm") }, "main");
+      const infra = new TestRepo({ "cm.yaml": CONFIGMAP("infra") });
+      infra.git("tag", "v1.4.2");
+      const input = path.join(apps.dir, "..", `export-${process.pid}.yaml`);
+      fs.writeFileSync(input, exportText().replace("https://git.example.com/platform/apps.git", apps.url()).replace("git@git.example.com:platform/infra.git", infra.url()));
+
+      const imported = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
+      expect(imported.status, imported.stderr).to.equal(0);
+      expect(imported.stdout).to.include(`wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 23 note(s)`);
+      expect(imported.stderr.trim().split("\n")).to.have.length(23);
+      expect(imported.stderr).to.include(`${input}: GitRepo fleet-default/infra: spec.imageScanInterval: "5m": not mapped`);
+      const again = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
+      expect(again.status).to.equal(1);
+      expect(again.stderr).to.include(`stacks/Pulumi.${stack}.yaml: exists already; nothing written (--force overwrites it)`);
+
+      const plan = tsScript("scripts/plan.ts", ["--stack", stack]);
+      expect(plan.status, plan.stdout + plan.stderr).to.equal(0);
+      const lines = plan.stdout.split("\n").filter((l) => /^\s+bundle /.test(l)).map((l) => l.trim());
+      expect(lines).to.deep.equal([
+        "bundle apps-simple (yaml, simple) -> c-m-dev1, c-m-prod1, c-m-prod2",
+        "bundle apps-helm (yaml, helm) -> c-m-dev1, c-m-prod1, c-m-prod2",
+        "bundle infra (yaml, .) -> no cluster",
+      ]);
+      expect(plan.stdout).to.match(/c-m-prod1\s+target=eu-prod namespace=apps/);
+      expect(plan.stdout).to.match(/c-m-prod2\s+target=canary namespace=apps/);
+    });
+  });
+});
