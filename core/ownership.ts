@@ -46,13 +46,15 @@ export interface OwnershipInput {
   unchanged?: ReadonlySet<PlanEntry>;
   /** Clusters this operation leaves out (unreachable): nothing of theirs is applied, so nothing is read. */
   skip?: ReadonlySet<string>;
+  /** GitRepos whose stack entry sets takeOwnership: the operator adopts what exists (a move from Fleet), whatever the content says. */
+  adopting?: ReadonlySet<string>;
 }
 
 /** The objects to look up: per cluster, each (deployment, object) whose owner decides. */
 export function ownershipQueries(input: OwnershipInput): Map<string, { entry: PlanEntry; object: K8sObject }[]> {
   const queries = new Map<string, { entry: PlanEntry; object: K8sObject }[]>();
   for (const entry of input.entries) {
-    if (entry.options.helm?.takeOwnership || input.skip?.has(entry.cluster) || input.unchanged?.has(entry)) continue;
+    if (entry.options.helm?.takeOwnership || input.adopting?.has(entry.gitRepo) || input.skip?.has(entry.cluster) || input.unchanged?.has(entry)) continue;
     const r = input.rendered.get(entry)!;
     const list = queries.get(entry.cluster) ?? queries.set(entry.cluster, []).get(entry.cluster)!;
     for (const object of r.objects) if (!r.chartCrds.has(object)) list.push({ entry, object });

@@ -69,6 +69,11 @@ export interface GitRepoConfig {
   deleteNamespace: boolean;
   paused: boolean;
   allowEmpty: boolean;
+  /**
+   * The operator's own takeOwnership for every bundle of this GitRepo: objects that exist on the clusters
+   * (deployed by Fleet, say) are adopted instead of refused. For moving over; fleet.yaml cannot widen it.
+   */
+  takeOwnership?: boolean;
   auth?: GitAuth;
   caBundle?: string;
   insecureSkipTLSVerify: boolean;
@@ -257,7 +262,7 @@ const REMOTE_URL = /^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/;
 function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   f.object([
     "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
-    "keepResources", "deleteNamespace", "paused", "allowEmpty", "auth", "caBundle", "insecureSkipTLSVerify",
+    "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
     "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
   ]);
   let repo = f.child("repo").string();
@@ -280,6 +285,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     allowEmpty: f.child("allowEmpty").bool(),
     insecureSkipTLSVerify: f.child("insecureSkipTLSVerify").bool(),
   };
+  if (f.child("takeOwnership").bool()) g.takeOwnership = true;
   const branch = f.child("branch").optString();
   const revision = f.child("revision").optString();
   if (branch && revision) f.child("revision").fail("set either branch or revision, not both");

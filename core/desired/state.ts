@@ -101,7 +101,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   }
   entries = failures.settle(entries);
   if (!renderMode) {
-    checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut }, facts.objects, fail);
+    checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) }, facts.objects, fail);
     entries = failures.settle(entries);
   }
   inDependencyOrder(entries, fail);

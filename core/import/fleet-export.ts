@@ -239,6 +239,8 @@ function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
   const targets = spec.take("targets");
   if (Array.isArray(targets) && targets.length) out.targets = targets;
   for (const k of ["keepResources", "deleteNamespace", "paused", "insecureSkipTLSVerify"]) if (spec.take(k) === true) out[k] = true;
+  // The objects exist already, deployed by Fleet: the first up adopts them (docs/coming-from-fleet.md).
+  out.takeOwnership = true;
   const ca = spec.str("caBundle");
   if (ca) {
     const pem = Buffer.from(ca, "base64").toString("utf8");
@@ -269,6 +271,7 @@ function render(config: Obj, comments: Map<string, string[]>, source: string, wo
     ` Imported by \`npm run import\` from ${source}, Fleet workspace ${workspace}: ${counts.clusters} clusters, ${counts.clusterGroups} cluster groups, ${counts.gitRepos} GitRepos.`,
     " Before the first preview: give each cluster its credentials (the `context` placeholders), read every",
     " \"not mapped\" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.",
+    " Every GitRepo has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
   ].join("\n");
   const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;
   agent.commentBefore = " Fleet's own agent keeps running on the clusters until Fleet is removed; deploys never go through an agent here.\n Set enabled: true (with apiServerURL) only to deploy this project's agent (docs/agent.md).";

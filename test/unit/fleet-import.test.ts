@@ -59,10 +59,10 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
           { name: "eu-prod", clusterSelector: { matchLabels: { env: "prod" }, matchExpressions: [{ key: "region", operator: "In", values: ["eu-west"] }] } },
           { name: "canary", clusterName: "c-m-prod2" },
         ],
-        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true,
+        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true,
         caBundle: "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n",
       },
-      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true },
+      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, takeOwnership: true },
     ]);
   });
 
