@@ -1,7 +1,7 @@
 /**
  * Headless Chromium (Debian's chromium package; scripts/ensure-chromium.sh installs it) for looking at
  * the status page as a person would: the DOM after the page ran, a screenshot, and the page's own
- * timing. Used by the browser test, the page benchmark and the README screenshot.
+ * timing. Used by the browser test, the page benchmark and the screenshots in docs/.
  *
  * Each run gets a fresh profile directory, removed afterwards. The flags keep Chromium from opening
  * any connection of its own (background networking, component updates, sync, QUIC): the machines

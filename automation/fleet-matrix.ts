@@ -116,7 +116,7 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
     return {
       cluster: c.cluster, kind: c.state,
       info: [c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, c.agent?.image ?? "—", c.agent ? c.agent.configHash.slice(0, 12) : "—", reach],
-      infoTitles: ["", "bundles ready", c.agent ? `${c.agent.image}${c.agent.pinned ? " (pinned tag)" : ""}` : "no agent recorded yet", c.agent?.configHash ?? "", reach],
+      infoTitles: ["", "bundles ready", c.agent ? `${c.agent.image}${c.agent.pinned ? " (pinned tag)" : ""}` : "no agent deployed (switched off, or not deployed yet)", c.agent?.configHash ?? "", reach],
       cells: columns.map((col): Cell => {
         const d = byPair.get(`${c.cluster}/${col.gitRepo}/${col.bundle}`);
         const pair = `${col.bundle} on ${c.cluster}`;

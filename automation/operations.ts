@@ -156,7 +156,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   const skip = skipsCheckpoints(op, options, store);
   if (op === "up" && skip && !store) {
     warnerOf(options)(`warning: stack ${options.stack}: the state is written only at the end and this backend keeps no crash journal: ` +
-      "if this update is killed, objects it created may be left on the clusters owned by nothing (README, \"Crash journal\")");
+      "if this update is killed, objects it created may be left on the clusters owned by nothing (docs/state-and-recovery.md, \"Crash journal\")");
   }
   let stack: Stack | undefined;
   let journalKey: string | undefined;

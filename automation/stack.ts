@@ -24,7 +24,7 @@ import { toolchain } from "./toolchain";
 import { phase } from "./timings";
 
 export const PROJECT_NAME = "pulumi-fleet";
-/** The passphrase of the embedded local stack only (documented in the README). */
+/** The passphrase of the embedded local stack only (documented in docs/cli.md). */
 export const LOCAL_PASSPHRASE = "local";
 
 export interface StackOptions extends BackendOptions {

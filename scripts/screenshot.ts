@@ -1,6 +1,6 @@
 /**
  * `npm run screenshot -- PAGE.html OUT.png [--width N --height N]`: a PNG of a page written by
- * `status --html` or `preview --html`, taken by headless Chromium (the picture in the README is made
+ * `status --html` or `preview --html`, taken by headless Chromium (the pictures in docs/ are made
  * this way). Without a size the window is the page's full size.
  */
 import { screenshot } from "../automation/chromium";

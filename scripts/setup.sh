@@ -5,7 +5,7 @@
 #  2. fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go libraries),
 #     which every command that plans needs; built into the tool cache outside the repository.
 #  3. the offline Pulumi toolchain, and proc-guard (tools/proc-guard), under which every engine CLI runs: CLI and Kubernetes provider built from tools/ into a cache outside
-#     the repository (see README, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
+#     the repository (see docs/contributing.md, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
 #     do not run the engine (plan, render, benchmarks of the plan stage).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -113,7 +113,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
     await pg?.stop();
   });
 
-  /** Sets every cluster's kubeconfig as a secret with the CLI, as the README tells a team to. */
+  /** Sets every cluster's kubeconfig as a secret with the CLI, as docs/coming-from-fleet.md and the README tell a team to. */
   const setKubeconfigs = (co: Checkout, stack: string, env: NodeJS.ProcessEnv) => {
     clusters.forEach((c, i) => {
       ok(co.pulumi(["config", "set", "--secret", "--path", `pulumi-fleet:clusters[${i}].kubeconfig`, fs.readFileSync(c.kubeconfig, "utf8"), "--stack", stack], env),
