@@ -125,9 +125,11 @@ export function resolveClusterAgents(config: StackConfig): Map<string, ClusterAg
 }
 
 /** The agents that are deployed: every cluster's whose agent is not switched off. */
-export function resolveAgents(config: StackConfig): Map<string, ResolvedAgent> {
-  return new Map([...resolveClusterAgents(config)].flatMap(([name, c]) => (c.agent ? [[name, c.agent] as const] : [])));
+export function deployedAgents(agents: Map<string, ClusterAgent>): Map<string, ResolvedAgent> {
+  return new Map([...agents].flatMap(([name, c]) => (c.agent ? [[name, c.agent] as const] : [])));
 }
+
+export const resolveAgents = (config: StackConfig) => deployedAgents(resolveClusterAgents(config));
 
 const canonicalCA = (ca: string) => (ca ? canonicalPem(ca) : "");
 

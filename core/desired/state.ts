@@ -7,7 +7,7 @@
  * crash journal) comes through `facts` (facts.ts).
  */
 import * as path from "node:path";
-import { resolveClusterAgents } from "../agent/effective";
+import { deployedAgents, resolveClusterAgents } from "../agent/effective";
 import { ClusterConfig, StackConfig } from "../config/stack";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
@@ -171,7 +171,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
   // The operations hold `fleet` since onPlanned: they read the final plan and failures from it.
   fleet.plan = { ...fleet.plan, entries };
-  const summary = summarize(fleet, new Map([...agents].flatMap(([n, a]) => (a.agent ? [[n, a.agent] as const] : []))), held.records());
+  const summary = summarize(fleet, deployedAgents(agents), held.records());
   const state: DesiredState = {
     fleet, clusters, deployments, summary,
     gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
