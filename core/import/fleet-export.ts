@@ -138,16 +138,13 @@ function checkName(o: Fleet, source: string): string {
 function readMetadata(o: Fleet, note: Note, keep: ("labels" | "annotations")[]): { labels: Record<string, string>; annotations: Record<string, string> } {
   const m = new Fields(o.raw.metadata, "metadata.", note);
   for (const k of SERVER_METADATA) m.take(k);
-  const labels = keep.includes("labels") ? (m.take("labels") as Record<string, string> | undefined) ?? {} : {};
-  const annotations = { ...(keep.includes("annotations") ? (m.take("annotations") as Record<string, string> | undefined) ?? {} : {}) };
-  delete annotations[KUBECTL_ANNOTATION];
-  const own = m.take("annotations") as Record<string, string> | undefined;
-  if (own) {
-    const { [KUBECTL_ANNOTATION]: _applied, ...rest } = own;
-    if (Object.keys(rest).length) note("metadata.annotations", `${JSON.stringify(rest)}: not mapped: a ${o.kind}'s annotations have no meaning here`);
+  const { [KUBECTL_ANNOTATION]: _applied, ...annotations } = (m.take("annotations") as Record<string, string> | undefined) ?? {};
+  const labels = (m.take("labels") as Record<string, string> | undefined) ?? {};
+  for (const [key, value] of [["annotations", annotations], ["labels", labels]] as const) {
+    if (!keep.includes(key) && Object.keys(value).length) note(`metadata.${key}`, `${JSON.stringify(value)}: not mapped: a ${o.kind}'s ${key} have no meaning here`);
   }
   m.rest(`a ${o.kind}'s metadata has no meaning here`);
-  return { labels, annotations };
+  return { labels: keep.includes("labels") ? labels : {}, annotations: keep.includes("annotations") ? annotations : {} };
 }
 
 function mapCluster(o: Fleet, note: Note, source: string): Obj {
@@ -223,8 +220,7 @@ function mapClusterGroup(o: Fleet, note: Note, source: string): Obj {
 
 function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
   const name = checkName(o, source);
-  const { labels } = readMetadata(o, note, ["labels"]);
-  if (Object.keys(labels).length) note("metadata.labels", `${JSON.stringify(labels)}: not mapped: a GitRepo's labels have no meaning here`);
+  readMetadata(o, note, []);
   const spec = new Fields(o.raw.spec, "spec.", note);
   const out: Obj = { name };
   const repo = spec.str("repo");
