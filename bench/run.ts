@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout ...] [options]` (`--help` lists them): the benchmarks (default: all eight, in
- * that order). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
+ * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet ...] [options]` (`--help` lists them): the benchmarks (default: the
+ * first eight, in that order; `fleet`, which builds Rancher Fleet itself, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; render: --clusters N; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3; page: --clusters 200 --bundles 50 --runs 3.
  */
@@ -12,16 +12,18 @@ import { pageBench } from "./page";
 import { startupBench } from "./startup";
 import { shardsBench } from "./shards";
 import { rolloutBench } from "./rollout";
+import { fleetBench } from "./fleet";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
-const ALL = { plan: async () => planBench(), render: async () => renderBench(), engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
+const DEFAULT = { plan: async () => planBench(), render: async () => renderBench(), engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
+const ALL = { ...DEFAULT, fleet: fleetBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [options]",
-  summary: "The benchmarks (default: all eight, in that order); each prints a table and writes bench/results/<name>.json.",
-  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [options]",
+  summary: "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, only when named); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
     clusters: { type: "string" as const, value: "N|N,N", help: "plan, render, shards: clusters (shards default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)" },
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
   if (unknown) throw new UsageError(`unknown benchmark '${unknown}' (one of ${Object.keys(ALL).join(", ")})`);
   setBenchOptions(values);
   const chosen = positionals as Name[];
-  for (const name of chosen.length ? chosen : (Object.keys(ALL) as Name[])) {
+  for (const name of chosen.length ? chosen : (Object.keys(DEFAULT) as Name[])) {
     console.log(`\n== bench ${name}`);
     await ALL[name]();
   }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Build Rancher Fleet's own controller, agent and CLI (fleetcontroller, fleetagent, fleet) from its
+# published Go module, and the Helm CLI of the Helm release Fleet links (its agent deploys through
+# Helm's Go library: the benchmark compares with `helm install` of the same objects), for the
+# side-by-side benchmark only (`npm run bench -- fleet`, bench/fleet.ts).
+# Nothing of Fleet is in this repository, and neither `npm test` nor `npm start` runs this script.
+#
+# Pinned to v0.16.0: the newest release the Go module proxy here serves (v0.16.1 answers 403).
+# The public checksum database knows both modules, so no GONOSUMDB is needed; the zip hashes are
+# also checked against the pins below, so a changed module fails. Fleet's go.mod replaces
+# github.com/rancher/fleet/pkg/apis with ./pkg/apis, a nested module its zip leaves out, and pins
+# k8s.io/* with further replaces that apply only to the main module: so the module is unpacked
+# into the cache, its pkg/apis module put back in place, and built there as the main module,
+# with Fleet's release flags (.goreleaser.yaml: -w -s and the version stamp).
+#
+# Usage:
+#   tools/build-fleet.sh             build, or reuse a finished build; report on stderr
+#   tools/build-fleet.sh --path      the same, then print the directory holding the four binaries
+#                                    (Fleet's CRD manifest is ../share/crds.yaml beside it)
+#
+# Environment: PULUMI_FLEET_CACHE (cache root), PULUMI_FLEET_REBUILD=1, GOPROXY/GOMODCACHE/GOCACHE.
+set -euo pipefail
+
+module=github.com/rancher/fleet
+version=v0.16.0
+sum=h1:F2TGCISi1mvvgJ5UFkHj/YY4WYLa37MrJspru6eKoaA=
+apis_sum=h1:M1O9JjqInoAVT+rjG8K56eywhwDtMYfiSS1ImNEg9PQ=
+commit=c1a4325041578226f4f333b9f05d651ee4b03577
+
+print=0
+for a in "$@"; do
+  case "$a" in
+    --path) print=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-fleet.sh: unknown argument: $a (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
+# shellcheck source=tools/lib.sh
+source "$tools_dir/lib.sh"
+go_build_env
+
+# download <module@version> <pinned h1 sum>: the module's directory in the Go module cache.
+download() {
+  local json got
+  json=$(cd "$scratch" && GOFLAGS=-mod=mod go mod download -json "$1") || die "could not download $1 from the Go module proxy"
+  got=$(printf '%s' "$json" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p')
+  [[ $got == "$2" ]] || die "$1 has hash $got, pinned $2: refusing it"
+  printf '%s' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
+}
+
+dir=$cache_root/tools/fleet-$version
+lock_dir "$dir"
+outs=(fleetcontroller fleetagent fleet helm)
+ldflags="-w -s -X $module/pkg/version.GitCommit=$commit -X $module/pkg/version.Version=$version"
+hash=$(hash_of "$ldflags $sum $apis_sum ${outs[*]}" "$tools_dir/build-fleet.sh")
+ok=1
+for o in "${outs[@]}"; do [[ -x $dir/bin/$o ]] || ok=0; done
+[[ -f $dir/share/crds.yaml ]] || ok=0
+t_start=$(now)
+if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && $ok == 1 && -f $dir/.stamp && $(<"$dir/.stamp") == "$hash" ]]; then
+  status=reused
+else
+  rm -f "$dir/.stamp"
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  src=$(download "$module@$version" "$sum")
+  apis=$(download "$module/pkg/apis@$version" "$apis_sum")
+  log "build-fleet.sh: building Fleet $version (controller, agent, CLI; a cold build takes minutes)..."
+  rm -rf "$dir/src"
+  cp -r "$src" "$dir/src"
+  chmod -R u+w "$dir/src"
+  rm -rf "$dir/src/pkg/apis"
+  cp -r "$apis" "$dir/src/pkg/apis"
+  chmod -R u+w "$dir/src/pkg/apis"
+  t=$(now)
+  (cd "$dir/src" && go list -mod=readonly -deps ./cmd/fleetcontroller ./cmd/fleetagent ./cmd/fleetcli >/dev/null)
+  t_dl=$(since "$t")
+  t=$(now)
+  mkdir -p "$dir/bin"
+  (cd "$dir/src" && go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$dir/bin/" ./cmd/fleetcontroller ./cmd/fleetagent ./cmd/fleetcli)
+  mv "$dir/bin/fleetcli" "$dir/bin/fleet"
+  # Helm's CLI at the version Fleet's go.mod selects; -mod=mod adds the CLI's few extra
+  # dependencies to this copy's go.sum (checked against the checksum database as usual).
+  helm_version=$(cd "$dir/src" && go list -mod=readonly -m -f '{{.Version}}' helm.sh/helm/v4)
+  (cd "$dir/src" && go build -mod=mod -trimpath -ldflags "-w -s -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$dir/bin/helm" helm.sh/helm/v4/cmd/helm)
+  # Keep only what the benchmark reads: the CRDs.
+  mkdir -p "$dir/share"
+  cp "$dir/src/charts/fleet-crd/templates/crds.yaml" "$dir/share/crds.yaml"
+  rm -rf "$dir/src"
+  printf '%s\n' "$hash" >"$dir/.stamp"
+  status="built: modules $t_dl, compile $(since "$t")"
+fi
+exec 9>&-
+
+log "Fleet $version ($(go env GOVERSION), total $(since "$t_start"))
+  bin dir  $dir/bin  [$status]"
+((print)) && printf '%s\n' "$dir/bin"
+exit 0
