@@ -4,23 +4,20 @@
  * controller, one agent per downstream cluster, and `fleet apply`. The binaries come from
  * tools/build-fleet.sh (built from Fleet's Go module into the tool cache).
  *
- * Registration: Fleet's handshake (a ClusterRegistrationToken, the agent's bootstrap secret, the
- * agentmanagement controller creating the cluster's namespace, service account and token secret)
- * needs agentmanagement, which would also deploy Fleet's agent image into every downstream cluster;
- * no image can be had here. So its result is written directly, as the registration would leave it:
- *  - management: the Cluster in fleet-default, its namespace `cluster-<name>` (annotated as
- *    agentmanagement annotates it), and the Cluster's status.namespace pointing at it;
- *  - downstream: cattle-fleet-system/fleet-agent, the Secret the agent reads first (a kubeconfig
- *    for the management cluster in that namespace, clusterName, clusterNamespace) and, when it
- *    exists and works, uses without registering; and the agent's ConfigMap.
- * The kubeconfig carries the management cluster's admin token, where registration would issue one
- * for a service account bound to the cluster's namespace: more rights, the same requests.
+ * Registration is Fleet's own handshake, with agent processes where Fleet would run its agent image:
+ * a ClusterRegistrationToken on the management cluster; agentmanagement issues its values (a
+ * service-account token the local clusters' kube-controller-manager fills in); each agent starts
+ * from a fleet-agent-bootstrap Secret holding them, creates a ClusterRegistration, and receives a
+ * kubeconfig for its cluster namespace with that namespace's service account. agentmanagement then
+ * also creates, per cluster, the bundle that deploys Fleet's agent Deployment; the agent processes
+ * apply it like any bundle, and its pod "runs" on the clusters' kwok node without an image. Startup
+ * waits for those bundles, so they are not inside a timed window.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { kubeGet, kubeRequest } from "../automation/kube-client";
+import { kubeGet, kubeList, kubeRequest } from "../automation/kube-client";
 import { LocalCluster } from "../automation/local-clusters";
 import { builtToolPath } from "../core/tool-build";
 
@@ -44,17 +41,14 @@ export interface FleetRun {
   pids: { name: string; pid: number }[];
 }
 
-const clusterNamespace = (c: LocalCluster) => `cluster-${c.name}`;
-
-/** A kubeconfig for `server` with its admin token, whose context defaults to `namespace`. */
-function kubeconfigText(c: LocalCluster, namespace?: string): string {
+/** A kubeconfig for the cluster with its admin token (for the controller and `fleet apply`). */
+function kubeconfigText(c: LocalCluster): string {
   return [
     "apiVersion: v1", "kind: Config",
     "clusters:", `- name: ${c.name}`, "  cluster:", `    server: ${c.server}`,
     `    certificate-authority-data: ${Buffer.from(c.ca).toString("base64")}`,
     "users:", "- name: admin", "  user:", `    token: ${c.token}`,
     "contexts:", `- name: ${c.name}`, "  context:", `    cluster: ${c.name}`, "    user: admin",
-    ...(namespace ? [`    namespace: ${namespace}`] : []),
     `current-context: ${c.name}`, "",
   ].join("\n");
 }
@@ -63,34 +57,54 @@ async function create(c: LocalCluster, collection: string, body: object): Promis
   await kubeRequest(c, "POST", collection, { body });
 }
 
-/** Fleet's CRDs, the workspace, the Clusters as registration leaves them, and each downstream cluster's agent credentials. */
+/**
+ * Management side: Fleet's CRDs, its system and workspace namespaces, the controller's config (the
+ * management API server's URL and CA, which registration hands to agents), one Cluster per
+ * downstream cluster (pre-created with its labels and a clientID, as an operator pre-registers
+ * clusters) and one ClusterRegistrationToken.
+ */
 export async function installFleet(run: FleetRun, labels: (i: number) => Record<string, string>): Promise<void> {
   const { mgmt } = run;
   const kubectl = (...args: string[]) => execFileSync(run.kubectl, ["--kubeconfig", mgmt.kubeconfig, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   kubectl("apply", "--server-side", "-f", path.join(run.bin, "..", "share", "crds.yaml"));
   kubectl("wait", "--for", "condition=established", "crd", "--all", "--timeout=120s");
   for (const ns of [SYSTEM, WORKSPACE]) await create(mgmt, "/api/v1/namespaces", { metadata: { name: ns } });
+  await create(mgmt, `/api/v1/namespaces/${SYSTEM}/configmaps`, {
+    metadata: { name: "fleet-controller" },
+    data: { config: JSON.stringify({ apiServerURL: mgmt.server, apiServerCA: Buffer.from(mgmt.ca).toString("base64"), agentImage: `rancher/fleet-agent:${FLEET_VERSION}` }) },
+  });
   for (const [i, c] of run.downstream.entries()) {
     await create(mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusters`, {
-      apiVersion: "fleet.cattle.io/v1alpha1", kind: "Cluster", metadata: { name: c.name, labels: labels(i) }, spec: {},
-    });
-    await create(mgmt, "/api/v1/namespaces", {
-      metadata: {
-        name: clusterNamespace(c), labels: { "fleet.cattle.io/managed": "true" },
-        annotations: { "fleet.cattle.io/cluster-namespace": WORKSPACE, "fleet.cattle.io/cluster": c.name },
-      },
-    });
-    await kubeRequest(mgmt, "PATCH", `${FLEET_API}/namespaces/${WORKSPACE}/clusters/${c.name}/status`, { body: { status: { namespace: clusterNamespace(c) } } });
-    await create(c, "/api/v1/namespaces", { metadata: { name: SYSTEM } });
-    await create(c, `/api/v1/namespaces/${SYSTEM}/configmaps`, { metadata: { name: "fleet-agent" }, data: { config: "{}" } });
-    await create(c, `/api/v1/namespaces/${SYSTEM}/secrets`, {
-      metadata: { name: "fleet-agent" },
-      stringData: {
-        kubeconfig: kubeconfigText(mgmt, clusterNamespace(c)), clusterNamespace: WORKSPACE, clusterName: c.name,
-        deploymentNamespace: clusterNamespace(c),
-      },
+      apiVersion: "fleet.cattle.io/v1alpha1", kind: "Cluster", metadata: { name: c.name, labels: labels(i) }, spec: { clientID: c.name },
     });
   }
+  await create(mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusterregistrationtokens`, {
+    apiVersion: "fleet.cattle.io/v1alpha1", kind: "ClusterRegistrationToken", metadata: { name: "bench" }, spec: {},
+  });
+}
+
+/** The token's values (registration URL, CA, service-account token), once agentmanagement has issued them. */
+async function registrationValues(run: FleetRun, deadline: number): Promise<Record<string, string>> {
+  for (;;) {
+    const token = await kubeGet(run.mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusterregistrationtokens/bench`);
+    const name = token?.status?.secretName;
+    const secret = name ? await kubeGet(run.mgmt, `/api/v1/namespaces/${WORKSPACE}/secrets/${name}`) : undefined;
+    if (secret?.data?.values) return secret.data;
+    checkAlive(run);
+    if (Date.now() > deadline) throw new Error(`Fleet's ClusterRegistrationToken issued no values; last lines of agentmanagement.log:\n${logTail(run, "agentmanagement")}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Downstream side, as Fleet's agent chart installs it for a registration token: the
+ * fleet-agent-bootstrap Secret (the token's values) and the agent's ConfigMap with the clientID
+ * that matches the pre-created Cluster.
+ */
+async function bootstrapAgent(c: LocalCluster, values: Record<string, string>): Promise<void> {
+  await create(c, "/api/v1/namespaces", { metadata: { name: SYSTEM } });
+  await create(c, `/api/v1/namespaces/${SYSTEM}/configmaps`, { metadata: { name: "fleet-agent" }, data: { config: JSON.stringify({ clientID: c.name }) } });
+  await create(c, `/api/v1/namespaces/${SYSTEM}/secrets`, { metadata: { name: "fleet-agent-bootstrap" }, data: values });
 }
 
 function launch(run: FleetRun, name: string, program: string, args: string[], env: Record<string, string>): void {
@@ -104,40 +118,56 @@ function launch(run: FleetRun, name: string, program: string, args: string[], en
   run.pids.push({ name, pid: child.pid });
 }
 
+const ELECTION = { CATTLE_ELECTION_LEASE_DURATION: "30s", CATTLE_ELECTION_RENEW_DEADLINE: "25s", CATTLE_ELECTION_RETRY_PERIOD: "10s" };
+
 /**
- * The controller (core controllers only: no subcommand, so no gitjob, helmops or agentmanagement)
- * and one agent per downstream cluster, with the worker counts Fleet's chart sets. Returns once every
- * agent has checked in (its Cluster's status.agent.lastSeen is set).
+ * The controller's core controllers and its agentmanagement (no gitjob or helmops: `fleet apply`
+ * plays gitjob), then one agent per downstream cluster, registering through the token, with the
+ * worker counts Fleet's chart sets. Returns once every agent has checked in and every agent bundle
+ * agentmanagement created is deployed and ready.
  */
-export async function startFleet(run: FleetRun, timeoutMs = 180_000): Promise<number> {
+export async function startFleet(run: FleetRun, timeoutMs = 300_000): Promise<number> {
   const t0 = performance.now();
+  const deadline = Date.now() + timeoutMs;
   const mgmtConfig = path.join(run.dir, "mgmt.kubeconfig");
   fs.writeFileSync(mgmtConfig, kubeconfigText(run.mgmt), { mode: 0o600 });
   launch(run, "fleetcontroller", "fleetcontroller", ["--disable-metrics"], {
-    KUBECONFIG: mgmtConfig, NAMESPACE: SYSTEM, FLEET_HEALTHPROBE_BIND_ADDRESS: "0",
-    // Read even when leader election is off (internal/cmd/options.go); the chart's values.
-    CATTLE_ELECTION_LEASE_DURATION: "30s", CATTLE_ELECTION_RENEW_DEADLINE: "25s", CATTLE_ELECTION_RETRY_PERIOD: "10s",
+    KUBECONFIG: mgmtConfig, NAMESPACE: SYSTEM, FLEET_HEALTHPROBE_BIND_ADDRESS: "0", ...ELECTION,
     BUNDLE_RECONCILER_WORKERS: "50", BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50", CLUSTER_RECONCILER_WORKERS: "50",
     CLUSTERGROUP_RECONCILER_WORKERS: "50", CONTENT_RECONCILER_WORKERS: "50",
   });
+  // --disable-bootstrap: no "local" Cluster for the management cluster itself (it runs no agent here).
+  launch(run, "agentmanagement", "fleetcontroller", ["agentmanagement", "--disable-bootstrap"], {
+    KUBECONFIG: mgmtConfig, NAMESPACE: SYSTEM, ...ELECTION, FLEET_AGENT_REPLICA_COUNT: "1",
+    // What the agent bundle it writes passes on to each agent (the chart's agent.leaderElection values).
+    FLEET_AGENT_ELECTION_LEASE_DURATION: "30s", FLEET_AGENT_ELECTION_RENEW_DEADLINE: "25s", FLEET_AGENT_ELECTION_RETRY_PERIOD: "10s",
+  });
+  const values = await registrationValues(run, deadline);
   for (const c of run.downstream) {
+    await bootstrapAgent(c, values);
     launch(run, `fleetagent-${c.name}`, "fleetagent", ["--leader-elect=false"], {
       KUBECONFIG: c.kubeconfig, NAMESPACE: SYSTEM, FLEET_AGENT_METRICS_BIND_ADDRESS: "0", FLEET_AGENT_PROBE_BIND_ADDRESS: "0",
-      BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50", DRIFT_RECONCILER_WORKERS: "50",
-      CATTLE_ELECTION_LEASE_DURATION: "30s", CATTLE_ELECTION_RENEW_DEADLINE: "25s", CATTLE_ELECTION_RETRY_PERIOD: "10s",
+      BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50", DRIFT_RECONCILER_WORKERS: "50", ...ELECTION,
     });
   }
-  const deadline = Date.now() + timeoutMs;
-  for (const c of run.downstream) {
-    for (;;) {
-      for (const p of run.pids) if (!alive(p.pid)) throw new Error(`Fleet's ${p.name} exited; last lines of ${p.name}.log:\n${logTail(run, p.name)}`);
-      const cluster = await kubeGet(run.mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusters/${c.name}`);
-      if (cluster?.status?.agent?.lastSeen) break;
-      if (Date.now() > deadline) throw new Error(`Fleet's agent for ${c.name} did not check in within ${timeoutMs / 1000} s; last lines of its log:\n${logTail(run, `fleetagent-${c.name}`)}`);
-      await new Promise((r) => setTimeout(r, 250));
+  for (;;) {
+    checkAlive(run);
+    const clusters = await kubeList(run.mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusters`);
+    const agentBundles = await kubeList(run.mgmt, `${FLEET_API}/bundledeployments`);
+    const checkedIn = clusters.filter((c: any) => c.status?.agent?.lastSeen).length;
+    const ready = agentBundles.filter((bd: any) => bd.status?.ready).length;
+    if (checkedIn === run.downstream.length && agentBundles.length === run.downstream.length && ready === agentBundles.length) break;
+    if (Date.now() > deadline) {
+      throw new Error(`Fleet's agents: ${checkedIn} of ${run.downstream.length} checked in, ${ready} of ${agentBundles.length} agent bundles ready after ` +
+        `${timeoutMs / 1000} s; last lines of fleetagent-${run.downstream[0].name}.log:\n${logTail(run, `fleetagent-${run.downstream[0].name}`)}`);
     }
+    await new Promise((r) => setTimeout(r, 250));
   }
   return performance.now() - t0;
+}
+
+function checkAlive(run: FleetRun): void {
+  for (const p of run.pids) if (!alive(p.pid)) throw new Error(`Fleet's ${p.name} exited; last lines of ${p.name}.log:\n${logTail(run, p.name)}`);
 }
 
 /** `fleet apply -n fleet-default --targets-file FILE NAME PATH...` in `cwd`, as Fleet's gitjob runs it. */

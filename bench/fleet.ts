@@ -41,11 +41,14 @@ async function countObjects(c: LocalCluster, prefix: string): Promise<number> {
   return all.filter((o: any) => o.metadata.namespace.startsWith(prefix) && o.metadata.name.startsWith("cm-")).length;
 }
 
-/** performance.now() when `check` first holds (polled), or undefined after `limitMs`. */
+/**
+ * performance.now() when `check` first holds (polled), or undefined after `limitMs`. A failed poll
+ * (an API server resetting a connection under load) is retried: it runs beside the command being timed.
+ */
 async function when(check: () => Promise<boolean>, limitMs: number): Promise<number | undefined> {
   const deadline = performance.now() + limitMs;
   for (;;) {
-    if (await check()) return performance.now();
+    if (await check().catch(() => false)) return performance.now();
     if (performance.now() > deadline) return undefined;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
@@ -69,7 +72,9 @@ const selector = (dropLast: boolean) => ({
 
 async function fleetSide(run: FleetRun, work: string) {
   const [c0, , c2] = run.downstream;
-  const bundleDeployments = async () => (await kubeList(run.mgmt, "/apis/fleet.cattle.io/v1alpha1/bundledeployments")).length;
+  // The benchmark's own BundleDeployments (not the agent bundles agentmanagement keeps on every cluster).
+  const bundleDeployments = async () =>
+    (await kubeList(run.mgmt, "/apis/fleet.cattle.io/v1alpha1/bundledeployments")).filter((bd: any) => bd.metadata.name.startsWith("bench-")).length;
   const repo = syntheticRepo(10, 10, "fleet-bench");
   const paths = fs.readdirSync(repo).sort();
   const targets = (dropLast: boolean) => writeTargets(path.join(work, `targets-${dropLast}.json`), [{ name: "all", clusterSelector: selector(dropLast) }]);
@@ -90,8 +95,11 @@ async function fleetSide(run: FleetRun, work: string) {
   await fleetApply(run, repo, "bench", paths, targets(true));
   const edit = { applyS: seconds(performance.now() - t0), bundleDeploymentsS: secs(t0, await bdsAt), objectsS: secs(t0, await objectsAt) };
 
-  // 3. no-op: apply unchanged, then watch the objects and the processes' CPU for a while
+  // 3. no-op: apply unchanged, then watch the objects, the agent pods and the processes' CPU for a while
   const before = await versions(run.downstream, "fleet-bench-");
+  const agentPods = async () => JSON.stringify(await Promise.all(run.downstream.map(async (c) =>
+    (await kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", "app=fleet-agent")).map((p: any) => p.metadata.uid).sort())));
+  const podsBefore = await agentPods();
   t0 = performance.now();
   await fleetApply(run, repo, "bench", paths, targets(true));
   const noopApplyS = seconds(performance.now() - t0);
@@ -100,6 +108,7 @@ async function fleetSide(run: FleetRun, work: string) {
   await new Promise((r) => setTimeout(r, idleMs));
   const noop = {
     applyS: noopApplyS, objectsRewritten: before !== (await versions(run.downstream, "fleet-bench-")),
+    agentPodsReplaced: podsBefore !== (await agentPods()), agentPods: JSON.parse(podsBefore).flat().length,
     idleCpuSecondsPerMinute: +((fleetCpuSeconds(run) - cpu0) * (60_000 / idleMs)).toFixed(2), residentMiB: Math.round(fleetMemory(run) / 2 ** 20),
   };
 
@@ -184,6 +193,12 @@ export async function fleetBench(): Promise<void> {
   const run: FleetRun = { bin, kubectl, mgmt, downstream, dir: path.join(work, "fleet"), pids: [] };
   fs.mkdirSync(run.dir);
   let finished = false;
+  // An interrupted run stops what it started (the clusters and Fleet run in process groups of their own).
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`${signal}: stopping Fleet and the local clusters`);
+    void stopFleet(run).then(() => stopLocalClusters(live.baseDir)).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   try {
     await installFleet(run, labels);
     const fleetStartMs = await startFleet(run);
@@ -210,10 +225,12 @@ export async function fleetBench(): Promise<void> {
       { step: "500 objects", "fleet apply returned": fleet.big.applyS, "BundleDeployments created": "-", "objects present": show(fleet.big.objectsS), "up returned": ours.big.upS },
     ]);
     console.log(`\nno-op: objects rewritten: Fleet ${fleet.noop.objectsRewritten}, pulumi-fleet ${ours.noop.objectsRewritten}. ` +
+      `Fleet's agent pods (${fleet.noop.agentPods}, the Deployment agentmanagement keeps on every cluster) replaced over the no-op and the idle minute: ${fleet.noop.agentPodsReplaced}. ` +
       `Fleet's controller and agents while idle: ${fleet.noop.idleCpuSecondsPerMinute} CPU s per minute, ${fleet.noop.residentMiB} MiB resident (pulumi-fleet runs no process between updates).`);
     console.log(`written ${writeResult("fleet", { fleetVersion: FLEET_VERSION, fleetStartS: seconds(fleetStartMs), fleet: { ...fleet, bigRepo: undefined }, pulumiFleet: ours, floor })}`);
     finished = true;
   } finally {
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     await stopFleet(run);
     await stopLocalClusters(live.baseDir);
     if (finished) fs.rmSync(work, { recursive: true, force: true });
