@@ -41,18 +41,6 @@ export interface FleetRun {
   pids: { name: string; pid: number }[];
 }
 
-/** A kubeconfig for the cluster with its admin token (for the controller and `fleet apply`). */
-function kubeconfigText(c: LocalCluster): string {
-  return [
-    "apiVersion: v1", "kind: Config",
-    "clusters:", `- name: ${c.name}`, "  cluster:", `    server: ${c.server}`,
-    `    certificate-authority-data: ${Buffer.from(c.ca).toString("base64")}`,
-    "users:", "- name: admin", "  user:", `    token: ${c.token}`,
-    "contexts:", `- name: ${c.name}`, "  context:", `    cluster: ${c.name}`, "    user: admin",
-    `current-context: ${c.name}`, "",
-  ].join("\n");
-}
-
 async function create(c: LocalCluster, collection: string, body: object): Promise<void> {
   await kubeRequest(c, "POST", collection, { body });
 }
@@ -129,8 +117,7 @@ const ELECTION = { CATTLE_ELECTION_LEASE_DURATION: "30s", CATTLE_ELECTION_RENEW_
 export async function startFleet(run: FleetRun, timeoutMs = 300_000): Promise<number> {
   const t0 = performance.now();
   const deadline = Date.now() + timeoutMs;
-  const mgmtConfig = path.join(run.dir, "mgmt.kubeconfig");
-  fs.writeFileSync(mgmtConfig, kubeconfigText(run.mgmt), { mode: 0o600 });
+  const mgmtConfig = run.mgmt.kubeconfig; // the admin's: Fleet's chart gives its controller every verb on every resource
   launch(run, "fleetcontroller", "fleetcontroller", ["--disable-metrics"], {
     KUBECONFIG: mgmtConfig, NAMESPACE: SYSTEM, FLEET_HEALTHPROBE_BIND_ADDRESS: "0", ...ELECTION,
     BUNDLE_RECONCILER_WORKERS: "50", BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50", CLUSTER_RECONCILER_WORKERS: "50",
@@ -174,7 +161,7 @@ function checkAlive(run: FleetRun): void {
 export async function fleetApply(run: FleetRun, cwd: string, name: string, paths: string[], targetsFile: string): Promise<void> {
   try {
     await promisify(execFile)(path.join(run.bin, "fleet"), ["apply", "-n", WORKSPACE, "--targets-file", targetsFile, name, ...paths], {
-      cwd, env: { PATH: process.env.PATH ?? "", HOME: run.dir, KUBECONFIG: path.join(run.dir, "mgmt.kubeconfig") },
+      cwd, env: { PATH: process.env.PATH ?? "", HOME: run.dir, KUBECONFIG: run.mgmt.kubeconfig },
     });
   } catch (err) {
     throw new Error(`fleet apply ${name} failed: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`);
