@@ -281,7 +281,8 @@ function logTail(c: LocalCluster, comp: Component): string {
   return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").slice(-15).join("\n") : "(no log)";
 }
 
-async function killGroup(pid: number): Promise<void> {
+/** SIGTERM to the process group `pid` leads, SIGKILL after 10 s, and back once the leader is gone. */
+export async function killGroup(pid: number): Promise<void> {
   const signal = (sig: NodeJS.Signals) => {
     try {
       process.kill(-pid, sig);

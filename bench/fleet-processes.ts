@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { kubeGet, kubeList, kubeRequest } from "../automation/kube-client";
-import { LocalCluster } from "../automation/local-clusters";
+import { isRunning, killGroup, LocalCluster } from "../automation/local-clusters";
 import { builtToolPath } from "../core/tool-build";
 
 export const FLEET_VERSION = "v0.16.0";
@@ -154,7 +154,7 @@ export async function startFleet(run: FleetRun, timeoutMs = 300_000): Promise<nu
 }
 
 function checkAlive(run: FleetRun): void {
-  for (const p of run.pids) if (!alive(p.pid)) throw new Error(`Fleet's ${p.name} exited; last lines of ${p.name}.log:\n${logTail(run, p.name)}`);
+  for (const p of run.pids) if (!isRunning(p.pid)) throw new Error(`Fleet's ${p.name} exited; last lines of ${p.name}.log:\n${logTail(run, p.name)}`);
 }
 
 /** `fleet apply -n fleet-default --targets-file FILE NAME PATH...` in `cwd`, as Fleet's gitjob runs it. */
@@ -199,32 +199,8 @@ export function fleetMemory(run: FleetRun): number {
 }
 
 export async function stopFleet(run: FleetRun): Promise<void> {
-  for (const p of run.pids) {
-    try {
-      process.kill(-p.pid, "SIGTERM");
-    } catch {
-      /* gone */
-    }
-  }
-  const deadline = Date.now() + 10_000;
-  while (run.pids.some((p) => alive(p.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  for (const p of run.pids) {
-    try {
-      process.kill(-p.pid, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-  }
+  await Promise.all(run.pids.map((p) => killGroup(p.pid)));
   run.pids = [];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/State:\s+Z/.test(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-  } catch {
-    return false;
-  }
 }
 
 export function logTail(run: FleetRun, name: string, lines = 15): string {

@@ -32,8 +32,8 @@ import { printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo,
 const POLL_MS = 200;
 /** How long to wait for Fleet to reach a state before calling it not reached (its orphan GC requeues every 15 min). */
 const FLEET_LIMIT_MS = 20 * 60_000;
-const DOWNSTREAM = ["c-000", "c-001", "c-002"];
-const labels = (i: number) => ({ env: "bench", shard: String(i % 10) });
+/** Fleet's Clusters get the names and labels pulumi-fleet's stack gives the same clusters. */
+const DOWNSTREAM = syntheticClusters(3);
 
 /** ConfigMaps named cm-* in namespaces starting with `prefix`. */
 async function countObjects(c: LocalCluster, prefix: string): Promise<number> {
@@ -122,7 +122,7 @@ async function fleetSide(run: FleetRun, work: string) {
 }
 
 async function pulumiSide(downstream: LocalCluster[], work: string) {
-  const kubeconfigs: ClusterConfig[] = syntheticClusters(3, (i) => ({ kubeconfig: fs.readFileSync(downstream[i].kubeconfig, "utf8") }));
+  const kubeconfigs: ClusterConfig[] = syntheticClusters(DOWNSTREAM.length, (i) => ({ kubeconfig: fs.readFileSync(downstream[i].kubeconfig, "utf8") }));
   const options = (config: StackConfig, stack: string): ops.OperationOptions => ({
     stack, stateDir: path.join(work, "state"), stackConfigDir: work, config,
     deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench" },
@@ -188,7 +188,7 @@ export async function fleetBench(): Promise<void> {
   const bin = fleetBinaries();
   const kubectl = path.join(clusterBinaries({ kubectl: true }), "kubectl");
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-fleet-"));
-  const live = await startLocalClusters({ names: ["fleet-mgmt", ...DOWNSTREAM], baseDir: path.join(work, "clusters") });
+  const live = await startLocalClusters({ names: ["fleet-mgmt", ...DOWNSTREAM.map((c) => c.name)], baseDir: path.join(work, "clusters") });
   const [mgmt, ...downstream] = live.clusters;
   const run: FleetRun = { bin, kubectl, mgmt, downstream, dir: path.join(work, "fleet"), pids: [] };
   fs.mkdirSync(run.dir);
@@ -200,7 +200,7 @@ export async function fleetBench(): Promise<void> {
   };
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   try {
-    await installFleet(run, labels);
+    await installFleet(run, (i) => DOWNSTREAM[i].labels);
     const fleetStartMs = await startFleet(run);
     console.log(`Fleet ${FLEET_VERSION}: controller and ${downstream.length} agents checked in after ${seconds(fleetStartMs)} s`);
     const fleet = await fleetSide(run, work);

@@ -27,10 +27,10 @@ sum=h1:F2TGCISi1mvvgJ5UFkHj/YY4WYLa37MrJspru6eKoaA=
 apis_sum=h1:M1O9JjqInoAVT+rjG8K56eywhwDtMYfiSS1ImNEg9PQ=
 commit=c1a4325041578226f4f333b9f05d651ee4b03577
 
-print=0
+want_path=0
 for a in "$@"; do
   case "$a" in
-    --path) print=1 ;;
+    --path) want_path=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-fleet.sh: unknown argument: $a (try --help)" >&2; exit 2 ;;
   esac
@@ -41,15 +41,6 @@ cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 # shellcheck source=tools/lib.sh
 source "$tools_dir/lib.sh"
 go_build_env
-
-# download <module@version> <pinned h1 sum>: the module's directory in the Go module cache.
-download() {
-  local json got
-  json=$(cd "$scratch" && GOFLAGS=-mod=mod go mod download -json "$1") || die "could not download $1 from the Go module proxy"
-  got=$(printf '%s' "$json" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p')
-  [[ $got == "$2" ]] || die "$1 has hash $got, pinned $2: refusing it"
-  printf '%s' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
-}
 
 dir=$cache_root/tools/fleet-$version
 lock_dir "$dir"
@@ -64,10 +55,8 @@ if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && $ok == 1 && -f $dir/.stamp && $(<"$dir/.
   status=reused
 else
   rm -f "$dir/.stamp"
-  scratch=$(mktemp -d)
-  trap 'rm -rf "$scratch"' EXIT
-  src=$(download "$module@$version" "$sum")
-  apis=$(download "$module/pkg/apis@$version" "$apis_sum")
+  src=$(pinned_module_dir "$module@$version" "$sum")
+  apis=$(pinned_module_dir "$module/pkg/apis@$version" "$apis_sum")
   log "build-fleet.sh: building Fleet $version (controller, agent, CLI; a cold build takes minutes)..."
   rm -rf "$dir/src"
   cp -r "$src" "$dir/src"
@@ -97,5 +86,5 @@ exec 9>&-
 
 log "Fleet $version ($(go env GOVERSION), total $(since "$t_start"))
   bin dir  $dir/bin  [$status]"
-((print)) && printf '%s\n' "$dir/bin"
+if ((want_path)); then printf '%s\n' "$dir/bin"; fi
 exit 0

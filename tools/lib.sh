@@ -36,3 +36,16 @@ lock_dir() {
     flock 9
   fi
 }
+
+# pinned_module_dir <module@version> <h1 sum>: download a module from the Go module proxy into the
+# module cache, refuse it unless its zip hash is the pinned one, and print its directory there.
+# (A caller whose module the checksum database lacks sets GONOSUMDB for that module on the call.)
+pinned_module_dir() {
+  local scratch json got
+  scratch=$(mktemp -d)
+  json=$(cd "$scratch" && GOFLAGS=-mod=mod go mod download -json "$1") || { rm -rf "$scratch"; die "could not download $1 from the Go module proxy"; }
+  rm -rf "$scratch"
+  got=$(printf '%s' "$json" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p')
+  [[ $got == "$2" ]] || die "$1 has hash $got, pinned $2: refusing it"
+  printf '%s' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
+}

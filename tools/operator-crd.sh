@@ -17,12 +17,7 @@ tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tools/lib.sh
 source "$tools_dir/lib.sh"
 go_build_env
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-json=$(cd "$scratch" && GONOSUMDB=$module GOFLAGS=-mod=mod go mod download -json "$module@$version") || die "could not download $module@$version from the Go module proxy"
-got=$(printf '%s' "$json" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$/\1/p')
-dir=$(printf '%s' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-[[ $got == "$sum" ]] || die "$module@$version has hash $got, pinned $sum: refusing it"
+dir=$(GONOSUMDB=$module pinned_module_dir "$module@$version" "$sum")
 crd=$dir/deploy/crds/pulumi.com_stacks.yaml
 [[ -f $crd ]] || die "$crd not found in $module@$version"
 printf '%s\n' "$crd"
