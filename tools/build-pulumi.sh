@@ -172,6 +172,16 @@ else
   k8s_status="built: modules+embeds $t_dl, compile $(since "$t")"
 fi
 
+# ---- pulumi-fleet's own provider (the BundleDeployment resource; tools/build-provider.sh) ----
+# Installed under the plugin directory name the engine looks up; replaced when its build changes.
+fleet_plugin_dir=$pulumi_home/plugins/resource-pulumi-fleet-v0.1.0
+fleet_bin=$(bash "$tools_dir/build-provider.sh" --path)
+if ! cmp -s "$fleet_bin" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"; then
+  mkdir -p "$fleet_plugin_dir"
+  cp "$fleet_bin" "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp"
+  mv -f "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"
+fi
+
 log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
   build dir     $build_dir
   pulumi CLI    $bin_dir/pulumi  $cli_version  [$cli_status]
@@ -179,6 +189,7 @@ log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
   k8s provider  $plugin_dir/pulumi-resource-kubernetes
                 release $k8s_release ($k8s_module@$k8s_pseudo), reports $k8s_reported,
                 installed as plugin version $k8s_plugin_version  [$k8s_status]
+  fleet provider $fleet_plugin_dir/pulumi-resource-pulumi-fleet
   PULUMI_HOME   $pulumi_home"
 
 if ((want_env)); then

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build pulumi-resource-pulumi-fleet (tools/fleet-provider: the provider of the BundleDeployment
+# resource, one per bundle and cluster, applying with fluxcd/pkg/ssa; modules pinned in its go.mod)
+# into a per-user cache outside the repository, or reuse a finished build. The cache directory is named
+# after a hash of the sources, go.mod, go.sum and the Go version, so an edit builds anew and an
+# interrupted build is never used. tools/build-pulumi.sh installs it in the engine's PULUMI_HOME.
+#
+# Usage:
+#   tools/build-provider.sh [--path]   build or reuse; progress on stderr; --path then prints the binary's path
+#
+# Environment: PULUMI_FLEET_CACHE (cache root, default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet),
+# PULUMI_FLEET_REBUILD=1, and GOPROXY, GOMODCACHE, GOCACHE, GOFLAGS as usual. No GONOSUMDB is needed:
+# every module it uses is in the public checksum database.
+set -euo pipefail
+
+want_path=0
+for arg in "$@"; do
+  case "$arg" in
+    --path) want_path=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-provider.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src=$tools_dir/fleet-provider
+cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
+# shellcheck source=tools/lib.sh
+source "$tools_dir/lib.sh"
+go_build_env
+
+mapfile -t sources < <(cd "$src" && ls go.mod go.sum *.go | grep -v '_test\.go$' | LC_ALL=C sort)
+hash=$(cd "$src" && hash_of "-trimpath" "${sources[@]}")
+build_dir=$cache_root/tools/fleet-provider-$hash
+bin=$build_dir/pulumi-resource-pulumi-fleet
+lock_dir "$build_dir"
+
+if [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]]; then
+  log "build-provider: building pulumi-resource-pulumi-fleet from tools/fleet-provider (ssa, kstatus, Pulumi's Go SDK from its go.mod) into $build_dir"
+  start=$(now)
+  (cd "$src" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$bin.tmp" .) || die "go build of tools/fleet-provider failed"
+  mv -f "$bin.tmp" "$bin"
+  log "build-provider: built in $(since "$start")"
+fi
+if ((want_path)); then printf '%s\n' "$bin"; fi

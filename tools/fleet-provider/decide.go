@@ -1,0 +1,248 @@
+package main
+
+// The provider's decisions, as pure functions of the old outputs and the new inputs: whether the engine
+// should update the pair and what to show per object, what a prune deletes and what it keeps (and why),
+// and whether the pair's gates let it apply. Nothing here talks to a cluster.
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+// maxFieldDiffs bounds the per-object field paths shown in a preview; past it the object shows as one change.
+const maxFieldDiffs = 64
+
+// PairDiff is the diff decision for one pair.
+type PairDiff struct {
+	Changes bool
+	// Property paths (as the engine reads them) to the kind of change.
+	Detailed map[string]pulumirpc.PropertyDiff_Kind
+	// Why the pair is re-applied without a change of its inputs ("" when it is not).
+	Retry string
+}
+
+// diffPair decides whether the pair must be applied again. olds are the pair's outputs (nil for a new
+// pair). A pair whose last apply did not reach Ready (ErrApplied, NotReady, WaitApplied, OutOfSync) is
+// applied again without a content change, as Fleet's agent retries; Modified (drift found by a refresh)
+// only when correctDrift is on.
+func diffPair(olds *Outputs, news Spec) PairDiff {
+	d := PairDiff{Detailed: map[string]pulumirpc.PropertyDiff_Kind{}}
+	if olds == nil {
+		d.Changes = true
+		return d
+	}
+	oldObjects := olds.Objects
+	for _, k := range unionKeys(oldObjects, news.Objects) {
+		o, inOld := oldObjects[k]
+		n, inNew := news.Objects[k]
+		base := "objects" + pathKey(k)
+		switch {
+		case !inOld:
+			d.Detailed[base] = pulumirpc.PropertyDiff_ADD
+		case !inNew:
+			d.Detailed[base] = pulumirpc.PropertyDiff_DELETE
+		default:
+			if o.Retain != n.Retain {
+				d.Detailed[base+".retain"] = pulumirpc.PropertyDiff_UPDATE
+			}
+			fields := map[string]pulumirpc.PropertyDiff_Kind{}
+			diffValues(base+".manifest", o.Manifest, n.Manifest, fields)
+			if len(fields) > maxFieldDiffs {
+				d.Detailed[base+".manifest"] = pulumirpc.PropertyDiff_UPDATE
+			} else {
+				for p, kind := range fields {
+					d.Detailed[p] = kind
+				}
+			}
+		}
+	}
+	diffTop := func(name string, a, b any) {
+		if !reflect.DeepEqual(a, b) {
+			d.Detailed[name] = pulumirpc.PropertyDiff_UPDATE
+		}
+	}
+	diffTop("deploymentId", olds.DeploymentID, news.DeploymentID)
+	diffTop("timeoutSeconds", olds.TimeoutSeconds, news.TimeoutSeconds)
+	diffTop("force", olds.Force, news.Force)
+	diffTop("correctDrift", olds.CorrectDrift, news.CorrectDrift)
+	diffTop("paused", olds.Paused, news.Paused)
+	diffTop("adoptFieldManagers", olds.AdoptFieldManagers, news.AdoptFieldManagers)
+	diffTop("deletePolicy", olds.DeletePolicy, news.DeletePolicy)
+	diffTop("waitFor", olds.WaitFor, news.WaitFor)
+	d.Changes = len(d.Detailed) > 0
+	if !d.Changes && !news.Paused {
+		d.Retry = retryReason(olds.Status, news)
+		d.Changes = d.Retry != ""
+	}
+	return d
+}
+
+// retryReason says why an unchanged pair is applied again, or "".
+func retryReason(s Status, news Spec) string {
+	switch {
+	case s.AppliedDeploymentID != news.DeploymentID:
+		return fmt.Sprintf("applied %q, not %q yet", s.AppliedDeploymentID, news.DeploymentID)
+	case s.State == StateModified && news.CorrectDrift:
+		return "modified on the cluster, correctDrift is on"
+	case s.State == StateReady || s.State == StateModified:
+		return ""
+	default:
+		return "last state " + s.State
+	}
+}
+
+// diffValues records, under path, each field where a and b differ (maps by key, lists by index).
+func diffValues(path string, a, b any, out map[string]pulumirpc.PropertyDiff_Kind) {
+	if reflect.DeepEqual(a, b) {
+		return
+	}
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		for _, k := range unionKeys(am, bm) {
+			av, inA := am[k]
+			bv, inB := bm[k]
+			p := path + pathKey(k)
+			switch {
+			case !inA:
+				out[p] = pulumirpc.PropertyDiff_ADD
+			case !inB:
+				out[p] = pulumirpc.PropertyDiff_DELETE
+			default:
+				diffValues(p, av, bv, out)
+			}
+		}
+		return
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList {
+		for i := 0; i < len(al) || i < len(bl); i++ {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			switch {
+			case i >= len(al):
+				out[p] = pulumirpc.PropertyDiff_ADD
+			case i >= len(bl):
+				out[p] = pulumirpc.PropertyDiff_DELETE
+			default:
+				diffValues(p, al[i], bl[i], out)
+			}
+		}
+		return
+	}
+	out[path] = pulumirpc.PropertyDiff_UPDATE
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// pathKey is one step of an engine property path: .name, or ["any key"] quoted as JSON.
+func pathKey(k string) string {
+	if plainName.MatchString(k) {
+		return "." + k
+	}
+	return "[" + strconv.Quote(k) + "]"
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	seen := map[string]bool{}
+	keys := []string{}
+	for _, m := range []map[string]V{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Prune is what leaving the set means for the objects this pair applied before.
+type Prune struct {
+	Delete []InventoryID
+	// "<objectKey>: <reason>" for each object a retain rule keeps on the cluster.
+	Retained []string
+}
+
+// planPrune decides the prune of a pair: every inventory entry not in keep is deleted unless the
+// object's last desired state carried a retain reason (the rule as it stood when it was applied).
+// keep is nil for the deletion of the whole pair.
+func planPrune(inventory []InventoryID, previous map[string]DesiredObject, keep map[string]DesiredObject) Prune {
+	var p Prune
+	for _, id := range inventory {
+		k := id.Key()
+		if _, ok := keep[k]; ok {
+			continue
+		}
+		if reason := previous[k].Retain; reason != "" {
+			p.Retained = append(p.Retained, k+": "+reason)
+			continue
+		}
+		p.Delete = append(p.Delete, id)
+	}
+	sort.Strings(p.Retained)
+	return p
+}
+
+// adopted is a new pair's starting point when it takes over an earlier version's objects: they are its
+// inventory and its last desired objects, so the first apply prunes what the set no longer holds.
+func adopted(spec Spec) (*Outputs, error) {
+	if len(spec.Adopt) == 0 {
+		return nil, nil
+	}
+	objects, err := unstructuredOf(spec.Adopt)
+	if err != nil {
+		return nil, fmt.Errorf("adopt: %w", err)
+	}
+	return &Outputs{Spec: Spec{Objects: spec.Adopt}, Status: Status{Inventory: inventoryOf(objects)}}, nil
+}
+
+// gateMessage is why the pair may not apply yet ("" when every gate is Ready).
+func gateMessage(gates []Gate) string {
+	var waiting []string
+	for _, g := range gates {
+		if g.State != StateReady {
+			waiting = append(waiting, fmt.Sprintf("%s is %s", g.Name, orUnknown(g.State)))
+		}
+	}
+	if len(waiting) == 0 {
+		return ""
+	}
+	return "waiting for " + strings.Join(waiting, ", ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not deployed"
+	}
+	return s
+}
+
+// mergeInventory is the inventory after an apply that may have stopped halfway: what was there before
+// and everything the set holds (an object never created is simply not found by a later prune, and the
+// delete policy's owner labels keep a prune off an object that is not this pair's).
+func mergeInventory(before []InventoryID, applied []InventoryID) []InventoryID {
+	byKey := map[string]InventoryID{}
+	for _, id := range before {
+		byKey[id.Key()] = id
+	}
+	for _, id := range applied {
+		if old, ok := byKey[id.Key()]; ok && id.UID == "" {
+			id.UID = old.UID
+		}
+		byKey[id.Key()] = id
+	}
+	out := make([]InventoryID, 0, len(byKey))
+	for _, id := range byKey {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}

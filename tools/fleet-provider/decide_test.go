@@ -1,0 +1,190 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+func configMap(name string, data map[string]any) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "app"}, "data": data}
+}
+
+func spec(id string, objects map[string]DesiredObject) Spec {
+	return Spec{DeploymentID: id, Objects: objects, DeletePolicy: DeletePolicy{Propagation: "background"}}
+}
+
+func readyOutputs(s Spec) *Outputs {
+	return &Outputs{Spec: s, Status: Status{AppliedDeploymentID: s.DeploymentID, State: StateReady}}
+}
+
+func TestDiffPairUnchangedReadyIsNoChange(t *testing.T) {
+	s := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", map[string]any{"k": "v"})}})
+	if d := diffPair(readyOutputs(s), s); d.Changes {
+		t.Fatalf("an unchanged Ready pair must not change: %+v", d)
+	}
+}
+
+func TestDiffPairNamesChangedFieldsAddedAndRemovedObjects(t *testing.T) {
+	old := spec("m:1", map[string]DesiredObject{
+		"/ConfigMap/app/a":    {Manifest: configMap("a", map[string]any{"k": "v"})},
+		"/ConfigMap/app/gone": {Manifest: configMap("gone", nil)},
+	})
+	news := spec("m:2", map[string]DesiredObject{
+		"/ConfigMap/app/a":   {Manifest: configMap("a", map[string]any{"k": "w"})},
+		"/ConfigMap/app/new": {Manifest: configMap("new", nil)},
+	})
+	d := diffPair(readyOutputs(old), news)
+	want := map[string]pulumirpc.PropertyDiff_Kind{
+		`objects["/ConfigMap/app/a"].manifest.data.k`: pulumirpc.PropertyDiff_UPDATE,
+		`objects["/ConfigMap/app/gone"]`:              pulumirpc.PropertyDiff_DELETE,
+		`objects["/ConfigMap/app/new"]`:               pulumirpc.PropertyDiff_ADD,
+		`deploymentId`:                                pulumirpc.PropertyDiff_UPDATE,
+	}
+	if !d.Changes || !reflect.DeepEqual(d.Detailed, want) {
+		t.Fatalf("detailed diff:\n got %v\nwant %v", d.Detailed, want)
+	}
+}
+
+func TestDiffPairRetriesWhatDidNotReachReady(t *testing.T) {
+	s := spec("m:1", map[string]DesiredObject{})
+	for state, retry := range map[string]bool{StateErrApplied: true, StateNotReady: true, StateWaitApplied: true, StateOutOfSync: true, StateModified: false, StateReady: false} {
+		o := readyOutputs(s)
+		o.State = state
+		if d := diffPair(o, s); d.Changes != retry {
+			t.Errorf("state %s: changes %v, want %v (%q)", state, d.Changes, retry, d.Retry)
+		}
+	}
+	failed := readyOutputs(s)
+	failed.AppliedDeploymentID = "m:0"
+	if d := diffPair(failed, s); !d.Changes || d.Retry == "" {
+		t.Fatalf("an applied ID behind the deployment ID must be retried: %+v", d)
+	}
+	drifted := readyOutputs(s)
+	drifted.State = StateModified
+	s.CorrectDrift = true
+	drifted.CorrectDrift = true
+	if d := diffPair(drifted, s); !d.Changes {
+		t.Fatal("Modified with correctDrift must be applied again")
+	}
+	paused := readyOutputs(s)
+	paused.State, paused.Paused = StateErrApplied, true
+	s.Paused = true
+	if d := diffPair(paused, s); d.Changes {
+		t.Fatal("a paused pair is not retried")
+	}
+}
+
+func TestDiffPairBoundsFieldPaths(t *testing.T) {
+	a, b := map[string]any{}, map[string]any{}
+	for i := 0; i < maxFieldDiffs+1; i++ {
+		b[string(rune('a'+i%26))+string(rune('a'+i/26))] = "x"
+	}
+	old := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", a)}})
+	news := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", b)}})
+	d := diffPair(readyOutputs(old), news)
+	if len(d.Detailed) != 1 || d.Detailed[`objects["/ConfigMap/app/a"].manifest`] != pulumirpc.PropertyDiff_UPDATE {
+		t.Fatalf("past the bound the object shows as one change: %v", d.Detailed)
+	}
+}
+
+func TestPlanPruneKeepsRetainedAndWhatStays(t *testing.T) {
+	inv := []InventoryID{
+		{Kind: "ConfigMap", Namespace: "app", Name: "stays", Version: "v1"},
+		{Kind: "ConfigMap", Namespace: "app", Name: "dropped", Version: "v1"},
+		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "x.example.com", Version: "v1"},
+	}
+	previous := map[string]DesiredObject{
+		"/ConfigMap/app/stays":   {},
+		"/ConfigMap/app/dropped": {},
+		"apiextensions.k8s.io/CustomResourceDefinition//x.example.com": {Retain: "a chart's crds/ (deleteCRDResources is off)"},
+	}
+	keep := map[string]DesiredObject{"/ConfigMap/app/stays": {}}
+	p := planPrune(inv, previous, keep)
+	if len(p.Delete) != 1 || p.Delete[0].Name != "dropped" {
+		t.Fatalf("delete: %+v", p.Delete)
+	}
+	if !reflect.DeepEqual(p.Retained, []string{"apiextensions.k8s.io/CustomResourceDefinition//x.example.com: a chart's crds/ (deleteCRDResources is off)"}) {
+		t.Fatalf("retained: %v", p.Retained)
+	}
+	if all := planPrune(inv, previous, nil); len(all.Delete) != 2 {
+		t.Fatalf("deleting the pair deletes all but the retained: %+v", all.Delete)
+	}
+}
+
+func TestGateMessage(t *testing.T) {
+	if m := gateMessage([]Gate{{Name: "c/a", State: StateReady}}); m != "" {
+		t.Fatalf("ready gates: %q", m)
+	}
+	if m := gateMessage([]Gate{{Name: "c/a", State: StateReady}, {Name: "c/b", State: StateErrApplied}, {Name: "c/d"}}); m != "waiting for c/b is ErrApplied, c/d is not deployed" {
+		t.Fatalf("message: %q", m)
+	}
+}
+
+func TestMergeInventoryKeepsUIDsAndAddsTheSet(t *testing.T) {
+	before := []InventoryID{{Kind: "ConfigMap", Namespace: "app", Name: "a", Version: "v1", UID: "u1"}}
+	applied := []InventoryID{{Kind: "ConfigMap", Namespace: "app", Name: "a", Version: "v1"}, {Kind: "ConfigMap", Namespace: "app", Name: "b", Version: "v1"}}
+	got := mergeInventory(before, applied)
+	if len(got) != 2 || got[0].UID != "u1" || got[1].Name != "b" {
+		t.Fatalf("merged: %+v", got)
+	}
+}
+
+func TestRenderPathFollowsTheKubernetesProvider(t *testing.T) {
+	cases := map[string]map[string]any{
+		"d/1-manifest/apps_v1-deployment-simple-hello.yaml": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "hello", "namespace": "simple"}},
+		"d/1-manifest/v1-namespace-default-simple.yaml":     {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "simple"}},
+		"d/0-crd/apiextensions.k8s.io_v1-customresourcedefinition-default-x.example.com.yaml": {
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "x.example.com"}},
+	}
+	for want, m := range cases {
+		if got := renderPath("d", m); got != want {
+			t.Errorf("got %s want %s", got, want)
+		}
+	}
+}
+
+func TestSpecRefusesAManifestUnderAnotherKey(t *testing.T) {
+	s := spec("m", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("b", nil)}})
+	if _, err := s.unstructuredObjects(); err == nil {
+		t.Fatal("a manifest under another object's key must be refused")
+	}
+}
+
+func TestAdoptedObjectsAreTheNewPairsInventory(t *testing.T) {
+	s := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}})
+	if prev, err := adopted(s); err != nil || prev != nil {
+		t.Fatalf("nothing to adopt: %v %v", prev, err)
+	}
+	s.Adopt = map[string]DesiredObject{
+		"/ConfigMap/app/a":    {Manifest: configMap("a", nil)},
+		"/ConfigMap/app/old":  {Manifest: configMap("old", nil)},
+		"/ConfigMap/app/kept": {Manifest: configMap("kept", nil), Retain: "keepResources"},
+	}
+	prev, err := adopted(s)
+	if err != nil || len(prev.Inventory) != 3 {
+		t.Fatalf("adopted: %+v %v", prev, err)
+	}
+	p := planPrune(prev.Inventory, prev.Objects, s.Objects)
+	if len(p.Delete) != 1 || p.Delete[0].Name != "old" || len(p.Retained) != 1 {
+		t.Fatalf("the first apply prunes what the set dropped, under the adopted retain rules: %+v", p)
+	}
+	old := readyOutputs(s)
+	news := s
+	news.Adopt = nil
+	if d := diffPair(old, news); d.Changes {
+		t.Fatalf("adopt is read by Create only, never diffed: %+v", d)
+	}
+}
+
+func TestFromStructReadsSecretsAsTheirValues(t *testing.T) {
+	s, err := toStruct(map[string]any{"kubeconfig": map[string]any{sigKey: secretSig, "value": "apiVersion: v1"}, "context": "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	if err := fromStruct(s, &cfg); err != nil || cfg.Kubeconfig != "apiVersion: v1" || cfg.Context != "c" {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+}

@@ -1,0 +1,238 @@
+package main
+
+// The provider protocol, kept thin: decode, call the decision (decide.go) or the action (apply.go,
+// render.go), encode. The engine's Cancel (a signal to `pulumi up`) cancels every action in flight.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	pbempty "google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+type server struct {
+	pulumirpc.UnimplementedResourceProviderServer
+	version string
+	// Cancelled by the engine's Cancel: every apply, wait and delete stops promptly.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	cluster *cluster
+}
+
+func newServer(version string) *server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &server{version: version, ctx: ctx, cancel: cancel}
+}
+
+func (s *server) GetPluginInfo(context.Context, *pbempty.Empty) (*pulumirpc.PluginInfo, error) {
+	return &pulumirpc.PluginInfo{Version: s.version}, nil
+}
+
+func (s *server) Cancel(context.Context, *pbempty.Empty) (*pbempty.Empty, error) {
+	s.cancel()
+	return &pbempty.Empty{}, nil
+}
+
+func (s *server) GetSchema(context.Context, *pulumirpc.GetSchemaRequest) (*pulumirpc.GetSchemaResponse, error) {
+	return &pulumirpc.GetSchemaResponse{Schema: `{"name":"` + packageName + `"}`}, nil
+}
+
+func (s *server) CheckConfig(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+	return &pulumirpc.CheckResponse{Inputs: req.GetNews()}, nil
+}
+
+// DiffConfig never replaces: a new kubeconfig or context for the same cluster changes no pair.
+func (s *server) DiffConfig(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
+	changes := pulumirpc.DiffResponse_DIFF_NONE
+	if !sameStruct(req.GetOldInputs(), req.GetNews()) {
+		changes = pulumirpc.DiffResponse_DIFF_SOME
+	}
+	return &pulumirpc.DiffResponse{Changes: changes}, nil
+}
+
+func (s *server) Configure(_ context.Context, req *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
+	var cfg Config
+	if req.GetArgs() != nil {
+		if err := fromStruct(req.GetArgs(), &cfg); err != nil {
+			return nil, fmt.Errorf("provider configuration: %w", err)
+		}
+	}
+	s.mu.Lock()
+	s.cluster = &cluster{config: cfg}
+	s.mu.Unlock()
+	return &pulumirpc.ConfigureResponse{AcceptSecrets: false, SupportsPreview: true}, nil
+}
+
+func (s *server) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+	if req.GetType() != "" && req.GetType() != bundleDeploymentTk {
+		return nil, fmt.Errorf("unknown resource type %s", req.GetType())
+	}
+	var failures []*pulumirpc.CheckFailure
+	if !containsUnknown(req.GetNews()) {
+		var spec Spec
+		if err := fromStruct(req.GetNews(), &spec); err != nil {
+			failures = append(failures, &pulumirpc.CheckFailure{Reason: err.Error()})
+		} else if _, err := spec.unstructuredObjects(); err != nil {
+			failures = append(failures, &pulumirpc.CheckFailure{Property: "objects", Reason: err.Error()})
+		}
+	}
+	return &pulumirpc.CheckResponse{Inputs: req.GetNews(), Failures: failures}, nil
+}
+
+func (s *server) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
+	if containsUnknown(req.GetNews()) {
+		return &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_SOME}, nil
+	}
+	var olds Outputs
+	var news Spec
+	if err := fromStruct(req.GetOlds(), &olds); err != nil {
+		return nil, fmt.Errorf("%s: the state's outputs: %w", req.GetUrn(), err)
+	}
+	if err := fromStruct(req.GetNews(), &news); err != nil {
+		return nil, fmt.Errorf("%s: inputs: %w", req.GetUrn(), err)
+	}
+	d := diffPair(&olds, news)
+	resp := &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_NONE, HasDetailedDiff: true, DetailedDiff: map[string]*pulumirpc.PropertyDiff{}}
+	if d.Changes {
+		resp.Changes = pulumirpc.DiffResponse_DIFF_SOME
+	}
+	for path, kind := range d.Detailed {
+		resp.DetailedDiff[path] = &pulumirpc.PropertyDiff{Kind: kind, InputDiff: true}
+		resp.Diffs = append(resp.Diffs, path)
+	}
+	if d.Retry != "" {
+		// Shown as a change of the applied ID; the reason is in the pair's messages.
+		resp.DetailedDiff["deploymentId"] = &pulumirpc.PropertyDiff{Kind: pulumirpc.PropertyDiff_UPDATE}
+		resp.Diffs = append(resp.Diffs, "deploymentId")
+	}
+	return resp, nil
+}
+
+func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
+	var spec Spec
+	if err := fromStruct(req.GetProperties(), &spec); err != nil {
+		return nil, err
+	}
+	if req.GetPreview() {
+		return &pulumirpc.CreateResponse{Properties: req.GetProperties()}, nil
+	}
+	prev, err := adopted(spec)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.deploy(prev, spec, true)
+	if err != nil {
+		return nil, err
+	}
+	props, err := toStruct(Outputs{Spec: spec, Status: st})
+	if err != nil {
+		return nil, err
+	}
+	return &pulumirpc.CreateResponse{Id: req.GetName(), Properties: props}, nil
+}
+
+func (s *server) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulumirpc.UpdateResponse, error) {
+	var olds Outputs
+	var news Spec
+	if err := fromStruct(req.GetOlds(), &olds); err != nil {
+		return nil, err
+	}
+	if err := fromStruct(req.GetNews(), &news); err != nil {
+		return nil, err
+	}
+	if req.GetPreview() {
+		return &pulumirpc.UpdateResponse{Properties: req.GetNews()}, nil
+	}
+	st, err := s.deploy(&olds, news, false)
+	if err != nil {
+		return nil, err
+	}
+	props, err := toStruct(Outputs{Spec: news, Status: st})
+	if err != nil {
+		return nil, err
+	}
+	return &pulumirpc.UpdateResponse{Properties: props}, nil
+}
+
+// deploy applies (or renders) a pair. Its error is only for a provider that cannot even start (no
+// configuration); a cluster that cannot be reached is the pair's ErrApplied. creating: the pair's first
+// apply, which takes over no field manager's fields, so adopting unchanged objects writes nothing.
+func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error) {
+	c, err := s.configured()
+	if err != nil {
+		return Status{}, err
+	}
+	if dir := c.config.RenderYamlToDirectory; dir != "" {
+		return renderPair(dir, prev, spec), nil
+	}
+	rm, err := c.manager()
+	if err != nil {
+		st, _ := carriedStatus(prev)
+		st.State, st.Messages = StateErrApplied, []string{err.Error()}
+		return st, nil
+	}
+	return applyPair(s.ctx, rm, prev, spec, !creating), nil
+}
+
+func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbempty.Empty, error) {
+	var olds Outputs
+	if err := fromStruct(req.GetProperties(), &olds); err != nil {
+		return nil, err
+	}
+	c, err := s.configured()
+	if err != nil {
+		return nil, err
+	}
+	if dir := c.config.RenderYamlToDirectory; dir != "" {
+		unrenderPair(dir, olds)
+		return &pbempty.Empty{}, nil
+	}
+	rm, err := c.manager()
+	if err != nil {
+		return nil, err
+	}
+	return &pbempty.Empty{}, deletePair(s.ctx, rm, olds)
+}
+
+// Read (a refresh) looks for drift; the inputs stay as they were.
+func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
+	var olds Outputs
+	if err := fromStruct(req.GetProperties(), &olds); err != nil {
+		return nil, err
+	}
+	c, err := s.configured()
+	if err != nil {
+		return nil, err
+	}
+	if c.config.RenderYamlToDirectory == "" {
+		if rm, err := c.manager(); err == nil {
+			olds.Status = driftOf(s.ctx, rm, olds)
+		}
+	}
+	props, err := toStruct(olds)
+	if err != nil {
+		return nil, err
+	}
+	return &pulumirpc.ReadResponse{Id: req.GetId(), Properties: props, Inputs: req.GetInputs()}, nil
+}
+
+func (s *server) configured() (*cluster, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cluster == nil {
+		return nil, fmt.Errorf("the %s provider was not configured", packageName)
+	}
+	return s.cluster, nil
+}
+
+func sameStruct(a, b *structpb.Struct) bool {
+	ja, _ := a.MarshalJSON()
+	jb, _ := b.MarshalJSON()
+	return string(ja) == string(jb)
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const (
+	packageName        = "pulumi-fleet"
+	bundleDeploymentTk = "pulumi-fleet:index:BundleDeployment"
+	// The engine's marker for a value not known during a preview.
+	unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+)
+
+// Spec is a BundleDeployment's inputs: everything that decides the pair, as core/desired computed it.
+type Spec struct {
+	DeploymentID string `json:"deploymentId"`
+	// Objects by objectKey (group/kind/namespace/name, version left out so a version move is the same object).
+	Objects map[string]DesiredObject `json:"objects"`
+	// Seconds to wait for the set to be ready after applying (helm.timeoutSeconds); 0: do not wait.
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// Recreate objects whose immutable fields changed (helm.force).
+	Force bool `json:"force,omitempty"`
+	// Re-apply when the last refresh found drift (correctDrift.enabled).
+	CorrectDrift bool `json:"correctDrift,omitempty"`
+	// A paused bundle: nothing is applied or pruned; the pair keeps what it has.
+	Paused bool `json:"paused,omitempty"`
+	// Field managers (name prefixes) whose fields this pair takes over when it next changes an object:
+	// the per-object resources of earlier versions applied each object as pulumi-kubernetes-<random>.
+	AdoptFieldManagers []string `json:"adoptFieldManagers,omitempty"`
+	// Objects this pair takes over when it is created: what the per-object resources of an earlier
+	// version deployed for it. They are its inventory before its first apply, so what the set no longer
+	// holds is pruned under their retain rules; read only by Create, never diffed.
+	Adopt map[string]DesiredObject `json:"adopt,omitempty"`
+	// Gates: the states of the pairs this one waits for (dependsOn, rollout); all must be Ready to apply.
+	WaitFor []Gate `json:"waitFor,omitempty"`
+	// How objects that leave the set, or the whole pair, are deleted: decided by the program, obeyed here.
+	DeletePolicy DeletePolicy `json:"deletePolicy"`
+}
+
+// DeletePolicy is the one value that says how this pair deletes (with each object's Retain).
+type DeletePolicy struct {
+	// "background" (as Helm's uninstall and so Fleet), "foreground" or "orphan".
+	Propagation string `json:"propagation"`
+	// Only an object that still carries all of these labels is deleted: one adopted or relabelled by
+	// another owner since is left alone.
+	OwnerLabels map[string]string `json:"ownerLabels"`
+}
+
+// DesiredObject is one rendered object and what a prune does with it.
+type DesiredObject struct {
+	Manifest map[string]any `json:"manifest"`
+	// Why a prune leaves it on the cluster (keepResources, Helm's keep policy, a chart's CRD...); empty: deleted.
+	Retain string `json:"retain,omitempty"`
+}
+
+// Gate is another pair this one waits for.
+type Gate struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// Status is Fleet's BundleDeployment status, the pair's outputs beside its inputs.
+type Status struct {
+	AppliedDeploymentID string `json:"appliedDeploymentId"`
+	State               string `json:"state"`
+	// One line per object that is not ready or was refused, with the server's words.
+	Messages  []string      `json:"messages"`
+	Inventory []InventoryID `json:"inventory"`
+	// Counts successful applies, as a Helm release revision does.
+	Revision int `json:"revision"`
+	// Objects the last apply left on the cluster because of a retain rule, with the reason.
+	Retained []string `json:"retained"`
+}
+
+// InventoryID names one object this pair applied.
+type InventoryID struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	UID       string `json:"uid"`
+}
+
+// Key is the inventory entry's objectKey.
+func (id InventoryID) Key() string { return objectKey(id.Group, id.Kind, id.Namespace, id.Name) }
+
+// Fleet's BundleDeployment states (fleet.cattle.io/v1alpha1 BundleState).
+const (
+	StateReady       = "Ready"
+	StateNotReady    = "NotReady"
+	StateWaitApplied = "WaitApplied"
+	StateErrApplied  = "ErrApplied"
+	StateModified    = "Modified"
+	StateOutOfSync   = "OutOfSync"
+)
+
+// Outputs is what the state keeps: the inputs and the status.
+type Outputs struct {
+	Spec
+	Status
+}
+
+func objectKey(group, kind, namespace, name string) string {
+	return strings.Join([]string{group, kind, namespace, name}, "/")
+}
+
+// groupOf is the group of an apiVersion ("" for the core group).
+func groupOf(apiVersion string) string {
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+// The engine's marker of a secret value: {sigKey: secretSig, "value": ...}.
+const (
+	sigKey    = "4dabf18193072939515e22adb298388d"
+	secretSig = "1b47061264138c4ac30d75fd1eb44270"
+)
+
+// fromStruct decodes a protocol struct into v through JSON, a secret as its value (the engine keeps
+// secret what was secret: this provider does not accept secrets for resources, and Configure's
+// arguments arrive marked).
+func fromStruct(s *structpb.Struct, v any) error {
+	if s == nil {
+		return nil
+	}
+	raw, err := json.Marshal(unwrapSecrets(s.AsMap()))
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func unwrapSecrets(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if t[sigKey] == secretSig {
+			return unwrapSecrets(t["value"])
+		}
+		for k, x := range t {
+			t[k] = unwrapSecrets(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = unwrapSecrets(x)
+		}
+	}
+	return v
+}
+
+// toStruct encodes v as a protocol struct through JSON.
+func toStruct(v any) (*structpb.Struct, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	s := &structpb.Struct{}
+	return s, s.UnmarshalJSON(raw)
+}
+
+// containsUnknown says whether a preview left any value of the inputs unknown.
+func containsUnknown(s *structpb.Struct) bool {
+	raw, err := s.MarshalJSON()
+	return err == nil && strings.Contains(string(raw), unknownValue)
+}
+
+// unstructuredObjects turns the desired objects into the set to apply, sorted by key.
+func (s Spec) unstructuredObjects() ([]*unstructured.Unstructured, error) {
+	return unstructuredOf(s.Objects)
+}
+
+func unstructuredOf(objects map[string]DesiredObject) ([]*unstructured.Unstructured, error) {
+	keys := sortedKeys(objects)
+	out := make([]*unstructured.Unstructured, 0, len(keys))
+	for _, k := range keys {
+		raw, err := json.Marshal(objects[k].Manifest)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("object %s: %w", k, err)
+		}
+		if got := objectKey(groupOf(u.GetAPIVersion()), u.GetKind(), u.GetNamespace(), u.GetName()); got != k {
+			return nil, fmt.Errorf("object %s: its manifest is %s", k, got)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func sortedKeys(objects map[string]DesiredObject) []string {
+	keys := make([]string, 0, len(objects))
+	for k := range objects {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
