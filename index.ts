@@ -12,3 +12,4 @@ const outputs = cliProgram();
 export const summary = outputs.then((o) => o.summary);
 /** Per BundleDeployment: deploymentId, commit, namespace, object count, paused. */
 export const deployments = outputs.then((o) => o.deployments);
+export const deploymentStates = outputs.then((o) => o.deploymentStates);

@@ -28,6 +28,8 @@ export function deployEvents(groups: GroupedSteps, before: Record<string, Deploy
   const events: DeployEvent[] = [];
   for (const d of [...groups.deployments.values()].sort((a, b) => compare(a.key, b.key))) {
     if (!hasChanges(d) && !d.pruned) continue;
+    // A pair whose apply was refused or is not ready did not deploy: it is a failure of the update (pairFailures).
+    if (!d.pruned && d.report && d.report.state !== "Ready" && d.report.state !== "Modified") continue;
     const record = d.pruned ? before[d.key] : after[d.key] ?? before[d.key];
     events.push({
       event: d.pruned ? "pruned" : "deployed",

@@ -9,12 +9,13 @@ import { Stack } from "@pulumi/pulumi/automation";
 import { DeployedBundle, DeployedNamespace } from "../core/desired/facts";
 import { clusterOfKey } from "../core/desired/keys";
 import { K8sObject } from "../core/bundles/manifests";
+import { PairSpec } from "../core/desired/pair";
 import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
 import { runCli } from "./stack";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
-interface StateResource {
+export interface StateResource {
   urn: string; type: string; custom?: boolean; parent?: string; provider?: string;
   inputs?: Record<string, unknown>; outputs?: Record<string, unknown>; retainOnDelete?: boolean | null;
 }
@@ -24,40 +25,111 @@ const NAMESPACE_TYPE = "kubernetes:core/v1:Namespace";
 /** The logical name at the end of a URN (a provider reference ends in "::<id>" after it). */
 const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 
-export async function readDeployedObjects(stack: Stack): Promise<Map<string, DeployedBundle>> {
+/** What the state holds per BundleDeployment, and an earlier version's per-object resources (legacyObjectUrns). */
+export async function readDeployedObjects(stack: Stack): Promise<{ deployed: Map<string, DeployedBundle>; legacy: string[] }> {
   const exported = JSON.parse(await runCli(stack, ["stack", "export", "--show-secrets", "--stack", stack.name]));
-  return deployedObjectsOf(exported?.deployment?.resources ?? []);
+  const resources: StateResource[] = exported?.deployment?.resources ?? [];
+  return { deployed: deployedObjectsOf(resources), legacy: legacyObjectUrns(resources) };
+}
+
+/**
+ * The move from one resource per object: the given resources are marked retained in the state (one
+ * export and import, under the stack's lock), so the update that follows drops them from the state
+ * without deleting their objects, which their BundleDeployments adopt in the same update. Nothing on
+ * a cluster is touched. If that update fails, the marks stay and the next one finishes the move.
+ */
+export async function markRetained(stack: Stack, urns: string[]): Promise<void> {
+  if (!urns.length) return;
+  const wanted = new Set(urns);
+  const state = await stack.exportStack();
+  for (const r of state.deployment?.resources ?? []) if (wanted.has(r.urn)) r.retainOnDelete = true;
+  await stack.importStack(state);
 }
 
 /**
  * Per BundleDeployment's logical name (its deploymentKey): the deploymentID its objects were all applied
- * at (its `appliedDeploymentId` output), its Kubernetes objects in registration order, the user they
- * were applied as, and the namespaces its cluster created for them: what a failed deployment keeps.
+ * at (its `appliedDeploymentId` output), its objects, its last inputs, the user they were applied as,
+ * and the namespaces its cluster created for them: what a failed deployment keeps. A stack deployed by
+ * an earlier version holds a component per deployment with one resource per object: read the same way,
+ * marked `legacy` (its BundleDeployment adopts them).
  */
 export function deployedObjectsOf(resources: StateResource[]): Map<string, DeployedBundle> {
   const out = new Map<string, DeployedBundle>();
-  const byUrn = new Map<string, DeployedBundle>();
-  for (const r of resources.filter((x) => x.type === BUNDLE_DEPLOYMENT_TYPE)) {
-    const applied = r.outputs?.appliedDeploymentId;
-    const bundle: DeployedBundle = { ...(typeof applied === "string" ? { appliedDeploymentId: applied } : {}), objects: [] };
-    out.set(nameOfUrn(r.urn), bundle);
-    byUrn.set(r.urn, bundle);
-  }
+  const legacy = new Map<string, DeployedBundle>();
   const clusterUrns = new Set(resources.filter((r) => r.type === CLUSTER_TYPE).map((r) => r.urn));
   const namespaces = new Map(resources.filter((r) => r.type === NAMESPACE_TYPE && r.parent && clusterUrns.has(r.parent) && r.inputs)
     .map((r) => [nameOfUrn(r.urn), r]));
+  const withNamespaces = (bundle: DeployedBundle, cluster: string) => {
+    for (const { manifest } of bundle.objects) {
+      const ns = manifest.metadata?.namespace ? namespaces.get(`${cluster}/${manifest.metadata.namespace}`) : undefined;
+      if (ns && !bundle.namespaces?.some((n) => n.name === nameOfUrn(ns.urn))) {
+        (bundle.namespaces ??= []).push({ name: nameOfUrn(ns.urn), metadata: ns.inputs!.metadata as DeployedNamespace["metadata"], retainOnDelete: ns.retainOnDelete === true });
+      }
+    }
+  };
+  for (const r of resources.filter((x) => x.type === BUNDLE_DEPLOYMENT_TYPE)) {
+    const key = nameOfUrn(r.urn);
+    const applied = r.outputs?.appliedDeploymentId;
+    const bundle: DeployedBundle = { ...(typeof applied === "string" ? { appliedDeploymentId: applied } : {}), objects: [] };
+    const account = accountOf(key, r.provider);
+    if (account) bundle.account = account;
+    if (r.custom && r.inputs) {
+      const { waitFor: _gates, ...spec } = revealed(r.inputs) as PairSpec;
+      bundle.spec = spec;
+      bundle.objects = Object.values(spec.objects ?? {}).map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
+      withNamespaces(bundle, clusterOfKey(key));
+      out.set(key, bundle);
+    } else if (!r.custom) {
+      legacy.set(r.urn, { ...bundle, legacy: true });
+    }
+  }
+  for (const r of legacyObjects(resources)) {
+    const [urn, bundle] = [r.component, legacy.get(r.component)!];
+    bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, ...(r.retainOnDelete ? { retain: LEGACY_RETAINED } : {}) });
+    const account = accountOf(nameOfUrn(urn), r.provider);
+    if (account) bundle.account = account;
+  }
+  for (const [urn, bundle] of legacy) {
+    const key = nameOfUrn(urn);
+    withNamespaces(bundle, clusterOfKey(key));
+    if (!out.has(key)) out.set(key, bundle);
+  }
+  return out;
+}
+
+/** Why an earlier version's object is retained: its resource was registered to be left on the cluster. */
+export const LEGACY_RETAINED = "retained when it was deployed (keepResources, paused, or Helm's keep policy)";
+
+/** The user a deployment was applied as: providers are named "<cluster>" or "<cluster>/as/<user>" (core/desired/state.ts providerSettings). */
+function accountOf(key: string, providerRef: string | undefined): string | undefined {
+  if (!providerRef) return undefined;
+  const provider = nameOfUrn(providerRef.slice(0, providerRef.lastIndexOf("::")));
+  const prefix = `${clusterOfKey(key)}/as/`;
+  return provider.startsWith(prefix) ? provider.slice(prefix.length) : undefined;
+}
+
+/**
+ * The URNs of an earlier version's per-object resources (children of a BundleDeployment component):
+ * the first `up` of this version marks them retained in the state before the engine runs, so the
+ * engine drops them from the state without deleting the objects, which their BundleDeployments adopt.
+ */
+export function legacyObjectUrns(resources: StateResource[]): string[] {
+  return legacyObjects(resources).map((r) => r.urn);
+}
+
+/**
+ * An earlier version's Kubernetes objects: the custom resources under a BundleDeployment component,
+ * directly or under the Kubernetes provider's Chart and Directory components of older versions, with
+ * the component they belong to.
+ */
+function legacyObjects(resources: StateResource[]): (StateResource & { component: string; inputs: Record<string, unknown> })[] {
+  const parentOf = new Map(resources.map((r) => [r.urn, r]));
+  const out: (StateResource & { component: string; inputs: Record<string, unknown> })[] = [];
   for (const r of resources) {
-    const bundle = r.parent ? byUrn.get(r.parent) : undefined;
-    if (!bundle || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
-    const cluster = clusterOfKey(nameOfUrn(r.parent!));
-    const manifest = revealed(r.inputs) as K8sObject;
-    bundle.objects.push({ manifest, retainOnDelete: r.retainOnDelete === true });
-    // Providers are named "<cluster>" or "<cluster>/as/<user>" (core/desired/state.ts providerSettings).
-    const provider = r.provider ? nameOfUrn(r.provider.slice(0, r.provider.lastIndexOf("::"))) : "";
-    if (provider.startsWith(`${cluster}/as/`)) bundle.account = provider.slice(`${cluster}/as/`.length);
-    const ns = manifest.metadata?.namespace ? namespaces.get(`${cluster}/${manifest.metadata.namespace}`) : undefined;
-    if (ns && !bundle.namespaces?.some((n) => n.name === nameOfUrn(ns.urn))) {
-      (bundle.namespaces ??= []).push({ name: nameOfUrn(ns.urn), metadata: ns.inputs!.metadata as DeployedNamespace["metadata"], retainOnDelete: ns.retainOnDelete === true });
+    if (!r.custom || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
+    for (let p = r.parent ? parentOf.get(r.parent) : undefined, hops = 0; p && hops < 5; p = p.parent ? parentOf.get(p.parent) : undefined, hops++) {
+      if (p.type === BUNDLE_DEPLOYMENT_TYPE && !p.custom) out.push({ ...r, inputs: r.inputs, component: p.urn });
+      if (p.type === BUNDLE_DEPLOYMENT_TYPE) break;
     }
   }
   return out;

@@ -12,6 +12,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
+import { InventoryEntry } from "../core/desired/pair";
 import { identityOf, JournalEntry } from "../core/journal";
 import { clusterOfUrn } from "./steps";
 import { Backend } from "./backend";
@@ -109,12 +111,18 @@ function postgresStore(url: string, project: string, stack: string): JournalStor
   };
 }
 
-/** identityOf (core/journal.ts) of every Kubernetes object in an exported state. */
+/** identityOf (core/journal.ts) of every Kubernetes object in an exported state: a BundleDeployment's inventory, and per-object resources. */
 export function stateIdentities(deployment: { resources?: { urn: string; type: string; outputs?: any }[] } | undefined): Set<string> {
   const out = new Set<string>();
   for (const r of deployment?.resources ?? []) {
     const o = r.outputs;
     const cluster = clusterOfUrn(r.urn);
+    if (r.type === BUNDLE_DEPLOYMENT_TYPE && cluster) {
+      for (const id of (o?.inventory ?? []) as InventoryEntry[]) {
+        out.add(identityOf({ cluster, apiVersion: id.group ? `${id.group}/${id.version}` : id.version, kind: id.kind, namespace: id.namespace, name: id.name }));
+      }
+      continue;
+    }
     if (!r.type.startsWith("kubernetes:") || !cluster || !o?.apiVersion || !o?.kind || !o?.metadata?.name) continue;
     out.add(identityOf({ cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
   }

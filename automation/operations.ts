@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
+import { DEPLOYMENT_STATES_OUTPUT } from "../core/desired/previous";
 import { deploymentKey } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
@@ -20,9 +21,10 @@ import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, JournalHooks, readObjects } from "../core/desired/facts";
-import { DeploymentFailure, describeFailure } from "../core/desired/failures";
+import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
+import { PairReport } from "../core/desired/pair";
 import { rolloutStops } from "./rollout-report";
-import { readDeployedObjects } from "./deployed-objects";
+import { markRetained, readDeployedObjects } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
@@ -34,6 +36,11 @@ export const DEPLOYMENTS_OUTPUT = "deployments";
 
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
   return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+}
+
+/** Each BundleDeployment's state as its provider reported it (components/fleet.ts deploymentStates). */
+function statesOutput(outputs: OutputMap): Record<string, PairReport> {
+  return (outputs[DEPLOYMENT_STATES_OUTPUT]?.value ?? {}) as Record<string, PairReport>;
 }
 
 /** Each cluster's agent image and config hash as the last update deployed them (`summary.agents`). */
@@ -137,6 +144,8 @@ interface Session {
   settleJournal: () => Promise<void>;
   /** The stack's crash journal, where the backend keeps one. */
   store?: JournalStore;
+  /** An earlier version's per-object resources this operation moves into their BundleDeployments. */
+  moving: Set<string>;
 }
 
 /**
@@ -182,7 +191,11 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   const before = deploymentsOutput(outputs);
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts deployedAsBefore).
   // A new stack holds nothing: an empty map still tells the program it was given the state (a failed bundle has nothing to keep).
-  if (op === "up" || op === "read") deployed = Object.keys(before).length ? await readDeployedObjects(stack) : new Map();
+  let legacy: string[] = [];
+  if (op === "up" || op === "read") {
+    if (Object.keys(before).length) ({ deployed, legacy } = await readDeployedObjects(stack));
+    else deployed = new Map();
+  }
   phase("state read");
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
@@ -197,9 +210,16 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   const warn = warnerOf(options);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
+  // An earlier version's per-object resources on clusters still configured move into their
+  // BundleDeployments (deployed-objects.ts markRetained); on a cluster no longer configured they go
+  // with their old provider, as before.
+  if (legacy.length) {
+    const configured = new Set((await configOf(stack, options)).clusters.map((c) => c.name));
+    legacy = legacy.filter((urn) => configured.has(clusterOfUrn(urn) ?? ""));
+  }
   return {
     stack, locked, recorder: new StepRecorder(options.onEvent), before, agentsBefore: agentsOutput(outputs), planned: () => planned,
-    renderMode, unreachable, excluded, started: Date.now(),
+    renderMode, unreachable, excluded, started: Date.now(), moving: new Set(legacy),
     settleJournal: async () => { if (journalKey && store) await store.remove([journalKey]); },
     store,
   };
@@ -282,7 +302,14 @@ function unreachableNote(s: Session): string {
 }
 
 function base(options: OperationOptions, s: Session, changes: Record<string, number> | undefined): OperationResult {
-  return { stack: options.stack, changes: changes ?? {}, groups: groupSteps(s.recorder.steps, s.recorder.failedUrns), before: s.before, durationMs: Date.now() - s.started };
+  return { stack: options.stack, changes: changes ?? {}, groups: groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving), before: s.before, durationMs: Date.now() - s.started };
+}
+
+/** What a stack of an earlier version's first `up` of this version does besides what the preview lists. */
+function movingNote(s: Session): string | undefined {
+  if (!s.moving.size) return undefined;
+  return `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves those ${s.moving.size} resource(s) ` +
+    "into one BundleDeployment per bundle and cluster, in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides";
 }
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
@@ -295,9 +322,9 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
   const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
-  const journal = await journalNotice(options);
-  if (journal) warnerOf(options)(`warning: stack ${options.stack}: ${journal}`);
-  const summaryMarkdown = (journal ? `> **Warning:** ${journal}\n\n` : "") + renderSummaryMarkdown(report);
+  const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
+  for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
+  const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);
   return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(), failures: state.failures.list() };
 }
 
@@ -327,10 +354,9 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
   const keys = new Set(Object.entries(s.before).filter(([, r]) => r.correctDrift).map(([key]) => key));
   if (!keys.size) return;
   const deployment = (await s.stack.exportStack()).deployment ?? {};
-  const resources: { urn: string; type: string; parent?: string }[] = deployment.resources ?? [];
-  const parents = new Set(resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!)).map((r) => r.urn));
+  const resources: { urn: string; type: string }[] = deployment.resources ?? [];
   const excluded = new Set(s.excluded);
-  const targets = resources.filter((r) => r.parent && parents.has(r.parent) && !excluded.has(r.urn)).map((r) => r.urn);
+  const targets = resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn)).map((r) => r.urn);
   if (!targets.length) return;
   const root = stackRootUrn(deployment);
   await s.locked(() => s.stack.refresh({ target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
@@ -340,6 +366,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
   const s = await open(options, "up");
   try {
     await resolvePendingOperations(s, options);
+    await s.locked(() => markRetained(s.stack, [...s.moving]));
     await correctDrift(s, options);
     const result = await withoutStackTraces(() => s.locked(() => s.stack.up({
       onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
@@ -351,11 +378,17 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
     const after = deploymentsOutput(result.outputs);
     const events = deployEvents(r.groups, s.before, after);
-    // Broken bundles failed alone: everything else was deployed; the update still fails, naming each.
-    const failed = s.planned()?.failures.list() ?? [];
+    // Broken bundles and refused or unready pairs failed alone: everything else was deployed; the update
+    // still fails, naming each.
+    const rendered = s.planned()?.failures.list() ?? [];
+    const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
+    const failed = [...rendered, ...pairFailures(statesOutput(result.outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
     if (failed.length) {
       fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: failuresNote(failed).slice(0, 2000) }, null, 2));
-      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${failuresNote(failed)}`, events, r.groups, failed);
+      // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
+      const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
+      const stops = rolloutStops(s.planned(), (bundle) => stopping.filter((f) => f.bundle === bundle).map((f) => f.cluster));
+      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${failuresNote(failed)}`, events, r.groups, failed);
     }
     fs.rmSync(failuresFile(options), { force: true });
     return { ...r, events };
@@ -403,7 +436,7 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);
   const failed = new Set<string>(fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).failed : []);
-  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns);
+  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
   return computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
     nonReady: s.renderMode ? undefined : nonReadyByDeployment(groups, state.plan.entries),
@@ -418,7 +451,7 @@ function failuresFile(options: OperationOptions): string {
 
 /** The deploys that did complete before the failure, with the plan's ids (the outputs were not written). */
 function failure(op: string, options: OperationOptions, s: Session, err: Error): OperationError {
-  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns);
+  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
   groups.failedClusters = [...new Set([...groups.failedClusters, ...s.unreachable.keys()])].sort();
   const failed = [
     ...[...groups.deployments.values()].filter((d) => d.failed).map((d) => `bundle deployment ${d.key}`),

@@ -99,9 +99,13 @@ export function clusterUrns(resources: { urn: string; type: string }[], cluster:
     (r.type === BUNDLE_DEPLOYMENT_TYPE && urnName(r.urn).startsWith(`${cluster}/`))).map((r) => r.urn);
 }
 
-/** The cluster's Kubernetes providers: its own (named after it) and one per impersonated account ("<cluster>/as/<user>"). */
+/**
+ * The cluster's providers, Kubernetes' (namespaces, agent) and pulumi-fleet's (its BundleDeployments): its
+ * own (named after it) and one per impersonated account ("<cluster>/as/<user>").
+ */
 export function providerUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
-  return resources.filter((r) => r.type === "pulumi:providers:kubernetes" && (urnName(r.urn) === cluster || urnName(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
+  const types = new Set(["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet"]);
+  return resources.filter((r) => types.has(r.type) && (urnName(r.urn) === cluster || urnName(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
 }
 
 export interface ApplyOptions extends BackendOptions {

@@ -94,6 +94,9 @@ export function computeStatus(
     const rec = applied[key];
     const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
     const steps = groups.deployments.get(key);
+    // What the BundleDeployment's provider found (a refresh reads drift; its last apply may have been refused).
+    const report = steps?.report;
+    if (report && report.state !== "Ready") return { ...base, state: report.state as DeploymentState, message: report.messages.join("; ") };
     // The last update left this deployment behind (its cluster failed or was unreachable).
     if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed on this cluster" };
     if (unreachable.has(e.cluster)) return { ...base, state: "NotReady", message: `cluster unreachable: ${unreachable.get(e.cluster)}` };

@@ -5,6 +5,7 @@
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
+import { expandPairSteps } from "./pair-steps";
 
 export interface Step {
   op: OpType;
@@ -17,6 +18,10 @@ export interface Step {
   failed: boolean;
   /** The live state the engine read (refresh steps): used for readiness. */
   outputs?: Record<string, any>;
+  /** A BundleDeployment's steps only (pair-steps.ts): its detailed diff and its inputs before and after. */
+  detailedDiff?: Record<string, unknown>;
+  inputs?: Record<string, any>;
+  oldInputs?: Record<string, any>;
 }
 
 export interface ChangeCounts {
@@ -34,6 +39,8 @@ export interface DeploymentSteps extends ChangeCounts {
   pruned: boolean;
   failed: boolean;
   steps: Step[];
+  /** The BundleDeployment's state and messages as its provider reported them in this operation (a refresh, an apply). */
+  report?: { state: string; messages: string[] };
 }
 
 export interface AgentSteps extends ChangeCounts {
@@ -84,7 +91,12 @@ export class StepRecorder {
       step.failed = true;
       this.failedUrns.add(meta.urn);
     }
-    if (meta.op === "refresh" && meta.new?.outputs) step.outputs = meta.new.outputs;
+    if ((meta.op === "refresh" || meta.type === BUNDLE_DEPLOYMENT_TYPE) && meta.new?.outputs) step.outputs = meta.new.outputs;
+    if (meta.type === BUNDLE_DEPLOYMENT_TYPE) {
+      if (meta.detailedDiff) step.detailedDiff = meta.detailedDiff;
+      if (meta.new?.inputs) step.inputs = meta.new.inputs;
+      if (meta.old?.inputs) step.oldInputs = meta.old.inputs;
+    }
   };
 }
 
@@ -102,8 +114,10 @@ const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
  * have no object of their own. "replace" is counted once; its create-replacement and delete-replaced
  * halves are not counted again.
  */
-export function groupSteps(steps: Step[], failedUrns: Iterable<string> = []): GroupedSteps {
+export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], moving: ReadonlySet<string> = new Set()): GroupedSteps {
   const failedSet = new Set(failedUrns);
+  for (const s of recorded) if (failedSet.has(s.urn)) s.failed = true;
+  const steps = expandPairSteps(recorded, moving);
   for (const s of steps) if (failedSet.has(s.urn)) s.failed = true;
   const byUrn = new Map<string, Step>();
   for (const s of steps) if (!byUrn.has(s.urn) || s.op !== "same") byUrn.set(s.urn, s);
@@ -129,6 +143,7 @@ export function groupSteps(steps: Step[], failedUrns: Iterable<string> = []): Gr
       };
       deployments.set(name, d);
       if (s.urn === owner.urn && s.op === "delete") d.pruned = true;
+      if (s.urn === owner.urn && typeof s.outputs?.state === "string") d.report = { state: s.outputs.state, messages: s.outputs.messages ?? [] };
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;
       if (s.custom && s.op !== "same") d.steps.push(s);
@@ -157,7 +172,7 @@ export function clusterOfUrn(urn: string): string | undefined {
   const name = urnName(urn);
   if (name.includes("/")) return name.slice(0, name.indexOf("/"));
   const leaf = type.slice(type.lastIndexOf("$") + 1);
-  return ["pulumi:providers:kubernetes", CLUSTER_TYPE, AGENT_TYPE].includes(leaf) ? name : undefined;
+  return ["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet", CLUSTER_TYPE, AGENT_TYPE].includes(leaf) ? name : undefined;
 }
 
 export function hasChanges(c: ChangeCounts): boolean {

@@ -8,12 +8,16 @@ import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { AGENT_TYPE, CLUSTER_TYPE, DesiredCluster, ProviderSettings } from "../core/desired/types";
 import { agentNamespaceResource } from "../core/desired/agent";
+import { FleetProvider } from "./pair";
 
 export class Cluster extends pulumi.ComponentResource {
   readonly provider: k8s.Provider;
   /** Per impersonated user, a provider applying as that user; same clusterIdentifier, so moving a bundle between accounts replaces nothing. */
   readonly accountProviders = new Map<string, k8s.Provider>();
   readonly namespaces: Map<string, k8s.core.v1.Namespace>;
+  /** pulumi-fleet's provider on this cluster, which applies its BundleDeployments; one more per impersonated user. */
+  readonly fleetProvider: FleetProvider;
+  readonly accountFleetProviders = new Map<string, FleetProvider>();
 
   constructor(name: string, c: DesiredCluster, opts: pulumi.ComponentResourceOptions = {}) {
     super(CLUSTER_TYPE, name, {}, opts);
@@ -24,6 +28,9 @@ export class Cluster extends pulumi.ComponentResource {
     const providerOpts = { parent: opts.parent, aliases: [{ parent: this }, ...(c.arrived ? [{ parent: pulumi.rootStackResource }] : [])] };
     this.provider = provider(c.provider, providerOpts);
     for (const a of c.accountProviders) this.accountProviders.set(a.user, provider(a.provider, providerOpts));
+    const fleetOpts = { parent: opts.parent, ...(c.arrived ? { aliases: [{ parent: pulumi.rootStackResource }] } : {}) };
+    this.fleetProvider = fleetProvider(c.provider, fleetOpts);
+    for (const a of c.accountProviders) this.accountFleetProviders.set(a.user, fleetProvider(a.provider, fleetOpts));
     // The agent's namespace, when its agent is switched off and a bundle needs it, was the Agent's resource.
     const agentUrn = pulumi.createUrn(name, AGENT_TYPE, this);
     this.namespaces = new Map(c.namespaces.map((ns) => [ns.metadata.name,
@@ -34,10 +41,20 @@ export class Cluster extends pulumi.ComponentResource {
     this.registerOutputs({});
   }
 
-  /** The provider applying as `user` (a bundle's serviceAccount), or the cluster's own. */
-  providerFor(user?: string): k8s.Provider {
-    return user ? this.accountProviders.get(user)! : this.provider;
+  /** pulumi-fleet's provider applying as `user` (a bundle's serviceAccount), or the cluster's own. */
+  fleetProviderFor(user?: string): FleetProvider {
+    return user ? this.accountFleetProviders.get(user)! : this.fleetProvider;
   }
+}
+
+/** The same cluster and credentials as its Kubernetes provider (a rotated kubeconfig is an update, never a replacement). */
+function fleetProvider(s: ProviderSettings, opts: pulumi.CustomResourceOptions): FleetProvider {
+  return new FleetProvider(s.name, {
+    clusterIdentifier: s.clusterIdentifier,
+    ...(s.kubeconfig !== undefined ? { kubeconfig: s.kubeconfig } : {}), ...(s.context !== undefined ? { context: s.context } : {}),
+    ...(s.renderYamlToDirectory ? { renderYamlToDirectory: s.renderYamlToDirectory } : {}),
+    ...(s.kubeClientSettings ? { kubeClientSettings: s.kubeClientSettings } : {}),
+  }, opts);
 }
 
 function provider({ name, kubeconfig, ...settings }: ProviderSettings, opts: pulumi.CustomResourceOptions): k8s.Provider {

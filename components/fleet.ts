@@ -5,9 +5,11 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { DeploymentRecord } from "../core/desired/records";
+import { PairReport } from "../core/desired/pair";
 import { DesiredState, FLEET_TYPE } from "../core/desired/types";
 import { Agent } from "./agent";
-import { BundleDeployment } from "./bundle-deployment";
+import { bundleDeployment } from "./bundle-deployment";
+import { BundleDeploymentPair } from "./pair";
 import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
 
@@ -16,25 +18,36 @@ const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent
 
 export class Fleet extends pulumi.ComponentResource {
   readonly deploymentRecords: pulumi.Output<Record<string, DeploymentRecord>>;
+  readonly deploymentStates: pulumi.Output<Record<string, PairReport>>;
 
   constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}) {
     super(FLEET_TYPE, name, {}, opts);
     for (const w of desired.warnings) pulumi.log.warn(w, this);
     const clusters = new Map<string, Cluster>();
+    const agents = new Map<string, Agent>();
     for (const c of desired.clusters) {
       const cluster = new Cluster(c.name, c, { parent: this, aliases: fromStateRoot(c.arrived) });
       clusters.set(c.name, cluster);
-      if (c.agent) new Agent(c.name, { agent: c.agent, provider: cluster.provider }, { parent: cluster });
+      if (c.agent) agents.set(c.name, new Agent(c.name, { agent: c.agent, provider: cluster.provider }, { parent: cluster }));
     }
     const gitRepos = new Map(desired.gitRepos.map((r) => [r.name, new GitRepo(r.name, r, { parent: this })]));
-    const deployments = new Map<string, BundleDeployment>();
+    const deployments = new Map<string, BundleDeploymentPair>();
     for (const d of desired.deployments) {
       const cluster = clusters.get(d.cluster)!;
-      deployments.set(d.key, new BundleDeployment(d.key, {
-        deployment: d, provider: cluster.providerFor(d.account), namespaces: cluster.namespaces, dependsOn: d.dependsOn.map((key) => deployments.get(key)!),
+      deployments.set(d.key, bundleDeployment(d.key, {
+        deployment: d, provider: cluster.fleetProviderFor(d.account), namespaces: cluster.namespaces,
+        waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]), agent: agents.get(d.cluster),
       }, { parent: gitRepos.get(d.gitRepo)!, aliases: fromStateRoot(d.arrived) }));
     }
+    // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
+    for (const r of desired.retiring) {
+      new BundleDeploymentPair(r.key, r.spec, { parent: this, provider: clusters.get(r.cluster)!.fleetProvider });
+    }
     this.deploymentRecords = pulumi.output(desired.records);
-    this.registerOutputs({ summary: desired.summary, deployments: this.deploymentRecords });
+    // Fleet's BundleDeployment status of each pair, as its provider reported it: the operations read
+    // failures (ErrApplied, NotReady, WaitApplied) from here, so every machine sees the same.
+    this.deploymentStates = pulumi.output(Object.fromEntries([...deployments].map(([key, p]) => [key, pulumi.all([p.state, p.messages, p.appliedDeploymentId])
+      .apply(([state, messages, appliedDeploymentId]) => ({ state, messages: messages ?? [], appliedDeploymentId }))])));
+    this.registerOutputs({ summary: desired.summary, deployments: this.deploymentRecords, deploymentStates: this.deploymentStates });
   }
 }

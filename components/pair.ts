@@ -23,7 +23,9 @@ export class FleetProvider extends pulumi.ProviderResource {
 
 type Outputs<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
 /** The spec, where any field may come from another resource's output (waitFor: the states of the pairs it waits for). */
-export type PairArgs = { [K in keyof PairSpec]: pulumi.Input<PairSpec[K]> };
+export type PairArgs = Omit<{ [K in keyof PairSpec]: pulumi.Input<PairSpec[K]> }, "waitFor"> & {
+  waitFor?: pulumi.Input<{ name: string; state: pulumi.Input<string> }[]>;
+};
 
 export class BundleDeploymentPair extends pulumi.CustomResource {
   declare readonly deploymentId: pulumi.Output<string>;

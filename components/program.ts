@@ -9,7 +9,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { checkShardStackFile } from "../core/config/shard-files";
 import { StackConfig } from "../core/config/stack";
 import { liveFacts } from "../core/desired/facts";
-import { DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
+import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
+import { PairReport } from "../core/desired/pair";
 import { DeploymentRecord, FleetSummary } from "../core/desired/records";
 import { DeployOptions, desiredState } from "../core/desired/state";
 import { configFromValues, PROJECT_DIR } from "../core/pipeline";
@@ -29,14 +30,17 @@ export async function readPreviousDeployment(): Promise<PreviousDeployment | und
   const summary = await self.getOutputDetails(RECORD_OUTPUT);
   if (!(summary.value ?? summary.secretValue)) return undefined;
   const deployments = await self.getOutputDetails(DEPLOYMENTS_OUTPUT);
-  return previousFromOutputs(summary.value ?? summary.secretValue, deployments.value ?? deployments.secretValue);
+  const states = await self.getOutputDetails(DEPLOYMENT_STATES_OUTPUT);
+  return previousFromOutputs(summary.value ?? summary.secretValue, deployments.value ?? deployments.secretValue, states.value ?? states.secretValue);
 }
 
 export interface FleetOutputs {
   summary: FleetSummary;
   deployments: pulumi.Output<Record<string, DeploymentRecord>>;
-  /** Only when the shard runner gave one (DeployOptions.inputs). */
-  inputs?: string;
+  /** Each BundleDeployment's state as its provider reported it. */
+  deploymentStates: pulumi.Output<Record<string, PairReport>>;
+  /** Only when the shard runner gave one (DeployOptions.inputs), and every pair reached Ready. */
+  inputs?: pulumi.Output<string | undefined>;
 }
 
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
@@ -46,8 +50,12 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const planned = performance.now();
   const fleet = new Fleet("fleet", desired);
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
-  // With failed bundles the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
-  return { summary: desired.summary, deployments: fleet.deploymentRecords, ...(options.inputs && !desired.failures.length ? { inputs: options.inputs } : {}) };
+  // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
+  const done = fleet.deploymentStates.apply((states) => Object.values(states).every((s) => s.state === "Ready" || s.state === "Modified"));
+  return {
+    summary: desired.summary, deployments: fleet.deploymentRecords, deploymentStates: fleet.deploymentStates,
+    ...(options.inputs && !desired.failures.length ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
+  };
 }
 
 /**

@@ -54,8 +54,8 @@ export function journalObjects(deployments: DesiredDeployment[], leftOut?: Reado
   const out: JournalObject[] = [];
   for (const d of deployments) {
     if (leftOut?.has(d.cluster)) continue;
-    for (const { manifest: o, retainOnDelete } of d.objects) {
-      const retain = retainOnDelete || o.kind === "Namespace";
+    for (const { manifest: o, retain: reason } of d.objects) {
+      const retain = !!reason || o.kind === "Namespace";
       out.push({
         cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.record.bundle, apiVersion: o.apiVersion, kind: o.kind,
         namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),

@@ -27,8 +27,8 @@ export function describeDesired(state: DesiredState): string[] {
 function describeObject(o: DesiredObject): string {
   const m = o.manifest;
   const flags = [
-    ...(o.retainOnDelete ? ["kept on delete"] : []),
-    ...(o.ignoreChanges ? [`ignores ${o.ignoreChanges.join(", ")}`] : []),
+    ...(o.retain ? [`kept on delete: ${o.retain}`] : []),
+    ...(o.ignoreDrift ? [`drift ignores ${o.ignoreDrift.join(", ")}`] : []),
   ];
   return `${m.apiVersion} ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}${flags.length ? ` [${flags.join("; ")}]` : ""}`;
 }

@@ -7,6 +7,7 @@
 import { DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, LookupJob, LookupResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
 import { JournalEntry } from "../journal";
 import { K8sObject } from "../bundles/manifests";
+import { PairSpec } from "./pair";
 import { PreviousDeployment } from "./previous";
 
 export interface Facts {
@@ -40,6 +41,10 @@ export interface Facts {
 export interface DeployedBundle {
   appliedDeploymentId?: string;
   objects: DeployedObject[];
+  /** Its BundleDeployment's last inputs; absent when an earlier version deployed it as one resource per object (`legacy`). */
+  spec?: PairSpec;
+  /** Deployed by an earlier version, one resource per object: its BundleDeployment adopts them when it is created. */
+  legacy?: true;
   /** The user its objects were applied as (serviceAccount); absent: the cluster's own provider. */
   account?: string;
   /** The namespaces its cluster created that its objects are in, as registered. */
@@ -54,10 +59,10 @@ export interface DeployedNamespace {
   retainOnDelete: boolean;
 }
 
-/** An object as the state holds it: its last registered inputs (secrets in the clear) and whether a prune leaves it. */
+/** An object as the state holds it: its last registered inputs (secrets in the clear) and why a prune leaves it (absent: deleted). */
 export interface DeployedObject {
   manifest: K8sObject;
-  retainOnDelete: boolean;
+  retain?: string;
 }
 
 export interface JournalHooks {

@@ -7,6 +7,8 @@
  */
 import { FleetError, withContext } from "../errors";
 import { deploymentKey } from "./keys";
+import { PairReport } from "./pair";
+import { DeploymentRecord } from "./records";
 
 export interface DeploymentFailure {
   gitRepo: string;
@@ -101,4 +103,26 @@ function pairKey(p: { bundle: string; cluster: string }): string {
 export function describeFailure(f: DeploymentFailure): string {
   const kept = f.kept ? `kept as last deployed: ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "nothing deployed";
   return `${f.message} (${kept})`;
+}
+
+/**
+ * The pairs whose BundleDeployment did not reach Ready in the last update, as Fleet reports them: the
+ * provider's state (ErrApplied: the API server refused an object; NotReady: not ready within the
+ * timeout; WaitApplied: waiting for a dependsOn or rollout gate) and its messages, naming each object
+ * with the server's words. Each kept what it had; the next `up` tries it again.
+ */
+export function pairFailures(states: Record<string, PairReport>, records: Record<string, DeploymentRecord>): DeploymentFailure[] {
+  const out: DeploymentFailure[] = [];
+  for (const [key, r] of Object.entries(states)) {
+    if (r.state === "Ready" || r.state === "Modified") continue;
+    const record = records[key];
+    if (!record) continue;
+    const reason = `${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`;
+    out.push({
+      gitRepo: record.gitRepo, bundle: record.bundle, cluster: record.cluster, reason,
+      message: `gitRepo ${record.gitRepo}, bundle ${record.bundle}, cluster ${record.cluster}: ${reason}`,
+      ...(r.appliedDeploymentId ? { kept: { deploymentId: r.appliedDeploymentId, objects: record.objectCount } } : {}),
+    });
+  }
+  return out.sort((a, b) => (deploymentKey(a) < deploymentKey(b) ? -1 : 1));
 }

@@ -4,13 +4,14 @@
  * neither changes nor prunes them; the namespaces they sit in and the user they were applied as stay too.
  * Fleet gets the same by leaving the BundleDeployment's release alone while the new one cannot be applied.
  */
-import { objectKey } from "../bundles/manifests";
 import { UnreadBundle } from "../bundles/read";
 import { FleetError } from "../errors";
 import { FailedDeployments } from "./failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
 import { deploymentKey } from "./keys";
-import { DesiredObject, typeTokenOf } from "./objects";
+import { DesiredObject } from "./objects";
+import { ownerLabels } from "../ownership";
+import { PairSpec, pairObjectKey, pairObjects } from "./pair";
 import { PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
 
@@ -43,16 +44,22 @@ export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[],
   return held;
 }
 
-/** The state's objects of a held deployment as resources: same names and inputs, frozen, retained as registered. */
-export function heldObjects(key: string, deployed: DeployedBundle, clusterNamespaces: ReadonlySet<string>): DesiredObject[] {
-  return deployed.objects.map(({ manifest, retainOnDelete }) => {
-    const ns = manifest.metadata.namespace;
-    return {
-      name: `${key}/${objectKey(manifest)}`, type: typeTokenOf(manifest), manifest, dependsOnObjects: [],
-      ...(ns && clusterNamespaces.has(ns) ? { clusterNamespace: ns } : {}),
-      retainOnDelete, ignoreChanges: ["*"], aliases: [],
-    };
-  });
+/** The state's objects of a held deployment, retained as they were. */
+export function heldObjects(deployed: DeployedBundle): DesiredObject[] {
+  return deployed.objects.map(({ manifest, retain }) => ({ key: pairObjectKey(manifest), manifest, ...(retain ? { retain } : {}) }));
+}
+
+/**
+ * A held deployment's BundleDeployment: its last inputs, frozen, so the engine changes nothing (and
+ * retries it only if its last apply did not reach Ready). Deployed by an earlier version (one resource
+ * per object), it adopts those objects, paused: they stay as they are, in its inventory.
+ */
+export function heldSpec(record: DeploymentRecord, deployed: DeployedBundle, objects: DesiredObject[]): PairSpec {
+  if (deployed.spec) return deployed.spec;
+  return {
+    deploymentId: deployed.appliedDeploymentId ?? record.deploymentId, objects: pairObjects(objects), paused: true,
+    deletePolicy: { propagation: "background", ownerLabels: ownerLabels(record) }, adopt: pairObjects(objects),
+  };
 }
 
 /** The namespaces held deployments sit in that nothing else needs now, as the state registered them. */

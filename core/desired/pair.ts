@@ -11,6 +11,8 @@ export type PairState = "Ready" | "NotReady" | "WaitApplied" | "ErrApplied" | "M
 export interface PairObject {
   manifest: Record<string, unknown>;
   retain?: string;
+  /** JSON pointers drift leaves out (diff.comparePatches). */
+  ignoreDrift?: string[];
 }
 
 /** How the pair deletes: the one value its apply and its deletion obey. */
@@ -34,6 +36,8 @@ export interface PairSpec {
   /** Pairs this one waits for, with their last state (Ready lets it apply). */
   waitFor?: { name: string; state: string }[];
   deletePolicy: DeletePolicy;
+  /** What an earlier version's per-object resources deployed for this pair: its inventory when it is created. */
+  adopt?: Record<string, PairObject>;
 }
 
 export interface InventoryEntry {
@@ -56,8 +60,29 @@ export interface PairStatus {
   retained: string[] | null;
 }
 
+/** A pair's state as the stack's `deploymentStates` output keeps it (what `up`, `status` and the pages read). */
+export interface PairReport {
+  state: PairState;
+  messages: string[];
+  appliedDeploymentId: string;
+}
+
 /** An object's key in a pair: group/kind/namespace/name (no version: moving versions keeps the object). */
 export function pairObjectKey(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): string {
   const group = obj.apiVersion.includes("/") ? obj.apiVersion.slice(0, obj.apiVersion.lastIndexOf("/")) : "";
   return [group, obj.kind, obj.metadata.namespace ?? "", obj.metadata.name].join("/");
+}
+
+/**
+ * The prefix of the field managers the Kubernetes provider applied objects as (one per object,
+ * pulumi-kubernetes-<random>), before this provider: their fields move to this provider's field manager
+ * when the pair next changes an object, so a field the bundle drops is removed from the cluster.
+ */
+export const KUBERNETES_PROVIDER_FIELD_MANAGERS = "pulumi-kubernetes-";
+
+/** Objects by key, as a pair's inputs hold them. */
+export function pairObjects(objects: { key: string; manifest: object; retain?: string; ignoreDrift?: string[] }[]): Record<string, PairObject> {
+  return Object.fromEntries(objects.map((o) => [o.key, {
+    manifest: o.manifest as Record<string, unknown>, ...(o.retain ? { retain: o.retain } : {}), ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
+  }]));
 }

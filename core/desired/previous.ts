@@ -27,10 +27,15 @@ export interface PreviousDeployment {
   clusters?: string[];
   /** The `deployments` output's records with a deploymentId: what a failed deployment keeps (held.ts). */
   records?: Record<string, DeploymentRecord>;
+  /** Deployed by an earlier version, one resource per object (no `deploymentStates` output). */
+  objectLayout?: true;
 }
 
 /** The output the per-BundleDeployment records are exported under (index.ts). */
 export const DEPLOYMENTS_OUTPUT = "deployments";
+
+/** The output each BundleDeployment's state is exported under (components/fleet.ts); absent in stacks of earlier versions. */
+export const DEPLOYMENT_STATES_OUTPUT = "deploymentStates";
 
 /** The output name the Fleet component's record is exported under (index.ts). */
 export const RECORD_OUTPUT = "summary";
@@ -39,7 +44,7 @@ export const RECORD_OUTPUT = "summary";
  * The previous deployment from the two outputs as the engine returns them (either may be missing on a
  * new stack, or hold anything after a hand edit): undefined when there is no usable summary.
  */
-export function previousFromOutputs(summary: unknown, deployments: unknown): PreviousDeployment | undefined {
+export function previousFromOutputs(summary: unknown, deployments: unknown, states?: unknown): PreviousDeployment | undefined {
   const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
   const byKey = deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number }> | undefined;
@@ -49,7 +54,11 @@ export function previousFromOutputs(summary: unknown, deployments: unknown): Pre
   const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
   const listed = (value as { clusters?: unknown; agents?: unknown });
   const clusters = [listed.clusters, listed.agents].find((m): m is Record<string, unknown> => !!m && typeof m === "object");
-  return { gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}), ...(revisions ? { revisions } : {}), ...(clusters ? { clusters: Object.keys(clusters) } : {}) };
+  const objectLayout = !!records?.length && (!states || typeof states !== "object");
+  return {
+    gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}),
+    ...(revisions ? { revisions } : {}), ...(clusters ? { clusters: Object.keys(clusters) } : {}), ...(objectLayout ? { objectLayout: true as const } : {}),
+  };
 }
 
 /**

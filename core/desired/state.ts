@@ -12,7 +12,7 @@ import { ClusterConfig, StackConfig } from "../config/stack";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
 import { identityOf, journalObjects, settleEarlier } from "../journal";
-import { checkTakeOwnership, clusterLabels } from "../ownership";
+import { checkTakeOwnership, clusterLabels, ownerLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
 import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
@@ -21,24 +21,25 @@ import { AccountProviders } from "../service-accounts";
 import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
 import { determineStyle } from "../bundles/read";
-import { comparePatchPaths } from "../compare-patches";
+import { comparePatchPointers } from "../compare-patches";
 import { accountProviders } from "../service-accounts";
-import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
+import { buildPlan, PlanEntry, REPO_NAME_LABEL, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
 import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
-import { heldNamespaces, heldObjects, heldRecords } from "./held";
+import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
-import { deploymentKey } from "./keys";
+import { clusterOfKey, deploymentKey } from "./keys";
+import { pairObjects } from "./pair";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
-import { customTimeoutsOf, desiredObjects } from "./objects";
+import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
-import { DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings } from "./types";
+import { DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings, RetiringDeployment } from "./types";
 
 export interface DesiredOptions {
   /** Git cache directory (default ~/.cache/pulumi-fleet). */
@@ -56,6 +57,11 @@ export interface DesiredOptions {
 export async function desiredState(config: StackConfig, facts: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
   checkNotSplit(config);
   const previous = withoutClusters(await facts.previous(), config.shard?.elsewhere);
+  if (previous?.objectLayout && !facts.deployed) {
+    throw new FleetError("this stack was deployed by an earlier version, one engine resource per Kubernetes object; `npm run up` moves it to one BundleDeployment " +
+      "per bundle and cluster without touching the clusters (a plain `pulumi up` cannot: it would delete and recreate every object). Run it once, then `pulumi up` works as before",
+    { file: config.file });
+  }
   const pinned: StackConfig = { ...config, gitRepos: pinCommits(config.gitRepos, options.commits, previous) };
   const fleet = await planFleet(pinned, options.cacheRoot, facts.render);
   const { failures } = fleet;
@@ -158,22 +164,25 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     const key = deploymentKey(e);
     const r = rendered.get(e)!;
     const nsNames = new Set(namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
-    const objects = desiredObjects(key, e, r, nsNames, unchanged.has(e));
+    const objects = desiredObjects(e, r);
     const account = accounts.userOf.get(e);
-    const customTimeouts = customTimeoutsOf(e);
+    const legacy = facts.deployed?.get(key);
     return {
       key, entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
       dependsOn: [...e.dependsOn.map((bundle) => deploymentKey({ bundle, cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
-      ...(account ? { account } : {}), ...(customTimeouts ? { customTimeouts } : {}),
+      ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
+      ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
+      spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined),
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
     };
   }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
+  const retiring = retiringDeployments(facts.deployed, new Set(deployments.map((d) => d.key)), pinned.clusters, previous, leftOut);
   // The operations hold `fleet` since onPlanned: they read the final plan and failures from it.
   fleet.plan = { ...fleet.plan, entries };
   const summary = summarize(fleet, deployedAgents(agents), held.records());
   const state: DesiredState = {
-    fleet, clusters, deployments, summary,
+    fleet, clusters, deployments, retiring, summary,
     gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
     records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),
     journal: journalObjects(deployments, leftOut),
@@ -225,13 +234,16 @@ function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow
         "which failed and keeps its objects as last deployed; an object has one owner", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
     },
     deployments: (namespacesOf: (cluster: string) => ReadonlySet<string>, arrived: ReadonlySet<string>): DesiredDeployment[] =>
-      [...kept].map(([key, { record, deployed }]) => ({
-        key, gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
-        ...(deployed.account ? { account: deployed.account } : {}),
-        warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
-        objects: heldObjects(key, deployed, namespacesOf(record.cluster)), record, arrived: arrived.has(record.cluster),
-        held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
-      })),
+      [...kept].map(([key, { record, deployed }]) => {
+        const objects = heldObjects(deployed);
+        return {
+          key, gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
+          ...(deployed.account ? { account: deployed.account } : {}), clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
+          warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
+          objects, spec: heldSpec(record, deployed, objects), record, arrived: arrived.has(record.cluster),
+          held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
+        };
+      }),
   };
 }
 
@@ -460,11 +472,36 @@ function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry
     const manifests = objects.map((o) => o.manifest);
     out.set(e, {
       objects: manifests, style: determineStyle(bundle.files, e.options).kind, warnings: [...bundle.warnings ?? []],
-      kept: new Set(objects.filter((o) => o.retainOnDelete).map((o) => o.manifest)), chartCrds: new Set(),
-      ignoredFields: new Map(manifests.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length)),
+      kept: new Set(), chartCrds: new Set(), retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
+      ignoredFields: new Map(manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length)),
     });
   }
   return out;
+}
+
+/**
+ * Deployments an earlier version deployed as one resource per object that this update no longer
+ * deploys: the first `up` of this version marks those resources retained in the state (so the engine
+ * drops them without deleting), so each gets a BundleDeployment that adopts its objects and prunes
+ * them all, under their retain rules, in the same update (as the cluster's own identity); the next
+ * update deletes the empty pair.
+ * A cluster no longer configured is not among them (its objects go with its old provider, as before).
+ */
+function retiringDeployments(deployed: ReadonlyMap<string, DeployedBundle> | undefined, registered: ReadonlySet<string>, clusters: ClusterConfig[],
+  previous: PreviousDeployment | undefined, leftOut?: ReadonlySet<string>): RetiringDeployment[] {
+  const configured = new Set(clusters.map((c) => c.name));
+  return [...deployed ?? []].filter(([key, d]) => d.legacy && !registered.has(key) && configured.has(clusterOfKey(key)) && !leftOut?.has(clusterOfKey(key)))
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([key, d]) => {
+      const cluster = clusterOfKey(key);
+      const labels = d.objects[0]?.manifest.metadata.labels ?? {};
+      const owner = { gitRepo: previous?.records?.[key]?.gitRepo ?? labels[REPO_NAME_LABEL] ?? "", bundle: key.slice(cluster.length + 1), cluster };
+      const objects = heldObjects(d);
+      return {
+        key, cluster,
+        spec: { deploymentId: "", objects: {}, deletePolicy: { propagation: "background", ownerLabels: ownerLabels(owner) }, adopt: pairObjects(objects) },
+      };
+    });
 }
 
 /** An environment split into shards is deployed by its shards' stacks, never as a whole. */

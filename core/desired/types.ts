@@ -7,6 +7,7 @@ import { FleetState } from "../pipeline";
 import { JournalObject } from "../journal";
 import { AgentObjects } from "./agent";
 import { DesiredObject } from "./objects";
+import { PairSpec } from "./pair";
 import { DeploymentRecord, FleetSummary } from "./records";
 import { DeploymentFailure } from "./failures";
 
@@ -72,17 +73,28 @@ export interface DesiredDeployment {
   dependsOn: string[];
   /** The user it is applied as (serviceAccount); absent: the cluster's own provider. */
   account?: string;
-  /** helm.timeoutSeconds, for every object. */
-  customTimeouts?: { create: string; update: string };
+  /** The namespaces its Cluster creates that its objects are in (it is applied once they exist). */
+  clusterNamespaces: string[];
+  /** Some of its objects are in the namespace its cluster's agent creates: it is applied once the agent is. */
+  inAgentNamespace?: true;
   /** Shown in the preview, one line each ("bundle <b> on cluster <c>: ..."). */
   warnings: string[];
   objects: DesiredObject[];
+  /** The BundleDeployment's inputs; `waitFor` (the states of `dependsOn`) is added where it is registered. */
+  spec: PairSpec;
   record: DeploymentRecord;
   arrived: boolean;
   /** A failed deployment keeping what it last deployed (held.ts): its record and the state's objects, frozen. */
   held?: true;
   /** A held deployment's appliedDeploymentId as the state has it (else the record's deploymentId). */
   appliedDeploymentId?: string;
+}
+
+/** An earlier version's deployment that is no longer deployed: a BundleDeployment adopts its objects and prunes them (state.ts retiringDeployments). */
+export interface RetiringDeployment {
+  key: string;
+  cluster: string;
+  spec: PairSpec;
 }
 
 export interface DesiredState {
@@ -94,6 +106,8 @@ export interface DesiredState {
   gitRepos: DesiredGitRepo[];
   /** In dependency order: a deployment's dependsOn come before it. */
   deployments: DesiredDeployment[];
+  /** An earlier version's deployments that are no longer deployed, pruned by adoption (sorted by key). */
+  retiring: RetiringDeployment[];
   summary: FleetSummary;
   /** The `deployments` output, keyed by deploymentKey, in the order of `deployments`. */
   records: Record<string, DeploymentRecord>;

@@ -4,7 +4,7 @@
  * Pairs that render the same bundle with the same options share one render. Then Fleet's namespace
  * rules, checked here so nothing is registered when any object is wrong.
  */
-import { comparePatchPaths } from "../compare-patches";
+import { comparePatchPointers } from "../compare-patches";
 import { nullStringValues } from "../desired/api-ignored";
 import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
 import { FleetError } from "../errors";
@@ -28,7 +28,9 @@ export interface RenderedDeployment {
   kept: Set<K8sObject>;
   /** The chart's crds/ objects: Helm installs them only when absent and never checks their owner. */
   chartCrds: Set<K8sObject>;
-  /** Per object, the fields diff.comparePatches leave out of drift (Pulumi property paths; core/compare-patches.ts). */
+  /** Objects taken from the state (an unchanged deployment): why each is retained, as decided when it was rendered. */
+  retainReasons?: Map<K8sObject, string>;
+  /** Per object, the fields diff.comparePatches leave out of drift (JSON pointers; core/compare-patches.ts). */
   ignoredFields: Map<K8sObject, string[]>;
   /** Every `lookup` the templates made (rendered with a lookup table). */
   lookups?: LookupKey[];
@@ -153,7 +155,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
       const rendered = withNamespaces(r, e, ctx);
       const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
-      const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPaths(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
+      const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
       out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}) });
     } catch (err) {
       if (!context.onFailure || !(err instanceof FleetError)) throw err;

@@ -13,80 +13,80 @@ const cacheRoot = tempDir("pf-cache-");
 const run = (config: StackConfig, previous: DeployOptions["previous"] = null) =>
   runUnderMocks(() => fleetProgram(config, { cacheRoot, previous }));
 const names = (regs: Registration[]) => regs.map((r) => r.urn);
-const k8sObjects = (regs: Registration[]) => regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && !r.type.startsWith("pulumi:providers"));
+/** The BundleDeployments: one engine resource per (bundle, cluster) pair. */
+const pairs = (regs: Registration[]) => regs.filter((r) => r.custom && r.type === "pulumi-fleet:index:BundleDeployment");
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string> }; spec?: { replicas?: number }; data?: Record<string, string> };
+/** A pair's objects, by key (group/kind/namespace/name). */
+const objectsOf = (r: Registration) => Object.fromEntries(Object.entries(r.inputs.objects as Record<string, { manifest: Manifest }>).map(([k, o]) => [k, o.manifest]));
+const pair = (regs: Registration[], key: string) => pairs(regs).find((r) => r.name === key)!;
 
 describe("components register the desired state (Pulumi mocks)", function () {
   this.timeout(30_000);
 
-  it("registers clusters, GitRepos and one BundleDeployment per plan entry, with stable names and providers", async () => {
+  it("registers clusters, GitRepos and one BundleDeployment resource per plan entry, with stable names and providers", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
     const byType = (t: string) => regs.filter((r) => r.type === t).map((r) => r.name).sort();
     expect(byType("pulumi-fleet:index:Fleet")).to.deep.equal(["fleet"]);
     expect(byType("pulumi-fleet:index:Cluster")).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
     expect(byType("pulumi-fleet:index:GitRepo")).to.deep.equal(["examples"]);
-    expect(byType("pulumi-fleet:index:BundleDeployment")).to.deep.equal([
+    expect(pairs(regs).map((r) => r.name).sort()).to.deep.equal([
       "dev-1/examples-helm", "dev-1/examples-kustomize", "dev-1/examples-simple",
       "dev-2/examples-helm", "dev-2/examples-kustomize", "dev-2/examples-simple",
       "prod-1/examples-helm", "prod-1/examples-kustomize", "prod-1/examples-simple",
     ]);
+    expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.parent.includes("BundleDeployment")), "no per-object resources").to.deep.equal([]);
 
-    const providers = regs.filter((r) => r.type === "pulumi:providers:kubernetes");
-    expect(providers.map((p) => [p.name, p.inputs.clusterIdentifier, p.inputs.renderYamlToDirectory])).to.deep.equal([
-      ["dev-1", "dev-1", path.join(RENDER, "dev-1")], ["dev-2", "dev-2", path.join(RENDER, "dev-2")], ["prod-1", "prod-1", path.join(RENDER, "prod-1")],
-    ]);
-    // Every Kubernetes object goes through its own cluster's provider, and lives under its BundleDeployment.
-    for (const obj of k8sObjects(regs)) {
-      const cluster = obj.name.split("/")[0];
-      expect(obj.provider, obj.name).to.match(new RegExp(`::${cluster}::${cluster}-id$`));
+    for (const type of ["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet"]) {
+      const providers = regs.filter((r) => r.type === type);
+      expect(providers.map((p) => [p.name, p.inputs.clusterIdentifier, p.inputs.renderYamlToDirectory]), type).to.deep.equal([
+        ["dev-1", "dev-1", path.join(RENDER, "dev-1")], ["dev-2", "dev-2", path.join(RENDER, "dev-2")], ["prod-1", "prod-1", path.join(RENDER, "prod-1")],
+      ]);
     }
-    for (const bd of regs.filter((r) => r.type === "pulumi-fleet:index:BundleDeployment")) {
+    // Every pair goes through its own cluster's pulumi-fleet provider, under its GitRepo.
+    for (const bd of pairs(regs)) {
+      const cluster = bd.name.split("/")[0];
+      expect(bd.provider, bd.name).to.match(new RegExp(`pulumi:providers:pulumi-fleet::${cluster}::${cluster}-id$`));
       expect(bd.parent).to.match(/pulumi-fleet:index:GitRepo::examples$/);
     }
   });
 
-  it("renders raw YAML as one resource per object, with ownership labels, namespaces and overlays per cluster", async () => {
+  it("renders raw YAML as the pair's objects, with ownership labels, namespaces and overlays per cluster", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
-    const simple = k8sObjects(regs).filter((r) => r.name.startsWith("dev-1/examples-simple/")).map((r) => [r.type, r.name]);
-    expect(simple).to.deep.equal([
-      ["kubernetes:apps/v1:Deployment", "dev-1/examples-simple/apps:Deployment:simple:hello"],
-      ["kubernetes:core/v1:ConfigMap", "dev-1/examples-simple/core:ConfigMap:simple:app-config"],
-      ["kubernetes:core/v1:Service", "dev-1/examples-simple/core:Service:simple:hello"],
+    expect(Object.keys(objectsOf(pair(regs, "dev-1/examples-simple"))).sort()).to.deep.equal([
+      "/ConfigMap/simple/app-config", "/Service/simple/hello", "apps/Deployment/simple/hello",
     ]);
-    const deployment = regs.find((r) => r.name === "prod-1/examples-simple/apps:Deployment:simple:hello")!;
-    const meta = deployment.inputs.metadata as { namespace: string; labels: Record<string, string> };
-    expect(meta.namespace).to.equal("simple");
-    expect(meta.labels).to.include({
+    const deployment = objectsOf(pair(regs, "prod-1/examples-simple"))["apps/Deployment/simple/hello"];
+    expect(deployment.metadata.namespace).to.equal("simple");
+    expect(deployment.metadata.labels).to.include({
       "fleet.cattle.io/repo-name": "examples", "fleet.cattle.io/bundle-name": "examples-simple",
       "fleet.cattle.io/cluster": "prod-1", "app.kubernetes.io/managed-by": "pulumi-fleet",
     });
     // prod overlay patches replicas to 3; dev keeps the base.
-    expect((deployment.inputs.spec as { replicas: number }).replicas).to.equal(3);
-    const devDeployment = regs.find((r) => r.name === "dev-1/examples-simple/apps:Deployment:simple:hello")!;
-    expect((devDeployment.inputs.spec as { replicas: number }).replicas).to.not.equal(3);
+    expect(deployment.spec!.replicas).to.equal(3);
+    const dev = pair(regs, "dev-1/examples-simple");
+    expect(objectsOf(dev)["apps/Deployment/simple/hello"].spec!.replicas).to.not.equal(3);
 
     const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && /^dev-1\/[^/]+$/.test(r.name)).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
     expect(ns).to.deep.equal([
       ["dev-1/helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
       ["dev-1/simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
     ]);
-    // Objects wait for their namespace.
+    // The pair waits for its namespace.
     const nsUrn = regs.find((r) => r.name === "dev-1/simple" && r.type === "kubernetes:core/v1:Namespace")!.urn;
-    expect(devDeployment.dependencies).to.include(nsUrn);
+    expect(dev.dependencies).to.include(nsUrn);
   });
 
-  it("registers helm and kustomize bundles as their rendered objects, one resource each, as raw YAML", async () => {
+  it("registers helm and kustomize bundles as their rendered objects in their pair, as raw YAML", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
     expect(regs.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart" || r.type === "kubernetes:kustomize/v2:Directory")).to.deep.equal([]);
-    const settings = regs.find((r) => r.name === "prod-1/examples-helm/core:ConfigMap:helm-app:helm-app-settings")!;
-    expect(settings.parent).to.match(/BundleDeployment::prod-1\/examples-helm$/);
-    expect(settings.inputs.data).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: "5", memory: "512Mi" });
-    expect((settings.inputs.metadata as { labels: Record<string, string> }).labels).to.include({ "fleet.cattle.io/bundle-name": "examples-helm", "fleet.cattle.io/cluster": "prod-1" });
-
-    const kustomized = k8sObjects(regs).filter((r) => r.name.includes("/examples-kustomize/")).map((r) => r.name).sort();
+    const settings = objectsOf(pair(regs, "prod-1/examples-helm"))["/ConfigMap/helm-app/helm-app-settings"];
+    expect(settings.data).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: "5", memory: "512Mi" });
+    expect(settings.metadata.labels).to.include({ "fleet.cattle.io/bundle-name": "examples-helm", "fleet.cattle.io/cluster": "prod-1" });
+    const kustomized = pairs(regs).filter((r) => r.name.includes("/examples-kustomize")).flatMap((r) => Object.keys(objectsOf(r)).map((k) => `${r.name} ${k}`)).sort();
     expect(kustomized).to.deep.equal([
-      "dev-1/examples-kustomize/core:ConfigMap:kustomize-dev:kustomized", "dev-1/examples-kustomize/core:Namespace:_:kustomize-dev",
-      "dev-2/examples-kustomize/core:ConfigMap:kustomize-dev:kustomized", "dev-2/examples-kustomize/core:Namespace:_:kustomize-dev",
-      "prod-1/examples-kustomize/core:ConfigMap:kustomize-prod:kustomized", "prod-1/examples-kustomize/core:Namespace:_:kustomize-prod",
+      "dev-1/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-1/examples-kustomize /Namespace//kustomize-dev",
+      "dev-2/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-2/examples-kustomize /Namespace//kustomize-dev",
+      "prod-1/examples-kustomize /ConfigMap/kustomize-prod/kustomized", "prod-1/examples-kustomize /Namespace//kustomize-prod",
     ]);
   });
 
@@ -131,7 +131,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(r.registrations.map((x) => x.type)).to.deep.equal(["pulumi:pulumi:StackReference"]);
   });
 
-  it("registers exactly the desired state: every object's type, inputs, provider, dependencies, retain, ignored fields and timeouts; its warnings", async () => {
+  it("registers exactly the desired state: each pair's spec, provider, gates and dependencies; its warnings", async () => {
     const repo = new TestRepo({
       "raw/crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
         "spec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n",
@@ -153,24 +153,25 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const r = await run(config);
     const byName = new Map(r.registrations.map((x) => [x.name, x]));
     const urnOf = (name: string) => byName.get(name)!.urn;
-    let checked = 0;
     for (const d of desired.deployments) {
       const bd = byName.get(d.key)!;
+      expect([bd.type, bd.custom], d.key).to.deep.equal(["pulumi-fleet:index:BundleDeployment", true]);
       expect(bd.parent, d.key).to.match(new RegExp(`GitRepo::${d.gitRepo}$`));
-      for (const o of d.objects) {
-        const reg = byName.get(o.name)!;
-        expect(reg, o.name).to.not.equal(undefined);
-        expect([reg.type, reg.inputs, reg.retainOnDelete, reg.ignoreChanges, reg.parent], o.name).to.deep.equal([o.type, o.manifest, o.retainOnDelete, o.ignoreChanges ?? [], bd.urn]);
-        expect(reg.provider, o.name).to.match(new RegExp(`::${d.cluster}::${d.cluster}-id$`));
-        // A dependency on a component is a dependency on each of its children (the SDK expands it).
-        const wanted = [...d.dependsOn.flatMap((key) => r.registrations.filter((x) => x.parent === urnOf(key)).map((x) => x.urn)), ...o.dependsOnObjects.map(urnOf), ...(o.clusterNamespace ? [urnOf(`${d.cluster}/${o.clusterNamespace}`)] : [])].sort();
-        expect(reg.dependencies, o.name).to.deep.equal(wanted);
-        checked++;
-      }
+      expect(bd.provider, d.key).to.match(new RegExp(`pulumi-fleet::${d.cluster}::${d.cluster}-id$`));
+      const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
+      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify(d.spec)));
+      expect((waitFor ?? []).map((w) => w.name), d.key).to.deep.equal(d.dependsOn);
+      // It waits for the pairs it depends on and for the namespaces its cluster creates for it.
+      expect(bd.dependencies, d.key).to.deep.equal([...d.dependsOn.map(urnOf), ...d.clusterNamespaces.map((ns) => urnOf(`${d.cluster}/${ns}`))].sort());
     }
-    expect(checked).to.equal(r.registrations.filter((x) => x.parent.includes("BundleDeployment::")).length).and.be.greaterThan(10);
+    expect(desired.deployments).to.have.length(5);
     expect(r.warnings).to.deep.equal(desired.deployments.flatMap((d) => d.warnings));
     expect(r.warnings).to.include("bundle p-paused is paused on cluster c1: its objects stay exactly as deployed (no update, no delete)");
+    const raw = desired.deployments.find((d) => d.key === "c1/m-raw")!;
+    expect(raw.spec.timeoutSeconds).to.equal(30);
+    expect(raw.spec.objects["/ConfigMap/raw/kept"].retain).to.equal("helm.sh/resource-policy: keep");
+    expect(Object.values(desired.deployments.find((d) => d.key === "c1/m-app")!.spec.objects).map((o) => o.retain)).to.deep.equal(["keepResources"]);
+    expect(desired.deployments.find((d) => d.key === "c1/p-paused")!.spec.paused).to.equal(true);
     expect(byName.get("c1/raw")!.retainOnDelete).to.equal(true);
   });
 });

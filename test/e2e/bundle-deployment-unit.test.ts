@@ -18,6 +18,7 @@ import { toolchain } from "../../automation/toolchain";
 import { BundleDeploymentPair, FleetProvider, PairArgs } from "../../components/pair";
 import { PairObject, PairStatus, pairObjectKey } from "../../core/desired/pair";
 import { tempDir } from "../support/git-fixtures";
+import { liftPolicy, refuseLabelledConfigMaps } from "../support/admission";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "pair-unit";
@@ -108,11 +109,7 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
   after(async function () {
     this.timeout(10 * 60_000);
     const second = clusters?.[1];
-    if (second) {
-      for (const kind of ["validatingadmissionpolicybindings", "validatingadmissionpolicies"]) {
-        try { await kubeRequest(second, "DELETE", `/apis/admissionregistration.k8s.io/v1/${kind}/${policy}`); } catch { /* not there */ }
-      }
-    }
+    if (second) await liftPolicy(second, policy);
     if (stack) await stack.destroy({ color: "never" });
     for (const c of clusters ?? []) try { await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`); } catch { /* gone */ }
     fs.rmSync(work, { recursive: true, force: true });
@@ -130,20 +127,7 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
   it("a change one cluster refuses fails that pair alone: the other 17 update in the same up, nothing is deleted", async function () {
     this.timeout(10 * 60_000);
     const second = clusters[1];
-    await kubeRequest(second, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", { body: {
-      apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicy", metadata: { name: policy },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] }] },
-        validations: [{ expression: "!has(object.metadata.labels) || !('deny' in object.metadata.labels)", message: "labelled deny: refused by the cluster's policy" }],
-      },
-    } });
-    await kubeRequest(second, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", { body: {
-      apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name: policy },
-      spec: { policyName: policy, validationActions: ["Deny"] },
-    } });
-    // The policy takes effect once the API server has loaded it: a labelled ConfigMap is refused.
-    await eventuallyRefused(second);
+    await refuseLabelledConfigMaps(second, policy, "labelled deny: refused by the cluster's policy", NS);
 
     content = { version: 2, denied: 0 };
     const started = Date.now();
@@ -162,9 +146,7 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
   it("the next up, once the policy is gone, updates the refused pair alone; the one after changes nothing", async function () {
     this.timeout(10 * 60_000);
     const second = clusters[1];
-    await kubeRequest(second, "DELETE", `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${policy}`);
-    await kubeRequest(second, "DELETE", `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${policy}`);
-    await eventuallyAccepted(second);
+    await liftPolicy(second, policy, NS);
     const retry = await up();
     expect(retry.summary.resourceChanges?.update).to.equal(1);
     expect((await liveData(second, "b0"))?.version).to.equal("2");
@@ -201,7 +183,7 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const { states, messages } = await outputs();
     const key = `${clusters[0].name}/b5`;
     expect(states[key]).to.equal("NotReady");
-    expect(messages[key]!.join("\n")).to.include("PersistentVolumeClaim/pair-unit/never-bound");
+    expect(messages[key]!.join("\n")).to.include("PersistentVolumeClaim pair-unit/never-bound is not ready after the timeout of 2s");
     expect(Object.entries(states).filter(([k]) => k !== key).every(([, s]) => s === "Ready")).to.equal(true);
     content = { ...content, unboundClaim: undefined };
     await up();
@@ -211,24 +193,3 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     expect(claim === undefined || !!claim.metadata.deletionTimestamp).to.equal(true);
   });
 });
-
-const labelled = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "policy-probe", namespace: NS, labels: { deny: "true" } } };
-
-async function probe(c: LocalCluster): Promise<boolean> {
-  try {
-    await kubeRequest(c, "POST", `/api/v1/namespaces/${NS}/configmaps?dryRun=All`, { body: labelled });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function eventuallyRefused(c: LocalCluster): Promise<void> {
-  for (let i = 0; i < 100 && (await probe(c)); i++) await new Promise((r) => setTimeout(r, 100));
-  expect(await probe(c), "the admission policy never took effect").to.equal(false);
-}
-
-async function eventuallyAccepted(c: LocalCluster): Promise<void> {
-  for (let i = 0; i < 100 && !(await probe(c)); i++) await new Promise((r) => setTimeout(r, 100));
-  expect(await probe(c), "the admission policy was never lifted").to.equal(true);
-}

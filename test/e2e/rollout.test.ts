@@ -94,9 +94,10 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
 
   /** The engine's events in order; index of the first one matching. */
   const first = (events: EngineEvent[], pred: (e: EngineEvent) => boolean) => events.findIndex(pred);
+  /** The cluster's BundleDeployment of the bundle (its Deployment is applied and awaited inside it). */
   const deploymentUrn = (cluster: string) => (e: EngineEvent) => {
     const urn = e.resourcePreEvent?.metadata.urn ?? e.resOutputsEvent?.metadata.urn ?? "";
-    return urn.endsWith(`::${cluster}/rollout-app/apps:Deployment:${NS}:web`);
+    return urn.endsWith(`pulumi-fleet:index:BundleDeployment::${cluster}/rollout-app`);
   };
 
   it("a first deploy and a healthy update go through the partitions in order; the preview lists them", async () => {

@@ -70,7 +70,7 @@ describe("what the API server ignores (core/desired/api-ignored)", () => {
       manifestId: "s-1", deploymentId: "s-1:x", paused: false, dependsOn: [],
     } as PlanEntry;
     const rendered: RenderedDeployment = { objects: [komposeDeployment()], style: "yaml", warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map() };
-    const [web] = desiredObjects("c1/repo-web", entry, rendered, new Set(), false);
+    const [web] = desiredObjects(entry, rendered);
     expect(web.manifest).to.not.have.property("status");
     expect(web.manifest.metadata).to.not.have.property("creationTimestamp");
     expect(web.manifest.metadata.labels).to.include({ "io.kompose.service": "web", "fleet.cattle.io/bundle-name": "repo-web" });

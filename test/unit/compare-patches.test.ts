@@ -1,19 +1,11 @@
 import { expect } from "chai";
-import { comparePatchPaths, propertyPath } from "../../core/compare-patches";
+import { comparePatchPointers } from "../../core/compare-patches";
 import { K8sObject } from "../../core/bundles/manifests";
 import { PlanEntry, unchangedDeployments } from "../../core/targeting/plan";
 
 const deployment = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace } });
 
-describe("diff.comparePatches as ignoreChanges (Fleet's matching, JSON pointers as property paths)", () => {
-  it("turns JSON pointers into Pulumi property paths, escapes included", () => {
-    expect(propertyPath("/spec/replicas")).to.equal("spec.replicas");
-    expect(propertyPath("/spec/template/spec/containers/0/image")).to.equal("spec.template.spec.containers[0].image");
-    expect(propertyPath("/metadata/labels/app.kubernetes.io~1name")).to.equal('metadata.labels["app.kubernetes.io/name"]');
-    expect(propertyPath("/data/a~0b")).to.equal('data["a~b"]');
-    expect(propertyPath("/")).to.equal("");
-  });
-
+describe("diff.comparePatches as the drift a BundleDeployment ignores (Fleet's matching, JSON pointers)", () => {
   it("matches group and kind; an empty name or namespace matches any; remove operations count, other operations do not", () => {
     const patches = [
       { apiVersion: "apps/v1", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] },
@@ -22,10 +14,10 @@ describe("diff.comparePatches as ignoreChanges (Fleet's matching, JSON pointers 
       { apiVersion: "v1", kind: "Deployment", jsonPointers: ["/spec/minReadySeconds"] },
       { apiVersion: "apps/v1", kind: "StatefulSet", jsonPointers: ["/spec/replicas"] },
     ];
-    expect(comparePatchPaths(deployment("web"), patches)).to.deep.equal(["spec.replicas", "spec.paused"]);
-    expect(comparePatchPaths(deployment("api"), patches)).to.deep.equal(["spec.paused"]);
-    expect(comparePatchPaths(deployment("api", "other"), patches)).to.deep.equal(["spec.paused", "spec.strategy"]);
-    expect(comparePatchPaths(deployment("web"), undefined)).to.deep.equal([]);
+    expect(comparePatchPointers(deployment("web"), patches)).to.deep.equal(["/spec/replicas", "/spec/paused"]);
+    expect(comparePatchPointers(deployment("api"), patches)).to.deep.equal(["/spec/paused"]);
+    expect(comparePatchPointers(deployment("api", "other"), patches)).to.deep.equal(["/spec/paused", "/spec/strategy"]);
+    expect(comparePatchPointers(deployment("web"), undefined)).to.deep.equal([]);
   });
 
   it("a deployment is unchanged when the last update deployed its deploymentId on that cluster", () => {

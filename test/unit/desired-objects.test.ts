@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { validateObjectLabels, withOwnership } from "../../core/desired/labels";
-import { desiredObjects, typeTokenOf, versionAliases } from "../../core/desired/objects";
+import { clusterNamespacesOf, desiredObjects, pairSpecOf, typeTokenOf } from "../../core/desired/objects";
 import { namespacesForCluster } from "../../core/desired/namespaces";
 import { objectKey, K8sObject } from "../../core/bundles/manifests";
 import { RenderedDeployment } from "../../core/render/deployments";
@@ -25,11 +25,6 @@ describe("desired objects (core/desired)", () => {
     const ingress = { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "web", namespace: "ns" } };
     expect(objectKey(ingress)).to.equal("networking.k8s.io:Ingress:ns:web");
     expect(objectKey({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } })).to.equal("core:Namespace:_:ns");
-    // Moving to another version of the same group is an update of the same resource, not create + delete.
-    expect(versionAliases(ingress).map((a) => a.type)).to.include("kubernetes:networking.k8s.io/v1beta1:Ingress")
-      .and.not.include("kubernetes:networking.k8s.io/v1:Ingress");
-    // The core group has only v1: no aliases, which cost per resource at fleet scale.
-    expect(versionAliases({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } })).to.deep.equal([]);
   });
 
   it("ownership labels every object, and labels are checked before anything is registered", () => {
@@ -58,35 +53,39 @@ describe("desired objects (core/desired)", () => {
       .to.throw('gitRepo repo, bundle b, cluster c1: namespaceLabels: namespace ns: namespaceLabels team is "x" in another bundle on this cluster (a) and "y" here');
   });
 
-  it("CRDs, then Namespaces, then the rest; each waits for its CRD and its namespace (the bundle's own object, else the cluster's)", () => {
-    const objects = desiredObjects("c1/repo-app", entry(), rendered([cm("a"), widget, ownNs, crd]), new Set(["apps"]), false);
-    expect(objects.map((o) => [o.name, o.dependsOnObjects, o.clusterNamespace ?? null])).to.deep.equal([
-      ["c1/repo-app/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.example.com", [], null],
-      ["c1/repo-app/core:Namespace:_:own", [], null],
-      ["c1/repo-app/core:ConfigMap:apps:a", [], "apps"],
-      ["c1/repo-app/example.com:Widget:own:w", ["c1/repo-app/apiextensions.k8s.io:CustomResourceDefinition:_:widgets.example.com", "c1/repo-app/core:Namespace:_:own"], null],
+  it("CRDs, then Namespaces, then the rest, keyed without their version; the pair waits for the cluster's namespaces, not its own", () => {
+    const objects = desiredObjects(entry(), rendered([cm("a"), widget, ownNs, crd]));
+    expect(objects.map((o) => o.key)).to.deep.equal([
+      "apiextensions.k8s.io/CustomResourceDefinition//widgets.example.com", "/Namespace//own", "/ConfigMap/apps/a", "example.com/Widget/own/w",
     ]);
-    expect(objects[2].type).to.equal("kubernetes:core/v1:ConfigMap");
+    expect(clusterNamespacesOf(objects, new Set(["apps", "own"]))).to.deep.equal(["apps"]);
     expect(objects[2].manifest.metadata.labels).to.include({ "fleet.cattle.io/bundle-name": "repo-app" });
   });
 
-  it("one retain rule: keepResources, paused, and what Helm's uninstall keeps; paused freezes every field", () => {
+  it("one retain rule, with its reason: paused, keepResources, a chart's crds/, Helm's keep policy", () => {
     const kept = cm("kept");
-    const retained = (e: PlanEntry) => desiredObjects("k", e, rendered([cm("a"), kept], { kept: new Set([kept]) }), new Set(), false).map((o) => o.retainOnDelete);
-    expect(retained(entry())).to.deep.equal([false, true]);
-    expect(retained(entry({ options: { keepResources: true } }))).to.deep.equal([true, true]);
-    expect(retained(entry({ paused: true }))).to.deep.equal([true, true]);
-    const paused = desiredObjects("k", entry({ paused: true }), rendered([cm("a")], { ignoredFields: new Map() }), new Set(), true);
-    expect(paused[0].ignoreChanges).to.deep.equal(["*"]);
+    const chartCrd = cm("crd");
+    const reasons = (e: PlanEntry) => desiredObjects(e, rendered([cm("a"), kept, chartCrd], { kept: new Set([kept, chartCrd]), chartCrds: new Set([chartCrd]) })).map((o) => o.retain ?? null);
+    expect(reasons(entry())).to.deep.equal([null, "helm.sh/resource-policy: keep", "a chart's crds/ (Helm never deletes them)"]);
+    expect(reasons(entry({ options: { keepResources: true } }))).to.deep.equal(["keepResources", "keepResources", "keepResources"]);
+    expect(reasons(entry({ paused: true }))).to.deep.equal(["the bundle is paused", "the bundle is paused", "the bundle is paused"]);
   });
 
-  it("comparePatches' fields are ignored only while the deployment is unchanged; forceSyncGeneration and the earlier Chart layout reach the object", () => {
+  it("the BundleDeployment's spec: objects by key, timeout, force, correctDrift, paused, and one delete policy", () => {
     const a = cm("a");
-    const r = rendered([a], { style: "helm", ignoredFields: new Map([[a, ["data.k"]]]) });
-    expect(desiredObjects("c1/app", entry(), r, new Set(), true)[0].ignoreChanges).to.deep.equal(["data.k"]);
-    expect(desiredObjects("c1/app", entry(), r, new Set(), false)[0].ignoreChanges).to.equal(undefined);
-    const [o] = desiredObjects("c1/app", entry({ options: { forceSyncGeneration: 2 } }), r, new Set(), false);
+    const r = rendered([a], { style: "helm", ignoredFields: new Map([[a, ["/data/k"]]]) });
+    const e = entry({ options: { forceSyncGeneration: 2, helm: { timeoutSeconds: 30, force: true }, correctDrift: { enabled: true } } });
+    const [o] = desiredObjects(e, r);
     expect(o.manifest.metadata.annotations).to.include({ "pulumi-fleet/force-sync-generation": "2" });
-    expect(o.aliases).to.deep.equal([{ name: "c1/app:apps/a", parent: { type: "kubernetes:helm.sh/v4:Chart", name: "c1/app" } }]);
+    expect(o.ignoreDrift).to.deep.equal(["/data/k"]);
+    const spec = pairSpecOf(e, [o]);
+    expect(spec).to.deep.equal({
+      deploymentId: "s-1:x", objects: { "/ConfigMap/apps/a": { manifest: o.manifest, ignoreDrift: ["/data/k"] } }, timeoutSeconds: 30, force: true, correctDrift: true,
+      adoptFieldManagers: ["pulumi-kubernetes-"],
+      deletePolicy: { propagation: "background", ownerLabels: { "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "repo-app", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
+    });
+    expect(pairSpecOf(entry(), [o]).timeoutSeconds).to.equal(600, "Helm's and the Kubernetes provider's default wait");
+    expect(pairSpecOf(entry({ paused: true }), [o]).paused).to.equal(true);
+    expect(pairSpecOf(entry(), [o], [o]).adopt).to.deep.equal({ "/ConfigMap/apps/a": { manifest: o.manifest, ignoreDrift: ["/data/k"] } });
   });
 });

@@ -54,7 +54,8 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     expect(Object.keys(s.records)).to.deep.equal(s.deployments.map((d) => d.key));
     const simple = deployment(s, "prod-1/examples-simple");
     expect(simple.record).to.include({ bundle: "examples-simple", cluster: "prod-1", namespace: "simple", objectCount: 3, paused: false });
-    expect(simple.objects.map((o) => o.clusterNamespace)).to.deep.equal(["simple", "simple", "simple"]);
+    expect(simple.clusterNamespaces).to.deep.equal(["simple"]);
+    expect(Object.keys(simple.spec.objects)).to.deep.equal(simple.objects.map((o) => o.key));
     // In render mode nothing is read from a cluster and nothing is journalled.
     expect(s.journal.length).to.equal(s.deployments.reduce((n, d) => n + d.objects.length, 0));
   });
@@ -95,8 +96,8 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(s.deployments.map((d) => [d.key, d.dependsOn])).to.deep.equal([
         ["c1/t-base", []], ["c1/t-app", ["c1/t-base"]], ["c2/t-base", []], ["c2/t-app", ["c2/t-base"]],
       ]);
-      expect(deployment(s, "c1/t-app").objects[0].retainOnDelete).to.equal(true);
-      expect(deployment(s, "c1/t-base").objects[0].retainOnDelete).to.equal(false);
+      expect(deployment(s, "c1/t-app").objects[0].retain).to.equal("keepResources");
+      expect(deployment(s, "c1/t-base").objects[0].retain).to.equal(undefined);
       repo.commit({ "base/fleet.yaml": "dependsOn:\n  - name: t-app\n" });
       const cycle = await failedAlone(desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot }));
       expect(cycle[0]).to.match(/gitRepo t, bundle t-app, cluster c1: dependsOn: dependsOn forms a cycle through c1\/t-app -> c1\/t-base/);
@@ -113,29 +114,30 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     const d = deployment(s, "c1/t-app");
     expect(d.commit).to.equal(first);
     expect(d.objects.map((o) => o.manifest.metadata.name)).to.deep.equal(["first"]);
-    expect(d.objects[0]).to.include({ retainOnDelete: true }).and.deep.include({ ignoreChanges: ["*"] });
+    expect(d.objects[0]).to.include({ retain: "the bundle is paused" });
+    expect(d.spec.paused).to.equal(true);
     expect(d.warnings).to.deep.equal(["bundle t-app is paused on cluster c1: its objects stay exactly as deployed (no update, no delete)"]);
   });
 
-  it("correctDrift: a warning unless the operation refreshes first; helm.timeoutSeconds becomes every object's timeout", async () => {
+  it("correctDrift: a warning unless the operation refreshes first; helm.timeoutSeconds becomes the BundleDeployment's timeout", async () => {
     const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "correctDrift:\n  enabled: true\nhelm:\n  timeoutSeconds: 90\n" });
     const plain = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
     expect(deployment(plain, "c1/t-app").warnings).to.have.length(1).and.match(/correctDrift.enabled is honoured by `npm run up`/);
-    expect(deployment(plain, "c1/t-app").customTimeouts).to.deep.equal({ create: "90s", update: "90s" });
+    expect(deployment(plain, "c1/t-app").spec).to.include({ timeoutSeconds: 90, correctDrift: true });
     expect(deployment(plain, "c1/t-app").record.correctDrift).to.equal(true);
     const refreshed = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot, correctsDrift: true });
     expect(deployment(refreshed, "c1/t-app").warnings).to.deep.equal([]);
   });
 
-  it("clusters not deployed last time are marked arrived; previous deploymentIds make comparePatches apply", async () => {
+  it("clusters not deployed last time are marked arrived; comparePatches are the fields drift ignores", async () => {
     const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "diff:\n  comparePatches:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: a\n    namespace: default\n    jsonPointers: [/data]\n" });
     const first = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
     const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1"] } }, clusters: ["c1"],
       deploymentIds: { "c1/t-app": first.records["c1/t-app"].deploymentId } };
     const s = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts({ previous }), { cacheRoot });
     expect(s.clusters.map((c) => [c.name, c.arrived])).to.deep.equal([["c1", false], ["c2", true]]);
-    expect(deployment(s, "c1/t-app").objects[0].ignoreChanges).to.deep.equal(["data"]);
-    expect(deployment(s, "c2/t-app").objects[0].ignoreChanges).to.equal(undefined);
+    expect(deployment(s, "c1/t-app").objects[0].ignoreDrift).to.deep.equal(["/data"]);
+    expect(deployment(s, "c2/t-app").objects[0].ignoreDrift).to.deep.equal(["/data"]);
   });
 
   it("an unchanged deployment gets the objects the state holds, not a new render (Fleet renders again only for a new deploymentID)", async () => {
@@ -146,7 +148,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       paused: Object.fromEntries(Object.keys(first.records).map((k) => [k, false])) };
     // What the state holds: as registered, with a value a render would not give again (a random password, say).
     const asRegistered = (key: string, value: string, appliedDeploymentId = first.records[key].deploymentId): DeployedBundle => ({
-      appliedDeploymentId, objects: deployment(first, key).objects.map((o) => ({ manifest: { ...o.manifest, data: { k: value } }, retainOnDelete: o.retainOnDelete })),
+      appliedDeploymentId, objects: deployment(first, key).objects.map((o) => ({ manifest: { ...o.manifest, data: { k: value } }, ...(o.retain ? { retain: o.retain } : {}) })),
     });
     const deployed = new Map([["c1/t-app", asRegistered("c1/t-app", "from-the-state")], ["c2/t-app", asRegistered("c2/t-app", "from-the-state", "s-another:0")],
       ["c1/t-other", asRegistered("c1/t-other", "from-the-state")]]);
@@ -154,7 +156,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     const facts = { ...fakeFacts({ previous }), deployed };
     const s = await desiredState(fleetOf(repo.url(), ["app", "other"]), facts, { cacheRoot });
     expect(deployment(s, "c1/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "from-the-state" }]);
-    expect(deployment(s, "c1/t-app").objects[0].name).to.equal(deployment(first, "c1/t-app").objects[0].name);
+    expect(deployment(s, "c1/t-app").objects[0].key).to.equal(deployment(first, "c1/t-app").objects[0].key);
     // Objects the state holds at another deploymentID (an apply that failed, an update since the state was read): rendered again.
     expect(deployment(s, "c2/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "v" }]);
     // A changed deployment (new content) renders afresh; so does one the state has nothing of.

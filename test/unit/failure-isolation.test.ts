@@ -33,7 +33,7 @@ function deployedAfter(first: DesiredState): { previous: PreviousDeployment; dep
     paused: Object.fromEntries(Object.keys(first.records).map((k) => [k, false])), records: first.records,
   };
   const deployed = new Map(first.deployments.map((d) => [d.key, {
-    appliedDeploymentId: d.record.deploymentId, objects: d.objects.map((o) => ({ manifest: o.manifest, retainOnDelete: o.retainOnDelete })),
+    appliedDeploymentId: d.record.deploymentId, objects: d.objects.map((o) => ({ manifest: o.manifest, ...(o.retain ? { retain: o.retain } : {}) })), spec: d.spec,
     namespaces: first.clusters.find((c) => c.name === d.cluster)!.namespaces.filter((ns) => d.objects.some((o) => o.manifest.metadata.namespace === ns.metadata.name)),
   } as DeployedBundle]));
   return { previous, deployed };
@@ -58,14 +58,14 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     expect(s.deployments.find((d) => d.key === "c1/t-a")!.objects[0].manifest.data).to.deep.equal({ k: "new" });
     const held = s.deployments.find((d) => d.key === "c1/t-c")!;
     const before = first.deployments.find((d) => d.key === "c1/t-c")!;
-    // Exactly as registered before: names, inputs, retain; frozen (no update), and the record unchanged (the next up renders it again).
-    expect(held.objects.map((o) => [o.name, o.type, o.manifest, o.retainOnDelete])).to.deep.equal(before.objects.map((o) => [o.name, o.type, o.manifest, o.retainOnDelete]));
-    expect(held.objects.map((o) => o.ignoreChanges)).to.deep.equal([["*"]]);
+    // Exactly as registered before: the BundleDeployment's inputs unchanged (no update), and the record unchanged (the next up renders it again).
+    expect(held.objects.map((o) => [o.key, o.manifest, o.retain])).to.deep.equal(before.objects.map((o) => [o.key, o.manifest, o.retain]));
+    expect(held.spec).to.deep.equal(before.spec);
     expect(held.record).to.deep.equal(before.record);
     expect(s.records["c1/t-c"]).to.deep.equal(before.record);
     // Its namespace stays as registered, though no bundle that deploys now needs it.
     expect(s.clusters[0].namespaces.find((ns) => ns.metadata.name === "team-c")).to.deep.equal(first.clusters[0].namespaces.find((ns) => ns.metadata.name === "team-c"));
-    expect(held.objects[0].clusterNamespace).to.equal("team-c");
+    expect(held.clusterNamespaces).to.deep.equal(["team-c"]);
     expect(failed(s)).to.have.length(2);
     expect(s.failures[0]).to.include({ gitRepo: "t", bundle: "t-c", cluster: "c1" });
     expect(s.failures[0].message).to.match(/^c\/fleet\.yaml.*gitRepo t, bundle t-c, cluster c1: /);

@@ -36,9 +36,9 @@ describe("crash journal (core/journal.ts): what an update records and what the n
     const theCrd = crd("widgets.example.com");
     const ns: K8sObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } };
     const desired = (e: PlanEntry, r: RenderedDeployment) =>
-      ({ key: deploymentKey(e), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, record: { bundle: e.bundle }, objects: desiredObjects(deploymentKey(e), e, r, new Set(), false) }) as DesiredDeployment;
+      ({ key: deploymentKey(e), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, record: { bundle: e.bundle }, objects: desiredObjects(e, r) }) as DesiredDeployment;
     const objects = journalObjects([desired(web, rendered([cm("a"), theCrd, ns], [theCrd])), desired(kept, rendered([cm("k")])), desired(out, rendered([cm("a")]))], new Set(["c2"]));
-    // The retain mark is the engine's retainOnDelete (one rule, core/desired/objects.ts), in registration order.
+    // The retain mark is the pair's retain reason (one rule, core/desired/objects.ts), in registration order.
     expect(objects.map((o) => `${o.cluster}/${o.bundle}/${o.name}${o.retain ? " retain" : ""}`)).to.deep.equal([
       "c1/web/widgets.example.com retain", "c1/web/apps retain", "c1/web/a", "c1/keep/k retain",
     ]);

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
 import { probe, serverOf } from "../../automation/reachability";
-import { deployedObjectsOf } from "../../automation/deployed-objects";
+import { deployedObjectsOf, LEGACY_RETAINED, legacyObjectUrns } from "../../automation/deployed-objects";
 import { clusterOfUrn, groupSteps, StepRecorder } from "../../automation/steps";
 import { computeStatus } from "../../automation/status";
 import { DeploymentRecord } from "../../core/desired/records";
@@ -110,21 +110,43 @@ describe("operations: steps, events, status", () => {
 });
 
 describe("the state's objects per bundle deployment (automation/deployed-objects.ts)", () => {
-  it("groups each BundleDeployment's Kubernetes objects by its key, in order, with retain and the secrets opened", () => {
-    const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
-    const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
-    const objects = deployedObjectsOf([
+  const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
+  const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
+
+  it("an earlier version's BundleDeployment component: its Kubernetes objects by its key, in order, retained ones marked, secrets opened; legacy", () => {
+    const resources = [
       { urn: bd, type: "pulumi-fleet:index:BundleDeployment", outputs: { deploymentId: "s-1:new", appliedDeploymentId: "s-1:old" } },
-      { urn: `${bd}$kubernetes:core/v1:Secret::c1/app/core:Secret:ns:pw`, type: "kubernetes:core/v1:Secret", parent: bd, retainOnDelete: null,
+      { urn: `${bd}$kubernetes:core/v1:Secret::c1/app/core:Secret:ns:pw`, type: "kubernetes:core/v1:Secret", custom: true, parent: bd, retainOnDelete: null,
         inputs: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns" }, data: secret({ password: "c2VjcmV0" }) } },
-      { urn: `${bd}$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:kept`, type: "kubernetes:core/v1:ConfigMap", parent: bd, retainOnDelete: true,
+      { urn: `${bd}$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:kept`, type: "kubernetes:core/v1:ConfigMap", custom: true, parent: bd, retainOnDelete: true,
         inputs: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "ns" } } },
       { urn: "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$kubernetes:core/v1:Namespace::c1/ns", type: "kubernetes:core/v1:Namespace", inputs: {} },
-    ]);
+    ];
+    const objects = deployedObjectsOf(resources);
     expect([...objects.keys()]).to.deep.equal(["c1/app"]);
-    expect(objects.get("c1/app")!.appliedDeploymentId).to.equal("s-1:old");
-    expect(objects.get("c1/app")!.objects.map((o) => [o.manifest.metadata.name, o.retainOnDelete, o.manifest.data ?? null])).to.deep.equal([
-      ["pw", false, { password: "c2VjcmV0" }], ["kept", true, null],
+    expect(objects.get("c1/app")).to.include({ appliedDeploymentId: "s-1:old", legacy: true });
+    expect(objects.get("c1/app")!.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null, o.manifest.data ?? null])).to.deep.equal([
+      ["pw", null, { password: "c2VjcmV0" }], ["kept", LEGACY_RETAINED, null],
     ]);
+    expect(legacyObjectUrns(resources)).to.deep.equal([resources[1].urn, resources[2].urn]);
+  });
+
+  it("a BundleDeployment resource: its last inputs (without its gates), objects with their retain reasons, the user it applied as", () => {
+    const spec = {
+      deploymentId: "s-1:new", deletePolicy: { propagation: "background", ownerLabels: {} }, timeoutSeconds: 600,
+      objects: { "/Secret/ns/pw": { manifest: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns" }, data: secret({ password: "c2VjcmV0" }) } },
+        "/ConfigMap/ns/kept": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "ns" } }, retain: "keepResources" } },
+    };
+    const resources = [{
+      urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, provider: "urn:pulumi:s::p::pulumi:providers:pulumi-fleet::c1/as/system:serviceaccount:ns:deployer::uuid",
+      inputs: { ...spec, waitFor: [{ name: "c1/base", state: "Ready" }] }, outputs: { ...spec, appliedDeploymentId: "s-1:new", state: "Ready" },
+    }];
+    const d = deployedObjectsOf(resources).get("c1/app")!;
+    expect(d).to.include({ appliedDeploymentId: "s-1:new", account: "system:serviceaccount:ns:deployer" });
+    expect(d.legacy).to.equal(undefined);
+    expect(d.spec).to.not.have.property("waitFor");
+    expect((d.spec!.objects["/Secret/ns/pw"].manifest as { data: unknown }).data).to.deep.equal({ password: "c2VjcmV0" });
+    expect(d.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([["pw", null], ["kept", "keepResources"]]);
+    expect(legacyObjectUrns(resources)).to.deep.equal([]);
   });
 });

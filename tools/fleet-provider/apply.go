@@ -8,16 +8,23 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -42,16 +49,18 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		return st
 	}
 	desired := inventoryOf(objects)
-	cs, err := rm.ApplyAllStaged(ctx, objects, applyOptions(spec, takeOverFields))
+	opts := applyOptions(spec, takeOverFields)
+	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
+	cs, err := rm.ApplyAllStaged(ctx, objects, opts)
 	if err != nil {
 		// Nothing is pruned; what the set holds joins the inventory, so a later prune finds what this
 		// apply may have created before it stopped.
-		st.State, st.Messages = StateErrApplied, []string{err.Error()}
+		st.State, st.Messages = StateErrApplied, refusals(ctx, rm, objects, err)
 		st.Inventory = mergeInventory(st.Inventory, desired)
 		return st
 	}
 	prune := planPrune(st.Inventory, previous, spec.Objects)
-	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy)
+	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
 	st.Inventory = mergeInventory(left, withUIDs(ctx, rm, desired, st.Inventory))
 	st.Retained = prune.Retained
 	st.AppliedDeploymentID = spec.DeploymentID
@@ -62,13 +71,71 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	}
 	if spec.TimeoutSeconds > 0 {
 		wait := ssa.WaitOptions{Interval: waitInterval, Timeout: time.Duration(spec.TimeoutSeconds) * time.Second}
-		if err := rm.WaitForSetWithContext(ctx, cs.ToObjMetadataSet(), wait); err != nil {
-			st.State, st.Messages = StateNotReady, []string{err.Error()}
+		var set object.ObjMetadataSet
+		for _, id := range cs.ToObjMetadataSet() {
+			if isAwaited(id.GroupKind.Group, id.GroupKind.Kind) {
+				set = append(set, id)
+			}
+		}
+		if err := rm.WaitForSetWithContext(ctx, set, wait); err != nil {
+			st.State, st.Messages = StateNotReady, notReady(ctx, rm, set, err, wait.Timeout)
 			return st
 		}
 	}
 	st.State = StateReady
 	return st
+}
+
+// refusals names every object the API server refuses, with its words: the apply stops at the first,
+// so each object is tried once more as a dry run (which writes nothing). Only when none is refused on
+// its own (a conflict between them, a server that went away) is the apply's own error the message.
+func refusals(ctx context.Context, rm *ssa.ResourceManager, objects []*unstructured.Unstructured, applyErr error) []string {
+	var msgs []string
+	for _, o := range objects {
+		if _, _, _, err := rm.Diff(ctx, o.DeepCopy(), ssa.DefaultDiffOptions()); err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return []string{applyErr.Error()}
+	}
+	return msgs
+}
+
+// notReady names each awaited object that is not ready, with kstatus's reason, after a wait that ended
+// without all of them ready.
+func notReady(ctx context.Context, rm *ssa.ResourceManager, set object.ObjMetadataSet, waitErr error, timeout time.Duration) []string {
+	var msgs []string
+	for _, id := range set {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Version: versionOf(rm, id)})
+		if err := rm.Client().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u); err != nil {
+			msgs = append(msgs, fmt.Sprintf("%s %s: %v", id.GroupKind.Kind, qualified(id.Namespace, id.Name), err))
+			continue
+		}
+		if r, err := kstatus.Compute(u); err == nil && r.Status != kstatus.CurrentStatus {
+			msgs = append(msgs, fmt.Sprintf("%s %s is not ready after the timeout of %s: %s: %s", id.GroupKind.Kind, qualified(id.Namespace, id.Name), timeout, r.Status, r.Message))
+		}
+	}
+	if len(msgs) == 0 {
+		return []string{waitErr.Error()}
+	}
+	return msgs
+}
+
+func qualified(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// versionOf is the version the cluster serves for a kind (the wait set carries only group and kind).
+func versionOf(rm *ssa.ResourceManager, id object.ObjMetadata) string {
+	if m, err := rm.Client().RESTMapper().RESTMapping(id.GroupKind); err == nil {
+		return m.GroupVersionKind.Version
+	}
+	return "v1"
 }
 
 // carriedStatus is the status an apply starts from: the last one's inventory, applied ID and revision.
@@ -77,7 +144,7 @@ func carriedStatus(prev *Outputs) (Status, map[string]DesiredObject) {
 		return Status{Inventory: []InventoryID{}}, nil
 	}
 	st := prev.Status
-	st.Messages = nil
+	st.Messages, st.Drifted = nil, nil
 	return st, prev.Objects
 }
 
@@ -87,6 +154,14 @@ func paused(st Status) Status {
 	}
 	st.Messages = []string{"paused: the bundle keeps what it has"}
 	return st
+}
+
+// timeoutOf is how long the pair waits for readiness and for pruned objects to be gone.
+func timeoutOf(spec Spec) time.Duration {
+	if spec.TimeoutSeconds > 0 {
+		return time.Duration(spec.TimeoutSeconds) * time.Second
+	}
+	return 10 * time.Minute
 }
 
 func applyOptions(spec Spec, takeOverFields bool) ssa.ApplyOptions {
@@ -105,6 +180,21 @@ func applyOptions(spec Spec, takeOverFields bool) ssa.ApplyOptions {
 		}
 	}
 	return opts
+}
+
+// unchangedIgnoreRules: the fields drift ignores (comparePatches) stay as they are on the cluster when
+// an object is applied again as it was (a drift correction, a retry); a new version of it is applied
+// whole, as Fleet's upgrade applies it.
+func unchangedIgnoreRules(objects []*unstructured.Unstructured, previous map[string]DesiredObject, spec Spec) []jsondiff.IgnoreRule {
+	var rules []jsondiff.IgnoreRule
+	for _, o := range objects {
+		k := keyOf(o)
+		pointers := spec.Objects[k].IgnoreDrift
+		if before, ok := previous[k]; ok && len(pointers) > 0 && reflect.DeepEqual(before.Manifest, spec.Objects[k].Manifest) {
+			rules = append(rules, jsondiff.IgnoreRule{Paths: pointers, Selector: exactly(o)})
+		}
+	}
+	return rules
 }
 
 func inventoryOf(objects []*unstructured.Unstructured) []InventoryID {
@@ -157,16 +247,32 @@ func stub(id InventoryID) *unstructured.Unstructured {
 	return u
 }
 
-// deleteObjects deletes ids under the policy. It returns the entries it could not delete (they stay
-// in the inventory) and one message per failure.
-func deleteObjects(ctx context.Context, rm *ssa.ResourceManager, ids []InventoryID, policy DeletePolicy) ([]InventoryID, []string) {
+// deleteObjects deletes ids under the policy and waits, at most timeout, until they are gone (a pruned
+// object is gone when the update returns, as when each was its own resource). It returns the entries it
+// could not delete or that are still there (they stay in the inventory), and one message per failure.
+func deleteObjects(ctx context.Context, rm *ssa.ResourceManager, ids []InventoryID, policy DeletePolicy, timeout time.Duration) ([]InventoryID, []string) {
 	opts := ssa.DeleteOptions{PropagationPolicy: propagation(policy.Propagation), Inclusions: policy.OwnerLabels}
-	var left []InventoryID
+	var left, deleted []InventoryID
 	var msgs []string
 	for _, id := range sortedForDeletion(ids) {
-		if _, err := rm.Delete(ctx, stub(id), opts); err != nil && !isGone(err) {
-			left = append(left, id)
-			msgs = append(msgs, err.Error())
+		entry, err := rm.Delete(ctx, stub(id), opts)
+		switch {
+		case err != nil && !isGone(err):
+			left, msgs = append(left, id), append(msgs, err.Error())
+		case err == nil && entry.Action == ssa.DeletedAction:
+			deleted = append(deleted, id)
+		}
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, id := range deleted {
+		err := wait.PollUntilContextCancel(waitCtx, waitInterval, true, func(ctx context.Context) (bool, error) {
+			u := stub(id)
+			err := rm.Client().Get(ctx, client.ObjectKeyFromObject(u), u)
+			return isGone(err), nil
+		})
+		if err != nil {
+			left, msgs = append(left, id), append(msgs, fmt.Sprintf("%s %s/%s is still terminating after %s (a finalizer?)", id.Kind, id.Namespace, id.Name, timeout))
 		}
 	}
 	return left, msgs
@@ -188,6 +294,17 @@ func sortedForDeletion(ids []InventoryID) []InventoryID {
 	return out
 }
 
+func keyOf(o *unstructured.Unstructured) string {
+	return objectKey(o.GroupVersionKind().Group, o.GetKind(), o.GetNamespace(), o.GetName())
+}
+
+// exactly selects this one object (the selector's fields are regular expressions).
+func exactly(o *unstructured.Unstructured) *jsondiff.Selector {
+	anchored := func(s string) string { return "^" + regexp.QuoteMeta(s) + "$" }
+	gvk := o.GroupVersionKind()
+	return &jsondiff.Selector{Group: anchored(gvk.Group), Kind: anchored(gvk.Kind), Namespace: anchored(o.GetNamespace()), Name: anchored(o.GetName())}
+}
+
 // isGone: the object, or its kind (a CRD deleted first), no longer exists.
 func isGone(err error) bool {
 	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
@@ -207,7 +324,7 @@ func propagation(p string) metav1.DeletionPropagation {
 // stays in the state, so nothing is orphaned) names each object that could not be deleted.
 func deletePair(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) error {
 	prune := planPrune(olds.Inventory, olds.Objects, nil)
-	if _, msgs := deleteObjects(ctx, rm, prune.Delete, olds.DeletePolicy); len(msgs) > 0 {
+	if _, msgs := deleteObjects(ctx, rm, prune.Delete, olds.DeletePolicy, timeoutOf(olds.Spec)); len(msgs) > 0 {
 		return fmt.Errorf("deleting the bundle deployment: %s", strings.Join(msgs, "; "))
 	}
 	return nil
@@ -215,32 +332,64 @@ func deletePair(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) erro
 
 // driftOf reads the inventory's objects back and compares each with what was applied (a server-side
 // dry run, which writes nothing): the state becomes Modified with one message per object that
-// drifted or is missing, or stays as it was.
-func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) Status {
+// drifted or is missing, or stays as it was. It also returns what it read of each object (its status).
+func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status, []map[string]any) {
 	st := olds.Status
-	if st.State != StateReady && st.State != StateModified {
-		return st
-	}
 	objects, err := olds.unstructuredObjects()
 	if err != nil {
-		return st
+		return st, nil
 	}
-	var msgs []string
+	var msgs, drifted []string
+	var live []map[string]any
 	for _, o := range objects {
-		entry, _, _, err := rm.Diff(ctx, o, ssa.DefaultDiffOptions())
+		k := keyOf(o)
+		opts := ssa.DefaultDiffOptions()
+		if pointers := olds.Objects[k].IgnoreDrift; len(pointers) > 0 {
+			opts.DriftIgnoreRules = []jsondiff.IgnoreRule{{Paths: pointers, Selector: exactly(o)}}
+		}
+		entry, _, _, err := rm.Diff(ctx, o, opts)
 		switch {
 		case err != nil:
-			msgs = append(msgs, err.Error())
+			msgs, drifted = append(msgs, err.Error()), append(drifted, k)
 		case entry.Action == ssa.CreatedAction:
-			msgs = append(msgs, entry.Subject+" is missing")
+			msgs, drifted = append(msgs, "missing "+describe(o)), append(drifted, k)
 		case entry.Action == ssa.ConfiguredAction:
-			msgs = append(msgs, entry.Subject+" is modified")
+			msgs, drifted = append(msgs, "modified "+describe(o)), append(drifted, k)
+		}
+		existing := stub(InventoryID{Group: o.GroupVersionKind().Group, Version: o.GroupVersionKind().Version, Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
+		if err := rm.Client().Get(ctx, client.ObjectKeyFromObject(existing), existing); err == nil {
+			live = append(live, statusView(existing))
 		}
 	}
+	st.Drifted = nil
+	if st.State != StateReady && st.State != StateModified {
+		return st, live
+	}
 	if len(msgs) > 0 {
-		st.State, st.Messages = StateModified, msgs
+		st.State, st.Messages, st.Drifted = StateModified, msgs, drifted
 	} else {
 		st.State, st.Messages = StateReady, nil
 	}
-	return st
+	return st, live
+}
+
+// describe names an object as status does: "<Kind> <namespace>/<name>".
+func describe(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetKind() + " " + o.GetName()
+	}
+	return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+}
+
+// statusView is what readiness needs of a live object: its identity, generation and status.
+func statusView(o *unstructured.Unstructured) map[string]any {
+	meta := map[string]any{"name": o.GetName(), "generation": o.GetGeneration(), "uid": string(o.GetUID())}
+	if o.GetNamespace() != "" {
+		meta["namespace"] = o.GetNamespace()
+	}
+	view := map[string]any{"apiVersion": o.GetAPIVersion(), "kind": o.GetKind(), "metadata": meta}
+	if status, ok := o.Object["status"]; ok {
+		view["status"] = status
+	}
+	return view
 }

@@ -51,6 +51,9 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 			if o.Retain != n.Retain {
 				d.Detailed[base+".retain"] = pulumirpc.PropertyDiff_UPDATE
 			}
+			if !reflect.DeepEqual(o.IgnoreDrift, n.IgnoreDrift) {
+				d.Detailed[base+".ignoreDrift"] = pulumirpc.PropertyDiff_UPDATE
+			}
 			fields := map[string]pulumirpc.PropertyDiff_Kind{}
 			diffValues(base+".manifest", o.Manifest, n.Manifest, fields)
 			if len(fields) > maxFieldDiffs {
@@ -79,19 +82,33 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 	if !d.Changes && !news.Paused {
 		d.Retry = retryReason(olds.Status, news)
 		d.Changes = d.Retry != ""
+		// A re-apply shows as an update of each object it applies again: the drifted ones, else all.
+		again := olds.Drifted
+		if olds.State != StateModified || len(again) == 0 {
+			again = sortedKeys(news.Objects)
+		}
+		if d.Changes {
+			for _, k := range again {
+				if _, ok := news.Objects[k]; ok {
+					d.Detailed["objects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
+				}
+			}
+		}
 	}
 	return d
 }
 
-// retryReason says why an unchanged pair is applied again, or "".
+// retryReason says why an unchanged pair is applied again, or "". Modified is only ever in the state
+// after a refresh in an update (`up --refresh`, or the refresh `up` makes first of the pairs with
+// correctDrift), which asks for the drift to be put back.
 func retryReason(s Status, news Spec) string {
 	switch {
 	case s.AppliedDeploymentID != news.DeploymentID:
 		return fmt.Sprintf("applied %q, not %q yet", s.AppliedDeploymentID, news.DeploymentID)
-	case s.State == StateModified && news.CorrectDrift:
-		return "modified on the cluster, correctDrift is on"
-	case s.State == StateReady || s.State == StateModified:
+	case s.State == StateReady:
 		return ""
+	case s.State == StateModified:
+		return "modified on the cluster"
 	default:
 		return "last state " + s.State
 	}
@@ -246,3 +263,15 @@ func mergeInventory(before []InventoryID, applied []InventoryID) []InventoryID {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
 	return out
 }
+
+// awaited are the kinds whose readiness a pair waits for: those the Kubernetes provider awaited when
+// each object was its own resource (its awaiters), so rollout waves and dependsOn gate on the same
+// readiness as before. Other kinds (custom resources among them) are not waited for, as Fleet's agent
+// applies without waiting; their readiness shows in status.
+var awaited = map[string]bool{
+	"apps/Deployment": true, "apps/StatefulSet": true, "apps/DaemonSet": true, "extensions/Deployment": true, "extensions/DaemonSet": true,
+	"batch/Job": true, "/Pod": true, "/Service": true, "/PersistentVolumeClaim": true, "/PersistentVolume": true, "/ReplicationController": true,
+	"networking.k8s.io/Ingress": true, "extensions/Ingress": true,
+}
+
+func isAwaited(group, kind string) bool { return awaited[group+"/"+kind] }

@@ -49,7 +49,7 @@ func TestDiffPairNamesChangedFieldsAddedAndRemovedObjects(t *testing.T) {
 
 func TestDiffPairRetriesWhatDidNotReachReady(t *testing.T) {
 	s := spec("m:1", map[string]DesiredObject{})
-	for state, retry := range map[string]bool{StateErrApplied: true, StateNotReady: true, StateWaitApplied: true, StateOutOfSync: true, StateModified: false, StateReady: false} {
+	for state, retry := range map[string]bool{StateErrApplied: true, StateNotReady: true, StateWaitApplied: true, StateOutOfSync: true, StateModified: true, StateReady: false} {
 		o := readyOutputs(s)
 		o.State = state
 		if d := diffPair(o, s); d.Changes != retry {
@@ -61,12 +61,17 @@ func TestDiffPairRetriesWhatDidNotReachReady(t *testing.T) {
 	if d := diffPair(failed, s); !d.Changes || d.Retry == "" {
 		t.Fatalf("an applied ID behind the deployment ID must be retried: %+v", d)
 	}
-	drifted := readyOutputs(s)
-	drifted.State = StateModified
-	s.CorrectDrift = true
-	drifted.CorrectDrift = true
-	if d := diffPair(drifted, s); !d.Changes {
-		t.Fatal("Modified with correctDrift must be applied again")
+	refused := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}, "/ConfigMap/app/b": {Manifest: configMap("b", nil)}})
+	again := readyOutputs(refused)
+	again.State = StateErrApplied
+	if d := diffPair(again, refused); len(d.Detailed) != 2 {
+		t.Fatalf("a retry applies every object again, and says so per object: %+v", d.Detailed)
+	}
+	withObject := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}})
+	drifted := readyOutputs(withObject)
+	drifted.State, drifted.Drifted = StateModified, []string{"/ConfigMap/app/a"}
+	if d := diffPair(drifted, withObject); !d.Changes || d.Detailed[`objects["/ConfigMap/app/a"]`] != pulumirpc.PropertyDiff_UPDATE {
+		t.Fatalf("drift found by a refresh is put back, each drifted object an update: %+v", d)
 	}
 	paused := readyOutputs(s)
 	paused.State, paused.Paused = StateErrApplied, true
@@ -186,5 +191,18 @@ func TestFromStructReadsSecretsAsTheirValues(t *testing.T) {
 	var cfg Config
 	if err := fromStruct(s, &cfg); err != nil || cfg.Kubeconfig != "apiVersion: v1" || cfg.Context != "c" {
 		t.Fatalf("config %+v, %v", cfg, err)
+	}
+}
+
+func TestAwaitedKindsAreTheKubernetesProvidersAwaiters(t *testing.T) {
+	for _, k := range [][2]string{{"apps", "Deployment"}, {"batch", "Job"}, {"", "PersistentVolumeClaim"}, {"", "Service"}} {
+		if !isAwaited(k[0], k[1]) {
+			t.Errorf("%v must be awaited", k)
+		}
+	}
+	for _, k := range [][2]string{{"", "ConfigMap"}, {"example.com", "Widget"}, {"", "Namespace"}} {
+		if isAwaited(k[0], k[1]) {
+			t.Errorf("%v must not be awaited", k)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func (s *server) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc
 		resp.DetailedDiff[path] = &pulumirpc.PropertyDiff{Kind: kind, InputDiff: true}
 		resp.Diffs = append(resp.Diffs, path)
 	}
-	if d.Retry != "" {
+	if d.Retry != "" && len(d.Detailed) == 0 {
 		// Shown as a change of the applied ID; the reason is in the pair's messages.
 		resp.DetailedDiff["deploymentId"] = &pulumirpc.PropertyDiff{Kind: pulumirpc.PropertyDiff_UPDATE}
 		resp.Diffs = append(resp.Diffs, "deploymentId")
@@ -180,12 +180,18 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 	return applyPair(s.ctx, rm, prev, spec, !creating), nil
 }
 
-func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbempty.Empty, error) {
+// stateOf decodes a pair's outputs as the state holds them, with the configured cluster.
+func (s *server) stateOf(props *structpb.Struct) (Outputs, *cluster, error) {
 	var olds Outputs
-	if err := fromStruct(req.GetProperties(), &olds); err != nil {
-		return nil, err
+	if err := fromStruct(props, &olds); err != nil {
+		return olds, nil, err
 	}
 	c, err := s.configured()
+	return olds, c, err
+}
+
+func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbempty.Empty, error) {
+	olds, c, err := s.stateOf(req.GetProperties())
 	if err != nil {
 		return nil, err
 	}
@@ -202,17 +208,14 @@ func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbemp
 
 // Read (a refresh) looks for drift; the inputs stay as they were.
 func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
-	var olds Outputs
-	if err := fromStruct(req.GetProperties(), &olds); err != nil {
-		return nil, err
-	}
-	c, err := s.configured()
+	olds, c, err := s.stateOf(req.GetProperties())
 	if err != nil {
 		return nil, err
 	}
+	olds.Live = nil
 	if c.config.RenderYamlToDirectory == "" {
 		if rm, err := c.manager(); err == nil {
-			olds.Status = driftOf(s.ctx, rm, olds)
+			olds.Status, olds.Live = driftOf(s.ctx, rm, olds)
 		}
 	}
 	props, err := toStruct(olds)

@@ -57,6 +57,8 @@ type DesiredObject struct {
 	Manifest map[string]any `json:"manifest"`
 	// Why a prune leaves it on the cluster (keepResources, Helm's keep policy, a chart's CRD...); empty: deleted.
 	Retain string `json:"retain,omitempty"`
+	// JSON pointers drift leaves out (fleet.yaml diff.comparePatches).
+	IgnoreDrift []string `json:"ignoreDrift,omitempty"`
 }
 
 // Gate is another pair this one waits for.
@@ -76,6 +78,8 @@ type Status struct {
 	Revision int `json:"revision"`
 	// Objects the last apply left on the cluster because of a retain rule, with the reason.
 	Retained []string `json:"retained"`
+	// A refresh only: the keys of the objects that drifted or are missing (state Modified).
+	Drifted []string `json:"drifted,omitempty"`
 }
 
 // InventoryID names one object this pair applied.
@@ -101,10 +105,13 @@ const (
 	StateOutOfSync   = "OutOfSync"
 )
 
-// Outputs is what the state keeps: the inputs and the status.
+// Outputs is what the state keeps: the inputs and the status; a refresh adds what it read.
 type Outputs struct {
 	Spec
 	Status
+	// A refresh only: each inventory object as it is on the cluster (apiVersion, kind, metadata, status),
+	// for readiness judged as Fleet judges it (core/readiness.ts).
+	Live []map[string]any `json:"live,omitempty"`
 }
 
 func objectKey(group, kind, namespace, name string) string {

@@ -1,0 +1,88 @@
+/**
+ * A BundleDeployment is one engine resource; reports speak of its objects. Each step of a pair becomes
+ * one step per object it touches, under the pair, as the per-object resources of earlier versions were:
+ * a create creates its objects, a delete deletes them (those its delete policy retains aside), an
+ * update creates, updates (with the fields) and deletes what its detailed diff names (paths
+ * `objects["<key>"]...`, tools/fleet-provider decide.go), and a refresh reads each live object the
+ * provider reported. The pair itself then counts as a component, as the earlier BundleDeployment did.
+ */
+import { K8sObject, objectKey } from "../core/bundles/manifests";
+import { typeTokenOf } from "../core/desired/objects";
+import { PairObject } from "../core/desired/pair";
+import { stableJson } from "../core/hash";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
+import type { Step } from "./steps";
+
+/** `objects["<key>"]` then the rest of the path, as the provider writes it. */
+const OBJECT_PATH = /^objects\["((?:[^"\\]|\\.)*)"\](.*)$/;
+
+/** `moving`: an earlier version's per-object resources this operation moves into their BundleDeployments. */
+export function expandPairSteps(steps: Step[], moving: ReadonlySet<string> = new Set()): Step[] {
+  const out: Step[] = [];
+  for (const s of steps) {
+    // An earlier version's per-object resource that its BundleDeployment adopts: dropped from the state only.
+    if (s.op === "delete" && moving.has(s.urn)) continue;
+    if (s.type !== BUNDLE_DEPLOYMENT_TYPE || !s.custom) {
+      out.push(s);
+      continue;
+    }
+    out.push({ ...s, custom: false });
+    out.push(...objectSteps(s));
+  }
+  return out;
+}
+
+function objectSteps(s: Step): Step[] {
+  const news = objectsOf(s.inputs);
+  const olds = objectsOf(s.oldInputs);
+  const child = (op: Step["op"], o: PairObject, diffs: string[] = [], outputs?: Record<string, any>): Step => {
+    const m = o.manifest as unknown as K8sObject;
+    return {
+      op, urn: `${s.urn}$${typeTokenOf(m)}::${urnTail(s.urn)}/${objectKey(m)}`, type: typeTokenOf(m), custom: true, parent: s.urn,
+      diffs, failed: s.failed, ...(outputs ? { outputs } : {}),
+    };
+  };
+  switch (s.op) {
+    case "create":
+    case "create-replacement": {
+      // A pair that adopts an earlier version's objects: those it holds unchanged are not touched, those
+      // it no longer holds are pruned (unless retained).
+      const adopt = objectsOf(s.inputs, "adopt");
+      const pruned = Object.entries(adopt).filter(([k, o]) => !news[k] && !o.retain).map(([, o]) => child("delete", o));
+      const applied = Object.entries(news).filter(([k, o]) => !adopt[k] || !sameManifest(adopt[k], o))
+        .map(([k, o]) => child(adopt[k] ? "update" : "create", o));
+      return [...applied, ...pruned];
+    }
+    case "delete":
+    case "delete-replaced":
+      return Object.values(olds).filter((o) => !o.retain).map((o) => child("delete", o));
+    case "update": {
+      const byKey = new Map<string, string[]>();
+      for (const path of Object.keys(s.detailedDiff ?? {})) {
+        const m = OBJECT_PATH.exec(path);
+        if (!m) continue;
+        const key = JSON.parse(`"${m[1]}"`) as string;
+        (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(m[2].replace(/^\.manifest\.?/, ""));
+      }
+      return [...byKey].map(([key, fields]) => {
+        if (!olds[key]) return child("create", news[key]);
+        if (!news[key]) return child(olds[key].retain ? "same" : "delete", olds[key]);
+        return child("update", news[key], fields.filter((f) => f !== "").sort());
+      }).filter((x) => x.op !== "same");
+    }
+    case "refresh":
+      return ((s.outputs?.live ?? []) as Record<string, any>[]).map((live) => child("refresh", { manifest: live }, [], live));
+    default:
+      return [];
+  }
+}
+
+function sameManifest(a: PairObject, b: PairObject): boolean {
+  return stableJson(a.manifest) === stableJson(b.manifest);
+}
+
+function objectsOf(inputs: Record<string, any> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
+  return (inputs?.[field] ?? {}) as Record<string, PairObject>;
+}
+
+const urnTail = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
