@@ -54,6 +54,7 @@ function fleetProvider(s: ProviderSettings, opts: pulumi.CustomResourceOptions):
     ...(s.kubeconfig !== undefined ? { kubeconfig: s.kubeconfig } : {}), ...(s.context !== undefined ? { context: s.context } : {}),
     ...(s.renderYamlToDirectory ? { renderYamlToDirectory: s.renderYamlToDirectory } : {}),
     ...(s.kubeClientSettings ? { kubeClientSettings: s.kubeClientSettings } : {}),
+    ...(s.deleteUnreachable ? { deleteUnreachable: true } : {}),
   }, opts);
 }
 

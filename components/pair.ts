@@ -13,6 +13,8 @@ export interface FleetProviderArgs {
   context?: string;
   renderYamlToDirectory?: string;
   kubeClientSettings?: { qps?: number; burst?: number };
+  /** A cluster being decommissioned that no longer answers: deleting its pairs drops them from the state. */
+  deleteUnreachable?: boolean;
 }
 
 export class FleetProvider extends pulumi.ProviderResource {

@@ -29,6 +29,8 @@ type Config struct {
 	// Write manifests under this directory instead of applying them (render mode).
 	RenderYamlToDirectory string              `json:"renderYamlToDirectory,omitempty"`
 	KubeClientSettings    *KubeClientSettings `json:"kubeClientSettings,omitempty"`
+	// A cluster being decommissioned that no longer answers: deleting a pair drops it from the state.
+	DeleteUnreachable bool `json:"deleteUnreachable,omitempty"`
 }
 
 type KubeClientSettings struct {

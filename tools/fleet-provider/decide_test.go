@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"reflect"
 	"testing"
 
@@ -204,5 +207,15 @@ func TestAwaitedKindsAreTheKubernetesProvidersAwaiters(t *testing.T) {
 		if isAwaited(k[0], k[1]) {
 			t.Errorf("%v must not be awaited", k)
 		}
+	}
+}
+
+func TestUnreachableIsNoAnswerNotARefusal(t *testing.T) {
+	noAnswer := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	if !unreachable(fmt.Errorf("deleting: %w", noAnswer)) {
+		t.Fatal("a dial error is unreachable")
+	}
+	if unreachable(errors.New(`configmaps "a" is forbidden: User "x" cannot delete resource`)) {
+		t.Fatal("a refusal is an answer")
 	}
 }

@@ -5,7 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 
 	pbempty "google.golang.org/protobuf/types/known/emptypb"
@@ -200,10 +203,20 @@ func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbemp
 		return &pbempty.Empty{}, nil
 	}
 	rm, err := c.manager()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = deletePair(s.ctx, rm, olds)
 	}
-	return &pbempty.Empty{}, deletePair(s.ctx, rm, olds)
+	if err != nil && c.config.DeleteUnreachable && unreachable(err) {
+		return &pbempty.Empty{}, nil
+	}
+	return &pbempty.Empty{}, err
+}
+
+// unreachable: the API server did not answer (no connection, no route, a timeout), as opposed to
+// answering with a refusal.
+func unreachable(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host")
 }
 
 // Read (a refresh) looks for drift; the inputs stay as they were.
