@@ -37,12 +37,6 @@ bin=$build_dir/proc-guard
 if [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]]; then
   go_build_env
   lock_dir "$build_dir"
-  if [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]]; then
-    log "build-guard: building proc-guard from tools/proc-guard into $build_dir"
-    start=$(now)
-    (cd "$src" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$bin.tmp" .) || die "go build of proc-guard (tools/proc-guard) failed"
-    mv -f "$bin.tmp" "$bin"
-    log "build-guard: built in $(since "$start")"
-  fi
+  build_once "$bin" "$src" "build-guard: proc-guard (tools/proc-guard)" -mod=readonly -trimpath -ldflags "-s -w"
 fi
 if ((want_path)); then printf '%s\n' "$bin"; fi

@@ -35,11 +35,5 @@ build_dir=$cache_root/tools/fleet-provider-$hash
 bin=$build_dir/pulumi-resource-pulumi-fleet
 lock_dir "$build_dir"
 
-if [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]]; then
-  log "build-provider: building pulumi-resource-pulumi-fleet from tools/fleet-provider (ssa, kstatus, Pulumi's Go SDK from its go.mod) into $build_dir"
-  start=$(now)
-  (cd "$src" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$bin.tmp" .) || die "go build of tools/fleet-provider failed"
-  mv -f "$bin.tmp" "$bin"
-  log "build-provider: built in $(since "$start")"
-fi
+build_once "$bin" "$src" "build-provider: pulumi-resource-pulumi-fleet (tools/fleet-provider: ssa, kstatus, Pulumi's Go SDK)" -mod=readonly -trimpath -ldflags "-s -w"
 if ((want_path)); then printf '%s\n' "$bin"; fi

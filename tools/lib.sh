@@ -49,3 +49,17 @@ pinned_module_dir() {
   [[ $got == "$2" ]] || die "$1 has hash $got, pinned $2: refusing it"
   printf '%s' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
 }
+
+# build_once <binary> <module dir> <label> <go build flags...>: build the module's main package into
+# <binary> unless it is there (or PULUMI_FLEET_REBUILD=1); it appears only complete (built beside, then
+# renamed), so an interrupted build is never used. Callers hold the build directory's lock (lock_dir).
+build_once() {
+  local bin=$1 src=$2 label=$3 start
+  shift 3
+  [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]] || return 0
+  log "$label: building into $(dirname "$bin")"
+  start=$(now)
+  (cd "$src" && go build "$@" -o "$bin.tmp" .) || die "go build of $label ($src) failed"
+  mv -f "$bin.tmp" "$bin"
+  log "$label: built in $(since "$start")"
+}
