@@ -157,14 +157,27 @@ function checkAlive(run: FleetRun): void {
   for (const p of run.pids) if (!isRunning(p.pid)) throw new Error(`Fleet's ${p.name} exited; last lines of ${p.name}.log:\n${logTail(run, p.name)}`);
 }
 
-/** `fleet apply -n fleet-default --targets-file FILE NAME PATH...` in `cwd`, as Fleet's gitjob runs it. */
-export async function fleetApply(run: FleetRun, cwd: string, name: string, paths: string[], targetsFile: string): Promise<void> {
-  try {
-    await promisify(execFile)(path.join(run.bin, "fleet"), ["apply", "-n", WORKSPACE, "--targets-file", targetsFile, name, ...paths], {
-      cwd, env: { PATH: process.env.PATH ?? "", HOME: run.dir, KUBECONFIG: run.mgmt.kubeconfig },
-    });
-  } catch (err) {
-    throw new Error(`fleet apply ${name} failed: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`);
+/** Times `fleet apply` met a write conflict and was run again, per run (reported with the results). */
+export const FLEET_APPLY_RETRIES = 5;
+
+/**
+ * `fleet apply -n fleet-default --targets-file FILE NAME PATH...` in `cwd`, as Fleet's gitjob runs it.
+ * When Fleet's controller updates a Bundle between `fleet apply`'s read and write, the apply fails with
+ * a conflict ("the object has been modified"); the gitjob's Job is then run again, and so is this, up
+ * to FLEET_APPLY_RETRIES times. Resolves to the number of retries it needed.
+ */
+export async function fleetApply(run: FleetRun, cwd: string, name: string, paths: string[], targetsFile: string): Promise<number> {
+  for (let retries = 0; ; retries++) {
+    try {
+      await promisify(execFile)(path.join(run.bin, "fleet"), ["apply", "-n", WORKSPACE, "--targets-file", targetsFile, name, ...paths], {
+        cwd, env: { PATH: process.env.PATH ?? "", HOME: run.dir, KUBECONFIG: run.mgmt.kubeconfig },
+      });
+      return retries;
+    } catch (err) {
+      const text = (err as { stderr?: string }).stderr ?? (err as Error).message;
+      if (retries < FLEET_APPLY_RETRIES && /the object has been modified/.test(text)) continue;
+      throw new Error(`fleet apply ${name} failed${retries ? ` after ${retries} retries` : ""}: ${text}`);
+    }
   }
 }
 

@@ -83,7 +83,7 @@ async function fleetSide(run: FleetRun, work: string) {
   let t0 = performance.now();
   let bdsAt: Promise<number | undefined> = when(async () => (await bundleDeployments()) === 30, FLEET_LIMIT_MS);
   let objectsAt = when(present(run.downstream, "fleet-bench-", 10 * 10), FLEET_LIMIT_MS);
-  await fleetApply(run, repo, "bench", paths, targets(false));
+  let retries = await fleetApply(run, repo, "bench", paths, targets(false));
   const firstApplied = performance.now();
   const first = { applyS: seconds(firstApplied - t0), bundleDeploymentsS: secs(t0, await bdsAt), objectsS: secs(t0, await objectsAt) };
   if (first.objectsS === undefined) throw new Error(`Fleet: the first deploy's objects were not all present within ${FLEET_LIMIT_MS / 1000} s; agent log:\n${logTail(run, "fleetagent-c-000")}`);
@@ -92,7 +92,7 @@ async function fleetSide(run: FleetRun, work: string) {
   t0 = performance.now();
   bdsAt = when(async () => (await bundleDeployments()) === 20, FLEET_LIMIT_MS);
   objectsAt = when(async () => (await countObjects(c2, "fleet-bench-")) === 0, FLEET_LIMIT_MS);
-  await fleetApply(run, repo, "bench", paths, targets(true));
+  retries += await fleetApply(run, repo, "bench", paths, targets(true));
   const edit = { applyS: seconds(performance.now() - t0), bundleDeploymentsS: secs(t0, await bdsAt), objectsS: secs(t0, await objectsAt) };
 
   // 3. no-op: apply unchanged, then watch the objects, the agent pods and the processes' CPU for a while
@@ -101,7 +101,7 @@ async function fleetSide(run: FleetRun, work: string) {
     (await kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", "app=fleet-agent")).map((p: any) => p.metadata.uid).sort())));
   const podsBefore = await agentPods();
   t0 = performance.now();
-  await fleetApply(run, repo, "bench", paths, targets(true));
+  retries += await fleetApply(run, repo, "bench", paths, targets(true));
   const noopApplyS = seconds(performance.now() - t0);
   const cpu0 = fleetCpuSeconds(run);
   const idleMs = 60_000;
@@ -116,9 +116,9 @@ async function fleetSide(run: FleetRun, work: string) {
   const big = syntheticRepo(1, 500, "fleet-big");
   t0 = performance.now();
   objectsAt = when(present([c0], "fleet-big-", 500), FLEET_LIMIT_MS);
-  await fleetApply(run, big, "big", fs.readdirSync(big), writeTargets(path.join(work, "targets-big.json"), [{ name: "one", clusterName: c0.name }]));
+  retries += await fleetApply(run, big, "big", fs.readdirSync(big), writeTargets(path.join(work, "targets-big.json"), [{ name: "one", clusterName: c0.name }]));
   const bigResult = { applyS: seconds(performance.now() - t0), objectsS: secs(t0, await objectsAt) };
-  return { first, edit, noop, big: bigResult, bigRepo: big };
+  return { first, edit, noop, big: bigResult, bigRepo: big, applyRetries: retries };
 }
 
 async function pulumiSide(downstream: LocalCluster[], work: string) {
@@ -226,7 +226,8 @@ export async function fleetBench(): Promise<void> {
     ]);
     console.log(`\nno-op: objects rewritten: Fleet ${fleet.noop.objectsRewritten}, pulumi-fleet ${ours.noop.objectsRewritten}. ` +
       `Fleet's agent pods (${fleet.noop.agentPods}, the Deployment agentmanagement keeps on every cluster) replaced over the no-op and the idle minute: ${fleet.noop.agentPodsReplaced}. ` +
-      `Fleet's controller and agents while idle: ${fleet.noop.idleCpuSecondsPerMinute} CPU s per minute, ${fleet.noop.residentMiB} MiB resident (pulumi-fleet runs no process between updates).`);
+      `Fleet's controller and agents while idle: ${fleet.noop.idleCpuSecondsPerMinute} CPU s per minute, ${fleet.noop.residentMiB} MiB resident (pulumi-fleet runs no process between updates). ` +
+      `\`fleet apply\` retried after a write conflict with Fleet's controller (as the gitjob runs its Job again): ${fleet.applyRetries} time(s), inside the timed windows.`);
     console.log(`written ${writeResult("fleet", { fleetVersion: FLEET_VERSION, fleetStartS: seconds(fleetStartMs), fleet: { ...fleet, bigRepo: undefined }, pulumiFleet: ours, floor })}`);
     finished = true;
   } finally {
