@@ -26,7 +26,7 @@ export interface PairSpec {
   deploymentId: string;
   /** By pairObjectKey. */
   objects: Record<string, PairObject>;
-  /** Readiness wait after applying, in seconds; 0 or absent: no wait. */
+  /** Readiness wait after applying, and the wait for pruned objects to be gone, in seconds; 0 or absent: no readiness wait, and 10 minutes for pruned objects (tools/fleet-provider timeoutOf). */
   timeoutSeconds?: number;
   force?: boolean;
   correctDrift?: boolean;

@@ -375,10 +375,7 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 
 // describe names an object as status does: "<Kind> <namespace>/<name>".
 func describe(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetKind() + " " + o.GetName()
-	}
-	return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+	return o.GetKind() + " " + qualified(o.GetNamespace(), o.GetName())
 }
 
 // statusView is what readiness needs of a live object: its identity, generation and status.
