@@ -88,6 +88,21 @@ export interface GitRepoConfig {
    * setting; content cannot widen it.
    */
   allowedChartURLs?: string[];
+  /**
+   * The service accounts this GitRepo's content may deploy as (fleet.yaml and targetCustomizations
+   * `serviceAccount`), besides the stack's own `serviceAccount`, as Fleet's GitRepoRestriction and Policy
+   * `allowedServiceAccounts`. Unset: content may name none when the stack names one (core/reach.ts).
+   */
+  allowedServiceAccounts?: string[];
+  /**
+   * The namespaces this GitRepo's objects and lookups may be in: exact names or `*` patterns, as Fleet's
+   * `allowedTargetNamespaces`. When set, cluster-scoped objects other than those Namespaces are refused.
+   */
+  allowedTargetNamespaces?: string[];
+  /** fleet.yaml `overrideTargets` may reach clusters outside `targets` (Fleet's default); off, it only narrows them. */
+  allowOverrideTargets?: boolean;
+  /** fleet.yaml `helm.takeOwnership` is honoured (never of what another GitRepo owns); off, such a bundle is refused. */
+  allowTakeOwnership?: boolean;
 }
 
 export interface HelmSecret {
@@ -264,6 +279,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
     "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
+    "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -286,11 +302,10 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     insecureSkipTLSVerify: f.child("insecureSkipTLSVerify").bool(),
   };
   if (f.child("takeOwnership").bool()) g.takeOwnership = true;
-  const branch = f.child("branch").optString();
-  const revision = f.child("revision").optString();
-  if (branch && revision) f.child("revision").fail("set either branch or revision, not both");
-  if (branch) g.branch = branch;
-  if (revision) g.revision = revision;
+  if (f.child("allowOverrideTargets").bool()) g.allowOverrideTargets = true;
+  if (f.child("allowTakeOwnership").bool()) g.allowTakeOwnership = true;
+  const accounts = f.child("allowedServiceAccounts");
+  if (accounts.present) g.allowedServiceAccounts = accounts.stringList();
   const targetNamespace = f.child("targetNamespace").optString();
   if (targetNamespace) {
     const problem = dnsLabelProblem(targetNamespace);
@@ -299,6 +314,22 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   }
   const serviceAccount = f.child("serviceAccount").optString();
   if (serviceAccount) g.serviceAccount = serviceAccount;
+  const namespaces = f.child("allowedTargetNamespaces");
+  if (namespaces.present) {
+    g.allowedTargetNamespaces = namespaces.stringList();
+    namespaces.items().forEach((item, i) => {
+      const problem = dnsLabelProblem(g.allowedTargetNamespaces![i].replace(/\*/g, "x"));
+      if (problem) item.fail(`invalid namespace pattern ${JSON.stringify(g.allowedTargetNamespaces![i])}: ${problem} (a name, or a name with * for any characters)`);
+    });
+    if (g.targetNamespace && !namespaceAllowed(g.targetNamespace, g.allowedTargetNamespaces)) {
+      f.child("targetNamespace").fail(`${JSON.stringify(g.targetNamespace)} is not in allowedTargetNamespaces`);
+    }
+  }
+  const branch = f.child("branch").optString();
+  const revision = f.child("revision").optString();
+  if (branch && revision) f.child("revision").fail("set either branch or revision, not both");
+  if (branch) g.branch = branch;
+  if (revision) g.revision = revision;
   const caBundle = f.child("caBundle").optString();
   if (caBundle) g.caBundle = caBundle;
   const auth = f.child("auth");
@@ -340,6 +371,23 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   const allowed = f.child("allowedChartURLs");
   if (allowed.present) g.allowedChartURLs = allowed.stringList();
   return g;
+}
+
+/** Whether a namespace is one of `allowed`: exact names, or patterns where `*` stands for any characters (never a regular expression of content). */
+export function namespaceAllowed(namespace: string, allowed: readonly string[]): boolean {
+  return allowed.some((p) => {
+    const parts = p.split("*");
+    if (parts.length === 1) return p === namespace;
+    if (!namespace.startsWith(parts[0]) || !namespace.endsWith(parts[parts.length - 1]) || namespace.length < parts[0].length + parts[parts.length - 1].length) return false;
+    let at = parts[0].length;
+    const end = namespace.length - parts[parts.length - 1].length;
+    for (const mid of parts.slice(1, -1)) {
+      const found = namespace.indexOf(mid, at);
+      if (found < 0 || found + mid.length > end) return false;
+      at = found + mid.length;
+    }
+    return true;
+  });
 }
 
 /** Fleet's default when a GitRepo has no targets: cluster group `default`. */
