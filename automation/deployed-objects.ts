@@ -7,7 +7,8 @@
  */
 import { Stack } from "@pulumi/pulumi/automation";
 import { DeployedBundle, DeployedNamespace } from "../core/desired/facts";
-import { clusterOfKey } from "../core/desired/keys";
+import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
+import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
 import { PairSpec } from "../core/desired/pair";
 import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
@@ -94,7 +95,9 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     withNamespaces(bundle, clusterOfKey(key));
     if (!out.has(key)) out.set(key, bundle);
   }
-  return out;
+  // Names of earlier versions lack the GitRepo: it is the one the objects' ownership labels name.
+  return new Map(Object.entries(qualifyKeys(Object.fromEntries(out), (_key, d) =>
+    d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ?? d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL])));
 }
 
 /** Why an earlier version's object is retained: its resource was registered to be left on the cluster. */

@@ -176,12 +176,12 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
         : `${agent.created} create, ${agent.updated} update, ${agent.deleted} delete`;
     const inStack = state.config.clusters.some((c) => c.name === cluster);
     const cells = columns.map((col): Cell => {
-      const key = deploymentKey({ cluster, bundle: col.bundle });
+      const key = deploymentKey({ cluster, ...col });
       const pair = `${col.bundle} on ${cluster}`;
-      const was = before[key]?.gitRepo === col.gitRepo ? before[key] : undefined;
-      const will = after.get(key)?.gitRepo === col.gitRepo ? after.get(key) : undefined;
+      const was = before[key];
+      const will = after.get(key);
       const d = groups.deployments.get(key);
-      const f = failed.get(key)?.gitRepo === col.gitRepo ? failed.get(key) : undefined;
+      const f = failed.get(key);
       if (f) return { kind: "ErrApplied", detail: [`${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])] };
       if (!was && !will) return { kind: "NotTargeted", detail: [`${pair}: not targeted`] };
       if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };

@@ -10,7 +10,7 @@ import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
 import { DEPLOYMENT_STATES_OUTPUT } from "../core/desired/previous";
-import { deploymentKey } from "../core/desired/keys";
+import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
 import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
@@ -34,8 +34,9 @@ import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
 
+/** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
-  return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
+  return qualifyKeys((outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>, (_key, r) => r?.gitRepo);
 }
 
 /** Each BundleDeployment's state as its provider reported it (components/fleet.ts deploymentStates). */
@@ -351,7 +352,8 @@ async function journalNotice(options: OperationOptions): Promise<string | undefi
  */
 async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
   if (options.refresh) return; // everything is refreshed anyway
-  const keys = new Set(Object.entries(s.before).filter(([, r]) => r.correctDrift).map(([key]) => key));
+  // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
+  const keys = new Set(Object.entries(s.before).filter(([, r]) => r.correctDrift).flatMap(([key]) => [key, legacyKey(parseDeploymentKey(key))]));
   if (!keys.size) return;
   const deployment = (await s.stack.exportStack()).deployment ?? {};
   const resources: { urn: string; type: string }[] = deployment.resources ?? [];
@@ -387,7 +389,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
       fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: failuresNote(failed).slice(0, 2000) }, null, 2));
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
       const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
-      const stops = rolloutStops(s.planned(), (bundle) => stopping.filter((f) => f.bundle === bundle).map((f) => f.cluster));
+      const stops = rolloutStops(s.planned(), (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
       throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${failuresNote(failed)}`, events, r.groups, failed);
     }
     fs.rmSync(failuresFile(options), { force: true });
@@ -466,7 +468,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const alone = state?.failures?.list() ?? [];
   const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
-  const stops = rolloutStops(state, (bundle) => failedDeployments.filter((d) => d.bundle === bundle).map((d) => d.cluster));
+  const stops = rolloutStops(state, (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
   const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${stops.map((x) => `${x}\n`).join("")}${err.message}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);

@@ -26,6 +26,7 @@ export interface PreviewReport {
 
 export interface Prune {
   cluster: string;
+  gitRepo: string;
   bundle: string;
   objects: number;
   reason: string;
@@ -39,7 +40,7 @@ export function pruneReason(r: DeploymentRecord, state: FleetState): string {
   if (!state.bundles.some((b) => b.gitRepo === r.gitRepo && b.name === r.bundle)) {
     return `bundle \`${r.bundle}\` is no longer in GitRepo \`${r.gitRepo}\` at ${state.sources.get(r.gitRepo)?.commit.slice(0, 12) ?? "its commit"}`;
   }
-  const skipped = state.plan.skipped.find((s) => s.bundle === r.bundle && s.cluster === r.cluster);
+  const skipped = state.plan.skipped.find((s) => s.gitRepo === r.gitRepo && s.bundle === r.bundle && s.cluster === r.cluster);
   if (skipped) return `target \`${skipped.target}\` sets doNotDeploy for cluster \`${r.cluster}\``;
   if (r.target && !repo.targets.some((t) => t.name === r.target)) return `target \`${r.target}\` was removed from GitRepo \`${r.gitRepo}\``;
   if (r.target) return `target \`${r.target}\` no longer matches cluster \`${r.cluster}\``;
@@ -48,8 +49,9 @@ export function pruneReason(r: DeploymentRecord, state: FleetState): string {
 
 export function prunesOf(report: PreviewReport): Prune[] {
   return [...report.groups.deployments.values()].filter((d) => d.pruned).sort((a, b) => compare(a.key, b.key)).map((d) => {
-    const r = report.before[d.key];
-    return { cluster: d.cluster, bundle: d.bundle, objects: d.deleted, reason: r ? pruneReason(r, report.state) : "not in the plan any more" };
+    // A pair still named by an earlier version's key (its first update by this one) is found by cluster and bundle.
+    const r = report.before[d.key] ?? (d.gitRepo ? undefined : Object.values(report.before).find((x) => x.cluster === d.cluster && x.bundle === d.bundle));
+    return { cluster: d.cluster, gitRepo: r?.gitRepo ?? d.gitRepo, bundle: d.bundle, objects: d.deleted, reason: r ? pruneReason(r, report.state) : "not in the plan any more" };
   });
 }
 
@@ -87,8 +89,8 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   const rollouts = rolloutLines(report.state);
   if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "");
   // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
-  for (const [bundle, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
-    for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${bundle}\`: ${w}`, "");
+  for (const [, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
+    for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${r.bundle}\`: ${w}`, "");
   }
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");

@@ -3,6 +3,7 @@
  * for a preview and a pull request, and where a rollout stopped for a failed `up` and for `status`.
  */
 import { BundleRollout, FleetState } from "../core/pipeline";
+import { BundleId } from "../core/desired/keys";
 
 /** "canary (live-1), then rest (live-2, live-3)": each partition with its clusters, and which ones wait. */
 export function describeRollout(r: BundleRollout): string {
@@ -12,7 +13,7 @@ export function describeRollout(r: BundleRollout): string {
 
 /** One line per bundle with a rolloutStrategy, for the preview's notes and the PR summary. */
 export function rolloutLines(state: FleetState): string[] {
-  return [...(state.rollouts ?? [])].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bundle, r]) => `bundle ${bundle} (GitRepo ${r.gitRepo}) rolls out: ${describeRollout(r)}`);
+  return [...(state.rollouts ?? [])].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, r]) => `bundle ${r.bundle} (GitRepo ${r.gitRepo}) rolls out: ${describeRollout(r)}`);
 }
 
 /**
@@ -27,10 +28,11 @@ export function heldBehind(r: BundleRollout, stopping: (cluster: string) => bool
 }
 
 /** Where each bundle's rollout stopped, given the clusters whose deployment of it failed. */
-export function rolloutStops(state: FleetState | undefined, failedClustersOf: (bundle: string) => string[]): string[] {
+export function rolloutStops(state: FleetState | undefined, failedClustersOf: (bundle: BundleId) => string[]): string[] {
   const out: string[] = [];
-  for (const [bundle, r] of state?.rollouts ?? []) {
-    const failed = new Set(failedClustersOf(bundle));
+  for (const [, r] of state?.rollouts ?? []) {
+    const bundle = r.bundle;
+    const failed = new Set(failedClustersOf(r));
     const stop = heldBehind(r, (c) => failed.has(c));
     if (!stop) continue;
     out.push(`rollout of bundle ${bundle} stopped at partition ${stop.partition}: not ready on ${stop.notReady.join(", ")}` +

@@ -215,8 +215,8 @@ export function formatStatusTable(r: StatusReport): string {
  * where the bundle is not Ready say so, as Fleet's bundle status shows a paused rollout.
  */
 function pausedRollouts(state: FleetState, deployments: DeploymentStatus[]): void {
-  for (const [bundle, r] of state.rollouts ?? []) {
-    const of = new Map(deployments.filter((d) => d.bundle === bundle && d.cluster).map((d) => [d.cluster, d]));
+  for (const r of state.rollouts?.values() ?? []) {
+    const of = new Map(deployments.filter((d) => d.gitRepo === r.gitRepo && d.bundle === r.bundle && d.cluster).map((d) => [d.cluster, d]));
     // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
     const stop = heldBehind(r, (c) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady");
     for (const c of stop?.held ?? []) {

@@ -5,6 +5,7 @@
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
+import { parseDeploymentKey } from "../core/desired/keys";
 import { expandPairSteps } from "./pair-steps";
 
 export interface Step {
@@ -34,6 +35,8 @@ export interface ChangeCounts {
 export interface DeploymentSteps extends ChangeCounts {
   key: string;
   cluster: string;
+  /** "" for a BundleDeployment still named by an earlier version's key (keys.ts legacyKey), which named no GitRepo. */
+  gitRepo: string;
   bundle: string;
   /** The BundleDeployment itself is deleted: the bundle is pruned from the cluster. */
   pruned: boolean;
@@ -136,9 +139,8 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
     const name = urnName(owner.urn);
     const counted = s.custom ? COUNTED[s.op] : undefined;
     if (owner.type === BUNDLE_DEPLOYMENT_TYPE) {
-      const slash = name.indexOf("/");
       const d = deployments.get(name) ?? {
-        key: name, cluster: name.slice(0, slash), bundle: name.slice(slash + 1),
+        key: name, ...deploymentOfName(name),
         created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [],
       };
       deployments.set(name, d);
@@ -161,6 +163,12 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
     if (cluster) failedClusters.add(cluster);
   }
   return { deployments, agents, failedClusters: [...failedClusters].sort() };
+}
+
+/** The cluster, GitRepo and bundle a BundleDeployment's name says (an earlier version's names have no GitRepo). */
+function deploymentOfName(name: string): { cluster: string; gitRepo: string; bundle: string } {
+  const parts = name.split("/");
+  return parts.length === 2 ? { cluster: parts[0], gitRepo: "", bundle: parts[1] } : parseDeploymentKey(name);
 }
 
 /**

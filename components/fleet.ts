@@ -37,7 +37,7 @@ export class Fleet extends pulumi.ComponentResource {
       deployments.set(d.key, bundleDeployment(d.key, {
         deployment: d, provider: cluster.fleetProviderFor(d.account), namespaces: cluster.namespaces,
         waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]), agent: agents.get(d.cluster),
-      }, { parent: gitRepos.get(d.gitRepo)!, aliases: fromStateRoot(d.arrived) }));
+      }, { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(d.formerName ? [{ name: d.formerName }] : [])] }));
     }
     // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
     for (const r of desired.retiring) {

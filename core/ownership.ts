@@ -117,7 +117,7 @@ export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob
     `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. Fleet's Helm refuses to install over an object ` +
     "it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml to adopt it " +
     `(a later prune of the bundle then deletes it)${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
-    { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: input.bundles.find((b) => b.name === e.bundle)?.fleetYaml, field: "helm.takeOwnership" },
+    { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: input.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml, field: "helm.takeOwnership" },
   );
   // Each conflicting deployment fails alone when the caller isolates failures; else the first stops everything.
   if (onConflict) {

@@ -11,6 +11,7 @@ import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFil
 import { resolveSource, Source } from "./source/git";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
+import { bundleRef } from "./desired/keys";
 import { Bundle } from "./bundles/types";
 import { buildPlan, Plan } from "./targeting/plan";
 import { Rollout } from "./targeting/rollout";
@@ -31,13 +32,14 @@ export interface FleetState {
   unread: UnreadBundle[];
   /** Grows as later stages (rendering, checks) fail pairs; complete once the desired state is computed. */
   failures: FailedDeployments;
-  /** Per bundle with a rolloutStrategy: its partitions and waves, set once the desired state is computed. */
+  /** Per bundle with a rolloutStrategy (by bundle ref, core/desired/keys.ts): its partitions and waves, set once the desired state is computed. */
   rollouts?: Map<string, BundleRollout>;
 }
 
 /** A bundle's rollout as this update walks it (core/targeting/rollout.ts), with where it differs from Fleet. */
 export interface BundleRollout extends Rollout {
   gitRepo: string;
+  bundle: string;
   warnings: string[];
 }
 
@@ -72,7 +74,7 @@ export function planBundles(read: { dir: string; repo: GitRepoConfig }[], cluste
       throw withContext(err, { gitRepo: repo.name });
     }
   });
-  const plan = buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map((b) => b.bundle)) });
+  const plan = buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
   return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures };
 }
 

@@ -68,11 +68,11 @@ async function main(): Promise<void> {
   checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));
   const plan = { ...planned, entries: failures.settle(planned.entries.filter((e) => rendered.has(e))) };
   for (const b of bundles) {
-    if (failures.has({ bundle: b.name, cluster: cluster.name })) continue;
-    const entry = plan.entries.find((e) => e.bundle === b.name);
+    if (failures.has({ gitRepo: b.gitRepo, bundle: b.name, cluster: cluster.name })) continue;
+    const entry = plan.entries.find((e) => e.gitRepo === b.gitRepo && e.bundle === b.name);
     console.log(`# Bundle: ${b.name} (${b.path})`);
     if (!entry) {
-      const skipped = plan.skipped.find((s) => s.bundle === b.name);
+      const skipped = plan.skipped.find((s) => s.gitRepo === b.gitRepo && s.bundle === b.name);
       console.log(skipped ? `# Matched: ${skipped.target} (doNotDeploy)` : "# Matched: none");
       continue;
     }

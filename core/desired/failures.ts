@@ -6,7 +6,7 @@
  * it. What depends on a failed pair on the same cluster waits, as Fleet's agent makes it wait.
  */
 import { FleetError, withContext } from "../errors";
-import { deploymentKey } from "./keys";
+import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { PairReport } from "./pair";
 import { DeploymentRecord } from "./records";
 
@@ -43,22 +43,22 @@ export class FailedDeployments {
     });
   }
 
-  has(pair: { bundle: string; cluster: string }): boolean {
+  has(pair: BundleId & { cluster: string }): boolean {
     return this.byKey.has(pairKey(pair));
   }
 
-  get(pair: { bundle: string; cluster: string }): DeploymentFailure | undefined {
+  get(pair: BundleId & { cluster: string }): DeploymentFailure | undefined {
     return this.byKey.get(pairKey(pair));
   }
 
   /** Marks the pair's objects as kept at the deploymentId it last deployed. */
-  kept(pair: { bundle: string; cluster: string }, kept: DeploymentFailure["kept"]): void {
+  kept(pair: BundleId & { cluster: string }, kept: DeploymentFailure["kept"]): void {
     const f = this.byKey.get(pairKey(pair));
     if (f) f.kept = kept;
   }
 
   /** Drops the pair's failure (a bundle's cluster-less one, once its clusters have theirs). */
-  forget(pair: { bundle: string; cluster: string }): void {
+  forget(pair: BundleId & { cluster: string }): void {
     this.byKey.delete(pairKey(pair));
   }
 
@@ -79,15 +79,16 @@ export class FailedDeployments {
   /**
    * The entries that still deploy: without the failed ones and without every entry that depends on a
    * failed one on its cluster, directly or through others. Those fail with Fleet's dependency check's
-   * words: its agent deploys nothing while a dependency is not Ready.
+   * words: its agent deploys nothing while a dependency is not Ready. `dependsOn` holds bundle refs.
    */
   settle<E extends Pair & { dependsOn: string[] }>(entries: E[]): E[] {
     let remaining = entries.filter((e) => !this.has(e));
+    const failedDependency = (e: E, ref: string) => this.has({ ...parseBundleRef(ref), cluster: e.cluster });
     for (;;) {
-      const waiting = remaining.filter((e) => e.dependsOn.some((b) => this.has({ bundle: b, cluster: e.cluster })));
+      const waiting = remaining.filter((e) => e.dependsOn.some((ref) => failedDependency(e, ref)));
       if (!waiting.length) return remaining;
       for (const e of waiting) {
-        const failed = e.dependsOn.filter((b) => this.has({ bundle: b, cluster: e.cluster }));
+        const failed = e.dependsOn.filter((ref) => failedDependency(e, ref)).map((ref) => dependencyName(e, ref));
         this.fail(e, new FleetError(`dependent bundle(s) are not ready: [${failed.join(" ")}] (failed on this cluster)`, { field: "dependsOn" }));
       }
       remaining = remaining.filter((e) => !this.has(e));
@@ -95,8 +96,14 @@ export class FailedDeployments {
   }
 }
 
-function pairKey(p: { bundle: string; cluster: string }): string {
-  return p.cluster ? deploymentKey(p) : `\u0000${p.bundle}`;
+function pairKey(p: BundleId & { cluster: string }): string {
+  return p.cluster ? deploymentKey(p) : `\u0000${bundleRef(p)}`;
+}
+
+/** A dependency as Fleet names it: the bundle's name, qualified by its GitRepo when that is another one. */
+export function dependencyName(e: { gitRepo: string }, ref: string): string {
+  const d = parseBundleRef(ref);
+  return d.gitRepo === e.gitRepo ? d.bundle : ref;
 }
 
 /** One line per failure, for the operations' error and the preview: where, why, and what it keeps. */

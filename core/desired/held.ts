@@ -8,7 +8,7 @@ import { UnreadBundle } from "../bundles/read";
 import { FleetError } from "../errors";
 import { FailedDeployments } from "./failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
-import { deploymentKey } from "./keys";
+import { bundleRef, deploymentKey } from "./keys";
 import { DesiredObject } from "./objects";
 import { ownerLabels } from "../ownership";
 import { PairSpec, pairObjectKey, pairObjects } from "./pair";
@@ -19,7 +19,8 @@ import { DeploymentRecord } from "./records";
  * The deployments the failures hold, by key, with their last records. A bundle that could not be read
  * holds every cluster it was deployed to; so does every other bundle its GitRepo deployed that was not
  * read now, since a fleet.yaml that cannot be read may have given it its name (it is pruned once the
- * GitRepo reads cleanly). Those clusters' failures replace the bundle's cluster-less one.
+ * GitRepo reads cleanly). Those clusters' failures replace the bundle's cluster-less one. `readNow`
+ * holds the bundle refs (keys.ts) read in this update.
  */
 export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[], readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined): Map<string, DeploymentRecord> {
   const held = new Map<string, DeploymentRecord>();
@@ -28,8 +29,8 @@ export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[],
   for (const b of unread) unreadRepos.set(b.gitRepo, [...(unreadRepos.get(b.gitRepo) ?? []), b.bundle]);
   for (const r of Object.values(records)) {
     const names = unreadRepos.get(r.gitRepo);
-    if (!names || readNow.has(r.bundle) || failures.has(r)) continue;
-    const own = failures.get({ bundle: r.bundle, cluster: "" });
+    if (!names || readNow.has(bundleRef(r)) || failures.has(r)) continue;
+    const own = failures.get({ gitRepo: r.gitRepo, bundle: r.bundle, cluster: "" });
     failures.fail(r, own ? new FleetError(own.reason, { file: own.file, field: own.field }) : new FleetError(
       `kept as deployed, not pruned: bundle(s) ${names.join(", ")} of this GitRepo could not be read, and a fleet.yaml that cannot be read may be the one naming this bundle; ` +
       "it is pruned once every bundle of the GitRepo reads"));
@@ -40,7 +41,7 @@ export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[],
     if (r) held.set(deploymentKey(f), r);
   }
   // A bundle-level failure stands alone only where no cluster had the bundle.
-  for (const b of unread) if ([...held.values()].some((r) => r.bundle === b.bundle)) failures.forget({ bundle: b.bundle, cluster: "" });
+  for (const b of unread) if ([...held.values()].some((r) => r.gitRepo === b.gitRepo && r.bundle === b.bundle)) failures.forget({ gitRepo: b.gitRepo, bundle: b.bundle, cluster: "" });
   return held;
 }
 

@@ -20,14 +20,14 @@ export interface NamespaceSpec {
 }
 
 /**
- * `objects` holds the rendered raw YAML objects of each entry (by bundle name) on this cluster. Two
+ * `objectsOf` gives the rendered raw YAML objects of each entry on this cluster. Two
  * bundles giving one namespace different labels or annotations conflict: with `onConflict` the later
  * one goes there and adds nothing (one pass), else the conflict is thrown.
  */
-export function namespacesForCluster(cluster: string, entries: PlanEntry[], objects: Map<string, K8sObject[]>,
+export function namespacesForCluster(cluster: string, entries: PlanEntry[], objectsOf: (entry: PlanEntry) => K8sObject[],
   onConflict?: (entry: PlanEntry, err: FleetError) => void): NamespaceSpec[] {
   const defined = new Set<string>();
-  for (const list of objects.values()) for (const o of list) if (o.kind === "Namespace") defined.add(o.metadata.name);
+  for (const e of entries) for (const o of objectsOf(e)) if (o.kind === "Namespace") defined.add(o.metadata.name);
   const specs = new Map<string, NamespaceSpec>();
   const need = (name: string, entry: PlanEntry, own: boolean) => {
     if (BUILT_IN.has(name) || defined.has(name)) return;
@@ -52,7 +52,7 @@ export function namespacesForCluster(cluster: string, entries: PlanEntry[], obje
       continue;
     }
     need(entry.namespace, entry, true);
-    for (const o of objects.get(entry.bundle) ?? []) if (o.metadata.namespace && o.metadata.namespace !== entry.namespace) need(o.metadata.namespace, entry, false);
+    for (const o of objectsOf(entry)) if (o.metadata.namespace && o.metadata.namespace !== entry.namespace) need(o.metadata.namespace, entry, false);
   }
   return [...specs.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
 }

@@ -7,7 +7,7 @@
 import { FleetError } from "../errors";
 import { GitRepoConfig } from "../config/stack";
 import { Plan } from "../targeting/plan";
-import { clusterOfKey } from "./keys";
+import { clusterOfKey, qualifiedKey, qualifyKeys } from "./keys";
 import { DeploymentRecord } from "./records";
 
 export interface DeployedGitRepo {
@@ -29,6 +29,11 @@ export interface PreviousDeployment {
   records?: Record<string, DeploymentRecord>;
   /** Deployed by an earlier version, one resource per object (no `deploymentStates` output). */
   objectLayout?: true;
+  /**
+   * BundleDeployments an earlier version named by a legacy key (keys.ts), by their key now: the name
+   * each is registered with as an alias, so the rename is no change on any cluster.
+   */
+  formerNames?: Record<string, string>;
 }
 
 /** The output the per-BundleDeployment records are exported under (index.ts). */
@@ -47,8 +52,14 @@ export const RECORD_OUTPUT = "summary";
 export function previousFromOutputs(summary: unknown, deployments: unknown, states?: unknown): PreviousDeployment | undefined {
   const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
-  const byKey = deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number }> | undefined;
-  const records = byKey && typeof byKey === "object" ? Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string") : undefined;
+  const raw = deployments && typeof deployments === "object" ? deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number; gitRepo?: string }> : undefined;
+  const formerNames: Record<string, string> = {};
+  const byKey = raw && qualifyKeys(raw, (legacy, r) => {
+    if (typeof r?.gitRepo !== "string") return undefined;
+    formerNames[qualifiedKey(legacy, r.gitRepo)] = legacy;
+    return r.gitRepo;
+  });
+  const records = byKey ? Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string") : undefined;
   const deploymentIds = records && Object.fromEntries(records.map(([k, r]) => [k, r.deploymentId!]));
   const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
   const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
@@ -58,6 +69,8 @@ export function previousFromOutputs(summary: unknown, deployments: unknown, stat
   return {
     gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}),
     ...(revisions ? { revisions } : {}), ...(clusters ? { clusters: Object.keys(clusters) } : {}), ...(objectLayout ? { objectLayout: true as const } : {}),
+    // An earlier version's per-object components are not renamed: their objects are adopted by new BundleDeployments.
+    ...(Object.keys(formerNames).length && !objectLayout ? { formerNames } : {}),
   };
 }
 
@@ -124,5 +137,7 @@ export function withoutClusters(previous: PreviousDeployment | undefined, cluste
     ...(previous.paused ? { paused: Object.fromEntries(Object.entries(previous.paused).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
     ...(previous.records ? { records: Object.fromEntries(Object.entries(previous.records).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
     ...(previous.revisions ? { revisions: Object.fromEntries(Object.entries(previous.revisions).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
+    ...(previous.formerNames ? { formerNames: previous.formerNames } : {}),
+    ...(previous.objectLayout ? { objectLayout: previous.objectLayout } : {}),
   };
 }

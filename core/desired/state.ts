@@ -32,7 +32,7 @@ import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
-import { clusterOfKey, deploymentKey } from "./keys";
+import { bundleRef, deploymentKey, parseBundleRef, parseDeploymentKey } from "./keys";
 import { pairObjects } from "./pair";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
@@ -65,7 +65,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const pinned: StackConfig = { ...config, gitRepos: pinCommits(config.gitRepos, options.commits, previous) };
   const fleet = await planFleet(pinned, options.cacheRoot, facts.render);
   const { failures } = fleet;
-  const readNow = new Set(fleet.bundles.map((b) => b.name));
+  const readNow = new Set(fleet.bundles.map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
   const shard = config.shard;
   // A GitRepo whose failed deployments keep what they deployed is not emptied, whatever else it matches.
   const holding = new Set([...heldRecords(failures, fleet.unread, readNow, previous).values()].map((r) => r.gitRepo));
@@ -168,8 +168,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     const account = accounts.userOf.get(e);
     const legacy = facts.deployed?.get(key);
     return {
-      key, entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
-      dependsOn: [...e.dependsOn.map((bundle) => deploymentKey({ bundle, cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
+      key, ...formerName(previous, key), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
+      dependsOn: [...e.dependsOn.map((ref) => deploymentKey({ ...parseBundleRef(ref), cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
       spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined),
@@ -194,7 +194,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ] : [],
       // A held deployment says so on its own component; one that keeps nothing is said here.
       ...failures.list().filter((f) => !f.kept).map((f) => `failed: ${describeFailure(f)}`),
-      ...[...rollouts.byBundle].flatMap(([bundle, r]) => r.warnings.map((w) => `bundle ${bundle}: ${w}`)),
+      ...[...rollouts.byBundle.values()].flatMap((r) => r.warnings.map((w) => `bundle ${r.bundle}: ${w}`)),
     ],
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
@@ -221,23 +221,24 @@ function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow
     failures.kept(record, { deploymentId: record.deploymentId, objects: deployed.objects.length });
   }
   const owners = new Map<string, string>();
-  for (const [key, { record, deployed }] of kept) for (const o of deployed.objects) owners.set(`${record.cluster}\u0000${objectKey(o.manifest)}`, record.bundle);
-  const ownerOf = (e: PlanEntry, r: RenderedDeployment) => r.objects.map((o) => [o, owners.get(`${e.cluster}\u0000${objectKey(o)}`)] as const).find(([, b]) => b && b !== e.bundle);
+  for (const [, { record, deployed }] of kept) for (const o of deployed.objects) owners.set(`${record.cluster}\u0000${objectKey(o.manifest)}`, bundleRef(record));
+  const ownerOf = (e: PlanEntry, r: RenderedDeployment) => r.objects.map((o) => [o, owners.get(`${e.cluster}\u0000${objectKey(o)}`)] as const).find(([, b]) => b && b !== bundleRef(e));
   return {
     records: () => [...kept.values()].map((k) => k.record),
     deployedOn: (cluster: string) => [...kept.values()].filter((k) => k.record.cluster === cluster).map((k) => k.deployed),
     accounts: () => [...kept.values()].flatMap((k) => (k.deployed.account ? [{ cluster: k.record.cluster, user: k.deployed.account }] : [])),
     taken: (e: PlanEntry, r: RenderedDeployment) => !!ownerOf(e, r),
     takenError: (e: PlanEntry, r: RenderedDeployment) => {
-      const [o, bundle] = ownerOf(e, r)!;
-      return new FleetError(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${bundle} on this cluster, ` +
+      const [o, ref] = ownerOf(e, r)!;
+      const owner = parseBundleRef(ref!);
+      return new FleetError(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
         "which failed and keeps its objects as last deployed; an object has one owner", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
     },
     deployments: (namespacesOf: (cluster: string) => ReadonlySet<string>, arrived: ReadonlySet<string>): DesiredDeployment[] =>
       [...kept].map(([key, { record, deployed }]) => {
         const objects = heldObjects(deployed);
         return {
-          key, gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
+          key, ...formerName(previous, key), gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
           ...(deployed.account ? { account: deployed.account } : {}), clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
           warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
           objects, spec: heldSpec(record, deployed, objects), record, arrived: arrived.has(record.cluster),
@@ -245,6 +246,12 @@ function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow
         };
       }),
   };
+}
+
+/** The alias of a BundleDeployment an earlier version named without its GitRepo (previous.ts formerNames). */
+function formerName(previous: PreviousDeployment | undefined, key: string): { formerName?: string } {
+  const name = previous?.formerNames?.[key];
+  return name ? { formerName: name } : {};
 }
 
 interface RolloutGates {
@@ -265,21 +272,22 @@ interface RolloutGates {
 function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterView[], failures: FailedDeployments): RolloutGates {
   const out: RolloutGates = { gates: new Map(), waiting: [], byBundle: new Map() };
   const viewOf = new Map(views.map((v) => [v.name, v]));
-  const staged = new Set(bundles.filter((b) => b.rolloutStrategy).map((b) => b.name));
+  const staged = new Set(bundles.filter((b) => b.rolloutStrategy).map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
   if (!staged.size) return out;
   // Grouped once: a fleet of thousands of bundles must not filter every entry per bundle.
   const entriesOf = new Map<string, PlanEntry[]>();
-  for (const e of entries) if (staged.has(e.bundle)) (entriesOf.get(e.bundle) ?? entriesOf.set(e.bundle, []).get(e.bundle)!).push(e);
+  for (const e of entries) if (staged.has(bundleRef(e))) (entriesOf.get(bundleRef(e)) ?? entriesOf.set(bundleRef(e), []).get(bundleRef(e))!).push(e);
   const failedOf = new Map<string, string[]>();
-  for (const f of failures.list()) if (f.cluster && staged.has(f.bundle)) (failedOf.get(f.bundle) ?? failedOf.set(f.bundle, []).get(f.bundle)!).push(f.cluster);
+  for (const f of failures.list()) if (f.cluster && staged.has(bundleRef(f))) (failedOf.get(bundleRef(f)) ?? failedOf.set(bundleRef(f), []).get(bundleRef(f))!).push(f.cluster);
   for (const bundle of bundles) {
     if (!bundle.rolloutStrategy) continue;
-    const own = entriesOf.get(bundle.name) ?? [];
-    const failedHere = (failedOf.get(bundle.name) ?? []).map((cluster) => ({ cluster }));
+    const ref = bundleRef({ gitRepo: bundle.gitRepo, bundle: bundle.name });
+    const own = entriesOf.get(ref) ?? [];
+    const failedHere = (failedOf.get(ref) ?? []).map((cluster) => ({ cluster }));
     // Partitions are of every cluster the bundle targets, deploying or failed (as Fleet's targets are).
     const clusters = [...new Set([...own.map((e) => e.cluster), ...failedHere.map((f) => f.cluster)])].sort();
     const rollout = partitionsOf(bundle.rolloutStrategy, clusters.map((c) => viewOf.get(c)!));
-    out.byBundle.set(bundle.name, { gitRepo: bundle.gitRepo, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
+    out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
     let before: string[] = [];
     let since: string[] = [];
@@ -289,7 +297,7 @@ function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterVie
         since = [];
       }
       since.push(...wave.clusters);
-      const failedBefore = before.filter((c) => failures.has({ bundle: bundle.name, cluster: c }));
+      const failedBefore = before.filter((c) => failures.has({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c }));
       for (const c of wave.clusters) {
         const e = byCluster.get(c);
         if (!e) continue;
@@ -444,7 +452,7 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
     for (const [e, r] of renderSome(again)) rendered.set(e, r);
   }
   for (const [e, r] of rendered) {
-    if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.name === e.bundle)?.fleetYaml }));
+    if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml }));
   }
   return rendered;
 }
@@ -460,7 +468,7 @@ function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry
   deployed: ReadonlyMap<string, DeployedBundle> | undefined): Map<PlanEntry, RenderedDeployment> {
   const out = new Map<PlanEntry, RenderedDeployment>();
   if (!deployed) return out;
-  const byName = new Map(bundles.map((b) => [b.name, b]));
+  const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
   for (const e of entries) {
     const key = deploymentKey(e);
     const held = deployed.get(key);
@@ -468,7 +476,7 @@ function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry
     // The state's objects must be the ones applied at this deploymentID: a failed apply, or an update
     // that ran after the state was read, leaves them at another one, and then this renders again.
     if (!unchanged.has(e) || !objects?.length || held!.appliedDeploymentId !== e.deploymentId || previous?.paused?.[key] !== e.paused || e.options.correctDrift?.enabled) continue;
-    const bundle = byName.get(e.bundle)!;
+    const bundle = byRef.get(bundleRef(e))!;
     const manifests = objects.map((o) => o.manifest);
     out.set(e, {
       objects: manifests, style: determineStyle(bundle.files, e.options).kind, warnings: [...bundle.warnings ?? []],
@@ -490,12 +498,11 @@ function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry
 function retiringDeployments(deployed: ReadonlyMap<string, DeployedBundle> | undefined, registered: ReadonlySet<string>, clusters: ClusterConfig[],
   previous: PreviousDeployment | undefined, leftOut?: ReadonlySet<string>): RetiringDeployment[] {
   const configured = new Set(clusters.map((c) => c.name));
-  return [...deployed ?? []].filter(([key, d]) => d.legacy && !registered.has(key) && configured.has(clusterOfKey(key)) && !leftOut?.has(clusterOfKey(key)))
+  return [...deployed ?? []].filter(([key, d]) => d.legacy && !registered.has(key) && configured.has(parseDeploymentKey(key).cluster) && !leftOut?.has(parseDeploymentKey(key).cluster))
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, d]) => {
-      const cluster = clusterOfKey(key);
-      const labels = d.objects[0]?.manifest.metadata.labels ?? {};
-      const owner = { gitRepo: previous?.records?.[key]?.gitRepo ?? labels[REPO_NAME_LABEL] ?? "", bundle: key.slice(cluster.length + 1), cluster };
+      const owner = parseDeploymentKey(key);
+      const cluster = owner.cluster;
       const objects = heldObjects(d);
       return {
         key, cluster,
@@ -520,8 +527,7 @@ function checkNotSplit(config: StackConfig): void {
  */
 function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, agentNamespace: string,
   agentDeployed: boolean, onConflict: (entry: PlanEntry, err: FleetError) => void): DesiredNamespace[] {
-  const byBundle = new Map(entries.map((e) => [e.bundle, rendered.get(e)!.objects]));
-  return namespacesForCluster(cluster, entries, byBundle, onConflict).filter((ns) => !agentDeployed || ns.name !== agentNamespace).map((ns) => ({
+  return namespacesForCluster(cluster, entries, (e) => rendered.get(e)!.objects, onConflict).filter((ns) => !agentDeployed || ns.name !== agentNamespace).map((ns) => ({
     name: clusterNamespaceName(cluster, ns.name),
     metadata: {
       name: ns.name,
@@ -577,8 +583,8 @@ function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEntry, er
       return;
     }
     inProgress.add(key);
-    for (const bundle of entry.dependsOn) {
-      const dep = byKey.get(deploymentKey({ bundle, cluster: entry.cluster }));
+    for (const ref of entry.dependsOn) {
+      const dep = byKey.get(deploymentKey({ ...parseBundleRef(ref), cluster: entry.cluster }));
       if (dep) visit(dep);
     }
     for (const gate of gates?.get(entry) ?? []) visit(gate);

@@ -62,8 +62,10 @@ export interface DesiredGitRepo {
 }
 
 export interface DesiredDeployment {
-  /** deploymentKey: "<cluster>/<bundle>", the BundleDeployment's logical name. */
+  /** deploymentKey: "<cluster>/<gitRepo>/<bundle>", the BundleDeployment's logical name. */
   key: string;
+  /** The name an earlier version registered its BundleDeployment with (keys.ts legacyKey): an alias, so the rename changes nothing. */
+  formerName?: string;
   /** The plan entry it deploys; absent for a held deployment. */
   entry?: PlanEntry;
   gitRepo: string;

@@ -8,6 +8,7 @@ import { comparePatchPointers } from "../compare-patches";
 import { nullStringValues } from "../desired/api-ignored";
 import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
 import { FleetError } from "../errors";
+import { bundleRef } from "../desired/keys";
 import { sha256Hex, stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
@@ -85,7 +86,8 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   const capabilitiesOf = context.capabilitiesOf ?? ((): ClusterCapabilities => ({}));
   const lookupsOf = context.lookupsOf ?? (() => undefined);
   const revisionOf = context.revisionOf ?? (() => undefined);
-  const byName = new Map(bundles.map((b) => [b.name, b]));
+  // Keyed by bundle ref: two GitRepos' bundles of one name are two bundles, each rendered from its own files.
+  const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
   const request = {
     bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
     capabilities: {} as Record<string, Capabilities>,
@@ -110,11 +112,12 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   const jobOf = new Map<PlanEntry, string>();
   const jobIds = new Map<string, string>();
   for (const e of entries) {
-    const b = byName.get(e.bundle)!;
-    request.bundles[b.name] ??= { name: b.name, manifestId: b.manifestId, commit: commitOf(b.gitRepo), files: b.files };
+    const ref = bundleRef(e);
+    const b = byRef.get(ref)!;
+    request.bundles[ref] ??= { name: b.name, manifestId: b.manifestId, commit: commitOf(b.gitRepo), files: b.files };
     const helm = e.options.helm ?? {};
     const job: Omit<RenderJob, "id"> = {
-      bundle: b.name,
+      bundle: ref,
       releaseName: e.releaseName,
       namespace: e.namespace,
       ...capabilitiesJob(e.cluster),
@@ -152,9 +155,9 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
         out.set(e, { objects: [], style: r.style, warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
         continue;
       }
-      if (r.error) throw new FleetError(r.error, { ...ctx, file: byName.get(e.bundle)!.fleetYaml });
+      if (r.error) throw new FleetError(r.error, { ...ctx, file: byRef.get(bundleRef(e))!.fleetYaml });
       const rendered = withNamespaces(r, e, ctx);
-      const bundleWarnings = byName.get(e.bundle)!.warnings ?? [];
+      const bundleWarnings = byRef.get(bundleRef(e))!.warnings ?? [];
       const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
       out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}) });
     } catch (err) {

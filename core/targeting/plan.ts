@@ -5,7 +5,7 @@
  * nothing.
  */
 import { FleetError } from "../errors";
-import { deploymentKey } from "../desired/keys";
+import { bundleRef, deploymentKey } from "../desired/keys";
 import { sha256Hex, stableJson } from "../hash";
 import { helmReleaseNameOf } from "../naming";
 import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
@@ -33,7 +33,7 @@ export interface PlanEntry {
   manifestId: string;
   deploymentId: string;
   paused: boolean;
-  /** Bundles (same cluster) this one waits for. */
+  /** Bundles (same cluster) this one waits for, as bundle refs (core/desired/keys.ts). */
   dependsOn: string[];
 }
 
@@ -100,6 +100,7 @@ export class DeploymentIds {
  */
 export interface PlanIsolation {
   onFailure: (pair: { gitRepo: string; bundle: string; cluster: string }, err: FleetError) => void;
+  /** Bundles that could not be read, by bundle ref. */
   unread: ReadonlySet<string>;
 }
 
@@ -153,7 +154,7 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
     const helm = base.helm ? templated[h++] : undefined;
     if (helm instanceof FleetError) {
       isolation!.onFailure({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: cluster.name }, helm);
-      failedHere.add(`${cluster.name}\u0000${bundle.name}`);
+      failedHere.add(`${cluster.name}\u0000${bundleRef({ gitRepo: bundle.gitRepo, bundle: bundle.name })}`);
       return [];
     }
     if (helm && helm !== base.helm) {
@@ -207,36 +208,48 @@ function customOptions(bundle: Bundle, match: NonNullable<ReturnType<typeof matc
 
 /**
  * dependsOn by name or label selector; the dependency must be deployed to the same cluster (Fleet's
- * agent finds no BundleDeployment otherwise, and the bundle never deploys). Returns the entries whose
+ * agent finds no BundleDeployment otherwise, and the bundle never deploys). A name is the bundle's own
+ * GitRepo's first; another GitRepo's bundle of that name only when exactly one has it (a bundle name
+ * is a GitRepo's own, keys.ts). Dependencies are kept as bundle refs. Returns the entries whose
  * dependencies can be met; with `isolation` the others go to its onFailure, else the first is thrown.
  */
 function resolveDependencies(entries: PlanEntry[], bundles: Bundle[], isolation?: PlanIsolation, failed: ReadonlySet<string> = new Set()): PlanEntry[] {
   if (!bundles.some((b) => b.dependsOn.length > 0)) return entries;
+  const refOf = (b: Bundle) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name });
   const onCluster = new Map<string, Set<string>>();
   for (const e of entries) {
     if (!onCluster.has(e.cluster)) onCluster.set(e.cluster, new Set());
-    onCluster.get(e.cluster)!.add(e.bundle);
+    onCluster.get(e.cluster)!.add(bundleRef(e));
   }
-  const bundleByName = new Map(bundles.map((b) => [b.name, b]));
+  const bundleByRef = new Map(bundles.map((b) => [refOf(b), b]));
+  const byName = new Map<string, Bundle[]>();
+  for (const b of bundles) byName.set(b.name, [...byName.get(b.name) ?? [], b]);
+  const named = (bundle: Bundle, name: string): string => {
+    const own = bundleRef({ gitRepo: bundle.gitRepo, bundle: name });
+    if (bundleByRef.has(own) || isolation?.unread.has(own)) return own;
+    const others = byName.get(name) ?? [];
+    return others.length === 1 ? refOf(others[0]) : own;
+  };
   return entries.filter((e) => {
-    const bundle = bundleByName.get(e.bundle)!;
+    const bundle = bundleByRef.get(bundleRef(e))!;
     const deps = new Set<string>();
     for (const d of bundle.dependsOn) {
-      const names = d.name
-        ? [d.name]
-        : bundles.filter((b) => b.name !== bundle.name && selectorMatches(d.selector!, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo })).map((b) => b.name);
-      for (const n of names) {
-        if (!onCluster.get(e.cluster)?.has(n)) {
+      const refs = d.name
+        ? [named(bundle, d.name)]
+        : bundles.filter((b) => b !== bundle && selectorMatches(d.selector!, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo })).map(refOf);
+      for (const ref of refs) {
+        if (!onCluster.get(e.cluster)?.has(ref)) {
+          const n = ref.startsWith(`${e.gitRepo}/`) ? ref.slice(e.gitRepo.length + 1) : ref;
           const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "dependsOn" };
-          const err = isolation?.unread.has(n) || failed.has(`${e.cluster}\u0000${n}`)
-            ? new FleetError(`dependent bundle(s) are not ready: [${n}] (${isolation?.unread.has(n) ? "it could not be read" : "failed on this cluster"})`, ctx)
+          const err = isolation?.unread.has(ref) || failed.has(`${e.cluster}\u0000${ref}`)
+            ? new FleetError(`dependent bundle(s) are not ready: [${n}] (${isolation?.unread.has(ref) ? "it could not be read" : "failed on this cluster"})`, ctx)
             : new FleetError(`dependsOn ${n}, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it (no bundles matching labels ` +
-              `fleet.cattle.io/bundle-name=${n}) and never deploys this one`, ctx);
+              `fleet.cattle.io/bundle-name=${n.slice(n.indexOf("/") + 1)}) and never deploys this one`, ctx);
           if (!isolation) throw err;
           isolation.onFailure(e, err);
           return false;
         }
-        deps.add(n);
+        deps.add(ref);
       }
     }
     e.dependsOn = [...deps].sort();

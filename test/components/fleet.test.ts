@@ -30,9 +30,9 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(byType("pulumi-fleet:index:Cluster")).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
     expect(byType("pulumi-fleet:index:GitRepo")).to.deep.equal(["examples"]);
     expect(pairs(regs).map((r) => r.name).sort()).to.deep.equal([
-      "dev-1/examples-helm", "dev-1/examples-kustomize", "dev-1/examples-simple",
-      "dev-2/examples-helm", "dev-2/examples-kustomize", "dev-2/examples-simple",
-      "prod-1/examples-helm", "prod-1/examples-kustomize", "prod-1/examples-simple",
+      "dev-1/examples/examples-helm", "dev-1/examples/examples-kustomize", "dev-1/examples/examples-simple",
+      "dev-2/examples/examples-helm", "dev-2/examples/examples-kustomize", "dev-2/examples/examples-simple",
+      "prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple",
     ]);
     expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.parent.includes("BundleDeployment")), "no per-object resources").to.deep.equal([]);
 
@@ -52,10 +52,10 @@ describe("components register the desired state (Pulumi mocks)", function () {
 
   it("renders raw YAML as the pair's objects, with ownership labels, namespaces and overlays per cluster", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
-    expect(Object.keys(objectsOf(pair(regs, "dev-1/examples-simple"))).sort()).to.deep.equal([
+    expect(Object.keys(objectsOf(pair(regs, "dev-1/examples/examples-simple"))).sort()).to.deep.equal([
       "/ConfigMap/simple/app-config", "/Service/simple/hello", "apps/Deployment/simple/hello",
     ]);
-    const deployment = objectsOf(pair(regs, "prod-1/examples-simple"))["apps/Deployment/simple/hello"];
+    const deployment = objectsOf(pair(regs, "prod-1/examples/examples-simple"))["apps/Deployment/simple/hello"];
     expect(deployment.metadata.namespace).to.equal("simple");
     expect(deployment.metadata.labels).to.include({
       "fleet.cattle.io/repo-name": "examples", "fleet.cattle.io/bundle-name": "examples-simple",
@@ -63,7 +63,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     });
     // prod overlay patches replicas to 3; dev keeps the base.
     expect(deployment.spec!.replicas).to.equal(3);
-    const dev = pair(regs, "dev-1/examples-simple");
+    const dev = pair(regs, "dev-1/examples/examples-simple");
     expect(objectsOf(dev)["apps/Deployment/simple/hello"].spec!.replicas).to.not.equal(3);
 
     const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && /^dev-1\/[^/]+$/.test(r.name)).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
@@ -79,14 +79,14 @@ describe("components register the desired state (Pulumi mocks)", function () {
   it("registers helm and kustomize bundles as their rendered objects in their pair, as raw YAML", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
     expect(regs.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart" || r.type === "kubernetes:kustomize/v2:Directory")).to.deep.equal([]);
-    const settings = objectsOf(pair(regs, "prod-1/examples-helm"))["/ConfigMap/helm-app/helm-app-settings"];
+    const settings = objectsOf(pair(regs, "prod-1/examples/examples-helm"))["/ConfigMap/helm-app/helm-app-settings"];
     expect(settings.data).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: "5", memory: "512Mi" });
     expect(settings.metadata.labels).to.include({ "fleet.cattle.io/bundle-name": "examples-helm", "fleet.cattle.io/cluster": "prod-1" });
     const kustomized = pairs(regs).filter((r) => r.name.includes("/examples-kustomize")).flatMap((r) => Object.keys(objectsOf(r)).map((k) => `${r.name} ${k}`)).sort();
     expect(kustomized).to.deep.equal([
-      "dev-1/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-1/examples-kustomize /Namespace//kustomize-dev",
-      "dev-2/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-2/examples-kustomize /Namespace//kustomize-dev",
-      "prod-1/examples-kustomize /ConfigMap/kustomize-prod/kustomized", "prod-1/examples-kustomize /Namespace//kustomize-prod",
+      "dev-1/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-1/examples/examples-kustomize /Namespace//kustomize-dev",
+      "dev-2/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-2/examples/examples-kustomize /Namespace//kustomize-dev",
+      "prod-1/examples/examples-kustomize /ConfigMap/kustomize-prod/kustomized", "prod-1/examples/examples-kustomize /Namespace//kustomize-prod",
     ]);
   });
 
@@ -103,7 +103,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
       expect(name, urn).to.match(/^prod-1\//);
     }
     expect(removed.filter((u) => u.includes("BundleDeployment::")).map((u) => u.split("::").pop())).to.deep.equal([
-      "prod-1/examples-helm", "prod-1/examples-kustomize", "prod-1/examples-simple",
+      "prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple",
     ]);
     // The prod-1 provider and cluster stay (the cluster is still in the fleet), and no remaining input moves.
     for (const r of b.registrations) {
@@ -167,11 +167,11 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(desired.deployments).to.have.length(5);
     expect(r.warnings).to.deep.equal(desired.deployments.flatMap((d) => d.warnings));
     expect(r.warnings).to.include("bundle p-paused is paused on cluster c1: its objects stay exactly as deployed (no update, no delete)");
-    const raw = desired.deployments.find((d) => d.key === "c1/m-raw")!;
+    const raw = desired.deployments.find((d) => d.key === "c1/m/m-raw")!;
     expect(raw.spec.timeoutSeconds).to.equal(30);
     expect(raw.spec.objects["/ConfigMap/raw/kept"].retain).to.equal("helm.sh/resource-policy: keep");
-    expect(Object.values(desired.deployments.find((d) => d.key === "c1/m-app")!.spec.objects).map((o) => o.retain)).to.deep.equal(["keepResources"]);
-    expect(desired.deployments.find((d) => d.key === "c1/p-paused")!.spec.paused).to.equal(true);
+    expect(Object.values(desired.deployments.find((d) => d.key === "c1/m/m-app")!.spec.objects).map((o) => o.retain)).to.deep.equal(["keepResources"]);
+    expect(desired.deployments.find((d) => d.key === "c1/p/p-paused")!.spec.paused).to.equal(true);
     expect(byName.get("c1/raw")!.retainOnDelete).to.equal(true);
   });
 });

@@ -25,9 +25,9 @@ describe("index.ts under Pulumi mocks", function () {
     expect(summary.gitRepos.examples.bundles).to.deep.equal(["examples-simple"]);
     expect(summary.gitRepos.examples.clusters).to.deep.equal(["dev-1"]);
     expect(summary.clusters["prod-1"]).to.deep.equal([]);
-    expect(Object.keys(deployments)).to.deep.equal(["dev-1/examples-simple"]);
-    expect(deployments["dev-1/examples-simple"]).to.include({ bundle: "examples-simple", cluster: "dev-1", namespace: "simple", objectCount: 3, paused: false });
-    expect(deployments["dev-1/examples-simple"].deploymentId).to.match(/^s-[0-9a-f]+:[0-9a-f]{64}$/);
+    expect(Object.keys(deployments)).to.deep.equal(["dev-1/examples/examples-simple"]);
+    expect(deployments["dev-1/examples/examples-simple"]).to.include({ bundle: "examples-simple", cluster: "dev-1", namespace: "simple", objectCount: 3, paused: false });
+    expect(deployments["dev-1/examples/examples-simple"].deploymentId).to.match(/^s-[0-9a-f]+:[0-9a-f]{64}$/);
     expect(run.registrations.some((r) => r.type === "pulumi:pulumi:StackReference" && r.name === "organization/pulumi-fleet/local")).to.equal(true);
   });
 });

@@ -37,6 +37,8 @@ const PREVIOUS = [
   { commit: "84ad92a679936220e0df96e84c6c13ae8881a735", layout: "helm and kustomize as the Kubernetes provider's components", updates: true },
   // The same objects: nothing on a cluster is written.
   { commit: "b501f27832f3fe26cb266ef978488123f5840481", layout: "one engine resource per Kubernetes object", updates: false },
+  // One BundleDeployment per pair, named "<cluster>/<bundle>" before bundles were keyed by GitRepo (issue 41): renamed by alias.
+  { commit: "c93238e68450a4a2884bea121b9c223c22c51cb1", layout: "one BundleDeployment per pair, named without its GitRepo", updates: false, pairs: true },
 ];
 const STACK = "upgrade";
 const PASSPHRASE = "upgrade";
@@ -79,11 +81,19 @@ async function agentPods(c: LocalCluster): Promise<string[]> {
   return pods.map((p: any) => `${c.name} ${p.metadata.name} ${p.metadata.uid} restarts=${(p.status.containerStatuses ?? []).reduce((n: number, s: any) => n + s.restartCount, 0)}${p.metadata.deletionTimestamp ? " terminating" : ""}`).sort();
 }
 
-interface StateResource { urn: string; type: string; custom: boolean; uid?: string }
+interface StateResource { urn: string; type: string; custom: boolean; uid?: string; inventory?: string[] }
 
-/** The Kubernetes objects a state holds: URN, type and the UID the provider recorded. */
+/** The Kubernetes objects a state holds: URN, type and the UID the provider recorded (a BundleDeployment: its inventory's). */
 function stateResources(deployment: any): StateResource[] {
-  return (deployment?.resources ?? []).map((r: any) => ({ urn: r.urn, type: r.type, custom: !!r.custom, uid: r.outputs?.metadata?.uid }));
+  return (deployment?.resources ?? []).map((r: any) => ({
+    urn: r.urn, type: r.type, custom: !!r.custom, uid: r.outputs?.metadata?.uid,
+    ...(Array.isArray(r.outputs?.inventory) ? { inventory: r.outputs.inventory.map((i: { uid: string }) => i.uid) } : {}),
+  }));
+}
+
+/** The objects of a state's BundleDeployment resources, as their inventories list them. */
+function oldPairObjects(state: StateResource[]): { uid: string }[] {
+  return state.filter((r) => r.type === "pulumi-fleet:index:BundleDeployment" && r.custom).flatMap((r) => (r.inventory ?? []).map((uid) => ({ uid })));
 }
 
 /** One step per resource of an update, from the engine's events. */
@@ -116,10 +126,13 @@ ops.up({ ...options, onOutput: (t: string) => process.stdout.write(t) })
   .catch((e) => { console.error(e); process.exit(1); });
 `;
 
-for (const previous of PREVIOUS) upgradeFrom(previous.commit, previous.layout, previous.updates);
+for (const previous of PREVIOUS) upgradeFrom(previous.commit, previous.layout, previous.updates, previous.pairs ?? false);
 
-/** `updates`: objects the previous version rendered differently may be updated in place (never created, deleted or replaced). */
-function upgradeFrom(commit: string, layout: string, updates: boolean): void {
+/**
+ * `updates`: objects the previous version rendered differently may be updated in place (never created,
+ * deleted or replaced). `pairs`: the previous version had BundleDeployment resources already.
+ */
+function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: boolean): void {
 describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no object recreated${updates ? "" : " or written"}`, function () {
   this.timeout(20 * 60_000);
   const figures: Record<string, string> = {};
@@ -236,11 +249,11 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
     expect(result.events.filter((e: any) => e.event === "deployed")).to.have.length(9);
 
     oldState = stateResources(await exportState());
-    const objects = oldState.filter((r) => r.custom && r.uid && r.urn.includes("pulumi-fleet:index:BundleDeployment$"));
-    expect(objects.length, "per-object resources under the BundleDeployments").to.be.greaterThan(9);
+    const objects = pairs ? oldPairObjects(oldState) : oldState.filter((r) => r.custom && r.uid && r.urn.includes("pulumi-fleet:index:BundleDeployment$"));
+    expect(objects.length, pairs ? "objects in the BundleDeployments' inventories" : "per-object resources under the BundleDeployments").to.be.greaterThan(9);
     objectsBefore = (await Promise.all(clusters.map(clusterObjects))).flat();
     podsBefore = (await Promise.all(clusters.map((c) => eventually(`${c.name}: agent pod running`, () => agentPods(c), (p) => p.length === 1)))).flat();
-    for (const r of objects) expect(objectsBefore.map((o) => o.uid), `${name(r.urn)} on its cluster`).to.include(r.uid);
+    for (const r of objects) expect(objectsBefore.map((o) => o.uid), `${"urn" in r ? name(r.urn) : r.uid} on its cluster`).to.include(r.uid);
   });
 
   it("this version's preview says the next up moves those resources into BundleDeployments and changes nothing on the clusters", async () => {
@@ -248,8 +261,13 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
     const warnings: string[] = [];
     const p = await ops.preview(options({ onWarning: (m) => warnings.push(m) }));
     const moved = oldState.filter((r) => r.custom && r.urn.includes("pulumi-fleet:index:BundleDeployment$")).length;
-    expect(warnings.join("\n")).to.include(`the next \`up\` moves those ${moved} resource(s) into one BundleDeployment per bundle and cluster, in the state only`);
-    expect(p.summaryMarkdown).to.include("in the state only");
+    if (pairs) {
+      expect(moved).to.equal(0);
+      expect(warnings.join("\n")).to.not.include("in the state only");
+    } else {
+      expect(warnings.join("\n")).to.include(`the next \`up\` moves those ${moved} resource(s) into one BundleDeployment per bundle and cluster, in the state only`);
+      expect(p.summaryMarkdown).to.include("in the state only");
+    }
     const touched = [...p.groups.deployments.values()].filter((d) => d.created + (updates ? 0 : d.updated) + d.replaced + d.deleted > 0).map((d) => d.key);
     expect(touched, "objects the preview says it creates, deletes or replaces (or updates)").to.deep.equal([]);
     expect(p.prunes).to.deep.equal([]);
@@ -272,8 +290,8 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
     expect(touched, "objects the update reports it created, deleted or replaced (or updated)").to.deep.equal([]);
     figures["upgrade: objects updated in place"] = String([...r.groups.deployments.values()].reduce((n, d) => n + d.updated, 0));
     expect(r.events.filter((e) => e.event === "pruned"), "no bundle pruned").to.deep.equal([]);
-    const pairs = steps.filter((s) => s.type === "pulumi-fleet:index:BundleDeployment" && s.op !== "same");
-    figures["upgrade: BundleDeployment steps"] = JSON.stringify([...new Set(pairs.map((s) => s.op))]);
+    const pairSteps = steps.filter((s) => s.type === "pulumi-fleet:index:BundleDeployment" && s.op !== "same");
+    figures["upgrade: BundleDeployment steps"] = JSON.stringify([...new Set(pairSteps.map((s) => s.op))]);
 
     // The state: one BundleDeployment resource per pair, whose inventory holds exactly the objects the per-object resources had.
     const exported = await exportState();
@@ -281,7 +299,13 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
     expect(bundleDeployments).to.have.length(9);
     expect(bundleDeployments.every((x: any) => x.custom && x.outputs.state === "Ready")).to.equal(true);
     const inventoryUids = bundleDeployments.flatMap((x: any) => x.outputs.inventory.map((i: any) => i.uid)).sort();
-    const oldUids = oldState.filter((x) => x.custom && x.uid && x.urn.includes("pulumi-fleet:index:BundleDeployment$")).map((x) => x.uid!).sort();
+    const oldUids = (pairs ? oldPairObjects(oldState) : oldState.filter((x) => x.custom && x.uid && x.urn.includes("pulumi-fleet:index:BundleDeployment$"))).map((x) => x.uid!).sort();
+    if (pairs) {
+      // Renamed by alias: each BundleDeployment keeps its inputs and objects, under "<cluster>/<gitRepo>/<bundle>".
+      expect(pairSteps.map((s) => s.op), JSON.stringify(pairSteps)).to.not.include.members(["create", "delete", "replace", "create-replacement", "delete-replaced"]);
+      expect(bundleDeployments.map((x: any) => name(x.urn)).sort()).to.deep.equal(oldState.filter((x) => x.type === "pulumi-fleet:index:BundleDeployment")
+        .map((x) => { const [cluster, bundle] = name(x.urn).split("/"); return `${cluster}/examples/${bundle}`; }).sort());
+    }
     expect(inventoryUids).to.deep.equal(oldUids);
     expect((exported.resources ?? []).filter((x: any) => x.type.startsWith("kubernetes:") && x.parent?.includes("BundleDeployment")), "per-object resources left").to.deep.equal([]);
 

@@ -58,7 +58,7 @@ describe("the command line (one strict parser for every entry point)", () => {
     expect(r.stdout).to.match(/^cluster dev-1 \(rendered to .*\/dev-1\)\n  agent rancher\/fleet-agent:v0\.13\.1 config [0-9a-f]{12}\n/);
     expect(r.stdout).to.contain("  bundle examples-simple (GitRepo examples @ dir-").and.contain("    apps/v1 Deployment simple/hello\n");
     const json = JSON.parse(run("scripts/plan.ts", "--stack", "local", "--desired", "--json").stdout);
-    expect(json.deployments.map((d: { key: string }) => d.key)).to.include("prod-1/examples-simple");
+    expect(json.deployments.map((d: { key: string }) => d.key)).to.include("prod-1/examples/examples-simple");
   });
 
   for (const [script, words] of [

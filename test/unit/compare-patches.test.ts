@@ -21,12 +21,12 @@ describe("diff.comparePatches as the drift a BundleDeployment ignores (Fleet's m
   });
 
   it("a deployment is unchanged when the last update deployed its deploymentId on that cluster", () => {
-    const e = (bundle: string, cluster: string, id: string) => ({ bundle, cluster, deploymentId: `s-1:${id}` }) as PlanEntry;
+    const e = (bundle: string, cluster: string, id: string) => ({ gitRepo: "apps", bundle, cluster, deploymentId: `s-1:${id}` }) as PlanEntry;
     const same = e("web", "c1", "aaaaaaaaaaaabbbbbbbbbbbb");
     const changed = e("web", "c2", "aaaaaaaaaaaacccccccccccc");
     const fresh = e("db", "c1", "dddddddddddddddddddddddd");
     // The same options hash with other manifests is a change: the whole deploymentId counts.
-    const unchanged = unchangedDeployments([same, changed, fresh], { "c1/web": same.deploymentId, "c2/web": "s-0:aaaaaaaaaaaacccccccccccc", "c1/db": "s-1:x" });
+    const unchanged = unchangedDeployments([same, changed, fresh], { "c1/apps/web": same.deploymentId, "c2/apps/web": "s-0:aaaaaaaaaaaacccccccccccc", "c1/apps/db": "s-1:x" });
     expect([...unchanged]).to.deep.equal([same]);
     expect(unchangedDeployments([same], undefined).size).to.equal(0);
   });

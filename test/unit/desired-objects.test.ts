@@ -43,13 +43,13 @@ describe("desired objects (core/desired)", () => {
       ns("b", "shared", { namespaceLabels: { tier: "web" } }),
       ns("c", "default"),
       ns("d", "gone", { deleteNamespace: true }),
-    ], new Map([["c", [cm("x", "other")]]]));
+    ], (e) => (e.bundle === "c" ? [cm("x", "other")] : []));
     expect(specs).to.deep.equal([
       { name: "gone", labels: {}, annotations: {}, deleteWithBundles: true, bundles: ["d"] },
       { name: "other", labels: {}, annotations: {}, deleteWithBundles: false, bundles: ["c"] },
       { name: "shared", labels: { team: "x", tier: "web" }, annotations: {}, deleteWithBundles: false, bundles: ["a", "b"] },
     ]);
-    expect(() => namespacesForCluster("c1", [ns("a", "ns", { namespaceLabels: { team: "x" } }), ns("b", "ns", { namespaceLabels: { team: "y" } })], new Map()))
+    expect(() => namespacesForCluster("c1", [ns("a", "ns", { namespaceLabels: { team: "x" } }), ns("b", "ns", { namespaceLabels: { team: "y" } })], () => []))
       .to.throw('gitRepo repo, bundle b, cluster c1: namespaceLabels: namespace ns: namespaceLabels team is "x" in another bundle on this cluster (a) and "y" here');
   });
 

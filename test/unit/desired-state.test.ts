@@ -52,7 +52,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     ]);
     expect(s.gitRepos.map((r) => [r.name, r.bundles, r.clusters])).to.deep.equal([["examples", ["examples-helm", "examples-kustomize", "examples-simple"], ["dev-1", "dev-2", "prod-1"]]]);
     expect(Object.keys(s.records)).to.deep.equal(s.deployments.map((d) => d.key));
-    const simple = deployment(s, "prod-1/examples-simple");
+    const simple = deployment(s, "prod-1/examples/examples-simple");
     expect(simple.record).to.include({ bundle: "examples-simple", cluster: "prod-1", namespace: "simple", objectCount: 3, paused: false });
     expect(simple.clusterNamespaces).to.deep.equal(["simple"]);
     expect(Object.keys(simple.spec.objects)).to.deep.equal(simple.objects.map((o) => o.key));
@@ -81,7 +81,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const s = await desiredState(fleetOf(repo.url(), ["app", "good"]), fakeFacts(), { cacheRoot });
       expect(s.failures.map((f) => f.message)[0]).to.equal('gitRepo t, bundle t-app, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');
       expect(s.failures.map((f) => `${f.cluster}/${f.bundle} ${f.kept ? "kept" : "new"}`)).to.deep.equal(["c1/t-app new", "c2/t-app new"]);
-      expect(s.deployments.map((d) => d.key)).to.deep.equal(["c1/t-good", "c2/t-good"]);
+      expect(s.deployments.map((d) => d.key)).to.deep.equal(["c1/t/t-good", "c2/t/t-good"]);
     });
 
     it("an environment split into shards is deployed by its shards' stacks only", async () => {
@@ -94,13 +94,13 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const repo = new TestRepo({ "base/cm.yaml": CONFIGMAP("base"), "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": "keepResources: true\ndependsOn:\n  - name: t-base\n" });
       const s = await desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot });
       expect(s.deployments.map((d) => [d.key, d.dependsOn])).to.deep.equal([
-        ["c1/t-base", []], ["c1/t-app", ["c1/t-base"]], ["c2/t-base", []], ["c2/t-app", ["c2/t-base"]],
+        ["c1/t/t-base", []], ["c1/t/t-app", ["c1/t/t-base"]], ["c2/t/t-base", []], ["c2/t/t-app", ["c2/t/t-base"]],
       ]);
-      expect(deployment(s, "c1/t-app").objects[0].retain).to.equal("keepResources");
-      expect(deployment(s, "c1/t-base").objects[0].retain).to.equal(undefined);
+      expect(deployment(s, "c1/t/t-app").objects[0].retain).to.equal("keepResources");
+      expect(deployment(s, "c1/t/t-base").objects[0].retain).to.equal(undefined);
       repo.commit({ "base/fleet.yaml": "dependsOn:\n  - name: t-app\n" });
       const cycle = await failedAlone(desiredState(fleetOf(repo.url(), ["app", "base"]), fakeFacts(), { cacheRoot }));
-      expect(cycle[0]).to.match(/gitRepo t, bundle t-app, cluster c1: dependsOn: dependsOn forms a cycle through c1\/t-app -> c1\/t-base/);
+      expect(cycle[0]).to.match(/gitRepo t, bundle t-app, cluster c1: dependsOn: dependsOn forms a cycle through c1\/t\/t-app -> c1\/t\/t-base/);
       expect(cycle[2]).to.equal("gitRepo t, bundle t-base, cluster c1: dependsOn: dependent bundle(s) are not ready: [t-app] (failed on this cluster)");
     });
   });
@@ -111,7 +111,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     repo.commit({ "app/cm.yaml": CONFIGMAP("second") });
     const paused = fleetOf(repo.url(), ["app"], {}, { paused: true });
     const s = await desiredState(paused, fakeFacts({ previous: { gitRepos: { t: { commit: first, clusters: ["c1", "c2"] } } } }), { cacheRoot });
-    const d = deployment(s, "c1/t-app");
+    const d = deployment(s, "c1/t/t-app");
     expect(d.commit).to.equal(first);
     expect(d.objects.map((o) => o.manifest.metadata.name)).to.deep.equal(["first"]);
     expect(d.objects[0]).to.include({ retain: "the bundle is paused" });
@@ -122,22 +122,22 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
   it("correctDrift: a warning unless the operation refreshes first; helm.timeoutSeconds becomes the BundleDeployment's timeout", async () => {
     const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "correctDrift:\n  enabled: true\nhelm:\n  timeoutSeconds: 90\n" });
     const plain = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
-    expect(deployment(plain, "c1/t-app").warnings).to.have.length(1).and.match(/correctDrift.enabled is honoured by `npm run up`/);
-    expect(deployment(plain, "c1/t-app").spec).to.include({ timeoutSeconds: 90, correctDrift: true });
-    expect(deployment(plain, "c1/t-app").record.correctDrift).to.equal(true);
+    expect(deployment(plain, "c1/t/t-app").warnings).to.have.length(1).and.match(/correctDrift.enabled is honoured by `npm run up`/);
+    expect(deployment(plain, "c1/t/t-app").spec).to.include({ timeoutSeconds: 90, correctDrift: true });
+    expect(deployment(plain, "c1/t/t-app").record.correctDrift).to.equal(true);
     const refreshed = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot, correctsDrift: true });
-    expect(deployment(refreshed, "c1/t-app").warnings).to.deep.equal([]);
+    expect(deployment(refreshed, "c1/t/t-app").warnings).to.deep.equal([]);
   });
 
   it("clusters not deployed last time are marked arrived; comparePatches are the fields drift ignores", async () => {
     const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("a"), "app/fleet.yaml": "diff:\n  comparePatches:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: a\n    namespace: default\n    jsonPointers: [/data]\n" });
     const first = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
     const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1"] } }, clusters: ["c1"],
-      deploymentIds: { "c1/t-app": first.records["c1/t-app"].deploymentId } };
+      deploymentIds: { "c1/t/t-app": first.records["c1/t/t-app"].deploymentId } };
     const s = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts({ previous }), { cacheRoot });
     expect(s.clusters.map((c) => [c.name, c.arrived])).to.deep.equal([["c1", false], ["c2", true]]);
-    expect(deployment(s, "c1/t-app").objects[0].ignoreDrift).to.deep.equal(["/data"]);
-    expect(deployment(s, "c2/t-app").objects[0].ignoreDrift).to.deep.equal(["/data"]);
+    expect(deployment(s, "c1/t/t-app").objects[0].ignoreDrift).to.deep.equal(["/data"]);
+    expect(deployment(s, "c2/t/t-app").objects[0].ignoreDrift).to.deep.equal(["/data"]);
   });
 
   it("an unchanged deployment gets the objects the state holds, not a new render (Fleet renders again only for a new deploymentID)", async () => {
@@ -150,23 +150,23 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     const asRegistered = (key: string, value: string, appliedDeploymentId = first.records[key].deploymentId): DeployedBundle => ({
       appliedDeploymentId, objects: deployment(first, key).objects.map((o) => ({ manifest: { ...o.manifest, data: { k: value } }, ...(o.retain ? { retain: o.retain } : {}) })),
     });
-    const deployed = new Map([["c1/t-app", asRegistered("c1/t-app", "from-the-state")], ["c2/t-app", asRegistered("c2/t-app", "from-the-state", "s-another:0")],
-      ["c1/t-other", asRegistered("c1/t-other", "from-the-state")]]);
+    const deployed = new Map([["c1/t/t-app", asRegistered("c1/t/t-app", "from-the-state")], ["c2/t/t-app", asRegistered("c2/t/t-app", "from-the-state", "s-another:0")],
+      ["c1/t/t-other", asRegistered("c1/t/t-other", "from-the-state")]]);
     repo.commit({ "other/cm.yaml": CONFIGMAP("b", { k: "changed" }) });
     const facts = { ...fakeFacts({ previous }), deployed };
     const s = await desiredState(fleetOf(repo.url(), ["app", "other"]), facts, { cacheRoot });
-    expect(deployment(s, "c1/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "from-the-state" }]);
-    expect(deployment(s, "c1/t-app").objects[0].key).to.equal(deployment(first, "c1/t-app").objects[0].key);
+    expect(deployment(s, "c1/t/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "from-the-state" }]);
+    expect(deployment(s, "c1/t/t-app").objects[0].key).to.equal(deployment(first, "c1/t/t-app").objects[0].key);
     // Objects the state holds at another deploymentID (an apply that failed, an update since the state was read): rendered again.
-    expect(deployment(s, "c2/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "v" }]);
+    expect(deployment(s, "c2/t/t-app").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "v" }]);
     // A changed deployment (new content) renders afresh; so does one the state has nothing of.
-    expect(deployment(s, "c1/t-other").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "changed" }]);
+    expect(deployment(s, "c1/t/t-other").objects.map((o) => o.manifest.data)).to.deep.equal([{ k: "changed" }]);
     expect(s.warnings).to.deep.equal([]);
     // Pausing it (the deploymentID stays) renders it afresh, frozen; without the state (a plain pulumi up) everything renders, and says so.
     const paused = await desiredState(fleetOf(repo.url(), ["app"], {}, { paused: true }), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
-    expect(deployment(paused, "c1/t-app").objects[0].manifest.data).to.deep.equal({ k: "v" });
+    expect(deployment(paused, "c1/t/t-app").objects[0].manifest.data).to.deep.equal({ k: "v" });
     const plain = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts({ previous }), { cacheRoot });
-    expect(deployment(plain, "c1/t-app").objects[0].manifest.data).to.deep.equal({ k: "v" });
+    expect(deployment(plain, "c1/t/t-app").objects[0].manifest.data).to.deep.equal({ k: "v" });
     expect(plain.warnings).to.have.length(1).and.match(/2 unchanged bundle deployment\(s\) were rendered again: this program was not given the state/);
   });
 
@@ -186,9 +186,9 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
           ["system:serviceaccount:cattle-fleet-system:fleet-default", "c1/as/system:serviceaccount:cattle-fleet-system:fleet-default", "as system:serviceaccount:cattle-fleet-system:fleet-default", "c1"]],
         [["system:serviceaccount:cattle-fleet-system:deployer", "c2/as/system:serviceaccount:cattle-fleet-system:deployer", "as system:serviceaccount:cattle-fleet-system:deployer", "c2"]],
       ]);
-      expect(deployment(s, "c1/t-plain").account).to.equal("system:serviceaccount:cattle-fleet-system:fleet-default");
-      expect(deployment(s, "c2/t-plain").account).to.equal(undefined);
-      expect(deployment(s, "c2/t-plain").warnings[0]).to.match(/^bundle t-plain on cluster c2: serviceAccount: could not tell whether cattle-fleet-system\/fleet-default exists \(connection refused\)/);
+      expect(deployment(s, "c1/t/t-plain").account).to.equal("system:serviceaccount:cattle-fleet-system:fleet-default");
+      expect(deployment(s, "c2/t/t-plain").account).to.equal(undefined);
+      expect(deployment(s, "c2/t/t-plain").warnings[0]).to.match(/^bundle t-plain on cluster c2: serviceAccount: could not tell whether cattle-fleet-system\/fleet-default exists \(connection refused\)/);
       const text = describeDesired(s).join("\n");
       expect(text).to.contain("cluster c1 (kubeconfig from the stack)\n").and.contain("  applies as system:serviceaccount:cattle-fleet-system:deployer\n")
         .and.contain("  bundle t-plain (GitRepo t @ ").and.not.contain(KUBECONFIG);
@@ -208,7 +208,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(adopting.calls.objects.flat().flatMap((j) => j.objects.map((o) => o.kind))).to.not.include("ConfigMap");
       const first = await desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: nothingExists, impersonate, discovery: discovered() }), { cacheRoot });
       const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1", "c2"] } }, clusters: ["c1", "c2"],
-        deploymentIds: { "c1/t-app": first.records["c1/t-app"].deploymentId } };
+        deploymentIds: { "c1/t/t-app": first.records["c1/t/t-app"].deploymentId } };
       const facts = fakeFacts({ objects: nothingExists, impersonate, previous, discovery: discovered() });
       await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: () => new Set(["c3"]) });
       expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2"]]);
@@ -254,7 +254,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
         "  widgets: {{ .Capabilities.APIVersions.Has \"example.com/v1/Widget\" | quote }}\n" +
         "  oldPolicy: {{ .Capabilities.APIVersions.Has \"policy/v1beta1\" | quote }}\n",
     };
-    const dataOf = (s: DesiredState, cluster: string) => deployment(s, `${cluster}/t-app`).objects[0].manifest.data;
+    const dataOf = (s: DesiredState, cluster: string) => deployment(s, `${cluster}/t/t-app`).objects[0].manifest.data;
 
     it("a live cluster's own version and API versions, from discovery, whole (Helm's defaults replaced, as on Fleet's agent)", async () => {
       const repo = new TestRepo(CHART);
@@ -267,7 +267,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(dataOf(s, "c1")).to.deep.equal({ version: "v1.36.3", recent: "true", widgets: "true", oldPolicy: "false" });
       expect(dataOf(s, "c2")).to.deep.equal({ version: "v1.29.3", recent: "false", widgets: "false", oldPolicy: "false" });
       // Fleet's deploymentID does not hold the capabilities: a cluster upgrade alone is no new deployment.
-      expect(deployment(s, "c1/t-app").record.deploymentId).to.equal(deployment(s, "c2/t-app").record.deploymentId);
+      expect(deployment(s, "c1/t/t-app").record.deploymentId).to.equal(deployment(s, "c2/t/t-app").record.deploymentId);
       expect(facts.calls.discovery).to.have.length(1);
     });
 
@@ -296,7 +296,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
         "  region: {{ (lookup \"v1\" \"ConfigMap\" \"kube-public\" \"cluster-info\").data.region | quote }}\n",
     };
     const caps = { kubeVersion: { version: "v1.36.3", major: "1", minor: "36" }, apiVersions: ["v1", "v1/Secret", "v1/ConfigMap"] };
-    const secretOf = (s: DesiredState, cluster: string) => deployment(s, `${cluster}/t-app`).objects.find((o) => o.manifest.kind === "Secret")!.manifest;
+    const secretOf = (s: DesiredState, cluster: string) => deployment(s, `${cluster}/t/t-app`).objects.find((o) => o.manifest.kind === "Secret")!.manifest;
 
     it("reads what the templates look up on their own cluster, with the deploying identity, and renders with the answers", async () => {
       const repo = new TestRepo({ ...CHART, "app/fleet.yaml": "serviceAccount: deployer\n" });
@@ -315,7 +315,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const s = await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot });
       expect(secretOf(s, "c1").stringData).to.deep.equal({ password: "kept" });
       expect((secretOf(s, "c2").stringData as { password: string }).password).to.match(/^[A-Za-z0-9]{16}$/);
-      expect(deployment(s, "c2/t-app").objects.find((o) => o.manifest.kind === "ConfigMap")!.manifest.data).to.deep.equal({ region: "region-of-c2" });
+      expect(deployment(s, "c2/t/t-app").objects.find((o) => o.manifest.kind === "ConfigMap")!.manifest.data).to.deep.equal({ region: "region-of-c2" });
       // One read per cluster and identity, as the deploying service account, of exactly what was asked.
       expect(asked.map((j) => [j.id, j.kubeconfig, j.keys.map((k) => `${k.kind} ${k.namespace}/${k.name}`)])).to.deep.equal([
         ["c1 system:serviceaccount:cattle-fleet-system:deployer", "kubeconfig of c1 system:serviceaccount:cattle-fleet-system:deployer as system:serviceaccount:cattle-fleet-system:deployer",
@@ -349,14 +349,14 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     const facts = (previous?: PreviousDeployment) => fakeFacts({ previous, objects: nothingExists, impersonate: () => ({}), discovery: discovered() });
     const dataOf = (s: DesiredState, key: string) => deployment(s, key).objects[0].manifest.data;
     const first = await desiredState(live(fleetOf(repo.url(), ["app"])), facts(), { cacheRoot });
-    expect(dataOf(first, "c1/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
-    expect(first.records["c1/t-app"].revision).to.equal(1);
+    expect(dataOf(first, "c1/t/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
+    expect(first.records["c1/t/t-app"].revision).to.equal(1);
     // c1 was deployed at revision 3 with another deploymentID; c2 never.
-    const previous: PreviousDeployment = { gitRepos: { t: { commit: "x", clusters: ["c1"] } }, deploymentIds: { "c1/t-app": "s-old:0" }, revisions: { "c1/t-app": 3 } };
+    const previous: PreviousDeployment = { gitRepos: { t: { commit: "x", clusters: ["c1"] } }, deploymentIds: { "c1/t/t-app": "s-old:0" }, revisions: { "c1/t/t-app": 3 } };
     const next = await desiredState(live(fleetOf(repo.url(), ["app"])), facts(previous), { cacheRoot });
-    expect(dataOf(next, "c1/t-app")).to.deep.equal({ install: "false", upgrade: "true", revision: "4" });
-    expect(next.records["c1/t-app"].revision).to.equal(4);
-    expect(dataOf(next, "c2/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
+    expect(dataOf(next, "c1/t/t-app")).to.deep.equal({ install: "false", upgrade: "true", revision: "4" });
+    expect(next.records["c1/t/t-app"].revision).to.equal(4);
+    expect(dataOf(next, "c2/t/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
   });
 
   describe("the ambient kubeconfig, as kubectl reads it", () => {

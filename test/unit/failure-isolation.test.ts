@@ -54,15 +54,15 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     const { previous, deployed } = deployedAfter(first);
     repo.commit({ "a/cm.yaml": CONFIGMAP("a", { k: "new" }), "b/cm.yaml": CONFIGMAP("b", { k: "new" }), "c/fleet.yaml": "namespace: team-c\nhelm: [not, a, mapping\n" });
     const s = await desiredState(fleetOf(repo.url(), ["a", "b", "c"]), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
-    expect(keys(s)).to.deep.equal(["c1/t-a", "c1/t-b", "c1/t-c held", "c2/t-a", "c2/t-b", "c2/t-c held"]);
-    expect(s.deployments.find((d) => d.key === "c1/t-a")!.objects[0].manifest.data).to.deep.equal({ k: "new" });
-    const held = s.deployments.find((d) => d.key === "c1/t-c")!;
-    const before = first.deployments.find((d) => d.key === "c1/t-c")!;
+    expect(keys(s)).to.deep.equal(["c1/t/t-a", "c1/t/t-b", "c1/t/t-c held", "c2/t/t-a", "c2/t/t-b", "c2/t/t-c held"]);
+    expect(s.deployments.find((d) => d.key === "c1/t/t-a")!.objects[0].manifest.data).to.deep.equal({ k: "new" });
+    const held = s.deployments.find((d) => d.key === "c1/t/t-c")!;
+    const before = first.deployments.find((d) => d.key === "c1/t/t-c")!;
     // Exactly as registered before: the BundleDeployment's inputs unchanged (no update), and the record unchanged (the next up renders it again).
     expect(held.objects.map((o) => [o.key, o.manifest, o.retain])).to.deep.equal(before.objects.map((o) => [o.key, o.manifest, o.retain]));
     expect(held.spec).to.deep.equal(before.spec);
     expect(held.record).to.deep.equal(before.record);
-    expect(s.records["c1/t-c"]).to.deep.equal(before.record);
+    expect(s.records["c1/t/t-c"]).to.deep.equal(before.record);
     // Its namespace stays as registered, though no bundle that deploys now needs it.
     expect(s.clusters[0].namespaces.find((ns) => ns.metadata.name === "team-c")).to.deep.equal(first.clusters[0].namespaces.find((ns) => ns.metadata.name === "team-c"));
     expect(held.clusterNamespaces).to.deep.equal(["team-c"]);
@@ -84,7 +84,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     const message = await desiredState(fleetOf(repo.url(), ["a", "c"]), fakeFacts({ previous }), { cacheRoot }).then(() => "no failure", (e: Error) => e.message);
     expect(message).to.match(/gitRepo t, bundle t-c, cluster c1: .*without the stack's state, as in a plain `pulumi up`, a failed bundle deployment cannot keep its objects as they are, so nothing was changed; `npm run up` keeps them/);
     const fresh = await desiredState(fleetOf(repo.url(), ["a", "d"]), fakeFacts({ previous }), { cacheRoot });
-    expect(keys(fresh)).to.deep.equal(["c1/t-a", "c2/t-a"]);
+    expect(keys(fresh)).to.deep.equal(["c1/t/t-a", "c2/t/t-a"]);
     expect(failed(fresh)[0]).to.match(/^c1\/t-d new: dependsOn t-nowhere, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it/);
   });
 
@@ -96,7 +96,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
       "other/cm.yaml": CONFIGMAP("other"),
     });
     const s = await desiredState(fleetOf(repo.url(), ["db", "app", "web", "other"]), fakeFacts(), { cacheRoot });
-    expect(keys(s)).to.deep.equal(["c1/t-other", "c2/t-app", "c2/t-db", "c2/t-other", "c2/t-web"]);
+    expect(keys(s)).to.deep.equal(["c1/t/t-other", "c2/t/t-app", "c2/t/t-db", "c2/t/t-other", "c2/t/t-web"]);
     expect(failed(s)).to.deep.equal([
       "c1/t-app new: dependsOn t-db, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it (no bundles matching labels fleet.cattle.io/bundle-name=t-db) and never deploys this one",
       "c1/t-web new: dependent bundle(s) are not ready: [t-app] (failed on this cluster)",
@@ -109,7 +109,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
       "app/fleet.yaml": "helm:\n  values:\n    region: ${ .ClusterLabels.region }\n",
     });
     const s = await desiredState(fleetOf(repo.url(), ["app"]), fakeFacts(), { cacheRoot });
-    expect(keys(s)).to.deep.equal(["c2/t-app"]);
+    expect(keys(s)).to.deep.equal(["c2/t/t-app"]);
     expect(failed(s)).to.have.length(1);
     expect(failed(s)[0]).to.match(/^c1\/t-app new: .*region/);
   });
@@ -122,7 +122,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
       "good/cm.yaml": CONFIGMAP("good"),
     });
     const s = await desiredState(fleetOf(repo.url(), ["bad-chart", "x", "y", "vals", "good"]), fakeFacts(), { cacheRoot });
-    expect(keys(s)).to.deep.equal(["c1/t-good", "c2/t-good"]);
+    expect(keys(s)).to.deep.equal(["c1/t/t-good", "c2/t/t-good"]);
     expect(failed(s)).to.deep.equal([
       "/same new: bundle name same is produced by both x and y; set a distinct name in fleet.yaml",
       "c1/t-bad-chart new: " + s.failures[1].reason,
@@ -139,7 +139,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     const { previous, deployed } = deployedAfter(first);
     repo.commit({ "b/fleet.yaml": "name: custom-b\nnamespace: [\n" });
     const s = await desiredState(fleetOf(repo.url(), ["a", "b"]), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
-    expect(keys(s)).to.deep.equal(["c1/custom-b held", "c1/t-a", "c2/custom-b held", "c2/t-a"]);
+    expect(keys(s)).to.deep.equal(["c1/t/custom-b held", "c1/t/t-a", "c2/t/custom-b held", "c2/t/t-a"]);
     // The bundle's own failure is under the name its path gives (fleet.yaml, which names it, cannot be read); the held ones say why they stay.
     expect(s.failures.map((f) => `${f.cluster}/${f.bundle}`)).to.deep.equal(["c1/custom-b", "c2/custom-b", "/t-b"]);
     expect(s.failures[0].reason).to.match(/^kept as deployed, not pruned: bundle\(s\) t-b of this GitRepo could not be read/);
@@ -151,8 +151,8 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     const { previous, deployed } = deployedAfter(first);
     repo.commit({ "a/fleet.yaml": "helm: [broken\n", "b/cm.yaml": CONFIGMAP("shared") });
     const s = await desiredState(fleetOf(repo.url(), ["a", "b"]), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
-    expect(keys(s)).to.deep.equal(["c1/t-a held", "c1/t-b held", "c2/t-a held", "c2/t-b held"]);
+    expect(keys(s)).to.deep.equal(["c1/t/t-a held", "c1/t/t-b held", "c2/t/t-a held", "c2/t/t-b held"]);
     expect(s.failures.find((f) => f.cluster === "c1" && f.bundle === "t-b")!.reason)
-      .to.equal("ConfigMap default/shared is also deployed by bundle t-a on this cluster, which failed and keeps its objects as last deployed; an object has one owner");
+      .to.equal("ConfigMap default/shared is also deployed by bundle t-a of GitRepo t on this cluster, which failed and keeps its objects as last deployed; an object has one owner");
   });
 });

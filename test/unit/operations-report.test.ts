@@ -18,10 +18,10 @@ import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 
 const PREFIX = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$";
-const BD = `${PREFIX}pulumi-fleet:index:BundleDeployment::c1/app`;
-const CM = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:cfg`;
-const CHART = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:helm.sh/v4:Chart::c1/chart`;
-const CHART_CHILD = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::c1/chart:ns/web`;
+const BD = `${PREFIX}pulumi-fleet:index:BundleDeployment::c1/repo/app`;
+const CM = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:core/v1:ConfigMap::c1/repo/app/core:ConfigMap:ns:cfg`;
+const CHART = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:helm.sh/v4:Chart::c1/repo/chart`;
+const CHART_CHILD = `${PREFIX}pulumi-fleet:index:BundleDeployment$kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::c1/repo/chart:ns/web`;
 const AGENT = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:Agent::c1";
 const AGENT_DEP = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:Agent$kubernetes:apps/v1:Deployment::c1/agent/deployment";
 
@@ -40,8 +40,8 @@ function record(events: EngineEvent[]) {
 }
 
 const rec = (key: string, deploymentId: string): DeploymentRecord => {
-  const [cluster, bundle] = key.split("/");
-  return { gitRepo: "repo", bundle, cluster, target: "all", deploymentId, commit: "abc", namespace: "ns", paused: false, objectCount: 1, revision: 1 };
+  const [cluster, gitRepo, bundle] = key.split("/");
+  return { gitRepo, bundle, cluster, target: "all", deploymentId, commit: "abc", namespace: "ns", paused: false, objectCount: 1, revision: 1 };
 };
 
 describe("operations: steps, events, status", () => {
@@ -51,7 +51,7 @@ describe("operations: steps, events, status", () => {
       pre("same", AGENT, undefined, false), pre("replace", AGENT_DEP, AGENT), pre("create-replacement", AGENT_DEP, AGENT), pre("delete-replaced", AGENT_DEP, AGENT),
     ]);
     const g = groupSteps(r.steps, r.failedUrns);
-    expect(g.deployments.get("c1/app")).to.include({ cluster: "c1", bundle: "app", created: 1, updated: 1, replaced: 0, deleted: 0, pruned: false });
+    expect(g.deployments.get("c1/repo/app")).to.include({ cluster: "c1", bundle: "app", created: 1, updated: 1, replaced: 0, deleted: 0, pruned: false });
     // A replace is one change, not three.
     expect(g.agents.get("c1")).to.include({ replaced: 1, created: 0, deleted: 0 });
     expect(g.agents.get("c1")!.replacements).to.deep.equal(["kubernetes:apps/v1:Deployment c1/agent/deployment"]);
@@ -59,9 +59,9 @@ describe("operations: steps, events, status", () => {
 
   it("a no-op gives no event; a pruned deployment gives one Pruned event with the ids it had", () => {
     const noop = groupSteps(record([pre("same", BD, undefined, false), pre("same", CM, BD)]).steps);
-    expect(deployEvents(noop, { "c1/app": rec("c1/app", "s-1:a") }, { "c1/app": rec("c1/app", "s-1:a") })).to.deep.equal([]);
+    expect(deployEvents(noop, { "c1/repo/app": rec("c1/repo/app", "s-1:a") }, { "c1/repo/app": rec("c1/repo/app", "s-1:a") })).to.deep.equal([]);
     const pruned = groupSteps(record([pre("delete", CM, BD), pre("delete", BD, undefined, false)]).steps);
-    const events = deployEvents(pruned, { "c1/app": rec("c1/app", "s-1:a") }, {});
+    const events = deployEvents(pruned, { "c1/repo/app": rec("c1/repo/app", "s-1:a") }, {});
     expect(events.map(formatDeployEvent)).to.deep.equal(["Pruned bundle app from c1 deploymentID=s-1:a commit=abc (0 created, 0 updated, 1 deleted)"]);
   });
 
@@ -79,9 +79,9 @@ describe("operations: steps, events, status", () => {
       sources: new Map([["repo", { commit: "abc" }]]),
       plan: { entries: [entry("c1", "s-1:a"), entry("c2", "s-2:a"), entry("c3", "s-1:a"), entry("c4", "s-1:a"), entry("c5", "s-2:a", true), entry("c6", "s-1:a")], skipped: [] },
     } as unknown as FleetState;
-    const applied = { "c1/app": rec("c1/app", "s-1:a"), "c2/app": rec("c2/app", "s-1:a"), "c4/app": rec("c4/app", "s-1:a"), "c5/app": rec("c5/app", "s-1:a"), "c6/app": rec("c6/app", "s-1:a") };
-    const drift = groupSteps(record([pre("same", BD.replace("c1/app", "c4/app"), undefined, false), pre("update", CM.replace("c1/app", "c4/app"), BD.replace("c1/app", "c4/app"))]).steps);
-    const r = computeStatus("s", state, applied, drift, new Set(["c6/app"]));
+    const applied = { "c1/repo/app": rec("c1/repo/app", "s-1:a"), "c2/repo/app": rec("c2/repo/app", "s-1:a"), "c4/repo/app": rec("c4/repo/app", "s-1:a"), "c5/repo/app": rec("c5/repo/app", "s-1:a"), "c6/repo/app": rec("c6/repo/app", "s-1:a") };
+    const drift = groupSteps(record([pre("same", BD.replace("c1/repo/app", "c4/repo/app"), undefined, false), pre("update", CM.replace("c1/repo/app", "c4/repo/app"), BD.replace("c1/repo/app", "c4/repo/app"))]).steps);
+    const r = computeStatus("s", state, applied, drift, new Set(["c6/repo/app"]));
     expect(r.deployments.map((d) => `${d.cluster} ${d.state}`)).to.deep.equal(["c1 Ready", "c2 WaitApplied", "c3 Pending", "c4 Modified", "c5 OutOfSync", "c6 ErrApplied"]);
     expect(r.deployments[3].message).to.equal("modified ConfigMap ns/cfg");
     expect(r.gitRepos[0]).to.include({ state: "ErrApplied", readyClusters: 1, desiredReadyClusters: 6 });
@@ -110,6 +110,7 @@ describe("operations: steps, events, status", () => {
 });
 
 describe("the state's objects per bundle deployment (automation/deployed-objects.ts)", () => {
+  // Named as an earlier version named them ("<cluster>/<bundle>"): read back under the key with their GitRepo.
   const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
   const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
 
@@ -117,15 +118,15 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
     const resources = [
       { urn: bd, type: "pulumi-fleet:index:BundleDeployment", outputs: { deploymentId: "s-1:new", appliedDeploymentId: "s-1:old" } },
       { urn: `${bd}$kubernetes:core/v1:Secret::c1/app/core:Secret:ns:pw`, type: "kubernetes:core/v1:Secret", custom: true, parent: bd, retainOnDelete: null,
-        inputs: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns" }, data: secret({ password: "c2VjcmV0" }) } },
+        inputs: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns", labels: { "fleet.cattle.io/repo-name": "repo" } }, data: secret({ password: "c2VjcmV0" }) } },
       { urn: `${bd}$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:kept`, type: "kubernetes:core/v1:ConfigMap", custom: true, parent: bd, retainOnDelete: true,
         inputs: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "ns" } } },
       { urn: "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$kubernetes:core/v1:Namespace::c1/ns", type: "kubernetes:core/v1:Namespace", inputs: {} },
     ];
     const objects = deployedObjectsOf(resources);
-    expect([...objects.keys()]).to.deep.equal(["c1/app"]);
-    expect(objects.get("c1/app")).to.include({ appliedDeploymentId: "s-1:old", legacy: true });
-    expect(objects.get("c1/app")!.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null, o.manifest.data ?? null])).to.deep.equal([
+    expect([...objects.keys()]).to.deep.equal(["c1/repo/app"]);
+    expect(objects.get("c1/repo/app")).to.include({ appliedDeploymentId: "s-1:old", legacy: true });
+    expect(objects.get("c1/repo/app")!.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null, o.manifest.data ?? null])).to.deep.equal([
       ["pw", null, { password: "c2VjcmV0" }], ["kept", LEGACY_RETAINED, null],
     ]);
     expect(legacyObjectUrns(resources)).to.deep.equal([resources[1].urn, resources[2].urn]);
@@ -133,7 +134,7 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
 
   it("a BundleDeployment resource: its last inputs (without its gates), objects with their retain reasons, the user it applied as", () => {
     const spec = {
-      deploymentId: "s-1:new", deletePolicy: { propagation: "background", ownerLabels: {} }, timeoutSeconds: 600,
+      deploymentId: "s-1:new", deletePolicy: { propagation: "background", ownerLabels: { "fleet.cattle.io/repo-name": "repo" } }, timeoutSeconds: 600,
       objects: { "/Secret/ns/pw": { manifest: { apiVersion: "v1", kind: "Secret", metadata: { name: "pw", namespace: "ns" }, data: secret({ password: "c2VjcmV0" }) } },
         "/ConfigMap/ns/kept": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "ns" } }, retain: "keepResources" } },
     };
@@ -141,7 +142,7 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
       urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, provider: "urn:pulumi:s::p::pulumi:providers:pulumi-fleet::c1/as/system:serviceaccount:ns:deployer::uuid",
       inputs: { ...spec, waitFor: [{ name: "c1/base", state: "Ready" }] }, outputs: { ...spec, appliedDeploymentId: "s-1:new", state: "Ready" },
     }];
-    const d = deployedObjectsOf(resources).get("c1/app")!;
+    const d = deployedObjectsOf(resources).get("c1/repo/app")!;
     expect(d).to.include({ appliedDeploymentId: "s-1:new", account: "system:serviceaccount:ns:deployer" });
     expect(d.legacy).to.equal(undefined);
     expect(d.spec).to.not.have.property("waitFor");

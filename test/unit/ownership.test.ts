@@ -21,7 +21,7 @@ function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<
     [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], kept: new Set(crds), chartCrds: new Set(crds), ignoredFields: new Map() }]));
   return {
     entries: entries.map(([e]) => e), rendered, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KUBECONFIG-TEXT" }],
-    bundles: [{ name: "web", fleetYaml: "web/fleet.yaml" } as never], ...over,
+    bundles: [{ gitRepo: "repo", name: "web", fleetYaml: "web/fleet.yaml" } as never], ...over,
   };
 }
 

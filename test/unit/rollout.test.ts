@@ -105,15 +105,15 @@ describe("rolloutStrategy in the desired state (core/desired/state.ts)", functio
     const s = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
     const app = s.deployments.filter((d) => d.record.bundle === "t-app");
     expect(app.map((d) => [d.key, d.dependsOn])).to.deep.equal([
-      ["c1/t-app", []], ["c2/t-app", ["c1/t-app"]], ["c3/t-app", ["c1/t-app"]], ["c4/t-app", ["c1/t-app"]],
+      ["c1/t/t-app", []], ["c2/t/t-app", ["c1/t/t-app"]], ["c3/t/t-app", ["c1/t/t-app"]], ["c4/t/t-app", ["c1/t/t-app"]],
     ]);
     expect(s.deployments.filter((d) => d.record.bundle === "t-other").every((d) => d.dependsOn.length === 0)).to.equal(true);
-    expect(s.fleet.rollouts!.get("t-app")!.partitions.map((p) => [p.name, p.clusters, p.holds])).to.deep.equal([["canary", ["c1"], true], ["rest", ["c2", "c3", "c4"], false]]);
+    expect(s.fleet.rollouts!.get("t/t-app")!.partitions.map((p) => [p.name, p.clusters, p.holds])).to.deep.equal([["canary", ["c1"], true], ["rest", ["c2", "c3", "c4"], false]]);
     expect(s.warnings.join("\n")).to.contain("bundle t-app: rolloutStrategy: partition canary has maxUnavailable 0");
     // Partitioning changes only the order: the same deploymentIDs and objects as without a strategy... except the manifest (fleet.yaml is content).
     const plain = await desiredState(fleetOf(new TestRepo({ "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": "# none\n", "other/cm.yaml": CONFIGMAP("other") }).url()), fakeFacts(), { cacheRoot });
     expect(app.map((d) => d.objects.map((o) => o.manifest))).to.deep.equal(plain.deployments.filter((d) => d.record.bundle === "t-app").map((d) => d.objects.map((o) => o.manifest)));
-    expect(app[0].record.deploymentId.split(":")[1]).to.equal(plain.deployments.find((d) => d.key === "c1/t-app")!.record.deploymentId.split(":")[1]);
+    expect(app[0].record.deploymentId.split(":")[1]).to.equal(plain.deployments.find((d) => d.key === "c1/t/t-app")!.record.deploymentId.split(":")[1]);
   });
 
   it("a canary that fails holds the rest back: they fail alone too and keep what they have", async () => {

@@ -71,8 +71,8 @@ const entry = (cluster: string, bundle: string, deploymentId: string) => ({ gitR
 const rec = (cluster: string, bundle: string, deploymentId: string): DeploymentRecord =>
   ({ gitRepo: "apps", bundle, cluster, target: "prod", deploymentId, commit: "c0", namespace: "ns", paused: false, objectCount: 1, revision: 1 });
 const dep = (key: string, counts: Partial<DeploymentSteps>): DeploymentSteps => {
-  const [cluster, bundle] = key.split("/");
-  return { key, cluster, bundle, created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [], ...counts };
+  const [cluster, gitRepo, bundle] = key.split("/");
+  return { key, cluster, gitRepo, bundle, created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [], ...counts };
 };
 function previewReport(unreachable = new Map<string, string>()) {
   const state = {
@@ -85,14 +85,14 @@ function previewReport(unreachable = new Map<string, string>()) {
     bundles: [{ gitRepo: "apps", name: "web" }, { gitRepo: "apps", name: "api" }],
     plan: { entries: [entry("a", "web", "s-web:2"), entry("a", "api", "s-api:1"), entry("b", "web", "s-web:1"), entry("b", "api", "s-api:2")], skipped: [] },
   } as unknown as FleetState;
-  const before = { "a/web": rec("a", "web", "s-web:1"), "b/web": rec("b", "web", "s-web:1"), "b/api": rec("b", "api", "s-api:1"), "c/web": rec("c", "web", "s-web:1") };
+  const before = { "a/apps/web": rec("a", "web", "s-web:1"), "b/apps/web": rec("b", "web", "s-web:1"), "b/apps/api": rec("b", "api", "s-api:1"), "c/apps/web": rec("c", "web", "s-web:1") };
   const agent = (cluster: string, c: Partial<AgentSteps> = {}): AgentSteps => ({ cluster, created: 0, updated: 0, replaced: 0, deleted: 0, replacements: [], failed: false, ...c });
   const groups: GroupedSteps = {
-    deployments: new Map([dep("a/web", { updated: 1 }), dep("a/api", { created: 2 }), dep("b/web", {}), dep("b/api", { replaced: 1 }), dep("c/web", { deleted: 3, pruned: true })].map((d) => [d.key, d])),
+    deployments: new Map([dep("a/apps/web", { updated: 1 }), dep("a/apps/api", { created: 2 }), dep("b/apps/web", {}), dep("b/apps/api", { replaced: 1 }), dep("c/apps/web", { deleted: 3, pruned: true })].map((d) => [d.key, d])),
     agents: new Map([["a", agent("a", { updated: 1 })], ["b", agent("b")], ["c", agent("c")]]),
     failedClusters: [],
   };
-  const prunes = [{ cluster: "c", bundle: "web", objects: 3, reason: "target `prod` was removed from GitRepo `apps`" }];
+  const prunes = [{ cluster: "c", gitRepo: "apps", bundle: "web", objects: 3, reason: "target `prod` was removed from GitRepo `apps`" }];
   return { stack: "prod", groups, before, state, unreachable, prunes, takenAt: "2026-05-04T10:00:00.000Z" };
 }
 

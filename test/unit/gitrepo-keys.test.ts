@@ -1,0 +1,66 @@
+/**
+ * Each GitRepo's bundles live in its own key space (core/desired/keys.ts, issue 41): a fleet.yaml
+ * `name:` equal to another GitRepo's bundle names a different bundle. Fake facts, real git and the
+ * real renderer; the swap the issue found (the victim's manifests to the attacker's cluster, the
+ * attacker's to the victim's, the victim's pruned) is checked in both orders.
+ */
+import { expect } from "chai";
+import { StackConfig } from "../../core/config/stack";
+import { desiredState } from "../../core/desired/state";
+import { DesiredState } from "../../core/desired/types";
+import { previousFromOutputs } from "../../core/desired/previous";
+import { qualifyKeys } from "../../core/desired/keys";
+import { fakeFacts } from "../support/fake-facts";
+import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+
+const cacheRoot = tempDir("pf-cache-");
+
+function teams(victimFirst: boolean): StackConfig {
+  const victim = new TestRepo({ "app/fleet.yaml": "name: web\n", "app/cm.yaml": CONFIGMAP("victim-secret", { token: "victim" }) });
+  const attacker = new TestRepo({ "x/fleet.yaml": "name: web\n", "x/cm.yaml": CONFIGMAP("attacker", { owned: "yes" }) });
+  const repos = [
+    gitRepoConfig({ name: "alpha", repo: victimFirst ? victim.dir : attacker.dir, targets: [{ clusterName: victimFirst ? "prod" : "dev" }] }),
+    gitRepoConfig({ name: "beta", repo: victimFirst ? attacker.dir : victim.dir, targets: [{ clusterName: victimFirst ? "dev" : "prod" }] }),
+  ];
+  return {
+    file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: "/tmp/pulumi-fleet-render", clusterGroups: [],
+    clusters: ["dev", "prod"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+    gitRepos: repos,
+  };
+}
+
+const deployed = (s: DesiredState) => s.deployments.map((d) => `${d.key}: ${d.objects.map((o) => o.manifest.metadata.name).join(",")} ` +
+  `(${d.objects[0].manifest.metadata.labels!["fleet.cattle.io/repo-name"]})`).sort();
+
+describe("a bundle is its GitRepo's own (core/desired/keys.ts)", function () {
+  this.timeout(60_000);
+
+  for (const victimFirst of [true, false]) {
+    it(`two GitRepos' bundles of one name are two bundles, each on its own clusters with its own files (victim listed ${victimFirst ? "first" : "second"})`, async () => {
+      const config = teams(victimFirst);
+      const [victim, attacker] = victimFirst ? ["alpha", "beta"] : ["beta", "alpha"];
+      const s = await desiredState(config, fakeFacts(), { cacheRoot });
+      expect(deployed(s)).to.deep.equal([
+        `dev/${attacker}/web: attacker (${attacker})`,
+        `prod/${victim}/web: victim-secret (${victim})`,
+      ].sort());
+      expect(s.failures).to.deep.equal([]);
+      expect(s.summary.gitRepos[victim].bundles).to.deep.equal(["web"]);
+      expect(s.summary.gitRepos[victim].clusters).to.deep.equal(["prod"]);
+      expect(s.summary.gitRepos[attacker].clusters).to.deep.equal(["dev"]);
+    });
+  }
+
+  it("an earlier version's records (\"<cluster>/<bundle>\") are read under their GitRepo, and the BundleDeployment keeps its former name as an alias", async () => {
+    const config = teams(true);
+    const first = await desiredState(config, fakeFacts(), { cacheRoot });
+    const legacyRecords = Object.fromEntries(Object.values(first.records).map((r) => [`${r.cluster}/${r.bundle}`, r]));
+    const previous = previousFromOutputs({ gitRepos: first.summary.gitRepos, clusters: first.summary.clusters }, legacyRecords, {})!;
+    expect(Object.keys(previous.records!).sort()).to.deep.equal(["dev/beta/web", "prod/alpha/web"]);
+    const next = await desiredState(config, fakeFacts({ previous }), { cacheRoot });
+    expect(next.deployments.map((d) => [d.key, d.formerName]).sort()).to.deep.equal([["dev/beta/web", "dev/web"], ["prod/alpha/web", "prod/web"]]);
+    // Unchanged since: the deploymentIDs read back under the new keys match.
+    expect(next.warnings.join("\n")).to.contain("2 unchanged bundle deployment(s) were rendered again");
+    expect(qualifyKeys({ "c/b": 1, "c/g/b": 2 }, () => undefined)).to.deep.equal({ "c/g/b": 2 });
+  });
+});
