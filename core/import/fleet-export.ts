@@ -11,6 +11,7 @@ import { FleetError } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
 import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
 import { resolveClusterAgents } from "../agent/effective";
+import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
 
 export interface ImportNote {
   /** For example `GitRepo fleet-default/web`. */
@@ -27,16 +28,10 @@ export interface ImportResult {
   counts: { clusters: number; clusterGroups: number; gitRepos: number };
 }
 
-type Obj = Record<string, unknown>;
-type Fleet = { kind: "GitRepo" | "Cluster" | "ClusterGroup"; name: string; namespace: string; raw: Obj };
+type Fleet = FleetObject & { kind: "GitRepo" | "Cluster" | "ClusterGroup" };
 
 const FLEET_GROUP = "fleet.cattle.io/";
 const KINDS = ["GitRepo", "Cluster", "ClusterGroup"] as const;
-/** Set by kubectl or the API server, not by whoever wrote the object: never a setting to carry over. */
-const SERVER_METADATA = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "finalizers", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds"];
-const KUBECTL_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * `source` names the input in errors and the file header. `workspace`: the Fleet namespace to import
@@ -100,51 +95,11 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
   return { fleet, other };
 }
 
-type Note = (field: string, text: string) => void;
-
-/** Fields this importer reads are taken out of a copy; whatever is left gets a note. */
-class Fields {
-  private readonly left: Obj;
-  constructor(value: unknown, private readonly prefix: string, private readonly note: Note) {
-    this.left = isObj(value) ? { ...value } : {};
-  }
-  take(key: string): unknown {
-    const v = this.left[key];
-    delete this.left[key];
-    return v;
-  }
-  str(key: string): string | undefined {
-    const v = this.take(key);
-    return typeof v === "string" && v !== "" ? v : undefined;
-  }
-  /** A field with no counterpart here: its value is named with why, nothing is set. */
-  unmapped(key: string, why: string): void {
-    const v = this.take(key);
-    if (v !== undefined && v !== "" && v !== false && v !== 0) this.note(`${this.prefix}${key}`, `${JSON.stringify(v)}: not mapped: ${why}`);
-  }
-  rest(what: string): void {
-    for (const [k, v] of Object.entries(this.left)) this.note(`${this.prefix}${k}`, `${JSON.stringify(v)}: not mapped: ${what}`);
-  }
-}
-
 function checkName(o: Fleet, source: string): string {
   const problem = dnsLabelProblem(o.name);
   // Names carry over into bundle names and every object's labels: renaming here would redeploy everything.
   if (problem) throw new FleetError(`${o.kind} ${o.namespace}/${o.name}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
   return o.name;
-}
-
-/** metadata: labels (and a Cluster's annotations) are settings; server-set fields are not; anything else is named. */
-function readMetadata(o: Fleet, note: Note, keep: ("labels" | "annotations")[]): { labels: Record<string, string>; annotations: Record<string, string> } {
-  const m = new Fields(o.raw.metadata, "metadata.", note);
-  for (const k of SERVER_METADATA) m.take(k);
-  const { [KUBECTL_ANNOTATION]: _applied, ...annotations } = (m.take("annotations") as Record<string, string> | undefined) ?? {};
-  const labels = (m.take("labels") as Record<string, string> | undefined) ?? {};
-  for (const [key, value] of [["annotations", annotations], ["labels", labels]] as const) {
-    if (!keep.includes(key) && Object.keys(value).length) note(`metadata.${key}`, `${JSON.stringify(value)}: not mapped: a ${o.kind}'s ${key} have no meaning here`);
-  }
-  m.rest(`a ${o.kind}'s metadata has no meaning here`);
-  return { labels: keep.includes("labels") ? labels : {}, annotations: keep.includes("annotations") ? annotations : {} };
 }
 
 function mapCluster(o: Fleet, note: Note, source: string): Obj {
