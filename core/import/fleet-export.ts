@@ -192,6 +192,11 @@ function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
   for (const k of ["keepResources", "deleteNamespace", "paused", "insecureSkipTLSVerify"]) if (spec.take(k) === true) out[k] = true;
   // The objects exist already, deployed by Fleet: the first up adopts them (docs/coming-from-fleet.md).
   out.takeOwnership = true;
+  // Fleet honours fleet.yaml helm.takeOwnership and lets overrideTargets reach any cluster of the workspace;
+  // the stack's defaults refuse the first and narrow the second. The importer does not read the content, so
+  // it keeps Fleet's behaviour: the bundles deploy where and as Fleet deploys them (the file header says so).
+  out.allowTakeOwnership = true;
+  out.allowOverrideTargets = true;
   const ca = spec.str("caBundle");
   if (ca) {
     const pem = Buffer.from(ca, "base64").toString("utf8");
@@ -223,6 +228,8 @@ function render(config: Obj, comments: Map<string, string[]>, source: string, wo
     " Before the first preview: give each cluster its credentials (the `context` placeholders), read every",
     " \"not mapped\" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.",
     " Every GitRepo has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
+    " Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves (fleet.yaml helm.takeOwnership",
+    " honoured, overrideTargets reaching any cluster of the stack); remove them where the content uses neither.",
   ].join("\n");
   const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;
   agent.commentBefore = " Fleet's own agent keeps running on the clusters until Fleet is removed; deploys never go through an agent here.\n Set enabled: true (with apiServerURL) only to deploy this project's agent (docs/agent.md).";

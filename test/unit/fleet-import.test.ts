@@ -59,11 +59,13 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
           { name: "eu-prod", clusterSelector: { matchLabels: { env: "prod" }, matchExpressions: [{ key: "region", operator: "In", values: ["eu-west"] }] } },
           { name: "canary", clusterName: "c-m-prod2" },
         ],
-        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true,
+        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true,
         caBundle: "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n",
       },
-      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, takeOwnership: true },
+      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true },
     ]);
+    // Fleet's behaviour kept where the stack's defaults are stricter, and said so in the file.
+    expect(result.text).to.include("# Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves");
   });
 
   it("names every field it cannot map, in the file beside its object and in the notes; copies no secret", () => {
