@@ -1,8 +1,9 @@
 /**
  * `npm run import -- FILE [--stack NAME] [--workspace NS] [--force]`: Fleet's GitRepos, Clusters and
- * ClusterGroups, as `kubectl get gitrepos,clusters,clustergroups -A -o yaml` prints them on a Fleet
- * management cluster, written as stacks/Pulumi.NAME.yaml (core/import/fleet-export.ts). Each field it
- * cannot map is a comment in the file and a line on stderr; no secret is ever copied.
+ * ClusterGroups, with the GitRepoRestrictions and Policies that shape the GitRepos, as `kubectl get` prints
+ * them on a Fleet management cluster, written as stacks/Pulumi.NAME.yaml (core/import/fleet-export.ts).
+ * Each field it cannot map is a comment in the file and a line on stderr; no secret is ever copied. A
+ * GitRepo Fleet refuses under its restrictions is not written, and named on stdout as well.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -14,7 +15,7 @@ import { parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {
   usage: "npm run import -- FILE [--stack NAME] [--workspace NS] [--force]",
-  summary: "Writes stacks/Pulumi.NAME.yaml from Fleet's objects (kubectl get gitrepos,clusters,clustergroups -A -o yaml > FILE).",
+  summary: "Writes stacks/Pulumi.NAME.yaml from Fleet's objects (kubectl get gitrepos,clusters,clustergroups,gitreporestrictions,policies.fleet.cattle.io -A -o yaml > FILE).",
   positionals: ["FILE"],
   options: {
     stack: { type: "string" as const, value: "NAME", help: "the stack to write (default: the Fleet workspace's name, such as fleet-default)" },
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(target, result.text);
   for (const n of result.notes) console.error(`${input}: ${n.object}${n.field ? `: ${n.field}` : ""}: ${n.text}`);
   const { clusters, clusterGroups, gitRepos } = result.counts;
+  if (result.refused.length) console.log(`not imported: ${result.refused.map((n) => `GitRepo ${result.workspace}/${n}`).join(", ")}: Fleet refuses ${result.refused.length === 1 ? "it" : "them"} under the workspace's GitRepoRestrictions or Policies (why: above on stderr, and in the file header)`);
   console.log(`wrote ${file}: ${clusters} clusters, ${clusterGroups} cluster groups, ${gitRepos} GitRepos from workspace ${result.workspace}; ${result.notes.length} note(s) to act on (above on stderr, and as comments in the file)`);
   console.log(`next: set each cluster's context (or kubeconfig), then npm run plan -- --stack ${stack}; the migration order is in docs/coming-from-fleet.md`);
 }

@@ -1,7 +1,9 @@
 /**
  * Fleet's own objects as a stack file: what `kubectl get gitrepos,clusters,clustergroups -A -o yaml`
  * prints on a Fleet management cluster (a `List`, or several YAML documents; Fleet v0.10+ field names)
- * becomes the `pulumi-fleet:` configuration of one stack. Every field is either mapped or named in a
+ * becomes the `pulumi-fleet:` configuration of one stack. The workspace's GitRepoRestrictions and
+ * Policies, when the export has them, shape its GitRepos (core/import/fleet-restrictions.ts); a GitRepo
+ * Fleet refuses under them is left out, with Fleet's reasons in the notes. Every field is either mapped or named in a
  * note, which goes into the file as a comment beside its object and to the caller (stderr): nothing
  * is dropped without a word. Secrets are never copied: Fleet keeps credentials in Secrets that this
  * export only names, and the stack takes them as Pulumi secrets.
@@ -11,6 +13,8 @@ import { FleetError } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
 import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
 import { resolveClusterAgents } from "../agent/effective";
+import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
+import { GitRepoReach, readWorkspaceRestrictions, restrictGitRepo } from "./fleet-restrictions";
 
 export interface ImportNote {
   /** For example `GitRepo fleet-default/web`. */
@@ -25,18 +29,16 @@ export interface ImportResult {
   notes: ImportNote[];
   workspace: string;
   counts: { clusters: number; clusterGroups: number; gitRepos: number };
+  /** GitRepos Fleet refuses under the workspace's GitRepoRestrictions and Policies: not in the file, each reason in the notes. */
+  refused: string[];
 }
 
-type Obj = Record<string, unknown>;
-type Fleet = { kind: "GitRepo" | "Cluster" | "ClusterGroup"; name: string; namespace: string; raw: Obj };
+type Fleet = FleetObject;
 
 const FLEET_GROUP = "fleet.cattle.io/";
-const KINDS = ["GitRepo", "Cluster", "ClusterGroup"] as const;
-/** Set by kubectl or the API server, not by whoever wrote the object: never a setting to carry over. */
-const SERVER_METADATA = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "finalizers", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds"];
-const KUBECTL_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const KINDS = ["GitRepo", "Cluster", "ClusterGroup", "GitRepoRestriction", "Policy"] as const;
+/** The kinds that make a workspace worth importing; restrictions only shape its GitRepos. */
+const WORKSPACE_KINDS: readonly string[] = ["GitRepo", "Cluster", "ClusterGroup"];
 
 /**
  * `source` names the input in errors and the file header. `workspace`: the Fleet namespace to import
@@ -45,14 +47,14 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 export function importFleetExport(text: string, source: string, options: { workspace?: string } = {}): ImportResult {
   const objects = readObjects(text, source);
   const notes: ImportNote[] = [];
-  const workspaces = [...new Set(objects.fleet.map((o) => o.namespace))].sort();
+  const workspaces = [...new Set(objects.fleet.filter((o) => WORKSPACE_KINDS.includes(o.kind)).map((o) => o.namespace))].sort();
   const workspace = options.workspace ?? (workspaces.length === 1 ? workspaces[0] : undefined);
   if (!workspace) {
     throw new FleetError(workspaces.length ? `holds several Fleet workspaces (${workspaces.join(", ")}); a GitRepo targets only the clusters of its own, so import one at a time with --workspace NAME`
       : "holds no Fleet GitRepo, Cluster or ClusterGroup (kubectl get gitrepos,clusters,clustergroups -A -o yaml)", { file: source });
   }
   if (!workspaces.includes(workspace)) throw new FleetError(`has no objects in workspace ${JSON.stringify(workspace)} (it has ${workspaces.join(", ") || "none"})`, { file: source });
-  for (const o of objects.other) notes.push({ object: o, field: "", text: "not a Fleet GitRepo, Cluster or ClusterGroup: not imported (a Secret's contents are never copied)" });
+  for (const o of objects.other) notes.push({ object: o, field: "", text: "not a Fleet GitRepo, Cluster, ClusterGroup, GitRepoRestriction or Policy: not imported (a Secret's contents are never copied)" });
   const mine = (kind: Fleet["kind"]) => objects.fleet.filter((o) => o.kind === kind && o.namespace === workspace).sort((a, b) => (a.name < b.name ? -1 : 1));
 
   const comments = new Map<string, string[]>();
@@ -60,9 +62,30 @@ export function importFleetExport(text: string, source: string, options: { works
     notes.push({ object: `${o.kind} ${o.namespace}/${o.name}`, field, text: textOf });
     comments.set(path, [...comments.get(path) ?? [], ` ${field}: ${textOf}`]);
   };
+  /** A line in the file only, beside the object: where a value came from, nothing to act on. */
+  const remarkFor = (path: string) => (field: string, textOf: string) => comments.set(path, [...comments.get(path) ?? [], ` ${field}: ${textOf}`]);
+  /** Notes on what the file has no place for (restriction objects, refused GitRepos): in its header. */
+  const headerNotes: string[] = [];
+  const headerNoteFor = (o: Fleet) => (field: string, textOf: string) => {
+    notes.push({ object: `${o.kind} ${o.namespace}/${o.name}`, field, text: textOf });
+    headerNotes.push(` ${o.kind} ${o.namespace}/${o.name}: ${field}: ${textOf}`);
+  };
   const clusters = mine("Cluster").map((o, i) => mapCluster(o, noteFor(o, `clusters.${i}`), source));
   const clusterGroups = mine("ClusterGroup").map((o, i) => mapClusterGroup(o, noteFor(o, `clusterGroups.${i}`), source));
-  const gitRepos = mine("GitRepo").map((o, i) => mapGitRepo(o, noteFor(o, `gitRepos.${i}`), source));
+  const restrictions = readWorkspaceRestrictions([...mine("GitRepoRestriction"), ...mine("Policy")], headerNoteFor, source);
+  const gitRepos: Obj[] = [];
+  const refused: string[] = [];
+  for (const o of mine("GitRepo")) {
+    const reach = restrictGitRepo(restrictions, gitRepoSpec(o, source));
+    if (reach.refusals.length) {
+      // Fleet deploys nothing from it: importing it would deploy what Fleet does not.
+      refused.push(o.name);
+      for (const r of reach.refusals) headerNoteFor(o)(r.field, `Fleet refuses this GitRepo: ${r.text}; not imported`);
+      continue;
+    }
+    const path = `gitRepos.${gitRepos.length}`;
+    gitRepos.push(mapGitRepo(o, noteFor(o, path), remarkFor(path), source, reach));
+  }
 
   const config: Obj = {
     agent: { enabled: false },
@@ -73,7 +96,7 @@ export function importFleetExport(text: string, source: string, options: { works
   // What is written must be a valid stack: checked as `npm run plan` will read it, before anything is written.
   resolveClusterAgents(parseStackConfig(config, source, "/"));
   const counts = { clusters: clusters.length, clusterGroups: clusterGroups.length, gitRepos: gitRepos.length };
-  return { text: render(config, comments, source, workspace, counts), notes, workspace, counts };
+  return { text: render(config, comments, headerNotes, source, workspace, counts), notes, workspace, counts, refused };
 }
 
 function readObjects(text: string, source: string): { fleet: Fleet[]; other: string[] } {
@@ -100,51 +123,11 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
   return { fleet, other };
 }
 
-type Note = (field: string, text: string) => void;
-
-/** Fields this importer reads are taken out of a copy; whatever is left gets a note. */
-class Fields {
-  private readonly left: Obj;
-  constructor(value: unknown, private readonly prefix: string, private readonly note: Note) {
-    this.left = isObj(value) ? { ...value } : {};
-  }
-  take(key: string): unknown {
-    const v = this.left[key];
-    delete this.left[key];
-    return v;
-  }
-  str(key: string): string | undefined {
-    const v = this.take(key);
-    return typeof v === "string" && v !== "" ? v : undefined;
-  }
-  /** A field with no counterpart here: its value is named with why, nothing is set. */
-  unmapped(key: string, why: string): void {
-    const v = this.take(key);
-    if (v !== undefined && v !== "" && v !== false && v !== 0) this.note(`${this.prefix}${key}`, `${JSON.stringify(v)}: not mapped: ${why}`);
-  }
-  rest(what: string): void {
-    for (const [k, v] of Object.entries(this.left)) this.note(`${this.prefix}${k}`, `${JSON.stringify(v)}: not mapped: ${what}`);
-  }
-}
-
 function checkName(o: Fleet, source: string): string {
   const problem = dnsLabelProblem(o.name);
   // Names carry over into bundle names and every object's labels: renaming here would redeploy everything.
   if (problem) throw new FleetError(`${o.kind} ${o.namespace}/${o.name}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
   return o.name;
-}
-
-/** metadata: labels (and a Cluster's annotations) are settings; server-set fields are not; anything else is named. */
-function readMetadata(o: Fleet, note: Note, keep: ("labels" | "annotations")[]): { labels: Record<string, string>; annotations: Record<string, string> } {
-  const m = new Fields(o.raw.metadata, "metadata.", note);
-  for (const k of SERVER_METADATA) m.take(k);
-  const { [KUBECTL_ANNOTATION]: _applied, ...annotations } = (m.take("annotations") as Record<string, string> | undefined) ?? {};
-  const labels = (m.take("labels") as Record<string, string> | undefined) ?? {};
-  for (const [key, value] of [["annotations", annotations], ["labels", labels]] as const) {
-    if (!keep.includes(key) && Object.keys(value).length) note(`metadata.${key}`, `${JSON.stringify(value)}: not mapped: a ${o.kind}'s ${key} have no meaning here`);
-  }
-  m.rest(`a ${o.kind}'s metadata has no meaning here`);
-  return { labels: keep.includes("labels") ? labels : {}, annotations: keep.includes("annotations") ? annotations : {} };
 }
 
 function mapCluster(o: Fleet, note: Note, source: string): Obj {
@@ -218,18 +201,35 @@ function mapClusterGroup(o: Fleet, note: Note, source: string): Obj {
   return out;
 }
 
-function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
+/** The fields of a GitRepo that Fleet's restrictions judge. */
+function gitRepoSpec(o: Fleet, source: string): Parameters<typeof restrictGitRepo>[1] {
+  const spec = isObj(o.raw.spec) ? o.raw.spec : {};
+  const str = (k: string) => (typeof spec[k] === "string" && spec[k] !== "" ? spec[k] as string : undefined);
+  const repo = str("repo");
+  if (!repo) throw new FleetError(`GitRepo ${o.namespace}/${o.name}: spec.repo is missing`, { file: source });
+  return { repo, serviceAccount: str("serviceAccount"), targetNamespace: str("targetNamespace"), clientSecretName: str("clientSecretName") };
+}
+
+/** `reach`: what the workspace's GitRepoRestrictions and Policies make of it (a GitRepo Fleet refuses never gets here). */
+function mapGitRepo(o: Fleet, note: Note, remark: Note, source: string, reach: GitRepoReach): Obj {
   const name = checkName(o, source);
   readMetadata(o, note, []);
   const spec = new Fields(o.raw.spec, "spec.", note);
-  const out: Obj = { name };
-  const repo = spec.str("repo");
-  if (!repo) throw new FleetError(`GitRepo ${o.namespace}/${name}: spec.repo is missing`, { file: source });
-  out.repo = repo;
-  for (const k of ["branch", "revision", "targetNamespace", "serviceAccount", "helmRepoURLRegex"]) {
+  const out: Obj = { name, repo: spec.str("repo") };
+  for (const k of ["branch", "revision", "targetNamespace", "helmRepoURLRegex"]) {
     const v = spec.str(k);
     if (v) out[k] = v;
   }
+  spec.take("serviceAccount");
+  if (reach.serviceAccount) out.serviceAccount = reach.serviceAccount.value;
+  if (reach.serviceAccount?.from.length) remark("serviceAccount", `Fleet's defaultServiceAccount, from ${reach.serviceAccount.from.join(", ")}`);
+  for (const key of ["allowedServiceAccounts", "allowedTargetNamespaces"] as const) {
+    const allowed = reach[key];
+    if (!allowed) continue;
+    out[key] = allowed.value;
+    remark(key, `from ${allowed.from.join(", ")}`);
+  }
+  for (const u of reach.unchecked) note(u.field, u.text);
   const paths = spec.take("paths");
   if (Array.isArray(paths) && paths.length) out.paths = paths;
   const targets = spec.take("targets");
@@ -237,14 +237,21 @@ function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
   for (const k of ["keepResources", "deleteNamespace", "paused", "insecureSkipTLSVerify"]) if (spec.take(k) === true) out[k] = true;
   // The objects exist already, deployed by Fleet: the first up adopts them (docs/coming-from-fleet.md).
   out.takeOwnership = true;
+  // Fleet honours fleet.yaml helm.takeOwnership and lets overrideTargets reach any cluster of the workspace;
+  // the stack's defaults refuse the first and narrow the second. The importer does not read the content, so
+  // it keeps Fleet's behaviour: the bundles deploy where and as Fleet deploys them (the file header says so).
+  out.allowTakeOwnership = true;
+  out.allowOverrideTargets = true;
   const ca = spec.str("caBundle");
   if (ca) {
     const pem = Buffer.from(ca, "base64").toString("utf8");
     if (pem.includes("-----BEGIN CERTIFICATE-----")) out.caBundle = pem;
     else note("spec.caBundle", "not mapped: it is not base64 of a PEM certificate bundle");
   }
-  const auth = spec.str("clientSecretName");
-  if (auth) note("spec.clientSecretName", `${JSON.stringify(auth)}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret ${o.namespace}/${auth}`);
+  spec.take("clientSecretName");
+  const auth = reach.clientSecretName;
+  const defaulted = auth?.from.length ? `absent; Fleet uses defaultClientSecretName ${JSON.stringify(auth.value)}, from ${auth.from.join(", ")}` : JSON.stringify(auth?.value);
+  if (auth) note("spec.clientSecretName", `${defaulted}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret ${o.namespace}/${auth.value}`);
   const helm = spec.str("helmSecretName");
   if (helm) note("spec.helmSecretName", `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from Secret ${o.namespace}/${helm}; remote charts also need allowedChartURLs`);
   spec.unmapped("helmSecretNameForPaths", "per-path Helm credentials are not offered; give the GitRepo one helmSecret, or split it");
@@ -261,13 +268,16 @@ function mapGitRepo(o: Fleet, note: Note, source: string): Obj {
   return out;
 }
 
-function render(config: Obj, comments: Map<string, string[]>, source: string, workspace: string, counts: ImportResult["counts"]): string {
+function render(config: Obj, comments: Map<string, string[]>, headerNotes: string[], source: string, workspace: string, counts: ImportResult["counts"]): string {
   const doc = new YAML.Document({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`${CONFIG_NAMESPACE}:${k}`, v])) });
   doc.commentBefore = [
     ` Imported by \`npm run import\` from ${source}, Fleet workspace ${workspace}: ${counts.clusters} clusters, ${counts.clusterGroups} cluster groups, ${counts.gitRepos} GitRepos.`,
     " Before the first preview: give each cluster its credentials (the `context` placeholders), read every",
     " \"not mapped\" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.",
     " Every GitRepo has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
+    " Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves (fleet.yaml helm.takeOwnership",
+    " honoured, overrideTargets reaching any cluster of the stack); remove them where the content uses neither.",
+    ...(headerNotes.length ? [" Fleet's GitRepoRestrictions and Policies of this workspace, and the GitRepos Fleet refuses under them:", ...headerNotes] : []),
   ].join("\n");
   const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;
   agent.commentBefore = " Fleet's own agent keeps running on the clusters until Fleet is removed; deploys never go through an agent here.\n Set enabled: true (with apiServerURL) only to deploy this project's agent (docs/agent.md).";

@@ -59,11 +59,13 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
           { name: "eu-prod", clusterSelector: { matchLabels: { env: "prod" }, matchExpressions: [{ key: "region", operator: "In", values: ["eu-west"] }] } },
           { name: "canary", clusterName: "c-m-prod2" },
         ],
-        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true,
+        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true,
         caBundle: "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n",
       },
-      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, takeOwnership: true },
+      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true },
     ]);
+    // Fleet's behaviour kept where the stack's defaults are stricter, and said so in the file.
+    expect(result.text).to.include("# Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves");
   });
 
   it("names every field it cannot map, in the file beside its object and in the notes; copies no secret", () => {
@@ -115,6 +117,147 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     expect(() => importFleetExport(gitRepo("apps", { repo: "https://x/y.git", targets: [{ clusterSelector: { matchExpressions: [{ key: "a", operator: "in" }] } }] }), "e.yaml"))
       .to.throw("targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist");
     expect(() => importFleetExport("", "empty.yaml")).to.throw("empty.yaml: holds no Fleet GitRepo, Cluster or ClusterGroup");
+  });
+
+  describe("Fleet's GitRepoRestrictions and Policies (test/fleet-exports/restrictions.yaml)", () => {
+    const RESTRICTED = "test/fleet-exports/restrictions.yaml";
+    const restricted = () => importFleetExport(fs.readFileSync(path.join(ROOT, RESTRICTED), "utf8"), RESTRICTED);
+    /** A workspace `w` of the given restriction objects and GitRepos (name -> spec), as an export. */
+    const workspace = (restrictions: object[], gitRepos: Record<string, object>) => YAML.stringify({
+      apiVersion: "v1", kind: "List", items: [
+        ...restrictions.map((r, i) => ({ apiVersion: "fleet.cattle.io/v1alpha1", metadata: { name: `r${i}`, namespace: "w" }, ...r })),
+        ...Object.entries(gitRepos).map(([name, spec]) => ({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepo", metadata: { name, namespace: "w" }, spec: { repo: "https://git.example.com/team/apps.git", ...spec } })),
+      ],
+    });
+    const imported = (restrictions: object[], gitRepos: Record<string, object>) => {
+      const result = importFleetExport(workspace(restrictions, gitRepos), "w.yaml");
+      const repos = (configOf(result.text)["pulumi-fleet:gitRepos"] ?? []) as Record<string, unknown>[];
+      return { ...result, repos: Object.fromEntries(repos.map((r) => [r.name, r])), noteTexts: result.notes.map((n) => `${n.object} ${n.field}: ${n.text}`) };
+    };
+    const grr = (fields: object) => ({ kind: "GitRepoRestriction", ...fields });
+    const policy = (fields: object) => ({ kind: "Policy", ...fields });
+
+    it("gives every GitRepo of the workspace the aggregated defaults and allow-lists, and says where each came from", () => {
+      const result = restricted();
+      const reach = { takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true, allowedServiceAccounts: ["deployer", "ops"], allowedTargetNamespaces: ["apps", "web"] };
+      expect(configOf(result.text)["pulumi-fleet:gitRepos"]).to.deep.equal([
+        // No serviceAccount: a-first's default, which wins over b-later's (name order) and the Policy's (GitRepoRestriction first).
+        { name: "apps", repo: "https://git.example.com/team-a/apps.git", targetNamespace: "apps", serviceAccount: "deployer", ...reach },
+        { name: "mirror", repo: "https://mirror.example.com/apps.git", targetNamespace: "web", serviceAccount: "ops", ...reach },
+      ]);
+      expect(result.counts.gitRepos).to.equal(2);
+      expect(result.text).to.include("# serviceAccount: Fleet's defaultServiceAccount, from GitRepoRestriction team-a/a-first\n")
+        .and.include("# allowedTargetNamespaces: from GitRepoRestriction team-a/a-first, GitRepoRestriction team-a/b-later\n")
+        .and.include("# allowedServiceAccounts: from Policy team-a/p-accounts\n");
+      // The default client secret names the Secret to copy credentials from.
+      expect(result.notes.find((n) => n.object === "GitRepo team-a/apps" && n.field === "spec.clientSecretName")!.text)
+        .to.equal('absent; Fleet uses defaultClientSecretName "team-a-git", from GitRepoRestriction team-a/a-first: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret team-a/team-a-git');
+    });
+
+    it("leaves out each GitRepo Fleet refuses, naming the field, Fleet's reason and the restrictions, in the notes and the file header", () => {
+      const result = restricted();
+      expect(result.refused).to.deep.equal(["no-namespace", "wrong-account", "wrong-namespace", "wrong-repo", "wrong-secret"]);
+      const refusals = result.notes.filter((n) => n.text.startsWith("Fleet refuses this GitRepo"));
+      expect(refusals.map((n) => `${n.object} ${n.field}: ${n.text}`)).to.deep.equal([
+        "GitRepo team-a/no-namespace spec.targetNamespace: Fleet refuses this GitRepo: absent, and allowedTargetNamespaces requires one (GitRepoRestriction team-a/a-first, GitRepoRestriction team-a/b-later); not imported",
+        'GitRepo team-a/wrong-account spec.serviceAccount: Fleet refuses this GitRepo: "admin" is not in allowedServiceAccounts ["deployer","ops"] (GitRepoRestriction team-a/a-first, GitRepoRestriction team-a/b-later, Policy team-a/p-accounts); not imported',
+        'GitRepo team-a/wrong-namespace spec.targetNamespace: Fleet refuses this GitRepo: "kube-system" is not in allowedTargetNamespaces ["apps","web","team-*"] (GitRepoRestriction team-a/a-first, GitRepoRestriction team-a/b-later); not imported',
+        'GitRepo team-a/wrong-repo spec.repo: Fleet refuses this GitRepo: "https://github.com/someone/apps.git" matches none of allowedRepoPatterns ["git\\\\.example\\\\.com/team-a/","https://mirror\\\\.example\\\\.com/.*"] (GitRepoRestriction team-a/b-later, Policy team-a/p-accounts); not imported',
+        'GitRepo team-a/wrong-secret spec.clientSecretName: Fleet refuses this GitRepo: "stolen" is not in allowedClientSecretNames ["team-a-git","mirror-git"] (GitRepoRestriction team-a/a-first, Policy team-a/p-accounts); not imported',
+      ]);
+      for (const n of refusals) expect(result.text).to.include(`# ${n.object}: ${n.field}: ${n.text}`);
+    });
+
+    it("names what has no stack setting: checked once, dropped, or not mapped; a HelmOp and a Policy's helmOp are not imported", () => {
+      const result = restricted();
+      const onRestrictions = result.notes.filter((n) => /^(GitRepoRestriction|Policy|HelmOp) /.test(n.object));
+      expect(onRestrictions.map((n) => `${n.object} ${n.field}`)).to.deep.equal([
+        "HelmOp team-a/chart ",
+        "GitRepoRestriction team-a/a-first metadata.labels",
+        "GitRepoRestriction team-a/a-first allowedClientSecretNames",
+        "GitRepoRestriction team-a/b-later allowedRepoPatterns",
+        "GitRepoRestriction team-a/b-later allowedTargetNamespaces",
+        "Policy team-a/p-accounts gitRepo.allowedClientSecretNames",
+        "Policy team-a/p-accounts gitRepo.allowedRepoPatterns",
+        "Policy team-a/p-accounts helmOp",
+        "Policy team-a/q-require requireServiceAccount",
+        "GitRepoRestriction team-a/a-first allowedServiceAccounts",
+        "GitRepoRestriction team-a/b-later allowedServiceAccounts",
+      ]);
+      const text = (object: string, field: string) => onRestrictions.find((n) => n.object === object && n.field === field)!.text;
+      expect(text("GitRepoRestriction team-a/b-later", "allowedTargetNamespaces")).to.match(/^\["team-\*"\]: not mapped: not namespace names/);
+      expect(text("GitRepoRestriction team-a/b-later", "allowedRepoPatterns")).to.include("checked at import").and.include("not kept");
+      expect(text("Policy team-a/q-require", "requireServiceAccount")).to.include("checked at import").and.include("not kept");
+      expect(text("Policy team-a/p-accounts", "helmOp")).to.include("not mapped: HelmOps are not imported");
+      expect(text("GitRepoRestriction team-a/a-first", "allowedServiceAccounts")).to.include("Fleet checks every Bundle against the Policies' lists alone");
+      for (const n of onRestrictions.filter((x) => x.field)) expect(result.text).to.include(`# ${n.object}: ${n.field}: ${n.text}`);
+    });
+
+    it("requireServiceAccount refuses a GitRepo left without one after defaulting; a default or its own satisfies it", () => {
+      const require = policy({ requireServiceAccount: true });
+      const without = imported([require], { bare: {}, own: { serviceAccount: "deployer" } });
+      expect(without.refused).to.deep.equal(["bare"]);
+      expect(without.noteTexts).to.include("GitRepo w/bare spec.serviceAccount: Fleet refuses this GitRepo: absent, no default, and requireServiceAccount is set (Policy w/r0); not imported");
+      expect(without.repos.own.serviceAccount).to.equal("deployer");
+      const defaulted = imported([require, policy({ gitRepo: { defaultServiceAccount: "policy-default" } })], { bare: {} });
+      expect(defaulted.refused).to.deep.equal([]);
+      expect(defaulted.repos.bare.serviceAccount).to.equal("policy-default");
+    });
+
+    it("allowedTargetNamespaceSelector: not mapped, and a GitRepo without targetNamespace is refused as Fleet does", () => {
+      const selector = grr({ allowedTargetNamespaceSelector: { matchLabels: { team: "a" } } });
+      const result = imported([selector], { bare: {}, placed: { targetNamespace: "apps" } });
+      expect(result.refused).to.deep.equal(["bare"]);
+      expect(result.noteTexts).to.include("GitRepo w/bare spec.targetNamespace: Fleet refuses this GitRepo: absent, and allowedTargetNamespaceSelector requires one (GitRepoRestriction w/r0); not imported");
+      expect(result.noteTexts.find((t) => t.startsWith("GitRepoRestriction w/r0 allowedTargetNamespaceSelector: "))).to.include("not mapped: it selects namespaces by their labels");
+      expect(result.repos.placed).to.not.have.property("allowedTargetNamespaces");
+    });
+
+    it("service accounts: the default is given unchecked (as Fleet's isAllowed); a Policy's list bounds the Bundles, so it is the one mapped", () => {
+      const onlyRestriction = imported([grr({ defaultServiceAccount: "builder", allowedServiceAccounts: ["deployer"] })], { bare: {} });
+      expect(onlyRestriction.refused).to.deep.equal([]);
+      expect(onlyRestriction.repos.bare).to.include({ serviceAccount: "builder" }).and.deep.include({ allowedServiceAccounts: ["deployer"] });
+      expect(onlyRestriction.noteTexts.find((t) => t.startsWith("GitRepoRestriction w/r0 allowedServiceAccounts: "))).to.include("also bounds the serviceAccount of fleet.yaml targetCustomizations");
+      // The GitRepo check passes (the default is not checked), Fleet's Bundle check against the Policy's list does not.
+      const withPolicy = imported([grr({ defaultServiceAccount: "builder", allowedServiceAccounts: ["builder"] }), policy({ allowedServiceAccounts: ["deployer"] })], { bare: {}, own: { serviceAccount: "deployer" } });
+      expect(withPolicy.refused).to.deep.equal(["bare"]);
+      expect(withPolicy.noteTexts).to.include('GitRepo w/bare spec.serviceAccount: Fleet refuses this GitRepo: "builder" is not in the Policies\' allowedServiceAccounts ["deployer"], so Fleet refuses each of its Bundles (Policy w/r1); not imported');
+      expect(withPolicy.repos.own.allowedServiceAccounts).to.deep.equal(["deployer"]);
+    });
+
+    it("repo patterns: a GitRepoRestriction's match anywhere, a Policy's the whole URL; (?i) is read; what JavaScript cannot read is named, not judged", () => {
+      const repos = { sub: { repo: "https://evil.example.org/git.example.com/team/x.git" }, exact: { repo: "https://git.example.com/team/apps.git" }, upper: { repo: "HTTPS://GIT.EXAMPLE.COM/team/apps.git" } };
+      const pattern = "https://git\\.example\\.com/team/";
+      expect(imported([grr({ allowedRepoPatterns: ["git\\.example\\.com/team/"] })], repos).refused).to.deep.equal(["upper"]);
+      expect(imported([policy({ gitRepo: { allowedRepoPatterns: [pattern] } })], repos).refused).to.deep.equal(["exact", "sub", "upper"]);
+      expect(imported([policy({ gitRepo: { allowedRepoPatterns: [`(?i)${pattern}.*`] } })], repos).refused).to.deep.equal(["sub"]);
+      // Verbatim, as Fleet's plain-string allow-lists: as a regular expression this one does not match itself.
+      expect(imported([policy({ gitRepo: { allowedRepoPatterns: ["https://git.example.com/team/apps+x.git"] } })], { plus: { repo: "https://git.example.com/team/apps+x.git" } }).refused).to.deep.equal([]);
+      // Go's \z (end of text) is no escape JavaScript knows: read leniently it would be a "z" and refuse the repo.
+      const unreadable = imported([grr({ allowedRepoPatterns: ["team/apps\\.git\\z"] })], { exact: repos.exact });
+      expect(unreadable.refused).to.deep.equal([]);
+      expect(unreadable.noteTexts.find((t) => t.startsWith("GitRepo w/exact spec.repo: "))).to.include("not checked against allowedRepoPatterns").and.include("check by hand");
+    });
+
+    it("npm run import names the GitRepos it leaves out on stdout, besides the notes on stderr", () => {
+      const stack = `import-restricted-${process.pid}`;
+      try {
+        const run = tsScript("scripts/import.ts", [RESTRICTED, "--stack", stack]);
+        expect(run.status, run.stderr).to.equal(0);
+        expect(run.stdout).to.include("not imported: GitRepo team-a/no-namespace, GitRepo team-a/wrong-account, GitRepo team-a/wrong-namespace, GitRepo team-a/wrong-repo, GitRepo team-a/wrong-secret: Fleet refuses them");
+        expect(run.stderr.trim().split("\n")).to.have.length(restricted().notes.length);
+      } finally {
+        fs.rmSync(path.join(ROOT, "stacks", `Pulumi.${stack}.yaml`), { force: true });
+      }
+    });
+
+    it("only the imported workspace's restrictions apply; a badly shaped one names itself", () => {
+      const other = YAML.stringify({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepoRestriction", metadata: { name: "elsewhere", namespace: "other" }, allowedTargetNamespaces: ["nowhere"] });
+      const result = importFleetExport(`${workspace([], { apps: {} })}---\n${other}`, "w.yaml");
+      expect(result.workspace).to.equal("w");
+      expect(result.refused).to.deep.equal([]);
+      expect(() => imported([grr({ allowedServiceAccounts: "deployer" })], { apps: {} })).to.throw("w.yaml: GitRepoRestriction w/r0: allowedServiceAccounts must be a list of strings");
+    });
   });
 
   describe("round trip: npm run import, then npm run plan on what it wrote", () => {
