@@ -16,6 +16,7 @@ import { checkTakeOwnership, clusterLabels, ownerLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
 import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
+import { lookupScopeError } from "../render/lookup-scope";
 import { stableJson } from "../hash";
 import { AccountProviders } from "../service-accounts";
 import { Bundle } from "../bundles/types";
@@ -415,6 +416,12 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
       }
       if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
         failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
+        continue;
+      }
+      const scope = { namespace: e.namespace, allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces };
+      const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e)).map((k) => lookupScopeError(k, scope, ctx)).find((err) => err);
+      if (outOfScope) {
+        failed(e, outOfScope);
         continue;
       }
       const user = accounts.userOf.get(e);

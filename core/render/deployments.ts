@@ -216,7 +216,7 @@ export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, o
 }
 
 /** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
-const CLUSTER_SCOPED = new Set([
+export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
   "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
   "StorageClass", "PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
   "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "APIService", "IngressClass", "RuntimeClass",

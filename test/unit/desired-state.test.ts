@@ -338,6 +338,25 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const reads = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}), lookup: () => { throw new Error("must not read"); } });
       expect((await failedAlone(desiredState(live(fleetOf(many.url(), ["app"])), reads, { cacheRoot })))[0]).to.equal("gitRepo t, bundle t-app, cluster c1: its templates make 150 different lookups, over the limit of 100 per bundle deployment");
     });
+
+    it("stays in the GitRepo's namespaces (issue 41): a lookup elsewhere fails its deployment, unread, naming the stack setting", async () => {
+      const repo = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"],
+        "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stolen\ndata:\n" +
+          "  token: {{ (lookup \"v1\" \"Secret\" \"kube-system\" \"admin\").data | toJson | quote }}\n" });
+      const asked: LookupJob[] = [];
+      const reads = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
+        lookup: (jobs) => {
+          asked.push(...jobs);
+          return Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key })) }]));
+        } });
+      const failed = await failedAlone(desiredState(live(fleetOf(repo.url(), ["app"])), reads, { cacheRoot }));
+      expect(failed[0]).to.match(/^gitRepo t, bundle t-app, cluster c1: a template's lookup reads Secret admin in namespace kube-system .* not read\. .*gitRepos\[t\]\.allowedTargetNamespaces/);
+      expect(asked).to.deep.equal([]);
+      // allowedTargetNamespaces widens it: the lookup is read.
+      const allowed = await desiredState(live(fleetOf(repo.url(), ["app"], {}, { allowedTargetNamespaces: ["default", "kube-*"] })), reads, { cacheRoot });
+      expect(allowed.failures).to.deep.equal([]);
+      expect(asked.flatMap((j) => j.keys.map((k) => `${k.kind} ${k.namespace}/${k.name}`))).to.deep.equal(["Secret kube-system/admin", "Secret kube-system/admin"]);
+    });
   });
 
   it(".Release.IsInstall, IsUpgrade and Revision as Helm on Fleet's agent gives them: an install first, then an upgrade per new deploymentID", async () => {
