@@ -36,6 +36,8 @@ export interface RenderedDeployment {
   lookups?: LookupKey[];
   /** A render that failed while lookups it made were not answered yet: the error, if answering them does not help. */
   pendingError?: string;
+  /** Its lookups read a Secret (lookup-secrets.ts): its objects are registered as a secret. */
+  secret?: true;
 }
 
 const RESOURCE_POLICY = "helm.sh/resource-policy";
