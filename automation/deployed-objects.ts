@@ -77,6 +77,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     if (r.custom && r.inputs) {
       const { waitFor: _gates, ...spec } = revealed(r.inputs) as PairSpec;
       bundle.spec = spec;
+      if (isSecret(r.inputs.objects)) bundle.secret = true;
       bundle.objects = Object.values(spec.objects ?? {}).map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
       withNamespaces(bundle, clusterOfKey(key));
       out.set(key, bundle);
@@ -137,6 +138,8 @@ function legacyObjects(resources: StateResource[]): (StateResource & { component
   }
   return out;
 }
+
+const isSecret = (v: unknown) => !!v && typeof v === "object" && SECRET_SIG in v;
 
 /** A value with the state's secret envelopes (`--show-secrets`: the plaintext as JSON text) opened. */
 function revealed(v: unknown): unknown {

@@ -22,7 +22,9 @@ export function expandPairSteps(steps: Step[], moving: ReadonlySet<string> = new
   for (const s of steps) {
     // An earlier version's per-object resource that its BundleDeployment adopts: dropped from the state only.
     if (s.op === "delete" && moving.has(s.urn)) continue;
-    if (s.type !== BUNDLE_DEPLOYMENT_TYPE || !s.custom) {
+    // A pair whose objects are a secret (its lookups read a Secret) has them blinded in the engine's
+    // events: it counts as one object, its own.
+    if (s.type !== BUNDLE_DEPLOYMENT_TYPE || !s.custom || masked(s.inputs?.objects) || masked(s.oldInputs?.objects)) {
       out.push(s);
       continue;
     }
@@ -80,6 +82,10 @@ function objectSteps(s: Step): Step[] {
 function sameManifest(a: PairObject, b: PairObject): boolean {
   return stableJson(a.manifest) === stableJson(b.manifest);
 }
+
+/** The engine's events blind a secret: its signature around `ciphertext: "[secret]"`, never the value. */
+const masked = (v: unknown) => v !== undefined && (v === null || typeof v !== "object" || SECRET_SIG in v);
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function objectsOf(inputs: Record<string, any> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
   return (inputs?.[field] ?? {}) as Record<string, PairObject>;

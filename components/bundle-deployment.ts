@@ -26,7 +26,9 @@ export interface BundleDeploymentArgs {
 export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts: pulumi.CustomResourceOptions): BundleDeploymentPair {
   const d = args.deployment;
   const waitFor = args.waitFor.map(([key, pair]) => ({ name: key, state: pair.state }));
-  const pair = new BundleDeploymentPair(name, { ...d.spec, ...(waitFor.length ? { waitFor } : {}) }, {
+  // Objects holding what a lookup read from a Secret (core/render/lookup-secrets.ts): a secret in the state and the preview.
+  const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
+  const pair = new BundleDeploymentPair(name, { ...d.spec, objects, ...(waitFor.length ? { waitFor } : {}) }, {
     ...opts, provider: args.provider,
     dependsOn: [...args.waitFor.map(([, p]) => p), ...d.clusterNamespaces.map((ns) => args.namespaces.get(ns)!), ...(d.inAgentNamespace && args.agent ? [args.agent] : [])],
   });

@@ -49,6 +49,8 @@ export interface DeployedBundle {
   account?: string;
   /** The namespaces its cluster created that its objects are in, as registered. */
   namespaces?: DeployedNamespace[];
+  /** Its objects are a secret in the state (its lookups read a Secret): registered again, they stay one. */
+  secret?: true;
 }
 
 /** A namespace a Cluster created, as the state holds it. */

@@ -6,6 +6,7 @@
  * it. What depends on a failed pair on the same cluster waits, as Fleet's agent makes it wait.
  */
 import { FleetError, withContext } from "../errors";
+import { redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { PairReport } from "./pair";
 import { DeploymentRecord } from "./records";
@@ -31,16 +32,26 @@ type Pair = { gitRepo: string; bundle: string; cluster: string };
 /** The failures of one update, by deployment key; the first reason for a pair wins. */
 export class FailedDeployments {
   private readonly byKey = new Map<string, DeploymentFailure>();
+  private readonly secrets = new Map<string, readonly string[]>();
 
-  /** Records `err` (a FleetError's reason and location, or any error's message) for the pair. */
+  /**
+   * Records `err` (a FleetError's reason and location, or any error's message) for the pair, with what
+   * its lookups read from Secrets replaced (`redact`): every report of a failure is built from here.
+   */
   fail(pair: Pair, err: unknown): void {
     const key = pairKey(pair);
     if (this.byKey.has(key)) return;
     const e = withContext(err, { gitRepo: pair.gitRepo, bundle: pair.bundle, ...(pair.cluster ? { cluster: pair.cluster } : {}) });
+    const secrets = this.secrets.get(key) ?? [];
     this.byKey.set(key, {
-      gitRepo: pair.gitRepo, bundle: pair.bundle, cluster: pair.cluster, message: e.message, reason: e.reason,
+      gitRepo: pair.gitRepo, bundle: pair.bundle, cluster: pair.cluster, message: redactSecrets(e.message, secrets), reason: redactSecrets(e.reason, secrets),
       ...(e.context.file ? { file: e.context.file } : {}), ...(e.context.field ? { field: e.context.field } : {}),
     });
+  }
+
+  /** The values the pair's lookups read from Secrets (lookup-secrets.ts): never in its failure's words. */
+  redact(pair: BundleId & { cluster: string }, values: readonly string[]): void {
+    this.secrets.set(pairKey(pair), values);
   }
 
   has(pair: BundleId & { cluster: string }): boolean {

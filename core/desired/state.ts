@@ -16,6 +16,8 @@ import { checkTakeOwnership, clusterLabels, ownerLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
 import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
+import { lookupScopeError } from "../render/lookup-scope";
+import { lookedUpSecrets, redactSecrets } from "../render/lookup-secrets";
 import { stableJson } from "../hash";
 import { AccountProviders } from "../service-accounts";
 import { Bundle } from "../bundles/types";
@@ -173,7 +175,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
       spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined),
-      warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster),
+      warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
     };
   }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
@@ -242,7 +244,7 @@ function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow
           ...(deployed.account ? { account: deployed.account } : {}), clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
           warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
           objects, spec: heldSpec(record, deployed, objects), record, arrived: arrived.has(record.cluster),
-          held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
+          held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}), ...(deployed.secret ? { secret: true as const } : {}),
         };
       }),
   };
@@ -425,6 +427,12 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
         failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
         continue;
       }
+      const scope = { namespace: e.namespace, allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces };
+      const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e)).map((k) => lookupScopeError(k, scope, ctx)).find((err) => err);
+      if (outOfScope) {
+        failed(e, outOfScope);
+        continue;
+      }
       const user = accounts.userOf.get(e);
       const id = `${e.cluster} ${user ?? ""}`;
       const c = clusters.get(e.cluster)!;
@@ -446,12 +454,15 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
           continue;
         }
         tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
+        fleet.failures.redact(e, lookedUpSecrets(tables.get(e)!).values);
         again.push(e);
       }
     }
     for (const [e, r] of renderSome(again)) rendered.set(e, r);
   }
   for (const [e, r] of rendered) {
+    const secrets = lookedUpSecrets(tables.get(e) ?? []);
+    if (secrets.any) rendered.set(e, { ...r, secret: true, warnings: r.warnings.map((w) => redactSecrets(w, secrets.values)) });
     if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml }));
   }
   return rendered;
@@ -482,6 +493,7 @@ function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry
       objects: manifests, style: determineStyle(bundle.files, e.options).kind, warnings: [...bundle.warnings ?? []],
       kept: new Set(), chartCrds: new Set(), retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
       ignoredFields: new Map(manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length)),
+      ...(held!.secret ? { secret: true as const } : {}),
     });
   }
   return out;

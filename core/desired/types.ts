@@ -90,6 +90,8 @@ export interface DesiredDeployment {
   held?: true;
   /** A held deployment's appliedDeploymentId as the state has it (else the record's deploymentId). */
   appliedDeploymentId?: string;
+  /** Its templates' lookups read a Secret (now, or when the state's objects were rendered): its objects are registered as a secret. */
+  secret?: true;
 }
 
 /** An earlier version's deployment that is no longer deployed: a BundleDeployment adopts its objects and prunes them (state.ts retiringDeployments). */

@@ -37,6 +37,8 @@ export interface RenderedDeployment {
   lookups?: LookupKey[];
   /** A render that failed while lookups it made were not answered yet: the error, if answering them does not help. */
   pendingError?: string;
+  /** Its lookups read a Secret (lookup-secrets.ts): its objects are registered as a secret. */
+  secret?: true;
 }
 
 const RESOURCE_POLICY = "helm.sh/resource-policy";
@@ -219,7 +221,7 @@ export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, o
 }
 
 /** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
-const CLUSTER_SCOPED = new Set([
+export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
   "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
   "StorageClass", "PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
   "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "APIService", "IngressClass", "RuntimeClass",

@@ -7,6 +7,7 @@ import { runUnderMocks, Registration } from "../support/mock-engine";
 import { localStack, reordered, withoutProdTarget } from "../support/fleet-fixtures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { fakeFacts } from "../support/fake-facts";
+import { Fleet } from "../../components/fleet";
 
 const RENDER = "/tmp/pulumi-fleet-render";
 const cacheRoot = tempDir("pf-cache-");
@@ -74,6 +75,16 @@ describe("components register the desired state (Pulumi mocks)", function () {
     // The pair waits for its namespace.
     const nsUrn = regs.find((r) => r.name === "dev-1/simple" && r.type === "kubernetes:core/v1:Namespace")!.urn;
     expect(dev.dependencies).to.include(nsUrn);
+  });
+
+  it("a deployment whose lookups read a Secret has its objects registered as a secret, the others in the clear (issue 41)", async () => {
+    const desired = await desiredState(localStack(RENDER), fakeFacts(), { cacheRoot });
+    const d = desired.deployments.find((x) => x.key === "dev-1/examples/examples-simple")!;
+    d.secret = true;
+    const { registrations: regs } = await runUnderMocks(() => new Fleet("fleet", desired));
+    // The SDK's secret signature around the value.
+    expect(pair(regs, d.key).inputs.objects).to.deep.equal({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: JSON.parse(JSON.stringify(d.spec.objects)) });
+    expect(pair(regs, "dev-2/examples/examples-simple").inputs.objects).to.not.have.property("4dabf18193072939515e22adb298388d");
   });
 
   it("registers helm and kustomize bundles as their rendered objects in their pair, as raw YAML", async () => {

@@ -338,6 +338,53 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const reads = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}), lookup: () => { throw new Error("must not read"); } });
       expect((await failedAlone(desiredState(live(fleetOf(many.url(), ["app"])), reads, { cacheRoot })))[0]).to.equal("gitRepo t, bundle t-app, cluster c1: its templates make 150 different lookups, over the limit of 100 per bundle deployment");
     });
+
+    it("stays in the GitRepo's namespaces (issue 41): a lookup elsewhere fails its deployment, unread, naming the stack setting", async () => {
+      const repo = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"],
+        "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stolen\ndata:\n" +
+          "  token: {{ (lookup \"v1\" \"Secret\" \"kube-system\" \"admin\").data | toJson | quote }}\n" });
+      const asked: LookupJob[] = [];
+      const reads = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
+        lookup: (jobs) => {
+          asked.push(...jobs);
+          return Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key })) }]));
+        } });
+      const failed = await failedAlone(desiredState(live(fleetOf(repo.url(), ["app"])), reads, { cacheRoot }));
+      expect(failed[0]).to.match(/^gitRepo t, bundle t-app, cluster c1: a template's lookup reads Secret admin in namespace kube-system .* not read\. .*gitRepos\[t\]\.allowedTargetNamespaces/);
+      expect(asked).to.deep.equal([]);
+      // allowedTargetNamespaces widens it: the lookup is read.
+      const allowed = await desiredState(live(fleetOf(repo.url(), ["app"], {}, { allowedTargetNamespaces: ["default", "kube-*"] })), reads, { cacheRoot });
+      expect(allowed.failures).to.deep.equal([]);
+      expect(asked.flatMap((j) => j.keys.map((k) => `${k.kind} ${k.namespace}/${k.name}`))).to.deep.equal(["Secret kube-system/admin", "Secret kube-system/admin"]);
+    });
+
+    it("what it reads from a Secret is a secret: the objects are registered as one, and no failure or warning says it", async () => {
+      const password = "s3cr3t-from-the-cluster";
+      const answering = fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
+        lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key,
+          object: { apiVersion: "v1", kind: "Secret", metadata: { name: key.name, namespace: key.namespace }, data: { password: Buffer.from(password).toString("base64") } } })) }])) });
+      const copying = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"],
+        "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: copy\ndata:\n" +
+          "  password: {{ (lookup \"v1\" \"Secret\" .Release.Namespace \"db\").data.password | b64dec | quote }}\n" });
+      const s = await desiredState(live(fleetOf(copying.url(), ["app"])), answering, { cacheRoot });
+      expect(deployment(s, "c1/t/t-app").secret).to.equal(true);
+      expect(deployment(s, "c1/t/t-app").objects[0].manifest.data).to.deep.equal({ password });
+      // A ConfigMap lookup alone makes nothing secret.
+      const plain = await desiredState(live(fleetOf(new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"], "app/templates/cm.yaml": CHART["app/templates/cm.yaml"] }).url(), ["app"])),
+        fakeFacts({ objects: nothingExists, discovery: discovered(caps), impersonate: () => ({}),
+          lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { answers: j.keys.map((key) => ({ key, object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: key.name }, data: { region: "r" } } })) }])) }),
+        { cacheRoot });
+      expect(deployment(plain, "c1/t/t-app").secret).to.equal(undefined);
+      // A template's fail quoting the value, either encoding: the failure says [secret].
+      const failing = new TestRepo({ "app/Chart.yaml": CHART["app/Chart.yaml"],
+        "app/templates/cm.yaml": "{{- $s := lookup \"v1\" \"Secret\" .Release.Namespace \"db\" }}\n" +
+          "{{- if $s }}{{ fail (printf \"password is %s (%s)\" ($s.data.password | b64dec) $s.data.password) }}{{ end }}\n" });
+      const f = await desiredState(live(fleetOf(failing.url(), ["app"])), answering, { cacheRoot });
+      expect(f.failures.map((x) => x.message).join("\n")).to.not.contain(password).and.not.contain(Buffer.from(password).toString("base64"));
+      expect(f.failures[0].message).to.match(/password is \[secret\] \(\[secret\]\)/);
+      expect(f.failures[0].reason).to.match(/password is \[secret\] \(\[secret\]\)/);
+      expect(f.warnings.join("\n")).to.not.contain(password);
+    });
   });
 
   it(".Release.IsInstall, IsUpgrade and Revision as Helm on Fleet's agent gives them: an install first, then an upgrade per new deploymentID", async () => {

@@ -150,4 +150,13 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
     expect(d.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([["pw", null], ["kept", "keepResources"]]);
     expect(legacyObjectUrns(resources)).to.deep.equal([]);
   });
+
+  it("a BundleDeployment whose objects are a secret in the state (its lookups read a Secret) is marked so, and they are read opened", () => {
+    const objects = { "/ConfigMap/ns/copy": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "copy", namespace: "ns" }, data: { password: "s3cr3t" } } } };
+    const inputs = { deploymentId: "s-1:new", deletePolicy: { propagation: "background", ownerLabels: { "fleet.cattle.io/repo-name": "repo" } }, objects: secret(objects) };
+    const d = deployedObjectsOf([{ urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs, outputs: { ...inputs, appliedDeploymentId: "s-1:new" } }]).get("c1/repo/app")!;
+    expect(d.secret).to.equal(true);
+    expect(d.objects.map((o) => o.manifest.data)).to.deep.equal([{ password: "s3cr3t" }]);
+    expect(deployedObjectsOf([{ urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs: { ...inputs, objects } }]).get("c1/repo/app")!.secret).to.equal(undefined);
+  });
 });

@@ -53,6 +53,13 @@ describe("a BundleDeployment's steps as its objects' (automation/pair-steps.ts)"
     expect(ops(d).sort()).to.deep.equal(["create c1/app/core:ConfigMap:ns:new", "delete c1/app/core:ConfigMap:ns:gone", "update c1/app/core:ConfigMap:ns:a data.k"]);
   });
 
+  it("a pair whose objects are a secret (blinded in the engine's events) counts as one object, its own", () => {
+    const blinded = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" };
+    const updated = grouped([pairEvent("update", { objects: blinded }, { objects: blinded }, { 'objects["/ConfigMap/ns/a"].manifest.data.password': { kind: "update" } })]);
+    expect(updated).to.include({ created: 0, updated: 1, deleted: 0 });
+    expect(updated.steps.map((s) => `${s.op} ${s.type}`)).to.deep.equal(["update pulumi-fleet:index:BundleDeployment"]);
+  });
+
   it("the pair's state comes with its step; an apply the server refused is its report", () => {
     const objects = { "/ConfigMap/ns/a": cm("a") };
     const d = grouped([pairEvent("update", { objects }, { objects }, { deploymentId: { diffKind: "update", inputDiff: true } },
