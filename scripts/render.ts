@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const groups = groupNames.map((g) => ({ name: g, labels: {}, selector: {} }));
   repo.targets = groupNames.map((g) => ({ name: g, clusterGroup: g }));
   const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
-  const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false } : await resolveSource(repo);
+  const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo);
   // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
   const { bundles, plan: planned, failures } = planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer);
   const rendered = renderDeployments(planned.entries, bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });

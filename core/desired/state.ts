@@ -190,6 +190,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     journal: journalObjects(deployments, leftOut),
     failures: failures.list(),
     warnings: [
+      ...[...fleet.sources.values()].flatMap((s) => s.warnings.map((w) => `gitRepo ${s.gitRepo}: ${w}`)),
       ...!facts.deployed && unchanged.size ? [
         `${unchanged.size} unchanged bundle deployment(s) were rendered again: this program was not given the state (a plain \`pulumi up\`), ` +
         "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",

@@ -6,21 +6,25 @@
  *   trees/<sha> (written to a temp dir, then renamed, so a tree is either complete or absent).
  * - Warm runs ask the remote for its refs (`ls-remote`) and fetch nothing when the commit is already
  *   here; a full 40-character revision already present needs no network at all.
- * - Credentials never enter a URL: SSH keys go to a 0600 temp file removed afterwards, tokens go in
- *   an HTTP header passed through git's environment; every message is redacted before it is shown.
- * - Every failure is a FleetError naming the GitRepo. It never turns into an empty tree.
+ * - A fetch is shallow (the one commit) wherever the remote allows it, bounded in size and time, and
+ *   the store is pruned afterwards to the commits whose trees are kept (git-cache.ts).
+ * - git runs with no configuration or program of the runner's and only this GitRepo's credentials
+ *   (git-env.ts); a commit's `.gitattributes` cannot change the bytes written (AS_COMMITTED).
+ * - Every failure is a FleetError naming the GitRepo, redacted. It never turns into an empty tree.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { createHash } from "node:crypto";
-import { simpleGit, SimpleGit } from "simple-git";
 import { FleetError } from "../errors";
 import { sha256Hex } from "../hash";
 import { contentLimits } from "../bundles/checkout";
 import { defaultCacheRoot } from "../tool-build";
 import { GitRepoConfig } from "../config/stack";
 import { withLock } from "./lock";
+import { GitFailure, runGit } from "./git-process";
+import { GitSession, protocolsFor } from "./git-env";
+import { GitBounds, gitBounds } from "./git-bounds";
+import { markUsed, packBytes, pinnedRef, pruneStore, pruneTrees, sweepUnusedStores } from "./git-cache";
 
 export interface Source {
   gitRepo: string;
@@ -29,42 +33,88 @@ export interface Source {
   dir: string;
   /** Whether this resolution had to fetch objects from the remote. */
   fetched: boolean;
+  /** What the operator should know about this resolution (a fetch that could not be shallow). */
+  warnings: string[];
 }
 
 /** Fleet's cloner follows `master` when a GitRepo names neither branch nor revision. */
 export const DEFAULT_BRANCH = "master";
-const KEEP_TREES = 8;
+
+/** Where a fetch puts what it brought, until the commit is pinned; pruning drops it. */
+const INCOMING = "refs/fleet/incoming";
+
+/**
+ * The store's own attributes, which take precedence over a commit's `.gitattributes`: no filter,
+ * end-of-line conversion, re-encoding or keyword expansion, so files are written exactly as committed
+ * (as Fleet's go-git does), whatever drivers any configuration might define.
+ */
+const AS_COMMITTED = "* -text -eol -crlf -ident -filter -working-tree-encoding\n";
+
+/** A git command in the store; rejects with GitFailure. */
+type Git = (args: string[], extra?: { watch?: () => string | undefined; input?: string; env?: Record<string, string> }) => Promise<string>;
+type Fail = (reason: string) => never;
+
+const sweptRoots = new Set<string>();
 
 export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCacheRoot()): Promise<Source> {
   if (isPlainDirectory(repo.repo)) return directorySource(repo);
   const secrets = [repo.auth?.token, repo.auth?.sshPrivateKey].filter((s): s is string => !!s);
-  const fail = (reason: string): never => {
+  const fail: Fail = (reason: string): never => {
     throw new FleetError(redact(reason, secrets), { gitRepo: repo.name });
   };
-  const dir = path.join(cacheRoot, "git", sha256Hex(repo.repo).slice(0, 24));
-  const auth = new AuthFiles(repo);
+  const protocols = protocolsFor(repo.repo);
+  if (protocols.length === 0) fail(`${displayUrl(repo.repo)} is not a URL the git source reads (https, http, ssh, user@host:path, git, file:// or a local path)`);
+  if (protocols.includes("ssh") && !repo.auth?.sshPrivateKey) {
+    fail(`${displayUrl(repo.repo)} is an ssh URL: it needs auth.sshPrivateKey and auth.knownHosts in the stack (the runner's ssh keys, agent and known_hosts are not used)`);
+  }
+  let bounds: GitBounds;
   try {
-    return await withLock(path.join(dir, "lock"), async () => {
-      // simple-git's guard is relaxed for our own options only: the SSH command and header of AuthFiles,
-      // and the `-c filter.<driver>.*=` that turn the runner's filter drivers off (filterDriversOff).
-      const git = simpleGit({ baseDir: os.tmpdir(), unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeFilter: true } })
-        .env(auth.env());
+    bounds = gitBounds();
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  const gitRoot = path.join(cacheRoot, "git");
+  const dir = path.join(gitRoot, sha256Hex(repo.repo).slice(0, 24));
+  const session = new GitSession(repo);
+  try {
+    const source = await withLock(path.join(dir, "lock"), async () => {
+      markUsed(dir);
       const store = path.join(dir, "repo.git");
+      const git: Git = (args, extra = {}) => runGit(args, {
+        cwd: store, env: { ...session.env(), ...extra.env }, watch: extra.watch, input: extra.input,
+        deadlineMs: bounds.timeoutMs, deadlineReason: `git ${args[0]} did not finish within ${bounds.timeoutMs / 1000} s (PULUMI_FLEET_GIT_TIMEOUT_SECONDS): it was stopped`,
+      });
       if (!fs.existsSync(path.join(store, "HEAD"))) {
         fs.mkdirSync(store, { recursive: true });
-        await git.cwd(store);
-        await git.init(true);
+        await must(git(["init", "--bare", "--quiet", "--template=", "."]), fail);
       }
-      await git.cwd(store);
-      const { commit, fetched } = await resolveCommit(git, repo, fail);
-      const tree = await checkoutTree(git, dir, commit, fail);
-      return { gitRepo: repo.name, commit, dir: tree, fetched };
+      const warnings: string[] = [];
+      const { commit, fetched } = await resolveCommit(git, store, repo, bounds, fail, warnings);
+      if (!fs.existsSync(path.join(store, pinnedRef(commit)))) await must(git(["update-ref", pinnedRef(commit), commit]), fail);
+      const { tree, kept } = await checkoutTree(git, store, dir, commit, fail);
+      if (fetched) await must(pruneStore((args, input) => git(args, { input }), [...new Set([commit, ...kept])]), fail);
+      return { gitRepo: repo.name, commit, dir: tree, fetched, warnings: warnings.map((w) => redact(w, secrets)) };
     });
+    if (!sweptRoots.has(gitRoot)) {
+      sweptRoots.add(gitRoot);
+      await sweepUnusedStores(gitRoot, bounds.unusedStoreMs);
+    }
+    return source;
   } catch (err) {
     if (err instanceof FleetError) throw err;
-    return fail(gitReason(err));
+    return fail(err instanceof Error ? err.message : String(err));
   } finally {
-    auth.dispose();
+    session.dispose();
+  }
+}
+
+/** A git command whose failure is this GitRepo's failure. */
+async function must<T>(run: Promise<T>, fail: Fail): Promise<T> {
+  try {
+    return await run;
+  } catch (err) {
+    if (err instanceof FleetError) throw err;
+    return fail(err instanceof Error ? err.message : String(err));
   }
 }
 
@@ -95,16 +145,15 @@ function directorySource(repo: GitRepoConfig): Source {
     }
   };
   visit(repo.repo, "");
-  return { gitRepo: repo.name, commit: `dir-${hash.digest("hex").slice(0, 36)}`, dir: repo.repo, fetched: false };
+  return { gitRepo: repo.name, commit: `dir-${hash.digest("hex").slice(0, 36)}`, dir: repo.repo, fetched: false, warnings: [] };
 }
 
-async function resolveCommit(git: SimpleGit, repo: GitRepoConfig, fail: (r: string) => never): Promise<{ commit: string; fetched: boolean }> {
+async function resolveCommit(git: Git, store: string, repo: GitRepoConfig, bounds: GitBounds, fail: Fail, warnings: string[]): Promise<{ commit: string; fetched: boolean }> {
   const url = repo.repo;
   const revision = repo.revision;
-  if (revision && /^[0-9a-f]{40}$/.test(revision) && (await hasCommit(git, revision))) {
-    return { commit: revision, fetched: false };
-  }
-  const refs = parseLsRemote(await runGit(git, ["ls-remote", "--", url], fail));
+  const fullSha = !!revision && /^[0-9a-f]{40}$/.test(revision);
+  if (fullSha && (await hasCommit(git, revision))) return { commit: revision, fetched: false };
+  const refs = parseLsRemote(await must(git(["ls-remote", "--", url]), fail));
   let ref: string | undefined;
   let commit: string | undefined;
   if (revision) {
@@ -123,21 +172,64 @@ async function resolveCommit(git: SimpleGit, repo: GitRepoConfig, fail: (r: stri
     if (!commit) fail(`branch ${JSON.stringify(branch)} not found in ${displayUrl(url)}`);
   }
   if (commit && (await hasCommit(git, commit))) return { commit, fetched: false };
+  const fetch = (args: string[]) => boundedFetch(git, store, args, bounds, fail);
   if (ref) {
-    await runGit(git, ["fetch", "--no-tags", "--", url, `+${ref}:${ref}`], fail);
+    await must(fetch(["--depth=1", "--no-tags", "--", url, `+${ref}:${INCOMING}`]), fail);
+    // The commit the ref names now (it may have moved since ls-remote).
+    commit = (await must(git(["rev-parse", "--verify", `${INCOMING}^{commit}`]), fail)).trim();
+  } else if (fullSha) {
+    try {
+      await fetch(["--depth=1", "--no-tags", "--", url, `+${revision}:${INCOMING}`]);
+    } catch (err) {
+      if (!(err instanceof GitFailure)) throw err;
+      warnings.push(`commit ${revision} could not be fetched alone (${oneLine(err.reason)}): every branch and tag was fetched with its history to find it; a tag or branch naming it is fetched as one commit`);
+      await must(fetch(everything(store, url)), fail);
+    }
+    commit = revision;
   } else {
-    // An abbreviated or unadvertised commit: fetch every branch and tag, then look it up.
-    await runGit(git, ["fetch", "--tags", "--", url, "+refs/heads/*:refs/heads/*"], fail);
-    commit = (await git.raw(["rev-parse", "--verify", "--quiet", `${revision}^{commit}`]).catch(() => "")).trim();
+    // An abbreviated or unadvertised commit: fetch every branch and tag with history, then look it up.
+    await must(fetch(everything(store, url)), fail);
+    commit = (await git(["rev-parse", "--verify", "--quiet", `${revision}^{commit}`]).catch(() => "")).trim();
     if (!commit) fail(`revision ${JSON.stringify(revision)} not found in ${displayUrl(url)}`);
   }
   if (!(await hasCommit(git, commit!))) fail(`commit ${commit} was not received from ${displayUrl(url)}`);
   return { commit: commit!, fetched: true };
 }
 
-async function hasCommit(git: SimpleGit, sha: string): Promise<boolean> {
+/** The fetch of every branch and tag with their history (a shallow store is deepened: the commit may be behind its boundary). */
+function everything(store: string, url: string): string[] {
+  const unshallow = fs.existsSync(path.join(store, "shallow")) ? ["--unshallow"] : [];
+  return [...unshallow, "--tags", "--", url, "+refs/heads/*:refs/fleet/all/*"];
+}
+
+/**
+ * A fetch that may add at most PULUMI_FLEET_MAX_FETCH_MIB to the store, watched while it runs and
+ * checked after. One stopped (size or deadline) leaves the URL's store removed, never half-written:
+ * the next run starts it again. Rejects with GitFailure when git itself failed.
+ */
+async function boundedFetch(git: Git, store: string, args: string[], bounds: GitBounds, fail: Fail): Promise<void> {
+  const before = packBytes(store);
+  const max = bounds.fetchBytes;
+  const tooBig = () => packBytes(store) - before > max
+    ? `the fetch brought more than ${+(max / 1024 / 1024).toFixed(2)} MiB (PULUMI_FLEET_MAX_FETCH_MIB): it was stopped`
+    : undefined;
+  const stopped = (reason: string): never => {
+    fs.rmSync(store, { recursive: true, force: true });
+    return fail(`${reason}; this URL's cache was removed`);
+  };
   try {
-    await git.raw(["cat-file", "-e", `${sha}^{commit}`]);
+    await git(["fetch", "--quiet", ...args], { watch: tooBig });
+  } catch (err) {
+    if (err instanceof GitFailure && err.stopped) stopped(err.reason);
+    throw err;
+  }
+  const over = tooBig();
+  if (over) stopped(over);
+}
+
+async function hasCommit(git: Git, sha: string): Promise<boolean> {
+  try {
+    await git(["cat-file", "-e", `${sha}^{commit}`]);
     return true;
   } catch {
     return false;
@@ -149,12 +241,12 @@ async function hasCommit(git: SimpleGit, sha: string): Promise<boolean> {
  * runner's disk: the commit's files are counted, with git's object sizes, before anything is written
  * (PULUMI_FLEET_MAX_TREE_MIB, default 2048 MiB; PULUMI_FLEET_MAX_ENTRIES, default 200,000; the operator's).
  */
-async function checkTreeSize(git: SimpleGit, commit: string, fail: (reason: string) => never): Promise<void> {
+async function checkTreeSize(git: Git, commit: string, fail: Fail): Promise<void> {
   const { treeBytes: max, entries: maxFiles } = contentLimits();
   let total = 0;
   let files = 0;
   let largest = { size: 0, file: "" };
-  for (const line of (await git.raw(["ls-tree", "-r", "-l", "-z", commit])).split("\0")) {
+  for (const line of (await must(git(["ls-tree", "-r", "-l", "-z", commit]), fail)).split("\0")) {
     const m = /^\S+ blob \S+ +(\d+)\t(.*)$/s.exec(line);
     if (!m) continue;
     const size = Number(m[1]);
@@ -170,58 +262,30 @@ async function checkTreeSize(git: SimpleGit, commit: string, fail: (reason: stri
   }
 }
 
-/**
- * `-c` options that turn off every filter driver the runner's git configuration defines. A
- * `.gitattributes` in the commit chooses drivers by name, and a driver runs a program on checkout:
- * git-lfs's, configured globally by `git lfs install`, would fetch from the endpoint a `.lfsconfig` in
- * the same commit names, with the runner's git credentials. Fleet's cloner (go-git) runs no filters
- * either, so files are checked out exactly as committed.
- */
-async function filterDriversOff(git: SimpleGit): Promise<string[]> {
-  let listed = "";
-  try {
-    listed = await git.raw(["config", "--get-regexp", "^filter\\."]);
-  } catch {
-    return []; // exit status 1: no driver configured
-  }
-  const drivers = new Set(listed.split("\n").map((l) => /^filter\.(.+)\.[a-z]+\s/i.exec(l)?.[1]).filter((d): d is string => !!d));
-  return [...drivers].flatMap((d) => ["-c", `filter.${d}.smudge=`, "-c", `filter.${d}.process=`, "-c", `filter.${d}.required=false`]);
-}
-
 /** Extracts a commit's tree once, within the tree limits; the directory name is the commit, so it never changes afterwards. */
-async function checkoutTree(git: SimpleGit, dir: string, commit: string, fail: (reason: string) => never): Promise<string> {
+async function checkoutTree(git: Git, store: string, dir: string, commit: string, fail: Fail): Promise<{ tree: string; kept: string[] }> {
   const trees = path.join(dir, "trees");
   const tree = path.join(trees, commit);
   if (!fs.existsSync(tree)) {
     // Checked only before writing: a tree already extracted passed it (a no-op up spawns no ls-tree).
     await checkTreeSize(git, commit, fail);
     fs.mkdirSync(trees, { recursive: true });
+    fs.mkdirSync(path.join(store, "info"), { recursive: true });
+    fs.writeFileSync(path.join(store, "info", "attributes"), AS_COMMITTED);
     const tmp = fs.mkdtempSync(path.join(trees, ".tmp-"));
-    const index = `${tmp}.index`;
+    const index = { GIT_INDEX_FILE: `${tmp}.index` };
     try {
-      const noFilters = await filterDriversOff(git);
-      const withIndex = git.env("GIT_INDEX_FILE", index);
-      await withIndex.raw([...noFilters, "--work-tree", tmp, "read-tree", commit]);
-      await withIndex.raw([...noFilters, "--work-tree", tmp, "checkout-index", "--all", "--force"]);
+      await must(git(["--work-tree", tmp, "read-tree", commit], { env: index }), fail);
+      await must(git(["--work-tree", tmp, "checkout-index", "--all", "--force"], { env: index }), fail);
       fs.renameSync(tmp, tree);
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
-      fs.rmSync(index, { force: true });
+      fs.rmSync(index.GIT_INDEX_FILE, { force: true });
     }
   }
   const now = new Date();
   fs.utimesSync(tree, now, now);
-  pruneTrees(trees);
-  return tree;
-}
-
-/** Keeps the most recently used trees; older commits are re-extracted from the object store on demand. */
-function pruneTrees(trees: string): void {
-  const entries = fs.readdirSync(trees)
-    .filter((n) => /^[0-9a-f]{40}$/.test(n))
-    .map((n) => ({ n, t: fs.statSync(path.join(trees, n)).mtimeMs }))
-    .sort((a, b) => b.t - a.t);
-  for (const { n } of entries.slice(KEEP_TREES)) fs.rmSync(path.join(trees, n), { recursive: true, force: true });
+  return { tree, kept: pruneTrees(trees) };
 }
 
 function parseLsRemote(out: string): Map<string, string> {
@@ -231,21 +295,6 @@ function parseLsRemote(out: string): Map<string, string> {
     if (sha && ref) refs.set(ref, sha);
   }
   return refs;
-}
-
-async function runGit(git: SimpleGit, args: string[], fail: (r: string) => never): Promise<string> {
-  try {
-    return await git.raw(args);
-  } catch (err) {
-    return fail(gitReason(err));
-  }
-}
-
-function gitReason(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  const lines = message.split("\n").map((l) => l.trim()).filter((l) => l);
-  const useful = lines.filter((l) => /^(fatal|error|remote|ssh|Permission|Host key|ERROR)/i.test(l));
-  return (useful.length ? useful : lines).slice(0, 3).join("; ") || "git failed";
 }
 
 /** A URL fit for messages: no userinfo. */
@@ -259,50 +308,7 @@ export function redact(text: string, secrets: string[]): string {
   return out.replace(/(Authorization: *\w+ +)\S+/gi, "$1***");
 }
 
-/** Temporary credential files for one resolution, removed afterwards whatever happens. */
-class AuthFiles {
-  private tmp?: string;
-  private readonly vars: Record<string, string> = {};
-
-  constructor(repo: GitRepoConfig) {
-    const files: Record<string, string> = {};
-    const auth = repo.auth;
-    if (auth?.sshPrivateKey) {
-      files.key = auth.sshPrivateKey.endsWith("\n") ? auth.sshPrivateKey : `${auth.sshPrivateKey}\n`;
-      files.known_hosts = auth.knownHosts ?? "";
-    }
-    if (repo.caBundle) files["ca.pem"] = repo.caBundle;
-    if (Object.keys(files).length > 0) {
-      this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-fleet-auth-"));
-      for (const [name, content] of Object.entries(files)) {
-        fs.writeFileSync(path.join(this.tmp, name), content, { mode: 0o600 });
-      }
-    }
-    if (files.key) {
-      const q = (p: string) => `'${p.replace(/'/g, "'\\''")}'`;
-      this.vars.GIT_SSH_COMMAND = `ssh -i ${q(path.join(this.tmp!, "key"))} -o IdentitiesOnly=yes -o BatchMode=yes ` +
-        `-o StrictHostKeyChecking=yes -o UserKnownHostsFile=${q(path.join(this.tmp!, "known_hosts"))}`;
-    }
-    if (auth?.token) {
-      const basic = Buffer.from(`${auth.username ?? "git"}:${auth.token}`).toString("base64");
-      this.vars.GIT_CONFIG_COUNT = "1";
-      this.vars.GIT_CONFIG_KEY_0 = "http.extraHeader";
-      this.vars.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${basic}`;
-    }
-    if (files["ca.pem"]) this.vars.GIT_SSL_CAINFO = path.join(this.tmp!, "ca.pem");
-    if (repo.insecureSkipTLSVerify) this.vars.GIT_SSL_NO_VERIFY = "true";
-  }
-
-  /** A minimal environment: no ambient editor, askpass, credential helper or git config can interfere. */
-  env(): Record<string, string> {
-    const base: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) {
-      if (v !== undefined && /^(PATH|HOME|TMPDIR|LANG|LC_ALL|USER|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)$/.test(k)) base[k] = v;
-    }
-    return { ...base, GIT_TERMINAL_PROMPT: "0", ...this.vars };
-  }
-
-  dispose(): void {
-    if (this.tmp) fs.rmSync(this.tmp, { recursive: true, force: true });
-  }
+/** git's reason inside a sentence of ours. */
+function oneLine(reason: string): string {
+  return reason.replace(/\s+/g, " ").slice(0, 300);
 }

@@ -17,6 +17,11 @@ export async function withLock<T>(lockDir: string, fn: () => Promise<T>, timeout
       fs.writeFileSync(path.join(lockDir, "owner"), String(process.pid));
       break;
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+        // The directory was removed as unused (git-cache.ts) while we waited: it is ours to create again.
+        fs.mkdirSync(path.dirname(lockDir), { recursive: true });
+        continue;
+      }
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       if (isStale(lockDir)) {
         fs.rmSync(lockDir, { recursive: true, force: true });

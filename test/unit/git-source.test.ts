@@ -2,6 +2,7 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveSource } from "../../core/source/git";
+import { protocolsFor } from "../../core/source/git-env";
 import { FleetError } from "../../core/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
@@ -50,24 +51,146 @@ describe("git source (real repositories)", () => {
     }
   });
 
-  it("runs none of the runner's git filter drivers that a commit's .gitattributes chooses (git-lfs's would fetch with the runner's credentials)", async () => {
-    const home = tempDir("pf-gitconfig-");
-    const marker = path.join(home, "filter-ran");
-    const globalConfig = path.join(home, ".gitconfig");
-    const repo = new TestRepo({ ".gitattributes": "*.yaml filter=lfs\n", "cm.yaml": CONFIGMAP("a") });
-    // As `git lfs install` configures it (required), with a smudge command that leaves a mark.
-    fs.writeFileSync(globalConfig, `[filter "lfs"]\n\tsmudge = "touch ${marker}; cat"\n\tprocess = "touch ${marker}"\n\trequired = true\n`);
-    // The source runs git with a minimal environment that keeps HOME: the runner's ~/.gitconfig.
-    const saved = process.env.HOME;
-    process.env.HOME = home;
-    try {
+  describe("no program or credential of the runner's git runs for a checkout", () => {
+    // Every shape of runner configuration that names a program, each leaving a canary file if it runs;
+    // the commit's .gitattributes chooses the drivers, as a hostile push would.
+    const ATTRIBUTES = "a.yaml filter=evil diff=evil\nb.yaml filter=evilproc\nc.yaml filter=included\n";
+    const FILES = { ".gitattributes": ATTRIBUTES, "a.yaml": CONFIGMAP("a"), "b.yaml": CONFIGMAP("b"), "c.yaml": CONFIGMAP("c"), "d.yaml": CONFIGMAP("d") };
+    let runner: string;
+    let canaries: string;
+    let saved: NodeJS.ProcessEnv;
+    beforeEach(() => {
+      runner = tempDir("pf-runner-");
+      canaries = path.join(runner, "canaries");
+      fs.mkdirSync(canaries);
+      saved = { ...process.env };
+    });
+    afterEach(() => {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    });
+
+    /** An executable that leaves ran-<name> and then does what `then` says (pass data through, run its arguments). */
+    const program = (name: string, then = "exit 0") => {
+      const file = path.join(runner, `${name}.sh`);
+      fs.writeFileSync(file, `#!/bin/sh\ntouch ${canaries}/ran-${name}\n${then}\n`, { mode: 0o755 });
+      return file;
+    };
+    const hostileSettings = (): [string, string][] => {
+      const hooks = path.join(runner, "hooks");
+      fs.mkdirSync(hooks, { recursive: true });
+      for (const hook of ["reference-transaction", "post-checkout", "post-index-change", "pre-auto-gc", "post-merge"]) {
+        fs.copyFileSync(program(`hook-${hook}`), path.join(hooks, hook));
+        fs.chmodSync(path.join(hooks, hook), 0o755);
+      }
+      const included = path.join(runner, "included.gitconfig");
+      fs.writeFileSync(included, `[filter "included"]\n\tsmudge = ${program("included-smudge", "cat")}\n\trequired = true\n`);
+      const attributes = path.join(runner, "attributes");
+      fs.writeFileSync(attributes, "d.yaml filter=evil\n");
+      return [
+        ["filter.evil.smudge", program("smudge", "cat")],
+        ["filter.evil.clean", program("clean", "cat")],
+        ["filter.evil.required", "true"],
+        ["filter.evilproc.process", program("process")],
+        ["filter.evilproc.required", "true"],
+        ["diff.evil.textconv", program("textconv", "cat \"$1\"")],
+        ["diff.external", program("external-diff")],
+        ["core.attributesFile", attributes],
+        ["core.fsmonitor", program("fsmonitor", "exit 1")],
+        ["core.hooksPath", hooks],
+        ["core.sshCommand", program("ssh-command")],
+        ["core.pager", program("pager", "cat")],
+        ["core.editor", program("editor")],
+        ["sequence.editor", program("sequence-editor")],
+        ["credential.helper", `!${program("credential-helper")}`],
+        ["uploadpack.packObjectsHook", program("pack-objects-hook", 'exec "$@"')],
+        ["include.path", included],
+      ];
+    };
+    const asGitConfig = (settings: [string, string][]) =>
+      settings.map(([k, v]) => {
+        const i = k.lastIndexOf(".");
+        const [section, sub] = [k.slice(0, k.indexOf(".")), k.slice(k.indexOf(".") + 1, i)];
+        return `[${section}${sub ? ` "${sub}"` : ""}]\n\t${k.slice(i + 1)} = ${JSON.stringify(v)}\n`;
+      }).join("");
+    const expectUntouched = async (repo: TestRepo) => {
       const src = await resolveSource(gitRepoConfig({ repo: repo.url() }), cache);
-      expect(fs.readFileSync(path.join(src.dir, "cm.yaml"), "utf8")).to.contain("name: a");
-      expect(fs.existsSync(marker), "the filter ran").to.equal(false);
-    } finally {
-      if (saved === undefined) delete process.env.HOME;
-      else process.env.HOME = saved;
+      expect(fs.readdirSync(canaries), "runner programs that ran").to.deep.equal([]);
+      for (const [name, content] of Object.entries(FILES)) expect(fs.readFileSync(path.join(src.dir, name), "utf8"), name).to.equal(content);
+    };
+
+    const placements: [string, (settings: [string, string][]) => void][] = [
+      ["~/.gitconfig", (s) => {
+        fs.writeFileSync(path.join(runner, ".gitconfig"), asGitConfig(s));
+        process.env.HOME = runner;
+      }],
+      ["$XDG_CONFIG_HOME/git/config", (s) => {
+        fs.mkdirSync(path.join(runner, "xdg", "git"), { recursive: true });
+        fs.writeFileSync(path.join(runner, "xdg", "git", "config"), asGitConfig(s));
+        process.env.XDG_CONFIG_HOME = path.join(runner, "xdg");
+      }],
+      ["GIT_CONFIG_GLOBAL", (s) => {
+        fs.writeFileSync(path.join(runner, "global"), asGitConfig(s));
+        process.env.GIT_CONFIG_GLOBAL = path.join(runner, "global");
+      }],
+      ["GIT_CONFIG_SYSTEM", (s) => {
+        fs.writeFileSync(path.join(runner, "system"), asGitConfig(s));
+        process.env.GIT_CONFIG_SYSTEM = path.join(runner, "system");
+        delete process.env.GIT_CONFIG_NOSYSTEM;
+      }],
+      ["GIT_CONFIG_COUNT", (s) => {
+        process.env.GIT_CONFIG_COUNT = String(s.length);
+        s.forEach(([k, v], i) => {
+          process.env[`GIT_CONFIG_KEY_${i}`] = k;
+          process.env[`GIT_CONFIG_VALUE_${i}`] = v;
+        });
+      }],
+      ["GIT_CONFIG_PARAMETERS (git -c)", (s) => {
+        process.env.GIT_CONFIG_PARAMETERS = s.map(([k, v]) => `'${k}=${v}'`).join(" ");
+      }],
+    ];
+    for (const [where, place] of placements) {
+      it(`none from ${where}: filters, textconv, fsmonitor, hooks, packObjectsHook, includes, attributesFile`, async () => {
+        const repo = new TestRepo(FILES);
+        place(hostileSettings());
+        await expectUntouched(repo);
+      });
     }
+
+    it("no url.<x>.insteadOf of the runner's sends the fetch elsewhere (here to an ext:: command it allows)", async () => {
+      const repo = new TestRepo(FILES);
+      fs.writeFileSync(path.join(runner, "global"), `[url "ext::${program("ext-transport")}"]\n\tinsteadOf = ${repo.url()}\n[protocol "ext"]\n\tallow = always\n`);
+      process.env.GIT_CONFIG_GLOBAL = path.join(runner, "global");
+      await expectUntouched(repo);
+    });
+
+    it("a commit's .gitattributes changes no byte: no end-of-line conversion, keyword expansion or re-encoding", async () => {
+      const files = { "crlf.yaml": "a: 1\nb: $Id$\n", "x.u": "hi\n" };
+      const repo = new TestRepo(files);
+      // Added alone, after the files (git would re-encode them on the way in otherwise).
+      fs.writeFileSync(path.join(repo.dir, ".gitattributes"), "*.yaml text eol=crlf ident\n*.u working-tree-encoding=UTF-16\n");
+      repo.git("add", ".gitattributes");
+      repo.git("commit", "-q", "-m", "attributes");
+      const src = await resolveSource(gitRepoConfig({ repo: repo.url() }), cache);
+      for (const [name, content] of Object.entries(files)) expect(fs.readFileSync(path.join(src.dir, name), "utf8"), name).to.equal(content);
+    });
+
+    it("an ssh URL without the stack's key is refused (the runner's keys, agent and known_hosts are not used)", async () => {
+      const err = await rejection(resolveSource(gitRepoConfig({ name: "ssh", repo: "git@example.com:org/repo.git" }), cache));
+      expect(err.message).to.contain("gitRepo ssh").and.contain("needs auth.sshPrivateKey and auth.knownHosts");
+    });
+
+    it("only the protocols the operator's URL needs are allowed; a remote-helper URL none", () => {
+      expect(protocolsFor("https://example.com/r.git")).to.deep.equal(["https"]);
+      expect(protocolsFor("http://example.com/r.git")).to.deep.equal(["http", "https"]);
+      expect(protocolsFor("ssh://git@example.com/r.git")).to.deep.equal(["ssh"]);
+      expect(protocolsFor("git@example.com:org/r.git")).to.deep.equal(["ssh"]);
+      expect(protocolsFor("file:///srv/r.git")).to.deep.equal(["file"]);
+      expect(protocolsFor("/srv/r.git")).to.deep.equal(["file"]);
+      expect(protocolsFor("ext::sh -c evil")).to.deep.equal([]);
+      expect(protocolsFor("fd::3")).to.deep.equal([]);
+      expect(protocolsFor("relative/r.git")).to.deep.equal([]);
+    });
   });
 
   it("fetches nothing when the remote ref has not moved, and follows a branch that moved", async () => {
