@@ -21,6 +21,7 @@ import { contentLimits } from "../bundles/checkout";
 import { defaultCacheRoot } from "../tool-build";
 import { GitRepoConfig } from "../config/stack";
 import { withLock } from "./lock";
+import { stopSignal } from "../stop-signal";
 
 export interface Source {
   gitRepo: string;
@@ -43,11 +44,13 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
   };
   const dir = path.join(cacheRoot, "git", sha256Hex(repo.repo).slice(0, 24));
   const auth = new AuthFiles(repo);
+  stopSignal.addEventListener("abort", killGitHelpers);
   try {
     return await withLock(path.join(dir, "lock"), async () => {
       // simple-git's guard is relaxed for our own options only: the SSH command and header of AuthFiles,
       // and the `-c filter.<driver>.*=` that turn the runner's filter drivers off (filterDriversOff).
-      const git = simpleGit({ baseDir: os.tmpdir(), unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeFilter: true } })
+      // A stopped operation kills the git it is waiting for (a fetch from a server that never answers).
+      const git = simpleGit({ baseDir: os.tmpdir(), abort: stopSignal, unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeFilter: true } })
         .env(auth.env());
       const store = path.join(dir, "repo.git");
       if (!fs.existsSync(path.join(store, "HEAD"))) {
@@ -61,10 +64,44 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
       return { gitRepo: repo.name, commit, dir: tree, fetched };
     });
   } catch (err) {
+    if (stopSignal.aborted) throw stopSignal.reason; // not the GitRepo's failure: the operation stops
     if (err instanceof FleetError) throw err;
     return fail(gitReason(err));
   } finally {
+    stopSignal.removeEventListener("abort", killGitHelpers);
     auth.dispose();
+  }
+}
+
+/**
+ * simple-git's abort ends the git it started, not the transport helper that git started in turn
+ * (git-remote-http waiting on a server that never answers), which would outlive the operation: on
+ * abort every git process below this one ends.
+ */
+function killGitHelpers(): void {
+  const parents = new Map<number, number>();
+  const names = new Map<number, string>();
+  for (const entry of fs.readdirSync("/proc")) {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      names.set(Number(entry), stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")));
+    } catch {
+      // not a process, or ended meanwhile
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  for (const [pid, name] of names) {
+    if (name.startsWith("git") && below(pid)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
   }
 }
 
