@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import { Stack } from "@pulumi/pulumi/automation";
 import { processAlive } from "./engine-tmp";
+import { throwIfStopped } from "../core/stop-signal";
 
 export interface LockHolder {
   /** The lock object's address as the CLI prints it (credentials masked). */
@@ -102,6 +103,7 @@ export async function withStackLock<T>(stack: Stack, policy: LockPolicy, run: ()
   let waiting = false;
   let removals = 0;
   for (;;) {
+    throwIfStopped(); // a stopped operation starts no engine command, and stops waiting (--wait-lock)
     try {
       return await run();
     } catch (err) {

@@ -31,6 +31,7 @@ import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, wi
 import { isRenderMode, openStack, runCli, StackOptions } from "./stack";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
+import { stopSignal, throwIfStopped } from "../core/stop-signal";
 
 export const DEPLOYMENTS_OUTPUT = "deployments";
 
@@ -266,7 +267,7 @@ async function resolvePendingOperations(s: Session, options: OperationOptions): 
   const root = stackRootUrn(deployment);
   const targets = [...new Set(pending.filter((p) => p.type !== "creating" && inState.has(p.resource.urn)).map((p) => p.resource.urn))];
   await s.locked(() => s.stack.refresh({
-    clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
+    signal: stopSignal, clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
   }));
 }
 
@@ -315,8 +316,9 @@ function movingNote(s: Session): string | undefined {
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
   const s = await open(options);
+  throwIfStopped();
   const result = await withoutStackTraces(() => s.stack.preview({
-    onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
+    signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
     exclude: s.excluded,
   }));
   const state = s.planned();
@@ -361,7 +363,7 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
   const targets = resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn)).map((r) => r.urn);
   if (!targets.length) return;
   const root = stackRootUrn(deployment);
-  await s.locked(() => s.stack.refresh({ target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
+  await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
@@ -371,7 +373,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     await s.locked(() => markRetained(s.stack, [...s.moving]));
     await correctDrift(s, options);
     const result = await withoutStackTraces(() => s.locked(() => s.stack.up({
-      onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
+      signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? false, exclude: s.excluded,
     })));
     phase("engine finished");
@@ -409,7 +411,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
   const s = await open(options, "destroy");
   try {
     await resolvePendingOperations(s, options);
-    const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
+    const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
     await sweepAfterDestroy(s, options);
     const r = base(options, s, result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}) };
@@ -422,7 +424,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options, "refresh");
   await resolvePendingOperations(s, options);
-  const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })));
+  const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })));
   return base(options, s, result.summary.resourceChanges);
 }
 
@@ -433,7 +435,8 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
  */
 export async function status(options: OperationOptions): Promise<StatusReport> {
   const s = await open(options);
-  await withoutStackTraces(() => s.stack.preview({ onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }));
+  throwIfStopped();
+  await withoutStackTraces(() => s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }));
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);

@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
+import { stopSignal } from "../core/stop-signal";
 import * as readline from "node:readline";
 import { PROJECT_DIR } from "../core/pipeline";
 import { guarded } from "./process-guard";
@@ -71,7 +72,9 @@ function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], resu
   const args = [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(PROJECT_DIR, "scripts", "fleet.ts"), o.op, "--stack", s.stack, ...o.args, ...(s.args ?? []), "--result-json", resultFile];
   // Under proc-guard: should this process die, the shard's process and all it started end too.
   const [file, argv] = guarded(process.execPath, args);
-  const child = spawn(file, argv, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  // A stopped run passes the signal on (the guard forwards it); a shard not started yet is not started.
+  const child = spawn(file, argv, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env, signal: stopSignal, killSignal: "SIGTERM" });
+  child.on("error", () => undefined); // the abort itself: the shard's exit is reported below
   const prefix = `[${s.shard}] `;
   const pipe = (stream: NodeJS.ReadableStream, name: "stdout" | "stderr") =>
     new Promise<void>((resolve) => readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (l) => o.line(prefix + l, name)).on("close", resolve));

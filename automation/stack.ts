@@ -21,6 +21,7 @@ import { PROJECT_DIR } from "../core/pipeline";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
 import { toolchain } from "./toolchain";
+import { stopSignal } from "../core/stop-signal";
 import { phase } from "./timings";
 
 export const PROJECT_NAME = "pulumi-fleet";
@@ -136,6 +137,7 @@ export async function runCli(stack: Stack, args: string[]): Promise<string> {
   const ws = stack.workspace as LocalWorkspace;
   const { stdout } = await execFileAsync(ws.pulumiCommand.command, args, {
     cwd: ws.workDir, env: { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars }, maxBuffer: 1 << 30,
+    signal: stopSignal, killSignal: "SIGINT", // the CLI's own cancellation
   });
   return stdout;
 }

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { resolveSource, Source } from "./source/git";
+import { blockingWork } from "./stop-signal";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { bundleRef } from "./desired/keys";
@@ -61,6 +62,12 @@ export async function planFleet(config: StackConfig, cacheRoot?: string, render:
  * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo throws.
  */
 export function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
+  Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
+  // Reading content (a .fleetignore scan, fleet.yaml files) and the renderer batches block the main thread.
+  return blockingWork(() => planBundlesNow(read, clusters, groups, render));
+}
+
+function planBundlesNow(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer):
   Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];

@@ -4,6 +4,7 @@
  * `--opt=value` works as well as `--opt value`, and `--help` prints the command's help (exit 0).
  */
 import { parseArgs } from "node:util";
+import { stoppedCode } from "../core/stop-signal";
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -72,7 +73,10 @@ export function required(value: string | undefined, option: string, why = ""): s
   return value;
 }
 
-/** Runs an entry point: usage errors exit 2 with the usage line, other errors exit 1 with their message. */
+/**
+ * Runs an entry point: usage errors exit 2 with the usage line, other errors exit 1 with their message,
+ * or 130/143 when a signal stopped the operation (core/stop-signal.ts).
+ */
 export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () => Promise<void>, format: (err: Error) => string = (e) => e.message): void {
   main().catch((err: Error) => {
     if (err instanceof UsageError) {
@@ -80,6 +84,6 @@ export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () 
       process.exit(2);
     }
     console.error(format(err));
-    process.exit(1);
+    process.exit(stoppedCode() ?? 1);
   });
 }

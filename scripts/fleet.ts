@@ -9,8 +9,10 @@ import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
 import { rolloutLines } from "../automation/rollout-report";
 import * as ops from "../automation/operations";
 import { Progress } from "../automation/progress";
+import { guarded } from "../automation/process-guard";
 import { formatStatusTable } from "../automation/status";
 import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
+import { stopOnSignals } from "../core/stop-signal";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 import { decideAlone, runAllShards, shardLayoutOf, shardStack, writeResult } from "./fleet-shards";
 
@@ -80,6 +82,8 @@ function report(events: DeployEvent[], file?: string): void {
 
 async function main(): Promise<void> {
   const parsed = parse(process.argv.slice(2));
+  // SIGINT/SIGTERM stop the operation at any point; its renderer batches run under proc-guard.
+  stopOnSignals({ wrapSpawn: guarded });
   const { op, v } = parsed;
   const layout = shardLayoutOf(parsed.stack);
   if (!layout && (v.shard || v.parallel)) throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);

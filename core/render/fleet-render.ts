@@ -8,6 +8,7 @@
  * fallback to something approximate.
  */
 import { spawnSync } from "node:child_process";
+import { blockingWork, childCommand } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
 import { JobKey, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
 
@@ -172,9 +173,14 @@ export function rendererBinary(): string {
  * Runs one batch. Job failures come back per job; a failure of the program itself throws. Jobs that
  * evaluate GitRepo content (yaml, values, renders) run in the sandbox (sandbox.ts), the others (pulls,
  * owners, impersonate, readiness, discovery, lookupReads: the network and the clusters' credentials,
- * the operator's data) in a plain process, which the sandbox refuses to be.
+ * the operator's data) in a plain process, which the sandbox refuses to be. The batch blocks the main
+ * thread: a signal meanwhile ends the process at once (core/stop-signal.ts).
  */
 export function runRenderer(request: RendererRequest): RendererResponse {
+  return blockingWork(() => runBatch(request));
+}
+
+function runBatch(request: RendererRequest): RendererResponse {
   const { pulls, owners, impersonate, readiness, discovery, lookupReads, ...content } = request;
   const response = emptyResponse();
   if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length || lookupReads?.length) {
@@ -196,7 +202,8 @@ function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> 
 }
 
 function runTrusted(request: RendererRequest): RendererResponse {
-  const result = spawnSync(rendererBinary(), [], { input: JSON.stringify(request), encoding: "utf8", maxBuffer: 2 ** 31 - 1 });
+  const [file, args] = childCommand(rendererBinary(), []);
+  const result = spawnSync(file, args, { input: JSON.stringify(request), encoding: "utf8", maxBuffer: 2 ** 31 - 1 });
   if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
   if (result.status !== 0) throw new Error(`fleet-render failed (exit ${result.status}): ${result.stderr.trim()}`);
   return JSON.parse(result.stdout) as RendererResponse;

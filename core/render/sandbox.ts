@@ -10,6 +10,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { positiveNumber } from "../operator-env";
+import { childCommand } from "../stop-signal";
 
 export interface SandboxLimits {
   /** One job's time, seconds (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS, default 120). */
@@ -48,7 +49,8 @@ export type GroupOutcome<R> =
 
 /** Runs the sandbox on one request; reads its job markers when it ends early. */
 export function runSandboxOnce<R>(binary: string, request: unknown, limits: SandboxLimits): GroupOutcome<R> {
-  const result = spawnSync(binary, sandboxArgs(limits), {
+  const [file, args] = childCommand(binary, sandboxArgs(limits));
+  const result = spawnSync(file, args, {
     input: JSON.stringify(request),
     encoding: "utf8",
     env: {}, // nothing of the runner's environment; the sandbox clears its own too

@@ -4,6 +4,7 @@
  * deadline passes or its watch says so, and with its output bounded. Nothing of the group outlives it.
  */
 import { spawn } from "node:child_process";
+import { stopSignal } from "../stop-signal";
 
 /** ls-remote and ls-tree print one line per ref or file; more than this is not a repository we serve. */
 export const MAX_GIT_OUTPUT_BYTES = 256 * 1024 * 1024;
@@ -53,6 +54,10 @@ export function runGit(args: string[], run: GitRun): Promise<string> {
       killGroup();
     };
     const timer = setTimeout(() => stop(run.deadlineReason), run.deadlineMs);
+    // A stopped operation (SIGTERM, SIGINT: core/stop-signal.ts) ends the git it waits for, helpers included.
+    const onStop = () => stop("the operation was stopped");
+    if (stopSignal.aborted) onStop();
+    else stopSignal.addEventListener("abort", onStop);
     const watcher = run.watch && setInterval(() => {
       const reason = run.watch!();
       if (reason) stop(reason);
@@ -68,6 +73,7 @@ export function runGit(args: string[], run: GitRun): Promise<string> {
     child.on("error", (err) => stop(`git could not be started: ${err.message}`));
     child.on("close", (code) => {
       clearTimeout(timer);
+      stopSignal.removeEventListener("abort", onStop);
       if (watcher) clearInterval(watcher);
       killGroup(); // a helper git left behind
       if (stopped) reject(new GitFailure(stopped, true));

@@ -25,6 +25,7 @@ import { GitFailure, runGit } from "./git-process";
 import { GitSession, protocolsFor } from "./git-env";
 import { GitBounds, gitBounds } from "./git-bounds";
 import { markUsed, packBytes, pinnedRef, pruneStore, pruneTrees, sweepUnusedStores } from "./git-cache";
+import { stopSignal } from "../stop-signal";
 
 export interface Source {
   gitRepo: string;
@@ -101,6 +102,7 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
     }
     return source;
   } catch (err) {
+    if (stopSignal.aborted) throw stopSignal.reason; // not the GitRepo's failure: the operation stops
     if (err instanceof FleetError) throw err;
     return fail(err instanceof Error ? err.message : String(err));
   } finally {

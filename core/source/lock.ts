@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { throwIfStopped } from "../stop-signal";
 
 const POLL_MS = 50;
 
@@ -28,6 +29,7 @@ export async function withLock<T>(lockDir: string, fn: () => Promise<T>, timeout
         continue;
       }
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for lock ${lockDir}`);
+      throwIfStopped();
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }

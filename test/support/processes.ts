@@ -28,3 +28,45 @@ export function engineProcesses(except: Set<number> = new Set(), programs: Set<s
   }
   return out;
 }
+
+/** A process as it was seen: its start time (clock ticks since boot) tells it from a later one with the same pid. */
+export interface SeenProc { pid: number; start: string; argv: string[] }
+
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" "); // [0] is the state, [1] the ppid, [19] the start time
+  } catch {
+    return undefined;
+  }
+}
+
+/** `root` and every process below it now (a subreaper's adopted children included). */
+export function processTree(root: number): SeenProc[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    const f = Number.isInteger(pid) ? statFields(pid) : undefined;
+    if (f) children.set(Number(f[1]), [...(children.get(Number(f[1])) ?? []), pid]);
+  }
+  const out: SeenProc[] = [];
+  const visit = (pid: number) => {
+    const f = statFields(pid);
+    let argv: string[] = [];
+    try {
+      argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    } catch {
+      return; // ended meanwhile
+    }
+    if (f) out.push({ pid, start: f[19], argv });
+    for (const c of children.get(pid) ?? []) visit(c);
+  };
+  visit(root);
+  return out;
+}
+
+/** Whether that very process (not a later one with its pid) still runs; a zombie has ended. */
+export function stillRunning(p: SeenProc): boolean {
+  const f = statFields(p.pid);
+  return !!f && f[19] === p.start && f[0] !== "Z";
+}
