@@ -24,12 +24,18 @@ export interface ContentLimits {
   entries: number;
   /** A commit's files together, before its tree is written to disk (core/source/git.ts). */
   treeBytes: number;
+  /** Steps (characters compared) of matching .fleetignore patterns against names, in one checkout. */
+  ignoreSteps: number;
 }
 
 const MiB = 1024 * 1024;
-export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000, treeBytes: 2048 * MiB };
+export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000, treeBytes: 2048 * MiB,
+  ignoreSteps: 100_000_000 };
 
-/** The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES, _MAX_TREE_MIB (never content). */
+/**
+ * The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES,
+ * _MAX_TREE_MIB, _MAX_IGNORE_STEPS (never content).
+ */
 export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimits {
   const d = DEFAULT_CONTENT_LIMITS;
   const mibOf = (name: string, fallback: number) => Math.floor(positiveNumber(env, name, fallback / MiB) * MiB);
@@ -39,6 +45,7 @@ export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimi
     checkoutBytes: mibOf("PULUMI_FLEET_MAX_CHECKOUT_MIB", d.checkoutBytes),
     entries: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_ENTRIES", d.entries)),
     treeBytes: mibOf("PULUMI_FLEET_MAX_TREE_MIB", d.treeBytes),
+    ignoreSteps: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_IGNORE_STEPS", d.ignoreSteps)),
   };
 }
 
@@ -52,6 +59,8 @@ export class Checkout {
   readonly root: string;
   private readBytes = 0;
   private visited = 0;
+  /** .fleetignore matching done in this checkout, against limits.ignoreSteps (content.ts). */
+  readonly ignoreMatching = { steps: 0 };
 
   constructor(root: string, readonly gitRepo: string, readonly limits: ContentLimits = contentLimits()) {
     this.root = fs.realpathSync(root); // the operator's path: trusted
