@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { isArchiveOf, namesChart } from "../../core/bundles/chart-deps";
 import { Checkout, DEFAULT_CONTENT_LIMITS } from "../../core/bundles/checkout";
 import { readBundleFiles } from "../../core/bundles/content";
+import { discoverBundleDirs } from "../../core/bundles/discover";
 import * as goGlob from "../../core/bundles/go-glob";
 import { FleetError } from "../../core/errors";
 import { tempDir } from "../support/git-fixtures";
@@ -72,6 +73,46 @@ describe("bounds on the work content causes while read", () => {
     expect(err).to.be.instanceOf(FleetError);
     expect((err as FleetError).message).to.contain("PULUMI_FLEET_MAX_IGNORE_STEPS").and.contain("gitRepo repo").and.contain("bundle b");
     expect((err as FleetError).context.file).to.match(/^f\d+\.yaml$/);
+  });
+
+  it("a directory is looked up once: the lstat calls of a walk grow with the tree, not with depth cubed", () => {
+    const lstats = (depth: number) => {
+      const chain = Array.from({ length: depth }, () => "d").join("/");
+      const checkout = new Checkout(treeOf({ "cm.yaml": "a: b\n", [`${chain}/cm.yaml`]: "a: b\n" }), "repo");
+      const nodeFs = require("node:fs") as { lstatSync: typeof fs.lstatSync }; // the module object itself: writable
+      const original = nodeFs.lstatSync;
+      let calls = 0;
+      nodeFs.lstatSync = ((...args: Parameters<typeof original>) => (calls++, original(...args))) as typeof original;
+      try {
+        expect(discoverBundleDirs(checkout, [])).to.deep.equal(["."]);
+        expect(readBundleFiles(checkout, ".", [], ctx)).to.have.length(2);
+      } finally {
+        nodeFs.lstatSync = original;
+      }
+      return calls;
+    };
+    const [at20, at40] = [lstats(20), lstats(40)];
+    expect(at40).to.be.lessThan(2.5 * at20); // linear in the directories (was about 8x: depth cubed)
+  });
+
+  it("a path deeper than PULUMI_FLEET_MAX_PATH_DEPTH fails the GitRepo's read naming it, in discovery and in a bundle's files", () => {
+    const chain = Array.from({ length: 6 }, () => "d").join("/");
+    const dir = treeOf({ "cm.yaml": "a: b\n", [`${chain}/cm.yaml`]: "a: b\n" });
+    const limits = { ...DEFAULT_CONTENT_LIMITS, pathDepth: 5 };
+    const errorOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return err as FleetError;
+      }
+      throw new Error("expected an error");
+    };
+    for (const err of [errorOf(() => discoverBundleDirs(new Checkout(dir, "repo", limits), [])), errorOf(() => readBundleFiles(new Checkout(dir, "repo", limits), ".", [], ctx))]) {
+      expect(err).to.be.instanceOf(FleetError);
+      expect(err.message).to.contain("gitRepo repo").and.contain("more than 5 directories deep (limit PULUMI_FLEET_MAX_PATH_DEPTH)");
+      expect(err.context.file).to.match(/^d\/d\/d\/d\/d\/[^/]+$/); // the first path past the limit
+    }
+    expect(new Checkout(dir, "repo", { ...limits, pathDepth: 7 }).kindOf(`${chain}/cm.yaml`)).to.equal("file");
   });
 
   it("a chart dependency's name is compared as a string, never run as a regular expression", () => {
