@@ -90,6 +90,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   const request = {
     bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
     capabilities: {} as Record<string, Capabilities>,
+    gitRepoOf: { renders: {} as Record<string, string> },
   };
   // Clusters with the same capabilities share one key, so their renders stay one render.
   const capabilityKeys = new Map<string, Pick<RenderJob, "kubeVersion" | "apiVersions" | "capabilities">>();
@@ -139,6 +140,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       id = String(jobIds.size);
       jobIds.set(key, id);
       request.renders.push({ id, ...job });
+      request.gitRepoOf.renders[id] = e.gitRepo;
     }
     jobOf.set(e, id);
   }
