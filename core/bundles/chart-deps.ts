@@ -109,8 +109,19 @@ function vendored(b: Bundle, name: string): boolean {
   return b.files.some((f) => {
     if (!f.name.startsWith(dir)) return false;
     const rest = f.name.slice(dir.length);
-    return rest.startsWith(`${name}/`) || new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-v?\\d[^/]*\\.tgz$`).test(rest);
+    return rest.startsWith(`${name}/`) || isArchiveOf(rest, name);
   });
+}
+
+/**
+ * Whether `file` is `<name>-<version>.tgz` (`^name-v?\d[^/]*\.tgz$`), by string operations: the name
+ * is content, and a regular expression built from it could backtrack exponentially.
+ */
+export function isArchiveOf(file: string, name: string): boolean {
+  if (!file.startsWith(`${name}-`) || !file.endsWith(".tgz") || file.includes("/")) return false;
+  let version = file.slice(name.length + 1, -".tgz".length);
+  if (version.startsWith("v")) version = version.slice(1);
+  return version.length > 0 && version[0] >= "0" && version[0] <= "9";
 }
 
 /** A file:// dependency's chart files, read from the checkout relative to the chart's directory. */
@@ -130,6 +141,20 @@ function localChart(checkout: Checkout, b: Bundle, d: Dependency, ctx: { gitRepo
 
 /** The `.chart/<id>/` prefix under which remote-charts.ts put this dependency's pulled chart. */
 function pulledPrefixOf(files: BundleFile[], d: Dependency): string {
-  const chartYaml = files.find((f) => /^\.chart\/[^/]+\/(?:[^/]+\/)?Chart\.yaml$/.test(f.name) && new RegExp(`^name:\\s*["']?${d.name}["']?\\s*$`, "m").test(f.content));
+  const chartYaml = files.find((f) => /^\.chart\/[^/]+\/(?:[^/]+\/)?Chart\.yaml$/.test(f.name) && namesChart(f.content, d.name));
   return chartYaml ? chartYaml.name.slice(0, -"Chart.yaml".length) : "\u0000";
+}
+
+/**
+ * Whether a Chart.yaml text has a line `name: <name>` (quoted or not), by string comparison: the name
+ * is content, and as a regular expression (it once was one, unescaped) `(a+)+$` backtracked for ever.
+ */
+export function namesChart(chartYaml: string, name: string): boolean {
+  return chartYaml.split("\n").some((line) => {
+    if (!line.startsWith("name:")) return false;
+    let value = line.slice("name:".length).trim();
+    if (value.startsWith('"') || value.startsWith("'")) value = value.slice(1);
+    if (value.endsWith('"') || value.endsWith("'")) value = value.slice(0, -1);
+    return value === name;
+  });
 }

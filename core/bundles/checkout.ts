@@ -24,12 +24,20 @@ export interface ContentLimits {
   entries: number;
   /** A commit's files together, before its tree is written to disk (core/source/git.ts). */
   treeBytes: number;
+  /** Directories in a path, counting its last name (a file at `a/b/c.yaml` is 3 deep). */
+  pathDepth: number;
+  /** Steps (characters compared) of matching .fleetignore patterns against names, in one checkout. */
+  ignoreSteps: number;
 }
 
 const MiB = 1024 * 1024;
-export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000, treeBytes: 2048 * MiB };
+export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000, treeBytes: 2048 * MiB,
+  pathDepth: 128, ignoreSteps: 100_000_000 };
 
-/** The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES, _MAX_TREE_MIB (never content). */
+/**
+ * The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES,
+ * _MAX_TREE_MIB, _MAX_PATH_DEPTH, _MAX_IGNORE_STEPS (never content).
+ */
 export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimits {
   const d = DEFAULT_CONTENT_LIMITS;
   const mibOf = (name: string, fallback: number) => Math.floor(positiveNumber(env, name, fallback / MiB) * MiB);
@@ -39,6 +47,8 @@ export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimi
     checkoutBytes: mibOf("PULUMI_FLEET_MAX_CHECKOUT_MIB", d.checkoutBytes),
     entries: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_ENTRIES", d.entries)),
     treeBytes: mibOf("PULUMI_FLEET_MAX_TREE_MIB", d.treeBytes),
+    pathDepth: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_PATH_DEPTH", d.pathDepth)),
+    ignoreSteps: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_IGNORE_STEPS", d.ignoreSteps)),
   };
 }
 
@@ -52,6 +62,10 @@ export class Checkout {
   readonly root: string;
   private readBytes = 0;
   private visited = 0;
+  /** Directories already looked up, by name from the root (each once: resolveParts). */
+  private readonly rootDir: DirNode = { parent: undefined, name: "", children: new Map() };
+  /** .fleetignore matching done in this checkout, against limits.ignoreSteps (content.ts). */
+  readonly ignoreMatching = { steps: 0 };
 
   constructor(root: string, readonly gitRepo: string, readonly limits: ContentLimits = contentLimits()) {
     this.root = fs.realpathSync(root); // the operator's path: trusted
@@ -63,40 +77,70 @@ export class Checkout {
 
   /**
    * Where `rel` (a path inside the checkout, `/`-separated) really is, inside the checkout, and what
-   * it is; undefined when it does not exist. A symlink pointing outside, an absolute one, a loop, or
-   * anything but a file or directory is an error.
+   * it is; undefined when it does not exist. A symlink pointing outside, an absolute one, a loop, a
+   * path deeper than limits.pathDepth, or anything but a file or directory is an error.
    */
   resolve(rel: string): { rel: string; kind: EntryKind } | undefined {
-    let pending = splitRel(rel, () => this.fail(rel, `path ${JSON.stringify(rel)} leaves the repository`));
-    let done: string[] = [];
-    let hops = 0;
-    while (pending.length) {
-      const name = pending.shift()!;
-      const at = [...done, name];
-      let st: fs.Stats;
-      try {
-        st = fs.lstatSync(path.join(this.root, ...at));
-      } catch {
-        return undefined;
+    const parts = splitRel(rel, () => this.fail(rel, `path ${JSON.stringify(rel)} leaves the repository`));
+    const at = this.resolveParts(parts, rel, { hops: 0 });
+    return at && { rel: at.kind === "file" ? at.rel : realPathOf(at.dir), kind: at.kind };
+  }
+
+  /**
+   * Each directory is looked up once: its parent's node, then one lstat. Resolving every component of
+   * every path from the root again made a walk of a tree `depth` deep cost depth cubed (800: 120 s).
+   * A node remembers how many symlinks its path followed, so the 40-link limit counts as without it.
+   */
+  private resolveParts(parts: string[], rel: string, hops: { hops: number }):
+    { kind: "dir"; dir: DirNode } | { kind: "file"; rel: string } | undefined {
+    if (parts.length > this.limits.pathDepth) this.failDepth(rel);
+    let dir = this.rootDir;
+    for (let i = 0; i < parts.length; i++) {
+      const name = parts[i];
+      const last = i === parts.length - 1;
+      let next = dir.children.get(name);
+      if (!next) {
+        const found = this.lookUp(dir, name, rel, hops);
+        if (!found) return undefined;
+        if (found.kind === "file") return last ? { kind: "file", rel: found.rel } : undefined; // a file used as a directory: not found, as ENOTDIR
+        next = found.child;
+        dir.children.set(name, next);
+      } else {
+        hops.hops += next.hops;
       }
-      if (st.isSymbolicLink()) {
-        if (++hops > MAX_LINK_HOPS) this.fail(rel, `symlink ${at.join("/")}: too many levels of symlinks`);
-        const target = fs.readlinkSync(path.join(this.root, ...at));
-        if (path.isAbsolute(target)) this.fail(rel, `symlink ${at.join("/")} points outside the repository (${JSON.stringify(target)})`);
-        const joined = splitRel([...done, target].join("/"), () => this.fail(rel, `symlink ${at.join("/")} points outside the repository (${JSON.stringify(target)})`));
-        done = [];
-        pending = [...joined, ...pending];
-        continue;
-      }
-      if (st.isDirectory()) {
-        done = at;
-        continue;
-      }
-      if (!st.isFile()) this.fail(rel, `${at.join("/")} is not a regular file or directory`);
-      if (pending.length) return undefined; // a file used as a directory: not found, as ENOTDIR
-      return { rel: at.join("/"), kind: "file" };
+      if (hops.hops > MAX_LINK_HOPS) this.fail(rel, `${rel}: too many levels of symlinks`);
+      dir = next.dir;
     }
-    return { rel: done.join("/"), kind: "dir" };
+    return { kind: "dir", dir };
+  }
+
+  /** `name` in the directory `dir`, by lstat; a symlink's target is resolved from `dir`. */
+  private lookUp(dir: DirNode, name: string, rel: string, hops: { hops: number }):
+    { kind: "dir"; child: DirChild } | { kind: "file"; rel: string } | undefined {
+    const real = joinRel(realPathOf(dir), name);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(path.join(this.root, real));
+    } catch {
+      return undefined;
+    }
+    if (st.isDirectory()) return { kind: "dir", child: { dir: { parent: dir, name, children: new Map() }, hops: 0 } };
+    if (st.isSymbolicLink()) {
+      const before = hops.hops;
+      if (++hops.hops > MAX_LINK_HOPS) this.fail(rel, `symlink ${real}: too many levels of symlinks`);
+      const target = fs.readlinkSync(path.join(this.root, real));
+      const outside = () => this.fail(rel, `symlink ${real} points outside the repository (${JSON.stringify(target)})`);
+      if (path.isAbsolute(target)) outside();
+      const at = this.resolveParts(splitRel(joinRel(realPathOf(dir), target), outside), rel, hops);
+      if (!at || at.kind === "file") return at;
+      return { kind: "dir", child: { dir: at.dir, hops: hops.hops - before } };
+    }
+    if (!st.isFile()) this.fail(rel, `${real} is not a regular file or directory`);
+    return { kind: "file", rel: real };
+  }
+
+  private failDepth(rel: string): never {
+    this.fail(rel, `path is more than ${this.limits.pathDepth} directories deep (limit PULUMI_FLEET_MAX_PATH_DEPTH)`);
   }
 
   kindOf(rel: string): EntryKind | undefined {
@@ -108,6 +152,8 @@ export class Checkout {
     const dir = this.resolve(relDir);
     if (dir?.kind !== "dir") this.fail(relDir, `${relDir || "."} is not a directory`);
     const names = fs.readdirSync(path.join(this.root, dir.rel)).sort();
+    // Entries deeper than the limit would be refused one by one, and a walk would skip them unseen.
+    if (names.length && splitRel(relDir, () => this.fail(relDir, "leaves the repository")).length + 1 > this.limits.pathDepth) this.failDepth(joinRel(relDir, names[0]));
     this.visited += names.length;
     if (this.visited > this.limits.entries) this.fail(relDir, `the repository has more than ${this.limits.entries} files and directories (limit PULUMI_FLEET_MAX_ENTRIES)`);
     return names.map((name) => {
@@ -158,6 +204,19 @@ export class Checkout {
     if (real === undefined || base === undefined) return false;
     return base === "" || real === base || real.startsWith(base + "/");
   }
+}
+
+/** A real directory of the checkout (no symlink in its path): its parent and the names looked up in it. */
+interface DirNode { parent: DirNode | undefined; name: string; children: Map<string, DirChild> }
+
+/** What a name in a directory resolved to, and through how many symlinks. */
+interface DirChild { dir: DirNode; hops: number }
+
+/** A node's path from the checkout's root, built when asked (stored per node, paths would cost depth squared). */
+function realPathOf(dir: DirNode): string {
+  const names: string[] = [];
+  for (let d: DirNode | undefined = dir; d?.parent; d = d.parent) names.push(d.name);
+  return names.reverse().join("/");
 }
 
 /** `a/./b/../c` -> [a, c]; a path that climbs above the root calls `escape`. */

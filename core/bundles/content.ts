@@ -3,18 +3,20 @@
  * hidden files and directories, paths matched by .fleetignore (patterns of a directory apply to it and
  * everything below; `dir/*` ignores the directory `dir`), and the fleet.yaml and values files that
  * configure the bundle. A symlink must resolve inside the bundle directory. Read through the checkout
- * (checkout.ts), so within its bounds; the bundle's files together are bounded too.
+ * (checkout.ts), so within its bounds; the bundle's files together are bounded too, and so is the
+ * matching of .fleetignore patterns (PULUMI_FLEET_MAX_IGNORE_STEPS per checkout: each test is at most
+ * name x pattern, but a .fleetignore of many patterns is tested against every name below it).
  */
 import { FleetError } from "../errors";
 import { Checkout, joinRel, mib } from "./checkout";
-import { BadPattern, goMatch } from "./go-glob";
+import { BadPattern, compileGoPattern, GoPattern } from "./go-glob";
 import { BundleFile } from "./types";
 
 export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: string[], ctx: { gitRepo: string; bundle: string }): BundleFile[] {
   const files: BundleFile[] = [];
   let bytes = 0;
-  const visit = (dir: string, relDir: string, ignores: IgnoreRule[]) => {
-    const rules = [...ignores, ...readFleetIgnore(checkout, dir, ctx)];
+  const visit = (dir: string, relDir: string, ignores: IgnoreLayer | undefined) => {
+    const rules = readFleetIgnore(checkout, dir, ctx, ignores);
     for (const entry of checkout.list(dir)) {
       if (entry.name.startsWith(".")) continue;
       const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
@@ -24,7 +26,7 @@ export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: 
         throw new FleetError(`symlink ${rel} points outside the bundle directory`, { ...ctx, file: rel });
       }
       const isDir = entry.kind === "dir";
-      if (rules.some((r) => r(entry.name, isDir))) continue;
+      if (isIgnored(checkout, rules, entry.name, isDir, { ...ctx, file: rel })) continue;
       if (isDir) {
         visit(at, rel, rules);
       } else if (!exclude.includes(rel)) {
@@ -37,13 +39,27 @@ export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: 
       }
     }
   };
-  visit(bundleDir, "", []);
+  visit(bundleDir, "", undefined);
   return files;
 }
 
-type IgnoreRule = (baseName: string, isDir: boolean) => boolean;
+/**
+ * The .fleetignore of one directory, parsed once, above its parent directory's: names as a set, each
+ * wildcard pattern compiled once (matching a 16 MiB line was parsing it again for every file).
+ */
+/** Linux's longest file name, in bytes (so at most as many characters): a longer pattern matches nothing. */
+const NAME_MAX = 255;
 
-function readFleetIgnore(checkout: Checkout, dir: string, ctx: { gitRepo: string; bundle: string }): IgnoreRule[] {
+interface IgnoreLayer {
+  parent: IgnoreLayer | undefined;
+  /** Lines without a wildcard: the names they ignore. */
+  names: Set<string>;
+  /** `dir/*` lines: the directories they ignore. */
+  dirs: Set<string>;
+  patterns: GoPattern[];
+}
+
+function readFleetIgnore(checkout: Checkout, dir: string, ctx: { gitRepo: string; bundle: string }, parent: IgnoreLayer | undefined): IgnoreLayer | undefined {
   const file = joinRel(dir, ".fleetignore");
   let kind;
   try {
@@ -51,27 +67,47 @@ function readFleetIgnore(checkout: Checkout, dir: string, ctx: { gitRepo: string
   } catch (err) {
     throw new FleetError((err as FleetError).reason ?? String(err), { ...ctx, file });
   }
-  if (kind !== "file") return [];
-  const rules: IgnoreRule[] = [];
+  if (kind !== "file") return parent;
+  const layer: IgnoreLayer = { parent, names: new Set(), dirs: new Set(), patterns: [] };
+  const seen = new Set<string>();
   for (const raw of checkout.readText(file).split(/\r?\n/)) {
     const line = trimTrailingSpace(raw);
-    if (line === "" || line.startsWith("#")) continue;
+    if (line === "" || line.startsWith("#") || seen.has(line)) continue;
+    seen.add(line);
     if (line.endsWith("/*") && line.length > 2) {
-      const dir = line.slice(0, -2);
-      rules.push((name, isDir) => isDir && name === dir);
-    } else {
-      // Go's filepath.Match: a malformed pattern matches nothing (its error is ignored).
-      rules.push((name) => {
-        try {
-          return goMatch(line, name);
-        } catch (err) {
-          if (err instanceof BadPattern) return false;
-          throw err;
-        }
-      });
+      layer.dirs.add(line.slice(0, -2));
+      continue;
+    }
+    let pattern: GoPattern;
+    try {
+      pattern = compileGoPattern(line, NAME_MAX);
+    } catch (err) {
+      if (err instanceof BadPattern) continue; // Go's filepath.Match: a malformed pattern matches nothing (its error is ignored)
+      throw err;
+    }
+    if (pattern.literal !== undefined) layer.names.add(pattern.literal);
+    else layer.patterns.push(pattern);
+  }
+  return layer;
+}
+
+/** Whether a layer (or one above it) ignores the entry; the wildcard matching is bounded per checkout. */
+function isIgnored(checkout: Checkout, layer: IgnoreLayer | undefined, name: string, isDir: boolean, ctx: { gitRepo: string; bundle: string; file: string }): boolean {
+  let chars: string[] | undefined;
+  const meter = checkout.ignoreMatching;
+  for (; layer; layer = layer.parent) {
+    if (layer.names.has(name) || (isDir && layer.dirs.has(name))) return true;
+    for (const p of layer.patterns) {
+      chars ??= [...name];
+      const matched = p.matchesChars(chars, meter);
+      if (meter.steps > checkout.limits.ignoreSteps) {
+        throw new FleetError(`matching .fleetignore patterns against the repository's names took more than ${checkout.limits.ignoreSteps} steps ` +
+          "(limit PULUMI_FLEET_MAX_IGNORE_STEPS; a step is a character compared)", ctx);
+      }
+      if (matched) return true;
     }
   }
-  return rules;
+  return false;
 }
 
 /**

@@ -17,7 +17,8 @@ export interface YamlText { key: string; text: string; file: string; ctx: ErrorC
 export function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer, onError?: (t: YamlText, err: FleetError) => void): Map<string, unknown> {
   const out = new Map<string, unknown>();
   if (!texts.length) return out;
-  const response = render({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])) }).yaml;
+  const gitRepoOf = Object.fromEntries(texts.flatMap((t) => (t.ctx.gitRepo ? [[t.key, t.ctx.gitRepo]] : [])));
+  const response = render({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])), gitRepoOf: { yaml: gitRepoOf } }).yaml;
   for (const t of texts) {
     const r = response[t.key];
     if (!r || r.error) {

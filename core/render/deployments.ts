@@ -9,6 +9,7 @@ import { nullStringValues } from "../desired/api-ignored";
 import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
 import { FleetError } from "../errors";
 import { bundleRef } from "../desired/keys";
+import { positiveNumber } from "../operator-env";
 import { sha256Hex, stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
@@ -93,6 +94,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   const request = {
     bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
     capabilities: {} as Record<string, Capabilities>,
+    gitRepoOf: { renders: {} as Record<string, string> },
   };
   // Clusters with the same capabilities share one key, so their renders stay one render.
   const capabilityKeys = new Map<string, Pick<RenderJob, "kubeVersion" | "apiVersions" | "capabilities">>();
@@ -143,10 +145,12 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       id = String(jobIds.size);
       jobIds.set(key, id);
       request.renders.push({ id, ...job });
+      request.gitRepoOf.renders[id] = e.gitRepo;
     }
     jobOf.set(e, id);
   }
   const results = request.renders.length ? render(request).renders : {};
+  const maxObjects = maxObjectsPerBundle();
   const out = new Map<PlanEntry, RenderedDeployment>();
   for (const e of entries) {
     const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
@@ -158,6 +162,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
         continue;
       }
       if (r.error) throw new FleetError(r.error, { ...ctx, file: byRef.get(bundleRef(e))!.fleetYaml });
+      checkObjectCount(r, maxObjects, ctx);
       const rendered = withNamespaces(r, e, ctx);
       const bundleWarnings = byRef.get(bundleRef(e))!.warnings ?? [];
       const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
@@ -169,6 +174,21 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
   }
   if (!context.onFailure) checkSingleOwner(out);
   return out;
+}
+
+/** The operator's bound on one deployment's rendered objects (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE). */
+export function maxObjectsPerBundle(env: NodeJS.ProcessEnv = process.env): number {
+  return Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE", 5_000));
+}
+
+/**
+ * Each rendered object becomes a resource (or a step of one) checked, diffed and registered: a chart
+ * that ranges to a million ConfigMaps within the output limit fails its (bundle, cluster) here, before
+ * any of that work.
+ */
+function checkObjectCount(r: RenderResult, max: number, ctx: { gitRepo: string; bundle: string; cluster: string }): void {
+  const count = (r.objects?.length ?? 0) + (r.crds?.length ?? 0) + (r.hooks?.length ?? 0);
+  if (count > max) throw new FleetError(`the bundle renders ${count} objects, over the limit of ${max} per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)`, ctx);
 }
 
 /** `{ [key]: value }`, or nothing when the value is absent (a render job carries only what is set). */

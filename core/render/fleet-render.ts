@@ -97,6 +97,11 @@ export interface RendererRequest {
   capabilities?: Record<string, Capabilities>;
   /** Objects templates asked `lookup` for, to read on their clusters (read-only). */
   lookupReads?: LookupJob[];
+  /**
+   * The GitRepo of each content job (yaml by key, values by position, renders by id), whose jobs share
+   * PULUMI_FLEET_GITREPO_RENDER_SECONDS (sandbox.ts); a job without one has only the per-job limit.
+   */
+  gitRepoOf?: { yaml?: Record<string, string>; values?: string[]; renders?: Record<string, string> };
 }
 
 /** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
@@ -225,14 +230,32 @@ function runContent(request: RendererRequest): RendererResponse {
     const [kind, i] = key.split(" ");
     return [kind, Number(i)];
   };
-  runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, (group) => {
-    const sub: RendererRequest = { bundles: request.bundles, clusters: request.clusters, helm: request.helm, capabilities: request.capabilities, yaml: {}, values: [], renders: [] };
+  // GitRepos by index, so that the sandbox sees no name the content chose.
+  const gitRepos = new Map<string, number>();
+  const gitRepoOf = (key: JobKey): number | undefined => {
+    const [kind, i] = indexOf(key);
+    const of = request.gitRepoOf;
+    const name = kind === "yaml" ? of?.yaml?.[yamlKeys[i]] : kind === "values" ? of?.values?.[i] : of?.renders?.[renders[i].id];
+    if (name === undefined) return undefined;
+    if (!gitRepos.has(name)) gitRepos.set(name, gitRepos.size);
+    return gitRepos.get(name);
+  };
+  jobs.forEach(gitRepoOf);
+  const groups = { of: gitRepoOf, secondsLeft: [...gitRepos.keys()].map(() => limits.gitRepoSeconds) };
+  runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, (group, secondsLeft) => {
+    const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: (number | null)[] } = {
+      bundles: request.bundles, clusters: request.clusters, helm: request.helm, capabilities: request.capabilities, yaml: {}, values: [], renders: [],
+      jobGroups: {}, groupSeconds: secondsLeft.map((s) => (Number.isFinite(s) ? Math.max(s, 0) : null)),
+    };
     const valuesAt: number[] = []; // position in sub.values -> index in values
     for (const key of group) {
       const [kind, i] = indexOf(key);
-      if (kind === "yaml") sub.yaml![String(i)] = request.yaml![yamlKeys[i]];
-      else if (kind === "values") valuesAt.push(i), sub.values!.push(values[i]);
-      else sub.renders!.push({ ...renders[i], id: String(i) });
+      let local: JobKey;
+      if (kind === "yaml") sub.yaml![String(i)] = request.yaml![yamlKeys[i]], local = key;
+      else if (kind === "values") local = `values ${valuesAt.length}`, valuesAt.push(i), sub.values!.push(values[i]);
+      else sub.renders!.push({ ...renders[i], id: String(i) }), local = key;
+      const g = gitRepoOf(key);
+      if (g !== undefined && Number.isFinite(secondsLeft[g])) sub.jobGroups[local] = g;
     }
     const o = runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
     if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
@@ -247,7 +270,7 @@ function runContent(request: RendererRequest): RendererResponse {
     if (kind === "yaml") out.yaml[yamlKeys[i]] = { error: reason };
     else if (kind === "values") valueResults[i] = { changed: false, error: reason };
     else out.renders[renders[i].id] = { objects: null, crds: null, hooks: null, style: "yaml", error: reason };
-  }, limits);
+  }, limits, groups);
   // Equal results share one object, as the renderer's own `valueOf` does within one run.
   const distinct = new Map<ValuesResult, number>();
   for (const r of valueResults) {

@@ -4,7 +4,8 @@
  * job's time, the process's memory and each result's size. A template that loops forever or a values
  * file that expands to gigabytes makes the sandbox end itself, writing on stderr which job it was
  * running; this module turns that into an error for that job alone and runs the others again, so
- * one bundle hitting a limit never takes the other bundles' results with it.
+ * one bundle hitting a limit never takes the other bundles' results with it. The jobs of one GitRepo
+ * also share one time limit (runIsolating), so many looping bundles cost it once.
  *
  * The limits are the operator's (environment of `up`/`preview`/`render`), never the content's.
  */
@@ -21,9 +22,15 @@ export interface SandboxLimits {
   outputMiB: number;
   /** All results of one batch, MiB (PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB, default 256, at most 400: the response is read as one string). */
   totalOutputMiB: number;
+  /**
+   * The time one GitRepo's jobs of a batch may take together, seconds, spent while any of them runs
+   * and counted across the batch's runs (PULUMI_FLEET_GITREPO_RENDER_SECONDS, default 300): N looping
+   * bundles cost this once, where the per-job limit alone cost N times it, one after the other.
+   */
+  gitRepoSeconds: number;
 }
 
-export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256 };
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 300 };
 
 export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimits {
   const d = DEFAULT_SANDBOX_LIMITS;
@@ -32,6 +39,7 @@ export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimi
     memoryMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_MEMORY_MIB", d.memoryMiB)),
     outputMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_OUTPUT_MIB", d.outputMiB)),
     totalOutputMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB", d.totalOutputMiB, 400)),
+    gitRepoSeconds: positiveNumber(env, "PULUMI_FLEET_GITREPO_RENDER_SECONDS", d.gitRepoSeconds),
   };
 }
 
@@ -42,10 +50,15 @@ export function sandboxArgs(l: SandboxLimits): string[] {
 /** A job of a sandbox batch: its kind and id as the sandbox names them on stderr. */
 export type JobKey = string; // `${kind} ${id}`
 
-/** What a run of a group of jobs gave: the results, or which jobs were running when it ended. */
+type Limit = { kind: "time"; job: JobKey } | { kind: "memory" } | { kind: "gitRepo"; group: number };
+
+/**
+ * What a run of a group of jobs gave: the results, or which jobs were running when it ended, which had
+ * finished, and the time each GitRepo (by index) had spent, in ms.
+ */
 export type GroupOutcome<R> =
   | { ok: true; response: R }
-  | { ok: false; limit?: { kind: "time"; job: JobKey } | { kind: "memory" }; running: JobKey[]; stderr: string };
+  | { ok: false; limit?: Limit; running: JobKey[]; done?: JobKey[]; spentMs?: Map<number, number>; stderr: string };
 
 /** Runs the sandbox on one request; reads its job markers when it ends early. */
 export function runSandboxOnce<R>(binary: string, request: unknown, limits: SandboxLimits): GroupOutcome<R> {
@@ -59,15 +72,21 @@ export function runSandboxOnce<R>(binary: string, request: unknown, limits: Sand
   if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
   if (result.status === 0) return { ok: true, response: JSON.parse(result.stdout) as R };
   const running = new Set<JobKey>();
-  let limit: { kind: "time"; job: JobKey } | { kind: "memory" } | undefined;
+  const done: JobKey[] = [];
+  const spentMs = new Map<number, number>();
+  let limit: Limit | undefined;
   const other: string[] = [];
   for (const line of result.stderr.split("\n")) {
     let m: RegExpExecArray | null;
     if ((m = /^fleet-render-job (start|done) (.*)$/.exec(line))) {
       if (m[1] === "start") running.add(m[2]);
-      else running.delete(m[2]);
+      else running.delete(m[2]), done.push(m[2]);
     } else if ((m = /^fleet-render-limit time (.*)$/.exec(line))) {
       limit = { kind: "time", job: m[1] };
+    } else if ((m = /^fleet-render-limit group (\d+)$/.exec(line))) {
+      limit = { kind: "gitRepo", group: Number(m[1]) };
+    } else if ((m = /^fleet-render-group-used (\d+) (\d+)$/.exec(line))) {
+      spentMs.set(Number(m[1]), Number(m[2]));
     } else if (/^fleet-render-limit memory /.test(line)) {
       limit = { kind: "memory" };
     } else if (line.trim()) {
@@ -76,29 +95,53 @@ export function runSandboxOnce<R>(binary: string, request: unknown, limits: Sand
   }
   // Go's own "out of memory" (an allocation past the address-space limit, before the watchdog saw it).
   if (!limit && other.some((l) => /^fatal error: (runtime: )?out of memory|cannot allocate memory/.test(l))) limit = { kind: "memory" };
-  return { ok: false, limit, running: [...running], stderr: other.slice(0, 20).join("\n").slice(0, 4000) };
+  return { ok: false, limit, running: [...running], done, spentMs, stderr: other.slice(0, 20).join("\n").slice(0, 4000) };
 }
+
+/** Each job's GitRepo, by index into the time each has left (seconds); undefined: no GitRepo limit. */
+export interface JobGroups { of: (job: JobKey) => number | undefined; secondsLeft: number[] }
 
 /**
  * Runs `jobs` in the sandbox, in one process while nothing goes wrong. When the process ends early,
- * the job that hit the time limit gets an error and the others run again; after a memory limit or a
- * crash, the jobs that were running each run alone (the one that hits it again gets the error) and the
- * rest together. `run` runs one group; `failed` records a job's error.
+ * the job that hit the time limit gets an error and the others run again; when a GitRepo's jobs run
+ * out of their shared time, each of them that had not finished gets an error and the others (its
+ * finished ones too, with no GitRepo limit left to hit) run again; after a memory limit or a crash, the
+ * jobs that were running each run alone (the one that hits it again gets the error) and the rest
+ * together. A GitRepo's time spent is carried from run to run. `run` runs one group with the time each
+ * GitRepo has left; `failed` records a job's error.
  */
 export function runIsolating<R>(
   jobs: JobKey[],
-  run: (group: JobKey[]) => GroupOutcome<R>,
+  run: (group: JobKey[], secondsLeft: number[]) => GroupOutcome<R>,
   done: (response: R) => void,
   failed: (job: JobKey, reason: string) => void,
   limits: SandboxLimits,
+  groups: JobGroups = { of: () => undefined, secondsLeft: [] },
 ): void {
+  const left = [...groups.secondsLeft];
+  const exhausted = new Set<number>();
+  const groupOf = (j: JobKey) => {
+    const g = groups.of(j);
+    return g === undefined || exhausted.has(g) ? undefined : g;
+  };
   const queue: JobKey[][] = [jobs];
   while (queue.length) {
     const group = queue.shift()!;
     if (!group.length) continue;
-    const outcome = run(group);
+    const outcome = run(group, left.map((s, g) => (exhausted.has(g) ? Infinity : s)));
     if (outcome.ok) {
       done(outcome.response);
+      continue;
+    }
+    for (const [g, ms] of outcome.spentMs ?? []) left[g] -= ms / 1000;
+    if (outcome.limit?.kind === "gitRepo") {
+      const g = outcome.limit.group;
+      const finished = new Set(outcome.done ?? []);
+      const unfinished = new Set(group.filter((j) => groupOf(j) === g && !finished.has(j)));
+      const reason = `rendering this GitRepo's jobs took longer than the limit of ${limits.gitRepoSeconds} s per GitRepo (PULUMI_FLEET_GITREPO_RENDER_SECONDS): stopped before this one finished`;
+      for (const j of unfinished) failed(j, reason);
+      exhausted.add(g); // its finished jobs run again without the GitRepo limit: they ended once already
+      queue.push(group.filter((j) => !unfinished.has(j)));
       continue;
     }
     const members = new Set(group);

@@ -49,6 +49,7 @@ export function templateHelmValuesEach(jobs: ValuesJob[], render: Renderer = run
   const helm: Record<string, { values?: Record<string, unknown>; templateValues?: Record<string, string>; disablePreProcess?: boolean }> = {};
   const clusters: Record<string, ClusterContext> = {};
   const values: [cluster: string, helm: string][] = [];
+  const gitRepoOfValues: string[] = [];
   const slot = new Int32Array(jobs.length).fill(-1); // job index -> index in values
   jobs.forEach((job, i) => {
     // Fleet does nothing for a cluster without labels or for options without values: skip the round trip.
@@ -63,8 +64,9 @@ export function templateHelmValuesEach(jobs: ValuesJob[], render: Renderer = run
     clusters[job.cluster.name] ??= clusterContext(job.cluster);
     slot[i] = values.length;
     values.push([job.cluster.name, String(key)]);
+    gitRepoOfValues.push(job.ctx.gitRepo);
   });
-  const response = values.length ? render({ helm, clusters, values }) : { values: [], valueOf: [] };
+  const response = values.length ? render({ helm, clusters, values, gitRepoOf: { values: gitRepoOfValues } }) : { values: [], valueOf: [] };
   // Jobs with the same helm options and equal results share one options object (the plan hashes it once).
   const shared: HelmOptions[][] = [];
   return jobs.map((job, i) => {

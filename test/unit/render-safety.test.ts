@@ -111,3 +111,27 @@ describe("one owner per object and cluster", () => {
     expect(renderAll({ "a/cm.yaml": cm("x"), "b/cm.yaml": cm("y") }, ["c1", "c2"]).size).to.equal(4);
   });
 });
+
+describe("objects per bundle", () => {
+  it("a deployment rendering more than PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE objects fails alone, naming the limit", () => {
+    const cms = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${prefix}${i}\n`).join("---\n");
+    const root = tempDir("pf-objects-");
+    for (const [name, content] of Object.entries({ "a/cms.yaml": cms("a", 6), "b/cms.yaml": cms("b", 5) })) {
+      fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      fs.writeFileSync(path.join(root, name), content);
+    }
+    const bundles = readBundles(root, gitRepoConfig({ name: "repo", repo: root, paths: ["a", "b"], targets: [{ clusterSelector: {} }] }));
+    const plan = buildPlan(bundles, [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }], []);
+    const failures: string[] = [];
+    const before = process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE;
+    process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE = "5";
+    try {
+      const out = renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer, { onFailure: (_e, err) => failures.push(err.message) });
+      expect([...out.keys()].map((e) => [e.bundle, out.get(e)!.objects.length])).to.deep.equal([["repo-b", 5]]);
+    } finally {
+      if (before === undefined) delete process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE;
+      else process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE = before;
+    }
+    expect(failures).to.deep.equal(["gitRepo repo, bundle repo-a, cluster c1: the bundle renders 6 objects, over the limit of 5 per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)"]);
+  });
+});

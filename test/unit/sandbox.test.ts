@@ -48,6 +48,26 @@ describe("render sandbox: limits fail one job, never the batch", function () {
     expect((r.renders.c.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("fine");
   });
 
+  it("a GitRepo's looping jobs share one time limit: 3 of them cost it once, not one after the other, and fail naming it", () => {
+    rendererBinary(); // built before the clock starts
+    const bundles = {
+      good: { name: "good", manifestId: "m", commit: "c", files: chart("{{ .Chart.Name }}") },
+      loop: { name: "loop", manifestId: "m", commit: "c", files: chart(FOREVER) },
+      fine: { name: "fine", manifestId: "m", commit: "c", files: chart("fine") },
+    };
+    const renders = [job("l1", "loop"), job("l2", "loop"), job("a", "good"), job("l3", "loop"), job("f", "fine")];
+    const start = Date.now();
+    const r = withEnv({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "60", PULUMI_FLEET_GITREPO_RENDER_SECONDS: "2" }, () => runRenderer({
+      bundles, renders: renders.map((j, i) => ({ ...j, options: { ...j.options, helm: { ...j.options.helm, releaseName: `r${i}` } } })),
+      gitRepoOf: { renders: { l1: "evil", l2: "evil", l3: "evil", f: "evil", a: "other" } },
+    }));
+    const elapsed = (Date.now() - start) / 1000;
+    for (const id of ["l1", "l2", "l3"]) expect(r.renders[id].error).to.match(/longer than the limit of 2 s per GitRepo \(PULUMI_FLEET_GITREPO_RENDER_SECONDS\)/);
+    expect((r.renders.a.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("c"); // another GitRepo's job
+    expect(r.renders.f.error ?? "").to.satisfy((e: string) => e === "" || /PULUMI_FLEET_GITREPO_RENDER_SECONDS/.test(e)); // the same GitRepo: rendered if it finished in time
+    expect(elapsed).to.be.lessThan(5); // the per-job limit alone made it 3 x 60 s; the GitRepo's 2 s once, plus runs again
+  });
+
   it("values templating that exhausts memory fails that values job alone", () => {
     const r = withEnv({ PULUMI_FLEET_RENDER_MEMORY_MIB: "512" }, () => runRenderer({
       clusters: { c1: { name: "c1", namespace: "fleet-default", labels: { env: "x" }, annotations: {}, templateValues: {} } },
@@ -75,7 +95,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
   });
 
   it("limits come from the operator's environment, with defaults, and refuse nonsense", () => {
-    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256 });
+    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 300 });
     expect(sandboxLimits({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "5", PULUMI_FLEET_RENDER_MEMORY_MIB: "900" })).to.include({ jobSeconds: 5, memoryMiB: 900 });
     expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_MEMORY_MIB: "-1" })).to.throw(/PULUMI_FLEET_RENDER_MEMORY_MIB="-1": expected a positive number/);
     expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB: "1000" })).to.throw(/up to 400/);

@@ -75,6 +75,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate, readiness, discovery and lookupReads only without")
 		os.Exit(2)
 	}
+	watch.setGroups(req.JobGroups, req.GroupSeconds)
 	// A batch is short-lived and memory is plentiful: collect garbage less often.
 	debug.SetGCPercent(400)
 	resp := run(&req, watch)

@@ -31,6 +31,10 @@ type Request struct {
 	Capabilities map[string]*Capabilities `json:"capabilities"`
 	// LookupReads: objects templates asked `lookup` for, to read on their cluster (lookup.go).
 	LookupReads []LookupJob `json:"lookupReads"`
+	// JobGroups: the group (a GitRepo, by index) of each content job, keyed "kind id" as the sandbox's
+	// markers name it; GroupSeconds: each group's time left, shared by its jobs (sandbox.go).
+	JobGroups    map[string]int `json:"jobGroups"`
+	GroupSeconds []float64      `json:"groupSeconds"`
 }
 
 // BundleInput is a bundle's files after Fleet's content rules (paths relative to the bundle root).

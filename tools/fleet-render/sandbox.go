@@ -117,6 +117,56 @@ type jobWatch struct {
 	active map[string]time.Time
 	// written: the size of the results accepted so far, against totalOutput.
 	written int64
+	// groupOf: each job's group (its GitRepo); groupLeft: the time each group has left, spent while any
+	// of its jobs runs; groupUsed: spent here. N looping jobs of one GitRepo cost its time once, not N
+	// job limits one after the other.
+	groupOf   map[string]int
+	groupLeft []time.Duration
+	groupUsed []time.Duration
+}
+
+// setGroups sets the jobs' groups and the time each group has left (nil outside the sandbox: no limit).
+func (w *jobWatch) setGroups(groupOf map[string]int, seconds []float64) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.groupOf = groupOf
+	w.groupLeft = make([]time.Duration, len(seconds))
+	w.groupUsed = make([]time.Duration, len(seconds))
+	for i, s := range seconds {
+		w.groupLeft[i] = time.Duration(s * float64(time.Second))
+	}
+}
+
+// spendGroups charges each group with a running job for dt; the first group over its time, or -1.
+// Called with mu held.
+func (w *jobWatch) spendGroups(dt time.Duration) int {
+	charged := map[int]bool{}
+	for key := range w.active {
+		if g, ok := w.groupOf[key]; ok && g >= 0 && g < len(w.groupUsed) && !charged[g] {
+			charged[g] = true
+			w.groupUsed[g] += dt
+		}
+	}
+	for g := range charged {
+		if w.groupUsed[g] > w.groupLeft[g] {
+			return g
+		}
+	}
+	return -1
+}
+
+// exit reports each group's time spent (the caller charges it across runs) and ends the process.
+// Called with mu held.
+func (w *jobWatch) exit() {
+	for g, used := range w.groupUsed {
+		if used > 0 {
+			fmt.Fprintf(os.Stderr, "fleet-render-group-used %d %d\n", g, used.Milliseconds())
+		}
+	}
+	os.Exit(3)
 }
 
 func newJobWatch(l sandboxLimits) *jobWatch {
@@ -170,18 +220,26 @@ func (w *jobWatch) check(result []byte) error {
 // cannot be interrupted, but the process can. The caller learns which limit and job from stderr.
 func (w *jobWatch) watch() {
 	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	last := time.Now()
 	for range time.Tick(5 * time.Millisecond) {
 		metrics.Read(sample)
 		used := int64(sample[0].Value.Uint64() - sample[1].Value.Uint64())
 		w.mu.Lock()
+		now := time.Now()
+		over := w.spendGroups(now.Sub(last))
+		last = now
 		if used > w.limits.memory {
 			fmt.Fprintf(os.Stderr, "fleet-render-limit memory %d MiB\n", w.limits.memory>>20)
-			os.Exit(3)
+			w.exit()
+		}
+		if over >= 0 {
+			fmt.Fprintf(os.Stderr, "fleet-render-limit group %d\n", over)
+			w.exit()
 		}
 		for key, start := range w.active {
 			if time.Since(start) > w.limits.jobTimeout {
 				fmt.Fprintf(os.Stderr, "fleet-render-limit time %s\n", key)
-				os.Exit(3)
+				w.exit()
 			}
 		}
 		w.mu.Unlock()
