@@ -14,6 +14,7 @@ import { FleetError } from "../errors";
 import { identityOf, journalObjects, settleEarlier } from "../journal";
 import { checkTakeOwnership, clusterLabels, ownerLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
+import { checkReach, checkReachObjects, lookupRefusal } from "../reach";
 import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
 import { stableJson } from "../hash";
@@ -81,7 +82,9 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const agentNamespace = (cluster: string) => agents.get(cluster)!.namespace;
   /** The namespace a cluster's deployed agent creates; with the agent switched off the cluster creates it for bundles that need it. */
   const agentOwned = (cluster: string) => (agents.get(cluster)!.agent ? agentNamespace(cluster) : undefined);
-  const planned = fleet.plan.entries;
+  // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
+  checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
+  const planned = failures.settle(fleet.plan.entries);
   const accounts = accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
@@ -97,6 +100,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
   checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail);
+  checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
   entries = failures.settle(entries);
   for (const e of entries) {
     try {
@@ -415,6 +419,11 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
       }
       if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
         failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
+        continue;
+      }
+      const refused = lookupRefusal(e, unanswered(rendered.get(e)!.lookups, tables.get(e)), fleet.config);
+      if (refused) {
+        failed(e, refused);
         continue;
       }
       const user = accounts.userOf.get(e);
