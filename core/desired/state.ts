@@ -30,6 +30,7 @@ import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
+import { checkNamespaceSquats, knownOwners } from "./owners";
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
@@ -99,7 +100,10 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
-  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail);
+  const prior = { deployed: facts.deployed, records: previous?.records };
+  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
+    (contested) => knownOwners(contested, prior, renderMode ? undefined : { read: facts.objects, clusters: pinned.clusters, skip: leftOut }));
+  checkNamespaceSquats(entries, rendered, prior, fail);
   checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
   entries = failures.settle(entries);
   for (const e of entries) {

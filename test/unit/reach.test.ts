@@ -10,7 +10,8 @@ import { desiredState } from "../../core/desired/state";
 import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { LookupJob } from "../../core/render/fleet-render";
+import { knownOwners } from "../../core/desired/owners";
+import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
@@ -150,6 +151,48 @@ describe("between GitRepos: content narrows its GitRepo's reach, never widens it
         `${FILE} (team-b): a lookup reads the cluster as the bundle deploys, so it is bound to the same namespaces`);
       expect(asked).to.deep.equal([]);
       expect(keys(s)).to.deep.equal(["c1/a-a", "c2/a-a"]);
+    });
+  });
+
+  describe("an object another GitRepo owns", () => {
+    it("declared by a bundle of another GitRepo: the squatter fails, the owner (which deployed it before) keeps deploying, whatever the plan order", async () => {
+      // GitRepo a sorts first: before, the first in plan order kept the object and the owner, z, was held back.
+      const repo = new TestRepo({ "a/cm.yaml": CONFIGMAP("mine"), "z/cm.yaml": CONFIGMAP("shared") });
+      const config = () => ({ ...stackOf(repo), gitRepos: [stackOf(repo).gitRepos[0], gitRepoConfig({ name: "z", repo: repo.url(), paths: ["z"], targets: [{ clusterSelector: {} }] })] });
+      const first = await run(config());
+      const { previous, deployed } = deployedAfter(first);
+      repo.commit({ "a/shared.yaml": CONFIGMAP("shared", { k: "squatted" }), "z/cm.yaml": CONFIGMAP("shared", { k: "updated" }) });
+      const s = await desiredState(config(), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
+      expect(s.failures.map((f) => `${f.cluster}/${f.bundle}: ${f.reason}`)).to.deep.equal(["c1", "c2"].map((c) => `${c}/a-a: ConfigMap default/shared is also deployed by ` +
+        "bundle z-z (GitRepo z) on this cluster, which deployed it before and keeps it; an object has one owner (Fleet's Helm refuses an object another release owns): " +
+        "change its namespace or name in one of the bundles"));
+      expect(keys(s)).to.deep.equal(["c1/a-a held", "c1/z-z", "c2/a-a held", "c2/z-z"]);
+      expect(s.deployments.find((d) => d.key === "c1/z-z")!.objects[0].manifest.data).to.deep.equal({ k: "updated" });
+    });
+
+    it("without the state, the live object's ownership labels tell the owner", () => {
+      const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shared", namespace: "default" } };
+      const read = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({
+        labels: { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/cluster": "c1", "fleet.cattle.io/repo-name": "z", "fleet.cattle.io/bundle-name": "z-z" },
+      })) }]));
+      const owners = knownOwners([{ cluster: "c1", object: cm }], {}, { read, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }] });
+      expect([...owners.values()]).to.deep.equal([{ gitRepo: "z", bundle: "z-z" }]);
+    });
+
+    it("a Namespace another GitRepo's deployments use cannot be declared by a bundle of a different GitRepo, whatever takeOwnership says", async () => {
+      const repo = new TestRepo({
+        "a/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-z\n", "a/fleet.yaml": "helm: {takeOwnership: true}\n",
+        "z/cm.yaml": CONFIGMAP("z"), "z/fleet.yaml": "defaultNamespace: team-z\n",
+      });
+      const config = (a: Partial<GitRepoConfig>) => ({ ...stackOf(repo), gitRepos: [stackOf(repo, {}, a).gitRepos[0], gitRepoConfig({ name: "z", repo: repo.url(), paths: ["z"], targets: [{ clusterSelector: {} }] })] });
+      for (const a of [{ allowTakeOwnership: true }, { allowTakeOwnership: true, takeOwnership: true }]) {
+        const s = await run(config(a));
+        expect(s.failures.map((f) => f.message)).to.deep.equal(["c1", "c2"].map((c) => `gitRepo a, bundle a-a, cluster ${c}: Namespace team-z is used on this cluster by GitRepo z, ` +
+          "whose deployments are in it: a bundle of another GitRepo may not declare it (it would be this bundle's to change, and to delete with everything in it), " +
+          "whatever takeOwnership says; remove the Namespace from this bundle (the cluster creates the namespaces its deployments use)"));
+        expect(keys(s)).to.deep.equal(["c1/z-z", "c2/z-z"]);
+        expect(s.clusters[0].namespaces.map((ns) => ns.name)).to.include("c1/team-z");
+      }
     });
   });
 });
