@@ -46,15 +46,27 @@ export interface OwnershipInput {
   unchanged?: ReadonlySet<PlanEntry>;
   /** Clusters this operation leaves out (unreachable): nothing of theirs is applied, so nothing is read. */
   skip?: ReadonlySet<string>;
-  /** GitRepos whose stack entry sets takeOwnership: the operator adopts what exists (a move from Fleet), whatever the content says. */
+  /**
+   * GitRepos whose stack entry sets takeOwnership: the operator adopts what exists (a move from Fleet),
+   * whatever the content says; never what another GitRepo owns (its labels say so), as helm.takeOwnership.
+   */
   adopting?: ReadonlySet<string>;
+}
+
+/** Whether the deployment may adopt what exists: its GitRepo's stack entry or its content (checked by core/reach.ts) says so. */
+const adopts = (entry: PlanEntry, input: OwnershipInput) => !!entry.options.helm?.takeOwnership || !!input.adopting?.has(entry.gitRepo);
+
+/** The GitRepo of this project that owns a live object, when it is not the deployment's own. */
+function otherGitRepo(live: LiveObject, entry: PlanEntry): string | undefined {
+  const l = live.labels ?? {};
+  return l[MANAGED_BY_LABEL] === MANAGED_BY && l[REPO_NAME_LABEL] && l[REPO_NAME_LABEL] !== entry.gitRepo ? l[REPO_NAME_LABEL] : undefined;
 }
 
 /** The objects to look up: per cluster, each (deployment, object) whose owner decides. */
 export function ownershipQueries(input: OwnershipInput): Map<string, { entry: PlanEntry; object: K8sObject }[]> {
   const queries = new Map<string, { entry: PlanEntry; object: K8sObject }[]>();
   for (const entry of input.entries) {
-    if (entry.options.helm?.takeOwnership || input.adopting?.has(entry.gitRepo) || input.skip?.has(entry.cluster) || input.unchanged?.has(entry)) continue;
+    if (input.skip?.has(entry.cluster) || input.unchanged?.has(entry)) continue;
     const r = input.rendered.get(entry)!;
     const list = queries.get(entry.cluster) ?? queries.set(entry.cluster, []).get(entry.cluster)!;
     for (const object of r.objects) if (!r.chartCrds.has(object)) list.push({ entry, object });
@@ -99,14 +111,19 @@ export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob
   if (!jobs.length) return;
   const results = read(jobs);
   const conflicts = new Map<PlanEntry, string[]>();
+  // Objects another GitRepo owns: never adopted, whatever takeOwnership says.
+  const foreign = new Set<PlanEntry>();
   for (const job of jobs) {
     const result = results[job.id];
     if (!result || result.error) {
-      throw new FleetError(`cannot tell who owns the objects this update would create (helm.takeOwnership is false): ${result?.error ?? "no answer"}`, { cluster: job.id });
+      throw new FleetError(`cannot tell who owns the objects this update would create: ${result?.error ?? "no answer"}`, { cluster: job.id });
     }
     queries.get(job.id)!.forEach(({ entry, object }, i) => {
       const live = result.objects?.[i];
       if (!live || ownedBy(live, entry)) return;
+      const other = otherGitRepo(live, entry);
+      if (adopts(entry, input) && !other) return;
+      if (other) foreign.add(entry);
       const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
       const list = conflicts.get(entry) ?? conflicts.set(entry, []).get(entry)!;
       list.push(`${object.kind} ${where} (${describeOwner(live)})`);
@@ -114,9 +131,12 @@ export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob
   }
   const conflicting = input.entries.filter((e) => conflicts.has(e));
   const errorFor = (e: PlanEntry, others: number) => new FleetError(
-    `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. Fleet's Helm refuses to install over an object ` +
-    "it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml to adopt it " +
-    `(a later prune of the bundle then deletes it)${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
+    `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. ` +
+    (foreign.has(e)
+      ? "An object another GitRepo owns is never adopted, whatever takeOwnership says (the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"
+      : "Fleet's Helm refuses to install over an object it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml " +
+        `(allowed by gitRepos[${e.gitRepo}].allowTakeOwnership in the stack file) to adopt it (a later prune of the bundle then deletes it)`) +
+    `${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
     { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: input.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml, field: "helm.takeOwnership" },
   );
   // Each conflicting deployment fails alone when the caller isolates failures; else the first stops everything.

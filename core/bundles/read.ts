@@ -215,6 +215,7 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
       options,
       targets,
       restrictions,
+      ...(fy.overrideTargets ? { overrideTargets: true as const } : {}),
       targetCustomizationMode: fy.targetCustomizationMode,
       dependsOn: fy.dependsOn,
       ...(fy.rolloutStrategy ? { rolloutStrategy: fy.rolloutStrategy } : {}),

@@ -95,6 +95,8 @@ export interface Bundle {
   targets: BundleTarget[];
   /** The GitRepo targets (or overrideTargets) as an allow-list; the matcher's restrictions. */
   restrictions: TargetCriteria[];
+  /** fleet.yaml sets overrideTargets: `restrictions` are content's, checked against the GitRepo's targets (core/reach.ts). */
+  overrideTargets?: true;
   targetCustomizationMode: TargetCustomizationMode;
   dependsOn: DependsOn[];
   /** fleet.yaml rolloutStrategy, when set (core/targeting/rollout.ts). */

@@ -14,6 +14,7 @@ import { FleetError } from "../errors";
 import { identityOf, journalObjects, settleEarlier } from "../journal";
 import { checkTakeOwnership, clusterLabels, ownerLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
+import { checkReach, checkReachObjects } from "../reach";
 import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
 import { lookupScopeError } from "../render/lookup-scope";
@@ -31,6 +32,7 @@ import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
+import { checkNamespaceSquats, knownOwners } from "./owners";
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
@@ -83,7 +85,9 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const agentNamespace = (cluster: string) => agents.get(cluster)!.namespace;
   /** The namespace a cluster's deployed agent creates; with the agent switched off the cluster creates it for bundles that need it. */
   const agentOwned = (cluster: string) => (agents.get(cluster)!.agent ? agentNamespace(cluster) : undefined);
-  const planned = fleet.plan.entries;
+  // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
+  checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
+  const planned = failures.settle(fleet.plan.entries);
   const accounts = accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
@@ -98,7 +102,11 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
-  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail);
+  const prior = { deployed: facts.deployed, records: previous?.records };
+  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
+    (contested) => knownOwners(contested, prior, renderMode ? undefined : { read: facts.objects, clusters: pinned.clusters, skip: leftOut }));
+  checkNamespaceSquats(entries, rendered, prior, fail);
+  checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
   entries = failures.settle(entries);
   for (const e of entries) {
     try {

@@ -207,36 +207,48 @@ export function unanswered(asked: LookupKey[] | undefined, table: LookupAnswer[]
  * One owner per object and cluster. Two bundles rendering the same object for one cluster fail in
  * Fleet (Helm refuses to install an object another release owns); here both would be resources of
  * their own, applying over each other, and a prune of either would delete the object under the other.
- * With `onConflict`, each deployment that renders an object an earlier one (plan order) has goes to it,
- * in one pass, and its objects claim nothing; without it the first conflict is thrown.
+ * The deployment that deployed it before (`ownersOf`: core/desired/owners.ts) keeps it, so a squatter
+ * of another GitRepo never holds its owner back; when none did, the first in plan order does. With
+ * `onConflict`, every other deployment declaring it goes there and its objects claim nothing (what
+ * only it contested goes to the next); without it the first conflict is thrown.
  */
-export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void): void {
-  const owners = new Map<string, PlanEntry>();
-  for (const [e, r] of rendered) {
-    const claimed: string[] = [];
-    let conflict: FleetError | undefined;
-    for (const o of r.objects) {
-      const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
-      const key = `${e.cluster}\u0000${objectKey(o)}`;
-      const first = owners.get(key);
-      if (!first) {
-        claimed.push(key);
-      } else if (first !== e) {
-        conflict = new FleetError(
-          `${o.kind} ${where} is also deployed by bundle ${first.bundle} (GitRepo ${first.gitRepo}) on this cluster; an object has one owner ` +
-          "(Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
-          { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
-        );
-        break;
+export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void,
+  ownersOf?: (contested: { cluster: string; object: K8sObject }[]) => ReadonlyMap<string, { gitRepo: string; bundle: string }>): void {
+  let alive = [...rendered.keys()];
+  let owners: ReadonlyMap<string, { gitRepo: string; bundle: string }> | undefined;
+  for (;;) {
+    const claims = new Map<string, { object: K8sObject; by: PlanEntry[] }>();
+    for (const e of alive) {
+      for (const o of rendered.get(e)!.objects) {
+        const key = `${e.cluster}\u0000${objectKey(o)}`;
+        const claim = claims.get(key) ?? claims.set(key, { object: o, by: [] }).get(key)!;
+        if (!claim.by.includes(e)) claim.by.push(e);
       }
     }
-    if (!conflict) {
-      for (const key of claimed) owners.set(key, e);
-    } else if (onConflict) {
-      onConflict(e, conflict);
-    } else {
-      throw conflict;
+    const contested = [...claims].filter(([, c]) => c.by.length > 1);
+    if (!contested.length) return;
+    owners ??= ownersOf?.(contested.map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }))) ?? new Map();
+    const lost = new Map<PlanEntry, { winner: PlanEntry; err: FleetError }[]>();
+    for (const [key, { object: o, by }] of contested) {
+      const owner = owners.get(key);
+      const known = owner && by.find((e) => e.gitRepo === owner.gitRepo && e.bundle === owner.bundle);
+      const winner = known ?? by[0];
+      const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+      for (const e of by) {
+        if (e === winner) continue;
+        (lost.get(e) ?? lost.set(e, []).get(e)!).push({ winner, err: new FleetError(
+          `${o.kind} ${where} is also deployed by bundle ${winner.bundle} (GitRepo ${winner.gitRepo}) on this cluster${known ? ", which deployed it before and keeps it" : ""}; ` +
+          "an object has one owner (Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
+          { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
+        ) });
+      }
     }
+    // Losing to a deployment that itself loses is no loss yet: its objects may claim nothing (next round).
+    let losers = new Map([...lost].flatMap(([e, l]) => l.filter((x) => !lost.has(x.winner)).slice(0, 1).map((x): [PlanEntry, FleetError] => [e, x.err])));
+    if (!losers.size) losers = new Map([...lost].map(([e, l]) => [e, l[0].err]));
+    if (!onConflict) throw [...losers.values()][0];
+    for (const [e, err] of losers) onConflict(e, err);
+    alive = alive.filter((e) => !losers.has(e));
   }
 }
 

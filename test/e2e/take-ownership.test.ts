@@ -2,7 +2,8 @@
  * helm.takeOwnership on a live cluster. A ConfigMap someone created by hand has the same name as one of
  * a bundle's objects: Fleet's Helm refuses to install over it, and so must `preview` and `up` here
  * (before, the provider's server-side apply adopted it silently and a later prune deleted it). With
- * `helm.takeOwnership: true` the bundle adopts it, as in Fleet.
+ * `helm.takeOwnership: true` the bundle adopts it, as in Fleet, here only where the stack's
+ * `allowTakeOwnership` lets the GitRepo's content adopt (core/reach.ts).
  */
 import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/kube-client";
@@ -17,7 +18,7 @@ const fleetYaml = (takeOwnership: boolean) => `defaultNamespace: ${NS}\n${takeOw
 describe("helm.takeOwnership on a live cluster (an object the bundle does not own)", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("own", {
-    namespace: NS, paths: ["app"],
+    namespace: NS, paths: ["app"], gitRepo: { allowTakeOwnership: true },
     files: { "app/handmade.yaml": CONFIGMAP("handmade", { from: "git" }), "app/fresh.yaml": CONFIGMAP("fresh"), "app/fleet.yaml": fleetYaml(false) },
     // Someone's own ConfigMap, created by hand (no ownership labels).
     setup: async ({ cluster }) => {

@@ -10,7 +10,7 @@ import { kubeGet, kubeRequest } from "../../automation/kube-client";
 import { LocalCluster } from "../../automation/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/toolchain";
-import { StackConfig } from "../../core/config/stack";
+import { GitRepoConfig, StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "./git-fixtures";
 import { liveClusters } from "./live-clusters";
 
@@ -28,6 +28,8 @@ export function liveStack(name: string, spec: {
   namespace: string; paths: string[]; files: Record<string, string>; setup?: (s: LiveStack) => Promise<void>;
   /** Global agent settings beside the management endpoint (for example its namespace). */
   agent?: Record<string, unknown>;
+  /** Settings of the GitRepo's stack entry (for example allowTakeOwnership). */
+  gitRepo?: Partial<GitRepoConfig>;
 }): LiveStack {
   const work = tempDir(`pf-${name}-`);
   const repoDir = path.join(work, "repo");
@@ -54,7 +56,7 @@ export function liveStack(name: string, spec: {
     config = {
       file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", ...spec.agent }, clusterGroups: [],
       clusters: [{ name: stack.cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8") }],
-      gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }] })],
+      gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }], ...spec.gitRepo })],
     };
     await spec.setup?.(stack);
   });

@@ -201,11 +201,11 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const helmOwned = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({ annotations: { "meta.helm.sh/release-name": "r", "meta.helm.sh/release-namespace": "n" } })) }]));
       expect((await failedAlone(desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: helmOwned, impersonate, discovery: discovered() }), { cacheRoot })))[0])
         .to.match(/gitRepo t, bundle t-app, cluster c1: helm.takeOwnership: objects this bundle would create already exist on the cluster and are not its own: ConfigMap default\/a \(it belongs to Helm release n\/r\)/);
-      // The stack's own takeOwnership on the GitRepo (moving over from Fleet): adopted without asking who owns them.
+      // The stack's own takeOwnership on the GitRepo (moving over from Fleet): adopted; its owner is read only to refuse what another GitRepo owns.
       const adopting = fakeFacts({ objects: helmOwned, impersonate, discovery: discovered() });
       const adopted = await desiredState(live(fleetOf(repo.url(), ["app"], {}, { takeOwnership: true })), adopting, { cacheRoot });
       expect(adopted.fleet.failures.list()).to.deep.equal([]);
-      expect(adopting.calls.objects.flat().flatMap((j) => j.objects.map((o) => o.kind))).to.not.include("ConfigMap");
+      expect(adopting.calls.objects.flat().flatMap((j) => j.objects.map((o) => o.kind))).to.include("ConfigMap");
       const first = await desiredState(live(fleetOf(repo.url(), ["app"])), fakeFacts({ objects: nothingExists, impersonate, discovery: discovered() }), { cacheRoot });
       const previous: PreviousDeployment = { gitRepos: { t: { commit: first.summary.gitRepos.t.commit, clusters: ["c1", "c2"] } }, clusters: ["c1", "c2"],
         deploymentIds: { "c1/t/t-app": first.records["c1/t/t-app"].deploymentId } };

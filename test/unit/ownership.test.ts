@@ -38,7 +38,7 @@ function cluster(live: Record<string, LiveObject>, asked: OwnersJob[] = []) {
 }
 
 describe("helm.takeOwnership (an existing object this bundle does not own is refused, as Fleet's Helm refuses it)", () => {
-  it("reads only what a new or changed deployment would create, on clusters not left out, without chart crds/ or takeOwnership bundles", () => {
+  it("reads only what a new or changed deployment would create, on clusters not left out, without chart crds/ (adopting ones too: see below)", () => {
     const web = entry("web", "c1");
     const unchanged = entry("db", "c1");
     const adopting = entry("cache", "c1", { options: { helm: { takeOwnership: true } } });
@@ -47,7 +47,21 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
       unchanged: new Set([unchanged]), skip: new Set(["c2"]),
     }));
     expect([...q.keys()]).to.deep.equal(["c1"]);
-    expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a"]);
+    expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a", "cache:c"]);
+  });
+
+  it("takeOwnership (fleet.yaml's or the stack's) adopts a foreign object, never one another GitRepo owns (issue 41)", () => {
+    const theirs: LiveObject = { labels: { ...ours("api").labels, "fleet.cattle.io/repo-name": "team-a" } };
+    const live = { "apps/handmade": { labels: {}, managers: ["kubectl"] }, "apps/theirs": theirs };
+    const content = entry("web", "c1", { options: { helm: { takeOwnership: true } } });
+    expect(() => checkTakeOwnership(input([[content, [cm("handmade")]]]), cluster(live))).to.not.throw();
+    const errors: FleetError[] = [];
+    checkTakeOwnership(input([[content, [cm("handmade"), cm("theirs")]]]), cluster(live), (_e, err) => errors.push(err));
+    const operator = entry("web", "c1");
+    checkTakeOwnership(input([[operator, [cm("theirs")]]], { adopting: new Set(["repo"]) }), cluster(live), (_e, err) => errors.push(err));
+    expect(errors.map((e) => e.reason)).to.deep.equal([0, 1].map(() => "objects this bundle would create already exist on the cluster and are not its own: " +
+      "ConfigMap apps/theirs (it belongs to bundle api of GitRepo team-a). An object another GitRepo owns is never adopted, whatever takeOwnership says " +
+      "(the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"));
   });
 
   it("passes objects that are absent or carry this deployment's labels; sends the stack's kubeconfig with each cluster's lookups", () => {

@@ -1,0 +1,116 @@
+/**
+ * Between GitRepos (issue 41): an object has one owner, the deployment that deployed it before, and a
+ * bundle of another GitRepo that declares it (a squatter) never takes it nor holds the owner back.
+ * Who deployed it before: the stack's state (the objects of each deployment), else the live object's
+ * ownership labels. A Namespace another GitRepo's deployments use on a cluster (the cluster creates it
+ * for them) cannot be declared by a bundle of a different GitRepo: declaring it would make it that
+ * bundle's, to change and to delete with everything in it.
+ */
+import { K8sObject, objectKey } from "../bundles/manifests";
+import { ClusterConfig } from "../config/stack";
+import { FleetError } from "../errors";
+import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "../ownership";
+import { RenderedDeployment } from "../render/deployments";
+import { OwnersJob, OwnersResult } from "../render/fleet-render";
+import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
+import { DeployedBundle } from "./facts";
+import { clusterOfKey, deploymentKey } from "./keys";
+import { DeploymentRecord } from "./records";
+
+export interface Owner { gitRepo: string; bundle: string }
+
+/** What the stack deployed before: the state's objects per deployment key, and whose deployment each key was. */
+export interface Prior {
+  deployed?: ReadonlyMap<string, DeployedBundle>;
+  records?: Record<string, DeploymentRecord>;
+}
+
+/** The live clusters, to read owners the state does not know (absent in render mode). */
+export interface LiveOwners {
+  read: (jobs: OwnersJob[]) => Record<string, OwnersResult>;
+  clusters: ClusterConfig[];
+  skip?: ReadonlySet<string>;
+}
+
+/** The key checkSingleOwner claims an object under on a cluster. */
+export const claimKey = (cluster: string, o: K8sObject) => `${cluster}\u0000${objectKey(o)}`;
+
+/**
+ * Who deployed each contested object before (by claimKey): the state first, then, for what it does not
+ * hold, the live object's labels. A cluster that cannot be read tells nothing (plan order decides).
+ */
+export function knownOwners(contested: { cluster: string; object: K8sObject }[], prior: Prior, live?: LiveOwners): Map<string, Owner> {
+  const owners = new Map<string, Owner>();
+  const wanted = new Set(contested.map((c) => claimKey(c.cluster, c.object)));
+  for (const [key, d] of prior.deployed ?? []) {
+    const record = prior.records?.[key];
+    if (!record) continue;
+    for (const o of d.objects) {
+      const k = claimKey(record.cluster, o.manifest);
+      if (wanted.has(k)) owners.set(k, { gitRepo: record.gitRepo, bundle: record.bundle });
+    }
+  }
+  if (!live) return owners;
+  const byCluster = new Map<string, K8sObject[]>();
+  for (const c of contested) {
+    if (owners.has(claimKey(c.cluster, c.object)) || live.skip?.has(c.cluster)) continue;
+    (byCluster.get(c.cluster) ?? byCluster.set(c.cluster, []).get(c.cluster)!).push(c.object);
+  }
+  const clusters = new Map(live.clusters.map((c) => [c.name, c]));
+  const jobs: OwnersJob[] = [...byCluster].filter(([cluster]) => clusters.has(cluster)).map(([cluster, objects]) => ({
+    id: cluster, kubeconfig: clusters.get(cluster)!.kubeconfig ?? "", context: clusters.get(cluster)!.context ?? "",
+    objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
+  }));
+  if (!jobs.length) return owners;
+  const results = live.read(jobs);
+  for (const job of jobs) {
+    const objects = byCluster.get(job.id)!;
+    results[job.id]?.objects?.forEach((l, i) => {
+      const labels = l?.labels ?? {};
+      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY || labels[CLUSTER_LABEL] !== job.id || !labels[REPO_NAME_LABEL] || !labels[BUNDLE_NAME_LABEL]) return;
+      owners.set(claimKey(job.id, objects[i]), { gitRepo: labels[REPO_NAME_LABEL], bundle: labels[BUNDLE_NAME_LABEL] });
+    });
+  }
+  return owners;
+}
+
+/**
+ * A Namespace object declared by a bundle of GitRepo G on a cluster where another GitRepo's deployments
+ * use that namespace (now, or as the state holds them for deployments not rendered now) fails that bundle
+ * deployment, unless G's own deployment declared it before (it is G's, and the others are in G's namespace).
+ */
+export function checkNamespaceSquats(entries: PlanEntry[], rendered: ReadonlyMap<PlanEntry, RenderedDeployment>, prior: Prior,
+  fail: (entry: PlanEntry, err: FleetError) => void): void {
+  const users = new Map<string, Set<string>>();
+  const use = (cluster: string, ns: string, gitRepo: string) => {
+    const k = `${cluster}\u0000${ns}`;
+    (users.get(k) ?? users.set(k, new Set()).get(k)!).add(gitRepo);
+  };
+  for (const e of entries) {
+    use(e.cluster, e.namespace, e.gitRepo);
+    for (const o of rendered.get(e)!.objects) if (o.metadata.namespace) use(e.cluster, o.metadata.namespace, e.gitRepo);
+  }
+  const now = new Set(entries.map(deploymentKey));
+  const declaredBefore = new Set<string>();
+  for (const [key, d] of prior.deployed ?? []) {
+    const gitRepo = prior.records?.[key]?.gitRepo;
+    if (!gitRepo) continue;
+    const cluster = clusterOfKey(key);
+    for (const { manifest: o } of d.objects) {
+      if (o.kind === "Namespace") declaredBefore.add(`${cluster}\u0000${gitRepo}\u0000${o.metadata.name}`);
+      else if (o.metadata.namespace && !now.has(key)) use(cluster, o.metadata.namespace, gitRepo);
+    }
+    if (!now.has(key)) for (const ns of d.namespaces ?? []) use(cluster, ns.metadata.name, gitRepo);
+  }
+  for (const e of entries) {
+    for (const o of rendered.get(e)!.objects) {
+      if (o.kind !== "Namespace" || o.metadata.namespace) continue;
+      const others = [...users.get(`${e.cluster}\u0000${o.metadata.name}`) ?? []].filter((g) => g !== e.gitRepo).sort();
+      if (!others.length || declaredBefore.has(`${e.cluster}\u0000${e.gitRepo}\u0000${o.metadata.name}`)) continue;
+      fail(e, new FleetError(`Namespace ${o.metadata.name} is used on this cluster by GitRepo ${others.join(", ")}, whose deployments are in it: a bundle of another ` +
+        "GitRepo may not declare it (it would be this bundle's to change, and to delete with everything in it), whatever takeOwnership says; " +
+        "remove the Namespace from this bundle (the cluster creates the namespaces its deployments use)", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster }));
+      break;
+    }
+  }
+}
