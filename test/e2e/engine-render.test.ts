@@ -86,7 +86,7 @@ describe("real engine, render mode (e2e)", function () {
     const deleted = changed.map((s) => s.urn.split("::").pop()!);
     for (const name of deleted) expect(name).to.match(/^prod-1\//);
     // The three BundleDeployments (each deletes its objects) and the namespaces only they needed.
-    expect(deleted.sort()).to.deep.equal(["prod-1/examples-helm", "prod-1/examples-kustomize", "prod-1/examples-simple", "prod-1/helm-app", "prod-1/simple"]);
+    expect(deleted.sort()).to.deep.equal(["prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple", "prod-1/helm-app", "prod-1/simple"]);
 
     const before = renderedFiles(path.join(renderDir, "dev-1"));
     const result = await timed("up (prune)", () => stack.up());

@@ -262,7 +262,7 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect(drifted.deployments.filter((x) => x.state !== "Ready").map((x) => `${x.cluster}/${x.bundle}`)).to.deep.equal(["live-1/examples-simple"]);
 
     const preview = await ops.preview({ ...options(current), refresh: true });
-    const steps = preview.groups.deployments.get("live-1/examples-simple")!;
+    const steps = preview.groups.deployments.get("live-1/examples/examples-simple")!;
     expect(steps.updated, JSON.stringify(steps.steps.map((x) => [x.op, x.urn.split("::").pop(), x.diffs]))).to.equal(1);
 
     const fixed = await ops.up({ ...options(current), refresh: true });

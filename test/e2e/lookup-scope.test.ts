@@ -74,14 +74,14 @@ describe("lookup stays in the GitRepo's namespaces, and what it reads from a Sec
     // `pulumi stack export`, as anyone with the state backend but not the passphrase sees it.
     const exported = async () => runCli(await openStack(s.options()), ["stack", "export", "--stack", "lookups"]);
     const state = await exported();
-    const own = JSON.parse(state).deployment.resources.find((r: { urn: string }) => r.urn.endsWith(`::${s.cluster.name}/lookups-own`));
+    const own = JSON.parse(state).deployment.resources.find((r: { urn: string }) => r.urn.endsWith(`::${s.cluster.name}/lookups/lookups-own`));
     expect(Object.keys(own.inputs.objects)).to.include("ciphertext");
     expect(Object.keys(own.outputs.objects)).to.include("ciphertext");
     expect(leaks(state), "stack export").to.deep.equal([]);
     // Unchanged, the next up registers the state's objects as they were: still a secret, nothing changes.
     const again = await ops.up(s.options()).then(() => undefined, (err) => (err instanceof ops.BundlesFailedError ? err : Promise.reject(err)));
     expect(again?.events).to.deep.equal([]);
-    const after = JSON.parse(await exported()).deployment.resources.find((r: { urn: string }) => r.urn.endsWith(`::${s.cluster.name}/lookups-own`));
+    const after = JSON.parse(await exported()).deployment.resources.find((r: { urn: string }) => r.urn.endsWith(`::${s.cluster.name}/lookups/lookups-own`));
     expect(Object.keys(after.inputs.objects)).to.include("ciphertext");
     expect(leaks(JSON.stringify(after)), "stack export after an unchanged up").to.deep.equal([]);
   });
