@@ -102,7 +102,9 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   phase("toolchain found");
   const pulumiCommand = await PulumiCommand.get({ root: tools.root });
   phase("CLI version checked");
-  const workDir = path.join(backend.localDir, "workspace");
+  // One per stack: the workspace writes Pulumi.yaml on every open, and shard stacks open at once (a
+  // shared file was read half-written: "expected project to be an object").
+  const workDir = path.join(backend.localDir, "workspace", options.stack);
   fs.mkdirSync(workDir, { recursive: true });
   return LocalWorkspace.createOrSelectStack({
     stackName: options.stack,

@@ -120,6 +120,8 @@ const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
 export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], moving: ReadonlySet<string> = new Set()): GroupedSteps {
   const failedSet = new Set(failedUrns);
   for (const s of recorded) if (failedSet.has(s.urn)) s.failed = true;
+  // Read before the expansion, which turns a pair's own step into a component's (custom: false).
+  const prunes = new Set(recorded.filter(isPrune).map((s) => `${s.op} ${s.urn}`));
   const steps = expandPairSteps(recorded, moving);
   for (const s of steps) if (failedSet.has(s.urn)) s.failed = true;
   const byUrn = new Map<string, Step>();
@@ -144,7 +146,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
         created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [],
       };
       deployments.set(name, d);
-      if (s.urn === owner.urn && s.op === "delete") d.pruned = true;
+      if (s.urn === owner.urn && prunes.has(`${s.op} ${s.urn}`)) d.pruned = true;
       if (s.urn === owner.urn && typeof s.outputs?.state === "string") d.report = { state: s.outputs.state, messages: s.outputs.messages ?? [] };
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;
@@ -163,6 +165,17 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
     if (cluster) failedClusters.add(cluster);
   }
   return { deployments, agents, failedClusters: [...failedClusters].sort() };
+}
+
+/**
+ * A BundleDeployment step that prunes the bundle from its cluster: the pair deleted, or an earlier
+ * version's deployment retired (a pair created with no deploymentID, adopting its objects to prune
+ * them: core/desired/state.ts retiringDeployments). An earlier version's BundleDeployment component
+ * leaving the state is no prune: its objects move into the pair that adopts them.
+ */
+function isPrune(s: Step): boolean {
+  if (!s.custom) return false;
+  return s.op === "delete" || (s.op === "create" && s.inputs?.deploymentId === "" && !!s.inputs?.adopt);
 }
 
 /** The cluster, GitRepo and bundle a BundleDeployment's name says (an earlier version's names have no GitRepo). */

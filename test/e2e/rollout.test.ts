@@ -97,7 +97,7 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
   /** The cluster's BundleDeployment of the bundle (its Deployment is applied and awaited inside it). */
   const deploymentUrn = (cluster: string) => (e: EngineEvent) => {
     const urn = e.resourcePreEvent?.metadata.urn ?? e.resOutputsEvent?.metadata.urn ?? "";
-    return urn.endsWith(`pulumi-fleet:index:BundleDeployment::${cluster}/rollout-app`);
+    return urn.endsWith(`pulumi-fleet:index:BundleDeployment::${cluster}/rollout/rollout-app`);
   };
 
   it("a first deploy and a healthy update go through the partitions in order; the preview lists them", async () => {
