@@ -114,7 +114,8 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
 export async function decideShards(dir: string, shards: { shard: string; stack: string }[], mayLeaveOut: boolean): Promise<ShardDecision[]> {
   // Every shard is a copy of one definition: its GitRepos resolve once, and every shard deploys those commits.
   const { gitRepos } = loadStackConfig(dir, shards[0].stack).config;
-  const commits = Object.fromEntries([...(await readSources(gitRepos)).values()].map((s) => [s.gitRepo, s.commit]));
+  // A GitRepo that cannot be resolved is not pinned: each shard reads it and it fails there alone.
+  const commits = Object.fromEntries([...(await readSources(gitRepos)).sources.values()].map((s) => [s.gitRepo, s.commit]));
   return Promise.all(shards.map(async (s) => {
     const inputs = await shardInputs(dir, s.stack, commits);
     const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };

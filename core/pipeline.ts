@@ -9,14 +9,14 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { resolveSource, Source } from "./source/git";
-import { blockingWork } from "./stop-signal";
+import { blockingWork, stopSignal } from "./stop-signal";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { bundleRef } from "./desired/keys";
 import { Bundle } from "./bundles/types";
 import { buildPlan, Plan } from "./targeting/plan";
 import { Rollout } from "./targeting/rollout";
-import { withContext } from "./errors";
+import { FleetError, withContext } from "./errors";
 import { Renderer, runRenderer } from "./render/fleet-render";
 
 /** The project root: relative paths in stack files (local repositories, renderDir) resolve against it. */
@@ -31,6 +31,11 @@ export interface FleetState {
   plan: Plan;
   /** Bundles that could not be read. */
   unread: UnreadBundle[];
+  /**
+   * GitRepos that could not be read as a whole (source, paths, bundle count, a symlinked fleet.yaml...):
+   * each keeps what it deployed (held.ts) and every other GitRepo deploys.
+   */
+  unreadGitRepos: Map<string, FleetError>;
   /** Grows as later stages (rendering, checks) fail pairs; complete once the desired state is computed. */
   failures: FailedDeployments;
   /** Per bundle with a rolloutStrategy (by bundle ref, core/desired/keys.ts): its partitions and waves, set once the desired state is computed. */
@@ -44,45 +49,64 @@ export interface BundleRollout extends Rollout {
   warnings: string[];
 }
 
-export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): Promise<Map<string, Source>> {
+/** Each GitRepo's source, and why those that cannot be read could not (each fails alone). */
+export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): Promise<{ sources: Map<string, Source>; failed: Map<string, FleetError> }> {
   // One at a time per URL is enforced by the cache lock; different repositories resolve in parallel.
-  const results = await Promise.all(repos.map((r) => resolveSource(r, cacheRoot)));
-  return new Map(results.map((s) => [s.gitRepo, s]));
+  const results = await Promise.allSettled(repos.map((r) => resolveSource(r, cacheRoot)));
+  const sources = new Map<string, Source>();
+  const failed = new Map<string, FleetError>();
+  results.forEach((r, i) => {
+    if (r.status === "fulfilled") sources.set(r.value.gitRepo, r.value);
+    else if (stopSignal.aborted) throw r.reason; // a stopped operation is no GitRepo's failure
+    else failed.set(repos[i].name, withContext(r.reason, { gitRepo: repos[i].name }));
+  });
+  return { sources, failed };
 }
 
 /** `render` runs fleet-render's content jobs (core/desired/facts.ts); the real one by default. */
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
-  const sources = await readSources(config.gitRepos, cacheRoot);
-  const read = config.gitRepos.map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
-  return { config, sources, ...planBundles(read, config.clusters, config.clusterGroups, render) };
+  const { sources, failed } = await readSources(config.gitRepos, cacheRoot);
+  const read = config.gitRepos.filter((repo) => sources.has(repo.name)).map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
+  const planned = planBundles(read, config.clusters, config.clusterGroups, render);
+  for (const [name, err] of failed) planned.unreadGitRepos.set(name, err);
+  return { config, sources, ...planned };
 }
 
 /**
  * Each checked-out GitRepo's bundles, and their plan: a bundle, or a (bundle, cluster) pair, that fails
- * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo throws.
+ * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo is in
+ * `unreadGitRepos`, and none of its bundles is planned.
  */
 export function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
-  Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
+  Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos"> {
   // Reading content (a .fleetignore scan, fleet.yaml files) and the renderer batches block the main thread.
   return blockingWork(() => planBundlesNow(read, clusters, groups, render));
 }
 
 function planBundlesNow(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer):
-  Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
+  Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos"> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
+  const unreadGitRepos = new Map<string, FleetError>();
   const bundles = read.flatMap(({ dir, repo }) => {
+    const unreadHere: UnreadBundle[] = [];
     try {
-      return readBundles(dir, repo, render, (b, err) => {
-        unread.push(b);
+      const read = readBundles(dir, repo, render, (b, err) => {
+        unreadHere.push(b);
         failures.fail({ ...b, cluster: "" }, err);
       });
+      unread.push(...unreadHere);
+      return read;
     } catch (err) {
-      throw withContext(err, { gitRepo: repo.name });
+      if (stopSignal.aborted) throw err;
+      // The whole GitRepo fails: none of its bundles is planned, so their own failures would say less.
+      for (const b of unreadHere) failures.forget({ ...b, cluster: "" });
+      unreadGitRepos.set(repo.name, withContext(err, { gitRepo: repo.name }));
+      return [];
     }
   });
   const plan = buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
-  return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures };
+  return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos };
 }
 
 /** Reads stacks/Pulumi.<stack>.yaml directly (no engine), for the plan and render commands. */

@@ -20,11 +20,18 @@ import { DeploymentRecord } from "./records";
  * holds every cluster it was deployed to; so does every other bundle its GitRepo deployed that was not
  * read now, since a fleet.yaml that cannot be read may have given it its name (it is pruned once the
  * GitRepo reads cleanly). Those clusters' failures replace the bundle's cluster-less one. `readNow`
- * holds the bundle refs (keys.ts) read in this update.
+ * holds the bundle refs (keys.ts) read in this update. A GitRepo that could not be read as a whole
+ * (`unreadGitRepos`) holds everything it deployed; one that deployed nothing fails on its own line.
  */
-export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[], readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined): Map<string, DeploymentRecord> {
+export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[], readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined,
+  unreadGitRepos: ReadonlyMap<string, FleetError> = new Map()): Map<string, DeploymentRecord> {
   const held = new Map<string, DeploymentRecord>();
   const records = previous?.records ?? {};
+  for (const [gitRepo, err] of unreadGitRepos) {
+    const deployed = Object.values(records).filter((r) => r.gitRepo === gitRepo);
+    for (const r of deployed) failures.fail(r, new FleetError(`kept as deployed: the GitRepo could not be read: ${err.reason}`, { file: err.context.file, field: err.context.field }));
+    if (!deployed.length) failures.fail({ gitRepo, bundle: "", cluster: "" }, err);
+  }
   const unreadRepos = new Map<string, string[]>();
   for (const b of unread) unreadRepos.set(b.gitRepo, [...(unreadRepos.get(b.gitRepo) ?? []), b.bundle]);
   for (const r of Object.values(records)) {

@@ -67,7 +67,8 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>,
       return [name, { image: a.config.image, pinned: a.pinned, configHash: a.hash }];
     })),
     gitRepos: Object.fromEntries([...config.gitRepos].sort(byName).map((r) => [r.name, {
-      commit: state.sources.get(r.name)!.commit,
+      // A GitRepo that could not be read keeps the commit its held deployments were deployed from.
+      commit: state.sources.get(r.name)?.commit ?? held.find((h) => h.gitRepo === r.name)?.commit ?? "",
       bundles: [...new Set([...state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name), ...held.filter((h) => h.gitRepo === r.name).map((h) => h.bundle)])].sort(),
       clusters: [...new Set([...plan.entries, ...held].filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
     }])),

@@ -72,7 +72,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const readNow = new Set(fleet.bundles.map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
   const shard = config.shard;
   // A GitRepo whose failed deployments keep what they deployed is not emptied, whatever else it matches.
-  const holding = new Set([...heldRecords(failures, fleet.unread, readNow, previous).values()].map((r) => r.gitRepo));
+  const holding = new Set([...heldRecords(failures, fleet.unread, readNow, previous, fleet.unreadGitRepos).values()].map((r) => r.gitRepo));
+  for (const gitRepo of fleet.unreadGitRepos.keys()) holding.add(gitRepo);
   checkNothingEmptied(pinned.gitRepos.filter((r) => !holding.has(r.name)), fleet.plan, previous,
     shard && (() => buildPlan(fleet.bundles, [...fleet.config.clusters, ...shard.otherClusters], fleet.config.clusterGroups, facts.render)));
   options.onPlanned?.(fleet);
@@ -218,7 +219,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
  * is lost), the users they were applied as, and which rendered objects they own.
  */
 function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined, facts: Facts) {
-  const records = heldRecords(failures, fleet.unread, readNow, previous);
+  const records = heldRecords(failures, fleet.unread, readNow, previous, fleet.unreadGitRepos);
   if (records.size && !facts.deployed) {
     const first = failures.get(records.values().next().value!)!;
     throw new FleetError(`${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a failed bundle deployment cannot keep its objects as they are, so nothing ` +

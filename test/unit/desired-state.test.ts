@@ -74,9 +74,14 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect((await desiredState(matchingNothing(true), fakeFacts({ previous }), { cacheRoot })).deployments).to.deep.equal([]);
     });
 
-    it("a source that cannot be read stops everything; an invalid label fails its deployments alone, naming what", async () => {
+    it("a source that cannot be read fails its GitRepo alone (the others deploy); an invalid label fails its deployments alone, naming what", async () => {
       const config = localStack(RENDER);
-      expect(await failure(desiredState({ ...config, gitRepos: [{ ...config.gitRepos[0], repo: "file:///nonexistent/repo.git" }] }, fakeFacts(), { cacheRoot }))).to.match(/gitRepo examples/);
+      const broken = { ...config.gitRepos[0], name: "broken", repo: "file:///nonexistent/repo.git" };
+      const both = await desiredState({ ...config, gitRepos: [...config.gitRepos, broken] }, fakeFacts(), { cacheRoot });
+      expect(both.failures.map((f) => `${f.gitRepo}/${f.bundle}/${f.cluster}`)).to.deep.equal(["broken//"]);
+      expect(both.failures[0].message).to.match(/^gitRepo broken: /);
+      expect(both.deployments.length).to.be.greaterThan(0);
+      expect(both.deployments.every((d) => d.gitRepo === "examples")).to.equal(true);
       const repo = new TestRepo({ "app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    owner: system:kube-controller-manager\n", "good/cm.yaml": CONFIGMAP("good") });
       const s = await desiredState(fleetOf(repo.url(), ["app", "good"]), fakeFacts(), { cacheRoot });
       expect(s.failures.map((f) => f.message)[0]).to.equal('gitRepo t, bundle t-app, cluster c1: metadata.labels: ConfigMap default/bad: invalid label value "system:kube-controller-manager" for key "owner": must be empty or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character');

@@ -4,6 +4,8 @@
  * state holds. Fake facts, real git and the real renderer.
  */
 import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { DeployedBundle } from "../../core/desired/facts";
@@ -44,6 +46,20 @@ const failed = (s: DesiredState) => s.failures.map((f) => `${f.cluster}/${f.bund
 
 describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", function () {
   this.timeout(60_000);
+
+  it("a GitRepo that cannot be read as a whole keeps everything it deployed, frozen, and says why on each deployment", async () => {
+    const repo = new TestRepo({ "a/cm.yaml": CONFIGMAP("a"), "b/cm.yaml": CONFIGMAP("b") });
+    const first = await desiredState(fleetOf(repo.url(), ["a", "b"]), fakeFacts(), { cacheRoot });
+    const { previous, deployed } = deployedAfter(first);
+    // A symlinked fleet.yaml refuses the whole GitRepo's read (checkout.ts): nothing of it may be pruned.
+    repo.commit({ "a/fleet.yaml": null });
+    fs.symlinkSync("/etc/hostname", path.join(repo.dir, "a/fleet.yaml"));
+    repo.commit({});
+    const s = await desiredState(fleetOf(repo.url(), ["a", "b"]), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
+    expect(keys(s)).to.deep.equal(["c1/t/t-a held", "c1/t/t-b held", "c2/t/t-a held", "c2/t/t-b held"]);
+    expect(s.failures.every((f) => f.kept && f.reason.startsWith("kept as deployed: the GitRepo could not be read: "))).to.equal(true);
+    expect(s.summary.gitRepos.t.clusters).to.deep.equal(["c1", "c2"]);
+  });
 
   it("a fleet.yaml broken after a good deploy: the other bundles update, the broken one keeps the state's objects frozen, its record and its namespace", async () => {
     const repo = new TestRepo({
