@@ -1,8 +1,9 @@
 /**
  * The whole pure pipeline, stack configuration to plan: sources (git), bundles (fleet.yaml rules),
- * targeting. A GitRepo that cannot be read stops everything (it never becomes "no bundles"); a bundle,
- * or a (bundle, cluster) pair, that fails is recorded in `failures` and left out of the plan, with
- * whatever depends on it on that cluster (core/desired/failures.ts): the rest still deploys.
+ * targeting. A GitRepo that cannot be read is in `unreadGitRepos` (it never becomes "no bundles": its
+ * deployments are held, held.ts); a bundle, or a (bundle, cluster) pair, that fails is recorded in
+ * `failures` and left out of the plan, with whatever depends on it on that cluster
+ * (core/desired/failures.ts): the rest still deploys.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
