@@ -75,6 +75,30 @@ export function knownOwners(contested: { cluster: string; object: K8sObject }[],
 }
 
 /**
+ * fleet.yaml namespaceLabels and namespaceAnnotations describe the bundle's own namespace, which the
+ * cluster creates and which bundles of several GitRepos may share. A namespace's metadata is the
+ * GitRepo's (or GitRepos') whose deployments were in it before: a bundle of another GitRepo that sets
+ * them there (a pod-security label, say) fails alone and changes nothing, so it can neither change
+ * another team's namespace nor, by a conflicting value, hold that team's bundles back.
+ */
+export function checkNamespaceMetadata(entries: PlanEntry[], prior: Prior, fail: (entry: PlanEntry, err: FleetError) => void): void {
+  const before = new Map<string, Set<string>>();
+  for (const r of Object.values(prior.records ?? {})) {
+    const k = `${r.cluster}\u0000${r.namespace}`;
+    (before.get(k) ?? before.set(k, new Set()).get(k)!).add(r.gitRepo);
+  }
+  for (const e of entries) {
+    const fields = (["namespaceLabels", "namespaceAnnotations"] as const).filter((f) => Object.keys(e.options[f] ?? {}).length);
+    if (!fields.length) continue;
+    const owners = before.get(`${e.cluster}\u0000${e.namespace}`);
+    if (!owners?.size || owners.has(e.gitRepo)) continue;
+    fail(e, new FleetError(`namespace ${e.namespace} is GitRepo ${[...owners].sort().join(", ")}'s on this cluster (its deployments were there first): ` +
+      `${fields.join(" and ")} of another GitRepo's bundle may not change it; deploy into a namespace of this GitRepo's own, or drop them`,
+    { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, field: fields[0] }));
+  }
+}
+
+/**
  * A Namespace object declared by a bundle of GitRepo G on a cluster where another GitRepo's deployments
  * use that namespace (now, or as the state holds them for deployments not rendered now) fails that bundle
  * deployment, unless G's own deployment declared it before (it is G's, and the others are in G's namespace).

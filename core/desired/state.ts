@@ -32,7 +32,7 @@ import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
-import { checkNamespaceSquats, knownOwners } from "./owners";
+import { checkNamespaceMetadata, checkNamespaceSquats, knownOwners } from "./owners";
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
@@ -107,6 +107,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
     (contested) => knownOwners(contested, prior, renderMode ? undefined : { read: facts.objects, clusters: pinned.clusters, skip: leftOut }));
   checkNamespaceSquats(entries, rendered, prior, fail);
+  checkNamespaceMetadata(entries, prior, fail);
   checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
   entries = failures.settle(entries);
   for (const e of entries) {

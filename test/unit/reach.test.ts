@@ -196,5 +196,23 @@ describe("between GitRepos: content narrows its GitRepo's reach, never widens it
         expect(s.clusters[0].namespaces.map((ns) => ns.name)).to.include("c1/team-z");
       }
     });
+
+    it("namespaceLabels on a namespace another GitRepo deployed into first fail that bundle alone: the owner's labels stay, whatever the plan order", async () => {
+      const repo = new TestRepo({
+        "z/cm.yaml": CONFIGMAP("z"), "z/fleet.yaml": "defaultNamespace: team-z\nnamespaceLabels: {pod-security.kubernetes.io/enforce: restricted}\n",
+      });
+      const z = gitRepoConfig({ name: "z", repo: repo.url(), paths: ["z"], targets: [{ clusterSelector: {} }] });
+      const config = { ...stackOf(repo), gitRepos: [stackOf(repo).gitRepos[0], z] };
+      const first = await run(config);
+      const { previous, deployed } = deployedAfter(first);
+      // GitRepo a (sorted first, so first in plan order) now deploys into team-z and relabels it.
+      repo.commit({ "a/cm.yaml": CONFIGMAP("a"), "a/fleet.yaml": "defaultNamespace: team-z\nnamespaceLabels: {pod-security.kubernetes.io/enforce: privileged}\n" });
+      const s = await run(config, { ...fakeFacts({ previous }), deployed });
+      expect(failed(s)).to.deep.equal(["c1/a/a-a", "c2/a/a-a"]);
+      expect(s.failures[0].message).to.equal("gitRepo a, bundle a-a, cluster c1: namespaceLabels: namespace team-z is GitRepo z's on this cluster (its deployments were there first): " +
+        "namespaceLabels of another GitRepo's bundle may not change it; deploy into a namespace of this GitRepo's own, or drop them");
+      expect(s.clusters[0].namespaces.find((ns) => ns.metadata.name === "team-z")!.metadata.labels).to.include({ "pod-security.kubernetes.io/enforce": "restricted" });
+      expect(keys(s)).to.include("c1/z/z-z");
+    });
   });
 });
