@@ -74,6 +74,22 @@ export function knownOwners(contested: { cluster: string; object: K8sObject }[],
   return owners;
 }
 
+/** Per "<cluster>\0<namespace>": the GitRepos whose deployments were in that namespace (their own namespace) in the last update. */
+export function namespaceOwners(prior: Prior): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const r of Object.values(prior.records ?? {})) {
+    const k = `${r.cluster}\u0000${r.namespace}`;
+    (out.get(k) ?? out.set(k, new Set()).get(k)!).add(r.gitRepo);
+  }
+  return out;
+}
+
+/** The other GitRepos a namespace belongs to when the deployment's own GitRepo was not there before; undefined when it is its own (or nobody's). */
+export function foreignOwners(owners: ReadonlyMap<string, ReadonlySet<string>>, at: { cluster: string; gitRepo: string; namespace: string }): string[] | undefined {
+  const here = owners.get(`${at.cluster}\u0000${at.namespace}`);
+  return here?.size && !here.has(at.gitRepo) ? [...here].sort() : undefined;
+}
+
 /**
  * fleet.yaml namespaceLabels and namespaceAnnotations describe the bundle's own namespace, which the
  * cluster creates and which bundles of several GitRepos may share. A namespace's metadata is the
@@ -82,17 +98,13 @@ export function knownOwners(contested: { cluster: string; object: K8sObject }[],
  * another team's namespace nor, by a conflicting value, hold that team's bundles back.
  */
 export function checkNamespaceMetadata(entries: PlanEntry[], prior: Prior, fail: (entry: PlanEntry, err: FleetError) => void): void {
-  const before = new Map<string, Set<string>>();
-  for (const r of Object.values(prior.records ?? {})) {
-    const k = `${r.cluster}\u0000${r.namespace}`;
-    (before.get(k) ?? before.set(k, new Set()).get(k)!).add(r.gitRepo);
-  }
+  const before = namespaceOwners(prior);
   for (const e of entries) {
     const fields = (["namespaceLabels", "namespaceAnnotations"] as const).filter((f) => Object.keys(e.options[f] ?? {}).length);
     if (!fields.length) continue;
-    const owners = before.get(`${e.cluster}\u0000${e.namespace}`);
-    if (!owners?.size || owners.has(e.gitRepo)) continue;
-    fail(e, new FleetError(`namespace ${e.namespace} is GitRepo ${[...owners].sort().join(", ")}'s on this cluster (its deployments were there first): ` +
+    const owners = foreignOwners(before, e);
+    if (!owners) continue;
+    fail(e, new FleetError(`namespace ${e.namespace} is GitRepo ${owners.join(", ")}'s on this cluster (its deployments were there first): ` +
       `${fields.join(" and ")} of another GitRepo's bundle may not change it; deploy into a namespace of this GitRepo's own, or drop them`,
     { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, field: fields[0] }));
   }

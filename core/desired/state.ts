@@ -32,7 +32,7 @@ import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
-import { checkNamespaceMetadata, checkNamespaceSquats, knownOwners } from "./owners";
+import { checkNamespaceMetadata, checkNamespaceSquats, foreignOwners, knownOwners, namespaceOwners } from "./owners";
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
@@ -99,7 +99,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     const key = deploymentKey(e);
     return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
   }));
-  const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
+  const namespacesBefore = namespaceOwners({ records: previous?.records });
+  const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, namespacesBefore, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
@@ -409,7 +410,7 @@ const MAX_LOOKUPS = 100;
  * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
  */
 function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
-  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
+  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
   // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
   let rendered = new Map<PlanEntry, RenderedDeployment>();
@@ -438,7 +439,10 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
         failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
         continue;
       }
-      const scope = { namespace: e.namespace, allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces };
+      const scope = {
+        namespace: e.namespace, allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
+        foreign: (namespace: string) => foreignOwners(namespacesBefore, { cluster: e.cluster, gitRepo: e.gitRepo, namespace }),
+      };
       const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e)).map((k) => lookupScopeError(k, scope, ctx)).find((err) => err);
       if (outOfScope) {
         failed(e, outOfScope);

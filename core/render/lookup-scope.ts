@@ -17,6 +17,13 @@ export interface LookupScope {
   namespace: string;
   /** The GitRepo's allowedTargetNamespaces (names or `*` patterns), if set. */
   allowed?: readonly string[];
+  /**
+   * Namespaces of the cluster that are other GitRepos' (their deployments were there first, and this
+   * GitRepo's were not), with those GitRepos: not read, even as the deployment's own namespace, unless
+   * the operator allowed them (allowedTargetNamespaces). Content choosing another team's namespace
+   * must not make the deploying identity read that team's Secrets.
+   */
+  foreign?: (namespace: string) => string[] | undefined;
 }
 
 /**
@@ -38,7 +45,10 @@ export function lookupOutOfScope(key: LookupKey, scope: LookupScope): string | u
     if (key.name !== "") return undefined;
     return `lists ${key.kind} objects across all namespaces`;
   }
-  if (key.namespace === scope.namespace || (scope.allowed && namespaceAllowed(key.namespace, scope.allowed))) return undefined;
+  if (scope.allowed && namespaceAllowed(key.namespace, scope.allowed)) return undefined;
+  const others = scope.foreign?.(key.namespace);
+  if (others) return `${key.name ? `reads ${key.kind} ${key.name}` : `lists ${key.kind} objects`} in namespace ${key.namespace}, which is GitRepo ${others.join(", ")}'s (its deployments were there first)`;
+  if (key.namespace === scope.namespace) return undefined;
   if (key.namespace === PUBLIC_NAMESPACE && key.kind !== "Secret") return undefined;
   return key.name ? `reads ${key.kind} ${key.name} in namespace ${key.namespace}` : `lists ${key.kind} objects in namespace ${key.namespace}`;
 }

@@ -26,6 +26,15 @@ describe("lookup scope (core/render/lookup-scope.ts)", () => {
     expect(lookupOutOfScope(key("Widget", "team-b", "w", "example.com/v1"), own)).to.equal("reads Widget w in namespace team-b");
   });
 
+  it("another GitRepo's namespace (its deployments were there first) is not read, even as the deployment's own, unless allowedTargetNamespaces names it", () => {
+    const foreign = (ns: string) => (ns === "victim-prod" ? ["victim"] : undefined);
+    const squatting = { namespace: "victim-prod", foreign };
+    expect(lookupOutOfScope(key("Secret", "victim-prod", "db"), squatting)).to.equal("reads Secret db in namespace victim-prod, which is GitRepo victim's (its deployments were there first)");
+    expect(lookupOutOfScope(key("Secret", "victim-prod", ""), squatting)).to.equal("lists Secret objects in namespace victim-prod, which is GitRepo victim's (its deployments were there first)");
+    expect(lookupOutOfScope(key("Secret", "victim-prod", "db"), { ...squatting, allowed: ["victim-prod"] })).to.equal(undefined);
+    expect(lookupOutOfScope(key("Secret", "team-a"), { namespace: "team-a", foreign })).to.equal(undefined);
+  });
+
   it("a list across all namespaces is refused; a Get without a namespace (only cluster-scoped objects answer it) is read", () => {
     expect(lookupOutOfScope(key("Secret", "", ""), allowing)).to.equal("lists Secret objects across all namespaces");
     expect(lookupOutOfScope(key("Widget", "", "", "example.com/v1"), own)).to.equal("lists Widget objects across all namespaces");

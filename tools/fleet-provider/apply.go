@@ -53,10 +53,11 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
 	cs, err := rm.ApplyAllStaged(ctx, objects, opts)
 	if err != nil {
-		// Nothing is pruned; what the set holds joins the inventory, so a later prune finds what this
-		// apply may have created before it stopped.
+		// Nothing is pruned; what this apply created before it stopped joins the inventory (read back:
+		// an object the server refused is not there, and a later delete must not ask for it as an
+		// identity that may not even read it: that failed every later update of a dropped bundle).
 		st.State, st.Messages = StateErrApplied, refusals(ctx, rm, objects, err)
-		st.Inventory = mergeInventory(st.Inventory, desired)
+		st.Inventory = mergeInventory(st.Inventory, existing(withUIDs(ctx, rm, desired, st.Inventory)))
 		return st
 	}
 	prune := planPrune(st.Inventory, previous, spec.Objects)

@@ -242,6 +242,18 @@ func orUnknown(s string) string {
 	return s
 }
 
+// existing keeps the entries known to exist on the cluster: those with a UID (read back, or from the
+// last inventory).
+func existing(ids []InventoryID) []InventoryID {
+	out := make([]InventoryID, 0, len(ids))
+	for _, id := range ids {
+		if id.UID != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // mergeInventory is the inventory after an apply that may have stopped halfway: what was there before
 // and everything the set holds (an object never created is simply not found by a later prune, and the
 // delete policy's owner labels keep a prune off an object that is not this pair's).

@@ -219,3 +219,12 @@ func TestUnreachableIsNoAnswerNotARefusal(t *testing.T) {
 		t.Fatal("a refusal is an answer")
 	}
 }
+
+// A refused apply adds to the inventory only what exists: an object the server refused (no UID read
+// back) is not the pair's to delete later.
+func TestExistingKeepsWhatWasReadBack(t *testing.T) {
+	got := existing([]InventoryID{{Kind: "ConfigMap", Namespace: "ns", Name: "made", UID: "u1"}, {Kind: "ClusterRoleBinding", Name: "refused"}})
+	if len(got) != 1 || got[0].Name != "made" {
+		t.Fatalf("existing = %+v, want only the object with a UID", got)
+	}
+}
