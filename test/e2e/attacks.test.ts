@@ -15,6 +15,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/toolchain";
 import { GitRepoConfig, StackConfig } from "../../core/config/stack";
 import { PROJECT_DIR } from "../../core/pipeline";
+import { NESTED_FOREVER } from "../support/attack-content";
 import { ChartRepo, chartSources, startChartRepo } from "../support/chart-repo";
 import { localStack } from "../support/fleet-fixtures";
 import { tempDir, TestRepo } from "../support/git-fixtures";
@@ -42,7 +43,6 @@ const chart = (templates: Record<string, string>, extra: Record<string, string> 
   ...Object.fromEntries(Object.entries(templates).map(([n, t]) => [`chart/templates/${n}`, t])), ...extra,
 });
 const BILLION_LAUGHS = ["a: &a [x, x, x, x, x, x, x, x, x]", ..."bcdefghi".split("").map((c, i) => `${c}: &${c} [${Array(9).fill(`*${"abcdefghi"[i]}`).join(", ")}]`)].join("\n");
-const NESTED_FOREVER = "{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}";
 
 interface Attack {
   name: string;
