@@ -9,7 +9,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { resolveSource, Source } from "./source/git";
-import { blockingWork } from "./stop-signal";
+import { throwIfStopped } from "./stop-signal";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { bundleRef } from "./desired/keys";
@@ -54,34 +54,32 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
   const sources = await readSources(config.gitRepos, cacheRoot);
   const read = config.gitRepos.map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
-  return { config, sources, ...planBundles(read, config.clusters, config.clusterGroups, render) };
+  return { config, sources, ...(await planBundles(read, config.clusters, config.clusterGroups, render)) };
 }
 
 /**
  * Each checked-out GitRepo's bundles, and their plan: a bundle, or a (bundle, cluster) pair, that fails
  * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo throws.
  */
-export function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
-  Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
-  // Reading content (a .fleetignore scan, fleet.yaml files) and the renderer batches block the main thread.
-  return blockingWork(() => planBundlesNow(read, clusters, groups, render));
-}
-
-function planBundlesNow(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer):
-  Pick<FleetState, "bundles" | "plan" | "unread" | "failures"> {
+export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
+  Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures">> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
-  const bundles = read.flatMap(({ dir, repo }) => {
+  const bundles: Bundle[] = [];
+  // One GitRepo after the other, as before: their renderer batches share the runner's cores.
+  for (const { dir, repo } of read) {
+    // Reading a checkout between batches is synchronous but short (bounded files); a stopped operation reads no further.
+    throwIfStopped();
     try {
-      return readBundles(dir, repo, render, (b, err) => {
+      bundles.push(...(await readBundles(dir, repo, render, (b, err) => {
         unread.push(b);
         failures.fail({ ...b, cluster: "" }, err);
-      });
+      })));
     } catch (err) {
       throw withContext(err, { gitRepo: repo.name });
     }
-  });
-  const plan = buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
+  }
+  const plan = await buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
   return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures };
 }
 
