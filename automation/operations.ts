@@ -444,7 +444,7 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
   return computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
-    nonReady: s.renderMode ? undefined : nonReadyByDeployment(groups, state.plan.entries),
+    nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });
 }
 

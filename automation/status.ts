@@ -163,7 +163,7 @@ function driftOf(d: DeploymentSteps): string[] {
  * Per deployment, its objects that are not ready, judged as Fleet's agent judges them (core/readiness.ts:
  * wrangler's summary after the bundle's ignore.conditions), from the live objects a refresh read.
  */
-export function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[]): Map<string, string[]> {
+export async function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[]): Promise<Map<string, string[]>> {
   const ignoreOf = new Map(entries.map((e) => [deploymentKey(e), e.options.ignore?.conditions]));
   const queries: (ReadinessQuery & { key: string })[] = [];
   for (const [key, d] of groups.deployments) {
@@ -174,7 +174,7 @@ export function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[])
       if (s.custom && s.outputs?.kind && s.outputs.metadata) queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
     }
   }
-  const judged = judgeReadiness(queries);
+  const judged = await judgeReadiness(queries);
   const out = new Map<string, string[]>();
   for (const q of queries) {
     const r = judged.get(q.id)!;

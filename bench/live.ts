@@ -123,10 +123,10 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
   const kubectlNoopMs = timeKubectl();
   // helm.takeOwnership's read (core/ownership.ts, through core/desired/facts.ts): what a first up of this bundle pays before registering.
   const tOwners = performance.now();
-  const owners = readObjects([{
+  const owners = (await readObjects([{
     id: "c0", kubeconfig: fs.readFileSync(ctx.clusters[0].kubeconfig, "utf8"), context: "",
     objects: docs.map((d) => ({ apiVersion: d.apiVersion, kind: d.kind, namespace: "big-kubectl", name: d.metadata.name })),
-  }]).c0;
+  }])).c0;
   const ownersMs = performance.now() - tOwners;
   if (owners.error || owners.objects?.filter(Boolean).length !== docs.length) throw new Error(`ownership read: ${owners.error ?? "objects missing"}`);
   const result = {

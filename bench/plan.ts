@@ -41,23 +41,24 @@ function fixture(nClusters: number, nBundles: number) {
   return { clusters, groups, bundles };
 }
 
-function run(nClusters: number, nBundles: number) {
+async function run(nClusters: number, nBundles: number) {
   const { clusters, groups, bundles } = fixture(nClusters, nBundles);
   global.gc?.();
   const heapBefore = process.memoryUsage().heapUsed;
   const t0 = process.hrtime.bigint();
-  const plan = buildPlan(bundles, clusters, groups);
+  const plan = await buildPlan(bundles, clusters, groups);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
   return { clusters: nClusters, bundles: nBundles, entries: plan.entries.length, ms: Math.round(ms), usPerEntry: +(ms * 1000 / plan.entries.length).toFixed(2), heapDeltaMiB: Math.round(heapMiB), rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20) };
 }
 
-export function planBench(): void {
+export async function planBench(): Promise<void> {
   const sizes: [number, number][] = arg("clusters") !== undefined
     ? [[num("clusters", 1000), num("bundles", 50)]]
     : [[100, 50], [1000, 50], [1000, 100], [5000, 100]];
-  run(50, 10); // warm-up (JIT)
-  const results = sizes.map(([c, b]) => run(c, b));
+  await run(50, 10); // warm-up (JIT)
+  const results = [];
+  for (const [c, b] of sizes) results.push(await run(c, b));
   console.log("clusters x bundles | plan entries | wall ms | us/entry | heap delta MiB | rss MiB");
   for (const r of results) console.log(`${r.clusters} x ${r.bundles} | ${r.entries} | ${r.ms} | ${r.usPerEntry} | ${r.heapDeltaMiB} | ${r.rssMiB}`);
   const goal = results.find((r) => r.clusters === 1000 && r.bundles === 50);

@@ -16,30 +16,31 @@ import { ClusterConfig } from "../core/config/stack";
 import { stableJson } from "../core/hash";
 import { arg, RESULTS_DIR } from "./support";
 
-function run(nClusters: number) {
+async function run(nClusters: number) {
   const local = loadStackFile("local", PROJECT_DIR);
   const repo = local.gitRepos[0];
-  const bundles = readBundles(path.join(PROJECT_DIR, "examples"), { ...repo, repo: path.join(PROJECT_DIR, "examples") });
+  const bundles = await readBundles(path.join(PROJECT_DIR, "examples"), { ...repo, repo: path.join(PROJECT_DIR, "examples") });
   const envs = ["dev", "prod"];
   // Half the clusters carry a templateValues replicas of their own: distinct helm values, distinct renders.
   const clusters: ClusterConfig[] = Array.from({ length: nClusters }, (_, i) => ({
     name: `c-${i}`, labels: { env: envs[i % 2], region: `r${i % 4}` }, annotations: {},
     templateValues: i % 2 ? { replicas: i % 7 } : {}, deleteUnreachable: false,
   }));
-  const plan = buildPlan(bundles, clusters, local.clusterGroups);
+  const plan = await buildPlan(bundles, clusters, local.clusterGroups);
   const distinct = new Set(plan.entries.map((e) => stableJson([e.bundle, e.options, e.namespace, e.releaseName]))).size;
   const t0 = process.hrtime.bigint();
-  const rendered = renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer);
+  const rendered = await renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const objects = [...rendered.values()].reduce((n, r) => n + r.objects.length, 0);
   return { clusters: nClusters, deployments: plan.entries.length, distinctRenders: distinct, objects, ms: Math.round(ms),
     msPerRender: +(ms / distinct).toFixed(2), msPerCluster: +(ms / nClusters).toFixed(2) };
 }
 
-export function renderBench(): void {
+export async function renderBench(): Promise<void> {
   const sizes = arg("clusters") !== undefined ? [Number(arg("clusters"))] : [10, 100, 1000];
-  run(4); // warm-up: builds or finds fleet-render, JIT
-  const results = sizes.map(run);
+  await run(4); // warm-up: builds or finds fleet-render, JIT
+  const results = [];
+  for (const n of sizes) results.push(await run(n));
   console.log("clusters | bundle deployments | distinct renders | objects | wall ms | ms per distinct render | ms per cluster");
   for (const r of results) console.log(`${r.clusters} | ${r.deployments} | ${r.distinctRenders} | ${r.objects} | ${r.ms} | ${r.msPerRender} | ${r.msPerCluster}`);
   fs.mkdirSync(RESULTS_DIR, { recursive: true });

@@ -16,7 +16,7 @@ import { fleetBench } from "./fleet";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
-const DEFAULT = { plan: async () => planBench(), render: async () => renderBench(), engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
+const DEFAULT = { plan: planBench, render: renderBench, engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
 const ALL = { ...DEFAULT, fleet: fleetBench } as const;
 type Name = keyof typeof ALL;
 

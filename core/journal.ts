@@ -104,14 +104,14 @@ export interface SweepResult {
  * re-created by hand, or another owner's, is left alone). A cluster that cannot be read is an error
  * naming it: the update stops before registering anything, and the journal keeps the record.
  */
-export function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: OwnersJob[]) => Record<string, OwnersResult>): SweepResult {
+export async function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>): Promise<SweepResult> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...plan.candidates].map(([cluster, objects]) => ({
     id: cluster, kubeconfig: byName.get(cluster)?.kubeconfig ?? "", context: byName.get(cluster)?.context ?? "", delete: true,
     objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name, labels: ownerLabels(o) })),
   }));
   if (!jobs.length) return { deleted: [] };
-  const results = run(jobs);
+  const results = await run(jobs);
   const deleted: string[] = [];
   for (const job of jobs) {
     const r = results[job.id];
@@ -139,10 +139,10 @@ export interface JournalWriter {
 export async function settleEarlier(
   earlier: { key: string; entry: JournalEntry }[], journal: JournalWriter, writer: string, warn: (message: string) => void,
   where: { inState: ReadonlySet<string>; planned: ReadonlySet<string>; readable: (cluster: string) => boolean; clusters: ClusterConfig[] },
-  run: (jobs: OwnersJob[]) => Record<string, OwnersResult>,
+  run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
 ): Promise<void> {
   const plan = sweepPlan(earlier.map((x) => x.entry), where.inState, where.planned, where.readable);
-  const { deleted } = sweep(plan, where.clusters, run);
+  const { deleted } = await sweep(plan, where.clusters, run);
   for (const d of deleted) warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
   for (const o of plan.deferred) {
     warn(`crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +

@@ -97,8 +97,8 @@ export function describeOwner(live: LiveObject): string {
  * take over an object it does not own, listing all of that deployment's such objects and how many
  * other deployments have some. A cluster that cannot be read is an error too: unchecked is not safe.
  */
-export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>,
-  onConflict?: (entry: PlanEntry, err: FleetError) => void): void {
+export async function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void): Promise<void> {
   const queries = ownershipQueries(input);
   const byName = new Map(input.clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => {
@@ -109,7 +109,7 @@ export function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob
     };
   });
   if (!jobs.length) return;
-  const results = read(jobs);
+  const results = await read(jobs);
   const conflicts = new Map<PlanEntry, string[]>();
   // Objects another GitRepo owns: never adopted, whatever takeOwnership says.
   const foreign = new Set<PlanEntry>();

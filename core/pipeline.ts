@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { resolveSource, Source } from "./source/git";
-import { blockingWork, stopSignal } from "./stop-signal";
+import { stopSignal, throwIfStopped } from "./stop-signal";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { bundleRef } from "./desired/keys";
@@ -68,7 +68,7 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
   const { sources, failed } = await readSources(config.gitRepos, cacheRoot);
   const read = config.gitRepos.filter((repo) => sources.has(repo.name)).map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
-  const planned = planBundles(read, config.clusters, config.clusterGroups, render);
+  const planned = await planBundles(read, config.clusters, config.clusterGroups, render);
   for (const [name, err] of failed) planned.unreadGitRepos.set(name, err);
   return { config, sources, ...planned };
 }
@@ -78,35 +78,31 @@ export async function planFleet(config: StackConfig, cacheRoot?: string, render:
  * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo is in
  * `unreadGitRepos`, and none of its bundles is planned.
  */
-export function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
-  Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos"> {
-  // Reading content (a .fleetignore scan, fleet.yaml files) and the renderer batches block the main thread.
-  return blockingWork(() => planBundlesNow(read, clusters, groups, render));
-}
-
-function planBundlesNow(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer):
-  Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos"> {
+export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
+  Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos">> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
   const unreadGitRepos = new Map<string, FleetError>();
-  const bundles = read.flatMap(({ dir, repo }) => {
+  const bundles: Bundle[] = [];
+  // One GitRepo after the other: their renderer batches share the runner's cores.
+  for (const { dir, repo } of read) {
+    // Reading a checkout between batches is synchronous but short (bounded files); a stopped operation reads no further.
+    throwIfStopped();
     const unreadHere: UnreadBundle[] = [];
     try {
-      const read = readBundles(dir, repo, render, (b, err) => {
+      bundles.push(...(await readBundles(dir, repo, render, (b, err) => {
         unreadHere.push(b);
         failures.fail({ ...b, cluster: "" }, err);
-      });
+      })));
       unread.push(...unreadHere);
-      return read;
     } catch (err) {
       if (stopSignal.aborted) throw err;
       // The whole GitRepo fails: none of its bundles is planned, so their own failures would say less.
       for (const b of unreadHere) failures.forget({ ...b, cluster: "" });
       unreadGitRepos.set(repo.name, withContext(err, { gitRepo: repo.name }));
-      return [];
     }
-  });
-  const plan = buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
+  }
+  const plan = await buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
   return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos };
 }
 

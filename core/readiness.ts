@@ -21,9 +21,9 @@ export interface Readiness {
   problem?: string;
 }
 
-export function judgeReadiness(queries: ReadinessQuery[]): Map<string, Readiness> {
+export async function judgeReadiness(queries: ReadinessQuery[]): Promise<Map<string, Readiness>> {
   if (!queries.length) return new Map();
-  const results = runRenderer({ readiness: queries.map((q) => ({ id: q.id, object: q.object, ignore: q.ignore ?? [] })) }).readiness;
+  const results = (await runRenderer({ readiness: queries.map((q) => ({ id: q.id, object: q.object, ignore: q.ignore ?? [] })) })).readiness;
   return new Map(queries.map((q) => [q.id, results[q.id] ?? { ready: false, problem: "no answer" }]));
 }
 

@@ -33,15 +33,15 @@ export interface AccountProviders {
  * The impersonating kubeconfigs the plan needs. `agentNamespace` gives each cluster's agent namespace
  * (where Fleet looks the account up). In render mode nothing is applied, so nothing is impersonated.
  */
-export function accountProviders(
+export async function accountProviders(
   entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean,
-  live: { skip?: ReadonlySet<string>; read: (jobs: OwnersJob[]) => Record<string, OwnersResult>; impersonate: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult> },
-): AccountProviders {
+  live: { skip?: ReadonlySet<string>; read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>; impersonate: (jobs: ImpersonateJob[]) => Promise<Record<string, ImpersonateResult>> },
+): Promise<AccountProviders> {
   const userOf = new Map<PlanEntry, string>();
   const kubeconfigs = new Map<string, Map<string, string>>();
   const unread = new Map<string, string>();
   if (renderMode) return { userOf, kubeconfigs, unread };
-  const withDefault = clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read, unread);
+  const withDefault = await clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read, unread);
   const wanted = new Map<string, Set<string>>();
   for (const e of entries) {
     const account = e.options.serviceAccount || (withDefault.has(e.cluster) ? DEFAULT_SERVICE_ACCOUNT : undefined);
@@ -55,7 +55,7 @@ export function accountProviders(
   const jobs = [...wanted].flatMap(([cluster, users]) => [...users].sort().map((as) => ({
     id: `${cluster} ${as}`, kubeconfig: byName.get(cluster)!.kubeconfig ?? "", context: byName.get(cluster)!.context ?? "", as,
   })));
-  const results = live.impersonate(jobs);
+  const results = await live.impersonate(jobs);
   for (const job of jobs) {
     const r = results[job.id];
     const cluster = job.id.slice(0, job.id.indexOf(" "));
@@ -75,15 +75,15 @@ export function accountProviders(
  * `unread`: its bundles are applied with the stack's credentials and each says so in a warning (an
  * unreachable cluster applies nothing anyway, and a PR preview must not stop on it).
  */
-function clustersWithDefaultAccount(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string,
-  skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Record<string, OwnersResult>, unread: Map<string, string>): Set<string> {
+async function clustersWithDefaultAccount(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string,
+  skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>, unread: Map<string, string>): Promise<Set<string>> {
   const needed = new Set(entries.filter((e) => !e.options.serviceAccount && !skip.has(e.cluster)).map((e) => e.cluster));
   const jobs: OwnersJob[] = clusters.filter((c) => needed.has(c.name)).map((c) => ({
     id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "",
     objects: [{ apiVersion: "v1", kind: "ServiceAccount", namespace: agentNamespace(c.name), name: DEFAULT_SERVICE_ACCOUNT }],
   }));
   if (!jobs.length) return new Set();
-  const results = read(jobs);
+  const results = await read(jobs);
   const out = new Set<string>();
   for (const job of jobs) {
     const r = results[job.id];

@@ -2,18 +2,18 @@
  * How an operation stops on SIGINT or SIGTERM, at any point: the one rule every long step follows.
  *
  * An entry point arms it (`stopOnSignals`, scripts/fleet.ts); the library alone (tests, users' scripts)
- * keeps Node's own handling. Armed:
- *  - while the event loop runs (the engine's update, a git fetch, the lock wait), the first signal
- *    aborts `stopSignal`: the engine gets the SIGINT of its own cancellation (the Automation API's
- *    `signal`), git is killed, no new step starts; the operation fails through its usual path
- *    (locks released, journal and failure records written) and the process exits 130 (SIGINT) or 143
- *    (SIGTERM). If that takes longer than the grace period, or on a second signal, it exits at once.
- *  - synchronous work (`blockingWork`: reading bundles, a renderer batch run by spawnSync) blocks the
- *    main thread, so no handler runs until it returns: a signal then stops the operation only when
- *    the batch ends (a render job at its time limit). Known gap (issue 41, item 7): letting the
- *    signal's default action end the process there was tried and left the stack's lock and a
- *    truncated state file (the engine CLI died at once when its parent did); the fix is to run the
- *    renderer asynchronously. Its batches already run under proc-guard, so they end with the process.
+ * keeps Node's own handling. Armed, the first signal aborts `stopSignal`: the engine gets the SIGINT of
+ * its own cancellation (the Automation API's `signal`), git and the renderer are killed with their
+ * process groups (core/child-group.ts), no new step starts (`throwIfStopped`); the operation fails
+ * through its usual path (locks released, journal and failure records written) and the process exits
+ * 130 (SIGINT) or 143 (SIGTERM). If that takes longer than the grace period, or on a second signal, it
+ * exits at once.
+ *
+ * This holds at any point because no long step blocks the event loop: every child runs asynchronously
+ * (the renderer too: a render job looping until its time limit is killed on the signal). What is left
+ * synchronous is short (reading a bounded checkout between renderer batches, planning in memory).
+ * Letting the signal's default action end the process instead was tried and left the stack's lock and
+ * a truncated state file (the engine CLI died at once when its parent did): do not.
  */
 
 const STOP_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
@@ -73,13 +73,7 @@ export function throwIfStopped(): void {
   if (stopSignal.aborted) throw stopSignal.reason;
 }
 
-/** Runs synchronous work: not started once stopped (the one place to make it interruptible, see above). */
-export function blockingWork<T>(work: () => T): T {
-  throwIfStopped();
-  return work();
-}
-
-/** `file args` as a synchronous child must run to end with this process (guarded once armed). */
+/** `file args` as a child must run to end with this process, even when it exits at once (guarded by proc-guard once armed). */
 export function childCommand(file: string, args: string[]): [string, string[]] {
   return armed ? armed.wrapSpawn(file, args) : [file, args];
 }

@@ -82,7 +82,7 @@ function report(events: DeployEvent[], file?: string): void {
 
 async function main(): Promise<void> {
   const parsed = parse(process.argv.slice(2));
-  // SIGINT/SIGTERM stop the operation at any point; its renderer batches run under proc-guard.
+  // SIGINT/SIGTERM stop the operation at any point; its renderer batches also run under proc-guard (they end if this process dies).
   stopOnSignals({ wrapSpawn: guarded });
   const { op, v } = parsed;
   const layout = shardLayoutOf(parsed.stack);

@@ -24,8 +24,8 @@ interface Dependency { name: string; version: string; repository: string }
 
 const DEPS_DIR = ".chart-deps";
 
-export function withChartDependencies(checkout: Checkout, bundles: Bundle[], repo: GitRepoConfig, render: Renderer,
-  onFailure?: (b: Bundle, err: unknown) => void): Bundle[] {
+export async function withChartDependencies(checkout: Checkout, bundles: Bundle[], repo: GitRepoConfig, render: Renderer,
+  onFailure?: (b: Bundle, err: unknown) => void): Promise<Bundle[]> {
   // With onFailure, a bundle whose dependencies fail is handed to it and left out; else the first failure is thrown.
   const failed = new Set<Bundle>();
   const fail = (b: Bundle, err: unknown) => {
@@ -39,7 +39,7 @@ export function withChartDependencies(checkout: Checkout, bundles: Bundle[], rep
     return file ? [{ key: `${b.name}\u0000${name}`, text: file.content, file: joinRel(b.path, file.name), ctx: { gitRepo: b.gitRepo, bundle: b.name } }] : [];
   }));
   const byName = new Map(charts.map((b) => [b.name, b]));
-  const docs = readYamlAsFleet(texts, render, (t, err) => fail(byName.get(t.key.split("\u0000")[0])!, err));
+  const docs = await readYamlAsFleet(texts, render, (t, err) => fail(byName.get(t.key.split("\u0000")[0])!, err));
   const wanted = new Map<Bundle, Dependency[]>();
   for (const b of charts) {
     if (failed.has(b)) continue;
@@ -54,7 +54,7 @@ export function withChartDependencies(checkout: Checkout, bundles: Bundle[], rep
     sources: deps.filter((d) => /^(https?|oci):\/\//.test(d.repository))
       .map((d) => ({ helm: { chart: d.repository.startsWith("oci://") ? `${d.repository.replace(/\/+$/, "")}/${d.name}` : d.name, ...(d.repository.startsWith("oci://") ? {} : { repo: d.repository }), version: d.version }, field: `dependencies[${d.name}]` })),
   }));
-  const pulled = pullRemoteChartsEach(checkout, remote, repo, render);
+  const pulled = await pullRemoteChartsEach(checkout, remote, repo, render);
   const pulledBy = new Map([...wanted.keys()].map((b, i) => [b, pulled[i]]));
   return bundles.flatMap((b) => {
     const deps = wanted.get(b);

@@ -14,11 +14,11 @@ export interface YamlText { key: string; text: string; file: string; ctx: ErrorC
  * The first document of each text as Fleet sees it, by key; a failure names the text's file and context.
  * With `onError`, a text that fails is handed to it and left out instead (a broken bundle fails alone).
  */
-export function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer, onError?: (t: YamlText, err: FleetError) => void): Map<string, unknown> {
+export async function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer, onError?: (t: YamlText, err: FleetError) => void): Promise<Map<string, unknown>> {
   const out = new Map<string, unknown>();
   if (!texts.length) return out;
   const gitRepoOf = Object.fromEntries(texts.flatMap((t) => (t.ctx.gitRepo ? [[t.key, t.ctx.gitRepo]] : [])));
-  const response = render({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])), gitRepoOf: { yaml: gitRepoOf } }).yaml;
+  const response = (await render({ yaml: Object.fromEntries(texts.map((t) => [t.key, t.text])), gitRepoOf: { yaml: gitRepoOf } })).yaml;
   for (const t of texts) {
     const r = response[t.key];
     if (!r || r.error) {

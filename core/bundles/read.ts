@@ -31,7 +31,7 @@ export interface UnreadBundle { gitRepo: string; bundle: string; path: string }
  * dependencies, files) is handed to it and left out, so the others still deploy; without it the first
  * failure is thrown. What concerns the whole GitRepo (its paths, the bundle limit) always throws.
  */
-export function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer, onFailure?: (b: UnreadBundle, err: unknown) => void): Bundle[] {
+export async function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer, onFailure?: (b: UnreadBundle, err: unknown) => void): Promise<Bundle[]> {
   // Every read of the checkout goes through this one confined view (checkout.ts).
   const checkout = new Checkout(root, repo.name);
   const dirs = discoverBundleDirs(checkout, repo.paths);
@@ -58,15 +58,15 @@ export function readBundles(root: string, repo: GitRepoConfig, render: Renderer 
   });
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
-  const fleetYamls = readFleetYamls(checkout, dirs, repo, render, (rel, err) => fail(bundleNameFor(repo.name, rel), rel, err));
-  const valuesDocs = readValuesDocs(checkout, fleetYamls, repo, render);
+  const fleetYamls = await readFleetYamls(checkout, dirs, repo, render, (rel, err) => fail(bundleNameFor(repo.name, rel), rel, err));
+  const valuesDocs = await readValuesDocs(checkout, fleetYamls, repo, render);
   const pending = each(fleetYamls, (p) => [p.fy.name ?? bundleNameFor(repo.name, p.rel), p.rel], (fy) => bundleOptions(checkout, fy, repo, valuesDocs));
-  const pulled = pullRemoteChartsEach(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
+  const pulled = await pullRemoteChartsEach(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
   const read = each(pending.map((p, i) => [p, pulled[i]] as const), ([p]) => [p.bundle.name, p.bundle.path], ([p, charts]) => {
     if (charts instanceof FleetError) throw charts;
     return withFiles(checkout, p, charts);
   });
-  const withDeps = withChartDependencies(checkout, read, repo, render, onFailure && ((b, err) => fail(b.name, b.path, err)));
+  const withDeps = await withChartDependencies(checkout, read, repo, render, onFailure && ((b, err) => fail(b.name, b.path, err)));
   // Two bundles of one name: neither is the bundle of that name, so both fail (Fleet would overwrite one with the other).
   const paths = new Map<string, string[]>();
   for (const b of withDeps) paths.set(b.name, [...(paths.get(b.name) ?? []), b.path]);
@@ -85,7 +85,7 @@ export function readBundles(root: string, repo: GitRepoConfig, render: Renderer 
 interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
 
 /** Each bundle directory's fleet.yaml, parsed; a directory whose fleet.yaml cannot be read goes to `failed`. */
-function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig, render: Renderer, failed: (rel: string, err: unknown) => void): ParsedFleetYaml[] {
+async function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig, render: Renderer, failed: (rel: string, err: unknown) => void): Promise<ParsedFleetYaml[]> {
   const found = dirs.map((rel) => {
     const name = fleetYamlIn(checkout, rel);
     return { rel, name, file: name ? (rel === "." ? name : `${rel}/${name}`) : undefined };
@@ -105,7 +105,7 @@ function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig,
     }
   }
   const relOf = new Map(found.map((f) => [f.file, f.rel]));
-  const docs = readYamlAsFleet(texts, render, (t, err) => {
+  const docs = await readYamlAsFleet(texts, render, (t, err) => {
     broken.add(relOf.get(t.key)!);
     failed(relOf.get(t.key)!, err);
   });
@@ -124,7 +124,7 @@ function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig,
  * Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. A file
  * that cannot be read maps to its error, which withValuesFiles throws for the bundles naming it.
  */
-function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig, render: Renderer): Map<string, unknown> {
+async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig, render: Renderer): Promise<Map<string, unknown>> {
   const texts: YamlText[] = [];
   const seen = new Set<string>();
   const failedFiles = new Map<string, FleetError>();
@@ -145,7 +145,7 @@ function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: Git
       }
     }
   }
-  const docs = readYamlAsFleet(texts, render, (t, err) => failedFiles.set(t.key, err));
+  const docs = await readYamlAsFleet(texts, render, (t, err) => failedFiles.set(t.key, err));
   for (const [file, err] of failedFiles) docs.set(file, err);
   return docs;
 }

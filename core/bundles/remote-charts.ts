@@ -30,15 +30,15 @@ export function isRemoteChart(checkout: Checkout, bundleRel: string, helm: HelmO
 export interface ChartRequest { bundleRel: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
 
 /** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. The first failure is thrown. */
-export function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): PulledCharts[] {
-  return pullRemoteChartsEach(checkout, requests, repo, render).map((r) => {
+export async function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): Promise<PulledCharts[]> {
+  return (await pullRemoteChartsEach(checkout, requests, repo, render)).map((r) => {
     if (r instanceof FleetError) throw r;
     return r;
   });
 }
 
 /** As pullRemoteCharts, but each request's failure is returned in its place: one bundle's chart does not stop the others. */
-export function pullRemoteChartsEach(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): (PulledCharts | FleetError)[] {
+export async function pullRemoteChartsEach(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): Promise<(PulledCharts | FleetError)[]> {
   const jobs = new Map<string, PullJob>(); // by chart:repo:version
   const timeoutSeconds = pullTimeoutSeconds();
   const wanted = requests.map(({ bundleRel, sources, ctx }): Map<string, string> | FleetError => {
@@ -60,7 +60,7 @@ export function pullRemoteChartsEach(checkout: Checkout, requests: ChartRequest[
     }
     return keys;
   });
-  const results = jobs.size ? render({ pulls: [...jobs.values()] }).pulls : {};
+  const results = jobs.size ? (await render({ pulls: [...jobs.values()] })).pulls : {};
   return requests.map(({ ctx }, i) => {
     const keys = wanted[i];
     if (keys instanceof FleetError) return keys;

@@ -14,18 +14,18 @@ export interface Facts {
   /** Runs content jobs in fleet-render's sandbox: YAML as Fleet reads it, chart pulls, helm values, renders. */
   render: Renderer;
   /** Reads objects' owners on clusters, or deletes them when a job says `delete` (client-go, the stack's credentials). */
-  objects(jobs: OwnersJob[]): Record<string, OwnersResult>;
+  objects(jobs: OwnersJob[]): Promise<Record<string, OwnersResult>>;
   /** Kubeconfigs acting as a user (serviceAccount impersonation). */
-  impersonate(jobs: ImpersonateJob[]): Record<string, ImpersonateResult>;
+  impersonate(jobs: ImpersonateJob[]): Promise<Record<string, ImpersonateResult>>;
   /**
    * The ambient kubeconfig (KUBECONFIG, else ~/.kube/config) as kubectl reads it, reduced to one
    * context (the given one, else the current one) with its files inlined.
    */
-  ambientKubeconfig(jobs: { id: string; context: string }[]): Record<string, ImpersonateResult>;
+  ambientKubeconfig(jobs: { id: string; context: string }[]): Promise<Record<string, ImpersonateResult>>;
   /** Each live cluster's version and served API versions: what charts see as `.Capabilities`. */
-  discovery(jobs: DiscoveryJob[]): Record<string, DiscoveryResult>;
+  discovery(jobs: DiscoveryJob[]): Promise<Record<string, DiscoveryResult>>;
   /** Reads what templates asked `lookup` for, on their cluster, read-only (Helm's lookup on Fleet's agent). */
-  lookup(jobs: LookupJob[]): Record<string, LookupResult>;
+  lookup(jobs: LookupJob[]): Promise<Record<string, LookupResult>>;
   /** What this stack's last update deployed; undefined for a new stack. */
   previous(): Promise<PreviousDeployment | undefined>;
   /** The crash journal, given by the operations' `up` when the state is written once at the end. */
@@ -82,10 +82,10 @@ export interface JournalHooks {
 }
 
 /** Reading and deleting objects on live clusters through fleet-render (no sandbox: cluster jobs). */
-export const readObjects = (jobs: OwnersJob[]): Record<string, OwnersResult> => runRenderer({ owners: jobs }).owners;
+export const readObjects = async (jobs: OwnersJob[]): Promise<Record<string, OwnersResult>> => (await runRenderer({ owners: jobs })).owners;
 
 /** Kubeconfigs acting as a user, made by fleet-render from the cluster's (client-go's loader). */
-export const impersonate = (jobs: ImpersonateJob[]): Record<string, ImpersonateResult> => runRenderer({ impersonate: jobs }).impersonate;
+export const impersonate = async (jobs: ImpersonateJob[]): Promise<Record<string, ImpersonateResult>> => (await runRenderer({ impersonate: jobs })).impersonate;
 
 /** The real facts: fleet-render for rendering and clusters; `previous` and `journal` from the caller. */
 export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedBundle>): Facts {
@@ -94,8 +94,8 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     objects: readObjects,
     impersonate,
     ambientKubeconfig: (jobs) => impersonate(jobs.map((j) => ({ ...j, kubeconfig: "", as: "" }))),
-    discovery: (jobs) => runRenderer({ discovery: jobs }).discovery,
-    lookup: (jobs) => runRenderer({ lookupReads: jobs }).lookupReads,
+    discovery: async (jobs) => (await runRenderer({ discovery: jobs })).discovery,
+    lookup: async (jobs) => (await runRenderer({ lookupReads: jobs })).lookupReads,
     previous,
     ...(journal ? { journal } : {}),
     ...(deployed ? { deployed } : {}),
@@ -110,11 +110,11 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
 export function offlineFacts(): Facts {
   return {
     render: runRenderer,
-    objects: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
-    impersonate: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `(the cluster's kubeconfig acting as ${j.as}, made at up)` }])),
-    discovery: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
-    ambientKubeconfig: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "(the ambient kubeconfig, read at up)" }])),
-    lookup: (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
+    objects: async (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
+    impersonate: async (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: `(the cluster's kubeconfig acting as ${j.as}, made at up)` }])),
+    discovery: async (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
+    ambientKubeconfig: async (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { kubeconfig: "(the ambient kubeconfig, read at up)" }])),
+    lookup: async (jobs) => Object.fromEntries(jobs.map((j) => [j.id, { error: "clusters are not read without the engine" }])),
     previous: async () => undefined,
   };
 }

@@ -27,7 +27,7 @@ export interface Prior {
 
 /** The live clusters, to read owners the state does not know (absent in render mode). */
 export interface LiveOwners {
-  read: (jobs: OwnersJob[]) => Record<string, OwnersResult>;
+  read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>;
   clusters: ClusterConfig[];
   skip?: ReadonlySet<string>;
 }
@@ -39,7 +39,7 @@ export const claimKey = (cluster: string, o: K8sObject) => `${cluster}\u0000${ob
  * Who deployed each contested object before (by claimKey): the state first, then, for what it does not
  * hold, the live object's labels. A cluster that cannot be read tells nothing (plan order decides).
  */
-export function knownOwners(contested: { cluster: string; object: K8sObject }[], prior: Prior, live?: LiveOwners): Map<string, Owner> {
+export async function knownOwners(contested: { cluster: string; object: K8sObject }[], prior: Prior, live?: LiveOwners): Promise<Map<string, Owner>> {
   const owners = new Map<string, Owner>();
   const wanted = new Set(contested.map((c) => claimKey(c.cluster, c.object)));
   for (const [key, d] of prior.deployed ?? []) {
@@ -62,7 +62,7 @@ export function knownOwners(contested: { cluster: string; object: K8sObject }[],
     objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
   }));
   if (!jobs.length) return owners;
-  const results = live.read(jobs);
+  const results = await live.read(jobs);
   for (const job of jobs) {
     const objects = byCluster.get(job.id)!;
     results[job.id]?.objects?.forEach((l, i) => {

@@ -90,7 +90,7 @@ export function arrivedClusters(clusters: string[], previous: PreviousDeployment
  * that yields no bundles already fails in the bundle reader, before this point. In a shard's stack,
  * `wholeEnvironment` plans every cluster of the definition: Fleet sees one environment.
  */
-export function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous: PreviousDeployment | undefined, wholeEnvironment?: () => Plan): void {
+export async function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous: PreviousDeployment | undefined, wholeEnvironment?: () => Promise<Plan>): Promise<void> {
   if (!previous) return;
   let whole: Plan | undefined;
   for (const repo of repos) {
@@ -98,7 +98,7 @@ export function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous
     if (before.length === 0 || repo.allowEmpty) continue;
     if (plan.entries.some((e) => e.gitRepo === repo.name)) continue;
     // A shard: the GitRepo is not emptied while it still deploys to another shard's clusters (planned only when asked).
-    if (wholeEnvironment && (whole ??= wholeEnvironment()).entries.some((e) => e.gitRepo === repo.name)) continue;
+    if (wholeEnvironment && (whole ??= await wholeEnvironment()).entries.some((e) => e.gitRepo === repo.name)) continue;
     throw new FleetError(
       `matched ${before.length} cluster(s) in the last deployment (${before.join(", ")}) and matches none now, so this update would ` +
       `delete everything it deployed. Check the targets, cluster labels and groups; if emptying it is intended, set allowEmpty: true on this GitRepo`,

@@ -74,7 +74,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // A GitRepo whose failed deployments keep what they deployed is not emptied, whatever else it matches.
   const holding = new Set([...heldRecords(failures, fleet.unread, readNow, previous, fleet.unreadGitRepos).values()].map((r) => r.gitRepo));
   for (const gitRepo of fleet.unreadGitRepos.keys()) holding.add(gitRepo);
-  checkNothingEmptied(pinned.gitRepos.filter((r) => !holding.has(r.name)), fleet.plan, previous,
+  await checkNothingEmptied(pinned.gitRepos.filter((r) => !holding.has(r.name)), fleet.plan, previous,
     shard && (() => buildPlan(fleet.bundles, [...fleet.config.clusters, ...shard.otherClusters], fleet.config.clusterGroups, facts.render)));
   options.onPlanned?.(fleet);
   const leftOut = options.leftOut?.();
@@ -89,23 +89,23 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
   checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
   const planned = failures.settle(fleet.plan.entries);
-  const accounts = accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
+  const accounts = await accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
   const toRender = planned.filter((e) => !fromState.has(e));
-  const capabilities = clusterCapabilities(pinned, toRender, facts, leftOut);
+  const capabilities = await clusterCapabilities(pinned, toRender, facts, leftOut);
   // Helm revisions, as the agent's releases count them: a pair deployed before renders as an upgrade.
   const lastRevisions = new Map(planned.flatMap((e): [PlanEntry, number][] => {
     const key = deploymentKey(e);
     return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
   }));
   const namespacesBefore = namespaceOwners({ records: previous?.records });
-  const rendered = renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, namespacesBefore, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
+  const rendered = await renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, namespacesBefore, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
   const prior = { deployed: facts.deployed, records: previous?.records };
-  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
+  await checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
     (contested) => knownOwners(contested, prior, renderMode ? undefined : { read: facts.objects, clusters: pinned.clusters, skip: leftOut }));
   checkNamespaceSquats(entries, rendered, prior, fail);
   checkNamespaceMetadata(entries, prior, fail);
@@ -120,7 +120,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   }
   entries = failures.settle(entries);
   if (!renderMode) {
-    checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) }, facts.objects, fail);
+    await checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) }, facts.objects, fail);
     entries = failures.settle(entries);
   }
   inDependencyOrder(entries, fail);
@@ -160,9 +160,9 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }
   }
-  withHeldAccounts(accounts, held.accounts(), pinned.clusters, facts);
+  await withHeldAccounts(accounts, held.accounts(), pinned.clusters, facts);
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
-  const ambient = renderMode ? new Map<string, string>() : ambientKubeconfigs(pinned, facts);
+  const ambient = renderMode ? new Map<string, string>() : await ambientKubeconfigs(pinned, facts);
 
   const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => ({
     name: c.name,
@@ -329,14 +329,14 @@ function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterVie
 }
 
 /** Impersonating kubeconfigs for the users held deployments were applied as that no planned one uses now. */
-function withHeldAccounts(accounts: AccountProviders, wanted: { cluster: string; user: string }[], clusters: ClusterConfig[], facts: Facts): void {
+async function withHeldAccounts(accounts: AccountProviders, wanted: { cluster: string; user: string }[], clusters: ClusterConfig[], facts: Facts): Promise<void> {
   const missing = wanted.filter((w) => !accounts.kubeconfigs.get(w.cluster)?.has(w.user));
   if (!missing.length) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...new Map(missing.map((m) => [`${m.cluster} ${m.user}`, m])).entries()].map(([id, m]) => ({
     id, kubeconfig: byName.get(m.cluster)?.kubeconfig ?? "", context: byName.get(m.cluster)?.context ?? "", as: m.user,
   }));
-  const results = facts.impersonate(jobs);
+  const results = await facts.impersonate(jobs);
   for (const job of jobs) {
     const cluster = job.id.slice(0, job.id.indexOf(" "));
     const r = results[job.id];
@@ -350,7 +350,7 @@ function withHeldAccounts(accounts: AccountProviders, wanted: { cluster: string;
  * API versions, read once per operation (discovery; a cluster that cannot be read is an error naming
  * it, unless the operation leaves it out); in render mode the cluster's kubeVersion and apiVersions.
  */
-function clusterCapabilities(config: StackConfig, entries: PlanEntry[], facts: Facts, leftOut?: ReadonlySet<string>): Map<string, ClusterCapabilities> {
+async function clusterCapabilities(config: StackConfig, entries: PlanEntry[], facts: Facts, leftOut?: ReadonlySet<string>): Promise<Map<string, ClusterCapabilities>> {
   const out = new Map<string, ClusterCapabilities>();
   if (config.renderDir) {
     for (const c of config.clusters) out.set(c.name, { kubeVersion: c.kubeVersion, apiVersions: c.apiVersions });
@@ -360,7 +360,7 @@ function clusterCapabilities(config: StackConfig, entries: PlanEntry[], facts: F
   const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
     .map((c) => ({ id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }));
   if (!jobs.length) return out;
-  const results = facts.discovery(jobs);
+  const results = await facts.discovery(jobs);
   for (const job of jobs) {
     const r = results[job.id];
     if (!r?.capabilities) {
@@ -379,12 +379,12 @@ function clusterCapabilities(config: StackConfig, entries: PlanEntry[], facts: F
  * one context, its files inlined. A context that does not exist is an error naming it. Without a
  * context and with one file (or none: in-cluster), the provider's own reading is left alone.
  */
-function ambientKubeconfigs(config: StackConfig, facts: Facts): Map<string, string> {
+async function ambientKubeconfigs(config: StackConfig, facts: Facts): Promise<Map<string, string>> {
   const files = (process.env.KUBECONFIG ?? "").split(path.delimiter).filter((p) => p !== "");
   const ambient = config.clusters.filter((c) => c.kubeconfig === undefined && (c.context !== undefined || files.length > 1));
   const out = new Map<string, string>();
   if (!ambient.length) return out;
-  const results = facts.ambientKubeconfig(ambient.map((c) => ({ id: c.name, context: c.context ?? "" })));
+  const results = await facts.ambientKubeconfig(ambient.map((c) => ({ id: c.name, context: c.context ?? "" })));
   for (const c of ambient) {
     const r = results[c.name];
     if (!r?.kubeconfig) {
@@ -409,8 +409,8 @@ const MAX_LOOKUPS = 100;
  * read per cluster and identity per round, read-only) and it renders again with the answers, until it
  * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
  */
-function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
-  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>, noLookups?: ReadonlySet<string>): Map<PlanEntry, RenderedDeployment> {
+async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
+  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
   // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
   let rendered = new Map<PlanEntry, RenderedDeployment>();
@@ -422,7 +422,7 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
     capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e),
     revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
   });
-  rendered = renderSome(entries);
+  rendered = await renderSome(entries);
   const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
   for (let round = 1; ; round++) {
     const asking = entries.filter((e) => rendered.has(e) && unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
@@ -459,7 +459,7 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
     }
     if (!jobs.size) break;
-    const results = facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
+    const results = await facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
     const again: PlanEntry[] = [];
     for (const job of jobs.values()) {
       const r = results[job.id];
@@ -473,7 +473,7 @@ function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities
         again.push(e);
       }
     }
-    for (const [e, r] of renderSome(again)) rendered.set(e, r);
+    for (const [e, r] of await renderSome(again)) rendered.set(e, r);
   }
   for (const [e, r] of rendered) {
     const secrets = lookedUpSecrets(tables.get(e) ?? []);

@@ -84,8 +84,8 @@ export interface RenderContext {
  * a lookup its table cannot answer yet is not an error here: it comes back with `pendingError`, for
  * the caller to read the lookups and render it again.
  */
-export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
-  render: Renderer, context: RenderContext = {}): Map<PlanEntry, RenderedDeployment> {
+export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
+  render: Renderer, context: RenderContext = {}): Promise<Map<PlanEntry, RenderedDeployment>> {
   const capabilitiesOf = context.capabilitiesOf ?? ((): ClusterCapabilities => ({}));
   const lookupsOf = context.lookupsOf ?? (() => undefined);
   const revisionOf = context.revisionOf ?? (() => undefined);
@@ -149,7 +149,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
     }
     jobOf.set(e, id);
   }
-  const results = request.renders.length ? render(request).renders : {};
+  const results = request.renders.length ? (await render(request)).renders : {};
   const maxObjects = maxObjectsPerBundle();
   const out = new Map<PlanEntry, RenderedDeployment>();
   for (const e of entries) {
@@ -172,7 +172,7 @@ export function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commi
       context.onFailure(e, err);
     }
   }
-  if (!context.onFailure) checkSingleOwner(out);
+  if (!context.onFailure) await checkSingleOwner(out);
   return out;
 }
 
@@ -212,8 +212,8 @@ export function unanswered(asked: LookupKey[] | undefined, table: LookupAnswer[]
  * `onConflict`, every other deployment declaring it goes there and its objects claim nothing (what
  * only it contested goes to the next); without it the first conflict is thrown.
  */
-export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void,
-  ownersOf?: (contested: { cluster: string; object: K8sObject }[]) => ReadonlyMap<string, { gitRepo: string; bundle: string }>): void {
+export async function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void,
+  ownersOf?: (contested: { cluster: string; object: K8sObject }[]) => Promise<ReadonlyMap<string, { gitRepo: string; bundle: string }>>): Promise<void> {
   let alive = [...rendered.keys()];
   let owners: ReadonlyMap<string, { gitRepo: string; bundle: string }> | undefined;
   for (;;) {
@@ -227,7 +227,7 @@ export function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, o
     }
     const contested = [...claims].filter(([, c]) => c.by.length > 1);
     if (!contested.length) return;
-    owners ??= ownersOf?.(contested.map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }))) ?? new Map();
+    owners ??= await ownersOf?.(contested.map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }))) ?? new Map();
     const lost = new Map<PlanEntry, { winner: PlanEntry; err: FleetError }[]>();
     for (const [key, { object: o, by }] of contested) {
       const owner = owners.get(key);

@@ -1,16 +1,16 @@
 /**
  * The bridge to fleet-render (tools/fleet-render), the Go program that runs Fleet's own libraries:
  * helm values templating (text/template + sprig), Helm's chart rendering and kustomize, and pulling
- * remote charts with Helm's downloader. One process
- * per batch: the pipeline sends every job of a stage at once and reads every result, synchronously,
- * so the pure stages stay plain functions. The binary is built from pinned modules on first use
- * (tools/build-render.sh) and cached outside the repository; a build failure is an error, never a
- * fallback to something approximate.
+ * remote charts with Helm's downloader. One process per batch: the pipeline sends every job of a stage
+ * at once and awaits every result. The batch runs asynchronously in a process group of its own
+ * (core/child-group.ts), so a stopped operation kills it at once (core/stop-signal.ts). The binary is
+ * built from pinned modules on first use (tools/build-render.sh) and cached outside the repository; a
+ * build failure is an error, never a fallback to something approximate.
  */
-import { spawnSync } from "node:child_process";
-import { blockingWork, childCommand } from "../stop-signal";
+import { runInGroup } from "../child-group";
+import { childCommand, stopSignal, throwIfStopped } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
-import { JobKey, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
+import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
 
 
 export interface ClusterContext {
@@ -115,7 +115,7 @@ export interface OwnersJob {
 }
 
 /** What runs a renderer request: runRenderer, or a fake in unit tests (core/desired/facts.ts). */
-export type Renderer = (request: RendererRequest) => RendererResponse;
+export type Renderer = (request: RendererRequest) => Promise<RendererResponse>;
 
 /** A cluster's connection, rewritten to act as user `as`. */
 export interface ImpersonateJob { id: string; kubeconfig: string; context: string; as: string }
@@ -178,22 +178,19 @@ export function rendererBinary(): string {
  * Runs one batch. Job failures come back per job; a failure of the program itself throws. Jobs that
  * evaluate GitRepo content (yaml, values, renders) run in the sandbox (sandbox.ts), the others (pulls,
  * owners, impersonate, readiness, discovery, lookupReads: the network and the clusters' credentials,
- * the operator's data) in a plain process, which the sandbox refuses to be. The batch blocks the main
- * thread: a signal meanwhile ends the process at once (core/stop-signal.ts).
+ * the operator's data) in a plain process, which the sandbox refuses to be. A stopped operation starts
+ * no batch and kills the one running: it throws StoppedError (core/stop-signal.ts).
  */
-export function runRenderer(request: RendererRequest): RendererResponse {
-  return blockingWork(() => runBatch(request));
-}
-
-function runBatch(request: RendererRequest): RendererResponse {
+export async function runRenderer(request: RendererRequest): Promise<RendererResponse> {
+  throwIfStopped();
   const { pulls, owners, impersonate, readiness, discovery, lookupReads, ...content } = request;
   const response = emptyResponse();
   if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length || lookupReads?.length) {
-    Object.assign(response, pick(runTrusted({ pulls, owners, impersonate, readiness, discovery, lookupReads }),
+    Object.assign(response, pick(await runTrusted({ pulls, owners, impersonate, readiness, discovery, lookupReads }),
       ["pulls", "owners", "impersonate", "readiness", "discovery", "lookupReads"]));
   }
   if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
-    Object.assign(response, pick(runContent(content), ["values", "valueOf", "renders", "yaml"]));
+    Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml"]));
   }
   return response;
 }
@@ -206,19 +203,20 @@ function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> 
   return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 }
 
-function runTrusted(request: RendererRequest): RendererResponse {
+async function runTrusted(request: RendererRequest): Promise<RendererResponse> {
   const [file, args] = childCommand(rendererBinary(), []);
-  const result = spawnSync(file, args, { input: JSON.stringify(request), encoding: "utf8", maxBuffer: 2 ** 31 - 1 });
-  if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`fleet-render failed (exit ${result.status}): ${result.stderr.trim()}`);
-  return JSON.parse(result.stdout) as RendererResponse;
+  const result = await runInGroup(file, args, { input: JSON.stringify(request), name: "fleet-render", maxOutputBytes: MAX_RENDERER_OUTPUT_BYTES });
+  if (result.aborted) throw stopSignal.reason;
+  if (result.stopped) throw new Error(`fleet-render could not run: ${result.stopped}`);
+  if (result.code !== 0) throw new Error(`fleet-render failed (exit ${result.code}): ${result.stderr.trim()}`);
+  return JSON.parse(result.stdout.toString("utf8")) as RendererResponse;
 }
 
 /**
  * The content jobs, in the sandbox. Each job is named by its kind and its index here (not by a key
  * the content chose, such as a file name), so the sandbox's stderr markers cannot be forged by names.
  */
-function runContent(request: RendererRequest): RendererResponse {
+async function runContent(request: RendererRequest): Promise<RendererResponse> {
   const limits = sandboxLimits();
   const yamlKeys = Object.keys(request.yaml ?? {});
   const values = request.values ?? [];
@@ -242,7 +240,7 @@ function runContent(request: RendererRequest): RendererResponse {
   };
   jobs.forEach(gitRepoOf);
   const groups = { of: gitRepoOf, secondsLeft: [...gitRepos.keys()].map(() => limits.gitRepoSeconds) };
-  runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, (group, secondsLeft) => {
+  await runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, async (group, secondsLeft) => {
     const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: (number | null)[] } = {
       bundles: request.bundles, clusters: request.clusters, helm: request.helm, capabilities: request.capabilities, yaml: {}, values: [], renders: [],
       jobGroups: {}, groupSeconds: secondsLeft.map((s) => (Number.isFinite(s) ? Math.max(s, 0) : null)),
@@ -257,7 +255,7 @@ function runContent(request: RendererRequest): RendererResponse {
       const g = gitRepoOf(key);
       if (g !== undefined && Number.isFinite(secondsLeft[g])) sub.jobGroups[local] = g;
     }
-    const o = runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
+    const o = await runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
     if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
     const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
     return { ...o, running: o.running.map(global), limit: o.limit?.kind === "time" ? { kind: "time", job: global(o.limit.job) } : o.limit };

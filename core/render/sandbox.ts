@@ -9,9 +9,9 @@
  *
  * The limits are the operator's (environment of `up`/`preview`/`render`), never the content's.
  */
-import { spawnSync } from "node:child_process";
+import { runInGroup } from "../child-group";
 import { positiveNumber } from "../operator-env";
-import { childCommand } from "../stop-signal";
+import { childCommand, stopSignal } from "../stop-signal";
 
 export interface SandboxLimits {
   /** One job's time, seconds (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS, default 120). */
@@ -60,17 +60,21 @@ export type GroupOutcome<R> =
   | { ok: true; response: R }
   | { ok: false; limit?: Limit; running: JobKey[]; done?: JobKey[]; spentMs?: Map<number, number>; stderr: string };
 
-/** Runs the sandbox on one request; reads its job markers when it ends early. */
-export function runSandboxOnce<R>(binary: string, request: unknown, limits: SandboxLimits): GroupOutcome<R> {
+/** Stdout of a run as spawnSync allowed it (the sandbox bounds its results far below: totalOutputMiB). */
+export const MAX_RENDERER_OUTPUT_BYTES = 2 ** 31 - 1;
+
+/** Runs the sandbox on one request; reads its job markers when it ends early. A stopped operation kills it (StoppedError). */
+export async function runSandboxOnce<R>(binary: string, request: unknown, limits: SandboxLimits): Promise<GroupOutcome<R>> {
   const [file, args] = childCommand(binary, sandboxArgs(limits));
-  const result = spawnSync(file, args, {
+  const result = await runInGroup(file, args, {
     input: JSON.stringify(request),
-    encoding: "utf8",
     env: {}, // nothing of the runner's environment; the sandbox clears its own too
-    maxBuffer: 2 ** 31 - 1,
+    name: "fleet-render",
+    maxOutputBytes: MAX_RENDERER_OUTPUT_BYTES,
   });
-  if (result.error) throw new Error(`fleet-render could not run: ${result.error.message}`);
-  if (result.status === 0) return { ok: true, response: JSON.parse(result.stdout) as R };
+  if (result.aborted) throw stopSignal.reason;
+  if (result.stopped) throw new Error(`fleet-render could not run: ${result.stopped}`);
+  if (result.code === 0) return { ok: true, response: JSON.parse(result.stdout.toString("utf8")) as R };
   const running = new Set<JobKey>();
   const done: JobKey[] = [];
   const spentMs = new Map<number, number>();
@@ -110,14 +114,14 @@ export interface JobGroups { of: (job: JobKey) => number | undefined; secondsLef
  * together. A GitRepo's time spent is carried from run to run. `run` runs one group with the time each
  * GitRepo has left; `failed` records a job's error.
  */
-export function runIsolating<R>(
+export async function runIsolating<R>(
   jobs: JobKey[],
-  run: (group: JobKey[], secondsLeft: number[]) => GroupOutcome<R>,
+  run: (group: JobKey[], secondsLeft: number[]) => Promise<GroupOutcome<R>>,
   done: (response: R) => void,
   failed: (job: JobKey, reason: string) => void,
   limits: SandboxLimits,
   groups: JobGroups = { of: () => undefined, secondsLeft: [] },
-): void {
+): Promise<void> {
   const left = [...groups.secondsLeft];
   const exhausted = new Set<number>();
   const groupOf = (j: JobKey) => {
@@ -128,7 +132,7 @@ export function runIsolating<R>(
   while (queue.length) {
     const group = queue.shift()!;
     if (!group.length) continue;
-    const outcome = run(group, left.map((s, g) => (exhausted.has(g) ? Infinity : s)));
+    const outcome = await run(group, left.map((s, g) => (exhausted.has(g) ? Infinity : s)));
     if (outcome.ok) {
       done(outcome.response);
       continue;

@@ -1,15 +1,14 @@
 /**
  * One git command of the git source: in a process group of its own, with exactly the environment it
  * is given, killed together with everything it started (ssh, remote helpers, index-pack) when its
- * deadline passes or its watch says so, and with its output bounded. Nothing of the group outlives it.
+ * deadline passes, its watch says so or the operation is stopped, and with its output bounded
+ * (core/child-group.ts). Nothing of the group outlives it.
  */
-import { spawn } from "node:child_process";
-import { stopSignal } from "../stop-signal";
+import { runInGroup } from "../child-group";
 
 /** ls-remote and ls-tree print one line per ref or file; more than this is not a repository we serve. */
 export const MAX_GIT_OUTPUT_BYTES = 256 * 1024 * 1024;
 const STDERR_KEPT_BYTES = 64 * 1024;
-const WATCH_INTERVAL_MS = 200;
 
 export interface GitRun {
   cwd: string;
@@ -23,64 +22,21 @@ export interface GitRun {
   input?: string;
 }
 
-/** A git command that failed; `stopped` when we ended it (deadline, watch, output bound). */
+/** A git command that failed; `stopped` when we ended it (deadline, watch, output bound, a stopped operation). */
 export class GitFailure extends Error {
   constructor(readonly reason: string, readonly stopped: boolean) {
     super(reason);
   }
 }
 
-export function runGit(args: string[], run: GitRun): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", args, { cwd: run.cwd, env: run.env, detached: true, stdio: [run.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
-    if (run.input !== undefined) {
-      child.stdin!.on("error", () => undefined); // git may exit before reading it: its status says why
-      child.stdin!.end(run.input);
-    }
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let stderr = "";
-    let stopped: string | undefined;
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // the group is already gone
-      }
-    };
-    const stop = (reason: string) => {
-      if (stopped) return;
-      stopped = reason;
-      killGroup();
-    };
-    const timer = setTimeout(() => stop(run.deadlineReason), run.deadlineMs);
-    // A stopped operation (SIGTERM, SIGINT: core/stop-signal.ts) ends the git it waits for, helpers included.
-    const onStop = () => stop("the operation was stopped");
-    if (stopSignal.aborted) onStop();
-    else stopSignal.addEventListener("abort", onStop);
-    const watcher = run.watch && setInterval(() => {
-      const reason = run.watch!();
-      if (reason) stop(reason);
-    }, WATCH_INTERVAL_MS);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      outBytes += chunk.length;
-      if (outBytes > MAX_GIT_OUTPUT_BYTES) stop(`git ${args[0]} printed more than ${MAX_GIT_OUTPUT_BYTES / 1024 / 1024} MiB`);
-      else out.push(chunk);
-    });
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_KEPT_BYTES);
-    });
-    child.on("error", (err) => stop(`git could not be started: ${err.message}`));
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      stopSignal.removeEventListener("abort", onStop);
-      if (watcher) clearInterval(watcher);
-      killGroup(); // a helper git left behind
-      if (stopped) reject(new GitFailure(stopped, true));
-      else if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
-      else reject(new GitFailure(gitReason(stderr) || `git ${args[0]} exited with status ${code}`, false));
-    });
+export async function runGit(args: string[], run: GitRun): Promise<string> {
+  const r = await runInGroup("git", args, {
+    cwd: run.cwd, env: run.env, input: run.input, name: `git ${args[0]}`, maxOutputBytes: MAX_GIT_OUTPUT_BYTES, stderrKeptBytes: STDERR_KEPT_BYTES,
+    deadlineMs: run.deadlineMs, deadlineReason: run.deadlineReason, watch: run.watch,
   });
+  if (r.stopped) throw new GitFailure(r.stopped, true);
+  if (r.code === 0) return r.stdout.toString("utf8");
+  throw new GitFailure(gitReason(r.stderr) || `git ${args[0]} exited with status ${r.code}`, false);
 }
 
 /** The lines of git's stderr that say what went wrong. */

@@ -105,7 +105,7 @@ export interface PlanIsolation {
 }
 
 /** `render` templates helm values in fleet-render (the real one unless a test gives a fake). */
-export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer, isolation?: PlanIsolation): Plan {
+export async function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer, isolation?: PlanIsolation): Promise<Plan> {
   const views = clusterViews(clusters, groups);
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const skipped: Plan["skipped"] = [];
@@ -142,7 +142,7 @@ export function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: 
     const helm = p.combination.base.helm;
     if (helm) helmJobs.push({ helm, cluster: p.cluster, ctx: { gitRepo: p.bundle.gitRepo, bundle: p.bundle.name } });
   }
-  const templated = isolation ? templateHelmValuesEach(helmJobs, render) : templateHelmValues(helmJobs, render);
+  const templated = isolation ? await templateHelmValuesEach(helmJobs, render) : await templateHelmValues(helmJobs, render);
   // Entries with the same base and the same templated helm options share one options object.
   const sharedOptions = new Map<DeploymentOptions, Map<unknown, DeploymentOptions>>();
   const ids = new DeploymentIds();

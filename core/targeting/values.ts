@@ -34,15 +34,15 @@ export function clusterContext(cluster: ClusterConfig): ClusterContext {
  * a job Fleet leaves untouched (no labels, no values) gets its own `helm` back. The first failing
  * job (in job order) is thrown.
  */
-export function templateHelmValues(jobs: ValuesJob[], render: Renderer = runRenderer): HelmOptions[] {
-  return templateHelmValuesEach(jobs, render).map((r) => {
+export async function templateHelmValues(jobs: ValuesJob[], render: Renderer = runRenderer): Promise<HelmOptions[]> {
+  return (await templateHelmValuesEach(jobs, render)).map((r) => {
     if (r instanceof FleetError) throw r;
     return r;
   });
 }
 
 /** As templateHelmValues, one batch, but each job's failure is returned in its place, not thrown. */
-export function templateHelmValuesEach(jobs: ValuesJob[], render: Renderer = runRenderer): (HelmOptions | FleetError)[] {
+export async function templateHelmValuesEach(jobs: ValuesJob[], render: Renderer = runRenderer): Promise<(HelmOptions | FleetError)[]> {
   // Tens of thousands of jobs for a large fleet, sharing a few hundred helm options: keep the per-job
   // work to index lookups.
   const helmIndex = new Map<HelmOptions, number>();
@@ -66,7 +66,7 @@ export function templateHelmValuesEach(jobs: ValuesJob[], render: Renderer = run
     values.push([job.cluster.name, String(key)]);
     gitRepoOfValues.push(job.ctx.gitRepo);
   });
-  const response = values.length ? render({ helm, clusters, values, gitRepoOf: { values: gitRepoOfValues } }) : { values: [], valueOf: [] };
+  const response = values.length ? await render({ helm, clusters, values, gitRepoOf: { values: gitRepoOfValues } }) : { values: [], valueOf: [] };
   // Jobs with the same helm options and equal results share one options object (the plan hashes it once).
   const shared: HelmOptions[][] = [];
   return jobs.map((job, i) => {

@@ -386,11 +386,11 @@ describe("attack suite: GitRepo content cannot reach the runner (issue 27)", fun
         helmRepoURLRegex: `${esc(a.url)}/`, allowedChartURLs: [`${esc(a.url)}/.*`, `${esc(b.url)}/.*`], ...over,
       });
       const { readBundles } = await import("../../core/bundles/read");
-      const attempt = (fleetYaml: string, over: Partial<GitRepoConfig> = {}) => {
+      const attempt = async (fleetYaml: string, over: Partial<GitRepoConfig> = {}) => {
         const dir = tempDir("pf-attack-cred-");
         fs.writeFileSync(path.join(dir, "fleet.yaml"), fleetYaml);
         try {
-          readBundles(dir, { ...repoCfg(over), repo: dir });
+          await readBundles(dir, { ...repoCfg(over), repo: dir });
           return "";
         } catch (err) {
           return (err as Error).message;
@@ -398,12 +398,12 @@ describe("attack suite: GitRepo content cannot reach the runner (issue 27)", fun
       };
       const host = new URL(a.url).host;
       // Userinfo that makes the URL text start like an allowed host.
-      const userinfo = attempt(`helm:\n  repo: http://charts.example.com@${host}/charts\n  chart: demo\n`, { helmRepoURLRegex: "http://charts\\.example\\.com" });
+      const userinfo = await attempt(`helm:\n  repo: http://charts.example.com@${host}/charts\n  chart: demo\n`, { helmRepoURLRegex: "http://charts\\.example\\.com" });
       expect(userinfo).to.match(/userinfo are refused/);
       // index.yaml lists absolute chart URLs on B: B is allowed, but gets no credentials.
-      attempt(`helm:\n  repo: ${a.url}/charts\n  chart: demo\n  version: 1.0.0\n`);
+      await attempt(`helm:\n  repo: ${a.url}/charts\n  chart: demo\n  version: 1.0.0\n`);
       // A redirect from A to B.
-      attempt(`helm:\n  repo: ${a.url}/moved\n  chart: demo\n  version: 1.0.0\n`);
+      await attempt(`helm:\n  repo: ${a.url}/moved\n  chart: demo\n  version: 1.0.0\n`);
       const bRequests = fs.existsSync(bLog) ? fs.readFileSync(bLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
       expect(bRequests.length, "B was asked (the attack reached it)").to.be.greaterThan(0);
       expect(bRequests.filter((r) => r.authorization), "no request to B carried credentials").to.deep.equal([]);

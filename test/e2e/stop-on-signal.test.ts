@@ -123,6 +123,18 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
     repo.commit(chartFiles(FOREVER));
   }
 
+  it("SIGTERM while a render job loops until its time limit: stopped in seconds, lock released, nothing left", async () => {
+    writeStack(repo.dir);
+    const since = new Map<number, number>();
+    await stopWhileStalled("render stall", (tree) => {
+      // A sandbox batch alive for 2 s is the endless template (the others take milliseconds).
+      const sandboxes = tree.filter((p) => p.argv.some((a) => a.endsWith("fleet-render")) && p.argv.includes("--sandbox"));
+      for (const p of sandboxes) if (!since.has(p.pid)) since.set(p.pid, Date.now());
+      return sandboxes.some((p) => Date.now() - since.get(p.pid)! > 2000);
+    });
+    nextUpStartsFree("render stall");
+  });
+
   it("SIGTERM while a git fetch waits on a server that never answers: stopped in seconds, lock released, nothing left", async () => {
     // Accepts connections and never says a word: git's HTTP transport waits with no time limit.
     const sockets: net.Socket[] = [];

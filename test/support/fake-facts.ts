@@ -1,7 +1,8 @@
 /**
  * Facts (core/desired/facts.ts) for unit tests of the desired state: the real renderer (a pure
  * computation in its sandbox) unless replaced, and no cluster: a test that reaches one without saying
- * so fails, naming the call. Every call is recorded.
+ * so fails, naming the call. Every call is recorded. A test's own answers are plain functions; the
+ * facts return them as promises, as the real ones do.
  */
 import { Facts, JournalHooks } from "../../core/desired/facts";
 import { PreviousDeployment } from "../../core/desired/previous";
@@ -11,13 +12,16 @@ export interface FakeFacts extends Facts {
   calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][]; discovery: DiscoveryJob[][] };
 }
 
+/** A test's answer to a batch of jobs, by job id (the real facts' answers, already or eventually). */
+type Answer<J, R> = (jobs: J[]) => Record<string, R> | Promise<Record<string, R>>;
+
 export function fakeFacts(over: {
   previous?: PreviousDeployment;
-  objects?: (jobs: OwnersJob[]) => Record<string, OwnersResult>;
-  impersonate?: (jobs: ImpersonateJob[]) => Record<string, ImpersonateResult>;
-  discovery?: (jobs: DiscoveryJob[]) => Record<string, DiscoveryResult>;
-  ambientKubeconfig?: (jobs: { id: string; context: string }[]) => Record<string, ImpersonateResult>;
-  lookup?: (jobs: LookupJob[]) => Record<string, LookupResult>;
+  objects?: Answer<OwnersJob, OwnersResult>;
+  impersonate?: Answer<ImpersonateJob, ImpersonateResult>;
+  discovery?: Answer<DiscoveryJob, DiscoveryResult>;
+  ambientKubeconfig?: Answer<{ id: string; context: string }, ImpersonateResult>;
+  lookup?: Answer<LookupJob, LookupResult>;
   journal?: JournalHooks;
 } = {}): FakeFacts {
   const calls: FakeFacts["calls"] = { objects: [], impersonate: [], discovery: [] };
@@ -25,25 +29,25 @@ export function fakeFacts(over: {
     calls,
     render: runRenderer,
     previous: async () => over.previous,
-    objects: (jobs) => {
+    objects: async (jobs) => {
       calls.objects.push(jobs);
       if (!over.objects) throw new Error(`this test has no cluster, but objects were asked of ${jobs.map((j) => j.id).join(", ")}`);
       return over.objects(jobs);
     },
-    impersonate: (jobs) => {
+    impersonate: async (jobs) => {
       calls.impersonate.push(jobs);
       if (!over.impersonate) throw new Error(`this test has no cluster, but impersonation was asked for ${jobs.map((j) => j.as).join(", ")}`);
       return over.impersonate(jobs);
     },
-    lookup: (jobs) => {
+    lookup: async (jobs) => {
       if (!over.lookup) throw new Error(`this test has no cluster, but lookups were asked of ${jobs.map((j) => j.id).join(", ")}`);
       return over.lookup(jobs);
     },
-    ambientKubeconfig: (jobs) => {
+    ambientKubeconfig: async (jobs) => {
       if (!over.ambientKubeconfig) throw new Error(`this test has no ambient kubeconfig, but it was asked for ${jobs.map((j) => j.id).join(", ")}`);
       return over.ambientKubeconfig(jobs);
     },
-    discovery: (jobs) => {
+    discovery: async (jobs) => {
       calls.discovery.push(jobs);
       if (!over.discovery) throw new Error(`this test has no cluster, but discovery was asked of ${jobs.map((j) => j.id).join(", ")}`);
       return over.discovery(jobs);

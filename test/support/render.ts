@@ -6,16 +6,16 @@ import { PlanEntry } from "../../core/targeting/plan";
 import { renderDeployments } from "../../core/render/deployments";
 import { runRenderer } from "../../core/render/fleet-render";
 
-export function renderBundle(bundle: Bundle, options: DeploymentOptions = bundle.options, cluster = "c1"): { objects: K8sObject[]; warnings: string[]; style: string } {
+export async function renderBundle(bundle: Bundle, options: DeploymentOptions = bundle.options, cluster = "c1"): Promise<{ objects: K8sObject[]; warnings: string[]; style: string }> {
   const entry: PlanEntry = {
     gitRepo: bundle.gitRepo, bundle: bundle.name, cluster, target: "t", customizations: [], options,
     namespace: options.namespace || options.defaultNamespace || "default",
     releaseName: options.helm?.releaseName || helmReleaseNameOf(bundle.name),
     manifestId: bundle.manifestId, deploymentId: "d", paused: false, dependsOn: [],
   };
-  return renderDeployments([entry], [bundle], () => "0123456789abcdef0123456789abcdef01234567", runRenderer).get(entry)!;
+  return (await renderDeployments([entry], [bundle], () => "0123456789abcdef0123456789abcdef01234567", runRenderer)).get(entry)!;
 }
 
-export function renderObjects(bundle: Bundle, options?: DeploymentOptions, cluster?: string): K8sObject[] {
-  return renderBundle(bundle, options, cluster).objects;
+export async function renderObjects(bundle: Bundle, options?: DeploymentOptions, cluster?: string): Promise<K8sObject[]> {
+  return (await renderBundle(bundle, options, cluster)).objects;
 }

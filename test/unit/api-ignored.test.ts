@@ -81,13 +81,13 @@ describe("what the API server ignores (core/desired/api-ignored)", () => {
 });
 
 describe("null string values, which Fleet's Helm stores as \"\" (core/desired/api-ignored nullStringValues)", () => {
-  it("names each null in labels, annotations and a ConfigMap's or Secret's data, and nothing else; a render says so", () => {
+  it("names each null in labels, annotations and a ConfigMap's or Secret's data, and nothing else; a render says so", async () => {
     const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "env", labels: { a: null, b: "x" }, annotations: { n: null } }, data: { DEBUG: null, MODE: "prod" } } as unknown as K8sObject;
     expect(nullStringValues(cm)).to.deep.equal(["metadata.labels.a", "metadata.annotations.n", "data.DEBUG"]);
     expect(nullStringValues(komposeDeployment())).to.deep.equal([]);
     const repo = new TestRepo({ "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: env\ndata:\n  DEBUG: null\n" });
-    const [bundle] = readBundles(repo.dir, gitRepoConfig({ name: "t", repo: repo.dir, paths: ["app"] }));
-    const r = renderBundle(bundle);
+    const [bundle] = await readBundles(repo.dir, gitRepoConfig({ name: "t", repo: repo.dir, paths: ["app"] }));
+    const r = await renderBundle(bundle);
     expect(r.warnings).to.deep.equal(["ConfigMap env: data.DEBUG is null: it is not applied (the Kubernetes provider drops nulls), where Fleet's Helm would store an empty string; write \"\" to keep the key"]);
   });
 });

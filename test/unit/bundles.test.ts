@@ -39,7 +39,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(bundles.map((b) => [b.name, b.path])).to.deep.equal([["repo", "."], ["repo-app", "app"], ["repo-app-nested", "app/nested"]]);
     const root = bundles[0];
     expect(root.files.map((f) => f.name)).to.include("plain/cm.yaml");
-    const app = renderObjects(bundles[1]);
+    const app = await renderObjects(bundles[1]);
     expect(app.map((o) => o.metadata.name)).to.deep.equal(["app"]); // the nested bundle's files are not the parent's manifests
     expect(app[0].metadata.namespace).to.equal("app");
   });
@@ -157,42 +157,42 @@ describe("bundle reader (Fleet rules, real git)", () => {
       "overlays/prod/deploy_patch.yaml": "spec: {replicas: 3, paused: null}\n",
       "overlays/json/deploy_patch.yaml": "- {op: replace, path: /spec/replicas, value: 7}\n",
     });
-    const objs = renderObjects(b, { yaml: { overlays: ["prod"] } });
+    const objs = await renderObjects(b, { yaml: { overlays: ["prod"] } });
     expect(objs.find((o) => o.kind === "ConfigMap")!.data).to.deep.equal({ a: "prod" });
     expect(objs.find((o) => o.kind === "Deployment")!.spec).to.deep.equal({ replicas: 3 });
-    const json = renderObjects(b, { yaml: { overlays: ["json"] } });
+    const json = await renderObjects(b, { yaml: { overlays: ["json"] } });
     expect((json.find((o) => o.kind === "Deployment")!.spec as { replicas: number }).replicas).to.equal(7);
     // Fleet ignores an overlay with no files; here that is a warning.
-    expect(renderBundle(b, { yaml: { overlays: ["nope"] } }).warnings).to.deep.equal(['yaml.overlays: overlay "nope" has no files under overlays/nope/ (Fleet ignores it too)']);
+    expect((await renderBundle(b, { yaml: { overlays: ["nope"] } })).warnings).to.deep.equal(['yaml.overlays: overlay "nope" has no files under overlays/nope/ (Fleet ignores it too)']);
   });
 
   it("forces a namespace, and refuses cluster-scoped objects under a forced namespace", async () => {
     const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n" });
-    const objs = renderObjects(b, {});
+    const objs = await renderObjects(b, {});
     expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["Namespace", undefined], ["ConfigMap", "default"]]); // Helm's install order
-    expect(() => renderObjects(b, { namespace: "forced" }, "c1"))
-      .to.throw(/cluster c1: invalid cluster scoped object \[name=extra kind=Namespace apiVersion=v1\] found. Your config uses targetNamespace or namespace \(forced\) and thus forbids cluster-scoped resources. If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace/);
+    expect(await errorOf(renderObjects(b, { namespace: "forced" }, "c1")))
+      .to.match(/cluster c1: invalid cluster scoped object \[name=extra kind=Namespace apiVersion=v1\] found. Your config uses targetNamespace or namespace \(forced\) and thus forbids cluster-scoped resources. If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace/);
   });
 
   it("a chart's crds/ deploy under a forced namespace (installed outside Fleet's post-renderer); its templates still may not be cluster-scoped", async () => {
     const crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
       "spec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true}]\n";
     const [b] = await bundlesOf({ "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "crds/crd.yaml": crd, "templates/cm.yaml": CONFIGMAP("a") });
-    const objs = renderObjects(b, { namespace: "forced" });
+    const objs = await renderObjects(b, { namespace: "forced" });
     expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["CustomResourceDefinition", undefined], ["ConfigMap", "forced"]]);
     const [withRole] = await bundlesOf({ "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "crds/crd.yaml": crd,
       "templates/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules: []\n" });
-    expect(() => renderObjects(withRole, { namespace: "forced" })).to.throw(/invalid cluster scoped object \[name=r kind=ClusterRole apiVersion=rbac.authorization.k8s.io\/v1\] found/);
+    expect(await errorOf(renderObjects(withRole, { namespace: "forced" }))).to.match(/invalid cluster scoped object \[name=r kind=ClusterRole apiVersion=rbac.authorization.k8s.io\/v1\] found/);
   });
 
   it("a kustomize.dir that is missing or outside the bundle is a warning (Fleet ignores it without a word)", async () => {
     const [plain] = await bundlesOf({ "cm.yaml": CONFIGMAP("a") });
-    expect(renderBundle(plain, { kustomize: { dir: "../other" } }).warnings).to.deep.equal(['kustomize.dir "../other" is outside the bundle: nothing is kustomized (Fleet ignores it without a word)']);
+    expect((await renderBundle(plain, { kustomize: { dir: "../other" } })).warnings).to.deep.equal(['kustomize.dir "../other" is outside the bundle: nothing is kustomized (Fleet ignores it without a word)']);
     const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "base/kustomization.yaml": "resources: []\n" });
-    expect(renderBundle(b, { kustomize: { dir: "overlays/prod" } }).warnings).to.include('kustomize.dir "overlays/prod" has no kustomization.yaml in the bundle: nothing is kustomized (Fleet ignores it without a word)');
-    expect(renderBundle(b, { kustomize: { dir: "base" } }).warnings).to.deep.equal([]);
+    expect((await renderBundle(b, { kustomize: { dir: "overlays/prod" } })).warnings).to.include('kustomize.dir "overlays/prod" has no kustomization.yaml in the bundle: nothing is kustomized (Fleet ignores it without a word)');
+    expect((await renderBundle(b, { kustomize: { dir: "base" } })).warnings).to.deep.equal([]);
     // With a kustomization in the bundle, Fleet's kustomize fails on a directory above the bundle; so does this.
-    expect(() => renderBundle(b, { kustomize: { dir: "../other" } })).to.throw(/cannot add a directory above/);
+    expect(await errorOf(renderBundle(b, { kustomize: { dir: "../other" } }))).to.match(/cannot add a directory above/);
   });
 
   it("gives the same manifestId whatever the file system order, and a new one when content changes", async () => {
@@ -257,16 +257,16 @@ describe("bundle reader (Fleet rules, real git)", () => {
 
     it("an object without a name, and a patch of a multi-document file", async () => {
       const [b] = await bundlesOf({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n" });
-      expect(() => renderObjects(b, {})).to.throw(/gitRepo repo, bundle repo, cluster c1: ConfigMap has no metadata.name/);
+      expect(await errorOf(renderObjects(b, {}))).to.match(/gitRepo repo, bundle repo, cluster c1: ConfigMap has no metadata.name/);
       const [m] = await bundlesOf({ "fleet.yaml": "{}\n", "two.yaml": `${CONFIGMAP("a")}---\n${CONFIGMAP("b")}`, "overlays/o/two_patch.yaml": "data: {k: w}\n" });
-      expect(() => renderObjects(m, { yaml: { overlays: ["o"] } })).to.throw(/holds 2 YAML documents/);
+      expect(await errorOf(renderObjects(m, { yaml: { overlays: ["o"] } }))).to.match(/holds 2 YAML documents/);
     });
   });
 
-  it("reads the project's own examples/ repository", () => {
+  it("reads the project's own examples/ repository", async () => {
     const dir = path.resolve(__dirname, "../../examples");
     expect(fs.existsSync(dir)).to.equal(true);
-    const bundles = readBundles(dir, gitRepoConfig({ name: "examples", repo: dir, paths: ["simple", "kustomize", "helm"] }));
+    const bundles = await readBundles(dir, gitRepoConfig({ name: "examples", repo: dir, paths: ["simple", "kustomize", "helm"] }));
     expect(bundles.map((b) => [b.name, b.style.kind])).to.deep.equal([["examples-simple", "yaml"], ["examples-kustomize", "kustomize"], ["examples-helm", "helm"]]);
   });
 });

@@ -24,6 +24,7 @@ import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "../../cor
 import { FleetError } from "../../core/errors";
 import { ClusterConfig } from "../../core/config/stack";
 import { HelmOptions } from "../../core/bundles/types";
+import { rejectionOf } from "../support/rejection";
 
 interface OracleCase {
   id: string;
@@ -88,9 +89,9 @@ describe("helm values templating matches Fleet's preprocessHelmValues (oracle ca
   const inputs = JSON.stringify(jobs.map((j) => j.helm));
   let results: (HelmOptions | FleetError)[];
 
-  before(function () {
+  before(async function () {
     this.timeout(300_000); // a cold build of fleet-render on first use
-    results = templateHelmValuesEach(jobs); // every case in one batch, as the plan sends them
+    results = await templateHelmValuesEach(jobs); // every case in one batch, as the plan sends them
   });
 
   it("has the cases and one result per case, and leaves the helm options it was given untouched", () => {
@@ -113,13 +114,13 @@ describe("helm values templating matches Fleet's preprocessHelmValues (oracle ca
     });
   }
 
-  it("templateHelmValues throws the first failing job, with templateValues' key as the field", () => {
+  it("templateHelmValues throws the first failing job, with templateValues' key as the field", async () => {
     const byId = (id: string) => data.cases.find((c) => c.id === id)!;
     const ok = byId("labels-001"), valuesError = byId("compare-048"), tvError = byId("template-values-005");
-    expect(() => templateHelmValues([ok, tvError, valuesError].map(jobOf)))
-      .to.throw(FleetError, `gitRepo oracle, bundle template-values-005, cluster eu-west-1: helm.templateValues.a: ${tvError.fleet.error}`);
-    expect(() => templateHelmValues([ok, valuesError, tvError].map(jobOf)))
-      .to.throw(FleetError, `cluster eu-west-1: helm.values: ${valuesError.fleet.error}`);
-    expect(templateHelmValues([ok].map(jobOf))[0].values).to.deep.equal(ok.fleet.values);
+    expect(await rejectionOf(templateHelmValues([ok, tvError, valuesError].map(jobOf)), FleetError))
+      .to.contain(`gitRepo oracle, bundle template-values-005, cluster eu-west-1: helm.templateValues.a: ${tvError.fleet.error}`);
+    expect(await rejectionOf(templateHelmValues([ok, valuesError, tvError].map(jobOf)), FleetError))
+      .to.contain(`cluster eu-west-1: helm.values: ${valuesError.fleet.error}`);
+    expect((await templateHelmValues([ok].map(jobOf)))[0].values).to.deep.equal(ok.fleet.values);
   });
 });

@@ -12,6 +12,7 @@ import { FleetError } from "../../core/errors";
 import { desiredObjects } from "../../core/desired/objects";
 import { deploymentKey } from "../../core/desired/keys";
 import { DesiredDeployment } from "../../core/desired/types";
+import { rejectionOf } from "../support/rejection";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
 const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
@@ -72,10 +73,10 @@ describe("crash journal (core/journal.ts): what an update records and what the n
     expect(plan.deferred.map((o) => `${o.cluster}/${o.name}`)).to.deep.equal(["c2/planned-far"]);
   });
 
-  it("asks fleet-render to delete each candidate only if it carries its bundle's ownership labels, and reports what was deleted", () => {
+  it("asks fleet-render to delete each candidate only if it carries its bundle's ownership labels, and reports what was deleted", async () => {
     const asked: OwnersJob[] = [];
     const plan = sweepPlan([{ writer: "a", objects: [obj("orphan"), obj("absent")] }], new Set(), new Set(), () => true);
-    const result = sweep(plan, clusters, (jobs) => {
+    const result = await sweep(plan, clusters, async (jobs) => {
       asked.push(...jobs);
       return { c1: { objects: [{ deleted: true }, null] } };
     });
@@ -88,9 +89,9 @@ describe("crash journal (core/journal.ts): what an update records and what the n
     expect(result.deleted).to.deep.equal(["c1: ConfigMap apps/orphan (bundle web)"]);
   });
 
-  it("a cluster that cannot be read stops the update naming it (the journal keeps the record)", () => {
+  it("a cluster that cannot be read stops the update naming it (the journal keeps the record)", async () => {
     const plan = sweepPlan([{ writer: "a", objects: [obj("orphan")] }], new Set(), new Set(), () => true);
-    expect(() => sweep(plan, clusters, () => ({ c1: { error: "connection refused" } }))).to.throw(FleetError, /cluster c1: cannot remove the objects an interrupted update created.*connection refused/);
+    expect(await rejectionOf(sweep(plan, clusters, async () => ({ c1: { error: "connection refused" } })), FleetError)).to.match(/cluster c1: cannot remove the objects an interrupted update created.*connection refused/);
   });
 
   it("the file store keeps one file per entry: adding never loses an entry written meanwhile, removing takes only the named ones", async () => {

@@ -5,6 +5,7 @@ import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
 import { FleetError } from "../../core/errors";
 import { LiveObject, OwnersJob } from "../../core/render/fleet-render";
+import { rejectionOf } from "../support/rejection";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
 const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
@@ -31,7 +32,7 @@ const ours = (bundle: string, cluster = "c1"): LiveObject => ({
 
 /** A fake cluster: objects by "<namespace>/<name>", recording what was asked. */
 function cluster(live: Record<string, LiveObject>, asked: OwnersJob[] = []) {
-  return (jobs: OwnersJob[]) => {
+  return async (jobs: OwnersJob[]) => {
     asked.push(...jobs);
     return Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map((o) => live[`${o.namespace}/${o.name}`] ?? null) }]));
   };
@@ -50,28 +51,28 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a", "cache:c"]);
   });
 
-  it("takeOwnership (fleet.yaml's or the stack's) adopts a foreign object, never one another GitRepo owns (issue 41)", () => {
+  it("takeOwnership (fleet.yaml's or the stack's) adopts a foreign object, never one another GitRepo owns (issue 41)", async () => {
     const theirs: LiveObject = { labels: { ...ours("api").labels, "fleet.cattle.io/repo-name": "team-a" } };
     const live = { "apps/handmade": { labels: {}, managers: ["kubectl"] }, "apps/theirs": theirs };
     const content = entry("web", "c1", { options: { helm: { takeOwnership: true } } });
-    expect(() => checkTakeOwnership(input([[content, [cm("handmade")]]]), cluster(live))).to.not.throw();
+    expect(async () => await checkTakeOwnership(input([[content, [cm("handmade")]]]), cluster(live))).to.not.throw();
     const errors: FleetError[] = [];
-    checkTakeOwnership(input([[content, [cm("handmade"), cm("theirs")]]]), cluster(live), (_e, err) => errors.push(err));
+    await checkTakeOwnership(input([[content, [cm("handmade"), cm("theirs")]]]), cluster(live), (_e, err) => errors.push(err));
     const operator = entry("web", "c1");
-    checkTakeOwnership(input([[operator, [cm("theirs")]]], { adopting: new Set(["repo"]) }), cluster(live), (_e, err) => errors.push(err));
+    await checkTakeOwnership(input([[operator, [cm("theirs")]]], { adopting: new Set(["repo"]) }), cluster(live), (_e, err) => errors.push(err));
     expect(errors.map((e) => e.reason)).to.deep.equal([0, 1].map(() => "objects this bundle would create already exist on the cluster and are not its own: " +
       "ConfigMap apps/theirs (it belongs to bundle api of GitRepo team-a). An object another GitRepo owns is never adopted, whatever takeOwnership says " +
       "(the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"));
   });
 
-  it("passes objects that are absent or carry this deployment's labels; sends the stack's kubeconfig with each cluster's lookups", () => {
+  it("passes objects that are absent or carry this deployment's labels; sends the stack's kubeconfig with each cluster's lookups", async () => {
     const asked: OwnersJob[] = [];
-    checkTakeOwnership(input([[entry("web", "c1"), [cm("mine"), cm("new")]]]), cluster({ "apps/mine": ours("web") }, asked));
+    await checkTakeOwnership(input([[entry("web", "c1"), [cm("mine"), cm("new")]]]), cluster({ "apps/mine": ours("web") }, asked));
     expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KUBECONFIG-TEXT", context: "", objects: [
       { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "mine" }, { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "new" }] }]);
   });
 
-  it("refuses a foreign object naming it, its owner, the bundle, cluster, file and field, and counts the other deployments", () => {
+  it("refuses a foreign object naming it, its owner, the bundle, cluster, file and field, and counts the other deployments", async () => {
     const e = entry("web", "c1");
     const other = entry("api", "c1");
     const live = {
@@ -81,7 +82,7 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     };
     let err: unknown;
     try {
-      checkTakeOwnership(input([[e, [cm("handmade"), cm("helmed"), cm("sibling"), cm("fresh")]], [other, [cm("handmade")]]]), cluster(live));
+      await checkTakeOwnership(input([[e, [cm("handmade"), cm("helmed"), cm("sibling"), cm("fresh")]], [other, [cm("handmade")]]]), cluster(live));
     } catch (x) {
       err = x;
     }
@@ -95,9 +96,9 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     expect((err as FleetError).context).to.include({ gitRepo: "repo", bundle: "web", cluster: "c1", file: "web/fleet.yaml", field: "helm.takeOwnership" });
   });
 
-  it("a cluster that cannot be read is an error naming it, never an unchecked update", () => {
-    expect(() => checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), () => ({ c1: { error: "dial tcp 127.0.0.1:1: connection refused" } })))
-      .to.throw(FleetError, /cannot tell who owns .* connection refused/);
+  it("a cluster that cannot be read is an error naming it, never an unchecked update", async () => {
+    expect(await rejectionOf(checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), async () => ({ c1: { error: "dial tcp 127.0.0.1:1: connection refused" } })), FleetError))
+      .to.match(/cannot tell who owns .* connection refused/);
   });
 
   it("describes owners from labels, Helm's annotations or field managers", () => {

@@ -172,12 +172,12 @@ describe("between GitRepos: content narrows its GitRepo's reach, never widens it
       expect(s.deployments.find((d) => d.key === "c1/z/z-z")!.objects[0].manifest.data).to.deep.equal({ k: "updated" });
     });
 
-    it("without the state, the live object's ownership labels tell the owner", () => {
+    it("without the state, the live object's ownership labels tell the owner", async () => {
       const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shared", namespace: "default" } };
-      const read = (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({
+      const read = async (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({
         labels: { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/cluster": "c1", "fleet.cattle.io/repo-name": "z", "fleet.cattle.io/bundle-name": "z-z" },
       })) }]));
-      const owners = knownOwners([{ cluster: "c1", object: cm }], {}, { read, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }] });
+      const owners = await knownOwners([{ cluster: "c1", object: cm }], {}, { read, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }] });
       expect([...owners.values()]).to.deep.equal([{ gitRepo: "z", bundle: "z-z" }]);
     });
 

@@ -6,9 +6,9 @@ const widget = (conditions: Record<string, unknown>[]) => ({
 });
 
 describe("readiness as Fleet's agent judges it (wrangler summary, ignore.conditions)", () => {
-  it("a failing condition makes an object not ready; ignore.conditions that match all its keys remove it first", () => {
+  it("a failing condition makes an object not ready; ignore.conditions that match all its keys remove it first", async () => {
     const failing = widget([{ type: "Ready", status: "False", reason: "Waiting", message: "backend down" }]);
-    const judged = judgeReadiness([
+    const judged = await judgeReadiness([
       { id: "plain", object: failing },
       { id: "ignored", object: failing, ignore: [{ type: "Ready", status: "False" }] },
       { id: "other-value", object: failing, ignore: [{ type: "Ready", status: "True" }] },

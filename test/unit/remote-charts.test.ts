@@ -13,6 +13,7 @@ import { GitRepoConfig } from "../../core/config/stack";
 import { ChartRepo, chartSources, startChartRepo } from "../support/chart-repo";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";
+import { rejectionOf } from "../support/rejection";
 
 const CM = `apiVersion: v1
 kind: ConfigMap
@@ -30,23 +31,23 @@ const CHARTS = chartSources(["1.2.3", "1.2.5", "1.3.0", "2.0.0"].map((version) =
 const LOOPBACK = ["https?://127\\.0\\.0\\.1:[0-9]+/.*"];
 
 /** A one-bundle repository directory with this fleet.yaml; its bundle, read as the pipeline reads it. */
-function bundleWith(fleetYaml: string, repo: Partial<GitRepoConfig> = {}) {
+async function bundleWith(fleetYaml: string, repo: Partial<GitRepoConfig> = {}) {
   const dir = tempDir("pf-remote-");
   fs.writeFileSync(path.join(dir, "fleet.yaml"), fleetYaml);
-  const [b] = readBundles(dir, gitRepoConfig({ name: "charts", repo: dir, allowedChartURLs: LOOPBACK, ...repo }));
+  const [b] = await readBundles(dir, gitRepoConfig({ name: "charts", repo: dir, allowedChartURLs: LOOPBACK, ...repo }));
   return b;
 }
 
-function configMap(b: ReturnType<typeof bundleWith>, options = b.options) {
-  const r = renderBundle(b, options);
+async function configMap(b: Awaited<ReturnType<typeof bundleWith>>, options = b.options) {
+  const r = await renderBundle(b, options);
   const cm = r.objects.find((o) => o.kind === "ConfigMap") as { data: Record<string, string> } | undefined;
   expect(cm, JSON.stringify(r.objects)).to.not.equal(undefined);
   return { data: cm!.data, warnings: r.warnings };
 }
 
-function readError(fleetYaml: string, repo: Partial<GitRepoConfig> = {}): string {
+async function readError(fleetYaml: string, repo: Partial<GitRepoConfig> = {}): Promise<string> {
   try {
-    bundleWith(fleetYaml, repo);
+    await bundleWith(fleetYaml, repo);
   } catch (err) {
     return (err as Error).message;
   }
@@ -69,73 +70,73 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     await Promise.all([plain, tls, authed].filter(Boolean).map((r) => r.stop()));
   });
 
-  it("a Helm repository: the newest version in the range, from the index's relative URL; the files count in the manifestID", () => {
-    const b = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: "~1.2"\n`);
-    expect(configMap(b).data).to.deep.equal({ version: "1.2.5", greeting: "hello" });
+  it("a Helm repository: the newest version in the range, from the index's relative URL; the files count in the manifestID", async () => {
+    const b = await bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: "~1.2"\n`);
+    expect((await configMap(b)).data).to.deep.equal({ version: "1.2.5", greeting: "hello" });
     expect(b.files.some((f) => /^\.chart\/[0-9a-f]{64}\/demo\/Chart\.yaml$/.test(f.name))).to.equal(true);
-    const other = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: "2.0.0"\n`);
+    const other = await bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: "2.0.0"\n`);
     expect(other.manifestId).to.not.equal(b.manifestId);
-    expect(configMap(bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n`)).data.version).to.equal("2.0.0");
+    expect((await configMap(await bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n`))).data.version).to.equal("2.0.0");
   });
 
-  it("an OCI registry: exact version and range resolved against the tags (plain HTTP by basicHTTP, as Fleet's secret key)", () => {
+  it("an OCI registry: exact version and range resolved against the tags (plain HTTP by basicHTTP, as Fleet's secret key)", async () => {
     const secret = { helmSecret: { insecureSkipVerify: false, basicHTTP: true } };
-    expect(configMap(bundleWith(`helm:\n  repo: ${plain.oci}/demo\n  version: 1.2.3\n`, secret)).data.version).to.equal("1.2.3");
-    expect(configMap(bundleWith(`helm:\n  repo: ${plain.oci}/demo\n  version: ">=1.0.0 <2.0.0"\n`, secret)).data.version).to.equal("1.3.0");
+    expect((await configMap(await bundleWith(`helm:\n  repo: ${plain.oci}/demo\n  version: 1.2.3\n`, secret))).data.version).to.equal("1.2.3");
+    expect((await configMap(await bundleWith(`helm:\n  repo: ${plain.oci}/demo\n  version: ">=1.0.0 <2.0.0"\n`, secret))).data.version).to.equal("1.3.0");
   });
 
-  it("an archive URL as helm.chart", () => {
-    expect(configMap(bundleWith(`helm:\n  chart: ${plain.repo}/demo-1.3.0.tgz\n`)).data.version).to.equal("1.3.0");
+  it("an archive URL as helm.chart", async () => {
+    expect((await configMap(await bundleWith(`helm:\n  chart: ${plain.repo}/demo-1.3.0.tgz\n`))).data.version).to.equal("1.3.0");
   });
 
-  it("a targetCustomization's own version renders its own chart", () => {
-    const b = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n  values: {greeting: base}\n` +
+  it("a targetCustomization's own version renders its own chart", async () => {
+    const b = await bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n  values: {greeting: base}\n` +
       `targetCustomizations:\n- name: canary\n  clusterSelector: {matchLabels: {canary: "true"}}\n  helm:\n    version: 1.3.0\n`);
-    expect(configMap(b).data).to.deep.equal({ version: "1.2.3", greeting: "base" });
+    expect((await configMap(b)).data).to.deep.equal({ version: "1.2.3", greeting: "base" });
     const canary = b.targets.find((t) => t.name === "canary")!;
-    expect(configMap(b, { ...b.options, helm: { ...b.options.helm, ...canary.helm } }).data).to.deep.equal({ version: "1.3.0", greeting: "base" });
+    expect((await configMap(b, { ...b.options, helm: { ...b.options.helm, ...canary.helm } })).data).to.deep.equal({ version: "1.3.0", greeting: "base" });
   });
 
-  it("HTTPS: the server's CA is needed (cacerts), or insecureSkipVerify", () => {
+  it("HTTPS: the server's CA is needed (cacerts), or insecureSkipVerify", async () => {
     const yaml = `helm:\n  repo: ${tls.repo}\n  chart: demo\n  version: 1.2.3\n`;
-    expect(readError(yaml)).to.match(/gitRepo charts, bundle charts[\s\S]*helm\.repo[\s\S]*certificate/);
-    expect(configMap(bundleWith(yaml, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } })).data.version).to.equal("1.2.3");
-    expect(configMap(bundleWith(yaml, { helmSecret: { insecureSkipVerify: true, basicHTTP: false } })).data.version).to.equal("1.2.3");
+    expect(await readError(yaml)).to.match(/gitRepo charts, bundle charts[\s\S]*helm\.repo[\s\S]*certificate/);
+    expect((await configMap(await bundleWith(yaml, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } }))).data.version).to.equal("1.2.3");
+    expect((await configMap(await bundleWith(yaml, { helmSecret: { insecureSkipVerify: true, basicHTTP: false } }))).data.version).to.equal("1.2.3");
     const oci = `helm:\n  repo: ${tls.oci}/demo\n  version: 1.2.5\n`;
-    expect(configMap(bundleWith(oci, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } })).data.version).to.equal("1.2.5");
+    expect((await configMap(await bundleWith(oci, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } }))).data.version).to.equal("1.2.5");
   });
 
-  it("credentials go only where helmRepoURLRegex allows; without it they are withheld and the run says so", () => {
+  it("credentials go only where helmRepoURLRegex allows; without it they are withheld and the run says so", async () => {
     const yaml = `helm:\n  repo: ${authed.repo}\n  chart: demo\n  version: 1.2.3\n`;
     const secret = { username: "fleet", password: "s3cret", insecureSkipVerify: false, basicHTTP: false };
-    expect(readError(yaml, { helmSecret: secret })).to.match(/helm\.repo[\s\S]*401/);
-    expect(readError(yaml, { helmSecret: secret, helmRepoURLRegex: "https://elsewhere" })).to.match(/401/);
-    const b = bundleWith(yaml, { helmSecret: secret, helmRepoURLRegex: "http://127\\.0\\.0\\.1:[0-9]+/" });
-    expect(configMap(b).data.version).to.equal("1.2.3");
+    expect(await readError(yaml, { helmSecret: secret })).to.match(/helm\.repo[\s\S]*401/);
+    expect(await readError(yaml, { helmSecret: secret, helmRepoURLRegex: "https://elsewhere" })).to.match(/401/);
+    const b = await bundleWith(yaml, { helmSecret: secret, helmRepoURLRegex: "http://127\\.0\\.0\\.1:[0-9]+/" });
+    expect((await configMap(b)).data.version).to.equal("1.2.3");
     expect(b.warnings).to.deep.equal([]);
     const oci = `helm:\n  repo: ${authed.oci}/demo\n  version: 1.2.3\n`;
-    expect(configMap(bundleWith(oci, { helmSecret: { ...secret, basicHTTP: true }, helmRepoURLRegex: "oci://127\\.0\\.0\\.1" })).data.version).to.equal("1.2.3");
+    expect((await configMap(await bundleWith(oci, { helmSecret: { ...secret, basicHTTP: true }, helmRepoURLRegex: "oci://127\\.0\\.0\\.1" }))).data.version).to.equal("1.2.3");
     // A regex Go cannot compile is refused by name.
-    expect(readError(yaml, { helmSecret: secret, helmRepoURLRegex: "(" })).to.match(/helmRepoURLRegex/);
+    expect(await readError(yaml, { helmSecret: secret, helmRepoURLRegex: "(" })).to.match(/helmRepoURLRegex/);
     // Withheld credentials on a public chart: the chart is pulled and the warning reaches the render.
-    const pub = bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`, { helmSecret: secret });
-    expect(configMap(pub).warnings.join("\n")).to.match(/helmRepoURLRegex is empty/);
+    const pub = await bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`, { helmSecret: secret });
+    expect((await configMap(pub)).warnings.join("\n")).to.match(/helmRepoURLRegex is empty/);
   });
 
-  it("nothing is pulled unless the operator's allowedChartURLs allows the URL; the error suggests a pattern", () => {
+  it("nothing is pulled unless the operator's allowedChartURLs allows the URL; the error suggests a pattern", async () => {
     const yaml = `helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`;
-    expect(readError(yaml, { allowedChartURLs: [] })).to.match(/gitRepo charts, bundle charts: helm\.repo: [\s\S]*allowedChartURLs is not set[\s\S]*127\\\\\.0/);
-    expect(readError(yaml, { allowedChartURLs: ["https://charts\\.example\\.com/.*"] })).to.match(/allowedChartURLs/);
-    expect(configMap(bundleWith(yaml, { allowedChartURLs: [`${plain.repo.replace(/\./g, "\\.")}/.*`] })).data.version).to.equal("1.2.3");
+    expect(await readError(yaml, { allowedChartURLs: [] })).to.match(/gitRepo charts, bundle charts: helm\.repo: [\s\S]*allowedChartURLs is not set[\s\S]*127\\\\\.0/);
+    expect(await readError(yaml, { allowedChartURLs: ["https://charts\\.example\\.com/.*"] })).to.match(/allowedChartURLs/);
+    expect((await configMap(await bundleWith(yaml, { allowedChartURLs: [`${plain.repo.replace(/\./g, "\\.")}/.*`] }))).data.version).to.equal("1.2.3");
   });
 
-  it("a chart server that never answers, or never finishes a body, is bounded by the operator's pull time limit", () => {
+  it("a chart server that never answers, or never finishes a body, is bounded by the operator's pull time limit", async () => {
     const saved = process.env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS;
     process.env.PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS = "2";
     try {
       for (const where of ["stall", "trickle"]) {
         const t = Date.now();
-        const message = readError(`helm:\n  chart: ${plain.url}/${where}/demo.tgz\n`);
+        const message = await readError(`helm:\n  chart: ${plain.url}/${where}/demo.tgz\n`);
         expect(message, message).to.match(/time limit of 2s ran out[\s\S]*PULUMI_FLEET_CHART_PULL_TIMEOUT_SECONDS/);
         expect(Date.now() - t, where).to.be.lessThan(10_000);
       }
@@ -145,7 +146,7 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     }
   });
 
-  it("chart dependencies as Fleet's dependency update resolves them: file:// from the GitRepo, a chart repository pulled under the same rules", () => {
+  it("chart dependencies as Fleet's dependency update resolves them: file:// from the GitRepo, a chart repository pulled under the same rules", async () => {
     const dir = tempDir("pf-deps-");
     const write = (name: string, text: string) => {
       fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
@@ -156,28 +157,28 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     const chartYaml = (deps: string) => `apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n${deps}`;
     write("app/Chart.yaml", chartYaml(`- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n- name: demo\n  version: ^1.2.0\n  repository: ${plain.repo}\n`));
     write("app/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n");
-    const read = () => readBundles(dir, gitRepoConfig({ name: "deps", repo: dir, paths: ["app"], allowedChartURLs: LOOPBACK }))[0];
-    const names = (b: ReturnType<typeof read>) => renderBundle(b).objects.map((o) => `${o.kind} ${o.metadata.name}`).sort();
-    expect(names(read())).to.deep.equal(["ConfigMap app", "ConfigMap demo", "ConfigMap from-lib"]);
+    const read = async () => (await readBundles(dir, gitRepoConfig({ name: "deps", repo: dir, paths: ["app"], allowedChartURLs: LOOPBACK })))[0];
+    const names = async (b: Awaited<ReturnType<typeof read>>) => (await renderBundle(b)).objects.map((o) => `${o.kind} ${o.metadata.name}`).sort();
+    expect(await names(await read())).to.deep.equal(["ConfigMap app", "ConfigMap demo", "ConfigMap from-lib"]);
     // Helm's check: the local chart's version must satisfy the constraint.
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ^0.2.0\n  repository: file://../lib\n"));
-    expect(() => renderBundle(read())).to.throw(/chart app: dependency lib \(file:\/\/\.\.\/lib\) is version 0\.1\.4, which does not satisfy \^0\.2\.0/);
+    expect(await rejectionOf(renderBundle(await read()))).to.match(/chart app: dependency lib \(file:\/\/\.\.\/lib\) is version 0\.1\.4, which does not satisfy \^0\.2\.0/);
     // Outside the GitRepo, or an @alias only an agent's Helm knows: an error naming the chart and dependency.
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: file://../../../etc\n"));
-    expect(read).to.throw("app/Chart.yaml gitRepo deps, bundle deps-app: dependencies: chart .: dependency lib: file://../../../etc is not a chart directory inside the GitRepo");
+    expect(await rejectionOf(read())).to.contain("app/Chart.yaml gitRepo deps, bundle deps-app: dependencies: chart .: dependency lib: file://../../../etc is not a chart directory inside the GitRepo");
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: \"@stable\"\n"));
-    expect(read).to.throw(/dependency lib has repository "@stable", which is neither a file:\/\/ path in the GitRepo nor a chart repository URL/);
+    expect(await rejectionOf(read())).to.match(/dependency lib has repository "@stable", which is neither a file:\/\/ path in the GitRepo nor a chart repository URL/);
     // Vendored already: nothing is resolved (Fleet updates only when one is missing).
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n"));
     write("app/charts/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\n");
     write("app/charts/lib/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vendored-lib\n");
-    expect(names(read())).to.deep.equal(["ConfigMap app", "ConfigMap vendored-lib"]);
+    expect(await names(await read())).to.deep.equal(["ConfigMap app", "ConfigMap vendored-lib"]);
   });
 
-  it("a version or chart that does not exist fails naming the GitRepo, bundle and field", () => {
-    expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(/fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/);
-    expect(readError(`helm:\n  repo: ${plain.repo}\n  chart: nothere\n`)).to.match(/nothere/);
-    expect(readError(`helm:\n  chart: ./not-in-bundle\n`)).to.match(/helm\.chart[\s\S]*not-in-bundle/);
+  it("a version or chart that does not exist fails naming the GitRepo, bundle and field", async () => {
+    expect(await readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(/fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/);
+    expect(await readError(`helm:\n  repo: ${plain.repo}\n  chart: nothere\n`)).to.match(/nothere/);
+    expect(await readError(`helm:\n  chart: ./not-in-bundle\n`)).to.match(/helm\.chart[\s\S]*not-in-bundle/);
   });
 
   it("an archive that leaves the chart, or carries a link, is refused", async () => {
@@ -191,8 +192,8 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     execFileSync("tar", ["-czf", path.join(work, "served", "link.tgz"), "-C", path.join(work, "in"), "chart"]);
     const files = await startChartRepo(CHARTS, { files: path.join(work, "served") });
     try {
-      expect(readError(`helm:\n  chart: ${files.url}/files/escape.tgz\n`)).to.match(/bundle charts[\s\S]*archive entry "\.\.\/escape\.yaml" leaves the chart/);
-      expect(readError(`helm:\n  chart: ${files.url}/files/link.tgz\n`)).to.match(/archive entry "chart\/passwd" is a link/);
+      expect(await readError(`helm:\n  chart: ${files.url}/files/escape.tgz\n`)).to.match(/bundle charts[\s\S]*archive entry "\.\.\/escape\.yaml" leaves the chart/);
+      expect(await readError(`helm:\n  chart: ${files.url}/files/link.tgz\n`)).to.match(/archive entry "chart\/passwd" is a link/);
     } finally {
       await files.stop();
     }

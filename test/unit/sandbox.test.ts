@@ -18,11 +18,11 @@ const job = (id: string, bundle: string) => ({
 });
 const FOREVER = "{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}";
 
-function withEnv<T>(env: Record<string, string>, f: () => T): T {
+async function withEnv<T>(env: Record<string, string>, f: () => Promise<T>): Promise<T> {
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   try {
-    return f();
+    return await f();
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -34,8 +34,8 @@ function withEnv<T>(env: Record<string, string>, f: () => T): T {
 describe("render sandbox: limits fail one job, never the batch", function () {
   this.timeout(120_000);
 
-  it("an endless template times out alone; the other bundles of the batch render", () => {
-    const r = withEnv({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "2" }, () => runRenderer({
+  it("an endless template times out alone; the other bundles of the batch render", async () => {
+    const r = await withEnv({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "2" }, () => runRenderer({
       bundles: {
         good: { name: "good", manifestId: "m", commit: "c", files: chart("{{ .Chart.Name }}") },
         loop: { name: "loop", manifestId: "m", commit: "c", files: chart(FOREVER) },
@@ -48,7 +48,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
     expect((r.renders.c.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("fine");
   });
 
-  it("a GitRepo's looping jobs share one time limit: 3 of them cost it once, not one after the other, and fail naming it", () => {
+  it("a GitRepo's looping jobs share one time limit: 3 of them cost it once, not one after the other, and fail naming it", async () => {
     rendererBinary(); // built before the clock starts
     const bundles = {
       good: { name: "good", manifestId: "m", commit: "c", files: chart("{{ .Chart.Name }}") },
@@ -57,7 +57,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
     };
     const renders = [job("l1", "loop"), job("l2", "loop"), job("a", "good"), job("l3", "loop"), job("f", "fine")];
     const start = Date.now();
-    const r = withEnv({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "60", PULUMI_FLEET_GITREPO_RENDER_SECONDS: "2" }, () => runRenderer({
+    const r = await withEnv({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "60", PULUMI_FLEET_GITREPO_RENDER_SECONDS: "2" }, () => runRenderer({
       bundles, renders: renders.map((j, i) => ({ ...j, options: { ...j.options, helm: { ...j.options.helm, releaseName: `r${i}` } } })),
       gitRepoOf: { renders: { l1: "evil", l2: "evil", l3: "evil", f: "evil", a: "other" } },
     }));
@@ -68,8 +68,8 @@ describe("render sandbox: limits fail one job, never the batch", function () {
     expect(elapsed).to.be.lessThan(5); // the per-job limit alone made it 3 x 60 s; the GitRepo's 2 s once, plus runs again
   });
 
-  it("values templating that exhausts memory fails that values job alone", () => {
-    const r = withEnv({ PULUMI_FLEET_RENDER_MEMORY_MIB: "512" }, () => runRenderer({
+  it("values templating that exhausts memory fails that values job alone", async () => {
+    const r = await withEnv({ PULUMI_FLEET_RENDER_MEMORY_MIB: "512" }, () => runRenderer({
       clusters: { c1: { name: "c1", namespace: "fleet-default", labels: { env: "x" }, annotations: {}, templateValues: {} } },
       helm: {
         ok: { values: { a: "${ .ClusterLabels.env }" } },

@@ -17,6 +17,7 @@ import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../cor
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shard-runner";
 import { shardInputs } from "../../automation/shard-inputs";
+import { rejectionOf } from "../support/rejection";
 
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: ${"QUJD".repeat(60)}\n`;
 const clusters = [
@@ -122,16 +123,16 @@ describe("shards: what a move names", () => {
     expect([...arrivedClusters(["eu-1"], undefined)]).to.deep.equal(["eu-1"]);
   });
 
-  it("a GitRepo a shard no longer deploys is not emptied while another shard's clusters still get it, and the whole plan is made only then", () => {
+  it("a GitRepo a shard no longer deploys is not emptied while another shard's clusters still get it, and the whole plan is made only then", async () => {
     const repos = parse(raw(BY_REGION)).gitRepos;
     const previous = { gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } } };
     const none = { entries: [], skipped: [] };
-    expect(() => checkNothingEmptied(repos, none, previous)).to.throw(/matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/);
-    expect(() => checkNothingEmptied(repos, none, previous, () => none)).to.throw(/matches none now/);
+    expect(await rejectionOf(checkNothingEmptied(repos, none, previous))).to.match(/matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/);
+    expect(await rejectionOf(checkNothingEmptied(repos, none, previous, async () => none))).to.match(/matches none now/);
     let planned = 0;
-    const elsewhere = () => { planned++; return { entries: [{ gitRepo: "apps" }], skipped: [] } as never; };
-    checkNothingEmptied(repos, none, previous, elsewhere);
-    checkNothingEmptied(repos, { entries: [{ gitRepo: "apps" }], skipped: [] } as never, previous, elsewhere);
+    const elsewhere = async () => { planned++; return { entries: [{ gitRepo: "apps" }], skipped: [] } as never; };
+    await checkNothingEmptied(repos, none, previous, elsewhere);
+    await checkNothingEmptied(repos, { entries: [{ gitRepo: "apps" }], skipped: [] } as never, previous, elsewhere);
     expect(planned).to.equal(1);
   });
 });

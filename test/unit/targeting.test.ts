@@ -1,8 +1,9 @@
 import { expect } from "chai";
-import { buildPlan, deploymentIdOf } from "../../core/targeting/plan";
+import { buildPlan, deploymentIdOf, Plan } from "../../core/targeting/plan";
 import { mergeOptions } from "../../core/targeting/merge";
 import { Bundle, BundleTarget } from "../../core/bundles/types";
 import { ClusterConfig, ClusterGroupConfig, TargetCriteria } from "../../core/config/stack";
+import { rejectionOf } from "../support/rejection";
 
 const cluster = (name: string, labels: Record<string, string> = {}, extra: Partial<ClusterConfig> = {}): ClusterConfig =>
   ({ name, labels, annotations: {}, templateValues: {}, deleteUnreachable: false, ...extra });
@@ -20,52 +21,52 @@ function bundle(gitTargets: TargetCriteria[], customizations: Partial<BundleTarg
   };
 }
 
-const clustersOf = (plan: ReturnType<typeof buildPlan>) => plan.entries.map((e) => e.cluster);
+const clustersOf = (plan: Plan) => plan.entries.map((e) => e.cluster);
 
 describe("targeting (Fleet rules)", () => {
   const clusters = [cluster("dev-1", { env: "dev" }), cluster("dev-2", { env: "dev", region: "us" }), cluster("prod-1", { env: "prod" })];
   const groups = [group("dev", { env: "dev" }, { tier: "low" }), group("prod", { env: "prod" }, { tier: "high" })];
 
-  it("selects by clusterName, clusterSelector, clusterGroup and clusterGroupSelector, criteria ANDed", () => {
-    expect(clustersOf(buildPlan([bundle([{ clusterName: "dev-2" }])], clusters, groups))).to.deep.equal(["dev-2"]);
-    expect(clustersOf(buildPlan([bundle([{ clusterSelector: { matchExpressions: [{ key: "region", operator: "Exists" }] } }])], clusters, groups))).to.deep.equal(["dev-2"]);
-    expect(clustersOf(buildPlan([bundle([{ clusterGroup: "dev" }])], clusters, groups))).to.deep.equal(["dev-1", "dev-2"]);
-    expect(clustersOf(buildPlan([bundle([{ clusterGroupSelector: { matchLabels: { tier: "high" } } }])], clusters, groups))).to.deep.equal(["prod-1"]);
-    expect(clustersOf(buildPlan([bundle([{ clusterGroup: "dev", clusterSelector: { matchLabels: { region: "us" } } }])], clusters, groups))).to.deep.equal(["dev-2"]);
-    expect(clustersOf(buildPlan([bundle([{ clusterSelector: { matchExpressions: [{ key: "env", operator: "NotIn", values: ["dev"] }] } }])], clusters, groups))).to.deep.equal(["prod-1"]);
+  it("selects by clusterName, clusterSelector, clusterGroup and clusterGroupSelector, criteria ANDed", async () => {
+    expect(clustersOf(await buildPlan([bundle([{ clusterName: "dev-2" }])], clusters, groups))).to.deep.equal(["dev-2"]);
+    expect(clustersOf(await buildPlan([bundle([{ clusterSelector: { matchExpressions: [{ key: "region", operator: "Exists" }] } }])], clusters, groups))).to.deep.equal(["dev-2"]);
+    expect(clustersOf(await buildPlan([bundle([{ clusterGroup: "dev" }])], clusters, groups))).to.deep.equal(["dev-1", "dev-2"]);
+    expect(clustersOf(await buildPlan([bundle([{ clusterGroupSelector: { matchLabels: { tier: "high" } } }])], clusters, groups))).to.deep.equal(["prod-1"]);
+    expect(clustersOf(await buildPlan([bundle([{ clusterGroup: "dev", clusterSelector: { matchLabels: { region: "us" } } }])], clusters, groups))).to.deep.equal(["dev-2"]);
+    expect(clustersOf(await buildPlan([bundle([{ clusterSelector: { matchExpressions: [{ key: "env", operator: "NotIn", values: ["dev"] }] } }])], clusters, groups))).to.deep.equal(["prod-1"]);
   });
 
-  it("a target with no criteria matches nothing; an empty selector matches everything", () => {
-    expect(clustersOf(buildPlan([bundle([{ name: "empty" }])], clusters, groups))).to.deep.equal([]);
-    expect(clustersOf(buildPlan([bundle([{ clusterSelector: {} }])], clusters, groups))).to.have.length(3);
+  it("a target with no criteria matches nothing; an empty selector matches everything", async () => {
+    expect(clustersOf(await buildPlan([bundle([{ name: "empty" }])], clusters, groups))).to.deep.equal([]);
+    expect(clustersOf(await buildPlan([bundle([{ clusterSelector: {} }])], clusters, groups))).to.have.length(3);
   });
 
-  it("defaults to cluster group `default`", () => {
-    expect(clustersOf(buildPlan([bundle([])], clusters, groups))).to.deep.equal([]);
-    expect(clustersOf(buildPlan([bundle([])], clusters, [...groups, group("default", { env: "prod" })]))).to.deep.equal(["prod-1"]);
+  it("defaults to cluster group `default`", async () => {
+    expect(clustersOf(await buildPlan([bundle([])], clusters, groups))).to.deep.equal([]);
+    expect(clustersOf(await buildPlan([bundle([])], clusters, [...groups, group("default", { env: "prod" })]))).to.deep.equal(["prod-1"]);
   });
 
-  it("customizations configure but never select; GitRepo targets are the allow-list", () => {
+  it("customizations configure but never select; GitRepo targets are the allow-list", async () => {
     const b = bundle([{ name: "dev", clusterGroup: "dev" }], [{ name: "prod-custom", clusterSelector: { matchLabels: { env: "prod" } }, defaultNamespace: "p" }]);
-    expect(clustersOf(buildPlan([b], clusters, groups))).to.deep.equal(["dev-1", "dev-2"]);
+    expect(clustersOf(await buildPlan([b], clusters, groups))).to.deep.equal(["dev-1", "dev-2"]);
   });
 
-  it("FirstMatch applies the first matching customization; AllMatches merges every match in order", () => {
+  it("FirstMatch applies the first matching customization; AllMatches merges every match in order", async () => {
     const customs: Partial<BundleTarget>[] = [
       { name: "c1", clusterGroup: "dev", helm: { values: { a: 1, deep: { x: 1 } } }, yaml: { overlays: ["one"] } },
       { name: "c2", clusterSelector: { matchLabels: { region: "us" } }, helm: { values: { b: 2, deep: { y: 2 } } }, yaml: { overlays: ["two"] } },
     ];
-    const first = buildPlan([bundle([{ clusterGroup: "dev" }], customs)], clusters, groups).entries.find((e) => e.cluster === "dev-2")!;
+    const first = (await buildPlan([bundle([{ clusterGroup: "dev" }], customs)], clusters, groups)).entries.find((e) => e.cluster === "dev-2")!;
     expect(first.customizations).to.deep.equal(["c1"]);
     expect(first.options.helm!.values).to.deep.equal({ a: 1, deep: { x: 1 } });
-    const all = buildPlan([bundle([{ clusterGroup: "dev" }], customs, { targetCustomizationMode: "AllMatches" })], clusters, groups).entries.find((e) => e.cluster === "dev-2")!;
+    const all = (await buildPlan([bundle([{ clusterGroup: "dev" }], customs, { targetCustomizationMode: "AllMatches" })], clusters, groups)).entries.find((e) => e.cluster === "dev-2")!;
     expect(all.customizations).to.deep.equal(["c1", "c2"]);
     expect(all.options.helm!.values).to.deep.equal({ a: 1, b: 2, deep: { x: 1, y: 2 } });
     expect(all.options.yaml!.overlays).to.deep.equal(["one", "two"]);
   });
 
-  it("doNotDeploy on the first matching customization skips the cluster", () => {
-    const plan = buildPlan([bundle([{ clusterGroup: "dev" }], [{ name: "skip", clusterName: "dev-1", doNotDeploy: true }])], clusters, groups);
+  it("doNotDeploy on the first matching customization skips the cluster", async () => {
+    const plan = await buildPlan([bundle([{ clusterGroup: "dev" }], [{ name: "skip", clusterName: "dev-1", doNotDeploy: true }])], clusters, groups);
     expect(clustersOf(plan)).to.deep.equal(["dev-2"]);
     expect(plan.skipped).to.deep.equal([{ gitRepo: "repo", bundle: "b", cluster: "dev-1", target: "" }]);
   });
@@ -78,10 +79,10 @@ describe("targeting (Fleet rules)", () => {
     expect(merged).to.deep.equal({ defaultNamespace: "b", keepResources: true, helm: { values: { x: { y: 1, z: 2, l: [3] } }, force: true, atomic: true, timeoutSeconds: 0 } });
   });
 
-  it("is identical whatever the order of clusters, groups and targets in the stack", () => {
+  it("is identical whatever the order of clusters, groups and targets in the stack", async () => {
     const targets = [{ name: "d", clusterGroup: "dev" }, { name: "p", clusterGroup: "prod" }];
-    const a = buildPlan([bundle(targets)], clusters, groups);
-    const b = buildPlan([bundle([...targets].reverse())], [...clusters].reverse(), [...groups].reverse());
+    const a = await buildPlan([bundle(targets)], clusters, groups);
+    const b = await buildPlan([bundle([...targets].reverse())], [...clusters].reverse(), [...groups].reverse());
     expect(b).to.deep.equal(a);
   });
 
@@ -93,7 +94,7 @@ describe("targeting (Fleet rules)", () => {
     expect(base).to.match(/^s-1:[0-9a-f]{64}$/);
   });
 
-  it("the plan's deploymentIds (made from a shared base with the values slotted in) equal deploymentIdOf of each entry's options", () => {
+  it("the plan's deploymentIds (made from a shared base with the values slotted in) equal deploymentIdOf of each entry's options", async () => {
     const many = Array.from({ length: 12 }, (_, i) => cluster(`c-${i}`, { env: i % 2 ? "prod" : "dev", region: `r${i % 3}` }, { templateValues: { n: i % 4 } }));
     const b = bundle([{ name: "all", clusterSelector: {} }], [{ clusterGroup: "prod", helm: { values: { tier: "high", "key with \u0000 and \u2028": ["x"] } } }], {
       options: {
@@ -102,7 +103,7 @@ describe("targeting (Fleet rules)", () => {
       },
     });
     const plain = bundle([{ name: "all", clusterSelector: {} }], [], { name: "plain", options: { helm: { values: { fixed: true } } } });
-    const plan = buildPlan([b, plain], many, [group("prod", { env: "prod" })]);
+    const plan = await buildPlan([b, plain], many, [group("prod", { env: "prod" })]);
     expect(plan.entries).to.have.length(24);
     for (const e of plan.entries) expect(e.deploymentId, `${e.bundle} on ${e.cluster}`).to.equal(deploymentIdOf(e.manifestId, e.options));
     expect(new Set(plan.entries.filter((e) => e.bundle === "b").map((e) => e.deploymentId)).size).to.equal(12);
@@ -111,11 +112,11 @@ describe("targeting (Fleet rules)", () => {
   describe("helm values per cluster", () => {
     const helmBundle = (values: Record<string, unknown>, templateValues?: Record<string, string>) =>
       bundle([{ clusterSelector: {} }], [], { options: { helm: { values, templateValues } } });
-    const valuesFor = (b: Bundle, c: ClusterConfig) => buildPlan([b], [c], []).entries[0].options.helm!.values;
+    const valuesFor = async (b: Bundle, c: ClusterConfig) => (await buildPlan([b], [c], [])).entries[0].options.helm!.values;
     const c1 = cluster("c1", { env: "prod", region: "eu" }, { annotations: { owner: "ops" }, templateValues: { replicas: 3, nested: { a: "b" } } });
 
-    it("substitutes global.fleet.clusterLabels and renders ${ } templates", () => {
-      const v = valuesFor(helmBundle({
+    it("substitutes global.fleet.clusterLabels and renders ${ } templates", async () => {
+      const v = await valuesFor(helmBundle({
         env: "global.fleet.clusterLabels.env", missing: "global.fleet.clusterLabels.nope",
         name: "${ .ClusterName }", ns: "${ .ClusterNamespace }", region: "${ .ClusterLabels.region | upper }",
         owner: "${ .ClusterAnnotations.owner }", replicas: "${ .ClusterValues.replicas }", q: "${ .ClusterName | quote }",
@@ -127,29 +128,29 @@ describe("targeting (Fleet rules)", () => {
       });
     });
 
-    it("renders templateValues as YAML over the values", () => {
-      const v = valuesFor(helmBundle({ a: 1 }, { nested: "${ toJson .ClusterValues.nested }", a: "${ .ClusterValues.replicas }" }), c1);
+    it("renders templateValues as YAML over the values", async () => {
+      const v = await valuesFor(helmBundle({ a: 1 }, { nested: "${ toJson .ClusterValues.nested }", a: "${ .ClusterValues.replicas }" }), c1);
       expect(v).to.deep.equal({ a: 3, nested: { a: "b" } });
       // toYaml is Helm's, not sprig's: Fleet has no such function in values templates.
-      expect(() => valuesFor(helmBundle({ a: 1 }, { nested: "${ toYaml .ClusterValues.nested }" }), c1))
-        .to.throw(/cluster c1: helm.templateValues.nested: failed to parse helm values template: .*function "toYaml" not defined/);
+      expect(await rejectionOf(valuesFor(helmBundle({ a: 1 }, { nested: "${ toYaml .ClusterValues.nested }" }), c1)))
+        .to.match(/cluster c1: helm.templateValues.nested: failed to parse helm values template: .*function "toYaml" not defined/);
     });
 
-    it("a missing key is an error naming bundle, cluster and expression", () => {
-      expect(() => valuesFor(helmBundle({ x: "${ .ClusterLabels.nope }" }), c1))
-        .to.throw(/gitRepo repo, bundle b, cluster c1: helm.values: failed to render helm values template: .*at <.ClusterLabels.nope>: map has no entry for key "nope"/);
+    it("a missing key is an error naming bundle, cluster and expression", async () => {
+      expect(await rejectionOf(valuesFor(helmBundle({ x: "${ .ClusterLabels.nope }" }), c1)))
+        .to.match(/gitRepo repo, bundle b, cluster c1: helm.values: failed to render helm values template: .*at <.ClusterLabels.nope>: map has no entry for key "nope"/);
     });
 
-    it("a function Fleet removes or one that is not deterministic is an error, never a silent value", () => {
-      expect(valuesFor(helmBundle({ x: '${ semverCompare ">=1.2" "1.10.0" }' }), c1)).to.deep.equal({ x: true });
-      expect(() => valuesFor(helmBundle({ x: "${ uuidv4 }" }), c1)).to.throw(/uuidv4" is not deterministic/);
-      expect(() => valuesFor(helmBundle({ x: "${ env \"HOME\" }" }), c1)).to.throw(/cluster c1: helm.values: failed to parse helm values template: .*function "env" not defined/);
+    it("a function Fleet removes or one that is not deterministic is an error, never a silent value", async () => {
+      expect(await valuesFor(helmBundle({ x: '${ semverCompare ">=1.2" "1.10.0" }' }), c1)).to.deep.equal({ x: true });
+      expect(await rejectionOf(valuesFor(helmBundle({ x: "${ uuidv4 }" }), c1))).to.match(/uuidv4" is not deterministic/);
+      expect(await rejectionOf(valuesFor(helmBundle({ x: "${ env \"HOME\" }" }), c1))).to.match(/cluster c1: helm.values: failed to parse helm values template: .*function "env" not defined/);
     });
 
-    it("does no templating for a cluster without labels, nor with disablePreProcess (as Fleet)", () => {
-      expect(valuesFor(helmBundle({ x: "${ .ClusterName }" }), cluster("bare"))).to.deep.equal({ x: "${ .ClusterName }" });
+    it("does no templating for a cluster without labels, nor with disablePreProcess (as Fleet)", async () => {
+      expect(await valuesFor(helmBundle({ x: "${ .ClusterName }" }), cluster("bare"))).to.deep.equal({ x: "${ .ClusterName }" });
       const b = bundle([{ clusterSelector: {} }], [], { options: { helm: { values: { x: "${ .ClusterName }", e: "global.fleet.clusterLabels.env" }, disablePreProcess: true } } });
-      expect(valuesFor(b, c1)).to.deep.equal({ x: "${ .ClusterName }", e: "prod" });
+      expect(await valuesFor(b, c1)).to.deep.equal({ x: "${ .ClusterName }", e: "prod" });
     });
   });
 });
