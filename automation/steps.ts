@@ -147,7 +147,10 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
       };
       deployments.set(name, d);
       if (s.urn === owner.urn && prunes.has(`${s.op} ${s.urn}`)) d.pruned = true;
-      if (s.urn === owner.urn && typeof s.outputs?.state === "string") d.report = { state: s.outputs.state, messages: s.outputs.messages ?? [] };
+      // A pair whose objects are a secret has its messages masked in the events (components/bundle-deployment.ts).
+      if (s.urn === owner.urn && typeof s.outputs?.state === "string") {
+        d.report = { state: s.outputs.state, messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? ["(messages withheld: a secret)"] : [] };
+      }
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;
       if (s.custom && s.op !== "same") d.steps.push(s);

@@ -30,6 +30,9 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
   const pair = new BundleDeploymentPair(name, { ...d.spec, objects, ...(waitFor.length ? { waitFor } : {}) }, {
     ...opts, provider: args.provider,
+    // The API server may quote a refused field's value in its message, and the live status views echo
+    // objects: for such a pair they are secrets in the state and the engine's events too.
+    ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
     dependsOn: [...args.waitFor.map(([, p]) => p), ...d.clusterNamespaces.map((ns) => args.namespaces.get(ns)!), ...(d.inAgentNamespace && args.agent ? [args.agent] : [])],
   });
   for (const w of d.warnings) pulumi.log.warn(w, pair);

@@ -85,6 +85,9 @@ describe("components register the desired state (Pulumi mocks)", function () {
     // The SDK's secret signature around the value.
     expect(pair(regs, d.key).inputs.objects).to.deep.equal({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: JSON.parse(JSON.stringify(d.spec.objects)) });
     expect(pair(regs, "dev-2/examples/examples-simple").inputs.objects).to.not.have.property("4dabf18193072939515e22adb298388d");
+    // The provider's messages (an API server refusal may quote a value) and live views are secrets in the state too.
+    expect(pair(regs, d.key).additionalSecretOutputs).to.deep.equal(["messages", "live"]);
+    expect(pair(regs, "dev-2/examples/examples-simple").additionalSecretOutputs).to.deep.equal([]);
   });
 
   it("registers helm and kustomize bundles as their rendered objects in their pair, as raw YAML", async () => {

@@ -26,13 +26,15 @@ const FILES = {
   ...chart("own", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-e2e-copy\ndata:\n  password: {{ (lookup "v1" "Secret" .Release.Namespace "${SECRET}").data.password | b64dec | quote }}\n`),
   ...chart("other", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-e2e-stolen\ndata:\n  password: {{ (lookup "v1" "Secret" "${OTHER}" "${SECRET}").data.password | default "" | b64dec | quote }}\n`),
   ...chart("fails", `{{- $s := lookup "v1" "Secret" .Release.Namespace "${SECRET}" }}\n{{- if $s }}{{ fail (printf "the password is %s" ($s.data.password | b64dec)) }}{{ end }}\n`),
+  // The API server refuses it quoting the value ("Unsupported value: ..."): the pair's messages are the provider's.
+  ...chart("refused", `apiVersion: v1\nkind: Service\nmetadata:\n  name: lookup-e2e-refused\nspec:\n  type: {{ (lookup "v1" "Secret" .Release.Namespace "${SECRET}").data.password | default "" | b64dec | quote }}\n  ports: [{port: 80}]\n`),
 };
 
 describe("lookup stays in the GitRepo's namespaces, and what it reads from a Secret is a secret (live cluster)", function () {
   this.timeout(10 * 60_000);
   const secretIn = (namespace: string, value: string) => ({ apiVersion: "v1", kind: "Secret", metadata: { name: SECRET, namespace }, data: { password: b64(value) } });
   const s = liveStack("lookups", {
-    namespace: OTHER, paths: ["own", "other", "fails"], files: FILES,
+    namespace: OTHER, paths: ["own", "other", "fails", "refused"], files: FILES,
     setup: async (st) => {
       await kubeRequest(st.cluster, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: OTHER } } });
       await kubeRequest(st.cluster, "POST", `/api/v1/namespaces/${OTHER}/secrets`, { body: secretIn(OTHER, OTHER_VALUE) });
@@ -66,7 +68,9 @@ describe("lookup stays in the GitRepo's namespaces, and what it reads from a Sec
       if (!(err instanceof ops.BundlesFailedError)) throw err;
       failed = err;
     }
-    expect(failed?.failures.map((f) => f.bundle).sort()).to.deep.equal(["lookups-fails", "lookups-other"]);
+    expect(failed?.failures.map((f) => f.bundle).sort()).to.deep.equal(["lookups-fails", "lookups-other", "lookups-refused"]);
+    // The API server's refusal quotes the value: withheld from every report, a secret in the state.
+    expect(failed!.failures.find((f) => f.bundle === "lookups-refused")!.reason).to.match(/^ErrApplied: 1 messages withheld/);
     expect(leaks(failed!.message), "up's failure").to.deep.equal([]);
     expect(leaks(output), "up output").to.deep.equal([]);
     expect((await kubeGet(s.cluster, "/api/v1/namespaces/default/configmaps/lookup-e2e-copy")).data).to.deep.equal({ password: OWN_VALUE });

@@ -20,6 +20,8 @@ export interface Registration {
   /** Each alias as the SDK sends it: a URN, or the spec's fields as JSON (name, type, parent URN...). */
   aliases: string[];
   transforms: number;
+  /** Outputs the engine keeps as secrets whatever the provider returns. */
+  additionalSecretOutputs: string[];
 }
 
 export interface MockRun<T> {
@@ -130,6 +132,7 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
         ignoreChanges: isRead ? [] : req.getIgnorechangesList() as string[],
         aliases: isRead ? [] : aliasesOf(req),
         transforms: isRead ? 0 : (req.getTransformsList() as unknown[]).length,
+        additionalSecretOutputs: isRead ? [] : [...(req.getAdditionalsecretoutputsList() as string[])],
       };
       return reg;
     });
