@@ -130,7 +130,7 @@ async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], rep
   const failedFiles = new Map<string, FleetError>();
   for (const { rel, fy } of parsed) {
     const ctx = { gitRepo: repo.name, bundle: fy.name ?? bundleNameFor(repo.name, rel) };
-    const helms = [fy.options.helm, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
+    const helms = [readsValuesFiles(fy.options.helm) ? fy.options.helm : undefined, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
     for (const vf of helms.flatMap(valuesFilesOf)) {
       const { file, problem } = valuesFileAt(checkout, rel, vf);
       // A problem (outside the bundle, missing) is reported with its bundle by withValuesFiles.
@@ -156,7 +156,7 @@ interface PendingBundle {
   exclude: string[];
   chartSources: ChartSource[];
   ctx: { gitRepo: string; bundle: string; file?: string };
-  /** Settings given that are not honoured yet (fleet.yaml's, then the GitRepo's). */
+  /** Settings given that are not honoured yet (fleet.yaml's, then the GitRepo's), or not read as in Fleet. */
   unhonoured: string[];
 }
 
@@ -182,8 +182,13 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
       customizations[i] = { ...t, helm: { ...t.helm, repo: t.helm.repo ?? options.helm.repo, chart: t.helm.chart ?? options.helm.chart, version: t.helm.version ?? options.helm.version } };
     }
   }
+  const warnings = fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`);
+  if (options.helm?.valuesFiles?.length && !readsValuesFiles(options.helm)) {
+    warnings.push(`${fleetYamlRel}: helm.valuesFiles: ${JSON.stringify(options.helm.valuesFiles)} is not read, as in Fleet: Fleet reads top-level valuesFiles ` +
+      "only when helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)");
+  }
   try {
-    if (options.helm) options.helm = withValuesFiles(checkout, rel, options.helm, valuesDocs);
+    if (options.helm && readsValuesFiles(options.helm)) options.helm = withValuesFiles(checkout, rel, options.helm, valuesDocs);
     for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(checkout, rel, t.helm, valuesDocs) };
   } catch (err) {
     throw withContext(err, bctx);
@@ -224,7 +229,7 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
     exclude,
     chartSources,
     ctx: { ...bctx, file: fleetYamlRel },
-    unhonoured: fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`),
+    unhonoured: warnings,
   };
 }
 
@@ -241,6 +246,15 @@ function withFiles(checkout: Checkout, p: PendingBundle, pulled: PulledCharts): 
 
 function valuesFilesOf(helm?: HelmOptions): string[] {
   return helm?.valuesFiles ?? [];
+}
+
+/**
+ * Whether Fleet reads the top-level helm's valuesFiles: only when helm.chart or helm.repo is set
+ * (internal/bundlereader/resources.go, readResources; a target's are read whatever it sets). Those it
+ * does not read are still left out of the bundle's files (ignoreApplyConfigs lists them all).
+ */
+function readsValuesFiles(helm?: HelmOptions): boolean {
+  return !!(helm?.chart || helm?.repo);
 }
 
 /**

@@ -109,6 +109,35 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(plain.warnings).to.deep.equal([]);
   });
 
+  it("reads top-level helm.valuesFiles only when helm.chart or helm.repo is set, as Fleet does, and says so; a target's always", async () => {
+    // Fleet v0.16.0 internal/bundlereader/resources.go, readResources: parseValuesFiles(base, spec.Helm) runs only under
+    // `spec.Helm.Chart != "" || spec.Helm.Repo != ""`, a target's unconditionally; ignoreApplyConfigs leaves every listed file
+    // out of the resources either way. The bundle directory as the chart: the chart's defaults, extra.yaml neither merged nor deployed.
+    const chart = {
+      "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+      "values.yaml": "replicaCount: 3\n",
+      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {replicas: \"{{ .Values.replicaCount }}\"}\n",
+      "extra.yaml": "replicaCount: 7\n",
+    };
+    const [own] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  valuesFiles: [extra.yaml]\n" });
+    expect(own.style).to.deep.equal({ kind: "helm", path: "." });
+    expect(own.options.helm!.values).to.equal(undefined);
+    expect(own.files.map((f) => f.name)).not.to.include("extra.yaml");
+    expect((await renderObjects(own))[0].data).to.deep.equal({ replicas: "3" });
+    expect(own.warnings).to.deep.equal(['fleet.yaml: helm.valuesFiles: ["extra.yaml"] is not read, as in Fleet: Fleet reads top-level valuesFiles only when ' +
+      "helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)"]);
+    // Not read, so not refused either: a missing file is no error in Fleet.
+    const [missing] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  valuesFiles: [missing.yaml]\n" });
+    expect(missing.warnings).to.have.length(1);
+    // helm.chart: . names the same chart and reads them; a target's valuesFiles are read without chart or repo.
+    const [named] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  chart: .\n  valuesFiles: [extra.yaml]\n" });
+    expect((await renderObjects(named))[0].data).to.deep.equal({ replicas: "7" });
+    expect(named.warnings).to.deep.equal([]);
+    const [target] = await bundlesOf({ ...chart, "fleet.yaml": "targetCustomizations:\n  - name: all\n    clusterSelector: {}\n    helm: {valuesFiles: [extra.yaml]}\n" });
+    expect(target.targets[0].helm!.values).to.deep.equal({ replicaCount: 7 });
+    expect(target.files.map((f) => f.name)).not.to.include("extra.yaml");
+  });
+
   it("reads YAML as Fleet does (sigs.k8s.io/yaml, YAML 1.1), not as a YAML 1.2 parser would", async () => {
     const [b] = await bundlesOf({
       "fleet.yaml": "helm:\n  chart: ./chart\n  values: {enabled: yes, legacy: on, port: 010, big: 1_000, plain: \"yes\", n: kept}\n  valuesFiles: [v.yaml]\n",

@@ -134,7 +134,7 @@ describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", func
     const repo = new TestRepo({
       "bad-chart/Chart.yaml": "apiVersion: v2\nname: bad\nversion: 0.1.0\n", "bad-chart/templates/cm.yaml": "{{ fail \"this chart refuses\" }}\n",
       "x/cm.yaml": CONFIGMAP("x"), "x/fleet.yaml": "name: same\n", "y/cm.yaml": CONFIGMAP("y"), "y/fleet.yaml": "name: same\n",
-      "vals/Chart.yaml": "apiVersion: v2\nname: vals\nversion: 0.1.0\n", "vals/templates/cm.yaml": CONFIGMAP("vals"), "vals/fleet.yaml": "helm:\n  valuesFiles: [missing.yaml]\n",
+      "vals/Chart.yaml": "apiVersion: v2\nname: vals\nversion: 0.1.0\n", "vals/templates/cm.yaml": CONFIGMAP("vals"), "vals/fleet.yaml": "helm:\n  chart: .\n  valuesFiles: [missing.yaml]\n",
       "good/cm.yaml": CONFIGMAP("good"),
     });
     const s = await desiredState(fleetOf(repo.url(), ["bad-chart", "x", "y", "vals", "good"]), fakeFacts(), { cacheRoot });
