@@ -204,7 +204,10 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
   if (repo.keepResources) options.keepResources = true;
   if (repo.deleteNamespace) options.deleteNamespace = true;
 
-  const exclude = [fleetYamlName, ...valuesFilesOf(options.helm), ...customizations.flatMap((t) => valuesFilesOf(t.helm))].filter((x): x is string => !!x);
+  // Fleet's ignoreApplyConfigs: each values file as written and its base name, compared with every path in the bundle
+  // (so `values/prod.yaml` also leaves out a `prod.yaml` at the bundle's top).
+  const valuesFiles = [...valuesFilesOf(options.helm), ...customizations.flatMap((t) => valuesFilesOf(t.helm))];
+  const exclude = [fleetYamlName, ...valuesFiles, ...valuesFiles.map((vf) => path.posix.basename(vf))].filter((x): x is string => !!x);
   const chartSources: ChartSource[] = [
     ...(options.helm ? [{ helm: options.helm, field: "helm" }] : []),
     ...customizations.flatMap((t) => (t.helm ? [{ helm: t.helm, field: `targetCustomizations[${t.name}].helm` }] : [])),

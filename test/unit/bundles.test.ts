@@ -136,6 +136,10 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const [target] = await bundlesOf({ ...chart, "fleet.yaml": "targetCustomizations:\n  - name: all\n    clusterSelector: {}\n    helm: {valuesFiles: [extra.yaml]}\n" });
     expect(target.targets[0].helm!.values).to.deep.equal({ replicaCount: 7 });
     expect(target.files.map((f) => f.name)).not.to.include("extra.yaml");
+    // ignoreApplyConfigs (same file) lists each values file and its filepath.Base, matched against every relative path.
+    const [based] = await bundlesOf({ "fleet.yaml": "helm:\n  chart: ./c\n  valuesFiles: [./v/prod.yaml]\n", "v/prod.yaml": "a: 1\n", "prod.yaml": CONFIGMAP("p"), "c/Chart.yaml": chart["Chart.yaml"] });
+    expect(based.options.helm!.values).to.deep.equal({ a: 1 });
+    expect(based.files.map((f) => f.name).sort()).to.deep.equal(["c/Chart.yaml", "v/prod.yaml"]);
   });
 
   it("reads YAML as Fleet does (sigs.k8s.io/yaml, YAML 1.1), not as a YAML 1.2 parser would", async () => {
