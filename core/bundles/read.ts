@@ -322,6 +322,15 @@ function hasResources(b: Bundle): boolean {
     if (b.style.repo || !b.style.path || /^(oci|https?):\/\//.test(b.style.chart ?? "")) return true;
     const chartYaml = joinRel(b.style.path, "Chart.yaml");
     if (!b.files.some((f) => f.name === chartYaml)) {
+      // A file (a chart archive) is no chart to Fleet: addRemoteCharts pulls nothing for a chart that exists on disk, and
+      // DetermineStyle finds no <chart>/Chart.yaml, so the bundle deploys its other YAML files as raw manifests and never
+      // the chart. Refused here, deliberately (docs/fleet-compatibility.md): that bundle deploys without what it names.
+      const chart = b.style.path;
+      if (b.files.some((f) => f.name === chart)) {
+        throw new FleetError(`helm chart ${b.style.path} is a file, not a chart directory: Fleet does not unpack a chart archive in the bundle (it would deploy ` +
+          "the bundle's other YAML files as raw manifests, without the chart); unpack it into a directory and name that, or name the chart's URL or repository",
+        { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml, field: "helm.chart" });
+      }
       throw new FleetError(`helm chart ${b.style.path} not found in the bundle (no ${chartYaml})`, { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml, field: "helm.chart" });
     }
     return true;

@@ -278,6 +278,16 @@ describe("bundle reader (Fleet rules, real git)", () => {
       expect(msg).to.contain("gitRepo repo, bundle repo-app: bundle has no resources");
     });
 
+    it("helm.chart naming a chart archive in the bundle: refused, where Fleet deploys the other YAML files without the chart", async () => {
+      // Fleet v0.16.0: internal/bundlereader/resources.go addRemoteCharts pulls nothing when os.Stat(base/chart) finds the file, and
+      // style.go DetermineStyle looks for <chart>/Chart.yaml ("app-1.0.0.tgz/Chart.yaml"), finds none, so the bundle is raw YAML:
+      // cm.yaml deploys, the chart never does. Refused here on purpose (docs/fleet-compatibility.md, Deliberate differences).
+      const msg = await errorOf(bundlesOf({ "fleet.yaml": "helm:\n  chart: ./app-1.0.0.tgz\n", "app-1.0.0.tgz": "an archive", "cm.yaml": CONFIGMAP("a") }));
+      expect(msg).to.contain("helm.chart: helm chart app-1.0.0.tgz is a file, not a chart directory: Fleet does not unpack a chart archive in the bundle");
+      const absent = await errorOf(bundlesOf({ "fleet.yaml": "helm:\n  chart: ./chart\n", "cm.yaml": CONFIGMAP("a") }));
+      expect(absent).to.contain("\"./chart\" is neither a chart in the bundle nor");
+    });
+
     it("a repository with no bundle at all", async () => {
       const msg = await errorOf(bundlesOf({ "README.md": "nothing" }));
       expect(msg).to.contain("gitRepo repo: no resource found at the following paths: .");
