@@ -15,7 +15,7 @@ import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { bundleRef } from "./desired/keys";
 import { Bundle } from "./bundles/types";
-import { buildPlan, Plan } from "./targeting/plan";
+import { buildPlan, Plan, PlanIsolation } from "./targeting/plan";
 import { Rollout } from "./targeting/rollout";
 import { FleetError, withContext } from "./errors";
 import { Renderer, runRenderer } from "./render/fleet-render";
@@ -78,7 +78,8 @@ export async function planFleet(config: StackConfig, cacheRoot?: string, render:
  * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo is in
  * `unreadGitRepos`, and none of its bundles is planned.
  */
-export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer):
+export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer,
+  opts: Pick<PlanIsolation, "dependenciesNotRead"> = {}):
   Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos">> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
@@ -102,7 +103,7 @@ export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], 
       unreadGitRepos.set(repo.name, withContext(err, { gitRepo: repo.name }));
     }
   }
-  const plan = await buildPlan(bundles, clusters, groups, render, { onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
+  const plan = await buildPlan(bundles, clusters, groups, render, { ...opts, onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
   return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos };
 }
 

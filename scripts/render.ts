@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo);
   // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
-  const { bundles, plan: planned, failures, unreadGitRepos } = await planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer);
+  // A dependsOn on a bundle outside the paths read is a warning, as `fleet test` renders such a bundle (up refuses it).
+  const { bundles, plan: planned, failures, unreadGitRepos } = await planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer, { dependenciesNotRead: "warn" });
   for (const err of unreadGitRepos.values()) throw err;
   const rendered = await renderDeployments(planned.entries, bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
   await checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));

@@ -102,6 +102,12 @@ export interface PlanIsolation {
   onFailure: (pair: { gitRepo: string; bundle: string; cluster: string }, err: FleetError) => void;
   /** Bundles that could not be read, by bundle ref. */
   unread: ReadonlySet<string>;
+  /**
+   * "warn": a dependsOn naming no bundle that was read (outside the paths read) is a warning on the
+   * bundle, not a failure, and the entry is planned without it. Only `render` of a subset sets it, as
+   * `fleet test` renders such a bundle; `up` refuses it (Fleet's agent would wait for it forever).
+   */
+  dependenciesNotRead?: "warn";
 }
 
 /** `render` templates helm values in fleet-render (the real one unless a test gives a fake). */
@@ -238,6 +244,13 @@ function resolveDependencies(entries: PlanEntry[], bundles: Bundle[], isolation?
         ? [named(bundle, d.name)]
         : bundles.filter((b) => b !== bundle && selectorMatches(d.selector!, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo })).map(refOf);
       for (const ref of refs) {
+        if (isolation?.dependenciesNotRead === "warn" && !bundleByRef.has(ref) && !isolation.unread.has(ref)) {
+          const n = ref.startsWith(`${e.gitRepo}/`) ? ref.slice(e.gitRepo.length + 1) : ref;
+          const w = `${bundle.fleetYaml ?? bundle.path}: dependsOn ${n}, which is not among the bundles read: rendered without it (up refuses the bundle unless ${n} is deployed to the same cluster)`;
+          const warnings = (bundle.warnings ??= []);
+          if (!warnings.includes(w)) warnings.push(w);
+          continue;
+        }
         if (!onCluster.get(e.cluster)?.has(ref)) {
           const n = ref.startsWith(`${e.gitRepo}/`) ? ref.slice(e.gitRepo.length + 1) : ref;
           const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "dependsOn" };

@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { CONFIGMAP, TestRepo } from "../support/git-fixtures";
+import { CONFIGMAP, gitRepoConfig, TestRepo } from "../support/git-fixtures";
+import { planBundles } from "../../core/pipeline";
 
 const ROOT = path.resolve(__dirname, "../..");
 const render = (...args: string[]) =>
@@ -24,6 +25,26 @@ describe("render command (like fleet test)", () => {
     const k = render("examples", "--path", "kustomize", "--cluster", "prod-1", "--label", "env=prod");
     expect(k.status, k.stderr).to.equal(0);
     expect(k.stdout).to.contain("# style: kustomize").and.contain("kind: ConfigMap");
+  });
+
+  it("renders a bundle whose dependsOn is outside the paths read, warning by name, as fleet test does; up's planning still refuses it", async () => {
+    // Fleet v0.16.0: dependsOn is checked only by the agent (internal/cmd/agent/deployer/deployer.go, checkDependency);
+    // `fleet test` (internal/cmd/cli/test.go) matches targets and renders, never looking at dependsOn.
+    const repo = new TestRepo({ "crds/cm.yaml": CONFIGMAP("crds"), "app/fleet.yaml": "dependsOn: [{name: web-crds}]\n", "app/cm.yaml": CONFIGMAP("app") });
+    const out = render(repo.dir, "--name", "web", "--path", "app");
+    expect(out.status, out.stdout + out.stderr).to.equal(0);
+    expect(out.stdout).to.contain("# Bundle: web-app (app)").and.contain("name: app")
+      .and.contain("# warning: app/fleet.yaml: dependsOn web-crds, which is not among the bundles read: rendered without it");
+    // Read with it, the dependency is met: no warning.
+    const all = render(repo.dir, "--name", "web", "--path", "app", "--path", "crds");
+    expect(all.status, all.stdout + all.stderr).to.equal(0);
+    expect(all.stdout).to.contain("name: crds").and.not.contain("# warning");
+    // Without the option (up's planning) the dependency that is not deployed fails the bundle.
+    const cluster = { name: "local", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false };
+    const up = await planBundles([{ dir: repo.dir, repo: gitRepoConfig({ name: "web", repo: repo.dir, paths: ["app"], targets: [{ name: "default", clusterGroup: "default" }] }) }],
+      [cluster], [{ name: "default", labels: {}, selector: {} }]);
+    expect(up.plan.entries).to.deep.equal([]);
+    expect(up.failures.list().map((f) => f.message).join("\n")).to.contain("dependsOn web-crds, which is not deployed to this cluster");
   });
 
   it("reads a directory as it is on disk, uncommitted edits included", () => {
