@@ -62,6 +62,19 @@ function otherGitRepo(live: LiveObject, entry: PlanEntry): string | undefined {
   return l[MANAGED_BY_LABEL] === MANAGED_BY && l[REPO_NAME_LABEL] && l[REPO_NAME_LABEL] !== entry.gitRepo ? l[REPO_NAME_LABEL] : undefined;
 }
 
+/**
+ * The stack's own objects on a cluster carry its labels but no GitRepo's: the agent's (its namespace
+ * included) are never a bundle's to adopt, and so to delete. The namespaces the cluster creates for
+ * bundles are not counted here: owners.ts decides between the GitRepos that use them.
+ */
+function agentOwned(live: LiveObject, object: K8sObject): boolean {
+  const l = live.labels ?? {};
+  return l[MANAGED_BY_LABEL] === MANAGED_BY && !l[REPO_NAME_LABEL] && (object.kind !== "Namespace" || l.app === AGENT_APP_LABEL);
+}
+
+/** The agent's `app` label (core/desired/agent.ts). */
+const AGENT_APP_LABEL = "fleet-agent";
+
 /** The objects to look up: per cluster, each (deployment, object) whose owner decides. */
 export function ownershipQueries(input: OwnershipInput): Map<string, { entry: PlanEntry; object: K8sObject }[]> {
   const queries = new Map<string, { entry: PlanEntry; object: K8sObject }[]>();
@@ -85,6 +98,7 @@ export function describeOwner(live: LiveObject): string {
   const l = live.labels ?? {};
   const a = live.annotations ?? {};
   if (l[MANAGED_BY_LABEL] === MANAGED_BY) {
+    if (!l[REPO_NAME_LABEL]) return "it is the stack's own: its cluster's agent or a namespace the cluster creates";
     return `it belongs to bundle ${l[BUNDLE_NAME_LABEL] ?? "?"} of GitRepo ${l[REPO_NAME_LABEL] ?? "?"}`;
   }
   if (a[HELM_RELEASE_ANNOTATION]) return `it belongs to Helm release ${a[HELM_NAMESPACE_ANNOTATION] ?? "?"}/${a[HELM_RELEASE_ANNOTATION]}`;
@@ -121,7 +135,7 @@ export async function checkTakeOwnership(input: OwnershipInput, read: (jobs: Own
     queries.get(job.id)!.forEach(({ entry, object }, i) => {
       const live = result.objects?.[i];
       if (!live || ownedBy(live, entry)) return;
-      const other = otherGitRepo(live, entry);
+      const other = otherGitRepo(live, entry) ?? (agentOwned(live, object) ? "the cluster's agent" : undefined);
       if (adopts(entry, input) && !other) return;
       if (other) foreign.add(entry);
       const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
@@ -133,7 +147,7 @@ export async function checkTakeOwnership(input: OwnershipInput, read: (jobs: Own
   const errorFor = (e: PlanEntry, others: number) => new FleetError(
     `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. ` +
     (foreign.has(e)
-      ? "An object another GitRepo owns is never adopted, whatever takeOwnership says (the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"
+      ? "An object another GitRepo or the cluster's agent owns is never adopted, whatever takeOwnership says (the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"
       : "Fleet's Helm refuses to install over an object it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml " +
         `(allowed by gitRepos[${e.gitRepo}].allowTakeOwnership in the stack file) to adopt it (a later prune of the bundle then deletes it)`) +
     `${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,

@@ -61,8 +61,24 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     const operator = entry("web", "c1");
     await checkTakeOwnership(input([[operator, [cm("theirs")]]], { adopting: new Set(["repo"]) }), cluster(live), (_e, err) => errors.push(err));
     expect(errors.map((e) => e.reason)).to.deep.equal([0, 1].map(() => "objects this bundle would create already exist on the cluster and are not its own: " +
-      "ConfigMap apps/theirs (it belongs to bundle api of GitRepo team-a). An object another GitRepo owns is never adopted, whatever takeOwnership says " +
+      "ConfigMap apps/theirs (it belongs to bundle api of GitRepo team-a). An object another GitRepo or the cluster's agent owns is never adopted, whatever takeOwnership says " +
       "(the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"));
+  });
+
+  it("takeOwnership never adopts the cluster's agent (its objects and its namespace), only the namespaces the cluster creates for bundles", async () => {
+    const stacks = { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/cluster": "c1" };
+    const live: Record<string, LiveObject> = {
+      "cattle-fleet-system/fleet-agent": { labels: { ...stacks, app: "fleet-agent" } }, "/cattle-fleet-system": { labels: { ...stacks, app: "fleet-agent" } },
+      "/apps": { labels: stacks },
+    };
+    const ns = (name: string): K8sObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    const sa: K8sObject = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "fleet-agent", namespace: "cattle-fleet-system" } };
+    const content = entry("web", "c1", { options: { helm: { takeOwnership: true } } });
+    const errors: FleetError[] = [];
+    await checkTakeOwnership(input([[content, [sa, ns("cattle-fleet-system"), ns("apps")]]]), cluster(live), (_e, err) => errors.push(err));
+    expect(errors.map((e) => e.reason.split(". ")[0])).to.deep.equal(["objects this bundle would create already exist on the cluster and are not its own: " +
+      "ServiceAccount cattle-fleet-system/fleet-agent (it is the stack's own: its cluster's agent or a namespace the cluster creates); " +
+      "Namespace cattle-fleet-system (it is the stack's own: its cluster's agent or a namespace the cluster creates)"]);
   });
 
   it("passes objects that are absent or carry this deployment's labels; sends the stack's kubeconfig with each cluster's lookups", async () => {
