@@ -10,10 +10,10 @@ import { ClusterConfig, ClusterGroupConfig, DEFAULT_TARGET, GitRepoConfig, names
 import { Bundle, DeploymentOptions } from "./bundles/types";
 import { K8sObject } from "./bundles/manifests";
 import { FleetError } from "./errors";
+import { bundleRef } from "./desired/keys";
 import { PlanEntry } from "./targeting/plan";
 import { clusterViews, matchBundle, targetMatches } from "./targeting/match";
 import { RenderedDeployment } from "./render/deployments";
-import { LookupKey } from "./render/fleet-render";
 
 type Fail = (entry: PlanEntry, err: FleetError) => void;
 
@@ -29,14 +29,15 @@ const setting = (stack: { file: string }, repo: GitRepoConfig, name: string, val
  */
 export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bundle[], fail: Fail): void {
   const repos = new Map(stack.gitRepos.map((r) => [r.name, r]));
-  const byName = new Map(bundles.map((b) => [b.name, b]));
+  // By bundle ref: two GitRepos' bundles of one name are two bundles (core/desired/keys.ts).
+  const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
   const outside = outsideTargets(bundles.filter((b) => b.overrideTargets && !repos.get(b.gitRepo)?.allowOverrideTargets), repos, stack);
   for (const e of entries) {
     const repo = repos.get(e.gitRepo);
-    const bundle = byName.get(e.bundle);
+    const bundle = byRef.get(bundleRef(e));
     if (!repo || !bundle) continue;
     const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml };
-    const clusters = outside.get(bundle.name);
+    const clusters = outside.get(bundle);
     // The whole bundle fails, not only its clusters outside: fleet.yaml said where it goes as one intent,
     // and deploying part of it would be deploying somewhere else than it said, seen on no cluster it reached.
     const err = clusters?.length ? new FleetError(
@@ -49,8 +50,8 @@ export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bun
 }
 
 /** Per bundle whose fleet.yaml sets overrideTargets, the clusters it reaches that its GitRepo's targets do not. */
-function outsideTargets(bundles: Bundle[], repos: Map<string, GitRepoConfig>, stack: ReachStack): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+function outsideTargets(bundles: Bundle[], repos: Map<string, GitRepoConfig>, stack: ReachStack): Map<Bundle, string[]> {
+  const out = new Map<Bundle, string[]>();
   if (!bundles.length) return out;
   const views = clusterViews(stack.clusters, stack.clusterGroups);
   for (const b of bundles) {
@@ -60,7 +61,7 @@ function outsideTargets(bundles: Bundle[], repos: Map<string, GitRepoConfig>, st
       const m = matchBundle(b, v);
       return m && !m.doNotDeploy && !targets.some((t) => targetMatches(t, v));
     });
-    if (reached.length) out.set(b.name, reached.map((v) => v.name));
+    if (reached.length) out.set(b, reached.map((v) => v.name));
   }
   return out;
 }

@@ -7,13 +7,12 @@
 import { expect } from "chai";
 import { GitRepoConfig, StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
-import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
-import { PreviousDeployment } from "../../core/desired/previous";
 import { knownOwners } from "../../core/desired/owners";
 import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { deployedAfter } from "../support/deployed-after";
 
 const cacheRoot = tempDir("pf-cache-");
 const FILE = "stacks/Pulumi.test.yaml";
@@ -33,20 +32,6 @@ function stackOf(repo: TestRepo, b: Partial<GitRepoConfig> & { paths?: string[] 
 const keys = (s: DesiredState) => s.deployments.map((d) => `${d.key}${d.held ? " held" : ""}`).sort();
 const failed = (s: DesiredState) => s.failures.map((f) => `${f.cluster}/${f.gitRepo}/${f.bundle}`);
 const run = (config: StackConfig, facts = fakeFacts()) => desiredState(config, facts, { cacheRoot });
-
-/** The stack after `first` was deployed: its outputs, and the objects its state holds. */
-function deployedAfter(first: DesiredState): { previous: PreviousDeployment; deployed: Map<string, DeployedBundle> } {
-  const previous: PreviousDeployment = {
-    gitRepos: Object.fromEntries(first.gitRepos.map((r) => [r.name, { commit: r.commit, clusters: r.clusters }])), clusters: first.clusters.map((c) => c.name),
-    deploymentIds: Object.fromEntries(Object.entries(first.records).map(([k, r]) => [k, r.deploymentId])),
-    paused: Object.fromEntries(Object.keys(first.records).map((k) => [k, false])), records: first.records,
-  };
-  const deployed = new Map(first.deployments.map((d) => [d.key, {
-    appliedDeploymentId: d.record.deploymentId, objects: d.objects.map((o) => ({ manifest: o.manifest })), spec: d.spec,
-    namespaces: first.clusters.find((c) => c.name === d.cluster)!.namespaces.filter((ns) => d.objects.some((o) => o.manifest.metadata.namespace === ns.metadata.name)),
-  } as DeployedBundle]));
-  return { previous, deployed };
-}
 
 describe("between GitRepos: content narrows its GitRepo's reach, never widens it (issue 41)", function () {
   this.timeout(60_000);
@@ -93,6 +78,16 @@ describe("between GitRepos: content narrows its GitRepo's reach, never widens it
       repo.commit({ "b/fleet.yaml": "overrideTargets:\n  - clusterName: c1\n" });
       const narrowed = await run(stackOf(repo));
       expect([failed(narrowed), keys(narrowed)]).to.deep.equal([[], ["c1/a/a-a", "c1/b/b-b", "c2/a/a-a"]]);
+    });
+
+    it("a bundle named as another GitRepo's reaches out alone: the other GitRepo's bundle of that name deploys", async () => {
+      const repo = new TestRepo({
+        "a/cm.yaml": CONFIGMAP("a"), "b/cm.yaml": CONFIGMAP("b"),
+        "b/fleet.yaml": "name: a-a\noverrideTargets:\n  - clusterSelector: {}\n",
+      });
+      const s = await run(stackOf(repo, { targets: [{ clusterName: "c1" }] }));
+      expect(failed(s)).to.deep.equal(["c1/b/a-a", "c2/b/a-a"]);
+      expect(keys(s)).to.deep.equal(["c1/a/a-a", "c2/a/a-a"]);
     });
   });
 
