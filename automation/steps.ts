@@ -5,7 +5,8 @@
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
-import { parseDeploymentKey } from "../core/desired/keys";
+import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../core/desired/keys";
+import { withheldMessages } from "../core/desired/pair";
 import { expandPairSteps } from "./pair-steps";
 
 export interface Step {
@@ -149,7 +150,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
       if (s.urn === owner.urn && prunes.has(`${s.op} ${s.urn}`)) d.pruned = true;
       // A pair whose objects are a secret has its messages masked in the events (components/bundle-deployment.ts).
       if (s.urn === owner.urn && typeof s.outputs?.state === "string") {
-        d.report = { state: s.outputs.state, messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? ["(messages withheld: a secret)"] : [] };
+        d.report = { state: s.outputs.state, messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? withheldMessages("unknown") : [] };
       }
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;
@@ -183,8 +184,9 @@ function isPrune(s: Step): boolean {
 
 /** The cluster, GitRepo and bundle a BundleDeployment's name says (an earlier version's names have no GitRepo). */
 function deploymentOfName(name: string): { cluster: string; gitRepo: string; bundle: string } {
-  const parts = name.split("/");
-  return parts.length === 2 ? { cluster: parts[0], gitRepo: "", bundle: parts[1] } : parseDeploymentKey(name);
+  if (!isLegacyKey(name)) return parseDeploymentKey(name);
+  const cluster = clusterOfKey(name);
+  return { cluster, gitRepo: "", bundle: name.slice(cluster.length + 1) };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { DeploymentRecord } from "../core/desired/records";
-import { PairReport } from "../core/desired/pair";
+import { PairReport, withheldMessages } from "../core/desired/pair";
 import { DesiredState, FLEET_TYPE } from "../core/desired/types";
 import { Agent } from "./agent";
 import { bundleDeployment } from "./bundle-deployment";
@@ -16,12 +16,6 @@ import { GitRepo } from "./git-repo";
 /** A moved-in cluster's components were moved to the root of the state (core/desired/previous.ts arrivedClusters). */
 const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent: pulumi.rootStackResource }] : []);
 
-/**
- * A pair whose objects hold what a lookup read from a Secret: its provider's messages may quote a
- * field's value (an API server refusal does), so the output every report reads says only how many.
- */
-export const WITHHELD_MESSAGES = "messages withheld: this bundle deployment's objects hold what a lookup read from a Secret, and a message may quote them";
-const withheld = (messages: string[] | undefined): string[] => (messages?.length ? [`${messages.length} ${WITHHELD_MESSAGES}`] : []);
 
 export class Fleet extends pulumi.ComponentResource {
   readonly deploymentRecords: pulumi.Output<Record<string, DeploymentRecord>>;
@@ -55,7 +49,7 @@ export class Fleet extends pulumi.ComponentResource {
     // failures (ErrApplied, NotReady, WaitApplied) from here, so every machine sees the same.
     const secret = new Set(desired.deployments.filter((d) => d.secret).map((d) => d.key));
     this.deploymentStates = pulumi.output(Object.fromEntries([...deployments].map(([key, p]) => [key, pulumi.all([p.state, pulumi.unsecret(p.messages), p.appliedDeploymentId])
-      .apply(([state, messages, appliedDeploymentId]) => ({ state, messages: secret.has(key) ? withheld(messages ?? undefined) : messages ?? [], appliedDeploymentId }))])));
+      .apply(([state, messages, appliedDeploymentId]) => ({ state, messages: secret.has(key) ? withheldMessages(messages?.length ?? 0) : messages ?? [], appliedDeploymentId }))])));
     this.registerOutputs({ summary: desired.summary, deployments: this.deploymentRecords, deploymentStates: this.deploymentStates });
   }
 }

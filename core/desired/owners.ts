@@ -97,8 +97,7 @@ export function foreignOwners(owners: ReadonlyMap<string, ReadonlySet<string>>, 
  * them there (a pod-security label, say) fails alone and changes nothing, so it can neither change
  * another team's namespace nor, by a conflicting value, hold that team's bundles back.
  */
-export function checkNamespaceMetadata(entries: PlanEntry[], prior: Prior, fail: (entry: PlanEntry, err: FleetError) => void): void {
-  const before = namespaceOwners(prior);
+export function checkNamespaceMetadata(entries: PlanEntry[], before: ReadonlyMap<string, ReadonlySet<string>>, fail: (entry: PlanEntry, err: FleetError) => void): void {
   for (const e of entries) {
     const fields = (["namespaceLabels", "namespaceAnnotations"] as const).filter((f) => Object.keys(e.options[f] ?? {}).length);
     if (!fields.length) continue;

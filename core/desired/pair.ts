@@ -86,3 +86,13 @@ export function pairObjects(objects: { key: string; manifest: object; retain?: s
     manifest: o.manifest as Record<string, unknown>, ...(o.retain ? { retain: o.retain } : {}), ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
   }]));
 }
+
+/**
+ * What reports say instead of the messages of a pair whose objects hold what a lookup read from a
+ * Secret: its provider's messages may quote a field's value (an API server refusal does), so they stay
+ * secrets in the state and every report says only how many there were.
+ */
+export function withheldMessages(count: number | "unknown"): string[] {
+  if (!count) return [];
+  return [`${count === "unknown" ? "" : `${count} `}messages withheld: this bundle deployment's objects hold what a lookup read from a Secret, and a message may quote them`];
+}

@@ -108,7 +108,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   await checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
     (contested) => knownOwners(contested, prior, renderMode ? undefined : { read: facts.objects, clusters: pinned.clusters, skip: leftOut }));
   checkNamespaceSquats(entries, rendered, prior, fail);
-  checkNamespaceMetadata(entries, prior, fail);
+  checkNamespaceMetadata(entries, namespacesBefore, fail);
   checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
   entries = failures.settle(entries);
   for (const e of entries) {
