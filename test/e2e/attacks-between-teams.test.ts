@@ -14,6 +14,7 @@ import { kubeGet } from "../../automation/kube-client";
 import { NESTED_FOREVER } from "../support/attack-content";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { ATTACKER_NS, TeamsStack, VICTIM_NS } from "../support/teams-stack";
+import { withEnv } from "../support/env";
 
 const FLEET_YAML = `defaultNamespace: ${ATTACKER_NS}\n`;
 const chart = (dir: string, fleetYaml: string, template: string) => ({
@@ -23,17 +24,6 @@ const chart = (dir: string, fleetYaml: string, template: string) => ({
 });
 /** The victim's Secret, read by a template (the attacker's service account may read it: only the lookup scope stops it). */
 const LOOKUP = `lookup "v1" "Secret" "${VICTIM_NS}" "victim-db"`;
-
-/** Runs with the operator's limits set (read from the environment of the process running the program). */
-async function withEnv<T>(env: Record<string, string>, run: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return await run();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  }
-}
 
 describe("attacks between GitRepos: one team's content against another's, on live clusters (issue 41)", function () {
   this.timeout(15 * 60_000);

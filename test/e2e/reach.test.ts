@@ -10,6 +10,7 @@ import { kubeGet, kubeRequest } from "../../automation/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP, gitRepoConfig } from "../support/git-fixtures";
 import { failureOf, liveStack } from "../support/live-stack";
+import { configMapsOnlyAccount } from "../support/restricted-account";
 
 // The agent's namespace (where Fleet looks accounts up), and where both GitRepos deploy.
 const NS = "reach-test";
@@ -24,18 +25,7 @@ describe("content cannot widen its GitRepo's identity on a live cluster (issue 4
     files: { "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": `defaultNamespace: ${NS}\n`, "other/cm.yaml": CONFIGMAP("other"), "other/fleet.yaml": `defaultNamespace: ${NS}\n` },
     // The stack's account for the GitRepo: ConfigMaps in its namespace, nothing else.
     setup: async ({ cluster }) => {
-      const post = (path: string, body: object) => kubeRequest(cluster, "POST", path, { body });
-      await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
-      await post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "restricted" } });
-      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-        apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "configmaps-only" },
-        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }],
-      });
-      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "restricted" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmaps-only" },
-        subjects: [{ kind: "ServiceAccount", name: "restricted", namespace: NS }],
-      });
+      await configMapsOnlyAccount(cluster, NS, "restricted");
     },
   });
   /** The stack with a second GitRepo, `reach-other`, from the same directory. */

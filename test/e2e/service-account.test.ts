@@ -11,6 +11,7 @@ import { kubeGet, kubeRequest } from "../../automation/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { failureOf, liveStack } from "../support/live-stack";
+import { configMapsOnlyAccount } from "../support/restricted-account";
 
 // The agent's namespace is where Fleet looks the account up; here the bundle deploys there too.
 const NS = "sa-test";
@@ -23,18 +24,7 @@ describe("serviceAccount on a live cluster (objects applied as the account, boun
     namespace: NS, paths: ["app"], agent: { namespace: NS },
     files: { "app/cm.yaml": CONFIGMAP("allowed"), "app/fleet.yaml": `defaultNamespace: ${NS}\nserviceAccount: deployer\n` },
     setup: async ({ cluster }) => {
-      const post = (path: string, body: object) => kubeRequest(cluster, "POST", path, { body });
-      await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
-      await post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "deployer" } });
-      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-        apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "configmaps-only" },
-        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }],
-      });
-      await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "deployer" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmaps-only" },
-        subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: NS }],
-      });
+      await configMapsOnlyAccount(cluster, NS, "deployer");
     },
   });
 

@@ -8,11 +8,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
-import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
-import { PreviousDeployment } from "../../core/desired/previous";
 import { fakeFacts } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { deployedAfter } from "../support/deployed-after";
 
 const cacheRoot = tempDir("pf-cache-");
 
@@ -25,20 +24,6 @@ function fleetOf(repo: string, paths: string[]): StackConfig {
     ],
     gitRepos: [gitRepoConfig({ name: "t", repo, paths, targets: [{ clusterSelector: {} }] })],
   };
-}
-
-/** The stack after `first` was deployed: its outputs, and the objects its state holds. */
-function deployedAfter(first: DesiredState): { previous: PreviousDeployment; deployed: Map<string, DeployedBundle> } {
-  const previous: PreviousDeployment = {
-    gitRepos: Object.fromEntries(first.gitRepos.map((r) => [r.name, { commit: r.commit, clusters: r.clusters }])), clusters: first.clusters.map((c) => c.name),
-    deploymentIds: Object.fromEntries(Object.entries(first.records).map(([k, r]) => [k, r.deploymentId])),
-    paused: Object.fromEntries(Object.keys(first.records).map((k) => [k, false])), records: first.records,
-  };
-  const deployed = new Map(first.deployments.map((d) => [d.key, {
-    appliedDeploymentId: d.record.deploymentId, objects: d.objects.map((o) => ({ manifest: o.manifest, ...(o.retain ? { retain: o.retain } : {}) })), spec: d.spec,
-    namespaces: first.clusters.find((c) => c.name === d.cluster)!.namespaces.filter((ns) => d.objects.some((o) => o.manifest.metadata.namespace === ns.metadata.name)),
-  } as DeployedBundle]));
-  return { previous, deployed };
 }
 
 const keys = (s: DesiredState) => s.deployments.map((d) => `${d.key}${d.held ? " held" : ""}`).sort();

@@ -8,16 +8,11 @@ import { resolveSource } from "../../core/source/git";
 import { KEEP_TREES, pinnedRef, refsToDrop, sweepUnusedStores } from "../../core/source/git-cache";
 import { FleetError } from "../../core/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { rejectionWith } from "../support/rejection";
+import { withEnv } from "../support/env";
 
-async function rejection(p: Promise<unknown>): Promise<FleetError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).to.be.instanceOf(FleetError);
-    return err as FleetError;
-  }
-  throw new Error("expected a rejection");
-}
+/** The FleetError resolving a source is rejected with. */
+const rejection = (p: Promise<unknown>) => rejectionWith(p, FleetError);
 
 /** The URL's object store in a cache (one per URL). */
 function storeOf(cache: string): string {
@@ -25,13 +20,6 @@ function storeOf(cache: string): string {
   return path.join(cache, "git", dir, "repo.git");
 }
 const inStore = (store: string, ...args: string[]) => execFileSync("git", ["--git-dir", store, ...args], { encoding: "utf8", env: { PATH: process.env.PATH!, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } }).trim();
-
-function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  Object.assign(process.env, vars);
-  return fn().finally(() => {
-    for (const k of Object.keys(vars)) delete process.env[k];
-  });
-}
 
 describe("git source bounds: shallow, bounded fetches and a pruned cache", () => {
   let cache: string;

@@ -5,16 +5,10 @@ import { resolveSource } from "../../core/source/git";
 import { protocolsFor } from "../../core/source/git-env";
 import { FleetError } from "../../core/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { rejectionWith } from "../support/rejection";
 
-async function rejection(p: Promise<unknown>): Promise<FleetError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).to.be.instanceOf(FleetError);
-    return err as FleetError;
-  }
-  throw new Error("expected a rejection");
-}
+/** The FleetError resolving a source is rejected with. */
+const rejection = (p: Promise<unknown>) => rejectionWith(p, FleetError);
 
 describe("git source (real repositories)", () => {
   let cache: string;

@@ -7,6 +7,7 @@ import { expect } from "chai";
 import { spawnSync } from "node:child_process";
 import { rendererBinary, runRenderer } from "../../core/render/fleet-render";
 import { sandboxLimits } from "../../core/render/sandbox";
+import { withEnv } from "../support/env";
 
 const chart = (template: string) => [
   { name: "Chart.yaml", content: "apiVersion: v2\nname: c\nversion: 0.1.0\n" },
@@ -17,19 +18,6 @@ const job = (id: string, bundle: string) => ({
   options: { helm: { chart: "." }, kustomize: {}, yaml: {} },
 });
 const FOREVER = "{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}";
-
-async function withEnv<T>(env: Record<string, string>, f: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return await f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 describe("render sandbox: limits fail one job, never the batch", function () {
   this.timeout(120_000);
