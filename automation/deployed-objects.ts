@@ -5,7 +5,7 @@
  * (a Secret's data is a secret in the state; the program registers it as it was, and the provider marks
  * it secret again).
  */
-import { Stack } from "@pulumi/pulumi/automation";
+import { OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { DeployedBundle, DeployedNamespace } from "../core/desired/facts";
 import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
 import { REPO_NAME_LABEL } from "../core/targeting/plan";
@@ -26,11 +26,30 @@ const NAMESPACE_TYPE = "kubernetes:core/v1:Namespace";
 /** The logical name at the end of a URN (a provider reference ends in "::<id>" after it). */
 const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 
-/** What the state holds per BundleDeployment, and an earlier version's per-object resources (legacyObjectUrns). */
-export async function readDeployedObjects(stack: Stack): Promise<{ deployed: Map<string, DeployedBundle>; legacy: string[] }> {
+/** One read of the stack's state, for everything an operation needs of it before the engine runs. */
+export interface StackState {
+  resources: StateResource[];
+  /** Operations a killed update left in flight (recorded when checkpoints are on). */
+  pending: { type: string; resource: { urn: string } }[];
+  /** The stack's outputs as the last update left them, secrets revealed (as `stack output --show-secrets`). */
+  outputs: OutputMap;
+  /** What the state holds per BundleDeployment (deployedObjectsOf). */
+  deployed: Map<string, DeployedBundle>;
+  /** An earlier version's per-object resources (legacyObjectUrns). */
+  legacy: string[];
+}
+
+/**
+ * The state in one `pulumi stack export --show-secrets`: the stack's outputs are its root resource's, so
+ * no `stack output` call is needed besides (each CLI call is about 0.13 s of a no-op `up`).
+ */
+export async function readState(stack: Stack): Promise<StackState> {
   const exported = JSON.parse(await runCli(stack, ["stack", "export", "--show-secrets", "--stack", stack.name]));
   const resources: StateResource[] = exported?.deployment?.resources ?? [];
-  return { deployed: deployedObjectsOf(resources), legacy: legacyObjectUrns(resources) };
+  const root = resources.find((r) => r.type === "pulumi:pulumi:Stack");
+  const outputs: OutputMap = Object.fromEntries(Object.entries(root?.outputs ?? {})
+    .map(([k, v]) => [k, { value: revealed(v), secret: isSecret(v) }]));
+  return { resources, pending: exported?.deployment?.pending_operations ?? [], outputs, deployed: deployedObjectsOf(resources), legacy: legacyObjectUrns(resources) };
 }
 
 /**

@@ -24,11 +24,11 @@ import { DeployedBundle, JournalHooks, readObjects } from "../core/desired/facts
 import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
 import { PairReport } from "../core/desired/pair";
 import { rolloutStops } from "./rollout-report";
-import { markRetained, readDeployedObjects } from "./deployed-objects";
+import { markRetained, readState, StackState } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
-import { isRenderMode, openStack, runCli, StackOptions } from "./stack";
+import { isRenderMode, openStack, StackOptions, upWithoutReadBack } from "./stack";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
@@ -148,6 +148,8 @@ interface Session {
   store?: JournalStore;
   /** An earlier version's per-object resources this operation moves into their BundleDeployments. */
   moving: Set<string>;
+  /** The state as the operation found it, before taking the stack's lock (readState). */
+  state: StackState;
 }
 
 /**
@@ -188,25 +190,19 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     },
   });
   phase("workspace and stack selected");
-  const outputs = await readOutputs(stack);
-  phase("outputs read");
-  const before = deploymentsOutput(outputs);
-  // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts deployedAsBefore).
-  // A new stack holds nothing: an empty map still tells the program it was given the state (a failed bundle has nothing to keep).
-  let legacy: string[] = [];
-  if (op === "up" || op === "read") {
-    if (Object.keys(before).length) ({ deployed, legacy } = await readDeployedObjects(stack));
-    else deployed = new Map();
-  }
+  // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts
+  // deployedAsBefore), and the outputs the last update left: one read of the state.
+  const state = await readState(stack);
   phase("state read");
+  const outputs = state.outputs;
+  const before = deploymentsOutput(outputs);
+  let legacy = state.legacy;
+  if (op === "up" || op === "read") deployed = state.deployed;
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
   if (!renderMode) {
     unreachable = await unreachableClusters((await configOf(stack, options)).clusters);
-    if (unreachable.size) {
-      const resources: { urn: string }[] = (await stack.exportStack()).deployment?.resources ?? [];
-      excluded = resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
-    }
+    if (unreachable.size) excluded = state.resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
   }
   phase("clusters probed");
   const warn = warnerOf(options);
@@ -221,22 +217,10 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   }
   return {
     stack, locked, recorder: new StepRecorder(options.onEvent), before, agentsBefore: agentsOutput(outputs), planned: () => planned,
-    renderMode, unreachable, excluded, started: Date.now(), moving: new Set(legacy),
+    renderMode, unreachable, excluded, started: Date.now(), moving: new Set(legacy), state,
     settleJournal: async () => { if (journalKey && store) await store.remove([journalKey]); },
     store,
   };
-}
-
-/**
- * The stack's outputs in one CLI call: the SDK's stack.outputs() makes two (masked, then with
- * --show-secrets), a quarter of a no-op up's fixed cost. This program's outputs hold no secret; should
- * one ever be masked, the SDK's way reads it.
- */
-async function readOutputs(stack: Stack): Promise<OutputMap> {
-  const stdout = await runCli(stack, ["stack", "output", "--json", "--stack", stack.name]);
-  const values = JSON.parse(stdout) as Record<string, unknown>;
-  if (Object.values(values).includes("[secret]")) return stack.outputs();
-  return Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { value, secret: false }]));
 }
 
 /** Where an operation's warnings go: the caller's handler, else stderr. */
@@ -257,14 +241,13 @@ function stackRootUrn(deployment: { resources?: { type: string; urn: string }[] 
  * update or delete is settled by refreshing that resource from its cluster.
  */
 async function resolvePendingOperations(s: Session, options: OperationOptions): Promise<void> {
-  const deployment = (await s.stack.exportStack()).deployment ?? {};
-  const pending: { type: string; resource: { urn: string } }[] = deployment.pending_operations ?? [];
+  const pending = s.state.pending;
   if (!pending.length) return;
   const warn = warnerOf(options);
   warn(`warning: stack ${options.stack}: an earlier update was interrupted with ${pending.length} operation(s) in flight; resolving them first:\n` +
     pending.map((p) => `  ${p.type} ${p.resource.urn}: ${p.type === "creating" ? "cleared; this update creates it again (an existing object is adopted)" : "refreshed from its cluster"}`).join("\n"));
-  const inState = new Set<string>((deployment.resources ?? []).map((r: { urn: string }) => r.urn));
-  const root = stackRootUrn(deployment);
+  const inState = new Set<string>(s.state.resources.map((r) => r.urn));
+  const root = stackRootUrn(s.state);
   const targets = [...new Set(pending.filter((p) => p.type !== "creating" && inState.has(p.resource.urn)).map((p) => p.resource.urn))];
   await s.locked(() => s.stack.refresh({
     signal: stopSignal, clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
@@ -357,12 +340,10 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
   // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
   const keys = new Set(Object.entries(s.before).filter(([, r]) => r.correctDrift).flatMap(([key]) => [key, legacyKey(parseDeploymentKey(key))]));
   if (!keys.size) return;
-  const deployment = (await s.stack.exportStack()).deployment ?? {};
-  const resources: { urn: string; type: string }[] = deployment.resources ?? [];
   const excluded = new Set(s.excluded);
-  const targets = resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn)).map((r) => r.urn);
+  const targets = s.state.resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn)).map((r) => r.urn);
   if (!targets.length) return;
-  const root = stackRootUrn(deployment);
+  const root = stackRootUrn(s.state);
   await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
 }
 
@@ -372,21 +353,21 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     await resolvePendingOperations(s, options);
     await s.locked(() => markRetained(s.stack, [...s.moving]));
     await correctDrift(s, options);
-    const result = await withoutStackTraces(() => s.locked(() => s.stack.up({
+    const outputs = await withoutStackTraces(() => s.locked(() => upWithoutReadBack(s.stack, {
       signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
       continueOnError: options.continueOnError ?? false, exclude: s.excluded,
     })));
     phase("engine finished");
     await s.settleJournal();
-    const r = base(options, s, result.summary.resourceChanges);
+    const r = base(options, s, s.recorder.changes);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
-    const after = deploymentsOutput(result.outputs);
+    const after = deploymentsOutput(outputs);
     const events = deployEvents(r.groups, s.before, after);
     // Broken bundles and refused or unready pairs failed alone: everything else was deployed; the update
     // still fails, naming each.
     const rendered = s.planned()?.failures.list() ?? [];
     const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
-    const failed = [...rendered, ...pairFailures(statesOutput(result.outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
+    const failed = [...rendered, ...pairFailures(statesOutput(outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
     if (failed.length) {
       fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: failuresNote(failed).slice(0, 2000) }, null, 2));
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
@@ -484,7 +465,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
 export async function cancel(options: OperationOptions): Promise<string[]> {
   const s = await open(options);
   // Only a command that takes the lock reveals its holders: an empty refresh of the stack's root.
-  const root = stackRootUrn((await s.stack.exportStack()).deployment);
+  const root = stackRootUrn(s.state);
   try {
     await s.stack.refresh({ target: root ? [root] : undefined, exclude: s.excluded });
     return [];

@@ -67,12 +67,15 @@ export class StepRecorder {
   /** Resources the engine reported an error for, including ones that failed before any step event. */
   readonly failedUrns = new Set<string>();
   private readonly byUrnOp = new Map<string, Step>();
+  /** The engine's count of resources per operation (its summary event), once it has finished. */
+  changes?: Record<string, number>;
 
   /** @param forward also given every event (the caller's own listener, e.g. a progress display) */
   constructor(private readonly forward?: (event: EngineEvent) => void) {}
 
   readonly onEvent = (event: EngineEvent): void => {
     this.forward?.(event);
+    if (event.summaryEvent) this.changes = { ...event.summaryEvent.resourceChanges };
     const diag = event.diagnosticEvent;
     if (diag?.severity === "error" && diag.urn) this.failedUrns.add(diag.urn);
     const pre = event.resourcePreEvent?.metadata;

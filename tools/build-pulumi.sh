@@ -182,6 +182,20 @@ if ! cmp -s "$fleet_bin" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"; then
   mv -f "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"
 fi
 
+# ---- the engine's automatic log, off unless PULUMI_FLEET_ENGINE_LOGS=1 ----
+# Pulumi v3.259.0 writes every verbose record of every command (property values included, gzip-compressed,
+# encrypted once the stack's secrets manager is known) to $PULUMI_HOME/logs, and no setting turns that
+# off: it was the largest part of the engine's own CPU in a preview (BENCHMARKS.md §13). A regular file in place of that
+# directory makes the CLI's start-up log "automatic logging unavailable" and go on without it. For the
+# engine's own logs use its flags instead: `npm run pulumi -- preview -v=9 --logtostderr`.
+engine_logs=$pulumi_home/logs
+if [[ ${PULUMI_FLEET_ENGINE_LOGS:-} == 1 ]]; then
+  [[ -f $engine_logs ]] && rm -f "$engine_logs"
+elif [[ ! -f $engine_logs ]]; then
+  rm -rf "$engine_logs"
+  printf 'pulumi-fleet: the engine'"'"'s automatic log is off here (tools/build-pulumi.sh); PULUMI_FLEET_ENGINE_LOGS=1 turns it on\n' >"$engine_logs"
+fi
+
 log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
   build dir     $build_dir
   pulumi CLI    $bin_dir/pulumi  $cli_version  [$cli_status]

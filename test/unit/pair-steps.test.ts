@@ -96,3 +96,12 @@ describe("a pair that did not reach Ready is a failure of the update, alone (cor
     expect(failures[1].message).to.equal("gitRepo r, bundle web, cluster c2: ErrApplied: ConfigMap/ns/a dry-run failed: denied");
   });
 });
+
+describe("the update's counts come from the engine's own summary event (automation/steps.ts)", () => {
+  it("the recorder keeps the summary event's resourceChanges: `up` reads no history entry back", () => {
+    const r = new StepRecorder();
+    expect(r.changes, "before the engine finished").to.equal(undefined);
+    r.onEvent({ sequence: 1, timestamp: 0, summaryEvent: { maybeCorrupt: false, durationSeconds: 1, resourceChanges: { same: 46, update: 2 }, policyPacks: {} } } as EngineEvent);
+    expect(r.changes).to.deep.equal({ same: 46, update: 2 });
+  });
+});
