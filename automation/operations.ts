@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
-import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT } from "../core/desired/previous";
+import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
@@ -32,8 +32,6 @@ import { isRenderMode, openStack, StackOptions, upWithoutReadBack } from "./stac
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
-
-export const DEPLOYMENTS_OUTPUT = "deployments";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {

@@ -6,6 +6,7 @@ import { protocolsFor } from "../../core/source/git-env";
 import { FleetError } from "../../core/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { rejectionWith } from "../support/rejection";
+import { withEnv } from "../support/env";
 
 /** The FleetError resolving a source is rejected with. */
 const rejection = (p: Promise<unknown>) => rejectionWith(p, FleetError);
@@ -253,12 +254,12 @@ describe("git source (real repositories)", () => {
   });
 
   it("removes the SSH key file after use, whatever the outcome", async () => {
-    const before = new Set(fs.readdirSync(require("node:os").tmpdir()).filter((n) => n.startsWith("pulumi-fleet-auth-")));
-    await rejection(resolveSource(gitRepoConfig({
+    // A temporary directory of its own: another run on the machine (CI beside a working copy) writes key files to the shared one.
+    const tmp = tempDir("pf-auth-tmp-");
+    await withEnv({ TMPDIR: tmp }, () => rejection(resolveSource(gitRepoConfig({
       repo: "ssh://git@127.0.0.1:9/repo.git", auth: { sshPrivateKey: "-----BEGIN KEY-----\nx\n-----END KEY-----", knownHosts: "127.0.0.1 ssh-ed25519 AAAA" },
-    }), cache));
-    const after = fs.readdirSync(require("node:os").tmpdir()).filter((n) => n.startsWith("pulumi-fleet-auth-") && !before.has(n));
-    expect(after).to.deep.equal([]);
+    }), cache)));
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith("pulumi-fleet-auth-"))).to.deep.equal([]);
   });
 
   it("reads a plain directory in place, with a content hash as its revision", async () => {
