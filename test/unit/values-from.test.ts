@@ -13,7 +13,7 @@ import { DesiredState } from "../../core/desired/types";
 import { StackConfig } from "../../core/config/stack";
 import { FleetError } from "../../core/errors";
 import { LookupAnswer, LookupJob, LookupKey } from "../../core/render/fleet-render";
-import { resolveValuesFrom, valuesFromProblem, valuesFromRefs, withValuesDigest } from "../../core/render/values-from";
+import { maxValuesFrom, resolveValuesFrom, valuesFromProblem, valuesFromRefs, withValuesDigest } from "../../core/render/values-from";
 import { mergeOptions } from "../../core/targeting/merge";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
@@ -80,6 +80,10 @@ describe("helm.valuesFrom: what may be read, and what the answers give (core/ren
     const many = Array.from({ length: 4 }, (_, i) => ref("ConfigMap", "app", `cm${i}`));
     expect(valuesFromProblem(many, scope, where, 3)?.reason).to.equal("4 references, over the limit of 3 per bundle deployment (PULUMI_FLEET_MAX_VALUES_FROM)");
     expect(valuesFromProblem(many, scope, where, 4)).to.equal(undefined);
+    // The operator's bound, never content's: a value that is not a positive number is an error naming it.
+    expect(maxValuesFrom({})).to.equal(32);
+    expect(maxValuesFrom({ PULUMI_FLEET_MAX_VALUES_FROM: "3" })).to.equal(3);
+    expect(() => maxValuesFrom({ PULUMI_FLEET_MAX_VALUES_FROM: "none" })).to.throw(/PULUMI_FLEET_MAX_VALUES_FROM="none": expected a positive number/);
   });
 
   it("a missing object or key, or a refused read, fails in Fleet's words", () => {
