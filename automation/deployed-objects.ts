@@ -6,12 +6,14 @@
  * it secret again).
  */
 import { OutputMap, Stack } from "@pulumi/pulumi/automation";
-import { DeployedBundle, DeployedNamespace } from "../core/desired/facts";
+import { DeployedBundle, DeployedNamespace, DeployedObject } from "../core/desired/facts";
 import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
 import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
 import { PairSpec } from "../core/desired/pair";
-import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
+import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
+import { AGENT_NAMESPACE_KEPT, CLUSTER_SETUP_TYPE, NAMESPACE_KEPT } from "../core/desired/setup";
+import { clusterNamespaceName } from "../core/desired/namespaces";
 import { runCli } from "./stack";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -35,8 +37,10 @@ export interface StackState {
   outputs: OutputMap;
   /** What the state holds per BundleDeployment (deployedObjectsOf). */
   deployed: Map<string, DeployedBundle>;
-  /** An earlier version's per-object resources (legacyObjectUrns). */
+  /** An earlier version's per-object resources (legacyObjectUrns, and its agents' and namespaces' legacySetupsOf). */
   legacy: string[];
+  /** Per cluster, the objects of an earlier version's agent and namespace resources (legacySetupsOf). */
+  legacySetups: Map<string, DeployedObject[]>;
 }
 
 /**
@@ -49,7 +53,11 @@ export async function readState(stack: Stack): Promise<StackState> {
   const root = resources.find((r) => r.type === "pulumi:pulumi:Stack");
   const outputs: OutputMap = Object.fromEntries(Object.entries(root?.outputs ?? {})
     .map(([k, v]) => [k, { value: revealed(v), secret: isSecret(v) }]));
-  return { resources, pending: exported?.deployment?.pending_operations ?? [], outputs, deployed: deployedObjectsOf(resources), legacy: legacyObjectUrns(resources) };
+  const setups = legacySetupsOf(resources);
+  return {
+    resources, pending: exported?.deployment?.pending_operations ?? [], outputs, deployed: deployedObjectsOf(resources),
+    legacy: [...legacyObjectUrns(resources), ...setups.urns], legacySetups: setups.objects,
+  };
 }
 
 /**
@@ -77,14 +85,11 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
   const out = new Map<string, DeployedBundle>();
   const legacy = new Map<string, DeployedBundle>();
   const clusterUrns = new Set(resources.filter((r) => r.type === CLUSTER_TYPE).map((r) => r.urn));
-  const namespaces = new Map(resources.filter((r) => r.type === NAMESPACE_TYPE && r.parent && clusterUrns.has(r.parent) && r.inputs)
-    .map((r) => [nameOfUrn(r.urn), r]));
+  const namespaces = clusterNamespacesIn(resources, clusterUrns);
   const withNamespaces = (bundle: DeployedBundle, cluster: string) => {
     for (const { manifest } of bundle.objects) {
-      const ns = manifest.metadata?.namespace ? namespaces.get(`${cluster}/${manifest.metadata.namespace}`) : undefined;
-      if (ns && !bundle.namespaces?.some((n) => n.name === nameOfUrn(ns.urn))) {
-        (bundle.namespaces ??= []).push({ name: nameOfUrn(ns.urn), metadata: ns.inputs!.metadata as DeployedNamespace["metadata"], retainOnDelete: ns.retainOnDelete === true });
-      }
+      const ns = manifest.metadata?.namespace ? namespaces.get(clusterNamespaceName(cluster, manifest.metadata.namespace)) : undefined;
+      if (ns && !bundle.namespaces?.some((n) => n.name === ns.name)) (bundle.namespaces ??= []).push(ns);
     }
   };
   for (const r of resources.filter((x) => x.type === BUNDLE_DEPLOYMENT_TYPE)) {
@@ -118,6 +123,52 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
   // Names of earlier versions lack the GitRepo: it is the one the objects' ownership labels name.
   return new Map(Object.entries(qualifyKeys(Object.fromEntries(out), (_key, d) =>
     d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ?? d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL])));
+}
+
+/**
+ * The namespaces the clusters created for their bundles, by logical name ("<cluster>/<namespace>"): the
+ * Namespace objects of each ClusterSetup, or an earlier version's Namespace resources under a Cluster.
+ * The agent's own namespace is the agent's, not a bundle's.
+ */
+function clusterNamespacesIn(resources: StateResource[], clusterUrns: Set<string>): Map<string, DeployedNamespace> {
+  const out = new Map<string, DeployedNamespace>();
+  for (const r of resources) {
+    if (r.type === NAMESPACE_TYPE && r.parent && clusterUrns.has(r.parent) && r.inputs) {
+      out.set(nameOfUrn(r.urn), { name: nameOfUrn(r.urn), metadata: r.inputs.metadata as DeployedNamespace["metadata"], retainOnDelete: r.retainOnDelete === true });
+    }
+    if (r.type !== CLUSTER_SETUP_TYPE || !r.custom || !r.inputs) continue;
+    for (const o of Object.values((revealed(r.inputs) as PairSpec).objects ?? {})) {
+      const metadata = o.manifest.metadata as DeployedNamespace["metadata"];
+      if (o.manifest.kind !== "Namespace" || o.retain === AGENT_NAMESPACE_KEPT) continue;
+      const name = clusterNamespaceName(nameOfUrn(r.urn), metadata.name);
+      out.set(name, { name, metadata, retainOnDelete: !!o.retain });
+    }
+  }
+  return out;
+}
+
+/**
+ * Per cluster, what an earlier version created as one resource per object: its agent's objects (under
+ * the Agent component) and its namespaces (Namespace resources under the Cluster), with their retain
+ * rules and their URNs. The first `up` of this version marks those resources retained in the state,
+ * and the cluster's ClusterSetup adopts the objects (core/desired/setup.ts): nothing on the cluster is
+ * written or deleted by the move.
+ */
+export function legacySetupsOf(resources: StateResource[]): { objects: Map<string, DeployedObject[]>; urns: string[] } {
+  const byUrn = new Map(resources.map((r) => [r.urn, r]));
+  const objects = new Map<string, DeployedObject[]>();
+  const urns: string[] = [];
+  for (const r of resources) {
+    if (!r.custom || !r.inputs || !r.parent) continue;
+    const parent = byUrn.get(r.parent);
+    const underAgent = parent?.type === AGENT_TYPE && r.type.startsWith("kubernetes:");
+    if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
+    const cluster = nameOfUrn(parent!.urn).split("/")[0];
+    const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? AGENT_NAMESPACE_KEPT : r.retainOnDelete ? NAMESPACE_KEPT : undefined;
+    objects.set(cluster, [...objects.get(cluster) ?? [], { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
+    urns.push(r.urn);
+  }
+  return { objects, urns };
 }
 
 /** Why an earlier version's object is retained: its resource was registered to be left on the cluster. */

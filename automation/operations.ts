@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
-import { DEPLOYMENT_STATES_OUTPUT } from "../core/desired/previous";
+import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
@@ -20,7 +20,7 @@ import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
-import { DeployedBundle, JournalHooks, readObjects } from "../core/desired/facts";
+import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
 import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
 import { PairReport } from "../core/desired/pair";
 import { rolloutStops } from "./rollout-report";
@@ -43,6 +43,13 @@ function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord>
 /** Each BundleDeployment's state as its provider reported it (components/fleet.ts deploymentStates). */
 function statesOutput(outputs: OutputMap): Record<string, PairReport> {
   return (outputs[DEPLOYMENT_STATES_OUTPUT]?.value ?? {}) as Record<string, PairReport>;
+}
+
+/** Each cluster whose setup (its namespaces and agent, core/desired/setup.ts) did not reach Ready, with the provider's words. */
+function setupFailures(outputs: OutputMap): string[] {
+  const states = (outputs[CLUSTER_SETUP_STATES_OUTPUT]?.value ?? {}) as Record<string, PairReport>;
+  return Object.entries(states).filter(([, r]) => r.state !== "Ready" && r.state !== "Modified")
+    .map(([cluster, r]) => `cluster ${cluster}: ${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`).sort();
 }
 
 /** Each cluster's agent image and config hash as the last update deployed them (`summary.agents`). */
@@ -174,6 +181,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   let stack: Stack | undefined;
   let journalKey: string | undefined;
   let deployed: Map<string, DeployedBundle> | undefined;
+  let legacySetups: Map<string, DeployedObject[]> | undefined;
   const journal: JournalHooks | undefined = op === "up" && skip && store ? {
     list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
     stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
@@ -186,7 +194,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     deploy: {
       ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
       leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-      correctsDrift: true, journal, deployed: () => deployed,
+      correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups,
     },
   });
   phase("workspace and stack selected");
@@ -197,7 +205,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
   let legacy = state.legacy;
-  if (op === "up" || op === "read") deployed = state.deployed;
+  if (op === "up" || op === "read") ({ deployed, legacySetups } = state);
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
   if (!renderMode) {
@@ -293,8 +301,14 @@ function base(options: OperationOptions, s: Session, changes: Record<string, num
 /** What a stack of an earlier version's first `up` of this version does besides what the preview lists. */
 function movingNote(s: Session): string | undefined {
   if (!s.moving.size) return undefined;
-  return `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves those ${s.moving.size} resource(s) ` +
-    "into one BundleDeployment per bundle and cluster, in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides";
+  const bundleObjects = [...s.moving].filter((urn) => urn.includes(`${BUNDLE_DEPLOYMENT_TYPE}$`)).length;
+  const setups = s.moving.size - bundleObjects;
+  const moves = [
+    ...bundleObjects ? [`those ${bundleObjects} resource(s) into one BundleDeployment per bundle and cluster`] : [],
+    ...setups ? [`the ${setups} resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster`] : [],
+  ];
+  return `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves ${moves.join(", and ")}, ` +
+    "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides";
 }
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
@@ -368,12 +382,15 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     const rendered = s.planned()?.failures.list() ?? [];
     const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
     const failed = [...rendered, ...pairFailures(statesOutput(outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
-    if (failed.length) {
-      fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: failuresNote(failed).slice(0, 2000) }, null, 2));
+    const setups = setupFailures(outputs);
+    if (failed.length || setups.length) {
+      const notes = [...setups.length ? [`${setups.length} cluster setup(s) (namespaces and agent) failed, each alone:\n${setups.map((x) => `  ${x}`).join("\n")}`] : [],
+        ...failed.length ? [failuresNote(failed)] : []];
+      fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: notes.join("\n").slice(0, 2000) }, null, 2));
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
       const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
       const stops = rolloutStops(s.planned(), (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
-      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${failuresNote(failed)}`, events, r.groups, failed);
+      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}`, events, r.groups, failed);
     }
     fs.rmSync(failuresFile(options), { force: true });
     return { ...r, events };

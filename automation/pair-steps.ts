@@ -5,16 +5,28 @@
  * update creates, updates (with the fields) and deletes what its detailed diff names (paths
  * `objects["<key>"]...`, tools/fleet-provider decide.go), and a refresh reads each live object the
  * provider reported. The pair itself then counts as a component, as the earlier BundleDeployment did.
+ * A cluster's setup (its namespaces and agent) is such a set too, and is expanded the same way.
  */
 import { K8sObject, objectKey } from "../core/bundles/manifests";
 import { typeTokenOf } from "../core/desired/objects";
 import { PairObject } from "../core/desired/pair";
 import { stableJson } from "../core/hash";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
+import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
 import type { Step } from "./steps";
+
+/** The resources whose objects the provider applies as one set: a pair, and a cluster's setup (its namespaces and agent). */
+const APPLIED_SETS = new Set([BUNDLE_DEPLOYMENT_TYPE, CLUSTER_SETUP_TYPE]);
 
 /** `objects["<key>"]` then the rest of the path, as the provider writes it. */
 const OBJECT_PATH = /^objects\["((?:[^"\\]|\\.)*)"\](.*)$/;
+const SECRET_OBJECT_PATH = /^secretObjects\["((?:[^"\\]|\\.)*)"\](.*)$/;
+
+/** A whole object's entry in a detailed diff: added, deleted, or changed. */
+function kindOp(diff: unknown): Step["op"] {
+  const kind = String((diff as { diffKind?: string } | undefined)?.diffKind ?? "");
+  return kind.startsWith("add") ? "create" : kind.startsWith("delete") ? "delete" : "update";
+}
 
 /** `moving`: an earlier version's per-object resources this operation moves into their BundleDeployments. */
 export function expandPairSteps(steps: Step[], moving: ReadonlySet<string> = new Set()): Step[] {
@@ -24,7 +36,7 @@ export function expandPairSteps(steps: Step[], moving: ReadonlySet<string> = new
     if (s.op === "delete" && moving.has(s.urn)) continue;
     // A pair whose objects are a secret (its lookups read a Secret) has them blinded in the engine's
     // events: it counts as one object, its own.
-    if (s.type !== BUNDLE_DEPLOYMENT_TYPE || !s.custom || masked(s.inputs?.objects) || masked(s.oldInputs?.objects)) {
+    if (!APPLIED_SETS.has(s.type) || !s.custom || masked(s.inputs?.objects) || masked(s.oldInputs?.objects)) {
       out.push(s);
       continue;
     }
@@ -50,7 +62,9 @@ function objectSteps(s: Step): Step[] {
       // A pair that adopts an earlier version's objects: those it holds unchanged are not touched, those
       // it no longer holds are pruned (unless retained).
       const adopt = objectsOf(s.inputs, "adopt");
-      const pruned = Object.entries(adopt).filter(([k, o]) => !news[k] && !o.retain).map(([, o]) => child("delete", o));
+      // An adopted Secret is held by the set's secret objects, whose keys the events blind, when it has some.
+      const keptSecret = (o: PairObject) => o.manifest.kind === "Secret" && s.inputs?.secretObjects !== undefined;
+      const pruned = Object.entries(adopt).filter(([k, o]) => !news[k] && !o.retain && !keptSecret(o)).map(([, o]) => child("delete", o));
       const applied = Object.entries(news).filter(([k, o]) => !adopt[k] || !sameManifest(adopt[k], o))
         .map(([k, o]) => child(adopt[k] ? "update" : "create", o));
       return [...applied, ...pruned];
@@ -60,7 +74,10 @@ function objectSteps(s: Step): Step[] {
       return Object.values(olds).filter((o) => !o.retain).map((o) => child("delete", o));
     case "update": {
       const byKey = new Map<string, string[]>();
-      for (const path of Object.keys(s.detailedDiff ?? {})) {
+      const changedSecrets = new Map<string, Step["op"]>();
+      for (const [path, diff] of Object.entries(s.detailedDiff ?? {})) {
+        const secret = SECRET_OBJECT_PATH.exec(path);
+        if (secret) changedSecrets.set(JSON.parse(`"${secret[1]}"`) as string, secret[2] ? "update" : kindOp(diff));
         const m = OBJECT_PATH.exec(path);
         if (!m) continue;
         const key = JSON.parse(`"${m[1]}"`) as string;
@@ -70,7 +87,9 @@ function objectSteps(s: Step): Step[] {
         if (!olds[key]) return child("create", news[key]);
         if (!news[key]) return child(olds[key].retain ? "same" : "delete", olds[key]);
         return child("update", news[key], fields.filter((f) => f !== "").sort());
-      }).filter((x) => x.op !== "same");
+      }).filter((x) => x.op !== "same")
+        // The set's secret objects (a cluster setup's agent token) are blinded in the events: only their keys show, in the diff's paths.
+        .concat([...changedSecrets].map(([k, op]) => child(op, keyStub(k))));
     }
     case "refresh":
       return ((s.outputs?.live ?? []) as Record<string, any>[]).map((live) => child("refresh", { manifest: live }, [], live));
@@ -88,7 +107,14 @@ const masked = (v: unknown) => v !== undefined && (v === null || typeof v !== "o
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function objectsOf(inputs: Record<string, any> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
-  return (inputs?.[field] ?? {}) as Record<string, PairObject>;
+  const v = inputs?.[field];
+  return (v && !masked(v) ? v : {}) as Record<string, PairObject>;
 }
 
 const urnTail = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+
+/** An object known only by its key (group/kind/namespace/name): its version is v1, as the Secrets kept apart are. */
+function keyStub(key: string): PairObject {
+  const [group, kind, namespace, name] = key.split("/");
+  return { manifest: { apiVersion: group ? `${group}/v1` : "v1", kind, metadata: { name, ...(namespace ? { namespace } : {}) } } };
+}

@@ -5,6 +5,7 @@
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
+import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
 import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../core/desired/keys";
 import { withheldMessages } from "../core/desired/pair";
 import { expandPairSteps } from "./pair-steps";
@@ -98,8 +99,9 @@ export class StepRecorder {
       step.failed = true;
       this.failedUrns.add(meta.urn);
     }
-    if ((meta.op === "refresh" || meta.type === BUNDLE_DEPLOYMENT_TYPE) && meta.new?.outputs) step.outputs = meta.new.outputs;
-    if (meta.type === BUNDLE_DEPLOYMENT_TYPE) {
+    const appliedSet = meta.type === BUNDLE_DEPLOYMENT_TYPE || meta.type === CLUSTER_SETUP_TYPE;
+    if ((meta.op === "refresh" || appliedSet) && meta.new?.outputs) step.outputs = meta.new.outputs;
+    if (appliedSet) {
       if (meta.detailedDiff) step.detailedDiff = meta.detailedDiff;
       if (meta.new?.inputs) step.inputs = meta.new.inputs;
       if (meta.old?.inputs) step.oldInputs = meta.old.inputs;
@@ -132,7 +134,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
   for (const s of steps) if (!byUrn.has(s.urn) || s.op !== "same") byUrn.set(s.urn, s);
   const ownerOf = (s: Step): Step | undefined => {
     for (let cur: Step | undefined = s, hops = 0; cur && hops < 50; cur = cur.parent ? byUrn.get(cur.parent) : undefined, hops++) {
-      if (cur.type === BUNDLE_DEPLOYMENT_TYPE || cur.type === AGENT_TYPE) return cur;
+      if (cur.type === BUNDLE_DEPLOYMENT_TYPE || cur.type === AGENT_TYPE || cur.type === CLUSTER_SETUP_TYPE) return cur;
     }
     return undefined;
   };
@@ -159,6 +161,8 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
       if (s.failed) d.failed = true;
       if (s.custom && s.op !== "same") d.steps.push(s);
     } else {
+      // A cluster's setup holds its namespaces beside its agent: a namespace is not an agent change.
+      if (owner.type === CLUSTER_SETUP_TYPE && s.type === "kubernetes:core/v1:Namespace") continue;
       const a = agents.get(name) ?? { cluster: name, created: 0, updated: 0, replaced: 0, deleted: 0, replacements: [], failed: false };
       agents.set(name, a);
       if (counted) a[counted]++;
@@ -201,7 +205,7 @@ export function clusterOfUrn(urn: string): string | undefined {
   const name = urnName(urn);
   if (name.includes("/")) return name.slice(0, name.indexOf("/"));
   const leaf = type.slice(type.lastIndexOf("$") + 1);
-  return ["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet", CLUSTER_TYPE, AGENT_TYPE].includes(leaf) ? name : undefined;
+  return ["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet", CLUSTER_TYPE, AGENT_TYPE, CLUSTER_SETUP_TYPE].includes(leaf) ? name : undefined;
 }
 
 export function hasChanges(c: ChangeCounts): boolean {

@@ -42,6 +42,9 @@ export function toolchain(): Toolchain {
     env[m[1]] = m[2].replace(/:"\$PATH"$/, `:${process.env.PATH ?? ""}`).replace(/^'(.*)'$/, "$1");
   }
   if (!env.PULUMI_FLEET_PULUMI_ROOT || !env.PULUMI_HOME) throw new Error(`tools/build-pulumi.sh --env printed no toolchain paths:\n${printed}`);
+  // The program registers its providers with the version of pulumi-fleet's provider this checkout built
+  // (components/pair.ts): inline programs run in this process.
+  if (env.PULUMI_FLEET_PROVIDER_VERSION) process.env.PULUMI_FLEET_PROVIDER_VERSION = env.PULUMI_FLEET_PROVIDER_VERSION;
   const cli = path.join(env.PULUMI_FLEET_PULUMI_ROOT, "bin", "pulumi");
   cached = { root: guardSupported() ? guardedCliRoot(cli) : env.PULUMI_FLEET_PULUMI_ROOT, cli, env };
   return cached;

@@ -7,7 +7,6 @@
  * its delete policy) in the same update.
  */
 import * as pulumi from "@pulumi/pulumi";
-import * as k8s from "@pulumi/kubernetes";
 import { DesiredDeployment } from "../core/desired/types";
 import { BundleDeploymentPair, FleetProvider } from "./pair";
 
@@ -15,12 +14,10 @@ export interface BundleDeploymentArgs {
   deployment: DesiredDeployment;
   /** The cluster's provider, or the one applying as the deployment's service account. */
   provider: FleetProvider;
-  /** Namespaces the cluster component created, by name. */
-  namespaces: Map<string, k8s.core.v1.Namespace>;
+  /** The cluster's namespaces and agent, applied first when some of its objects are in those namespaces. */
+  setup?: pulumi.Resource;
   /** The pairs this one waits for (fleet.yaml dependsOn, rollout), by key: it applies once each is Ready. */
   waitFor: [string, BundleDeploymentPair][];
-  /** The cluster's agent, whose namespace some of its objects are in. */
-  agent?: pulumi.Resource;
 }
 
 export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts: pulumi.CustomResourceOptions): BundleDeploymentPair {
@@ -33,7 +30,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
     // The API server may quote a refused field's value in its message, and the live status views echo
     // objects: for such a pair they are secrets in the state and the engine's events too.
     ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
-    dependsOn: [...args.waitFor.map(([, p]) => p), ...d.clusterNamespaces.map((ns) => args.namespaces.get(ns)!), ...(d.inAgentNamespace && args.agent ? [args.agent] : [])],
+    dependsOn: [...args.waitFor.map(([, p]) => p), ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace) ? [args.setup] : [])],
   });
   for (const w of d.warnings) pulumi.log.warn(w, pair);
   return pair;

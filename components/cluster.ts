@@ -1,43 +1,34 @@
 /**
- * A target cluster: its Kubernetes providers (its own, and one per impersonated service account) and
- * the namespaces its bundles need, as core/desired decided them. To decommission a cluster that no
- * longer answers, set `deleteUnreachable: true` on it and remove it from the stack: the provider then
- * drops its resources from the state instead of failing the update.
+ * A target cluster: pulumi-fleet's providers for it (its own, and one per impersonated service account)
+ * and its ClusterSetup, the one resource that creates the namespaces its bundles need and its agent, as
+ * core/desired decided them. To decommission a cluster that no longer answers, set
+ * `deleteUnreachable: true` on it and remove it from the stack: the provider then drops its resources
+ * from the state instead of failing the update.
  */
 import * as pulumi from "@pulumi/pulumi";
-import * as k8s from "@pulumi/kubernetes";
-import { AGENT_TYPE, CLUSTER_TYPE, DesiredCluster, ProviderSettings } from "../core/desired/types";
-import { agentNamespaceResource } from "../core/desired/agent";
-import { FleetProvider } from "./pair";
+import { CLUSTER_TYPE, DesiredCluster, ProviderSettings } from "../core/desired/types";
+import { ClusterSetupSet, FleetProvider } from "./pair";
 
 export class Cluster extends pulumi.ComponentResource {
-  readonly provider: k8s.Provider;
-  /** Per impersonated user, a provider applying as that user; same clusterIdentifier, so moving a bundle between accounts replaces nothing. */
-  readonly accountProviders = new Map<string, k8s.Provider>();
-  readonly namespaces: Map<string, k8s.core.v1.Namespace>;
   /** pulumi-fleet's provider on this cluster, which applies its BundleDeployments; one more per impersonated user. */
   readonly fleetProvider: FleetProvider;
   readonly accountFleetProviders = new Map<string, FleetProvider>();
+  /** Its namespaces and agent; absent when it has neither. Bundles in them are applied after it. */
+  readonly setup?: ClusterSetupSet;
 
   constructor(name: string, c: DesiredCluster, opts: pulumi.ComponentResourceOptions = {}) {
     super(CLUSTER_TYPE, name, {}, opts);
     // The providers are the Cluster's siblings, not its children: `pulumi state move` (moving a cluster
     // between shards, automation/shard-moves.ts) copies providers instead of moving them, and a copied
-    // provider whose parent moves along breaks the destination's state (pulumi v3.259.0). The alias
-    // keeps the URN of stacks created when they were children.
-    const providerOpts = { parent: opts.parent, aliases: [{ parent: this }, ...(c.arrived ? [{ parent: pulumi.rootStackResource }] : [])] };
-    this.provider = provider(c.provider, providerOpts);
-    for (const a of c.accountProviders) this.accountProviders.set(a.user, provider(a.provider, providerOpts));
+    // provider whose parent moves along breaks the destination's state (pulumi v3.259.0).
     const fleetOpts = { parent: opts.parent, ...(c.arrived ? { aliases: [{ parent: pulumi.rootStackResource }] } : {}) };
     this.fleetProvider = fleetProvider(c.provider, fleetOpts);
     for (const a of c.accountProviders) this.accountFleetProviders.set(a.user, fleetProvider(a.provider, fleetOpts));
-    // The agent's namespace, when its agent is switched off and a bundle needs it, was the Agent's resource.
-    const agentUrn = pulumi.createUrn(name, AGENT_TYPE, this);
-    this.namespaces = new Map(c.namespaces.map((ns) => [ns.metadata.name,
-      new k8s.core.v1.Namespace(ns.name, { metadata: ns.metadata }, {
-        parent: this, provider: this.provider, retainOnDelete: ns.retainOnDelete,
-        ...(ns.wasAgentNamespace ? { aliases: [{ name: agentNamespaceResource(name), parent: agentUrn }] } : {}),
-      })]));
+    if (c.setup) {
+      // The agent's token is a secret in the state and the engine's events; the rest of the set shows as it is.
+      const { secretObjects } = c.setup;
+      this.setup = new ClusterSetupSet(name, { ...c.setup, ...(secretObjects ? { secretObjects: pulumi.secret(secretObjects) } : {}) }, { parent: this, provider: this.fleetProvider });
+    }
     this.registerOutputs({});
   }
 
@@ -56,8 +47,4 @@ function fleetProvider(s: ProviderSettings, opts: pulumi.CustomResourceOptions):
     ...(s.kubeClientSettings ? { kubeClientSettings: s.kubeClientSettings } : {}),
     ...(s.deleteUnreachable ? { deleteUnreachable: true } : {}),
   }, opts);
-}
-
-function provider({ name, kubeconfig, ...settings }: ProviderSettings, opts: pulumi.CustomResourceOptions): k8s.Provider {
-  return new k8s.Provider(name, { ...settings, ...(kubeconfig !== undefined ? { kubeconfig: pulumi.secret(kubeconfig) } : {}) }, opts);
 }

@@ -39,6 +39,8 @@ export interface FleetOutputs {
   deployments: pulumi.Output<Record<string, DeploymentRecord>>;
   /** Each BundleDeployment's state as its provider reported it. */
   deploymentStates: pulumi.Output<Record<string, PairReport>>;
+  /** Each cluster's setup (its namespaces and agent) state, by cluster. */
+  clusterSetupStates: pulumi.Output<Record<string, PairReport>>;
   /** Only when the shard runner gave one (DeployOptions.inputs), and every pair reached Ready. */
   inputs?: pulumi.Output<string | undefined>;
 }
@@ -46,14 +48,15 @@ export interface FleetOutputs {
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
   const started = performance.now();
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal, options.deployed?.()), options);
+  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.()), options);
   const planned = performance.now();
   const fleet = new Fleet("fleet", desired);
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
-  const done = fleet.deploymentStates.apply((states) => Object.values(states).every((s) => s.state === "Ready" || s.state === "Modified"));
+  const done = pulumi.all([fleet.deploymentStates, fleet.clusterSetupStates])
+    .apply((all) => all.flatMap((states) => Object.values(states)).every((s) => s.state === "Ready" || s.state === "Modified"));
   return {
-    summary: desired.summary, deployments: fleet.deploymentRecords, deploymentStates: fleet.deploymentStates,
+    summary: desired.summary, deployments: fleet.deploymentRecords, deploymentStates: fleet.deploymentStates, clusterSetupStates: fleet.clusterSetupStates,
     ...(options.inputs && !desired.failures.length ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
   };
 }

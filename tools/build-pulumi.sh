@@ -173,14 +173,20 @@ else
 fi
 
 # ---- pulumi-fleet's own provider (the BundleDeployment resource; tools/build-provider.sh) ----
-# Installed under the plugin directory name the engine looks up; replaced when its build changes.
-fleet_plugin_dir=$pulumi_home/plugins/resource-pulumi-fleet-v0.1.0
+# Installed under its own version (0.1.0-h<source hash>), which the program asks for
+# (PULUMI_FLEET_PROVIDER_VERSION): another build of it in the same PULUMI_HOME is another plugin, never
+# a replacement of this one. Builds not installed or used for a week are removed, the newest three kept.
 fleet_bin=$(bash "$tools_dir/build-provider.sh" --path)
+fleet_version=0.1.0-h$(basename "$(dirname "$fleet_bin")" | sed 's/^fleet-provider-//')
+fleet_plugin_dir=$pulumi_home/plugins/resource-pulumi-fleet-v$fleet_version
 if ! cmp -s "$fleet_bin" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"; then
   mkdir -p "$fleet_plugin_dir"
   cp "$fleet_bin" "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp"
   mv -f "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"
 fi
+touch "$fleet_plugin_dir"
+find "$pulumi_home/plugins" -maxdepth 1 -name 'resource-pulumi-fleet-v0.1.0-h*' -mtime +7 -printf '%T@ %p\n' | sort -rn | tail -n +4 |
+  cut -d' ' -f2- | xargs -r rm -rf
 
 # ---- the engine's automatic log, off unless PULUMI_FLEET_ENGINE_LOGS=1 ----
 # Pulumi v3.259.0 writes every verbose record of every command (property values included, gzip-compressed,
@@ -210,6 +216,7 @@ if ((want_env)); then
   printf 'export PATH=%q:"$PATH"\n' "$bin_dir"
   printf 'export PULUMI_HOME=%q\n' "$pulumi_home"
   printf 'export PULUMI_FLEET_PULUMI_ROOT=%q\n' "$(dirname "$bin_dir")"
+  printf 'export PULUMI_FLEET_PROVIDER_VERSION=%q\n' "$fleet_version"
   printf 'export PULUMI_SKIP_UPDATE_CHECK=true\n'
   printf 'export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true\n'
   printf 'export PULUMI_IGNORE_AMBIENT_PLUGINS=true\n'

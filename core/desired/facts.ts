@@ -35,6 +35,11 @@ export interface Facts {
    * which read the state before the engine runs; absent under a plain `pulumi up`.
    */
   deployed?: ReadonlyMap<string, DeployedBundle>;
+  /**
+   * Per cluster, what an earlier version created for it as one resource per object (its agent's objects,
+   * its namespaces): its ClusterSetup adopts them when it is created (core/desired/setup.ts).
+   */
+  legacySetups?: ReadonlyMap<string, DeployedObject[]>;
 }
 
 /** A bundle deployment as the state holds it: the deploymentID all its objects were applied at, and those objects. */
@@ -88,7 +93,8 @@ export const readObjects = async (jobs: OwnersJob[]): Promise<Record<string, Own
 export const impersonate = async (jobs: ImpersonateJob[]): Promise<Record<string, ImpersonateResult>> => (await runRenderer({ impersonate: jobs })).impersonate;
 
 /** The real facts: fleet-render for rendering and clusters; `previous` and `journal` from the caller. */
-export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedBundle>): Facts {
+export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedBundle>,
+  legacySetups?: ReadonlyMap<string, DeployedObject[]>): Facts {
   return {
     render: runRenderer,
     objects: readObjects,
@@ -99,6 +105,7 @@ export function liveFacts(previous: () => Promise<PreviousDeployment | undefined
     previous,
     ...(journal ? { journal } : {}),
     ...(deployed ? { deployed } : {}),
+    ...(legacySetups ? { legacySetups } : {}),
   };
 }
 

@@ -42,6 +42,9 @@ export const DEPLOYMENTS_OUTPUT = "deployments";
 /** The output each BundleDeployment's state is exported under (components/fleet.ts); absent in stacks of earlier versions. */
 export const DEPLOYMENT_STATES_OUTPUT = "deploymentStates";
 
+/** The output each cluster's setup (its namespaces and agent) state is exported under, by cluster (components/fleet.ts). */
+export const CLUSTER_SETUP_STATES_OUTPUT = "clusterSetupStates";
+
 /** The output name the Fleet component's record is exported under (index.ts). */
 export const RECORD_OUTPUT = "summary";
 

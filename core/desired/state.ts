@@ -31,7 +31,7 @@ import { buildPlan, PlanEntry, REPO_NAME_LABEL, unchangedDeployments } from "../
 import { agentObjects } from "./agent";
 import { readValuesFrom } from "./read-values-from";
 import { clusterNamespaceName } from "./namespaces";
-import { DeployedBundle, Facts, JournalHooks } from "./facts";
+import { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
 import { heldNamespaces, heldObjects, heldRecords, heldSpec } from "./held";
 import { checkNamespaceMetadata, checkNamespaceSquats, foreignOwners, knownOwners, namespaceOwners } from "./owners";
@@ -42,6 +42,7 @@ import { bundleRef, deploymentKey, parseBundleRef, parseDeploymentKey } from "./
 import { pairObjects } from "./pair";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
+import { clusterSetup } from "./setup";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
@@ -179,7 +180,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
   const ambient = renderMode ? new Map<string, string>() : await ambientKubeconfigs(pinned, facts);
 
-  const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => ({
+  const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => withSetup({
     name: c.name,
     provider: providerSettings(c.name, ambient.has(c.name) ? { ...c, kubeconfig: ambient.get(c.name), context: undefined } : c, pinned.renderDir),
     accountProviders: [...(accounts.kubeconfigs.get(c.name) ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))
@@ -187,7 +188,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     namespaces: namespaces.get(c.name)!,
     ...(agents.get(c.name)!.agent ? { agent: agentObjects(c.name, agents.get(c.name)!.agent!) } : {}),
     arrived: arrived.has(c.name),
-  }));
+  }, facts.legacySetups?.get(c.name)));
   const deployments = [...inDependencyOrder(entries, undefined, rollouts.gates).map((e): DesiredDeployment => {
     const key = deploymentKey(e);
     const r = rendered.get(e)!;
@@ -566,6 +567,12 @@ function checkNotSplit(config: StackConfig): void {
   throw new FleetError(`this environment is split into shards, each deployed by its own stack (${stacks}); run those, or \`npm run up -- --stack ${environment}\` for all of them`, { file: config.file, field: "shards" });
 }
 
+/** The cluster with the one resource that creates its namespaces and agent (setup.ts). */
+function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined): DesiredCluster {
+  const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy);
+  return setup ? { ...c, setup } : c;
+}
+
 /**
  * The namespaces a cluster creates for its bundles. A deployed agent owns its own namespace, so a bundle
  * deploying into it does not create it twice; with the agent switched off the cluster creates it, and
@@ -688,6 +695,8 @@ export interface DeployOptions extends DesiredOptions {
   journal?: JournalHooks;
   /** The objects the stack's state holds per bundle deployment, read by the operations before the engine runs (Facts.deployed). */
   deployed?: () => ReadonlyMap<string, DeployedBundle> | undefined;
+  /** What an earlier version created per cluster as one resource per object (Facts.legacySetups), read with `deployed`. */
+  legacySetups?: () => ReadonlyMap<string, DeployedObject[]> | undefined;
   /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
   inputs?: string;
   /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */

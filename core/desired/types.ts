@@ -50,6 +50,8 @@ export interface DesiredCluster {
   namespaces: DesiredNamespace[];
   /** Absent when the cluster's agent is switched off (`agent.enabled: false`). */
   agent?: AgentObjects;
+  /** The namespaces and the agent as the one resource that creates them (setup.ts); absent when there are none. */
+  setup?: PairSpec;
   /** Not deployed by this stack's last update: its resources may sit at the root of the state (previous.ts arrivedClusters). */
   arrived: boolean;
 }

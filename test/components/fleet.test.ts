@@ -8,6 +8,7 @@ import { localStack, reordered, withoutProdTarget } from "../support/fleet-fixtu
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { fakeFacts } from "../support/fake-facts";
 import { Fleet } from "../../components/fleet";
+import { NAMESPACE_KEPT } from "../../core/desired/setup";
 
 const RENDER = "/tmp/pulumi-fleet-render";
 const cacheRoot = tempDir("pf-cache-");
@@ -37,12 +38,18 @@ describe("components register the desired state (Pulumi mocks)", function () {
     ]);
     expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.parent.includes("BundleDeployment")), "no per-object resources").to.deep.equal([]);
 
-    for (const type of ["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet"]) {
-      const providers = regs.filter((r) => r.type === type);
-      expect(providers.map((p) => [p.name, p.inputs.clusterIdentifier, p.inputs.renderYamlToDirectory]), type).to.deep.equal([
-        ["dev-1", "dev-1", path.join(RENDER, "dev-1")], ["dev-2", "dev-2", path.join(RENDER, "dev-2")], ["prod-1", "prod-1", path.join(RENDER, "prod-1")],
-      ]);
+    // One provider per cluster, pulumi-fleet's: no Kubernetes provider (a plugin process each) is registered.
+    expect(regs.filter((r) => r.type === "pulumi:providers:kubernetes")).to.deep.equal([]);
+    expect(regs.filter((r) => r.type === "pulumi:providers:pulumi-fleet").map((p) => [p.name, p.inputs.clusterIdentifier, p.inputs.renderYamlToDirectory])).to.deep.equal([
+      ["dev-1", "dev-1", path.join(RENDER, "dev-1")], ["dev-2", "dev-2", path.join(RENDER, "dev-2")], ["prod-1", "prod-1", path.join(RENDER, "prod-1")],
+    ]);
+    // Each cluster's namespaces and agent: one ClusterSetup under the cluster, through its provider.
+    for (const setup of regs.filter((r) => r.type === "pulumi-fleet:index:ClusterSetup")) {
+      expect(setup.provider).to.match(new RegExp(`pulumi:providers:pulumi-fleet::${setup.name}::${setup.name}-id$`));
+      expect(setup.parent).to.match(new RegExp(`pulumi-fleet:index:Cluster::${setup.name}$`));
     }
+    expect(byType("pulumi-fleet:index:ClusterSetup")).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
+    expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:")), "no per-object resources at all").to.deep.equal([]);
     // Every pair goes through its own cluster's pulumi-fleet provider, under its GitRepo.
     for (const bd of pairs(regs)) {
       const cluster = bd.name.split("/")[0];
@@ -67,14 +74,15 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const dev = pair(regs, "dev-1/examples/examples-simple");
     expect(objectsOf(dev)["apps/Deployment/simple/hello"].spec!.replicas).to.not.equal(3);
 
-    const ns = regs.filter((r) => r.type === "kubernetes:core/v1:Namespace" && /^dev-1\/[^/]+$/.test(r.name)).map((r) => [r.name, (r.inputs.metadata as { labels: object }).labels, r.retainOnDelete]);
+    const setup = regs.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "dev-1")!;
+    const ns = Object.values(setup.inputs.objects as Record<string, { manifest: Manifest; retain?: string }>)
+      .filter((o) => o.manifest.kind === "Namespace" && o.manifest.metadata.name !== "cattle-fleet-system").map((o) => [o.manifest.metadata.name, o.manifest.metadata.labels, o.retain]);
     expect(ns).to.deep.equal([
-      ["dev-1/helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
-      ["dev-1/simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, true],
+      ["helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, NAMESPACE_KEPT],
+      ["simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, NAMESPACE_KEPT],
     ]);
-    // The pair waits for its namespace.
-    const nsUrn = regs.find((r) => r.name === "dev-1/simple" && r.type === "kubernetes:core/v1:Namespace")!.urn;
-    expect(dev.dependencies).to.include(nsUrn);
+    // The pair waits for its cluster's setup, which creates its namespace.
+    expect(dev.dependencies).to.include(setup.urn);
   });
 
   it("a deployment whose lookups read a Secret has its objects registered as a secret, the others in the clear (issue 41)", async () => {
@@ -110,7 +118,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const removed = names(a.registrations).filter((u) => !b.byUrn.has(u));
     const added = names(b.registrations).filter((u) => !a.byUrn.has(u));
     expect(added).to.deep.equal([]);
-    expect(removed.length).to.be.greaterThan(3);
+    expect(removed.length).to.equal(3);
     for (const urn of removed) {
       const name = urn.split("::").pop()!;
       // The prod-1 BundleDeployments, their objects, and the namespaces only they needed.
@@ -119,8 +127,11 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(removed.filter((u) => u.includes("BundleDeployment::")).map((u) => u.split("::").pop())).to.deep.equal([
       "prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple",
     ]);
-    // The prod-1 provider and cluster stay (the cluster is still in the fleet), and no remaining input moves.
-    for (const r of b.registrations) {
+    // The prod-1 provider and cluster stay (the cluster is still in the fleet), and no remaining input
+    // moves but prod-1's setup: the namespaces only those deployments needed leave it.
+    expect(Object.keys((b.byUrn.get(a.registrations.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "prod-1")!.urn)!.inputs.objects as object)))
+      .to.not.include("/Namespace//helm-app");
+    for (const r of b.registrations.filter((x) => !(x.type === "pulumi-fleet:index:ClusterSetup" && x.name === "prod-1"))) {
       expect(r.inputs, r.urn).to.deep.equal(a.byUrn.get(r.urn)!.inputs);
       expect(r.dependencies, r.urn).to.deep.equal(a.byUrn.get(r.urn)!.dependencies);
     }
@@ -175,8 +186,9 @@ describe("components register the desired state (Pulumi mocks)", function () {
       const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
       expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify(d.spec)));
       expect((waitFor ?? []).map((w) => w.name), d.key).to.deep.equal(d.dependsOn);
-      // It waits for the pairs it depends on and for the namespaces its cluster creates for it.
-      expect(bd.dependencies, d.key).to.deep.equal([...d.dependsOn.map(urnOf), ...d.clusterNamespaces.map((ns) => urnOf(`${d.cluster}/${ns}`))].sort());
+      // It waits for the pairs it depends on and, when its cluster creates namespaces for it, for the cluster's setup.
+      const setupUrn = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === d.cluster)!.urn;
+      expect(bd.dependencies, d.key).to.deep.equal([...d.dependsOn.map(urnOf), ...d.clusterNamespaces.length ? [setupUrn] : []].sort());
     }
     expect(desired.deployments).to.have.length(5);
     expect(r.warnings).to.deep.equal(desired.deployments.flatMap((d) => d.warnings));
@@ -186,6 +198,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(raw.spec.objects["/ConfigMap/raw/kept"].retain).to.equal("helm.sh/resource-policy: keep");
     expect(Object.values(desired.deployments.find((d) => d.key === "c1/m/m-app")!.spec.objects).map((o) => o.retain)).to.deep.equal(["keepResources"]);
     expect(desired.deployments.find((d) => d.key === "c1/p/p-paused")!.spec.paused).to.equal(true);
-    expect(byName.get("c1/raw")!.retainOnDelete).to.equal(true);
+    const c1 = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === "c1")!;
+    expect((c1.inputs.objects as Record<string, { retain?: string }>)["/Namespace//raw"].retain).to.equal(NAMESPACE_KEPT);
   });
 });

@@ -12,12 +12,15 @@ import { StackConfig } from "../../core/config/stack";
 import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 
-interface Step { op: string; urn: string }
+interface Step { op: string; urn: string; objects?: string[] }
 
 /** Runs a preview and returns every step the engine planned (op and URN), sorted. */
 async function previewSteps(stack: Stack): Promise<Step[]> {
   const steps: Step[] = [];
-  await stack.preview({ onEvent: (e: EngineEvent) => { if (e.resourcePreEvent) steps.push({ op: e.resourcePreEvent.metadata.op, urn: e.resourcePreEvent.metadata.urn }); } });
+  await stack.preview({ onEvent: (e: EngineEvent) => {
+    const m = e.resourcePreEvent?.metadata;
+    if (m) steps.push({ op: m.op, urn: m.urn, objects: [...new Set(Object.keys(m.detailedDiff ?? {}).flatMap((p) => /^objects\["([^"]+)"\]/.exec(p)?.[1] ?? []))] });
+  } });
   return steps.sort((a, b) => (a.urn < b.urn ? -1 : 1));
 }
 
@@ -82,15 +85,16 @@ describe("real engine, render mode (e2e)", function () {
     const stack = await open(withoutProdTarget(localStack(renderDir)));
     const steps = await timed("preview (target removed)", () => previewSteps(stack));
     const changed = steps.filter((s) => s.op !== "same" && s.op !== "read");
-    expect(changed.filter((s) => s.op !== "delete"), "only deletes").to.deep.equal([]);
-    const deleted = changed.map((s) => s.urn.split("::").pop()!);
-    for (const name of deleted) expect(name).to.match(/^prod-1\//);
-    // The three BundleDeployments (each deletes its objects) and the namespaces only they needed.
-    expect(deleted.sort()).to.deep.equal(["prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple", "prod-1/helm-app", "prod-1/simple"]);
+    // The three BundleDeployments (each deletes its objects); the namespaces only they needed leave
+    // prod-1's setup, which keeps them on the cluster (no bundle set deleteNamespace).
+    expect(changed.map((s) => [s.op, s.urn.split("::").pop(), s.objects ?? []]).sort()).to.deep.equal([
+      ["delete", "prod-1/examples/examples-helm", []], ["delete", "prod-1/examples/examples-kustomize", []], ["delete", "prod-1/examples/examples-simple", []],
+      ["update", "prod-1", ["/Namespace//helm-app", "/Namespace//simple"]],
+    ]);
 
     const before = renderedFiles(path.join(renderDir, "dev-1"));
     const result = await timed("up (prune)", () => stack.up());
-    expect(result.summary.resourceChanges).to.not.have.any.keys("create", "update", "replace");
+    expect(result.summary.resourceChanges).to.not.have.any.keys("create", "replace");
     const prod = renderedFiles(path.join(renderDir, "prod-1")).filter((f) => !f.includes("fleet-agent") && !f.includes("cattle-fleet-system"));
     // Objects gone in the same update; the namespaces stay (retained: no bundle set deleteNamespace); the agent stays.
     expect(prod).to.deep.equal(["1-manifest/v1-namespace-default-helm-app.yaml", "1-manifest/v1-namespace-default-simple.yaml"]);
@@ -120,8 +124,9 @@ describe("real engine, render mode (e2e)", function () {
     await (await open(base)).up({ expectNoChanges: true }); // pinning the running tag changes nothing
     const bumped = await open({ ...base, fleetVersion: "0.13.2" });
     const steps = (await timed("preview (version bump)", () => previewSteps(bumped))).filter((s) => s.op !== "same" && s.op !== "read");
-    expect(steps.map((s) => [s.op, s.urn.split("::").pop()])).to.deep.equal([
-      ["update", "dev-1/agent/deployment"], ["update", "dev-2/agent/deployment"],
+    // Each cluster's setup (its namespaces and agent) changes one object: the agent's Deployment.
+    expect(steps.map((s) => [s.op, s.urn.split("::").pop(), s.objects])).to.deep.equal([
+      ["update", "dev-1", ["apps/Deployment/cattle-fleet-system/fleet-agent"]], ["update", "dev-2", ["apps/Deployment/cattle-fleet-system/fleet-agent"]],
     ]);
     await timed("up (version bump)", () => bumped.up());
     lastApplied = { ...base, fleetVersion: "0.13.2" };

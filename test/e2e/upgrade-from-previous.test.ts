@@ -6,7 +6,8 @@
  * - b501f27, the last version with one engine resource per Kubernetes object under a BundleDeployment
  *   component.
  * Now each (bundle, cluster) pair is one BundleDeployment resource of pulumi-fleet's provider, which
- * adopts those objects. For each, the previous version's own code (a `git archive` of it, run in a
+ * adopts those objects, and each cluster's agent and namespaces (the Kubernetes provider's resources in
+ * all three) are one ClusterSetup resource of the same provider, which adopts theirs. For each, the previous version's own code (a `git archive` of it, run in a
  * child process) deploys the example fleet, this version's preview says what the move does, this
  * version's operations library runs `up` on the same stack and state, and every object's UID and
  * resourceVersion is read back from the API servers.
@@ -94,6 +95,11 @@ function stateResources(deployment: any): StateResource[] {
 /** The objects of a state's BundleDeployment resources, as their inventories list them. */
 function oldPairObjects(state: StateResource[]): { uid: string }[] {
   return state.filter((r) => r.type === "pulumi-fleet:index:BundleDeployment" && r.custom).flatMap((r) => (r.inventory ?? []).map((uid) => ({ uid })));
+}
+
+/** An earlier version's agent and namespace resources (the Kubernetes provider's, under the Agent and Cluster components). */
+function oldSetupResources(state: StateResource[]): StateResource[] {
+  return state.filter((r) => r.custom && r.type.startsWith("kubernetes:") && (r.urn.includes("pulumi-fleet:index:Agent$") || /pulumi-fleet:index:Cluster\$kubernetes:core\/v1:Namespace::/.test(r.urn)));
 }
 
 /** One step per resource of an update, from the engine's events. */
@@ -261,14 +267,18 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
     const warnings: string[] = [];
     const p = await ops.preview(options({ onWarning: (m) => warnings.push(m) }));
     const moved = oldState.filter((r) => r.custom && r.urn.includes("pulumi-fleet:index:BundleDeployment$")).length;
+    const setups = oldSetupResources(oldState).length;
+    expect(setups, "the agents' and namespaces' resources").to.be.greaterThan(3 * 7);
+    const clusterMove = `the ${setups} resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster, in the state only`;
     if (pairs) {
       expect(moved).to.equal(0);
-      expect(warnings.join("\n")).to.not.include("in the state only");
+      expect(warnings.join("\n")).to.include(`the next \`up\` moves ${clusterMove}`);
     } else {
-      expect(warnings.join("\n")).to.include(`the next \`up\` moves those ${moved} resource(s) into one BundleDeployment per bundle and cluster, in the state only`);
-      expect(p.summaryMarkdown).to.include("in the state only");
+      expect(warnings.join("\n")).to.include(`the next \`up\` moves those ${moved} resource(s) into one BundleDeployment per bundle and cluster, and ${clusterMove}`);
     }
-    const touched = [...p.groups.deployments.values()].filter((d) => d.created + (updates ? 0 : d.updated) + d.replaced + d.deleted > 0).map((d) => d.key);
+    expect(p.summaryMarkdown).to.include("in the state only");
+    const touched = [...p.groups.deployments.values(), ...p.groups.agents.values()].filter((d) => d.created + (updates ? 0 : d.updated) + d.replaced + d.deleted > 0)
+      .map((d) => ("key" in d ? d.key : `agent on ${d.cluster}`));
     expect(touched, "objects the preview says it creates, deletes or replaces (or updates)").to.deep.equal([]);
     expect(p.prunes).to.deep.equal([]);
   });
@@ -286,7 +296,8 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
     figures["upgrade: engine changes"] = JSON.stringify(r.changes);
     steps = [...byUrn.values()];
     // The per-object resources leave the state only (they were marked retained first); the pairs adopt their objects.
-    const touched = [...r.groups.deployments.values()].filter((d) => d.created + (updates ? 0 : d.updated) + d.replaced + d.deleted > 0).map((d) => d.key);
+    const touched = [...r.groups.deployments.values(), ...r.groups.agents.values()].filter((d) => d.created + (updates ? 0 : d.updated) + d.replaced + d.deleted > 0)
+      .map((d) => ("key" in d ? d.key : `agent on ${d.cluster}`));
     expect(touched, "objects the update reports it created, deleted or replaced (or updated)").to.deep.equal([]);
     figures["upgrade: objects updated in place"] = String([...r.groups.deployments.values()].reduce((n, d) => n + d.updated, 0));
     expect(r.events.filter((e) => e.event === "pruned"), "no bundle pruned").to.deep.equal([]);
@@ -307,7 +318,12 @@ describe(`upgrade from ${commit.slice(0, 7)} (${layout}) on live clusters: no ob
         .map((x) => { const [cluster, bundle] = name(x.urn).split("/"); return `${cluster}/examples/${bundle}`; }).sort());
     }
     expect(inventoryUids).to.deep.equal(oldUids);
-    expect((exported.resources ?? []).filter((x: any) => x.type.startsWith("kubernetes:") && x.parent?.includes("BundleDeployment")), "per-object resources left").to.deep.equal([]);
+    expect((exported.resources ?? []).filter((x: any) => x.type.startsWith("kubernetes:") || x.type === "pulumi:providers:kubernetes"), "per-object resources or Kubernetes providers left")
+      .to.deep.equal([]);
+    // Each cluster's agent and namespaces: one ClusterSetup, whose inventory holds the objects the old resources had.
+    const setupsAfter = (exported.resources ?? []).filter((x: any) => x.type === "pulumi-fleet:index:ClusterSetup");
+    expect(setupsAfter.map((x: any) => [name(x.urn), x.outputs.state]).sort()).to.deep.equal(clusters.map((c) => [c.name, "Ready"]));
+    expect(setupsAfter.flatMap((x: any) => x.outputs.inventory.map((i: any) => i.uid)).sort()).to.deep.equal(oldSetupResources(oldState).map((x) => x.uid).sort());
 
     // Read back from the API servers: the same objects with the same UIDs, none written; the agent pods untouched.
     const objectsAfter = (await Promise.all(clusters.map(clusterObjects))).flat();

@@ -105,3 +105,27 @@ describe("the update's counts come from the engine's own summary event (automati
     expect(r.changes).to.deep.equal({ same: 46, update: 2 });
   });
 });
+
+describe("a cluster's setup (its namespaces and agent) in the reports (automation/steps.ts)", () => {
+  const SETUP = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1";
+  const ns = { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app" } } };
+  const deployment = { manifest: { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "fleet-agent", namespace: "cattle-fleet-system" } } };
+  const blinded = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" };
+
+  it("switching the agent off counts its objects, the blinded Secret by its key, as the agent's deletes; a namespace is not the agent's", () => {
+    const state = (inputs: Record<string, unknown>) => ({ type: "pulumi-fleet:index:ClusterSetup", urn: SETUP, custom: true, parent: "", id: "c1", inputs, outputs: inputs, provider: "" });
+    const before = { objects: { "/Namespace//app": ns, "apps/Deployment/cattle-fleet-system/fleet-agent": deployment }, secretObjects: blinded };
+    const after = { objects: { "/Namespace//app": { ...ns, retain: "kept" } } };
+    const r = new StepRecorder();
+    r.onEvent({ sequence: 0, timestamp: 0, resOutputsEvent: { metadata: {
+      op: "update", urn: SETUP, type: "pulumi-fleet:index:ClusterSetup", provider: "", new: state(after), old: state(before),
+      detailedDiff: {
+        'objects["apps/Deployment/cattle-fleet-system/fleet-agent"]': { diffKind: "delete", inputDiff: true }, 'objects["/Namespace//app"].retain': { diffKind: "update", inputDiff: true },
+        'secretObjects["/Secret/cattle-fleet-system/fleet-agent-bootstrap"]': { diffKind: "delete", inputDiff: true },
+      },
+    } } } as unknown as EngineEvent);
+    const groups = groupSteps(r.steps, r.failedUrns);
+    expect(groups.deployments.size).to.equal(0);
+    expect(groups.agents.get("c1")).to.include({ created: 0, updated: 0, deleted: 2, replaced: 0 });
+  });
+});

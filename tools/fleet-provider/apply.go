@@ -60,7 +60,7 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		st.Inventory = mergeInventory(st.Inventory, existing(withUIDs(ctx, rm, desired, st.Inventory)))
 		return st
 	}
-	prune := planPrune(st.Inventory, previous, spec.Objects)
+	prune := planPrune(st.Inventory, previous, spec.set())
 	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
 	st.Inventory = mergeInventory(left, withUIDs(ctx, rm, desired, st.Inventory))
 	st.Retained = prune.Retained
@@ -146,7 +146,7 @@ func carriedStatus(prev *Outputs) (Status, map[string]DesiredObject) {
 	}
 	st := prev.Status
 	st.Messages, st.Drifted = nil, nil
-	return st, prev.Objects
+	return st, prev.set()
 }
 
 func paused(st Status) Status {
@@ -190,8 +190,8 @@ func unchangedIgnoreRules(objects []*unstructured.Unstructured, previous map[str
 	var rules []jsondiff.IgnoreRule
 	for _, o := range objects {
 		k := keyOf(o)
-		pointers := spec.Objects[k].IgnoreDrift
-		if before, ok := previous[k]; ok && len(pointers) > 0 && reflect.DeepEqual(before.Manifest, spec.Objects[k].Manifest) {
+		pointers := spec.set()[k].IgnoreDrift
+		if before, ok := previous[k]; ok && len(pointers) > 0 && reflect.DeepEqual(before.Manifest, spec.set()[k].Manifest) {
 			rules = append(rules, jsondiff.IgnoreRule{Paths: pointers, Selector: exactly(o)})
 		}
 	}
@@ -324,7 +324,7 @@ func propagation(p string) metav1.DeletionPropagation {
 // deletePair removes the pair: every inventory entry without a retain reason. An error (the pair
 // stays in the state, so nothing is orphaned) names each object that could not be deleted.
 func deletePair(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) error {
-	prune := planPrune(olds.Inventory, olds.Objects, nil)
+	prune := planPrune(olds.Inventory, olds.set(), nil)
 	if _, msgs := deleteObjects(ctx, rm, prune.Delete, olds.DeletePolicy, timeoutOf(olds.Spec)); len(msgs) > 0 {
 		return fmt.Errorf("deleting the bundle deployment: %s", strings.Join(msgs, "; "))
 	}
@@ -345,7 +345,7 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 	for _, o := range objects {
 		k := keyOf(o)
 		opts := ssa.DefaultDiffOptions()
-		if pointers := olds.Objects[k].IgnoreDrift; len(pointers) > 0 {
+		if pointers := olds.set()[k].IgnoreDrift; len(pointers) > 0 {
 			opts.DriftIgnoreRules = []jsondiff.IgnoreRule{{Paths: pointers, Selector: exactly(o)}}
 		}
 		entry, _, _, err := rm.Diff(ctx, o, opts)

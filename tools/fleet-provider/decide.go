@@ -37,34 +37,8 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 		d.Changes = true
 		return d
 	}
-	oldObjects := olds.Objects
-	for _, k := range unionKeys(oldObjects, news.Objects) {
-		o, inOld := oldObjects[k]
-		n, inNew := news.Objects[k]
-		base := "objects" + pathKey(k)
-		switch {
-		case !inOld:
-			d.Detailed[base] = pulumirpc.PropertyDiff_ADD
-		case !inNew:
-			d.Detailed[base] = pulumirpc.PropertyDiff_DELETE
-		default:
-			if o.Retain != n.Retain {
-				d.Detailed[base+".retain"] = pulumirpc.PropertyDiff_UPDATE
-			}
-			if !reflect.DeepEqual(o.IgnoreDrift, n.IgnoreDrift) {
-				d.Detailed[base+".ignoreDrift"] = pulumirpc.PropertyDiff_UPDATE
-			}
-			fields := map[string]pulumirpc.PropertyDiff_Kind{}
-			diffValues(base+".manifest", o.Manifest, n.Manifest, fields)
-			if len(fields) > maxFieldDiffs {
-				d.Detailed[base+".manifest"] = pulumirpc.PropertyDiff_UPDATE
-			} else {
-				for p, kind := range fields {
-					d.Detailed[p] = kind
-				}
-			}
-		}
-	}
+	diffObjects(d.Detailed, "objects", olds.Objects, news.Objects)
+	diffObjects(d.Detailed, "secretObjects", olds.SecretObjects, news.SecretObjects)
 	diffTop := func(name string, a, b any) {
 		if !reflect.DeepEqual(a, b) {
 			d.Detailed[name] = pulumirpc.PropertyDiff_UPDATE
@@ -85,17 +59,50 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 		// A re-apply shows as an update of each object it applies again: the drifted ones, else all.
 		again := olds.Drifted
 		if olds.State != StateModified || len(again) == 0 {
-			again = sortedKeys(news.Objects)
+			again = sortedKeys(news.set())
 		}
 		if d.Changes {
 			for _, k := range again {
 				if _, ok := news.Objects[k]; ok {
 					d.Detailed["objects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
+				} else if _, ok := news.SecretObjects[k]; ok {
+					d.Detailed["secretObjects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
 				}
 			}
 		}
 	}
 	return d
+}
+
+// diffObjects records, under field, each object added, removed or changed (its fields, up to maxFieldDiffs).
+func diffObjects(detailed map[string]pulumirpc.PropertyDiff_Kind, field string, olds, news map[string]DesiredObject) {
+	for _, k := range unionKeys(olds, news) {
+		o, inOld := olds[k]
+		n, inNew := news[k]
+		base := field + pathKey(k)
+		switch {
+		case !inOld:
+			detailed[base] = pulumirpc.PropertyDiff_ADD
+		case !inNew:
+			detailed[base] = pulumirpc.PropertyDiff_DELETE
+		default:
+			if o.Retain != n.Retain {
+				detailed[base+".retain"] = pulumirpc.PropertyDiff_UPDATE
+			}
+			if !reflect.DeepEqual(o.IgnoreDrift, n.IgnoreDrift) {
+				detailed[base+".ignoreDrift"] = pulumirpc.PropertyDiff_UPDATE
+			}
+			fields := map[string]pulumirpc.PropertyDiff_Kind{}
+			diffValues(base+".manifest", o.Manifest, n.Manifest, fields)
+			if len(fields) > maxFieldDiffs {
+				detailed[base+".manifest"] = pulumirpc.PropertyDiff_UPDATE
+			} else {
+				for p, kind := range fields {
+					detailed[p] = kind
+				}
+			}
+		}
+	}
 }
 
 // retryReason says why an unchanged pair is applied again, or "". Modified is only ever in the state

@@ -228,3 +228,34 @@ func TestExistingKeepsWhatWasReadBack(t *testing.T) {
 		t.Fatalf("existing = %+v, want only the object with a UID", got)
 	}
 }
+
+// A secret object (the agent's token) is diffed under its own property, which the engine keeps secret,
+// and is part of the set that is applied and pruned.
+func TestSecretObjectsAreDiffedApartAndPartOfTheSet(t *testing.T) {
+	secret := func(token string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s", "namespace": "app"}, "stringData": map[string]any{"token": token}}
+	}
+	old := spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}})
+	old.SecretObjects = map[string]DesiredObject{"/Secret/app/s": {Manifest: secret("one")}}
+	news := old
+	news.SecretObjects = map[string]DesiredObject{"/Secret/app/s": {Manifest: secret("two")}}
+	d := diffPair(readyOutputs(old), news)
+	want := map[string]pulumirpc.PropertyDiff_Kind{`secretObjects["/Secret/app/s"].manifest.stringData.token`: pulumirpc.PropertyDiff_UPDATE}
+	if !reflect.DeepEqual(d.Detailed, want) {
+		t.Fatalf("detailed diff:\n got %v\nwant %v", d.Detailed, want)
+	}
+	objs, err := news.unstructuredObjects()
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("the set is objects and secretObjects: %d objects, %v", len(objs), err)
+	}
+}
+
+// A message quoting a secret object's value (an API server's refusal may) carries [secret] instead.
+func TestMessagesNeverQuoteASecretObjectsValues(t *testing.T) {
+	s := spec("m:1", nil)
+	s.SecretObjects = map[string]DesiredObject{"/Secret/app/s": {Manifest: map[string]any{"stringData": map[string]any{"token": "t0ken-value"}}}}
+	got := redacted([]string{`Secret app/s: token "t0ken-value" (dDBrZW4tdmFsdWU=) refused`}, s.secretValues())
+	if want := `Secret app/s: token "[secret]" ([secret]) refused`; got[0] != want {
+		t.Fatalf("got %q, want %q", got[0], want)
+	}
+}

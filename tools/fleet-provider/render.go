@@ -41,13 +41,14 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st
 	}
-	for _, k := range sortedKeys(spec.Objects) {
-		if err := writeManifest(dir, spec.Objects[k].Manifest); err != nil {
+	set := spec.set()
+	for _, k := range sortedKeys(set) {
+		if err := writeManifest(dir, set[k].Manifest); err != nil {
 			st.State, st.Messages = StateErrApplied, []string{err.Error()}
 			return st
 		}
 	}
-	prune := planPrune(st.Inventory, previous, spec.Objects)
+	prune := planPrune(st.Inventory, previous, set)
 	for _, id := range prune.Delete {
 		_ = os.Remove(renderPath(dir, previous[id.Key()].Manifest))
 	}
@@ -73,8 +74,9 @@ func writeManifest(dir string, manifest map[string]any) error {
 
 // unrenderPair removes the pair's files, except those a retain rule keeps.
 func unrenderPair(dir string, olds Outputs) {
-	for _, id := range planPrune(olds.Inventory, olds.Objects, nil).Delete {
-		if o, ok := olds.Objects[id.Key()]; ok {
+	set := olds.set()
+	for _, id := range planPrune(olds.Inventory, set, nil).Delete {
+		if o, ok := set[id.Key()]; ok {
 			_ = os.Remove(renderPath(dir, o.Manifest))
 		}
 	}

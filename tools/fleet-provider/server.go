@@ -73,7 +73,7 @@ func (s *server) Configure(_ context.Context, req *pulumirpc.ConfigureRequest) (
 }
 
 func (s *server) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
-	if req.GetType() != "" && req.GetType() != bundleDeploymentTk {
+	if t := req.GetType(); t != "" && t != bundleDeploymentTk && t != clusterSetupTk {
 		return nil, fmt.Errorf("unknown resource type %s", req.GetType())
 	}
 	var failures []*pulumirpc.CheckFailure
@@ -180,7 +180,9 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st, nil
 	}
-	return applyPair(s.ctx, rm, prev, spec, !creating), nil
+	st := applyPair(s.ctx, rm, prev, spec, !creating)
+	st.Messages = redacted(st.Messages, spec.secretValues())
+	return st, nil
 }
 
 // stateOf decodes a pair's outputs as the state holds them, with the configured cluster.

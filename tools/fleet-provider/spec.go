@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -13,6 +14,9 @@ import (
 const (
 	packageName        = "pulumi-fleet"
 	bundleDeploymentTk = "pulumi-fleet:index:BundleDeployment"
+	// What a cluster needs before its bundles (the namespaces they need, its agent): the same kind of set,
+	// applied, pruned and deleted as a pair is.
+	clusterSetupTk = "pulumi-fleet:index:ClusterSetup"
 	// The engine's marker for a value not known during a preview.
 	unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 )
@@ -22,6 +26,9 @@ type Spec struct {
 	DeploymentID string `json:"deploymentId"`
 	// Objects by objectKey (group/kind/namespace/name, version left out so a version move is the same object).
 	Objects map[string]DesiredObject `json:"objects"`
+	// More of the set, whose manifests are secrets (the agent's token): a property of their own, so the
+	// engine keeps only these secret and the rest of the set stays readable in previews and the state.
+	SecretObjects map[string]DesiredObject `json:"secretObjects,omitempty"`
 	// Seconds to wait for the set to be ready after applying (helm.timeoutSeconds); 0: do not wait.
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// Recreate objects whose immutable fields changed (helm.force).
@@ -181,9 +188,66 @@ func containsUnknown(s *structpb.Struct) bool {
 	return err == nil && strings.Contains(string(raw), unknownValue)
 }
 
+// set is every object of the pair by key: objects and secretObjects.
+func (s Spec) set() map[string]DesiredObject {
+	if len(s.SecretObjects) == 0 {
+		return s.Objects
+	}
+	all := make(map[string]DesiredObject, len(s.Objects)+len(s.SecretObjects))
+	for k, o := range s.Objects {
+		all[k] = o
+	}
+	for k, o := range s.SecretObjects {
+		all[k] = o
+	}
+	return all
+}
+
+// secretValues are the values of the set's secret objects (data as written and decoded, stringData
+// as written and encoded): an API server's message may quote a refused field, and the pair's messages
+// are not secrets in the state.
+func (s Spec) secretValues() []string {
+	var out []string
+	for _, o := range s.SecretObjects {
+		for _, field := range []string{"data", "stringData"} {
+			values, _ := o.Manifest[field].(map[string]any)
+			for _, v := range values {
+				text, ok := v.(string)
+				if !ok || len(text) < 4 {
+					continue
+				}
+				out = append(out, text)
+				if field == "data" {
+					if decoded, err := base64.StdEncoding.DecodeString(text); err == nil && len(decoded) >= 4 {
+						out = append(out, string(decoded))
+					}
+				} else {
+					out = append(out, base64.StdEncoding.EncodeToString([]byte(text)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// redacted replaces each secret value in the messages with [secret].
+func redacted(msgs []string, secrets []string) []string {
+	if len(secrets) == 0 {
+		return msgs
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		for _, v := range secrets {
+			m = strings.ReplaceAll(m, v, "[secret]")
+		}
+		out[i] = m
+	}
+	return out
+}
+
 // unstructuredObjects turns the desired objects into the set to apply, sorted by key.
 func (s Spec) unstructuredObjects() ([]*unstructured.Unstructured, error) {
-	return unstructuredOf(s.Objects)
+	return unstructuredOf(s.set())
 }
 
 func unstructuredOf(objects map[string]DesiredObject) ([]*unstructured.Unstructured, error) {

@@ -1,0 +1,72 @@
+/**
+ * What a cluster needs before its bundles, as one engine resource: the namespaces its bundles need
+ * (namespaces.ts) and its agent's objects (agent.ts), applied as one set by pulumi-fleet's provider
+ * (tools/fleet-provider), pruned and deleted as a BundleDeployment is. One resource per cluster instead
+ * of one per object, and no Kubernetes provider process per cluster (BENCHMARKS.md §13).
+ */
+import { sha256Hex, stableJson } from "../hash";
+import { clusterLabels } from "../ownership";
+import { AgentObjects } from "./agent";
+import { DeployedObject } from "./facts";
+import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "./pair";
+import { DesiredNamespace } from "./types";
+
+export const CLUSTER_SETUP_TYPE = "pulumi-fleet:index:ClusterSetup";
+
+/** Why the agent's namespace stays when the agent goes: `helm uninstall` of Fleet's agent keeps it too. */
+export const AGENT_NAMESPACE_KEPT = "the agent's namespace: kept when the agent goes, as uninstalling Fleet's agent keeps it";
+/** Why a namespace the cluster created for its bundles stays when they go. */
+export const NAMESPACE_KEPT = "a bundle namespace: kept unless every bundle in it sets deleteNamespace";
+
+/** How long `up` waits for the agent to be ready (the Kubernetes provider's default wait for a Deployment). */
+const AGENT_READY_SECONDS = 600;
+
+
+/**
+ * The cluster's setup, or undefined when it has nothing to create. `adopt`: what an earlier version's
+ * per-object resources created for the cluster (its agent's objects, its namespaces), taken over when
+ * the setup resource is created, so nothing on the cluster is written or deleted by the move.
+ */
+export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], agent: AgentObjects | undefined, adopt?: DeployedObject[]): PairSpec | undefined {
+  const objects: { manifest: Record<string, unknown>; retain?: string }[] = [
+    ...namespaces.map((ns) => ({ manifest: { apiVersion: "v1", kind: "Namespace", metadata: ns.metadata }, ...(ns.retainOnDelete ? { retain: NAMESPACE_KEPT } : {}) })),
+    ...agent ? agentManifests(agent) : [],
+  ];
+  if (!objects.length) return undefined;
+  const byKey = (list: typeof objects): Record<string, PairObject> => Object.fromEntries(list.map((o) => [keyOf(o.manifest), o]));
+  const secret = byKey(objects.filter((o) => o.manifest.kind === "Secret"));
+  const plain = byKey(objects.filter((o) => o.manifest.kind !== "Secret"));
+  return {
+    deploymentId: `setup-${sha256Hex(stableJson([plain, secret])).slice(0, 16)}`,
+    objects: plain,
+    ...(Object.keys(secret).length ? { secretObjects: secret } : {}),
+    ...(agent ? { timeoutSeconds: AGENT_READY_SECONDS } : {}),
+    adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
+    deletePolicy: { propagation: "background", ownerLabels: clusterLabels(cluster) },
+    ...(adopt?.length ? { adopt: byKey(adopt.map((o) => ({ manifest: identityOnly(o.manifest as unknown as Record<string, unknown>), ...(o.retain ? { retain: o.retain } : {}) }))) } : {}),
+  };
+}
+
+/** The agent's objects as manifests, its namespace kept when it goes. */
+function agentManifests(a: AgentObjects): { manifest: Record<string, unknown>; retain?: string }[] {
+  const typed = (apiVersion: string, kind: string, o: Record<string, unknown>) => ({ manifest: { apiVersion, kind, ...o } });
+  return [
+    { ...typed("v1", "Namespace", a.namespace), retain: AGENT_NAMESPACE_KEPT },
+    typed("v1", "ServiceAccount", a.serviceAccount),
+    typed("rbac.authorization.k8s.io/v1", "ClusterRole", a.clusterRole),
+    typed("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", a.clusterRoleBinding),
+    typed("v1", "Secret", a.secret),
+    ...a.priorityClass ? [typed("scheduling.k8s.io/v1", "PriorityClass", a.priorityClass)] : [],
+    ...a.podDisruptionBudget ? [typed("policy/v1", "PodDisruptionBudget", a.podDisruptionBudget)] : [],
+    typed("apps/v1", "Deployment", a.deployment),
+  ];
+}
+
+/** What a prune needs of an adopted Secret is its identity: its values are left out, so `adopt` holds no secret. */
+function identityOnly(manifest: Record<string, unknown>): Record<string, unknown> {
+  if (manifest.kind !== "Secret") return manifest;
+  const { data: _data, stringData: _stringData, ...rest } = manifest;
+  return rest;
+}
+
+const keyOf = (m: Record<string, unknown>) => pairObjectKey(m as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
