@@ -14,7 +14,8 @@
  * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
  * starts. A shard runs anyway when its last update was not a successful `up` run this way (a failed or
  * interrupted one, a refresh, a plain `pulumi up`), when its crash journal has entries, when one of its
- * bundles has correctDrift (its update refreshes first), or with --all-shards or --refresh.
+ * bundles has correctDrift (its update refreshes first) or helm.valuesFrom (values the fingerprint
+ * cannot see), or with --all-shards or --refresh.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -34,7 +35,7 @@ export interface ShardInputs {
   fingerprint: string;
   /** The commit each GitRepo resolved to: the shard's update deploys exactly these (DeployOptions.commits). */
   commits: Record<string, string>;
-  /** Why the shard must run whatever its fingerprint (correctDrift), if it must. */
+  /** Why the shard must run whatever its fingerprint (correctDrift, helm.valuesFrom), if it must. */
   mustRun?: string;
 }
 
@@ -81,10 +82,14 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
     kubeconfig: config.clusters.some((c) => c.context !== undefined && c.kubeconfig === undefined) ? createHash("sha256").update(ambientKubeconfig()).digest("hex") : "",
   };
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
+  // Its values live on the cluster, which the fingerprint does not read: a changed value must still deploy.
+  const valuesFrom = state.plan.entries.find((e) => e.options.helm?.valuesFrom?.length);
+  const mustRun = drift ? `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)`
+    : valuesFrom ? `bundle ${valuesFrom.bundle} on ${valuesFrom.cluster} has helm.valuesFrom (its values are read from the cluster at each update)` : undefined;
   return {
     fingerprint: createHash("sha256").update(stableJson(parts)).digest("hex"),
     commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
-    ...(drift ? { mustRun: `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)` } : {}),
+    ...(mustRun ? { mustRun } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import { FleetError } from "../errors";
 import { readTargetCriteria, TargetCriteria } from "../config/stack";
 import { readSelector } from "../targeting/selector";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, TargetCustomizationMode } from "./types";
+import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, TargetCustomizationMode, ValuesFrom, ValuesKeyRef } from "./types";
 import { IntOrString, limit, PartitionSpec, RolloutStrategy } from "../targeting/rollout";
 
 export interface FleetYaml {
@@ -44,7 +44,7 @@ export const NOT_HONOURED = {
 } as const;
 
 const HELM_FIELDS = [
-  "chart", "repo", "version", "releaseName", "values", "valuesFiles", "templateValues", "timeoutSeconds", "force",
+  "chart", "repo", "version", "releaseName", "values", "valuesFiles", "valuesFrom", "templateValues", "timeoutSeconds", "force",
   "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation",
   "disableDependencyUpdate", "maxHistory",
 ] as const;
@@ -279,6 +279,23 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   return o;
 }
 
+/** A helm.valuesFrom entry as Fleet's ValuesFrom decodes it; what it refers to is read per cluster (core/render/values-from.ts). */
+function readValuesFrom(f: Field): ValuesFrom {
+  f.object(["configMapKeyRef", "secretKeyRef"]);
+  const out: ValuesFrom = {};
+  for (const kind of ["configMapKeyRef", "secretKeyRef"] as const) {
+    if (!f.child(kind).present) continue;
+    const r = f.child(kind).object(["name", "namespace", "key"]);
+    const ref: ValuesKeyRef = { name: r.child("name").optString() ?? "" };
+    for (const key of ["namespace", "key"] as const) {
+      const v = r.child(key).optString();
+      if (v) ref[key] = v;
+    }
+    out[kind] = ref;
+  }
+  return out;
+}
+
 function readHelm(f: Field, note: Unhonoured): HelmOptions {
   const h: HelmOptions = {};
   for (const key of ["chart", "repo", "version", "releaseName"] as const) {
@@ -289,6 +306,8 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
   if (values) h.values = values;
   const files = f.child("valuesFiles").stringList();
   if (files.length) h.valuesFiles = files;
+  const from = f.child("valuesFrom").items().map(readValuesFrom);
+  if (from.length) h.valuesFrom = from;
   if (f.child("templateValues").present) h.templateValues = f.child("templateValues").stringMap();
   // timeoutSeconds is honoured: the objects' create and update awaits (core/desired/objects.ts customTimeoutsOf).
   for (const key of ["timeoutSeconds", "maxHistory"] as const) {

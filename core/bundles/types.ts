@@ -3,6 +3,22 @@ import { RolloutStrategy } from "../targeting/rollout";
 import { LabelSelector } from "../targeting/selector";
 import { TargetCriteria } from "../config/stack";
 
+/** A key of a ConfigMap or Secret on the target cluster (Fleet's ConfigMapKeySelector / SecretKeySelector). */
+export interface ValuesKeyRef {
+  /** Fleet's `name` (required there; "" fails the pair with the API client's words when it is read). */
+  name: string;
+  /** Absent: the deployment's namespace. */
+  namespace?: string;
+  /** Absent: `values.yaml`. */
+  key?: string;
+}
+
+/** One `helm.valuesFrom` entry: values read from the target cluster (core/render/values-from.ts). */
+export interface ValuesFrom {
+  configMapKeyRef?: ValuesKeyRef;
+  secretKeyRef?: ValuesKeyRef;
+}
+
 export interface HelmOptions {
   chart?: string;
   repo?: string;
@@ -10,6 +26,7 @@ export interface HelmOptions {
   releaseName?: string;
   values?: Record<string, unknown>;
   valuesFiles?: string[];
+  valuesFrom?: ValuesFrom[];
   templateValues?: Record<string, string>;
   timeoutSeconds?: number;
   force?: boolean;

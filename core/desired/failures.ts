@@ -6,7 +6,7 @@
  * it. What depends on a failed pair on the same cluster waits, as Fleet's agent makes it wait.
  */
 import { FleetError, withContext } from "../errors";
-import { redactSecrets } from "../render/lookup-secrets";
+import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { PairReport } from "./pair";
 import { DeploymentRecord } from "./records";
@@ -49,9 +49,10 @@ export class FailedDeployments {
     });
   }
 
-  /** The values the pair's lookups read from Secrets (lookup-secrets.ts): never in its failure's words. */
+  /** Values the pair read from Secrets (its lookups, its valuesFrom): never in its failure's words. Added to those given before. */
   redact(pair: BundleId & { cluster: string }, values: readonly string[]): void {
-    this.secrets.set(pairKey(pair), values);
+    const key = pairKey(pair);
+    this.secrets.set(key, redactionOrder([...this.secrets.get(key) ?? [], ...values]));
   }
 
   has(pair: BundleId & { cluster: string }): boolean {

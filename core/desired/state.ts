@@ -18,7 +18,8 @@ import { checkReach, checkReachObjects } from "../reach";
 import { checkSingleOwner, ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
 import { lookupScopeError } from "../render/lookup-scope";
-import { lookedUpSecrets, redactSecrets } from "../render/lookup-secrets";
+import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup-secrets";
+import { ResolvedValuesFrom, withValuesDigest } from "../render/values-from";
 import { stableJson } from "../hash";
 import { AccountProviders } from "../service-accounts";
 import { Bundle } from "../bundles/types";
@@ -28,6 +29,7 @@ import { comparePatchPointers } from "../compare-patches";
 import { accountProviders } from "../service-accounts";
 import { buildPlan, PlanEntry, REPO_NAME_LABEL, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
+import { readValuesFrom } from "./read-values-from";
 import { clusterNamespaceName } from "./namespaces";
 import { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
 import { describeFailure, FailedDeployments } from "./failures";
@@ -89,8 +91,19 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const agentOwned = (cluster: string) => (agents.get(cluster)!.agent ? agentNamespace(cluster) : undefined);
   // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
   checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
-  const planned = failures.settle(fleet.plan.entries);
-  const accounts = await accountProviders(planned, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
+  const reached = failures.settle(fleet.plan.entries);
+  const accounts = await accountProviders(reached, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
+  const namespacesBefore = namespaceOwners({ records: previous?.records });
+  // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
+  const valuesFrom = await readValuesFrom(reached, {
+    gitRepos: pinned.gitRepos, clusters: pinned.clusters, accounts, lookup: facts.lookup, namespacesBefore, renderMode, leftOut,
+    fileOf: (e) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml, fail,
+  });
+  for (const [e, read] of valuesFrom.read) {
+    e.deploymentId = withValuesDigest(e.deploymentId, read.digest);
+    failures.redact(e, read.redact);
+  }
+  const planned = failures.settle(reached);
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
   const toRender = planned.filter((e) => !fromState.has(e));
@@ -100,8 +113,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     const key = deploymentKey(e);
     return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
   }));
-  const namespacesBefore = namespaceOwners({ records: previous?.records });
-  const rendered = await renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, namespacesBefore, renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
+  const rendered = await renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read,
+    renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
@@ -157,6 +170,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   for (const e of entries) {
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
+    const valuesNotRead = valuesFrom.notRead.get(e);
+    if (valuesNotRead) rendered.get(e)!.warnings.push(valuesNotRead);
     if (e.options.correctDrift?.enabled && !options.correctsDrift) {
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }
@@ -411,7 +426,8 @@ const MAX_LOOKUPS = 100;
  * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
  */
 async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
-  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
   // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
   let rendered = new Map<PlanEntry, RenderedDeployment>();
@@ -420,7 +436,7 @@ async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabi
     rendered.delete(e);
   };
   const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
-    capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e),
+    capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
     revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
   });
   rendered = await renderSome(entries);
@@ -478,7 +494,11 @@ async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabi
   }
   for (const [e, r] of rendered) {
     const secrets = lookedUpSecrets(tables.get(e) ?? []);
-    if (secrets.any) rendered.set(e, { ...r, secret: true, warnings: r.warnings.map((w) => redactSecrets(w, secrets.values)) });
+    const fromValues = valuesFrom.get(e);
+    if (secrets.any || fromValues?.secret) {
+      const values = redactionOrder([...secrets.values, ...fromValues?.redact ?? []]);
+      rendered.set(e, { ...r, secret: true, warnings: r.warnings.map((w) => redactSecrets(w, values)) });
+    }
     if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml }));
   }
   return rendered;

@@ -277,6 +277,8 @@ function render(config: Obj, comments: Map<string, string[]>, headerNotes: strin
     " Every GitRepo has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
     " Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves (fleet.yaml helm.takeOwnership",
     " honoured, overrideTargets reaching any cluster of the stack); remove them where the content uses neither.",
+    " fleet.yaml helm.valuesFrom and Helm's lookup read only the deployment's namespace and allowedTargetNamespaces here (Fleet's",
+    " agent reads wherever its identity may): a bundle reading elsewhere fails naming the namespace; allow it in allowedTargetNamespaces.",
     ...(headerNotes.length ? [" Fleet's GitRepoRestrictions and Policies of this workspace, and the GitRepos Fleet refuses under them:", ...headerNotes] : []),
   ].join("\n");
   const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;

@@ -15,6 +15,7 @@ import { Bundle } from "../bundles/types";
 import { K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
 import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
+import { ValuesFromInput } from "./values-from";
 
 export interface RenderedDeployment {
   /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
@@ -72,6 +73,8 @@ export interface RenderContext {
   lookupsOf?: (entry: PlanEntry) => LookupAnswer[] | undefined;
   /** The Helm revision a live deployment last deployed: it renders as Helm's upgrade to the next one. */
   revisionOf?: (entry: PlanEntry) => number | undefined;
+  /** A live deployment's helm.valuesFrom as read on its cluster (values-from.ts), merged over its values by fleet-render. */
+  valuesFromOf?: (entry: PlanEntry) => ValuesFromInput[] | undefined;
   /**
    * Where a deployment whose render fails goes (left out of the result, the others rendered): a broken
    * bundle fails alone. Absent: the first failure is thrown, and objects are checked for one owner here.
@@ -127,6 +130,7 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
       ...capabilitiesJob(e.cluster),
       ...optional("lookups", lookupsOf(e)),
       ...optional("revision", revisionOf(e)),
+      ...optional("valuesFrom", context.valuesFromOf?.(e)),
       options: {
         defaultNamespace: e.options.defaultNamespace,
         namespace: e.options.namespace,

@@ -54,6 +54,8 @@ export interface RenderJob {
   /** On a live cluster, the Helm revision the pair last deployed: rendered as Helm's upgrade to the next. */
   revision?: number;
   options: RenderOptions;
+  /** On a live cluster, the keys helm.valuesFrom references as read there, in Fleet's order: merged over options.helm.values. */
+  valuesFrom?: { from: string; data: string }[];
 }
 
 /** One `lookup apiVersion kind namespace name` call of a template (an empty name lists). */

@@ -34,14 +34,22 @@ export function lookedUpSecrets(answers: readonly LookupAnswer[]): LookedUpSecre
       for (const v of Object.values(asRecord(obj.stringData))) if (typeof v === "string") addValue(values, v, Buffer.from(v, "utf8").toString("base64"));
     }
   }
-  return { any, values: [...values].sort((x, y) => y.length - x.length || (x < y ? -1 : 1)) };
+  return { any, values: redactionOrder(values) };
 }
 
-/** `text` with every value replaced by `[secret]` (values longest first, as lookedUpSecrets gives them). */
+/** Distinct values, longest first (a value inside a longer one is replaced after it), as redactSecrets wants them. */
+export function redactionOrder(values: Iterable<string>): string[] {
+  return [...new Set(values)].sort((x, y) => y.length - x.length || (x < y ? -1 : 1));
+}
+
+/**
+ * `text` with every value replaced by `[secret]` (values longest first, as lookedUpSecrets gives them),
+ * in one pass: a value that is part of `[secret]` itself ("secret") does not redact the marker again.
+ */
 export function redactSecrets(text: string, values: readonly string[]): string {
-  let out = text;
-  for (const v of values) if (out.includes(v)) out = out.split(v).join(REDACTED);
-  return out;
+  const present = values.filter((v) => v && text.includes(v));
+  if (!present.length) return text;
+  return text.replace(new RegExp(present.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g"), REDACTED);
 }
 
 function secretsIn(a: LookupAnswer): Record<string, unknown>[] {

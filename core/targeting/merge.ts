@@ -1,9 +1,9 @@
 /**
  * Fleet's options merge (options/calculate.go Merge): scalars override when set, helm values deep-merge,
- * templateValues are copied over, overlays append, compare patches merge by key, flags are OR-ed, a
- * negative helm timeout resets it to 0, correctDrift is replaced.
+ * templateValues are copied over, valuesFrom and compare patches merge by key, overlays append, flags
+ * are OR-ed, a negative helm timeout resets it to 0, correctDrift is replaced.
  */
-import { ComparePatch, DeploymentOptions } from "../bundles/types";
+import { ComparePatch, DeploymentOptions, ValuesFrom } from "../bundles/types";
 import { mergeValues } from "../bundles/read";
 
 const TARGET_ONLY_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
@@ -29,6 +29,7 @@ export function mergeOptions(base: DeploymentOptions, custom: DeploymentOptions)
     else if (c.values) h.values = mergeValues(h.values, c.values);
     if (h.templateValues === undefined) h.templateValues = c.templateValues && { ...c.templateValues };
     else if (c.templateValues) Object.assign(h.templateValues, c.templateValues);
+    if (c.valuesFrom?.length) h.valuesFrom = mergeByKey(h.valuesFrom ?? [], c.valuesFrom, valuesFromKey);
     for (const key of ["repo", "chart", "version", "releaseName"] as const) if (c[key]) h[key] = c[key];
     for (const key of ["force", "atomic", "takeOwnership", "disablePreProcess", "waitForJobs", "disableDNS"] as const) {
       if (h[key] || c[key]) h[key] = true;
@@ -57,12 +58,36 @@ export function mergeOptions(base: DeploymentOptions, custom: DeploymentOptions)
   return result;
 }
 
+/** Fleet's valuesFromKey: a reference as written (namespace and key not defaulted); "" for an empty entry. */
+function valuesFromKey(v: ValuesFrom): string {
+  const ref = v.configMapKeyRef ?? v.secretKeyRef;
+  if (!ref) return "";
+  return `${v.configMapKeyRef ? "configmap" : "secret"}|${ref.namespace ?? ""}|${ref.name}|${ref.key ?? ""}`;
+}
+
+/**
+ * Fleet's merge.ByKey (internal/merge): a custom entry replaces the base entry of its key (the last
+ * one, where base repeats a key) in place; the first of custom entries sharing a key counts; others,
+ * and entries without a key, are appended.
+ */
 function mergeByKey<T>(base: T[], custom: T[], key: (t: T) => string): T[] {
+  if (!custom.length) return base;
+  const baseIndex = new Map<string, number>();
+  base.forEach((b, i) => key(b) && baseIndex.set(key(b), i));
   const out = [...base];
+  const seen = new Set<string>();
   for (const c of custom) {
-    const i = out.findIndex((b) => key(b) === key(c));
-    if (i >= 0) out[i] = c;
-    else out.push(c);
+    const k = key(c);
+    if (k) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      const i = baseIndex.get(k);
+      if (i !== undefined) {
+        out[i] = c;
+        continue;
+      }
+    }
+    out.push(c);
   }
   return out;
 }

@@ -66,6 +66,8 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     ]);
     // Fleet's behaviour kept where the stack's defaults are stricter, and said so in the file.
     expect(result.text).to.include("# Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves");
+    // Where it stays stricter, because the importer does not read the content: valuesFrom and lookup's namespaces.
+    expect(result.text).to.include("# fleet.yaml helm.valuesFrom and Helm's lookup read only the deployment's namespace and allowedTargetNamespaces here");
   });
 
   it("names every field it cannot map, in the file beside its object and in the notes; copies no secret", () => {

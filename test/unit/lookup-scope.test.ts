@@ -86,5 +86,7 @@ describe("lookup secrets (core/render/lookup-secrets.ts)", () => {
     expect(redactSecrets(`bad value ${JSON.stringify(pem)}`, values)).to.equal("bad value \"[secret]\"");
     expect(redactSecrets("line MIIEvQIBADANBgkq seen", values)).to.equal("line [secret] seen");
     expect(redactSecrets("nothing secret here", values)).to.equal("nothing secret here");
+    // One pass: a value that is part of the marker ("secret") does not redact the marker again.
+    expect(redactSecrets("x pw-from-the-cluster, a secret", ["pw-from-the-cluster", "secret"])).to.equal("x [secret], a [secret]");
   });
 });

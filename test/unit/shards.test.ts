@@ -209,4 +209,18 @@ describe("shards: which shards an up can leave out (inputs fingerprint)", () => 
     expect(relabelled.eu).to.equal(before.eu);
     expect(relabelled.us).to.not.equal(before.us);
   });
+
+  it("a shard with a helm.valuesFrom bundle always runs: its values are on the cluster, which the fingerprint does not read", async () => {
+    const dir = tempDir("pf-shard-inputs-");
+    define(dir);
+    expect((await shardInputs(dir, "env.eu")).mustRun).to.equal(undefined);
+    const repo = tempDir("pf-shard-repo-");
+    fs.mkdirSync(path.join(repo, "app"));
+    fs.writeFileSync(path.join(repo, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
+    fs.writeFileSync(path.join(repo, "app", "fleet.yaml"), "helm:\n  valuesFrom:\n  - configMapKeyRef: {name: settings}\n");
+    const file = stackFilePath(dir, "env");
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(path.join(PROJECT_DIR, "examples"), repo).replace("- simple", "- app"));
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `env.${s}`), shardFileText(dir, "env", s));
+    expect((await shardInputs(dir, "env.eu")).mustRun).to.match(/^bundle examples-app on (dev|prod)-1 has helm\.valuesFrom/);
+  });
 });

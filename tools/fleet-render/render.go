@@ -59,6 +59,13 @@ func renderJob(job RenderJob, b *BundleInput, capabilities map[string]*Capabilit
 		// on an answer it did not get yet.
 		defer func() { result.Lookups = lookups.keys() }()
 	}
+	if len(job.ValuesFrom) > 0 {
+		values, err := withValuesFrom(job.Options.Helm.Values, job.ValuesFrom)
+		if err != nil {
+			return RenderResult{Error: err.Error()}
+		}
+		job.Options.Helm.Values = values
+	}
 	files, err := decodeFiles(b.Files)
 	if err != nil {
 		return RenderResult{Error: err.Error()}

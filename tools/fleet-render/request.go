@@ -124,6 +124,9 @@ type RenderJob struct {
 	// then Helm's upgrade to Revision+1 (.Release.IsUpgrade, .Release.Revision), as on Fleet's agent.
 	Revision int           `json:"revision,omitempty"`
 	Options  RenderOptions `json:"options"`
+	// ValuesFrom: on a live cluster, the keys helm.valuesFrom references, as read there with the
+	// deploying identity, in Fleet's order (valuesfrom.go): merged over Options.Helm.Values.
+	ValuesFrom []ValuesFromInput `json:"valuesFrom,omitempty"`
 }
 
 // RenderResult: objects in Helm's install order, then the chart's crds/ and hooks apart, as the
