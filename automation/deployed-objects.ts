@@ -11,7 +11,7 @@ import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
 import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
 import { PairSpec } from "../core/desired/pair";
-import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
+import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../core/desired/types";
 import { AGENT_NAMESPACE_KEPT, CLUSTER_SETUP_TYPE, NAMESPACE_KEPT } from "../core/desired/setup";
 import { clusterNamespaceName } from "../core/desired/namespaces";
 import { runCli } from "./stack";
@@ -19,7 +19,7 @@ import { runCli } from "./stack";
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 export interface StateResource {
-  urn: string; type: string; custom?: boolean; parent?: string; provider?: string;
+  urn: string; type: string; id?: string; custom?: boolean; parent?: string; provider?: string;
   inputs?: Record<string, unknown>; outputs?: Record<string, unknown>; retainOnDelete?: boolean | null;
 }
 
@@ -41,6 +41,8 @@ export interface StackState {
   legacy: string[];
   /** Per cluster, the objects of an earlier version's agent and namespace resources (legacySetupsOf). */
   legacySetups: Map<string, DeployedObject[]>;
+  /** The access the stack's provider had for each cluster key its pairs and setups name (carriedAccessOf). */
+  access: Record<string, ClusterAccess>;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function readState(stack: Stack): Promise<StackState> {
   const setups = legacySetupsOf(resources);
   return {
     resources, pending: exported?.deployment?.pending_operations ?? [], outputs, deployed: deployedObjectsOf(resources),
-    legacy: [...legacyObjectUrns(resources), ...setups.urns], legacySetups: setups.objects,
+    legacy: [...legacyObjectUrns(resources), ...setups.urns], legacySetups: setups.objects, access: carriedAccessOf(resources),
   };
 }
 
@@ -96,7 +98,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     const key = nameOfUrn(r.urn);
     const applied = r.outputs?.appliedDeploymentId;
     const bundle: DeployedBundle = { ...(typeof applied === "string" ? { appliedDeploymentId: applied } : {}), objects: [] };
-    const account = accountOf(key, r.provider);
+    const account = accountOf(key, r.provider, r.inputs?.cluster);
     if (account) bundle.account = account;
     if (r.custom && r.inputs) {
       const { waitFor: _gates, ...spec } = revealed(r.inputs) as PairSpec;
@@ -123,6 +125,28 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
   // Names of earlier versions lack the GitRepo: it is the one the objects' ownership labels name.
   return new Map(Object.entries(qualifyKeys(Object.fromEntries(out), (_key, d) =>
     d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ?? d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL])));
+}
+
+/**
+ * For each cluster key (a cluster, or "<cluster>/as/<user>") that a BundleDeployment or ClusterSetup in
+ * the state names through the stack's one provider, the access that provider's configuration has for
+ * it: what the next update keeps in the configuration for a cluster removed from the stack, so the
+ * engine can still delete what it holds there (components/fleet.ts).
+ */
+export function carriedAccessOf(resources: StateResource[]): Record<string, ClusterAccess> {
+  const configured = new Map<string, Record<string, ClusterAccess>>();
+  for (const r of resources) {
+    if (r.type !== "pulumi:providers:pulumi-fleet" || !nameOfUrn(r.urn).includes(":") || !r.inputs) continue;
+    configured.set(`${r.urn}::${r.id ?? ""}`, (revealed(r.inputs.clusters) ?? {}) as Record<string, ClusterAccess>);
+  }
+  const out: Record<string, ClusterAccess> = {};
+  for (const r of resources) {
+    if ((r.type !== BUNDLE_DEPLOYMENT_TYPE && r.type !== CLUSTER_SETUP_TYPE) || !r.custom || !r.provider) continue;
+    const key = r.inputs?.cluster;
+    const access = typeof key === "string" ? configured.get(r.provider)?.[key] : undefined;
+    if (access) out[key as string] = access;
+  }
+  return out;
 }
 
 /**
@@ -174,11 +198,15 @@ export function legacySetupsOf(resources: StateResource[]): { objects: Map<strin
 /** Why an earlier version's object is retained: its resource was registered to be left on the cluster. */
 export const LEGACY_RETAINED = "retained when it was deployed (keepResources, paused, or Helm's keep policy)";
 
-/** The user a deployment was applied as: providers are named "<cluster>" or "<cluster>/as/<user>" (core/desired/state.ts providerSettings). */
-function accountOf(key: string, providerRef: string | undefined): string | undefined {
+/**
+ * The user a deployment was applied as: its spec's `cluster` is "<cluster>" or "<cluster>/as/<user>"
+ * (components/fleet.ts), as an earlier version's provider was named (one per cluster and user).
+ */
+function accountOf(key: string, providerRef: string | undefined, access?: unknown): string | undefined {
+  const prefix = `${clusterOfKey(key)}/as/`;
+  if (typeof access === "string") return access.startsWith(prefix) ? access.slice(prefix.length) : undefined;
   if (!providerRef) return undefined;
   const provider = nameOfUrn(providerRef.slice(0, providerRef.lastIndexOf("::")));
-  const prefix = `${clusterOfKey(key)}/as/`;
   return provider.startsWith(prefix) ? provider.slice(prefix.length) : undefined;
 }
 

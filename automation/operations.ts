@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
+import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
 import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
@@ -180,6 +180,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   let journalKey: string | undefined;
   let deployed: Map<string, DeployedBundle> | undefined;
   let legacySetups: Map<string, DeployedObject[]> | undefined;
+  let access: Record<string, ClusterAccess> | undefined;
   const journal: JournalHooks | undefined = op === "up" && skip && store ? {
     list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
     stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
@@ -192,7 +193,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
     deploy: {
       ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
       leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-      correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups,
+      correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups, carriedAccess: () => access,
     },
   });
   phase("workspace and stack selected");
@@ -203,7 +204,7 @@ async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" 
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
   let legacy = state.legacy;
-  if (op === "up" || op === "read") ({ deployed, legacySetups } = state);
+  if (op === "up" || op === "read") ({ deployed, legacySetups, access } = state);
   const renderMode = isRenderMode(options);
   let excluded: string[] = [];
   if (!renderMode) {

@@ -205,6 +205,7 @@ export function clusterOfUrn(urn: string): string | undefined {
   const name = urnName(urn);
   if (name.includes("/")) return name.slice(0, name.indexOf("/"));
   const leaf = type.slice(type.lastIndexOf("$") + 1);
+  if (name.includes(":")) return undefined; // the stack's one provider (core/desired/types.ts stackProviderName)
   return ["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet", CLUSTER_TYPE, AGENT_TYPE, CLUSTER_SETUP_TYPE].includes(leaf) ? name : undefined;
 }
 

@@ -12,8 +12,10 @@ import { BundleDeploymentPair, FleetProvider } from "./pair";
 
 export interface BundleDeploymentArgs {
   deployment: DesiredDeployment;
-  /** The cluster's provider, or the one applying as the deployment's service account. */
+  /** The stack's provider. */
   provider: FleetProvider;
+  /** The key of the provider's configuration the pair is applied through: its cluster, as its service account when it has one. */
+  cluster: string;
   /** The cluster's namespaces and agent, applied first when some of its objects are in those namespaces. */
   setup?: pulumi.Resource;
   /** The pairs this one waits for (fleet.yaml dependsOn, rollout), by key: it applies once each is Ready. */
@@ -25,7 +27,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const waitFor = args.waitFor.map(([key, pair]) => ({ name: key, state: pair.state }));
   // Objects holding what a lookup read from a Secret (core/render/lookup-secrets.ts): a secret in the state and the preview.
   const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
-  const pair = new BundleDeploymentPair(name, { ...d.spec, objects, ...(waitFor.length ? { waitFor } : {}) }, {
+  const pair = new BundleDeploymentPair(name, { ...d.spec, cluster: args.cluster, objects, ...(waitFor.length ? { waitFor } : {}) }, {
     ...opts, provider: args.provider,
     // The API server may quote a refused field's value in its message, and the live status views echo
     // objects: for such a pair they are secrets in the state and the engine's events too.

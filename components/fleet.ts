@@ -6,11 +6,23 @@
 import * as pulumi from "@pulumi/pulumi";
 import { DeploymentRecord } from "../core/desired/records";
 import { PairReport, withheldMessages } from "../core/desired/pair";
-import { DesiredState, FLEET_TYPE } from "../core/desired/types";
+import { ClusterAccess, DesiredState, FLEET_TYPE, ProviderSettings, stackProviderName } from "../core/desired/types";
 import { bundleDeployment } from "./bundle-deployment";
-import { BundleDeploymentPair } from "./pair";
+import { BundleDeploymentPair, FleetProvider } from "./pair";
 import { Cluster } from "./cluster";
 import { GitRepo } from "./git-repo";
+
+/** Every cluster's access, and each impersonated user's, by the provider settings' names (core/desired/state.ts providerSettings). */
+function clusterAccess(clusters: DesiredState["clusters"]): Record<string, ClusterAccess> {
+  const access = (s: ProviderSettings): ClusterAccess => ({
+    clusterIdentifier: s.clusterIdentifier,
+    ...(s.kubeconfig !== undefined ? { kubeconfig: s.kubeconfig } : {}), ...(s.context !== undefined ? { context: s.context } : {}),
+    ...(s.renderYamlToDirectory ? { renderYamlToDirectory: s.renderYamlToDirectory } : {}),
+    ...(s.kubeClientSettings ? { kubeClientSettings: s.kubeClientSettings } : {}),
+    ...(s.deleteUnreachable ? { deleteUnreachable: true } : {}),
+  });
+  return Object.fromEntries(clusters.flatMap((c) => [[c.provider.name, access(c.provider)], ...c.accountProviders.map((a) => [a.provider.name, access(a.provider)])]));
+}
 
 /** A moved-in cluster's components were moved to the root of the state (core/desired/previous.ts arrivedClusters). */
 const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent: pulumi.rootStackResource }] : []);
@@ -22,22 +34,31 @@ export class Fleet extends pulumi.ComponentResource {
   /** Each cluster's setup (its namespaces and agent) state, by cluster. */
   readonly clusterSetupStates: pulumi.Output<Record<string, PairReport>>;
 
-  constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}) {
+  /**
+   * `carried`: the access of clusters no longer in the stack whose pairs the state still holds through
+   * this provider (automation/deployed-objects.ts carriedAccessOf): the engine deletes them with the
+   * provider's new configuration, so it keeps their access until they are gone.
+   */
+  constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}, carried: Record<string, ClusterAccess> = {}) {
     super(FLEET_TYPE, name, {}, opts);
     for (const w of desired.warnings) pulumi.log.warn(w, this);
-    const clusters = new Map(desired.clusters.map((c) => [c.name, new Cluster(c.name, c, { parent: this, aliases: fromStateRoot(c.arrived) })]));
+    // One provider for the stack (a plugin process), named after it: a cluster moved here from another
+    // shard arrives with a copy of that shard's provider (automation/shard-moves.ts), which must not
+    // collide with this one; its pairs move to this one by their next update, and the copy goes.
+    const provider = new FleetProvider(stackProviderName(pulumi.getStack()), { ...carried, ...clusterAccess(desired.clusters) }, { parent: this });
+    const clusters = new Map(desired.clusters.map((c) => [c.name, new Cluster(c.name, c, provider, { parent: this, aliases: fromStateRoot(c.arrived) })]));
     const gitRepos = new Map(desired.gitRepos.map((r) => [r.name, new GitRepo(r.name, r, { parent: this })]));
     const deployments = new Map<string, BundleDeploymentPair>();
     for (const d of desired.deployments) {
       const cluster = clusters.get(d.cluster)!;
       deployments.set(d.key, bundleDeployment(d.key, {
-        deployment: d, provider: cluster.fleetProviderFor(d.account), setup: cluster.setup,
+        deployment: d, provider, cluster: cluster.accessKey(d.account), setup: cluster.setup,
         waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
       }, { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(d.formerName ? [{ name: d.formerName }] : [])] }));
     }
     // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
     for (const r of desired.retiring) {
-      new BundleDeploymentPair(r.key, r.spec, { parent: this, provider: clusters.get(r.cluster)!.fleetProvider });
+      new BundleDeploymentPair(r.key, { ...r.spec, cluster: clusters.get(r.cluster)!.accessKey() }, { parent: this, provider });
     }
     this.deploymentRecords = pulumi.output(desired.records);
     // Fleet's BundleDeployment status of each pair, as its provider reported it: the operations read

@@ -1,29 +1,24 @@
 /**
  * The engine's unit: one BundleDeployment resource per (bundle, cluster) pair, applied as one set by
- * pulumi-fleet's own provider (tools/fleet-provider), and that provider, one per cluster (and per
- * impersonated user). A refused apply is the pair's state in its outputs, not an engine error. Each
+ * pulumi-fleet's own provider (tools/fleet-provider), and that provider, one for the stack. A refused apply is the pair's state in its outputs, not an engine error. Each
  * cluster's namespaces and agent are one more such set, its ClusterSetup.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { PairSpec, PairStatus } from "../core/desired/pair";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
+import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
 import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
 
-export interface FleetProviderArgs {
-  clusterIdentifier: string;
-  kubeconfig?: pulumi.Input<string>;
-  context?: string;
-  renderYamlToDirectory?: string;
-  kubeClientSettings?: { qps?: number; burst?: number };
-  /** A cluster being decommissioned that no longer answers: deleting its pairs drops them from the state. */
-  deleteUnreachable?: boolean;
-}
-
+/**
+ * The stack's pulumi-fleet provider: every cluster's access (and each impersonated user's), by the key a
+ * pair's `cluster` names. One plugin process for the stack instead of one per cluster (BENCHMARKS.md §13).
+ */
 export class FleetProvider extends pulumi.ProviderResource {
-  constructor(name: string, args: FleetProviderArgs, opts: pulumi.ResourceOptions = {}) {
+  constructor(name: string, clusters: Record<string, ClusterAccess>, opts: pulumi.ResourceOptions = {}) {
     // The exact build tools/build-pulumi.sh installed for this checkout (its version names its sources).
     const version = process.env.PULUMI_FLEET_PROVIDER_VERSION;
-    super("pulumi-fleet", name, { ...args, ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(args.kubeconfig) } : {}) }, { ...opts, ...(version ? { version } : {}) });
+    // Kubeconfigs hold credentials: the whole map is a secret when any cluster has one.
+    const withCredentials = Object.values(clusters).some((c) => c.kubeconfig !== undefined);
+    super("pulumi-fleet", name, { clusters: withCredentials ? pulumi.secret(clusters) : clusters }, { ...opts, ...(version ? { version } : {}) });
   }
 }
 

@@ -50,7 +50,7 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
   const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.()), options);
   const planned = performance.now();
-  const fleet = new Fleet("fleet", desired);
+  const fleet = new Fleet("fleet", desired, {}, options.carriedAccess?.() ?? {});
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi.all([fleet.deploymentStates, fleet.clusterSetupStates])

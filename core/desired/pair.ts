@@ -24,6 +24,8 @@ export interface DeletePolicy {
 
 export interface PairSpec {
   deploymentId: string;
+  /** The key of the provider's configuration it is applied through (components/fleet.ts): its cluster, or "<cluster>/as/<user>". */
+  cluster?: string;
   /** By pairObjectKey. */
   objects: Record<string, PairObject>;
   /** More of the set, whose manifests are secrets (the agent's token): registered as a secret property of their own, the rest of the set stays readable. */

@@ -46,7 +46,7 @@ import { clusterSetup } from "./setup";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
-import { DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings, RetiringDeployment } from "./types";
+import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings, RetiringDeployment } from "./types";
 
 export interface DesiredOptions {
   /** Git cache directory (default ~/.cache/pulumi-fleet). */
@@ -697,6 +697,8 @@ export interface DeployOptions extends DesiredOptions {
   deployed?: () => ReadonlyMap<string, DeployedBundle> | undefined;
   /** What an earlier version created per cluster as one resource per object (Facts.legacySetups), read with `deployed`. */
   legacySetups?: () => ReadonlyMap<string, DeployedObject[]> | undefined;
+  /** The access of clusters no longer in the stack whose pairs the state still holds through the stack's provider (read with `deployed`). */
+  carriedAccess?: () => Record<string, ClusterAccess> | undefined;
   /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
   inputs?: string;
   /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */

@@ -18,6 +18,13 @@ export const GIT_REPO_TYPE = "pulumi-fleet:index:GitRepo";
 export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
 export const AGENT_TYPE = "pulumi-fleet:index:Agent";
 
+/**
+ * The logical name of a stack's one pulumi-fleet provider, which serves every cluster: "fleet:<stack>"
+ * (a colon no cluster name has, so it is never read as a cluster's, as providers of earlier versions,
+ * one per cluster, were named).
+ */
+export const stackProviderName = (stack: string) => `fleet:${stack}`;
+
 /** A Kubernetes provider's settings (the kubeconfig is registered as a secret). */
 export interface ProviderSettings {
   /** Logical name of the provider resource. */
@@ -30,6 +37,17 @@ export interface ProviderSettings {
   kubeconfig?: string;
   context?: string;
   deleteUnreachable?: true;
+}
+
+/** How pulumi-fleet's provider reaches one cluster as one identity: an entry of its configuration's `clusters`. */
+export interface ClusterAccess {
+  clusterIdentifier: string;
+  kubeconfig?: string;
+  context?: string;
+  renderYamlToDirectory?: string;
+  kubeClientSettings?: { qps?: number; burst?: number };
+  /** A cluster being decommissioned that no longer answers: deleting its pairs drops them from the state. */
+  deleteUnreachable?: boolean;
 }
 
 export interface DesiredNamespace {

@@ -18,13 +18,14 @@ type Objects = Record<string, { manifest: Record<string, any>; retain?: string }
 describe("ClusterSetup component: a cluster's namespaces and agent as one set (Pulumi mocks)", function () {
   this.timeout(30_000);
 
-  it("registers each cluster's agent objects as core describes them, through the cluster's pulumi-fleet provider; the token only as a secret", async () => {
+  it("registers each cluster's agent objects as core describes them, through the stack's pulumi-fleet provider naming the cluster; the token only as a secret", async () => {
     const config = { ...localStack("/tmp/r"), agent: { apiServerURL: "https://fleet.example.com", token: "t0ken", priorityClass: { value: 10 }, podDisruptionBudget: { maxUnavailable: 1 } } };
     const desired = await desiredState(config, fakeFacts(), { cacheRoot });
     const { registrations } = await runUnderMocks(() => fleetProgram(config, { cacheRoot, previous: null }));
     for (const c of desired.clusters) {
       const setup = registrations.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === c.name)!;
-      expect(setup.provider).to.match(new RegExp(`pulumi:providers:pulumi-fleet::${c.name}::${c.name}-id$`));
+      expect(setup.provider).to.match(/pulumi:providers:pulumi-fleet::fleet:test::fleet:test-id$/);
+      expect(setup.inputs.cluster).to.equal(c.name);
       const objects = setup.inputs.objects as Objects;
       const a = c.agent!;
       const expected: [string, object | undefined][] = [

@@ -9,8 +9,12 @@ import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixt
 import { fakeFacts } from "../support/fake-facts";
 import { Fleet } from "../../components/fleet";
 import { NAMESPACE_KEPT } from "../../core/desired/setup";
+import { stackProviderName } from "../../core/desired/types";
 
 const RENDER = "/tmp/pulumi-fleet-render";
+/** The stack's one pulumi-fleet provider, under the mocks' stack name. */
+const STACK_PROVIDER = stackProviderName("test");
+const PROVIDER_REF = new RegExp(`pulumi:providers:pulumi-fleet::${STACK_PROVIDER}::${STACK_PROVIDER}-id$`);
 const cacheRoot = tempDir("pf-cache-");
 const run = (config: StackConfig, previous: DeployOptions["previous"] = null) =>
   runUnderMocks(() => fleetProgram(config, { cacheRoot, previous }));
@@ -38,22 +42,25 @@ describe("components register the desired state (Pulumi mocks)", function () {
     ]);
     expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.parent.includes("BundleDeployment")), "no per-object resources").to.deep.equal([]);
 
-    // One provider per cluster, pulumi-fleet's: no Kubernetes provider (a plugin process each) is registered.
+    // One provider for the stack, pulumi-fleet's, with every cluster's access: no Kubernetes provider, and
+    // no provider per cluster (a plugin process each).
     expect(regs.filter((r) => r.type === "pulumi:providers:kubernetes")).to.deep.equal([]);
-    expect(regs.filter((r) => r.type === "pulumi:providers:pulumi-fleet").map((p) => [p.name, p.inputs.clusterIdentifier, p.inputs.renderYamlToDirectory])).to.deep.equal([
-      ["dev-1", "dev-1", path.join(RENDER, "dev-1")], ["dev-2", "dev-2", path.join(RENDER, "dev-2")], ["prod-1", "prod-1", path.join(RENDER, "prod-1")],
-    ]);
-    // Each cluster's namespaces and agent: one ClusterSetup under the cluster, through its provider.
+    const providers = regs.filter((r) => r.type === "pulumi:providers:pulumi-fleet");
+    expect(providers.map((p) => p.name)).to.deep.equal([STACK_PROVIDER]);
+    expect(providers[0].inputs.clusters).to.deep.equal(Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((c) => [c, { clusterIdentifier: c, renderYamlToDirectory: path.join(RENDER, c) }])));
+    // Each cluster's namespaces and agent: one ClusterSetup under the cluster, naming it.
     for (const setup of regs.filter((r) => r.type === "pulumi-fleet:index:ClusterSetup")) {
-      expect(setup.provider).to.match(new RegExp(`pulumi:providers:pulumi-fleet::${setup.name}::${setup.name}-id$`));
+      expect(setup.provider).to.match(PROVIDER_REF);
+      expect(setup.inputs.cluster).to.equal(setup.name);
       expect(setup.parent).to.match(new RegExp(`pulumi-fleet:index:Cluster::${setup.name}$`));
     }
     expect(byType("pulumi-fleet:index:ClusterSetup")).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
     expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:")), "no per-object resources at all").to.deep.equal([]);
-    // Every pair goes through its own cluster's pulumi-fleet provider, under its GitRepo.
+    // Every pair goes through the stack's provider, naming its own cluster, under its GitRepo.
     for (const bd of pairs(regs)) {
       const cluster = bd.name.split("/")[0];
-      expect(bd.provider, bd.name).to.match(new RegExp(`pulumi:providers:pulumi-fleet::${cluster}::${cluster}-id$`));
+      expect(bd.provider, bd.name).to.match(PROVIDER_REF);
+      expect(bd.inputs.cluster, bd.name).to.equal(cluster);
       expect(bd.parent).to.match(/pulumi-fleet:index:GitRepo::examples$/);
     }
   });
@@ -182,9 +189,9 @@ describe("components register the desired state (Pulumi mocks)", function () {
       const bd = byName.get(d.key)!;
       expect([bd.type, bd.custom], d.key).to.deep.equal(["pulumi-fleet:index:BundleDeployment", true]);
       expect(bd.parent, d.key).to.match(new RegExp(`GitRepo::${d.gitRepo}$`));
-      expect(bd.provider, d.key).to.match(new RegExp(`pulumi-fleet::${d.cluster}::${d.cluster}-id$`));
+      expect(bd.provider, d.key).to.match(PROVIDER_REF);
       const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
-      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify(d.spec)));
+      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, cluster: d.cluster })));
       expect((waitFor ?? []).map((w) => w.name), d.key).to.deep.equal(d.dependsOn);
       // It waits for the pairs it depends on and, when its cluster creates namespaces for it, for the cluster's setup.
       const setupUrn = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === d.cluster)!.urn;

@@ -71,10 +71,11 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const states: Record<string, pulumi.Output<PairStatus["state"]>> = {};
     const messages: Record<string, pulumi.Output<string[] | null>> = {};
     const retained: Record<string, pulumi.Output<string[] | null>> = {};
+    // One provider for every cluster, as the program registers it: each pair names its cluster.
+    const provider = new FleetProvider("fleet", Object.fromEntries(clusters.map((c) => [c.name, { clusterIdentifier: c.name, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") }])));
     for (const c of clusters) {
-      const provider = new FleetProvider(c.name, { clusterIdentifier: c.name, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") });
       for (let b = 0; b < 6; b++) {
-        const pair = new BundleDeploymentPair(`${c.name}/b${b}`, specOf(c, b, content), { provider });
+        const pair = new BundleDeploymentPair(`${c.name}/b${b}`, { ...specOf(c, b, content), cluster: c.name }, { provider });
         states[`${c.name}/b${b}`] = pair.state;
         messages[`${c.name}/b${b}`] = pair.messages;
         retained[`${c.name}/b${b}`] = pair.retained;
@@ -118,7 +119,7 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
   it("deploys 6 bundles to 3 clusters as 18 engine resources, each Ready", async function () {
     this.timeout(10 * 60_000);
     const result = await up();
-    expect(result.summary.resourceChanges?.create).to.equal(18 + 3 + 1, "18 pairs, 3 providers, the stack");
+    expect(result.summary.resourceChanges?.create).to.equal(18 + 1 + 1, "18 pairs, one provider for the three clusters, the stack");
     const { states } = await outputs();
     expect(Object.values(states)).to.have.length(18).and.satisfy((s: string[]) => s.every((x) => x === "Ready"));
     for (const c of clusters) expect((await liveData(c, "b3"))?.version).to.equal("1");
@@ -154,7 +155,7 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     expect(Object.values(states).every((s) => s === "Ready")).to.equal(true);
     const noop = await up();
     expect(noop.summary.resourceChanges?.update ?? 0).to.equal(0);
-    expect(noop.summary.resourceChanges?.same).to.equal(22);
+    expect(noop.summary.resourceChanges?.same).to.equal(20);
   });
 
   it("prunes by inventory in the same up: a dropped object goes, a retained one and another owner's stay", async function () {

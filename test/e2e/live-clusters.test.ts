@@ -299,4 +299,24 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     const uids = (xs: string[]) => xs.map((x) => x.split(" ").slice(0, 2).join(" "));
     expect(uidsAfter.map(uids)).to.deep.equal(uidsBefore.map(uids));
   });
+  it("8. a cluster removed from the stack: the same up deletes its bundles' objects and its agent, keeps its namespaces; the stack's one provider keeps its access until then", async () => {
+    await up(configA);
+    const gone = clusters[2];
+    const agentOn = async () => (await kubeList(gone, "/apis/apps/v1/namespaces/cattle-fleet-system/deployments", "app=fleet-agent")).length;
+    expect((await bundleObjects(gone)).length).to.be.greaterThan(3);
+    expect(await agentOn()).to.equal(1);
+    const without: StackConfig = { ...configA, clusters: configA.clusters.filter((c) => c.name !== gone.name) };
+    const removed = await up(without);
+    expect(removed.events.filter((e) => e.cluster === gone.name).map((e) => `${e.event} ${e.bundle}`).sort()).to.deep.equal(
+      ["examples-helm", "examples-kustomize", "examples-simple"].map((b) => `pruned ${b}`));
+    expect(await bundleObjects(gone), `${gone.name}: its bundles' objects`).to.deep.equal([]);
+    expect(await agentOn(), `${gone.name}: its agent`).to.equal(0);
+    const namespaces = (await kubeList(gone, "/api/v1/namespaces")).map((n: any) => n.metadata.name);
+    expect(namespaces, "its namespaces are kept, as a bundle's are").to.include.members(["simple", "cattle-fleet-system"]);
+    // Nothing of it is left in the state: the next update drops its access from the provider, and only that.
+    const next = await up(without);
+    expect(next.changes).to.deep.include({ update: 1 });
+    expect(Object.keys(next.changes).filter((k) => !["same", "read", "update"].includes(k))).to.deep.equal([]);
+    await up(without, { expectNoChanges: true });
+  });
 });

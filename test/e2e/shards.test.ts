@@ -136,7 +136,7 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(r.err).to.contain("up failed on shard(s) b; the other shards ran to the end");
   });
 
-  it(`moving a cluster between shards moves its state: every object and the agent pod keep their UIDs, and both previews are empty`, async () => {
+  it(`moving a cluster between shards moves its state: every object and the agent pod keep their UIDs; each shard's next update changes only its provider's configuration`, async () => {
     const objectsBefore = await objectUids(live[1]);
     const agentBefore = await agentPods(live[1]);
     expect(agentBefore).to.have.length(1);
@@ -146,10 +146,15 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(ok(cli("shards.ts", ["--stack", "fleetsh"])).out).to.contain(`move ${live[1].name}: b -> a`);
     const applied = ok(cli("shards.ts", ["--stack", "fleetsh", "--apply"]));
     expect(applied.out).to.contain(`${live[1].name}: moved`).and.contain("(pulumi state move)");
-    // --all-shards: the engine previews both shards, whatever their inputs.
-    const previewed = ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));
+    // --all-shards: the engine previews both shards, whatever their inputs. Each shard's one provider
+    // changes its configuration (the moved cluster's access leaves b's, joins a's; the copy of b's that
+    // came with the pairs leaves a's state): state only, nothing else.
+    const previewed = ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--all-shards"]));
     expect(previewed.err).to.contain("2 of 2 shards");
-    ok(cli("fleet.ts", ["up", "--stack", "fleetsh", "--expect-no-changes"]));
+    // The engine's summary per shard: a updates its provider and drops b's copy, b updates its provider.
+    const summary = (shard: string) => [...previewed.out.matchAll(new RegExp(`^\\[${shard}\\]\\s+[~+-]?\\s*(\\d+) to (\\w+)`, "gm"))].map((m) => `${m[1]} ${m[2]}`).sort();
+    expect([summary("a"), summary("b")], previewed.out.slice(-3000)).to.deep.equal([["1 delete", "1 update"], ["1 update"]]);
+    ok(cli("fleet.ts", ["up", "--stack", "fleetsh"]));
     ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));
     expect(await objectUids(live[1])).to.deep.equal(objectsBefore);
     expect(await agentPods(live[1]), "the agent was not restarted").to.deep.equal(agentBefore);

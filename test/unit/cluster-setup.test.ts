@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { AGENT_NAMESPACE_KEPT, clusterSetup, NAMESPACE_KEPT } from "../../core/desired/setup";
 import { agentObjects } from "../../core/desired/agent";
 import { resolveClusterAgents } from "../../core/agent/effective";
-import { deployedObjectsOf, legacySetupsOf, StateResource } from "../../automation/deployed-objects";
+import { carriedAccessOf, deployedObjectsOf, legacySetupsOf, StateResource } from "../../automation/deployed-objects";
 import { DesiredNamespace } from "../../core/desired/types";
 import { localStack } from "../support/fleet-fixtures";
 
@@ -98,5 +98,23 @@ describe("the move from an earlier version's agent and namespace resources (auto
     };
     const deployed = deployedObjectsOf([...resources.slice(0, 3), setup, pair]);
     expect(deployed.get("c1/r/b")!.namespaces).to.deep.equal([{ name: "c1/app", metadata: { name: "app", labels: {} }, retainOnDelete: true }]);
+  });
+});
+
+describe("a cluster removed from the stack keeps its access until its pairs are gone (automation/deployed-objects.ts carriedAccessOf)", () => {
+  it("carries the stack provider's access for each cluster key a pair or setup in the state names through it, and nothing else", () => {
+    const provider = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi:providers:pulumi-fleet::fleet:s";
+    const legacyProvider = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi:providers:pulumi-fleet::old";
+    const access = { gone: { clusterIdentifier: "gone", kubeconfig: "k" }, "gone/as/u": { clusterIdentifier: "gone" }, unused: { clusterIdentifier: "unused" } };
+    const pair = (name: string, cluster: string, via = provider): StateResource => ({
+      urn: `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:BundleDeployment::${name}`, type: "pulumi-fleet:index:BundleDeployment", custom: true, provider: `${via}::id1`, inputs: { cluster },
+    });
+    const resources: StateResource[] = [
+      { urn: provider, id: "id1", type: "pulumi:providers:pulumi-fleet", custom: true, inputs: { clusters: access } },
+      { urn: legacyProvider, id: "id2", type: "pulumi:providers:pulumi-fleet", custom: true, inputs: { clusterIdentifier: "old" } },
+      pair("gone/r/a", "gone"), pair("gone/r/b", "gone/as/u"), pair("old/r/c", "old", legacyProvider),
+      { urn: "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:ClusterSetup::gone", type: "pulumi-fleet:index:ClusterSetup", custom: true, provider: `${provider}::id1`, inputs: { cluster: "gone" } },
+    ];
+    expect(carriedAccessOf(resources)).to.deep.equal({ gone: access.gone, "gone/as/u": access["gone/as/u"] });
   });
 });

@@ -150,6 +150,10 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
     expect((d.spec!.objects["/Secret/ns/pw"].manifest as { data: unknown }).data).to.deep.equal({ password: "c2VjcmV0" });
     expect(d.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([["pw", null], ["kept", "keepResources"]]);
     expect(legacyObjectUrns(resources)).to.deep.equal([]);
+    // Through the stack's one provider, the user is in the cluster the spec names.
+    const shared = [{ ...resources[0], provider: "urn:pulumi:s::p::pulumi:providers:pulumi-fleet::fleet:s::uuid", inputs: { ...resources[0].inputs, cluster: "c1/as/system:serviceaccount:ns:other" } }];
+    expect(deployedObjectsOf(shared).get("c1/repo/app")!.account).to.equal("system:serviceaccount:ns:other");
+    expect(deployedObjectsOf([{ ...shared[0], inputs: { ...shared[0].inputs, cluster: "c1" } }]).get("c1/repo/app")!.account).to.equal(undefined);
   });
 
   it("a BundleDeployment whose objects are a secret in the state (its lookups read a Secret) is marked so, and they are read opened", () => {

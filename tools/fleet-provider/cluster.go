@@ -1,8 +1,9 @@
 package main
 
-// The provider's configuration (one explicit provider per cluster, and per impersonated user) and the
-// connection it opens only when a pair is applied, read or deleted: a preview and a no-op never talk to
-// the cluster.
+// The provider's configuration (one provider for the stack, with every cluster's access, and per
+// impersonated user, keyed by name; a stack of an earlier version had one provider per cluster) and
+// the connections it opens only when a pair is applied, read or deleted: a preview and a no-op never
+// talk to a cluster.
 
 import (
 	"fmt"
@@ -31,6 +32,9 @@ type Config struct {
 	KubeClientSettings    *KubeClientSettings `json:"kubeClientSettings,omitempty"`
 	// A cluster being decommissioned that no longer answers: deleting a pair drops it from the state.
 	DeleteUnreachable bool `json:"deleteUnreachable,omitempty"`
+	// Every cluster (and impersonated user) this provider serves, by the key a pair's spec names
+	// (`cluster`); empty: the provider serves only the cluster the fields above describe.
+	Clusters map[string]Config `json:"clusters,omitempty"`
 }
 
 type KubeClientSettings struct {

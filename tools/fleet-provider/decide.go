@@ -45,6 +45,7 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 		}
 	}
 	diffTop("deploymentId", olds.DeploymentID, news.DeploymentID)
+	diffTop("cluster", olds.Cluster, news.Cluster)
 	diffTop("timeoutSeconds", olds.TimeoutSeconds, news.TimeoutSeconds)
 	diffTop("force", olds.Force, news.Force)
 	diffTop("correctDrift", olds.CorrectDrift, news.CorrectDrift)

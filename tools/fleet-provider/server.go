@@ -24,8 +24,10 @@ type server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	cluster *cluster
+	mu sync.Mutex
+	// The one cluster of a provider configured without `clusters`, else the clusters by key.
+	cluster  *cluster
+	clusters map[string]*cluster
 }
 
 func newServer(version string) *server {
@@ -67,7 +69,10 @@ func (s *server) Configure(_ context.Context, req *pulumirpc.ConfigureRequest) (
 		}
 	}
 	s.mu.Lock()
-	s.cluster = &cluster{config: cfg}
+	s.cluster, s.clusters = &cluster{config: cfg}, map[string]*cluster{}
+	for key, c := range cfg.Clusters {
+		s.clusters[key] = &cluster{config: c}
+	}
 	s.mu.Unlock()
 	return &pulumirpc.ConfigureResponse{AcceptSecrets: false, SupportsPreview: true}, nil
 }
@@ -167,7 +172,7 @@ func (s *server) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulum
 // configuration); a cluster that cannot be reached is the pair's ErrApplied. creating: the pair's first
 // apply, which takes over no field manager's fields, so adopting unchanged objects writes nothing.
 func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error) {
-	c, err := s.configured()
+	c, err := s.configured(spec.Cluster)
 	if err != nil {
 		return Status{}, err
 	}
@@ -191,7 +196,7 @@ func (s *server) stateOf(props *structpb.Struct) (Outputs, *cluster, error) {
 	if err := fromStruct(props, &olds); err != nil {
 		return olds, nil, err
 	}
-	c, err := s.configured()
+	c, err := s.configured(olds.Cluster)
 	return olds, c, err
 }
 
@@ -240,13 +245,20 @@ func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc
 	return &pulumirpc.ReadResponse{Id: req.GetId(), Properties: props, Inputs: req.GetInputs()}, nil
 }
 
-func (s *server) configured() (*cluster, error) {
+// configured is the cluster a pair names (its spec's `cluster`), or the provider's only one.
+func (s *server) configured(key string) (*cluster, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cluster == nil {
 		return nil, fmt.Errorf("the %s provider was not configured", packageName)
 	}
-	return s.cluster, nil
+	if key == "" {
+		return s.cluster, nil
+	}
+	if c, ok := s.clusters[key]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("cluster %q is not in the %s provider's configuration (a cluster removed from the stack keeps its access there until its pairs are deleted when `npm run up` runs the update: it reads that access from the state)", key, packageName)
 }
 
 func sameStruct(a, b *structpb.Struct) bool {

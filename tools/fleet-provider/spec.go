@@ -24,6 +24,9 @@ const (
 // Spec is a BundleDeployment's inputs: everything that decides the pair, as core/desired computed it.
 type Spec struct {
 	DeploymentID string `json:"deploymentId"`
+	// Which of the provider's clusters (and impersonated users) the pair is applied to: a key of its
+	// configuration's `clusters`; absent: the provider's only cluster (a stack of an earlier version).
+	Cluster string `json:"cluster,omitempty"`
 	// Objects by objectKey (group/kind/namespace/name, version left out so a version move is the same object).
 	Objects map[string]DesiredObject `json:"objects"`
 	// More of the set, whose manifests are secrets (the agent's token): a property of their own, so the
