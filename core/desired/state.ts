@@ -598,14 +598,13 @@ const CLIENT_QPS = 500;
 const CLIENT_BURST = 1000;
 
 /**
- * A cluster's provider. Its `clusterIdentifier` is the cluster's name, so a rotated kubeconfig or token
- * is an update of the provider, never a replacement of everything deployed through it. ConfigMaps and
- * Secrets change in place, as Fleet's apply does: by default the provider replaces them on any data
- * change, which deletes and recreates an object users may reference by name. In render mode the
- * provider writes manifests to <renderDir>/<cluster> instead of contacting a cluster.
+ * A cluster's access for the stack's provider. Its `clusterIdentifier` is the cluster's name, so a
+ * rotated kubeconfig or token is an update of the provider, never a replacement of anything deployed
+ * through it. In render mode the provider writes manifests to <renderDir>/<cluster> instead of
+ * contacting a cluster.
  */
 export function providerSettings(name: string, c: ClusterConfig, renderDir?: string): ProviderSettings {
-  const settings: ProviderSettings = { name, clusterIdentifier: c.name, enableConfigMapMutable: true, enableSecretMutable: true };
+  const settings: ProviderSettings = { name, clusterIdentifier: c.name };
   if (renderDir) return { ...settings, renderYamlToDirectory: path.join(renderDir, c.name) };
   // With the provider's default rate limit, a create or prune of a few hundred objects waits on the
   // client, not on the API server (BENCHMARKS.md); the API server's priority and fairness still protects it.

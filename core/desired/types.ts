@@ -25,13 +25,11 @@ export const AGENT_TYPE = "pulumi-fleet:index:Agent";
  */
 export const stackProviderName = (stack: string) => `fleet:${stack}`;
 
-/** A Kubernetes provider's settings (the kubeconfig is registered as a secret). */
+/** How one cluster is reached, as one identity: an entry of the stack provider's configuration (components/fleet.ts; the kubeconfig is a secret there). */
 export interface ProviderSettings {
-  /** Logical name of the provider resource. */
+  /** Its key in that configuration, which pairs name: "<cluster>", or "<cluster>/as/<user>". */
   name: string;
   clusterIdentifier: string;
-  enableConfigMapMutable: true;
-  enableSecretMutable: true;
   renderYamlToDirectory?: string;
   kubeClientSettings?: { qps: number; burst: number };
   kubeconfig?: string;

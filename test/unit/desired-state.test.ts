@@ -197,7 +197,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       const text = describeDesired(s).join("\n");
       expect(text).to.contain("cluster c1 (kubeconfig from the stack)\n").and.contain("  applies as system:serviceaccount:cattle-fleet-system:deployer\n")
         .and.contain("  bundle t-plain (GitRepo t @ ").and.not.contain(KUBECONFIG);
-      expect(s.clusters[0].provider).to.deep.equal({ name: "c1", clusterIdentifier: "c1", enableConfigMapMutable: true, enableSecretMutable: true, kubeClientSettings: { qps: 500, burst: 1000 }, kubeconfig: KUBECONFIG });
+      expect(s.clusters[0].provider).to.deep.equal({ name: "c1", clusterIdentifier: "c1", kubeClientSettings: { qps: 500, burst: 1000 }, kubeconfig: KUBECONFIG });
     });
 
     it("takeOwnership: an object that exists with another owner fails its deployment; unchanged deployments and left-out clusters are not read", async () => {
