@@ -100,8 +100,9 @@ export function clusterUrns(resources: { urn: string; type: string }[], cluster:
 }
 
 /**
- * The cluster's providers, Kubernetes' (namespaces, agent) and pulumi-fleet's (its BundleDeployments): its
- * own (named after it) and one per impersonated account ("<cluster>/as/<user>").
+ * The cluster's own providers in a stack of an earlier version: Kubernetes' (namespaces, agent) and
+ * pulumi-fleet's (its BundleDeployments), named after it and one per impersonated account
+ * ("<cluster>/as/<user>"). The stack's one provider ("fleet:<stack>") is no cluster's.
  */
 export function providerUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
   const types = new Set(["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet"]);

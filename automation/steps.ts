@@ -197,8 +197,9 @@ function deploymentOfName(name: string): { cluster: string; gitRepo: string; bun
 }
 
 /**
- * Every resource on a cluster is named "<cluster>/..." and the cluster's provider and components are
- * named "<cluster>"; the stack and the fleet-wide components belong to no cluster.
+ * Every resource on a cluster is named "<cluster>/..." and the cluster's components (and an earlier
+ * version's providers of it) are named "<cluster>"; the stack, its one provider and the fleet-wide
+ * components belong to no cluster.
  */
 export function clusterOfUrn(urn: string): string | undefined {
   const type = urn.slice(0, urn.lastIndexOf("::")).split("::").pop() ?? "";
