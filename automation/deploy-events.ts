@@ -5,6 +5,7 @@
  * renders the same objects is not a deploy.
  */
 import { DeploymentRecord } from "../core/desired/records";
+import { applied } from "../core/desired/pair";
 import { GroupedSteps, hasChanges } from "./steps";
 
 export interface DeployEvent {
@@ -29,7 +30,7 @@ export function deployEvents(groups: GroupedSteps, before: Record<string, Deploy
   for (const d of [...groups.deployments.values()].sort((a, b) => compare(a.key, b.key))) {
     if (!hasChanges(d) && !d.pruned) continue;
     // A pair whose apply was refused or is not ready did not deploy: it is a failure of the update (pairFailures).
-    if (!d.pruned && d.report && d.report.state !== "Ready" && d.report.state !== "Modified") continue;
+    if (!d.pruned && d.report && !applied(d.report.state)) continue;
     const record = d.pruned ? before[d.key] : after[d.key] ?? before[d.key];
     events.push({
       event: d.pruned ? "pruned" : "deployed",

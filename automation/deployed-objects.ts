@@ -12,7 +12,7 @@ import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
 import { PairSpec } from "../core/desired/pair";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../core/desired/types";
-import { AGENT_NAMESPACE_KEPT, CLUSTER_SETUP_TYPE, NAMESPACE_KEPT } from "../core/desired/setup";
+import { AGENT_NAMESPACE_KEPT, CLUSTER_SETUP_TYPE, isAppliedSet, NAMESPACE_KEPT } from "../core/desired/setup";
 import { clusterNamespaceName } from "../core/desired/namespaces";
 import { runCli } from "./stack";
 
@@ -141,7 +141,7 @@ export function carriedAccessOf(resources: StateResource[]): Record<string, Clus
   }
   const out: Record<string, ClusterAccess> = {};
   for (const r of resources) {
-    if ((r.type !== BUNDLE_DEPLOYMENT_TYPE && r.type !== CLUSTER_SETUP_TYPE) || !r.custom || !r.provider) continue;
+    if (!isAppliedSet(r.type) || !r.custom || !r.provider) continue;
     const key = r.inputs?.cluster;
     const access = typeof key === "string" ? configured.get(r.provider)?.[key] : undefined;
     if (access) out[key as string] = access;
@@ -187,7 +187,7 @@ export function legacySetupsOf(resources: StateResource[]): { objects: Map<strin
     const parent = byUrn.get(r.parent);
     const underAgent = parent?.type === AGENT_TYPE && r.type.startsWith("kubernetes:");
     if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
-    const cluster = nameOfUrn(parent!.urn).split("/")[0];
+    const cluster = nameOfUrn(parent!.urn); // the Agent and Cluster components are named after their cluster
     const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? AGENT_NAMESPACE_KEPT : r.retainOnDelete ? NAMESPACE_KEPT : undefined;
     objects.set(cluster, [...objects.get(cluster) ?? [], { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
     urns.push(r.urn);

@@ -22,7 +22,7 @@ import { phase } from "./timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
 import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
-import { PairReport } from "../core/desired/pair";
+import { applied, PairReport } from "../core/desired/pair";
 import { rolloutStops } from "./rollout-report";
 import { markRetained, readState, StackState } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
@@ -46,7 +46,7 @@ function statesOutput(outputs: OutputMap): Record<string, PairReport> {
 /** Each cluster whose setup (its namespaces and agent, core/desired/setup.ts) did not reach Ready, with the provider's words. */
 function setupFailures(outputs: OutputMap): string[] {
   const states = (outputs[CLUSTER_SETUP_STATES_OUTPUT]?.value ?? {}) as Record<string, PairReport>;
-  return Object.entries(states).filter(([, r]) => r.state !== "Ready" && r.state !== "Modified")
+  return Object.entries(states).filter(([, r]) => !applied(r.state))
     .map(([cluster, r]) => `cluster ${cluster}: ${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`).sort();
 }
 

@@ -11,16 +11,11 @@ import { K8sObject, objectKey } from "../core/bundles/manifests";
 import { typeTokenOf } from "../core/desired/objects";
 import { PairObject } from "../core/desired/pair";
 import { stableJson } from "../core/hash";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
-import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
+import { isAppliedSet } from "../core/desired/setup";
 import type { Step } from "./steps";
 
-/** The resources whose objects the provider applies as one set: a pair, and a cluster's setup (its namespaces and agent). */
-const APPLIED_SETS = new Set([BUNDLE_DEPLOYMENT_TYPE, CLUSTER_SETUP_TYPE]);
-
-/** `objects["<key>"]` then the rest of the path, as the provider writes it. */
-const OBJECT_PATH = /^objects\["((?:[^"\\]|\\.)*)"\](.*)$/;
-const SECRET_OBJECT_PATH = /^secretObjects\["((?:[^"\\]|\\.)*)"\](.*)$/;
+/** `objects["<key>"]` (or `secretObjects["<key>"]`) then the rest of the path, as the provider writes it. */
+const OBJECT_PATH = /^(objects|secretObjects)\["((?:[^"\\]|\\.)*)"\](.*)$/;
 
 /** A whole object's entry in a detailed diff: added, deleted, or changed. */
 function kindOp(diff: unknown): Step["op"] {
@@ -36,7 +31,7 @@ export function expandPairSteps(steps: Step[], moving: ReadonlySet<string> = new
     if (s.op === "delete" && moving.has(s.urn)) continue;
     // A pair whose objects are a secret (its lookups read a Secret) has them blinded in the engine's
     // events: it counts as one object, its own.
-    if (!APPLIED_SETS.has(s.type) || !s.custom || masked(s.inputs?.objects) || masked(s.oldInputs?.objects)) {
+    if (!isAppliedSet(s.type) || !s.custom || masked(s.inputs?.objects) || masked(s.oldInputs?.objects)) {
       out.push(s);
       continue;
     }
@@ -76,12 +71,14 @@ function objectSteps(s: Step): Step[] {
       const byKey = new Map<string, string[]>();
       const changedSecrets = new Map<string, Step["op"]>();
       for (const [path, diff] of Object.entries(s.detailedDiff ?? {})) {
-        const secret = SECRET_OBJECT_PATH.exec(path);
-        if (secret) changedSecrets.set(JSON.parse(`"${secret[1]}"`) as string, secret[2] ? "update" : kindOp(diff));
         const m = OBJECT_PATH.exec(path);
         if (!m) continue;
-        const key = JSON.parse(`"${m[1]}"`) as string;
-        (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(m[2].replace(/^\.manifest\.?/, ""));
+        const key = JSON.parse(`"${m[2]}"`) as string;
+        if (m[1] === "secretObjects") {
+          changedSecrets.set(key, m[3] ? "update" : kindOp(diff));
+          continue;
+        }
+        (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(m[3].replace(/^\.manifest\.?/, ""));
       }
       return [...byKey].map(([key, fields]) => {
         if (!olds[key]) return child("create", news[key]);

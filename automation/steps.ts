@@ -5,7 +5,7 @@
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
-import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
+import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../core/desired/setup";
 import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../core/desired/keys";
 import { withheldMessages } from "../core/desired/pair";
 import { expandPairSteps } from "./pair-steps";
@@ -99,9 +99,8 @@ export class StepRecorder {
       step.failed = true;
       this.failedUrns.add(meta.urn);
     }
-    const appliedSet = meta.type === BUNDLE_DEPLOYMENT_TYPE || meta.type === CLUSTER_SETUP_TYPE;
-    if ((meta.op === "refresh" || appliedSet) && meta.new?.outputs) step.outputs = meta.new.outputs;
-    if (appliedSet) {
+    if ((meta.op === "refresh" || isAppliedSet(meta.type)) && meta.new?.outputs) step.outputs = meta.new.outputs;
+    if (isAppliedSet(meta.type)) {
       if (meta.detailedDiff) step.detailedDiff = meta.detailedDiff;
       if (meta.new?.inputs) step.inputs = meta.new.inputs;
       if (meta.old?.inputs) step.oldInputs = meta.old.inputs;

@@ -10,7 +10,7 @@ import { checkShardStackFile } from "../core/config/shard-files";
 import { StackConfig } from "../core/config/stack";
 import { liveFacts } from "../core/desired/facts";
 import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
-import { PairReport } from "../core/desired/pair";
+import { applied, PairReport } from "../core/desired/pair";
 import { DeploymentRecord, FleetSummary } from "../core/desired/records";
 import { DeployOptions, desiredState } from "../core/desired/state";
 import { configFromValues, PROJECT_DIR } from "../core/pipeline";
@@ -54,7 +54,7 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi.all([fleet.deploymentStates, fleet.clusterSetupStates])
-    .apply((all) => all.flatMap((states) => Object.values(states)).every((s) => s.state === "Ready" || s.state === "Modified"));
+    .apply((all) => all.flatMap((states) => Object.values(states)).every((s) => applied(s.state)));
   return {
     summary: desired.summary, deployments: fleet.deploymentRecords, deploymentStates: fleet.deploymentStates, clusterSetupStates: fleet.clusterSetupStates,
     ...(options.inputs && !desired.failures.length ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),

@@ -8,7 +8,7 @@
 import { FleetError, withContext } from "../errors";
 import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "./keys";
-import { PairReport } from "./pair";
+import { applied, PairReport } from "./pair";
 import { DeploymentRecord } from "./records";
 
 export interface DeploymentFailure {
@@ -133,7 +133,7 @@ export function describeFailure(f: DeploymentFailure): string {
 export function pairFailures(states: Record<string, PairReport>, records: Record<string, DeploymentRecord>): DeploymentFailure[] {
   const out: DeploymentFailure[] = [];
   for (const [key, r] of Object.entries(states)) {
-    if (r.state === "Ready" || r.state === "Modified") continue;
+    if (applied(r.state)) continue;
     const record = records[key];
     if (!record) continue;
     const reason = `${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`;

@@ -64,6 +64,11 @@ export interface PairStatus {
   retained: string[] | null;
 }
 
+/** Whether a pair holds what it was asked to: Ready, or Modified (drift found after it was applied); anything else failed or waits. */
+export function applied(state: PairState | string): boolean {
+  return state === "Ready" || state === "Modified";
+}
+
 /** A pair's state as the stack's `deploymentStates` output keeps it (what `up`, `status` and the pages read). */
 export interface PairReport {
   state: PairState;

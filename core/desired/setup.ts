@@ -9,9 +9,12 @@ import { clusterLabels } from "../ownership";
 import { AgentObjects } from "./agent";
 import { DeployedObject } from "./facts";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "./pair";
-import { DesiredNamespace } from "./types";
+import { BUNDLE_DEPLOYMENT_TYPE, DesiredNamespace } from "./types";
 
 export const CLUSTER_SETUP_TYPE = "pulumi-fleet:index:ClusterSetup";
+
+/** The resources whose objects pulumi-fleet's provider applies as one set: a pair, and a cluster's setup. */
+export const isAppliedSet = (type: string) => type === BUNDLE_DEPLOYMENT_TYPE || type === CLUSTER_SETUP_TYPE;
 
 /** Why the agent's namespace stays when the agent goes: `helm uninstall` of Fleet's agent keeps it too. */
 export const AGENT_NAMESPACE_KEPT = "the agent's namespace: kept when the agent goes, as uninstalling Fleet's agent keeps it";
