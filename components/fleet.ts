@@ -14,13 +14,7 @@ import { GitRepo } from "./git-repo";
 
 /** Every cluster's access, and each impersonated user's, by the provider settings' names (core/desired/state.ts providerSettings). */
 function clusterAccess(clusters: DesiredState["clusters"]): Record<string, ClusterAccess> {
-  const access = (s: ProviderSettings): ClusterAccess => ({
-    clusterIdentifier: s.clusterIdentifier,
-    ...(s.kubeconfig !== undefined ? { kubeconfig: s.kubeconfig } : {}), ...(s.context !== undefined ? { context: s.context } : {}),
-    ...(s.renderYamlToDirectory ? { renderYamlToDirectory: s.renderYamlToDirectory } : {}),
-    ...(s.kubeClientSettings ? { kubeClientSettings: s.kubeClientSettings } : {}),
-    ...(s.deleteUnreachable ? { deleteUnreachable: true } : {}),
-  });
+  const access = ({ name: _key, ...settings }: ProviderSettings): ClusterAccess => settings;
   return Object.fromEntries(clusters.flatMap((c) => [[c.provider.name, access(c.provider)], ...c.accountProviders.map((a) => [a.provider.name, access(a.provider)])]));
 }
 

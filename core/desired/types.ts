@@ -37,16 +37,8 @@ export interface ProviderSettings {
   deleteUnreachable?: true;
 }
 
-/** How pulumi-fleet's provider reaches one cluster as one identity: an entry of its configuration's `clusters`. */
-export interface ClusterAccess {
-  clusterIdentifier: string;
-  kubeconfig?: string;
-  context?: string;
-  renderYamlToDirectory?: string;
-  kubeClientSettings?: { qps?: number; burst?: number };
-  /** A cluster being decommissioned that no longer answers: deleting its pairs drops them from the state. */
-  deleteUnreachable?: boolean;
-}
+/** How pulumi-fleet's provider reaches one cluster as one identity: an entry of its configuration's `clusters`, under the settings' name. */
+export type ClusterAccess = Omit<ProviderSettings, "name">;
 
 export interface DesiredNamespace {
   /** Logical name: "<cluster>/<namespace>". */
