@@ -6,6 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
+import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { PROJECT_DIR } from "../core/pipeline";
 import { guardedCliRoot, guardSupported } from "./process-guard";
 
@@ -19,14 +20,17 @@ export interface Toolchain {
   cli: string;
   /** Environment for every engine process: PATH, PULUMI_HOME, update check and plugin download off. */
   env: Record<string, string>;
+  /** The CLI's version as the build script knows it (undefined for a system CLI it could not ask). */
+  version?: string;
 }
 
 let cached: Toolchain | undefined;
 
 export function toolchain(): Toolchain {
   if (cached) return cached;
-  let printed: string;
-  try {
+  // scripts/setup.sh ran the same script moments ago when it started this process (the operations' npm scripts).
+  let printed = process.env.PULUMI_FLEET_TOOLCHAIN_ENV ?? "";
+  if (!printed) try {
     printed = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--env"], {
       encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: process.env,
     });
@@ -46,6 +50,33 @@ export function toolchain(): Toolchain {
   // (components/pair.ts): inline programs run in this process.
   if (env.PULUMI_FLEET_PROVIDER_VERSION) process.env.PULUMI_FLEET_PROVIDER_VERSION = env.PULUMI_FLEET_PROVIDER_VERSION;
   const cli = path.join(env.PULUMI_FLEET_PULUMI_ROOT, "bin", "pulumi");
-  cached = { root: guardSupported() ? guardedCliRoot(cli) : env.PULUMI_FLEET_PULUMI_ROOT, cli, env };
+  cached = { root: guardSupported() ? guardedCliRoot(cli) : env.PULUMI_FLEET_PULUMI_ROOT, cli, env, version: env.PULUMI_FLEET_PULUMI_VERSION };
   return cached;
+}
+
+let command: Promise<PulumiCommand> | undefined;
+
+/**
+ * The CLI as the Automation API runs it, once per process. The SDK's PulumiCommand.get starts the CLI to
+ * ask its version (0.14 s of every operation); the toolchain's build script already knows it, so the
+ * command is made with that version (the SDK's own constructor and semver), and only a CLI of unknown
+ * version is asked.
+ */
+export function pulumiCommand(tools: Toolchain = toolchain()): Promise<PulumiCommand> {
+  if (!command) {
+    const known = tools.version ? parseVersion(tools.version) : undefined;
+    command = known
+      ? Promise.resolve(new (PulumiCommand as unknown as new (cli: string, version: unknown) => PulumiCommand)(path.resolve(tools.root, "bin", "pulumi"), known))
+      : PulumiCommand.get({ root: tools.root });
+    command.catch(() => { command = undefined; });
+  }
+  return command;
+}
+
+/** A version as the SDK's semver parses it (its own copy of the package, whose SemVer the SDK compares). */
+function parseVersion(version: string): unknown {
+  const semver = require(require.resolve("semver", { paths: [path.dirname(require.resolve("@pulumi/pulumi"))] })) as { parse(v: string): unknown };
+  const parsed = semver.parse(version);
+  if (!parsed) throw new Error(`tools/build-pulumi.sh printed PULUMI_FLEET_PULUMI_VERSION=${version}, which is not a version`);
+  return parsed;
 }

@@ -7,6 +7,10 @@
 #  3. the offline Pulumi toolchain, and proc-guard (tools/proc-guard), under which every engine CLI runs: CLI and Kubernetes provider built from tools/ into a cache outside
 #     the repository (see docs/contributing.md, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
 #     do not run the engine (plan, render, benchmarks of the plan stage).
+# With a command after it (`bash scripts/setup.sh node scripts/run-ts.js ...`, as the npm scripts of the
+# operations run it), it then runs that command with what it just checked in the environment
+# (PULUMI_FLEET_TOOLCHAIN_ENV, PULUMI_FLEET_RENDER_BIN), so the operation does not run the build
+# scripts a second time to find the same paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,10 +28,16 @@ if (( node_major < 22 )); then
   exit 1
 fi
 
-bash tools/build-render.sh >&2
+render_bin=$(bash tools/build-render.sh --path)
 
 if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 ]]; then
   node scripts/check-tool-pins.js
-  bash tools/build-pulumi.sh >&2
+  toolchain_env=$(bash tools/build-pulumi.sh --env)
   bash tools/build-guard.sh >&2
+fi
+
+if (($#)); then
+  export PULUMI_FLEET_RENDER_BIN=$render_bin
+  [[ -z ${toolchain_env:-} ]] || export PULUMI_FLEET_TOOLCHAIN_ENV=$toolchain_env
+  exec "$@"
 fi

@@ -217,6 +217,8 @@ if ((want_env)); then
   printf 'export PULUMI_HOME=%q\n' "$pulumi_home"
   printf 'export PULUMI_FLEET_PULUMI_ROOT=%q\n' "$(dirname "$bin_dir")"
   printf 'export PULUMI_FLEET_PROVIDER_VERSION=%q\n' "$fleet_version"
+  # The CLI's version, so the Automation API need not start it once per operation to ask.
+  if [[ $cli_version == v[0-9]* ]]; then printf 'export PULUMI_FLEET_PULUMI_VERSION=%q\n' "${cli_version#v}"; fi
   printf 'export PULUMI_SKIP_UPDATE_CHECK=true\n'
   printf 'export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true\n'
   printf 'export PULUMI_IGNORE_AMBIENT_PLUGINS=true\n'
