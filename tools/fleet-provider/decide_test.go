@@ -259,3 +259,28 @@ func TestMessagesNeverQuoteASecretObjectsValues(t *testing.T) {
 		t.Fatalf("got %q, want %q", got[0], want)
 	}
 }
+
+func TestOutputsKeepNoCopyOfTheSetAndThePreviousSpecComesFromTheInputs(t *testing.T) {
+	spec := Spec{DeploymentID: "d1", Objects: map[string]DesiredObject{"/ConfigMap/ns/a": {Manifest: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}}}
+	out, err := toStruct(recorded(Outputs{Spec: spec, Status: Status{AppliedDeploymentID: "d1", State: StateReady}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := out.GetFields()["objects"]; ok {
+		t.Fatalf("outputs hold the objects: %v", out)
+	}
+	in, err := toStruct(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pairState(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != StateReady || len(got.Objects) != 1 || got.DeploymentID != "d1" {
+		t.Fatalf("pairState: %+v", got)
+	}
+	if d := diffPair(&got, spec); d.Changes {
+		t.Fatalf("an unchanged pair read back from its inputs and outputs differs: %+v", d)
+	}
+}

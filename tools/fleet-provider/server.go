@@ -97,10 +97,10 @@ func (s *server) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc
 	if containsUnknown(req.GetNews()) {
 		return &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_SOME}, nil
 	}
-	var olds Outputs
 	var news Spec
-	if err := fromStruct(req.GetOlds(), &olds); err != nil {
-		return nil, fmt.Errorf("%s: the state's outputs: %w", req.GetUrn(), err)
+	olds, err := pairState(req.GetOldInputs(), req.GetOlds())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", req.GetUrn(), err)
 	}
 	if err := fromStruct(req.GetNews(), &news); err != nil {
 		return nil, fmt.Errorf("%s: inputs: %w", req.GetUrn(), err)
@@ -128,7 +128,7 @@ func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.CreateResponse{Properties: req.GetProperties()}, nil
+		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties())}, nil
 	}
 	prev, err := adopted(spec)
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulum
 	if err != nil {
 		return nil, err
 	}
-	props, err := toStruct(Outputs{Spec: spec, Status: st})
+	props, err := toStruct(recorded(Outputs{Spec: spec, Status: st}))
 	if err != nil {
 		return nil, err
 	}
@@ -146,22 +146,22 @@ func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulum
 }
 
 func (s *server) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulumirpc.UpdateResponse, error) {
-	var olds Outputs
 	var news Spec
-	if err := fromStruct(req.GetOlds(), &olds); err != nil {
+	olds, err := pairState(req.GetOldInputs(), req.GetOlds())
+	if err != nil {
 		return nil, err
 	}
 	if err := fromStruct(req.GetNews(), &news); err != nil {
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.UpdateResponse{Properties: req.GetNews()}, nil
+		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews())}, nil
 	}
 	st, err := s.deploy(&olds, news, false)
 	if err != nil {
 		return nil, err
 	}
-	props, err := toStruct(Outputs{Spec: news, Status: st})
+	props, err := toStruct(recorded(Outputs{Spec: news, Status: st}))
 	if err != nil {
 		return nil, err
 	}
@@ -190,10 +190,21 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 	return st, nil
 }
 
-// stateOf decodes a pair's outputs as the state holds them, with the configured cluster.
-func (s *server) stateOf(props *structpb.Struct) (Outputs, *cluster, error) {
-	var olds Outputs
-	if err := fromStruct(props, &olds); err != nil {
+// previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
+func previewOutputs(inputs *structpb.Struct) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields()))}
+	for k, v := range inputs.GetFields() {
+		if k != "objects" && k != "secretObjects" && k != "adopt" {
+			out.Fields[k] = v
+		}
+	}
+	return out
+}
+
+// stateOf decodes a pair as the state holds it (pairState), with the configured cluster.
+func (s *server) stateOf(inputs, outputs *structpb.Struct) (Outputs, *cluster, error) {
+	olds, err := pairState(inputs, outputs)
+	if err != nil {
 		return olds, nil, err
 	}
 	c, err := s.configured(olds.Cluster)
@@ -201,7 +212,7 @@ func (s *server) stateOf(props *structpb.Struct) (Outputs, *cluster, error) {
 }
 
 func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbempty.Empty, error) {
-	olds, c, err := s.stateOf(req.GetProperties())
+	olds, c, err := s.stateOf(req.GetOldInputs(), req.GetProperties())
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +239,7 @@ func unreachable(err error) bool {
 
 // Read (a refresh) looks for drift; the inputs stay as they were.
 func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
-	olds, c, err := s.stateOf(req.GetProperties())
+	olds, c, err := s.stateOf(req.GetInputs(), req.GetProperties())
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +249,7 @@ func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc
 			olds.Status, olds.Live = driftOf(s.ctx, rm, olds)
 		}
 	}
-	props, err := toStruct(olds)
+	props, err := toStruct(recorded(olds))
 	if err != nil {
 		return nil, err
 	}

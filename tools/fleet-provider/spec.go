@@ -28,7 +28,8 @@ type Spec struct {
 	// configuration's `clusters`; absent: the provider's only cluster (a stack of an earlier version).
 	Cluster string `json:"cluster,omitempty"`
 	// Objects by objectKey (group/kind/namespace/name, version left out so a version move is the same object).
-	Objects map[string]DesiredObject `json:"objects"`
+	// Only in the inputs (omitted from the outputs, see recorded).
+	Objects map[string]DesiredObject `json:"objects,omitempty"`
 	// More of the set, whose manifests are secrets (the agent's token): a property of their own, so the
 	// engine keeps only these secret and the rest of the set stays readable in previews and the state.
 	SecretObjects map[string]DesiredObject `json:"secretObjects,omitempty"`
@@ -115,13 +116,38 @@ const (
 	StateOutOfSync   = "OutOfSync"
 )
 
-// Outputs is what the state keeps: the inputs and the status; a refresh adds what it read.
+// Outputs is a pair as the state holds it: its spec (from its inputs) and its status; a refresh adds what it read.
 type Outputs struct {
 	Spec
 	Status
 	// A refresh only: each inventory object as it is on the cluster (apiVersion, kind, metadata, status),
 	// for readiness judged as Fleet judges it (core/readiness.ts).
 	Live []map[string]any `json:"live,omitempty"`
+}
+
+// recorded is what a pair's outputs hold: its status and its spec without the set's objects, which its
+// inputs hold. A second copy in the outputs doubled the state, and the engine deep-copies, serializes
+// and sends every resource's inputs and outputs in each of its events (most of a large preview's CPU).
+func recorded(o Outputs) Outputs {
+	o.Objects, o.SecretObjects, o.Adopt = nil, nil, nil
+	return o
+}
+
+// pairState decodes a pair's previous state: its status from its outputs, its spec from its inputs (an
+// earlier version's outputs also hold the spec; the inputs are what it was asked for either way).
+func pairState(inputs, outputs *structpb.Struct) (Outputs, error) {
+	var o Outputs
+	if err := fromStruct(outputs, &o); err != nil {
+		return o, fmt.Errorf("the state's outputs: %w", err)
+	}
+	if len(inputs.GetFields()) > 0 {
+		var spec Spec
+		if err := fromStruct(inputs, &spec); err != nil {
+			return o, fmt.Errorf("the state's inputs: %w", err)
+		}
+		o.Spec = spec
+	}
+	return o, nil
 }
 
 func objectKey(group, kind, namespace, name string) string {
