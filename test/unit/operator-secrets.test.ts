@@ -4,6 +4,7 @@
  * (core/desired/operator-secrets.ts, through desiredState with fake facts).
  */
 import { expect } from "chai";
+import { parseFleetYaml } from "../../core/bundles/fleetyaml";
 import { parseStackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { DesiredState } from "../../core/desired/types";
@@ -63,6 +64,15 @@ describe("operator secrets: the stack file's downstreamResources (core/config/do
     expect(err({ allowedTargetNamespaces: ["team-*"] })).to.contain("\"team-a\" is GitRepo b's namespace (its allowedTargetNamespaces (team-*))");
     expect(err({ downstreamResources: [secret({ name: "other", namespace: "team-a" })] })).to.contain("\"team-a\" is GitRepo b's namespace (its own downstreamResources land there)");
     expect(parse({ gitRepos: [repo({ targetNamespace: "team-a", downstreamResources: [secret()] }), { name: "b", repo: "https://example.com/b.git", targetNamespace: "team-b" }] }).gitRepos).to.have.length(2);
+  });
+});
+
+describe("operator secrets: fleet.yaml downstreamResources", () => {
+  it("is refused, top level and per target, naming the stack setting: content never names the operator's Secrets, and it is never ignored", () => {
+    expect(() => parseFleetYaml({ downstreamResources: [{ kind: "Secret", name: "db" }] }, "app/fleet.yaml"))
+      .to.throw("app/fleet.yaml: downstreamResources: content cannot name the operator's Secrets here: the stack file hands them to the GitRepo's clusters (gitRepos[].downstreamResources");
+    expect(() => parseFleetYaml({ targetCustomizations: [{ name: "prod", clusterName: "p", downstreamResources: [{ kind: "Secret", name: "db" }] }] }, "app/fleet.yaml"))
+      .to.throw("targetCustomizations[0].downstreamResources: content cannot name the operator's Secrets");
   });
 });
 
