@@ -6,6 +6,7 @@
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
 import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../core/desired/setup";
+import { AGENT_BOOTSTRAP_SECRET } from "../core/desired/agent";
 import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../core/desired/keys";
 import { withheldMessages } from "../core/desired/pair";
 import { expandPairSteps } from "./pair-steps";
@@ -160,8 +161,8 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
       if (s.failed) d.failed = true;
       if (s.custom && s.op !== "same") d.steps.push(s);
     } else {
-      // A cluster's setup holds its namespaces beside its agent: a namespace is not an agent change.
-      if (owner.type === CLUSTER_SETUP_TYPE && s.type === "kubernetes:core/v1:Namespace") continue;
+      // A cluster's setup holds its namespaces and the operator's Secrets beside its agent: neither is an agent change.
+      if (owner.type === CLUSTER_SETUP_TYPE && (s.type === "kubernetes:core/v1:Namespace" || isOperatorSecret(s))) continue;
       const a = agents.get(name) ?? { cluster: name, created: 0, updated: 0, replaced: 0, deleted: 0, replacements: [], failed: false };
       agents.set(name, a);
       if (counted) a[counted]++;
@@ -176,6 +177,9 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
   }
   return { deployments, agents, failedClusters: [...failedClusters].sort() };
 }
+
+/** A Secret of a cluster's setup other than its agent's token: a GitRepo's downstreamResources (core/desired/operator-secrets.ts). */
+const isOperatorSecret = (s: Step) => s.type === "kubernetes:core/v1:Secret" && !urnName(s.urn).endsWith(`:${AGENT_BOOTSTRAP_SECRET}`);
 
 /**
  * A BundleDeployment step that prunes the bundle from its cluster: the pair deleted, or an earlier

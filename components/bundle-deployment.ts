@@ -16,7 +16,7 @@ export interface BundleDeploymentArgs {
   provider: FleetProvider;
   /** The key of the provider's configuration the pair is applied through: its cluster, as its service account when it has one. */
   cluster: string;
-  /** The cluster's namespaces and agent, applied first when some of its objects are in those namespaces. */
+  /** The cluster's namespaces, agent and operator's Secrets, applied first when some of its objects are in those namespaces or its GitRepo has Secrets there. */
   setup?: pulumi.Resource;
   /** The pairs this one waits for (fleet.yaml dependsOn, rollout), by key: it applies once each is Ready. */
   waitFor: [string, BundleDeploymentPair][];
@@ -32,7 +32,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
     // The API server may quote a refused field's value in its message, and the live status views echo
     // objects: for such a pair they are secrets in the state and the engine's events too.
     ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
-    dependsOn: [...args.waitFor.map(([, p]) => p), ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace) ? [args.setup] : [])],
+    dependsOn: [...args.waitFor.map(([, p]) => p), ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace || d.afterOperatorSecrets) ? [args.setup] : [])],
   });
   for (const w of d.warnings) pulumi.log.warn(w, pair);
   return pair;

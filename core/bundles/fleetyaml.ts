@@ -52,7 +52,7 @@ const HELM_FIELDS = [
 const OPTION_FIELDS = [
   "defaultNamespace", "namespace", "namespaceLabels", "namespaceAnnotations", "serviceAccount", "keepResources",
   "deleteNamespace", "deleteCRDResources", "forceSyncGeneration", "helm", "kustomize", "yaml", "diff", "correctDrift",
-  "ignore",
+  "ignore", "downstreamResources",
 ] as const;
 
 const TARGET_FIELDS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy", ...OPTION_FIELDS];
@@ -220,6 +220,10 @@ function readLabelMap(f: Field): Record<string, string> {
 
 function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOptions {
   const o: DeploymentOptions = {};
+  // Fleet copies the named Secrets of the management cluster's workspace: content choosing the operator's secrets. Refused, never ignored.
+  if (f.child("downstreamResources").present) {
+    f.child("downstreamResources").fail("content cannot name the operator's Secrets here: the stack file hands them to the GitRepo's clusters (gitRepos[].downstreamResources, docs/configuration.md); remove this field");
+  }
   const str = (key: "defaultNamespace" | "namespace" | "serviceAccount") => {
     const v = f.child(key).optString();
     if (v) o[key] = v;

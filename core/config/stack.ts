@@ -10,6 +10,7 @@ import { FleetError } from "../errors";
 import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
+import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -103,6 +104,8 @@ export interface GitRepoConfig {
   allowOverrideTargets?: boolean;
   /** fleet.yaml `helm.takeOwnership` is honoured (never of what another GitRepo owns); off, such a bundle is refused. */
   allowTakeOwnership?: boolean;
+  /** Secrets from the stack's encrypted config, created on every cluster the GitRepo targets before its bundles (core/desired/operator-secrets.ts). */
+  downstreamResources?: DownstreamSecret[];
 }
 
 export interface HelmSecret {
@@ -144,6 +147,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   uniqueNames(root.child("clusters"), clusters);
   uniqueNames(root.child("clusterGroups"), clusterGroups);
   uniqueNames(root.child("gitRepos"), gitRepos);
+  checkDownstreamNamespaces(root.child("gitRepos"), gitRepos, namespaceAllowed);
   const renderDir = root.child("renderDir").optString();
   const fleetVersion = root.child("fleetVersion").optString();
   const config: StackConfig = {
@@ -279,7 +283,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
     "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
-    "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership",
+    "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership", "downstreamResources",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -370,6 +374,8 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   }
   const allowed = f.child("allowedChartURLs");
   if (allowed.present) g.allowedChartURLs = allowed.stringList();
+  const downstream = readDownstreamResources(f.child("downstreamResources"), g, namespaceAllowed);
+  if (downstream.length) g.downstreamResources = downstream;
   return g;
 }
 

@@ -17,7 +17,8 @@ import { clusterNamespaceName } from "./namespaces";
 export const AGENT_NAME = "fleet-agent";
 export const CONFIG_HASH_ANNOTATION = "pulumi-fleet.io/agent-config-hash";
 const SELECTOR = { app: AGENT_NAME };
-const BOOTSTRAP_SECRET = `${AGENT_NAME}-bootstrap`;
+/** The agent's one Secret (its registration token); any other Secret of a cluster's setup is an operator's (operator-secrets.ts). */
+export const AGENT_BOOTSTRAP_SECRET = `${AGENT_NAME}-bootstrap`;
 
 type Manifest = Record<string, unknown>;
 
@@ -50,7 +51,7 @@ export function agentObjects(cluster: string, agent: ResolvedAgent): AgentObject
   const annotations = { [PATCH_FORCE_ANNOTATION]: "true" };
   const meta = (objName: string, namespaced = true) => ({ name: objName, ...(namespaced ? { namespace: ns } : {}), labels, annotations });
   const priorityClassName = config.priorityClass ? `${AGENT_NAME}-${ns}` : undefined;
-  const fromSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: BOOTSTRAP_SECRET, key } } });
+  const fromSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: AGENT_BOOTSTRAP_SECRET, key } } });
   return {
     image: config.image, configHash: hash, namespaceAlias: clusterNamespaceName(cluster, ns),
     namespace: { metadata: { name: ns, labels, annotations } },
@@ -64,7 +65,7 @@ export function agentObjects(cluster: string, agent: ResolvedAgent): AgentObject
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${AGENT_NAME}-${ns}` },
       subjects: [{ kind: "ServiceAccount", name: AGENT_NAME, namespace: ns }],
     },
-    secret: { metadata: meta(BOOTSTRAP_SECRET), stringData: { apiServerURL: config.apiServerURL, apiServerCA: config.apiServerCA, token: agent.token ?? "" } },
+    secret: { metadata: meta(AGENT_BOOTSTRAP_SECRET), stringData: { apiServerURL: config.apiServerURL, apiServerCA: config.apiServerCA, token: agent.token ?? "" } },
     ...(config.priorityClass && priorityClassName ? {
       priorityClass: {
         metadata: meta(priorityClassName, false), value: config.priorityClass.value,

@@ -7,7 +7,8 @@ import { K8sObject } from "../bundles/manifests";
 import { FleetError } from "../errors";
 import { PlanEntry } from "../targeting/plan";
 
-const BUILT_IN = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
+/** The namespaces every cluster has: never created nor deleted by this stack. */
+export const BUILT_IN_NAMESPACES: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
 
 export interface NamespaceSpec {
   name: string;
@@ -30,7 +31,7 @@ export function namespacesForCluster(cluster: string, entries: PlanEntry[], obje
   for (const e of entries) for (const o of objectsOf(e)) if (o.kind === "Namespace") defined.add(o.metadata.name);
   const specs = new Map<string, NamespaceSpec>();
   const need = (name: string, entry: PlanEntry, own: boolean) => {
-    if (BUILT_IN.has(name) || defined.has(name)) return;
+    if (BUILT_IN_NAMESPACES.has(name) || defined.has(name)) return;
     let spec = specs.get(name);
     if (!spec) {
       spec = { name, labels: {}, annotations: {}, deleteWithBundles: true, bundles: [] };
@@ -45,7 +46,7 @@ export function namespacesForCluster(cluster: string, entries: PlanEntry[], obje
     if (!spec.bundles.includes(entry.bundle)) spec.bundles.push(entry.bundle);
   };
   for (const entry of entries) {
-    const conflict = specs.has(entry.namespace) && !BUILT_IN.has(entry.namespace) && !defined.has(entry.namespace) ? conflictOf(specs.get(entry.namespace)!, entry, cluster) : undefined;
+    const conflict = specs.has(entry.namespace) && !BUILT_IN_NAMESPACES.has(entry.namespace) && !defined.has(entry.namespace) ? conflictOf(specs.get(entry.namespace)!, entry, cluster) : undefined;
     if (conflict) {
       if (!onConflict) throw conflict;
       onConflict(entry, conflict);

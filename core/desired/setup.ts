@@ -1,6 +1,6 @@
 /**
  * What a cluster needs before its bundles, as one engine resource: the namespaces its bundles need
- * (namespaces.ts) and its agent's objects (agent.ts), applied as one set by pulumi-fleet's provider
+ * (namespaces.ts), its agent's objects (agent.ts) and the operator's Secrets (operator-secrets.ts), applied as one set by pulumi-fleet's provider
  * (tools/fleet-provider), pruned and deleted as a BundleDeployment is. One resource per cluster instead
  * of one per object, and no Kubernetes provider process per cluster (BENCHMARKS.md §13).
  */
@@ -8,6 +8,7 @@ import { sha256Hex, stableJson } from "../hash";
 import { clusterLabels } from "../ownership";
 import { AgentObjects } from "./agent";
 import { DeployedObject } from "./facts";
+import { OperatorSecret } from "./operator-secrets";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "./pair";
 import { BUNDLE_DEPLOYMENT_TYPE, DesiredNamespace } from "./types";
 
@@ -30,19 +31,23 @@ const AGENT_READY_SECONDS = 600;
  * per-object resources created for the cluster (its agent's objects, its namespaces), taken over when
  * the setup resource is created, so nothing on the cluster is written or deleted by the move.
  */
-export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], agent: AgentObjects | undefined, adopt?: DeployedObject[]): PairSpec | undefined {
+export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], agent: AgentObjects | undefined, adopt?: DeployedObject[], operatorSecrets: OperatorSecret[] = []): PairSpec | undefined {
   const objects: { manifest: Record<string, unknown>; retain?: string }[] = [
     ...namespaces.map((ns) => ({ manifest: { apiVersion: "v1", kind: "Namespace", metadata: ns.metadata }, ...(ns.retainOnDelete ? { retain: NAMESPACE_KEPT } : {}) })),
     ...agent ? agentManifests(agent) : [],
   ];
-  if (!objects.length) return undefined;
+  if (!objects.length && !operatorSecrets.length) return undefined;
   const byKey = (list: typeof objects): Record<string, PairObject> => Object.fromEntries(list.map((o) => [keyOf(o.manifest), o]));
   const secret = byKey(objects.filter((o) => o.manifest.kind === "Secret"));
   const plain = byKey(objects.filter((o) => o.manifest.kind !== "Secret"));
+  const operator = byKey(operatorSecrets.map((s) => ({ manifest: s.manifest })));
+  // The deploymentID is kept in clear: the operator's Secrets count in it by what they are, never by their
+  // values (a hash of a short password could be guessed back); a changed value is a change of the secret objects.
+  const identities = operatorSecrets.map(({ manifest: { data, ...rest } }) => ({ ...rest, keys: Object.keys(data).sort() }));
   return {
-    deploymentId: `setup-${sha256Hex(stableJson([plain, secret])).slice(0, 16)}`,
+    deploymentId: `setup-${sha256Hex(stableJson(identities.length ? [plain, secret, identities] : [plain, secret])).slice(0, 16)}`,
     objects: plain,
-    ...(Object.keys(secret).length ? { secretObjects: secret } : {}),
+    ...(Object.keys(secret).length || operatorSecrets.length ? { secretObjects: { ...secret, ...operator } } : {}),
     ...(agent ? { timeoutSeconds: AGENT_READY_SECONDS } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
     deletePolicy: { propagation: "background", ownerLabels: clusterLabels(cluster) },

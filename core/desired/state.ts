@@ -43,6 +43,7 @@ import { pairObjects } from "./pair";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
 import { clusterSetup } from "./setup";
+import { checkSecretClaims, gitReposWithSecrets, OperatorSecret, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
@@ -89,6 +90,9 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const agentNamespace = (cluster: string) => agents.get(cluster)!.namespace;
   /** The namespace a cluster's deployed agent creates; with the agent switched off the cluster creates it for bundles that need it. */
   const agentOwned = (cluster: string) => (agents.get(cluster)!.agent ? agentNamespace(cluster) : undefined);
+  // The operator's Secrets per cluster (gitRepos[].downstreamResources): from the stack alone, whatever content says.
+  const views = clusterViews(pinned.clusters, pinned.clusterGroups);
+  const secrets = operatorSecrets(pinned, views, agentOwned);
   // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
   checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
   const reached = failures.settle(fleet.plan.entries);
@@ -124,6 +128,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   checkNamespaceSquats(entries, rendered, prior, fail);
   checkNamespaceMetadata(entries, namespacesBefore, fail);
   checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
+  checkSecretClaims(entries, (e) => rendered.get(e)!.objects, secrets, fail);
   entries = failures.settle(entries);
   for (const e of entries) {
     try {
@@ -146,7 +151,6 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   namespacesOf(entries, fail);
   entries = failures.settle(entries);
   // What the failed deployments keep, and what must not take it from them; which clusters a rollout holds back.
-  const views = clusterViews(pinned.clusters, pinned.clusterGroups);
   let held = heldDeployments(failures, fleet, readNow, previous, facts);
   let rollouts: RolloutGates;
   for (;;) {
@@ -166,6 +170,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     const names = new Set([...list.map((ns) => ns.metadata.name), ...(owned ? [owned] : [])]);
     list.push(...heldNamespaces(held.deployedOn(cluster), names));
     list.sort(byName);
+    namespaces.set(cluster, withSecretNamespaces(cluster, list, secrets.get(cluster) ?? [], owned));
   }
   for (const e of entries) {
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
@@ -188,7 +193,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     namespaces: namespaces.get(c.name)!,
     ...(agents.get(c.name)!.agent ? { agent: agentObjects(c.name, agents.get(c.name)!.agent!) } : {}),
     arrived: arrived.has(c.name),
-  }, facts.legacySetups?.get(c.name)));
+  }, facts.legacySetups?.get(c.name), secrets.get(c.name)));
   const deployments = [...inDependencyOrder(entries, undefined, rollouts.gates).map((e): DesiredDeployment => {
     const key = deploymentKey(e);
     const r = rendered.get(e)!;
@@ -200,6 +205,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       key, ...formerName(previous, key), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
       dependsOn: [...e.dependsOn.map((ref) => deploymentKey({ ...parseBundleRef(ref), cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
+      ...(gitReposWithSecrets(secrets, e.cluster).has(e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
       spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined),
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
@@ -568,8 +574,8 @@ function checkNotSplit(config: StackConfig): void {
 }
 
 /** The cluster with the one resource that creates its namespaces and agent (setup.ts). */
-function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined): DesiredCluster {
-  const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy);
+function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined, secrets: OperatorSecret[] = []): DesiredCluster {
+  const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy, secrets);
   return setup ? { ...c, setup } : c;
 }
 

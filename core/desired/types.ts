@@ -58,7 +58,7 @@ export interface DesiredCluster {
   namespaces: DesiredNamespace[];
   /** Absent when the cluster's agent is switched off (`agent.enabled: false`). */
   agent?: AgentObjects;
-  /** The namespaces and the agent as the one resource that creates them (setup.ts); absent when there are none. */
+  /** The namespaces, the agent and the operator's Secrets as the one resource that creates them (setup.ts); absent when there are none. */
   setup?: PairSpec;
   /** Not deployed by this stack's last update: its resources may sit at the root of the state (previous.ts arrivedClusters). */
   arrived: boolean;
@@ -89,6 +89,8 @@ export interface DesiredDeployment {
   clusterNamespaces: string[];
   /** Some of its objects are in the namespace its cluster's agent creates: it is applied once the agent is. */
   inAgentNamespace?: true;
+  /** Its GitRepo's downstreamResources are on its cluster (operator-secrets.ts): it is applied after the cluster's setup, which creates them. */
+  afterOperatorSecrets?: true;
   /** Shown in the preview, one line each ("bundle <b> on cluster <c>: ..."). */
   warnings: string[];
   objects: DesiredObject[];

@@ -4,7 +4,7 @@
  * in a note.
  */
 export type Obj = Record<string, unknown>;
-export type FleetKind = "GitRepo" | "Cluster" | "ClusterGroup" | "GitRepoRestriction" | "Policy";
+export type FleetKind = "GitRepo" | "Cluster" | "ClusterGroup" | "GitRepoRestriction" | "Policy" | "Bundle";
 export type FleetObject = { kind: FleetKind; name: string; namespace: string; raw: Obj };
 /** Records that a field was not (or not wholly) carried over, and why: a comment in the file and a line on stderr. */
 export type Note = (field: string, text: string) => void;

@@ -5,7 +5,7 @@
  * Policies, when the export has them, shape its GitRepos (core/import/fleet-restrictions.ts); a GitRepo
  * Fleet refuses under them is left out, with Fleet's reasons in the notes. Every field is either mapped or named in a
  * note, which goes into the file as a comment beside its object and to the caller (stderr): nothing
- * is dropped without a word. Secrets are never copied: Fleet keeps credentials in Secrets that this
+ * is dropped without a word; Bundles (when exported) only for their downstreamResources. Secrets are never copied: Fleet keeps credentials in Secrets that this
  * export only names, and the stack takes them as Pulumi secrets.
  */
 import * as YAML from "yaml";
@@ -15,6 +15,7 @@ import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
 import { resolveClusterAgents } from "../agent/effective";
 import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
 import { GitRepoReach, readWorkspaceRestrictions, restrictGitRepo } from "./fleet-restrictions";
+import { noteDownstreamResources } from "./downstream-resources";
 
 export interface ImportNote {
   /** For example `GitRepo fleet-default/web`. */
@@ -36,7 +37,8 @@ export interface ImportResult {
 type Fleet = FleetObject;
 
 const FLEET_GROUP = "fleet.cattle.io/";
-const KINDS = ["GitRepo", "Cluster", "ClusterGroup", "GitRepoRestriction", "Policy"] as const;
+/** Bundles are read only for their downstreamResources (core/import/downstream-resources.ts). */
+const KINDS = ["GitRepo", "Cluster", "ClusterGroup", "GitRepoRestriction", "Policy", "Bundle"] as const;
 /** The kinds that make a workspace worth importing; restrictions only shape its GitRepos. */
 const WORKSPACE_KINDS: readonly string[] = ["GitRepo", "Cluster", "ClusterGroup"];
 
@@ -85,6 +87,7 @@ export function importFleetExport(text: string, source: string, options: { works
     }
     const path = `gitRepos.${gitRepos.length}`;
     gitRepos.push(mapGitRepo(o, noteFor(o, path), remarkFor(path), source, reach));
+    noteDownstreamResources(o.name, gitRepos.length - 1, workspace, mine("Bundle"), noteFor(o, path));
   }
 
   const config: Obj = {

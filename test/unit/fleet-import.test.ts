@@ -121,6 +121,32 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     expect(() => importFleetExport("", "empty.yaml")).to.throw("empty.yaml: holds no Fleet GitRepo, Cluster or ClusterGroup");
   });
 
+  it("downstreamResources of the exported Bundles: each Secret a note with the entry and the command that sets it encrypted, never a value or an empty Secret", () => {
+    const item = (kind: string, name: string, extra: object) => ({ apiVersion: "fleet.cattle.io/v1alpha1", kind, metadata: { name, namespace: "w", ...extra }, spec: {} });
+    const text = YAML.stringify({
+      apiVersion: "v1", kind: "List", items: [
+        { ...item("GitRepo", "apps", {}), spec: { repo: "https://git.example.com/apps.git", targetNamespace: "team-a" } },
+        { ...item("Bundle", "apps-web", { labels: { "fleet.cattle.io/repo-name": "apps" } }), spec: {
+          targetNamespace: "team-a", downstreamResources: [{ kind: "Secret", name: "db" }, { kind: "ConfigMap", name: "settings" }],
+          targets: [{ name: "prod", downstreamResources: [{ kind: "Secret", name: "prod-only" }] }],
+        } },
+        { ...item("Bundle", "other-x", { labels: { "fleet.cattle.io/repo-name": "other" } }), spec: { downstreamResources: [{ kind: "Secret", name: "not-ours" }] } },
+        { apiVersion: "v1", kind: "Secret", metadata: { name: "db", namespace: "w" }, data: { password: "c2VjcmV0LXRva2Vu" } },
+      ],
+    });
+    const result = importFleetExport(text, "w.yaml");
+    const notes = result.notes.map((n) => `${n.field}: ${n.text}`);
+    expect(notes).to.include("downstreamResources: Fleet copies Secret w/db into namespace team-a for Bundle apps-web: not copied (no export holds its values): " +
+      "add {kind: Secret, name: db, namespace: team-a} as downstreamResources[0] (with its type, if not Opaque), then set each of its keys encrypted: " +
+      "npm run pulumi -- config set --secret --path 'pulumi-fleet:gitRepos[0].downstreamResources[0].stringData.KEY' < value-file");
+    expect(notes.some((n) => n.startsWith("Bundle apps-web downstreamResources: {\"kind\":\"ConfigMap\",\"name\":\"settings\"}: not mapped"))).to.equal(true);
+    expect(notes.some((n) => n.startsWith("Bundle apps-web targets[prod].downstreamResources:") && n.includes("not mapped: per-target Secrets"))).to.equal(true);
+    expect(notes.join("\n")).to.not.include("not-ours");
+    expect(result.text).to.include("# downstreamResources: Fleet copies Secret w/db");
+    expect((configOf(result.text)["pulumi-fleet:gitRepos"] as Record<string, unknown>[])[0]).to.not.have.property("downstreamResources");
+    expect(result.text).to.not.match(/c2VjcmV0LXRva2Vu|secret-token/);
+  });
+
   describe("Fleet's GitRepoRestrictions and Policies (test/fleet-exports/restrictions.yaml)", () => {
     const RESTRICTED = "test/fleet-exports/restrictions.yaml";
     const restricted = () => importFleetExport(fs.readFileSync(path.join(ROOT, RESTRICTED), "utf8"), RESTRICTED);
