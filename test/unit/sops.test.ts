@@ -8,8 +8,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { readBundles, manifestIdOf } from "../../core/bundles/read";
 import { parseStackConfig } from "../../core/config/stack";
+import { desiredState } from "../../core/desired/state";
 import { FleetError } from "../../core/errors";
-import { CONFIGMAP, gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { fakeFacts } from "../support/fake-facts";
+import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";
 import { ageKey, sopsEncrypt } from "../support/sops";
 
@@ -129,5 +131,21 @@ describe("SOPS-encrypted manifests, decrypted with the GitRepo's own age key out
     const { unread } = await read({ ...chart, "chart/templates/secret.yaml": CONFIGMAP("x"), "chart/fleet.yaml": "helm:\n  chart: .\n  valuesFiles: [values.yaml]\n", "chart/values.yaml": values }, owner.identity);
     expect(unread).to.have.length(1);
     expect(unread[0]).to.contain("chart/values.yaml").and.to.contain("the values file is SOPS-encrypted: values files are not decrypted");
+  });
+
+  it("in the desired state: the deployment is secret and render mode says it writes the Secret in clear; a copy without the key fails on each cluster alone", async () => {
+    const render = tempDir("pf-sops-render-");
+    const repo = new TestRepo({ ...APP, "copied/fleet.yaml": "defaultNamespace: team-ns\n", "copied/db.yaml": sopsEncrypt("db.yaml", SECRET, [other.recipient]) });
+    const s = await desiredState({
+      file: FILE, renderDir: render, agent: { enabled: false }, clusterGroups: [],
+      clusters: ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+      gitRepos: [gitRepoConfig({ name: "team", repo: repo.url(), targets: [{ clusterSelector: {} }], sopsAgeKey: owner.identity })],
+    }, fakeFacts(), { cacheRoot: tempDir("pf-sops-cache-") });
+    expect(s.failures.map((f) => `${f.bundle} ${f.cluster}`)).to.deep.equal(["team-copied c1", "team-copied c2"]);
+    expect(s.failures[0].message).to.contain("copied/db.yaml").and.to.contain(other.recipient);
+    const app = s.deployments.filter((d) => d.record.bundle === "team-app");
+    expect(app.map((d) => [d.cluster, d.secret])).to.deep.equal([["c1", true], ["c2", true]]);
+    expect(app[0].warnings).to.include(`bundle team-app on cluster c1: render mode writes the Secrets decrypted from SOPS files in clear to ${path.join(render, "c1")}: team-ns/db (secret.yaml)`);
+    expect(JSON.stringify(s.failures) + JSON.stringify(s.warnings)).not.to.contain(CANARY);
   });
 });
