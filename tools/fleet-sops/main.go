@@ -22,8 +22,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/sirupsen/logrus"
 	sopslog "github.com/getsops/sops/v3/logging"
+	"github.com/sirupsen/logrus"
 )
 
 type file struct {
