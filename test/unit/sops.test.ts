@@ -90,6 +90,13 @@ describe("SOPS-encrypted manifests, decrypted with the GitRepo's own age key out
     expect((await renderBundle(solo, solo.options)).objects.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).to.deep.equal(["Secret solo-ns/db"]);
   });
 
+  it("a JSON manifest is found and decrypted too", async () => {
+    const json = JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name: "j" }, stringData: { password: CANARY } });
+    const { bundles: [b] } = await read({ "app/fleet.yaml": "defaultNamespace: team-ns\n", "app/s.json": sopsEncrypt("s.json", json, [owner.recipient]) }, owner.identity);
+    expect(b.decryptError).to.equal(undefined);
+    expect(b.decrypted).to.deep.equal([{ file: "s.json", objects: [JSON.parse(json)] }]);
+  });
+
   it("another GitRepo's key, or none: that bundle carries the error naming the file, its other bundles are untouched", async () => {
     const files = { ...APP, "own/fleet.yaml": "defaultNamespace: team-ns\n", "own/cm.yaml": CONFIGMAP("own") };
     for (const key of [other.identity, undefined]) {
