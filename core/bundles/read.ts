@@ -21,6 +21,7 @@ import { rawManifestFiles } from "./manifests";
 import { ChartSource, PulledCharts, pullRemoteChartsEach } from "./remote-charts";
 import { Renderer, runRenderer } from "../render/fleet-render";
 import { withChartDependencies } from "./chart-deps";
+import { Decrypter, isSopsEncrypted, withDecryptedFiles } from "./sops";
 
 /** A bundle that could not be read: its name (fleet.yaml's when it was read, else the one its path gives) and path. */
 export interface UnreadBundle { gitRepo: string; bundle: string; path: string }
@@ -31,7 +32,8 @@ export interface UnreadBundle { gitRepo: string; bundle: string; path: string }
  * dependencies, files) is handed to it and left out, so the others still deploy; without it the first
  * failure is thrown. What concerns the whole GitRepo (its paths, the bundle limit) always throws.
  */
-export async function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer, onFailure?: (b: UnreadBundle, err: unknown) => void): Promise<Bundle[]> {
+export async function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer, onFailure?: (b: UnreadBundle, err: unknown) => void,
+  decrypt?: Decrypter): Promise<Bundle[]> {
   // Every read of the checkout goes through this one confined view (checkout.ts).
   const checkout = new Checkout(root, repo.name);
   const dirs = discoverBundleDirs(checkout, repo.paths);
@@ -79,7 +81,8 @@ export async function readBundles(root: string, repo: GitRepoConfig, render: Ren
   if (bundles.length === 0 && failures === 0) {
     throw new FleetError(`no resource found at the following paths: ${(repo.paths.length ? repo.paths : ["."]).join(", ")}`, { gitRepo: repo.name });
   }
-  return bundles;
+  // After every check on the files as committed (style, resources, manifestID): the encrypted ones leave here.
+  return withDecryptedFiles(bundles, repo, decrypt);
 }
 
 interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
@@ -138,6 +141,7 @@ async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], rep
       seen.add(file);
       try {
         const text = checkout.readText(file);
+        if (isSopsEncrypted({ name: file, content: text })) throw new FleetError(ENCRYPTED_VALUES, { file, field: "helm.valuesFiles" });
         parseYamlDocuments(text, file);
         texts.push({ key: file, text, file, ctx });
       } catch (err) {
@@ -149,6 +153,13 @@ async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], rep
   for (const [file, err] of failedFiles) docs.set(file, err);
   return docs;
 }
+
+/**
+ * Values reach a chart's templates, which may put them in any object (a ConfigMap, an annotation, a
+ * message): decrypted values must not. Flux's helm-controller does not decrypt values files either.
+ */
+const ENCRYPTED_VALUES = "the values file is SOPS-encrypted: values files are not decrypted (a chart's templates could copy the values into any object, " +
+  "kept and shown in clear); put the secret in a SOPS-encrypted Secret manifest of a raw YAML bundle, or read it with helm.valuesFrom";
 
 /** A bundle before its files are read: everything fleet.yaml and the GitRepo decide. */
 interface PendingBundle {

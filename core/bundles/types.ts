@@ -2,6 +2,8 @@
 import { RolloutStrategy } from "../targeting/rollout";
 import { LabelSelector } from "../targeting/selector";
 import { TargetCriteria } from "../config/stack";
+import { FleetError } from "../errors";
+import type { DecryptedFile } from "./sops";
 
 /** A key of a ConfigMap or Secret on the target cluster (Fleet's ConfigMapKeySelector / SecretKeySelector). */
 export interface ValuesKeyRef {
@@ -126,4 +128,8 @@ export interface Bundle {
   manifestId: string;
   /** Shown in the preview and the PR summary: settings not honoured yet, credentials withheld from a chart. */
   warnings?: string[];
+  /** Its SOPS-encrypted manifests, decrypted with the GitRepo's age key and taken out of `files` (sops.ts). */
+  decrypted?: DecryptedFile[];
+  /** Why its encrypted files cannot be decrypted: each of its deployments fails with it, alone. */
+  decryptError?: FleetError;
 }

@@ -106,6 +106,11 @@ export interface GitRepoConfig {
   allowTakeOwnership?: boolean;
   /** Secrets from the stack's encrypted config, created on every cluster the GitRepo targets before its bundles (core/desired/operator-secrets.ts). */
   downstreamResources?: DownstreamSecret[];
+  /**
+   * The age identities (an age key file's text) this GitRepo's SOPS-encrypted manifests are decrypted
+   * with (core/bundles/sops.ts). A Pulumi secret; this GitRepo's alone, so another team's file does not open.
+   */
+  sopsAgeKey?: string;
 }
 
 export interface HelmSecret {
@@ -283,7 +288,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
     "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
-    "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership", "downstreamResources",
+    "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership", "downstreamResources", "sopsAgeKey",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -376,7 +381,19 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   if (allowed.present) g.allowedChartURLs = allowed.stringList();
   const downstream = readDownstreamResources(f.child("downstreamResources"), g, namespaceAllowed);
   if (downstream.length) g.downstreamResources = downstream;
+  const ageKey = readSecret(f.child("sopsAgeKey"));
+  if (ageKey !== undefined) {
+    // The message never quotes the value: it is the key.
+    if (!isAgeIdentityFile(ageKey)) f.child("sopsAgeKey").fail("is not an age key file: one or more AGE-SECRET-KEY-1... lines (age-keygen's output; # comments allowed)");
+    g.sopsAgeKey = ageKey;
+  }
   return g;
+}
+
+/** An age identity file as age reads one: AGE-SECRET-KEY-1 identities (Bech32), one per line, blank and # lines aside. */
+function isAgeIdentityFile(text: string): boolean {
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+  return lines.length > 0 && lines.every((l) => /^AGE-SECRET-KEY-1[023456789ACDEFGHJKLMNPQRSTUVWXYZ]{58}$/.test(l));
 }
 
 /** Whether a namespace is one of `allowed`: exact names, or patterns where `*` stands for any characters (never a regular expression of content). */

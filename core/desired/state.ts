@@ -177,6 +177,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
     const valuesNotRead = valuesFrom.notRead.get(e);
     if (valuesNotRead) rendered.get(e)!.warnings.push(valuesNotRead);
+    const decrypted = rendered.get(e)!.decrypted;
+    if (renderMode && decrypted) rendered.get(e)!.warnings.push(`render mode writes the Secrets decrypted from SOPS files in clear to ${path.join(pinned.renderDir!, e.cluster)}: ${decrypted.join(", ")}`);
     if (e.options.correctDrift?.enabled && !options.correctsDrift) {
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }

@@ -12,6 +12,7 @@ import { bundleRef } from "../desired/keys";
 import { positiveNumber } from "../operator-env";
 import { sha256Hex, stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
+import { decryptedObjects } from "../bundles/sops";
 import { K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
 import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
@@ -39,8 +40,10 @@ export interface RenderedDeployment {
   lookups?: LookupKey[];
   /** A render that failed while lookups it made were not answered yet: the error, if answering them does not help. */
   pendingError?: string;
-  /** Its lookups read a Secret (lookup-secrets.ts): its objects are registered as a secret. */
+  /** Its lookups read a Secret (lookup-secrets.ts), or it holds decrypted Secrets: its objects are registered as a secret. */
   secret?: true;
+  /** The Secrets decrypted from the bundle's SOPS files (core/bundles/sops.ts), as "<namespace>/<name> (<file>)". */
+  decrypted?: string[];
 }
 
 const RESOURCE_POLICY = "helm.sh/resource-policy";
@@ -118,6 +121,14 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
   };
   const jobOf = new Map<PlanEntry, string>();
   const jobIds = new Map<string, string>();
+  // A bundle whose SOPS files cannot be decrypted fails on each of its clusters, unrendered.
+  const undecrypted = entries.filter((e) => byRef.get(bundleRef(e))!.decryptError);
+  for (const e of undecrypted) {
+    const err = byRef.get(bundleRef(e))!.decryptError!.within({ cluster: e.cluster });
+    if (!context.onFailure) throw err;
+    context.onFailure(e, err);
+  }
+  entries = entries.filter((e) => !undecrypted.includes(e));
   for (const e of entries) {
     const ref = bundleRef(e);
     const b = byRef.get(ref)!;
@@ -165,12 +176,18 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
         out.set(e, { objects: [], style: r.style, warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
         continue;
       }
-      if (r.error) throw new FleetError(r.error, { ...ctx, file: byRef.get(bundleRef(e))!.fleetYaml });
-      checkObjectCount(r, maxObjects, ctx);
-      const rendered = withNamespaces(r, e, ctx);
-      const bundleWarnings = byRef.get(bundleRef(e))!.warnings ?? [];
+      const b = byRef.get(bundleRef(e))!;
+      if (r.error) throw new FleetError(r.error, { ...ctx, file: b.fleetYaml });
+      // Decrypted Secrets join the objects the sandbox rendered without them, placed as raw manifests are.
+      const decrypted = decryptedObjects(b);
+      const all = decrypted.length ? { ...r, objects: [...r.objects ?? [], ...decrypted] } : r;
+      checkObjectCount(all, maxObjects, ctx);
+      const rendered = withNamespaces(all, e, ctx);
       const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
-      out.set(e, { ...rendered, warnings: [...bundleWarnings, ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}) });
+      out.set(e, {
+        ...rendered, warnings: [...b.warnings ?? [], ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}),
+        ...(decrypted.length ? { secret: true as const, decrypted: decryptedNames(b, rendered.objects.slice(firstDecrypted(r), firstDecrypted(r) + decrypted.length)) } : {}),
+      });
     } catch (err) {
       if (!context.onFailure || !(err instanceof FleetError)) throw err;
       context.onFailure(e, err);
@@ -178,6 +195,17 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
   }
   if (!context.onFailure) await checkSingleOwner(out);
   return out;
+}
+
+/** Where the decrypted Secrets are among the placed objects: after the chart's CRDs and the rendered objects, before hooks (withNamespaces). */
+function firstDecrypted(r: RenderResult): number {
+  return (r.crds?.length ?? 0) + (r.objects?.length ?? 0);
+}
+
+/** Each decrypted Secret as placed ("<namespace>/<name> (<file>)"), in the order decryptedObjects gives them. */
+function decryptedNames(b: Bundle, placed: K8sObject[]): string[] {
+  const files = (b.decrypted ?? []).flatMap((d) => d.objects.map(() => d.file));
+  return placed.map((o, i) => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (${files[i]})`);
 }
 
 /** The operator's bound on one deployment's rendered objects (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE). */
