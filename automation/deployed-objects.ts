@@ -10,7 +10,7 @@ import { DeployedBundle, DeployedNamespace, DeployedObject } from "../core/desir
 import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
 import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
-import { PairSpec } from "../core/desired/pair";
+import { fromEngineObjects, PairSpec } from "../core/desired/pair";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../core/desired/types";
 import { AGENT_NAMESPACE_KEPT, CLUSTER_SETUP_TYPE, isAppliedSet, NAMESPACE_KEPT } from "../core/desired/setup";
 import { clusterNamespaceName } from "../core/desired/namespaces";
@@ -101,7 +101,10 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     const account = accountOf(key, r.provider, r.inputs?.cluster);
     if (account) bundle.account = account;
     if (r.custom && r.inputs) {
-      const { waitFor: _gates, ...spec } = revealed(r.inputs) as PairSpec;
+      const { waitFor: _gates, ...inputs } = revealed(r.inputs) as PairSpec;
+      const spec: PairSpec = { ...inputs, objects: fromEngineObjects(inputs.objects) };
+      if (inputs.secretObjects) spec.secretObjects = fromEngineObjects(inputs.secretObjects);
+      if (inputs.adopt) spec.adopt = fromEngineObjects(inputs.adopt);
       bundle.spec = spec;
       if (isSecret(r.inputs.objects)) bundle.secret = true;
       bundle.objects = Object.values(spec.objects ?? {}).map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
@@ -161,7 +164,7 @@ function clusterNamespacesIn(resources: StateResource[], clusterUrns: Set<string
       out.set(nameOfUrn(r.urn), { name: nameOfUrn(r.urn), metadata: r.inputs.metadata as DeployedNamespace["metadata"], retainOnDelete: r.retainOnDelete === true });
     }
     if (r.type !== CLUSTER_SETUP_TYPE || !r.custom || !r.inputs) continue;
-    for (const o of Object.values((revealed(r.inputs) as PairSpec).objects ?? {})) {
+    for (const o of Object.values(fromEngineObjects((revealed(r.inputs) as PairSpec).objects))) {
       const metadata = o.manifest.metadata as DeployedNamespace["metadata"];
       if (o.manifest.kind !== "Namespace" || o.retain === AGENT_NAMESPACE_KEPT) continue;
       const name = clusterNamespaceName(nameOfUrn(r.urn), metadata.name);

@@ -9,7 +9,7 @@
  */
 import { K8sObject, objectKey } from "../core/bundles/manifests";
 import { typeTokenOf } from "../core/desired/objects";
-import { PairObject } from "../core/desired/pair";
+import { fromEngineObjects, PairObject } from "../core/desired/pair";
 import { stableJson } from "../core/hash";
 import { isAppliedSet } from "../core/desired/setup";
 import type { Step } from "./steps";
@@ -105,7 +105,7 @@ const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function objectsOf(inputs: Record<string, any> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
   const v = inputs?.[field];
-  return (v && !masked(v) ? v : {}) as Record<string, PairObject>;
+  return v && !masked(v) ? fromEngineObjects(v) : {};
 }
 
 const urnTail = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);

@@ -4,7 +4,7 @@
  * cluster's namespaces and agent are one more such set, its ClusterSetup.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { PairSpec, PairStatus } from "../core/desired/pair";
+import { EngineObject, PairObject, PairSpec, PairStatus, toEngineObjects } from "../core/desired/pair";
 import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
 import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
 
@@ -40,9 +40,17 @@ abstract class AppliedSet extends pulumi.CustomResource {
 
   protected constructor(type: string, name: string, spec: PairArgs, opts: pulumi.CustomResourceOptions) {
     super(type, name, {
-      ...spec, appliedDeploymentId: undefined, state: undefined, messages: undefined, inventory: undefined, revision: undefined, retained: undefined,
+      ...spec, objects: engineObjects(spec.objects), secretObjects: engineObjects(spec.secretObjects), adopt: engineObjects(spec.adopt),
+      appliedDeploymentId: undefined, state: undefined, messages: undefined, inventory: undefined, revision: undefined, retained: undefined,
     }, opts);
   }
+}
+
+/** Objects as the engine holds them (core/desired/pair.ts toEngineObjects), a secret staying one. */
+function engineObjects(objects: pulumi.Input<Record<string, PairObject> | undefined>): pulumi.Input<Record<string, EngineObject> | undefined> {
+  if (objects === undefined) return undefined;
+  if (pulumi.Output.isInstance(objects) || objects instanceof Promise) return pulumi.output(objects).apply((o) => (o === undefined ? undefined : toEngineObjects(o)));
+  return toEngineObjects(objects);
 }
 
 export class BundleDeploymentPair extends AppliedSet {

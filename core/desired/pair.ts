@@ -97,6 +97,35 @@ export function pairObjects(objects: { key: string; manifest: object; retain?: s
 }
 
 /**
+ * An object as the engine holds it: its manifest as JSON text. The engine deep-copies, serializes and
+ * sends every property of every resource in each of its events, and the Node SDK converts each to and
+ * from protocol buffers: one string per object instead of a tree of properties is most of that work gone
+ * in a large preview. The provider reads either form (tools/fleet-provider spec.go DesiredObject), so a
+ * state written by an earlier version, whose manifests are trees, reads the same.
+ */
+export interface EngineObject {
+  manifest: string;
+  retain?: string;
+  ignoreDrift?: string[];
+}
+
+/** A set's objects as the program registers them (EngineObject). */
+export function toEngineObjects(objects: Record<string, PairObject>): Record<string, EngineObject> {
+  const out: Record<string, EngineObject> = {};
+  for (const [key, o] of Object.entries(objects)) out[key] = { ...o, manifest: JSON.stringify(o.manifest) };
+  return out;
+}
+
+/** A set's objects as the state or the engine's events hold them, in either form (toEngineObjects). */
+export function fromEngineObjects(objects: Record<string, PairObject | EngineObject> | undefined): Record<string, PairObject> {
+  const out: Record<string, PairObject> = {};
+  for (const [key, o] of Object.entries(objects ?? {})) {
+    out[key] = typeof o.manifest === "string" ? { ...o, manifest: JSON.parse(o.manifest) as Record<string, unknown> } : o as PairObject;
+  }
+  return out;
+}
+
+/**
  * What reports say instead of the messages of a pair whose objects hold what a lookup read from a
  * Secret: its provider's messages may quote a field's value (an API server refusal does), so they stay
  * secrets in the state and every report says only how many there were.

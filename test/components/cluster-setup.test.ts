@@ -10,6 +10,7 @@ import { runUnderMocks } from "../support/mock-engine";
 import { localStack } from "../support/fleet-fixtures";
 import { fakeFacts } from "../support/fake-facts";
 import { tempDir } from "../support/git-fixtures";
+import { EngineObject, fromEngineObjects } from "../../core/desired/pair";
 
 const cacheRoot = tempDir("pf-cache-");
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -26,7 +27,7 @@ describe("ClusterSetup component: a cluster's namespaces and agent as one set (P
       const setup = registrations.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === c.name)!;
       expect(setup.provider).to.match(/pulumi:providers:pulumi-fleet::fleet:test::fleet:test-id$/);
       expect(setup.inputs.cluster).to.equal(c.name);
-      const objects = setup.inputs.objects as Objects;
+      const objects = fromEngineObjects(setup.inputs.objects as Record<string, EngineObject>) as Objects;
       const a = c.agent!;
       const expected: [string, object | undefined][] = [
         ["/Namespace//cattle-fleet-system", a.namespace], ["/ServiceAccount/cattle-fleet-system/fleet-agent", a.serviceAccount],
@@ -41,7 +42,7 @@ describe("ClusterSetup component: a cluster's namespaces and agent as one set (P
       // The Secret is a property of its own, registered as a secret: the SDK's signature around the value.
       const secret = setup.inputs.secretObjects as Record<string, unknown>;
       expect(secret[SECRET_SIG]).to.equal("1b47061264138c4ac30d75fd1eb44270");
-      expect((secret.value as Objects)["/Secret/cattle-fleet-system/fleet-agent-bootstrap"].manifest.stringData).to.deep.equal(a.secret.stringData);
+      expect((fromEngineObjects(secret.value as Record<string, EngineObject>) as Objects)["/Secret/cattle-fleet-system/fleet-agent-bootstrap"].manifest.stringData).to.deep.equal(a.secret.stringData);
       expect(a.secret.stringData).to.deep.equal({ apiServerURL: "https://fleet.example.com", apiServerCA: "", token: "t0ken" });
       expect(registrations.filter((r) => r.type.startsWith("kubernetes:") || r.type === "pulumi:providers:kubernetes"), "no Kubernetes provider resource").to.deep.equal([]);
     }

@@ -10,6 +10,7 @@ import { fakeFacts } from "../support/fake-facts";
 import { Fleet } from "../../components/fleet";
 import { NAMESPACE_KEPT } from "../../core/desired/setup";
 import { stackProviderName } from "../../core/desired/types";
+import { EngineObject, fromEngineObjects, toEngineObjects } from "../../core/desired/pair";
 
 const RENDER = "/tmp/pulumi-fleet-render";
 /** The stack's one pulumi-fleet provider, under the mocks' stack name. */
@@ -23,7 +24,7 @@ const names = (regs: Registration[]) => regs.map((r) => r.urn);
 const pairs = (regs: Registration[]) => regs.filter((r) => r.custom && r.type === "pulumi-fleet:index:BundleDeployment");
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string> }; spec?: { replicas?: number }; data?: Record<string, string> };
 /** A pair's objects, by key (group/kind/namespace/name). */
-const objectsOf = (r: Registration) => Object.fromEntries(Object.entries(r.inputs.objects as Record<string, { manifest: Manifest }>).map(([k, o]) => [k, o.manifest]));
+const objectsOf = (r: Registration) => Object.fromEntries(Object.entries(fromEngineObjects(r.inputs.objects as Record<string, EngineObject>)).map(([k, o]) => [k, o.manifest as unknown as Manifest]));
 const pair = (regs: Registration[], key: string) => pairs(regs).find((r) => r.name === key)!;
 
 describe("components register the desired state (Pulumi mocks)", function () {
@@ -82,7 +83,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(objectsOf(dev)["apps/Deployment/simple/hello"].spec!.replicas).to.not.equal(3);
 
     const setup = regs.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "dev-1")!;
-    const ns = Object.values(setup.inputs.objects as Record<string, { manifest: Manifest; retain?: string }>)
+    const ns = Object.values(fromEngineObjects(setup.inputs.objects as Record<string, EngineObject>) as Record<string, { manifest: Manifest; retain?: string }>)
       .filter((o) => o.manifest.kind === "Namespace" && o.manifest.metadata.name !== "cattle-fleet-system").map((o) => [o.manifest.metadata.name, o.manifest.metadata.labels, o.retain]);
     expect(ns).to.deep.equal([
       ["helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, NAMESPACE_KEPT],
@@ -98,7 +99,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     d.secret = true;
     const { registrations: regs } = await runUnderMocks(() => new Fleet("fleet", desired));
     // The SDK's secret signature around the value.
-    expect(pair(regs, d.key).inputs.objects).to.deep.equal({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: JSON.parse(JSON.stringify(d.spec.objects)) });
+    expect(pair(regs, d.key).inputs.objects).to.deep.equal({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: JSON.parse(JSON.stringify(toEngineObjects(d.spec.objects))) });
     expect(pair(regs, "dev-2/examples/examples-simple").inputs.objects).to.not.have.property("4dabf18193072939515e22adb298388d");
     // The provider's messages (an API server refusal may quote a value) and live views are secrets in the state too.
     expect(pair(regs, d.key).additionalSecretOutputs).to.deep.equal(["messages", "live"]);
@@ -191,7 +192,8 @@ describe("components register the desired state (Pulumi mocks)", function () {
       expect(bd.parent, d.key).to.match(new RegExp(`GitRepo::${d.gitRepo}$`));
       expect(bd.provider, d.key).to.match(PROVIDER_REF);
       const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
-      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, cluster: d.cluster })));
+      // Each manifest is registered as JSON text (core/desired/pair.ts toEngineObjects).
+      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, cluster: d.cluster, objects: toEngineObjects(d.spec.objects) })));
       expect((waitFor ?? []).map((w) => w.name), d.key).to.deep.equal(d.dependsOn);
       // It waits for the pairs it depends on and, when its cluster creates namespaces for it, for the cluster's setup.
       const setupUrn = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === d.cluster)!.urn;

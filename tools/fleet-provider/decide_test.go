@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -282,5 +283,27 @@ func TestOutputsKeepNoCopyOfTheSetAndThePreviousSpecComesFromTheInputs(t *testin
 	}
 	if d := diffPair(&got, spec); d.Changes {
 		t.Fatalf("an unchanged pair read back from its inputs and outputs differs: %+v", d)
+	}
+}
+
+func TestAManifestAsJSONTextIsTheSameObjectAsItsTree(t *testing.T) {
+	tree := []byte(`{"manifest":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"n":"1"},"spec":{"replicas":3}},"retain":"keepResources"}`)
+	text := []byte(`{"manifest":"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},\"data\":{\"n\":\"1\"},\"spec\":{\"replicas\":3}}","retain":"keepResources"}`)
+	var a, b DesiredObject
+	if err := json.Unmarshal(tree, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(text, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || b.Retain != "keepResources" {
+		t.Fatalf("tree %+v, text %+v", a, b)
+	}
+	if _, ok := b.Manifest["spec"].(map[string]any)["replicas"].(json.Number); !ok {
+		t.Fatalf("a number is not kept as json.Number: %T", b.Manifest["spec"].(map[string]any)["replicas"])
+	}
+	old := Outputs{Spec: Spec{DeploymentID: "d", Objects: map[string]DesiredObject{"/ConfigMap//a": a}}, Status: Status{AppliedDeploymentID: "d", State: StateReady}}
+	if d := diffPair(&old, Spec{DeploymentID: "d", Objects: map[string]DesiredObject{"/ConfigMap//a": b}}); d.Changes {
+		t.Fatalf("an object registered as text differs from the same object as a tree: %+v", d)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -70,6 +71,38 @@ type DesiredObject struct {
 	Retain string `json:"retain,omitempty"`
 	// JSON pointers drift leaves out (fleet.yaml diff.comparePatches).
 	IgnoreDrift []string `json:"ignoreDrift,omitempty"`
+}
+
+// UnmarshalJSON reads a manifest given as JSON text (what the program registers: one string per object
+// instead of a property tree the engine copies node by node in every event) or, as an earlier version
+// registered it, as an object. Numbers stay json.Number either way, as fromStruct decodes them.
+func (o *DesiredObject) UnmarshalJSON(b []byte) error {
+	var wire struct {
+		Manifest    json.RawMessage `json:"manifest"`
+		Retain      string          `json:"retain,omitempty"`
+		IgnoreDrift []string        `json:"ignoreDrift,omitempty"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return err
+	}
+	raw := []byte(wire.Manifest)
+	if len(raw) > 0 && raw[0] == '"' {
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return err
+		}
+		raw = []byte(text)
+	}
+	var manifest map[string]any
+	if len(raw) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&manifest); err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+	}
+	*o = DesiredObject{Manifest: manifest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift}
+	return nil
 }
 
 // Gate is another pair this one waits for.
