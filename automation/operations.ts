@@ -28,7 +28,8 @@ import { markRetained, readState, StackState } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
-import { isRenderMode, openStack, StackOptions, upWithoutReadBack } from "./stack";
+import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./stack";
+import { engineFailureText, worded } from "./error-report";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
@@ -167,6 +168,14 @@ function skipsCheckpoints(op: "up" | "destroy" | "refresh" | "read", options: Op
 }
 
 async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read" = "read"): Promise<Session> {
+  try {
+    return await openSession(options, op);
+  } catch (err) {
+    throw worded(err, `stack ${options.stack}`);
+  }
+}
+
+async function openSession(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read"): Promise<Session> {
   phase("operation called");
   let planned: FleetState | undefined;
   let unreachable = new Map<string, string>();
@@ -316,7 +325,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
   const result = await withoutStackTraces(() => s.stack.preview({
     signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
     exclude: s.excluded,
-  }));
+  })).catch((err) => { throw readFailure("preview", options, s, err); });
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
@@ -421,7 +430,8 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options, "refresh");
   await resolvePendingOperations(s, options);
-  const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })));
+  const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })))
+    .catch((err) => { throw readFailure("refresh", options, s, err); });
   return base(options, s, result.summary.resourceChanges);
 }
 
@@ -433,7 +443,8 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
 export async function status(options: OperationOptions): Promise<StatusReport> {
   const s = await open(options);
   throwIfStopped();
-  await withoutStackTraces(() => s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }));
+  await withoutStackTraces(() => s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }))
+    .catch((err) => { throw readFailure("status", options, s, err); });
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const file = failuresFile(options);
@@ -449,6 +460,11 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
 function failuresFile(options: OperationOptions): string {
   const backend = resolveBackend(options);
   return path.join(backend.fileDir ?? backend.localDir, `last-failed-up.${options.stack}.json`);
+}
+
+/** An engine command of an operation that deploys nothing failed: worded, the CLI's output kept as the cause. */
+function readFailure(op: string, options: OperationOptions, s: Session, err: unknown): unknown {
+  return err instanceof StackLockedError ? err : worded(err, `${op} of stack ${options.stack} failed`, s.recorder.errors, programErrorOf(s.stack));
 }
 
 /** The deploys that did complete before the failure, with the plan's ids (the outputs were not written). */
@@ -469,7 +485,8 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const alone = state?.failures?.list() ?? [];
   const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
   const stops = rolloutStops(state, (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
-  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:\n${stops.map((x) => `${x}\n`).join("")}${err.message}` +
+  const why = engineFailureText(err, s.recorder.errors, programErrorOf(s.stack));
+  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:${stops.length || why.includes("\n") ? "\n" : " "}${stops.map((x) => `${x}\n`).join("")}${why}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
 }

@@ -1,8 +1,11 @@
 /**
- * Progress of a long operation a person can follow: per cluster, how many of its steps are done.
- * The counting and the formatting are pure (ProgressCounter, progressLines); Progress is the thin
- * shell that draws them. On a terminal it redraws a small block in place under the engine's output;
- * anywhere else (CI logs, files) it prints a plain line now and then, with no control characters.
+ * Progress of a long operation a person can follow: per cluster, how many of its steps (and of those,
+ * its bundles) are done. The counting and the formatting are pure (ProgressCounter, progressLines,
+ * clusterLine); Progress is the thin shell that draws them, and only once a run is long (longMs): a
+ * short run shows nothing. On a terminal it redraws a small block in place under the engine's output;
+ * anywhere else (CI logs, files) it prints, at most every few seconds, a line per cluster that caught
+ * up ("cluster prod-3: 10/10 bundles applied") and one naming those still in progress, with no control
+ * characters. At the end of a long run, every cluster's line.
  *
  * A step is one real object (a custom resource) of a cluster: its pre event starts it, its outputs
  * or failure event ends it. Components are not counted, because the engine does not report outputs
@@ -10,6 +13,7 @@
  * only when its inputs are known, so "done/seen" can grow its right side while an update runs.
  */
 import { EngineEvent } from "@pulumi/pulumi/automation";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { clusterOfUrn } from "./steps";
 
 export interface ClusterProgress {
@@ -17,10 +21,22 @@ export interface ClusterProgress {
   seen: number;
   done: number;
   failed: number;
+  /** Of those, the bundle deployments (one per bundle on the cluster). */
+  bundles: { seen: number; done: number; failed: number };
+}
+
+/** What each operation does to a cluster's bundles, for its progress line. */
+const DONE_VERB: Record<string, string> = { up: "applied", destroy: "deleted", refresh: "read", preview: "previewed", status: "checked" };
+
+/** "cluster prod-3: 10/10 bundles applied" (its resources, where it has no bundle step). */
+export function clusterLine(op: string, c: ClusterProgress): string {
+  const [n, noun] = c.bundles.seen ? [c.bundles, "bundles"] : [c, "resources"];
+  return `cluster ${c.cluster}: ${n.done}/${n.seen} ${noun} ${DONE_VERB[op] ?? "done"}${n.failed ? `, ${n.failed} failed` : ""}`;
 }
 
 export class ProgressCounter {
   private readonly clusters = new Map<string, { seen: Set<string>; done: Set<string>; failed: Set<string> }>();
+  private readonly bundleUrns = new Set<string>();
 
   /** Feed every engine event; returns whether the counts changed. */
   onEvent(event: EngineEvent): boolean {
@@ -37,6 +53,7 @@ export class ProgressCounter {
       if (!c) this.clusters.set(cluster, (c = { seen: new Set(), done: new Set(), failed: new Set() }));
       if (c.seen.has(meta.urn)) return false;
       c.seen.add(meta.urn);
+      if (meta.type === BUNDLE_DEPLOYMENT_TYPE) this.bundleUrns.add(meta.urn);
       return true;
     }
     if (!c?.seen.has(meta.urn) || c.done.has(meta.urn)) return false;
@@ -47,7 +64,10 @@ export class ProgressCounter {
 
   snapshot(): ClusterProgress[] {
     return [...this.clusters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([cluster, c]) => ({ cluster, seen: c.seen.size, done: c.done.size, failed: c.failed.size }));
+      .map(([cluster, c]) => {
+        const bundles = (set: Set<string>) => [...set].filter((u) => this.bundleUrns.has(u)).length;
+        return { cluster, seen: c.seen.size, done: c.done.size, failed: c.failed.size, bundles: { seen: bundles(c.seen), done: bundles(c.done), failed: bundles(c.failed) } };
+      });
   }
 }
 
@@ -103,7 +123,9 @@ export interface ProgressStream {
 export interface ProgressOptions {
   /** Where the engine's own output goes (default process.stdout); written through output() so it never tears the block. */
   output?: ProgressStream;
-  /** Plain mode: at most one line per interval (default 10 s). */
+  /** Nothing is shown until the run is this long (default 5 s): a short run needs no progress. */
+  longMs?: number;
+  /** Plain mode: lines at most once per interval (default 5 s). */
   intervalMs?: number;
   /** Terminal mode: at most one redraw per interval (default 100 ms). */
   redrawMs?: number;
@@ -119,20 +141,21 @@ export class Progress {
   private dirty = false;
   private partial = ""; // engine output after its last newline
   private lastLine = ""; // plain mode: the same line is not printed twice
+  private readonly printed = new Map<string, string>(); // cluster -> its last line printed
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly op: string, private readonly stream: ProgressStream, private readonly options: ProgressOptions = {}) {
     this.tty = stream.isTTY === true;
     this.started = this.now();
     // Plain mode also reports while the engine is quiet (a long wait on one resource).
-    this.timer = setInterval(() => this.tick(), this.tty ? (options.redrawMs ?? 100) : (options.intervalMs ?? 10_000));
+    this.timer = setInterval(() => this.tick(), this.tty ? (options.redrawMs ?? 100) : (options.intervalMs ?? 5_000));
     this.timer.unref();
   }
 
   readonly onEvent = (event: EngineEvent): void => {
     if (this.counter.onEvent(event)) {
       this.dirty = true;
-      if (this.tty && this.now() - this.lastDraw >= (this.options.redrawMs ?? 100)) this.redraw();
+      if (this.tty && this.long() && this.now() - this.lastDraw >= (this.options.redrawMs ?? 100)) this.redraw();
     }
   };
 
@@ -152,33 +175,49 @@ export class Progress {
     this.redraw();
   };
 
-  /** The final counts (always printed), and the block gone. */
+  /** The block gone and, after a long run, each cluster's final line (not again where it was the last one printed). */
   finish(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     if (this.partial) (this.options.output ?? process.stdout).write(this.partial);
     this.partial = "";
     this.erase();
-    if (this.counter.snapshot().length) this.plain(0);
+    if (this.long()) this.clusterLines(() => true);
   }
 
   private now(): number {
     return (this.options.now ?? Date.now)();
   }
 
+  private long(): boolean {
+    return this.now() - this.started >= (this.options.longMs ?? 5_000);
+  }
+
   private tick(): void {
-    if (!this.dirty) return;
+    if (!this.dirty || !this.long()) return;
     if (this.tty) this.redraw();
     else this.plain(8);
   }
 
+  /** A line per cluster that caught up since the last one, then one naming those still in progress. */
   private plain(maxListed: number): void {
-    const line = this.lines(false, maxListed).join("\n");
-    // Elapsed time alone does not make a new line.
-    const key = line.replace(/^progress: \S+ \d+s/, "");
-    if (key !== this.lastLine) this.stream.write(line + "\n");
-    this.lastLine = key;
+    this.clusterLines((c) => c.done === c.seen);
+    if (this.counter.snapshot().some((c) => c.done < c.seen)) {
+      const line = this.lines(false, maxListed).join("\n");
+      // Elapsed time alone does not make a new line.
+      const key = line.replace(/^progress: \S+ \d+s/, "");
+      if (key !== this.lastLine) this.stream.write(line + "\n");
+      this.lastLine = key;
+    }
     this.dirty = false;
+  }
+
+  private clusterLines(which: (c: ClusterProgress) => boolean): void {
+    for (const c of this.counter.snapshot().filter(which)) {
+      const line = clusterLine(this.op, c);
+      if (this.printed.get(c.cluster) !== line) this.stream.write(line + "\n");
+      this.printed.set(c.cluster, line);
+    }
   }
 
   private lines(tty: boolean, maxListed: number): string[] {
@@ -195,7 +234,7 @@ export class Progress {
   }
 
   private redraw(): void {
-    const lines = this.counter.snapshot().length ? this.lines(true, Math.max(1, Math.min(8, (this.stream.rows || 24) - 6))) : [];
+    const lines = this.long() && this.counter.snapshot().length ? this.lines(true, Math.max(1, Math.min(8, (this.stream.rows || 24) - 6))) : [];
     this.erase();
     if (!lines.length) return;
     this.stream.write(lines.join("\n") + "\n");

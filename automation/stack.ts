@@ -111,7 +111,16 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   const ws = await LocalWorkspace.create({
     program: async () => {
       phase("program started");
-      const outputs = await fleetProgram(options.config, options.deploy);
+      captured.programError = undefined;
+      let outputs: Awaited<ReturnType<typeof fleetProgram>>;
+      try {
+        outputs = await fleetProgram(options.config, options.deploy);
+      } catch (err) {
+        // Kept for the operation's failure (automation/error-report.ts); the engine gets a RunError,
+        // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
+        captured.programError = err instanceof Error ? err : new Error(String(err));
+        throw new pulumi.RunError(captured.programError.message);
+      }
       phase("program registered everything");
       captureOutputs(outputs as unknown as Record<string, pulumi.Input<unknown>>, captured);
       return outputs;
@@ -154,9 +163,17 @@ async function selectedWithoutCli(ws: LocalWorkspace, name: string): Promise<Sta
   }
 }
 
-/** The outputs of the program's last run in this process, once the engine had them all (none in a preview). */
-interface Captured { outputs?: OutputMap }
+/**
+ * The outputs of the program's last run in this process, once the engine had them all (none in a
+ * preview), and the error it threw, if it threw one.
+ */
+interface Captured { outputs?: OutputMap; programError?: Error }
 const capturedOf = new WeakMap<Stack, Captured>();
+
+/** The error the stack's program threw in its last run in this process, if it threw one. */
+export function programErrorOf(stack: Stack): Error | undefined {
+  return capturedOf.get(stack)?.programError;
+}
 
 /**
  * Keeps the program's outputs as they resolve (before the engine finishes), as `stack output` would show

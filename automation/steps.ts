@@ -63,12 +63,16 @@ export interface GroupedSteps {
   failedClusters: string[];
 }
 
+const MAX_ERRORS = 100;
+
 /** Collects one Step per resource and operation from an event stream (pass the recorder's push to onEvent). */
 export class StepRecorder {
   readonly steps: Step[] = [];
   /** Resources the engine reported an error for, including ones that failed before any step event. */
   readonly failedUrns = new Set<string>();
   private readonly byUrnOp = new Map<string, Step>();
+  /** The errors the engine reported, as it worded them (the first MAX_ERRORS), for the failure's text (error-report.ts). */
+  readonly errors: { urn?: string; message: string }[] = [];
   /** The engine's count of resources per operation (its summary event), once it has finished. */
   changes?: Record<string, number>;
 
@@ -80,6 +84,7 @@ export class StepRecorder {
     if (event.summaryEvent) this.changes = { ...event.summaryEvent.resourceChanges };
     const diag = event.diagnosticEvent;
     if (diag?.severity === "error" && diag.urn) this.failedUrns.add(diag.urn);
+    if (diag?.severity === "error" && !diag.ephemeral && this.errors.length < MAX_ERRORS) this.errors.push({ urn: diag.urn, message: diag.message });
     const pre = event.resourcePreEvent?.metadata;
     const out = event.resOutputsEvent?.metadata;
     const failed = event.resOpFailedEvent?.metadata;

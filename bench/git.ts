@@ -98,4 +98,4 @@ const SPEC = { usage: "npm run bench:git", summary: "Warm resolution of an uncha
 runMain(SPEC, async () => {
   parseCommand(process.argv.slice(2), SPEC);
   await main();
-}, (err) => String(err.stack ?? err));
+});

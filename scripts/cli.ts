@@ -3,7 +3,9 @@
  * unknown option, a missing value or a stray positional is an error with the usage line (exit 2),
  * `--opt=value` works as well as `--opt value`, and `--help` prints the command's help (exit 0).
  */
+import * as path from "node:path";
 import { parseArgs } from "node:util";
+import type { FailureContext } from "../automation/error-report";
 import { stoppedCode } from "../core/stop-signal";
 
 export interface OptionSpec {
@@ -74,16 +76,21 @@ export function required(value: string | undefined, option: string, why = ""): s
 }
 
 /**
- * Runs an entry point: usage errors exit 2 with the usage line, other errors exit 1 with their message,
- * or 130/143 when a signal stopped the operation (core/stop-signal.ts).
+ * Runs an entry point: usage errors exit 2 with the usage line; any other failure exits 1 (or 130/143
+ * when a signal stopped the operation, core/stop-signal.ts) with one clear text and the path of a log
+ * that holds its details (automation/error-report.ts, the one place that words failures).
+ * @param context what was running when it failed (the operation and stack, once parsed)
  */
-export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () => Promise<void>, format: (err: Error) => string = (e) => e.message): void {
-  main().catch((err: Error) => {
+export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () => Promise<void>, context: () => FailureContext = () => ({})): void {
+  main().catch(async (err: Error) => {
     if (err instanceof UsageError) {
       console.error(`error: ${err.message}\nusage: ${spec.usage}\n(--help for the options)`);
       process.exit(2);
     }
-    console.error(format(err));
+    // Loaded only now: the backend's module reads the project's settings.
+    const { resolveBackend } = await import("../automation/backend");
+    const { reportFailure } = await import("../automation/error-report");
+    console.error(reportFailure(err, context(), path.join(resolveBackend().localDir, "logs")));
     process.exit(stoppedCode() ?? 1);
   });
 }

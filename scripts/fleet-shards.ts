@@ -28,6 +28,7 @@ export interface ShardFlags {
   "result-json"?: string;
   "expect-no-changes"?: boolean;
   quiet?: boolean;
+  verbose?: boolean;
   "skip-checkpoints"?: boolean;
   checkpoints?: boolean;
   "wait-lock"?: boolean;
@@ -68,7 +69,7 @@ export function shardStack(layout: ShardLayout, name: string): string {
 }
 
 /** Options a sharded run hands to every shard; the reports (--summary-md, --events-json, --json, --html) are merged here. */
-const FORWARDED = ["expect-no-changes", "refresh", "quiet", "skip-checkpoints", "checkpoints", "wait-lock", "force-unlock"] as const;
+const FORWARDED = ["expect-no-changes", "refresh", "quiet", "verbose", "skip-checkpoints", "checkpoints", "wait-lock", "force-unlock"] as const;
 
 export async function runAllShards(op: string, layout: ShardLayout, v: ShardFlags): Promise<void> {
   if (v.html && op === "preview") throw new UsageError("--html of a sharded environment's preview is not available yet; use it with --shard NAME");

@@ -13,6 +13,7 @@ import { guarded } from "../automation/process-guard";
 import { formatStatusTable } from "../automation/status";
 import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
 import { stopOnSignals } from "../core/stop-signal";
+import { FailureContext, userText } from "../automation/error-report";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 import { decideAlone, runAllShards, shardLayoutOf, shardStack, writeResult } from "./fleet-shards";
 
@@ -31,7 +32,8 @@ const SPEC = {
     "events-json": { type: "string", value: "FILE", help: "up, destroy: also write the deploy events as JSON lines to FILE" },
     json: { type: "boolean", help: "status: print JSON instead of the table" },
     html: { type: "string", value: "FILE", help: "preview, status: also write the fleet as one self-contained HTML page (clusters x bundles) to FILE" },
-    quiet: { type: "boolean", help: "do not stream the engine's output" },
+    quiet: { type: "boolean", help: "do not stream the engine's output or show progress" },
+    verbose: { type: "boolean", help: "also show the toolchain's details (what the build scripts reused, and where); PULUMI_FLEET_VERBOSE=1 does the same" },
     "skip-checkpoints": { type: "boolean", help: "write the state once at the end (the default on file and PostgreSQL backends, where the crash journal is kept)" },
     checkpoints: { type: "boolean", help: "write the state after every step, as the engine does by default (slower: it grows with the square of the stack)" },
     "wait-lock": { type: "boolean", help: "wait for another update of the stack to finish instead of failing at once" },
@@ -80,8 +82,12 @@ function report(events: DeployEvent[], file?: string): void {
   if (file) fs.writeFileSync(file, events.map((e) => JSON.stringify({ time: new Date().toISOString(), ...e })).join("\n") + (events.length ? "\n" : ""));
 }
 
+/** What is running, for the failure's text and log (runMain). */
+const running: FailureContext = {};
+
 async function main(): Promise<void> {
   const parsed = parse(process.argv.slice(2));
+  Object.assign(running, { op: parsed.op, stack: parsed.stack });
   // SIGINT/SIGTERM stop the operation at any point; its renderer batches also run under proc-guard (they end if this process dies).
   stopOnSignals({ wrapSpawn: guarded });
   const { op, v } = parsed;
@@ -89,11 +95,12 @@ async function main(): Promise<void> {
   if (!layout && (v.shard || v.parallel)) throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
   if (layout && !v.shard) return runAllShards(op, layout, v);
   const stack = layout ? shardStack(layout, v.shard!) : parsed.stack;
+  running.stack = stack;
   const decided = await decideAlone(op, stack, v, (m) => console.error(m));
   if (decided === "left out") return;
   const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false, html: v.html };
-  // Per-cluster progress on stderr: redrawn in place on a terminal, a plain line now and then elsewhere.
-  const progress = op === "cancel" ? undefined : new Progress(op, process.stderr);
+  // Per-cluster progress on stderr once a run is long: redrawn in place on a terminal, a line now and then elsewhere.
+  const progress = op === "cancel" || v.quiet ? undefined : new Progress(op, process.stderr);
   const track = async <T>(p: Promise<T>): Promise<T> => {
     try {
       return await p;
@@ -163,7 +170,7 @@ async function main(): Promise<void> {
   } catch (err) {
     if (err instanceof ResultWritten) throw err;
     if (err instanceof ops.OperationError) report(err.events, args.eventsJson);
-    writeResult(v["result-json"], { ok: false, error: (err as Error).message, events: err instanceof ops.OperationError ? err.events : [] });
+    writeResult(v["result-json"], { ok: false, error: userText(err, running).replace(/^error: /, ""), events: err instanceof ops.OperationError ? err.events : [] });
     throw err;
   }
 }
@@ -182,5 +189,4 @@ function parseCommits(text: string): Record<string, string> {
   return parsed as Record<string, string>;
 }
 
-// Engine failures carry the CLI's own output; runMain prints it whole.
-runMain(SPEC, main);
+runMain(SPEC, main, () => running);

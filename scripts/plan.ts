@@ -73,4 +73,4 @@ async function printDesired(stack: string, config: StackConfig, json: boolean): 
   failIfAny(state.failures);
 }
 
-runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));
+runMain(SPEC, main);

@@ -90,4 +90,4 @@ async function main(): Promise<void> {
   if (failed.length) throw new FleetError(`${failed.length} bundle(s) failed (the others are rendered above):\n${failed.map((f) => `  ${f.message}`).join("\n")}`);
 }
 
-runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.stack ?? err)));
+runMain(SPEC, main);

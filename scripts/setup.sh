@@ -11,8 +11,11 @@
 # operations run it), it then runs that command with what it just checked in the environment
 # (PULUMI_FLEET_TOOLCHAIN_ENV, PULUMI_FLEET_RENDER_BIN), so the operation does not run the build
 # scripts a second time to find the same paths.
+# The build scripts report what they reuse, and where, only with `--verbose` among the command's
+# arguments or PULUMI_FLEET_VERBOSE=1 (a build always reports its progress).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for arg in "$@"; do [[ $arg != --verbose ]] || export PULUMI_FLEET_VERBOSE=1; done
 
 stamp=node_modules/.pulumi-fleet-lock.sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)

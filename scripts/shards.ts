@@ -6,7 +6,6 @@
  */
 import { applyShards, assertShardsCurrent, formatShardPlan, planShards } from "../automation/shard-moves";
 import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/operator-stacks";
-import { FleetError } from "../core/errors";
 import { stacksDir } from "../automation/stack";
 import * as path from "node:path";
 import { parseCommand, required, runMain, UsageError } from "./cli";
@@ -49,4 +48,4 @@ async function main(): Promise<void> {
   if (v.apply) await applyShards({ environment, stackConfigDir: dir });
 }
 
-runMain(SPEC, main, (err) => (err instanceof FleetError ? `error: ${err.message}` : String(err.message ?? err)));
+runMain(SPEC, main);

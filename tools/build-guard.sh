@@ -38,5 +38,7 @@ if [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]]; then
   go_build_env
   lock_dir "$build_dir"
   build_once "$bin" "$src" "build-guard: proc-guard (tools/proc-guard)" -mod=readonly -trimpath -ldflags "-s -w"
+else
+  vlog "build-guard: reusing $bin"
 fi
 if ((want_path)); then printf '%s\n' "$bin"; fi

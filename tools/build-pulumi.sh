@@ -8,9 +8,11 @@
 # embedded schema). Nothing is written inside the repository.
 #
 # Usage:
-#   tools/build-pulumi.sh          build, or reuse a finished build; report on stderr
+#   tools/build-pulumi.sh          build, or reuse a finished build; progress on stderr
 #   tools/build-pulumi.sh --env    the same, then print shell exports on stdout:
 #                                    eval "$(tools/build-pulumi.sh --env)"
+#   --verbose (or PULUMI_FLEET_VERBOSE=1): also report what was reused, and where, when nothing was
+#                                  built (a build always reports)
 #
 # Environment:
 #   PULUMI_FLEET_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet);
@@ -39,12 +41,14 @@
 set -euo pipefail
 
 want_env=0
-case "${1:-}" in
-  --env) want_env=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  *) echo "build-pulumi.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
-esac
+for arg in "$@"; do
+  case "$arg" in
+    --env) want_env=1 ;;
+    --verbose) export PULUMI_FLEET_VERBOSE=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-pulumi.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
 
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cli_mod=$tools_dir/pulumi
@@ -179,7 +183,9 @@ fi
 fleet_bin=$(bash "$tools_dir/build-provider.sh" --path)
 fleet_version=0.1.0-h$(basename "$(dirname "$fleet_bin")" | sed 's/^fleet-provider-//')
 fleet_plugin_dir=$pulumi_home/plugins/resource-pulumi-fleet-v$fleet_version
+fleet_status="reused"
 if ! cmp -s "$fleet_bin" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"; then
+  fleet_status="installed"
   mkdir -p "$fleet_plugin_dir"
   cp "$fleet_bin" "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp"
   mv -f "$fleet_plugin_dir/.pulumi-resource-pulumi-fleet.tmp" "$fleet_plugin_dir/pulumi-resource-pulumi-fleet"
@@ -202,15 +208,18 @@ elif [[ ! -f $engine_logs ]]; then
   printf 'pulumi-fleet: the engine'"'"'s automatic log is off here (tools/build-pulumi.sh); PULUMI_FLEET_ENGINE_LOGS=1 turns it on\n' >"$engine_logs"
 fi
 
-log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
+# The summary only when something was built or installed, or on request (--verbose): a warm start says nothing.
+if [[ "$cli_status $lh_status $k8s_status $fleet_status" == *built* || $fleet_status != reused ]] || verbose; then
+  log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
   build dir     $build_dir
   pulumi CLI    $bin_dir/pulumi  $cli_version  [$cli_status]
   language host $langhost
   k8s provider  $plugin_dir/pulumi-resource-kubernetes
                 release $k8s_release ($k8s_module@$k8s_pseudo), reports $k8s_reported,
                 installed as plugin version $k8s_plugin_version  [$k8s_status]
-  fleet provider $fleet_plugin_dir/pulumi-resource-pulumi-fleet
+  fleet provider $fleet_plugin_dir/pulumi-resource-pulumi-fleet  [$fleet_status]
   PULUMI_HOME   $pulumi_home"
+fi
 
 if ((want_env)); then
   printf 'export PATH=%q:"$PATH"\n' "$bin_dir"

@@ -42,7 +42,7 @@ bin=$build_dir/$tool
 lock_dir "$build_dir"
 
 if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then
-  :
+  vlog "build-render: reusing $bin"
 else
   log "build-render: building $tool from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
   start=$(now)

@@ -1,6 +1,10 @@
 # Shell helpers shared by the tool build scripts (sourced, not run).
 
 log() { printf '%s\n' "$*" >&2; }
+# Toolchain details (what was reused, and where) only on request: `--verbose` on the operations
+# (scripts/setup.sh exports it) or PULUMI_FLEET_VERBOSE=1. What is being built is always logged.
+verbose() { [[ ${PULUMI_FLEET_VERBOSE:-} == 1 ]]; }
+vlog() { if verbose; then log "$@"; fi; }
 die() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
@@ -56,7 +60,7 @@ pinned_module_dir() {
 build_once() {
   local bin=$1 src=$2 label=$3 start
   shift 3
-  [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]] || return 0
+  if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then vlog "$label: reusing $bin"; return 0; fi
   log "$label: building into $(dirname "$bin")"
   start=$(now)
   (cd "$src" && go build "$@" -o "$bin.tmp" .) || die "go build of $label ($src) failed"

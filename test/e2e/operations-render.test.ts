@@ -124,4 +124,41 @@ describe("operations: events, PR summary, status (real engine, render mode)", fu
     expect(cli.status).to.equal(1);
     expect(cli.stderr).to.contain("stacks/Pulumi.no-such-env.yaml");
   });
+
+  it("the CLI as npm runs it: a success prints no toolchain details; a failure one clear error and the log that holds the rest", () => {
+    // The local stack's file, as a stack of its own (no salt: its own passphrase), in a directory of this test.
+    const stacks = path.join(work, "cli-stacks");
+    fs.mkdirSync(stacks, { recursive: true });
+    const local = fs.readFileSync(path.join(PROJECT_DIR, "stacks/Pulumi.local.yaml"), "utf8").replace(/^encryptionsalt:.*$/m, "")
+      .replace("renderDir: .pulumi-fleet/render/local", `renderDir: ${path.join(work, "cli-render")}`).replace("repo: ./examples", `repo: ${path.join(PROJECT_DIR, "examples")}`);
+    const write = (text: string) => fs.writeFileSync(path.join(stacks, "Pulumi.cli.yaml"), text);
+    const { PULUMI_BACKEND_URL: _b, PULUMI_FLEET_VERBOSE: _v, ...inherited } = process.env;
+    const env = { ...inherited, PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(work, "cli-state"), PULUMI_CONFIG_PASSPHRASE: "cli" };
+    const npmUp = (extra: Record<string, string> = {}) => spawnSync("bash", ["scripts/setup.sh", "node", "scripts/run-ts.js", "scripts/fleet.ts", "up", "--stack", "cli"], {
+      cwd: PROJECT_DIR, encoding: "utf8", env: { ...env, ...extra },
+    });
+    const toolCache = /pulumi-fleet\/tools\//;
+    write(local);
+    const ok = npmUp();
+    expect(ok.status, ok.stderr).to.equal(0);
+    expect(ok.stderr, "no toolchain details, no progress on a short run").to.equal("");
+    expect(ok.stdout).to.contain("up of stack cli succeeded").and.not.match(toolCache);
+
+    const expectOneError = (r: ReturnType<typeof npmUp>, error: RegExp) => {
+      expect(r.status).to.equal(1);
+      const [line, details, ...rest] = r.stderr.trimEnd().split("\n");
+      expect(line).to.match(error);
+      expect(rest, r.stderr).to.deep.equal([]);
+      expect(r.stdout + r.stderr).to.not.contain("Unhandled exception").and.not.match(/\n\s+at |Command failed|err\?:/).and.not.match(toolCache);
+      const log = /^details: (.*)$/.exec(details)?.[1] ?? "";
+      expect(path.dirname(log)).to.equal(path.join(work, "logs"));
+      return fs.readFileSync(log, "utf8");
+    };
+    // The guard against a GitRepo that matched clusters and matches none: thrown by the program, inside the engine.
+    write(local.replace(/targets:[\s\S]*$/, "targets:\n        - name: nowhere\n          clusterName: no-such-cluster\n"));
+    const guard = expectOneError(npmUp(), /^error: up of stack cli failed: gitRepo examples: targets: matched 3 cluster\(s\) in the last deployment .* matches none now/);
+    expect(guard).to.match(/Command failed with exit code 1: \S+pulumi up/); // the Automation API's whole error, kept in the log
+    const wrong = expectOneError(npmUp({ PULUMI_CONFIG_PASSPHRASE: "not-cli" }), /^error: stack cli: wrong passphrase: PULUMI_CONFIG_PASSPHRASE .* does not decrypt this stack's secrets$/);
+    expect(wrong).to.contain("incorrect passphrase");
+  });
 });

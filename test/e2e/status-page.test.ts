@@ -135,17 +135,18 @@ describe("status page in headless Chromium", function () {
       screenshot(file, path.join(ARTIFACTS, "example-preview.png"));
     });
 
-    it("the CLI writes the page (status --html, preview --html) and plain progress lines when not on a terminal", () => {
+    it("the CLI writes the page (status --html, preview --html), with no progress in --quiet nor on a short run", () => {
       const env = { ...process.env, PULUMI_FLEET_STATE_DIR: path.join(work, "cli-state") };
-      const run = (...args: string[]) => spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/fleet.ts", ...args, "--stack", "local", "--quiet"], { cwd: PROJECT_DIR, encoding: "utf8", env });
-      const status = run("status", "--html", path.join(ARTIFACTS, "cli-status.html"));
+      const run = (...args: string[]) => spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/fleet.ts", ...args, "--stack", "local"], { cwd: PROJECT_DIR, encoding: "utf8", env });
+      const status = run("status", "--quiet", "--html", path.join(ARTIFACTS, "cli-status.html"));
       expect(status.status, status.stderr).to.equal(0);
       // Never deployed in this state directory: every targeted pair waits.
       expect(countsOf(domCells(dumpDom(path.join(ARTIFACTS, "cli-status.html"))))).to.deep.equal({ Pending: 9 });
       const preview = run("preview", "--html", path.join(ARTIFACTS, "cli-preview.html"));
       expect(preview.status, preview.stderr).to.equal(0);
       expect(countsOf(domCells(dumpDom(path.join(ARTIFACTS, "cli-preview.html"))))).to.deep.equal({ create: 9 });
-      expect(preview.stderr).to.match(/^progress: preview \d+s: (\d+)\/\1 steps done, 3\/3 clusters caught up$/m);
+      // Progress lines come once a run is long (test/unit/status-page.test.ts): a render-mode preview is not.
+      expect(status.stderr + preview.stderr).to.not.match(/^(progress|cluster) /m);
       // eslint-disable-next-line no-control-regex
       expect(status.stdout + status.stderr + preview.stdout + preview.stderr).to.not.match(/[\x00-\x08\x0b-\x1f\x7f]/);
       const wrong = run("up", "--html", "x.html");

@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { blastRadiusMarkdown, previewMatrix, statusMatrix } from "../../automation/fleet-matrix";
 import { renderSummaryMarkdown } from "../../automation/pr-summary";
-import { Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/progress";
+import { clusterLine, Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/progress";
 import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/status-page";
 import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/steps";
 import { DeploymentRecord } from "../../core/desired/records";
@@ -140,7 +140,7 @@ describe("preview page and PR summary (pure)", () => {
 });
 
 const event = (kind: "pre" | "out" | "failed", op: OpType, urn: string, custom = true): EngineEvent => {
-  const metadata = { op, urn, type: urn.split("::")[2], provider: "", new: { type: "", urn, custom, parent: "", id: "", inputs: {}, outputs: {}, provider: "" } };
+  const metadata = { op, urn, type: urn.split("::")[2].split("$").pop()!, provider: "", new: { type: "", urn, custom, parent: "", id: "", inputs: {}, outputs: {}, provider: "" } };
   return { sequence: 0, timestamp: 0, ...(kind === "pre" ? { resourcePreEvent: { metadata } } : kind === "out" ? { resOutputsEvent: { metadata } } : { resOpFailedEvent: { metadata, status: 1, steps: 1 } }) } as EngineEvent;
 };
 const obj = (cluster: string, i: number) => `urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::${cluster}/b/core:ConfigMap:ns:cm-${i}`;
@@ -164,7 +164,9 @@ describe("progress of long operations", () => {
     c.onEvent(event("out", "create", obj("dev-1", 0)));
     c.onEvent(event("failed", "create", obj("dev-1", 1)));
     c.onEvent(event("out", "create", obj("dev-2", 0)));
-    expect(c.snapshot()).to.deep.equal([{ cluster: "dev-1", seen: 3, done: 2, failed: 1 }, { cluster: "dev-2", seen: 1, done: 1, failed: 0 }]);
+    const none = { seen: 0, done: 0, failed: 0 };
+    expect(c.snapshot()).to.deep.equal([{ cluster: "dev-1", seen: 3, done: 2, failed: 1, bundles: none }, { cluster: "dev-2", seen: 1, done: 1, failed: 0, bundles: none }]);
+    expect(clusterLine("up", c.snapshot()[0])).to.equal("cluster dev-1: 2/3 resources applied, 1 failed");
     const view = { op: "up", elapsedMs: 12_000, clusters: c.snapshot(), width: 40, maxListed: 5 };
     expect(progressLines(view, false)).to.deep.equal(["progress: up 12s: 3/4 steps done, 1/2 clusters caught up, 1 failed; in progress: dev-1 2/3"]);
     const tty = progressLines(view, true);
@@ -172,17 +174,47 @@ describe("progress of long operations", () => {
     expect(tty.every((l) => l.length <= 39)).to.equal(true);
   });
 
-  it("prints plain lines with no control characters when not on a terminal", () => {
+  it("counts a cluster's bundles apart: its line says how many of them are applied", () => {
+    const c = new ProgressCounter();
+    const pair = (cluster: string, b: string) => `urn:pulumi:s::p::pulumi-fleet:index:Cluster$pulumi-fleet:index:BundleDeployment::${cluster}/examples/${b}`;
+    for (const b of ["a", "b", "c"]) c.onEvent(event("pre", "create", pair("prod-3", b)));
+    c.onEvent(event("pre", "create", "urn:pulumi:s::p::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::prod-3"));
+    c.onEvent(event("out", "create", pair("prod-3", "a")));
+    c.onEvent(event("failed", "create", pair("prod-3", "b")));
+    expect(c.snapshot()[0].bundles).to.deep.equal({ seen: 3, done: 2, failed: 1 });
+    expect(clusterLine("up", c.snapshot()[0])).to.equal("cluster prod-3: 2/3 bundles applied, 1 failed");
+    expect(clusterLine("status", c.snapshot()[0])).to.equal("cluster prod-3: 2/3 bundles checked, 1 failed");
+  });
+
+  it("shows nothing for a short run", () => {
+    const err = new FakeStream(false);
+    const tty = new FakeStream(true);
+    for (const stream of [err, tty]) {
+      const p = new Progress("up", stream, { output: new FakeStream(stream.isTTY), redrawMs: 0 });
+      p.onEvent(event("pre", "create", obj("dev-1", 0)));
+      p.onEvent(event("out", "create", obj("dev-1", 0)));
+      p.finish();
+    }
+    expect(err.text + tty.text).to.equal("");
+  });
+
+  it("on a long run prints plain lines per cluster, at most once per interval, with no control characters when not on a terminal", () => {
     const err = new FakeStream(false);
     const out = new FakeStream(false);
-    const p = new Progress("up", err, { output: out, intervalMs: 3_600_000 });
+    let now = 0;
+    const p = new Progress("up", err, { output: out, intervalMs: 3_600_000, now: () => now });
     p.output("engine line 1\nengine ");
     p.onEvent(event("pre", "create", obj("dev-1", 0)));
+    p.onEvent(event("pre", "create", obj("dev-2", 0)));
     p.output("line 2\n");
     p.onEvent(event("out", "create", obj("dev-1", 0)));
+    now = 6_000;
+    (p as unknown as { tick(): void }).tick(); // what the interval's timer calls
+    expect(err.text).to.equal("cluster dev-1: 1/1 resources applied\nprogress: up 6s: 1/2 steps done, 1/2 clusters caught up; in progress: dev-2 0/1\n");
+    p.onEvent(event("out", "create", obj("dev-2", 0)));
     p.finish();
     expect(out.text).to.equal("engine line 1\nengine line 2\n");
-    expect(err.text).to.match(/^progress: up \d+s: 1\/1 steps done, 1\/1 clusters caught up\n$/);
+    expect(err.text.split("\n").slice(2)).to.deep.equal(["cluster dev-2: 1/1 resources applied", ""]); // dev-1's line is not repeated
     // eslint-disable-next-line no-control-regex
     expect(err.text + out.text).to.not.match(/[\x00-\x09\x0b-\x1f\x7f]/);
   });
@@ -191,7 +223,7 @@ describe("progress of long operations", () => {
     const err = new FakeStream(true);
     const out = new FakeStream(true);
     let now = 0;
-    const p = new Progress("up", err, { output: out, redrawMs: 0, now: () => now });
+    const p = new Progress("up", err, { output: out, redrawMs: 0, longMs: 0, now: () => now });
     p.onEvent(event("pre", "create", obj("dev-1", 0)));
     now = 5_000;
     p.output("half a line");
@@ -202,6 +234,6 @@ describe("progress of long operations", () => {
     expect(out.text).to.equal("half a line done\n");
     expect(err.text).to.contain("up 0s: 0/1 steps done, 0/1 clusters caught up\n  dev-1 .................... 0/1\n");
     expect(err.text).to.contain("\x1b[2F\x1b[J"); // the two-line block lifted before the engine's line
-    expect(err.text.endsWith("progress: up 5s: 1/1 steps done, 1/1 clusters caught up\n")).to.equal(true);
+    expect(err.text.endsWith("\x1b[J" + "cluster dev-1: 1/1 resources applied\n")).to.equal(true);
   });
 });
