@@ -51,18 +51,18 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	desired := inventoryOf(objects)
 	opts := applyOptions(spec, takeOverFields)
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
-	cs, err := rm.ApplyAllStaged(ctx, objects, opts)
+	cs, err := applySet(ctx, rm, objects, opts, !takeOverFields && len(st.Inventory) == 0)
 	if err != nil {
 		// Nothing is pruned; what this apply created before it stopped joins the inventory (read back:
 		// an object the server refused is not there, and a later delete must not ask for it as an
 		// identity that may not even read it: that failed every later update of a dropped bundle).
 		st.State, st.Messages = StateErrApplied, refusals(ctx, rm, objects, err)
-		st.Inventory = mergeInventory(st.Inventory, existing(withUIDs(ctx, rm, desired, st.Inventory)))
+		st.Inventory = mergeInventory(st.Inventory, existing(withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels)))
 		return st
 	}
 	prune := planPrune(st.Inventory, previous, spec.set())
 	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
-	st.Inventory = mergeInventory(left, withUIDs(ctx, rm, desired, st.Inventory))
+	st.Inventory = mergeInventory(left, withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels))
 	st.Retained = prune.Retained
 	st.AppliedDeploymentID = spec.DeploymentID
 	st.Revision++
@@ -207,11 +207,21 @@ func inventoryOf(objects []*unstructured.Unstructured) []InventoryID {
 	return ids
 }
 
-// withUIDs fills each applied object's UID: from the last inventory when it had one, else read back.
-func withUIDs(ctx context.Context, rm *ssa.ResourceManager, ids []InventoryID, known []InventoryID) []InventoryID {
+// withUIDs fills each applied object's UID: from the last inventory when it had one, else read back
+// (listedUIDs: one list per kind and namespace holding several, the rest one read each).
+func withUIDs(ctx context.Context, rm *ssa.ResourceManager, ids []InventoryID, known []InventoryID, owner map[string]string) []InventoryID {
 	uids := map[string]string{}
 	for _, id := range known {
 		uids[id.Key()] = id.UID
+	}
+	var missing []InventoryID
+	for _, id := range ids {
+		if uids[id.Key()] == "" {
+			missing = append(missing, id)
+		}
+	}
+	for k, uid := range listedUIDs(ctx, rm, missing, owner) {
+		uids[k] = uid
 	}
 	out := make([]InventoryID, len(ids))
 	g, ctx := errgroup.WithContext(ctx)
