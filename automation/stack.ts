@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, OutputMap, ProjectSettings, Stack, UpOptions } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, OutputMap, ProjectSettings, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
 import { checkShardStackFile } from "../core/config/shard-files";
@@ -136,16 +136,34 @@ export async function openStack(options: StackOptions): Promise<Stack> {
       stackConfigDir: path.relative(workDir, options.stackConfigDir ?? stacksDir()),
     } as ProjectSettings,
   });
-  const stack = inFileBackend(backend, options.stack) ? await selectedWithoutCli(ws, options.stack) : await Stack.createOrSelect(options.stack, ws);
+  const found = inFileBackend(backend, options.stack);
+  const stack = found === true ? await selectedWithoutCli(ws, options.stack)
+    // A file backend without the stack's file: created at once (no `stack select` that fails first).
+    : found === false ? await Stack.create(options.stack, ws).then((created) => { createdNow.add(created); return created; },
+      (err) => (err instanceof StackAlreadyExistsError ? Stack.select(options.stack, ws) : Promise.reject(err)))
+      : await Stack.createOrSelect(options.stack, ws);
   capturedOf.set(stack, captured);
   return stack;
 }
 
-/** Whether a file backend holds the stack (its state file, as Pulumi's DIY backend lays it out per project). */
-function inFileBackend(backend: Backend, stack: string): boolean {
-  if (!backend.fileDir || !/^[A-Za-z0-9_.-]+$/.test(stack)) return false;
-  const base = path.join(backend.fileDir, ".pulumi", "stacks", PROJECT_NAME, stack);
-  return [".json", ".json.gz", ".json.zst"].some((ext) => fs.existsSync(base + ext));
+/**
+ * Whether a file backend holds the stack: its state file, as Pulumi's DIY backend lays it out per
+ * project. Undefined when that cannot be told: another backend, a stack name with an organization or
+ * project, or a backend of the older layout (stacks not under their project).
+ */
+function inFileBackend(backend: Backend, stack: string): boolean | undefined {
+  if (!backend.fileDir || !/^[A-Za-z0-9_.-]+$/.test(stack)) return undefined;
+  const stacks = path.join(backend.fileDir, ".pulumi", "stacks");
+  const base = path.join(stacks, PROJECT_NAME, stack);
+  if ([".json", ".json.gz", ".json.zst"].some((ext) => fs.existsSync(base + ext))) return true;
+  return projectLayout(backend.fileDir) ? false : undefined;
+}
+
+/** A file backend that keeps its stacks per project (meta.yaml version 1, what this CLI writes), or a new one. */
+function projectLayout(dir: string): boolean {
+  const meta = path.join(dir, ".pulumi", "meta.yaml");
+  if (!fs.existsSync(meta)) return !fs.existsSync(path.join(dir, ".pulumi", "stacks"));
+  return Number(YAML.parse(fs.readFileSync(meta, "utf8"))?.version) >= 1;
 }
 
 /**
@@ -161,6 +179,14 @@ async function selectedWithoutCli(ws: LocalWorkspace, name: string): Promise<Sta
   } finally {
     delete own.selectStack;
   }
+}
+
+/** Stacks this process has just created: their state is known to be empty, so it is not read. */
+const createdNow = new WeakSet<Stack>();
+
+/** Whether openStack created the stack and nothing ran on it since (asked once: it holds no state yet). */
+export function isNewStack(stack: Stack): boolean {
+  return createdNow.delete(stack);
 }
 
 /**
