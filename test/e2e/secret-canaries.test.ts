@@ -162,7 +162,7 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     });
   });
 
-  it("up deploys every value and fails only the refused Secret, whose message withholds it; no value in the output, events, failure, state or logs", async () => {
+  it("up deploys every value and fails only the two refused pairs, whose messages withhold it; no value in the output, events, failure, state or logs", async () => {
     const { seen, over } = captured();
     const failed = await ops.up(options(STACK, over)).then(() => undefined, (e: Error) => e);
     expect(failed).to.be.instanceOf(ops.BundlesFailedError);
