@@ -108,7 +108,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
       if (inputs.adopt) spec.adopt = fromEngineObjects(inputs.adopt);
       bundle.spec = spec;
       if (isSecret(r.inputs.objects)) bundle.secret = true;
-      bundle.objects = Object.values(spec.objects ?? {}).map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
+      bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
       withNamespaces(bundle, clusterOfKey(key));
       out.set(key, bundle);
     } else if (!r.custom) {

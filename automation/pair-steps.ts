@@ -82,6 +82,8 @@ function objectSteps(s: Step): Step[] {
       }
       return [...byKey].map(([key, fields]) => {
         if (!olds[key]) return child("create", news[key]);
+        // A Secret an earlier version held among the readable objects moves to the secret ones: re-applied, not deleted.
+        if (!news[key] && changedSecrets.has(key)) return changedSecrets.set(key, "update") && child("same", olds[key]);
         if (!news[key]) return child(olds[key].retain ? "same" : "delete", olds[key]);
         return child("update", news[key], fields.filter((f) => f !== "").sort());
       }).filter((x) => x.op !== "same")

@@ -27,7 +27,9 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const waitFor = args.waitFor.map(([key, pair]) => ({ name: key, state: pair.state }));
   // Objects holding what a lookup read from a Secret (core/render/lookup-secrets.ts): a secret in the state and the preview.
   const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
-  const pair = new BundleDeploymentPair(name, { ...d.spec, cluster: args.cluster, objects, ...(waitFor.length ? { waitFor } : {}) }, {
+  // Its Secrets (core/desired/objects.ts pairSpecOf): a secret in the state and the preview, whatever the rest is.
+  const secretObjects = d.spec.secretObjects ? { secretObjects: pulumi.secret(d.spec.secretObjects) } : {};
+  const pair = new BundleDeploymentPair(name, { ...d.spec, cluster: args.cluster, objects, ...secretObjects, ...(waitFor.length ? { waitFor } : {}) }, {
     ...opts, provider: args.provider,
     // The API server may quote a refused field's value in its message, and the live status views echo
     // objects: for such a pair they are secrets in the state and the engine's events too.

@@ -81,10 +81,17 @@ export function clusterNamespacesOf(objects: DesiredObject[], clusterNamespaces:
  * uninstall (and so Fleet) deletes, and only objects that still carry the deployment's owner labels.
  * `adopt`: what an earlier version's per-object resources deployed for it (taken over when it is created).
  */
-export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: DesiredObject[]): PairSpec {
+export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: DesiredObject[], secretSet?: boolean): PairSpec {
+  const secrets = objects.filter((o) => o.manifest.kind === "Secret");
   return {
     deploymentId: entry.deploymentId,
-    objects: pairObjects(objects),
+    objects: pairObjects(objects.filter((o) => o.manifest.kind !== "Secret")),
+    // A Secret's values, committed, rendered by a chart or decrypted, are a Pulumi secret of their own
+    // (as a cluster setup's): encrypted in the state, [secret] in the preview, and the provider redacts
+    // them from its messages; the rest of the set stays readable.
+    ...(secrets.length ? { secretObjects: pairObjects(secrets) } : {}),
+    // The whole set is a secret (types.ts DesiredDeployment.secret): the provider withholds its messages.
+    ...(secretSet ? { secretSet: true } : {}),
     timeoutSeconds: timeoutSecondsOf(entry),
     ...(entry.options.helm?.force ? { force: true } : {}),
     ...(entry.options.correctDrift?.enabled ? { correctDrift: true } : {}),

@@ -30,6 +30,8 @@ export interface PairSpec {
   objects: Record<string, PairObject>;
   /** More of the set, whose manifests are secrets (the agent's token): registered as a secret property of their own, the rest of the set stays readable. */
   secretObjects?: Record<string, PairObject>;
+  /** The whole set is a secret (a lookup or helm.valuesFrom read a Secret, decrypted SOPS files): the provider withholds its messages, which may quote any value. */
+  secretSet?: boolean;
   /** Readiness wait after applying, and the wait for pruned objects to be gone, in seconds; 0 or absent: no readiness wait, and 10 minutes for pruned objects (tools/fleet-provider timeoutOf). */
   timeoutSeconds?: number;
   force?: boolean;

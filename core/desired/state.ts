@@ -43,6 +43,7 @@ import { pairObjects } from "./pair";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
 import { clusterSetup } from "./setup";
+import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
 import { checkSecretClaims, gitReposWithSecrets, OperatorSecret, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
@@ -177,8 +178,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
     const valuesNotRead = valuesFrom.notRead.get(e);
     if (valuesNotRead) rendered.get(e)!.warnings.push(valuesNotRead);
-    const decrypted = rendered.get(e)!.decrypted;
-    if (renderMode && decrypted) rendered.get(e)!.warnings.push(`render mode writes the Secrets decrypted from SOPS files in clear to ${path.join(pinned.renderDir!, e.cluster)}: ${decrypted.join(", ")}`);
+    const r = rendered.get(e)!;
+    if (renderMode) r.warnings.push(...renderedSecretsNotes(pinned.renderDir!, e.cluster, r.objects, r.decrypted));
     if (e.options.correctDrift?.enabled && !options.correctsDrift) {
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }
@@ -209,7 +210,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
       ...(gitReposWithSecrets(secrets, e.cluster).has(e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
-      spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined),
+      spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, r.secret),
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
     };
@@ -233,6 +234,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       // A held deployment says so on its own component; one that keeps nothing is said here.
       ...failures.list().filter((f) => !f.kept).map((f) => `failed: ${describeFailure(f)}`),
       ...[...rollouts.byBundle.values()].flatMap((r) => r.warnings.map((w) => `bundle ${r.bundle}: ${w}`)),
+      ...renderMode ? clusters.flatMap((c) => setupSecretsNote(pinned.renderDir!, c.name, Object.values(c.setup?.secretObjects ?? {}))) : [],
     ],
   };
   if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);

@@ -185,9 +185,7 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st, nil
 	}
-	st := applyPair(s.ctx, rm, prev, spec, !creating)
-	st.Messages = redacted(st.Messages, spec.secretValues())
-	return st, nil
+	return told(applyPair(s.ctx, rm, prev, spec, !creating), spec), nil
 }
 
 // previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
@@ -247,6 +245,8 @@ func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc
 	if c.config.RenderYamlToDirectory == "" {
 		if rm, err := c.manager(); err == nil {
 			olds.Status, olds.Live = driftOf(s.ctx, rm, olds)
+			// A dry run's refusal may quote a value as an apply's does.
+			olds.Status = told(olds.Status, olds.Spec)
 		}
 	}
 	props, err := toStruct(recorded(olds))

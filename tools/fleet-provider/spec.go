@@ -34,6 +34,10 @@ type Spec struct {
 	// More of the set, whose manifests are secrets (the agent's token): a property of their own, so the
 	// engine keeps only these secret and the rest of the set stays readable in previews and the state.
 	SecretObjects map[string]DesiredObject `json:"secretObjects,omitempty"`
+	// The whole set is a secret (what a lookup or helm.valuesFrom read from a Secret, Secrets decrypted
+	// from SOPS files): a message about it may quote any of its values, transformed or not, so its
+	// messages are withheld from the outputs (see told).
+	SecretSet bool `json:"secretSet,omitempty"`
 	// Seconds to wait for the set to be ready after applying (helm.timeoutSeconds); 0: do not wait.
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// Recreate objects whose immutable fields changed (helm.force).
@@ -290,6 +294,20 @@ func (s Spec) secretValues() []string {
 		}
 	}
 	return out
+}
+
+// told is the status as the pair's outputs may say it. Outputs are not only stored (where the program
+// marks a secret pair's messages secret): the engine returns them to the program, whose SDK logs each
+// registration's answer at debug level in clear (`--debug`, the engine's debug events). So no value of
+// a secret object may be in them: the secret objects' values are replaced by [secret], and a secret
+// set's messages, which may quote any of its values, are withheld, only their number kept.
+func told(st Status, spec Spec) Status {
+	if spec.SecretSet && len(st.Messages) > 0 {
+		st.Messages = []string{fmt.Sprintf("%d messages withheld: this set's objects are secret (what a lookup or helm.valuesFrom read from a Secret, or decrypted SOPS files) and a message may quote them", len(st.Messages))}
+		return st
+	}
+	st.Messages = redacted(st.Messages, spec.secretValues())
+	return st
 }
 
 // redacted replaces each secret value in the messages with [secret].
