@@ -18,6 +18,7 @@ import { objectKey } from "./bundles/manifests";
 import { ownerLabels } from "./ownership";
 import { OwnersJob, OwnersResult } from "./render/fleet-render";
 import type { DesiredDeployment } from "./desired/types";
+import { sweepKeeps } from "./desired/delete-policy";
 
 /** One object an update may create, with what identifies and owns it. */
 export interface JournalObject {
@@ -55,7 +56,7 @@ export function journalObjects(deployments: DesiredDeployment[], leftOut?: Reado
   for (const d of deployments) {
     if (leftOut?.has(d.cluster)) continue;
     for (const { manifest: o, retain: reason } of d.objects) {
-      const retain = !!reason || o.kind === "Namespace";
+      const retain = sweepKeeps(o, reason);
       out.push({
         cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.record.bundle, apiVersion: o.apiVersion, kind: o.kind,
         namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
