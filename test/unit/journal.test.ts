@@ -81,7 +81,7 @@ describe("crash journal (core/journal.ts): what an update records and what the n
       asked.push(...jobs);
       return { c1: { objects: [{ deleted: true }, null] } };
     });
-    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KC1", context: "", delete: true, objects: [
+    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KC1", context: "", delete: true, propagation: "background", objects: [
       { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "orphan", labels: {
         "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "web", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
       { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "absent", labels: {
