@@ -30,8 +30,10 @@ export type RetainCode =
 
 /**
  * Each reason as a pair's inputs carry it (`retain`) and reports print it. The provider honours any
- * non-empty reason and tells wording apart from no reason only (decide.go), so these words may change
- * without a change on any cluster; they are the ones deployed stacks hold, so none changes today.
+ * non-empty reason and tells wording apart from no reason only (decide.go), so a bundle object's words
+ * may change without updating its pair; a ClusterSetup's deploymentId hashes its objects with their
+ * words (setup.ts), so rewording `namespace` or `agentNamespace` updates each setup once (nothing on
+ * the cluster changes). They are the words deployed stacks hold, so none changes today.
  */
 export const RETAIN_REASONS: Readonly<Record<RetainCode, string>> = {
   paused: "the bundle is paused",
