@@ -12,7 +12,8 @@ import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
 import { fromEngineObjects, PairSpec } from "../core/desired/pair";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../core/desired/types";
-import { AGENT_NAMESPACE_KEPT, CLUSTER_SETUP_TYPE, isAppliedSet, NAMESPACE_KEPT } from "../core/desired/setup";
+import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../core/desired/setup";
+import { RETAIN_REASONS, retainCodeOf } from "../core/desired/delete-policy";
 import { clusterNamespaceName } from "../core/desired/namespaces";
 import { isNewStack, runCli } from "./stack";
 
@@ -117,7 +118,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
   }
   for (const r of legacyObjects(resources)) {
     const [urn, bundle] = [r.component, legacy.get(r.component)!];
-    bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, ...(r.retainOnDelete ? { retain: LEGACY_RETAINED } : {}) });
+    bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, ...(r.retainOnDelete ? { retain: RETAIN_REASONS.legacy } : {}) });
     const account = accountOf(nameOfUrn(urn), r.provider);
     if (account) bundle.account = account;
   }
@@ -167,7 +168,7 @@ function clusterNamespacesIn(resources: StateResource[], clusterUrns: Set<string
     if (r.type !== CLUSTER_SETUP_TYPE || !r.custom || !r.inputs) continue;
     for (const o of Object.values(fromEngineObjects((revealed(r.inputs) as PairSpec).objects))) {
       const metadata = o.manifest.metadata as DeployedNamespace["metadata"];
-      if (o.manifest.kind !== "Namespace" || o.retain === AGENT_NAMESPACE_KEPT) continue;
+      if (o.manifest.kind !== "Namespace" || retainCodeOf(o.retain) === "agentNamespace") continue;
       const name = clusterNamespaceName(nameOfUrn(r.urn), metadata.name);
       out.set(name, { name, metadata, retainOnDelete: !!o.retain });
     }
@@ -192,15 +193,12 @@ export function legacySetupsOf(resources: StateResource[]): { objects: Map<strin
     const underAgent = parent?.type === AGENT_TYPE && r.type.startsWith("kubernetes:");
     if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
     const cluster = nameOfUrn(parent!.urn); // the Agent and Cluster components are named after their cluster
-    const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? AGENT_NAMESPACE_KEPT : r.retainOnDelete ? NAMESPACE_KEPT : undefined;
+    const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? RETAIN_REASONS.agentNamespace : r.retainOnDelete ? RETAIN_REASONS.namespace : undefined;
     objects.set(cluster, [...objects.get(cluster) ?? [], { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
     urns.push(r.urn);
   }
   return { objects, urns };
 }
-
-/** Why an earlier version's object is retained: its resource was registered to be left on the cluster. */
-export const LEGACY_RETAINED = "retained when it was deployed (keepResources, paused, or Helm's keep policy)";
 
 /**
  * The user a deployment was applied as: its spec's `cluster` is "<cluster>" or "<cluster>/as/<user>"

@@ -12,6 +12,7 @@ import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./pr-summary";
 import { hasChanges } from "./steps";
 import { DeploymentState, STATE_RANK, StatusReport } from "./status";
+import { UNRECORDED_DEPARTURE } from "../core/targeting/departures";
 
 /** Fleet's states, plus what a preview does to a pair, plus a pair no target selects. */
 export type CellKind = DeploymentState | "create" | "update" | "replace" | "prune" | "unchanged" | "unreachable" | "NotTargeted";
@@ -187,7 +188,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };
       const counts = d ? `${d.created} created, ${d.updated} updated, ${d.replaced} replaced, ${d.deleted} deleted` : "";
       if (d?.pruned || (was && !will)) {
-        return { kind: "prune", detail: [`${pair}: prune`, reasons.get(key) ?? "not in the plan any more", `deploymentId ${was?.deploymentId ?? "—"}`, ...(counts ? [counts] : [])] };
+        return { kind: "prune", detail: [`${pair}: prune`, reasons.get(key) ?? UNRECORDED_DEPARTURE, `deploymentId ${was?.deploymentId ?? "—"}`, ...(counts ? [counts] : [])] };
       }
       const ids = was && was.deploymentId !== will!.deploymentId ? [`deploymentId ${was.deploymentId}`, `becomes ${will!.deploymentId}`] : [`deploymentId ${will!.deploymentId}`];
       if (!was) return { kind: "create", detail: [`${pair}: create`, ...ids, ...(counts ? [counts] : [])] };

@@ -8,6 +8,7 @@ import { DeploymentRecord } from "../core/desired/records";
 import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
 import { DeploymentFailure } from "../core/desired/failures";
+import { Departure, departureOf, departureText } from "../core/targeting/departures";
 import { rolloutLines } from "./rollout-report";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
@@ -29,29 +30,18 @@ export interface Prune {
   gitRepo: string;
   bundle: string;
   objects: number;
+  /** Why the pair left, as targeting decided it (absent: no record of it); `reason` is its words. */
+  departure?: Departure;
   reason: string;
 }
 
-/** Why a deployment recorded in the last update is not in the plan any more. */
-export function pruneReason(r: DeploymentRecord, state: FleetState): string {
-  if (!state.config.clusters.some((c) => c.name === r.cluster)) return `cluster \`${r.cluster}\` was removed from the stack`;
-  const repo = state.config.gitRepos.find((g) => g.name === r.gitRepo);
-  if (!repo) return `GitRepo \`${r.gitRepo}\` was removed from the stack`;
-  if (!state.bundles.some((b) => b.gitRepo === r.gitRepo && b.name === r.bundle)) {
-    return `bundle \`${r.bundle}\` is no longer in GitRepo \`${r.gitRepo}\` at ${state.sources.get(r.gitRepo)?.commit.slice(0, 12) ?? "its commit"}`;
-  }
-  const skipped = state.plan.skipped.find((s) => s.gitRepo === r.gitRepo && s.bundle === r.bundle && s.cluster === r.cluster);
-  if (skipped) return `target \`${skipped.target}\` sets doNotDeploy for cluster \`${r.cluster}\``;
-  if (r.target && !repo.targets.some((t) => t.name === r.target)) return `target \`${r.target}\` was removed from GitRepo \`${r.gitRepo}\``;
-  if (r.target) return `target \`${r.target}\` no longer matches cluster \`${r.cluster}\``;
-  return `no target of GitRepo \`${r.gitRepo}\` matches cluster \`${r.cluster}\` any more`;
-}
-
+/** Each pair the engine prunes, with why it left (core/targeting/departures.ts). */
 export function prunesOf(report: PreviewReport): Prune[] {
   return [...report.groups.deployments.values()].filter((d) => d.pruned).sort((a, b) => compare(a.key, b.key)).map((d) => {
     // A pair still named by an earlier version's key (its first update by this one) is found by cluster and bundle.
     const r = report.before[d.key] ?? (d.gitRepo ? undefined : Object.values(report.before).find((x) => x.cluster === d.cluster && x.bundle === d.bundle));
-    return { cluster: d.cluster, gitRepo: r?.gitRepo ?? d.gitRepo, bundle: d.bundle, objects: d.deleted, reason: r ? pruneReason(r, report.state) : "not in the plan any more" };
+    const departure = r && departureOf(r, report.state);
+    return { cluster: d.cluster, gitRepo: r?.gitRepo ?? d.gitRepo, bundle: d.bundle, objects: d.deleted, ...(departure ? { departure } : {}), reason: departureText(departure) };
   });
 }
 

@@ -50,12 +50,16 @@ export function mergeStatus(environment: string, reports: StatusReport[]): Statu
     return [...byKey.values()].sort((a, b) => compare(key(a), key(b)));
   };
   const takenAt = reports.map((r) => r.takenAt).filter((t): t is string => !!t).sort()[0];
+  // A pair moved to another shard has not left the environment: that shard deploys it.
+  const leaving = reports.flatMap((r) => r.leaving ?? []).filter((l) => l.code !== "movedToShard")
+    .sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
   return {
     stack: environment,
     deployments: reports.flatMap((r) => r.deployments).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`)),
     bundles: roll(reports.flatMap((r) => r.bundles), (b) => `${b.gitRepo}/${b.bundle}`),
     gitRepos: roll(reports.flatMap((r) => r.gitRepos), (g) => g.gitRepo),
     clusters: reports.flatMap((r) => r.clusters).sort((a, b) => compare(a.cluster, b.cluster)),
+    ...(leaving.length ? { leaving } : {}),
     ...(takenAt ? { takenAt } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
 import { clusterViews } from "../core/targeting/match";
 import { PlanEntry } from "../core/targeting/plan";
+import { DepartureCode, departures, departureText } from "../core/targeting/departures";
 import { describeNotReady, judgeReadiness, ReadinessQuery } from "../core/readiness";
 import { compare } from "./deploy-events";
 import { heldBehind } from "./rollout-report";
@@ -29,6 +30,15 @@ export interface DeploymentStatus {
   appliedDeploymentId?: string;
   /** Why it is not Ready: the objects that are missing, modified or not ready. */
   message: string;
+}
+
+/** A pair that leaves: the next `up` prunes it (or, moved to another shard, that shard's stack holds it). */
+export interface LeavingPair {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  code: DepartureCode;
+  reason: string;
 }
 
 export interface RollUp {
@@ -66,6 +76,8 @@ export interface StatusReport {
   bundles: (RollUp & { gitRepo: string; bundle: string })[];
   gitRepos: (RollUp & { gitRepo: string; commit: string })[];
   clusters: ClusterStatus[];
+  /** Pairs the last update deployed that this plan no longer holds, with why (core/targeting/departures.ts); absent in older reports. */
+  leaving?: LeavingPair[];
   /** When the clusters were read (ISO 8601); set by the operation, not by the pure computation. */
   takenAt?: string;
 }
@@ -150,7 +162,10 @@ export function computeStatus(
       ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
     };
   });
-  return { stack, deployments, bundles, gitRepos, clusters, ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
+  const leaving = [...departures(applied, state).values()].map((d): LeavingPair => ({
+    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: departureText(d).replace(/`/g, ""),
+  }));
+  return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }
 
 /** Objects the preview would touch although the deploymentId is the applied one: hand edits or deletions. */
@@ -206,6 +221,10 @@ export function formatStatusTable(r: StatusReport): string {
   rows.push([]);
   rows.push(["CLUSTER", "", "", "STATE", "BUNDLES", ""]);
   for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, ""]);
+  if (r.leaving?.length) {
+    rows.push([], ["LEAVING", "BUNDLE", "CLUSTER", "", "", "WHY"]);
+    for (const l of r.leaving) rows.push([l.gitRepo, l.bundle, l.cluster, "", "", l.reason]);
+  }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  ").trimEnd()).join("\n") + "\n";
 }

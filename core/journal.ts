@@ -18,6 +18,7 @@ import { objectKey } from "./bundles/manifests";
 import { ownerLabels } from "./ownership";
 import { OwnersJob, OwnersResult } from "./render/fleet-render";
 import type { DesiredDeployment } from "./desired/types";
+import { DELETE_PROPAGATION, sweepKeeps } from "./desired/delete-policy";
 
 /** One object an update may create, with what identifies and owns it. */
 export interface JournalObject {
@@ -55,7 +56,7 @@ export function journalObjects(deployments: DesiredDeployment[], leftOut?: Reado
   for (const d of deployments) {
     if (leftOut?.has(d.cluster)) continue;
     for (const { manifest: o, retain: reason } of d.objects) {
-      const retain = !!reason || o.kind === "Namespace";
+      const retain = sweepKeeps(o, reason);
       out.push({
         cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.record.bundle, apiVersion: o.apiVersion, kind: o.kind,
         namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
@@ -107,7 +108,7 @@ export interface SweepResult {
 export async function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>): Promise<SweepResult> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...plan.candidates].map(([cluster, objects]) => ({
-    id: cluster, kubeconfig: byName.get(cluster)?.kubeconfig ?? "", context: byName.get(cluster)?.context ?? "", delete: true,
+    id: cluster, kubeconfig: byName.get(cluster)?.kubeconfig ?? "", context: byName.get(cluster)?.context ?? "", delete: true, propagation: DELETE_PROPAGATION,
     objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name, labels: ownerLabels(o) })),
   }));
   if (!jobs.length) return { deleted: [] };

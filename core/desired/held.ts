@@ -12,6 +12,7 @@ import { bundleRef, deploymentKey } from "./keys";
 import { DesiredObject } from "./objects";
 import { ownerLabels } from "../ownership";
 import { PairSpec, pairObjectKey, pairObjects } from "./pair";
+import { deletePolicyOf } from "./delete-policy";
 import { PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
 
@@ -66,7 +67,7 @@ export function heldSpec(record: DeploymentRecord, deployed: DeployedBundle, obj
   if (deployed.spec) return deployed.spec;
   return {
     deploymentId: deployed.appliedDeploymentId ?? record.deploymentId, objects: pairObjects(objects), paused: true,
-    deletePolicy: { propagation: "background", ownerLabels: ownerLabels(record) }, adopt: pairObjects(objects),
+    deletePolicy: deletePolicyOf(ownerLabels(record)), adopt: pairObjects(objects),
   };
 }
 

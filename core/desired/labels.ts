@@ -6,6 +6,7 @@
 import { FleetError } from "../errors";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { ownerLabels } from "../ownership";
+import { DELETE_PROPAGATION } from "./delete-policy";
 
 export interface Owner {
   gitRepo: string;
@@ -62,7 +63,9 @@ export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
 export const FORCE_SYNC_ANNOTATION = "pulumi-fleet/force-sync-generation";
 
 /**
- * How a prune deletes: `background`, as Helm's uninstall (and so Fleet) and kubectl do: the object is
+ * The delete policy's propagation (delete-policy.ts) on each object, the Kubernetes provider's
+ * annotation from when each object was its own resource; kept so no deployed object changes.
+ * `background`, as Helm's uninstall (and so Fleet) and kubectl do: the object is
  * gone from the API at once and the garbage collector removes its dependents (a Deployment's
  * ReplicaSets and pods) afterwards. The provider's default, foreground, keeps each object until the
  * garbage collector has removed its dependents and its finalizer, which capped a prune at about 15
@@ -79,7 +82,7 @@ export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner, forceS
       ...obj.metadata,
       labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) },
       annotations: {
-        [DELETION_PROPAGATION_ANNOTATION]: "background",
+        [DELETION_PROPAGATION_ANNOTATION]: DELETE_PROPAGATION,
         ...(obj.metadata?.annotations ?? {}), [PATCH_FORCE_ANNOTATION]: "true",
         ...(forceSyncGeneration ? { [FORCE_SYNC_ANNOTATION]: String(forceSyncGeneration) } : {}),
       },

@@ -1,8 +1,8 @@
 /**
  * The objects of one bundle deployment, as plain values: each rendered object with its ownership labels
  * applied, its key in the deployment, why a prune would leave it on the cluster, and the fields drift
- * leaves out. The retain rule lives here once: the BundleDeployment's prune and the crash journal's
- * "never sweep" both read `retain`.
+ * leaves out. Why a prune keeps one is the delete policy's (delete-policy.ts); the BundleDeployment's
+ * prune and the crash journal's "never sweep" both read `retain`.
  */
 import { K8sObject } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
@@ -11,6 +11,7 @@ import { withoutApiIgnored } from "./api-ignored";
 import { Owner, withOwnership } from "./labels";
 import { ownerLabels } from "../ownership";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairSpec, pairObjectKey, pairObjects } from "./pair";
+import { deletePolicyOf, RETAIN_REASONS, retainCode } from "./delete-policy";
 
 export interface DesiredObject {
   /** Its key in the deployment (pairObjectKey: group/kind/namespace/name). */
@@ -29,15 +30,16 @@ export function typeTokenOf(obj: { apiVersion: string; kind: string }): string {
   return `kubernetes:${group}/${version}:${obj.kind}`;
 }
 
-/** Why a prune leaves the object on the cluster (Fleet's and Helm's keep rules), or undefined: it is deleted. */
+/**
+ * Why a prune leaves the object on the cluster, as its BundleDeployment's inputs carry it (the delete
+ * policy's words), or undefined: it is deleted. An unchanged deployment's objects, taken from the state,
+ * keep the reason decided when they were rendered, unless the bundle is paused now.
+ */
 export function retainReason(entry: PlanEntry, rendered: RenderedDeployment, obj: K8sObject): string | undefined {
-  if (entry.paused) return "the bundle is paused";
-  const decided = rendered.retainReasons?.get(obj);
-  if (decided) return decided;
-  if (entry.options.keepResources) return "keepResources";
-  if (rendered.chartCrds.has(obj)) return "a chart's crds/ (Helm never deletes them)";
-  if (rendered.kept.has(obj)) return "helm.sh/resource-policy: keep";
-  return undefined;
+  const carried = entry.paused ? undefined : rendered.retainReasons?.get(obj);
+  if (carried) return carried;
+  const code = retainCode(entry, obj, rendered.chartCrds.has(obj));
+  return code && RETAIN_REASONS[code];
 }
 
 /** helm.timeoutSeconds: how long the deployment's objects may take to be ready; Helm's and the Kubernetes provider's default, 10 minutes, without it. */
@@ -77,8 +79,8 @@ export function clusterNamespacesOf(objects: DesiredObject[], clusterNamespaces:
 
 /**
  * The BundleDeployment's inputs: its objects, how they are applied (timeout, force, correctDrift,
- * paused) and the one delete policy its prune and its deletion obey: background propagation, as Helm's
- * uninstall (and so Fleet) deletes, and only objects that still carry the deployment's owner labels.
+ * paused) and the one delete policy its prune and its deletion obey (delete-policy.ts): only objects
+ * that still carry the deployment's owner labels are deleted.
  * `adopt`: what an earlier version's per-object resources deployed for it (taken over when it is created).
  */
 export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: DesiredObject[], secretSet?: boolean): PairSpec {
@@ -97,7 +99,7 @@ export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: D
     ...(entry.options.correctDrift?.enabled ? { correctDrift: true } : {}),
     ...(entry.paused ? { paused: true } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
-    deletePolicy: { propagation: "background", ownerLabels: ownerLabels(entry) },
+    deletePolicy: deletePolicyOf(ownerLabels(entry)),
     ...(adopt?.length ? { adopt: pairObjects(adopt) } : {}),
   };
 }

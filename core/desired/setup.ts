@@ -7,6 +7,7 @@
 import { sha256Hex, stableJson } from "../hash";
 import { clusterLabels } from "../ownership";
 import { AgentObjects } from "./agent";
+import { deletePolicyOf, RETAIN_REASONS } from "./delete-policy";
 import { DeployedObject } from "./facts";
 import { OperatorSecret } from "./operator-secrets";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "./pair";
@@ -16,11 +17,6 @@ export const CLUSTER_SETUP_TYPE = "pulumi-fleet:index:ClusterSetup";
 
 /** The resources whose objects pulumi-fleet's provider applies as one set: a pair, and a cluster's setup. */
 export const isAppliedSet = (type: string) => type === BUNDLE_DEPLOYMENT_TYPE || type === CLUSTER_SETUP_TYPE;
-
-/** Why the agent's namespace stays when the agent goes: `helm uninstall` of Fleet's agent keeps it too. */
-export const AGENT_NAMESPACE_KEPT = "the agent's namespace: kept when the agent goes, as uninstalling Fleet's agent keeps it";
-/** Why a namespace the cluster created for its bundles stays when they go. */
-export const NAMESPACE_KEPT = "a bundle namespace: kept unless every bundle in it sets deleteNamespace";
 
 /** How long `up` waits for the agent to be ready (the Kubernetes provider's default wait for a Deployment). */
 const AGENT_READY_SECONDS = 600;
@@ -33,7 +29,7 @@ const AGENT_READY_SECONDS = 600;
  */
 export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], agent: AgentObjects | undefined, adopt?: DeployedObject[], operatorSecrets: OperatorSecret[] = []): PairSpec | undefined {
   const objects: { manifest: Record<string, unknown>; retain?: string }[] = [
-    ...namespaces.map((ns) => ({ manifest: { apiVersion: "v1", kind: "Namespace", metadata: ns.metadata }, ...(ns.retainOnDelete ? { retain: NAMESPACE_KEPT } : {}) })),
+    ...namespaces.map((ns) => ({ manifest: { apiVersion: "v1", kind: "Namespace", metadata: ns.metadata }, ...(ns.retainOnDelete ? { retain: RETAIN_REASONS.namespace } : {}) })),
     ...agent ? agentManifests(agent) : [],
   ];
   if (!objects.length && !operatorSecrets.length) return undefined;
@@ -50,7 +46,7 @@ export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], ag
     ...(Object.keys(secret).length || operatorSecrets.length ? { secretObjects: { ...secret, ...operator } } : {}),
     ...(agent ? { timeoutSeconds: AGENT_READY_SECONDS } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
-    deletePolicy: { propagation: "background", ownerLabels: clusterLabels(cluster) },
+    deletePolicy: deletePolicyOf(clusterLabels(cluster)),
     ...(adopt?.length ? { adopt: byKey(adopt.map((o) => ({ manifest: identityOnly(o.manifest as unknown as Record<string, unknown>), ...(o.retain ? { retain: o.retain } : {}) }))) } : {}),
   };
 }
@@ -59,7 +55,7 @@ export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], ag
 function agentManifests(a: AgentObjects): { manifest: Record<string, unknown>; retain?: string }[] {
   const typed = (apiVersion: string, kind: string, o: Record<string, unknown>) => ({ manifest: { apiVersion, kind, ...o } });
   return [
-    { ...typed("v1", "Namespace", a.namespace), retain: AGENT_NAMESPACE_KEPT },
+    { ...typed("v1", "Namespace", a.namespace), retain: RETAIN_REASONS.agentNamespace },
     typed("v1", "ServiceAccount", a.serviceAccount),
     typed("rbac.authorization.k8s.io/v1", "ClusterRole", a.clusterRole),
     typed("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", a.clusterRoleBinding),

@@ -40,6 +40,7 @@ import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
 import { bundleRef, deploymentKey, parseBundleRef, parseDeploymentKey } from "./keys";
 import { pairObjects } from "./pair";
+import { deletePolicyOf, namespaceRetain } from "./delete-policy";
 import { validateObjectLabels } from "./labels";
 import { namespacesForCluster } from "./namespaces";
 import { clusterSetup } from "./setup";
@@ -537,7 +538,7 @@ function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry
     const manifests = objects.map((o) => o.manifest);
     out.set(e, {
       objects: manifests, style: determineStyle(bundle.files, e.options).kind, warnings: [...bundle.warnings ?? []],
-      kept: new Set(), chartCrds: new Set(), retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
+      chartCrds: new Set(), retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
       ignoredFields: new Map(manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length)),
       ...(held!.secret ? { secret: true as const } : {}),
     });
@@ -564,7 +565,7 @@ function retiringDeployments(deployed: ReadonlyMap<string, DeployedBundle> | und
       const objects = heldObjects(d);
       return {
         key, cluster,
-        spec: { deploymentId: "", objects: {}, deletePolicy: { propagation: "background", ownerLabels: ownerLabels(owner) }, adopt: pairObjects(objects) },
+        spec: { deploymentId: "", objects: {}, deletePolicy: deletePolicyOf(ownerLabels(owner)), adopt: pairObjects(objects) },
       };
     });
 }
@@ -598,7 +599,7 @@ function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<
       labels: { ...ns.labels, ...clusterLabels(cluster) },
       ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
     },
-    retainOnDelete: !ns.deleteWithBundles,
+    retainOnDelete: !!namespaceRetain(ns.deleteWithBundles),
     ...(ns.name === agentNamespace ? { wasAgentNamespace: true as const } : {}),
   }));
 }

@@ -24,13 +24,7 @@ export interface RenderedDeployment {
   style: "helm" | "kustomize" | "yaml";
   /** What Fleet does silently and is said here: skipped files, empty overlays, hooks. */
   warnings: string[];
-  /**
-   * Objects a prune leaves on the cluster, as Helm's uninstall does: a chart's crds/ (Helm never
-   * deletes them) and objects annotated `helm.sh/resource-policy: keep` (Fleet annotates every CRD so
-   * unless deleteCRDResources: deleting a CRD deletes every custom resource of its kind).
-   */
-  kept: Set<K8sObject>;
-  /** The chart's crds/ objects: Helm installs them only when absent and never checks their owner. */
+  /** The chart's crds/ objects: Helm installs them only when absent, never checks their owner and never deletes them (core/desired/delete-policy.ts). */
   chartCrds: Set<K8sObject>;
   /** Objects taken from the state (an unchanged deployment): why each is retained, as decided when it was rendered. */
   retainReasons?: Map<K8sObject, string>;
@@ -44,14 +38,6 @@ export interface RenderedDeployment {
   secret?: true;
   /** The Secrets decrypted from the bundle's SOPS files (core/bundles/sops.ts), as "<namespace>/<name> (<file>)". */
   decrypted?: string[];
-}
-
-const RESOURCE_POLICY = "helm.sh/resource-policy";
-
-/** Helm's test: the annotation's value, trimmed and lower-cased, is "keep". */
-function keepsOnUninstall(obj: K8sObject): boolean {
-  const v = (obj.metadata?.annotations as Record<string, unknown> | undefined)?.[RESOURCE_POLICY];
-  return typeof v === "string" && v.trim().toLowerCase() === "keep";
 }
 
 /**
@@ -173,7 +159,7 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
     try {
       if (!r) throw new FleetError("fleet-render returned no result for this bundle", ctx);
       if (r.error && unanswered(r.lookups, lookupsOf(e)).length) {
-        out.set(e, { objects: [], style: r.style, warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
+        out.set(e, { objects: [], style: r.style, warnings: [], chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
         continue;
       }
       const b = byRef.get(bundleRef(e))!;
@@ -338,8 +324,7 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     }
     return placed;
   });
-  const kept = new Set(objects.filter((o, i) => i < chartCrds.length || keepsOnUninstall(o)));
-  return { objects, warnings, kept, chartCrds: new Set(objects.slice(0, chartCrds.length)) };
+  return { objects, warnings, chartCrds: new Set(objects.slice(0, chartCrds.length)) };
 }
 
 /**

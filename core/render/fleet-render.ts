@@ -11,6 +11,7 @@ import { runInGroup } from "../child-group";
 import { childCommand, stopSignal, throwIfStopped } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
 import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
+import type { DeletePolicy } from "../desired/pair";
 
 
 export interface ClusterContext {
@@ -114,6 +115,8 @@ export interface OwnersJob {
   objects: { apiVersion: string; kind: string; namespace: string; name: string; labels?: Record<string, string> }[];
   /** Delete each object that exists and carries all of its `labels` (the crash journal's sweep, core/journal.ts). */
   delete?: boolean;
+  /** How those deletes propagate, as the delete policy decided (core/desired/delete-policy.ts); required with `delete`. */
+  propagation?: DeletePolicy["propagation"];
 }
 
 /** What runs a renderer request: runRenderer, or a fake in unit tests (core/desired/facts.ts). */

@@ -5,12 +5,12 @@
 import { expect } from "chai";
 import { fleetProgram } from "../../components/program";
 import { desiredState } from "../../core/desired/state";
-import { AGENT_NAMESPACE_KEPT, NAMESPACE_KEPT } from "../../core/desired/setup";
 import { runUnderMocks } from "../support/mock-engine";
 import { localStack } from "../support/fleet-fixtures";
 import { fakeFacts } from "../support/fake-facts";
 import { tempDir } from "../support/git-fixtures";
 import { EngineObject, fromEngineObjects } from "../../core/desired/pair";
+import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const cacheRoot = tempDir("pf-cache-");
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -37,7 +37,7 @@ describe("ClusterSetup component: a cluster's namespaces and agent as one set (P
         ["policy/PodDisruptionBudget/cattle-fleet-system/fleet-agent", a.podDisruptionBudget], ["apps/Deployment/cattle-fleet-system/fleet-agent", a.deployment],
       ];
       for (const [key, manifest] of expected) expect(objects[key]?.manifest, key).to.deep.include(manifest);
-      expect(objects["/Namespace//cattle-fleet-system"].retain).to.equal(AGENT_NAMESPACE_KEPT);
+      expect(objects["/Namespace//cattle-fleet-system"].retain).to.equal(RETAIN_REASONS.agentNamespace);
       expect(JSON.stringify(objects), "the token is not among the readable objects").to.not.include("t0ken");
       // The Secret is a property of its own, registered as a secret: the SDK's signature around the value.
       const secret = setup.inputs.secretObjects as Record<string, unknown>;
@@ -59,7 +59,7 @@ describe("ClusterSetup component: a cluster's namespaces and agent as one set (P
     expect(Object.keys(off.inputs.objects as Objects).sort()).to.deep.equal(["/Namespace//helm-app", "/Namespace//simple"]);
     expect(off.inputs.secretObjects).to.equal(undefined);
     // The same key in both: switching the agent off updates the namespace's retain reason, it never leaves the set.
-    expect((on.inputs.objects as Objects)["/Namespace//simple"].retain).to.equal(AGENT_NAMESPACE_KEPT);
-    expect((off.inputs.objects as Objects)["/Namespace//simple"].retain).to.equal(NAMESPACE_KEPT);
+    expect((on.inputs.objects as Objects)["/Namespace//simple"].retain).to.equal(RETAIN_REASONS.agentNamespace);
+    expect((off.inputs.objects as Objects)["/Namespace//simple"].retain).to.equal(RETAIN_REASONS.namespace);
   });
 });

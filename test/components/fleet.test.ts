@@ -8,9 +8,9 @@ import { localStack, reordered, withoutProdTarget } from "../support/fleet-fixtu
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { fakeFacts } from "../support/fake-facts";
 import { Fleet } from "../../components/fleet";
-import { NAMESPACE_KEPT } from "../../core/desired/setup";
 import { stackProviderName } from "../../core/desired/types";
 import { EngineObject, fromEngineObjects, toEngineObjects } from "../../core/desired/pair";
+import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const RENDER = "/tmp/pulumi-fleet-render";
 /** The stack's one pulumi-fleet provider, under the mocks' stack name. */
@@ -86,8 +86,8 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const ns = Object.values(fromEngineObjects(setup.inputs.objects as Record<string, EngineObject>) as Record<string, { manifest: Manifest; retain?: string }>)
       .filter((o) => o.manifest.kind === "Namespace" && o.manifest.metadata.name !== "cattle-fleet-system").map((o) => [o.manifest.metadata.name, o.manifest.metadata.labels, o.retain]);
     expect(ns).to.deep.equal([
-      ["helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, NAMESPACE_KEPT],
-      ["simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, NAMESPACE_KEPT],
+      ["helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, RETAIN_REASONS.namespace],
+      ["simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, RETAIN_REASONS.namespace],
     ]);
     // The pair waits for its cluster's setup, which creates its namespace.
     expect(dev.dependencies).to.include(setup.urn);
@@ -208,6 +208,6 @@ describe("components register the desired state (Pulumi mocks)", function () {
     expect(Object.values(desired.deployments.find((d) => d.key === "c1/m/m-app")!.spec.objects).map((o) => o.retain)).to.deep.equal(["keepResources"]);
     expect(desired.deployments.find((d) => d.key === "c1/p/p-paused")!.spec.paused).to.equal(true);
     const c1 = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === "c1")!;
-    expect((c1.inputs.objects as Record<string, { retain?: string }>)["/Namespace//raw"].retain).to.equal(NAMESPACE_KEPT);
+    expect((c1.inputs.objects as Record<string, { retain?: string }>)["/Namespace//raw"].retain).to.equal(RETAIN_REASONS.namespace);
   });
 });

@@ -69,7 +69,7 @@ describe("what the API server ignores (core/desired/api-ignored)", () => {
       gitRepo: "repo", bundle: "repo-web", cluster: "c1", target: "all", customizations: [], options: {}, namespace: "apps", releaseName: "repo-web",
       manifestId: "s-1", deploymentId: "s-1:x", paused: false, dependsOn: [],
     } as PlanEntry;
-    const rendered: RenderedDeployment = { objects: [komposeDeployment()], style: "yaml", warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map() };
+    const rendered: RenderedDeployment = { objects: [komposeDeployment()], style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map() };
     const [web] = desiredObjects(entry, rendered);
     expect(web.manifest).to.not.have.property("status");
     expect(web.manifest.metadata).to.not.have.property("creationTimestamp");

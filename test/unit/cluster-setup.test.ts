@@ -3,12 +3,13 @@
  * version's per-object agent and namespace resources (automation/deployed-objects.ts legacySetupsOf).
  */
 import { expect } from "chai";
-import { AGENT_NAMESPACE_KEPT, clusterSetup, NAMESPACE_KEPT } from "../../core/desired/setup";
+import { clusterSetup } from "../../core/desired/setup";
 import { agentObjects } from "../../core/desired/agent";
 import { resolveClusterAgents } from "../../core/agent/effective";
 import { carriedAccessOf, deployedObjectsOf, legacySetupsOf, StateResource } from "../../automation/deployed-objects";
 import { DesiredNamespace } from "../../core/desired/types";
 import { localStack } from "../support/fleet-fixtures";
+import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const namespace = (name: string, kept: boolean): DesiredNamespace => ({
   name: `c1/${name}`, metadata: { name, labels: { "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } }, retainOnDelete: kept,
@@ -29,7 +30,7 @@ describe("a cluster's setup: its namespaces and agent as one set (core/desired/s
     expect(Object.keys(spec.secretObjects!)).to.deep.equal(["/Secret/cattle-fleet-system/fleet-agent-bootstrap"]);
     expect(JSON.stringify(spec.objects)).to.not.include("t0ken");
     expect([spec.objects["/Namespace//app"].retain, spec.objects["/Namespace//tmp"].retain, spec.objects["/Namespace//cattle-fleet-system"].retain])
-      .to.deep.equal([NAMESPACE_KEPT, undefined, AGENT_NAMESPACE_KEPT]);
+      .to.deep.equal([RETAIN_REASONS.namespace, undefined, RETAIN_REASONS.agentNamespace]);
     expect(spec.deletePolicy).to.deep.equal({ propagation: "background", ownerLabels: { "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } });
     expect(spec.timeoutSeconds, "up waits for the agent to be ready").to.equal(600);
   });
@@ -45,9 +46,9 @@ describe("a cluster's setup: its namespaces and agent as one set (core/desired/s
   it("adopts what an earlier version created for the cluster, with its retain rules; of a Secret only its identity", () => {
     const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: "app" } };
     const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "app" }, stringData: { token: "t0ken" } };
-    const spec = clusterSetup("c1", [namespace("app", true)], undefined, [{ manifest: ns, retain: NAMESPACE_KEPT }, { manifest: secret }])!;
+    const spec = clusterSetup("c1", [namespace("app", true)], undefined, [{ manifest: ns, retain: RETAIN_REASONS.namespace }, { manifest: secret }])!;
     expect(spec.adopt).to.deep.equal({
-      "/Namespace//app": { manifest: ns, retain: NAMESPACE_KEPT },
+      "/Namespace//app": { manifest: ns, retain: RETAIN_REASONS.namespace },
       "/Secret/app/s": { manifest: { apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "app" } } },
     });
   });
@@ -75,8 +76,8 @@ describe("the move from an earlier version's agent and namespace resources (auto
     const { objects, urns } = legacySetupsOf(resources);
     expect(urns).to.have.length(4);
     expect(objects.get("c1")!.map((o) => [o.manifest.kind, o.manifest.metadata.name, o.retain])).to.deep.equal([
-      ["Namespace", "cattle-fleet-system", AGENT_NAMESPACE_KEPT], ["Deployment", "fleet-agent", undefined],
-      ["Namespace", "app", NAMESPACE_KEPT], ["Namespace", "tmp", undefined],
+      ["Namespace", "cattle-fleet-system", RETAIN_REASONS.agentNamespace], ["Deployment", "fleet-agent", undefined],
+      ["Namespace", "app", RETAIN_REASONS.namespace], ["Namespace", "tmp", undefined],
     ]);
     expect(legacySetupsOf(resources.slice(0, 4)).urns, "nothing to move").to.deep.equal([]);
   });
@@ -85,8 +86,8 @@ describe("the move from an earlier version's agent and namespace resources (auto
     const setup: StateResource = {
       urn: `${cluster.replace("::pulumi-fleet:index:Cluster::c1", "::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1")}`, type: "pulumi-fleet:index:ClusterSetup",
       custom: true, parent: cluster, inputs: { objects: {
-        "/Namespace//app": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app", labels: {} } }, retain: NAMESPACE_KEPT },
-        "/Namespace//cattle-fleet-system": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "cattle-fleet-system", labels: {} } }, retain: AGENT_NAMESPACE_KEPT },
+        "/Namespace//app": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app", labels: {} } }, retain: RETAIN_REASONS.namespace },
+        "/Namespace//cattle-fleet-system": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "cattle-fleet-system", labels: {} } }, retain: RETAIN_REASONS.agentNamespace },
       } },
     };
     const pair: StateResource = {

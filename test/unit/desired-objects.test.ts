@@ -12,7 +12,7 @@ const entry = (over: Partial<PlanEntry> = {}): PlanEntry => ({
   manifestId: "s-1", deploymentId: "s-1:x", paused: false, dependsOn: [], ...over,
 });
 const rendered = (objects: K8sObject[], over: Partial<RenderedDeployment> = {}): RenderedDeployment =>
-  ({ objects, style: "yaml", warnings: [], kept: new Set(), chartCrds: new Set(), ignoredFields: new Map(), ...over });
+  ({ objects, style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map(), ...over });
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
 const crd: K8sObject = { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "widgets.example.com" }, spec: { group: "example.com", names: { kind: "Widget" } } };
 const widget: K8sObject = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", namespace: "own" } };
@@ -63,9 +63,9 @@ describe("desired objects (core/desired)", () => {
   });
 
   it("one retain rule, with its reason: paused, keepResources, a chart's crds/, Helm's keep policy", () => {
-    const kept = cm("kept");
+    const kept: K8sObject = { ...cm("kept"), metadata: { name: "kept", namespace: "apps", annotations: { "helm.sh/resource-policy": "keep" } } };
     const chartCrd = cm("crd");
-    const reasons = (e: PlanEntry) => desiredObjects(e, rendered([cm("a"), kept, chartCrd], { kept: new Set([kept, chartCrd]), chartCrds: new Set([chartCrd]) })).map((o) => o.retain ?? null);
+    const reasons = (e: PlanEntry) => desiredObjects(e, rendered([cm("a"), kept, chartCrd], { chartCrds: new Set([chartCrd]) })).map((o) => o.retain ?? null);
     expect(reasons(entry())).to.deep.equal([null, "helm.sh/resource-policy: keep", "a chart's crds/ (Helm never deletes them)"]);
     expect(reasons(entry({ options: { keepResources: true } }))).to.deep.equal(["keepResources", "keepResources", "keepResources"]);
     expect(reasons(entry({ paused: true }))).to.deep.equal(["the bundle is paused", "the bundle is paused", "the bundle is paused"]);

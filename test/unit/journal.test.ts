@@ -23,8 +23,8 @@ function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): 
     manifestId: "s-1", deploymentId: `s-1:${bundle}-${cluster}`.padEnd(40, "0"), paused: false, dependsOn: [], ...over,
   };
 }
-const rendered = (objects: K8sObject[], kept: K8sObject[] = []): RenderedDeployment =>
-  ({ objects, style: "yaml", warnings: [], kept: new Set(kept), chartCrds: new Set(), ignoredFields: new Map() });
+const rendered = (objects: K8sObject[]): RenderedDeployment =>
+  ({ objects, style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map() });
 const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject =>
   ({ cluster: "c1", gitRepo: "repo", bundle: "web", apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name, ...over });
 const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KC1" }];
@@ -34,11 +34,12 @@ describe("crash journal (core/journal.ts): what an update records and what the n
     const web = entry("web", "c1");
     const kept = entry("keep", "c1", { options: { keepResources: true } });
     const out = entry("web", "c2");
-    const theCrd = crd("widgets.example.com");
+    // As fleet-render gives it, Fleet's post-render: annotated to be kept (deleteCRDResources unset).
+    const theCrd: K8sObject = { ...crd("widgets.example.com"), metadata: { name: "widgets.example.com", annotations: { "helm.sh/resource-policy": "keep" } } };
     const ns: K8sObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } };
     const desired = (e: PlanEntry, r: RenderedDeployment) =>
       ({ key: deploymentKey(e), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, record: { bundle: e.bundle }, objects: desiredObjects(e, r) }) as DesiredDeployment;
-    const objects = journalObjects([desired(web, rendered([cm("a"), theCrd, ns], [theCrd])), desired(kept, rendered([cm("k")])), desired(out, rendered([cm("a")]))], new Set(["c2"]));
+    const objects = journalObjects([desired(web, rendered([cm("a"), theCrd, ns])), desired(kept, rendered([cm("k")])), desired(out, rendered([cm("a")]))], new Set(["c2"]));
     // The retain mark is the pair's retain reason (one rule, core/desired/objects.ts), in registration order.
     expect(objects.map((o) => `${o.cluster}/${o.bundle}/${o.name}${o.retain ? " retain" : ""}`)).to.deep.equal([
       "c1/web/widgets.example.com retain", "c1/web/apps retain", "c1/web/a", "c1/keep/k retain",
@@ -80,7 +81,7 @@ describe("crash journal (core/journal.ts): what an update records and what the n
       asked.push(...jobs);
       return { c1: { objects: [{ deleted: true }, null] } };
     });
-    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KC1", context: "", delete: true, objects: [
+    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KC1", context: "", delete: true, propagation: "background", objects: [
       { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "orphan", labels: {
         "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "web", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
       { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "absent", labels: {

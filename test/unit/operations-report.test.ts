@@ -11,11 +11,12 @@ import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
 import { probe, serverOf } from "../../automation/reachability";
-import { deployedObjectsOf, LEGACY_RETAINED, legacyObjectUrns } from "../../automation/deployed-objects";
+import { deployedObjectsOf, legacyObjectUrns } from "../../automation/deployed-objects";
 import { clusterOfUrn, groupSteps, StepRecorder } from "../../automation/steps";
 import { computeStatus } from "../../automation/status";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
+import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const PREFIX = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$";
 const BD = `${PREFIX}pulumi-fleet:index:BundleDeployment::c1/repo/app`;
@@ -128,7 +129,7 @@ describe("the state's objects per bundle deployment (automation/deployed-objects
     expect([...objects.keys()]).to.deep.equal(["c1/repo/app"]);
     expect(objects.get("c1/repo/app")).to.include({ appliedDeploymentId: "s-1:old", legacy: true });
     expect(objects.get("c1/repo/app")!.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null, o.manifest.data ?? null])).to.deep.equal([
-      ["pw", null, { password: "c2VjcmV0" }], ["kept", LEGACY_RETAINED, null],
+      ["pw", null, { password: "c2VjcmV0" }], ["kept", RETAIN_REASONS.legacy, null],
     ]);
     expect(legacyObjectUrns(resources)).to.deep.equal([resources[1].urn, resources[2].urn]);
   });

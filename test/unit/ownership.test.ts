@@ -19,7 +19,7 @@ function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): 
 
 function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<OwnershipInput> = {}): OwnershipInput {
   const rendered = new Map<PlanEntry, RenderedDeployment>(entries.map(([e, objects, crds = []]) =>
-    [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], kept: new Set(crds), chartCrds: new Set(crds), ignoredFields: new Map() }]));
+    [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], chartCrds: new Set(crds), ignoredFields: new Map() }]));
   return {
     entries: entries.map(([e]) => e), rendered, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KUBECONFIG-TEXT" }],
     bundles: [{ gitRepo: "repo", name: "web", fleetYaml: "web/fleet.yaml" } as never], ...over,

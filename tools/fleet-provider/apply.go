@@ -262,9 +262,13 @@ func stub(id InventoryID) *unstructured.Unstructured {
 // object is gone when the update returns, as when each was its own resource). It returns the entries it
 // could not delete or that are still there (they stay in the inventory), and one message per failure.
 func deleteObjects(ctx context.Context, rm *ssa.ResourceManager, ids []InventoryID, policy DeletePolicy, timeout time.Duration) ([]InventoryID, []string) {
-	opts := ssa.DeleteOptions{PropagationPolicy: propagation(policy.Propagation), Inclusions: policy.OwnerLabels}
 	var left, deleted []InventoryID
 	var msgs []string
+	policyOf, err := propagation(policy.Propagation)
+	if err != nil {
+		return ids, []string{err.Error()}
+	}
+	opts := ssa.DeleteOptions{PropagationPolicy: policyOf, Inclusions: policy.OwnerLabels}
 	for _, id := range sortedForDeletion(ids) {
 		entry, err := rm.Delete(ctx, stub(id), opts)
 		switch {
@@ -321,14 +325,18 @@ func isGone(err error) bool {
 	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
 
-func propagation(p string) metav1.DeletionPropagation {
+// propagation is the received policy's propagation as Kubernetes spells it; the provider has no default
+// of its own (core/desired/delete-policy.ts decides), so anything else is refused.
+func propagation(p string) (metav1.DeletionPropagation, error) {
 	switch p {
+	case "background":
+		return metav1.DeletePropagationBackground, nil
 	case "foreground":
-		return metav1.DeletePropagationForeground
+		return metav1.DeletePropagationForeground, nil
 	case "orphan":
-		return metav1.DeletePropagationOrphan
+		return metav1.DeletePropagationOrphan, nil
 	}
-	return metav1.DeletePropagationBackground
+	return "", fmt.Errorf("deletePolicy.propagation %q is not background, foreground or orphan", p)
 }
 
 // deletePair removes the pair: every inventory entry without a retain reason. An error (the pair

@@ -87,7 +87,9 @@ func diffObjects(detailed map[string]pulumirpc.PropertyDiff_Kind, field string, 
 		case !inNew:
 			detailed[base] = pulumirpc.PropertyDiff_DELETE
 		default:
-			if o.Retain != n.Retain {
+			// Whether a prune keeps the object is the change; the reason's words are core's
+			// (core/desired/delete-policy.ts) and may be reworded without touching a cluster.
+			if (o.Retain == "") != (n.Retain == "") {
 				detailed[base+".retain"] = pulumirpc.PropertyDiff_UPDATE
 			}
 			if !reflect.DeepEqual(o.IgnoreDrift, n.IgnoreDrift) {

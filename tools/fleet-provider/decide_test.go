@@ -307,3 +307,32 @@ func TestAManifestAsJSONTextIsTheSameObjectAsItsTree(t *testing.T) {
 		t.Fatalf("an object registered as text differs from the same object as a tree: %+v", d)
 	}
 }
+
+// The reason a prune keeps an object is core's words (core/desired/delete-policy.ts): rewording it is
+// no change of the pair, so a stack deployed with other words sees no diff; keeping or not is one.
+func TestDiffPairTellsRetainedFromDeletedNotOneReasonFromAnother(t *testing.T) {
+	withReason := func(reason string) Spec {
+		return spec("m:1", map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil), Retain: reason}})
+	}
+	if d := diffPair(readyOutputs(withReason("helm.sh/resource-policy: keep")), withReason("a CRD: kept unless ...")); d.Changes {
+		t.Fatalf("a reworded reason is no change: %v", d.Detailed)
+	}
+	d := diffPair(readyOutputs(withReason("")), withReason("keepResources"))
+	if !d.Changes || d.Detailed[`objects["/ConfigMap/app/a"].retain`] != pulumirpc.PropertyDiff_UPDATE {
+		t.Fatalf("an object a prune now keeps is a change: %v", d.Detailed)
+	}
+}
+
+// The provider deletes with the propagation it receives and has none of its own.
+func TestPropagationIsTheReceivedOneOrRefused(t *testing.T) {
+	for in, want := range map[string]string{"background": "Background", "foreground": "Foreground", "orphan": "Orphan"} {
+		if got, err := propagation(in); err != nil || string(got) != want {
+			t.Fatalf("%s: %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "Background", "cascade"} {
+		if _, err := propagation(in); err == nil {
+			t.Fatalf("%q must be refused, not defaulted", in)
+		}
+	}
+}

@@ -41,6 +41,9 @@ type OwnersJob struct {
 	// Delete: remove each object that exists and carries all of its ref's Labels (the crash journal's
 	// sweep of objects an interrupted update created and nothing now owns; automation/journal.ts).
 	Delete bool `json:"delete,omitempty"`
+	// Propagation of those deletes, as the delete policy decided it (core/desired/delete-policy.ts):
+	// "background", "foreground" or "orphan"; a Delete job without one is refused.
+	Propagation string `json:"propagation,omitempty"`
 }
 
 type ObjectRef struct {
@@ -78,6 +81,12 @@ func readOwners(job OwnersJob) OwnersResult {
 	if err != nil {
 		return OwnersResult{Error: err.Error()}
 	}
+	var del *metav1.DeletionPropagation
+	if job.Delete {
+		if del, err = deletePropagation(job.Propagation); err != nil {
+			return OwnersResult{Error: err.Error()}
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ownersTimeout)
 	defer cancel()
 
@@ -91,7 +100,7 @@ func readOwners(job OwnersJob) OwnersResult {
 		limit <- struct{}{}
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			live, err := readObject(ctx, mapper, client, ref, job.Delete)
+			live, err := readObject(ctx, mapper, client, ref, del)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
@@ -107,7 +116,19 @@ func readOwners(job OwnersJob) OwnersResult {
 	return result
 }
 
-func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Interface, ref ObjectRef, del bool) (*LiveObject, error) {
+// deletePropagation is the received propagation as Kubernetes spells it: a sweep has no default of its own.
+func deletePropagation(p string) (*metav1.DeletionPropagation, error) {
+	policy := map[string]metav1.DeletionPropagation{
+		"background": metav1.DeletePropagationBackground, "foreground": metav1.DeletePropagationForeground, "orphan": metav1.DeletePropagationOrphan,
+	}[p]
+	if policy == "" {
+		return nil, fmt.Errorf("a delete job's propagation %q is not background, foreground or orphan", p)
+	}
+	return &policy, nil
+}
+
+// readObject reads an object's metadata; with del (a propagation), it also deletes it if it carries ref's Labels.
+func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Interface, ref ObjectRef, del *metav1.DeletionPropagation) (*LiveObject, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil, err
@@ -135,11 +156,9 @@ func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Int
 	for _, m := range obj.ManagedFields {
 		live.Managers = append(live.Managers, m.Manager)
 	}
-	if del && obj.DeletionTimestamp == nil && hasLabels(obj.Labels, ref.Labels) {
-		// Background: the object is gone from the API at once; its dependents follow, as kubectl deletes.
-		policy := metav1.DeletePropagationBackground
+	if del != nil && obj.DeletionTimestamp == nil && hasLabels(obj.Labels, ref.Labels) {
 		uid := obj.UID // never the object someone re-created meanwhile under the same name
-		err = resource.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+		err = resource.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: del, Preconditions: &metav1.Preconditions{UID: &uid}})
 		switch {
 		case apierrors.IsConflict(err):
 			// The UID precondition failed: someone re-created the object meanwhile; it is not ours to delete.
