@@ -226,6 +226,29 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       expect(all).to.not.contain("kind: Config");
     });
 
+    it("an up that fails on checkout A shows in `status` on checkout B (the record is in the database); B's successful up clears it for A", () => {
+      // A's own copy of the stack file points one cluster at a closed port: A's up leaves it out and fails.
+      const kept = a.read("stacks/Pulumi.team.yaml");
+      const [, down] = clusters;
+      const closed = fs.readFileSync(down.kubeconfig, "utf8").replace(/server:\s*\S+/, "server: https://127.0.0.1:1");
+      ok(a.pulumi(["config", "set", "--secret", "--path", "pulumi-fleet:clusters[1].kubeconfig", closed, "--stack", "team"], env()), "A: a closed port for one cluster");
+      const failed = up(a);
+      expect(failed.status, failed.stdout + failed.stderr).to.not.equal(0);
+      expect(failed.stdout + failed.stderr).to.contain(down.name);
+      expect(pg.query("select count(*) from pulumi_fleet_failed_up where stack = 'team'").trim()).to.equal("1");
+      a.write("stacks/Pulumi.team.yaml", kept);
+
+      const statusOf = (co: Checkout) => {
+        const r = co.fleet(["status", "--stack", "team", "--json", "--quiet"], env());
+        return (JSON.parse(r.stdout).deployments as { cluster: string; state: string; message: string }[]).map((d) => `${d.cluster} ${d.state} ${d.message}`).sort();
+      };
+      // B has its own directory and never ran the failed up: it still sees it.
+      expect(statusOf(b)).to.deep.equal([`${clusters[0].name} Ready `, `${down.name} ErrApplied the last update failed on this cluster`]);
+      ok(up(b), "B: npm run up (the cluster answers again)");
+      expect(statusOf(a)).to.deep.equal([`${clusters[0].name} Ready `, `${down.name} Ready `]);
+      expect(pg.query("select count(*) from pulumi_fleet_failed_up where stack = 'team'").trim()).to.equal("0");
+    });
+
     it("two ups at once: one runs, the other fails at once naming the stack and the holder; --wait-lock waits; a third is a no-op", async () => {
       // Both start together with real work to do; whichever takes the lock first runs.
       repo.commit(repoFiles(range(0, 12), "v2"), "v2");
