@@ -22,7 +22,7 @@ import { JournalStore, journalStore, stateIdentities, writerId } from "./journal
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
 import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
-import { rolloutStops } from "./rollout-report";
+import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
@@ -396,7 +396,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
       await failedUps(options).write({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: notes.join("\n") });
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
       const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
-      const stops = rolloutStops(s.planned(), (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
+      const stops = rolloutHoldMessages(s.planned()?.rollouts?.values() ?? [], (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
       throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}`, events, r.groups, failed);
     }
     await failedUps(options).clear();
@@ -481,7 +481,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const alone = state?.failures?.list() ?? [];
   const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
-  const stops = rolloutStops(state, (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
+  const stops = rolloutHoldMessages(state?.rollouts?.values() ?? [], (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
   const why = engineFailureText(err, s.recorder.errors, programErrorOf(s.stack));
   const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:${stops.length || why.includes("\n") ? "\n" : " "}${stops.map((x) => `${x}\n`).join("")}${why}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");

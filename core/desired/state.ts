@@ -38,6 +38,7 @@ import { checkNamespaceMetadata, checkNamespaceSquats, foreignOwners, knownOwner
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
+import { holdMessage, rolloutHold } from "../targeting/rollout-hold";
 import { bundleRef, deploymentKey, parseBundleRef, parseDeploymentKey } from "./keys";
 import { pairObjects } from "./pair";
 import { deletePolicyOf, namespaceRetain } from "./delete-policy";
@@ -330,6 +331,9 @@ function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterVie
     const rollout = partitionsOf(bundle.rolloutStrategy, clusters.map((c) => viewOf.get(c)!));
     out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
+    // A failed cluster holds back every wave from the next one that waits on (rollout-hold.ts).
+    const hold = rolloutHold({ ...rollout, bundle: bundle.name }, (c) => failures.has({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c }));
+    const held = new Set(hold?.held ?? []);
     let before: string[] = [];
     let since: string[] = [];
     for (const wave of rollout.waves) {
@@ -338,13 +342,11 @@ function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterVie
         since = [];
       }
       since.push(...wave.clusters);
-      const failedBefore = before.filter((c) => failures.has({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c }));
       for (const c of wave.clusters) {
         const e = byCluster.get(c);
         if (!e) continue;
-        if (failedBefore.length) {
-          out.waiting.push([e, new FleetError(`rollout paused before partition ${wave.partition}: bundle ${bundle.name} failed on cluster(s) ${failedBefore.join(", ")} of an earlier wave, ` +
-            "so this cluster keeps what it has (rolloutStrategy)", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
+        if (held.has(c)) {
+          out.waiting.push([e, new FleetError(holdMessage(hold!), { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
           continue;
         }
         const gates = before.map((b) => byCluster.get(b)!).filter((g) => g);
