@@ -22,7 +22,7 @@ export interface Backend {
   source: string;
   /** The directory of a file backend; undefined for any other. */
   fileDir?: string;
-  /** This machine's own files about the stack (the last failed update, the workspace): never shared. */
+  /** This machine's own files about the stack (the workspace, logs): never shared. */
   localDir: string;
 }
 

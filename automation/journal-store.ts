@@ -11,7 +11,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
-import { Client } from "pg";
+import type { Client } from "pg";
+import { isPostgresUrl, withTable } from "./postgres-table";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
 import { InventoryEntry } from "../core/desired/pair";
 import { identityOf, JournalEntry } from "../core/journal";
@@ -36,7 +37,7 @@ export function writerId(): string {
 /** The journal store of a stack on this backend, or undefined when the backend has none (see above). */
 export function journalStore(backend: Backend, project: string, stack: string): JournalStore | undefined {
   if (backend.fileDir) return fileStore(path.join(backend.fileDir, ".pulumi-fleet-journal", project, stack));
-  if (/^postgres(ql)?:\/\//.test(backend.url)) return postgresStore(backend.url, project, stack);
+  if (isPostgresUrl(backend.url)) return postgresStore(backend.url, project, stack);
   return undefined;
 }
 
@@ -79,21 +80,8 @@ function fileStore(dir: string): JournalStore {
 const TABLE = "pulumi_fleet_journal";
 
 function postgresStore(url: string, project: string, stack: string): JournalStore {
-  const withClient = async <T>(f: (c: Client) => Promise<T>): Promise<T> => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      try {
-        await client.query(`create table if not exists ${TABLE} (project text not null, stack text not null, key text not null, entry jsonb not null, primary key (project, stack, key))`);
-      } catch (err) {
-        // Two stacks (shards) creating it at the same moment: PostgreSQL's "if not exists" can still race.
-        if (!["23505", "42P07"].includes((err as { code?: string }).code ?? "")) throw err;
-      }
-      return await f(client);
-    } finally {
-      await client.end();
-    }
-  };
+  const withClient = <T>(f: (c: Client) => Promise<T>) =>
+    withTable(url, TABLE, "project text not null, stack text not null, key text not null, entry jsonb not null, primary key (project, stack, key)", f);
   return {
     where: `table ${TABLE} of the state database`,
     list: () => withClient(async (c) => {

@@ -4,8 +4,6 @@
  * deploy, refresh. Each runs the real engine through openStack and attributes its steps to bundle
  * deployments and agents (steps.ts).
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
 import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
@@ -19,11 +17,12 @@ import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
 import { resolveBackend } from "./backend";
 import { phase } from "./timings";
+import { FailedUpStore, failedUpStore } from "./failed-up-store";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
 import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
-import { rolloutStops } from "./rollout-report";
+import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./deployed-objects";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
@@ -394,13 +393,13 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     if (failed.length || setups.length) {
       const notes = [...setups.length ? [`${setups.length} cluster setup(s) (namespaces and agent) failed, each alone:\n${setups.map((x) => `  ${x}`).join("\n")}`] : [],
         ...failed.length ? [failuresNote(failed)] : []];
-      fs.writeFileSync(failuresFile(options), JSON.stringify({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: notes.join("\n").slice(0, 2000) }, null, 2));
+      await failedUps(options).write({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: notes.join("\n") });
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
       const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
-      const stops = rolloutStops(s.planned(), (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
+      const stops = rolloutHoldMessages(s.planned()?.rollouts?.values() ?? [], (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
       throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}`, events, r.groups, failed);
     }
-    fs.rmSync(failuresFile(options), { force: true });
+    await failedUps(options).clear();
     return { ...r, events };
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
@@ -408,7 +407,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     const e = failure("up", options, s, err as Error);
     const onFailedCluster = (s.planned()?.plan.entries ?? []).filter((x) => e.groups.failedClusters.includes(x.cluster)).map(deploymentKey);
     const failed = [...new Set([...[...e.groups.deployments.values()].filter((d) => d.failed).map((d) => d.key), ...onFailedCluster])].sort();
-    fs.writeFileSync(failuresFile(options), JSON.stringify({ failed, message: e.message.slice(0, 2000) }, null, 2));
+    await failedUps(options).write({ failed, message: e.message });
     throw e;
   }
 }
@@ -447,8 +446,7 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
     .catch((err) => { throw readFailure("status", options, s, err); });
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
-  const file = failuresFile(options);
-  const failed = new Set<string>(fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).failed : []);
+  const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
   return computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
@@ -456,10 +454,9 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   });
 }
 
-/** Deployments whose last `up` failed, kept next to the state until an `up` succeeds (for ErrApplied). */
-function failuresFile(options: OperationOptions): string {
-  const backend = resolveBackend(options);
-  return path.join(backend.fileDir ?? backend.localDir, `last-failed-up.${options.stack}.json`);
+/** Deployments whose last `up` failed, kept in the stack's backend until an `up` succeeds (for ErrApplied). */
+function failedUps(options: OperationOptions): FailedUpStore {
+  return failedUpStore(resolveBackend(options), PROJECT_NAME, options.stack);
 }
 
 /** An engine command of an operation that deploys nothing failed: worded, the CLI's output kept as the cause. */
@@ -484,7 +481,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const alone = state?.failures?.list() ?? [];
   const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
-  const stops = rolloutStops(state, (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
+  const stops = rolloutHoldMessages(state?.rollouts?.values() ?? [], (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
   const why = engineFailureText(err, s.recorder.errors, programErrorOf(s.stack));
   const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:${stops.length || why.includes("\n") ? "\n" : " "}${stops.map((x) => `${x}\n`).join("")}${why}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");

@@ -19,10 +19,10 @@
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { loadStackConfig } from "../core/config/shard-files";
 import { stableJson } from "../core/hash";
+import { ambientKubeconfigText } from "../core/cluster-access";
 import { planFleet, PROJECT_DIR, readSources } from "../core/pipeline";
 import { pinCommits } from "../core/desired/previous";
 import { resolveBackend } from "./backend";
@@ -60,11 +60,6 @@ function hashCode(): string {
   return (codeHash = h.digest("hex"));
 }
 
-function ambientKubeconfig(): string {
-  const files = (process.env.KUBECONFIG ?? path.join(os.homedir(), ".kube", "config")).split(path.delimiter).filter(Boolean);
-  return files.map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "")).join("\0");
-}
-
 /** `commits`: the commit per GitRepo to plan with (as the update will deploy it); default: resolve each. */
 export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string): Promise<ShardInputs> {
   const { raw, config } = loadStackConfig(dir, stack);
@@ -79,7 +74,7 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
     commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
     entries,
     code: hashCode(),
-    kubeconfig: config.clusters.some((c) => c.context !== undefined && c.kubeconfig === undefined) ? createHash("sha256").update(ambientKubeconfig()).digest("hex") : "",
+    kubeconfig: config.clusters.some((c) => c.context !== undefined && c.kubeconfig === undefined) ? createHash("sha256").update(ambientKubeconfigText()).digest("hex") : "",
   };
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
   // Its values live on the cluster, which the fingerprint does not read: a changed value must still deploy.

@@ -13,7 +13,7 @@ import { PlanEntry } from "../core/targeting/plan";
 import { DepartureCode, departures, departureText } from "../core/targeting/departures";
 import { describeNotReady, judgeReadiness, ReadinessQuery } from "../core/readiness";
 import { compare } from "./deploy-events";
-import { heldBehind } from "./rollout-report";
+import { holdMessage, rolloutHold } from "../core/targeting/rollout-hold";
 import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
 
 export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
@@ -237,10 +237,10 @@ function pausedRollouts(state: FleetState, deployments: DeploymentStatus[]): voi
   for (const r of state.rollouts?.values() ?? []) {
     const of = new Map(deployments.filter((d) => d.gitRepo === r.gitRepo && d.bundle === r.bundle && d.cluster).map((d) => [d.cluster, d]));
     // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
-    const stop = heldBehind(r, (c) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady");
-    for (const c of stop?.held ?? []) {
+    const hold = rolloutHold(r, (c) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady");
+    for (const c of hold?.held ?? []) {
       const d = of.get(c);
-      if (d && d.state !== "Ready") d.message = `rollout paused at partition ${stop!.partition} (not Ready on ${stop!.notReady.join(", ")}); ${d.message}`;
+      if (d && d.state !== "Ready") d.message = `${holdMessage(hold!)}; ${d.message}`;
     }
   }
 }

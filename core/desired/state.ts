@@ -38,6 +38,7 @@ import { checkNamespaceMetadata, checkNamespaceSquats, foreignOwners, knownOwner
 import { ClusterView, clusterViews } from "../targeting/match";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { BundleRollout } from "../pipeline";
+import { holdMessage, rolloutHold } from "../targeting/rollout-hold";
 import { bundleRef, deploymentKey, parseBundleRef, parseDeploymentKey } from "./keys";
 import { pairObjects } from "./pair";
 import { deletePolicyOf, namespaceRetain } from "./delete-policy";
@@ -50,6 +51,7 @@ import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
 import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings, RetiringDeployment } from "./types";
+import { accessOf, kubeconfigEnvFiles } from "../cluster-access";
 
 export interface DesiredOptions {
   /** Git cache directory (default ~/.cache/pulumi-fleet). */
@@ -330,6 +332,9 @@ function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterVie
     const rollout = partitionsOf(bundle.rolloutStrategy, clusters.map((c) => viewOf.get(c)!));
     out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
+    // A failed cluster holds back every wave from the next one that waits on (rollout-hold.ts).
+    const hold = rolloutHold({ ...rollout, bundle: bundle.name }, (c) => failures.has({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c }));
+    const held = new Set(hold?.held ?? []);
     let before: string[] = [];
     let since: string[] = [];
     for (const wave of rollout.waves) {
@@ -338,13 +343,11 @@ function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterVie
         since = [];
       }
       since.push(...wave.clusters);
-      const failedBefore = before.filter((c) => failures.has({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c }));
       for (const c of wave.clusters) {
         const e = byCluster.get(c);
         if (!e) continue;
-        if (failedBefore.length) {
-          out.waiting.push([e, new FleetError(`rollout paused before partition ${wave.partition}: bundle ${bundle.name} failed on cluster(s) ${failedBefore.join(", ")} of an earlier wave, ` +
-            "so this cluster keeps what it has (rolloutStrategy)", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
+        if (held.has(c)) {
+          out.waiting.push([e, new FleetError(holdMessage(hold!), { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
           continue;
         }
         const gates = before.map((b) => byCluster.get(b)!).filter((g) => g);
@@ -361,7 +364,7 @@ async function withHeldAccounts(accounts: AccountProviders, wanted: { cluster: s
   if (!missing.length) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...new Map(missing.map((m) => [`${m.cluster} ${m.user}`, m])).entries()].map(([id, m]) => ({
-    id, kubeconfig: byName.get(m.cluster)?.kubeconfig ?? "", context: byName.get(m.cluster)?.context ?? "", as: m.user,
+    id, ...accessOf(byName.get(m.cluster)), as: m.user,
   }));
   const results = await facts.impersonate(jobs);
   for (const job of jobs) {
@@ -385,7 +388,7 @@ async function clusterCapabilities(config: StackConfig, entries: PlanEntry[], fa
   }
   const deployed = new Set(entries.map((e) => e.cluster));
   const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
-    .map((c) => ({ id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }));
+    .map((c) => ({ id: c.name, ...accessOf(c) }));
   if (!jobs.length) return out;
   const results = await facts.discovery(jobs);
   for (const job of jobs) {
@@ -407,7 +410,7 @@ async function clusterCapabilities(config: StackConfig, entries: PlanEntry[], fa
  * context and with one file (or none: in-cluster), the provider's own reading is left alone.
  */
 async function ambientKubeconfigs(config: StackConfig, facts: Facts): Promise<Map<string, string>> {
-  const files = (process.env.KUBECONFIG ?? "").split(path.delimiter).filter((p) => p !== "");
+  const files = kubeconfigEnvFiles();
   const ambient = config.clusters.filter((c) => c.kubeconfig === undefined && (c.context !== undefined || files.length > 1));
   const out = new Map<string, string>();
   if (!ambient.length) return out;
@@ -481,7 +484,7 @@ async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabi
       const c = clusters.get(e.cluster)!;
       const job = jobs.get(id) ?? jobs.set(id, {
         id, keys: [], entries: [],
-        ...(user ? { kubeconfig: accounts.kubeconfigs.get(e.cluster)!.get(user)!, context: "" } : { kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }),
+        ...accessOf(c, user ? accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
       }).get(id)!;
       job.entries.push(e);
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);

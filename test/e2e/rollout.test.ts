@@ -128,13 +128,13 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
     write("app/deployment.yaml", deployment("example.com/web:3", "1h"));
     const failed = await ops.up(options()).then(() => undefined, (e: Error) => e);
     expect(failed, "the up fails").to.be.instanceOf(ops.OperationError);
-    expect(failed!.message).to.contain("rollout of bundle rollout-app stopped at partition canary: not ready on live-1; live-2, live-3, live-4 keep what they had");
+    expect(failed!.message).to.contain("rollout paused at partition canary of bundle rollout-app: not ready on live-1; live-2, live-3, live-4 keep what they had");
     expect(imageOf(await web(clusters[0]))).to.equal("example.com/web:3");
     expect(await Promise.all(rest.map(async (c) => { const d = await web(c); return [d.metadata.uid, d.metadata.resourceVersion, imageOf(d)]; }))).to.deep.equal(before);
 
     const status = await ops.status(options());
     const waiting = status.deployments.filter((d) => d.cluster !== "live-1");
-    expect(waiting.map((d) => d.message.split(";")[0])).to.deep.equal(Array(3).fill("rollout paused at partition canary (not Ready on live-1)"));
+    expect(waiting.map((d) => d.message.split(";")[0])).to.deep.equal(Array(3).fill("rollout paused at partition canary of bundle rollout-app: not ready on live-1"));
 
     write("app/deployment.yaml", deployment("example.com/web:4"));
     const fixed = await ops.up(options());

@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { kubeGet, kubeList, kubeRequest } from "../../automation/kube-client";
-import { LocalCluster } from "../../automation/local-clusters";
+import { LocalCluster, startComponent, stopComponent } from "../../automation/local-clusters";
 import { processAlive } from "../../automation/engine-tmp";
 import { LocalPostgres, startLocalPostgres } from "../../automation/local-postgres";
 import * as ops from "../../automation/operations";
@@ -224,6 +224,31 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
         expect(all.includes(token!), `token of ${c.name} in the database`).to.equal(false);
       }
       expect(all).to.not.contain("kind: Config");
+    });
+
+    it("an up that fails on checkout A shows in `status` on checkout B (the record is in the database); B's successful up clears it for A", async () => {
+      // A cluster whose API server is down while A runs `up`: it is left out and the update fails naming it.
+      const live = liveClusters();
+      const [, down] = clusters;
+      await stopComponent(live, down, "kube-apiserver");
+      try {
+        const failed = up(a);
+        expect(failed.status, failed.stdout + failed.stderr).to.not.equal(0);
+        expect(failed.stdout + failed.stderr).to.contain(`cluster ${down.name} is unreachable`);
+      } finally {
+        await startComponent(live, down, "kube-apiserver");
+      }
+      expect(pg.query("select count(*) from pulumi_fleet_failed_up where stack = 'team'").trim()).to.equal("1");
+
+      const statusOf = (co: Checkout) => {
+        const r = co.fleet(["status", "--stack", "team", "--json", "--quiet"], env());
+        return (JSON.parse(r.stdout).deployments as { cluster: string; state: string; message: string }[]).map((d) => `${d.cluster} ${d.state} ${d.message}`).sort();
+      };
+      // B has its own directory and never ran the failed up: it still sees it (its clusters read Ready).
+      expect(statusOf(b)).to.deep.equal([`${clusters[0].name} Ready `, `${down.name} ErrApplied the last update failed on this cluster`]);
+      ok(up(b), "B: npm run up (the cluster answers again)");
+      expect(statusOf(a)).to.deep.equal([`${clusters[0].name} Ready `, `${down.name} Ready `]);
+      expect(pg.query("select count(*) from pulumi_fleet_failed_up where stack = 'team'").trim()).to.equal("0");
     });
 
     it("two ups at once: one runs, the other fails at once naming the stack and the holder; --wait-lock waits; a third is a no-op", async () => {

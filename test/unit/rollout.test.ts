@@ -124,7 +124,7 @@ describe("rolloutStrategy in the desired state (core/desired/state.ts)", functio
     const s = await desiredState(config, fakeFacts(), { cacheRoot });
     expect(s.deployments.filter((d) => d.record.bundle === "t-app")).to.deep.equal([]);
     expect(s.failures.map((f) => `${f.cluster}: ${f.reason.startsWith("rollout paused") ? "paused" : "failed"}`)).to.deep.equal(["c1: failed", "c2: paused", "c3: paused", "c4: paused"]);
-    expect(s.failures[1].reason).to.equal("rollout paused before partition rest: bundle t-app failed on cluster(s) c1 of an earlier wave, so this cluster keeps what it has (rolloutStrategy)");
+    expect(s.failures[1].reason).to.equal("rollout paused at partition canary of bundle t-app: not ready on c1; c2, c3, c4 keep what they had until it is (rolloutStrategy; the next `up` goes on from there)");
     expect(s.deployments.filter((d) => d.record.bundle === "t-other")).to.have.length(4);
   });
 });

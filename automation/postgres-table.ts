@@ -1,0 +1,23 @@
+/**
+ * One connection to a PostgreSQL state backend with a table of pulumi-fleet's own beside Pulumi's
+ * (the crash journal, the last failed `up`), created on first use (node-postgres).
+ */
+import { Client } from "pg";
+
+export async function withTable<T>(url: string, table: string, columns: string, f: (c: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    try {
+      await client.query(`create table if not exists ${table} (${columns})`);
+    } catch (err) {
+      // Two stacks (shards) creating it at the same moment: PostgreSQL's "if not exists" can still race.
+      if (!["23505", "42P07"].includes((err as { code?: string }).code ?? "")) throw err;
+    }
+    return await f(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
