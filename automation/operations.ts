@@ -205,18 +205,21 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
     },
   });
   phase("workspace and stack selected");
+  const renderMode = isRenderMode(options);
+  // The stack's config (its clusters, to probe) is read beside the state: two CLI calls at once.
+  const config = options.config || !renderMode ? configOf(stack, options) : undefined;
+  config?.catch(() => undefined); // awaited below; a failure is reported there
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts
   // deployedAsBefore), and the outputs the last update left: one read of the state.
-  const state = await readState(stack);
+  const state = await readState(stack, async () => (config ? new Set((await config).clusters.map((c) => c.name)) : undefined));
   phase("state read");
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
   let legacy = state.legacy;
   if (op === "up" || op === "read") ({ deployed, legacySetups, access } = state);
-  const renderMode = isRenderMode(options);
   let excluded: string[] = [];
   if (!renderMode) {
-    unreachable = await unreachableClusters((await configOf(stack, options)).clusters);
+    unreachable = await unreachableClusters((await config!).clusters);
     if (unreachable.size) excluded = state.resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
   }
   phase("clusters probed");
@@ -227,7 +230,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   // BundleDeployments (deployed-objects.ts markRetained); on a cluster no longer configured they go
   // with their old provider, as before.
   if (legacy.length) {
-    const configured = new Set((await configOf(stack, options)).clusters.map((c) => c.name));
+    const configured = new Set((await (config ?? configOf(stack, options))).clusters.map((c) => c.name));
     legacy = legacy.filter((urn) => configured.has(clusterOfUrn(urn) ?? ""));
   }
   return {

@@ -53,8 +53,9 @@ const secret = (name: string, value: string, labels = "") =>
 const configMapOf = (name: string, value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: ${value}\n`;
 
 /** Every file under a directory, as text. */
-const filesUnder = (dir: string): string => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile()).map((e) => fs.readFileSync(path.join(e.parentPath, e.name), "latin1")).join("\n") : "");
+/** Each file under dir by "<label>: <path>", so a leak names its file. */
+const filesUnder = (label: string, dir: string): Record<string, string> => (fs.existsSync(dir) ? Object.fromEntries(fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+  .filter((e) => e.isFile()).map((e) => [`${label}: ${path.relative(dir, path.join(e.parentPath, e.name))}`, fs.readFileSync(path.join(e.parentPath, e.name), "latin1")])) : {});
 
 describe("secret canaries on a live cluster: no secret value in clear in any output, event, page, log or state file", function () {
   this.timeout(20 * 60_000);
@@ -109,6 +110,10 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
   }
 
   before(async function () {
+    // The engine's temporary directory is this process's, shared by every e2e file before this one: what
+    // they left (an earlier version's Kubernetes provider writes each cluster's kubeconfig there, see
+    // docs/security.md) is not this test's to judge. What this test's operations write is.
+    for (const f of fs.readdirSync(engineTempDir())) fs.rmSync(path.join(engineTempDir(), f), { recursive: true, force: true });
     this.timeout(60 * 60_000);
     toolchain();
     cluster = liveClusters().clusters[0];
@@ -158,7 +163,7 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     expect(debugEvents(seen.events), "the engine's debug events are searched too").not.to.deep.equal([]);
     expectNoLeaks({
       "preview output": seen.output, "engine events": JSON.stringify(seen.events), "PR summary": preview.summaryMarkdown,
-      "preview page": renderPreviewPage(preview), "the engine's temporary directory": filesUnder(engineTempDir()),
+      "preview page": renderPreviewPage(preview), ...filesUnder("the engine's temporary directory", engineTempDir()),
     });
   });
 
@@ -186,7 +191,7 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     expect(state).to.contain("canaries-committed");
     expectNoLeaks({
       "up output": seen.output, "up's failure": failed!.message, failures: JSON.stringify(failures), "engine events": JSON.stringify(seen.events),
-      "stack export": state, "state directory": filesUnder(path.join(work, "state")), "the engine's temporary directory": filesUnder(engineTempDir()),
+      "stack export": state, ...filesUnder("state directory", path.join(work, "state")), ...filesUnder("the engine's temporary directory", engineTempDir()),
     });
     // The server's refusal quotes the value: a refused Secret's message says it with [secret] for the
     // value, a pair whose objects are secret as a whole only how many messages it withheld.
@@ -201,7 +206,7 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     const state = await runCli(await openStack(options()), ["stack", "export", "--stack", STACK]);
     expectNoLeaks({
       "up output": seen.output, "up's failure": again.message, "engine events": JSON.stringify(seen.events),
-      "stack export": state, "state directory": filesUnder(path.join(work, "state")),
+      "stack export": state, ...filesUnder("state directory", path.join(work, "state")),
     });
   });
 
@@ -220,7 +225,7 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     const r = await ops.up(options("canaries-render", over)).then(() => undefined, (e: Error) => e);
     const said = seen.output + (r ? r.message : "");
     expectNoLeaks({ "render mode's output": said, "render mode's events": JSON.stringify(seen.events) });
-    const written = filesUnder(renderDir);
+    const written = Object.values(filesUnder("render", renderDir)).join("\n");
     expect(written, "written in clear, as render mode must").to.contain(CANARY.committed);
     for (const name of ["canaries-committed", "canaries-sops", "canaries-downstream"]) {
       expect(said, `render mode names ${name} as written in clear`).to.match(new RegExp(`in clear[^\\n]*${name}`));
