@@ -11,7 +11,7 @@ import { deployedAgents, resolveClusterAgents } from "../agent/effective";
 import { ClusterConfig, StackConfig } from "../config/stack";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
-import { identityOf, journalObjects, settleEarlier } from "../journal";
+import { journalObjects } from "../journal";
 import { checkTakeOwnership, clusterLabels, ownerLabels } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
 import { checkReach, checkReachObjects } from "../reach";
@@ -56,6 +56,8 @@ export interface DesiredOptions {
   cacheRoot?: string;
   /** Called with the checked plan before anything is rendered: the operations read it to explain a preview. */
   onPlanned?: (state: FleetState) => void;
+  /** Called with the desired state once it is computed whole: the operations read its final plan, failures and rollouts. */
+  onDesired?: (state: DesiredState) => void;
   /** Set by automation/operations.ts, whose `up` refreshes correctDrift bundles first; a plain `pulumi up` warns instead. */
   correctsDrift?: boolean;
   /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
@@ -164,7 +166,6 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     entries = failures.settle(entries);
     held = heldDeployments(failures, fleet, readNow, previous, facts);
   }
-  fleet.rollouts = rollouts.byBundle;
   // Removing deployments cannot make two bundles' namespace labels conflict: no conflict is left here.
   const namespaces = namespacesOf(entries, (_e, err) => { throw err; });
   for (const [cluster, list] of namespaces) {
@@ -217,11 +218,11 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     };
   }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
   const retiring = retiringDeployments(facts.deployed, new Set(deployments.map((d) => d.key)), pinned.clusters, previous, leftOut);
-  // The operations hold `fleet` since onPlanned: they read the final plan and failures from it.
-  fleet.plan = { ...fleet.plan, entries };
-  const summary = summarize(fleet, deployedAgents(agents), held.records());
+  // The plan as it deploys: what failed left out, each bundle's rollout; the planned value stays as handed to onPlanned.
+  const final: FleetState = { ...fleet, plan: { ...fleet.plan, entries }, rollouts: rollouts.byBundle };
+  const summary = summarize(final, deployedAgents(agents), held.records());
   const state: DesiredState = {
-    fleet, clusters, deployments, retiring, summary,
+    fleet: final, clusters, deployments, retiring, summary,
     gitRepos: Object.entries(summary.gitRepos).map(([name, r]) => ({ name, ...r })),
     records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),
     journal: journalObjects(deployments, leftOut),
@@ -238,7 +239,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ...renderMode ? clusters.flatMap((c) => setupSecretsNote(pinned.renderDir!, c.name, Object.values(c.setup?.secretObjects ?? {}))) : [],
     ],
   };
-  if (facts.journal && !renderMode) await sweepAndRecord(facts, state, leftOut);
+  options.onDesired?.(state);
   return state;
 }
 
@@ -669,31 +670,6 @@ function warningsOf(e: PlanEntry, r: RenderedDeployment): string[] {
 }
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/**
- * Before anything is registered (the engine holds the stack's lock): earlier updates' journal entries
- * are swept (objects an update that died created and nothing owns now are deleted, core/journal.ts),
- * then this update records what it may create.
- */
-async function sweepAndRecord(facts: Facts, state: DesiredState, leftOut?: ReadonlySet<string>): Promise<void> {
-  const journal = facts.journal!;
-  const earlier = await journal.list();
-  if (earlier.length) {
-    const planned = new Set<string>();
-    for (const d of state.deployments) {
-      for (const { manifest: o } of d.objects) planned.add(identityOf({ cluster: d.cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
-    }
-    // The namespaces the clusters create are planned too (journalObjects never sweeps a Namespace anyway).
-    for (const c of state.clusters) {
-      for (const ns of c.namespaces) planned.add(identityOf({ cluster: c.name, apiVersion: "v1", kind: "Namespace", name: ns.metadata.name }));
-    }
-    const configured = new Set(state.fleet.config.clusters.map((c) => c.name));
-    await settleEarlier(earlier, journal, journal.writer, journal.warn, {
-      inState: await journal.stateIdentities(), planned, readable: (c) => configured.has(c) && !leftOut?.has(c), clusters: state.fleet.config.clusters,
-    }, facts.objects);
-  }
-  if (state.journal.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects: state.journal }));
-}
 
 export type { PreviousDeployment };
 
