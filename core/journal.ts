@@ -19,6 +19,7 @@ import { ownerLabels } from "./ownership";
 import { OwnersJob, OwnersResult } from "./render/fleet-render";
 import type { DesiredDeployment } from "./desired/types";
 import { DELETE_PROPAGATION, sweepKeeps } from "./desired/delete-policy";
+import { clusterCredentials } from "./cluster-credentials";
 
 /** One object an update may create, with what identifies and owns it. */
 export interface JournalObject {
@@ -108,7 +109,7 @@ export interface SweepResult {
 export async function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>): Promise<SweepResult> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...plan.candidates].map(([cluster, objects]) => ({
-    id: cluster, kubeconfig: byName.get(cluster)?.kubeconfig ?? "", context: byName.get(cluster)?.context ?? "", delete: true, propagation: DELETE_PROPAGATION,
+    id: cluster, ...clusterCredentials(byName.get(cluster)), delete: true, propagation: DELETE_PROPAGATION,
     objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name, labels: ownerLabels(o) })),
   }));
   if (!jobs.length) return { deleted: [] };

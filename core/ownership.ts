@@ -18,6 +18,7 @@ import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
 import { LiveObject, OwnersJob, OwnersResult } from "./render/fleet-render";
+import { clusterCredentials } from "./cluster-credentials";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -118,7 +119,7 @@ export async function checkTakeOwnership(input: OwnershipInput, read: (jobs: Own
   const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => {
     const c = byName.get(cluster)!;
     return {
-      id: cluster, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "",
+      id: cluster, ...clusterCredentials(c),
       objects: q.map(({ object: o }) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
     };
   });

@@ -14,6 +14,7 @@ import { ClusterConfig } from "./config/stack";
 import { FleetError } from "./errors";
 import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "./render/fleet-render";
 import { PlanEntry } from "./targeting/plan";
+import { clusterCredentials } from "./cluster-credentials";
 
 /** Fleet's account for bundles that name none, used when it exists (helmdeployer DefaultServiceAccount). */
 export const DEFAULT_SERVICE_ACCOUNT = "fleet-default";
@@ -53,7 +54,7 @@ export async function accountProviders(
   if (!wanted.size) return { userOf, kubeconfigs, unread };
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...wanted].flatMap(([cluster, users]) => [...users].sort().map((as) => ({
-    id: `${cluster} ${as}`, kubeconfig: byName.get(cluster)!.kubeconfig ?? "", context: byName.get(cluster)!.context ?? "", as,
+    id: `${cluster} ${as}`, ...clusterCredentials(byName.get(cluster)), as,
   })));
   const results = await live.impersonate(jobs);
   for (const job of jobs) {
@@ -79,7 +80,7 @@ async function clustersWithDefaultAccount(entries: PlanEntry[], clusters: Cluste
   skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>, unread: Map<string, string>): Promise<Set<string>> {
   const needed = new Set(entries.filter((e) => !e.options.serviceAccount && !skip.has(e.cluster)).map((e) => e.cluster));
   const jobs: OwnersJob[] = clusters.filter((c) => needed.has(c.name)).map((c) => ({
-    id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "",
+    id: c.name, ...clusterCredentials(c),
     objects: [{ apiVersion: "v1", kind: "ServiceAccount", namespace: agentNamespace(c.name), name: DEFAULT_SERVICE_ACCOUNT }],
   }));
   if (!jobs.length) return new Set();

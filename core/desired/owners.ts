@@ -16,6 +16,7 @@ import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
 import { DeployedBundle } from "./facts";
 import { clusterOfKey, deploymentKey } from "./keys";
 import { DeploymentRecord } from "./records";
+import { clusterCredentials } from "../cluster-credentials";
 
 export interface Owner { gitRepo: string; bundle: string }
 
@@ -58,7 +59,7 @@ export async function knownOwners(contested: { cluster: string; object: K8sObjec
   }
   const clusters = new Map(live.clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...byCluster].filter(([cluster]) => clusters.has(cluster)).map(([cluster, objects]) => ({
-    id: cluster, kubeconfig: clusters.get(cluster)!.kubeconfig ?? "", context: clusters.get(cluster)!.context ?? "",
+    id: cluster, ...clusterCredentials(clusters.get(cluster)),
     objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
   }));
   if (!jobs.length) return owners;

@@ -15,6 +15,7 @@ import { AccountProviders } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { Facts } from "./facts";
 import { foreignOwners } from "./owners";
+import { clusterCredentials } from "../cluster-credentials";
 
 export interface ValuesFromReads {
   /** Per deployment whose valuesFrom was read: what it gives. */
@@ -57,7 +58,7 @@ export async function readValuesFrom(entries: PlanEntry[], ctx: {
     const c = clusters.get(e.cluster)!;
     const job = jobs.get(id) ?? jobs.set(id, {
       id, keys: [], entries: [], asked: new Set<string>(),
-      ...(user ? { kubeconfig: ctx.accounts.kubeconfigs.get(e.cluster)!.get(user)!, context: "" } : { kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }),
+      ...clusterCredentials(c, user ? ctx.accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
     }).get(id)!;
     job.entries.push([e, refs]);
     for (const ref of refs) {

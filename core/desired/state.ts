@@ -50,6 +50,7 @@ import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { DeploymentRecord, deploymentRecord, entriesByCluster, summarize } from "./records";
 import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredNamespace, DesiredState, ProviderSettings, RetiringDeployment } from "./types";
+import { clusterCredentials } from "../cluster-credentials";
 
 export interface DesiredOptions {
   /** Git cache directory (default ~/.cache/pulumi-fleet). */
@@ -362,7 +363,7 @@ async function withHeldAccounts(accounts: AccountProviders, wanted: { cluster: s
   if (!missing.length) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...new Map(missing.map((m) => [`${m.cluster} ${m.user}`, m])).entries()].map(([id, m]) => ({
-    id, kubeconfig: byName.get(m.cluster)?.kubeconfig ?? "", context: byName.get(m.cluster)?.context ?? "", as: m.user,
+    id, ...clusterCredentials(byName.get(m.cluster)), as: m.user,
   }));
   const results = await facts.impersonate(jobs);
   for (const job of jobs) {
@@ -386,7 +387,7 @@ async function clusterCapabilities(config: StackConfig, entries: PlanEntry[], fa
   }
   const deployed = new Set(entries.map((e) => e.cluster));
   const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
-    .map((c) => ({ id: c.name, kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }));
+    .map((c) => ({ id: c.name, ...clusterCredentials(c) }));
   if (!jobs.length) return out;
   const results = await facts.discovery(jobs);
   for (const job of jobs) {
@@ -482,7 +483,7 @@ async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabi
       const c = clusters.get(e.cluster)!;
       const job = jobs.get(id) ?? jobs.set(id, {
         id, keys: [], entries: [],
-        ...(user ? { kubeconfig: accounts.kubeconfigs.get(e.cluster)!.get(user)!, context: "" } : { kubeconfig: c.kubeconfig ?? "", context: c.context ?? "" }),
+        ...clusterCredentials(c, user ? accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
       }).get(id)!;
       job.entries.push(e);
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
