@@ -28,9 +28,9 @@ import { checkNamespaceMetadata, checkNamespaceSquats, knownOwners, namespaceOwn
 import { clusterViews } from "../targeting/match";
 import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { validateObjectLabels } from "./labels";
-import { clusterSetup } from "./setup";
+import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
-import { checkSecretClaims, gitReposWithSecrets, OperatorSecret, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
+import { checkSecretClaims, gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
@@ -240,12 +240,6 @@ function checkNotSplit(config: StackConfig): void {
   const environment = config.file.replace(/^.*Pulumi\.(.*)\.yaml$/, "$1");
   const stacks = config.shards.map((s) => shardStackName(environment, s.name)).join(", ");
   throw new FleetError(`this environment is split into shards, each deployed by its own stack (${stacks}); run those, or \`npm run up -- --stack ${environment}\` for all of them`, { file: config.file, field: "shards" });
-}
-
-/** The cluster with the one resource that creates its namespaces and agent (setup.ts). */
-function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined, secrets: OperatorSecret[] = []): DesiredCluster {
-  const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy, secrets);
-  return setup ? { ...c, setup } : c;
 }
 
 /** The deployment's preview lines: paused first, then what the bundle, the render and the checks said. */
