@@ -200,6 +200,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
     env: { ...options.env, ...(skip ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
     deploy: {
       ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
+      onDesired: (d) => { planned = d.fleet; options.deploy?.onDesired?.(d); },
       leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
       correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups, carriedAccess: () => access,
     },

@@ -13,6 +13,7 @@ import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previ
 import { applied, PairReport } from "../core/desired/pair";
 import { DeploymentRecord, FleetSummary } from "../core/desired/records";
 import { DeployOptions, desiredState } from "../core/desired/state";
+import { sweepAndRecord } from "../core/desired/sweep";
 import { configFromValues, PROJECT_DIR } from "../core/pipeline";
 import { Fleet } from "./fleet";
 
@@ -48,7 +49,10 @@ export interface FleetOutputs {
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
   const started = performance.now();
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.()), options);
+  const facts = liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.());
+  const desired = await desiredState(config ?? configFromPulumi(), facts, options);
+  // The crash journal is swept and this update recorded before anything is registered (core/desired/sweep.ts).
+  await sweepAndRecord(facts, desired, options.leftOut?.());
   const planned = performance.now();
   const fleet = new Fleet("fleet", desired, {}, options.carriedAccess?.() ?? {});
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });

@@ -6,15 +6,20 @@
  */
 import { UnreadBundle } from "../bundles/read";
 import { FleetError } from "../errors";
-import { FailedDeployments } from "./failures";
+import { describeFailure, FailedDeployments } from "./failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
-import { bundleRef, deploymentKey } from "./keys";
-import { DesiredObject } from "./objects";
+import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
+import { clusterNamespacesOf, DesiredObject } from "./objects";
 import { ownerLabels } from "../ownership";
 import { PairSpec, pairObjectKey, pairObjects } from "./pair";
 import { deletePolicyOf } from "./delete-policy";
-import { PreviousDeployment } from "./previous";
+import { formerName, PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
+import { objectKey } from "../bundles/manifests";
+import { FleetState } from "../pipeline";
+import { RenderedDeployment } from "../render/deployments";
+import { PlanEntry } from "../targeting/plan";
+import { DesiredDeployment } from "./types";
 
 /**
  * The deployments the failures hold, by key, with their last records. A bundle that could not be read
@@ -76,4 +81,52 @@ export function heldNamespaces(held: DeployedBundle[], desired: ReadonlySet<stri
   const out = new Map<string, DeployedNamespace>();
   for (const d of held) for (const ns of d.namespaces ?? []) if (!desired.has(ns.metadata.name)) out.set(ns.name, ns);
   return [...out.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * The deployments the failures hold (held.ts), with what they need: the state's objects of each (a plain
+ * `pulumi up` has no state, so there a failure of a deployed pair stops everything, as before: nothing
+ * is lost), the users they were applied as, and which rendered objects they own.
+ */
+export function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined,
+  inState: ReadonlyMap<string, DeployedBundle> | undefined) {
+  const records = heldRecords(failures, fleet.unread, readNow, previous, fleet.unreadGitRepos);
+  if (records.size && !inState) {
+    const first = failures.get(records.values().next().value!)!;
+    throw new FleetError(`${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a failed bundle deployment cannot keep its objects as they are, so nothing ` +
+      "was changed; `npm run up` keeps them and deploys everything else)", { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster });
+  }
+  const kept = new Map<string, { record: DeploymentRecord; deployed: DeployedBundle }>();
+  for (const [key, record] of records) {
+    const deployed = inState?.get(key);
+    if (!deployed?.objects.length) continue;
+    kept.set(key, { record, deployed });
+    failures.kept(record, { deploymentId: record.deploymentId, objects: deployed.objects.length });
+  }
+  const owners = new Map<string, string>();
+  for (const [, { record, deployed }] of kept) for (const o of deployed.objects) owners.set(`${record.cluster}\u0000${objectKey(o.manifest)}`, bundleRef(record));
+  const ownerOf = (e: PlanEntry, r: RenderedDeployment) => r.objects.map((o) => [o, owners.get(`${e.cluster}\u0000${objectKey(o)}`)] as const).find(([, b]) => b && b !== bundleRef(e));
+  return {
+    records: () => [...kept.values()].map((k) => k.record),
+    deployedOn: (cluster: string) => [...kept.values()].filter((k) => k.record.cluster === cluster).map((k) => k.deployed),
+    accounts: () => [...kept.values()].flatMap((k) => (k.deployed.account ? [{ cluster: k.record.cluster, user: k.deployed.account }] : [])),
+    taken: (e: PlanEntry, r: RenderedDeployment) => !!ownerOf(e, r),
+    takenError: (e: PlanEntry, r: RenderedDeployment) => {
+      const [o, ref] = ownerOf(e, r)!;
+      const owner = parseBundleRef(ref!);
+      return new FleetError(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
+        "which failed and keeps its objects as last deployed; an object has one owner", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+    },
+    deployments: (namespacesOf: (cluster: string) => ReadonlySet<string>, arrived: ReadonlySet<string>): DesiredDeployment[] =>
+      [...kept].map(([key, { record, deployed }]) => {
+        const objects = heldObjects(deployed);
+        return {
+          key, ...formerName(previous, key), gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
+          ...(deployed.account ? { account: deployed.account } : {}), clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
+          warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
+          objects, spec: heldSpec(record, deployed, objects), record, arrived: arrived.has(record.cluster),
+          held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}), ...(deployed.secret ? { secret: true as const } : {}),
+        };
+      }),
+  };
 }

@@ -144,3 +144,9 @@ export function withoutClusters(previous: PreviousDeployment | undefined, cluste
     ...(previous.objectLayout ? { objectLayout: previous.objectLayout } : {}),
   };
 }
+
+/** The alias of a BundleDeployment an earlier version named without its GitRepo (previous.ts formerNames). */
+export function formerName(previous: PreviousDeployment | undefined, key: string): { formerName?: string } {
+  const name = previous?.formerNames?.[key];
+  return name ? { formerName: name } : {};
+}

@@ -11,7 +11,7 @@ import { deletePolicyOf, RETAIN_REASONS } from "./delete-policy";
 import { DeployedObject } from "./facts";
 import { OperatorSecret } from "./operator-secrets";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "./pair";
-import { BUNDLE_DEPLOYMENT_TYPE, DesiredNamespace } from "./types";
+import { BUNDLE_DEPLOYMENT_TYPE, DesiredCluster, DesiredNamespace } from "./types";
 
 export const CLUSTER_SETUP_TYPE = "pulumi-fleet:index:ClusterSetup";
 
@@ -74,3 +74,9 @@ function identityOnly(manifest: Record<string, unknown>): Record<string, unknown
 }
 
 const keyOf = (m: Record<string, unknown>) => pairObjectKey(m as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
+
+/** The cluster with the one resource that creates its namespaces and agent, when it has any. */
+export function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined, secrets: OperatorSecret[] = []): DesiredCluster {
+  const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy, secrets);
+  return setup ? { ...c, setup } : c;
+}

@@ -11,6 +11,7 @@ import { liveFacts } from "../../core/desired/facts";
 import { StackConfig } from "../../core/config/stack";
 import { JournalEntry } from "../../core/journal";
 import { desiredState } from "../../core/desired/state";
+import { sweepAndRecord } from "../../core/desired/sweep";
 import { describeDesired } from "../../core/desired/describe";
 import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
@@ -242,6 +243,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
         },
       });
       const s = await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot });
+      await sweepAndRecord(facts, s);
       expect(deleted.map((j) => [j.id, j.objects.map((o) => o.name)])).to.deep.equal([["c1", ["gone"]]]);
       expect(removed).to.deep.equal([["k1"]]);
       expect(added.map((e) => e.objects.map((o) => `${o.cluster}/${o.name}`))).to.deep.equal([["c1/a", "c2/a"]]);

@@ -1,0 +1,109 @@
+/**
+ * Rendering with Helm's `lookup` answered from the clusters: the one loop where gathering and rendering
+ * must alternate, since a render's answers decide what it asks next.
+ */
+import { accessOf } from "../cluster-access";
+import { FleetError } from "../errors";
+import { stableJson } from "../hash";
+import { FleetState } from "../pipeline";
+import { ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
+import { LookupAnswer, LookupJob } from "../render/fleet-render";
+import { lookupScopeError } from "../render/lookup-scope";
+import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup-secrets";
+import { ResolvedValuesFrom } from "../render/values-from";
+import { AccountProviders } from "../service-accounts";
+import { PlanEntry } from "../targeting/plan";
+import { Facts } from "./facts";
+import { foreignOwners } from "./owners";
+
+/** Rounds of lookups a render may add before it must have settled (each may depend on the last's answers). */
+const LOOKUP_ROUNDS = 4;
+
+/** Distinct lookups one deployment's templates may make: content must not make the runner read a cluster without bound. */
+const MAX_LOOKUPS = 100;
+
+/**
+ * Renders, and answers Helm's `lookup` as Fleet's agent does: from the deployment's cluster, read with
+ * the identity that deploys it (its serviceAccount's impersonating kubeconfig, else the cluster's). A
+ * render runs in the sandbox without a network, so what its templates looked up is read after it (one
+ * read per cluster and identity per round, read-only) and it renders again with the answers, until it
+ * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
+ */
+export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
+  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
+  // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
+  let rendered = new Map<PlanEntry, RenderedDeployment>();
+  const failed = (e: PlanEntry, err: unknown) => {
+    fleet.failures.fail(e, err);
+    rendered.delete(e);
+  };
+  const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
+    capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
+    revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
+  });
+  rendered = await renderSome(entries);
+  const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
+  for (let round = 1; ; round++) {
+    const asking = entries.filter((e) => rendered.has(e) && unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
+    if (!asking.length) break;
+    // One read job per cluster and identity, every missing key of its deployments.
+    const jobs = new Map<string, LookupJob & { entries: PlanEntry[] }>();
+    for (const e of asking) {
+      const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
+      if (round > LOOKUP_ROUNDS) {
+        failed(e, new FleetError(`its templates kept asking lookup for new objects after ${LOOKUP_ROUNDS} rounds`, ctx));
+        continue;
+      }
+      if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
+        failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
+        continue;
+      }
+      const scope = {
+        namespace: e.namespace, allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
+        foreign: (namespace: string) => foreignOwners(namespacesBefore, { cluster: e.cluster, gitRepo: e.gitRepo, namespace }),
+      };
+      const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e)).map((k) => lookupScopeError(k, scope, ctx)).find((err) => err);
+      if (outOfScope) {
+        failed(e, outOfScope);
+        continue;
+      }
+      const user = accounts.userOf.get(e);
+      const id = `${e.cluster} ${user ?? ""}`;
+      const c = clusters.get(e.cluster)!;
+      const job = jobs.get(id) ?? jobs.set(id, {
+        id, keys: [], entries: [],
+        ...accessOf(c, user ? accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
+      }).get(id)!;
+      job.entries.push(e);
+      for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
+    }
+    if (!jobs.size) break;
+    const results = await facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
+    const again: PlanEntry[] = [];
+    for (const job of jobs.values()) {
+      const r = results[job.id];
+      for (const e of job.entries) {
+        if (!r?.answers) {
+          failed(e, new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster }));
+          continue;
+        }
+        tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
+        fleet.failures.redact(e, lookedUpSecrets(tables.get(e)!).values);
+        again.push(e);
+      }
+    }
+    for (const [e, r] of await renderSome(again)) rendered.set(e, r);
+  }
+  for (const [e, r] of rendered) {
+    const secrets = lookedUpSecrets(tables.get(e) ?? []);
+    const fromValues = valuesFrom.get(e);
+    if (secrets.any || fromValues?.secret) {
+      const values = redactionOrder([...secrets.values, ...fromValues?.redact ?? []]);
+      rendered.set(e, { ...r, secret: true, warnings: r.warnings.map((w) => redactSecrets(w, values)) });
+    }
+    if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml }));
+  }
+  return rendered;
+}
