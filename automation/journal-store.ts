@@ -41,7 +41,10 @@ export function journalStore(backend: Backend, project: string, stack: string): 
   return undefined;
 }
 
-const newKey = () => `${Date.now()}-${process.pid}-${randomBytes(4).toString("hex")}`;
+// Listed in the order written: the time, then this process's own count (two entries in one millisecond
+// kept their order only by chance of their random suffix), then a random part against other processes.
+let written = 0;
+const newKey = () => `${Date.now()}-${process.pid}-${String(written++).padStart(8, "0")}-${randomBytes(4).toString("hex")}`;
 
 function fileStore(dir: string): JournalStore {
   return {
