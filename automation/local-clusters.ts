@@ -108,14 +108,23 @@ export async function stopComponent(state: LocalClusters, cluster: LocalCluster,
   if (!pid) return;
   await killGroup(pid);
   delete cluster.pids[component];
+  delete stateCluster(state, cluster).pids[component];
   if (fs.existsSync(path.join(state.baseDir, STATE_FILE))) writeState(state);
 }
 
 /** Starts a stopped component again with its original flags and data, and waits until it serves. */
 export async function startComponent(state: LocalClusters, cluster: LocalCluster, component: Component, timeoutMs = 120_000): Promise<void> {
   launch(state, cluster, component);
-  if (component === "kube-apiserver") await waitForApiServer(cluster, timeoutMs);
+  // Recorded in the state written, whichever copy of the cluster the caller holds: whoever stops the
+  // clusters reads the pids from it (a copy read before was updated alone, and its process outlived the run).
+  stateCluster(state, cluster).pids[component] = cluster.pids[component];
   writeState(state);
+  if (component === "kube-apiserver") await waitForApiServer(cluster, timeoutMs);
+}
+
+/** The state's own entry of a cluster (a caller may hold a copy read earlier). */
+function stateCluster(state: LocalClusters, cluster: LocalCluster): LocalCluster {
+  return state.clusters.find((c) => c.name === cluster.name) ?? cluster;
 }
 
 /** Resident memory (bytes) of every running process of the clusters, from /proc. */
