@@ -171,13 +171,20 @@ function projectLayout(dir: string): boolean {
  * the operations run names its stack (--stack), so selecting only tells whether it exists, which the
  * caller knows. Any other stack is created or selected by the SDK as usual.
  */
-async function selectedWithoutCli(ws: LocalWorkspace, name: string): Promise<Stack> {
-  const own = ws as unknown as { selectStack?: (stackName: string) => Promise<void> };
-  own.selectStack = async () => undefined;
+function selectedWithoutCli(ws: LocalWorkspace, name: string): Promise<Stack> {
+  return withMethods(ws, { selectStack: async () => undefined }, () => Stack.select(name, ws));
+}
+
+/**
+ * Runs `run` with some of the SDK object's methods replaced by the given ones (own properties shadowing
+ * its prototype's), and its own methods back afterwards, whatever happens.
+ */
+async function withMethods<T>(target: object, methods: Record<string, (...args: never[]) => Promise<unknown>>, run: () => Promise<T>): Promise<T> {
+  Object.assign(target, methods);
   try {
-    return await Stack.select(name, ws);
+    return await run();
   } finally {
-    delete own.selectStack;
+    for (const name of Object.keys(methods)) delete (target as Record<string, unknown>)[name];
   }
 }
 
@@ -222,16 +229,9 @@ function captureOutputs(outputs: Record<string, pulumi.Input<unknown>>, into: Ca
  * caller's onEvent sees. Only when the outputs were not captured does the SDK read them back.
  */
 export async function upWithoutReadBack(stack: Stack, opts: UpOptions): Promise<OutputMap> {
-  const own = stack as unknown as { outputs?: () => Promise<OutputMap>; info?: () => Promise<undefined> };
   const captured = capturedOf.get(stack);
-  own.outputs = async () => captured?.outputs ?? Stack.prototype.outputs.call(stack);
-  own.info = async () => undefined;
-  try {
-    return (await stack.up(opts)).outputs;
-  } finally {
-    delete own.outputs;
-    delete own.info;
-  }
+  const outputs = async () => captured?.outputs ?? Stack.prototype.outputs.call(stack);
+  return withMethods(stack, { outputs, info: async () => undefined }, async () => (await stack.up(opts)).outputs);
 }
 
 const execFileAsync = promisify(execFile);
