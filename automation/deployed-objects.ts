@@ -10,7 +10,7 @@ import { DeployedBundle, DeployedNamespace, DeployedObject } from "../core/desir
 import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
 import { REPO_NAME_LABEL } from "../core/targeting/plan";
 import { K8sObject } from "../core/bundles/manifests";
-import { fromEngineObjects, PairSpec } from "../core/desired/pair";
+import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../core/desired/pair";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../core/desired/types";
 import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../core/desired/delete-policy";
@@ -138,9 +138,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     if (account) bundle.account = account;
     if (r.custom && r.inputs) {
       const { waitFor: _gates, ...inputs } = revealed(r.inputs) as PairSpec;
-      const spec: PairSpec = { ...inputs, objects: fromEngineObjects(inputs.objects) };
-      if (inputs.secretObjects) spec.secretObjects = fromEngineObjects(inputs.secretObjects);
-      if (inputs.adopt) spec.adopt = fromEngineObjects(inputs.adopt);
+      const spec = pairSpecFromEngine(inputs);
       bundle.spec = spec;
       if (isSecret(r.inputs.objects)) bundle.secret = true;
       bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));

@@ -127,6 +127,14 @@ export function fromEngineObjects(objects: Record<string, PairObject | EngineObj
   return out;
 }
 
+/** A pair's spec as the state holds its inputs, its sets of objects read back (fromEngineObjects). */
+export function pairSpecFromEngine(inputs: PairSpec): PairSpec {
+  const spec: PairSpec = { ...inputs, objects: fromEngineObjects(inputs.objects) };
+  if (inputs.secretObjects) spec.secretObjects = fromEngineObjects(inputs.secretObjects);
+  if (inputs.adopt) spec.adopt = fromEngineObjects(inputs.adopt);
+  return spec;
+}
+
 /**
  * What reports say instead of the messages of a pair whose objects hold what a lookup read from a
  * Secret: its provider's messages may quote a field's value (an API server refusal does), so they stay
