@@ -210,9 +210,10 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   // The stack's config (its clusters, to probe) is read beside the state: two CLI calls at once.
   const config = options.config || !renderMode ? configOf(stack, options) : undefined;
   config?.catch(() => undefined); // awaited below; a failure is reported there
+  const clusterNames = async (of: Promise<StackConfig>) => new Set((await of).clusters.map((c) => c.name));
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts
   // deployedAsBefore), and the outputs the last update left: one read of the state.
-  const state = await readState(stack, async () => (config ? new Set((await config).clusters.map((c) => c.name)) : undefined));
+  const state = await readState(stack, async () => (config ? clusterNames(config) : undefined));
   phase("state read");
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
@@ -231,7 +232,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   // BundleDeployments (deployed-objects.ts markRetained); on a cluster no longer configured they go
   // with their old provider, as before.
   if (legacy.length) {
-    const configured = new Set((await (config ?? configOf(stack, options))).clusters.map((c) => c.name));
+    const configured = await clusterNames(config ?? configOf(stack, options));
     legacy = legacy.filter((urn) => configured.has(clusterOfUrn(urn) ?? ""));
   }
   return {
