@@ -1,17 +1,9 @@
 import { expect } from "chai";
 import { parseStackConfig } from "../../core/config/stack";
+import { errorOf } from "../support/errors";
 
 const FILE = "stacks/Pulumi.test.yaml";
 const parse = (raw: Record<string, unknown>) => parseStackConfig(raw, FILE, "/project");
-
-function errorOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return (err as Error).message;
-  }
-  throw new Error("expected an error");
-}
 
 describe("stack configuration", () => {
   it("names the file and field path of a bad selector operator", () => {

@@ -14,19 +14,11 @@ import { fakeFacts } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";
 import { ageKey, sopsEncrypt } from "../support/sops";
+import { errorOf } from "../support/errors";
 
 const FILE = "stacks/Pulumi.test.yaml";
 const CANARY = "sops-unit-canary-4242";
 const SECRET = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: ${CANARY}\n`;
-
-function errorOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return (err as Error).message;
-  }
-  throw new Error("expected an error");
-}
 
 describe("gitRepos[].sopsAgeKey in the stack file", () => {
   const parse = (sopsAgeKey: unknown) => parseStackConfig({ gitRepos: [{ name: "a", repo: "https://example.com/a.git", sopsAgeKey }] }, FILE, "/project").gitRepos[0];
