@@ -89,13 +89,39 @@ func readOwners(job OwnersJob) OwnersResult {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ownersTimeout)
 	defer cancel()
+	objects, err := lookUp(ctx, mapper, client, job.Objects, del)
+	if err != nil {
+		return OwnersResult{Error: err.Error()}
+	}
+	return OwnersResult{Objects: objects}
+}
 
-	result := OwnersResult{Objects: make([]*LiveObject, len(job.Objects))}
+// lookUp reads each ref's live metadata (nil when absent): one list for the refs that share a kind
+// and namespace when they are many (a new bundle's objects), a GET for each of the others; with del,
+// always a GET, as the delete is made against that read.
+func lookUp(ctx context.Context, mapper meta.RESTMapper, client metadata.Interface, refs []ObjectRef, del *metav1.DeletionPropagation) ([]*LiveObject, error) {
+	objects := make([]*LiveObject, len(refs))
+	toGet := make([]int, 0, len(refs))
+	if del == nil {
+		listed, rest, err := listInGroups(ctx, mapper, client, refs)
+		if err != nil {
+			return nil, err
+		}
+		for i, live := range listed {
+			objects[i] = live
+		}
+		toGet = rest
+	} else {
+		for i := range refs {
+			toGet = append(toGet, i)
+		}
+	}
 	var mu sync.Mutex
 	var firstErr error
 	limit := make(chan struct{}, 32)
 	var wg sync.WaitGroup
-	for i, ref := range job.Objects {
+	for _, i := range toGet {
+		ref := refs[i]
 		wg.Add(1)
 		limit <- struct{}{}
 		go func() {
@@ -106,14 +132,14 @@ func readOwners(job OwnersJob) OwnersResult {
 			if err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("%s %s: %w", ref.Kind, qualifiedName(ref), err)
 			}
-			result.Objects[i] = live
+			objects[i] = live
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return OwnersResult{Error: firstErr.Error()}
+		return nil, firstErr
 	}
-	return result
+	return objects, nil
 }
 
 // deletePropagation is the received propagation as Kubernetes spells it: a sweep has no default of its own.
@@ -152,10 +178,7 @@ func readObject(ctx context.Context, mapper meta.RESTMapper, client metadata.Int
 	if err != nil {
 		return nil, err
 	}
-	live := &LiveObject{Labels: obj.Labels, Annotations: obj.Annotations}
-	for _, m := range obj.ManagedFields {
-		live.Managers = append(live.Managers, m.Manager)
-	}
+	live := liveOf(obj)
 	if del != nil && obj.DeletionTimestamp == nil && hasLabels(obj.Labels, ref.Labels) {
 		uid := obj.UID // never the object someone re-created meanwhile under the same name
 		err = resource.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: del, Preconditions: &metav1.Preconditions{UID: &uid}})
