@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, OutputMap, ProjectSettings, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, OutputMap, ProjectSettings, Stack, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
 import { checkShardStackFile } from "../core/config/shard-files";
@@ -139,8 +139,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   const found = inFileBackend(backend, options.stack);
   const stack = found === true ? await selectedWithoutCli(ws, options.stack)
     // A file backend without the stack's file: created at once (no `stack select` that fails first).
-    : found === false ? await Stack.create(options.stack, ws).then((created) => { createdNow.add(created); return created; },
-      (err) => (err instanceof StackAlreadyExistsError ? Stack.select(options.stack, ws) : Promise.reject(err)))
+    : found === false ? await createdWithoutCli(ws, backend.fileDir!, options.stack)
       : await Stack.createOrSelect(options.stack, ws);
   capturedOf.set(stack, captured);
   return stack;
@@ -157,6 +156,37 @@ function inFileBackend(backend: Backend, stack: string): boolean | undefined {
   const base = path.join(stacks, PROJECT_NAME, stack);
   if ([".json", ".json.gz", ".json.zst"].some((ext) => fs.existsSync(base + ext))) return true;
   return projectLayout(backend.fileDir) ? false : undefined;
+}
+
+/**
+ * A new stack of a file backend without `pulumi stack init` (a CLI start and the passphrase's key
+ * derivation, 0.26 s, paid again by the first `up`): its state file, an empty checkpoint in the
+ * format `pulumi stack import` reads (version 3). The first operation's CLI creates the stack's
+ * secrets salt in Pulumi.<stack>.yaml, as `stack init` would have. Written exclusively: a stack another
+ * process created meanwhile is selected, never overwritten.
+ */
+async function createdWithoutCli(ws: LocalWorkspace, fileDir: string, name: string): Promise<Stack> {
+  const pulumiDir = path.join(fileDir, ".pulumi");
+  const stacks = path.join(pulumiDir, "stacks", PROJECT_NAME);
+  fs.mkdirSync(stacks, { recursive: true });
+  const meta = path.join(pulumiDir, "meta.yaml");
+  if (!fs.existsSync(meta)) writeExclusive(meta, "version: 1\n"); // stacks kept per project, as this CLI lays them out
+  const checkpoint = { version: 3, checkpoint: { stack: `organization/${PROJECT_NAME}/${name}`, latest: null } };
+  const created = writeExclusive(path.join(stacks, `${name}.json`), JSON.stringify(checkpoint));
+  const stack = await selectedWithoutCli(ws, name);
+  if (created) createdNow.add(stack);
+  return stack;
+}
+
+/** Writes a file that must not exist yet; false when it does (another process wrote it first). */
+function writeExclusive(file: string, text: string): boolean {
+  try {
+    fs.writeFileSync(file, text, { flag: "wx" });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
 }
 
 /** A file backend that keeps its stacks per project (meta.yaml version 1, what this CLI writes), or a new one. */
