@@ -24,6 +24,8 @@ import { DeploymentFailure, describeFailure, pairFailures } from "../core/desire
 import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./deployed-objects";
+import { historyMark, startEarly } from "./early-desired";
+import { DeployOptions, EarlyDesired } from "../core/desired/state";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
@@ -166,15 +168,15 @@ function skipsCheckpoints(op: "up" | "destroy" | "refresh" | "read", options: Op
   return options.skipCheckpoints ?? (op !== "up" || store !== undefined);
 }
 
-async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read" = "read"): Promise<Session> {
+async function open(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read" = "read", runsProgram = false): Promise<Session> {
   try {
-    return await openSession(options, op);
+    return await openSession(options, op, runsProgram);
   } catch (err) {
     throw worded(err, `stack ${options.stack}`);
   }
 }
 
-async function openSession(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read"): Promise<Session> {
+async function openSession(options: OperationOptions, op: "up" | "destroy" | "refresh" | "read", runsProgram: boolean): Promise<Session> {
   phase("operation called");
   let planned: FleetState | undefined;
   let unreachable = new Map<string, string>();
@@ -195,17 +197,18 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
     writer: writerId(), onRecorded: (key) => { journalKey = key; },
     warn: (m) => warnerOf(options)(`warning: stack ${options.stack}: ${m}`),
   } : undefined;
-  stack = await openStack({
-    ...options,
-    env: { ...options.env, ...(skip ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
-    deploy: {
-      ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
-      onDesired: (d) => { planned = d.fleet; options.deploy?.onDesired?.(d); },
-      leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-      correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups, carriedAccess: () => access,
-    },
-  });
+  let early: (() => EarlyDesired | undefined) | undefined;
+  const deploy: DeployOptions = {
+    ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
+    onDesired: (d) => { planned = d.fleet; options.deploy?.onDesired?.(d); },
+    leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
+    correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups, carriedAccess: () => access,
+    early: () => early?.(),
+  };
+  stack = await openStack({ ...options, env: { ...options.env, ...(skip ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) }, deploy });
   phase("workspace and stack selected");
+  const markNow = () => historyMark(resolveBackend(options).fileDir, PROJECT_NAME, options.stack);
+  const mark = runsProgram ? markNow() : undefined;
   const renderMode = isRenderMode(options);
   // The stack's config (its clusters, to probe) is read beside the state: two CLI calls at once.
   const config = options.config || !renderMode ? configOf(stack, options) : undefined;
@@ -225,6 +228,8 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
     if (unreachable.size) excluded = state.resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
   }
   phase("clusters probed");
+  // The program's desired state, computed while the CLI starts (automation/early-desired.ts).
+  if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
   const warn = warnerOf(options);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
@@ -324,7 +329,7 @@ function movingNote(s: Session): string | undefined {
 }
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
-  const s = await open(options);
+  const s = await open(options, "read", true);
   throwIfStopped();
   const result = await withoutStackTraces(() => s.stack.preview({
     signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
@@ -374,7 +379,7 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
-  const s = await open(options, "up");
+  const s = await open(options, "up", true);
   try {
     await resolvePendingOperations(s, options);
     await s.locked(() => markRetained(s.stack, [...s.moving]));

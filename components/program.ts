@@ -27,12 +27,17 @@ export function configFromPulumi(): StackConfig {
  * Any failure to read propagates: without the record the guards cannot run, so the update must stop.
  */
 export async function readPreviousDeployment(): Promise<PreviousDeployment | undefined> {
-  const self = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
+  const self = selfReference();
   const summary = await self.getOutputDetails(RECORD_OUTPUT);
   if (!(summary.value ?? summary.secretValue)) return undefined;
   const deployments = await self.getOutputDetails(DEPLOYMENTS_OUTPUT);
   const states = await self.getOutputDetails(DEPLOYMENT_STATES_OUTPUT);
   return previousFromOutputs(summary.value ?? summary.secretValue, deployments.value ?? deployments.secretValue, states.value ?? states.secretValue);
+}
+
+/** The StackReference to this stack: a read resource every state of this program holds. */
+function selfReference(): pulumi.StackReference {
+  return new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
 }
 
 export interface FleetOutputs {
@@ -48,9 +53,11 @@ export interface FleetOutputs {
 
 export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
   const started = performance.now();
+  const early = options.early?.();
+  if (early) selfReference(); // registered as when the last outputs are read through it, so the state does not change
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const facts = liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.());
-  const desired = await desiredState(config ?? configFromPulumi(), facts, options);
+  const facts = early?.facts ?? liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.());
+  const desired = early ? await early.desired() : await desiredState(config ?? configFromPulumi(), facts, options);
   // The crash journal is swept and this update recorded before anything is registered (core/desired/sweep.ts).
   await sweepAndRecord(facts, desired, options.leftOut?.());
   const planned = performance.now();

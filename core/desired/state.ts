@@ -255,6 +255,12 @@ const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? 
 export type { PreviousDeployment };
 
 /** What the program (components/program.ts) is given by the operations, scripts and tests. */
+/** A desired state computed before the program ran, from the same config, facts and options. */
+export interface EarlyDesired {
+  facts: Facts;
+  desired: () => Promise<DesiredState>;
+}
+
 export interface DeployOptions extends DesiredOptions {
   /** What the last update deployed; read from the stack's own outputs when not given (null: a new stack). */
   previous?: PreviousDeployment | null;
@@ -268,6 +274,11 @@ export interface DeployOptions extends DesiredOptions {
   carriedAccess?: () => Record<string, ClusterAccess> | undefined;
   /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
   inputs?: string;
+  /**
+   * The desired state the operation started computing while the CLI starts (automation/early-desired.ts),
+   * if it still holds when the program runs: the program registers it instead of computing its own.
+   */
+  early?: () => EarlyDesired | undefined;
   /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */
   onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
 }
