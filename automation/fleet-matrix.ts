@@ -161,7 +161,7 @@ export type PreviewInput = PreviewReport & { prunes: Prune[]; takenAt?: string }
 export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup: true }): Matrix {
   const { state, before, groups } = report;
   const after = new Map(state.plan.entries.map((e) => [deploymentKey(e), e]));
-  const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replace(/`/g, "")]));
+  const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replaceAll("`", "")]));
   const unreachable = report.unreachable ?? new Map<string, string>();
   const failures = state.failures?.list() ?? [];
   const failed = new Map(failures.filter((f) => f.cluster).map((f) => [deploymentKey(f), f]));

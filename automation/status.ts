@@ -163,7 +163,7 @@ export function computeStatus(
     };
   });
   const leaving = [...departures(applied, state).values()].map((d): LeavingPair => ({
-    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: departureText(d).replace(/`/g, ""),
+    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: departureText(d).replaceAll("`", ""),
   }));
   return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }
