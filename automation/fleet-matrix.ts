@@ -9,7 +9,7 @@ import { deploymentKey } from "../core/desired/keys";
 import { rolloutLines } from "./rollout-report";
 import { clusterViews } from "../core/targeting/match";
 import { compare } from "./deploy-events";
-import type { PreviewReport, Prune } from "./pr-summary";
+import type { PreviewReport, Prune } from "./preview-report";
 import { hasChanges } from "./steps";
 import { DeploymentState, STATE_RANK, StatusReport } from "./status";
 import { UNRECORDED_DEPARTURE } from "../core/targeting/departures";

@@ -11,7 +11,8 @@ import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTP
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
-import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
+import { Prune, prunesOf } from "./preview-report";
+import { renderSummaryMarkdown } from "./pr-summary";
 import { withoutStackTraces } from "./stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
