@@ -31,7 +31,8 @@ import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, wi
 import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./stack";
 import { engineFailureText, worded } from "./error-report";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
-import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
+import { clusterOfUrn, GroupedSteps, groupSteps } from "./steps";
+import { StepRecorder } from "./step-recorder";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */

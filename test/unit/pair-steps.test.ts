@@ -6,7 +6,8 @@
  */
 import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { groupSteps, StepRecorder } from "../../automation/steps";
+import { groupSteps } from "../../automation/steps";
+import { StepRecorder } from "../../automation/step-recorder";
 import { pairFailures } from "../../core/desired/failures";
 import { DeploymentRecord } from "../../core/desired/records";
 
@@ -97,7 +98,7 @@ describe("a pair that did not reach Ready is a failure of the update, alone (cor
   });
 });
 
-describe("the update's counts come from the engine's own summary event (automation/steps.ts)", () => {
+describe("the update's counts come from the engine's own summary event (automation/step-recorder.ts)", () => {
   it("the recorder keeps the summary event's resourceChanges: `up` reads no history entry back", () => {
     const r = new StepRecorder();
     expect(r.changes, "before the engine finished").to.equal(undefined);
