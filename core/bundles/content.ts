@@ -6,11 +6,19 @@
  * (checkout.ts), so within its bounds; the bundle's files together are bounded too, and so is the
  * matching of .fleetignore patterns (PULUMI_FLEET_MAX_IGNORE_STEPS per checkout: each test is at most
  * name x pattern, but a .fleetignore of many patterns is tested against every name below it).
+ * Their content address is Fleet's manifestID (manifestIdOf).
  */
 import { FleetError } from "../errors";
+import { sha256Hex, stableJson } from "../hash";
 import { Checkout, joinRel, mib } from "./checkout";
 import { BadPattern, compileGoPattern, GoPattern } from "./go-glob";
 import { BundleFile } from "./types";
+
+/** Fleet's manifestID: "s-" + sha256 of the resources, independent of file system order. */
+export function manifestIdOf(files: BundleFile[]): string {
+  const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return `s-${sha256Hex(stableJson({ resources: sorted }))}`.slice(0, 63);
+}
 
 export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: string[], ctx: { gitRepo: string; bundle: string }): BundleFile[] {
   const files: BundleFile[] = [];
