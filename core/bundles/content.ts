@@ -135,3 +135,17 @@ function fileContent(name: string, data: Buffer): BundleFile {
   const text = data.toString("utf8");
   return Buffer.from(text, "utf8").equals(data) ? { name, content: text } : { name, content: data.toString("base64"), encoding: "base64" };
 }
+
+const OVERLAY_PREFIX = "overlays/";
+
+/** The files Fleet would render as manifests or chart templates (before overlays are applied): none means an empty bundle, told early. */
+export function rawManifestFiles(files: BundleFile[]): BundleFile[] {
+  const ignorePrefixes = files
+    .filter((f) => /(^|\/)fleet\.ya?ml$/.test(f.name) && f.name.includes("/") || f.name.endsWith("/Chart.yaml"))
+    .map((f) => f.name.slice(0, f.name.lastIndexOf("/") + 1));
+  return files.filter((f) =>
+    !/^fleet\.ya?ml$/.test(f.name) &&
+    /\.(ya?ml|json)$/.test(f.name) &&
+    !f.name.startsWith(OVERLAY_PREFIX) &&
+    !ignorePrefixes.some((p) => f.name.startsWith(p)));
+}
