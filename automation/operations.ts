@@ -6,7 +6,7 @@
  */
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
-import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
+import { DeploymentRecord, deploymentRecord, pairFailures } from "../core/desired/records";
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
@@ -21,7 +21,7 @@ import { phase } from "./timings";
 import { FailedUpStore, failedUpStore } from "./failed-up-store";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
-import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
+import { DeploymentFailure, describeFailure } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./deployed-objects";

@@ -1,6 +1,6 @@
 /**
  * A BundleDeployment is one engine resource; the reports speak of its objects (automation/pair-steps.ts),
- * and a pair's state is a failure the update names (core/desired/failures.ts pairFailures). Engine events
+ * and a pair's state is a failure the update names (core/desired/records.ts pairFailures). Engine events
  * are synthetic here, shaped as the real engine sends them; test/e2e/bundle-deployment-unit.test.ts has
  * the real ones.
  */
@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { groupSteps } from "../../automation/steps";
 import { StepRecorder } from "../../automation/step-recorder";
-import { pairFailures } from "../../core/desired/failures";
+import { pairFailures } from "../../core/desired/records";
 import { DeploymentRecord } from "../../core/desired/records";
 
 const BD = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
