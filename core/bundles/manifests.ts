@@ -17,3 +17,12 @@ export function objectKey(obj: K8sObject): string {
   const group = groupOf(obj.apiVersion) || "core";
   return [group, obj.kind, obj.metadata.namespace ?? "_", obj.metadata.name].join(":");
 }
+
+/** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
+export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
+  "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+  "StorageClass", "PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "APIService", "IngressClass", "RuntimeClass",
+  "CSIDriver", "CSINode", "VolumeAttachment", "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
+  "ComponentStatus", "ClusterIssuer", "VolumeSnapshotClass",
+]);
