@@ -19,7 +19,7 @@ export interface FailureContext {
   stack?: string;
 }
 
-/** An error diagnostic the engine reported (automation/steps.ts StepRecorder keeps them). */
+/** An error diagnostic the engine reported (automation/step-recorder.ts StepRecorder keeps them). */
 export interface EngineDiagnostic {
   urn?: string;
   message: string;

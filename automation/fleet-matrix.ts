@@ -9,7 +9,7 @@ import { deploymentKey } from "../core/desired/keys";
 import { rolloutLines } from "./rollout-report";
 import { clusterViews } from "../core/targeting/match";
 import { compare } from "./deploy-events";
-import type { PreviewReport, Prune } from "./pr-summary";
+import type { PreviewReport, Prune } from "./preview-report";
 import { hasChanges } from "./steps";
 import { DeploymentState, STATE_RANK, StatusReport } from "./status";
 import { UNRECORDED_DEPARTURE } from "../core/targeting/departures";
@@ -161,7 +161,7 @@ export type PreviewInput = PreviewReport & { prunes: Prune[]; takenAt?: string }
 export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup: true }): Matrix {
   const { state, before, groups } = report;
   const after = new Map(state.plan.entries.map((e) => [deploymentKey(e), e]));
-  const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replace(/`/g, "")]));
+  const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replaceAll("`", "")]));
   const unreachable = report.unreachable ?? new Map<string, string>();
   const failures = state.failures?.list() ?? [];
   const failed = new Map(failures.filter((f) => f.cluster).map((f) => [deploymentKey(f), f]));

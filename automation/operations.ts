@@ -6,12 +6,13 @@
  */
 import { EngineEvent, OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
-import { DeploymentRecord, deploymentRecord } from "../core/desired/records";
+import { DeploymentRecord, deploymentRecord, pairFailures } from "../core/desired/records";
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
 import { DeployEvent, deployEvents } from "./deploy-events";
-import { Prune, prunesOf, renderSummaryMarkdown } from "./pr-summary";
+import { Prune, prunesOf } from "./preview-report";
+import { renderSummaryMarkdown } from "./pr-summary";
 import { withoutStackTraces } from "./stack-traces";
 import { StackConfig } from "../core/config/stack";
 import { unreachableClusters } from "./reachability";
@@ -20,7 +21,7 @@ import { phase } from "./timings";
 import { FailedUpStore, failedUpStore } from "./failed-up-store";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
-import { DeploymentFailure, describeFailure, pairFailures } from "../core/desired/failures";
+import { DeploymentFailure, describeFailure } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./deployed-objects";
@@ -32,7 +33,8 @@ import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, wi
 import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./stack";
 import { engineFailureText, worded } from "./error-report";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
-import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
+import { clusterOfUrn, GroupedSteps, groupSteps } from "./steps";
+import { StepRecorder } from "./step-recorder";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */

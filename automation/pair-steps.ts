@@ -12,7 +12,7 @@ import { typeTokenOf } from "../core/desired/objects";
 import { fromEngineObjects, PairObject } from "../core/desired/pair";
 import { stableJson } from "../core/hash";
 import { isAppliedSet } from "../core/desired/setup";
-import type { Step } from "./steps";
+import type { Step } from "./step-recorder";
 
 /** `objects["<key>"]` (or `secretObjects["<key>"]`) then the rest of the path, as the provider writes it. */
 const OBJECT_PATH = /^(objects|secretObjects)\["((?:[^"\\]|\\.)*)"\](.*)$/;

@@ -34,7 +34,7 @@ export interface ShardResult {
   changes?: Record<string, number>;
   events?: import("./deploy-events").DeployEvent[];
   summaryMarkdown?: string;
-  prunes?: import("./pr-summary").Prune[];
+  prunes?: import("./preview-report").Prune[];
   status?: import("./status").StatusReport;
 }
 

@@ -14,7 +14,8 @@ import { DepartureCode, departures, departureText } from "../core/targeting/depa
 import { describeNotReady, judgeReadiness, ReadinessQuery } from "../core/readiness";
 import { compare } from "./deploy-events";
 import { holdMessage, rolloutHold } from "../core/targeting/rollout-hold";
-import { DeploymentSteps, GroupedSteps, Step, urnName } from "./steps";
+import { DeploymentSteps, GroupedSteps, urnName } from "./steps";
+import { Step } from "./step-recorder";
 
 export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
 export type DeploymentState = keyof typeof STATE_RANK;
@@ -163,7 +164,7 @@ export function computeStatus(
     };
   });
   const leaving = [...departures(applied, state).values()].map((d): LeavingPair => ({
-    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: departureText(d).replace(/`/g, ""),
+    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: departureText(d).replaceAll("`", ""),
   }));
   return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }

@@ -17,8 +17,7 @@ import { ClusterConfig } from "./config/stack";
 import { objectKey } from "./bundles/manifests";
 import { ownerLabels } from "./ownership";
 import { OwnersJob, OwnersResult } from "./render/fleet-render";
-import type { DesiredDeployment } from "./desired/types";
-import { DELETE_PROPAGATION, sweepKeeps } from "./desired/delete-policy";
+import { DELETE_PROPAGATION } from "./desired/delete-policy";
 import { accessOf } from "./cluster-access";
 
 /** One object an update may create, with what identifies and owns it. */
@@ -44,27 +43,6 @@ export interface JournalEntry {
 /** An object's identity on its cluster, whatever its version: "<cluster>/<group>:<kind>:<ns>:<name>". */
 export function identityOf(o: { cluster: string; apiVersion: string; kind: string; namespace?: string; name: string }): string {
   return `${o.cluster}/${objectKey({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: o.namespace || undefined } })}`;
-}
-
-/**
- * The objects this update may create: every object of the desired deployments on the clusters it
- * applies to (left-out clusters get nothing applied). Unchanged deployments too: the engine also
- * re-creates an object of theirs that a refresh found deleted. What a prune retains is never swept,
- * nor is a Namespace: sweeping one would delete whatever else lives in it.
- */
-export function journalObjects(deployments: DesiredDeployment[], leftOut?: ReadonlySet<string>): JournalObject[] {
-  const out: JournalObject[] = [];
-  for (const d of deployments) {
-    if (leftOut?.has(d.cluster)) continue;
-    for (const { manifest: o, retain: reason } of d.objects) {
-      const retain = sweepKeeps(o, reason);
-      out.push({
-        cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.record.bundle, apiVersion: o.apiVersion, kind: o.kind,
-        namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
-      });
-    }
-  }
-  return out;
 }
 
 export interface SweepPlan {

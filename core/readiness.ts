@@ -3,22 +3,12 @@
  * the matching conditions, then wrangler's summary (the library Fleet's agent uses, run inside
  * fleet-render) decides. One batch per call, however many objects.
  */
-import { runRenderer } from "./render/fleet-render";
+import { Readiness, runRenderer } from "./render/fleet-render";
 
 export interface ReadinessQuery {
   id: string;
   object: Record<string, unknown>;
   ignore?: Record<string, string>[];
-}
-
-export interface Readiness {
-  ready: boolean;
-  state?: string;
-  error?: boolean;
-  transitioning?: boolean;
-  message?: string[];
-  /** The object could not be read as one (not judged). */
-  problem?: string;
 }
 
 export async function judgeReadiness(queries: ReadinessQuery[]): Promise<Map<string, Readiness>> {

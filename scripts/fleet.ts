@@ -131,7 +131,7 @@ async function main(): Promise<void> {
         const failed = r.failures.length ? `preview of stack ${args.stack}: ${ops.failuresNote(r.failures)}` : undefined;
         writeResult(v["result-json"], { ok: !failed, ...(failed ? { error: failed } : {}), changes: r.changes, summaryMarkdown: r.summaryMarkdown, prunes: r.prunes });
         page(args.html, () => renderPreviewPage(r));
-        for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replace(/`/g, "")}`);
+        for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replaceAll("`", "")}`);
         for (const line of rolloutLines(r.state)) console.log(line.replace(/^bundle/, "Bundle"));
         if (failed) throw new ResultWritten(failed);
         done(r);

@@ -14,9 +14,8 @@ import { FleetError, withContext } from "../errors";
 import { GitRepoConfig } from "../config/stack";
 import { Renderer } from "../render/fleet-render";
 import { Checkout, joinRel } from "./checkout";
-import { readBundleFiles } from "./content";
+import { manifestIdOf, readBundleFiles } from "./content";
 import { readYamlAsFleet } from "./goyaml";
-import { manifestIdOf } from "./read";
 import { pullRemoteChartsEach } from "./remote-charts";
 import { Bundle, BundleFile } from "./types";
 

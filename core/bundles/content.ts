@@ -6,11 +6,19 @@
  * (checkout.ts), so within its bounds; the bundle's files together are bounded too, and so is the
  * matching of .fleetignore patterns (PULUMI_FLEET_MAX_IGNORE_STEPS per checkout: each test is at most
  * name x pattern, but a .fleetignore of many patterns is tested against every name below it).
+ * Their content address is Fleet's manifestID (manifestIdOf).
  */
 import { FleetError } from "../errors";
+import { sha256Hex, stableJson } from "../hash";
 import { Checkout, joinRel, mib } from "./checkout";
 import { BadPattern, compileGoPattern, GoPattern } from "./go-glob";
 import { BundleFile } from "./types";
+
+/** Fleet's manifestID: "s-" + sha256 of the resources, independent of file system order. */
+export function manifestIdOf(files: BundleFile[]): string {
+  const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return `s-${sha256Hex(stableJson({ resources: sorted }))}`.slice(0, 63);
+}
 
 export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: string[], ctx: { gitRepo: string; bundle: string }): BundleFile[] {
   const files: BundleFile[] = [];
@@ -126,4 +134,18 @@ function trimTrailingSpace(line: string): string {
 function fileContent(name: string, data: Buffer): BundleFile {
   const text = data.toString("utf8");
   return Buffer.from(text, "utf8").equals(data) ? { name, content: text } : { name, content: data.toString("base64"), encoding: "base64" };
+}
+
+const OVERLAY_PREFIX = "overlays/";
+
+/** The files Fleet would render as manifests or chart templates (before overlays are applied): none means an empty bundle, told early. */
+export function rawManifestFiles(files: BundleFile[]): BundleFile[] {
+  const ignorePrefixes = files
+    .filter((f) => /(^|\/)fleet\.ya?ml$/.test(f.name) && f.name.includes("/") || f.name.endsWith("/Chart.yaml"))
+    .map((f) => f.name.slice(0, f.name.lastIndexOf("/") + 1));
+  return files.filter((f) =>
+    !/^fleet\.ya?ml$/.test(f.name) &&
+    /\.(ya?ml|json)$/.test(f.name) &&
+    !f.name.startsWith(OVERLAY_PREFIX) &&
+    !ignorePrefixes.some((p) => f.name.startsWith(p)));
 }

@@ -9,8 +9,8 @@ import { FleetError } from "../errors";
 import { readTargetCriteria, TargetCriteria } from "../config/stack";
 import { readSelector } from "../targeting/selector";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, TargetCustomizationMode, ValuesFrom, ValuesKeyRef } from "./types";
-import { IntOrString, limit, PartitionSpec, RolloutStrategy } from "../targeting/rollout";
+import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, IntOrString, PartitionSpec, RolloutStrategy, TargetCustomizationMode, ValuesFrom, ValuesKeyRef } from "./types";
+import { limit } from "../targeting/rollout";
 
 export interface FleetYaml {
   name?: string;

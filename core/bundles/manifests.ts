@@ -1,8 +1,4 @@
-/**
- * The Kubernetes object shape the pipeline passes around, and which files of a bundle Fleet reads as
- * manifests (used to tell an empty bundle early). Rendering itself is fleet-render's (core/render).
- */
-import { BundleFile } from "./types";
+/** The Kubernetes object shape the pipeline passes around. Rendering itself is fleet-render's (core/render). */
 
 export interface K8sObject {
   apiVersion: string;
@@ -22,16 +18,11 @@ export function objectKey(obj: K8sObject): string {
   return [group, obj.kind, obj.metadata.namespace ?? "_", obj.metadata.name].join(":");
 }
 
-const OVERLAY_PREFIX = "overlays/";
-
-/** The files Fleet would render as manifests or chart templates (before overlays are applied). */
-export function rawManifestFiles(files: BundleFile[]): BundleFile[] {
-  const ignorePrefixes = files
-    .filter((f) => /(^|\/)fleet\.ya?ml$/.test(f.name) && f.name.includes("/") || f.name.endsWith("/Chart.yaml"))
-    .map((f) => f.name.slice(0, f.name.lastIndexOf("/") + 1));
-  return files.filter((f) =>
-    !/^fleet\.ya?ml$/.test(f.name) &&
-    /\.(ya?ml|json)$/.test(f.name) &&
-    !f.name.startsWith(OVERLAY_PREFIX) &&
-    !ignorePrefixes.some((p) => f.name.startsWith(p)));
-}
+/** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
+export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
+  "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+  "StorageClass", "PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "APIService", "IngressClass", "RuntimeClass",
+  "CSIDriver", "CSINode", "VolumeAttachment", "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
+  "ComponentStatus", "ClusterIssuer", "VolumeSnapshotClass",
+]);

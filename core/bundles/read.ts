@@ -8,16 +8,14 @@ import deepmerge from "deepmerge";
 import { FleetError, withContext } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
 import { positiveNumber } from "../operator-env";
-import { sha256Hex, stableJson } from "../hash";
 import { bundleNameFor } from "../naming";
 import { DEFAULT_TARGET, GitRepoConfig, TargetCriteria } from "../config/stack";
 import { Checkout, joinRel } from "./checkout";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
-import { readBundleFiles } from "./content";
+import { manifestIdOf, rawManifestFiles, readBundleFiles } from "./content";
 import { checkFleetYamlText, FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
-import { rawManifestFiles } from "./manifests";
 import { ChartSource, PulledCharts, pullRemoteChartsEach } from "./remote-charts";
 import { Renderer, runRenderer } from "../render/fleet-render";
 import { withChartDependencies } from "./chart-deps";
@@ -352,11 +350,4 @@ function hasResources(b: Bundle): boolean {
 
 function cleanRel(p: string): string {
   return p.replace(/^\.\/+/, "").replace(/\/+$/, "") || ".";
-}
-
-
-/** Fleet's manifestID: "s-" + sha256 of the resources, independent of file system order. */
-export function manifestIdOf(files: BundleFile[]): string {
-  const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return `s-${sha256Hex(stableJson({ resources: sorted }))}`.slice(0, 63);
 }

@@ -15,15 +15,9 @@ import { childCommand, stopSignal } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
 import { GitRepoConfig } from "../config/stack";
 import { joinRel } from "./checkout";
-import { K8sObject, rawManifestFiles } from "./manifests";
-import { Bundle, BundleFile } from "./types";
-
-/** A bundle's encrypted manifest, decrypted: its Secrets. */
-export interface DecryptedFile {
-  /** Path relative to the bundle root. */
-  file: string;
-  objects: K8sObject[];
-}
+import { rawManifestFiles } from "./content";
+import { K8sObject } from "./manifests";
+import { Bundle, BundleFile, DecryptedFile } from "./types";
 
 export interface DecryptRequest { identities: string; files: { name: string; content: string }[] }
 /** Per file name: its Secrets, or why it cannot be decrypted (never a value of it). */

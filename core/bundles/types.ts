@@ -1,9 +1,8 @@
 /** The bundle model: what a directory of a Fleet repository means, before any cluster is considered. */
-import { RolloutStrategy } from "../targeting/rollout";
 import { LabelSelector } from "../targeting/selector";
 import { TargetCriteria } from "../config/stack";
 import { FleetError } from "../errors";
-import type { DecryptedFile } from "./sops";
+import { K8sObject } from "./manifests";
 
 /** A key of a ConfigMap or Secret on the target cluster (Fleet's ConfigMapKeySelector / SecretKeySelector). */
 export interface ValuesKeyRef {
@@ -97,6 +96,30 @@ export interface BundleFile {
   content: string;
   /** "base64" when the file is not UTF-8 text (chart archives); the content is then base64. */
   encoding?: "base64";
+}
+
+/** Kubernetes' IntOrString as fleet.yaml gives it: a number, or a string ("25%", or digits). */
+export type IntOrString = number | string;
+
+export interface PartitionSpec extends TargetCriteria {
+  maxUnavailable?: IntOrString;
+}
+
+/** fleet.yaml `rolloutStrategy`, as read (core/targeting/rollout.ts orders the clusters by it). */
+export interface RolloutStrategy {
+  maxUnavailable?: IntOrString;
+  maxUnavailablePartitions?: IntOrString;
+  autoPartitionSize?: IntOrString;
+  autoPartitionThreshold?: number;
+  maxNew?: number;
+  partitions: PartitionSpec[];
+}
+
+/** A bundle's encrypted manifest, decrypted: its Secrets. */
+export interface DecryptedFile {
+  /** Path relative to the bundle root. */
+  file: string;
+  objects: K8sObject[];
 }
 
 export interface Bundle {

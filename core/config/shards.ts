@@ -5,7 +5,6 @@
  * stack file is a generated copy of the definition naming its shard (automation/shard-files.ts); its
  * program deploys only its own clusters.
  */
-import { ClusterConfig, ClusterGroupConfig } from "./stack";
 import { Field } from "./reader";
 import { FleetError } from "../errors";
 import { LabelSelector, readSelector, selectorMatches } from "../targeting/selector";
@@ -27,13 +26,9 @@ export interface ShardOf {
   name: string;
 }
 
-/** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
-export interface ShardContext extends ShardOf {
-  /** Clusters of the other shards: their records in this stack's outputs are theirs now (moved away). */
-  elsewhere: string[];
-  /** Those clusters' configuration: whether a GitRepo still deploys anywhere is a question about the whole environment. */
-  otherClusters: ClusterConfig[];
-}
+/** What the rule reads of a cluster and of a cluster group (stack.ts passes its ClusterConfig and ClusterGroupConfig). */
+interface LabelledCluster { name: string; labels: Record<string, string> }
+interface SelectingGroup { name: string; selector: LabelSelector }
 
 export function shardStackName(environment: string, shard: string): string {
   return `${environment}.${shard}`;
@@ -70,7 +65,7 @@ export function readShardOf(f: Field): ShardOf | undefined {
   return { environment: f.child("environment").string(), name: f.child("name").string() };
 }
 
-function holds(s: ShardSpec, c: ClusterConfig, groups: ClusterGroupConfig[]): boolean {
+function holds(s: ShardSpec, c: LabelledCluster, groups: SelectingGroup[]): boolean {
   if (s.clusters && !s.clusters.includes(c.name)) return false;
   if (s.clusterSelector && !selectorMatches(s.clusterSelector, c.labels)) return false;
   if (s.clusterGroup) {
@@ -84,7 +79,7 @@ function holds(s: ShardSpec, c: ClusterConfig, groups: ClusterGroupConfig[]): bo
  * Cluster name -> shard name. A cluster in two shards or in none, a listed cluster that does not
  * exist, or an unknown group is an error naming it: the check runs before anything is deployed.
  */
-export function shardMembership(clusters: ClusterConfig[], groups: ClusterGroupConfig[], shards: ShardSpec[], file: string): Map<string, string> {
+export function shardMembership(clusters: LabelledCluster[], groups: SelectingGroup[], shards: ShardSpec[], file: string): Map<string, string> {
   const fail = (field: string, reason: string): never => {
     throw new FleetError(reason, { file, field });
   };

@@ -9,7 +9,7 @@ import { Field, isPlainObject } from "./reader";
 import { FleetError } from "../errors";
 import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
+import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
@@ -136,6 +136,14 @@ export interface StackConfig {
   shards?: ShardSpec[];
   /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
   shard?: ShardContext;
+}
+
+/** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
+export interface ShardContext extends ShardOf {
+  /** Clusters of the other shards: their records in this stack's outputs are theirs now (moved away). */
+  elsewhere: string[];
+  /** Those clusters' configuration: whether a GitRepo still deploys anywhere is a question about the whole environment. */
+  otherClusters: ClusterConfig[];
 }
 
 export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard"] as const;

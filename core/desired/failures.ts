@@ -8,8 +8,6 @@
 import { FleetError, withContext } from "../errors";
 import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "./keys";
-import { applied, PairReport } from "./pair";
-import { DeploymentRecord } from "./records";
 
 export interface DeploymentFailure {
   gitRepo: string;
@@ -122,26 +120,4 @@ export function dependencyName(e: { gitRepo: string }, ref: string): string {
 export function describeFailure(f: DeploymentFailure): string {
   const kept = f.kept ? `kept as last deployed: ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "nothing deployed";
   return `${f.message} (${kept})`;
-}
-
-/**
- * The pairs whose BundleDeployment did not reach Ready in the last update, as Fleet reports them: the
- * provider's state (ErrApplied: the API server refused an object; NotReady: not ready within the
- * timeout; WaitApplied: waiting for a dependsOn or rollout gate) and its messages, naming each object
- * with the server's words. Each kept what it had; the next `up` tries it again.
- */
-export function pairFailures(states: Record<string, PairReport>, records: Record<string, DeploymentRecord>): DeploymentFailure[] {
-  const out: DeploymentFailure[] = [];
-  for (const [key, r] of Object.entries(states)) {
-    if (applied(r.state)) continue;
-    const record = records[key];
-    if (!record) continue;
-    const reason = `${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`;
-    out.push({
-      gitRepo: record.gitRepo, bundle: record.bundle, cluster: record.cluster, reason,
-      message: `gitRepo ${record.gitRepo}, bundle ${record.bundle}, cluster ${record.cluster}: ${reason}`,
-      ...(r.appliedDeploymentId ? { kept: { deploymentId: r.appliedDeploymentId, objects: record.objectCount } } : {}),
-    });
-  }
-  return out.sort((a, b) => (deploymentKey(a) < deploymentKey(b) ? -1 : 1));
 }

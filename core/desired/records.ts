@@ -1,11 +1,14 @@
 /**
  * What the stack exports: the summary (per agent, GitRepo and cluster; read back by the next update's
  * guards) and one record per bundle deployment (the `deployments` output, read by status, the PR
- * summary and deploy events).
+ * summary and deploy events); read back after an update, the pairs whose BundleDeployment is not Ready.
  */
 import { ResolvedAgent } from "../agent/effective";
 import { FleetState } from "../pipeline";
 import { PlanEntry } from "../targeting/plan";
+import { DeploymentFailure } from "./failures";
+import { deploymentKey } from "./keys";
+import { applied, PairReport } from "./pair";
 
 export interface FleetSummary {
   /** Per cluster: the agent image and the hash of its effective configuration. */
@@ -76,4 +79,26 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>,
       [...byCluster.get(c.name) ?? [], ...held.filter((h) => h.cluster === c.name)].sort(byRepoThenBundle)
         .map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
   };
+}
+
+/**
+ * The pairs whose BundleDeployment did not reach Ready in the last update, as Fleet reports them: the
+ * provider's state (ErrApplied: the API server refused an object; NotReady: not ready within the
+ * timeout; WaitApplied: waiting for a dependsOn or rollout gate) and its messages, naming each object
+ * with the server's words. Each kept what it had; the next `up` tries it again.
+ */
+export function pairFailures(states: Record<string, PairReport>, records: Record<string, DeploymentRecord>): DeploymentFailure[] {
+  const out: DeploymentFailure[] = [];
+  for (const [key, r] of Object.entries(states)) {
+    if (applied(r.state)) continue;
+    const record = records[key];
+    if (!record) continue;
+    const reason = `${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`;
+    out.push({
+      gitRepo: record.gitRepo, bundle: record.bundle, cluster: record.cluster, reason,
+      message: `gitRepo ${record.gitRepo}, bundle ${record.bundle}, cluster ${record.cluster}: ${reason}`,
+      ...(r.appliedDeploymentId ? { kept: { deploymentId: r.appliedDeploymentId, objects: record.objectCount } } : {}),
+    });
+  }
+  return out.sort((a, b) => (deploymentKey(a) < deploymentKey(b) ? -1 : 1));
 }

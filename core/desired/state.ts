@@ -10,7 +10,6 @@ import { deployedAgents, resolveClusterAgents } from "../agent/effective";
 import { StackConfig } from "../config/stack";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
-import { journalObjects } from "../journal";
 import { checkTakeOwnership } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
 import { checkReach, checkReachObjects } from "../reach";
@@ -36,6 +35,7 @@ import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousD
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
 import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredState } from "./types";
 import { deployedAsBefore, retiringDeployments } from "./from-state";
+import { journalObjects } from "./journal-objects";
 import { clusterCapabilities, withHeldAccounts, ambientKubeconfigs } from "./gather";
 import { inDependencyOrder } from "./order";
 import { providerSettings } from "./providers";

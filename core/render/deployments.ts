@@ -13,7 +13,7 @@ import { positiveNumber } from "../operator-env";
 import { sha256Hex, stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { decryptedObjects } from "../bundles/sops";
-import { K8sObject, objectKey } from "../bundles/manifests";
+import { CLUSTER_SCOPED, K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
 import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
 import { ValuesFromInput } from "./values-from";
@@ -269,15 +269,6 @@ export async function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployme
     alive = alive.filter((e) => !losers.has(e));
   }
 }
-
-/** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
-export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
-  "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
-  "StorageClass", "PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "APIService", "IngressClass", "RuntimeClass",
-  "CSIDriver", "CSINode", "VolumeAttachment", "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
-  "ComponentStatus", "ClusterIssuer", "VolumeSnapshotClass",
-]);
 
 function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; bundle: string; cluster: string }): Omit<RenderedDeployment, "style" | "ignoredFields"> {
   const warnings = [...(r.warnings ?? [])];

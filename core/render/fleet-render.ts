@@ -163,11 +163,22 @@ export interface RenderResult {
   lookups?: LookupKey[];
 }
 
+/** A live object judged as Fleet's agent judges it (core/readiness.ts asks). */
+export interface Readiness {
+  ready: boolean;
+  state?: string;
+  error?: boolean;
+  transitioning?: boolean;
+  message?: string[];
+  /** The object could not be read as one (not judged). */
+  problem?: string;
+}
+
 /**
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, import("../readiness").Readiness>; discovery: Record<string, DiscoveryResult>; lookupReads: Record<string, LookupResult> }
+export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, Readiness>; discovery: Record<string, DiscoveryResult>; lookupReads: Record<string, LookupResult> }
 
 let binary: string | undefined;
 

@@ -6,9 +6,9 @@
  * Anything else fails the deployment before it is read (never a silent "not found": the chart would
  * render differently than on Fleet without anyone knowing).
  */
+import { CLUSTER_SCOPED } from "../bundles/manifests";
 import { namespaceAllowed } from "../config/stack";
 import { FleetError } from "../errors";
-import { CLUSTER_SCOPED } from "./deployments";
 import { LookupKey } from "./fleet-render";
 
 /** What one deployment's lookups may read. */

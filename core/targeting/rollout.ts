@@ -18,24 +18,8 @@
  * stops where Fleet would pause; the next `up` goes on from there.
  */
 import { FleetError } from "../errors";
-import { TargetCriteria } from "../config/stack";
+import { IntOrString, RolloutStrategy } from "../bundles/types";
 import { ClusterView, targetMatches } from "./match";
-
-/** Kubernetes' IntOrString as fleet.yaml gives it: a number, or a string ("25%", or digits). */
-export type IntOrString = number | string;
-
-export interface PartitionSpec extends TargetCriteria {
-  maxUnavailable?: IntOrString;
-}
-
-export interface RolloutStrategy {
-  maxUnavailable?: IntOrString;
-  maxUnavailablePartitions?: IntOrString;
-  autoPartitionSize?: IntOrString;
-  autoPartitionThreshold?: number;
-  maxNew?: number;
-  partitions: PartitionSpec[];
-}
 
 export interface RolloutPartition {
   name: string;

@@ -13,7 +13,8 @@ import { deployEvents, formatDeployEvent } from "../../automation/deploy-events"
 import { probe } from "../../automation/reachability";
 import { serverOf } from "../../core/cluster-access";
 import { deployedObjectsOf, legacyObjectUrns } from "../../automation/deployed-objects";
-import { clusterOfUrn, groupSteps, StepRecorder } from "../../automation/steps";
+import { clusterOfUrn, groupSteps } from "../../automation/steps";
+import { StepRecorder } from "../../automation/step-recorder";
 import { computeStatus } from "../../automation/status";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";

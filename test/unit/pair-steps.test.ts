@@ -1,13 +1,14 @@
 /**
  * A BundleDeployment is one engine resource; the reports speak of its objects (automation/pair-steps.ts),
- * and a pair's state is a failure the update names (core/desired/failures.ts pairFailures). Engine events
+ * and a pair's state is a failure the update names (core/desired/records.ts pairFailures). Engine events
  * are synthetic here, shaped as the real engine sends them; test/e2e/bundle-deployment-unit.test.ts has
  * the real ones.
  */
 import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { groupSteps, StepRecorder } from "../../automation/steps";
-import { pairFailures } from "../../core/desired/failures";
+import { groupSteps } from "../../automation/steps";
+import { StepRecorder } from "../../automation/step-recorder";
+import { pairFailures } from "../../core/desired/records";
 import { DeploymentRecord } from "../../core/desired/records";
 
 const BD = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
@@ -97,7 +98,7 @@ describe("a pair that did not reach Ready is a failure of the update, alone (cor
   });
 });
 
-describe("the update's counts come from the engine's own summary event (automation/steps.ts)", () => {
+describe("the update's counts come from the engine's own summary event (automation/step-recorder.ts)", () => {
   it("the recorder keeps the summary event's resourceChanges: `up` reads no history entry back", () => {
     const r = new StepRecorder();
     expect(r.changes, "before the engine finished").to.equal(undefined);

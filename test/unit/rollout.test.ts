@@ -5,7 +5,8 @@
  */
 import { expect } from "chai";
 import { ClusterView } from "../../core/targeting/match";
-import { limit, partitionsOf, RolloutStrategy, rolloutWarnings } from "../../core/targeting/rollout";
+import { RolloutStrategy } from "../../core/bundles/types";
+import { limit, partitionsOf, rolloutWarnings } from "../../core/targeting/rollout";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { fakeFacts } from "../support/fake-facts";

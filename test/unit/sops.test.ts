@@ -6,7 +6,8 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readBundles, manifestIdOf } from "../../core/bundles/read";
+import { readBundles } from "../../core/bundles/read";
+import { manifestIdOf } from "../../core/bundles/content";
 import { parseStackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { FleetError } from "../../core/errors";
