@@ -36,6 +36,7 @@ import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./
 import { clusterOfUrn, GroupedSteps, groupSteps } from "./steps";
 import { StepRecorder } from "./step-recorder";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
+import { notifyAfterStatus, notifyAfterUp } from "./notify/notify";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
@@ -402,6 +403,8 @@ export async function up(options: OperationOptions): Promise<UpResult> {
     const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
     const failed = [...rendered, ...pairFailures(statesOutput(outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
     const setups = setupFailures(outputs);
+    await notifyAfterUp({ stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
+      { statesBefore: statesOutput(s.state.outputs), statesAfter: statesOutput(outputs), before: s.before, after, failures: rendered, deploys: events });
     if (failed.length || setups.length) {
       const notes = [...setups.length ? [`${setups.length} cluster setup(s) (namespaces and agent) failed, each alone:\n${setups.map((x) => `  ${x}`).join("\n")}`] : [],
         ...failed.length ? [failuresNote(failed)] : []];
@@ -460,10 +463,13 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
-  return computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
+  const report = computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
     nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });
+  await notifyAfterStatus({ stack: options.stack, config: state.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
+    report.deployments, s.before, statesOutput(s.state.outputs));
+  return report;
 }
 
 /** Deployments whose last `up` failed, kept in the stack's backend until an `up` succeeds (for ErrApplied). */

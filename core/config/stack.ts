@@ -11,6 +11,7 @@ import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
+import { NotificationsConfig, readNotifications } from "./notifications";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -136,6 +137,8 @@ export interface StackConfig {
   shards?: ShardSpec[];
   /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
   shard?: ShardContext;
+  /** Where `up` and `status` send their events (core/config/notifications.ts). */
+  notifications?: NotificationsConfig;
 }
 
 /** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
@@ -146,7 +149,7 @@ export interface ShardContext extends ShardOf {
   otherClusters: ClusterConfig[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -171,6 +174,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     clusterGroups,
     gitRepos,
     agent: root.child("agent").optMap(),
+    ...(root.child("notifications").present ? { notifications: readNotifications(root.child("notifications")) } : {}),
   };
   if (!config.renderDir) {
     clusters.forEach((c, i) => {

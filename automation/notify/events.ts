@@ -1,0 +1,131 @@
+/**
+ * Which (bundle, cluster) pairs changed state, as events for the team's webhooks: a pure decision of
+ * what was last said about each pair (the memory, notify-memory.ts) and what is observed now. A pair
+ * that stays as it was sends nothing: no "deployed" on a no-op `up` (unlike Fleet's "Deployed bundle"
+ * on every reconcile, fleet#2856), no second "failed" while it fails with the same words, no second
+ * "drift" from each scheduled `status` while the same objects stay edited.
+ */
+import { NotificationType } from "../../core/config/notifications";
+import { compare } from "../deploy-events";
+
+/** A pair as this run saw it: Fleet's state and the words that go with it. */
+export interface PairObservation {
+  key: string;
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  /** Fleet's BundleDeployment state: Ready, NotReady, ErrApplied, WaitApplied, Modified, OutOfSync. */
+  state: string;
+  message: string;
+  deploymentId: string;
+  commit: string;
+}
+
+/** What was last said about a pair (or, before any event, what the stack last recorded). */
+export interface Remembered {
+  state: string;
+  message: string;
+}
+
+export type Memory = Record<string, Remembered>;
+
+/** One event, the schema every webhook format is made from (the `json` format sends it as is). */
+export interface NotificationEvent {
+  type: NotificationType;
+  stack: string;
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  state: string;
+  /** The state last said or recorded; null for a pair never seen before. */
+  previousState: string | null;
+  deploymentId: string;
+  commit: string;
+  /** The server's words for a failure, the objects for drift, what changed for a deploy; redacted (redact.ts). */
+  message: string;
+  /** ISO 8601. */
+  time: string;
+}
+
+/** The event type of a state: Fleet's states grouped as a team reads them. */
+export function typeOfState(state: string): NotificationType {
+  if (state === "Ready") return "deployed";
+  if (state === "Modified") return "drift";
+  if (state === "WaitApplied" || state === "OutOfSync") return "held";
+  return "failed";
+}
+
+export interface Decision {
+  events: NotificationEvent[];
+  /** The memory to keep for the next run. */
+  memory: Memory;
+}
+
+interface Context {
+  stack: string;
+  time: string;
+}
+
+/**
+ * After an `up`: one event per pair whose state changed, or whose failure's words changed, or whose
+ * objects this update actually changed (`deployed`: its deploy event's words, automation/deploy-events.ts),
+ * and one per pair pruned. Pairs not observed and not pruned are forgotten (no longer in the stack).
+ */
+export function decideAfterUp(memory: Memory, observed: PairObservation[], deployed: Map<string, string>, pruned: PairObservation[], ctx: Context): Decision {
+  const events: NotificationEvent[] = [];
+  const next: Memory = {};
+  for (const o of observed) {
+    const before = memory[o.key];
+    const deployedNow = o.state === "Ready" && deployed.has(o.key);
+    // `up` without --refresh does not read the clusters: drift `status` found is still there unless this update re-applied the pair.
+    if (before?.state === "Modified" && o.state === "Ready" && !deployedNow) {
+      next[o.key] = before;
+      continue;
+    }
+    next[o.key] = { state: o.state, message: o.message };
+    const changed = before ? before.state !== o.state || (o.state !== "Ready" && before.message !== o.message) : o.state !== "Ready";
+    if (!changed && !deployedNow) continue;
+    events.push(eventOf(o, before, ctx, deployedNow ? deployed.get(o.key)! : o.message || (before ? `${before.state} -> Ready` : "Ready")));
+  }
+  for (const p of pruned) {
+    if (next[p.key]) continue; // pruned under one name, deployed under another in the same update: the deploy is the news
+    events.push({ ...eventOf(p, memory[p.key], ctx, p.message), type: "pruned", state: "Pruned" });
+  }
+  return { events: sorted(events), memory: next };
+}
+
+/**
+ * After `status`: drift only (Modified, with the objects edited by hand). A pair remembered as drifted
+ * and now seen without drift is remembered as it is now, silently, so that its next drift is news;
+ * every other pair's memory is left to the next `up`.
+ */
+export function decideAfterStatus(memory: Memory, observed: PairObservation[], ctx: Context): Decision {
+  const events: NotificationEvent[] = [];
+  const next: Memory = { ...memory };
+  for (const o of observed) {
+    const before = memory[o.key];
+    if (o.state === "Modified") {
+      next[o.key] = { state: o.state, message: o.message };
+      if (!before || before.state !== "Modified" || before.message !== o.message) events.push(eventOf(o, before, ctx, o.message));
+    } else if (before?.state === "Modified") {
+      next[o.key] = { state: o.state, message: o.message };
+    }
+  }
+  return { events: sorted(events), memory: next };
+}
+
+function eventOf(o: PairObservation, before: Remembered | undefined, ctx: Context, message: string): NotificationEvent {
+  return {
+    type: typeOfState(o.state), stack: ctx.stack, gitRepo: o.gitRepo, bundle: o.bundle, cluster: o.cluster, state: o.state,
+    previousState: before?.state ?? null, deploymentId: o.deploymentId, commit: o.commit, message, time: ctx.time,
+  };
+}
+
+function sorted(events: NotificationEvent[]): NotificationEvent[] {
+  return events.sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
+}
+
+/** Only the event types a webhook asked for. */
+export function eventsFor(events: NotificationEvent[], types: readonly NotificationType[]): NotificationEvent[] {
+  return events.filter((e) => types.includes(e.type));
+}
