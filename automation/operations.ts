@@ -32,6 +32,8 @@ import { engineFailureText, worded } from "./error-report";
 import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
 import { clusterOfUrn, GroupedSteps, groupSteps, StepRecorder } from "./steps";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
+import { RunFacts, withMetrics } from "./metrics/report";
+import { pairsAfterUp, pairsOfStatus } from "./metrics/pairs";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
@@ -323,8 +325,19 @@ function movingNote(s: Session): string | undefined {
     "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides";
 }
 
+/** What an operation's metrics read of its session (automation/metrics/report.ts). */
+function watched(m: RunFacts, s: Session, options: OperationOptions): Session {
+  m.config = async () => (s.planned()?.config ?? await configOf(s.stack, options)).metrics;
+  m.engine = () => s.recorder.changes;
+  return s;
+}
+
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
-  const s = await open(options);
+  return withMetrics("preview", options, (m) => previewOnce(options, m));
+}
+
+async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
+  const s = watched(m, await open(options), options);
   throwIfStopped();
   const result = await withoutStackTraces(() => s.stack.preview({
     signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
@@ -374,7 +387,11 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
-  const s = await open(options, "up");
+  return withMetrics("up", options, (m) => upOnce(options, m));
+}
+
+async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult> {
+  const s = watched(m, await open(options, "up"), options);
   try {
     await resolvePendingOperations(s, options);
     await s.locked(() => markRetained(s.stack, [...s.moving]));
@@ -384,6 +401,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
       continueOnError: options.continueOnError ?? false, exclude: s.excluded,
     })));
     phase("engine finished");
+    m.pairs = pairsAfterUp({ entries: s.planned()?.plan.entries ?? [], failures: s.planned()?.failures.list() ?? [], states: statesOutput(outputs), records: deploymentsOutput(outputs), unreachable: s.unreachable });
     await s.settleJournal();
     const r = base(options, s, s.recorder.changes);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
@@ -445,7 +463,11 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
  * In render mode there is no cluster to read: the states come from the records and the plan alone.
  */
 export async function status(options: OperationOptions): Promise<StatusReport> {
-  const s = await open(options);
+  return withMetrics("status", options, (m) => statusOnce(options, m));
+}
+
+async function statusOnce(options: OperationOptions, m: RunFacts): Promise<StatusReport> {
+  const s = watched(m, await open(options), options);
   throwIfStopped();
   await withoutStackTraces(() => s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }))
     .catch((err) => { throw readFailure("status", options, s, err); });
@@ -453,10 +475,12 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
-  return computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
+  const report = computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
     nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });
+  m.pairs = pairsOfStatus(report.deployments, s.before);
+  return report;
 }
 
 /** Deployments whose last `up` failed, kept in the stack's backend until an `up` succeeds (for ErrApplied). */

@@ -11,6 +11,7 @@ import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
+import { MetricsConfig, readMetrics } from "./metrics";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -136,9 +137,11 @@ export interface StackConfig {
   shards?: ShardSpec[];
   /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
   shard?: ShardContext;
+  /** Where the operations leave their Prometheus metrics (core/config/metrics.ts). */
+  metrics?: MetricsConfig;
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "metrics"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -163,6 +166,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     clusterGroups,
     gitRepos,
     agent: root.child("agent").optMap(),
+    ...(root.child("metrics").present ? { metrics: readMetrics(root.child("metrics"), baseDir) } : {}),
   };
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
