@@ -37,6 +37,8 @@ import { clusterOfUrn, GroupedSteps, groupSteps } from "./steps";
 import { StepRecorder } from "./step-recorder";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
 import { notifyAfterStatus, notifyAfterUp } from "./notify/notify";
+import { RunFacts, withMetrics } from "./metrics/report";
+import { pairsAfterUp, pairsOfStatus } from "./metrics/pairs";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
@@ -331,8 +333,19 @@ function movingNote(s: Session): string | undefined {
     "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides";
 }
 
+/** What an operation's metrics read of its session (automation/metrics/report.ts). */
+function watched(m: RunFacts, s: Session, options: OperationOptions): Session {
+  m.config = async () => (s.planned()?.config ?? await configOf(s.stack, options)).metrics;
+  m.engine = () => s.recorder.changes;
+  return s;
+}
+
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
-  const s = await open(options, "read", true);
+  return withMetrics("preview", options, (m) => previewOnce(options, m));
+}
+
+async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
+  const s = watched(m, await open(options, "read", true), options);
   throwIfStopped();
   const result = await withoutStackTraces(() => s.stack.preview({
     signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
@@ -382,7 +395,11 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {
-  const s = await open(options, "up", true);
+  return withMetrics("up", options, (m) => upOnce(options, m));
+}
+
+async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult> {
+  const s = watched(m, await open(options, "up", true), options);
   try {
     await resolvePendingOperations(s, options);
     await s.locked(() => markRetained(s.stack, [...s.moving]));
@@ -392,6 +409,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
       continueOnError: options.continueOnError ?? false, exclude: s.excluded,
     })));
     phase("engine finished");
+    m.pairs = pairsAfterUp({ entries: s.planned()?.plan.entries ?? [], failures: s.planned()?.failures.list() ?? [], states: statesOutput(outputs), records: deploymentsOutput(outputs), unreachable: s.unreachable });
     await s.settleJournal();
     const r = base(options, s, s.recorder.changes);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
@@ -455,7 +473,11 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
  * In render mode there is no cluster to read: the states come from the records and the plan alone.
  */
 export async function status(options: OperationOptions): Promise<StatusReport> {
-  const s = await open(options);
+  return withMetrics("status", options, (m) => statusOnce(options, m));
+}
+
+async function statusOnce(options: OperationOptions, m: RunFacts): Promise<StatusReport> {
+  const s = watched(m, await open(options, "read", true), options);
   throwIfStopped();
   await withoutStackTraces(() => s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }))
     .catch((err) => { throw readFailure("status", options, s, err); });
@@ -469,6 +491,7 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
   });
   await notifyAfterStatus({ stack: options.stack, config: state.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
     report.deployments, s.before, statesOutput(s.state.outputs));
+  m.pairs = pairsOfStatus(report.deployments, s.before);
   return report;
 }
 

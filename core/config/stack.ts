@@ -12,6 +12,7 @@ import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-vali
 import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
 import { NotificationsConfig, readNotifications } from "./notifications";
+import { MetricsConfig, readMetrics } from "./metrics";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -139,6 +140,8 @@ export interface StackConfig {
   shard?: ShardContext;
   /** Where `up` and `status` send their events (core/config/notifications.ts). */
   notifications?: NotificationsConfig;
+  /** Where the operations leave their Prometheus metrics (core/config/metrics.ts). */
+  metrics?: MetricsConfig;
 }
 
 /** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
@@ -149,7 +152,7 @@ export interface ShardContext extends ShardOf {
   otherClusters: ClusterConfig[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications", "metrics"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -175,6 +178,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     gitRepos,
     agent: root.child("agent").optMap(),
     ...(root.child("notifications").present ? { notifications: readNotifications(root.child("notifications")) } : {}),
+    ...(root.child("metrics").present ? { metrics: readMetrics(root.child("metrics"), baseDir) } : {}),
   };
   if (!config.renderDir) {
     clusters.forEach((c, i) => {

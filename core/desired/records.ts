@@ -33,13 +33,19 @@ export interface DeploymentRecord {
   revision: number;
   /** fleet.yaml correctDrift.enabled: `npm run up` refreshes this deployment's objects first (present only when true). */
   correctDrift?: true;
+  /**
+   * When an update first deployed this deploymentId (ISO 8601), carried unchanged while it stays the
+   * same: the metrics' deployment age. Absent in records older than it, until the deploymentId changes.
+   */
+  deployedAt?: string;
 }
 
 /** The record of one plan entry, as the stack's `deployments` output keeps it. */
-export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number, revision = 1): DeploymentRecord {
+export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number, revision = 1, deployedAt?: string): DeploymentRecord {
   return {
     gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
     commit, namespace: e.namespace, paused: e.paused, objectCount, revision, ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
+    ...(deployedAt ? { deployedAt } : {}),
   };
 }
 

@@ -55,6 +55,8 @@ export interface DesiredOptions {
   leftOut?: () => ReadonlySet<string>;
   /** The commit to deploy per GitRepo, as the shard runner resolved it for every shard (a paused GitRepo keeps its own). */
   commits?: Record<string, string>;
+  /** This update's time, recorded as a new deploymentId's `deployedAt` (records.ts); default: now. */
+  now?: Date;
 }
 
 export async function desiredState(config: StackConfig, facts: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
@@ -66,6 +68,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     { file: config.file });
   }
   const pinned: StackConfig = { ...config, gitRepos: pinCommits(config.gitRepos, options.commits, previous) };
+  const deployedNow = (options.now ?? new Date()).toISOString();
   const fleet = await planFleet(pinned, options.cacheRoot, facts.render);
   const { failures } = fleet;
   const readNow = new Set(fleet.bundles.map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
@@ -205,7 +208,8 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
       spec: pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, r.secret),
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
-      record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1),
+      record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1,
+        unchanged.has(e) ? previous?.records?.[key]?.deployedAt : deployedNow),
     };
   }), ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived)];
   const retiring = retiringDeployments(facts.deployed, new Set(deployments.map((d) => d.key)), pinned.clusters, previous, leftOut);

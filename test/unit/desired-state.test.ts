@@ -413,6 +413,27 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
     expect(dataOf(next, "c2/t/t-app")).to.deep.equal({ install: "true", upgrade: "false", revision: "1" });
   });
 
+  it("a record's deployedAt is the update that first deployed its deploymentId: kept while it stays, new when it changes, absent in older records", async () => {
+    const repo = new TestRepo({ "app/cm.yaml": CONFIGMAP("app") });
+    const facts = (previous?: PreviousDeployment) => fakeFacts({ previous, objects: nothingExists, impersonate: () => ({}), discovery: discovered() });
+    const t1 = new Date("2030-01-02T03:04:05.000Z");
+    const t2 = new Date("2030-02-03T04:05:06.000Z");
+    const first = await desiredState(live(fleetOf(repo.url(), ["app"])), facts(), { cacheRoot, now: t1 });
+    expect(Object.values(first.records).map((r) => r.deployedAt)).to.deep.equal([t1.toISOString(), t1.toISOString()]);
+    const ids = Object.fromEntries(Object.entries(first.records).map(([k, r]) => [k, r.deploymentId]));
+    // c1 keeps its deploymentId; c2's record changes deploymentId; a record older than the field has none.
+    const { deployedAt: _older, ...c2Older } = first.records["c2/t/t-app"];
+    const previous: PreviousDeployment = {
+      gitRepos: { t: { commit: "x", clusters: ["c1", "c2"] } }, deploymentIds: { ...ids, "c2/t/t-app": "s-old:0" },
+      records: { "c1/t/t-app": first.records["c1/t/t-app"], "c2/t/t-app": { ...c2Older, deploymentId: "s-old:0" } },
+    };
+    const next = await desiredState(live(fleetOf(repo.url(), ["app"])), facts(previous), { cacheRoot, now: t2 });
+    expect(next.records["c1/t/t-app"].deployedAt).to.equal(t1.toISOString());
+    expect(next.records["c2/t/t-app"].deployedAt).to.equal(t2.toISOString());
+    const older = await desiredState(live(fleetOf(repo.url(), ["app"])), facts({ ...previous, deploymentIds: ids, records: { "c2/t/t-app": c2Older } }), { cacheRoot, now: t2 });
+    expect(older.records["c2/t/t-app"]).to.not.have.property("deployedAt");
+  });
+
   describe("the ambient kubeconfig, as kubectl reads it", () => {
     const kc = (ctx: string, server: string) => `apiVersion: v1\nkind: Config\nclusters:\n- name: ${ctx}-cluster\n  cluster: {server: "${server}"}\n` +
       `users:\n- name: ${ctx}-user\n  user: {token: t-${ctx}}\ncontexts:\n- name: ${ctx}\n  context: {cluster: ${ctx}-cluster, user: ${ctx}-user}\n`;
