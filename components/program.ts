@@ -7,6 +7,7 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { checkShardStackFile } from "../core/config/shard-files";
+import { compileHealthChecks } from "../core/config/health-check-compile";
 import { StackConfig } from "../core/config/stack";
 import { liveFacts } from "../core/desired/facts";
 import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
@@ -50,7 +51,10 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const started = performance.now();
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
   const facts = liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.());
-  const desired = await desiredState(config ?? configFromPulumi(), facts, options);
+  const stackConfig = config ?? configFromPulumi();
+  // Before anything is registered: a broken expression stops here, naming the stack file and field.
+  compileHealthChecks(stackConfig.file, stackConfig.healthChecks);
+  const desired = await desiredState(stackConfig, facts, options);
   // The crash journal is swept and this update recorded before anything is registered (core/desired/sweep.ts).
   await sweepAndRecord(facts, desired, options.leftOut?.());
   const planned = performance.now();

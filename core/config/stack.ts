@@ -11,6 +11,7 @@ import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
+import { HealthCheck, readHealthChecks } from "./health-checks";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -136,9 +137,11 @@ export interface StackConfig {
   shards?: ShardSpec[];
   /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
   shard?: ShardContext;
+  /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when none. */
+  healthChecks?: HealthCheck[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "healthChecks"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -164,6 +167,8 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     gitRepos,
     agent: root.child("agent").optMap(),
   };
+  const healthChecks = readHealthChecks(root.child("healthChecks"));
+  if (healthChecks.length) config.healthChecks = healthChecks;
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
       for (const key of ["kubeVersion", "apiVersions"] as const) {
