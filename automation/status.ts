@@ -187,7 +187,8 @@ export async function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEn
     for (const s of d.steps) {
       if (seen.has(s.urn)) continue;
       seen.add(s.urn);
-      if (s.custom && s.outputs?.kind && s.outputs.metadata) queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
+      // An object its kind's health check judged (healthChecked): the provider's verdict is the pair's state, not judged again here.
+      if (s.custom && s.outputs?.kind && s.outputs.metadata && !s.outputs.healthChecked) queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
     }
   }
   const judged = await judgeReadiness(queries);

@@ -7,6 +7,7 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { checkShardStackFile } from "../core/config/shard-files";
+import { compileHealthChecks } from "../core/config/health-check-compile";
 import { StackConfig } from "../core/config/stack";
 import { liveFacts } from "../core/desired/facts";
 import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
@@ -58,6 +59,8 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
   const facts = early?.facts ?? liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.());
   const desired = early ? await early.desired() : await desiredState(config ?? configFromPulumi(), facts, options);
+  // Before anything is registered: a broken expression stops here, naming the stack file and field.
+  compileHealthChecks(desired.fleet.config.file, desired.fleet.config.healthChecks);
   // The crash journal is swept and this update recorded before anything is registered (core/desired/sweep.ts).
   await sweepAndRecord(facts, desired, options.leftOut?.());
   const planned = performance.now();

@@ -13,6 +13,7 @@ import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
 import { NotificationsConfig, readNotifications } from "./notifications";
 import { MetricsConfig, readMetrics } from "./metrics";
+import { HealthCheck, readHealthChecks } from "./health-checks";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -142,6 +143,8 @@ export interface StackConfig {
   notifications?: NotificationsConfig;
   /** Where the operations leave their Prometheus metrics (core/config/metrics.ts). */
   metrics?: MetricsConfig;
+  /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when none. */
+  healthChecks?: HealthCheck[];
 }
 
 /** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
@@ -152,7 +155,7 @@ export interface ShardContext extends ShardOf {
   otherClusters: ClusterConfig[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications", "metrics"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications", "metrics", "healthChecks"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -180,6 +183,8 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     ...(root.child("notifications").present ? { notifications: readNotifications(root.child("notifications")) } : {}),
     ...(root.child("metrics").present ? { metrics: readMetrics(root.child("metrics"), baseDir) } : {}),
   };
+  const healthChecks = readHealthChecks(root.child("healthChecks"));
+  if (healthChecks.length) config.healthChecks = healthChecks;
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
       for (const key of ["kubeVersion", "apiVersions"] as const) {

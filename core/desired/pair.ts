@@ -3,6 +3,7 @@
  * pair, as the provider in tools/fleet-provider reads and writes them (spec.go). Plain values: core
  * builds them, components/ registers them, automation/ reads the outputs.
  */
+import type { HealthCheck } from "../config/health-checks";
 
 /** Fleet's BundleDeployment states (fleet.cattle.io/v1alpha1 BundleState). */
 export type PairState = "Ready" | "NotReady" | "WaitApplied" | "ErrApplied" | "Modified" | "OutOfSync";
@@ -39,6 +40,8 @@ export interface PairSpec {
   paused?: boolean;
   /** Field managers whose fields the pair takes over (objects the per-object resources applied before). */
   adoptFieldManagers?: string[];
+  /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when the stack has none. */
+  healthChecks?: HealthCheck[];
   /** Pairs this one waits for, with their last state (Ready lets it apply). */
   waitFor?: { name: string; state: string }[];
   deletePolicy: DeletePolicy;

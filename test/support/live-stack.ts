@@ -30,6 +30,8 @@ export function liveStack(name: string, spec: {
   agent?: Record<string, unknown>;
   /** Settings of the GitRepo's stack entry (for example allowTakeOwnership). */
   gitRepo?: Partial<GitRepoConfig>;
+  /** More top-level settings of the stack file (for example healthChecks). */
+  stack?: Partial<StackConfig>;
 }): LiveStack {
   const work = tempDir(`pf-${name}-`);
   const repoDir = path.join(work, "repo");
@@ -57,6 +59,7 @@ export function liveStack(name: string, spec: {
       file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", ...spec.agent }, clusterGroups: [],
       clusters: [{ name: stack.cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8") }],
       gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }], ...spec.gitRepo })],
+      ...spec.stack,
     };
     await spec.setup?.(stack);
   });

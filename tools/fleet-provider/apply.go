@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -48,6 +47,11 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st
 	}
+	rules, err := compileHealthChecks(spec.HealthChecks)
+	if err != nil {
+		st.State, st.Messages = StateErrApplied, []string{err.Error()}
+		return st
+	}
 	desired := inventoryOf(objects)
 	opts := applyOptions(spec, takeOverFields)
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
@@ -72,14 +76,9 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	}
 	if spec.TimeoutSeconds > 0 {
 		wait := ssa.WaitOptions{Interval: waitInterval, Timeout: time.Duration(spec.TimeoutSeconds) * time.Second}
-		var set object.ObjMetadataSet
-		for _, id := range cs.ToObjMetadataSet() {
-			if isAwaited(id.GroupKind.Group, id.GroupKind.Kind) {
-				set = append(set, id)
-			}
-		}
-		if err := rm.WaitForSetWithContext(ctx, set, wait); err != nil {
-			st.State, st.Messages = StateNotReady, notReady(ctx, rm, set, err, wait.Timeout)
+		set := waitSet(cs.ToObjMetadataSet(), rules)
+		if err := waiter(ctx, rm, rules).WaitForSetWithContext(ctx, set, wait); err != nil {
+			st.State, st.Messages = StateNotReady, notReady(ctx, rm, set, err, wait.Timeout, rules)
 			return st
 		}
 	}
@@ -103,9 +102,9 @@ func refusals(ctx context.Context, rm *ssa.ResourceManager, objects []*unstructu
 	return msgs
 }
 
-// notReady names each awaited object that is not ready, with kstatus's reason, after a wait that ended
-// without all of them ready.
-func notReady(ctx context.Context, rm *ssa.ResourceManager, set object.ObjMetadataSet, waitErr error, timeout time.Duration) []string {
+// notReady names each awaited object that is not ready, with its health check's or kstatus's reason,
+// after a wait that ended without all of them ready.
+func notReady(ctx context.Context, rm *ssa.ResourceManager, set object.ObjMetadataSet, waitErr error, timeout time.Duration, rules healthRules) []string {
 	var msgs []string
 	for _, id := range set {
 		u := &unstructured.Unstructured{}
@@ -114,8 +113,8 @@ func notReady(ctx context.Context, rm *ssa.ResourceManager, set object.ObjMetada
 			msgs = append(msgs, fmt.Sprintf("%s %s: %v", id.GroupKind.Kind, qualified(id.Namespace, id.Name), err))
 			continue
 		}
-		if r, err := kstatus.Compute(u); err == nil && r.Status != kstatus.CurrentStatus {
-			msgs = append(msgs, fmt.Sprintf("%s %s is not ready after the timeout of %s: %s: %s", id.GroupKind.Kind, qualified(id.Namespace, id.Name), timeout, r.Status, r.Message))
+		if line := notReadyLine(ctx, u, rules, timeout); line != "" {
+			msgs = append(msgs, line)
 		}
 	}
 	if len(msgs) == 0 {
@@ -358,8 +357,10 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 	if err != nil {
 		return st, nil
 	}
+	rules, _ := compileHealthChecks(olds.HealthChecks)
 	var msgs, drifted []string
 	var live []map[string]any
+	var read []*unstructured.Unstructured
 	for _, o := range objects {
 		k := keyOf(o)
 		opts := ssa.DefaultDiffOptions()
@@ -377,16 +378,21 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 		}
 		existing := stub(InventoryID{Group: o.GroupVersionKind().Group, Version: o.GroupVersionKind().Version, Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
 		if err := rm.Client().Get(ctx, client.ObjectKeyFromObject(existing), existing); err == nil {
-			live = append(live, statusView(existing))
+			live = append(live, statusView(existing, rules))
+			read = append(read, existing)
 		}
 	}
 	st.Drifted = nil
 	if st.State != StateReady && st.State != StateModified {
 		return st, live
 	}
-	if len(msgs) > 0 {
+	switch sick := unhealthy(ctx, read, rules); {
+	case len(msgs) > 0:
 		st.State, st.Messages, st.Drifted = StateModified, msgs, drifted
-	} else {
+	case len(sick) > 0:
+		// Applied as asked, but an object its kind's health check judges is not ready (any more).
+		st.State, st.Messages = StateNotReady, sick
+	default:
 		st.State, st.Messages = StateReady, nil
 	}
 	return st, live
@@ -397,8 +403,10 @@ func describe(o *unstructured.Unstructured) string {
 	return o.GetKind() + " " + qualified(o.GetNamespace(), o.GetName())
 }
 
-// statusView is what readiness needs of a live object: its identity, generation and status.
-func statusView(o *unstructured.Unstructured) map[string]any {
+// statusView is what readiness needs of a live object: its identity, generation and status. An object
+// whose kind has a health check says so (healthChecked): its readiness is this provider's verdict, in
+// the pair's state, and `status` does not judge it again by Fleet's summary.
+func statusView(o *unstructured.Unstructured, rules healthRules) map[string]any {
 	meta := map[string]any{"name": o.GetName(), "generation": o.GetGeneration(), "uid": string(o.GetUID())}
 	if o.GetNamespace() != "" {
 		meta["namespace"] = o.GetNamespace()
@@ -406,6 +414,9 @@ func statusView(o *unstructured.Unstructured) map[string]any {
 	view := map[string]any{"apiVersion": o.GetAPIVersion(), "kind": o.GetKind(), "metadata": meta}
 	if status, ok := o.Object["status"]; ok {
 		view["status"] = status
+	}
+	if rules.of(o.GroupVersionKind().Group, o.GetKind()) != nil {
+		view["healthChecked"] = true
 	}
 	return view
 }

@@ -53,6 +53,7 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 	diffTop("adoptFieldManagers", olds.AdoptFieldManagers, news.AdoptFieldManagers)
 	diffTop("deletePolicy", olds.DeletePolicy, news.DeletePolicy)
 	diffTop("waitFor", olds.WaitFor, news.WaitFor)
+	diffTop("healthChecks", olds.HealthChecks, news.HealthChecks)
 	d.Changes = len(d.Detailed) > 0
 	if !d.Changes && !news.Paused {
 		d.Retry = retryReason(olds.Status, news)

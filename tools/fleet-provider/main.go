@@ -19,6 +19,13 @@ import (
 var version = "0.1.0"
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--check-health-checks" {
+		if err := checkHealthChecksMain(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", packageName, err)
+			os.Exit(1)
+		}
+		return
+	}
 	err := provider.Main(packageName, func(*provider.HostClient) (pulumirpc.ResourceProviderServer, error) {
 		return newServer(version), nil
 	})

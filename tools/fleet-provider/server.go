@@ -90,6 +90,8 @@ func (s *server) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumir
 			failures = append(failures, &pulumirpc.CheckFailure{Property: "objects", Reason: err.Error()})
 		} else if _, err := propagation(spec.DeletePolicy.Propagation); err != nil {
 			failures = append(failures, &pulumirpc.CheckFailure{Property: "deletePolicy", Reason: err.Error()})
+		} else if _, err := compileHealthChecks(spec.HealthChecks); err != nil {
+			failures = append(failures, &pulumirpc.CheckFailure{Property: "healthChecks", Reason: err.Error()})
 		}
 	}
 	return &pulumirpc.CheckResponse{Inputs: req.GetNews(), Failures: failures}, nil

@@ -53,6 +53,9 @@ type Spec struct {
 	// version deployed for it. They are its inventory before its first apply, so what the set no longer
 	// holds is pruned under their retain rules; read only by Create, never diffed.
 	Adopt map[string]DesiredObject `json:"adopt,omitempty"`
+	// The operator's health checks per kind (health.go): they judge readiness instead of kstatus. Absent
+	// when the stack has none, so a stack without them registers what it did before.
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
 	// Gates: the states of the pairs this one waits for (dependsOn, rollout); all must be Ready to apply.
 	WaitFor []Gate `json:"waitFor,omitempty"`
 	// How objects that leave the set, or the whole pair, are deleted: decided by the program, obeyed here.
