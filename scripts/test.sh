@@ -16,6 +16,8 @@ echo "== Go unit tests of pulumi-fleet's provider (tools/fleet-provider: its dec
 (cd tools/fleet-provider && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
 echo "== Go unit tests of fleet-sops (tools/fleet-sops: SOPS decryption with a GitRepo's age key)"
 (cd tools/fleet-sops && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
+echo "== Go unit tests of fleet-schedule (tools/fleet-schedule: maintenance windows, Fleet's cron library)"
+(cd tools/fleet-schedule && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
 echo "== end-to-end tests (real Pulumi engine; live clusters from tools/build-clusters.sh)"
 bash tools/build-clusters.sh
 bash scripts/ensure-postgres.sh

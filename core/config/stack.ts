@@ -11,6 +11,7 @@ import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
+import { readSchedules, ScheduleConfig } from "./schedules";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -136,9 +137,11 @@ export interface StackConfig {
   shards?: ShardSpec[];
   /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
   shard?: ShardContext;
+  /** Maintenance windows (core/config/schedules.ts): outside its window a cluster keeps what it has. */
+  schedules?: ScheduleConfig[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "schedules"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -164,6 +167,8 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     gitRepos,
     agent: root.child("agent").optMap(),
   };
+  const schedules = readSchedules(root.child("schedules"), (t) => readTargetCriteria(t));
+  if (schedules.length) config.schedules = schedules;
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
       for (const key of ["kubeVersion", "apiVersions"] as const) {
