@@ -14,6 +14,7 @@ import { FailedDeployments, describeFailure } from "../../core/desired/failures"
 import { PlanEntry } from "../../core/targeting/plan";
 import { BundleRollout, FleetState } from "../../core/pipeline";
 import { partitionsMarkdown } from "../../automation/partition-summary";
+import { rolloutGates } from "../../core/desired/rollout-gates";
 import { errorOf } from "../support/errors";
 
 const FILE = "stacks/Pulumi.test.yaml";
@@ -159,5 +160,25 @@ describe("held pairs: outside a window, after --partition (core/desired/holds.ts
       "**Partitions** this change touches, in rollout order: `canary` → `rest`. To approve between them, run " +
       "`npm run up -- --stack prod --partition canary`, then `npm run up -- --stack prod --partition rest` (each deploys its partitions up to that one and holds the later ones).", ""]);
     expect(partitionsMarkdown("prod", { ...state, plan: { entries: [] } } as unknown as FleetState, {})).to.deep.equal([]);
+  });
+});
+
+describe("a rollout behind a cluster outside its window (core/desired/rollout-gates.ts)", () => {
+  const views = clusterViews(clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })), []);
+  const bundle = { gitRepo: "g", name: "app", fleetYaml: "app/fleet.yaml", rolloutStrategy: { partitions: [{ name: "canary", clusterName: "eu-1", maxUnavailable: 0 }, { name: "rest", clusterSelector: {} }] } } as never;
+  const later = [entry("app", "eu-2", "new"), entry("app", "us-1", "new")];
+
+  it("the partitions after it are held, not failed; a failed canary still fails them; a --partition hold stops nothing", () => {
+    const behind = (kind: "schedule" | "partition" | "failed") => {
+      const failures = new FailedDeployments();
+      const canary = { gitRepo: "g", bundle: "app", cluster: "eu-1" };
+      if (kind === "failed") failures.fail(canary, new Error("ErrApplied"));
+      else failures.hold(canary, new Error("held"), kind);
+      const r = rolloutGates(later, [bundle], views, failures);
+      return { heldBack: r.heldBack.map(([e]) => e.cluster), waiting: r.waiting.map(([e]) => e.cluster) };
+    };
+    expect(behind("schedule")).to.deep.equal({ heldBack: ["eu-2", "us-1"], waiting: [] });
+    expect(behind("failed")).to.deep.equal({ heldBack: [], waiting: ["eu-2", "us-1"] });
+    expect(behind("partition")).to.deep.equal({ heldBack: [], waiting: [] });
   });
 });
