@@ -183,6 +183,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       const will = after.get(key);
       const d = groups.deployments.get(key);
       const f = failed.get(key);
+      if (f?.held) return { kind: "unchanged", detail: [`${pair}: held, ${f.kept ? "keeps what it has" : "not deployed yet"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])] };
       if (f) return { kind: "ErrApplied", detail: [`${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])] };
       if (!was && !will) return { kind: "NotTargeted", detail: [`${pair}: not targeted`] };
       if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };

@@ -118,11 +118,15 @@ export interface PreviewResult extends OperationResult {
   takenAt: string;
   /** Bundle deployments that fail (each keeps what it last deployed): the preview fails, after showing everything. */
   failures: DeploymentFailure[];
+  /** Bundle deployments the update would hold, not fail (a maintenance window, --partition). */
+  held: DeploymentFailure[];
 }
 
 export interface UpResult extends OperationResult {
   /** One per bundle deployment whose objects changed; empty for a no-op. */
   events: DeployEvent[];
+  /** Bundle deployments held, not failed (a maintenance window, --partition): each kept what it had. */
+  held: DeploymentFailure[];
 }
 
 /** An operation failed; what did change before the failure is still reported. */
@@ -312,6 +316,11 @@ export function failuresNote(failed: DeploymentFailure[]): string {
   return `${failed.length} bundle deployment(s) failed, each alone:\n${failed.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
 }
 
+/** "N bundle deployment(s) held ..." with one line each: not failures, each keeps what it has. */
+export function heldNote(held: DeploymentFailure[]): string {
+  return `${held.length} bundle deployment(s) held, each keeping what it has:\n${held.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
+}
+
 function unreachableNote(s: Session): string {
   return [...s.unreachable].map(([c, why]) => `cluster ${c} is unreachable (${why})`).join("; ");
 }
@@ -358,7 +367,8 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
   const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
   const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);
-  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(), failures: state.failures.list() };
+  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(),
+    failures: state.failures.list().filter((f) => !f.held), held: state.failures.list().filter((f) => f.held) };
 }
 
 /**
@@ -417,7 +427,9 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     const events = deployEvents(r.groups, s.before, after);
     // Broken bundles and refused or unready pairs failed alone: everything else was deployed; the update
     // still fails, naming each.
-    const rendered = s.planned()?.failures.list() ?? [];
+    const all = s.planned()?.failures.list() ?? [];
+    const held = all.filter((f) => f.held);
+    const rendered = all.filter((f) => !f.held);
     const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
     const failed = [...rendered, ...pairFailures(statesOutput(outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
     const setups = setupFailures(outputs);
@@ -430,10 +442,11 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
       const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
       const stops = rolloutHoldMessages(s.planned()?.rollouts?.values() ?? [], (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
-      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}`, events, r.groups, failed);
+      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}` +
+        (held.length ? `\n${heldNote(held)}` : ""), events, r.groups, failed);
     }
     await failedUps(options).clear();
-    return { ...r, events };
+    return { ...r, events, held };
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     if (err instanceof BundlesFailedError) throw err; // the engine succeeded; the failed bundles are recorded above
@@ -452,7 +465,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
     const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
     await sweepAfterDestroy(s, options);
     const r = base(options, s, result.summary.resourceChanges);
-    return { ...r, events: deployEvents(r.groups, s.before, {}) };
+    return { ...r, events: deployEvents(r.groups, s.before, {}), held: [] };
   } catch (err) {
     if (err instanceof StackLockedError) throw err;
     throw failure("destroy", options, s, err as Error);
@@ -520,7 +533,7 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
     planned[deploymentKey(e)] = deploymentRecord(e, state!.sources.get(e.gitRepo)?.commit ?? "", 0);
   }
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
-  const alone = state?.failures?.list() ?? [];
+  const alone = state?.failures?.list().filter((f) => !f.held) ?? [];
   const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
   const stops = rolloutHoldMessages(state?.rollouts?.values() ?? [], (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
   const why = engineFailureText(err, s.recorder.errors, programErrorOf(s.stack));

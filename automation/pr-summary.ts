@@ -8,6 +8,7 @@ import { deploymentKey } from "../core/desired/keys";
 import { FleetState } from "../core/pipeline";
 import { DeploymentFailure } from "../core/desired/failures";
 import { rolloutLines } from "./rollout-report";
+import { heldMarkdown, partitionsMarkdown } from "./partition-summary";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
 import { PreviewReport, prunesOf } from "./preview-report";
@@ -42,10 +43,11 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   }
   // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
   for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
-  out.push(...failuresMarkdown(report.state.failures?.list() ?? []));
+  out.push(...failuresMarkdown(report.state.failures?.list().filter((f) => !f.held) ?? []));
+  out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));
   // The order a change reaches the clusters in, before anyone merges it.
   const rollouts = rolloutLines(report.state);
-  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "");
+  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "", ...partitionsMarkdown(report.stack, report.state, report.before));
   // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
   for (const [, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
     for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${r.bundle}\`: ${w}`, "");

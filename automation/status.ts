@@ -124,7 +124,8 @@ export function computeStatus(
     return { ...base, state: "Ready", message: "" };
   }).concat((state.failures?.list() ?? []).map((f): DeploymentStatus => ({
     // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
-    gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: "ErrApplied", deploymentId: "",
+    // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
+    gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: f.held ? (f.kept ? "OutOfSync" : "Pending") : "ErrApplied", deploymentId: "",
     appliedDeploymentId: f.cluster ? applied[deploymentKey(f)]?.deploymentId : undefined,
     message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
   }))).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));

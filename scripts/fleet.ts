@@ -43,6 +43,7 @@ const SPEC = {
     "all-shards": { type: "boolean", help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up" },
     "result-json": { type: "string", value: "FILE", help: "write the result as JSON to FILE (how a sharded run collects its shards' results)" },
     inputs: { type: "string", value: "FINGERPRINT", help: "up: record this fingerprint of the inputs as the stack output `inputs` (set by a sharded run)" },
+    partition: { type: "string", value: "NAME", help: "up, preview: deploy each rollout's partitions up to and including NAME, hold the later ones (an approval step between partitions)" },
     commits: { type: "string", value: "JSON", help: "up: deploy these commits ({\"<gitRepo>\": \"<sha>\"}) instead of resolving branches again (set by a sharded run)" },
   },
 } satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
@@ -62,6 +63,7 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   "all-shards": ["up", "preview"],
   inputs: ["up"],
   commits: ["up"],
+  partition: ["up", "preview"],
 };
 
 type Values = ReturnType<typeof parseCommand<typeof SPEC.options>>["values"];
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
   const { op, v } = parsed;
   const layout = shardLayoutOf(parsed.stack);
   if (!layout && (v.shard || v.parallel)) throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
+  if (layout && !v.shard && v.partition !== undefined) throw new UsageError("--partition applies to one stack: in a sharded environment, run it per shard with --shard NAME");
   if (layout && !v.shard) return runAllShards(op, layout, v);
   const stack = layout ? shardStack(layout, v.shard!) : parsed.stack;
   running.stack = stack;
@@ -113,7 +116,7 @@ async function main(): Promise<void> {
     waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
     onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
     onEvent: progress?.onEvent,
-    deploy: { ...(v.inputs ? { inputs: v.inputs } : {}), ...(v.commits ? { commits: parseCommits(v.commits) } : {}), ...decided },
+    deploy: { ...(v.inputs ? { inputs: v.inputs } : {}), ...(v.commits ? { commits: parseCommits(v.commits) } : {}), ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
   };
   const page = (file: string | undefined, html: () => string) => {
     if (!file) return;
@@ -133,6 +136,7 @@ async function main(): Promise<void> {
         page(args.html, () => renderPreviewPage(r));
         for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replaceAll("`", "")}`);
         for (const line of rolloutLines(r.state)) console.log(line.replace(/^bundle/, "Bundle"));
+        if (r.held.length) console.log(`This update: ${ops.heldNote(r.held)}`);
         if (failed) throw new ResultWritten(failed);
         done(r);
         break;
@@ -144,6 +148,7 @@ async function main(): Promise<void> {
         // A sharded run reports every shard's events once, merged (runAllShards).
         if (!v["result-json"]) report(r.events, args.eventsJson);
         writeResult(v["result-json"], { ok: true, changes: r.changes, events: r.events });
+        if (r.held.length) console.log(ops.heldNote(r.held));
         done(r);
         break;
       }

@@ -18,6 +18,8 @@ echo "== Go unit tests of fleet-sops (tools/fleet-sops: SOPS decryption with a G
 (cd tools/fleet-sops && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
 echo "== Go unit tests of metrics-check (tools/metrics-check: Prometheus's text parser, which the metrics tests read through)"
 (cd tools/metrics-check && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
+echo "== Go unit tests of fleet-schedule (tools/fleet-schedule: maintenance windows, Fleet's cron library)"
+(cd tools/fleet-schedule && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
 echo "== end-to-end tests (real Pulumi engine; live clusters from tools/build-clusters.sh)"
 bash tools/build-clusters.sh
 bash scripts/ensure-postgres.sh

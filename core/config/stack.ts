@@ -14,6 +14,7 @@ import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } 
 import { NotificationsConfig, readNotifications } from "./notifications";
 import { MetricsConfig, readMetrics } from "./metrics";
 import { HealthCheck, readHealthChecks } from "./health-checks";
+import { readSchedules, ScheduleConfig } from "./schedules";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -145,6 +146,8 @@ export interface StackConfig {
   metrics?: MetricsConfig;
   /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when none. */
   healthChecks?: HealthCheck[];
+  /** Maintenance windows (core/config/schedules.ts): outside its window a cluster keeps what it has. */
+  schedules?: ScheduleConfig[];
 }
 
 /** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
@@ -155,7 +158,7 @@ export interface ShardContext extends ShardOf {
   otherClusters: ClusterConfig[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications", "metrics", "healthChecks"] as const;
+export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications", "metrics", "healthChecks", "schedules"] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -185,6 +188,8 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   };
   const healthChecks = readHealthChecks(root.child("healthChecks"));
   if (healthChecks.length) config.healthChecks = healthChecks;
+  const schedules = readSchedules(root.child("schedules"), (t) => readTargetCriteria(t));
+  if (schedules.length) config.schedules = schedules;
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
       for (const key of ["kubeVersion", "apiVersions"] as const) {

@@ -23,6 +23,8 @@ export interface DeploymentFailure {
   field?: string;
   /** Where the deployment stands now: its objects kept as last deployed, or nothing deployed yet. */
   kept?: { deploymentId: string; objects: number };
+  /** Not a failure: held by a maintenance window (stack `schedules`) or by `up --partition`; it keeps what it has, and the update succeeds. */
+  held?: "schedule" | "partition";
 }
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };
@@ -65,6 +67,13 @@ export class FailedDeployments {
   kept(pair: BundleId & { cluster: string }, kept: DeploymentFailure["kept"]): void {
     const f = this.byKey.get(pairKey(pair));
     if (f) f.kept = kept;
+  }
+
+  /** Records a hold (core/desired/holds.ts): kept like a failure, reported as held, and no failure of the update. */
+  hold(pair: Pair, err: unknown, by: "schedule" | "partition"): void {
+    if (this.has(pair)) return;
+    this.fail(pair, err);
+    this.byKey.get(pairKey(pair))!.held = by;
   }
 
   /** Drops the pair's failure (a bundle's cluster-less one, once its clusters have theirs). */
@@ -118,6 +127,7 @@ export function dependencyName(e: { gitRepo: string }, ref: string): string {
 
 /** One line per failure, for the operations' error and the preview: where, why, and what it keeps. */
 export function describeFailure(f: DeploymentFailure): string {
+  if (f.held) return `${f.message} (${f.kept ? `keeps ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "not deployed yet"})`;
   const kept = f.kept ? `kept as last deployed: ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "nothing deployed";
   return `${f.message} (${kept})`;
 }

@@ -123,7 +123,7 @@ export function heldDeployments(failures: FailedDeployments, fleet: FleetState, 
         return {
           key, ...formerName(previous, key), gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
           ...(deployed.account ? { account: deployed.account } : {}), clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
-          warnings: [`bundle ${record.bundle} on cluster ${record.cluster} failed: ${describeFailure(failures.get(record)!)}`],
+          warnings: [`bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`],
           objects, spec: heldSpec(record, deployed, objects), record, arrived: arrived.has(record.cluster),
           held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}), ...(deployed.secret ? { secret: true as const } : {}),
         };

@@ -14,6 +14,8 @@ export interface RolloutGates {
   gates: Map<PlanEntry, PlanEntry[]>;
   /** Deployments a failed one of an earlier wave holds back, with why: they keep what they have, as in a paused rollout. */
   waiting: [PlanEntry, FleetError][];
+  /** The same, where what stops the rollout is only clusters outside their maintenance windows: held, not failed (holds.ts). */
+  heldBack: [PlanEntry, FleetError][];
   byBundle: Map<string, BundleRollout>;
 }
 
@@ -25,7 +27,7 @@ export interface RolloutGates {
  * ones back, as Fleet's rollout pauses on an unavailable partition. The deploymentIDs do not change.
  */
 export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterView[], failures: FailedDeployments): RolloutGates {
-  const out: RolloutGates = { gates: new Map(), waiting: [], byBundle: new Map() };
+  const out: RolloutGates = { gates: new Map(), waiting: [], heldBack: [], byBundle: new Map() };
   const viewOf = new Map(views.map((v) => [v.name, v]));
   const staged = new Set(bundles.filter((b) => b.rolloutStrategy).map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
   if (!staged.size) return out;
@@ -45,8 +47,11 @@ export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: Clu
     out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
     // A failed cluster holds back every wave from the next one that waits on (rollout-hold.ts).
-    const hold = rolloutHold({ ...rollout, bundle: bundle.name }, (c) => failures.has({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c }));
+    // A cluster held by `--partition` stops nothing (the waves after it are held by it too); one outside its window does, as a failed one.
+    const failureOn = (c: string) => failures.get({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c });
+    const hold = rolloutHold({ ...rollout, bundle: bundle.name }, (c) => !!failureOn(c) && failureOn(c)!.held !== "partition");
     const held = new Set(hold?.held ?? []);
+    const behindWindows = !!hold && hold.notReady.every((c) => failureOn(c)?.held === "schedule");
     let before: string[] = [];
     let since: string[] = [];
     for (const wave of rollout.waves) {
@@ -59,7 +64,7 @@ export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: Clu
         const e = byCluster.get(c);
         if (!e) continue;
         if (held.has(c)) {
-          out.waiting.push([e, new FleetError(holdMessage(hold!), { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
+          (behindWindows ? out.heldBack : out.waiting).push([e, new FleetError(holdMessage(hold!), { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
           continue;
         }
         const gates = before.map((b) => byCluster.get(b)!).filter((g) => g);

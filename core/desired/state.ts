@@ -42,6 +42,8 @@ import { inDependencyOrder } from "./order";
 import { providerSettings } from "./providers";
 import { renderWithLookups } from "./render-lookups";
 import { RolloutGates, rolloutGates } from "./rollout-gates";
+import { keptOutsideWindows, partitionHolds, windowHolds } from "./holds";
+import { clustersOutsideWindows, scheduleWindows } from "../targeting/schedule-windows";
 
 export interface DesiredOptions {
   /** Git cache directory (default ~/.cache/pulumi-fleet). */
@@ -56,8 +58,10 @@ export interface DesiredOptions {
   leftOut?: () => ReadonlySet<string>;
   /** The commit to deploy per GitRepo, as the shard runner resolved it for every shard (a paused GitRepo keeps its own). */
   commits?: Record<string, string>;
-  /** This update's time, recorded as a new deploymentId's `deployedAt` (records.ts); default: now. */
+  /** This update's time (default: now): a new deploymentId's `deployedAt` (records.ts), and when maintenance windows (stack `schedules`) are read; tests set it. */
   now?: Date;
+  /** `up --partition NAME`: rollouts deploy their partitions up to NAME and hold the later ones (holds.ts). */
+  partition?: string;
 }
 
 export async function desiredState(config: StackConfig, facts: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
@@ -106,6 +110,9 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     e.deploymentId = withValuesDigest(e.deploymentId, read.digest);
     failures.redact(e, read.redact);
   }
+  // Maintenance windows: a cluster outside its schedules' windows keeps what it has (holds.ts).
+  const outside = clustersOutsideWindows(pinned.schedules ?? [], await scheduleWindows(pinned.schedules ?? [], options.now ?? new Date(), pinned.file), views);
+  for (const [pair, err] of windowHolds(failures.settle(reached), outside, previous)) failures.hold(pair, err, "schedule");
   const planned = failures.settle(reached);
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
@@ -155,12 +162,18 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   for (;;) {
     rollouts = rolloutGates(entries, fleet.bundles, views, failures);
     const taken = entries.filter((e) => held.taken(e, rendered.get(e)!));
-    if (!taken.length && !rollouts.waiting.length) break;
+    const staged = options.partition === undefined ? [] : partitionHolds(rollouts.byBundle, entries, unchanged, options.partition);
+    if (!taken.length && !rollouts.waiting.length && !rollouts.heldBack.length && !staged.length) break;
     for (const e of taken) fail(e, held.takenError(e, rendered.get(e)!));
     for (const [e, err] of rollouts.waiting) fail(e, err);
+    for (const [e, err] of rollouts.heldBack) failures.hold(e, err, "schedule");
+    for (const [e, err] of staged) failures.hold(e, err, "partition");
     entries = failures.settle(entries);
     held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
   }
+  const leaving = keptOutsideWindows(fleet.plan.entries, outside, previous, readNow);
+  for (const [pair, err] of leaving) failures.hold(pair, err, "schedule");
+  if (leaving.length) held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
   // Removing deployments cannot make two bundles' namespace labels conflict: no conflict is left here.
   const namespaces = namespacesOf(entries, (_e, err) => { throw err; });
   for (const [cluster, list] of namespaces) {
@@ -230,7 +243,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
         "so a chart with random values, timestamps or lookup changes on every such up; `npm run up` and the operations deploy them exactly as last deployed, as Fleet does",
       ] : [],
       // A held deployment says so on its own component; one that keeps nothing is said here.
-      ...failures.list().filter((f) => !f.kept).map((f) => `failed: ${describeFailure(f)}`),
+      ...failures.list().filter((f) => !f.kept).map((f) => (f.held ? describeFailure(f) : `failed: ${describeFailure(f)}`)),
       ...[...rollouts.byBundle.values()].flatMap((r) => r.warnings.map((w) => `bundle ${r.bundle}: ${w}`)),
       ...renderMode ? clusters.flatMap((c) => setupSecretsNote(pinned.renderDir!, c.name, Object.values(c.setup?.secretObjects ?? {}))) : [],
     ],

@@ -1,0 +1,77 @@
+/**
+ * Pairs held back without failing: by a maintenance window (stack `schedules`) and by `up --partition`.
+ * A held pair keeps what it has, as a failed one does (held.ts registers the state's objects and
+ * deploymentID unchanged); a new pair is not deployed. Only pairs that would change are held: one whose
+ * deploymentID is unchanged has nothing to hold. Pure decisions of the plan, the last records and the windows.
+ */
+import { FleetError } from "../errors";
+import { BundleRollout } from "../pipeline";
+import { OutsideWindow, outsideWindowMessage } from "../targeting/schedule-windows";
+import { PlanEntry } from "../targeting/plan";
+import { bundleRef, deploymentKey } from "./keys";
+import { PreviousDeployment } from "./previous";
+
+type Pair = { gitRepo: string; bundle: string; cluster: string };
+
+/**
+ * Fleet's off-schedule BundleDeployment (v0.16.0: `spec.offSchedule`): its agent neither deploys nor
+ * updates it. So on a cluster outside its windows a new or changed pair is held (`changing`: the pairs
+ * still deploying, deploymentIDs final).
+ */
+export function windowHolds(changing: readonly PlanEntry[], outside: ReadonlyMap<string, OutsideWindow>, previous: PreviousDeployment | undefined): [Pair, FleetError][] {
+  if (!outside.size) return [];
+  return changing.filter((e) => outside.has(e.cluster) && previous?.deploymentIds?.[deploymentKey(e)] !== e.deploymentId)
+    .map((e) => [e, windowError(outside.get(e.cluster)!)]);
+}
+
+/**
+ * Fleet's bundle controller does not delete an off-schedule BundleDeployment when its bundle stops
+ * targeting the cluster (a deleted bundle's are deleted, off schedule or not). So on a cluster outside
+ * its windows a pair whose bundle was read now but no longer targets the cluster is kept, not pruned.
+ * Decided after the rollouts: a pair leaving is in no partition. `planned`: every pair of the plan.
+ */
+export function keptOutsideWindows(planned: readonly PlanEntry[], outside: ReadonlyMap<string, OutsideWindow>, previous: PreviousDeployment | undefined,
+  readNow: ReadonlySet<string>): [Pair, FleetError][] {
+  if (!outside.size) return [];
+  const targeted = new Set(planned.map(deploymentKey));
+  return Object.entries(previous?.records ?? {}).filter(([key, r]) => outside.has(r.cluster) && !targeted.has(key) && readNow.has(bundleRef(r)))
+    .map(([, r]) => [r, windowError(outside.get(r.cluster)!)]);
+}
+
+const windowError = (o: OutsideWindow) => new FleetError(outsideWindowMessage(o), { field: "schedules" });
+
+/** Every partition name of this update's rollouts, in rollout order (first seen first). */
+export function knownPartitions(rollouts: Iterable<BundleRollout>): string[] {
+  const names: string[] = [];
+  for (const r of rollouts) for (const w of r.waves) if (w.partition && !names.includes(w.partition)) names.push(w.partition);
+  return names;
+}
+
+/**
+ * `up --partition NAME`: each bundle with a rolloutStrategy deploys its partitions up to and including
+ * NAME, in its rollout order, and holds the clusters of the waves after it; a bundle whose rollout has no
+ * partition NAME is held whole (a CI pipeline approves partition by partition, and ends with a plain
+ * `up`). Bundles without a rolloutStrategy are not staged and deploy as usual. Unchanged pairs are not
+ * held. An unknown NAME is an error listing the known ones.
+ */
+export function partitionHolds(rollouts: ReadonlyMap<string, BundleRollout>, entries: readonly PlanEntry[], unchanged: ReadonlySet<PlanEntry>, partition: string): [PlanEntry, FleetError][] {
+  const known = knownPartitions(rollouts.values());
+  if (!known.includes(partition)) {
+    throw new FleetError(`--partition ${JSON.stringify(partition)} is no partition of this update's rollouts; ` +
+      (known.length ? `they are: ${known.join(", ")}` : "no bundle has a rolloutStrategy (fleet.yaml), so there is nothing to stage"), { field: "--partition" });
+  }
+  const out: [PlanEntry, FleetError][] = [];
+  for (const e of entries) {
+    const r = rollouts.get(bundleRef(e));
+    if (!r || unchanged.has(e)) continue;
+    const last = r.waves.map((w) => w.partition).lastIndexOf(partition);
+    const at = r.waves.findIndex((w) => w.clusters.includes(e.cluster));
+    if (last >= 0 && at <= last) continue;
+    const own = [...new Set(r.waves.map((w) => w.partition || "(unnamed)"))].join(", ");
+    out.push([e, new FleetError(last < 0
+      ? `held by --partition ${partition}: the rollout of bundle ${e.bundle} has no partition ${partition} (its partitions: ${own}); a plain \`up\` deploys it`
+      : `held by --partition ${partition}: cluster ${e.cluster} is in partition ${r.waves[at]?.partition || "(unnamed)"}, after ${partition} in the rollout of bundle ${e.bundle}`,
+    { field: "rolloutStrategy" })]);
+  }
+  return out;
+}
