@@ -11,6 +11,7 @@ import { LabelSelector, readSelector } from "../targeting/selector";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardContext, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
+import { PollingSettings, readPolling } from "./polling";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -57,7 +58,7 @@ export interface GitAuth {
   token?: string;
 }
 
-export interface GitRepoConfig {
+export interface GitRepoConfig extends PollingSettings {
   name: string;
   repo: string;
   branch?: string;
@@ -289,6 +290,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
     "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
     "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership", "downstreamResources", "sopsAgeKey",
+    "pollingInterval", "disablePolling",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -309,6 +311,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     paused: f.child("paused").bool(),
     allowEmpty: f.child("allowEmpty").bool(),
     insecureSkipTLSVerify: f.child("insecureSkipTLSVerify").bool(),
+    ...readPolling(f),
   };
   if (f.child("takeOwnership").bool()) g.takeOwnership = true;
   if (f.child("allowOverrideTargets").bool()) g.allowOverrideTargets = true;
