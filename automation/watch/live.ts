@@ -8,6 +8,8 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as YAML from "yaml";
+import { stableJson } from "../../core/hash";
 import { configFromValues } from "../../core/pipeline";
 import { remoteHead } from "../../core/source/remote-head";
 import { gitBounds } from "../../core/source/git-bounds";
@@ -47,7 +49,7 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
       if (stopSignal.aborted) done();
       else stopSignal.addEventListener("abort", done);
     }),
-    stackHash: () => (fs.existsSync(file) ? createHash("sha256").update(fs.readFileSync(file)).digest("hex") : "absent"),
+    stackHash: () => configHash(file),
     readConfig: async () => {
       const s = await openStack({ stack });
       const all = await s.getAllConfig();
@@ -78,4 +80,21 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
     },
     log,
   };
+}
+
+/**
+ * The hash of the stack file's `config:` as data: the engine writes the file itself (a new stack's
+ * `encryptionsalt`), which is no edit of the configuration. A file that is not YAML hashes as text
+ * (reading its configuration then fails, and says why).
+ */
+export function configHash(file: string): string {
+  if (!fs.existsSync(file)) return "absent";
+  const text = fs.readFileSync(file, "utf8");
+  let data: string;
+  try {
+    data = stableJson(YAML.parse(text)?.config ?? null);
+  } catch {
+    data = text;
+  }
+  return createHash("sha256").update(data).digest("hex");
 }

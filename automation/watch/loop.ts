@@ -35,15 +35,19 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
   let configHash: string | undefined;
   const heads: Record<string, string> = {};
   const pollErrors = new Map<string, string>();
-  const base = () => Math.min(DEFAULT_POLLING_INTERVAL_MS, ...Object.values(intervals));
+  // The backoff starts from the shortest polling interval; the stack file is looked at least as often as Fleet's default poll.
+  const base = () => (Object.keys(intervals).length ? Math.min(...Object.values(intervals)) : DEFAULT_POLLING_INTERVAL_MS);
+  const stackCheck = () => deps.now() + DEFAULT_POLLING_INTERVAL_MS;
   while (!deps.stopped()) {
     const at = deps.now();
-    const stackHash = deps.stackHash();
+    let stackHash = deps.stackHash();
     // A stack file that could not be read is read again after the backoff, or at once once edited.
     const waiting = memory.failed && memory.failed.inputs.stackHash === stackHash && at < memory.failed.retryAt;
     if (stackHash !== configHash && !waiting) {
       try {
         repos = (await deps.readConfig()).gitRepos;
+        // Read again: the engine rewrites the file when it creates the stack (seen changing a folded block scalar's value).
+        stackHash = deps.stackHash();
         intervals = pollIntervals(repos, DEFAULT_POLLING_INTERVAL_MS);
         schedule = reschedule(schedule, intervals, at);
         for (const name of Object.keys(heads)) if (!(name in intervals)) delete heads[name];
@@ -89,6 +93,6 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
       }
       continue; // polls that fell due during the up run now
     }
-    await deps.sleepUntil(wakeAt(schedule, memory, deps.now() + base()));
+    await deps.sleepUntil(wakeAt(schedule, memory, stackCheck()));
   }
 }

@@ -11,8 +11,11 @@ import {
   afterUp, backoffMs, decideUp, duePolls, MAX_BACKOFF_MS, pollIntervals, polled, reschedule, wakeAt, WatchMemory,
 } from "../../automation/watch/decide";
 import { UpOutcome, watchLoop } from "../../automation/watch/loop";
+import { configHash } from "../../automation/watch/live";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { errorOf } from "../support/errors";
-import { gitRepoConfig, TestRepo } from "../support/git-fixtures";
+import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
 const A = "a".repeat(40);
 const B = "b".repeat(40);
@@ -122,6 +125,17 @@ describe("watch: the loop, with fake facts", () => {
     expect(w.ups.map((u) => [u.at, u.reason])).to.deep.equal([[0, "first run: bringing the stack up to date"], [30_000, "the stack file changed"]]);
   });
 
+  it("what the engine writes into the stack file while reading it (creating the stack) is no edit", async () => {
+    const w = world({ stopAt: 60_000 });
+    const read = w.deps.readConfig;
+    w.deps.readConfig = async () => {
+      w.editStack("rewritten by the engine");
+      return read();
+    };
+    await watchLoop(w.deps);
+    expect(w.ups.map((u) => u.reason)).to.deep.equal(["first run: bringing the stack up to date"]);
+  });
+
   it("a failed up is tried again after a growing backoff, and a success ends the backoff", async () => {
     const w = world({ stopAt: 200_000, failUps: [1, 2, 3] });
     await watchLoop(w.deps);
@@ -141,6 +155,20 @@ describe("watch: the loop, with fake facts", () => {
     await watchLoop(w.deps);
     // The first up (at 0) takes 3 s: apps' poll due at 5 s runs then, and every 5 s after.
     expect(polls).to.deep.equal(["0 apps", "0 slow", "5000 apps", "10000 apps", "15000 apps", "20000 apps"]);
+  });
+});
+
+describe("watch: a stack file edit", () => {
+  it("is a change of its configuration, not of what the engine writes into the file (a new stack's encryptionsalt)", () => {
+    const file = path.join(tempDir("pf-watch-hash-"), "Pulumi.t.yaml");
+    fs.writeFileSync(file, "config:\n  pulumi-fleet:gitRepos: []\n");
+    const before = configHash(file);
+    fs.writeFileSync(file, "encryptionsalt: v1:abc\nconfig:\n  pulumi-fleet:gitRepos: []\n");
+    expect(configHash(file)).to.equal(before);
+    fs.writeFileSync(file, "encryptionsalt: v1:abc\nconfig:\n  pulumi-fleet:gitRepos: [{name: a}]\n");
+    expect(configHash(file)).to.not.equal(before);
+    fs.rmSync(file);
+    expect(configHash(file)).to.equal("absent");
   });
 });
 
