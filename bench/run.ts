@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet ...] [options]` (`--help` lists them): the benchmarks (default: the
- * first eight, in that order; `fleet`, which builds Rancher Fleet itself, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
+ * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch ...] [options]` (`--help` lists them): the benchmarks (default: the
+ * first eight, in that order; `fleet`, which builds Rancher Fleet itself, and `watch`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; render: --clusters N; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3; page: --clusters 200 --bundles 50 --runs 3.
  */
@@ -13,17 +13,18 @@ import { startupBench } from "./startup";
 import { shardsBench } from "./shards";
 import { rolloutBench } from "./rollout";
 import { fleetBench } from "./fleet";
+import { watchBench } from "./watch";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
 const DEFAULT = { plan: planBench, render: renderBench, engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
-const ALL = { ...DEFAULT, fleet: fleetBench } as const;
+const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [options]",
-  summary: "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, only when named); each prints a table and writes bench/results/<name>.json.",
-  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [options]",
+  summary: "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, and watch, commit to cluster through npm run watch, only when named); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
     clusters: { type: "string" as const, value: "N|N,N", help: "plan, render, shards: clusters (shards default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)" },
@@ -35,6 +36,7 @@ const SPEC = {
     shards: { type: "string" as const, value: "N", help: "shards: how many shards (default 4)" },
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
+    commits: { type: "string" as const, value: "N", help: "watch: commits pushed, each deployed before the next (default 10)" },
   },
 };
 

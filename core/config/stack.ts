@@ -15,6 +15,7 @@ import { NotificationsConfig, readNotifications } from "./notifications";
 import { MetricsConfig, readMetrics } from "./metrics";
 import { HealthCheck, readHealthChecks } from "./health-checks";
 import { readSchedules, ScheduleConfig } from "./schedules";
+import { PollingSettings, readPolling } from "./polling";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -61,7 +62,7 @@ export interface GitAuth {
   token?: string;
 }
 
-export interface GitRepoConfig {
+export interface GitRepoConfig extends PollingSettings {
   name: string;
   repo: string;
   branch?: string;
@@ -315,6 +316,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
     "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
     "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership", "downstreamResources", "sopsAgeKey",
+    "pollingInterval", "disablePolling",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -335,6 +337,7 @@ function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     paused: f.child("paused").bool(),
     allowEmpty: f.child("allowEmpty").bool(),
     insecureSkipTLSVerify: f.child("insecureSkipTLSVerify").bool(),
+    ...readPolling(f),
   };
   if (f.child("takeOwnership").bool()) g.takeOwnership = true;
   if (f.child("allowOverrideTargets").bool()) g.allowOverrideTargets = true;

@@ -12,6 +12,7 @@ import * as YAML from "yaml";
 import { FleetError } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
 import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
+import { MIN_POLLING_INTERVAL_MS, parseGoDuration } from "../config/polling";
 import { resolveClusterAgents } from "../agent/effective";
 import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
 import { GitRepoReach, readWorkspaceRestrictions, restrictGitRepo } from "./fleet-restrictions";
@@ -258,8 +259,12 @@ function mapGitRepo(o: Fleet, note: Note, remark: Note, source: string, reach: G
   const helm = spec.str("helmSecretName");
   if (helm) note("spec.helmSecretName", `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from Secret ${o.namespace}/${helm}; remote charts also need allowedChartURLs`);
   spec.unmapped("helmSecretNameForPaths", "per-path Helm credentials are not offered; give the GitRepo one helmSecret, or split it");
-  spec.unmapped("pollingInterval", "nothing polls here: a deploy is an `up`, on merges and on a schedule (docs/continuous-delivery.md)");
-  spec.unmapped("disablePolling", "nothing polls here (docs/continuous-delivery.md)");
+  // Read by `npm run watch` as Fleet's controller reads them (core/config/polling.ts refuses less than a second).
+  const polling = spec.str("pollingInterval");
+  const pollingMs = polling === undefined ? undefined : parseGoDuration(polling);
+  if (pollingMs !== undefined && (pollingMs === 0 || pollingMs >= MIN_POLLING_INTERVAL_MS)) out.pollingInterval = polling;
+  else if (polling !== undefined) note("spec.pollingInterval", `${JSON.stringify(polling)}: not mapped: the watcher polls at most once a second`);
+  if (spec.take("disablePolling") === true) out.disablePolling = true;
   spec.unmapped("webhookSecret", "no webhook receiver: trigger the CI job instead (docs/continuous-delivery.md)");
   spec.unmapped("forceSyncGeneration", "set forceSyncGeneration in the bundles' fleet.yaml");
   spec.unmapped("correctDrift", "set correctDrift.enabled in the bundles' fleet.yaml (or run `up --refresh`)");

@@ -26,6 +26,7 @@ import { GitSession, protocolsFor } from "./git-env";
 import { GitBounds, gitBounds } from "./git-bounds";
 import { markUsed, packBytes, pinnedRef, pruneStore, pruneTrees, sweepUnusedStores } from "./git-cache";
 import { stopSignal } from "../stop-signal";
+import { chooseRef, FULL_SHA, parseLsRemote } from "./remote-refs";
 
 export interface Source {
   gitRepo: string;
@@ -37,9 +38,6 @@ export interface Source {
   /** What the operator should know about this resolution (a fetch that could not be shallow). */
   warnings: string[];
 }
-
-/** Fleet's cloner follows `master` when a GitRepo names neither branch nor revision. */
-export const DEFAULT_BRANCH = "master";
 
 /** Where a fetch puts what it brought, until the commit is pinned; pruning drops it. */
 const INCOMING = "refs/fleet/incoming";
@@ -121,7 +119,7 @@ async function must<T>(run: Promise<T>, fail: Fail): Promise<T> {
 }
 
 /** A local path that is a directory but not a git repository (the local stack's examples/). */
-function isPlainDirectory(repo: string): boolean {
+export function isPlainDirectory(repo: string): boolean {
   if (!path.isAbsolute(repo)) return false;
   if (!fs.existsSync(repo) || !fs.statSync(repo).isDirectory()) return false;
   const isRepo = fs.existsSync(path.join(repo, ".git")) || (fs.existsSync(path.join(repo, "HEAD")) && fs.existsSync(path.join(repo, "objects")));
@@ -132,7 +130,7 @@ function isPlainDirectory(repo: string): boolean {
  * A plain directory is read in place; its "commit" is a content hash, so an edit shows as a new
  * revision and an unchanged directory as the same one.
  */
-function directorySource(repo: GitRepoConfig): Source {
+export function directorySource(repo: GitRepoConfig): Source {
   if (repo.branch || repo.revision) {
     throw new FleetError(`${repo.repo} is a plain directory, not a git repository: branch and revision do not apply`, { gitRepo: repo.name });
   }
@@ -153,26 +151,11 @@ function directorySource(repo: GitRepoConfig): Source {
 async function resolveCommit(git: Git, store: string, repo: GitRepoConfig, bounds: GitBounds, fail: Fail, warnings: string[]): Promise<{ commit: string; fetched: boolean }> {
   const url = repo.repo;
   const revision = repo.revision;
-  const fullSha = !!revision && /^[0-9a-f]{40}$/.test(revision);
+  const fullSha = !!revision && FULL_SHA.test(revision);
   if (fullSha && (await hasCommit(git, revision))) return { commit: revision, fetched: false };
-  const refs = parseLsRemote(await must(git(["ls-remote", "--", url]), fail));
-  let ref: string | undefined;
-  let commit: string | undefined;
-  if (revision) {
-    for (const candidate of [`refs/tags/${revision}^{}`, `refs/tags/${revision}`, `refs/heads/${revision}`]) {
-      if (refs.has(candidate)) {
-        commit = refs.get(candidate);
-        ref = candidate.replace(/\^\{\}$/, "");
-        break;
-      }
-    }
-    if (!commit && !/^[0-9a-f]{7,40}$/.test(revision)) fail(`revision ${JSON.stringify(revision)} is not a tag, branch or commit of ${displayUrl(url)}`);
-  } else {
-    const branch = repo.branch ?? DEFAULT_BRANCH;
-    ref = `refs/heads/${branch}`;
-    commit = refs.get(ref);
-    if (!commit) fail(`branch ${JSON.stringify(branch)} not found in ${displayUrl(url)}`);
-  }
+  const choice = chooseRef(parseLsRemote(await must(git(["ls-remote", "--", url]), fail)), repo, displayUrl(url));
+  if (choice.problem) fail(choice.problem);
+  let { ref, commit } = choice;
   if (commit && (await hasCommit(git, commit))) return { commit, fetched: false };
   const fetch = (args: string[]) => boundedFetch(git, store, args, bounds, fail);
   if (ref) {
@@ -288,15 +271,6 @@ async function checkoutTree(git: Git, store: string, dir: string, commit: string
   const now = new Date();
   fs.utimesSync(tree, now, now);
   return { tree, kept: pruneTrees(trees) };
-}
-
-function parseLsRemote(out: string): Map<string, string> {
-  const refs = new Map<string, string>();
-  for (const line of out.split("\n")) {
-    const [sha, ref] = line.trim().split(/\s+/);
-    if (sha && ref) refs.set(ref, sha);
-  }
-  return refs;
 }
 
 /** A URL fit for messages: no userinfo. */

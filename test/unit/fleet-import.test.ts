@@ -61,8 +61,9 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
         ],
         keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true,
         caBundle: "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n",
+        pollingInterval: "1m", // read by npm run watch, as Fleet's controller reads it
       },
-      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true },
+      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, disablePolling: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true },
     ]);
     // Fleet's behaviour kept where the stack's defaults are stricter, and said so in the file.
     expect(result.text).to.include("# Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves");
@@ -85,12 +86,10 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       "GitRepo fleet-default/apps metadata.labels",
       "GitRepo fleet-default/apps spec.clientSecretName",
       "GitRepo fleet-default/apps spec.helmSecretName",
-      "GitRepo fleet-default/apps spec.pollingInterval",
       "GitRepo fleet-default/apps spec.webhookSecret",
       "GitRepo fleet-default/apps spec.forceSyncGeneration",
       "GitRepo fleet-default/apps spec.correctDrift",
       "GitRepo fleet-default/infra spec.helmSecretNameForPaths",
-      "GitRepo fleet-default/infra spec.disablePolling",
       "GitRepo fleet-default/infra spec.imageScanInterval",
       "GitRepo fleet-default/infra spec.imageScanCommit",
       "GitRepo fleet-default/infra spec.ociRegistrySecret",
@@ -303,8 +302,8 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
 
       const imported = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
       expect(imported.status, imported.stderr).to.equal(0);
-      expect(imported.stdout).to.include(`wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 23 note(s)`);
-      expect(imported.stderr.trim().split("\n")).to.have.length(23);
+      expect(imported.stdout).to.include(`wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 21 note(s)`);
+      expect(imported.stderr.trim().split("\n")).to.have.length(21);
       expect(imported.stderr).to.include(`${input}: GitRepo fleet-default/infra: spec.imageScanInterval: "5m": not mapped`);
       const again = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
       expect(again.status).to.equal(1);

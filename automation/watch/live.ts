@@ -1,0 +1,100 @@
+/**
+ * The watcher's real dependencies (loop.ts WatchDeps): the clock, the stack file, the stack's
+ * configuration read through the engine (GitRepo credentials are secrets), `git ls-remote` per GitRepo
+ * (core/source/remote-head.ts), and `up` in this process (automation/operations.ts), which waits for the
+ * stack's lock instead of failing. A signal (core/stop-signal.ts) ends a sleep at once and stops an
+ * `up` the way `npm run up` stops.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { stableJson } from "../../core/hash";
+import { configFromValues } from "../../core/pipeline";
+import { remoteHead } from "../../core/source/remote-head";
+import { gitBounds } from "../../core/source/git-bounds";
+import { stopSignal } from "../../core/stop-signal";
+import { resolveBackend } from "../backend";
+import { formatDeployEvent } from "../deploy-events";
+import { reportFailure } from "../error-report";
+import { StackLockedError } from "../locks";
+import * as ops from "../operations";
+import { openStack, stackFileOf } from "../stack";
+import { UpOutcome, WatchDeps } from "./loop";
+
+/** A poll that takes longer than this (or the operator's git timeout, if shorter) is stopped and counts as failed. */
+export const POLL_TIMEOUT_MS = 60_000;
+
+export interface WatchSettings {
+  stack: string;
+  /** Do not stream the engine's output (deploy events and failures are still printed). */
+  quiet?: boolean;
+  log: (line: string) => void;
+}
+
+export function liveWatchDeps(settings: WatchSettings): WatchDeps {
+  const { stack, log } = settings;
+  const file = stackFileOf({ stack });
+  const pollTimeout = Math.min(POLL_TIMEOUT_MS, gitBounds().timeoutMs);
+  return {
+    now: () => Date.now(),
+    stopped: () => stopSignal.aborted,
+    sleepUntil: (at) => new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stopSignal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, at - Date.now()));
+      if (stopSignal.aborted) done();
+      else stopSignal.addEventListener("abort", done);
+    }),
+    stackHash: () => configHash(file),
+    readConfig: async () => {
+      const s = await openStack({ stack });
+      const all = await s.getAllConfig();
+      return configFromValues((key) => all[key]?.value, stack);
+    },
+    poll: (repo) => remoteHead(repo, pollTimeout),
+    up: async (): Promise<UpOutcome> => {
+      let resolved: Record<string, string> = {};
+      try {
+        const r = await ops.up({
+          stack, waitLock: true, onWarning: log,
+          onOutput: settings.quiet ? undefined : (text) => process.stdout.write(text),
+          deploy: { onPlanned: (state) => { resolved = Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])); } },
+        });
+        for (const e of r.events) log(formatDeployEvent(e));
+        log(`up of stack ${stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
+        return { ok: true, resolved };
+      } catch (err) {
+        if (stopSignal.aborted) return { ok: false };
+        if (err instanceof StackLockedError) {
+          log(`warning: ${err.message}`);
+          return { locked: true };
+        }
+        if (err instanceof ops.OperationError) for (const e of err.events) log(formatDeployEvent(e));
+        log(reportFailure(err, { op: "up", stack }, path.join(resolveBackend().localDir, "logs")));
+        return { ok: false };
+      }
+    },
+    log,
+  };
+}
+
+/**
+ * The hash of the stack file's `config:` as data: the engine writes the file itself (a new stack's
+ * `encryptionsalt`), which is no edit of the configuration. A file that is not YAML hashes as text
+ * (reading its configuration then fails, and says why).
+ */
+export function configHash(file: string): string {
+  if (!fs.existsSync(file)) return "absent";
+  const text = fs.readFileSync(file, "utf8");
+  let data: string;
+  try {
+    data = stableJson(YAML.parse(text)?.config ?? null);
+  } catch {
+    data = text;
+  }
+  return createHash("sha256").update(data).digest("hex");
+}

@@ -1,0 +1,38 @@
+/**
+ * The commit a GitRepo's branch or revision names on its remote now, without fetching anything: one
+ * `git ls-remote` with the git source's environment and credentials (git-env.ts), in a process group
+ * killed at its deadline (git-process.ts). The watcher polls this; `up` then fetches what changed.
+ * A plain directory's "commit" is its content hash, as the git source computes it; a full commit id
+ * names itself and costs nothing.
+ */
+import { FleetError } from "../errors";
+import { GitRepoConfig } from "../config/stack";
+import { directorySource, displayUrl, isPlainDirectory, redact } from "./git";
+import { GitSession, protocolsFor } from "./git-env";
+import { runGit } from "./git-process";
+import { chooseRef, FULL_SHA, parseLsRemote } from "./remote-refs";
+
+export async function remoteHead(repo: GitRepoConfig, deadlineMs: number): Promise<string> {
+  if (isPlainDirectory(repo.repo)) return directorySource(repo).commit;
+  if (repo.revision && FULL_SHA.test(repo.revision)) return repo.revision;
+  const secrets = [repo.auth?.token, repo.auth?.sshPrivateKey].filter((s): s is string => !!s);
+  const fail = (reason: string): never => {
+    throw new FleetError(redact(reason, secrets), { gitRepo: repo.name });
+  };
+  if (protocolsFor(repo.repo).length === 0) fail(`${displayUrl(repo.repo)} is not a URL the git source reads`);
+  const session = new GitSession(repo);
+  try {
+    const env = session.env();
+    // Run in the session's empty HOME: no repository around it whose configuration git would read.
+    const out = await runGit(["ls-remote", "--", repo.repo], {
+      cwd: env.HOME, env, deadlineMs,
+      deadlineReason: `git ls-remote did not answer within ${deadlineMs / 1000} s: it was stopped`,
+    }).catch((err: Error) => fail(err.message));
+    const choice = chooseRef(parseLsRemote(out), repo, displayUrl(repo.repo));
+    if (choice.problem) fail(choice.problem);
+    // An abbreviated commit the remote does not advertise never moves: the revision itself stands for it.
+    return choice.commit ?? repo.revision!;
+  } finally {
+    session.dispose();
+  }
+}
