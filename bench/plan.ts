@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildPlan } from "../core/targeting/plan";
 import { Bundle } from "../core/bundles/types";
-import { ClusterConfig, ClusterGroupConfig, TargetCriteria } from "../core/config/stack";
+import { ClusterConfig, ClusterGroupConfig } from "../core/config/stack";
+import { TargetCriteria } from "../core/config/target-criteria";
 import { arg } from "./support";
 
 const num = (name: string, dflt: number): number => Number(arg(name) ?? dflt);

@@ -6,7 +6,7 @@
 import * as YAML from "yaml";
 import { Field } from "../config/reader";
 import { FleetError } from "../errors";
-import { readTargetCriteria, TargetCriteria } from "../config/stack";
+import { readTargetCriteria, TargetCriteria } from "../config/target-criteria";
 import { readSelector } from "../targeting/selector";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, IntOrString, PartitionSpec, RolloutStrategy, TargetCustomizationMode, ValuesFrom, ValuesKeyRef } from "./types";

@@ -8,7 +8,7 @@
  */
 import { Field } from "./reader";
 import { dnsLabelProblem } from "../k8s-validation";
-import type { TargetCriteria } from "./stack";
+import type { TargetCriteria } from "./target-criteria";
 
 export interface ScheduleConfig {
   name: string;

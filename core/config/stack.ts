@@ -8,6 +8,7 @@ import * as YAML from "yaml";
 import { Field, isPlainObject } from "./reader";
 import { FleetError } from "../errors";
 import { LabelSelector, readSelector } from "../targeting/selector";
+import { readTargetCriteria, TargetCriteria } from "./target-criteria";
 import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces, DownstreamSecret, readDownstreamResources } from "./downstream-resources";
@@ -44,15 +45,6 @@ export interface ClusterGroupConfig {
   name: string;
   labels: Record<string, string>;
   selector: LabelSelector;
-}
-
-/** A GitRepo target (Fleet's GitTarget): all given criteria must hold; none given matches nothing. */
-export interface TargetCriteria {
-  name?: string;
-  clusterName?: string;
-  clusterSelector?: LabelSelector;
-  clusterGroup?: string;
-  clusterGroupSelector?: LabelSelector;
 }
 
 export interface GitAuth {
@@ -292,22 +284,6 @@ function readClusterGroup(f: Field): ClusterGroupConfig {
   return { name: readName(f.child("name")), labels: readLabels(f.child("labels"), "label"), selector };
 }
 
-export function readTargetCriteria(f: Field, extra: readonly string[] = []): TargetCriteria {
-  f.object(["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", ...extra]);
-  const t: TargetCriteria = {};
-  const name = f.child("name").optString();
-  if (name) t.name = name;
-  const clusterName = f.child("clusterName").optString();
-  if (clusterName) t.clusterName = clusterName;
-  const clusterGroup = f.child("clusterGroup").optString();
-  if (clusterGroup) t.clusterGroup = clusterGroup;
-  const clusterSelector = readSelector(f.child("clusterSelector"));
-  if (clusterSelector) t.clusterSelector = clusterSelector;
-  const clusterGroupSelector = readSelector(f.child("clusterGroupSelector"));
-  if (clusterGroupSelector) t.clusterGroupSelector = clusterGroupSelector;
-  return t;
-}
-
 const REMOTE_URL = /^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/;
 
 function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
@@ -442,8 +418,6 @@ export function namespaceAllowed(namespace: string, allowed: readonly string[]):
   });
 }
 
-/** Fleet's default when a GitRepo has no targets: cluster group `default`. */
-export const DEFAULT_TARGET: TargetCriteria = { name: "default", clusterGroup: "default" };
 
 /** The stack file path shown in errors for a stack. */
 export function stackFileFor(stack: string): string {

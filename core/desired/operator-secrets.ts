@@ -7,7 +7,8 @@
  * from the provider's messages), pruned by that set when the GitRepo stops targeting the cluster or the
  * entry goes. The GitRepo's bundles on that cluster are applied after the setup.
  */
-import { DEFAULT_TARGET, StackConfig } from "../config/stack";
+import { StackConfig } from "../config/stack";
+import { DEFAULT_TARGET } from "../config/target-criteria";
 import { FleetError } from "../errors";
 import { K8sObject } from "../bundles/manifests";
 import { clusterLabels } from "../ownership";

@@ -4,7 +4,8 @@
  * the target. GitRepo targets decide *whether* a cluster gets the bundle (first match, and only if the
  * cluster passes the allow-list); fleet.yaml targets and targetCustomizations decide *how*.
  */
-import { ClusterConfig, ClusterGroupConfig, TargetCriteria } from "../config/stack";
+import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
+import { TargetCriteria } from "../config/target-criteria";
 import { selectorMatches } from "./selector";
 import { Bundle, BundleTarget } from "../bundles/types";
 

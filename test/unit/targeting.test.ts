@@ -2,7 +2,8 @@ import { expect } from "chai";
 import { buildPlan, deploymentIdOf, Plan } from "../../core/targeting/plan";
 import { mergeOptions } from "../../core/targeting/merge";
 import { Bundle, BundleTarget } from "../../core/bundles/types";
-import { ClusterConfig, ClusterGroupConfig, TargetCriteria } from "../../core/config/stack";
+import { ClusterConfig, ClusterGroupConfig } from "../../core/config/stack";
+import { TargetCriteria } from "../../core/config/target-criteria";
 import { rejectionOf } from "../support/rejection";
 
 const cluster = (name: string, labels: Record<string, string> = {}, extra: Partial<ClusterConfig> = {}): ClusterConfig =>
