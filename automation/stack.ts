@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, OutputMap, ProjectSettings, Stack, UpOptions } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, OutputMap, ProjectSettings, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
 import { checkShardStackFile } from "../core/config/shard-files";
@@ -139,7 +139,10 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   const found = inFileBackend(backend, options.stack);
   const stack = found === true ? await selectedWithoutCli(ws, options.stack)
     // A file backend without the stack's file: created at once (no `stack select` that fails first).
-    : found === false ? await createdWithoutCli(ws, backend.fileDir!, options.stack)
+    // A stack file already written (the operator's config) is rewritten whole by the CLI when it adds
+    // the secrets salt, which can change a folded YAML value: `stack init` does that before anything
+    // reads the config. Without a stack file there is nothing to rewrite, and no CLI start is needed.
+    : found === false ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
       : await Stack.createOrSelect(options.stack, ws);
   capturedOf.set(stack, captured);
   return stack;
@@ -159,8 +162,8 @@ function inFileBackend(backend: Backend, stack: string): boolean | undefined {
 }
 
 /**
- * A new stack of a file backend without `pulumi stack init` (a CLI start and the passphrase's key
- * derivation, 0.26 s, paid again by the first `up`): its state file, an empty checkpoint in the
+ * A new stack of a file backend, without a stack file yet, without `pulumi stack init` (a CLI start
+ * and the passphrase's key derivation, 0.26 s, paid again by the first `up`): its state file, an empty checkpoint in the
  * format `pulumi stack import` reads (version 3). The first operation's CLI creates the stack's
  * secrets salt in Pulumi.<stack>.yaml, as `stack init` would have. Written exclusively: a stack another
  * process created meanwhile is selected, never overwritten.
@@ -176,6 +179,12 @@ async function createdWithoutCli(ws: LocalWorkspace, fileDir: string, name: stri
   const stack = await selectedWithoutCli(ws, name);
   if (created) createdNow.add(stack);
   return stack;
+}
+
+/** A new stack by `pulumi stack init`; one another process created meanwhile is selected. */
+function createdByCli(ws: LocalWorkspace, name: string): Promise<Stack> {
+  return Stack.create(name, ws).then((created) => { createdNow.add(created); return created; },
+    (err) => (err instanceof StackAlreadyExistsError ? Stack.select(name, ws) : Promise.reject(err)));
 }
 
 /** Writes a file that must not exist yet; false when it does (another process wrote it first). */
