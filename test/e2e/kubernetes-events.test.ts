@@ -117,4 +117,28 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
     expect(modified.map((e) => [e.type, e.action, e.metadata.labels?.["fleet.cattle.io/bundle-name"]])).to.deep.equal([["Warning", "Refresh", "kevents-b0"]]);
     expect(modified[0].message).to.equal("Bundle kevents-b0 of GitRepo kevents was changed on the cluster: modified ConfigMap kevents/b0");
   });
+
+  // The deploy event a dependsOn pair lacked: held at its gate in one `up`, applied in the next (decide.go heldObjects).
+  it("a dependsOn pair held in one `up` (WaitApplied: no Event) and applied in the next gets its deploy event and its Deployed Event", async () => {
+    const heldDir = path.join(work, "held");
+    const file = (p: string, text: string) => { fs.mkdirSync(path.dirname(path.join(heldDir, p)), { recursive: true }); fs.writeFileSync(path.join(heldDir, p), text); };
+    file("db/fleet.yaml", `defaultNamespace: ${NS}\n`);
+    file("db/cm.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: db\n  labels: {deny: "true"}\ndata:\n  k: v\n`);
+    file("app/fleet.yaml", `defaultNamespace: ${NS}\ndependsOn:\n  - name: kheld-db\n`);
+    file("app/cm.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  k: v\n`);
+    config = { ...config, gitRepos: [...config.gitRepos, gitRepoConfig({ name: "kheld", repo: heldDir, paths: ["db", "app"], targets: [{ clusterSelector: {} }] })] };
+    await refuseLabelledConfigMaps(cluster, POLICY, "ConfigMaps labelled deny are refused here", NS);
+    const heldUp = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    expect(heldUp).to.be.instanceOf(ops.BundlesFailedError);
+    expect((heldUp as ops.BundlesFailedError).events.filter((e) => e.gitRepo === "kheld")).to.deep.equal([]);
+    expect((await said()).filter((x) => x.includes("kheld"))).to.deep.equal(["Warning ErrApplied kheld-db x1"]);
+    expect(await kubeGet(cluster, `/api/v1/namespaces/${NS}/configmaps/app`), "held at its gate").to.equal(undefined);
+
+    await liftPolicy(cluster, POLICY, NS);
+    const opened = await ops.up(options());
+    expect(opened.events.filter((e) => e.gitRepo === "kheld").map((e) => `${e.event} ${e.bundle}`).sort()).to.deep.equal(["deployed kheld-app", "deployed kheld-db"]);
+    expect(opened.events.find((e) => e.bundle === "kheld-app")).to.include({ created: 1, updated: 0, deleted: 0 });
+    expect((await said()).filter((x) => x.includes("kheld"))).to.deep.equal(["Normal Deployed kheld-app x1", "Normal Deployed kheld-db x1", "Warning ErrApplied kheld-db x1"]);
+    expect(await kubeGet(cluster, `/api/v1/namespaces/${NS}/configmaps/app`)).to.not.equal(undefined);
+  });
 });
