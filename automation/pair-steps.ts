@@ -70,6 +70,8 @@ function objectSteps(s: Step): Step[] {
     case "update": {
       const byKey = new Map<string, string[]>();
       const changedSecrets = new Map<string, Step["op"]>();
+      // An object in both inputs that the provider names as added: a gate held it back, this update creates it (decide.go heldObjects).
+      const added = new Set<string>();
       for (const [path, diff] of Object.entries(s.detailedDiff ?? {})) {
         const m = OBJECT_PATH.exec(path);
         if (!m) continue;
@@ -78,10 +80,11 @@ function objectSteps(s: Step): Step[] {
           changedSecrets.set(key, m[3] ? "update" : kindOp(diff));
           continue;
         }
+        if (!m[3] && kindOp(diff) === "create") added.add(key);
         (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(m[3].replace(/^\.manifest\.?/, ""));
       }
       return [...byKey].map(([key, fields]) => {
-        if (!olds[key]) return child("create", news[key]);
+        if (!olds[key] || (added.has(key) && news[key])) return child("create", news[key]);
         // A Secret an earlier version held among the readable objects moves to the secret ones: re-applied, not deleted.
         if (!news[key] && changedSecrets.has(key)) return changedSecrets.set(key, "update") && child("same", olds[key]);
         if (!news[key]) return child(olds[key].retain ? "same" : "delete", olds[key]);

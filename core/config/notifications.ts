@@ -23,13 +23,15 @@ export interface WebhookConfig {
 
 export interface NotificationsConfig {
   webhooks: WebhookConfig[];
+  /** A Kubernetes Event on each cluster when a pair's state changes, posted by the provider (tools/fleet-provider events.go). */
+  kubernetesEvents?: true;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function readNotifications(f: Field): NotificationsConfig | undefined {
   if (!f.present) return undefined;
-  f.object(["webhooks"]);
+  f.object(["webhooks", "kubernetesEvents"]);
   const webhooks = f.child("webhooks").items().map(readWebhook);
   const seen = new Map<string, number>();
   webhooks.forEach((w, i) => {
@@ -37,7 +39,15 @@ export function readNotifications(f: Field): NotificationsConfig | undefined {
     if (first !== undefined) f.child("webhooks").index(i).child("name").fail(`duplicate name ${JSON.stringify(w.name)} (also at index ${first})`);
     seen.set(w.name, i);
   });
-  return { webhooks };
+  return { webhooks, ...(f.child("kubernetesEvents").bool(false) ? { kubernetesEvents: true as const } : {}) };
+}
+
+/**
+ * A pair's `kubernetesEvents` input: where its Events go (the bundle's namespace) and what they name.
+ * Only when the operator turned Events on, so a stack without them registers what it did before.
+ */
+export function kubernetesEventsInput(n: NotificationsConfig | undefined, e: { namespace: string; gitRepo: string; bundle: string }): { kubernetesEvents?: { namespace: string; gitRepo: string; bundle: string } } {
+  return n?.kubernetesEvents ? { kubernetesEvents: { namespace: e.namespace, gitRepo: e.gitRepo, bundle: e.bundle } } : {};
 }
 
 function readWebhook(f: Field): WebhookConfig {

@@ -42,6 +42,8 @@ export interface PairSpec {
   adoptFieldManagers?: string[];
   /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when the stack has none. */
   healthChecks?: HealthCheck[];
+  /** notifications.kubernetesEvents: where the provider posts an Event when the pair's state changes; absent when off. */
+  kubernetesEvents?: { namespace: string; gitRepo: string; bundle: string };
   /** Pairs this one waits for, with their last state (Ready lets it apply). */
   waitFor?: { name: string; state: string }[];
   deletePolicy: DeletePolicy;

@@ -9,6 +9,7 @@
 import { deployedAgents, resolveClusterAgents } from "../agent/effective";
 import { StackConfig } from "../config/stack";
 import { healthChecksInput } from "../config/health-checks";
+import { kubernetesEventsInput } from "../config/notifications";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
 import { checkTakeOwnership } from "../ownership";
@@ -220,7 +221,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
       ...(gitReposWithSecrets(secrets, e.cluster).has(e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
-      spec: { ...pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, r.secret), ...healthChecksInput(config.healthChecks) },
+      spec: { ...pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, r.secret), ...healthChecksInput(config.healthChecks), ...kubernetesEventsInput(config.notifications, e) },
       warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1,
         unchanged.has(e) ? previous?.records?.[key]?.deployedAt : deployedNow),

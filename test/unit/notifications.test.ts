@@ -37,7 +37,7 @@ describe("notifications: the stack setting", () => {
     expect(errorOf(() => parse({ webhooks: [{ name: "a", urlFromEnv: "A", format: "discord" }] }))).to.include("notifications.webhooks[0].format: must be one of json, slack, teams");
     expect(errorOf(() => parse({ webhooks: [{ name: "a", urlFromEnv: "A", events: ["deploy"] }] }))).to.include("notifications.webhooks[0].events[0]: must be one of deployed, failed, held, drift, pruned");
     expect(errorOf(() => parse({ webhooks: [{ name: "a", urlFromEnv: "A" }, { name: "a", urlFromEnv: "B" }] }))).to.include("notifications.webhooks[1].name: duplicate name \"a\"");
-    expect(errorOf(() => parse({ hooks: [] }))).to.include("notifications.hooks: unknown field; valid fields are: webhooks");
+    expect(errorOf(() => parse({ hooks: [] }))).to.include("notifications.hooks: unknown field; valid fields are: kubernetesEvents, webhooks");
   });
 });
 

@@ -55,6 +55,9 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 	diffTop("waitFor", olds.WaitFor, news.WaitFor)
 	diffTop("healthChecks", olds.HealthChecks, news.HealthChecks)
 	d.Changes = len(d.Detailed) > 0
+	if d.Changes && !news.Paused {
+		heldObjects(d.Detailed, olds, news)
+	}
 	if !d.Changes && !news.Paused {
 		d.Retry = retryReason(olds.Status, news)
 		d.Changes = d.Retry != ""
@@ -74,6 +77,47 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 		}
 	}
 	return d
+}
+
+// heldObjects adds the objects a gate held back to an update that has other reasons to apply (a
+// gate that opened changes only waitFor): a pair whose last apply stopped at its gates (WaitApplied,
+// OutOfSync) applied nothing of its inputs, so this apply creates what its inventory lacks and updates
+// what it holds of another deploymentId. Without them the update named no object, and the pair's first
+// real deploy looked like a no-op to the operations (no deploy event).
+func heldObjects(detailed map[string]pulumirpc.PropertyDiff_Kind, olds *Outputs, news Spec) {
+	if olds.State != StateWaitApplied && olds.State != StateOutOfSync {
+		return
+	}
+	held := map[string]bool{}
+	for _, id := range olds.Inventory {
+		held[id.Key()] = true
+	}
+	for _, k := range sortedKeys(news.set()) {
+		field := "objects"
+		if _, ok := news.SecretObjects[k]; ok {
+			field = "secretObjects"
+		}
+		base := field + pathKey(k)
+		if named(detailed, base) {
+			continue
+		}
+		switch {
+		case !held[k]:
+			detailed[base] = pulumirpc.PropertyDiff_ADD
+		case olds.AppliedDeploymentID != news.DeploymentID:
+			detailed[base] = pulumirpc.PropertyDiff_UPDATE
+		}
+	}
+}
+
+// named: the detailed diff already has base or a path under it.
+func named(detailed map[string]pulumirpc.PropertyDiff_Kind, base string) bool {
+	for p := range detailed {
+		if p == base || strings.HasPrefix(p, base+".") || strings.HasPrefix(p, base+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // diffObjects records, under field, each object added, removed or changed (its fields, up to maxFieldDiffs).

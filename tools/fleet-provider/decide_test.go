@@ -336,3 +336,43 @@ func TestPropagationIsTheReceivedOneOrRefused(t *testing.T) {
 		}
 	}
 }
+
+// A dependsOn pair held at its gate in one `up` (WaitApplied, nothing applied) and let through in the
+// next: only waitFor changed, yet every object is applied now, and the update must name them.
+func TestDiffPairNamesTheObjectsAGateHeldBack(t *testing.T) {
+	objects := map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}, "/ConfigMap/app/b": {Manifest: configMap("b", nil)}}
+	held := spec("m:1", objects)
+	held.WaitFor = []Gate{{Name: "c/r/dep", State: StateNotReady}}
+	olds := &Outputs{Spec: held, Status: Status{State: StateWaitApplied, Inventory: []InventoryID{}}}
+	news := spec("m:1", objects)
+	news.WaitFor = []Gate{{Name: "c/r/dep", State: StateReady}}
+	want := map[string]pulumirpc.PropertyDiff_Kind{
+		"waitFor":                     pulumirpc.PropertyDiff_UPDATE,
+		`objects["/ConfigMap/app/a"]`: pulumirpc.PropertyDiff_ADD,
+		`objects["/ConfigMap/app/b"]`: pulumirpc.PropertyDiff_ADD,
+	}
+	if d := diffPair(olds, news); !d.Changes || !reflect.DeepEqual(d.Detailed, want) {
+		t.Fatalf("first apply after the gate opened:\n got %v\nwant %v", d.Detailed, want)
+	}
+	// Applied at m:1 before, held while m:2 came: what it holds is updated, what is new created, a changed field named once.
+	olds.AppliedDeploymentID = "m:1"
+	olds.Inventory = []InventoryID{{Kind: "ConfigMap", Namespace: "app", Name: "a", Version: "v1"}}
+	news.DeploymentID = "m:2"
+	news.Objects = map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}, "/ConfigMap/app/b": {Manifest: configMap("b", map[string]any{"k": "v"})}}
+	want = map[string]pulumirpc.PropertyDiff_Kind{
+		"waitFor": pulumirpc.PropertyDiff_UPDATE, "deploymentId": pulumirpc.PropertyDiff_UPDATE,
+		`objects["/ConfigMap/app/a"]`:                 pulumirpc.PropertyDiff_UPDATE,
+		`objects["/ConfigMap/app/b"].manifest.data.k`: pulumirpc.PropertyDiff_ADD,
+	}
+	if d := diffPair(olds, news); !reflect.DeepEqual(d.Detailed, want) {
+		t.Fatalf("held across a new deploymentId:\n got %v\nwant %v", d.Detailed, want)
+	}
+	// A Ready pair whose gate input changed (names only): nothing of it is applied anew.
+	ready := readyOutputs(held)
+	ready.Inventory = []InventoryID{{Kind: "ConfigMap", Namespace: "app", Name: "a", Version: "v1"}}
+	readyNews := spec("m:1", objects)
+	readyNews.WaitFor = []Gate{{Name: "c/r/dep", State: StateReady}}
+	if d := diffPair(ready, readyNews); !reflect.DeepEqual(d.Detailed, map[string]pulumirpc.PropertyDiff_Kind{"waitFor": pulumirpc.PropertyDiff_UPDATE}) {
+		t.Fatalf("a Ready pair names no held object: %v", d.Detailed)
+	}
+}

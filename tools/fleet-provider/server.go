@@ -189,7 +189,11 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st, nil
 	}
-	return told(applyPair(s.ctx, rm, prev, spec, !creating), spec), nil
+	var before *Status
+	if prev != nil {
+		before = &prev.Status
+	}
+	return announced(s.ctx, rm.Client(), actionApply, before, told(applyPair(s.ctx, rm, prev, spec, !creating), spec), spec), nil
 }
 
 // previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
@@ -248,9 +252,10 @@ func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc
 	olds.Live = nil
 	if c.config.RenderYamlToDirectory == "" {
 		if rm, err := c.manager(); err == nil {
+			before := olds.Status
 			olds.Status, olds.Live = driftOf(s.ctx, rm, olds)
 			// A dry run's refusal may quote a value as an apply's does.
-			olds.Status = told(olds.Status, olds.Spec)
+			olds.Status = announced(s.ctx, rm.Client(), actionRefresh, &before, told(olds.Status, olds.Spec), olds.Spec)
 		}
 	}
 	props, err := toStruct(recorded(olds))

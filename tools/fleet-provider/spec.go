@@ -56,6 +56,8 @@ type Spec struct {
 	// The operator's health checks per kind (health.go): they judge readiness instead of kstatus. Absent
 	// when the stack has none, so a stack without them registers what it did before.
 	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+	// Kubernetes Events on the cluster when the pair's state changes (events.go); absent: none.
+	KubernetesEvents *EventsSpec `json:"kubernetesEvents,omitempty"`
 	// Gates: the states of the pairs this one waits for (dependsOn, rollout); all must be Ready to apply.
 	WaitFor []Gate `json:"waitFor,omitempty"`
 	// How objects that leave the set, or the whole pair, are deleted: decided by the program, obeyed here.
