@@ -6,7 +6,8 @@
  * fails alone. Nothing is read in render mode (as `fleet test`) or on a cluster left out: each such
  * deployment says so.
  */
-import { ClusterConfig, GitRepoConfig } from "../config/stack";
+import { ClusterConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";

@@ -5,7 +5,8 @@
  * would allow it, while the other GitRepo's deployments proceed. Fake facts, real git and renderer.
  */
 import { expect } from "chai";
-import { GitRepoConfig, StackConfig } from "../../core/config/stack";
+import { StackConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 import { desiredState } from "../../core/desired/state";
 import { DesiredState } from "../../core/desired/types";
 import { knownOwners } from "../../core/desired/owners";
