@@ -6,13 +6,14 @@ import { accessOf } from "../cluster-access";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { FleetState } from "../pipeline";
-import { ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
+import { RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
 import { lookupScopeError } from "../render/lookup-scope";
 import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { ResolvedValuesFrom } from "../render/values-from";
-import { AccountProviders } from "../service-accounts";
+import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
+import { ClusterFacts, kubeconfigAs } from "./cluster-facts";
 import { Facts } from "./facts";
 import { foreignOwners } from "./owners";
 
@@ -29,7 +30,7 @@ const MAX_LOOKUPS = 100;
  * read per cluster and identity per round, read-only) and it renders again with the answers, until it
  * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
  */
-export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
+export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, known: ReadonlyMap<string, ClusterFacts>, users: AccountUsers,
   facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
   valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
@@ -40,7 +41,7 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
     rendered.delete(e);
   };
   const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
-    capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
+    capabilitiesOf: (c) => known.get(c)?.capabilities ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
     revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
   });
   rendered = await renderSome(entries);
@@ -69,12 +70,12 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
         failed(e, outOfScope);
         continue;
       }
-      const user = accounts.userOf.get(e);
+      const user = users.userOf.get(e);
       const id = `${e.cluster} ${user ?? ""}`;
       const c = clusters.get(e.cluster)!;
       const job = jobs.get(id) ?? jobs.set(id, {
         id, keys: [], entries: [],
-        ...accessOf(c, user ? accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
+        ...accessOf(c, kubeconfigAs(known, e.cluster, user)),
       }).get(id)!;
       job.entries.push(e);
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
