@@ -2,26 +2,41 @@
  * Gathering, before rendering: what is read from the clusters for the desired state, into each
  * cluster's ClusterFacts (cluster-facts.ts), through `Facts`: whether `fleet-default` exists, the
  * impersonating kubeconfigs of the users deployments are applied as, what helm.valuesFrom references,
- * what charts see of each cluster (discovery), and the ambient kubeconfig a cluster without its own is
- * reached with. Nothing here decides what is deployed; a cluster that cannot be read is an error naming
- * it, unless the decisions can tell without it. What is read after rendering is gather-objects.ts's.
+ * and the ambient kubeconfig a cluster without its own is reached with. Nothing here decides what is
+ * deployed; a cluster that cannot be read is an error naming it, unless the decisions can tell without
+ * it. What a render sees of its cluster (capabilities, lookups) is read by render-lookups.ts, what is
+ * read of the rendered objects by gather-objects.ts.
  */
 import * as path from "node:path";
 import { accessOf, kubeconfigEnvFiles } from "../cluster-access";
 import { StackConfig, ClusterConfig } from "../config/stack";
 import { FleetError } from "../errors";
 import { OwnersJob } from "../render/fleet-render";
-import { DEFAULT_SERVICE_ACCOUNT } from "../service-accounts";
+import { DEFAULT_SERVICE_ACCOUNT, impersonationRefused } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { ValuesFromAsks } from "./read-values-from";
 
-/** Every cluster of the stack, nothing read yet. */
-export function unknownClusters(config: StackConfig): KnownClusters {
+/**
+ * The first stage, from the plan alone: every cluster of the stack, whether `fleet-default` exists on
+ * those given (their bundles name no account), and the ambient kubeconfig of clusters without their own
+ * (not in render mode: nothing is reached).
+ */
+export async function gatherClusters(config: StackConfig, defaultAccountClusters: ReadonlySet<string>, agentNamespace: (cluster: string) => string,
+  facts: Facts): Promise<KnownClusters> {
   const known: KnownClusters = new Map();
   for (const c of config.clusters) factsOf(known, c.name);
+  await gatherDefaultAccounts(defaultAccountClusters, config.clusters, agentNamespace, facts, known);
+  if (!config.renderDir) await gatherAmbientKubeconfigs(config, facts, known);
   return known;
+}
+
+/** The second stage, once who applies what is decided: the users' kubeconfigs, then what helm.valuesFrom references, read as those users. */
+export async function gatherAsUsers(wanted: { cluster: string; user: string; entry: PlanEntry }[], asks: ValuesFromAsks, clusters: ClusterConfig[],
+  facts: Facts, known: KnownClusters): Promise<void> {
+  await gatherKubeconfigs(wanted, clusters, facts, known, impersonationRefused);
+  await gatherValuesFrom(asks, clusters, facts, known);
 }
 
 /**
@@ -68,7 +83,7 @@ export async function gatherKubeconfigs<W extends { cluster: string; user: strin
 }
 
 /** What helm.valuesFrom references, read on each cluster as each identity that asked (read-values-from.ts), one job per cluster and identity. */
-export async function gatherValuesFrom(asks: ValuesFromAsks, clusters: ClusterConfig[], facts: Facts, known: KnownClusters): Promise<void> {
+async function gatherValuesFrom(asks: ValuesFromAsks, clusters: ClusterConfig[], facts: Facts, known: KnownClusters): Promise<void> {
   if (!asks.asks.size) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...asks.asks.values()].map((a) => ({
@@ -80,30 +95,6 @@ export async function gatherValuesFrom(asks: ValuesFromAsks, clusters: ClusterCo
 }
 
 /**
- * What charts see of each cluster, as Fleet's agent renders on it: a live cluster's version and served
- * API versions, read once per operation (discovery; a cluster that cannot be read is an error naming
- * it, unless the operation leaves it out); in render mode the cluster's kubeVersion and apiVersions.
- */
-export async function gatherCapabilities(config: StackConfig, entries: PlanEntry[], facts: Facts, known: KnownClusters, leftOut?: ReadonlySet<string>): Promise<void> {
-  if (config.renderDir) {
-    for (const c of config.clusters) factsOf(known, c.name).capabilities = { kubeVersion: c.kubeVersion, apiVersions: c.apiVersions };
-    return;
-  }
-  const deployed = new Set(entries.map((e) => e.cluster));
-  const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
-    .map((c) => ({ id: c.name, ...accessOf(c) }));
-  if (!jobs.length) return;
-  const results = await facts.discovery(jobs);
-  for (const job of jobs) {
-    const r = results[job.id];
-    if (!r?.capabilities) {
-      throw new FleetError(`cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`, { file: config.file, cluster: job.id });
-    }
-    factsOf(known, job.id).capabilities = { live: r.capabilities };
-  }
-}
-
-/**
  * Clusters without a kubeconfig of their own use the ambient one, as kubectl does: KUBECONFIG's files
  * merged (else ~/.kube/config), `context` found in any of them. The Kubernetes provider reads a
  * KUBECONFIG of several files as one kubeconfig and fails every object, so when it lists several, the
@@ -111,7 +102,7 @@ export async function gatherCapabilities(config: StackConfig, entries: PlanEntry
  * one context, its files inlined. A context that does not exist is an error naming it. Without a
  * context and with one file (or none: in-cluster), the provider's own reading is left alone.
  */
-export async function gatherAmbientKubeconfigs(config: StackConfig, facts: Facts, known: KnownClusters): Promise<void> {
+async function gatherAmbientKubeconfigs(config: StackConfig, facts: Facts, known: KnownClusters): Promise<void> {
   const files = kubeconfigEnvFiles();
   const ambient = config.clusters.filter((c) => c.kubeconfig === undefined && (c.context !== undefined || files.length > 1));
   if (!ambient.length) return;

@@ -1,10 +1,12 @@
 /**
- * Rendering with Helm's `lookup` answered from the clusters: the one loop where gathering and rendering
- * must alternate, since a render's answers decide what it asks next.
+ * Rendering with what it sees of each cluster gathered: its capabilities (discovery, into ClusterFacts),
+ * and Helm's `lookup` answered from the clusters, the one loop where gathering and rendering must
+ * alternate, since a render's answers decide what it asks next.
  */
 import { accessOf } from "../cluster-access";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
+import { StackConfig } from "../config/stack";
 import { FleetState } from "../pipeline";
 import { RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
@@ -13,9 +15,33 @@ import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup
 import { ResolvedValuesFrom } from "../render/values-from";
 import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
-import { ClusterFacts, kubeconfigAs } from "./cluster-facts";
+import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { foreignOwners } from "./owners";
+
+/**
+ * What charts see of each cluster, as Fleet's agent renders on it: a live cluster's version and served
+ * API versions, read once per operation (discovery; a cluster that cannot be read is an error naming
+ * it, unless the operation leaves it out); in render mode the cluster's kubeVersion and apiVersions.
+ */
+async function gatherCapabilities(config: StackConfig, entries: PlanEntry[], facts: Facts, known: KnownClusters, leftOut?: ReadonlySet<string>): Promise<void> {
+  if (config.renderDir) {
+    for (const c of config.clusters) factsOf(known, c.name).capabilities = { kubeVersion: c.kubeVersion, apiVersions: c.apiVersions };
+    return;
+  }
+  const deployed = new Set(entries.map((e) => e.cluster));
+  const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
+    .map((c) => ({ id: c.name, ...accessOf(c) }));
+  if (!jobs.length) return;
+  const results = await facts.discovery(jobs);
+  for (const job of jobs) {
+    const r = results[job.id];
+    if (!r?.capabilities) {
+      throw new FleetError(`cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`, { file: config.file, cluster: job.id });
+    }
+    factsOf(known, job.id).capabilities = { live: r.capabilities };
+  }
+}
 
 /** Rounds of lookups a render may add before it must have settled (each may depend on the last's answers). */
 const LOOKUP_ROUNDS = 4;
@@ -28,11 +54,14 @@ const MAX_LOOKUPS = 100;
  * the identity that deploys it (its serviceAccount's impersonating kubeconfig, else the cluster's). A
  * render runs in the sandbox without a network, so what its templates looked up is read after it (one
  * read per cluster and identity per round, read-only) and it renders again with the answers, until it
- * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
+ * asks nothing new.
  */
-export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, known: ReadonlyMap<string, ClusterFacts>, users: AccountUsers,
+export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, known: KnownClusters, users: AccountUsers,
   facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
-  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, leftOut?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  await gatherCapabilities(fleet.config, entries, facts, known, leftOut);
+  // Render mode and clusters left out get no lookups, as in `helm template`.
+  const noLookups = fleet.config.renderDir ? new Set(fleet.config.clusters.map((c) => c.name)) : leftOut;
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
   // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
   let rendered = new Map<PlanEntry, RenderedDeployment>();

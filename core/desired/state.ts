@@ -16,7 +16,7 @@ import { FleetState, planFleet } from "../pipeline";
 import { checkReach, checkReachObjects } from "../reach";
 import { checkSingleOwner, contestedObjects, RenderedDeployment } from "../render/deployments";
 import { withValuesDigest } from "../render/values-from";
-import { accountUsers, defaultAccountClusters, impersonationRefused, wantedUsers } from "../service-accounts";
+import { accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
 import { valuesFromAsks, valuesFromRead } from "./read-values-from";
@@ -37,7 +37,7 @@ import { deploymentRecord, entriesByCluster, summarize } from "./records";
 import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredState } from "./types";
 import { deployedAsBefore, retiringDeployments } from "./from-state";
 import { journalObjects } from "./journal-objects";
-import { gatherAmbientKubeconfigs, gatherCapabilities, gatherDefaultAccounts, gatherKubeconfigs, gatherValuesFrom, unknownClusters } from "./gather";
+import { gatherAsUsers, gatherClusters, gatherKubeconfigs } from "./gather";
 import { gatherExisting, gatherOwners } from "./gather-objects";
 import { inDependencyOrder } from "./order";
 import { clusterReach, providerSettings } from "./providers";
@@ -100,16 +100,14 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
   checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
   const reached = failures.settle(fleet.plan.entries);
-  // Each stage gathers what it needs of the clusters into `known` (gather.ts, gather-objects.ts), then decides from it alone.
-  const known = unknownClusters(pinned);
-  await gatherDefaultAccounts(defaultAccountClusters(reached, renderMode, leftOut), pinned.clusters, agentNamespace, facts, known);
+  // Each stage gathers what it needs of the clusters into `known` (ClusterFacts per cluster name), then decides from it alone.
+  const known = await gatherClusters(pinned, defaultAccountClusters(reached, renderMode, leftOut), agentNamespace, facts);
   const accounts = accountUsers(reached, agentNamespace, renderMode, known);
-  await gatherKubeconfigs(wantedUsers(reached, accounts), pinned.clusters, facts, known, impersonationRefused);
   const namespacesBefore = namespaceOwners({ records: previous?.records });
   // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
   const fileOf = (e: PlanEntry) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml;
   const asks = valuesFromAsks(reached, { gitRepos: pinned.gitRepos, users: accounts, namespacesBefore, renderMode, leftOut, fileOf, fail });
-  await gatherValuesFrom(asks, pinned.clusters, facts, known);
+  await gatherAsUsers(wantedUsers(reached, accounts), asks, pinned.clusters, facts, known);
   const valuesFrom = valuesFromRead(asks, known, { fileOf, fail });
   for (const [e, read] of valuesFrom.read) {
     e.deploymentId = withValuesDigest(e.deploymentId, read.digest);
@@ -122,14 +120,12 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
   const toRender = planned.filter((e) => !fromState.has(e));
-  await gatherCapabilities(pinned, toRender, facts, known, leftOut);
   // Helm revisions, as the agent's releases count them: a pair deployed before renders as an upgrade.
   const lastRevisions = new Map(planned.flatMap((e): [PlanEntry, number][] => {
     const key = deploymentKey(e);
     return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
   }));
-  const rendered = await renderWithLookups(toRender, fleet, known, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read,
-    renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
+  const rendered = await renderWithLookups(toRender, fleet, known, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read, leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
@@ -206,7 +202,6 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   await gatherKubeconfigs(held.accounts(), pinned.clusters, facts, known, (w, error) =>
     new FleetError(`cannot act as ${w.user}, which a failed bundle deployment's objects were applied as: ${error}`, { cluster: w.cluster }));
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
-  if (!renderMode) await gatherAmbientKubeconfigs(pinned, facts, known);
 
   const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => withSetup({
     name: c.name,
