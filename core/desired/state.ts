@@ -13,8 +13,8 @@ import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
 import { checkTakeOwnership, ownershipQueries } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
-import { checkReach, checkReachObjects } from "../reach";
-import { checkSingleOwner, contestedObjects, RenderedDeployment } from "../render/deployments";
+import { checkReach } from "../reach";
+import { contestedObjects, RenderedDeployment } from "../render/deployments";
 import { withValuesDigest } from "../render/values-from";
 import { accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
@@ -24,13 +24,13 @@ import { clusterNamespaces } from "./cluster-namespaces";
 import { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
 import { describeFailure } from "./failures";
 import { heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
-import { checkNamespaceMetadata, checkNamespaceSquats, knownOwners, namespaceOwners, ownersUnknown } from "./owners";
+import { knownOwners, namespaceOwners, ownersUnknown } from "./owners";
+import { checkRendered } from "./checks";
 import { clusterViews } from "../targeting/match";
 import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
-import { validateObjectLabels } from "./labels";
 import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
-import { checkSecretClaims, gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
+import { gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
@@ -130,22 +130,10 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
   const prior = { deployed: facts.deployed, records: previous?.records };
-  const claimed = new Map(entries.map((e) => [e, rendered.get(e)!]));
-  const contested = contestedObjects(claimed);
+  const contested = contestedObjects(new Map(entries.map((e) => [e, rendered.get(e)!])));
   if (!renderMode) await gatherOwners(ownersUnknown(contested, prior), pinned.clusters, facts, known, leftOut);
-  checkSingleOwner(claimed, fail, knownOwners(contested, prior, renderMode ? undefined : known));
-  checkNamespaceSquats(entries, rendered, prior, fail);
-  checkNamespaceMetadata(entries, namespacesBefore, fail);
-  checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
-  checkSecretClaims(entries, (e) => rendered.get(e)!.objects, secrets, fail);
-  entries = failures.settle(entries);
-  for (const e of entries) {
-    try {
-      for (const obj of rendered.get(e)!.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
-    } catch (err) {
-      fail(e, err);
-    }
-  }
+  const owners = knownOwners(contested, prior, renderMode ? undefined : known);
+  checkRendered(entries, rendered, { owners, prior, namespacesBefore, stack: pinned, bundles: fleet.bundles, secrets, fail });
   entries = failures.settle(entries);
   if (!renderMode) {
     const adoption = { entries, rendered, bundles: fleet.bundles, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) };
