@@ -9,7 +9,7 @@ import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { resolveSource } from "../core/source/git";
-import { GitRepoConfig } from "../core/config/stack";
+import { GitRepoConfig } from "../core/config/git-repo";
 import { parseCommand, runMain } from "../scripts/cli";
 
 const RUNS = 20;

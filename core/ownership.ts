@@ -4,7 +4,7 @@
  * The Kubernetes provider at the pinned version creates with server-side apply, which adopts any
  * existing object silently; a later prune would then delete an object this fleet never owned. So
  * before anything is registered, the objects of every bundle deployment that is new or changed since
- * the last update are looked up on their cluster (fleet-render, client-go), and one that exists without
+ * the last update are looked up on their cluster (gathered by core/desired/gather-objects.ts), and one that exists without
  * this bundle's ownership labels stops the program, naming it and its owner.
  *
  * Left out, as Helm leaves them out: a chart's crds/ (Helm installs them only when absent and never
@@ -12,13 +12,11 @@
  * their objects are already this stack's.
  */
 import { FleetError } from "./errors";
-import { ClusterConfig } from "./config/stack";
 import { Bundle } from "./bundles/types";
 import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
-import { LiveObject, OwnersJob, OwnersResult } from "./render/fleet-render";
-import { accessOf } from "./cluster-access";
+import { LiveObject, OwnersResult } from "./render/fleet-render";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -42,7 +40,6 @@ export interface OwnershipInput {
   entries: PlanEntry[];
   rendered: Map<PlanEntry, RenderedDeployment>;
   bundles: Bundle[];
-  clusters: ClusterConfig[];
   /** The deployments with the deploymentId the last update deployed (unchangedDeployments). */
   unchanged?: ReadonlySet<PlanEntry>;
   /** Clusters this operation leaves out (unreachable): nothing of theirs is applied, so nothing is read. */
@@ -108,32 +105,23 @@ export function describeOwner(live: LiveObject): string {
 }
 
 /**
- * Reads the live owners and throws a FleetError for the first deployment (in plan order) that would
- * take over an object it does not own, listing all of that deployment's such objects and how many
- * other deployments have some. A cluster that cannot be read is an error too: unchecked is not safe.
+ * Throws a FleetError for the first deployment (in plan order) that would take over an object it does
+ * not own, listing all of that deployment's such objects and how many other deployments have some; the
+ * live objects are those gathered for ownershipQueries (ClusterFacts.existing, core/desired/gather-objects.ts).
+ * A cluster that could not be read is an error too: unchecked is not safe.
  */
-export async function checkTakeOwnership(input: OwnershipInput, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
-  onConflict?: (entry: PlanEntry, err: FleetError) => void): Promise<void> {
-  const queries = ownershipQueries(input);
-  const byName = new Map(input.clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => {
-    const c = byName.get(cluster)!;
-    return {
-      id: cluster, ...accessOf(c),
-      objects: q.map(({ object: o }) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
-    };
-  });
-  if (!jobs.length) return;
-  const results = await read(jobs);
+export function checkTakeOwnership(input: OwnershipInput, known: ReadonlyMap<string, { existing?: OwnersResult }>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void): void {
   const conflicts = new Map<PlanEntry, string[]>();
   // Objects another GitRepo owns: never adopted, whatever takeOwnership says.
   const foreign = new Set<PlanEntry>();
-  for (const job of jobs) {
-    const result = results[job.id];
+  for (const [cluster, queries] of ownershipQueries(input)) {
+    if (!queries.length) continue;
+    const result = known.get(cluster)?.existing;
     if (!result || result.error) {
-      throw new FleetError(`cannot tell who owns the objects this update would create: ${result?.error ?? "no answer"}`, { cluster: job.id });
+      throw new FleetError(`cannot tell who owns the objects this update would create: ${result?.error ?? "no answer"}`, { cluster });
     }
-    queries.get(job.id)!.forEach(({ entry, object }, i) => {
+    queries.forEach(({ entry, object }, i) => {
       const live = result.objects?.[i];
       if (!live || ownedBy(live, entry)) return;
       const other = otherGitRepo(live, entry) ?? (agentOwned(live, object) ? "the cluster's agent" : undefined);

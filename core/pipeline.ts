@@ -8,7 +8,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, GitRepoConfig, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
+import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
+import { GitRepoConfig } from "./config/git-repo";
 import { resolveSource, Source } from "./source/git";
 import { stopSignal, throwIfStopped } from "./stop-signal";
 import { readBundles, UnreadBundle } from "./bundles/read";

@@ -6,7 +6,8 @@
  * may be adopted. A refusal fails that deployment alone (core/desired/failures.ts), and its message
  * names the fleet.yaml field and the stack setting that would allow it. Pure: state.ts records them.
  */
-import { ClusterConfig, ClusterGroupConfig, GitRepoConfig, namespaceAllowed } from "./config/stack";
+import { ClusterConfig, ClusterGroupConfig } from "./config/stack";
+import { GitRepoConfig, namespaceAllowed } from "./config/git-repo";
 import { DEFAULT_TARGET } from "./config/target-criteria";
 import { Bundle, DeploymentOptions } from "./bundles/types";
 import { K8sObject } from "./bundles/manifests";

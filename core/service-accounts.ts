@@ -7,93 +7,60 @@
  *
  * With no serviceAccount, Fleet impersonates `fleet-default` when that account exists in the agent
  * namespace, and otherwise uses the agent's own (cluster-admin) credentials; so does this, reading each
- * cluster's agent namespace once per preview or up (the stack's credentials here). The reads and the
- * impersonation are the caller's (core/desired/facts.ts).
+ * cluster's agent namespace once per preview or up (the stack's credentials here). What is read and the
+ * impersonating kubeconfigs are gathered (core/desired/gather.ts); here is only who applies what.
  */
-import { ClusterConfig } from "./config/stack";
 import { FleetError } from "./errors";
-import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "./render/fleet-render";
 import { PlanEntry } from "./targeting/plan";
-import { accessOf } from "./cluster-access";
+import { ClusterFacts } from "./desired/cluster-facts";
 
 /** Fleet's account for bundles that name none, used when it exists (helmdeployer DefaultServiceAccount). */
 export const DEFAULT_SERVICE_ACCOUNT = "fleet-default";
 
 export const serviceAccountUser = (namespace: string, name: string) => `system:serviceaccount:${namespace}:${name}`;
 
-export interface AccountProviders {
+export interface AccountUsers {
   /** The user a deployment is applied as; absent: the stack's own credentials for the cluster. */
   userOf: Map<PlanEntry, string>;
-  /** Per cluster, per user: the kubeconfig acting as that user. */
-  kubeconfigs: Map<string, Map<string, string>>;
   /** Clusters whose fleet-default account could not be looked up: the warning for their bundles without an account. */
   unread: Map<string, string>;
 }
 
 /**
- * The impersonating kubeconfigs the plan needs. `agentNamespace` gives each cluster's agent namespace
- * (where Fleet looks the account up). In render mode nothing is applied, so nothing is impersonated.
+ * The user each deployment is applied as: its serviceAccount, else `fleet-default` where the cluster's
+ * agent namespace holds it (gathered: ClusterFacts.defaultAccount). `agentNamespace` gives each
+ * cluster's agent namespace. In render mode nothing is applied, so nothing is impersonated.
  */
-export async function accountProviders(
-  entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean,
-  live: { skip?: ReadonlySet<string>; read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>; impersonate: (jobs: ImpersonateJob[]) => Promise<Record<string, ImpersonateResult>> },
-): Promise<AccountProviders> {
+export function accountUsers(entries: PlanEntry[], agentNamespace: (cluster: string) => string, renderMode: boolean,
+  known: ReadonlyMap<string, ClusterFacts>): AccountUsers {
   const userOf = new Map<PlanEntry, string>();
-  const kubeconfigs = new Map<string, Map<string, string>>();
   const unread = new Map<string, string>();
-  if (renderMode) return { userOf, kubeconfigs, unread };
-  const withDefault = await clustersWithDefaultAccount(entries, clusters, agentNamespace, live.skip ?? new Set(), live.read, unread);
-  const wanted = new Map<string, Set<string>>();
+  if (renderMode) return { userOf, unread };
+  for (const [cluster, f] of known) if (f.defaultAccount && f.defaultAccount !== true) unread.set(cluster, f.defaultAccount.unread);
   for (const e of entries) {
-    const account = e.options.serviceAccount || (withDefault.has(e.cluster) ? DEFAULT_SERVICE_ACCOUNT : undefined);
-    if (!account) continue;
-    const user = serviceAccountUser(agentNamespace(e.cluster), account);
-    userOf.set(e, user);
-    (wanted.get(e.cluster) ?? wanted.set(e.cluster, new Set()).get(e.cluster)!).add(user);
+    const account = e.options.serviceAccount || (known.get(e.cluster)?.defaultAccount === true ? DEFAULT_SERVICE_ACCOUNT : undefined);
+    if (account) userOf.set(e, serviceAccountUser(agentNamespace(e.cluster), account));
   }
-  if (!wanted.size) return { userOf, kubeconfigs, unread };
-  const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs = [...wanted].flatMap(([cluster, users]) => [...users].sort().map((as) => ({
-    id: `${cluster} ${as}`, ...accessOf(byName.get(cluster)), as,
-  })));
-  const results = await live.impersonate(jobs);
-  for (const job of jobs) {
-    const r = results[job.id];
-    const cluster = job.id.slice(0, job.id.indexOf(" "));
-    if (!r?.kubeconfig) {
-      const entry = entries.find((e) => e.cluster === cluster && userOf.get(e) === job.as)!;
-      throw new FleetError(`cannot make a kubeconfig acting as ${job.as}: ${r?.error ?? "no answer"}`,
-        { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster, field: "serviceAccount" });
-    }
-    (kubeconfigs.get(cluster) ?? kubeconfigs.set(cluster, new Map()).get(cluster)!).set(job.as, r.kubeconfig);
-  }
-  return { userOf, kubeconfigs, unread };
+  return { userOf, unread };
 }
 
-/**
- * The clusters whose agent namespace holds `fleet-default`, among those with a bundle that names no
- * account (clusters the operation leaves out are not read). A cluster that cannot be read goes into
- * `unread`: its bundles are applied with the stack's credentials and each says so in a warning (an
- * unreachable cluster applies nothing anyway, and a PR preview must not stop on it).
- */
-async function clustersWithDefaultAccount(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string,
-  skip: ReadonlySet<string>, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>, unread: Map<string, string>): Promise<Set<string>> {
-  const needed = new Set(entries.filter((e) => !e.options.serviceAccount && !skip.has(e.cluster)).map((e) => e.cluster));
-  const jobs: OwnersJob[] = clusters.filter((c) => needed.has(c.name)).map((c) => ({
-    id: c.name, ...accessOf(c),
-    objects: [{ apiVersion: "v1", kind: "ServiceAccount", namespace: agentNamespace(c.name), name: DEFAULT_SERVICE_ACCOUNT }],
-  }));
-  if (!jobs.length) return new Set();
-  const results = await read(jobs);
-  const out = new Set<string>();
-  for (const job of jobs) {
-    const r = results[job.id];
-    if (!r || r.error) {
-      unread.set(job.id, `could not tell whether ${job.objects[0].namespace}/${DEFAULT_SERVICE_ACCOUNT} exists (${r?.error ?? "no answer"}): ` +
-        "applied with the stack's credentials, as when it does not (Fleet would apply as that account if it exists)");
-      continue;
-    }
-    if (r.objects?.[0]) out.add(job.id);
-  }
-  return out;
+/** The clusters whose agent namespace is read for `fleet-default`: those with a bundle that names no account (clusters left out are not read). */
+export function defaultAccountClusters(entries: PlanEntry[], renderMode: boolean, skip?: ReadonlySet<string>): Set<string> {
+  return renderMode ? new Set() : new Set(entries.filter((e) => !e.options.serviceAccount && !skip?.has(e.cluster)).map((e) => e.cluster));
 }
+
+/** Per cluster, the users its deployments are applied as, in the order their kubeconfigs are made (sorted per cluster). */
+export function wantedUsers(entries: PlanEntry[], users: AccountUsers): { cluster: string; user: string; entry: PlanEntry }[] {
+  const wanted = new Map<string, Map<string, PlanEntry>>();
+  for (const e of entries) {
+    const user = users.userOf.get(e);
+    if (!user) continue;
+    const here = wanted.get(e.cluster) ?? wanted.set(e.cluster, new Map()).get(e.cluster)!;
+    if (!here.has(user)) here.set(user, e);
+  }
+  return [...wanted].flatMap(([cluster, here]) => [...here.keys()].sort().map((user) => ({ cluster, user, entry: here.get(user)! })));
+}
+
+/** Why a deployment cannot be applied as its user: the cluster's kubeconfig cannot be made to act as it. */
+export const impersonationRefused = (w: { cluster: string; user: string; entry: PlanEntry }, error: string) =>
+  new FleetError(`cannot make a kubeconfig acting as ${w.user}: ${error}`, { gitRepo: w.entry.gitRepo, bundle: w.entry.bundle, cluster: w.cluster, field: "serviceAccount" });

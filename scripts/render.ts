@@ -12,7 +12,8 @@ import { resolveSource, Source } from "../core/source/git";
 import { planBundles } from "../core/pipeline";
 import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
-import { ClusterConfig, GitRepoConfig } from "../core/config/stack";
+import { ClusterConfig } from "../core/config/stack";
+import { GitRepoConfig } from "../core/config/git-repo";
 import { FleetError } from "../core/errors";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 

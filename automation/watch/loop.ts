@@ -5,7 +5,7 @@
  * behaviour is tested without clocks, remotes or engines.
  */
 import { DEFAULT_POLLING_INTERVAL_MS } from "../../core/config/polling";
-import { GitRepoConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 import { afterUp, decideUp, duePolls, pollIntervals, PollSchedule, polled, reschedule, wakeAt, WatchInputs, WatchMemory } from "./decide";
 
 /** How an `up` ended: what it read from each GitRepo on success; `locked`: it never ran (another update held the lock too long). */

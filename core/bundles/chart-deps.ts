@@ -11,7 +11,7 @@
  */
 import * as path from "node:path";
 import { FleetError, withContext } from "../errors";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { Renderer } from "../render/fleet-render";
 import { Checkout, joinRel } from "./checkout";
 import { manifestIdOf, readBundleFiles } from "./content";

@@ -9,7 +9,7 @@ import { FleetError, withContext } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
 import { positiveNumber } from "../operator-env";
 import { bundleNameFor } from "../naming";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { DEFAULT_TARGET, TargetCriteria } from "../config/target-criteria";
 import { Checkout, joinRel } from "./checkout";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";

@@ -8,7 +8,7 @@
  */
 import { FleetError } from "../errors";
 import { positiveNumber } from "../operator-env";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { HelmAuth, PullJob, Renderer, runRenderer } from "../render/fleet-render";
 import { Checkout, joinRel } from "./checkout";
 import { BundleFile, HelmOptions } from "./types";

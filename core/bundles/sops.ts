@@ -13,7 +13,7 @@ import { FleetError } from "../errors";
 import { sandboxLimits } from "../render/sandbox";
 import { childCommand, stopSignal } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { joinRel } from "./checkout";
 import { rawManifestFiles } from "./content";
 import { K8sObject } from "./manifests";

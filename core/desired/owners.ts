@@ -7,16 +7,13 @@
  * bundle's, to change and to delete with everything in it.
  */
 import { K8sObject, objectKey } from "../bundles/manifests";
-import { ClusterConfig } from "../config/stack";
 import { FleetError } from "../errors";
-import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "../ownership";
 import { RenderedDeployment } from "../render/deployments";
-import { OwnersJob, OwnersResult } from "../render/fleet-render";
-import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
+import { PlanEntry } from "../targeting/plan";
 import { DeployedBundle } from "./facts";
 import { clusterOfKey, deploymentKey } from "./keys";
 import { DeploymentRecord } from "./records";
-import { accessOf } from "../cluster-access";
+import { ClusterFacts } from "./cluster-facts";
 
 export interface Owner { gitRepo: string; bundle: string }
 
@@ -26,21 +23,11 @@ export interface Prior {
   records?: Record<string, DeploymentRecord>;
 }
 
-/** The live clusters, to read owners the state does not know (absent in render mode). */
-export interface LiveOwners {
-  read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>;
-  clusters: ClusterConfig[];
-  skip?: ReadonlySet<string>;
-}
-
 /** The key checkSingleOwner claims an object under on a cluster. */
 export const claimKey = (cluster: string, o: K8sObject) => `${cluster}\u0000${objectKey(o)}`;
 
-/**
- * Who deployed each contested object before (by claimKey): the state first, then, for what it does not
- * hold, the live object's labels. A cluster that cannot be read tells nothing (plan order decides).
- */
-export async function knownOwners(contested: { cluster: string; object: K8sObject }[], prior: Prior, live?: LiveOwners): Promise<Map<string, Owner>> {
+/** Who deployed each contested object before as the state holds it (by claimKey). */
+function ownersInState(contested: { cluster: string; object: K8sObject }[], prior: Prior): Map<string, Owner> {
   const owners = new Map<string, Owner>();
   const wanted = new Set(contested.map((c) => claimKey(c.cluster, c.object)));
   for (const [key, d] of prior.deployed ?? []) {
@@ -51,26 +38,26 @@ export async function knownOwners(contested: { cluster: string; object: K8sObjec
       if (wanted.has(k)) owners.set(k, { gitRepo: record.gitRepo, bundle: record.bundle });
     }
   }
-  if (!live) return owners;
-  const byCluster = new Map<string, K8sObject[]>();
+  return owners;
+}
+
+/** The contested objects whose owner the state does not tell: their live labels are read (gather-objects.ts). */
+export function ownersUnknown(contested: { cluster: string; object: K8sObject }[], prior: Prior): { cluster: string; object: K8sObject }[] {
+  const inState = ownersInState(contested, prior);
+  return contested.filter((c) => !inState.has(claimKey(c.cluster, c.object)));
+}
+
+/**
+ * Who deployed each contested object before (by claimKey): the state first, then, for what it does not
+ * hold, the live object's labels as gathered (ClusterFacts.owners; none in render mode). A cluster that
+ * could not be read tells nothing (plan order decides).
+ */
+export function knownOwners(contested: { cluster: string; object: K8sObject }[], prior: Prior, known?: ReadonlyMap<string, ClusterFacts>): Map<string, Owner> {
+  const owners = ownersInState(contested, prior);
   for (const c of contested) {
-    if (owners.has(claimKey(c.cluster, c.object)) || live.skip?.has(c.cluster)) continue;
-    (byCluster.get(c.cluster) ?? byCluster.set(c.cluster, []).get(c.cluster)!).push(c.object);
-  }
-  const clusters = new Map(live.clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...byCluster].filter(([cluster]) => clusters.has(cluster)).map(([cluster, objects]) => ({
-    id: cluster, ...accessOf(clusters.get(cluster)),
-    objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name })),
-  }));
-  if (!jobs.length) return owners;
-  const results = await live.read(jobs);
-  for (const job of jobs) {
-    const objects = byCluster.get(job.id)!;
-    results[job.id]?.objects?.forEach((l, i) => {
-      const labels = l?.labels ?? {};
-      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY || labels[CLUSTER_LABEL] !== job.id || !labels[REPO_NAME_LABEL] || !labels[BUNDLE_NAME_LABEL]) return;
-      owners.set(claimKey(job.id, objects[i]), { gitRepo: labels[REPO_NAME_LABEL], bundle: labels[BUNDLE_NAME_LABEL] });
-    });
+    const k = claimKey(c.cluster, c.object);
+    const live = known?.get(c.cluster)?.owners.get(k);
+    if (!owners.has(k) && live) owners.set(k, live);
   }
   return owners;
 }

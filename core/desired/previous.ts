@@ -5,7 +5,7 @@
  * stays on the commit it last deployed.
  */
 import { FleetError } from "../errors";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { Plan } from "../targeting/plan";
 import { clusterOfKey, qualifiedKey, qualifyKeys } from "./keys";
 import { DeploymentRecord } from "./records";

@@ -1,6 +1,7 @@
 /** How the stack's provider reaches each cluster (ProviderSettings, types.ts). */
 import * as path from "node:path";
 import { ClusterConfig } from "../config/stack";
+import { ClusterFacts } from "./cluster-facts";
 import { ProviderSettings } from "./types";
 
 /** The provider's client allows 50 requests/s (burst 120) by default: see providerSettings. */
@@ -24,4 +25,9 @@ export function providerSettings(name: string, c: ClusterConfig, renderDir?: str
   if (c.context !== undefined) settings.context = c.context;
   if (c.deleteUnreachable) settings.deleteUnreachable = true;
   return settings;
+}
+
+/** The cluster as its provider reaches it: with the ambient kubeconfig reduced to its context when one was gathered (gather.ts). */
+export function clusterReach(c: ClusterConfig, facts: Pick<ClusterFacts, "ambientKubeconfig">): ClusterConfig {
+  return facts.ambientKubeconfig !== undefined ? { ...c, kubeconfig: facts.ambientKubeconfig, context: undefined } : c;
 }

@@ -1,21 +1,27 @@
 /**
- * Gathering for `helm.valuesFrom` (core/render/values-from.ts decides): each deployment's referenced
- * ConfigMaps and Secrets are read on its cluster with the identity that deploys it (its serviceAccount's
- * impersonating kubeconfig, else the cluster's), through the read-only reader `lookup` uses: one job per
- * cluster and identity, a Get per object. A deployment that may not read, or whose read or values fail,
- * fails alone. Nothing is read in render mode (as `fleet test`) or on a cluster left out: each such
- * deployment says so.
+ * `helm.valuesFrom` (core/render/values-from.ts resolves): each deployment's referenced ConfigMaps and
+ * Secrets are read on its cluster with the identity that deploys it (its serviceAccount's impersonating
+ * kubeconfig, else the cluster's), through the read-only reader `lookup` uses: one read per cluster and
+ * identity (gather.ts), a Get per object. Here is what is asked, and what the answers give: a
+ * deployment that may not read, or whose read or values fail, fails alone. Nothing is read in render
+ * mode (as `fleet test`) or on a cluster left out: each such deployment says so.
  */
-import { ClusterConfig, GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
-import { LookupAnswer, LookupJob } from "../render/fleet-render";
+import { LookupAnswer, LookupKey } from "../render/fleet-render";
 import { lookupKeyOf, resolveValuesFrom, ResolvedValuesFrom, valuesFromProblem, valuesFromRefs, ValuesFromRef } from "../render/values-from";
-import { AccountProviders } from "../service-accounts";
+import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
-import { Facts } from "./facts";
+import { ClusterFacts } from "./cluster-facts";
 import { foreignOwners } from "./owners";
-import { accessOf } from "../cluster-access";
+
+/** What is read per cluster and identity, and which deployments asked it. */
+export interface ValuesFromAsks {
+  asks: Map<string, { cluster: string; user?: string; keys: LookupKey[]; entries: [PlanEntry, ValuesFromRef[]][] }>;
+  /** Per deployment whose valuesFrom is not read (render mode, a cluster left out): its warning. */
+  notRead: Map<PlanEntry, string>;
+}
 
 export interface ValuesFromReads {
   /** Per deployment whose valuesFrom was read: what it gives. */
@@ -24,16 +30,18 @@ export interface ValuesFromReads {
   notRead: Map<PlanEntry, string>;
 }
 
-export async function readValuesFrom(entries: PlanEntry[], ctx: {
-  gitRepos: GitRepoConfig[]; clusters: ClusterConfig[]; accounts: AccountProviders; lookup: Facts["lookup"];
+interface Context {
+  gitRepos: GitRepoConfig[]; users: AccountUsers;
   /** Namespaces other GitRepos' deployments were in first (owners.ts namespaceOwners). */
   namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>;
   renderMode: boolean; leftOut?: ReadonlySet<string>; fileOf: (e: PlanEntry) => string | undefined;
   fail: (e: PlanEntry, err: FleetError) => void;
-}): Promise<ValuesFromReads> {
-  const out: ValuesFromReads = { read: new Map(), notRead: new Map() };
-  const jobs = new Map<string, LookupJob & { entries: [PlanEntry, ValuesFromRef[]][]; asked: Set<string> }>();
-  const clusters = new Map(ctx.clusters.map((c) => [c.name, c]));
+}
+
+/** What each deployment's valuesFrom asks of its cluster; a reference outside what its GitRepo may read fails it before anything is read. */
+export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAsks {
+  const out: ValuesFromAsks = { asks: new Map(), notRead: new Map() };
+  const asked = new Map<string, Set<string>>();
   for (const e of entries) {
     const refs = valuesFromRefs(e.options, e.namespace);
     if (!refs.length) continue;
@@ -53,25 +61,26 @@ export async function readValuesFrom(entries: PlanEntry[], ctx: {
       ctx.fail(e, problem);
       continue;
     }
-    const user = ctx.accounts.userOf.get(e);
+    const user = ctx.users.userOf.get(e);
     const id = `${e.cluster} ${user ?? ""}`;
-    const c = clusters.get(e.cluster)!;
-    const job = jobs.get(id) ?? jobs.set(id, {
-      id, keys: [], entries: [], asked: new Set<string>(),
-      ...accessOf(c, user ? ctx.accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
-    }).get(id)!;
-    job.entries.push([e, refs]);
+    const ask = out.asks.get(id) ?? out.asks.set(id, { cluster: e.cluster, ...(user ? { user } : {}), keys: [], entries: [] }).get(id)!;
+    const keys = asked.get(id) ?? asked.set(id, new Set()).get(id)!;
+    ask.entries.push([e, refs]);
     for (const ref of refs) {
       const key = lookupKeyOf(ref);
-      if (!job.asked.has(stableJson(key))) job.asked.add(stableJson(key)), job.keys.push(key);
+      if (!keys.has(stableJson(key))) keys.add(stableJson(key)), ask.keys.push(key);
     }
   }
-  if (!jobs.size) return out;
-  const results = await ctx.lookup([...jobs.values()].map(({ entries: _e, asked: _a, ...job }) => job));
-  for (const job of jobs.values()) {
-    const r = results[job.id];
+  return out;
+}
+
+/** What the answers (ClusterFacts.valuesFrom) give each deployment that asked; one that cannot be read, or whose values fail, fails alone. */
+export function valuesFromRead(asks: ValuesFromAsks, known: ReadonlyMap<string, ClusterFacts>, ctx: Pick<Context, "fileOf" | "fail">): ValuesFromReads {
+  const out: ValuesFromReads = { read: new Map(), notRead: asks.notRead };
+  for (const ask of asks.asks.values()) {
+    const r = known.get(ask.cluster)?.valuesFrom.get(ask.user ?? "");
     const answers = new Map((r?.answers ?? []).map((a): [string, LookupAnswer] => [stableJson(a.key), a]));
-    for (const [e, refs] of job.entries) {
+    for (const [e, refs] of ask.entries) {
       const where = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: ctx.fileOf(e) };
       if (!r?.answers) {
         ctx.fail(e, new FleetError(`cannot read what it references on the cluster: ${r?.error ?? "no answer"}`, { ...where, field: "helm.valuesFrom" }));

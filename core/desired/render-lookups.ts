@@ -1,20 +1,47 @@
 /**
- * Rendering with Helm's `lookup` answered from the clusters: the one loop where gathering and rendering
- * must alternate, since a render's answers decide what it asks next.
+ * Rendering with what it sees of each cluster gathered: its capabilities (discovery, into ClusterFacts),
+ * and Helm's `lookup` answered from the clusters, the one loop where gathering and rendering must
+ * alternate, since a render's answers decide what it asks next.
  */
 import { accessOf } from "../cluster-access";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
+import { StackConfig } from "../config/stack";
 import { FleetState } from "../pipeline";
-import { ClusterCapabilities, RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
+import { RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
 import { LookupAnswer, LookupJob } from "../render/fleet-render";
 import { lookupScopeError } from "../render/lookup-scope";
 import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { ResolvedValuesFrom } from "../render/values-from";
-import { AccountProviders } from "../service-accounts";
+import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
+import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { foreignOwners } from "./owners";
+
+/**
+ * What charts see of each cluster, as Fleet's agent renders on it: a live cluster's version and served
+ * API versions, read once per operation (discovery; a cluster that cannot be read is an error naming
+ * it, unless the operation leaves it out); in render mode the cluster's kubeVersion and apiVersions.
+ */
+async function gatherCapabilities(config: StackConfig, entries: PlanEntry[], facts: Facts, known: KnownClusters, leftOut?: ReadonlySet<string>): Promise<void> {
+  if (config.renderDir) {
+    for (const c of config.clusters) factsOf(known, c.name).capabilities = { kubeVersion: c.kubeVersion, apiVersions: c.apiVersions };
+    return;
+  }
+  const deployed = new Set(entries.map((e) => e.cluster));
+  const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
+    .map((c) => ({ id: c.name, ...accessOf(c) }));
+  if (!jobs.length) return;
+  const results = await facts.discovery(jobs);
+  for (const job of jobs) {
+    const r = results[job.id];
+    if (!r?.capabilities) {
+      throw new FleetError(`cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`, { file: config.file, cluster: job.id });
+    }
+    factsOf(known, job.id).capabilities = { live: r.capabilities };
+  }
+}
 
 /** Rounds of lookups a render may add before it must have settled (each may depend on the last's answers). */
 const LOOKUP_ROUNDS = 4;
@@ -27,11 +54,14 @@ const MAX_LOOKUPS = 100;
  * the identity that deploys it (its serviceAccount's impersonating kubeconfig, else the cluster's). A
  * render runs in the sandbox without a network, so what its templates looked up is read after it (one
  * read per cluster and identity per round, read-only) and it renders again with the answers, until it
- * asks nothing new. Clusters in `noLookups` (render mode, left out) get none, as in `helm template`.
+ * asks nothing new.
  */
-export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, capabilities: Map<string, ClusterCapabilities>, accounts: AccountProviders,
+export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, known: KnownClusters, users: AccountUsers,
   facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
-  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, noLookups?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, leftOut?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  await gatherCapabilities(fleet.config, entries, facts, known, leftOut);
+  // Render mode and clusters left out get no lookups, as in `helm template`.
+  const noLookups = fleet.config.renderDir ? new Set(fleet.config.clusters.map((c) => c.name)) : leftOut;
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
   // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
   let rendered = new Map<PlanEntry, RenderedDeployment>();
@@ -40,7 +70,7 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
     rendered.delete(e);
   };
   const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
-    capabilitiesOf: (c) => capabilities.get(c) ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
+    capabilitiesOf: (c) => known.get(c)?.capabilities ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
     revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
   });
   rendered = await renderSome(entries);
@@ -69,12 +99,12 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
         failed(e, outOfScope);
         continue;
       }
-      const user = accounts.userOf.get(e);
+      const user = users.userOf.get(e);
       const id = `${e.cluster} ${user ?? ""}`;
       const c = clusters.get(e.cluster)!;
       const job = jobs.get(id) ?? jobs.set(id, {
         id, keys: [], entries: [],
-        ...accessOf(c, user ? accounts.kubeconfigs.get(e.cluster)!.get(user)! : undefined),
+        ...accessOf(c, kubeconfigAs(known, e.cluster, user)),
       }).get(id)!;
       job.entries.push(e);
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);

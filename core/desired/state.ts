@@ -12,35 +12,36 @@ import { healthChecksInput } from "../config/health-checks";
 import { kubernetesEventsInput } from "../config/notifications";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../errors";
-import { checkTakeOwnership } from "../ownership";
+import { checkTakeOwnership, ownershipQueries } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
-import { checkReach, checkReachObjects } from "../reach";
-import { checkSingleOwner, RenderedDeployment } from "../render/deployments";
+import { checkReach } from "../reach";
+import { contestedObjects, RenderedDeployment } from "../render/deployments";
 import { withValuesDigest } from "../render/values-from";
-import { accountProviders } from "../service-accounts";
+import { accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
-import { readValuesFrom } from "./read-values-from";
+import { valuesFromAsks, valuesFromRead } from "./read-values-from";
 import { clusterNamespaces } from "./cluster-namespaces";
 import { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
 import { describeFailure } from "./failures";
 import { heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
-import { checkNamespaceMetadata, checkNamespaceSquats, knownOwners, namespaceOwners } from "./owners";
+import { knownOwners, namespaceOwners, ownersUnknown } from "./owners";
+import { checkRendered } from "./checks";
 import { clusterViews } from "../targeting/match";
 import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
-import { validateObjectLabels } from "./labels";
 import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
-import { checkSecretClaims, gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
+import { gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
 import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredState } from "./types";
 import { deployedAsBefore, retiringDeployments } from "./from-state";
 import { journalObjects } from "./journal-objects";
-import { clusterCapabilities, withHeldAccounts, ambientKubeconfigs } from "./gather";
+import { gatherAsUsers, gatherClusters, gatherKubeconfigs } from "./gather";
+import { gatherExisting, gatherOwners } from "./gather-objects";
 import { inDependencyOrder } from "./order";
-import { providerSettings } from "./providers";
+import { clusterReach, providerSettings } from "./providers";
 import { renderWithLookups } from "./render-lookups";
 import { RolloutGates, rolloutGates } from "./rollout-gates";
 import { keptOutsideWindows, partitionHolds, windowHolds } from "./holds";
@@ -100,13 +101,15 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
   checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
   const reached = failures.settle(fleet.plan.entries);
-  const accounts = await accountProviders(reached, pinned.clusters, agentNamespace, renderMode, { skip: leftOut, read: facts.objects, impersonate: facts.impersonate });
+  // Each stage gathers what it needs of the clusters into `known` (ClusterFacts per cluster name), then decides from it alone.
+  const known = await gatherClusters(pinned, defaultAccountClusters(reached, renderMode, leftOut), agentNamespace, facts);
+  const accounts = accountUsers(reached, agentNamespace, renderMode, known);
   const namespacesBefore = namespaceOwners({ records: previous?.records });
   // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
-  const valuesFrom = await readValuesFrom(reached, {
-    gitRepos: pinned.gitRepos, clusters: pinned.clusters, accounts, lookup: facts.lookup, namespacesBefore, renderMode, leftOut,
-    fileOf: (e) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml, fail,
-  });
+  const fileOf = (e: PlanEntry) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml;
+  const asks = valuesFromAsks(reached, { gitRepos: pinned.gitRepos, users: accounts, namespacesBefore, renderMode, leftOut, fileOf, fail });
+  await gatherAsUsers(wantedUsers(reached, accounts), asks, pinned.clusters, facts, known);
+  const valuesFrom = valuesFromRead(asks, known, { fileOf, fail });
   for (const [e, read] of valuesFrom.read) {
     e.deploymentId = withValuesDigest(e.deploymentId, read.digest);
     failures.redact(e, read.redact);
@@ -118,35 +121,25 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
   const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
   const toRender = planned.filter((e) => !fromState.has(e));
-  const capabilities = await clusterCapabilities(pinned, toRender, facts, leftOut);
   // Helm revisions, as the agent's releases count them: a pair deployed before renders as an upgrade.
   const lastRevisions = new Map(planned.flatMap((e): [PlanEntry, number][] => {
     const key = deploymentKey(e);
     return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
   }));
-  const rendered = await renderWithLookups(toRender, fleet, capabilities, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read,
-    renderMode ? new Set(pinned.clusters.map((c) => c.name)) : leftOut);
+  const rendered = await renderWithLookups(toRender, fleet, known, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read, leftOut);
   for (const [e, r] of fromState) rendered.set(e, r);
   // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
   let entries = failures.settle(planned.filter((e) => rendered.has(e)));
   const prior = { deployed: facts.deployed, records: previous?.records };
-  await checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail,
-    (contested) => knownOwners(contested, prior, renderMode ? undefined : { read: facts.objects, clusters: pinned.clusters, skip: leftOut }));
-  checkNamespaceSquats(entries, rendered, prior, fail);
-  checkNamespaceMetadata(entries, namespacesBefore, fail);
-  checkReachObjects(entries, rendered, pinned, fleet.bundles, fail);
-  checkSecretClaims(entries, (e) => rendered.get(e)!.objects, secrets, fail);
-  entries = failures.settle(entries);
-  for (const e of entries) {
-    try {
-      for (const obj of rendered.get(e)!.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
-    } catch (err) {
-      fail(e, err);
-    }
-  }
+  const contested = contestedObjects(new Map(entries.map((e) => [e, rendered.get(e)!])));
+  if (!renderMode) await gatherOwners(ownersUnknown(contested, prior), pinned.clusters, facts, known, leftOut);
+  const owners = knownOwners(contested, prior, renderMode ? undefined : known);
+  checkRendered(entries, rendered, { owners, prior, namespacesBefore, stack: pinned, bundles: fleet.bundles, secrets, fail });
   entries = failures.settle(entries);
   if (!renderMode) {
-    await checkTakeOwnership({ entries, rendered, bundles: fleet.bundles, clusters: pinned.clusters, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) }, facts.objects, fail);
+    const adoption = { entries, rendered, bundles: fleet.bundles, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) };
+    await gatherExisting(ownershipQueries(adoption), pinned.clusters, facts, known);
+    checkTakeOwnership(adoption, known, fail);
     entries = failures.settle(entries);
   }
   inDependencyOrder(entries, fail);
@@ -195,14 +188,14 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
     }
   }
-  await withHeldAccounts(accounts, held.accounts(), pinned.clusters, facts);
+  await gatherKubeconfigs(held.accounts(), pinned.clusters, facts, known, (w, error) =>
+    new FleetError(`cannot act as ${w.user}, which a failed bundle deployment's objects were applied as: ${error}`, { cluster: w.cluster }));
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
-  const ambient = renderMode ? new Map<string, string>() : await ambientKubeconfigs(pinned, facts);
 
   const clusters = [...pinned.clusters].sort(byName).map((c): DesiredCluster => withSetup({
     name: c.name,
-    provider: providerSettings(c.name, ambient.has(c.name) ? { ...c, kubeconfig: ambient.get(c.name), context: undefined } : c, pinned.renderDir),
-    accountProviders: [...(accounts.kubeconfigs.get(c.name) ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))
+    provider: providerSettings(c.name, clusterReach(c, known.get(c.name)!), pinned.renderDir),
+    accountProviders: [...known.get(c.name)!.kubeconfigs].sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([user, kubeconfig]) => ({ user, provider: providerSettings(`${c.name}/as/${user}`, { ...c, kubeconfig, context: undefined }) })),
     namespaces: namespaces.get(c.name)!,
     ...(agents.get(c.name)!.agent ? { agent: agentObjects(c.name, agents.get(c.name)!.agent!) } : {}),

@@ -179,7 +179,7 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
       context.onFailure(e, err);
     }
   }
-  if (!context.onFailure) await checkSingleOwner(out);
+  if (!context.onFailure) checkSingleOwner(out);
   return out;
 }
 
@@ -225,27 +225,17 @@ export function unanswered(asked: LookupKey[] | undefined, table: LookupAnswer[]
  * One owner per object and cluster. Two bundles rendering the same object for one cluster fail in
  * Fleet (Helm refuses to install an object another release owns); here both would be resources of
  * their own, applying over each other, and a prune of either would delete the object under the other.
- * The deployment that deployed it before (`ownersOf`: core/desired/owners.ts) keeps it, so a squatter
+ * The deployment that deployed it before (`owners`, by claim key: core/desired/owners.ts) keeps it, so a squatter
  * of another GitRepo never holds its owner back; when none did, the first in plan order does. With
  * `onConflict`, every other deployment declaring it goes there and its objects claim nothing (what
  * only it contested goes to the next); without it the first conflict is thrown.
  */
-export async function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void,
-  ownersOf?: (contested: { cluster: string; object: K8sObject }[]) => Promise<ReadonlyMap<string, { gitRepo: string; bundle: string }>>): Promise<void> {
+export function checkSingleOwner(rendered: ReadonlyMap<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void,
+  owners: ReadonlyMap<string, { gitRepo: string; bundle: string }> = new Map()): void {
   let alive = [...rendered.keys()];
-  let owners: ReadonlyMap<string, { gitRepo: string; bundle: string }> | undefined;
   for (;;) {
-    const claims = new Map<string, { object: K8sObject; by: PlanEntry[] }>();
-    for (const e of alive) {
-      for (const o of rendered.get(e)!.objects) {
-        const key = `${e.cluster}\u0000${objectKey(o)}`;
-        const claim = claims.get(key) ?? claims.set(key, { object: o, by: [] }).get(key)!;
-        if (!claim.by.includes(e)) claim.by.push(e);
-      }
-    }
-    const contested = [...claims].filter(([, c]) => c.by.length > 1);
+    const contested = claimsOf(alive, rendered);
     if (!contested.length) return;
-    owners ??= await ownersOf?.(contested.map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }))) ?? new Map();
     const lost = new Map<PlanEntry, { winner: PlanEntry; err: FleetError }[]>();
     for (const [key, { object: o, by }] of contested) {
       const owner = owners.get(key);
@@ -268,6 +258,24 @@ export async function checkSingleOwner(rendered: Map<PlanEntry, RenderedDeployme
     for (const [e, err] of losers) onConflict(e, err);
     alive = alive.filter((e) => !losers.has(e));
   }
+}
+
+/** The objects more than one of `alive` declares on a cluster, by claim key ("<cluster>\0<object key>"), with who declares them. */
+function claimsOf(alive: PlanEntry[], rendered: ReadonlyMap<PlanEntry, RenderedDeployment>): [string, { object: K8sObject; by: PlanEntry[] }][] {
+  const claims = new Map<string, { object: K8sObject; by: PlanEntry[] }>();
+  for (const e of alive) {
+    for (const o of rendered.get(e)!.objects) {
+      const key = `${e.cluster}\u0000${objectKey(o)}`;
+      const claim = claims.get(key) ?? claims.set(key, { object: o, by: [] }).get(key)!;
+      if (!claim.by.includes(e)) claim.by.push(e);
+    }
+  }
+  return [...claims].filter(([, c]) => c.by.length > 1);
+}
+
+/** The objects checkSingleOwner must know the owners of: those more than one deployment declares on a cluster. */
+export function contestedObjects(rendered: ReadonlyMap<PlanEntry, RenderedDeployment>): { cluster: string; object: K8sObject }[] {
+  return claimsOf([...rendered.keys()], rendered).map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }));
 }
 
 function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; bundle: string; cluster: string }): Omit<RenderedDeployment, "style" | "ignoredFields"> {

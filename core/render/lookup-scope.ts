@@ -7,7 +7,7 @@
  * render differently than on Fleet without anyone knowing).
  */
 import { CLUSTER_SCOPED } from "../bundles/manifests";
-import { namespaceAllowed } from "../config/stack";
+import { namespaceAllowed } from "../config/git-repo";
 import { FleetError } from "../errors";
 import { LookupKey } from "./fleet-render";
 

@@ -15,7 +15,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 
 /** Options every git command gets (the repository's own config can only have what we wrote). */
 const FIXED_CONFIG: [string, string][] = [

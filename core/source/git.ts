@@ -19,7 +19,7 @@ import { FleetError } from "../errors";
 import { sha256Hex } from "../hash";
 import { contentLimits } from "../bundles/checkout";
 import { defaultCacheRoot } from "../tool-build";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { withLock } from "./lock";
 import { GitFailure, runGit } from "./git-process";
 import { GitSession, protocolsFor } from "./git-env";

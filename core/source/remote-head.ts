@@ -6,7 +6,7 @@
  * names itself and costs nothing.
  */
 import { FleetError } from "../errors";
-import { GitRepoConfig } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
 import { directorySource, displayUrl, isPlainDirectory, redact } from "./git";
 import { GitSession, protocolsFor } from "./git-env";
 import { runGit } from "./git-process";

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { GitRepoConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 
 export function tempDir(prefix = "pf-test-"): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -10,7 +10,8 @@ import { kubeGet, kubeRequest } from "../../automation/kube-client";
 import { LocalCluster } from "../../automation/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/toolchain";
-import { GitRepoConfig, StackConfig } from "../../core/config/stack";
+import { StackConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 import { gitRepoConfig, tempDir } from "./git-fixtures";
 import { liveClusters } from "./live-clusters";
 

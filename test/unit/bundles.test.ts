@@ -5,7 +5,7 @@ import { readBundles } from "../../core/bundles/read";
 import { renderBundle, renderObjects } from "../support/render";
 import { resolveSource } from "../../core/source/git";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
-import { GitRepoConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 
 /** Commits the files to a real repository, resolves it through the git source, reads its bundles. */
 async function bundlesOf(files: Record<string, string>, over: Partial<GitRepoConfig> = {}, setup?: (r: TestRepo) => void) {

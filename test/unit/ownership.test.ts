@@ -1,10 +1,14 @@
 import { expect } from "chai";
-import { checkTakeOwnership, describeOwner, OwnershipInput, ownershipQueries } from "../../core/ownership";
+import { checkTakeOwnership as decideTakeOwnership, describeOwner, OwnershipInput, ownershipQueries } from "../../core/ownership";
+import { ClusterConfig } from "../../core/config/stack";
+import { KnownClusters } from "../../core/desired/cluster-facts";
+import { Facts } from "../../core/desired/facts";
+import { gatherExisting } from "../../core/desired/gather-objects";
 import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
 import { FleetError } from "../../core/errors";
-import { LiveObject, OwnersJob } from "../../core/render/fleet-render";
+import { LiveObject, OwnersJob, OwnersResult } from "../../core/render/fleet-render";
 import { rejectionOf } from "../support/rejection";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
@@ -17,7 +21,17 @@ function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): 
   };
 }
 
-function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<OwnershipInput> = {}): OwnershipInput {
+type TestInput = OwnershipInput & { clusters: ClusterConfig[] };
+
+/** As the desired state does it: the live objects gathered (core/desired/gather-objects.ts) through `read`, then the decision. */
+async function checkTakeOwnership(input: TestInput, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void): Promise<void> {
+  const known: KnownClusters = new Map();
+  await gatherExisting(ownershipQueries(input), input.clusters, { objects: read } as Partial<Facts> as Facts, known);
+  decideTakeOwnership(input, known, onConflict);
+}
+
+function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<OwnershipInput> = {}): TestInput {
   const rendered = new Map<PlanEntry, RenderedDeployment>(entries.map(([e, objects, crds = []]) =>
     [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], chartCrds: new Set(crds), ignoredFields: new Map() }]));
   return {

@@ -5,10 +5,14 @@
  * would allow it, while the other GitRepo's deployments proceed. Fake facts, real git and renderer.
  */
 import { expect } from "chai";
-import { GitRepoConfig, StackConfig } from "../../core/config/stack";
+import { StackConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 import { desiredState } from "../../core/desired/state";
 import { DesiredState } from "../../core/desired/types";
 import { knownOwners } from "../../core/desired/owners";
+import { KnownClusters } from "../../core/desired/cluster-facts";
+import { Facts } from "../../core/desired/facts";
+import { gatherOwners } from "../../core/desired/gather-objects";
 import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
@@ -172,7 +176,10 @@ describe("between GitRepos: content narrows its GitRepo's reach, never widens it
       const read = async (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => ({
         labels: { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/cluster": "c1", "fleet.cattle.io/repo-name": "z", "fleet.cattle.io/bundle-name": "z-z" },
       })) }]));
-      const owners = await knownOwners([{ cluster: "c1", object: cm }], {}, { read, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }] });
+      const known: KnownClusters = new Map();
+      await gatherOwners([{ cluster: "c1", object: cm }], [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
+        { objects: read } as Partial<Facts> as Facts, known);
+      const owners = knownOwners([{ cluster: "c1", object: cm }], {}, known);
       expect([...owners.values()]).to.deep.equal([{ gitRepo: "z", bundle: "z-z" }]);
     });
 

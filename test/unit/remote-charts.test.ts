@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readBundles } from "../../core/bundles/read";
-import { GitRepoConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 import { ChartRepo, chartSources, startChartRepo } from "../support/chart-repo";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";

@@ -3,10 +3,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { accountProviders } from "../../core/service-accounts";
+import { accountUsers, defaultAccountClusters, impersonationRefused, wantedUsers } from "../../core/service-accounts";
+import { KnownClusters } from "../../core/desired/cluster-facts";
+import { Facts } from "../../core/desired/facts";
+import { gatherDefaultAccounts, gatherKubeconfigs } from "../../core/desired/gather";
 import { PlanEntry } from "../../core/targeting/plan";
 import { ClusterConfig } from "../../core/config/stack";
-import { OwnersJob } from "../../core/render/fleet-render";
+import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "../../core/render/fleet-render";
 import { impersonate } from "../../core/desired/facts";
 import { rejectionOf } from "../support/rejection";
 
@@ -33,6 +36,21 @@ contexts:
 `;
 const cluster = (name: string, over: Partial<ClusterConfig> = {}): ClusterConfig =>
   ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: KUBECONFIG, context: "ctx-a", ...over });
+
+/**
+ * As the desired state does it: whether fleet-default exists gathered (core/desired/gather.ts), who applies
+ * what decided, then the impersonating kubeconfigs gathered; `kubeconfigs` holds the clusters that have any.
+ */
+async function accountProviders(entries: PlanEntry[], clusters: ClusterConfig[], agentNamespace: (cluster: string) => string, renderMode: boolean, live: {
+  skip?: ReadonlySet<string>; read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>; impersonate: (jobs: ImpersonateJob[]) => Promise<Record<string, ImpersonateResult>>;
+}) {
+  const facts = { objects: live.read, impersonate: live.impersonate } as Partial<Facts> as Facts;
+  const known: KnownClusters = new Map();
+  await gatherDefaultAccounts(defaultAccountClusters(entries, renderMode, live.skip), clusters, agentNamespace, facts, known);
+  const users = accountUsers(entries, agentNamespace, renderMode, known);
+  await gatherKubeconfigs(wantedUsers(entries, users), clusters, facts, known, impersonationRefused);
+  return { ...users, kubeconfigs: new Map([...known].filter(([, f]) => f.kubeconfigs.size).map(([c, f]) => [c, f.kubeconfigs])) };
+}
 
 const noDefaultAccount = async (jobs: OwnersJob[]) => Object.fromEntries(jobs.map((j) => [j.id, { objects: [null] }]));
 
