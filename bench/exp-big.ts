@@ -4,10 +4,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { clusterBinaries, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
+import { clusterBinaries, startLocalClusters, stopLocalClusters } from "../automation/clusters/local-clusters";
 import * as ops from "../automation/operations";
-import { kubeList } from "../automation/kube-client";
-import { toolchain } from "../automation/toolchain";
+import { kubeList } from "../automation/clusters/kube-client";
+import { toolchain } from "../automation/engine/toolchain";
 import { syntheticClusters, syntheticConfig, syntheticRepo } from "./support";
 
 async function main() {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- shards [--clusters 200] [--shards 4] [--parallel 2]`: one fleet as one stack and as
- * shards run `parallel` at a time, both through the same runner (automation/shard-runner.ts: one
+ * shards run `parallel` at a time, both through the same runner (automation/shards/runner.ts: one
  * fleet.ts process per stack; the shards as `npm run <op> -- --stack ENV` runs them), in render mode:
  * 10 bundles x 10 ConfigMaps per cluster. Per layout: the first up, a preview and a no-op up, and a
  * target edit that prunes every bundle from 5 clusters of the first shard: when that prune has landed
@@ -12,10 +12,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { runShards, ShardRun } from "../automation/shard-runner";
+import { runShards, ShardRun } from "../automation/shards/runner";
 import { readShardLayout, shardFileText, stackFilePath } from "../core/config/shard-files";
-import { runSharded } from "../automation/sharded-run";
-import { toolchain } from "../automation/toolchain";
+import { runSharded } from "../automation/shards/run";
+import { toolchain } from "../automation/engine/toolchain";
 import { arg, printTable, seconds, syntheticRepo, writeResult } from "./support";
 
 function stackFile(dir: string, name: string, config: Record<string, unknown>): void {

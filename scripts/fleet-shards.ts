@@ -1,17 +1,17 @@
 /**
  * The sharded side of `npm run <op> -- --stack ENV` (scripts/fleet.ts): a sharded environment's run
  * over its shards with one merged report, and a shard's stack run on its own deciding, as the sharded
- * run does, whether it has anything to do (automation/shard-inputs.ts).
+ * run does, whether it has anything to do (automation/shards/inputs.ts).
  */
 import * as fs from "node:fs";
-import { formatDeployEvent } from "../automation/deploy-events";
-import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shard-reports";
-import { decideShards } from "../automation/shard-inputs";
-import { ShardResult } from "../automation/shard-runner";
-import { runSharded } from "../automation/sharded-run";
-import { stacksDir } from "../automation/stack";
-import { formatStatusTable } from "../automation/status";
-import { renderStatusPage } from "../automation/status-page";
+import { formatDeployEvent } from "../automation/reports/deploy-events";
+import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shards/reports";
+import { decideShards } from "../automation/shards/inputs";
+import { ShardResult } from "../automation/shards/runner";
+import { runSharded } from "../automation/shards/run";
+import { stacksDir } from "../automation/engine/stack";
+import { formatStatusTable } from "../automation/reports/status";
+import { renderStatusPage } from "../automation/reports/status-page";
 import { readShardLayout, ShardLayout, shardOfFile, stackFilePath } from "../core/config/shard-files";
 import { UsageError } from "./cli";
 
@@ -37,7 +37,7 @@ export interface ShardFlags {
 
 /**
  * A shard's stack run on its own (a CI matrix job, --shard) is left out or recorded as in a sharded run
- * (automation/shard-inputs.ts). The sharded runner has decided already for the processes it starts.
+ * (automation/shards/inputs.ts). The sharded runner has decided already for the processes it starts.
  */
 export async function decideAlone(op: string, stack: string, v: ShardFlags, warn: (message: string) => void): Promise<{ inputs?: string; commits?: Record<string, string> } | "left out"> {
   const of = shardOfFile(stacksDir(), stack);

@@ -5,15 +5,15 @@
  * `--help` lists the options; an option that does not apply to the operation is an error.
  */
 import * as fs from "node:fs";
-import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
-import { rolloutLines } from "../automation/rollout-report";
+import { DeployEvent, formatDeployEvent } from "../automation/reports/deploy-events";
+import { rolloutLines } from "../automation/reports/rollout-report";
 import * as ops from "../automation/operations";
-import { Progress } from "../automation/progress";
-import { guarded } from "../automation/process-guard";
-import { formatStatusTable } from "../automation/status";
-import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
+import { Progress } from "../automation/reports/progress";
+import { guarded } from "../automation/engine/process-guard";
+import { formatStatusTable } from "../automation/reports/status";
+import { renderPreviewPage, renderStatusPage } from "../automation/reports/status-page";
 import { stopOnSignals } from "../core/stop-signal";
-import { FailureContext, userText } from "../automation/error-report";
+import { FailureContext, userText } from "../automation/reports/error-report";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 import { decideAlone, runAllShards, shardLayoutOf, shardStack, writeResult } from "./fleet-shards";
 

@@ -3,9 +3,9 @@ import { FleetState } from "../../core/pipeline";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FailedDeployments } from "../../core/desired/failures";
 import { departureOf, departures, departureText, UNRECORDED_DEPARTURE } from "../../core/targeting/departures";
-import { computeStatus, formatStatusTable } from "../../automation/status";
-import { mergeStatus } from "../../automation/shard-reports";
-import { groupSteps } from "../../automation/steps";
+import { computeStatus, formatStatusTable } from "../../automation/reports/status";
+import { mergeStatus } from "../../automation/shards/reports";
+import { groupSteps } from "../../automation/engine/steps";
 
 const rec = (cluster: string, bundle: string, target = "prod", gitRepo = "apps"): DeploymentRecord =>
   ({ gitRepo, bundle, cluster, target, deploymentId: "s-1:a", commit: "abc" } as DeploymentRecord);

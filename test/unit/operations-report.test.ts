@@ -9,13 +9,13 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
-import { probe } from "../../automation/reachability";
+import { deployEvents, formatDeployEvent } from "../../automation/reports/deploy-events";
+import { probe } from "../../automation/clusters/reachability";
 import { serverOf } from "../../core/cluster-access";
-import { deployedObjectsOf, legacyObjectUrns } from "../../automation/deployed-objects";
-import { clusterOfUrn, groupSteps } from "../../automation/steps";
-import { StepRecorder } from "../../automation/step-recorder";
-import { computeStatus } from "../../automation/status";
+import { deployedObjectsOf, legacyObjectUrns } from "../../automation/engine/deployed-objects";
+import { clusterOfUrn, groupSteps } from "../../automation/engine/steps";
+import { StepRecorder } from "../../automation/engine/step-recorder";
+import { computeStatus } from "../../automation/reports/status";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
@@ -113,7 +113,7 @@ describe("operations: steps, events, status", () => {
   });
 });
 
-describe("the state's objects per bundle deployment (automation/deployed-objects.ts)", () => {
+describe("the state's objects per bundle deployment (automation/engine/deployed-objects.ts)", () => {
   // Named as an earlier version named them ("<cluster>/<bundle>"): read back under the key with their GitRepo.
   const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
   const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });

@@ -13,7 +13,7 @@ import { keptOutsideWindows, partitionHolds, windowHolds } from "../../core/desi
 import { FailedDeployments, describeFailure } from "../../core/desired/failures";
 import { PlanEntry } from "../../core/targeting/plan";
 import { BundleRollout, FleetState } from "../../core/pipeline";
-import { partitionsMarkdown } from "../../automation/partition-summary";
+import { partitionsMarkdown } from "../../automation/reports/partition-summary";
 import { rolloutGates } from "../../core/desired/rollout-gates";
 import { errorOf } from "../support/errors";
 

@@ -10,13 +10,13 @@ import * as YAML from "yaml";
 import { parseStackConfig } from "../../core/config/stack";
 import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/pipeline";
-import { clusterUrns, planShards, providerUrns } from "../../automation/shard-moves";
-import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shard-reports";
-import { operatorStackObjects } from "../../automation/operator-stacks";
+import { clusterUrns, planShards, providerUrns } from "../../automation/shards/moves";
+import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shards/reports";
+import { operatorStackObjects } from "../../automation/shards/operator-stacks";
 import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../core/desired/previous";
 import { tempDir } from "../support/git-fixtures";
-import { ShardRun } from "../../automation/shard-runner";
-import { shardInputs } from "../../automation/shard-inputs";
+import { ShardRun } from "../../automation/shards/runner";
+import { shardInputs } from "../../automation/shards/inputs";
 import { rejectionOf } from "../support/rejection";
 
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: ${"QUJD".repeat(60)}\n`;

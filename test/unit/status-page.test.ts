@@ -6,11 +6,11 @@
  */
 import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { blastRadiusMarkdown, previewMatrix, statusMatrix } from "../../automation/fleet-matrix";
-import { renderSummaryMarkdown } from "../../automation/pr-summary";
-import { clusterLine, Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/progress";
-import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/status-page";
-import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/steps";
+import { blastRadiusMarkdown, previewMatrix, statusMatrix } from "../../automation/reports/fleet-matrix";
+import { renderSummaryMarkdown } from "../../automation/reports/pr-summary";
+import { clusterLine, Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/reports/progress";
+import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/reports/status-page";
+import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/engine/steps";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 import { INJECTION, KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";

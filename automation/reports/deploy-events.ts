@@ -4,9 +4,9 @@
  * reconcile: fleet#2856). Built from the engine's steps, not from the plan, so a new commit that
  * renders the same objects is not a deploy.
  */
-import { DeploymentRecord } from "../core/desired/records";
-import { applied } from "../core/desired/pair";
-import { GroupedSteps, hasChanges } from "./steps";
+import { DeploymentRecord } from "../../core/desired/records";
+import { applied } from "../../core/desired/pair";
+import { GroupedSteps, hasChanges } from "../engine/steps";
 
 export interface DeployEvent {
   event: "deployed" | "pruned";

@@ -3,7 +3,7 @@
  * engine reported. steps.ts attributes them to bundle deployments and agents.
  */
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { isAppliedSet } from "../core/desired/setup";
+import { isAppliedSet } from "../../core/desired/setup";
 
 export interface Step {
   op: OpType;

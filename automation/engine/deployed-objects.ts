@@ -6,15 +6,15 @@
  * it secret again).
  */
 import { OutputMap, Stack } from "@pulumi/pulumi/automation";
-import { DeployedBundle, DeployedNamespace, DeployedObject } from "../core/desired/facts";
-import { clusterOfKey, qualifyKeys } from "../core/desired/keys";
-import { REPO_NAME_LABEL } from "../core/targeting/plan";
-import { K8sObject } from "../core/bundles/manifests";
-import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../core/desired/pair";
-import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../core/desired/types";
-import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../core/desired/setup";
-import { RETAIN_REASONS, retainCodeOf } from "../core/desired/delete-policy";
-import { clusterNamespaceName } from "../core/desired/namespaces";
+import { DeployedBundle, DeployedNamespace, DeployedObject } from "../../core/desired/facts";
+import { clusterOfKey, qualifyKeys } from "../../core/desired/keys";
+import { REPO_NAME_LABEL } from "../../core/targeting/plan";
+import { K8sObject } from "../../core/bundles/manifests";
+import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/desired/pair";
+import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
+import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
+import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
+import { clusterNamespaceName } from "../../core/desired/namespaces";
 import { isNewStack, runCli } from "./stack";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";

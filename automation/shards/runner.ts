@@ -3,16 +3,16 @@
  * engine, a lock and a state of its own; two inline programs cannot share one Node.js process, whose
  * Pulumi runtime is global), at most `parallel` at a time. Their output is streamed line by line with
  * the shard's name in front, and each writes its result as JSON for the merged report
- * (automation/shard-reports.ts). A failed shard does not stop the others.
+ * (automation/shards/reports.ts). A failed shard does not stop the others.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { stopSignal } from "../core/stop-signal";
+import { stopSignal } from "../../core/stop-signal";
 import * as readline from "node:readline";
-import { PROJECT_DIR } from "../core/pipeline";
-import { guarded } from "./process-guard";
+import { PROJECT_DIR } from "../../core/pipeline";
+import { guarded } from "../engine/process-guard";
 
 export interface ShardRun {
   shard: string;
@@ -23,7 +23,7 @@ export interface ShardRun {
   durationMs: number;
   /** When it finished (Date.now()), to tell when a change reached the clusters of one shard. */
   finishedAt: number;
-  /** Left out, and why (automation/shard-inputs.ts): nothing ran. */
+  /** Left out, and why (automation/shards/inputs.ts): nothing ran. */
   skipped?: string;
 }
 
@@ -32,10 +32,10 @@ export interface ShardResult {
   ok: boolean;
   error?: string;
   changes?: Record<string, number>;
-  events?: import("./deploy-events").DeployEvent[];
+  events?: import("../reports/deploy-events").DeployEvent[];
   summaryMarkdown?: string;
-  prunes?: import("./preview-report").Prune[];
-  status?: import("./status").StatusReport;
+  prunes?: import("../reports/preview-report").Prune[];
+  status?: import("../reports/status").StatusReport;
 }
 
 export interface RunShardsOptions {

@@ -2,12 +2,12 @@
  * The Pulumi engine this project runs: the CLI and Kubernetes provider that tools/build-pulumi.sh
  * builds from pinned Go modules (or reuses), with an isolated PULUMI_HOME. A missing or broken
  * toolchain is an error with the build script's own output, never a skipped step. On Linux the CLI
- * is run under proc-guard (automation/process-guard.ts), so nothing it starts outlives the operation.
+ * is run under proc-guard (automation/engine/process-guard.ts), so nothing it starts outlives the operation.
  */
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../../core/pipeline";
 import { guardedCliRoot, guardSupported } from "./process-guard";
 
 export interface Toolchain {

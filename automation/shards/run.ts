@@ -1,14 +1,14 @@
 /**
  * One operation on a sharded environment, as `npm run <op> -- --stack ENV` and the benchmark run it:
- * refuse out-of-date shard files, decide which shards have anything to do (automation/shard-inputs.ts;
- * up and preview without --refresh or --all-shards), run those (automation/shard-runner.ts) with the
+ * refuse out-of-date shard files, decide which shards have anything to do (automation/shards/inputs.ts;
+ * up and preview without --refresh or --all-shards), run those (automation/shards/runner.ts) with the
  * inputs and commits each `up` records and deploys, and give back every shard's outcome in the
  * definition's order, left-out ones included.
  */
-import { assertShardsCurrent } from "./shard-moves";
-import { decideShards, ShardDecision } from "./shard-inputs";
-import { runShards, ShardRun } from "./shard-runner";
-import { ShardLayout } from "../core/config/shard-files";
+import { assertShardsCurrent } from "./moves";
+import { decideShards, ShardDecision } from "./inputs";
+import { runShards, ShardRun } from "./runner";
+import { ShardLayout } from "../../core/config/shard-files";
 
 export interface ShardedRunOptions {
   op: string;

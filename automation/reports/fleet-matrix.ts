@@ -5,14 +5,14 @@
  * PR summary's compact grid (pr-summary.ts) both draw this one model, so they cannot disagree.
  * Pure: data in, data out.
  */
-import { deploymentKey } from "../core/desired/keys";
+import { deploymentKey } from "../../core/desired/keys";
 import { rolloutLines } from "./rollout-report";
-import { clusterViews } from "../core/targeting/match";
+import { clusterViews } from "../../core/targeting/match";
 import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./preview-report";
-import { hasChanges } from "./steps";
+import { hasChanges } from "../engine/steps";
 import { DeploymentState, STATE_RANK, StatusReport } from "./status";
-import { UNRECORDED_DEPARTURE } from "../core/targeting/departures";
+import { UNRECORDED_DEPARTURE } from "../../core/targeting/departures";
 
 /** Fleet's states, plus what a preview does to a pair, plus a pair no target selects. */
 export type CellKind = DeploymentState | "create" | "update" | "replace" | "prune" | "unchanged" | "unreachable" | "NotTargeted";

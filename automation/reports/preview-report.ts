@@ -2,11 +2,11 @@
  * What a preview found, as its PR summary (pr-summary.ts) and its page (fleet-matrix.ts) both read
  * it: the engine's steps per pair, the records before, the plan, and each prune with why it left.
  */
-import { DeploymentRecord } from "../core/desired/records";
-import { FleetState } from "../core/pipeline";
-import { Departure, departureOf, departureText } from "../core/targeting/departures";
+import { DeploymentRecord } from "../../core/desired/records";
+import { FleetState } from "../../core/pipeline";
+import { Departure, departureOf, departureText } from "../../core/targeting/departures";
 import { compare } from "./deploy-events";
-import { GroupedSteps } from "./steps";
+import { GroupedSteps } from "../engine/steps";
 
 export interface PreviewReport {
   stack: string;

@@ -1,12 +1,12 @@
 /**
- * One report from the shards' results (automation/shard-runner.ts): the pull-request summary, the
+ * One report from the shards' results (automation/shards/runner.ts): the pull-request summary, the
  * deploy events and the status of a sharded environment read as one fleet's, with the shards that
  * failed named first.
  */
-import { deploymentKey } from "../core/desired/keys";
-import { compare, DeployEvent } from "./deploy-events";
-import { RollUp, STATE_RANK, StatusReport } from "./status";
-import { ShardRun } from "./shard-runner";
+import { deploymentKey } from "../../core/desired/keys";
+import { compare, DeployEvent } from "../reports/deploy-events";
+import { RollUp, STATE_RANK, StatusReport } from "../reports/status";
+import { ShardRun } from "./runner";
 
 export function failedShards(runs: ShardRun[]): ShardRun[] {
   return runs.filter((r) => r.exitCode !== 0 || !r.result?.ok);

@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import { Stack } from "@pulumi/pulumi/automation";
 import { processAlive } from "./engine-tmp";
-import { throwIfStopped } from "../core/stop-signal";
+import { throwIfStopped } from "../../core/stop-signal";
 
 export interface LockHolder {
   /** The lock object's address as the CLI prints it (credentials masked). */

@@ -13,9 +13,9 @@ import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Client } from "pg";
 import { isPostgresUrl, withTable } from "./postgres-table";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
-import { InventoryEntry } from "../core/desired/pair";
-import { identityOf, JournalEntry } from "../core/journal";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
+import { InventoryEntry } from "../../core/desired/pair";
+import { identityOf, JournalEntry } from "../../core/journal";
 import { clusterOfUrn } from "./steps";
 import { Backend } from "./backend";
 

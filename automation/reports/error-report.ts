@@ -3,7 +3,7 @@
  * stack trace, the SDK's `Unhandled exception`, the Automation API's command dump (`code: -2 stdout:
  * ... err?: Error: Command failed with exit code 1: <tool cache>/pulumi up ...`) or a tool-cache path.
  * Everything else (stack traces, the CLI's whole output, the chain of causes) goes to a log file under
- * the backend's local directory (automation/backend.ts localDir, `logs/`, the newest MAX_LOGS kept),
+ * the backend's local directory (automation/engine/backend.ts localDir, `logs/`, the newest MAX_LOGS kept),
  * whose path the user's text names.
  *
  * userText and engineFailureText are pure; writeFailureLog and reportFailure write the log.
@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CommandError } from "@pulumi/pulumi/automation";
-import { FleetError } from "../core/errors";
+import { FleetError } from "../../core/errors";
 
 export interface FailureContext {
   /** "up", "preview", ... (the command's name when it is not an operation). */
@@ -19,7 +19,7 @@ export interface FailureContext {
   stack?: string;
 }
 
-/** An error diagnostic the engine reported (automation/step-recorder.ts StepRecorder keeps them). */
+/** An error diagnostic the engine reported (automation/engine/step-recorder.ts StepRecorder keeps them). */
 export interface EngineDiagnostic {
   urn?: string;
   message: string;
@@ -41,7 +41,7 @@ function chain(err: unknown): unknown[] {
 
 /**
  * What is kept of a failed CLI command: the Automation API's CommandError's commandResult (private in
- * its types), or the output Node's execFile attaches to its error (automation/stack.ts runCli).
+ * its types), or the output Node's execFile attaches to its error (automation/engine/stack.ts runCli).
  */
 interface CliResult { stdout: string; stderr: string; code: number | string }
 

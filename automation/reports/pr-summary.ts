@@ -4,15 +4,15 @@
  * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
  * same change always gives the same text.
  */
-import { deploymentKey } from "../core/desired/keys";
-import { FleetState } from "../core/pipeline";
-import { DeploymentFailure } from "../core/desired/failures";
+import { deploymentKey } from "../../core/desired/keys";
+import { FleetState } from "../../core/pipeline";
+import { DeploymentFailure } from "../../core/desired/failures";
 import { rolloutLines } from "./rollout-report";
 import { heldMarkdown, partitionsMarkdown } from "./partition-summary";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
 import { PreviewReport, prunesOf } from "./preview-report";
-import { ChangeCounts, hasChanges } from "./steps";
+import { ChangeCounts, hasChanges } from "../engine/steps";
 
 /** "s-1234567890ab…:89abcdef": enough to tell two deploymentIds apart in a table. */
 export function shortId(id: string | undefined): string {

@@ -13,8 +13,8 @@
  * only when its inputs are known, so "done/seen" can grow its right side while an update runs.
  */
 import { EngineEvent } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../core/desired/types";
-import { clusterOfUrn } from "./steps";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
+import { clusterOfUrn } from "../engine/steps";
 
 export interface ClusterProgress {
   cluster: string;

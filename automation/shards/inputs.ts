@@ -20,14 +20,14 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { loadStackConfig } from "../core/config/shard-files";
-import { stableJson } from "../core/hash";
-import { ambientKubeconfigText } from "../core/cluster-access";
-import { planFleet, PROJECT_DIR, readSources } from "../core/pipeline";
-import { pinCommits } from "../core/desired/previous";
-import { resolveBackend } from "./backend";
-import { journalStore } from "./journal-store";
-import { openStack, PROJECT_NAME, runCli } from "./stack";
+import { loadStackConfig } from "../../core/config/shard-files";
+import { stableJson } from "../../core/hash";
+import { ambientKubeconfigText } from "../../core/cluster-access";
+import { planFleet, PROJECT_DIR, readSources } from "../../core/pipeline";
+import { pinCommits } from "../../core/desired/previous";
+import { resolveBackend } from "../engine/backend";
+import { journalStore } from "../engine/journal-store";
+import { openStack, PROJECT_NAME, runCli } from "../engine/stack";
 
 export const INPUTS_OUTPUT = "inputs";
 

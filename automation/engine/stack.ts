@@ -1,7 +1,7 @@
 /**
  * The Automation API harness shared by the operations entry points and the end-to-end tests: a
  * LocalWorkspace on this project with an inline program (the same fleetProgram index.ts runs), the
- * engine from tools/, the user's backend (automation/backend.ts), and nothing that reaches Pulumi Cloud
+ * engine from tools/, the user's backend (automation/engine/backend.ts), and nothing that reaches Pulumi Cloud
  * unless the user's backend is Pulumi Cloud.
  *
  * The inline program runs in this process, so the operations can watch the plan it computes; the
@@ -14,15 +14,15 @@ import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace, OutputMap, ProjectSettings, Stack, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
-import { CONFIG_NAMESPACE, StackConfig } from "../core/config/stack";
-import { checkShardStackFile } from "../core/config/shard-files";
-import { fleetProgram } from "../components/program";
-import { DeployOptions } from "../core/desired/state";
-import { PROJECT_DIR } from "../core/pipeline";
+import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
+import { checkShardStackFile } from "../../core/config/shard-files";
+import { fleetProgram } from "../../components/program";
+import { DeployOptions } from "../../core/desired/state";
+import { PROJECT_DIR } from "../../core/pipeline";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
 import { pulumiCommand, toolchain } from "./toolchain";
-import { stopSignal } from "../core/stop-signal";
+import { stopSignal } from "../../core/stop-signal";
 import { phase } from "./timings";
 
 export const PROJECT_NAME = "pulumi-fleet";
@@ -116,7 +116,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
       try {
         outputs = await fleetProgram(options.config, options.deploy);
       } catch (err) {
-        // Kept for the operation's failure (automation/error-report.ts); the engine gets a RunError,
+        // Kept for the operation's failure (automation/reports/error-report.ts); the engine gets a RunError,
         // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
         captured.programError = err instanceof Error ? err : new Error(String(err));
         throw new pulumi.RunError(captured.programError.message);

@@ -12,14 +12,14 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
-import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../core/config/shard-files";
-import { shardStackName } from "../core/config/shards";
-import { PROJECT_DIR } from "../core/pipeline";
-import { BackendOptions, resolveBackend } from "./backend";
-import { journalStore } from "./journal-store";
-import { openStack, PROJECT_NAME, runCli, stacksDir } from "./stack";
-import { urnName } from "./steps";
+import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
+import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../../core/config/shard-files";
+import { shardStackName } from "../../core/config/shards";
+import { PROJECT_DIR } from "../../core/pipeline";
+import { BackendOptions, resolveBackend } from "../engine/backend";
+import { journalStore } from "../engine/journal-store";
+import { openStack, PROJECT_NAME, runCli, stacksDir } from "../engine/stack";
+import { urnName } from "../engine/steps";
 
 export interface ShardMove {
   cluster: string;

@@ -7,11 +7,11 @@
  * provider reported. The pair itself then counts as a component, as the earlier BundleDeployment did.
  * A cluster's setup (its namespaces and agent) is such a set too, and is expanded the same way.
  */
-import { K8sObject, objectKey } from "../core/bundles/manifests";
-import { typeTokenOf } from "../core/desired/objects";
-import { fromEngineObjects, PairObject } from "../core/desired/pair";
-import { stableJson } from "../core/hash";
-import { isAppliedSet } from "../core/desired/setup";
+import { K8sObject, objectKey } from "../../core/bundles/manifests";
+import { typeTokenOf } from "../../core/desired/objects";
+import { fromEngineObjects, PairObject } from "../../core/desired/pair";
+import { stableJson } from "../../core/hash";
+import { isAppliedSet } from "../../core/desired/setup";
 import type { Step } from "./step-recorder";
 
 /** `objects["<key>"]` (or `secretObjects["<key>"]`) then the rest of the path, as the provider writes it. */

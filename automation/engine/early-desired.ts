@@ -14,12 +14,12 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { StackConfig } from "../core/config/stack";
-import { Facts, liveFacts } from "../core/desired/facts";
-import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
-import { DeployOptions, desiredState, EarlyDesired } from "../core/desired/state";
-import { FleetState } from "../core/pipeline";
-import { DesiredState } from "../core/desired/types";
+import { StackConfig } from "../../core/config/stack";
+import { Facts, liveFacts } from "../../core/desired/facts";
+import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../../core/desired/previous";
+import { DeployOptions, desiredState, EarlyDesired } from "../../core/desired/state";
+import { FleetState } from "../../core/pipeline";
+import { DesiredState } from "../../core/desired/types";
 import { StackState } from "./deployed-objects";
 
 /** The stack's history in a file backend, as a value that changes when an entry is added; undefined elsewhere. */

@@ -6,8 +6,8 @@
  * business and fail there, clearly, per resource.
  */
 import * as net from "node:net";
-import { ClusterConfig } from "../core/config/stack";
-import { serverOf } from "../core/cluster-access";
+import { ClusterConfig } from "../../core/config/stack";
+import { serverOf } from "../../core/cluster-access";
 
 /** Why a TCP connection to the server fails, or undefined when it opens. */
 export function probe(server: string, timeoutMs = 3000): Promise<string | undefined> {

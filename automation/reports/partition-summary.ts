@@ -3,11 +3,11 @@
  * partition: the held pairs (a maintenance window, `up --partition`; not failures), and which rollout
  * partitions the change touches, in order, with the command that deploys each (core/desired/holds.ts).
  */
-import { deploymentKey } from "../core/desired/keys";
-import { DeploymentFailure } from "../core/desired/failures";
-import { DeploymentRecord } from "../core/desired/records";
-import { FleetState } from "../core/pipeline";
-import { knownPartitions } from "../core/desired/holds";
+import { deploymentKey } from "../../core/desired/keys";
+import { DeploymentFailure } from "../../core/desired/failures";
+import { DeploymentRecord } from "../../core/desired/records";
+import { FleetState } from "../../core/pipeline";
+import { knownPartitions } from "../../core/desired/holds";
 
 /** The partitions, in rollout order, holding a cluster whose pair of a staged bundle changes (or is held). */
 export function touchedPartitions(state: FleetState, before: Record<string, DeploymentRecord>): string[] {

@@ -5,17 +5,17 @@
  * OutOfSync > Pending > NotReady > Ready; bundles and GitRepos roll up to the worst state and a
  * `readyClusters x/y` count.
  */
-import { DeploymentRecord } from "../core/desired/records";
-import { deploymentKey } from "../core/desired/keys";
-import { FleetState } from "../core/pipeline";
-import { clusterViews } from "../core/targeting/match";
-import { PlanEntry } from "../core/targeting/plan";
-import { DepartureCode, departures, departureText } from "../core/targeting/departures";
-import { describeNotReady, judgeReadiness, ReadinessQuery } from "../core/readiness";
+import { DeploymentRecord } from "../../core/desired/records";
+import { deploymentKey } from "../../core/desired/keys";
+import { FleetState } from "../../core/pipeline";
+import { clusterViews } from "../../core/targeting/match";
+import { PlanEntry } from "../../core/targeting/plan";
+import { DepartureCode, departures, departureText } from "../../core/targeting/departures";
+import { describeNotReady, judgeReadiness, ReadinessQuery } from "../../core/readiness";
 import { compare } from "./deploy-events";
-import { holdMessage, rolloutHold } from "../core/targeting/rollout-hold";
-import { DeploymentSteps, GroupedSteps, urnName } from "./steps";
-import { Step } from "./step-recorder";
+import { holdMessage, rolloutHold } from "../../core/targeting/rollout-hold";
+import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
+import { Step } from "../engine/step-recorder";
 
 export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
 export type DeploymentState = keyof typeof STATE_RANK;

@@ -4,11 +4,11 @@
  * BundleDeployment or Agent component, so Helm and Kustomize children count for their bundle too.
  */
 import { OpType } from "@pulumi/pulumi/automation";
-import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../core/desired/types";
-import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
-import { AGENT_BOOTSTRAP_SECRET } from "../core/desired/agent";
-import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../core/desired/keys";
-import { withheldMessages } from "../core/desired/pair";
+import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
+import { CLUSTER_SETUP_TYPE } from "../../core/desired/setup";
+import { AGENT_BOOTSTRAP_SECRET } from "../../core/desired/agent";
+import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../../core/desired/keys";
+import { withheldMessages } from "../../core/desired/pair";
 import { expandPairSteps } from "./pair-steps";
 import { Step } from "./step-recorder";
 
