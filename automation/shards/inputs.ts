@@ -10,7 +10,7 @@
  *    options and deploymentID (Fleet's content address of the bundle, pulled charts included) and the
  *    commits the GitRepos resolved to: that is what a target edit or a new commit changes;
  *  - the code that turns them into resources (core/, components/, fleet-render, the tool pins), and
- *    the ambient kubeconfig when a cluster names a context of it.
+ *    the ambient kubeconfig's content when one of its clusters is reached through it (core/cluster-access.ts).
  * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
  * starts. A shard runs anyway when its last update was not a successful `up` run this way (a failed or
  * interrupted one, a refresh, a plain `pulumi up`), when its crash journal has entries, when one of its
@@ -22,7 +22,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { loadStackConfig } from "../../core/config/shard-files";
 import { stableJson } from "../../core/hash";
-import { ambientKubeconfigText } from "../../core/cluster-access";
+import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/cluster-access";
 import { planFleet, PROJECT_DIR, readSources } from "../../core/pipeline";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
@@ -66,15 +66,17 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
   const members = new Set(config.clusters.map((c) => c.name));
   const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
   const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot);
+  // As written: an encrypted kubeconfig is an object here, so it still counts as the cluster's own.
+  const memberEntries = ((raw.clusters ?? []) as { name?: string; kubeconfig?: unknown }[]).filter((c) => members.has(String(c.name)));
   const entries = state.plan.entries.map((e) => [e.gitRepo, e.bundle, e.cluster, e.target, e.customizations, e.namespace, e.releaseName, e.deploymentId, e.paused, e.dependsOn, e.options]);
   const parts = {
     global,
-    clusters: ((raw.clusters ?? []) as { name?: string }[]).filter((c) => members.has(String(c.name))),
+    clusters: memberEntries,
     gitRepos: ((gitRepos ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
     commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
     entries,
     code: hashCode(),
-    kubeconfig: config.clusters.some((c) => c.context !== undefined && c.kubeconfig === undefined) ? createHash("sha256").update(ambientKubeconfigText()).digest("hex") : "",
+    kubeconfig: memberEntries.some(usesAmbientKubeconfig) ? createHash("sha256").update(ambientKubeconfigText()).digest("hex") : "",
   };
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
   // Its values live on the cluster, which the fingerprint does not read: a changed value must still deploy.

@@ -210,6 +210,25 @@ describe("shards: which shards an up can leave out (inputs fingerprint)", () => 
     expect(relabelled.us).to.not.equal(before.us);
   });
 
+  it("a shard whose clusters name no kubeconfig and no context runs again when the ambient kubeconfig changes (they are reached through its current context)", async () => {
+    const dir = tempDir("pf-shard-inputs-");
+    define(dir); // no cluster has a kubeconfig or a context of its own
+    const ambient = path.join(tempDir("pf-shard-kube-"), "config");
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = ambient;
+    try {
+      fs.writeFileSync(ambient, KUBECONFIG);
+      const before = await prints(dir);
+      fs.writeFileSync(ambient, KUBECONFIG.replace("127.0.0.1:1", "127.0.0.1:2")); // another server, same file
+      const after = await prints(dir);
+      expect(after.eu).to.not.equal(before.eu);
+      expect(after.us).to.not.equal(before.us);
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+  });
+
   it("a shard with a helm.valuesFrom bundle always runs: its values are on the cluster, which the fingerprint does not read", async () => {
     const dir = tempDir("pf-shard-inputs-");
     define(dir);
