@@ -1,25 +1,30 @@
 /**
- * Runs one operation on every shard of an environment: each shard is its own `fleet.ts` process (an
- * engine, a lock and a state of its own; two inline programs cannot share one Node.js process, whose
- * Pulumi runtime is global), at most `parallel` at a time. Their output is streamed line by line with
- * the shard's name in front, and each writes its result as JSON for the merged report
- * (automation/shards/reports.ts). A failed shard does not stop the others.
+ * Runs one operation on every shard of an environment, at most `parallel` at a time. Each shard runs
+ * the operations in a process of its own (automation/shards/shard-process.ts, not the CLI): an engine,
+ * a lock and a state of its own, and a heap of its own. One process could host them all (the Pulumi
+ * SDK keeps each inline program's state apart), but a shard's crash or exhausted memory would then end
+ * every shard, and the SDK hands an uncaught error of any inline program to every program running in
+ * the process (automation/server.js installs process-wide handlers per run): a failed shard must not
+ * fail the others. Their output is streamed line by line with the shard's name in front, and each hands
+ * back its outcome for the merged report (automation/shards/reports.ts).
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { stopSignal } from "../../core/stop-signal";
 import * as readline from "node:readline";
+import { stopSignal } from "../../core/stop-signal";
 import { PROJECT_DIR } from "../../core/pipeline";
 import { guarded } from "../engine/process-guard";
+import type { OperationFlags, OperationOutcome, OperationRequest } from "../run-operation";
+import type { ShardJob } from "./shard-process";
 
 export interface ShardRun {
   shard: string;
   stack: string;
   exitCode: number;
-  /** What the shard's fleet.ts wrote with --result-json (undefined if it died before). */
-  result?: ShardResult;
+  /** What the shard's process handed back (undefined if it died before). */
+  result?: OperationOutcome;
   durationMs: number;
   /** When it finished (Date.now()), to tell when a change reached the clusters of one shard. */
   finishedAt: number;
@@ -27,27 +32,18 @@ export interface ShardRun {
   skipped?: string;
 }
 
-/** The --result-json of fleet.ts: the operation's result, or its error and what changed before it. */
-export interface ShardResult {
-  ok: boolean;
-  error?: string;
-  changes?: Record<string, number>;
-  events?: import("../reports/deploy-events").DeployEvent[];
-  summaryMarkdown?: string;
-  prunes?: import("../reports/preview-report").Prune[];
-  status?: import("../reports/status").StatusReport;
-}
-
 export interface RunShardsOptions {
-  op: string;
-  /** `args`: options for this shard only. */
-  shards: { shard: string; stack: string; args?: string[] }[];
-  /** fleet.ts options passed to every shard (without --stack). */
-  args: string[];
+  op: OperationRequest["op"];
+  /** `deploy`: this shard's decided inputs and commits (automation/shards/run.ts). */
+  shards: { shard: string; stack: string; deploy?: OperationRequest["deploy"] }[];
+  /** The settings every shard runs with; the reports' files are merged by the caller, never written per shard. */
+  flags: Omit<OperationFlags, "html" | "summaryMd" | "eventsJson">;
   parallel: number;
   /** Each output line, already prefixed with the shard's name. */
   line: (text: string, stream: "stdout" | "stderr") => void;
 }
+
+export const SHARD_PROCESS = path.join(PROJECT_DIR, "automation", "shards", "shard-process.ts");
 
 export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-shards-"));
@@ -56,7 +52,7 @@ export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
   const worker = async () => {
     while (next < o.shards.length) {
       const i = next++;
-      runs[i] = await runOne(o, o.shards[i], path.join(dir, `${i}.json`));
+      runs[i] = await runOne(o, o.shards[i], path.join(dir, String(i)));
     }
   };
   try {
@@ -67,11 +63,12 @@ export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
   return runs;
 }
 
-function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], resultFile: string): Promise<ShardRun> {
+function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], files: string): Promise<ShardRun> {
   const started = Date.now();
-  const args = [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(PROJECT_DIR, "scripts", "fleet.ts"), o.op, "--stack", s.stack, ...o.args, ...(s.args ?? []), "--result-json", resultFile];
+  const job: ShardJob = { request: { op: o.op, stack: s.stack, flags: o.flags, deploy: s.deploy, merged: true }, outcomeFile: `${files}.outcome.json` };
+  fs.writeFileSync(`${files}.job.json`, JSON.stringify(job));
   // Under proc-guard: should this process die, the shard's process and all it started end too.
-  const [file, argv] = guarded(process.execPath, args);
+  const [file, argv] = guarded(process.execPath, [path.join(PROJECT_DIR, "scripts", "run-ts.js"), SHARD_PROCESS, `${files}.job.json`]);
   // A stopped run passes the signal on (the guard forwards it); a shard not started yet is not started.
   const child = spawn(file, argv, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env, signal: stopSignal, killSignal: "SIGTERM" });
   child.on("error", () => undefined); // the abort itself: the shard's exit is reported below
@@ -82,9 +79,9 @@ function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], resu
   return new Promise((resolve) => {
     child.on("close", async (code, signal) => {
       await piped;
-      let result: ShardResult | undefined;
+      let result: OperationOutcome | undefined;
       try {
-        result = JSON.parse(fs.readFileSync(resultFile, "utf8"));
+        result = JSON.parse(fs.readFileSync(job.outcomeFile, "utf8"));
       } catch {
         result = undefined;
       }
