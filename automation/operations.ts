@@ -32,7 +32,9 @@ import { PROJECT_NAME } from "./engine/stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
 import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./engine/stack";
 import { engineFailureText, worded } from "./reports/error-report";
-import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./reports/status";
+import { AgentInfo, computeStatus, StatusReport } from "./reports/status";
+import { nonReadyByDeployment } from "./engine/live-readiness";
+import { ReportFacts, reportFacts } from "../core/desired/report-facts";
 import { clusterOfUrn, GroupedSteps, groupSteps } from "./engine/steps";
 import { StepRecorder } from "./engine/step-recorder";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
@@ -110,6 +112,8 @@ export interface OperationResult {
 export interface PreviewResult extends OperationResult {
   /** The plan the program ran. */
   state: FleetState;
+  /** What core decided of the plan for the reports (core/desired/report-facts.ts). */
+  facts: ReportFacts;
   prunes: Prune[];
   summaryMarkdown: string;
   /** Clusters left out because they did not answer (cluster -> reason). */
@@ -363,11 +367,11 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
-  const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
+  const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable, facts: reportFacts(state, s.before) };
   const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
   const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);
-  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(),
+  return { ...r, state, facts: report.facts, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(),
     failures: state.failures.list().filter((f) => !f.held), held: state.failures.list().filter((f) => f.held) };
 }
 
@@ -498,7 +502,7 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
-  const report = computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
+  const report = computeStatus(options.stack, state, s.before, reportFacts(state, s.before), groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
     nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });

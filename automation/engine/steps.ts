@@ -8,7 +8,7 @@ import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/des
 import { CLUSTER_SETUP_TYPE } from "../../core/desired/setup";
 import { AGENT_BOOTSTRAP_SECRET } from "../../core/desired/agent";
 import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../../core/desired/keys";
-import { withheldMessages } from "../../core/desired/pair";
+import { applied, withheldMessages } from "../../core/desired/pair";
 import { expandPairSteps } from "./pair-steps";
 import { Step } from "./step-recorder";
 
@@ -30,7 +30,7 @@ export interface DeploymentSteps extends ChangeCounts {
   failed: boolean;
   steps: Step[];
   /** The BundleDeployment's state and messages as its provider reported them in this operation (a refresh, an apply). */
-  report?: { state: string; messages: string[] };
+  report?: { state: string; messages: string[]; applied: boolean };
 }
 
 export interface AgentSteps extends ChangeCounts {
@@ -93,7 +93,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
       if (s.urn === owner.urn && prunes.has(`${s.op} ${s.urn}`)) d.pruned = true;
       // A pair whose objects are a secret has its messages masked in the events (components/bundle-deployment.ts).
       if (s.urn === owner.urn && typeof s.outputs?.state === "string") {
-        d.report = { state: s.outputs.state, messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? withheldMessages("unknown") : [] };
+        d.report = { state: s.outputs.state, applied: applied(s.outputs.state), messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? withheldMessages("unknown") : [] };
       }
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;
@@ -142,6 +142,11 @@ function deploymentOfName(name: string): { cluster: string; gitRepo: string; bun
  * version's providers of it) are named "<cluster>"; the stack, its one provider and the fleet-wide
  * components belong to no cluster.
  */
+/** Whether an engine resource type is a BundleDeployment's (for reports, which read no core value). */
+export function isBundleDeployment(type: string): boolean {
+  return type === BUNDLE_DEPLOYMENT_TYPE;
+}
+
 export function clusterOfUrn(urn: string): string | undefined {
   const type = urn.slice(0, urn.lastIndexOf("::")).split("::").pop() ?? "";
   const name = urnName(urn);

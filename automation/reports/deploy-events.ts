@@ -4,8 +4,7 @@
  * reconcile: fleet#2856). Built from the engine's steps, not from the plan, so a new commit that
  * renders the same objects is not a deploy.
  */
-import { DeploymentRecord } from "../../core/desired/records";
-import { applied } from "../../core/desired/pair";
+import type { DeploymentRecord } from "../../core/desired/records";
 import { GroupedSteps, hasChanges } from "../engine/steps";
 
 export interface DeployEvent {
@@ -30,7 +29,7 @@ export function deployEvents(groups: GroupedSteps, before: Record<string, Deploy
   for (const d of [...groups.deployments.values()].sort((a, b) => compare(a.key, b.key))) {
     if (!hasChanges(d) && !d.pruned) continue;
     // A pair whose apply was refused or is not ready did not deploy: it is a failure of the update (pairFailures).
-    if (!d.pruned && d.report && !applied(d.report.state)) continue;
+    if (!d.pruned && d.report && !d.report.applied) continue;
     const record = d.pruned ? before[d.key] : after[d.key] ?? before[d.key];
     events.push({
       event: d.pruned ? "pruned" : "deployed",

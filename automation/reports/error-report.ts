@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CommandError } from "@pulumi/pulumi/automation";
-import { FleetError } from "../../core/errors";
+import type { FleetError } from "../../core/errors";
 
 export interface FailureContext {
   /** "up", "preview", ... (the command's name when it is not an operation). */
@@ -65,6 +65,11 @@ export function withoutToolPaths(text: string): string {
 }
 
 /** The engine's markup (colour tags, ANSI codes) out of a message. */
+/** core's own errors (core/errors.ts), told by the name FleetError gives every one of them: reports import only types from core. */
+function isFleetError(err: unknown): err is FleetError {
+  return err instanceof Error && err.name === "FleetError";
+}
+
 function plain(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/<\{%[^%]*%\}>/g, "").replace(/\x1b\[[0-9;]*m/g, "");
@@ -139,7 +144,7 @@ const UNEXPECTED = [TypeError, RangeError, ReferenceError, SyntaxError, EvalErro
 export function userText(err: unknown, context: FailureContext = {}): string {
   let text: string;
   if (isWrongPassphrase(err) && !(err instanceof CliFailure)) text = `${context.stack ? `stack ${context.stack}: ` : ""}${WRONG_PASSPHRASE}`;
-  else if (err instanceof FleetError) text = err.message;
+  else if (isFleetError(err)) text = err.message;
   else if (resultOf(err)) text = cliErrorText(resultOf(err)!);
   else if (!(err instanceof Error) || UNEXPECTED.some((t) => err instanceof t)) {
     const first = err instanceof Error ? `${err.name}: ${err.message.split("\n")[0]}` : String(err);

@@ -5,14 +5,11 @@
  * PR summary's compact grid (pr-summary.ts) both draw this one model, so they cannot disagree.
  * Pure: data in, data out.
  */
-import { deploymentKey } from "../../core/desired/keys";
 import { rolloutLines } from "./rollout-report";
-import { clusterViews } from "../../core/targeting/match";
 import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./preview-report";
 import { hasChanges } from "../engine/steps";
 import { DeploymentState, STATE_RANK, StatusReport } from "./status";
-import { UNRECORDED_DEPARTURE } from "../../core/targeting/departures";
 
 /** Fleet's states, plus what a preview does to a pair, plus a pair no target selects. */
 export type CellKind = DeploymentState | "create" | "update" | "replace" | "prune" | "unchanged" | "unreachable" | "NotTargeted";
@@ -160,6 +157,7 @@ export type PreviewInput = PreviewReport & { prunes: Prune[]; takenAt?: string }
 /** A preview as a matrix: what the update would do to every (cluster, bundle) pair, prunes with their reason. */
 export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup: true }): Matrix {
   const { state, before, groups } = report;
+  const deploymentKey = report.facts.keyOf;
   const after = new Map(state.plan.entries.map((e) => [deploymentKey(e), e]));
   const reasons = new Map(report.prunes.map((p) => [deploymentKey(p), p.reason.replaceAll("`", "")]));
   const unreachable = report.unreachable ?? new Map<string, string>();
@@ -189,7 +187,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };
       const counts = d ? `${d.created} created, ${d.updated} updated, ${d.replaced} replaced, ${d.deleted} deleted` : "";
       if (d?.pruned || (was && !will)) {
-        return { kind: "prune", detail: [`${pair}: prune`, reasons.get(key) ?? UNRECORDED_DEPARTURE, `deploymentId ${was?.deploymentId ?? "—"}`, ...(counts ? [counts] : [])] };
+        return { kind: "prune", detail: [`${pair}: prune`, reasons.get(key) ?? report.facts.unrecorded, `deploymentId ${was?.deploymentId ?? "—"}`, ...(counts ? [counts] : [])] };
       }
       const ids = was && was.deploymentId !== will!.deploymentId ? [`deploymentId ${was.deploymentId}`, `becomes ${will!.deploymentId}`] : [`deploymentId ${will!.deploymentId}`];
       if (!was) return { kind: "create", detail: [`${pair}: create`, ...ids, ...(counts ? [counts] : [])] };
@@ -209,9 +207,8 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       infoTitles: [unreachable.get(cluster) ?? "", agentNote],
     };
   });
-  const views = new Map(clusterViews(state.config.clusters, state.config.clusterGroups ?? []).map((v) => [v.name, v]));
   const facts = new Map(names.map((n) => [n, {
-    cluster: n, labels: state.config.clusters.find((c) => c.name === n)?.labels ?? {}, groups: [...(views.get(n)?.groups.keys() ?? [])].sort(compare),
+    cluster: n, labels: state.config.clusters.find((c) => c.name === n)?.labels ?? {}, groups: report.facts.groups.get(n) ?? [],
   }]));
   const repos = [...new Set(columns.map((c) => c.gitRepo))];
   const all = [...groups.deployments.values(), ...groups.agents.values()];

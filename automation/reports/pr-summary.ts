@@ -4,9 +4,8 @@
  * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
  * same change always gives the same text.
  */
-import { deploymentKey } from "../../core/desired/keys";
-import { FleetState } from "../../core/pipeline";
-import { DeploymentFailure } from "../../core/desired/failures";
+import type { FleetState } from "../../core/pipeline";
+import type { DeploymentFailure } from "../../core/desired/failures";
 import { rolloutLines } from "./rollout-report";
 import { heldMarkdown, partitionsMarkdown } from "./partition-summary";
 import { compare } from "./deploy-events";
@@ -28,7 +27,7 @@ export function bundleWarnings(state: FleetState): string[] {
 }
 
 export function renderSummaryMarkdown(report: PreviewReport): string {
-  const after = new Map(report.state.plan.entries.map((e) => [deploymentKey(e), e.deploymentId]));
+  const after = new Map(report.state.plan.entries.map((e) => [report.facts.keyOf(e), e.deploymentId]));
   const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
   const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
   const prunes = prunesOf(report);
@@ -47,7 +46,7 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));
   // The order a change reaches the clusters in, before anyone merges it.
   const rollouts = rolloutLines(report.state);
-  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "", ...partitionsMarkdown(report.stack, report.state, report.before));
+  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "", ...partitionsMarkdown(report.stack, report.facts.touchedPartitions));
   // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
   for (const [, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
     for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${r.bundle}\`: ${w}`, "");

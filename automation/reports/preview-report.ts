@@ -2,9 +2,10 @@
  * What a preview found, as its PR summary (pr-summary.ts) and its page (fleet-matrix.ts) both read
  * it: the engine's steps per pair, the records before, the plan, and each prune with why it left.
  */
-import { DeploymentRecord } from "../../core/desired/records";
-import { FleetState } from "../../core/pipeline";
-import { Departure, departureOf, departureText } from "../../core/targeting/departures";
+import type { DeploymentRecord } from "../../core/desired/records";
+import type { FleetState } from "../../core/pipeline";
+import type { Departure } from "../../core/targeting/departures";
+import type { ReportFacts } from "../../core/desired/report-facts";
 import { compare } from "./deploy-events";
 import { GroupedSteps } from "../engine/steps";
 
@@ -17,6 +18,8 @@ export interface PreviewReport {
   state: FleetState;
   /** Clusters left out because they did not answer (cluster -> reason). */
   unreachable?: Map<string, string>;
+  /** What core decided of this plan and `before` (core/desired/report-facts.ts). */
+  facts: ReportFacts;
 }
 
 export interface Prune {
@@ -33,8 +36,9 @@ export interface Prune {
 export function prunesOf(report: PreviewReport): Prune[] {
   return [...report.groups.deployments.values()].filter((d) => d.pruned).sort((a, b) => compare(a.key, b.key)).map((d) => {
     // A pair still named by an earlier version's key (its first update by this one) is found by cluster and bundle.
-    const r = report.before[d.key] ?? (d.gitRepo ? undefined : Object.values(report.before).find((x) => x.cluster === d.cluster && x.bundle === d.bundle));
-    const departure = r && departureOf(r, report.state);
-    return { cluster: d.cluster, gitRepo: r?.gitRepo ?? d.gitRepo, bundle: d.bundle, objects: d.deleted, ...(departure ? { departure } : {}), reason: departureText(departure) };
+    const key = report.before[d.key] ? d.key : d.gitRepo ? undefined : Object.entries(report.before).find(([, x]) => x.cluster === d.cluster && x.bundle === d.bundle)?.[0];
+    const r = key === undefined ? undefined : report.before[key];
+    const left = key === undefined ? undefined : report.facts.leaving.get(key);
+    return { cluster: d.cluster, gitRepo: r?.gitRepo ?? d.gitRepo, bundle: d.bundle, objects: d.deleted, ...(left ? { departure: left.departure } : {}), reason: left?.text ?? report.facts.unrecorded };
   });
 }

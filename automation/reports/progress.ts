@@ -13,8 +13,7 @@
  * only when its inputs are known, so "done/seen" can grow its right side while an update runs.
  */
 import { EngineEvent } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
-import { clusterOfUrn } from "../engine/steps";
+import { clusterOfUrn, isBundleDeployment } from "../engine/steps";
 
 export interface ClusterProgress {
   cluster: string;
@@ -53,7 +52,7 @@ export class ProgressCounter {
       if (!c) this.clusters.set(cluster, (c = { seen: new Set(), done: new Set(), failed: new Set() }));
       if (c.seen.has(meta.urn)) return false;
       c.seen.add(meta.urn);
-      if (meta.type === BUNDLE_DEPLOYMENT_TYPE) this.bundleUrns.add(meta.urn);
+      if (isBundleDeployment(meta.type)) this.bundleUrns.add(meta.urn);
       return true;
     }
     if (!c?.seen.has(meta.urn) || c.done.has(meta.urn)) return false;

@@ -5,15 +5,11 @@
  * OutOfSync > Pending > NotReady > Ready; bundles and GitRepos roll up to the worst state and a
  * `readyClusters x/y` count.
  */
-import { DeploymentRecord } from "../../core/desired/records";
-import { deploymentKey } from "../../core/desired/keys";
-import { FleetState } from "../../core/pipeline";
-import { clusterViews } from "../../core/targeting/match";
-import { PlanEntry } from "../../core/targeting/plan";
-import { DepartureCode, departures, departureText } from "../../core/targeting/departures";
-import { describeNotReady, judgeReadiness, ReadinessQuery } from "../../core/readiness";
+import type { DeploymentRecord } from "../../core/desired/records";
+import type { FleetState } from "../../core/pipeline";
+import type { DepartureCode } from "../../core/targeting/departures";
+import type { ReportFacts } from "../../core/desired/report-facts";
 import { compare } from "./deploy-events";
-import { holdMessage, rolloutHold } from "../../core/targeting/rollout-hold";
 import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
 import { Step } from "../engine/step-recorder";
 
@@ -94,16 +90,17 @@ export interface StatusContext {
 }
 
 /**
+ * @param facts what core decided of this plan and `applied` (core/desired/report-facts.ts reportFacts)
  * @param groups steps of a refresh-preview: refresh steps carry the live objects, and any change the
  *   preview would make to an applied deployment is drift
  * @param failed deployments whose last update failed
  */
 export function computeStatus(
-  stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, groups: GroupedSteps,
+  stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, facts: ReportFacts, groups: GroupedSteps,
   failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(), context: StatusContext = {},
 ): StatusReport {
   const deployments = state.plan.entries.map((e): DeploymentStatus => {
-    const key = deploymentKey(e);
+    const key = facts.keyOf(e);
     const rec = applied[key];
     const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
     const steps = groups.deployments.get(key);
@@ -126,11 +123,11 @@ export function computeStatus(
     // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
     // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
     gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: f.held ? (f.kept ? "OutOfSync" : "Pending") : "ErrApplied", deploymentId: "",
-    appliedDeploymentId: f.cluster ? applied[deploymentKey(f)]?.deploymentId : undefined,
+    appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
     message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
   }))).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
 
-  pausedRollouts(state, deployments);
+  pausedRollouts(facts, deployments);
   const rollUp = (items: DeploymentStatus[], desired: number, ready: number): RollUp => ({
     state: items.reduce<DeploymentState>((worst, d) => (STATE_RANK[d.state] > STATE_RANK[worst] ? d.state : worst), "Ready"),
     readyClusters: ready, desiredReadyClusters: desired,
@@ -151,21 +148,20 @@ export function computeStatus(
     const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
     return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
   });
-  const views = new Map(clusterViews(state.config.clusters, state.config.clusterGroups ?? []).map((v) => [v.name, v]));
   const clusters = [...state.config.clusters].sort((a, b) => compare(a.name, b.name)).map((c): ClusterStatus => {
     const items = deployments.filter((d) => d.cluster === c.name);
     const r = rollUp(items, items.length, items.filter((d) => d.state === "Ready").length);
     const agent = context.agents?.[c.name];
     return {
       cluster: c.name, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters,
-      labels: { ...c.labels }, groups: [...(views.get(c.name)?.groups.keys() ?? [])].sort(compare),
+      labels: { ...c.labels }, groups: facts.groups.get(c.name) ?? [],
       ...(agent ? { agent: { image: agent.image, configHash: agent.configHash, pinned: agent.pinned } } : {}),
       ...(context.probed ? { reachable: !unreachable.has(c.name) } : {}),
       ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
     };
   });
-  const leaving = [...departures(applied, state).values()].map((d): LeavingPair => ({
-    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: departureText(d).replaceAll("`", ""),
+  const leaving = [...facts.leaving.values()].map(({ departure: d, text }): LeavingPair => ({
+    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: text.replaceAll("`", ""),
   }));
   return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }
@@ -174,32 +170,6 @@ export function computeStatus(
 function driftOf(d: DeploymentSteps): string[] {
   const verb: Record<string, string> = { create: "missing", update: "modified", replace: "modified", delete: "extra" };
   return d.steps.filter((s) => verb[s.op]).map((s) => `${verb[s.op]} ${kindOf(s)} ${objectName(s)}${s.op !== "create" && s.diffs.length ? ` (${s.diffs.join(", ")})` : ""}`).sort();
-}
-
-/**
- * Per deployment, its objects that are not ready, judged as Fleet's agent judges them (core/readiness.ts:
- * wrangler's summary after the bundle's ignore.conditions), from the live objects a refresh read.
- */
-export async function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[]): Promise<Map<string, string[]>> {
-  const ignoreOf = new Map(entries.map((e) => [deploymentKey(e), e.options.ignore?.conditions]));
-  const queries: (ReadinessQuery & { key: string })[] = [];
-  for (const [key, d] of groups.deployments) {
-    const seen = new Set<string>();
-    for (const s of d.steps) {
-      if (seen.has(s.urn)) continue;
-      seen.add(s.urn);
-      // An object its kind's health check judged (healthChecked): the provider's verdict is the pair's state, not judged again here.
-      if (s.custom && s.outputs?.kind && s.outputs.metadata && !s.outputs.healthChecked) queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
-    }
-  }
-  const judged = await judgeReadiness(queries);
-  const out = new Map<string, string[]>();
-  for (const q of queries) {
-    const r = judged.get(q.id)!;
-    if (!r.ready) (out.get(q.key) ?? out.set(q.key, []).get(q.key)!).push(describeNotReady(q.object, r));
-  }
-  for (const list of out.values()) list.sort();
-  return out;
 }
 
 function kindOf(s: Step): string {
@@ -236,14 +206,14 @@ export function formatStatusTable(r: StatusReport): string {
  * A rolloutStrategy that stopped (core/targeting/rollout.ts): the clusters waiting behind a partition
  * where the bundle is not Ready say so, as Fleet's bundle status shows a paused rollout.
  */
-function pausedRollouts(state: FleetState, deployments: DeploymentStatus[]): void {
-  for (const r of state.rollouts?.values() ?? []) {
-    const of = new Map(deployments.filter((d) => d.gitRepo === r.gitRepo && d.bundle === r.bundle && d.cluster).map((d) => [d.cluster, d]));
-    // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
-    const hold = rolloutHold(r, (c) => of.get(c)?.state === "ErrApplied" || of.get(c)?.state === "NotReady");
-    for (const c of hold?.held ?? []) {
-      const d = of.get(c);
-      if (d && d.state !== "Ready") d.message = `${holdMessage(hold!)}; ${d.message}`;
+function pausedRollouts(facts: ReportFacts, deployments: DeploymentStatus[]): void {
+  const of = new Map(deployments.filter((d) => d.cluster).map((d) => [`${d.gitRepo}/${d.bundle}/${d.cluster}`, d]));
+  const at = (p: { gitRepo: string; bundle: string; cluster: string }) => of.get(`${p.gitRepo}/${p.bundle}/${p.cluster}`);
+  // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
+  for (const hold of facts.heldRollouts((p) => at(p)?.state === "ErrApplied" || at(p)?.state === "NotReady")) {
+    for (const cluster of hold.held) {
+      const d = at({ ...hold, cluster });
+      if (d && d.state !== "Ready") d.message = `${hold.message}; ${d.message}`;
     }
   }
 }

@@ -16,6 +16,7 @@ import { deployedObjectsOf, legacyObjectUrns } from "../../automation/engine/dep
 import { clusterOfUrn, groupSteps } from "../../automation/engine/steps";
 import { StepRecorder } from "../../automation/engine/step-recorder";
 import { computeStatus } from "../../automation/reports/status";
+import { reportFacts } from "../../core/desired/report-facts";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
@@ -85,7 +86,7 @@ describe("operations: steps, events, status", () => {
     } as unknown as FleetState;
     const applied = { "c1/repo/app": rec("c1/repo/app", "s-1:a"), "c2/repo/app": rec("c2/repo/app", "s-1:a"), "c4/repo/app": rec("c4/repo/app", "s-1:a"), "c5/repo/app": rec("c5/repo/app", "s-1:a"), "c6/repo/app": rec("c6/repo/app", "s-1:a") };
     const drift = groupSteps(record([pre("same", BD.replace("c1/repo/app", "c4/repo/app"), undefined, false), pre("update", CM.replace("c1/repo/app", "c4/repo/app"), BD.replace("c1/repo/app", "c4/repo/app"))]).steps);
-    const r = computeStatus("s", state, applied, drift, new Set(["c6/repo/app"]));
+    const r = computeStatus("s", state, applied, reportFacts(state, applied), drift, new Set(["c6/repo/app"]));
     expect(r.deployments.map((d) => `${d.cluster} ${d.state}`)).to.deep.equal(["c1 Ready", "c2 WaitApplied", "c3 Pending", "c4 Modified", "c5 OutOfSync", "c6 ErrApplied"]);
     expect(r.deployments[3].message).to.equal("modified ConfigMap ns/cfg");
     expect(r.gitRepos[0]).to.include({ state: "ErrApplied", readyClusters: 1, desiredReadyClusters: 6 });

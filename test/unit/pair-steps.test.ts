@@ -65,7 +65,7 @@ describe("a BundleDeployment's steps as its objects' (automation/engine/pair-ste
     const objects = { "/ConfigMap/ns/a": cm("a") };
     const d = grouped([pairEvent("update", { objects }, { objects }, { deploymentId: { diffKind: "update", inputDiff: true } },
       { objects, state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"] })]);
-    expect(d.report).to.deep.equal({ state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"] });
+    expect(d.report).to.deep.equal({ state: "ErrApplied", applied: false, messages: ["ConfigMap/ns/a dry-run failed: denied"] });
     expect(d.steps, "a retry changes no object").to.deep.equal([]);
   });
 

@@ -13,6 +13,7 @@ import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automatio
 import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/engine/steps";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
+import { reportFacts } from "../../core/desired/report-facts";
 import { INJECTION, KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";
 
 /** Cells of the matrix in page order, as "cluster/kind", from the HTML text. */
@@ -93,7 +94,7 @@ function previewReport(unreachable = new Map<string, string>()) {
     failedClusters: [],
   };
   const prunes = [{ cluster: "c", gitRepo: "apps", bundle: "web", objects: 3, reason: "target `prod` was removed from GitRepo `apps`" }];
-  return { stack: "prod", groups, before, state, unreachable, prunes, takenAt: "2026-05-04T10:00:00.000Z" };
+  return { stack: "prod", groups, before, state, unreachable, prunes, takenAt: "2026-05-04T10:00:00.000Z", facts: reportFacts(state, before) };
 }
 
 describe("preview page and PR summary (pure)", () => {
