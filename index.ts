@@ -4,7 +4,7 @@
  */
 import { cliProgram } from "./components/program";
 
-// This process only runs the program: skip the SDK's per-promise stack capture (automation/stack-traces.ts).
+// This process only runs the program: skip the SDK's per-promise stack capture (automation/engine/stack-traces.ts).
 if (process.env.PULUMI_FLEET_STACK_TRACES !== "1") Error.stackTraceLimit = 0;
 const outputs = cliProgram();
 

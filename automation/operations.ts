@@ -10,31 +10,33 @@ import { DeploymentRecord, deploymentRecord, pairFailures } from "../core/desire
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
-import { DeployEvent, deployEvents } from "./deploy-events";
-import { Prune, prunesOf } from "./preview-report";
-import { renderSummaryMarkdown } from "./pr-summary";
-import { withoutStackTraces } from "./stack-traces";
+import { DeployEvent, deployEvents } from "./reports/deploy-events";
+import { Prune, prunesOf } from "./reports/preview-report";
+import { renderSummaryMarkdown } from "./reports/pr-summary";
+import { withoutStackTraces } from "./engine/stack-traces";
 import { StackConfig } from "../core/config/stack";
-import { unreachableClusters } from "./reachability";
-import { resolveBackend } from "./backend";
-import { phase } from "./timings";
-import { FailedUpStore, failedUpStore } from "./failed-up-store";
-import { JournalStore, journalStore, stateIdentities, writerId } from "./journal-store";
+import { unreachableClusters } from "./clusters/reachability";
+import { resolveBackend } from "./engine/backend";
+import { phase } from "./engine/timings";
+import { FailedUpStore, failedUpStore } from "./engine/failed-up-store";
+import { JournalStore, journalStore, stateIdentities, writerId } from "./engine/journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
 import { DeploymentFailure, describeFailure } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
-import { markRetained, readState, StackState } from "./deployed-objects";
-import { historyMark, startEarly } from "./early-desired";
+import { markRetained, readState, StackState } from "./engine/deployed-objects";
+import { historyMark, startEarly } from "./engine/early-desired";
 import { DeployOptions, EarlyDesired } from "../core/desired/state";
 import { settleEarlier } from "../core/journal";
-import { PROJECT_NAME } from "./stack";
-import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./locks";
-import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./stack";
-import { engineFailureText, worded } from "./error-report";
-import { AgentInfo, computeStatus, nonReadyByDeployment, StatusReport } from "./status";
-import { clusterOfUrn, GroupedSteps, groupSteps } from "./steps";
-import { StepRecorder } from "./step-recorder";
+import { PROJECT_NAME } from "./engine/stack";
+import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
+import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./engine/stack";
+import { engineFailureText, worded } from "./reports/error-report";
+import { AgentInfo, computeStatus, StatusReport } from "./reports/status";
+import { nonReadyByDeployment } from "./engine/live-readiness";
+import { ReportFacts, reportFacts } from "../core/desired/report-facts";
+import { clusterOfUrn, GroupedSteps, groupSteps } from "./engine/steps";
+import { StepRecorder } from "./engine/step-recorder";
 import { stopSignal, throwIfStopped } from "../core/stop-signal";
 import { notifyAfterStatus, notifyAfterUp } from "./notify/notify";
 import { RunFacts, withMetrics } from "./metrics/report";
@@ -93,7 +95,7 @@ export interface OperationOptions extends StackOptions {
   forceUnlock?: boolean;
   /** Warnings that must reach the user even when the engine output is not streamed (default: stderr). */
   onWarning?: (message: string) => void;
-  /** Every engine event of the operation, as it comes (e.g. a progress display, automation/progress.ts). */
+  /** Every engine event of the operation, as it comes (e.g. a progress display, automation/reports/progress.ts). */
   onEvent?: (event: EngineEvent) => void;
 }
 
@@ -110,6 +112,8 @@ export interface OperationResult {
 export interface PreviewResult extends OperationResult {
   /** The plan the program ran. */
   state: FleetState;
+  /** What core decided of the plan for the reports (core/desired/report-facts.ts). */
+  facts: ReportFacts;
   prunes: Prune[];
   summaryMarkdown: string;
   /** Clusters left out because they did not answer (cluster -> reason). */
@@ -237,7 +241,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
     if (unreachable.size) excluded = state.resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
   }
   phase("clusters probed");
-  // The program's desired state, computed while the CLI starts (automation/early-desired.ts).
+  // The program's desired state, computed while the CLI starts (automation/engine/early-desired.ts).
   if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
   const warn = warnerOf(options);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
@@ -363,11 +367,11 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
-  const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable };
+  const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable, facts: reportFacts(state, s.before) };
   const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
   const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);
-  return { ...r, state, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(),
+  return { ...r, state, facts: report.facts, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(),
     failures: state.failures.list().filter((f) => !f.held), held: state.failures.list().filter((f) => f.held) };
 }
 
@@ -498,7 +502,7 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
-  const report = computeStatus(options.stack, state, s.before, groups, failed, s.unreachable, {
+  const report = computeStatus(options.stack, state, s.before, reportFacts(state, s.before), groups, failed, s.unreachable, {
     agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
     nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });

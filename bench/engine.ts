@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as ops from "../automation/operations";
-import { toolchain } from "../automation/toolchain";
+import { toolchain } from "../automation/engine/toolchain";
 import { arg, engineEnvArg, flag, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 async function measure(clusters: number, bundles: number, objects: number, skipCheckpoints: boolean) {

@@ -17,8 +17,8 @@ import { execFile, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { kubeGet, kubeList, kubeRequest } from "../automation/kube-client";
-import { isRunning, killGroup, LocalCluster } from "../automation/local-clusters";
+import { kubeGet, kubeList, kubeRequest } from "../automation/clusters/kube-client";
+import { isRunning, killGroup, LocalCluster } from "../automation/clusters/local-clusters";
 import { builtToolPath } from "../core/tool-build";
 
 export const FLEET_VERSION = "v0.16.0";

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- live [--runs 3]`: the real engine in direct mode against three local clusters
- * (automation/local-clusters.ts), measured from the API servers:
+ * (automation/clusters/local-clusters.ts), measured from the API servers:
  *  - prune latency: 3 clusters x 10 bundles x 10 objects, one cluster dropped from the target; time
  *    from the update's start until its objects are gone (polled every 100 ms), and until `up` returns;
  *  - a 500-object bundle applied by `up` and the same 500 objects by `kubectl apply --server-side`
@@ -15,10 +15,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { EngineEvent } from "@pulumi/pulumi/automation";
-import { kubeList } from "../automation/kube-client";
-import { clusterBinaries, LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
+import { kubeList } from "../automation/clusters/kube-client";
+import { clusterBinaries, LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/clusters/local-clusters";
 import * as ops from "../automation/operations";
-import { toolchain } from "../automation/toolchain";
+import { toolchain } from "../automation/engine/toolchain";
 import { readObjects } from "../core/desired/facts";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
 import { arg, engineEnvArg, printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";

@@ -10,9 +10,9 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { measurePage, screenshot } from "../automation/chromium";
-import { renderStatusPage } from "../automation/status-page";
-import { DeploymentState, DeploymentStatus, STATE_RANK, StatusReport } from "../automation/status";
+import { measurePage, screenshot } from "../automation/reports/chromium";
+import { renderStatusPage } from "../automation/reports/status-page";
+import { DeploymentState, DeploymentStatus, STATE_RANK, StatusReport } from "../automation/reports/status";
 import { arg, printTable, writeResult } from "./support";
 
 const hex = (seed: number, n: number) => Array.from({ length: n }, (_, i) => ((seed * 7919 + i * 104729) % 16).toString(16)).join("");

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- shards [--clusters 200] [--shards 4] [--parallel 2]`: one fleet as one stack and as
- * shards run `parallel` at a time, both through the same runner (automation/shard-runner.ts: one
- * fleet.ts process per stack; the shards as `npm run <op> -- --stack ENV` runs them), in render mode:
+ * shards run `parallel` at a time, both through the same runner (automation/shards/runner.ts: one
+ * shard process per stack; the shards as `npm run <op> -- --stack ENV` runs them), in render mode:
  * 10 bundles x 10 ConfigMaps per cluster. Per layout: the first up, a preview and a no-op up, and a
  * target edit that prunes every bundle from 5 clusters of the first shard: when that prune has landed
  * (the stack that pruned finished) and when the whole run finished. The shards run twice: every shard
@@ -12,10 +12,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { runShards, ShardRun } from "../automation/shard-runner";
+import { runShards, ShardRun } from "../automation/shards/runner";
 import { readShardLayout, shardFileText, stackFilePath } from "../core/config/shard-files";
-import { runSharded } from "../automation/sharded-run";
-import { toolchain } from "../automation/toolchain";
+import { runSharded } from "../automation/shards/run";
+import { Operation } from "../automation/run-operation";
+import { toolchain } from "../automation/engine/toolchain";
 import { arg, printTable, seconds, syntheticRepo, writeResult } from "./support";
 
 function stackFile(dir: string, name: string, config: Record<string, unknown>): void {
@@ -65,13 +66,13 @@ export async function shardsBench(): Promise<void> {
     };
   };
 
-  // One stack, through the same runner (one fleet.ts process).
+  // One stack, through the same runner (one shard process).
   write([]);
   console.log(`one stack: ${clusters} clusters x 10 bundles x 10 objects...`);
-  const single = (op: string, args: string[] = []) => timed(`one stack ${op}`, () => runShards({ op, shards: [{ shard: "one", stack: "one" }], args: ["--quiet", ...args], parallel: 1, line: () => {} }));
+  const single = (op: Operation, expectNoChanges = false) => timed(`one stack ${op}`, () => runShards({ op, shards: [{ shard: "one", stack: "one" }], flags: { quiet: true, expectNoChanges }, parallel: 1, line: () => {} }));
   const oneFirst = await single("up");
-  const onePreview = await single("preview", ["--expect-no-changes"]);
-  const oneNoop = await single("up", ["--expect-no-changes"]);
+  const onePreview = await single("preview", true);
+  const oneNoop = await single("up", true);
   write(pruned);
   const oneEdit = await single("up");
   rows.push({ layout: "one stack", firstUpS: seconds(oneFirst.wallMs), previewS: seconds(onePreview.wallMs), noopUpS: seconds(oneNoop.wallMs), editLandedS: seconds(oneEdit.landedMs), editAllDoneS: seconds(oneEdit.wallMs), stacksRun: 1, objectsPruned: oneEdit.deleted, perStackS: oneEdit.perStack });
@@ -80,14 +81,14 @@ export async function shardsBench(): Promise<void> {
   write([]);
   console.log(`${shards} shards, ${parallel} at a time...`);
   const layout = readShardLayout(stacks, "big")!;
-  const sharded = (op: string, allShards: boolean, args: string[] = []) => timed(`shards ${op}`, () => runSharded({
-    op, layout, dir: stacks, parallel, args: ["--quiet", ...args], allShards, note: () => {}, line: () => {},
+  const sharded = (op: Operation, allShards: boolean, expectNoChanges = false) => timed(`shards ${op}`, () => runSharded({
+    op, layout, dir: stacks, parallel, flags: { quiet: true, expectNoChanges }, allShards, note: () => {}, line: () => {},
   }));
   const first = await sharded("up", false);
-  const previewAll = await sharded("preview", true, ["--expect-no-changes"]);
-  const noopAll = await sharded("up", true, ["--expect-no-changes"]);
-  const previewDefault = await sharded("preview", false, ["--expect-no-changes"]);
-  const noopDefault = await sharded("up", false, ["--expect-no-changes"]);
+  const previewAll = await sharded("preview", true, true);
+  const noopAll = await sharded("up", true, true);
+  const previewDefault = await sharded("preview", false, true);
+  const noopDefault = await sharded("up", false, true);
   write(pruned);
   const editDefault = await sharded("up", false);
   // A second edit of the same kind (5 more clusters of q0), with every shard run.

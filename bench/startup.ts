@@ -2,7 +2,7 @@
  * `npm run bench -- startup [--runs 3]`: the wall time of a no-op `npm run up -- --stack local` (the
  * embedded default: the example fleet on 3 clusters, render mode), exactly as a user types it (npm,
  * scripts/setup.sh, TypeScript loading, the operation), and where it goes: the phases the operation
- * prints with PULUMI_FLEET_TIMINGS=1 (automation/timings.ts), in ms since its process started. The
+ * prints with PULUMI_FLEET_TIMINGS=1 (automation/engine/timings.ts), in ms since its process started. The
  * state goes to a temporary directory (PULUMI_FLEET_STATE_DIR). Writes bench/results/startup.json.
  */
 import { spawnSync } from "node:child_process";

@@ -30,14 +30,14 @@ export class Fleet extends pulumi.ComponentResource {
 
   /**
    * `carried`: the access of clusters no longer in the stack whose pairs the state still holds through
-   * this provider (automation/deployed-objects.ts carriedAccessOf): the engine deletes them with the
+   * this provider (automation/engine/deployed-objects.ts carriedAccessOf): the engine deletes them with the
    * provider's new configuration, so it keeps their access until they are gone.
    */
   constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}, carried: Record<string, ClusterAccess> = {}) {
     super(FLEET_TYPE, name, {}, opts);
     for (const w of desired.warnings) pulumi.log.warn(w, this);
     // One provider for the stack (a plugin process), named after it: a cluster moved here from another
-    // shard arrives with a copy of that shard's provider (automation/shard-moves.ts), which must not
+    // shard arrives with a copy of that shard's provider (automation/shards/moves.ts), which must not
     // collide with this one; its pairs move to this one by their next update, and the copy goes.
     const provider = new FleetProvider(stackProviderName(pulumi.getStack()), { ...carried, ...clusterAccess(desired.clusters) }, { parent: this });
     const clusters = new Map(desired.clusters.map((c) => [c.name, new Cluster(c.name, c, provider, { parent: this, aliases: fromStateRoot(c.arrived) })]));

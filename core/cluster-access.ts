@@ -24,6 +24,15 @@ export function accessOf(c: ClusterReach | undefined, impersonating?: string): {
   return { kubeconfig: c?.kubeconfig ?? "", context: c?.context ?? "" };
 }
 
+/**
+ * Whether a cluster is reached through the ambient kubeconfig: its stack entry (as parsed, or as written
+ * with an encrypted value) has no kubeconfig of its own, whether it names a context of the ambient one
+ * or none (then the ambient one's current context).
+ */
+export function usesAmbientKubeconfig(entry: { kubeconfig?: unknown }): boolean {
+  return entry.kubeconfig === undefined;
+}
+
 /** KUBECONFIG's files, as the user listed them (none when it is unset). */
 export function kubeconfigEnvFiles(env: NodeJS.ProcessEnv = process.env): string[] {
   return (env.KUBECONFIG ?? "").split(path.delimiter).filter((f) => f !== "");

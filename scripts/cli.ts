@@ -5,7 +5,7 @@
  */
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import type { FailureContext } from "../automation/error-report";
+import type { FailureContext } from "../automation/reports/error-report";
 import { stoppedCode } from "../core/stop-signal";
 
 export interface OptionSpec {
@@ -78,7 +78,7 @@ export function required(value: string | undefined, option: string, why = ""): s
 /**
  * Runs an entry point: usage errors exit 2 with the usage line; any other failure exits 1 (or 130/143
  * when a signal stopped the operation, core/stop-signal.ts) with one clear text and the path of a log
- * that holds its details (automation/error-report.ts, the one place that words failures).
+ * that holds its details (automation/reports/error-report.ts, the one place that words failures).
  * @param context what was running when it failed (the operation and stack, once parsed)
  */
 export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () => Promise<void>, context: () => FailureContext = () => ({})): void {
@@ -88,8 +88,8 @@ export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () 
       process.exit(2);
     }
     // Loaded only now: the backend's module reads the project's settings.
-    const { resolveBackend } = await import("../automation/backend");
-    const { reportFailure } = await import("../automation/error-report");
+    const { resolveBackend } = await import("../automation/engine/backend");
+    const { reportFailure } = await import("../automation/reports/error-report");
     console.error(reportFailure(err, context(), path.join(resolveBackend().localDir, "logs")));
     process.exit(stoppedCode() ?? 1);
   });

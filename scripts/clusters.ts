@@ -1,10 +1,10 @@
 /**
  * `npm run clusters -- up [--count N] [--dir D] | down [--dir D] | status [--dir D]`: local Kubernetes
- * clusters on loopback (automation/local-clusters.ts) to try pulumi-fleet against, or to run the
+ * clusters on loopback (automation/clusters/local-clusters.ts) to try pulumi-fleet against, or to run the
  * live end-to-end tests by hand. `up` prints each cluster's kubeconfig path, the startup time and memory.
  */
 import { parseCommand, runMain, UsageError } from "./cli";
-import { DEFAULT_CLUSTERS_DIR, isRunning, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../automation/local-clusters";
+import { DEFAULT_CLUSTERS_DIR, isRunning, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../automation/clusters/local-clusters";
 
 const MiB = 1024 * 1024;
 

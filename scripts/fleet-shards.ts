@@ -1,31 +1,29 @@
 /**
  * The sharded side of `npm run <op> -- --stack ENV` (scripts/fleet.ts): a sharded environment's run
  * over its shards with one merged report, and a shard's stack run on its own deciding, as the sharded
- * run does, whether it has anything to do (automation/shard-inputs.ts).
+ * run does, whether it has anything to do (automation/shards/inputs.ts).
  */
 import * as fs from "node:fs";
-import { formatDeployEvent } from "../automation/deploy-events";
-import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shard-reports";
-import { decideShards } from "../automation/shard-inputs";
-import { ShardResult } from "../automation/shard-runner";
-import { runSharded } from "../automation/sharded-run";
-import { stacksDir } from "../automation/stack";
-import { formatStatusTable } from "../automation/status";
-import { renderStatusPage } from "../automation/status-page";
+import { formatDeployEvent } from "../automation/reports/deploy-events";
+import { failedShards, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shards/reports";
+import { decideShards } from "../automation/shards/inputs";
+import { runSharded } from "../automation/shards/run";
+import { stacksDir } from "../automation/engine/stack";
+import { formatStatusTable } from "../automation/reports/status";
+import { renderStatusPage } from "../automation/reports/status-page";
 import { readShardLayout, ShardLayout, shardOfFile, stackFilePath } from "../core/config/shard-files";
+import { Operation } from "../automation/run-operation";
 import { UsageError } from "./cli";
 
 /** The options of fleet.ts these functions read. */
 export interface ShardFlags {
   refresh?: boolean;
   "all-shards"?: boolean;
-  inputs?: string;
   json?: boolean;
   html?: string;
   parallel?: string;
   "summary-md"?: string;
   "events-json"?: string;
-  "result-json"?: string;
   "expect-no-changes"?: boolean;
   quiet?: boolean;
   verbose?: boolean;
@@ -37,22 +35,17 @@ export interface ShardFlags {
 
 /**
  * A shard's stack run on its own (a CI matrix job, --shard) is left out or recorded as in a sharded run
- * (automation/shard-inputs.ts). The sharded runner has decided already for the processes it starts.
+ * (automation/shards/inputs.ts).
  */
 export async function decideAlone(op: string, stack: string, v: ShardFlags, warn: (message: string) => void): Promise<{ inputs?: string; commits?: Record<string, string> } | "left out"> {
   const of = shardOfFile(stacksDir(), stack);
-  if (!of || v.inputs || (op !== "up" && op !== "preview")) return {};
+  if (!of || (op !== "up" && op !== "preview")) return {};
   const [d] = await decideShards(stacksDir(), [{ shard: of.name, stack }], !v.refresh && !v["all-shards"]);
   if (!d.skip) return op === "up" ? { inputs: d.fingerprint, commits: d.commits } : {};
   warn(`${stack} left out: ${d.skip}; nothing to ${op} (--all-shards runs it anyway)`);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], `## pulumi-fleet preview of stack \`${stack}\`\n\nNot previewed: ${d.skip}.\n`);
   if (op === "up" && v["events-json"]) fs.writeFileSync(v["events-json"], "");
-  writeResult(v["result-json"], { ok: true, changes: {} });
   return "left out";
-}
-
-export function writeResult(file: string | undefined, result: ShardResult): void {
-  if (file) fs.writeFileSync(file, JSON.stringify(result));
 }
 
 /** The environment's shard layout when stacks/Pulumi.<stack>.yaml is a sharded definition. */
@@ -68,16 +61,17 @@ export function shardStack(layout: ShardLayout, name: string): string {
   return s.stack;
 }
 
-/** Options a sharded run hands to every shard; the reports (--summary-md, --events-json, --json, --html) are merged here. */
-const FORWARDED = ["expect-no-changes", "refresh", "quiet", "verbose", "skip-checkpoints", "checkpoints", "wait-lock", "force-unlock"] as const;
-
-export async function runAllShards(op: string, layout: ShardLayout, v: ShardFlags): Promise<void> {
+export async function runAllShards(op: Operation, layout: ShardLayout, v: ShardFlags): Promise<void> {
   if (v.html && op === "preview") throw new UsageError("--html of a sharded environment's preview is not available yet; use it with --shard NAME");
   const parallel = v.parallel === undefined ? 2 : Number(v.parallel);
   if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel must be a whole number of at least 1 (got ${v.parallel})`);
   const started = Date.now();
   const runs = await runSharded({
-    op, layout, dir: stacksDir(), parallel, args: FORWARDED.flatMap((k) => (v[k] ? [`--${k}`] : [])), refresh: v.refresh, allShards: v["all-shards"],
+    op, layout, dir: stacksDir(), parallel, allShards: v["all-shards"],
+    flags: {
+      expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
+      waitLock: v["wait-lock"], forceUnlock: v["force-unlock"], quiet: v.quiet,
+    },
     // With --json, stdout carries the merged JSON only: the shards' own output goes to stderr.
     note: (l) => console.error(l), line: (text, stream) => (stream === "stdout" && !v.json ? process.stdout : process.stderr).write(text + "\n"),
   });

@@ -4,21 +4,12 @@
  * engine's live output, a final summary, deploy events after up/destroy, and a non-zero exit on failure.
  * `--help` lists the options; an option that does not apply to the operation is an error.
  */
-import * as fs from "node:fs";
-import { DeployEvent, formatDeployEvent } from "../automation/deploy-events";
-import { rolloutLines } from "../automation/rollout-report";
-import * as ops from "../automation/operations";
-import { Progress } from "../automation/progress";
-import { guarded } from "../automation/process-guard";
-import { formatStatusTable } from "../automation/status";
-import { renderPreviewPage, renderStatusPage } from "../automation/status-page";
+import { guarded } from "../automation/engine/process-guard";
 import { stopOnSignals } from "../core/stop-signal";
-import { FailureContext, userText } from "../automation/error-report";
+import { FailureContext } from "../automation/reports/error-report";
+import { Operation, OPERATIONS, runOperation } from "../automation/run-operation";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
-import { decideAlone, runAllShards, shardLayoutOf, shardStack, writeResult } from "./fleet-shards";
-
-const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
-type Operation = (typeof OPERATIONS)[number];
+import { decideAlone, runAllShards, shardLayoutOf, shardStack } from "./fleet-shards";
 
 const SPEC = {
   usage: `npm run <${OPERATIONS.join("|")}> -- --stack NAME [options]`,
@@ -41,10 +32,7 @@ const SPEC = {
     shard: { type: "string", value: "NAME", help: "a sharded environment: run this one shard only (default: every shard)" },
     parallel: { type: "string", value: "N", help: "a sharded environment: how many shards run at a time (default 2)" },
     "all-shards": { type: "boolean", help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up" },
-    "result-json": { type: "string", value: "FILE", help: "write the result as JSON to FILE (how a sharded run collects its shards' results)" },
-    inputs: { type: "string", value: "FINGERPRINT", help: "up: record this fingerprint of the inputs as the stack output `inputs` (set by a sharded run)" },
     partition: { type: "string", value: "NAME", help: "up, preview: deploy each rollout's partitions up to and including NAME, hold the later ones (an approval step between partitions)" },
-    commits: { type: "string", value: "JSON", help: "up: deploy these commits ({\"<gitRepo>\": \"<sha>\"}) instead of resolving branches again (set by a sharded run)" },
   },
 } satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
 
@@ -61,8 +49,6 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   "wait-lock": ["up", "destroy", "refresh"],
   "force-unlock": ["up", "destroy", "refresh", "cancel"],
   "all-shards": ["up", "preview"],
-  inputs: ["up"],
-  commits: ["up"],
   partition: ["up", "preview"],
 };
 
@@ -77,11 +63,6 @@ function parse(argv: string[]): { op: Operation; stack: string; v: Values } {
   }
   if (v.checkpoints && v["skip-checkpoints"]) throw new UsageError("--checkpoints and --skip-checkpoints contradict each other");
   return { op, stack: required(v.stack, "stack", "there is no default environment: name the one to operate on"), v };
-}
-
-function report(events: DeployEvent[], file?: string): void {
-  for (const e of events) console.log(formatDeployEvent(e));
-  if (file) fs.writeFileSync(file, events.map((e) => JSON.stringify({ time: new Date().toISOString(), ...e })).join("\n") + (events.length ? "\n" : ""));
 }
 
 /** What is running, for the failure's text and log (runMain). */
@@ -101,97 +82,13 @@ async function main(): Promise<void> {
   running.stack = stack;
   const decided = await decideAlone(op, stack, v, (m) => console.error(m));
   if (decided === "left out") return;
-  const args = { op, stack, eventsJson: v["events-json"], summaryMd: v["summary-md"], json: v.json ?? false, html: v.html };
-  // Per-cluster progress on stderr once a run is long: redrawn in place on a terminal, a line now and then elsewhere.
-  const progress = op === "cancel" || v.quiet ? undefined : new Progress(op, process.stderr);
-  const track = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } finally {
-      progress?.finish();
-    }
-  };
-  const options: ops.OperationOptions = {
-    stack, expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
-    waitLock: v["wait-lock"], forceUnlock: v["force-unlock"],
-    onOutput: v.quiet || (op === "status" && v.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
-    onEvent: progress?.onEvent,
-    deploy: { ...(v.inputs ? { inputs: v.inputs } : {}), ...(v.commits ? { commits: parseCommits(v.commits) } : {}), ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
-  };
-  const page = (file: string | undefined, html: () => string) => {
-    if (!file) return;
-    fs.writeFileSync(file, html());
-    console.error(`wrote the ${op} page to ${file}`);
-  };
-  const done = (r: ops.OperationResult) =>
-    console.log(`\n${args.op} of stack ${args.stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
-  try {
-    switch (args.op) {
-      case "preview": {
-        const r = await track(ops.preview(options));
-        if (args.summaryMd) fs.writeFileSync(args.summaryMd, r.summaryMarkdown);
-        // A broken bundle fails the preview (a pull request's check), after everything else was shown.
-        const failed = r.failures.length ? `preview of stack ${args.stack}: ${ops.failuresNote(r.failures)}` : undefined;
-        writeResult(v["result-json"], { ok: !failed, ...(failed ? { error: failed } : {}), changes: r.changes, summaryMarkdown: r.summaryMarkdown, prunes: r.prunes });
-        page(args.html, () => renderPreviewPage(r));
-        for (const p of r.prunes) console.log(`Will prune bundle ${p.bundle} from ${p.cluster} (${p.objects} objects): ${p.reason.replaceAll("`", "")}`);
-        for (const line of rolloutLines(r.state)) console.log(line.replace(/^bundle/, "Bundle"));
-        if (r.held.length) console.log(`This update: ${ops.heldNote(r.held)}`);
-        if (failed) throw new ResultWritten(failed);
-        done(r);
-        break;
-      }
-      case "up":
-      case "destroy": {
-        const r = await track(args.op === "up" ? ops.up(options) : ops.destroy(options));
-        console.log("");
-        // A sharded run reports every shard's events once, merged (runAllShards).
-        if (!v["result-json"]) report(r.events, args.eventsJson);
-        writeResult(v["result-json"], { ok: true, changes: r.changes, events: r.events });
-        if (r.held.length) console.log(ops.heldNote(r.held));
-        done(r);
-        break;
-      }
-      case "refresh": {
-        const r = await track(ops.refresh(options));
-        writeResult(v["result-json"], { ok: true, changes: r.changes });
-        done(r);
-        break;
-      }
-      case "cancel": {
-        const removed = await ops.cancel(options);
-        console.log(removed.length ? removed.map((h) => `removed the lock of stack ${stack} held by ${h}`).join("\n") : `stack ${stack} is not locked`);
-        writeResult(v["result-json"], { ok: true });
-        break;
-      }
-      case "status": {
-        const r = await track(ops.status(options));
-        page(args.html, () => renderStatusPage(r));
-        writeResult(v["result-json"], { ok: true, status: r });
-        process.stdout.write(args.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
-        break;
-      }
-    }
-  } catch (err) {
-    if (err instanceof ResultWritten) throw err;
-    if (err instanceof ops.OperationError) report(err.events, args.eventsJson);
-    writeResult(v["result-json"], { ok: false, error: userText(err, running).replace(/^error: /, ""), events: err instanceof ops.OperationError ? err.events : [] });
-    throw err;
-  }
-}
-
-/** A failure whose result (--result-json) was already written whole. */
-class ResultWritten extends Error {}
-
-function parseCommits(text: string): Record<string, string> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UsageError(`--commits: not JSON: ${text}`);
-  }
-  if (!parsed || typeof parsed !== "object" || Object.values(parsed).some((c) => typeof c !== "string")) throw new UsageError("--commits: must map GitRepo names to commits");
-  return parsed as Record<string, string>;
+  await runOperation({
+    op, stack, deploy: { ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
+    flags: {
+      expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
+      waitLock: v["wait-lock"], forceUnlock: v["force-unlock"], quiet: v.quiet, json: v.json, html: v.html, summaryMd: v["summary-md"], eventsJson: v["events-json"],
+    },
+  }, running);
 }
 
 runMain(SPEC, main, () => running);

@@ -1,16 +1,16 @@
 /**
  * `npm run pulumi -- <pulumi arguments>`: the Pulumi CLI built in tools/ (with its Node.js language
  * host, so it runs index.ts itself), in the project directory, with the same backend the operations
- * use (automation/backend.ts) and the local stack's documented passphrase when that stack is named.
+ * use (automation/engine/backend.ts) and the local stack's documented passphrase when that stack is named.
  * The arguments are the CLI's own and go through untouched: `npm run pulumi -- up -s dev --yes`.
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { resolveBackend } from "../automation/backend";
-import { engineTempDir } from "../automation/engine-tmp";
-import { LOCAL_PASSPHRASE } from "../automation/stack";
-import { toolchain } from "../automation/toolchain";
+import { resolveBackend } from "../automation/engine/backend";
+import { engineTempDir } from "../automation/engine/engine-tmp";
+import { LOCAL_PASSPHRASE } from "../automation/engine/stack";
+import { toolchain } from "../automation/engine/toolchain";
 import { PROJECT_DIR } from "../core/pipeline";
 
 const args = process.argv.slice(2);

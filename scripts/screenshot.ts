@@ -3,7 +3,7 @@
  * `status --html` or `preview --html`, taken by headless Chromium (the pictures in docs/ are made
  * this way). Without a size the window is the page's full size.
  */
-import { screenshot } from "../automation/chromium";
+import { screenshot } from "../automation/reports/chromium";
 import { parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {

@@ -1,12 +1,12 @@
 /**
  * `npm run shards -- --stack ENV [--apply | --matrix | --operator-stacks ...]`: the shards of a sharded
  * environment (core/config/shards.ts). Without an action it shows, before anything happens, each
- * shard's clusters and which clusters would move; --apply moves them (automation/shard-moves.ts) and
+ * shard's clusters and which clusters would move; --apply moves them (automation/shards/moves.ts) and
  * regenerates the shard files; --matrix and --operator-stacks hand the shards to an existing runner.
  */
-import { applyShards, assertShardsCurrent, formatShardPlan, planShards } from "../automation/shard-moves";
-import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/operator-stacks";
-import { stacksDir } from "../automation/stack";
+import { applyShards, assertShardsCurrent, formatShardPlan, planShards } from "../automation/shards/moves";
+import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/shards/operator-stacks";
+import { stacksDir } from "../automation/engine/stack";
 import * as path from "node:path";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 

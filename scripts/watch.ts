@@ -5,8 +5,8 @@
  * stops it: at once when idle, and during an `up` the way `npm run up` stops; it then exits 0.
  */
 import * as fs from "node:fs";
-import { guarded } from "../automation/process-guard";
-import { stackFileOf, stacksDir } from "../automation/stack";
+import { guarded } from "../automation/engine/process-guard";
+import { stackFileOf, stacksDir } from "../automation/engine/stack";
 import { watchLoop } from "../automation/watch/loop";
 import { liveWatchDeps } from "../automation/watch/live";
 import { shardOfFile } from "../core/config/shard-files";

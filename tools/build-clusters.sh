@@ -3,7 +3,7 @@
 # tools/control-plane (kube-apiserver, kube-controller-manager, kube-scheduler), tools/etcd and
 # tools/kwok, into a per-user cache outside the repository. Each binary is stamped with its real
 # version (`kube-apiserver --version` says Kubernetes v1.36.3, not v0.0.0). Used by the local
-# clusters of the end-to-end tests (automation/local-clusters.ts, `npm run clusters`).
+# clusters of the end-to-end tests (automation/clusters/local-clusters.ts, `npm run clusters`).
 #
 # Usage:
 #   tools/build-clusters.sh             build, or reuse finished builds; report on stderr

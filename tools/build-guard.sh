@@ -2,7 +2,7 @@
 # Build proc-guard (tools/proc-guard: the supervisor every engine CLI of an operation runs under, so
 # that no process it starts outlives the operation; see its main.go) into a per-user cache outside the
 # repository, or reuse a finished build. The cache directory is named after a hash of go.mod, go.sum and
-# the .go files (the same hash automation/process-guard.ts computes to find it without running this
+# the .go files (the same hash automation/engine/process-guard.ts computes to find it without running this
 # script), so an edit builds anew and an interrupted build is never used. Linux only.
 #
 # Usage:

@@ -4,7 +4,7 @@
  * operation gathered. Labels stay bounded (stack, GitRepo, bundle, cluster, state, operation): a
  * deploymentId or commit changes with every deploy and would make a new series each time.
  */
-import { DeploymentState, STATE_RANK } from "../status";
+import { DeploymentState, STATE_RANK } from "../reports/status";
 
 /** One bundle deployment (a pair) as an operation left it. */
 export interface PairMetrics {

@@ -8,7 +8,7 @@ import { DeploymentRecord } from "../../core/desired/records";
 import { DeploymentFailure } from "../../core/desired/failures";
 import { PairReport } from "../../core/desired/pair";
 import { PlanEntry } from "../../core/targeting/plan";
-import { DeploymentState, DeploymentStatus, STATE_RANK } from "../status";
+import { DeploymentState, DeploymentStatus, STATE_RANK } from "../reports/status";
 import { PairMetrics } from "./exposition";
 
 export interface UpFacts {

@@ -6,7 +6,7 @@
  * "drift" from each scheduled `status` while the same objects stay edited.
  */
 import { NotificationType } from "../../core/config/notifications";
-import { compare } from "../deploy-events";
+import { compare } from "../reports/deploy-events";
 
 /** A pair as this run saw it: Fleet's state and the words that go with it. */
 export interface PairObservation {
@@ -68,7 +68,7 @@ interface Context {
 
 /**
  * After an `up`: one event per pair whose state changed, or whose failure's words changed, or whose
- * objects this update actually changed (`deployed`: its deploy event's words, automation/deploy-events.ts),
+ * objects this update actually changed (`deployed`: its deploy event's words, automation/reports/deploy-events.ts),
  * and one per pair pruned. Pairs not observed and not pruned are forgotten (no longer in the stack).
  */
 export function decideAfterUp(memory: Memory, observed: PairObservation[], deployed: Map<string, string>, pruned: PairObservation[], ctx: Context): Decision {

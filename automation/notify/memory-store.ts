@@ -8,8 +8,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Backend } from "../backend";
-import { isPostgresUrl, withTable } from "../postgres-table";
+import { Backend } from "../engine/backend";
+import { isPostgresUrl, withTable } from "../engine/postgres-table";
 import { Memory } from "./events";
 
 export interface MemoryStore {

@@ -7,8 +7,8 @@ import { DeploymentFailure } from "../../core/desired/failures";
 import { deploymentKey, parseDeploymentKey } from "../../core/desired/keys";
 import { PairReport } from "../../core/desired/pair";
 import { DeploymentRecord } from "../../core/desired/records";
-import { DeployEvent, formatDeployEvent } from "../deploy-events";
-import { DeploymentStatus } from "../status";
+import { DeployEvent, formatDeployEvent } from "../reports/deploy-events";
+import { DeploymentStatus } from "../reports/status";
 import { Memory, PairObservation } from "./events";
 
 /** A report's words, the one form both the memory and a new observation use (so unchanged words compare equal). */

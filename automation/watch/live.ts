@@ -14,12 +14,12 @@ import { configFromValues } from "../../core/pipeline";
 import { remoteHead } from "../../core/source/remote-head";
 import { gitBounds } from "../../core/source/git-bounds";
 import { stopSignal } from "../../core/stop-signal";
-import { resolveBackend } from "../backend";
-import { formatDeployEvent } from "../deploy-events";
-import { reportFailure } from "../error-report";
-import { StackLockedError } from "../locks";
+import { resolveBackend } from "../engine/backend";
+import { formatDeployEvent } from "../reports/deploy-events";
+import { reportFailure } from "../reports/error-report";
+import { StackLockedError } from "../engine/locks";
 import * as ops from "../operations";
-import { openStack, stackFileOf } from "../stack";
+import { openStack, stackFileOf } from "../engine/stack";
 import { UpOutcome, WatchDeps } from "./loop";
 
 /** A poll that takes longer than this (or the operator's git timeout, if shorter) is stopped and counts as failed. */

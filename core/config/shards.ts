@@ -2,7 +2,7 @@
  * One environment split across several stacks (shards). The environment's stack file is the one
  * definition (clusters, groups, GitRepos, agent settings) plus `shards:`, the rule that puts every
  * cluster in exactly one shard. Each shard is a real Pulumi stack, `<environment>.<shard>`, whose
- * stack file is a generated copy of the definition naming its shard (automation/shard-files.ts); its
+ * stack file is a generated copy of the definition naming its shard (core/config/shard-files.ts); its
  * program deploys only its own clusters.
  */
 import { Field } from "./reader";

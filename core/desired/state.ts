@@ -284,10 +284,10 @@ export interface DeployOptions extends DesiredOptions {
   legacySetups?: () => ReadonlyMap<string, DeployedObject[]> | undefined;
   /** The access of clusters no longer in the stack whose pairs the state still holds through the stack's provider (read with `deployed`). */
   carriedAccess?: () => Record<string, ClusterAccess> | undefined;
-  /** The shard runner's fingerprint of this update's inputs (automation/shard-inputs.ts), kept as the output `inputs`. */
+  /** The shard runner's fingerprint of this update's inputs (automation/shards/inputs.ts), kept as the output `inputs`. */
   inputs?: string;
   /**
-   * The desired state the operation started computing while the CLI starts (automation/early-desired.ts),
+   * The desired state the operation started computing while the CLI starts (automation/engine/early-desired.ts),
    * if it still holds when the program runs: the program registers it instead of computing its own.
    */
   early?: () => EarlyDesired | undefined;

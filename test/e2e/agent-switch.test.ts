@@ -6,7 +6,7 @@
  * would go with it.
  */
 import { expect } from "chai";
-import { kubeGet } from "../../automation/kube-client";
+import { kubeGet } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { StackConfig } from "../../core/config/stack";
 import { liveStack } from "../support/live-stack";

@@ -6,7 +6,7 @@
  * the API server discards `status: {}` and the provider saw `+status` on every update and refresh.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { liveStack } from "../support/live-stack";
 

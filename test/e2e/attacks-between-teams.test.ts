@@ -10,7 +10,7 @@
  * no output, summary, error or state.
  */
 import { expect } from "chai";
-import { kubeGet } from "../../automation/kube-client";
+import { kubeGet } from "../../automation/clusters/kube-client";
 import { NESTED_FOREVER } from "../support/attack-content";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { ATTACKER_NS, TeamsStack, VICTIM_NS } from "../support/teams-stack";

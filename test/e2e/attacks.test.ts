@@ -12,7 +12,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ops from "../../automation/operations";
-import { toolchain } from "../../automation/toolchain";
+import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { GitRepoConfig } from "../../core/config/git-repo";
 import { PROJECT_DIR } from "../../core/pipeline";

@@ -4,7 +4,7 @@
  * drift and put back; a new value for it in git is applied (the deployment changed), as in Fleet.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { liveStack } from "../support/live-stack";

@@ -4,7 +4,7 @@
  * `status` keeps reporting that bundle Modified until `up --refresh`.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { liveStack } from "../support/live-stack";

@@ -5,7 +5,7 @@
  * Deployment became Available.
  */
 import { expect } from "chai";
-import { kubeGet } from "../../automation/kube-client";
+import { kubeGet } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { liveStack } from "../support/live-stack";

@@ -6,7 +6,7 @@
  * in git, the next `up` deploys it.
  */
 import { expect } from "chai";
-import { kubeGet } from "../../automation/kube-client";
+import { kubeGet } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { liveStack } from "../support/live-stack";
 

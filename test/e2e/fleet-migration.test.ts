@@ -8,7 +8,7 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as YAML from "yaml";
-import { kubeGet, kubeList, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeList, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { configFromStackFile, parseStackConfig } from "../../core/config/stack";
 import { importFleetExport } from "../../core/import/fleet-export";

@@ -4,7 +4,7 @@
  * nothing of other bundles; the next up with the same number writes nothing.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { liveStack } from "../support/live-stack";

@@ -8,7 +8,7 @@
  * A broken expression stops `up` before anything is registered, naming the stack file and field.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { HealthCheck } from "../../core/config/health-checks";
 import { eventually } from "../support/eventually";

@@ -4,7 +4,7 @@
  * fleet.yaml's ignore.conditions makes the same object Ready, while a condition not listed still counts.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { eventually } from "../support/eventually";
 import { liveStack } from "../support/live-stack";

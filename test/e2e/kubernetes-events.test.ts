@@ -9,10 +9,10 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
-import { LocalCluster } from "../../automation/local-clusters";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
+import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
-import { toolchain } from "../../automation/toolchain";
+import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps } from "../support/admission";

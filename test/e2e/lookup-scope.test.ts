@@ -7,9 +7,9 @@
  * the failure of `up`.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
-import { openStack, runCli } from "../../automation/stack";
+import { openStack, runCli } from "../../automation/engine/stack";
 import { liveStack } from "../support/live-stack";
 
 const OTHER = "lookup-e2e-other";

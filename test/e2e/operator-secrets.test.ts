@@ -12,11 +12,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { EngineEvent } from "@pulumi/pulumi/automation";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
-import { LocalCluster } from "../../automation/local-clusters";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
+import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
-import { openStack, runCli } from "../../automation/stack";
-import { toolchain } from "../../automation/toolchain";
+import { openStack, runCli } from "../../automation/engine/stack";
+import { toolchain } from "../../automation/engine/toolchain";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 

@@ -6,7 +6,7 @@
  * bundle deploys in the same `up` (core/reach.ts).
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP, gitRepoConfig } from "../support/git-fixtures";
 import { failureOf, liveStack } from "../support/live-stack";

@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import * as ops from "../../automation/operations";
-import { toolchain } from "../../automation/toolchain";
+import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { chartSources, startChartRepo } from "../support/chart-repo";
 import { localStack } from "../support/fleet-fixtures";

@@ -7,7 +7,7 @@
  * names no account is applied as `fleet-default` when that account exists in the agent namespace.
  */
 import { expect } from "chai";
-import { kubeGet, kubeRequest } from "../../automation/kube-client";
+import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { failureOf, liveStack } from "../support/live-stack";

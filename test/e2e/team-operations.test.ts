@@ -10,12 +10,12 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { kubeGet, kubeList, kubeRequest } from "../../automation/kube-client";
-import { LocalCluster, startComponent, stopComponent } from "../../automation/local-clusters";
-import { processAlive } from "../../automation/engine-tmp";
-import { LocalPostgres, startLocalPostgres } from "../../automation/local-postgres";
+import { kubeGet, kubeList, kubeRequest } from "../../automation/clusters/kube-client";
+import { LocalCluster, startComponent, stopComponent } from "../../automation/clusters/local-clusters";
+import { processAlive } from "../../automation/engine/engine-tmp";
+import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
 import * as ops from "../../automation/operations";
-import { toolchain } from "../../automation/toolchain";
+import { toolchain } from "../../automation/engine/toolchain";
 import { Checkout, ok } from "../support/checkout";
 import { TestRepo } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
@@ -26,7 +26,7 @@ const NS = "team-app";
 const SELECTOR = "fleet.cattle.io/repo-name=team";
 const PASSPHRASE = "team-passphrase";
 
-/** A delay before the web Deployment's pods are ready (kwok stage, automation/kwok-stages.yaml), once set. */
+/** A delay before the web Deployment's pods are ready (kwok stage, automation/clusters/kwok-stages.yaml), once set. */
 let webReadyDelay: string | undefined;
 
 /** The fleet repository: `n` ConfigMaps (data `version`) and one Deployment, in namespace team-app. */
@@ -290,7 +290,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       const code = await run.exited;
       expect(code, `${label}: the update was killed, not finished`).to.equal(null);
       // Nothing the killed operation started outlives it: the CLI's plugins run in process groups of
-      // their own, so only proc-guard (automation/process-guard.ts) ends them; its grace period is 10 s.
+      // their own, so only proc-guard (automation/engine/process-guard.ts) ends them; its grace period is 10 s.
       const t0 = Date.now();
       await eventually(`${label}: no process of the killed update left`, async () => engineProcesses(), (p) => p.length === 0, 30_000);
       figures[`${label}: last process of the killed update gone after`] = `${((Date.now() - t0) / 1000).toFixed(1)} s`;
@@ -414,7 +414,7 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
 
     it("no credentials are left in the shared temporary directory, not even by the killed updates", () => {
       // The provider writes each cluster's kubeconfig to a temporary file it never removes: the engine
-      // runs with a private TMPDIR (automation/engine-tmp.ts), and a dead process's one is swept.
+      // runs with a private TMPDIR (automation/engine/engine-tmp.ts), and a dead process's one is swept.
       // Only files naming this test's clusters count: other processes on the host may write their own.
       const ours = [...kubeconfigsInTmp()].filter((f) => !kubeconfigsBefore.has(f))
         .filter((f) => clusters.some((c) => fs.readFileSync(path.join(os.tmpdir(), f), "utf8").includes(c.server)));

@@ -6,7 +6,7 @@
  * keeps the password across that upgrade.
  */
 import { expect } from "chai";
-import { kubeGet } from "../../automation/kube-client";
+import { kubeGet } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { liveStack } from "../support/live-stack";
 

@@ -4,8 +4,8 @@
  * refuse a bundle's change. Waits until the API server enforces it (or no longer does), probing with a dry run.
  */
 import { expect } from "chai";
-import { kubeRequest } from "../../automation/kube-client";
-import { LocalCluster } from "../../automation/local-clusters";
+import { kubeRequest } from "../../automation/clusters/kube-client";
+import { LocalCluster } from "../../automation/clusters/local-clusters";
 
 const API = "/apis/admissionregistration.k8s.io/v1";
 

@@ -1,12 +1,12 @@
 /**
  * Mocha global fixture for the end-to-end run (scripts/test.sh passes it with --require): three local
- * clusters (automation/local-clusters.ts) started once before all e2e files and stopped after, data in
+ * clusters (automation/clusters/local-clusters.ts) started once before all e2e files and stopped after, data in
  * a temporary directory. Tests get them with liveClusters(). A start failure fails the run: no skip.
  */
 import * as os from "node:os";
 import * as path from "node:path";
 import * as fs from "node:fs";
-import { LocalClusters, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../../automation/local-clusters";
+import { LocalClusters, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../../automation/clusters/local-clusters";
 
 export const LIVE_CLUSTER_NAMES = ["live-1", "live-2", "live-3"];
 const ENV_KEY = "PULUMI_FLEET_TEST_CLUSTERS_DIR";

@@ -2,8 +2,8 @@
  * A namespace with a service account that may only read and write ConfigMaps there: the narrow
  * identity the serviceAccount tests deploy as (its RBAC refuses everything else with a 403).
  */
-import { kubeRequest } from "../../automation/kube-client";
-import { LocalCluster } from "../../automation/local-clusters";
+import { kubeRequest } from "../../automation/clusters/kube-client";
+import { LocalCluster } from "../../automation/clusters/local-clusters";
 
 export async function configMapsOnlyAccount(cluster: LocalCluster, namespace: string, account: string): Promise<void> {
   const post = (path: string, body: object) => kubeRequest(cluster, "POST", path, { body });

@@ -3,7 +3,7 @@
  * least once, a pair no target selects, a cluster in no group, an unreachable cluster, and a message
  * with markup in it that must come out as text.
  */
-import { DeploymentState, DeploymentStatus, STATE_RANK, StatusReport } from "../../automation/status";
+import { DeploymentState, DeploymentStatus, STATE_RANK, StatusReport } from "../../automation/reports/status";
 
 export const INJECTION = `"<script>document.title='owned'</script>" & <b>bold</b>`;
 

@@ -1,12 +1,12 @@
 /**
  * A cluster's namespaces and agent as one set (core/desired/setup.ts), and the move from an earlier
- * version's per-object agent and namespace resources (automation/deployed-objects.ts legacySetupsOf).
+ * version's per-object agent and namespace resources (automation/engine/deployed-objects.ts legacySetupsOf).
  */
 import { expect } from "chai";
 import { clusterSetup } from "../../core/desired/setup";
 import { agentObjects } from "../../core/desired/agent";
 import { resolveClusterAgents } from "../../core/agent/effective";
-import { carriedAccessOf, deployedObjectsOf, legacySetupsOf, StateResource } from "../../automation/deployed-objects";
+import { carriedAccessOf, deployedObjectsOf, legacySetupsOf, StateResource } from "../../automation/engine/deployed-objects";
 import { DesiredNamespace } from "../../core/desired/types";
 import { localStack } from "../support/fleet-fixtures";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
@@ -54,7 +54,7 @@ describe("a cluster's setup: its namespaces and agent as one set (core/desired/s
   });
 });
 
-describe("the move from an earlier version's agent and namespace resources (automation/deployed-objects.ts)", () => {
+describe("the move from an earlier version's agent and namespace resources (automation/engine/deployed-objects.ts)", () => {
   const root = "urn:pulumi:s::pulumi-fleet::pulumi:pulumi:Stack::pulumi-fleet-s";
   const fleet = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet::fleet";
   const cluster = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster::c1";
@@ -102,7 +102,7 @@ describe("the move from an earlier version's agent and namespace resources (auto
   });
 });
 
-describe("a cluster removed from the stack keeps its access until its pairs are gone (automation/deployed-objects.ts carriedAccessOf)", () => {
+describe("a cluster removed from the stack keeps its access until its pairs are gone (automation/engine/deployed-objects.ts carriedAccessOf)", () => {
   it("carries the stack provider's access for each cluster key a pair or setup in the state names through it, and nothing else", () => {
     const provider = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi:providers:pulumi-fleet::fleet:s";
     const legacyProvider = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi:providers:pulumi-fleet::old";

@@ -3,9 +3,10 @@ import { FleetState } from "../../core/pipeline";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FailedDeployments } from "../../core/desired/failures";
 import { departureOf, departures, departureText, UNRECORDED_DEPARTURE } from "../../core/targeting/departures";
-import { computeStatus, formatStatusTable } from "../../automation/status";
-import { mergeStatus } from "../../automation/shard-reports";
-import { groupSteps } from "../../automation/steps";
+import { computeStatus, formatStatusTable } from "../../automation/reports/status";
+import { mergeStatus } from "../../automation/shards/reports";
+import { groupSteps } from "../../automation/engine/steps";
+import { reportFacts } from "../../core/desired/report-facts";
 
 const rec = (cluster: string, bundle: string, target = "prod", gitRepo = "apps"): DeploymentRecord =>
   ({ gitRepo, bundle, cluster, target, deploymentId: "s-1:a", commit: "abc" } as DeploymentRecord);
@@ -55,13 +56,15 @@ describe("why a pair left (core/targeting/departures.ts): decided once, printed 
 
   it("status lists the pairs that leave with why; the environment's status leaves out those moved to another shard", () => {
     const applied = { "c1/apps/web": rec("c1", "web"), "c2/apps/web": rec("c2", "web"), "c9/apps/web": rec("c9", "web") };
-    const r = computeStatus("s", stateOf({ shardElsewhere: ["c9"] }), applied, groupSteps([]));
+    const state = stateOf({ shardElsewhere: ["c9"] });
+    const r = computeStatus("s", state, applied, reportFacts(state, applied), groupSteps([]));
     expect(r.leaving).to.deep.equal([
       { gitRepo: "apps", bundle: "web", cluster: "c2", code: "noLongerMatching", reason: "target prod no longer matches cluster c2" },
       { gitRepo: "apps", bundle: "web", cluster: "c9", code: "movedToShard", reason: "cluster c9 moved to another shard of the environment" },
     ]);
     expect(formatStatusTable(r)).to.match(/LEAVING\s+BUNDLE\s+CLUSTER\s+WHY\napps\s+web\s+c2\s+target prod no longer matches cluster c2\n/);
     expect(mergeStatus("env", [r]).leaving?.map((l) => l.cluster)).to.deep.equal(["c2"]);
-    expect(computeStatus("s", stateOf(), { "c1/apps/web": rec("c1", "web") }, groupSteps([])).leaving, "nothing leaves: no field").to.equal(undefined);
+    const one = { "c1/apps/web": rec("c1", "web") };
+    expect(computeStatus("s", stateOf(), one, reportFacts(stateOf(), one), groupSteps([])).leaving, "nothing leaves: no field").to.equal(undefined);
   });
 });

@@ -7,11 +7,11 @@
  */
 import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
+import { deployEvents, formatDeployEvent } from "../../automation/reports/deploy-events";
 import { decideAfterUp } from "../../automation/notify/events";
 import { deploysOf, observedAfterUp, recordedStates } from "../../automation/notify/observe";
-import { StepRecorder } from "../../automation/step-recorder";
-import { groupSteps } from "../../automation/steps";
+import { StepRecorder } from "../../automation/engine/step-recorder";
+import { groupSteps } from "../../automation/engine/steps";
 import { PairReport } from "../../core/desired/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 
@@ -39,7 +39,7 @@ const events = (e: EngineEvent, before: Record<string, DeploymentRecord>) => {
 const change = (diffKind: string) => ({ diffKind, inputDiff: true });
 const report = (state: string): Record<string, PairReport> => ({ [KEY]: { state: state as PairReport["state"], messages: [], appliedDeploymentId: state === "Ready" ? "s-1:web" : "" } });
 
-describe("deploy events of a pair a dependsOn gate held back (automation/deploy-events.ts)", () => {
+describe("deploy events of a pair a dependsOn gate held back (automation/reports/deploy-events.ts)", () => {
   it("the first `up` (WaitApplied) deploys nothing; the second, where the gate opened, deploys once, creating its objects", () => {
     // First up: the pair is created but its gate holds it: nothing applied, no event (its record is written all the same).
     expect(events(pairStep("create", held, "WaitApplied"), {})).to.deep.equal([]);

@@ -1,19 +1,19 @@
 /**
- * The desired state computed while the CLI starts (automation/early-desired.ts): taken by the program
+ * The desired state computed while the CLI starts (automation/engine/early-desired.ts): taken by the program
  * once, and only while the stack's history is as it was when the state was read.
  */
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { historyMark, startEarly } from "../../automation/early-desired";
-import { stateOf } from "../../automation/deployed-objects";
+import { historyMark, startEarly } from "../../automation/engine/early-desired";
+import { stateOf } from "../../automation/engine/deployed-objects";
 import { FleetState } from "../../core/pipeline";
 import { DesiredState } from "../../core/desired/types";
 import { fakeFacts } from "../support/fake-facts";
 import { localStack } from "../support/fleet-fixtures";
 
-describe("the desired state computed early (automation/early-desired.ts)", function () {
+describe("the desired state computed early (automation/engine/early-desired.ts)", function () {
   this.timeout(60_000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-early-"));
   const history = path.join(dir, ".pulumi", "history", "pulumi-fleet", "s");

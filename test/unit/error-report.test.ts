@@ -1,5 +1,5 @@
 /**
- * How failures reach the user (automation/error-report.ts): one clear text per failure, no stack trace,
+ * How failures reach the user (automation/reports/error-report.ts): one clear text per failure, no stack trace,
  * no "Unhandled exception", no Automation API command dump, no tool-cache path; the details in a log file
  * whose path is printed, the newest MAX_LOGS kept. And the quiet/verbose rule of the toolchain's build
  * scripts: a warm start prints nothing, --verbose or PULUMI_FLEET_VERBOSE=1 prints what was reused.
@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { CommandError } from "@pulumi/pulumi/automation";
-import { CliFailure, engineFailureText, MAX_LOGS, reportFailure, userText, withoutToolPaths, worded, writeFailureLog } from "../../automation/error-report";
+import { CliFailure, engineFailureText, MAX_LOGS, reportFailure, userText, withoutToolPaths, worded, writeFailureLog } from "../../automation/reports/error-report";
 import { FleetError } from "../../core/errors";
 import { tempDir } from "../support/git-fixtures";
 

@@ -2,16 +2,16 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Backend } from "../../automation/backend";
-import { failedUpStore } from "../../automation/failed-up-store";
-import { LocalPostgres, startLocalPostgres } from "../../automation/local-postgres";
+import { Backend } from "../../automation/engine/backend";
+import { failedUpStore } from "../../automation/engine/failed-up-store";
+import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
 
 /** Two machines: the same backend, each its own local directory. */
 const machines = (url: string, fileDir?: string): [Backend, Backend] => [1, 2].map((n) => ({
   url, source: "test", fileDir, localDir: fs.mkdtempSync(path.join(os.tmpdir(), `pf-machine-${n}-`)),
 })) as [Backend, Backend];
 
-describe("the last failed up's record lives in the stack's backend (automation/failed-up-store.ts)", () => {
+describe("the last failed up's record lives in the stack's backend (automation/engine/failed-up-store.ts)", () => {
   const record = { failed: ["repo/web@c1"], message: "up of stack dev failed" };
 
   it("file backend: written beside the state, read from another machine, cleared by a successful up", async () => {

@@ -8,7 +8,7 @@ import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
 import { OwnersJob } from "../../core/render/fleet-render";
-import { journalStore, stateIdentities } from "../../automation/journal-store";
+import { journalStore, stateIdentities } from "../../automation/engine/journal-store";
 import { FleetError } from "../../core/errors";
 import { desiredObjects } from "../../core/desired/objects";
 import { deploymentKey } from "../../core/desired/keys";

@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import * as os from "node:os";
-import { isStale, lockHolders, LockHolder, withStackLock } from "../../automation/locks";
-import { resolveBackend, redactedUrl } from "../../automation/backend";
+import { isStale, lockHolders, LockHolder, withStackLock } from "../../automation/engine/locks";
+import { resolveBackend, redactedUrl } from "../../automation/engine/backend";
 
 // As the CLI prints it (pkg/backend/diy/lock.go), inside the Automation API's CommandError text.
 const ERROR = `code: 255

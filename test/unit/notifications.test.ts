@@ -8,7 +8,7 @@ import { MAX_CHAT_EVENTS, payloadsFor } from "../../automation/notify/formats";
 import { DeploymentFailure } from "../../core/desired/failures";
 import { PairReport } from "../../core/desired/pair";
 import { DeploymentRecord } from "../../core/desired/records";
-import { DeployEvent } from "../../automation/deploy-events";
+import { DeployEvent } from "../../automation/reports/deploy-events";
 import { errorOf } from "../support/errors";
 
 const FILE = "stacks/Pulumi.test.yaml";

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { AddressInfo } from "node:net";
 import { deliver, DeliveryPolicy, postWithRetries } from "../../automation/notify/deliver";
 import { notifyAfterStatus, notifyAfterUp, UpFacts } from "../../automation/notify/notify";
-import { DeploymentStatus } from "../../automation/status";
+import { DeploymentStatus } from "../../automation/reports/status";
 
 /** Fast pauses, the real shape. */
 const FAST: DeliveryPolicy = { attempts: 3, backoffMs: [20, 40], attemptTimeoutMs: 300, webhookDeadlineMs: 5000, parallel: 4 };

@@ -9,13 +9,14 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { deployEvents, formatDeployEvent } from "../../automation/deploy-events";
-import { probe } from "../../automation/reachability";
+import { deployEvents, formatDeployEvent } from "../../automation/reports/deploy-events";
+import { probe } from "../../automation/clusters/reachability";
 import { serverOf } from "../../core/cluster-access";
-import { deployedObjectsOf, legacyObjectUrns } from "../../automation/deployed-objects";
-import { clusterOfUrn, groupSteps } from "../../automation/steps";
-import { StepRecorder } from "../../automation/step-recorder";
-import { computeStatus } from "../../automation/status";
+import { deployedObjectsOf, legacyObjectUrns } from "../../automation/engine/deployed-objects";
+import { clusterOfUrn, groupSteps } from "../../automation/engine/steps";
+import { StepRecorder } from "../../automation/engine/step-recorder";
+import { computeStatus } from "../../automation/reports/status";
+import { reportFacts } from "../../core/desired/report-facts";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
@@ -85,7 +86,7 @@ describe("operations: steps, events, status", () => {
     } as unknown as FleetState;
     const applied = { "c1/repo/app": rec("c1/repo/app", "s-1:a"), "c2/repo/app": rec("c2/repo/app", "s-1:a"), "c4/repo/app": rec("c4/repo/app", "s-1:a"), "c5/repo/app": rec("c5/repo/app", "s-1:a"), "c6/repo/app": rec("c6/repo/app", "s-1:a") };
     const drift = groupSteps(record([pre("same", BD.replace("c1/repo/app", "c4/repo/app"), undefined, false), pre("update", CM.replace("c1/repo/app", "c4/repo/app"), BD.replace("c1/repo/app", "c4/repo/app"))]).steps);
-    const r = computeStatus("s", state, applied, drift, new Set(["c6/repo/app"]));
+    const r = computeStatus("s", state, applied, reportFacts(state, applied), drift, new Set(["c6/repo/app"]));
     expect(r.deployments.map((d) => `${d.cluster} ${d.state}`)).to.deep.equal(["c1 Ready", "c2 WaitApplied", "c3 Pending", "c4 Modified", "c5 OutOfSync", "c6 ErrApplied"]);
     expect(r.deployments[3].message).to.equal("modified ConfigMap ns/cfg");
     expect(r.gitRepos[0]).to.include({ state: "ErrApplied", readyClusters: 1, desiredReadyClusters: 6 });
@@ -113,7 +114,7 @@ describe("operations: steps, events, status", () => {
   });
 });
 
-describe("the state's objects per bundle deployment (automation/deployed-objects.ts)", () => {
+describe("the state's objects per bundle deployment (automation/engine/deployed-objects.ts)", () => {
   // Named as an earlier version named them ("<cluster>/<bundle>"): read back under the key with their GitRepo.
   const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
   const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });

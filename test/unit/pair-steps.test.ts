@@ -1,13 +1,13 @@
 /**
- * A BundleDeployment is one engine resource; the reports speak of its objects (automation/pair-steps.ts),
+ * A BundleDeployment is one engine resource; the reports speak of its objects (automation/engine/pair-steps.ts),
  * and a pair's state is a failure the update names (core/desired/records.ts pairFailures). Engine events
  * are synthetic here, shaped as the real engine sends them; test/e2e/bundle-deployment-unit.test.ts has
  * the real ones.
  */
 import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { groupSteps } from "../../automation/steps";
-import { StepRecorder } from "../../automation/step-recorder";
+import { groupSteps } from "../../automation/engine/steps";
+import { StepRecorder } from "../../automation/engine/step-recorder";
 import { pairFailures } from "../../core/desired/records";
 import { DeploymentRecord } from "../../core/desired/records";
 
@@ -32,7 +32,7 @@ const grouped = (events: EngineEvent[], moving?: Set<string>) => {
 };
 const ops = (d: ReturnType<typeof grouped>) => d.steps.map((s) => `${s.op} ${s.urn.split("::").pop()}${s.diffs.length ? ` ${s.diffs.join(",")}` : ""}`);
 
-describe("a BundleDeployment's steps as its objects' (automation/pair-steps.ts)", () => {
+describe("a BundleDeployment's steps as its objects' (automation/engine/pair-steps.ts)", () => {
   it("a created pair creates its objects; a deleted one deletes them, except what its retain rules keep", () => {
     const objects = { "/ConfigMap/ns/a": cm("a"), "/ConfigMap/ns/k": { ...cm("k"), retain: "keepResources" } };
     const created = grouped([pairEvent("create", { objects })]);
@@ -65,7 +65,7 @@ describe("a BundleDeployment's steps as its objects' (automation/pair-steps.ts)"
     const objects = { "/ConfigMap/ns/a": cm("a") };
     const d = grouped([pairEvent("update", { objects }, { objects }, { deploymentId: { diffKind: "update", inputDiff: true } },
       { objects, state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"] })]);
-    expect(d.report).to.deep.equal({ state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"] });
+    expect(d.report).to.deep.equal({ state: "ErrApplied", applied: false, messages: ["ConfigMap/ns/a dry-run failed: denied"] });
     expect(d.steps, "a retry changes no object").to.deep.equal([]);
   });
 
@@ -98,7 +98,7 @@ describe("a pair that did not reach Ready is a failure of the update, alone (cor
   });
 });
 
-describe("the update's counts come from the engine's own summary event (automation/step-recorder.ts)", () => {
+describe("the update's counts come from the engine's own summary event (automation/engine/step-recorder.ts)", () => {
   it("the recorder keeps the summary event's resourceChanges: `up` reads no history entry back", () => {
     const r = new StepRecorder();
     expect(r.changes, "before the engine finished").to.equal(undefined);
@@ -107,7 +107,7 @@ describe("the update's counts come from the engine's own summary event (automati
   });
 });
 
-describe("a cluster's setup (its namespaces and agent) in the reports (automation/steps.ts)", () => {
+describe("a cluster's setup (its namespaces and agent) in the reports (automation/engine/steps.ts)", () => {
   const SETUP = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1";
   const ns = { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app" } } };
   const deployment = { manifest: { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "fleet-agent", namespace: "cattle-fleet-system" } } };

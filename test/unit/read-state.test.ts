@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { needsSecrets, stateOf, StateResource } from "../../automation/deployed-objects";
+import { needsSecrets, stateOf, StateResource } from "../../automation/engine/deployed-objects";
 import { toEngineObjects } from "../../core/desired/pair";
 
 // A secret as `pulumi stack export` (without --show-secrets) shows it.
@@ -16,7 +16,7 @@ const pair = (cluster: string, objects: unknown): StateResource => ({
 });
 const known = (...names: string[]) => async () => new Set(names);
 
-describe("reading the state: decrypted only when the operation needs a secret (automation/deployed-objects.ts)", () => {
+describe("reading the state: decrypted only when the operation needs a secret (automation/engine/deployed-objects.ts)", () => {
   it("a cluster's setup secrets and the access of configured clusters are not needed", async () => {
     const resources = [provider, setup("c1"), pair("c1", toEngineObjects({}))];
     expect(await needsSecrets(resources, known("c1"))).to.equal(false);

@@ -13,7 +13,8 @@ import { keptOutsideWindows, partitionHolds, windowHolds } from "../../core/desi
 import { FailedDeployments, describeFailure } from "../../core/desired/failures";
 import { PlanEntry } from "../../core/targeting/plan";
 import { BundleRollout, FleetState } from "../../core/pipeline";
-import { partitionsMarkdown } from "../../automation/partition-summary";
+import { partitionsMarkdown } from "../../automation/reports/partition-summary";
+import { reportFacts } from "../../core/desired/report-facts";
 import { rolloutGates } from "../../core/desired/rollout-gates";
 import { errorOf } from "../support/errors";
 
@@ -154,12 +155,13 @@ describe("held pairs: outside a window, after --partition (core/desired/holds.ts
   });
 
   it("the PR summary names the partitions a change touches, in order, with the command for each", () => {
-    const state = { plan: { entries: [entry("app", "eu-1", "new"), entry("app", "us-1", "new"), entry("db", "us-1", "same")] }, rollouts, failures: new FailedDeployments() } as unknown as FleetState;
-    const before = { "us-1/g/db": record("db", "us-1", "same") };
-    expect(partitionsMarkdown("prod", state, before as never)).to.deep.equal([
+    const config = { clusters: [], clusterGroups: [], gitRepos: [] };
+    const state = { config, plan: { entries: [entry("app", "eu-1", "new"), entry("app", "us-1", "new"), entry("db", "us-1", "same")] }, rollouts, failures: new FailedDeployments() } as unknown as FleetState;
+    const before = { "us-1/g/db": record("db", "us-1", "same") } as never;
+    expect(partitionsMarkdown("prod", reportFacts(state, before).touchedPartitions)).to.deep.equal([
       "**Partitions** this change touches, in rollout order: `canary` → `rest`. To approve between them, run " +
       "`npm run up -- --stack prod --partition canary`, then `npm run up -- --stack prod --partition rest` (each deploys its partitions up to that one and holds the later ones).", ""]);
-    expect(partitionsMarkdown("prod", { ...state, plan: { entries: [] } } as unknown as FleetState, {})).to.deep.equal([]);
+    expect(partitionsMarkdown("prod", reportFacts({ ...state, plan: { entries: [] } } as unknown as FleetState, {}).touchedPartitions)).to.deep.equal([]);
   });
 });
 

@@ -10,13 +10,13 @@ import * as YAML from "yaml";
 import { parseStackConfig } from "../../core/config/stack";
 import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/pipeline";
-import { clusterUrns, planShards, providerUrns } from "../../automation/shard-moves";
-import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shard-reports";
-import { operatorStackObjects } from "../../automation/operator-stacks";
+import { clusterUrns, planShards, providerUrns } from "../../automation/shards/moves";
+import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shards/reports";
+import { operatorStackObjects } from "../../automation/shards/operator-stacks";
 import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../core/desired/previous";
 import { tempDir } from "../support/git-fixtures";
-import { ShardRun } from "../../automation/shard-runner";
-import { shardInputs } from "../../automation/shard-inputs";
+import { ShardRun } from "../../automation/shards/runner";
+import { shardInputs } from "../../automation/shards/inputs";
 import { rejectionOf } from "../support/rejection";
 
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: ${"QUJD".repeat(60)}\n`;
@@ -208,6 +208,25 @@ describe("shards: which shards an up can leave out (inputs fingerprint)", () => 
     const relabelled = await prints(dir);
     expect(relabelled.eu).to.equal(before.eu);
     expect(relabelled.us).to.not.equal(before.us);
+  });
+
+  it("a shard whose clusters name no kubeconfig and no context runs again when the ambient kubeconfig changes (they are reached through its current context)", async () => {
+    const dir = tempDir("pf-shard-inputs-");
+    define(dir); // no cluster has a kubeconfig or a context of its own
+    const ambient = path.join(tempDir("pf-shard-kube-"), "config");
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = ambient;
+    try {
+      fs.writeFileSync(ambient, KUBECONFIG);
+      const before = await prints(dir);
+      fs.writeFileSync(ambient, KUBECONFIG.replace("127.0.0.1:1", "127.0.0.1:2")); // another server, same file
+      const after = await prints(dir);
+      expect(after.eu).to.not.equal(before.eu);
+      expect(after.us).to.not.equal(before.us);
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
   });
 
   it("a shard with a helm.valuesFrom bundle always runs: its values are on the cluster, which the fingerprint does not read", async () => {

@@ -6,13 +6,14 @@
  */
 import { expect } from "chai";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
-import { blastRadiusMarkdown, previewMatrix, statusMatrix } from "../../automation/fleet-matrix";
-import { renderSummaryMarkdown } from "../../automation/pr-summary";
-import { clusterLine, Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/progress";
-import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/status-page";
-import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/steps";
+import { blastRadiusMarkdown, previewMatrix, statusMatrix } from "../../automation/reports/fleet-matrix";
+import { renderSummaryMarkdown } from "../../automation/reports/pr-summary";
+import { clusterLine, Progress, ProgressCounter, progressLines, ProgressStream } from "../../automation/reports/progress";
+import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/reports/status-page";
+import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/engine/steps";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
+import { reportFacts } from "../../core/desired/report-facts";
 import { INJECTION, KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";
 
 /** Cells of the matrix in page order, as "cluster/kind", from the HTML text. */
@@ -93,7 +94,7 @@ function previewReport(unreachable = new Map<string, string>()) {
     failedClusters: [],
   };
   const prunes = [{ cluster: "c", gitRepo: "apps", bundle: "web", objects: 3, reason: "target `prod` was removed from GitRepo `apps`" }];
-  return { stack: "prod", groups, before, state, unreachable, prunes, takenAt: "2026-05-04T10:00:00.000Z" };
+  return { stack: "prod", groups, before, state, unreachable, prunes, takenAt: "2026-05-04T10:00:00.000Z", facts: reportFacts(state, before) };
 }
 
 describe("preview page and PR summary (pure)", () => {

@@ -1,0 +1,288 @@
+/**
+ * The objects the stack's state holds per bundle deployment, read before the engine runs: an unchanged
+ * deployment is registered with exactly these (core/desired/state.ts deployedAsBefore), as Fleet keeps
+ * a BundleDeployment's release until its deploymentID changes. One `pulumi stack export --show-secrets`
+ * (a Secret's data is a secret in the state; the program registers it as it was, and the provider marks
+ * it secret again).
+ */
+import { OutputMap, Stack } from "@pulumi/pulumi/automation";
+import { DeployedBundle, DeployedNamespace, DeployedObject } from "../../core/desired/facts";
+import { clusterOfKey, qualifyKeys } from "../../core/desired/keys";
+import { REPO_NAME_LABEL } from "../../core/targeting/plan";
+import { K8sObject } from "../../core/bundles/manifests";
+import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/desired/pair";
+import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
+import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
+import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
+import { clusterNamespaceName } from "../../core/desired/namespaces";
+import { isNewStack, runCli } from "./stack";
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
+export interface StateResource {
+  urn: string; type: string; id?: string; custom?: boolean; parent?: string; provider?: string;
+  inputs?: Record<string, unknown>; outputs?: Record<string, unknown>; retainOnDelete?: boolean | null;
+}
+
+const NAMESPACE_TYPE = "kubernetes:core/v1:Namespace";
+
+/** The logical name at the end of a URN (a provider reference ends in "::<id>" after it). */
+const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+
+/** One read of the stack's state, for everything an operation needs of it before the engine runs. */
+export interface StackState {
+  resources: StateResource[];
+  /** Operations a killed update left in flight (recorded when checkpoints are on). */
+  pending: { type: string; resource: { urn: string } }[];
+  /** The stack's outputs as the last update left them, secrets revealed (as `stack output --show-secrets`). */
+  outputs: OutputMap;
+  /** What the state holds per BundleDeployment (deployedObjectsOf). */
+  deployed: Map<string, DeployedBundle>;
+  /** An earlier version's per-object resources (legacyObjectUrns, and its agents' and namespaces' legacySetupsOf). */
+  legacy: string[];
+  /** Per cluster, the objects of an earlier version's agent and namespace resources (legacySetupsOf). */
+  legacySetups: Map<string, DeployedObject[]>;
+  /** The access the stack's provider had for each cluster key its pairs and setups name (carriedAccessOf). */
+  access: Record<string, ClusterAccess>;
+}
+
+/**
+ * The state, read once per operation: the stack's outputs are its root resource's, so no `stack output`
+ * call is needed besides (each CLI call is about 0.13 s of a no-op `up`). Its secrets are decrypted
+ * (`--show-secrets`, a second read) only when the operation needs one (needsSecrets): the passphrase's
+ * key derivation is 0.16 s of each command that decrypts. `configured` gives the names of the clusters
+ * the stack configures (undefined: not known without the stack's config).
+ */
+export async function readState(stack: Stack, configured: () => Promise<Set<string> | undefined>): Promise<StackState> {
+  // A stack created by this operation holds nothing yet (no CLI call: 0.25 s of a first deploy).
+  if (isNewStack(stack)) return stateOf({});
+  const text = await runCli(stack, ["stack", "export", "--stack", stack.name]);
+  const plain = JSON.parse(text);
+  if (!text.includes(SECRET_SIG) || !(await needsSecrets(plain?.deployment?.resources ?? [], configured))) return stateOf(plain);
+  return stateOf(JSON.parse(await runCli(stack, ["stack", "export", "--show-secrets", "--stack", stack.name])));
+}
+
+export function stateOf(exported: { deployment?: { resources?: StateResource[]; pending_operations?: StackState["pending"] } }): StackState {
+  const resources: StateResource[] = exported?.deployment?.resources ?? [];
+  const root = resources.find((r) => r.type === "pulumi:pulumi:Stack");
+  const outputs: OutputMap = Object.fromEntries(Object.entries(root?.outputs ?? {})
+    .map(([k, v]) => [k, { value: revealed(v), secret: isSecret(v) }]));
+  const setups = legacySetupsOf(resources);
+  return {
+    resources, pending: exported?.deployment?.pending_operations ?? [], outputs, deployed: deployedObjectsOf(resources),
+    legacy: [...legacyObjectUrns(resources), ...setups.urns], legacySetups: setups.objects, access: carriedAccessOf(resources),
+  };
+}
+
+/**
+ * Whether reading the state must decrypt: a secret output; a BundleDeployment holding a secret (an
+ * unchanged deployment is registered again as it was: its lookups', valuesFrom's or Secrets' values);
+ * an earlier version's Kubernetes resource holding one (it moves into its set); or the provider's access
+ * to a cluster no longer configured (kept until that cluster's pairs are deleted). A cluster's setup
+ * holds secrets (the agent's token, the operator's Secrets) that no operation reads back: it is made anew.
+ */
+export async function needsSecrets(resources: StateResource[], configured: () => Promise<Set<string> | undefined>): Promise<boolean> {
+  for (const r of resources) {
+    if (r.type === "pulumi:pulumi:Stack" && holdsSecret(r.outputs)) return true;
+    if ((r.type === BUNDLE_DEPLOYMENT_TYPE || r.type.startsWith("kubernetes:")) && holdsSecret(r.inputs)) return true;
+  }
+  if (!resources.some((r) => r.type === "pulumi:providers:pulumi-fleet" && holdsSecret(r.inputs?.clusters))) return false;
+  const names = await configured();
+  if (!names) return true;
+  return resources.some((r) => isAppliedSet(r.type) && typeof r.inputs?.cluster === "string" && !names.has(clusterOfKey(`${r.inputs.cluster}/`)));
+}
+
+function holdsSecret(v: unknown): boolean {
+  if (!v || typeof v !== "object") return false;
+  if (SECRET_SIG in v) return true;
+  return Object.values(v).some(holdsSecret);
+}
+
+/**
+ * The move from one resource per object: the given resources are marked retained in the state (one
+ * export and import, under the stack's lock), so the update that follows drops them from the state
+ * without deleting their objects, which their BundleDeployments adopt in the same update. Nothing on
+ * a cluster is touched. If that update fails, the marks stay and the next one finishes the move.
+ */
+export async function markRetained(stack: Stack, urns: string[]): Promise<void> {
+  if (!urns.length) return;
+  const wanted = new Set(urns);
+  const state = await stack.exportStack();
+  for (const r of state.deployment?.resources ?? []) if (wanted.has(r.urn)) r.retainOnDelete = true;
+  await stack.importStack(state);
+}
+
+/**
+ * Per BundleDeployment's logical name (its deploymentKey): the deploymentID its objects were all applied
+ * at (its `appliedDeploymentId` output), its objects, its last inputs, the user they were applied as,
+ * and the namespaces its cluster created for them: what a failed deployment keeps. A stack deployed by
+ * an earlier version holds a component per deployment with one resource per object: read the same way,
+ * marked `legacy` (its BundleDeployment adopts them).
+ */
+export function deployedObjectsOf(resources: StateResource[]): Map<string, DeployedBundle> {
+  const out = new Map<string, DeployedBundle>();
+  const legacy = new Map<string, DeployedBundle>();
+  const clusterUrns = new Set(resources.filter((r) => r.type === CLUSTER_TYPE).map((r) => r.urn));
+  const namespaces = clusterNamespacesIn(resources, clusterUrns);
+  const withNamespaces = (bundle: DeployedBundle, cluster: string) => {
+    for (const { manifest } of bundle.objects) {
+      const ns = manifest.metadata?.namespace ? namespaces.get(clusterNamespaceName(cluster, manifest.metadata.namespace)) : undefined;
+      if (ns && !bundle.namespaces?.some((n) => n.name === ns.name)) (bundle.namespaces ??= []).push(ns);
+    }
+  };
+  for (const r of resources.filter((x) => x.type === BUNDLE_DEPLOYMENT_TYPE)) {
+    const key = nameOfUrn(r.urn);
+    const applied = r.outputs?.appliedDeploymentId;
+    const bundle: DeployedBundle = { ...(typeof applied === "string" ? { appliedDeploymentId: applied } : {}), objects: [] };
+    const account = accountOf(key, r.provider, r.inputs?.cluster);
+    if (account) bundle.account = account;
+    if (r.custom && r.inputs) {
+      const { waitFor: _gates, ...inputs } = revealed(r.inputs) as PairSpec;
+      const spec = pairSpecFromEngine(inputs);
+      bundle.spec = spec;
+      if (isSecret(r.inputs.objects)) bundle.secret = true;
+      bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
+      withNamespaces(bundle, clusterOfKey(key));
+      out.set(key, bundle);
+    } else if (!r.custom) {
+      legacy.set(r.urn, { ...bundle, legacy: true });
+    }
+  }
+  for (const r of legacyObjects(resources)) {
+    const [urn, bundle] = [r.component, legacy.get(r.component)!];
+    bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, ...(r.retainOnDelete ? { retain: RETAIN_REASONS.legacy } : {}) });
+    const account = accountOf(nameOfUrn(urn), r.provider);
+    if (account) bundle.account = account;
+  }
+  for (const [urn, bundle] of legacy) {
+    const key = nameOfUrn(urn);
+    withNamespaces(bundle, clusterOfKey(key));
+    if (!out.has(key)) out.set(key, bundle);
+  }
+  // Names of earlier versions lack the GitRepo: it is the one the objects' ownership labels name.
+  return new Map(Object.entries(qualifyKeys(Object.fromEntries(out), (_key, d) =>
+    d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ?? d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL])));
+}
+
+/**
+ * For each cluster key (a cluster, or "<cluster>/as/<user>") that a BundleDeployment or ClusterSetup in
+ * the state names through the stack's one provider, the access that provider's configuration has for
+ * it: what the next update keeps in the configuration for a cluster removed from the stack, so the
+ * engine can still delete what it holds there (components/fleet.ts).
+ */
+export function carriedAccessOf(resources: StateResource[]): Record<string, ClusterAccess> {
+  const configured = new Map<string, Record<string, ClusterAccess>>();
+  for (const r of resources) {
+    if (r.type !== "pulumi:providers:pulumi-fleet" || !nameOfUrn(r.urn).includes(":") || !r.inputs) continue;
+    // Undecrypted (readState decrypts it only when a cluster is no longer configured): nothing is carried.
+    if (isSecret(r.inputs.clusters) && typeof (r.inputs.clusters as Record<string, unknown>).plaintext !== "string") continue;
+    configured.set(`${r.urn}::${r.id ?? ""}`, (revealed(r.inputs.clusters) ?? {}) as Record<string, ClusterAccess>);
+  }
+  const out: Record<string, ClusterAccess> = {};
+  for (const r of resources) {
+    if (!isAppliedSet(r.type) || !r.custom || !r.provider) continue;
+    const key = r.inputs?.cluster;
+    const access = typeof key === "string" ? configured.get(r.provider)?.[key] : undefined;
+    if (access) out[key as string] = access;
+  }
+  return out;
+}
+
+/**
+ * The namespaces the clusters created for their bundles, by logical name ("<cluster>/<namespace>"): the
+ * Namespace objects of each ClusterSetup, or an earlier version's Namespace resources under a Cluster.
+ * The agent's own namespace is the agent's, not a bundle's.
+ */
+function clusterNamespacesIn(resources: StateResource[], clusterUrns: Set<string>): Map<string, DeployedNamespace> {
+  const out = new Map<string, DeployedNamespace>();
+  for (const r of resources) {
+    if (r.type === NAMESPACE_TYPE && r.parent && clusterUrns.has(r.parent) && r.inputs) {
+      out.set(nameOfUrn(r.urn), { name: nameOfUrn(r.urn), metadata: r.inputs.metadata as DeployedNamespace["metadata"], retainOnDelete: r.retainOnDelete === true });
+    }
+    if (r.type !== CLUSTER_SETUP_TYPE || !r.custom || !r.inputs) continue;
+    for (const o of Object.values(fromEngineObjects(revealed(r.inputs.objects) as PairSpec["objects"]))) {
+      const metadata = o.manifest.metadata as DeployedNamespace["metadata"];
+      if (o.manifest.kind !== "Namespace" || retainCodeOf(o.retain) === "agentNamespace") continue;
+      const name = clusterNamespaceName(nameOfUrn(r.urn), metadata.name);
+      out.set(name, { name, metadata, retainOnDelete: !!o.retain });
+    }
+  }
+  return out;
+}
+
+/**
+ * Per cluster, what an earlier version created as one resource per object: its agent's objects (under
+ * the Agent component) and its namespaces (Namespace resources under the Cluster), with their retain
+ * rules and their URNs. The first `up` of this version marks those resources retained in the state,
+ * and the cluster's ClusterSetup adopts the objects (core/desired/setup.ts): nothing on the cluster is
+ * written or deleted by the move.
+ */
+export function legacySetupsOf(resources: StateResource[]): { objects: Map<string, DeployedObject[]>; urns: string[] } {
+  const byUrn = new Map(resources.map((r) => [r.urn, r]));
+  const objects = new Map<string, DeployedObject[]>();
+  const urns: string[] = [];
+  for (const r of resources) {
+    if (!r.custom || !r.inputs || !r.parent) continue;
+    const parent = byUrn.get(r.parent);
+    const underAgent = parent?.type === AGENT_TYPE && r.type.startsWith("kubernetes:");
+    if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
+    const cluster = nameOfUrn(parent!.urn); // the Agent and Cluster components are named after their cluster
+    const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? RETAIN_REASONS.agentNamespace : r.retainOnDelete ? RETAIN_REASONS.namespace : undefined;
+    objects.set(cluster, [...objects.get(cluster) ?? [], { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
+    urns.push(r.urn);
+  }
+  return { objects, urns };
+}
+
+/**
+ * The user a deployment was applied as: its spec's `cluster` is "<cluster>" or "<cluster>/as/<user>"
+ * (components/fleet.ts), as an earlier version's provider was named (one per cluster and user).
+ */
+function accountOf(key: string, providerRef: string | undefined, access?: unknown): string | undefined {
+  const prefix = `${clusterOfKey(key)}/as/`;
+  if (typeof access === "string") return access.startsWith(prefix) ? access.slice(prefix.length) : undefined;
+  if (!providerRef) return undefined;
+  const provider = nameOfUrn(providerRef.slice(0, providerRef.lastIndexOf("::")));
+  return provider.startsWith(prefix) ? provider.slice(prefix.length) : undefined;
+}
+
+/**
+ * The URNs of an earlier version's per-object resources (children of a BundleDeployment component):
+ * the first `up` of this version marks them retained in the state before the engine runs, so the
+ * engine drops them from the state without deleting the objects, which their BundleDeployments adopt.
+ */
+export function legacyObjectUrns(resources: StateResource[]): string[] {
+  return legacyObjects(resources).map((r) => r.urn);
+}
+
+/**
+ * An earlier version's Kubernetes objects: the custom resources under a BundleDeployment component,
+ * directly or under the Kubernetes provider's Chart and Directory components of older versions, with
+ * the component they belong to.
+ */
+function legacyObjects(resources: StateResource[]): (StateResource & { component: string; inputs: Record<string, unknown> })[] {
+  const parentOf = new Map(resources.map((r) => [r.urn, r]));
+  const out: (StateResource & { component: string; inputs: Record<string, unknown> })[] = [];
+  for (const r of resources) {
+    if (!r.custom || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
+    for (let p = r.parent ? parentOf.get(r.parent) : undefined, hops = 0; p && hops < 5; p = p.parent ? parentOf.get(p.parent) : undefined, hops++) {
+      if (p.type === BUNDLE_DEPLOYMENT_TYPE && !p.custom) out.push({ ...r, inputs: r.inputs, component: p.urn });
+      if (p.type === BUNDLE_DEPLOYMENT_TYPE) break;
+    }
+  }
+  return out;
+}
+
+const isSecret = (v: unknown) => !!v && typeof v === "object" && SECRET_SIG in v;
+
+/** A value with the state's secret envelopes (`--show-secrets`: the plaintext as JSON text) opened. */
+function revealed(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(revealed);
+  if (!v || typeof v !== "object") return v;
+  const o = v as Record<string, unknown>;
+  if (SECRET_SIG in o) {
+    if (typeof o.plaintext !== "string") throw new Error("the state holds a secret that was not decrypted (stack export --show-secrets)");
+    return revealed(JSON.parse(o.plaintext));
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, revealed(x)]));
+}

@@ -1,0 +1,82 @@
+/**
+ * The Pulumi engine this project runs: the CLI and Kubernetes provider that tools/build-pulumi.sh
+ * builds from pinned Go modules (or reuses), with an isolated PULUMI_HOME. A missing or broken
+ * toolchain is an error with the build script's own output, never a skipped step. On Linux the CLI
+ * is run under proc-guard (automation/engine/process-guard.ts), so nothing it starts outlives the operation.
+ */
+import { execFileSync } from "node:child_process";
+import * as path from "node:path";
+import { PulumiCommand } from "@pulumi/pulumi/automation";
+import { PROJECT_DIR } from "../../core/pipeline";
+import { guardedCliRoot, guardSupported } from "./process-guard";
+
+export interface Toolchain {
+  /**
+   * Directory holding the bin/pulumi every command runs (PulumiCommand.get({ root }), `npm run pulumi`):
+   * on Linux proc-guard running `cli`, else `cli`'s own root.
+   */
+  root: string;
+  /** The CLI binary itself (tools/build-pulumi.sh's, or the system's). */
+  cli: string;
+  /** Environment for every engine process: PATH, PULUMI_HOME, update check and plugin download off. */
+  env: Record<string, string>;
+  /** The CLI's version as the build script knows it (undefined for a system CLI it could not ask). */
+  version?: string;
+}
+
+let cached: Toolchain | undefined;
+
+export function toolchain(): Toolchain {
+  if (cached) return cached;
+  // scripts/setup.sh ran the same script moments ago when it started this process (the operations' npm scripts).
+  let printed = process.env.PULUMI_FLEET_TOOLCHAIN_ENV ?? "";
+  if (!printed) try {
+    printed = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--env"], {
+      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: process.env,
+    });
+  } catch (err) {
+    throw new Error(`the Pulumi toolchain could not be built or found (tools/build-pulumi.sh failed: ${(err as Error).message.split("\n")[0]}). ` +
+      "Run `npm run tools` to see the build output.");
+  }
+  const env: Record<string, string> = {};
+  for (const line of printed.split("\n")) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (!m) continue;
+    // Values are printed with bash's %q; ours are plain paths and words, optionally followed by :"$PATH".
+    env[m[1]] = m[2].replace(/:"\$PATH"$/, `:${process.env.PATH ?? ""}`).replace(/^'(.*)'$/, "$1");
+  }
+  if (!env.PULUMI_FLEET_PULUMI_ROOT || !env.PULUMI_HOME) throw new Error(`tools/build-pulumi.sh --env printed no toolchain paths:\n${printed}`);
+  // The program registers its providers with the version of pulumi-fleet's provider this checkout built
+  // (components/pair.ts): inline programs run in this process.
+  if (env.PULUMI_FLEET_PROVIDER_VERSION) process.env.PULUMI_FLEET_PROVIDER_VERSION = env.PULUMI_FLEET_PROVIDER_VERSION;
+  const cli = path.join(env.PULUMI_FLEET_PULUMI_ROOT, "bin", "pulumi");
+  cached = { root: guardSupported() ? guardedCliRoot(cli) : env.PULUMI_FLEET_PULUMI_ROOT, cli, env, version: env.PULUMI_FLEET_PULUMI_VERSION };
+  return cached;
+}
+
+let command: Promise<PulumiCommand> | undefined;
+
+/**
+ * The CLI as the Automation API runs it, once per process. The SDK's PulumiCommand.get starts the CLI to
+ * ask its version (0.14 s of every operation); the toolchain's build script already knows it, so the
+ * command is made with that version (the SDK's own constructor and semver), and only a CLI of unknown
+ * version is asked.
+ */
+export function pulumiCommand(tools: Toolchain = toolchain()): Promise<PulumiCommand> {
+  if (!command) {
+    const known = tools.version ? parseVersion(tools.version) : undefined;
+    command = known
+      ? Promise.resolve(new (PulumiCommand as unknown as new (cli: string, version: unknown) => PulumiCommand)(path.resolve(tools.root, "bin", "pulumi"), known))
+      : PulumiCommand.get({ root: tools.root });
+    command.catch(() => { command = undefined; });
+  }
+  return command;
+}
+
+/** A version as the SDK's semver parses it (its own copy of the package, whose SemVer the SDK compares). */
+function parseVersion(version: string): unknown {
+  const semver = require(require.resolve("semver", { paths: [path.dirname(require.resolve("@pulumi/pulumi"))] })) as { parse(v: string): unknown };
+  const parsed = semver.parse(version);
+  if (!parsed) throw new Error(`tools/build-pulumi.sh printed PULUMI_FLEET_PULUMI_VERSION=${version}, which is not a version`);
+  return parsed;
+}

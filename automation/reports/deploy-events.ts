@@ -1,0 +1,52 @@
+/**
+ * "Deployed" and "Pruned" events: exactly one per BundleDeployment whose objects the update actually
+ * created, updated, replaced or deleted, and none for a no-op (Fleet logged "Deployed bundle" on every
+ * reconcile: fleet#2856). Built from the engine's steps, not from the plan, so a new commit that
+ * renders the same objects is not a deploy.
+ */
+import type { DeploymentRecord } from "../../core/desired/records";
+import { GroupedSteps, hasChanges } from "../engine/steps";
+
+export interface DeployEvent {
+  event: "deployed" | "pruned";
+  bundle: string;
+  cluster: string;
+  gitRepo: string;
+  deploymentId: string;
+  commit: string;
+  created: number;
+  updated: number;
+  replaced: number;
+  deleted: number;
+}
+
+/**
+ * @param before the `deployments` output of the stack before the update (for pruned bundles)
+ * @param after the `deployments` output after it
+ */
+export function deployEvents(groups: GroupedSteps, before: Record<string, DeploymentRecord>, after: Record<string, DeploymentRecord>): DeployEvent[] {
+  const events: DeployEvent[] = [];
+  for (const d of [...groups.deployments.values()].sort((a, b) => compare(a.key, b.key))) {
+    if (!hasChanges(d) && !d.pruned) continue;
+    // A pair whose apply was refused or is not ready did not deploy: it is a failure of the update (pairFailures).
+    if (!d.pruned && d.report && !d.report.applied) continue;
+    const record = d.pruned ? before[d.key] : after[d.key] ?? before[d.key];
+    events.push({
+      event: d.pruned ? "pruned" : "deployed",
+      bundle: d.bundle, cluster: d.cluster, gitRepo: record?.gitRepo ?? "",
+      deploymentId: record?.deploymentId ?? "", commit: record?.commit ?? "",
+      created: d.created, updated: d.updated, replaced: d.replaced, deleted: d.deleted,
+    });
+  }
+  return events;
+}
+
+export function formatDeployEvent(e: DeployEvent): string {
+  const counts = `${e.created} created, ${e.updated} updated${e.replaced ? `, ${e.replaced} replaced` : ""}, ${e.deleted} deleted`;
+  const verb = e.event === "deployed" ? `Deployed bundle ${e.bundle} to ${e.cluster}` : `Pruned bundle ${e.bundle} from ${e.cluster}`;
+  return `${verb} deploymentID=${e.deploymentId} commit=${e.commit} (${counts})`;
+}
+
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,98 @@
+/**
+ * The pull-request summary of a preview, as Markdown: per cluster and bundle what the update would
+ * create, update, replace and delete with the deploymentId before and after, the agents (a replace is
+ * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
+ * same change always gives the same text.
+ */
+import type { FleetState } from "../../core/pipeline";
+import type { DeploymentFailure } from "../../core/desired/failures";
+import { rolloutLines } from "./rollout-report";
+import { heldMarkdown, partitionsMarkdown } from "./partition-summary";
+import { compare } from "./deploy-events";
+import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
+import { PreviewReport, prunesOf } from "./preview-report";
+import { ChangeCounts, hasChanges } from "../engine/steps";
+
+/** "s-1234567890ab…:89abcdef": enough to tell two deploymentIds apart in a table. */
+export function shortId(id: string | undefined): string {
+  if (!id) return "—";
+  const [manifest, options] = id.split(":");
+  return `\`${manifest.slice(0, 14)}…${options ? `:${options.slice(0, 8)}` : ""}\``;
+}
+
+/** "GitRepo `g` bundle `b`: <warning>" for every bundle's reading warnings, sorted. */
+export function bundleWarnings(state: FleetState): string[] {
+  const lines = state.bundles.flatMap((b) => (b.warnings ?? []).map((w) => `GitRepo \`${b.gitRepo}\` bundle \`${b.name}\`: ${w}`));
+  return [...new Set(lines)].sort(compare);
+}
+
+export function renderSummaryMarkdown(report: PreviewReport): string {
+  const after = new Map(report.state.plan.entries.map((e) => [report.facts.keyOf(e), e.deploymentId]));
+  const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
+  const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
+  const prunes = prunesOf(report);
+  const total = [...deployments, ...agents].reduce((t, c) => ({
+    created: t.created + c.created, updated: t.updated + c.updated, replaced: t.replaced + c.replaced, deleted: t.deleted + c.deleted,
+  }), { created: 0, updated: 0, replaced: 0, deleted: 0 } as ChangeCounts);
+  const clusters = new Set([...deployments.map((d) => d.cluster), ...agents.map((a) => a.cluster)]);
+
+  const out: string[] = [`## pulumi-fleet preview of stack \`${report.stack}\``, ""];
+  for (const [c, why] of [...(report.unreachable ?? [])].sort()) {
+    out.push(`> **Warning:** cluster \`${c}\` is unreachable (${why}): it was left out of this preview.`, "");
+  }
+  // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
+  for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
+  out.push(...failuresMarkdown(report.state.failures?.list().filter((f) => !f.held) ?? []));
+  out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));
+  // The order a change reaches the clusters in, before anyone merges it.
+  const rollouts = rolloutLines(report.state);
+  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "", ...partitionsMarkdown(report.stack, report.facts.touchedPartitions));
+  // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
+  for (const [, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
+    for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${r.bundle}\`: ${w}`, "");
+  }
+  if (!clusters.size) {
+    out.push("No changes: every bundle deployment and agent is up to date.");
+    return out.join("\n") + "\n";
+  }
+  out.push(`Changes on ${clusters.size} cluster(s): ${total.created} to create, ${total.updated} to update, ${total.replaced} to replace, ${total.deleted} to delete.`, "");
+
+  const warnings = agents.filter((a) => a.replaced > 0);
+  for (const a of warnings) {
+    out.push(`> **Warning:** the agent on \`${a.cluster}\` would be replaced (${a.replacements.join(", ")}), which restarts it.`, "");
+  }
+  // The compact picture first: which clusters and bundles the change touches, at a glance.
+  out.push(...blastRadiusMarkdown(previewMatrix({ ...report, prunes })));
+
+  if (deployments.length) {
+    out.push("### Bundle deployments", "", "| cluster | bundle | create | update | replace | delete | deploymentId before | after |", "|---|---|---:|---:|---:|---:|---|---|");
+    for (const d of deployments) {
+      out.push(`| ${d.cluster} | ${d.bundle} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`);
+    }
+    out.push("");
+  }
+  if (agents.length) {
+    out.push("### Agents", "", "| cluster | create | update | replace | delete |", "|---|---:|---:|---:|---:|");
+    for (const a of agents) out.push(`| ${a.cluster} | ${a.created} | ${a.updated} | ${a.replaced ? `**${a.replaced}** ⚠` : 0} | ${a.deleted} |`);
+    out.push("");
+  }
+  if (prunes.length) {
+    out.push("### Prunes", "", "| cluster | bundle | objects removed | why |", "|---|---|---:|---|");
+    for (const p of prunes) out.push(`| ${p.cluster} | ${p.bundle} | ${p.objects} | ${p.reason} |`);
+    out.push("");
+  }
+  return out.join("\n");
+}
+
+/** Bundle deployments that fail: each fails alone and keeps what it last deployed; the preview fails with them. */
+export function failuresMarkdown(failed: DeploymentFailure[]): string[] {
+  if (!failed.length) return [];
+  const cell = (t: string) => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  return [
+    `> **Failed:** ${failed.length} bundle deployment(s) cannot be deployed from this commit. Each fails alone: everything else deploys, and these keep exactly what they last deployed (nothing is pruned or changed).`, "",
+    "### Failed bundle deployments", "", "| cluster | bundle | GitRepo | keeps | why |", "|---|---|---|---|---|",
+    ...failed.map((f) => `| ${f.cluster || "—"} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s) at ${shortId(f.kept.deploymentId)}` : "nothing deployed"} | ` +
+      `${cell(`${f.file ? `${f.file}${f.field ? ` ${f.field}` : ""}: ` : f.field ? `${f.field}: ` : ""}${f.reason}`)} |`),
+    "",
+  ];
+}

@@ -1,0 +1,219 @@
+/**
+ * Fleet's status model, computed from what the stack last applied (its `deployments` output), the plan
+ * of the current commit, and a refresh-preview of the clusters (live reads: readiness and drift).
+ * States and ranks follow Fleet (fleet-semantics.md §4): ErrApplied > WaitApplied > Modified >
+ * OutOfSync > Pending > NotReady > Ready; bundles and GitRepos roll up to the worst state and a
+ * `readyClusters x/y` count.
+ */
+import type { DeploymentRecord } from "../../core/desired/records";
+import type { FleetState } from "../../core/pipeline";
+import type { DepartureCode } from "../../core/targeting/departures";
+import type { ReportFacts } from "../../core/desired/report-facts";
+import { compare } from "./deploy-events";
+import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
+import { Step } from "../engine/step-recorder";
+
+export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
+export type DeploymentState = keyof typeof STATE_RANK;
+
+export interface DeploymentStatus {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  state: DeploymentState;
+  /** The deploymentId the current commit and options call for. */
+  deploymentId: string;
+  /** The deploymentId the last successful update applied (undefined: never deployed). */
+  appliedDeploymentId?: string;
+  /** Why it is not Ready: the objects that are missing, modified or not ready. */
+  message: string;
+}
+
+/** A pair that leaves: the next `up` prunes it (or, moved to another shard, that shard's stack holds it). */
+export interface LeavingPair {
+  gitRepo: string;
+  bundle: string;
+  cluster: string;
+  code: DepartureCode;
+  reason: string;
+}
+
+export interface RollUp {
+  state: DeploymentState;
+  readyClusters: number;
+  desiredReadyClusters: number;
+}
+
+/** A cluster's agent as the last update deployed it (the stack output `summary.agents.<cluster>`). */
+export interface AgentInfo {
+  image: string;
+  configHash: string;
+  pinned: boolean;
+}
+
+export interface ClusterStatus {
+  cluster: string;
+  state: DeploymentState;
+  readyBundles: number;
+  desiredReadyBundles: number;
+  // The fields below were added for the status page; optional so that older reports still read.
+  labels?: Record<string, string>;
+  /** The cluster groups whose selector matches the cluster, sorted. */
+  groups?: string[];
+  /** Undefined when the stack has no record of it yet (never deployed). */
+  agent?: AgentInfo;
+  /** Undefined when nothing was probed (render mode). */
+  reachable?: boolean;
+  unreachableReason?: string;
+}
+
+export interface StatusReport {
+  stack: string;
+  deployments: DeploymentStatus[];
+  bundles: (RollUp & { gitRepo: string; bundle: string })[];
+  gitRepos: (RollUp & { gitRepo: string; commit: string })[];
+  clusters: ClusterStatus[];
+  /** Pairs the last update deployed that this plan no longer holds, with why (core/targeting/departures.ts); absent in older reports. */
+  leaving?: LeavingPair[];
+  /** When the clusters were read (ISO 8601); set by the operation, not by the pure computation. */
+  takenAt?: string;
+}
+
+/** What the operation knows beyond the plan and the steps (all optional: a pure caller may have none). */
+export interface StatusContext {
+  agents?: Record<string, AgentInfo>;
+  /** Per deployment, its objects that are not ready (nonReadyByDeployment). */
+  nonReady?: Map<string, string[]>;
+  /** Whether the clusters were probed for reachability (false in render mode). */
+  probed?: boolean;
+  takenAt?: string;
+}
+
+/**
+ * @param facts what core decided of this plan and `applied` (core/desired/report-facts.ts reportFacts)
+ * @param groups steps of a refresh-preview: refresh steps carry the live objects, and any change the
+ *   preview would make to an applied deployment is drift
+ * @param failed deployments whose last update failed
+ */
+export function computeStatus(
+  stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, facts: ReportFacts, groups: GroupedSteps,
+  failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(), context: StatusContext = {},
+): StatusReport {
+  const deployments = state.plan.entries.map((e): DeploymentStatus => {
+    const key = facts.keyOf(e);
+    const rec = applied[key];
+    const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
+    const steps = groups.deployments.get(key);
+    // What the BundleDeployment's provider found (a refresh reads drift; its last apply may have been refused).
+    const report = steps?.report;
+    if (report && report.state !== "Ready") return { ...base, state: report.state as DeploymentState, message: report.messages.join("; ") };
+    // The last update left this deployment behind (its cluster failed or was unreachable).
+    if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed on this cluster" };
+    if (unreachable.has(e.cluster)) return { ...base, state: "NotReady", message: `cluster unreachable: ${unreachable.get(e.cluster)}` };
+    if (!rec) return { ...base, state: "Pending", message: "not deployed yet" };
+    if (rec.deploymentId !== e.deploymentId) {
+      return { ...base, state: e.paused ? "OutOfSync" : "WaitApplied", message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`" };
+    }
+    const notReady = context.nonReady?.get(key) ?? [];
+    const drift = steps ? driftOf(steps) : [];
+    if (drift.length) return { ...base, state: "Modified", message: drift.join("; ") };
+    if (notReady.length) return { ...base, state: "NotReady", message: notReady.join("; ") };
+    return { ...base, state: "Ready", message: "" };
+  }).concat((state.failures?.list() ?? []).map((f): DeploymentStatus => ({
+    // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
+    // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
+    gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: f.held ? (f.kept ? "OutOfSync" : "Pending") : "ErrApplied", deploymentId: "",
+    appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
+    message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
+  }))).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
+
+  pausedRollouts(facts, deployments);
+  const rollUp = (items: DeploymentStatus[], desired: number, ready: number): RollUp => ({
+    state: items.reduce<DeploymentState>((worst, d) => (STATE_RANK[d.state] > STATE_RANK[worst] ? d.state : worst), "Ready"),
+    readyClusters: ready, desiredReadyClusters: desired,
+  });
+  const groupBy = <K extends string>(key: (d: DeploymentStatus) => K) => {
+    const m = new Map<K, DeploymentStatus[]>();
+    for (const d of deployments) m.set(key(d), [...(m.get(key(d)) ?? []), d]);
+    return m;
+  };
+  const bundles = [...groupBy((d) => `${d.gitRepo}\u0000${d.bundle}`)].map(([k, items]) => {
+    const [gitRepo, bundle] = k.split("\u0000");
+    return { gitRepo, bundle, ...rollUp(items, items.length, items.filter((d) => d.state === "Ready").length) };
+  });
+  const gitRepos = [...state.config.gitRepos].sort((a, b) => compare(a.name, b.name)).map((r) => {
+    const items = deployments.filter((d) => d.gitRepo === r.name);
+    const clusters = [...new Set(items.map((d) => d.cluster).filter((c) => c))];
+    // A cluster is ready for a GitRepo when every bundle of the GitRepo on it is Ready.
+    const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
+    return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
+  });
+  const clusters = [...state.config.clusters].sort((a, b) => compare(a.name, b.name)).map((c): ClusterStatus => {
+    const items = deployments.filter((d) => d.cluster === c.name);
+    const r = rollUp(items, items.length, items.filter((d) => d.state === "Ready").length);
+    const agent = context.agents?.[c.name];
+    return {
+      cluster: c.name, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters,
+      labels: { ...c.labels }, groups: facts.groups.get(c.name) ?? [],
+      ...(agent ? { agent: { image: agent.image, configHash: agent.configHash, pinned: agent.pinned } } : {}),
+      ...(context.probed ? { reachable: !unreachable.has(c.name) } : {}),
+      ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
+    };
+  });
+  const leaving = [...facts.leaving.values()].map(({ departure: d, text }): LeavingPair => ({
+    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: text.replaceAll("`", ""),
+  }));
+  return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
+}
+
+/** Objects the preview would touch although the deploymentId is the applied one: hand edits or deletions. */
+function driftOf(d: DeploymentSteps): string[] {
+  const verb: Record<string, string> = { create: "missing", update: "modified", replace: "modified", delete: "extra" };
+  return d.steps.filter((s) => verb[s.op]).map((s) => `${verb[s.op]} ${kindOf(s)} ${objectName(s)}${s.op !== "create" && s.diffs.length ? ` (${s.diffs.join(", ")})` : ""}`).sort();
+}
+
+function kindOf(s: Step): string {
+  return s.type.slice(s.type.lastIndexOf(":") + 1);
+}
+
+/** "<cluster>/<bundle>/<group>:<Kind>:<ns>:<name>" resource names end in the object's namespace and name. */
+function objectName(s: Step): string {
+  const parts = urnName(s.urn).split(":");
+  return parts.length >= 4 ? `${parts[parts.length - 2] === "_" ? "" : `${parts[parts.length - 2]}/`}${parts[parts.length - 1]}` : urnName(s.urn);
+}
+
+export function formatStatusTable(r: StatusReport): string {
+  const rows: string[][] = [["GITREPO", "BUNDLE", "CLUSTER", "STATE", "READY", "MESSAGE"]];
+  for (const g of r.gitRepos) {
+    rows.push([g.gitRepo, "", "", g.state, `${g.readyClusters}/${g.desiredReadyClusters}`, `commit ${g.commit.slice(0, 12)}`]);
+    for (const b of r.bundles.filter((x) => x.gitRepo === g.gitRepo)) {
+      rows.push(["", b.bundle, "", b.state, `${b.readyClusters}/${b.desiredReadyClusters}`, ""]);
+      for (const d of r.deployments.filter((x) => x.gitRepo === g.gitRepo && x.bundle === b.bundle)) rows.push(["", "", d.cluster, d.state, "", d.message]);
+    }
+  }
+  rows.push([]);
+  rows.push(["CLUSTER", "", "", "STATE", "BUNDLES", ""]);
+  for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, ""]);
+  if (r.leaving?.length) {
+    rows.push([], ["LEAVING", "BUNDLE", "CLUSTER", "", "", "WHY"]);
+    for (const l of r.leaving) rows.push([l.gitRepo, l.bundle, l.cluster, "", "", l.reason]);
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  ").trimEnd()).join("\n") + "\n";
+}
+
+/**
+ * A rolloutStrategy that stopped (core/targeting/rollout.ts): the clusters waiting behind a partition
+ * where the bundle is not Ready say so, as Fleet's bundle status shows a paused rollout.
+ */
+function pausedRollouts(facts: ReportFacts, deployments: DeploymentStatus[]): void {
+  const of = new Map(deployments.filter((d) => d.cluster).map((d) => [`${d.gitRepo}/${d.bundle}/${d.cluster}`, d]));
+  const at = (p: { gitRepo: string; bundle: string; cluster: string }) => of.get(`${p.gitRepo}/${p.bundle}/${p.cluster}`);
+  // Stopped by an update that failed there or by clusters not ready, not merely waiting for the next `up`.
+  for (const hold of facts.heldRollouts((p) => at(p)?.state === "ErrApplied" || at(p)?.state === "NotReady")) {
+    for (const cluster of hold.held) {
+      const d = at({ ...hold, cluster });
+      if (d && d.state !== "Ready") d.message = `${hold.message}; ${d.message}`;
+    }
+  }
+}

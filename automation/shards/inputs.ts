@@ -1,0 +1,128 @@
+/**
+ * Which shards an `up` or `preview` of a sharded environment can leave out: a shard whose inputs are
+ * exactly those of its last successful update has, by construction, nothing to do (an update without
+ * --refresh compares the program's resources with the state only; it reads no cluster). The inputs are
+ * fingerprinted here, before any engine runs:
+ *  - the shard's own part of its stack file as written (its clusters' entries with their encrypted
+ *    values, the GitRepos without their targets, the global settings): an edit that concerns other
+ *    shards' clusters only, or a target edit, does not change it;
+ *  - its plan, from the same pure pipeline the program runs: every (bundle, cluster) with its target,
+ *    options and deploymentID (Fleet's content address of the bundle, pulled charts included) and the
+ *    commits the GitRepos resolved to: that is what a target edit or a new commit changes;
+ *  - the code that turns them into resources (core/, components/, fleet-render, the tool pins), and
+ *    the ambient kubeconfig's content when one of its clusters is reached through it (core/cluster-access.ts).
+ * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
+ * starts. A shard runs anyway when its last update was not a successful `up` run this way (a failed or
+ * interrupted one, a refresh, a plain `pulumi up`), when its crash journal has entries, when one of its
+ * bundles has correctDrift (its update refreshes first) or helm.valuesFrom (values the fingerprint
+ * cannot see), or with --all-shards or --refresh.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { loadStackConfig } from "../../core/config/shard-files";
+import { stableJson } from "../../core/hash";
+import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/cluster-access";
+import { planFleet, PROJECT_DIR, readSources } from "../../core/pipeline";
+import { pinCommits } from "../../core/desired/previous";
+import { resolveBackend } from "../engine/backend";
+import { journalStore } from "../engine/journal-store";
+import { openStack, PROJECT_NAME, runCli } from "../engine/stack";
+
+export const INPUTS_OUTPUT = "inputs";
+
+export interface ShardInputs {
+  fingerprint: string;
+  /** The commit each GitRepo resolved to: the shard's update deploys exactly these (DeployOptions.commits). */
+  commits: Record<string, string>;
+  /** Why the shard must run whatever its fingerprint (correctDrift, helm.valuesFrom), if it must. */
+  mustRun?: string;
+}
+
+
+/** The files whose content decides what the program registers for given inputs. */
+const CODE = ["core", "components", "index.ts", "package-lock.json", "tools/fleet-render", "tools/pulumi/go.mod", "tools/kubernetes/go.mod", "tools/language-nodejs/go.mod"];
+let codeHash: string | undefined;
+
+function hashCode(): string {
+  if (codeHash) return codeHash;
+  const h = createHash("sha256");
+  const walk = (rel: string) => {
+    const abs = path.join(PROJECT_DIR, rel);
+    if (!fs.existsSync(abs)) return;
+    if (fs.statSync(abs).isDirectory()) {
+      for (const name of fs.readdirSync(abs).sort()) if (name !== "node_modules") walk(path.join(rel, name));
+      return;
+    }
+    h.update(`${rel}\0`).update(fs.readFileSync(abs)).update("\0");
+  };
+  CODE.forEach(walk);
+  return (codeHash = h.digest("hex"));
+}
+
+/** `commits`: the commit per GitRepo to plan with (as the update will deploy it); default: resolve each. */
+export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string): Promise<ShardInputs> {
+  const { raw, config } = loadStackConfig(dir, stack);
+  const members = new Set(config.clusters.map((c) => c.name));
+  const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
+  const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot);
+  // As written: an encrypted kubeconfig is an object here, so it still counts as the cluster's own.
+  const memberEntries = ((raw.clusters ?? []) as { name?: string; kubeconfig?: unknown }[]).filter((c) => members.has(String(c.name)));
+  const entries = state.plan.entries.map((e) => [e.gitRepo, e.bundle, e.cluster, e.target, e.customizations, e.namespace, e.releaseName, e.deploymentId, e.paused, e.dependsOn, e.options]);
+  const parts = {
+    global,
+    clusters: memberEntries,
+    gitRepos: ((gitRepos ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
+    commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
+    entries,
+    code: hashCode(),
+    kubeconfig: memberEntries.some(usesAmbientKubeconfig) ? createHash("sha256").update(ambientKubeconfigText()).digest("hex") : "",
+  };
+  const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
+  // Its values live on the cluster, which the fingerprint does not read: a changed value must still deploy.
+  const valuesFrom = state.plan.entries.find((e) => e.options.helm?.valuesFrom?.length);
+  const mustRun = drift ? `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)`
+    : valuesFrom ? `bundle ${valuesFrom.bundle} on ${valuesFrom.cluster} has helm.valuesFrom (its values are read from the cluster at each update)` : undefined;
+  return {
+    fingerprint: createHash("sha256").update(stableJson(parts)).digest("hex"),
+    commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
+    ...(mustRun ? { mustRun } : {}),
+  };
+}
+
+export interface ShardDecision {
+  shard: string;
+  stack: string;
+  fingerprint: string;
+  commits: Record<string, string>;
+  /** undefined: it runs; else why it is left out. */
+  skip?: string;
+}
+
+/** The `inputs` the last update recorded, if that update was a successful `up` and nothing is pending. */
+async function lastRecorded(stack: string): Promise<string | undefined> {
+  if (await journalStore(resolveBackend(), PROJECT_NAME, stack)?.list().then((l) => l.length > 0)) return undefined;
+  const s = await openStack({ stack });
+  const [last] = await s.history(1);
+  if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
+  try {
+    return (await runCli(s, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"])).trim() || undefined;
+  } catch {
+    return undefined; // no such output: the last update was not started by the shard runner
+  }
+}
+
+/** Every shard's inputs, and (when `mayLeaveOut`) which shards have nothing to do. */
+export async function decideShards(dir: string, shards: { shard: string; stack: string }[], mayLeaveOut: boolean): Promise<ShardDecision[]> {
+  // Every shard is a copy of one definition: its GitRepos resolve once, and every shard deploys those commits.
+  const { gitRepos } = loadStackConfig(dir, shards[0].stack).config;
+  // A GitRepo that cannot be resolved is not pinned: each shard reads it and it fails there alone.
+  const commits = Object.fromEntries([...(await readSources(gitRepos)).sources.values()].map((s) => [s.gitRepo, s.commit]));
+  return Promise.all(shards.map(async (s) => {
+    const inputs = await shardInputs(dir, s.stack, commits);
+    const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
+    if (!mayLeaveOut || inputs.mustRun) return decision;
+    const recorded = await lastRecorded(s.stack);
+    return recorded === inputs.fingerprint ? { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` } : decision;
+  }));
+}

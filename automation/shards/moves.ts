@@ -1,0 +1,180 @@
+/**
+ * Changing which shard a cluster belongs to (`npm run shards -- --stack <env> --apply`). The plan
+ * compares the membership the shard files were generated with against the definition's; applying it
+ * moves each moving cluster's resources between the two shard stacks with the engine's own
+ * `pulumi state move` (its Cluster component and its BundleDeployments; the command moves their
+ * children, the Kubernetes objects, providers and agent, with them), and only then rewrites the shard
+ * files. Nothing on the clusters is touched: every object keeps its UID.
+ *
+ * An interrupted apply is safe to run again: a cluster already in its new shard's state is not moved
+ * twice, and until the files are rewritten every shard whose file is out of date refuses to run.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
+import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../../core/config/shard-files";
+import { shardStackName } from "../../core/config/shards";
+import { PROJECT_DIR } from "../../core/pipeline";
+import { BackendOptions, resolveBackend } from "../engine/backend";
+import { journalStore } from "../engine/journal-store";
+import { openStack, PROJECT_NAME, runCli, stacksDir } from "../engine/stack";
+import { urnName } from "../engine/steps";
+
+export interface ShardMove {
+  cluster: string;
+  /** undefined: a cluster no shard file had yet (new to the environment). */
+  from?: string;
+  to: string;
+}
+
+export interface ShardPlan {
+  layout: ShardLayout;
+  /** Per shard of the definition: undefined when its file is current, else why it is not. */
+  problems: Map<string, string | undefined>;
+  moves: ShardMove[];
+  /** Shard files of this environment whose shard the definition no longer lists. */
+  removed: string[];
+}
+
+/** The shard files of an environment present in `dir`, by shard name. */
+function existingShardFiles(dir: string, environment: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!fs.existsSync(dir)) return out;
+  for (const f of fs.readdirSync(dir)) {
+    const m = /^Pulumi\.(.+)\.yaml$/.exec(f);
+    if (!m || !m[1].startsWith(`${environment}.`)) continue;
+    const of = shardOfFile(dir, m[1]);
+    if (of?.environment === environment) out.set(of.name, m[1]);
+  }
+  return out;
+}
+
+/** The clusters a shard file assigns to its shard, by its own (possibly older) copy of the definition. */
+function clustersOfShardFile(dir: string, stack: string): string[] {
+  return loadStackConfig(dir, stack).config.clusters.map((c) => c.name);
+}
+
+export function planShards(dir: string, environment: string): ShardPlan {
+  const layout = readShardLayout(dir, environment);
+  if (!layout) throw new Error(`stacks/Pulumi.${environment}.yaml has no shards: rule; there is nothing to shard`);
+  const files = existingShardFiles(dir, environment);
+  const before = new Map<string, string>();
+  for (const [shard, stack] of files) for (const c of clustersOfShardFile(dir, stack)) before.set(c, shard);
+  const moves: ShardMove[] = [];
+  for (const [cluster, to] of [...layout.membership].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const from = before.get(cluster);
+    if (from !== to) moves.push({ cluster, from, to });
+  }
+  const problems = new Map(layout.shards.map((s) => [s.name, shardFileProblem(dir, environment, s.name)]));
+  const removed = [...files.keys()].filter((s) => !layout.shards.some((x) => x.name === s)).sort();
+  return { layout, problems, moves, removed };
+}
+
+export function formatShardPlan(p: ShardPlan): string {
+  const lines = [`environment ${p.layout.environment}: ${p.layout.shards.length} shard(s), ${p.layout.membership.size} cluster(s)`];
+  for (const s of p.layout.shards) {
+    const problem = p.problems.get(s.name);
+    lines.push(`  ${s.stack}: ${s.clusters.length} cluster(s)${problem ? ` [to regenerate: ${problem}]` : ""}`);
+  }
+  for (const m of p.moves) {
+    lines.push(m.from ? `  move ${m.cluster}: ${m.from} -> ${m.to} (its state moves with \`pulumi state move\`)` : `  new ${m.cluster} -> ${m.to}`);
+  }
+  for (const r of p.removed) lines.push(`  shard ${r} is no longer in the definition: its file is removed once its clusters have moved`);
+  if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
+  return lines.join("\n");
+}
+
+/** Refuses shard files that disagree with their definition (before a run, or before handing them to a runner), showing what would make them current. */
+export function assertShardsCurrent(dir: string, layout: ShardLayout): void {
+  if (!layout.shards.some((s) => shardFileProblem(dir, layout.environment, s.name))) return;
+  throw new Error(`${formatShardPlan(planShards(dir, layout.environment))}\nthe shard files are not current: ` +
+    `run \`npm run shards -- --stack ${layout.environment} --apply\` (it moves clusters' state, then writes them)`);
+}
+
+/** Resources to name to `pulumi state move` for one cluster (it moves their children along). */
+export function clusterUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
+  return resources.filter((r) =>
+    (r.type === CLUSTER_TYPE && urnName(r.urn) === cluster) ||
+    (r.type === BUNDLE_DEPLOYMENT_TYPE && urnName(r.urn).startsWith(`${cluster}/`))).map((r) => r.urn);
+}
+
+/**
+ * The cluster's own providers in a stack of an earlier version: Kubernetes' (namespaces, agent) and
+ * pulumi-fleet's (its BundleDeployments), named after it and one per impersonated account
+ * ("<cluster>/as/<user>"). The stack's one provider ("fleet:<stack>") is no cluster's.
+ */
+export function providerUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
+  const types = new Set(["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet"]);
+  return resources.filter((r) => types.has(r.type) && (urnName(r.urn) === cluster || urnName(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
+}
+
+export interface ApplyOptions extends BackendOptions {
+  environment: string;
+  /** Directory of the stack files (default stacks/). */
+  stackConfigDir?: string;
+  env?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+/** Moves every moving cluster's state, then writes the shard files (see the file comment). */
+export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
+  const dir = options.stackConfigDir ?? stacksDir();
+  const log = options.log ?? ((l: string) => console.log(l));
+  const plan = planShards(dir, options.environment);
+  const stackOf = (shard: string) => shardStackName(options.environment, shard);
+  const moving = plan.moves.filter((m) => m.from !== undefined);
+  if (moving.length) {
+    // The engine reads each stack's secrets settings from its file: a scratch directory holds the
+    // shard files as they are now plus the new shards' files, so no real file is current before the moves are done.
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pf-shard-move-"));
+    try {
+      fs.copyFileSync(stackFilePath(dir, options.environment), stackFilePath(scratch, options.environment));
+      for (const shard of new Set(moving.flatMap((m) => [m.from!, m.to]))) {
+        const file = stackFilePath(scratch, stackOf(shard));
+        // The files themselves are rewritten below; here they only carry the definition's secrets settings.
+        fs.writeFileSync(file, shardFileText(dir, options.environment, shard));
+      }
+      for (const m of moving) await moveCluster({ ...options, stackConfigDir: scratch }, stackOf(m.from!), stackOf(m.to), m.cluster, log);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+  for (const s of plan.layout.shards) {
+    if (plan.problems.get(s.name) === undefined) continue;
+    fs.writeFileSync(stackFilePath(dir, s.stack), shardFileText(dir, options.environment, s.name));
+    log(`wrote ${path.relative(PROJECT_DIR, stackFilePath(dir, s.stack))} (${s.clusters.length} cluster(s))`);
+  }
+  for (const r of plan.removed) {
+    fs.rmSync(stackFilePath(dir, stackOf(r)));
+    log(`removed ${path.relative(PROJECT_DIR, stackFilePath(dir, stackOf(r)))}: the stack ${stackOf(r)} now holds no cluster (remove it with \`npm run pulumi -- stack rm ${stackOf(r)}\`)`);
+  }
+  return plan;
+}
+
+async function moveCluster(options: ApplyOptions & { stackConfigDir: string }, from: string, to: string, cluster: string, log: (l: string) => void): Promise<void> {
+  const journal = await journalStore(resolveBackend(options), PROJECT_NAME, from)?.list() ?? [];
+  if (journal.length) {
+    throw new Error(`stack ${from} has ${journal.length} crash-journal entr${journal.length === 1 ? "y" : "ies"} from an interrupted update: run \`npm run up\` on it first, so that nothing it may have left behind on ${cluster} is forgotten`);
+  }
+  const source = await openStack({ ...options, stack: from });
+  const dest = await openStack({ ...options, stack: to });
+  const urnsIn = async (s: typeof source) => clusterUrns((await s.exportStack()).deployment?.resources ?? [], cluster);
+  const urns = await urnsIn(source);
+  const inDest = (await urnsIn(dest)).length > 0;
+  if (!urns.length) {
+    log(`${cluster}: nothing in ${from}'s state${inDest ? ` (already in ${to})` : " (never deployed)"}; nothing to move`);
+    return;
+  }
+  if (inDest) throw new Error(`cluster ${cluster} has resources in both ${from} and ${to}: resolve that by hand before moving (pulumi stack export)`);
+  const cli = (args: string[]) => runCli(source, [...args, "--yes", "--non-interactive"]);
+  await cli(["state", "move", "--source", from, "--dest", to, ...urns]);
+  const after = (await source.exportStack()).deployment?.resources ?? [];
+  const left = clusterUrns(after, cluster);
+  if (left.length) throw new Error(`pulumi state move left ${left.length} resource(s) of ${cluster} in ${from}: ${left.slice(0, 3).join(", ")}`);
+  // The engine copies providers rather than moving them; the source's copies now serve nothing there
+  // (removing one from the state touches no cluster), and would otherwise show as deletes in its preview.
+  const copies = providerUrns(after, cluster);
+  if (copies.length) await cli(["state", "delete", "--stack", from, ...copies]);
+  log(`${cluster}: moved ${urns.length} resource(s) and their children from ${from} to ${to} (pulumi state move)`);
+}

@@ -1,0 +1,35 @@
+/**
+ * One shard's operation in a process of its own (started by automation/shards/runner.ts, which says why
+ * a process): reads its job, runs the operation in this process through the operations library
+ * (automation/run-operation.ts, the lines the CLI prints), writes the outcome for the merged report and
+ * exits non-zero on failure with the failure worded as the CLI words it.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { stopOnSignals, stoppedCode } from "../../core/stop-signal";
+import { guarded } from "../engine/process-guard";
+import { resolveBackend } from "../engine/backend";
+import { reportFailure } from "../reports/error-report";
+import { OperationOutcome, OperationRequest, runOperation } from "../run-operation";
+
+export interface ShardJob {
+  request: Omit<OperationRequest, "outcome">;
+  /** Where the outcome is written (JSON). */
+  outcomeFile: string;
+}
+
+async function main(jobFile: string): Promise<void> {
+  const job = JSON.parse(fs.readFileSync(jobFile, "utf8")) as ShardJob;
+  const context = { op: job.request.op, stack: job.request.stack };
+  // SIGINT/SIGTERM (the runner's stop, passed on by proc-guard) stop the operation; its renderer batches run under proc-guard too.
+  stopOnSignals({ wrapSpawn: guarded });
+  const outcome = (o: OperationOutcome) => fs.writeFileSync(job.outcomeFile, JSON.stringify(o));
+  try {
+    await runOperation({ ...job.request, outcome }, context);
+  } catch (err) {
+    console.error(reportFailure(err, context, path.join(resolveBackend().localDir, "logs")));
+    process.exitCode = stoppedCode() ?? 1;
+  }
+}
+
+void main(process.argv[2]);
