@@ -26,7 +26,7 @@ import { clusterBinaries, LocalCluster, startLocalClusters, stopComponent, stopL
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/engine/toolchain";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
-import { fleetApply, fleetBinaries, fleetCpuSeconds, fleetMemory, FleetRun, FLEET_VERSION, installFleet, logTail, startFleet, stopFleet, WORKSPACE, writeTargets } from "./fleet-processes";
+import { fleetApply, fleetBinaries, fleetCpuSeconds, fleetMemory, FleetRun, FLEET_VERSION, installFleet, logTail, startFleet, stopFleet, writeTargets } from "./fleet-processes";
 import { printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 const POLL_MS = 200;

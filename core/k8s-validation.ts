@@ -64,6 +64,7 @@ export function objectNameProblem(kind: string, name: string): string | undefine
     if (name === "." || name === "..") return `may not be ${JSON.stringify(name)}`;
     if (/[/%]/.test(name)) return "may not contain '/' or '%'";
     if (name.length > 253) return "must be no more than 253 characters";
+    // eslint-disable-next-line no-control-regex -- control characters are what this refuses
     if (/[\u0000-\u001f\u007f]/.test(name)) return "may not contain control characters";
     return undefined;
   }

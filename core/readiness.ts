@@ -18,7 +18,7 @@ export async function judgeReadiness(queries: ReadinessQuery[]): Promise<Map<str
 }
 
 /** Fleet's one-line account of a non-ready object: "<Kind> <namespace>/<name>: <state>: <messages>". */
-export function describeNotReady(object: Record<string, any>, r: Readiness): string {
+export function describeNotReady(object: { kind?: unknown; metadata?: { name?: string; namespace?: string } }, r: Readiness): string {
   const md = object.metadata ?? {};
   const name = `${md.namespace ? `${md.namespace}/` : ""}${md.name}`;
   const detail = [r.state || (r.problem ? "unreadable" : "not ready"), ...(r.message ?? []), ...(r.problem ? [r.problem] : [])].join(": ");

@@ -10,6 +10,8 @@ trap 'rm -f "$leftovers"' EXIT
 node scripts/run-ts.js scripts/check-leftovers.ts --snapshot "$leftovers"
 echo "== typecheck"
 tsc --noEmit -p .
+echo "== lint (eslint.config.mjs: typescript-eslint's recommended rules)"
+eslint .
 echo "== unit + component tests"
 mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*.test.ts'
 echo "== Go unit tests of pulumi-fleet's provider (tools/fleet-provider: its decisions)"

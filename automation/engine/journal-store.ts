@@ -103,7 +103,7 @@ function postgresStore(url: string, project: string, stack: string): JournalStor
 }
 
 /** identityOf (core/journal.ts) of every Kubernetes object in an exported state: a BundleDeployment's inventory, and per-object resources. */
-export function stateIdentities(deployment: { resources?: { urn: string; type: string; outputs?: any }[] } | undefined): Set<string> {
+export function stateIdentities(deployment: { resources?: { urn: string; type: string; outputs?: Record<string, unknown> }[] } | undefined): Set<string> {
   const out = new Set<string>();
   for (const r of deployment?.resources ?? []) {
     const o = r.outputs;
@@ -114,8 +114,10 @@ export function stateIdentities(deployment: { resources?: { urn: string; type: s
       }
       continue;
     }
-    if (!r.type.startsWith("kubernetes:") || !cluster || !o?.apiVersion || !o?.kind || !o?.metadata?.name) continue;
-    out.add(identityOf({ cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
+    // An earlier version's per-object resource: its outputs are the object.
+    const object = o as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | undefined;
+    if (!r.type.startsWith("kubernetes:") || !cluster || !object?.apiVersion || !object.kind || !object.metadata?.name) continue;
+    out.add(identityOf({ cluster, apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }));
   }
   return out;
 }

@@ -44,7 +44,7 @@ export function expandPairSteps(steps: Step[], moving: ReadonlySet<string> = new
 function objectSteps(s: Step): Step[] {
   const news = objectsOf(s.inputs);
   const olds = objectsOf(s.oldInputs);
-  const child = (op: Step["op"], o: PairObject, diffs: string[] = [], outputs?: Record<string, any>): Step => {
+  const child = (op: Step["op"], o: PairObject, diffs: string[] = [], outputs?: Record<string, unknown>): Step => {
     const m = o.manifest as unknown as K8sObject;
     return {
       op, urn: `${s.urn}$${typeTokenOf(m)}::${urnTail(s.urn)}/${objectKey(m)}`, type: typeTokenOf(m), custom: true, parent: s.urn,
@@ -94,7 +94,7 @@ function objectSteps(s: Step): Step[] {
         .concat([...changedSecrets].map(([k, op]) => child(op, keyStub(k))));
     }
     case "refresh":
-      return ((s.outputs?.live ?? []) as Record<string, any>[]).map((live) => child("refresh", { manifest: live }, [], live));
+      return ((s.outputs?.live ?? []) as Record<string, unknown>[]).map((live) => child("refresh", { manifest: live }, [], live));
     default:
       return [];
   }
@@ -108,9 +108,9 @@ function sameManifest(a: PairObject, b: PairObject): boolean {
 const masked = (v: unknown) => v !== undefined && (v === null || typeof v !== "object" || SECRET_SIG in v);
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
-function objectsOf(inputs: Record<string, any> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
+function objectsOf(inputs: Record<string, unknown> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
   const v = inputs?.[field];
-  return v && !masked(v) ? fromEngineObjects(v) : {};
+  return v && !masked(v) ? fromEngineObjects(v as Parameters<typeof fromEngineObjects>[0]) : {};
 }
 
 const urnTail = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);

@@ -15,11 +15,11 @@ export interface Step {
   diffs: string[];
   failed: boolean;
   /** The live state the engine read (refresh steps): used for readiness. */
-  outputs?: Record<string, any>;
+  outputs?: Record<string, unknown>;
   /** A BundleDeployment's steps only (pair-steps.ts): its detailed diff and its inputs before and after. */
   detailedDiff?: Record<string, unknown>;
-  inputs?: Record<string, any>;
-  oldInputs?: Record<string, any>;
+  inputs?: Record<string, unknown>;
+  oldInputs?: Record<string, unknown>;
 }
 
 const MAX_ERRORS = 100;

@@ -75,6 +75,7 @@ export function pulumiCommand(tools: Toolchain = toolchain()): Promise<PulumiCom
 
 /** A version as the SDK's semver parses it (its own copy of the package, whose SemVer the SDK compares). */
 function parseVersion(version: string): unknown {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- resolved from the SDK's own directory at run time
   const semver = require(require.resolve("semver", { paths: [path.dirname(require.resolve("@pulumi/pulumi"))] })) as { parse(v: string): unknown };
   const parsed = semver.parse(version);
   if (!parsed) throw new Error(`tools/build-pulumi.sh printed PULUMI_FLEET_PULUMI_VERSION=${version}, which is not a version`);

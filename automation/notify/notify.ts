@@ -44,7 +44,7 @@ export interface UpFacts {
 /** After an `up` (successful or with pairs that failed alone): the events sent, for the caller to show. */
 export async function notifyAfterUp(o: NotifyOptions, facts: UpFacts): Promise<NotificationEvent[]> {
   return run(o, facts.statesBefore, (memory, time) => {
-    const { deployed, pruned } = deploysOf(facts.deploys, facts.before);
+    const { deployed, pruned } = deploysOf(facts.deploys);
     return decideAfterUp(memory, observedAfterUp(facts.statesAfter, facts.after, facts.failures), deployed, pruned, { stack: o.stack, time });
   });
 }

@@ -48,7 +48,7 @@ export function observedAfterUp(states: Record<string, PairReport>, records: Rec
 }
 
 /** Deploys (this update changed the pair's objects) by key, with their words; and the pairs pruned. */
-export function deploysOf(events: DeployEvent[], before: Record<string, DeploymentRecord>): { deployed: Map<string, string>; pruned: PairObservation[] } {
+export function deploysOf(events: DeployEvent[]): { deployed: Map<string, string>; pruned: PairObservation[] } {
   const deployed = new Map<string, string>();
   const pruned: PairObservation[] = [];
   for (const e of events) {

@@ -68,7 +68,10 @@ export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAs
     ask.entries.push([e, refs]);
     for (const ref of refs) {
       const key = lookupKeyOf(ref);
-      if (!keys.has(stableJson(key))) keys.add(stableJson(key)), ask.keys.push(key);
+      if (!keys.has(stableJson(key))) {
+        keys.add(stableJson(key));
+        ask.keys.push(key);
+      }
     }
   }
   return out;

@@ -265,9 +265,17 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
     for (const key of group) {
       const [kind, i] = indexOf(key);
       let local: JobKey;
-      if (kind === "yaml") sub.yaml![String(i)] = request.yaml![yamlKeys[i]], local = key;
-      else if (kind === "values") local = `values ${valuesAt.length}`, valuesAt.push(i), sub.values!.push(values[i]);
-      else sub.renders!.push({ ...renders[i], id: String(i) }), local = key;
+      if (kind === "yaml") {
+        sub.yaml![String(i)] = request.yaml![yamlKeys[i]];
+        local = key;
+      } else if (kind === "values") {
+        local = `values ${valuesAt.length}`;
+        valuesAt.push(i);
+        sub.values!.push(values[i]);
+      } else {
+        sub.renders!.push({ ...renders[i], id: String(i) });
+        local = key;
+      }
       const g = gitRepoOf(key);
       if (g !== undefined && Number.isFinite(secondsLeft[g])) sub.jobGroups[local] = g;
     }
@@ -288,7 +296,10 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
   // Equal results share one object, as the renderer's own `valueOf` does within one run.
   const distinct = new Map<ValuesResult, number>();
   for (const r of valueResults) {
-    if (!distinct.has(r)) distinct.set(r, out.values.length), out.values.push(r);
+    if (!distinct.has(r)) {
+      distinct.set(r, out.values.length);
+      out.values.push(r);
+    }
     out.valueOf.push(distinct.get(r)!);
   }
   return out;

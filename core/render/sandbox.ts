@@ -84,7 +84,10 @@ export async function runSandboxOnce<R>(binary: string, request: unknown, limits
     let m: RegExpExecArray | null;
     if ((m = /^fleet-render-job (start|done) (.*)$/.exec(line))) {
       if (m[1] === "start") running.add(m[2]);
-      else running.delete(m[2]), done.push(m[2]);
+      else {
+        running.delete(m[2]);
+        done.push(m[2]);
+      }
     } else if ((m = /^fleet-render-limit time (.*)$/.exec(line))) {
       limit = { kind: "time", job: m[1] };
     } else if ((m = /^fleet-render-limit group (\d+)$/.exec(line))) {

@@ -6,7 +6,7 @@
  * seconds, no process it started is left and the stack's lock is released.
  */
 import { expect } from "chai";
-import { ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";

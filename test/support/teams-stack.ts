@@ -220,7 +220,7 @@ export class TeamsStack {
 
   /** Registers the hooks: the accounts, both repositories, and a first up deploying both teams. */
   register(): void {
-    const self = this;
+    const self = this; // eslint-disable-line @typescript-eslint/no-this-alias -- mocha's hooks need their own `this` (the timeout)
     before(async function (this: Mocha.Context) {
       this.timeout(20 * 60_000);
       await self.setUp();

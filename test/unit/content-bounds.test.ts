@@ -79,7 +79,8 @@ describe("bounds on the work content causes while read", () => {
     const lstats = (depth: number) => {
       const chain = Array.from({ length: depth }, () => "d").join("/");
       const checkout = new Checkout(treeOf({ "cm.yaml": "a: b\n", [`${chain}/cm.yaml`]: "a: b\n" }), "repo");
-      const nodeFs = require("node:fs") as { lstatSync: typeof fs.lstatSync }; // the module object itself: writable
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module object itself (writable), not the import's frozen namespace
+      const nodeFs = require("node:fs") as { lstatSync: typeof fs.lstatSync };
       const original = nodeFs.lstatSync;
       let calls = 0;
       nodeFs.lstatSync = ((...args: Parameters<typeof original>) => (calls++, original(...args))) as typeof original;

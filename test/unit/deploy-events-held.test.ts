@@ -55,7 +55,7 @@ describe("deploy events of a pair a dependsOn gate held back (automation/reports
     expect(second.map(formatDeployEvent)).to.deep.equal(["Deployed bundle web to c1 deploymentID=s-1:web commit=abc (2 created, 0 updated, 0 deleted)"]);
 
     // The webhooks' event carries that deploy's words, once.
-    const { deployed, pruned } = deploysOf(second, { [KEY]: record });
+    const { deployed, pruned } = deploysOf(second);
     const memory = recordedStates(report("WaitApplied"));
     const d = decideAfterUp(memory, observedAfterUp(report("Ready"), { [KEY]: record }, []), deployed, pruned, { stack: "s", time: "t" });
     expect(d.events.map((e) => [e.type, e.previousState, e.message])).to.deep.equal([["deployed", "WaitApplied", formatDeployEvent(second[0])]]);

@@ -110,7 +110,7 @@ describe("notifications: which pairs changed", () => {
       { event: "deployed", bundle: "web", cluster: "c2", gitRepo: "apps", deploymentId: "new", commit: "c0ffee", created: 1, updated: 0, replaced: 0, deleted: 0 },
       { event: "pruned", bundle: "web", cluster: "c9", gitRepo: "apps", deploymentId: "old", commit: "c0ffee", created: 0, updated: 0, replaced: 0, deleted: 2 },
     ];
-    const { deployed, pruned } = deploysOf(ev, {});
+    const { deployed, pruned } = deploysOf(ev);
     expect([...deployed.keys()]).to.deep.equal(["c2/apps/web"]);
     expect(pruned.map((p) => p.key)).to.deep.equal(["c9/apps/web"]);
   });

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { CONFIGMAP, gitRepoConfig, TestRepo } from "../support/git-fixtures";
 import { planBundles } from "../../core/pipeline";
@@ -49,7 +50,7 @@ describe("render command (like fleet test)", () => {
 
   it("reads a directory as it is on disk, uncommitted edits included", () => {
     const repo = new TestRepo({ "cm.yaml": CONFIGMAP("committed") });
-    require("node:fs").writeFileSync(path.join(repo.dir, "cm.yaml"), CONFIGMAP("on-disk"));
+    fs.writeFileSync(path.join(repo.dir, "cm.yaml"), CONFIGMAP("on-disk"));
     const out = render(repo.dir, "--name", "web");
     expect(out.status, out.stderr).to.equal(0);
     expect(out.stdout).to.contain("name: on-disk").and.not.contain("name: committed");
