@@ -13,20 +13,12 @@
 # golang.org/x/sys, is pinned in tools/proc-guard/go.mod (checksums in go.sum and in the public database).
 set -euo pipefail
 
-want_path=0
-for arg in "$@"; do
-  case "$arg" in
-    --path) want_path=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build-guard.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
-  esac
-done
-
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$tools_dir/proc-guard
 cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 # shellcheck source=tools/lib.sh
 source "$tools_dir/lib.sh"
+path_flag_args "$0" "$@"
 
 # The hash: sha256 of the files' contents, in byte order of their names (go.mod, go.sum, *.go).
 mapfile -t sources < <(cd "$src" && printf '%s\n' go.mod go.sum *.go | LC_ALL=C sort)

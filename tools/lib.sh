@@ -67,3 +67,33 @@ build_once() {
   mv -f "$bin.tmp" "$bin"
   log "$label: built in $(since "$start")"
 }
+
+# path_flag_args <script> <args...>: the small tools' command line: --path (sets want_path=1) and
+# --help (prints the script's header comment); anything else is an error.
+path_flag_args() {
+  want_path=0
+  local arg
+  for arg in "${@:2}"; do
+    case "$arg" in
+      --path) want_path=1 ;;
+      -h|--help) sed -n '2,/^set -euo/p' "$1" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+      *) echo "$(basename "$1"): unknown argument: $arg (try --help)" >&2; exit 2 ;;
+    esac
+  done
+}
+
+# build_module_tool <name> <label>: build tools/<name> (the main package of its own go.mod) into the
+# cache directory named after a hash of its go.mod, go.sum, non-test .go files and the Go version, or
+# reuse it; prints the binary's path when want_path is 1. Needs tools_dir and cache_root.
+build_module_tool() {
+  local name=$1 label=$2 src=$tools_dir/$1 hash build_dir bin
+  local -a sources
+  go_build_env
+  mapfile -t sources < <(cd "$src" && ls go.mod go.sum ./*.go | grep -v '_test\.go$' | LC_ALL=C sort)
+  hash=$(cd "$src" && hash_of "-trimpath -s -w" "${sources[@]}")
+  build_dir=$cache_root/tools/$name-$hash
+  bin=$build_dir/$name
+  lock_dir "$build_dir"
+  build_once "$bin" "$src" "$label" -mod=readonly -trimpath -ldflags "-s -w"
+  if ((want_path)); then printf '%s\n' "$bin"; fi
+}
