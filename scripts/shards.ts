@@ -7,7 +7,6 @@
 import { applyShards, assertShardsCurrent, formatShardPlan, planShards } from "../automation/shards/moves";
 import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/shards/operator-stacks";
 import { stacksDir } from "../automation/engine/stack";
-import * as path from "node:path";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 
 const SPEC = {

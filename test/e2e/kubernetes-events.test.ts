@@ -15,7 +15,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
-import { liftPolicy, refuseLabelledConfigMaps } from "../support/admission";
+import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "kevents";
@@ -34,13 +34,7 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
   const repoDir = path.join(work, "repo");
   let cluster: LocalCluster;
   let config: StackConfig;
-  const write = (version: number, denied?: string) => {
-    for (const b of BUNDLES) {
-      fs.mkdirSync(path.join(repoDir, b), { recursive: true });
-      fs.writeFileSync(path.join(repoDir, b, "fleet.yaml"), `defaultNamespace: ${NS}\n`);
-      fs.writeFileSync(path.join(repoDir, b, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${b}\n${b === denied ? "  labels: {deny: \"true\"}\n" : ""}data:\n  version: "${version}"\n`);
-    }
-  };
+  const write = (version: number, denied?: string) => writeConfigMapBundles(repoDir, BUNDLES, NS, () => version, denied);
   const options = (): ops.OperationOptions => ({
     stack: "kevents", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
     deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "kevents" },

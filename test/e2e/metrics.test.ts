@@ -21,7 +21,7 @@ import { STATES } from "../../automation/metrics/exposition";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
-import { liftPolicy, refuseLabelledConfigMaps } from "../support/admission";
+import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
 import { liveClusters } from "../support/live-clusters";
 import { ParsedFamily, parseExposition, sampleValue } from "../support/metrics-parser";
 
@@ -41,13 +41,7 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
   let server: http.Server;
   let clusters: LocalCluster[];
   let config: StackConfig;
-  const write = (versions: Record<string, number>, denied?: string) => {
-    for (const b of BUNDLES) {
-      fs.mkdirSync(path.join(repoDir, b), { recursive: true });
-      fs.writeFileSync(path.join(repoDir, b, "fleet.yaml"), `defaultNamespace: ${NS}\n`);
-      fs.writeFileSync(path.join(repoDir, b, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${b}\n${b === denied ? "  labels: {deny: \"true\"}\n" : ""}data:\n  version: "${versions[b]}"\n`);
-    }
-  };
+  const write = (versions: Record<string, number>, denied?: string) => writeConfigMapBundles(repoDir, BUNDLES, NS, (b) => versions[b], denied);
   const options = (): ops.OperationOptions => ({
     stack: STACK, stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
     deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "metrics" },

@@ -4,6 +4,8 @@
  * refuse a bundle's change. Waits until the API server enforces it (or no longer does), probing with a dry run.
  */
 import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 
@@ -53,4 +55,17 @@ export async function liftPolicy(c: LocalCluster, name: string, namespace?: stri
     try { await kubeRequest(c, "DELETE", `${API}/${kind}/${name}`); } catch { /* not there */ }
   }
   if (namespace) await until("the admission policy is lifted", async () => !(await refused(c, namespace, "configmaps")));
+}
+
+/**
+ * One bundle per name, each one ConfigMap named after its bundle in `namespace` holding `version`; the
+ * `denied` bundle's ConfigMap carries the label refuseLabelledConfigMaps' policy refuses.
+ */
+export function writeConfigMapBundles(repoDir: string, bundles: readonly string[], namespace: string, version: (bundle: string) => number, denied?: string): void {
+  for (const b of bundles) {
+    fs.mkdirSync(path.join(repoDir, b), { recursive: true });
+    fs.writeFileSync(path.join(repoDir, b, "fleet.yaml"), `defaultNamespace: ${namespace}\n`);
+    const labels = b === denied ? "  labels: {deny: \"true\"}\n" : "";
+    fs.writeFileSync(path.join(repoDir, b, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${b}\n${labels}data:\n  version: "${version(b)}"\n`);
+  }
 }
