@@ -30,7 +30,7 @@ import { clusterViews } from "../targeting/match";
 import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
-import { gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
+import { operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
@@ -113,7 +113,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // Each step fails the deployments it finds wrong, alone, with what waits for them on their cluster (steps.ts).
   const entries = await decideInSteps(fleet.plan.entries, [
     // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
-    { name: "reach", judge: (alive) => ({ failed: failuresOf((fail) => checkReach(alive, pinned, fleet.bundles, fail)) }) },
+    { name: "reach", judge: (alive) => ({ failed: failuresOf((fail) => checkReach(alive, pinned, fleet.bundles, views, fail)) }) },
     {
       // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
       name: "valuesFrom", judge: async (alive) => {
@@ -228,7 +228,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       key, ...formerName(previous, key), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
       dependsOn: [...e.dependsOn.map((ref) => deploymentKey({ ...parseBundleRef(ref), cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
-      ...(gitReposWithSecrets(secrets, e.cluster).has(e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
+      ...(secrets.get(e.cluster)?.some((s) => s.gitRepo === e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
       spec: { ...pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, r.secret), ...healthChecksInput(config.healthChecks), ...kubernetesEventsInput(config.notifications, e) },
       warnings: warningsOf(e, [...r.warnings, ...notesOf(e, r)]), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
