@@ -6,7 +6,6 @@
  * may be adopted. A refusal fails that deployment alone (core/desired/failures.ts), and its message
  * names the fleet.yaml field and the stack setting that would allow it. Pure: state.ts records them.
  */
-import { ClusterConfig, ClusterGroupConfig } from "./config/stack";
 import { GitRepoConfig, namespaceAllowed } from "./config/git-repo";
 import { DEFAULT_TARGET } from "./config/target-criteria";
 import { Bundle, DeploymentOptions } from "./bundles/types";
@@ -14,13 +13,13 @@ import { K8sObject } from "./bundles/manifests";
 import { FleetError } from "./errors";
 import { bundleRef } from "./desired/keys";
 import { PlanEntry } from "./targeting/plan";
-import { clusterViews, matchBundle, targetMatches } from "./targeting/match";
+import { ClusterView, matchBundle, targetMatches } from "./targeting/match";
 import { RenderedDeployment } from "./render/deployments";
 
 type Fail = (entry: PlanEntry, err: FleetError) => void;
 
 /** What of the stack the rules read. */
-export interface ReachStack { file: string; gitRepos: GitRepoConfig[]; clusters: ClusterConfig[]; clusterGroups: ClusterGroupConfig[] }
+export interface ReachStack { file: string; gitRepos: GitRepoConfig[] }
 
 /** Where the operator would allow it: `gitRepos[<name>].<setting>` in the stack file. */
 const setting = (stack: { file: string }, repo: GitRepoConfig, name: string, value = "") => `gitRepos[${repo.name}].${name}${value && `: ${value}`} in ${stack.file}`;
@@ -28,12 +27,13 @@ const setting = (stack: { file: string }, repo: GitRepoConfig, name: string, val
 /**
  * Before anything is rendered, so nothing is rendered, looked up or impersonated as content asked: the
  * clusters (overrideTargets), the service account, the namespace and adoption (helm.takeOwnership).
+ * `views`: the stack's clusters as targets see them (targeting/match.ts clusterViews).
  */
-export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bundle[], fail: Fail): void {
+export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bundle[], views: ClusterView[], fail: Fail): void {
   const repos = new Map(stack.gitRepos.map((r) => [r.name, r]));
   // By bundle ref: two GitRepos' bundles of one name are two bundles (core/desired/keys.ts).
   const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
-  const outside = outsideTargets(bundles.filter((b) => b.overrideTargets && !repos.get(b.gitRepo)?.allowOverrideTargets), repos, stack);
+  const outside = outsideTargets(bundles.filter((b) => b.overrideTargets && !repos.get(b.gitRepo)?.allowOverrideTargets), repos, views);
   for (const e of entries) {
     const repo = repos.get(e.gitRepo);
     const bundle = byRef.get(bundleRef(e));
@@ -52,10 +52,9 @@ export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bun
 }
 
 /** Per bundle whose fleet.yaml sets overrideTargets, the clusters it reaches that its GitRepo's targets do not. */
-function outsideTargets(bundles: Bundle[], repos: Map<string, GitRepoConfig>, stack: ReachStack): Map<Bundle, string[]> {
+function outsideTargets(bundles: Bundle[], repos: Map<string, GitRepoConfig>, views: ClusterView[]): Map<Bundle, string[]> {
   const out = new Map<Bundle, string[]>();
   if (!bundles.length) return out;
-  const views = clusterViews(stack.clusters, stack.clusterGroups);
   for (const b of bundles) {
     const repo = repos.get(b.gitRepo)!;
     const targets = repo.targets.length ? repo.targets : [DEFAULT_TARGET];

@@ -9,6 +9,7 @@ import { Bundle } from "../bundles/types";
 import { checkReachObjects } from "../reach";
 import { checkSingleOwner, RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
+import { Failed } from "./failures";
 import { validateObjectLabels } from "./labels";
 import { checkSecretClaims, OperatorSecret } from "./operator-secrets";
 import { checkNamespaceMetadata, checkNamespaceSquats, Owner, Prior } from "./owners";
@@ -23,20 +24,23 @@ export interface RenderedChecks {
   bundles: Bundle[];
   /** The operator's Secrets per cluster (operator-secrets.ts). */
   secrets: ReadonlyMap<string, OperatorSecret[]>;
-  fail: (e: PlanEntry, err: unknown) => void;
 }
 
-export function checkRendered(entries: PlanEntry[], rendered: ReadonlyMap<PlanEntry, RenderedDeployment>, c: RenderedChecks): void {
-  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), c.fail, c.owners);
-  checkNamespaceSquats(entries, rendered, c.prior, c.fail);
-  checkNamespaceMetadata(entries, c.namespacesBefore, c.fail);
-  checkReachObjects(entries, rendered, c.stack, c.bundles, c.fail);
-  checkSecretClaims(entries, (e) => rendered.get(e)!.objects, c.secrets, c.fail);
+/** The deployments the checks find wrong, in the order found (a deployment's first reason stands). */
+export function checkRendered(entries: PlanEntry[], rendered: ReadonlyMap<PlanEntry, RenderedDeployment>, c: RenderedChecks): Failed[] {
+  const failed: Failed[] = [];
+  const fail = (pair: PlanEntry, error: unknown) => failed.push({ pair, error });
+  checkSingleOwner(new Map(entries.map((e) => [e, rendered.get(e)!])), fail, c.owners);
+  checkNamespaceSquats(entries, rendered, c.prior, fail);
+  checkNamespaceMetadata(entries, c.namespacesBefore, fail);
+  checkReachObjects(entries, rendered, c.stack, c.bundles, fail);
+  checkSecretClaims(entries, (e) => rendered.get(e)!.objects, c.secrets, fail);
   for (const e of entries) {
     try {
       for (const obj of rendered.get(e)!.objects) validateObjectLabels(obj, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
     } catch (err) {
-      c.fail(e, err);
+      fail(e, err);
     }
   }
+  return failed;
 }

@@ -29,6 +29,27 @@ export interface DeploymentFailure {
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };
 
+/** A decision's word on one pair: it fails, or (`held`) it is held, kept like a failure and no failure of the update. */
+export interface Failed {
+  pair: Pair;
+  error: unknown;
+  held?: "schedule" | "partition";
+}
+
+/** What one decision says: the pairs it fails or holds, in the order it found them, and what pairs read from Secrets. */
+export interface Verdicts {
+  failed: Failed[];
+  /** Per pair, values it read from Secrets (lookups, valuesFrom): kept out of the words of its failures, this decision's and later ones'. */
+  secrets?: ReadonlyMap<Pair, readonly string[]>;
+}
+
+/** A decision written with a callback for each pair it fails (inDependencyOrder's onCycle, say), as a value. */
+export function failuresOf(decide: (fail: (pair: Pair, err: unknown) => void) => void): Failed[] {
+  const failed: Failed[] = [];
+  decide((pair, error) => failed.push({ pair, error }));
+  return failed;
+}
+
 /** The failures of one update, by deployment key; the first reason for a pair wins. */
 export class FailedDeployments {
   private readonly byKey = new Map<string, DeploymentFailure>();
@@ -95,12 +116,22 @@ export class FailedDeployments {
     });
   }
 
+  /** Records a decision's verdicts: first the values its pairs read from Secrets, then its failures and holds in order (the first reason for a pair wins). */
+  record(verdicts: Verdicts): void {
+    for (const [pair, values] of verdicts.secrets ?? []) this.redact(pair, values);
+    for (const f of verdicts.failed) {
+      if (f.held) this.hold(f.pair, f.error, f.held);
+      else this.fail(f.pair, f.error);
+    }
+  }
+
   /**
-   * The entries that still deploy: without the failed ones and without every entry that depends on a
-   * failed one on its cluster, directly or through others. Those fail with Fleet's dependency check's
-   * words: its agent deploys nothing while a dependency is not Ready. `dependsOn` holds bundle refs.
+   * The entries that still deploy once `verdicts` are recorded: without the failed ones and without every
+   * entry that depends on a failed one on its cluster, directly or through others. Those fail with Fleet's
+   * dependency check's words: its agent deploys nothing while a dependency is not Ready. `dependsOn` holds bundle refs.
    */
-  settle<E extends Pair & { dependsOn: string[] }>(entries: E[]): E[] {
+  settle<E extends Pair & { dependsOn: string[] }>(entries: E[], verdicts: Verdicts = { failed: [] }): E[] {
+    this.record(verdicts);
     let remaining = entries.filter((e) => !this.has(e));
     const failedDependency = (e: E, ref: string) => this.has({ ...parseBundleRef(ref), cluster: e.cluster });
     for (;;) {

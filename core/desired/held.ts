@@ -83,6 +83,8 @@ export function heldNamespaces(held: DeployedBundle[], desired: ReadonlySet<stri
   return [...out.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
+export type HeldDeployments = ReturnType<typeof heldDeployments>;
+
 /**
  * The deployments the failures hold (held.ts), with what they need: the state's objects of each (a plain
  * `pulumi up` has no state, so there a failure of a deployed pair stops everything, as before: nothing

@@ -62,11 +62,6 @@ export function operatorSecrets(config: Pick<StackConfig, "file" | "gitRepos">, 
   return out;
 }
 
-/** The GitRepos with Secrets on a cluster: their bundles there are applied after the cluster's setup. */
-export function gitReposWithSecrets(secrets: ReadonlyMap<string, OperatorSecret[]>, cluster: string): Set<string> {
-  return new Set((secrets.get(cluster) ?? []).map((s) => s.gitRepo));
-}
-
 /**
  * A bundle that declares an operator's Secret, or the Namespace one lands in, on that cluster fails
  * alone: an object has one owner, and the namespace is created by the cluster before any bundle (as

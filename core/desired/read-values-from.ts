@@ -10,10 +10,12 @@ import { GitRepoConfig } from "../config/git-repo";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
 import { LookupAnswer, LookupKey } from "../render/fleet-render";
-import { lookupKeyOf, resolveValuesFrom, ResolvedValuesFrom, valuesFromProblem, valuesFromRefs, ValuesFromRef } from "../render/values-from";
+import { lookupKeyOf, resolveValuesFrom, ResolvedValuesFrom, valuesFromProblem, valuesFromRefs, ValuesFromRef, withValuesDigest } from "../render/values-from";
 import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { ClusterFacts } from "./cluster-facts";
+import { Failed } from "./failures";
+import { StepVerdicts } from "./steps";
 import { foreignOwners } from "./owners";
 
 /** What is read per cluster and identity, and which deployments asked it. */
@@ -21,6 +23,8 @@ export interface ValuesFromAsks {
   asks: Map<string, { cluster: string; user?: string; keys: LookupKey[]; entries: [PlanEntry, ValuesFromRef[]][] }>;
   /** Per deployment whose valuesFrom is not read (render mode, a cluster left out): its warning. */
   notRead: Map<PlanEntry, string>;
+  /** Deployments whose references reach outside what their GitRepo may read. */
+  failed: Failed[];
 }
 
 export interface ValuesFromReads {
@@ -28,6 +32,8 @@ export interface ValuesFromReads {
   read: Map<PlanEntry, ResolvedValuesFrom>;
   /** Per deployment whose valuesFrom was not read (render mode, a cluster left out): its warning. */
   notRead: Map<PlanEntry, string>;
+  /** Deployments whose read or values failed, and those asks failed before reading. */
+  failed: Failed[];
 }
 
 interface Context {
@@ -35,12 +41,11 @@ interface Context {
   /** Namespaces other GitRepos' deployments were in first (owners.ts namespaceOwners). */
   namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>;
   renderMode: boolean; leftOut?: ReadonlySet<string>; fileOf: (e: PlanEntry) => string | undefined;
-  fail: (e: PlanEntry, err: FleetError) => void;
 }
 
 /** What each deployment's valuesFrom asks of its cluster; a reference outside what its GitRepo may read fails it before anything is read. */
 export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAsks {
-  const out: ValuesFromAsks = { asks: new Map(), notRead: new Map() };
+  const out: ValuesFromAsks = { asks: new Map(), notRead: new Map(), failed: [] };
   const asked = new Map<string, Set<string>>();
   for (const e of entries) {
     const refs = valuesFromRefs(e.options, e.namespace);
@@ -58,7 +63,7 @@ export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAs
     };
     const problem = valuesFromProblem(refs, scope, where);
     if (problem) {
-      ctx.fail(e, problem);
+      out.failed.push({ pair: e, error: problem });
       continue;
     }
     const user = ctx.users.userOf.get(e);
@@ -78,21 +83,40 @@ export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAs
 }
 
 /** What the answers (ClusterFacts.valuesFrom) give each deployment that asked; one that cannot be read, or whose values fail, fails alone. */
-export function valuesFromRead(asks: ValuesFromAsks, known: ReadonlyMap<string, ClusterFacts>, ctx: Pick<Context, "fileOf" | "fail">): ValuesFromReads {
-  const out: ValuesFromReads = { read: new Map(), notRead: asks.notRead };
+export function valuesFromRead(asks: ValuesFromAsks, known: ReadonlyMap<string, ClusterFacts>, ctx: Pick<Context, "fileOf">): ValuesFromReads {
+  const out: ValuesFromReads = { read: new Map(), notRead: asks.notRead, failed: [...asks.failed] };
   for (const ask of asks.asks.values()) {
     const r = known.get(ask.cluster)?.valuesFrom.get(ask.user ?? "");
     const answers = new Map((r?.answers ?? []).map((a): [string, LookupAnswer] => [stableJson(a.key), a]));
     for (const [e, refs] of ask.entries) {
       const where = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: ctx.fileOf(e) };
       if (!r?.answers) {
-        ctx.fail(e, new FleetError(`cannot read what it references on the cluster: ${r?.error ?? "no answer"}`, { ...where, field: "helm.valuesFrom" }));
+        out.failed.push({ pair: e, error: new FleetError(`cannot read what it references on the cluster: ${r?.error ?? "no answer"}`, { ...where, field: "helm.valuesFrom" }) });
         continue;
       }
       const resolved = resolveValuesFrom(refs, (key) => answers.get(stableJson(key)), where);
-      if (resolved instanceof FleetError) ctx.fail(e, resolved);
+      if (resolved instanceof FleetError) out.failed.push({ pair: e, error: resolved });
       else out.read.set(e, resolved);
     }
   }
   return out;
+}
+
+/**
+ * The reads as a step's verdicts: what failed, the values read from Secrets (never in a failure's words),
+ * and each deployment read anew with the values' digest in its deploymentID (a changed value is a new
+ * deploymentID), the planned entry left as it was handed on.
+ */
+export function valuesFromVerdicts(reads: ValuesFromReads): StepVerdicts {
+  const read = [...reads.read];
+  return {
+    failed: reads.failed,
+    secrets: new Map(read.map(([e, r]) => [e, r.redact])),
+    renewed: new Map(read.map(([e, r]) => [e, { ...e, deploymentId: withValuesDigest(e.deploymentId, r.digest) }])),
+  };
+}
+
+/** A map by deployment, keyed by the deployments a step gave anew (valuesFromVerdicts) where it did. */
+export function renewedKeys<V>(byEntry: ReadonlyMap<PlanEntry, V>, renewed: ReadonlyMap<PlanEntry, PlanEntry> | undefined): Map<PlanEntry, V> {
+  return new Map([...byEntry].map(([e, v]) => [renewed?.get(e) ?? e, v]));
 }

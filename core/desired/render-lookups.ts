@@ -17,6 +17,7 @@ import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
+import { Failed, Verdicts } from "./failures";
 import { foreignOwners } from "./owners";
 
 /**
@@ -54,19 +55,22 @@ const MAX_LOOKUPS = 100;
  * the identity that deploys it (its serviceAccount's impersonating kubeconfig, else the cluster's). A
  * render runs in the sandbox without a network, so what its templates looked up is read after it (one
  * read per cluster and identity per round, read-only) and it renders again with the answers, until it
- * asks nothing new.
+ * asks nothing new. What fails (its render, its lookups) is left out of `rendered` and returned as
+ * verdicts, with the values each deployment looked up in Secrets, which no failure's words may show.
  */
 export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, known: KnownClusters, users: AccountUsers,
   facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
-  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, leftOut?: ReadonlySet<string>): Promise<Map<PlanEntry, RenderedDeployment>> {
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, leftOut?: ReadonlySet<string>): Promise<{ rendered: Map<PlanEntry, RenderedDeployment>; verdicts: Verdicts }> {
   await gatherCapabilities(fleet.config, entries, facts, known, leftOut);
   // Render mode and clusters left out get no lookups, as in `helm template`.
   const noLookups = fleet.config.renderDir ? new Set(fleet.config.clusters.map((c) => c.name)) : leftOut;
   const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
   // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
   let rendered = new Map<PlanEntry, RenderedDeployment>();
-  const failed = (e: PlanEntry, err: unknown) => {
-    fleet.failures.fail(e, err);
+  const failures: Failed[] = [];
+  const secrets = new Map<PlanEntry, readonly string[]>();
+  const failed = (e: PlanEntry, error: unknown) => {
+    failures.push({ pair: e, error });
     rendered.delete(e);
   };
   const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
@@ -120,7 +124,7 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
           continue;
         }
         tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
-        fleet.failures.redact(e, lookedUpSecrets(tables.get(e)!).values);
+        secrets.set(e, lookedUpSecrets(tables.get(e)!).values);
         again.push(e);
       }
     }
@@ -135,5 +139,5 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
     }
     if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml }));
   }
-  return rendered;
+  return { rendered, verdicts: { failed: failures, secrets } };
 }

@@ -16,22 +16,21 @@ import { checkTakeOwnership, ownershipQueries } from "../ownership";
 import { FleetState, planFleet } from "../pipeline";
 import { checkReach } from "../reach";
 import { contestedObjects, RenderedDeployment } from "../render/deployments";
-import { withValuesDigest } from "../render/values-from";
-import { accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
+import { AccountUsers, accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
 import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
-import { valuesFromAsks, valuesFromRead } from "./read-values-from";
+import { renewedKeys, valuesFromAsks, valuesFromRead, ValuesFromReads, valuesFromVerdicts } from "./read-values-from";
 import { clusterNamespaces } from "./cluster-namespaces";
 import { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
-import { describeFailure } from "./failures";
-import { heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
+import { describeFailure, failuresOf } from "./failures";
+import { HeldDeployments, heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
 import { knownOwners, namespaceOwners, ownersUnknown } from "./owners";
 import { checkRendered } from "./checks";
 import { clusterViews } from "../targeting/match";
 import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
-import { gitReposWithSecrets, operatorSecrets, withSecretNamespaces } from "./operator-secrets";
+import { operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
@@ -41,6 +40,8 @@ import { journalObjects } from "./journal-objects";
 import { gatherAsUsers, gatherClusters, gatherKubeconfigs } from "./gather";
 import { gatherExisting, gatherOwners } from "./gather-objects";
 import { inDependencyOrder } from "./order";
+import { decideInSteps } from "./steps";
+import { KnownClusters } from "./cluster-facts";
 import { clusterReach, providerSettings } from "./providers";
 import { renderWithLookups } from "./render-lookups";
 import { RolloutGates, rolloutGates } from "./rollout-gates";
@@ -89,7 +90,6 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const leftOut = options.leftOut?.();
   const renderMode = !!pinned.renderDir;
   const commitOf = (gitRepo: string) => fleet.sources.get(gitRepo)!.commit;
-  const fail = (e: PlanEntry, err: unknown) => failures.fail(e, err);
 
   const agents = resolveClusterAgents(fleet.config);
   const agentNamespace = (cluster: string) => agents.get(cluster)!.namespace;
@@ -98,75 +98,90 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   // The operator's Secrets per cluster (gitRepos[].downstreamResources): from the stack alone, whatever content says.
   const views = clusterViews(pinned.clusters, pinned.clusterGroups);
   const secrets = operatorSecrets(pinned, views, agentOwned);
-  // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
-  checkReach(fleet.plan.entries, pinned, fleet.bundles, fail);
-  const reached = failures.settle(fleet.plan.entries);
-  // Each stage gathers what it needs of the clusters into `known` (ClusterFacts per cluster name), then decides from it alone.
-  const known = await gatherClusters(pinned, defaultAccountClusters(reached, renderMode, leftOut), agentNamespace, facts);
-  const accounts = accountUsers(reached, agentNamespace, renderMode, known);
   const namespacesBefore = namespaceOwners({ records: previous?.records });
-  // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
   const fileOf = (e: PlanEntry) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml;
-  const asks = valuesFromAsks(reached, { gitRepos: pinned.gitRepos, users: accounts, namespacesBefore, renderMode, leftOut, fileOf, fail });
-  await gatherAsUsers(wantedUsers(reached, accounts), asks, pinned.clusters, facts, known);
-  const valuesFrom = valuesFromRead(asks, known, { fileOf, fail });
-  for (const [e, read] of valuesFrom.read) {
-    e.deploymentId = withValuesDigest(e.deploymentId, read.digest);
-    failures.redact(e, read.redact);
-  }
+  const prior = { deployed: facts.deployed, records: previous?.records };
   // Maintenance windows: a cluster outside its schedules' windows keeps what it has (holds.ts).
   const outside = clustersOutsideWindows(pinned.schedules ?? [], await scheduleWindows(pinned.schedules ?? [], options.now ?? new Date(), pinned.file), views);
-  for (const [pair, err] of windowHolds(failures.settle(reached), outside, previous)) failures.hold(pair, err, "schedule");
-  const planned = failures.settle(reached);
-  const unchanged = unchangedDeployments(planned, previous?.deploymentIds);
-  const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
-  const toRender = planned.filter((e) => !fromState.has(e));
-  // Helm revisions, as the agent's releases count them: a pair deployed before renders as an upgrade.
-  const lastRevisions = new Map(planned.flatMap((e): [PlanEntry, number][] => {
-    const key = deploymentKey(e);
-    return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
-  }));
-  const rendered = await renderWithLookups(toRender, fleet, known, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read, leftOut);
-  for (const [e, r] of fromState) rendered.set(e, r);
-  // Each check fails the deployments it finds wrong, alone, with what waits for them on their cluster.
-  let entries = failures.settle(planned.filter((e) => rendered.has(e)));
-  const prior = { deployed: facts.deployed, records: previous?.records };
-  const contested = contestedObjects(new Map(entries.map((e) => [e, rendered.get(e)!])));
-  if (!renderMode) await gatherOwners(ownersUnknown(contested, prior), pinned.clusters, facts, known, leftOut);
-  const owners = knownOwners(contested, prior, renderMode ? undefined : known);
-  checkRendered(entries, rendered, { owners, prior, namespacesBefore, stack: pinned, bundles: fleet.bundles, secrets, fail });
-  entries = failures.settle(entries);
-  if (!renderMode) {
-    const adoption = { entries, rendered, bundles: fleet.bundles, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) };
-    await gatherExisting(ownershipQueries(adoption), pinned.clusters, facts, known);
-    checkTakeOwnership(adoption, known, fail);
-    entries = failures.settle(entries);
-  }
-  inDependencyOrder(entries, fail);
-  entries = failures.settle(entries);
   const namespacesOf = (es: PlanEntry[], onConflict: (e: PlanEntry, err: FleetError) => void) => {
     const byCluster = entriesByCluster(es);
     return new Map(pinned.clusters.map((c) => [c.name, clusterNamespaces(c.name, byCluster.get(c.name) ?? [], rendered, agentNamespace(c.name), !!agents.get(c.name)!.agent, onConflict)]));
   };
-  namespacesOf(entries, fail);
-  entries = failures.settle(entries);
-  // What the failed deployments keep, and what must not take it from them; which clusters a rollout holds back.
-  let held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
-  let rollouts: RolloutGates;
-  for (;;) {
-    rollouts = rolloutGates(entries, fleet.bundles, views, failures);
-    const taken = entries.filter((e) => held.taken(e, rendered.get(e)!));
-    const staged = options.partition === undefined ? [] : partitionHolds(rollouts.byBundle, entries, unchanged, options.partition);
-    if (!taken.length && !rollouts.waiting.length && !rollouts.heldBack.length && !staged.length) break;
-    for (const e of taken) fail(e, held.takenError(e, rendered.get(e)!));
-    for (const [e, err] of rollouts.waiting) fail(e, err);
-    for (const [e, err] of rollouts.heldBack) failures.hold(e, err, "schedule");
-    for (const [e, err] of staged) failures.hold(e, err, "partition");
-    entries = failures.settle(entries);
-    held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
-  }
+  // What the steps gather of the clusters (`known`: ClusterFacts per cluster name) and decide on the way, for the steps after them and the registration.
+  let known!: KnownClusters, accounts!: AccountUsers, valuesFrom!: ValuesFromReads, unchanged!: Set<PlanEntry>, lastRevisions!: Map<PlanEntry, number>;
+  let rendered!: Map<PlanEntry, RenderedDeployment>, rollouts!: RolloutGates, held!: HeldDeployments;
+  // Each step fails the deployments it finds wrong, alone, with what waits for them on their cluster (steps.ts).
+  const entries = await decideInSteps(fleet.plan.entries, [
+    // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
+    { name: "reach", judge: (alive) => ({ failed: failuresOf((fail) => checkReach(alive, pinned, fleet.bundles, views, fail)) }) },
+    {
+      // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
+      name: "valuesFrom", judge: async (alive) => {
+        known = await gatherClusters(pinned, defaultAccountClusters(alive, renderMode, leftOut), agentNamespace, facts);
+        const users = accountUsers(alive, agentNamespace, renderMode, known);
+        const asks = valuesFromAsks(alive, { gitRepos: pinned.gitRepos, users, namespacesBefore, renderMode, leftOut, fileOf });
+        await gatherAsUsers(wantedUsers(alive, users), asks, pinned.clusters, facts, known);
+        const reads = valuesFromRead(asks, known, { fileOf });
+        const verdicts = valuesFromVerdicts(reads);
+        accounts = { ...users, userOf: renewedKeys(users.userOf, verdicts.renewed) };
+        valuesFrom = { ...reads, read: renewedKeys(reads.read, verdicts.renewed) };
+        return verdicts;
+      },
+    },
+    { name: "maintenance windows", judge: (alive) => ({ failed: windowHolds(alive, outside, previous).map(([pair, error]) => ({ pair, error, held: "schedule" })) }) },
+    {
+      // An unchanged deployment is taken from the state as deployed; the others render, Helm revisions counted as the agent's releases do.
+      name: "render", judge: async (planned) => {
+        unchanged = unchangedDeployments(planned, previous?.deploymentIds);
+        const fromState = deployedAsBefore(planned, unchanged, previous, fleet.bundles, facts.deployed);
+        lastRevisions = new Map(planned.flatMap((e): [PlanEntry, number][] => {
+          const key = deploymentKey(e);
+          return previous?.deploymentIds?.[key] !== undefined ? [[e, previous.revisions?.[key] ?? 1]] : [];
+        }));
+        const render = await renderWithLookups(planned.filter((e) => !fromState.has(e)), fleet, known, accounts, facts, lastRevisions, namespacesBefore, valuesFrom.read, leftOut);
+        rendered = new Map([...render.rendered, ...fromState]);
+        return render.verdicts;
+      },
+    },
+    {
+      name: "rendered objects", judge: async (alive) => {
+        const contested = contestedObjects(new Map(alive.map((e) => [e, rendered.get(e)!])));
+        if (!renderMode) await gatherOwners(ownersUnknown(contested, prior), pinned.clusters, facts, known, leftOut);
+        const owners = knownOwners(contested, prior, renderMode ? undefined : known);
+        return { failed: checkRendered(alive, rendered, { owners, prior, namespacesBefore, stack: pinned, bundles: fleet.bundles, secrets }) };
+      },
+    },
+    {
+      // takeOwnership reads and judges only the deployments still alive.
+      name: "takeOwnership", judge: async (alive) => {
+        if (renderMode) return { failed: [] };
+        const adoption = { entries: alive, rendered, bundles: fleet.bundles, unchanged, skip: leftOut, adopting: new Set(pinned.gitRepos.filter((r) => r.takeOwnership).map((r) => r.name)) };
+        await gatherExisting(ownershipQueries(adoption), pinned.clusters, facts, known);
+        return { failed: failuresOf((fail) => checkTakeOwnership(adoption, known, fail)) };
+      },
+    },
+    { name: "dependency order", judge: (alive) => ({ failed: failuresOf((fail) => inDependencyOrder(alive, fail)) }) },
+    { name: "namespaces", judge: (alive) => ({ failed: failuresOf((fail) => namespacesOf(alive, fail)) }) },
+    {
+      // What the failed deployments keep, and what must not take it from them; which clusters a rollout holds back.
+      name: "holds and rollout gates", untilSettled: true, judge: (alive) => {
+        held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
+        rollouts = rolloutGates(alive, fleet.bundles, views, failures);
+        const staged = options.partition === undefined ? [] : partitionHolds(rollouts.byBundle, alive, unchanged, options.partition);
+        return {
+          failed: [
+            ...alive.filter((e) => held.taken(e, rendered.get(e)!)).map((e) => ({ pair: e, error: held.takenError(e, rendered.get(e)!) })),
+            ...rollouts.waiting.map(([pair, error]) => ({ pair, error })),
+            ...rollouts.heldBack.map(([pair, error]) => ({ pair, error, held: "schedule" as const })),
+            ...staged.map(([pair, error]) => ({ pair, error, held: "partition" as const })),
+          ],
+        };
+      },
+    },
+  ], failures);
+  // A pair leaving a cluster outside its windows is kept, decided after the rollouts: it is in no partition, and nothing alive waits on it.
   const leaving = keptOutsideWindows(fleet.plan.entries, outside, previous, readNow);
-  for (const [pair, err] of leaving) failures.hold(pair, err, "schedule");
+  failures.record({ failed: leaving.map(([pair, error]) => ({ pair, error, held: "schedule" })) });
   if (leaving.length) held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
   // Removing deployments cannot make two bundles' namespace labels conflict: no conflict is left here.
   const namespaces = namespacesOf(entries, (_e, err) => { throw err; });
@@ -177,17 +192,18 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     list.sort(byName);
     namespaces.set(cluster, withSecretNamespaces(cluster, list, secrets.get(cluster) ?? [], owned));
   }
-  for (const e of entries) {
+  /** What the deployment says beyond its render: who it cannot act as, values not read, Secrets written in render mode, drift not corrected. */
+  const notesOf = (e: PlanEntry, r: RenderedDeployment): string[] => {
     const unread = e.options.serviceAccount ? undefined : accounts.unread.get(e.cluster);
-    if (unread) rendered.get(e)!.warnings.push(`serviceAccount: ${unread}`);
     const valuesNotRead = valuesFrom.notRead.get(e);
-    if (valuesNotRead) rendered.get(e)!.warnings.push(valuesNotRead);
-    const r = rendered.get(e)!;
-    if (renderMode) r.warnings.push(...renderedSecretsNotes(pinned.renderDir!, e.cluster, r.objects, r.decrypted));
-    if (e.options.correctDrift?.enabled && !options.correctsDrift) {
-      rendered.get(e)!.warnings.push("correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh");
-    }
-  }
+    return [
+      ...unread ? [`serviceAccount: ${unread}`] : [],
+      ...valuesNotRead ? [valuesNotRead] : [],
+      ...renderMode ? renderedSecretsNotes(pinned.renderDir!, e.cluster, r.objects, r.decrypted) : [],
+      ...e.options.correctDrift?.enabled && !options.correctsDrift
+        ? ["correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh"] : [],
+    ];
+  };
   await gatherKubeconfigs(held.accounts(), pinned.clusters, facts, known, (w, error) =>
     new FleetError(`cannot act as ${w.user}, which a failed bundle deployment's objects were applied as: ${error}`, { cluster: w.cluster }));
   const arrived = arrivedClusters(pinned.clusters.map((c) => c.name), previous);
@@ -212,10 +228,10 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
       key, ...formerName(previous, key), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, commit: commitOf(e.gitRepo),
       dependsOn: [...e.dependsOn.map((ref) => deploymentKey({ ...parseBundleRef(ref), cluster: e.cluster })), ...(rollouts.gates.get(e) ?? []).map(deploymentKey)],
       ...(account ? { account } : {}), clusterNamespaces: clusterNamespacesOf(objects, nsNames),
-      ...(gitReposWithSecrets(secrets, e.cluster).has(e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
+      ...(secrets.get(e.cluster)?.some((s) => s.gitRepo === e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
       ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === agentOwned(e.cluster)) ? { inAgentNamespace: true as const } : {}),
       spec: { ...pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, r.secret), ...healthChecksInput(config.healthChecks), ...kubernetesEventsInput(config.notifications, e) },
-      warnings: warningsOf(e, r), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
+      warnings: warningsOf(e, [...r.warnings, ...notesOf(e, r)]), objects, arrived: arrived.has(e.cluster), ...(r.secret ? { secret: true as const } : {}),
       record: deploymentRecord(e, commitOf(e.gitRepo), objects.length, unchanged.has(e) ? lastRevisions.get(e) ?? 1 : (lastRevisions.get(e) ?? 0) + 1,
         unchanged.has(e) ? previous?.records?.[key]?.deployedAt : deployedNow),
     };
@@ -255,10 +271,10 @@ function checkNotSplit(config: StackConfig): void {
 }
 
 /** The deployment's preview lines: paused first, then what the bundle, the render and the checks said. */
-function warningsOf(e: PlanEntry, r: RenderedDeployment): string[] {
+function warningsOf(e: PlanEntry, warnings: string[]): string[] {
   return [
     ...(e.paused ? [`bundle ${e.bundle} is paused on cluster ${e.cluster}: its objects stay exactly as deployed (no update, no delete)`] : []),
-    ...r.warnings.map((w) => `bundle ${e.bundle} on cluster ${e.cluster}: ${w}`),
+    ...warnings.map((w) => `bundle ${e.bundle} on cluster ${e.cluster}: ${w}`),
   ];
 }
 

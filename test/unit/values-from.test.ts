@@ -9,6 +9,7 @@ import { expect } from "chai";
 import { parseFleetYaml } from "../../core/bundles/fleetyaml";
 import { ValuesFrom } from "../../core/bundles/types";
 import { desiredState } from "../../core/desired/state";
+import { FleetState } from "../../core/pipeline";
 import { DesiredState } from "../../core/desired/types";
 import { StackConfig } from "../../core/config/stack";
 import { FleetError } from "../../core/errors";
@@ -194,6 +195,17 @@ describe("helm.valuesFrom in the desired state (fake facts)", function () {
     expect(changed).to.not.equal(first);
     expect(c2again).to.equal(c2);
     expect((await id(cluster("c1", undefined, "rotated")))[0]).to.not.equal(first);
+  });
+
+  it("the digest is in the deployed entry's deploymentID only: the plan handed to onPlanned keeps the planned one", async () => {
+    const repo = new TestRepo(CHART);
+    let planned: FleetState | undefined;
+    const s = await desiredState(config(repo.url()), facts({ c1: cluster("c1"), c2: cluster("c2") }), { cacheRoot, onPlanned: (p) => { planned = p; } });
+    const before = planned!.plan.entries.find((e) => e.cluster === "c1")!;
+    const after = s.fleet.plan.entries.find((e) => e.cluster === "c1")!;
+    expect(after.deploymentId).to.equal(d(s, "c1")!.record.deploymentId);
+    expect(before.deploymentId).to.not.equal(after.deploymentId);
+    expect(after.deploymentId.startsWith(before.deploymentId.split(":")[0] + ":")).to.equal(true);
   });
 
   it("a missing key fails that pair alone in Fleet's words, its Secret's values never in the failure; the other cluster deploys", async () => {
