@@ -10,8 +10,9 @@ trap 'rm -f "$leftovers"' EXIT
 node scripts/run-ts.js scripts/check-leftovers.ts --snapshot "$leftovers"
 echo "== typecheck"
 tsc --noEmit -p .
-echo "== lint (eslint.config.mjs: typescript-eslint's recommended rules)"
+echo "== lint and format (eslint.config.mjs: typescript-eslint's recommended rules; .prettierrc.json: npm run format rewrites)"
 eslint .
+prettier --check . >/dev/null || { prettier --list-different .; echo "these files are not formatted: npm run format" >&2; exit 1; }
 echo "== unit + component tests"
 mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*.test.ts'
 echo "== Go unit tests of pulumi-fleet's provider (tools/fleet-provider: its decisions)"
