@@ -55,8 +55,10 @@ function statesOutput(outputs: OutputMap): Record<string, PairReport> {
 /** Each cluster whose setup (its namespaces and agent, core/desired/setup.ts) did not reach Ready, with the provider's words. */
 function setupFailures(outputs: OutputMap): string[] {
   const states = (outputs[CLUSTER_SETUP_STATES_OUTPUT]?.value ?? {}) as Record<string, PairReport>;
-  return Object.entries(states).filter(([, r]) => !applied(r.state))
-    .map(([cluster, r]) => `cluster ${cluster}: ${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`).sort();
+  return Object.entries(states)
+    .filter(([, r]) => !applied(r.state))
+    .map(([cluster, r]) => `cluster ${cluster}: ${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`)
+    .sort();
 }
 
 /** Each cluster's agent image and config hash as the last update deployed them (`summary.agents`). */
@@ -135,14 +137,24 @@ export interface UpResult extends OperationResult {
 
 /** An operation failed; what did change before the failure is still reported. */
 export class OperationError extends Error {
-  constructor(message: string, readonly events: DeployEvent[], readonly groups: GroupedSteps, readonly cause?: Error) {
+  constructor(
+    message: string,
+    readonly events: DeployEvent[],
+    readonly groups: GroupedSteps,
+    readonly cause?: Error,
+  ) {
     super(message);
   }
 }
 
 /** An update that deployed everything but bundles that failed alone (core/desired/failures.ts); each kept what it had. */
 export class BundlesFailedError extends OperationError {
-  constructor(message: string, events: DeployEvent[], groups: GroupedSteps, readonly failures: DeploymentFailure[]) {
+  constructor(
+    message: string,
+    events: DeployEvent[],
+    groups: GroupedSteps,
+    readonly failures: DeploymentFailure[],
+  ) {
     super(message, events, groups);
   }
 }
@@ -196,26 +208,47 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   const store = journalStore(resolveBackend(options), PROJECT_NAME, options.stack);
   const skip = skipsCheckpoints(op, options, store);
   if (op === "up" && skip && !store) {
-    warnerOf(options)(`warning: stack ${options.stack}: the state is written only at the end and this backend keeps no crash journal: ` +
-      "if this update is killed, objects it created may be left on the clusters owned by nothing (docs/state-and-recovery.md, \"Crash journal\")");
+    warnerOf(options)(
+      `warning: stack ${options.stack}: the state is written only at the end and this backend keeps no crash journal: ` +
+        'if this update is killed, objects it created may be left on the clusters owned by nothing (docs/state-and-recovery.md, "Crash journal")',
+    );
   }
   let stack: Stack | undefined;
   let journalKey: string | undefined;
   let deployed: Map<string, DeployedBundle> | undefined;
   let legacySetups: Map<string, DeployedObject[]> | undefined;
   let access: Record<string, ClusterAccess> | undefined;
-  const journal: JournalHooks | undefined = op === "up" && skip && store ? {
-    list: () => store.list(), add: (e) => store.add(e), remove: (keys) => store.remove(keys),
-    stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
-    writer: writerId(), onRecorded: (key) => { journalKey = key; },
-    warn: (m) => warnerOf(options)(`warning: stack ${options.stack}: ${m}`),
-  } : undefined;
+  const journal: JournalHooks | undefined =
+    op === "up" && skip && store
+      ? {
+          list: () => store.list(),
+          add: (e) => store.add(e),
+          remove: (keys) => store.remove(keys),
+          stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
+          writer: writerId(),
+          onRecorded: (key) => {
+            journalKey = key;
+          },
+          warn: (m) => warnerOf(options)(`warning: stack ${options.stack}: ${m}`),
+        }
+      : undefined;
   let early: (() => EarlyDesired | undefined) | undefined;
   const deploy: DeployOptions = {
-    ...options.deploy, onPlanned: (s) => { planned = s; options.deploy?.onPlanned?.(s); },
-    onDesired: (d) => { planned = d.fleet; options.deploy?.onDesired?.(d); },
+    ...options.deploy,
+    onPlanned: (s) => {
+      planned = s;
+      options.deploy?.onPlanned?.(s);
+    },
+    onDesired: (d) => {
+      planned = d.fleet;
+      options.deploy?.onDesired?.(d);
+    },
     leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-    correctsDrift: true, journal, deployed: () => deployed, legacySetups: () => legacySetups, carriedAccess: () => access,
+    correctsDrift: true,
+    journal,
+    deployed: () => deployed,
+    legacySetups: () => legacySetups,
+    carriedAccess: () => access,
     early: () => early?.(),
   };
   stack = await openStack({ ...options, env: { ...options.env, ...(skip ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) }, deploy });
@@ -254,9 +287,21 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
     legacy = legacy.filter((urn) => configured.has(clusterOfUrn(urn) ?? ""));
   }
   return {
-    stack, locked, recorder: new StepRecorder(options.onEvent), before, agentsBefore: agentsOutput(outputs), planned: () => planned,
-    renderMode, unreachable, excluded, started: Date.now(), moving: new Set(legacy), state,
-    settleJournal: async () => { if (journalKey && store) await store.remove([journalKey]); },
+    stack,
+    locked,
+    recorder: new StepRecorder(options.onEvent),
+    before,
+    agentsBefore: agentsOutput(outputs),
+    planned: () => planned,
+    renderMode,
+    unreachable,
+    excluded,
+    started: Date.now(),
+    moving: new Set(legacy),
+    state,
+    settleJournal: async () => {
+      if (journalKey && store) await store.remove([journalKey]);
+    },
     store,
   };
 }
@@ -282,14 +327,27 @@ async function resolvePendingOperations(s: Session, options: OperationOptions): 
   const pending = s.state.pending;
   if (!pending.length) return;
   const warn = warnerOf(options);
-  warn(`warning: stack ${options.stack}: an earlier update was interrupted with ${pending.length} operation(s) in flight; resolving them first:\n` +
-    pending.map((p) => `  ${p.type} ${p.resource.urn}: ${p.type === "creating" ? "cleared; this update creates it again (an existing object is adopted)" : "refreshed from its cluster"}`).join("\n"));
+  warn(
+    `warning: stack ${options.stack}: an earlier update was interrupted with ${pending.length} operation(s) in flight; resolving them first:\n` +
+      pending
+        .map(
+          (p) =>
+            `  ${p.type} ${p.resource.urn}: ${p.type === "creating" ? "cleared; this update creates it again (an existing object is adopted)" : "refreshed from its cluster"}`,
+        )
+        .join("\n"),
+  );
   const inState = new Set<string>(s.state.resources.map((r) => r.urn));
   const root = stackRootUrn(s.state);
   const targets = [...new Set(pending.filter((p) => p.type !== "creating" && inState.has(p.resource.urn)).map((p) => p.resource.urn))];
-  await s.locked(() => s.stack.refresh({
-    signal: stopSignal, clearPendingCreates: true, target: root ? [root, ...targets] : undefined, exclude: s.excluded, onOutput: options.onOutput,
-  }));
+  await s.locked(() =>
+    s.stack.refresh({
+      signal: stopSignal,
+      clearPendingCreates: true,
+      target: root ? [root, ...targets] : undefined,
+      exclude: s.excluded,
+      onOutput: options.onOutput,
+    }),
+  );
 }
 
 /**
@@ -303,9 +361,19 @@ async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise
   const clusters = (await configOf(s.stack, options)).clusters;
   const warn = warnerOf(options);
   // The state is empty after a destroy: everything recorded on a reachable cluster is a candidate.
-  await settleEarlier(entries, s.store, writerId(), (m) => warn(`warning: stack ${options.stack}: ${m}`), {
-    inState: new Set(), planned: new Set(), readable: (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c), clusters,
-  }, readObjects);
+  await settleEarlier(
+    entries,
+    s.store,
+    writerId(),
+    (m) => warn(`warning: stack ${options.stack}: ${m}`),
+    {
+      inState: new Set(),
+      planned: new Set(),
+      readable: (c) => clusters.some((x) => x.name === c) && !s.unreachable.has(c),
+      clusters,
+    },
+    readObjects,
+  );
 }
 
 /** The configuration the program will see: the caller's, else the stack's (secrets decrypted by the CLI). */
@@ -330,7 +398,13 @@ function unreachableNote(s: Session): string {
 }
 
 function base(options: OperationOptions, s: Session, changes: Record<string, number> | undefined): OperationResult {
-  return { stack: options.stack, changes: changes ?? {}, groups: groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving), before: s.before, durationMs: Date.now() - s.started };
+  return {
+    stack: options.stack,
+    changes: changes ?? {},
+    groups: groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving),
+    before: s.before,
+    durationMs: Date.now() - s.started,
+  };
 }
 
 /** What a stack of an earlier version's first `up` of this version does besides what the preview lists. */
@@ -339,16 +413,18 @@ function movingNote(s: Session): string | undefined {
   const bundleObjects = [...s.moving].filter((urn) => urn.includes(`${BUNDLE_DEPLOYMENT_TYPE}$`)).length;
   const setups = s.moving.size - bundleObjects;
   const moves = [
-    ...bundleObjects ? [`those ${bundleObjects} resource(s) into one BundleDeployment per bundle and cluster`] : [],
-    ...setups ? [`the ${setups} resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster`] : [],
+    ...(bundleObjects ? [`those ${bundleObjects} resource(s) into one BundleDeployment per bundle and cluster`] : []),
+    ...(setups ? [`the ${setups} resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster`] : []),
   ];
-  return `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves ${moves.join(", and ")}, ` +
-    "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides";
+  return (
+    `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves ${moves.join(", and ")}, ` +
+    "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides"
+  );
 }
 
 /** What an operation's metrics read of its session (automation/metrics/report.ts). */
 function watched(m: RunFacts, s: Session, options: OperationOptions): Session {
-  m.config = async () => (s.planned()?.config ?? await configOf(s.stack, options)).metrics;
+  m.config = async () => (s.planned()?.config ?? (await configOf(s.stack, options))).metrics;
   m.engine = () => s.recorder.changes;
   return s;
 }
@@ -360,10 +436,19 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
   const s = watched(m, await open(options, "read", true), options);
   throwIfStopped();
-  const result = await withoutStackTraces(() => s.stack.preview({
-    signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh, diff: true,
-    exclude: s.excluded,
-  })).catch((err) => { throw readFailure("preview", options, s, err); });
+  const result = await withoutStackTraces(() =>
+    s.stack.preview({
+      signal: stopSignal,
+      onOutput: options.onOutput,
+      onEvent: s.recorder.onEvent,
+      expectNoChanges: options.expectNoChanges,
+      refresh: options.refresh,
+      diff: true,
+      exclude: s.excluded,
+    }),
+  ).catch((err) => {
+    throw readFailure("preview", options, s, err);
+  });
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = base(options, s, result.changeSummary);
@@ -371,8 +456,17 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
   const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
   const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);
-  return { ...r, state, facts: report.facts, prunes: prunesOf(report), summaryMarkdown, unreachable: s.unreachable, takenAt: new Date().toISOString(),
-    failures: state.failures.list().filter((f) => !f.held), held: state.failures.list().filter((f) => f.held) };
+  return {
+    ...r,
+    state,
+    facts: report.facts,
+    prunes: prunesOf(report),
+    summaryMarkdown,
+    unreachable: s.unreachable,
+    takenAt: new Date().toISOString(),
+    failures: state.failures.list().filter((f) => !f.held),
+    held: state.failures.list().filter((f) => f.held),
+  };
 }
 
 /**
@@ -381,12 +475,14 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
  */
 async function journalNotice(options: OperationOptions): Promise<string | undefined> {
   if (isRenderMode(options)) return undefined;
-  const entries = await journalStore(resolveBackend(options), PROJECT_NAME, options.stack)?.list() ?? [];
+  const entries = (await journalStore(resolveBackend(options), PROJECT_NAME, options.stack)?.list()) ?? [];
   if (!entries.length) return undefined;
   const objects = entries.reduce((n, e) => n + e.entry.objects.length, 0);
-  return `the crash journal holds ${entries.length} update(s) that did not complete (${entries.map((e) => e.entry.writer).join("; ")}), ` +
+  return (
+    `the crash journal holds ${entries.length} update(s) that did not complete (${entries.map((e) => e.entry.writer).join("; ")}), ` +
     `${objects} object(s) in all: the next \`up\` deletes those that are then neither in the state nor in the plan and still carry their bundle's labels; ` +
-    "those deletions are not part of this preview";
+    "those deletions are not part of this preview"
+  );
 }
 
 /**
@@ -399,10 +495,16 @@ async function journalNotice(options: OperationOptions): Promise<string | undefi
 async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
   if (options.refresh) return; // everything is refreshed anyway
   // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
-  const keys = new Set(Object.entries(s.before).filter(([, r]) => r.correctDrift).flatMap(([key]) => [key, legacyKey(parseDeploymentKey(key))]));
+  const keys = new Set(
+    Object.entries(s.before)
+      .filter(([, r]) => r.correctDrift)
+      .flatMap(([key]) => [key, legacyKey(parseDeploymentKey(key))]),
+  );
   if (!keys.size) return;
   const excluded = new Set(s.excluded);
-  const targets = s.state.resources.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn)).map((r) => r.urn);
+  const targets = s.state.resources
+    .filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn))
+    .map((r) => r.urn);
   if (!targets.length) return;
   const root = stackRootUrn(s.state);
   await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
@@ -418,12 +520,27 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     await resolvePendingOperations(s, options);
     await s.locked(() => markRetained(s.stack, [...s.moving]));
     await correctDrift(s, options);
-    const outputs = await withoutStackTraces(() => s.locked(() => upWithoutReadBack(s.stack, {
-      signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges, refresh: options.refresh,
-      continueOnError: options.continueOnError ?? false, exclude: s.excluded,
-    })));
+    const outputs = await withoutStackTraces(() =>
+      s.locked(() =>
+        upWithoutReadBack(s.stack, {
+          signal: stopSignal,
+          onOutput: options.onOutput,
+          onEvent: s.recorder.onEvent,
+          expectNoChanges: options.expectNoChanges,
+          refresh: options.refresh,
+          continueOnError: options.continueOnError ?? false,
+          exclude: s.excluded,
+        }),
+      ),
+    );
     phase("engine finished");
-    m.pairs = pairsAfterUp({ entries: s.planned()?.plan.entries ?? [], failures: s.planned()?.failures.list() ?? [], states: statesOutput(outputs), records: deploymentsOutput(outputs), unreachable: s.unreachable });
+    m.pairs = pairsAfterUp({
+      entries: s.planned()?.plan.entries ?? [],
+      failures: s.planned()?.failures.list() ?? [],
+      states: statesOutput(outputs),
+      records: deploymentsOutput(outputs),
+      unreachable: s.unreachable,
+    });
     await s.settleJournal();
     const r = base(options, s, s.recorder.changes);
     if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
@@ -437,17 +554,28 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
     const failed = [...rendered, ...pairFailures(statesOutput(outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
     const setups = setupFailures(outputs);
-    await notifyAfterUp({ stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
-      { statesBefore: statesOutput(s.state.outputs), statesAfter: statesOutput(outputs), before: s.before, after, failures: rendered, deploys: events });
+    await notifyAfterUp(
+      { stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
+      { statesBefore: statesOutput(s.state.outputs), statesAfter: statesOutput(outputs), before: s.before, after, failures: rendered, deploys: events },
+    );
     if (failed.length || setups.length) {
-      const notes = [...setups.length ? [`${setups.length} cluster setup(s) (namespaces and agent) failed, each alone:\n${setups.map((x) => `  ${x}`).join("\n")}`] : [],
-        ...failed.length ? [failuresNote(failed)] : []];
+      const notes = [
+        ...(setups.length ? [`${setups.length} cluster setup(s) (namespaces and agent) failed, each alone:\n${setups.map((x) => `  ${x}`).join("\n")}`] : []),
+        ...(failed.length ? [failuresNote(failed)] : []),
+      ];
       await failedUps(options).write({ failed: failed.filter((f) => f.cluster).map(deploymentKey), message: notes.join("\n") });
       // A rollout stops where a pair failed or is not ready; the clusters after it wait (WaitApplied).
       const stopping = failed.filter((f) => !f.reason.startsWith("WaitApplied"));
-      const stops = rolloutHoldMessages(s.planned()?.rollouts?.values() ?? [], (b) => stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster));
-      throw new BundlesFailedError(`up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}` +
-        (held.length ? `\n${heldNote(held)}` : ""), events, r.groups, failed);
+      const stops = rolloutHoldMessages(s.planned()?.rollouts?.values() ?? [], (b) =>
+        stopping.filter((f) => f.gitRepo === b.gitRepo && f.bundle === b.bundle).map((f) => f.cluster),
+      );
+      throw new BundlesFailedError(
+        `up of stack ${options.stack} deployed everything else, but ${stops.map((x) => `${x}\n`).join("")}${notes.join("\n")}` +
+          (held.length ? `\n${heldNote(held)}` : ""),
+        events,
+        r.groups,
+        failed,
+      );
     }
     await failedUps(options).clear();
     return { ...r, events, held };
@@ -466,7 +594,11 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
   const s = await open(options, "destroy");
   try {
     await resolvePendingOperations(s, options);
-    const result = await withoutStackTraces(() => s.locked(() => s.stack.destroy({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true })));
+    const result = await withoutStackTraces(() =>
+      s.locked(() =>
+        s.stack.destroy({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, continueOnError: options.continueOnError ?? true }),
+      ),
+    );
     await sweepAfterDestroy(s, options);
     const r = base(options, s, result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}), held: [] };
@@ -479,8 +611,11 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options, "refresh");
   await resolvePendingOperations(s, options);
-  const result = await withoutStackTraces(() => s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })))
-    .catch((err) => { throw readFailure("refresh", options, s, err); });
+  const result = await withoutStackTraces(() =>
+    s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })),
+  ).catch((err) => {
+    throw readFailure("refresh", options, s, err);
+  });
   return base(options, s, result.summary.resourceChanges);
 }
 
@@ -496,18 +631,27 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
 async function statusOnce(options: OperationOptions, m: RunFacts): Promise<StatusReport> {
   const s = watched(m, await open(options, "read", true), options);
   throwIfStopped();
-  await withoutStackTraces(() => s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }))
-    .catch((err) => { throw readFailure("status", options, s, err); });
+  await withoutStackTraces(() =>
+    s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }),
+  ).catch((err) => {
+    throw readFailure("status", options, s, err);
+  });
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
   const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
   const report = computeStatus(options.stack, state, s.before, reportFacts(state, s.before), groups, failed, s.unreachable, {
-    agents: s.agentsBefore, probed: !s.renderMode, takenAt: new Date().toISOString(),
+    agents: s.agentsBefore,
+    probed: !s.renderMode,
+    takenAt: new Date().toISOString(),
     nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });
-  await notifyAfterStatus({ stack: options.stack, config: state.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
-    report.deployments, s.before, statesOutput(s.state.outputs));
+  await notifyAfterStatus(
+    { stack: options.stack, config: state.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
+    report.deployments,
+    s.before,
+    statesOutput(s.state.outputs),
+  );
   m.pairs = pairsOfStatus(report.deployments, s.before);
   return report;
 }
@@ -530,7 +674,10 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
     ...[...groups.deployments.values()].filter((d) => d.failed).map((d) => `bundle deployment ${d.key}`),
     ...[...groups.agents.values()].filter((a) => a.failed).map((a) => `agent on ${a.cluster}`),
   ].sort();
-  const completed: GroupedSteps = { ...groups, deployments: new Map([...groups.deployments].filter(([, d]) => !d.failed && !groups.failedClusters.includes(d.cluster))) };
+  const completed: GroupedSteps = {
+    ...groups,
+    deployments: new Map([...groups.deployments].filter(([, d]) => !d.failed && !groups.failedClusters.includes(d.cluster))),
+  };
   const state = s.planned();
   const planned: Record<string, DeploymentRecord> = {};
   for (const e of state?.plan.entries ?? []) {
@@ -539,9 +686,12 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const where = groups.failedClusters.length ? ` on cluster${groups.failedClusters.length > 1 ? "s" : ""} ${groups.failedClusters.join(", ")}` : "";
   const alone = state?.failures?.list().filter((f) => !f.held) ?? [];
   const failedDeployments = [...groups.deployments.values()].filter((d) => d.failed);
-  const stops = rolloutHoldMessages(state?.rollouts?.values() ?? [], (b) => failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster));
+  const stops = rolloutHoldMessages(state?.rollouts?.values() ?? [], (b) =>
+    failedDeployments.filter((d) => d.gitRepo === b.gitRepo && d.bundle === b.bundle).map((d) => d.cluster),
+  );
   const why = engineFailureText(err, s.recorder.errors, programErrorOf(s.stack));
-  const message = `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:${stops.length || why.includes("\n") ? "\n" : " "}${stops.map((x) => `${x}\n`).join("")}${why}` +
+  const message =
+    `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:${stops.length || why.includes("\n") ? "\n" : " "}${stops.map((x) => `${x}\n`).join("")}${why}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");
   return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
 }

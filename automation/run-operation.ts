@@ -82,7 +82,12 @@ export async function runOperation(req: OperationRequest, running: FailureContex
     }
   };
   const options: ops.OperationOptions = {
-    stack, expectNoChanges: f.expectNoChanges, refresh: f.refresh, skipCheckpoints: f.skipCheckpoints, waitLock: f.waitLock, forceUnlock: f.forceUnlock,
+    stack,
+    expectNoChanges: f.expectNoChanges,
+    refresh: f.refresh,
+    skipCheckpoints: f.skipCheckpoints,
+    waitLock: f.waitLock,
+    forceUnlock: f.forceUnlock,
     onOutput: f.quiet || (op === "status" && f.json) ? undefined : (s) => (progress ? progress.output(s) : process.stdout.write(s)),
     onEvent: progress?.onEvent,
     deploy: { ...req.deploy },
@@ -92,7 +97,8 @@ export async function runOperation(req: OperationRequest, running: FailureContex
     fs.writeFileSync(file, html());
     console.error(`wrote the ${op} page to ${file}`);
   };
-  const done = (r: ops.OperationResult) => console.log(`\n${op} of stack ${stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
+  const done = (r: ops.OperationResult) =>
+    console.log(`\n${op} of stack ${stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
   try {
     switch (op) {
       case "preview": {

@@ -20,9 +20,18 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
   const config = syntheticConfig(repo, syntheticClusters(clusters), { renderDir: path.join(work, "render") });
   let program = { planMs: 0, registerMs: 0 };
   const options: ops.OperationOptions = {
-    stack: "bench", stateDir: path.join(work, "state"), stackConfigDir: work, config,
-    deploy: { cacheRoot: path.join(work, "git"), onProgramTimings: (t) => { program = t; } },
-    env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() }, skipCheckpoints,
+    stack: "bench",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: work,
+    config,
+    deploy: {
+      cacheRoot: path.join(work, "git"),
+      onProgramTimings: (t) => {
+        program = t;
+      },
+    },
+    env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
+    skipCheckpoints,
   };
   const timed = async <T>(f: () => Promise<T>) => {
     const t = performance.now();
@@ -37,10 +46,18 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
   fs.rmSync(repo, { recursive: true, force: true });
   const programMs = preview.program.planMs + preview.program.registerMs;
   return {
-    clusters, bundles, objects, resources, checkpoints: skipCheckpoints ? "final only" : "every step",
-    upS: seconds(up.ms), previewS: seconds(preview.ms), noopUpS: seconds(noop.ms),
+    clusters,
+    bundles,
+    objects,
+    resources,
+    checkpoints: skipCheckpoints ? "final only" : "every step",
+    upS: seconds(up.ms),
+    previewS: seconds(preview.ms),
+    noopUpS: seconds(noop.ms),
     previewMsPerResource: +(preview.ms / resources).toFixed(2),
-    programMs: Math.round(programMs), programPlanMs: Math.round(preview.program.planMs), programShareOfPreview: +(programMs / preview.ms).toFixed(3),
+    programMs: Math.round(programMs),
+    programPlanMs: Math.round(preview.program.planMs),
+    programShareOfPreview: +(programMs / preview.ms).toFixed(3),
   };
 }
 
@@ -59,11 +76,19 @@ export async function engineBench(): Promise<void> {
       results.push(await measure(n, bundles, objects, skip));
     }
   }
-  printTable(results.map((r) => ({
-    "clusters x bundles x objects": `${r.clusters} x ${r.bundles} x ${r.objects}`, resources: r.resources, checkpoints: r.checkpoints,
-    "first up s": r.upS, "preview s": r.previewS, "no-op up s": r.noopUpS, "preview ms/resource": r.previewMsPerResource,
-    "program ms (plan)": `${r.programMs} (${r.programPlanMs})`, "program share of preview": `${(r.programShareOfPreview * 100).toFixed(1)}%`,
-  })));
+  printTable(
+    results.map((r) => ({
+      "clusters x bundles x objects": `${r.clusters} x ${r.bundles} x ${r.objects}`,
+      resources: r.resources,
+      checkpoints: r.checkpoints,
+      "first up s": r.upS,
+      "preview s": r.previewS,
+      "no-op up s": r.noopUpS,
+      "preview ms/resource": r.previewMsPerResource,
+      "program ms (plan)": `${r.programMs} (${r.programPlanMs})`,
+      "program share of preview": `${(r.programShareOfPreview * 100).toFixed(1)}%`,
+    })),
+  );
   console.log(`goal: the program at most 10% of preview time${arg("engine-env") ? `; engine environment: ${arg("engine-env")}` : ""}`);
   console.log(`written ${writeResult("engine", { results })}`);
 }

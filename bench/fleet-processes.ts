@@ -59,15 +59,27 @@ export async function installFleet(run: FleetRun, labels: (i: number) => Record<
   for (const ns of [SYSTEM, WORKSPACE]) await create(mgmt, "/api/v1/namespaces", { metadata: { name: ns } });
   await create(mgmt, `/api/v1/namespaces/${SYSTEM}/configmaps`, {
     metadata: { name: "fleet-controller" },
-    data: { config: JSON.stringify({ apiServerURL: mgmt.server, apiServerCA: Buffer.from(mgmt.ca).toString("base64"), agentImage: `rancher/fleet-agent:${FLEET_VERSION}` }) },
+    data: {
+      config: JSON.stringify({
+        apiServerURL: mgmt.server,
+        apiServerCA: Buffer.from(mgmt.ca).toString("base64"),
+        agentImage: `rancher/fleet-agent:${FLEET_VERSION}`,
+      }),
+    },
   });
   for (const [i, c] of run.downstream.entries()) {
     await create(mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusters`, {
-      apiVersion: "fleet.cattle.io/v1alpha1", kind: "Cluster", metadata: { name: c.name, labels: labels(i) }, spec: { clientID: c.name },
+      apiVersion: "fleet.cattle.io/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: c.name, labels: labels(i) },
+      spec: { clientID: c.name },
     });
   }
   await create(mgmt, `${FLEET_API}/namespaces/${WORKSPACE}/clusterregistrationtokens`, {
-    apiVersion: "fleet.cattle.io/v1alpha1", kind: "ClusterRegistrationToken", metadata: { name: "bench" }, spec: {},
+    apiVersion: "fleet.cattle.io/v1alpha1",
+    kind: "ClusterRegistrationToken",
+    metadata: { name: "bench" },
+    spec: {},
   });
 }
 
@@ -79,7 +91,8 @@ async function registrationValues(run: FleetRun, deadline: number): Promise<Reco
     const secret = name ? await kubeGet(run.mgmt, `/api/v1/namespaces/${WORKSPACE}/secrets/${name}`) : undefined;
     if (secret?.data?.values) return secret.data;
     checkAlive(run);
-    if (Date.now() > deadline) throw new Error(`Fleet's ClusterRegistrationToken issued no values; last lines of agentmanagement.log:\n${logTail(run, "agentmanagement")}`);
+    if (Date.now() > deadline)
+      throw new Error(`Fleet's ClusterRegistrationToken issued no values; last lines of agentmanagement.log:\n${logTail(run, "agentmanagement")}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -98,7 +111,9 @@ async function bootstrapAgent(c: LocalCluster, values: Record<string, string>): 
 function launch(run: FleetRun, name: string, program: string, args: string[], env: Record<string, string>): void {
   const log = fs.openSync(path.join(run.dir, `${name}.log`), "a");
   const child = spawn(path.join(run.bin, program), args, {
-    detached: true, stdio: ["ignore", log, log], env: { PATH: process.env.PATH ?? "", HOME: run.dir, GOMAXPROCS: "2", ...env },
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { PATH: process.env.PATH ?? "", HOME: run.dir, GOMAXPROCS: "2", ...env },
   });
   fs.closeSync(log);
   child.unref();
@@ -119,22 +134,38 @@ export async function startFleet(run: FleetRun, timeoutMs = 300_000): Promise<nu
   const deadline = Date.now() + timeoutMs;
   const mgmtConfig = run.mgmt.kubeconfig; // the admin's: Fleet's chart gives its controller every verb on every resource
   launch(run, "fleetcontroller", "fleetcontroller", ["--disable-metrics"], {
-    KUBECONFIG: mgmtConfig, NAMESPACE: SYSTEM, FLEET_HEALTHPROBE_BIND_ADDRESS: "0", ...ELECTION,
-    BUNDLE_RECONCILER_WORKERS: "50", BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50", CLUSTER_RECONCILER_WORKERS: "50",
-    CLUSTERGROUP_RECONCILER_WORKERS: "50", CONTENT_RECONCILER_WORKERS: "50",
+    KUBECONFIG: mgmtConfig,
+    NAMESPACE: SYSTEM,
+    FLEET_HEALTHPROBE_BIND_ADDRESS: "0",
+    ...ELECTION,
+    BUNDLE_RECONCILER_WORKERS: "50",
+    BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50",
+    CLUSTER_RECONCILER_WORKERS: "50",
+    CLUSTERGROUP_RECONCILER_WORKERS: "50",
+    CONTENT_RECONCILER_WORKERS: "50",
   });
   // --disable-bootstrap: no "local" Cluster for the management cluster itself (it runs no agent here).
   launch(run, "agentmanagement", "fleetcontroller", ["agentmanagement", "--disable-bootstrap"], {
-    KUBECONFIG: mgmtConfig, NAMESPACE: SYSTEM, ...ELECTION, FLEET_AGENT_REPLICA_COUNT: "1",
+    KUBECONFIG: mgmtConfig,
+    NAMESPACE: SYSTEM,
+    ...ELECTION,
+    FLEET_AGENT_REPLICA_COUNT: "1",
     // What the agent bundle it writes passes on to each agent (the chart's agent.leaderElection values).
-    FLEET_AGENT_ELECTION_LEASE_DURATION: "30s", FLEET_AGENT_ELECTION_RENEW_DEADLINE: "25s", FLEET_AGENT_ELECTION_RETRY_PERIOD: "10s",
+    FLEET_AGENT_ELECTION_LEASE_DURATION: "30s",
+    FLEET_AGENT_ELECTION_RENEW_DEADLINE: "25s",
+    FLEET_AGENT_ELECTION_RETRY_PERIOD: "10s",
   });
   const values = await registrationValues(run, deadline);
   for (const c of run.downstream) {
     await bootstrapAgent(c, values);
     launch(run, `fleetagent-${c.name}`, "fleetagent", ["--leader-elect=false"], {
-      KUBECONFIG: c.kubeconfig, NAMESPACE: SYSTEM, FLEET_AGENT_METRICS_BIND_ADDRESS: "0", FLEET_AGENT_PROBE_BIND_ADDRESS: "0",
-      BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50", DRIFT_RECONCILER_WORKERS: "50", ...ELECTION,
+      KUBECONFIG: c.kubeconfig,
+      NAMESPACE: SYSTEM,
+      FLEET_AGENT_METRICS_BIND_ADDRESS: "0",
+      FLEET_AGENT_PROBE_BIND_ADDRESS: "0",
+      BUNDLEDEPLOYMENT_RECONCILER_WORKERS: "50",
+      DRIFT_RECONCILER_WORKERS: "50",
+      ...ELECTION,
     });
   }
   for (;;) {
@@ -145,8 +176,10 @@ export async function startFleet(run: FleetRun, timeoutMs = 300_000): Promise<nu
     const ready = agentBundles.filter((bd: any) => bd.status?.ready).length;
     if (checkedIn === run.downstream.length && agentBundles.length === run.downstream.length && ready === agentBundles.length) break;
     if (Date.now() > deadline) {
-      throw new Error(`Fleet's agents: ${checkedIn} of ${run.downstream.length} checked in, ${ready} of ${agentBundles.length} agent bundles ready after ` +
-        `${timeoutMs / 1000} s; last lines of fleetagent-${run.downstream[0].name}.log:\n${logTail(run, `fleetagent-${run.downstream[0].name}`)}`);
+      throw new Error(
+        `Fleet's agents: ${checkedIn} of ${run.downstream.length} checked in, ${ready} of ${agentBundles.length} agent bundles ready after ` +
+          `${timeoutMs / 1000} s; last lines of fleetagent-${run.downstream[0].name}.log:\n${logTail(run, `fleetagent-${run.downstream[0].name}`)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -170,7 +203,8 @@ export async function fleetApply(run: FleetRun, cwd: string, name: string, paths
   for (let retries = 0; ; retries++) {
     try {
       await promisify(execFile)(path.join(run.bin, "fleet"), ["apply", "-n", WORKSPACE, "--targets-file", targetsFile, name, ...paths], {
-        cwd, env: { PATH: process.env.PATH ?? "", HOME: run.dir, KUBECONFIG: run.mgmt.kubeconfig },
+        cwd,
+        env: { PATH: process.env.PATH ?? "", HOME: run.dir, KUBECONFIG: run.mgmt.kubeconfig },
       });
       return retries;
     } catch (err) {
@@ -192,7 +226,10 @@ export function fleetCpuSeconds(run: FleetRun): number {
   const tick = 100; // USER_HZ on Linux
   return run.pids.reduce((sum, p) => {
     try {
-      const fields = fs.readFileSync(`/proc/${p.pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+      const fields = fs
+        .readFileSync(`/proc/${p.pid}/stat`, "utf8")
+        .replace(/^.*\) /, "")
+        .split(" ");
       return sum + (Number(fields[11]) + Number(fields[12])) / tick;
     } catch {
       return sum;

@@ -26,7 +26,19 @@ import { clusterBinaries, LocalCluster, startLocalClusters, stopComponent, stopL
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/engine/toolchain";
 import { ClusterConfig, StackConfig } from "../core/config/stack";
-import { fleetApply, fleetBinaries, fleetCpuSeconds, fleetMemory, FleetRun, FLEET_VERSION, installFleet, logTail, startFleet, stopFleet, writeTargets } from "./fleet-processes";
+import {
+  fleetApply,
+  fleetBinaries,
+  fleetCpuSeconds,
+  fleetMemory,
+  FleetRun,
+  FLEET_VERSION,
+  installFleet,
+  logTail,
+  startFleet,
+  stopFleet,
+  writeTargets,
+} from "./fleet-processes";
 import { printTable, seconds, syntheticClusters, syntheticConfig, syntheticRepo, writeResult } from "./support";
 
 const POLL_MS = 200;
@@ -60,14 +72,22 @@ const present = (clusters: LocalCluster[], prefix: string, each: number) => asyn
 /** resourceVersions of the benchmark's objects, to tell whether a no-op touched any. */
 async function versions(clusters: LocalCluster[], prefix: string): Promise<string> {
   const lists = await Promise.all(clusters.map((c) => kubeList(c, "/api/v1/configmaps")));
-  return JSON.stringify(lists.map((l) => l.filter((o: any) => o.metadata.namespace.startsWith(prefix)).map((o: any) => o.metadata.resourceVersion).sort()));
+  return JSON.stringify(
+    lists.map((l) =>
+      l
+        .filter((o: any) => o.metadata.namespace.startsWith(prefix))
+        .map((o: any) => o.metadata.resourceVersion)
+        .sort(),
+    ),
+  );
 }
 
 const secs = (from: number, to: number | undefined) => (to === undefined ? undefined : seconds(to - from));
 
 /** The same clusterSelector both sides use: every cluster, or all but shard 2. */
 const selector = (dropLast: boolean) => ({
-  matchLabels: { env: "bench" }, ...(dropLast ? { matchExpressions: [{ key: "shard", operator: "NotIn" as const, values: ["2"] }] } : {}),
+  matchLabels: { env: "bench" },
+  ...(dropLast ? { matchExpressions: [{ key: "shard", operator: "NotIn" as const, values: ["2"] }] } : {}),
 });
 
 async function fleetSide(run: FleetRun, work: string) {
@@ -86,7 +106,10 @@ async function fleetSide(run: FleetRun, work: string) {
   let retries = await fleetApply(run, repo, "bench", paths, targets(false));
   const firstApplied = performance.now();
   const first = { applyS: seconds(firstApplied - t0), bundleDeploymentsS: secs(t0, await bdsAt), objectsS: secs(t0, await objectsAt) };
-  if (first.objectsS === undefined) throw new Error(`Fleet: the first deploy's objects were not all present within ${FLEET_LIMIT_MS / 1000} s; agent log:\n${logTail(run, "fleetagent-c-000")}`);
+  if (first.objectsS === undefined)
+    throw new Error(
+      `Fleet: the first deploy's objects were not all present within ${FLEET_LIMIT_MS / 1000} s; agent log:\n${logTail(run, "fleetagent-c-000")}`,
+    );
 
   // 2. target edit dropping c-002
   t0 = performance.now();
@@ -97,8 +120,14 @@ async function fleetSide(run: FleetRun, work: string) {
 
   // 3. no-op: apply unchanged, then watch the objects, the agent pods and the processes' CPU for a while
   const before = await versions(run.downstream, "fleet-bench-");
-  const agentPods = async () => JSON.stringify(await Promise.all(run.downstream.map(async (c) =>
-    (await kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", "app=fleet-agent")).map((p: any) => p.metadata.uid).sort())));
+  const agentPods = async () =>
+    JSON.stringify(
+      await Promise.all(
+        run.downstream.map(async (c) =>
+          (await kubeList(c, "/api/v1/namespaces/cattle-fleet-system/pods", "app=fleet-agent")).map((p: any) => p.metadata.uid).sort(),
+        ),
+      ),
+    );
   const podsBefore = await agentPods();
   t0 = performance.now();
   retries += await fleetApply(run, repo, "bench", paths, targets(true));
@@ -107,9 +136,12 @@ async function fleetSide(run: FleetRun, work: string) {
   const idleMs = 60_000;
   await new Promise((r) => setTimeout(r, idleMs));
   const noop = {
-    applyS: noopApplyS, objectsRewritten: before !== (await versions(run.downstream, "fleet-bench-")),
-    agentPodsReplaced: podsBefore !== (await agentPods()), agentPods: JSON.parse(podsBefore).flat().length,
-    idleCpuSecondsPerMinute: +((fleetCpuSeconds(run) - cpu0) * (60_000 / idleMs)).toFixed(2), residentMiB: Math.round(fleetMemory(run) / 2 ** 20),
+    applyS: noopApplyS,
+    objectsRewritten: before !== (await versions(run.downstream, "fleet-bench-")),
+    agentPodsReplaced: podsBefore !== (await agentPods()),
+    agentPods: JSON.parse(podsBefore).flat().length,
+    idleCpuSecondsPerMinute: +((fleetCpuSeconds(run) - cpu0) * (60_000 / idleMs)).toFixed(2),
+    residentMiB: Math.round(fleetMemory(run) / 2 ** 20),
   };
 
   // 4. one 500-object bundle on c-000
@@ -124,8 +156,12 @@ async function fleetSide(run: FleetRun, work: string) {
 async function pulumiSide(downstream: LocalCluster[], work: string) {
   const kubeconfigs: ClusterConfig[] = syntheticClusters(DOWNSTREAM.length, (i) => ({ kubeconfig: fs.readFileSync(downstream[i].kubeconfig, "utf8") }));
   const options = (config: StackConfig, stack: string): ops.OperationOptions => ({
-    stack, stateDir: path.join(work, "state"), stackConfigDir: work, config,
-    deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench" },
+    stack,
+    stateDir: path.join(work, "state"),
+    stackConfigDir: work,
+    config,
+    deploy: { cacheRoot: path.join(work, "git") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "bench" },
   });
   const repo = syntheticRepo(10, 10, "pf-bench");
   const config = (dropLast: boolean) => {
@@ -161,7 +197,10 @@ async function pulumiSide(downstream: LocalCluster[], work: string) {
 
 /** The same 500 objects by `helm install` (as a chart) and by `kubectl apply --server-side`, on c-000. */
 function floors(bigRepo: string, c0: LocalCluster, helm: string, kubectl: string, work: string) {
-  const docs = fs.readFileSync(path.join(bigRepo, "b000", "objects.yaml"), "utf8").split("---\n").map((d) => YAML.parse(d));
+  const docs = fs
+    .readFileSync(path.join(bigRepo, "b000", "objects.yaml"), "utf8")
+    .split("---\n")
+    .map((d) => YAML.parse(d));
   const chart = path.join(work, "chart");
   fs.mkdirSync(path.join(chart, "templates"), { recursive: true });
   fs.writeFileSync(path.join(chart, "Chart.yaml"), "apiVersion: v2\nname: big\nversion: 0.1.0\n");
@@ -179,8 +218,7 @@ function floors(bigRepo: string, c0: LocalCluster, helm: string, kubectl: string
   return { helmInstallS: helmS, kubectlApplyS: kubectlS };
 }
 
-const ratio = (ours: number | undefined, theirs: number | undefined) =>
-  ours === undefined || theirs === undefined ? "-" : `${(ours / theirs).toFixed(2)}x`;
+const ratio = (ours: number | undefined, theirs: number | undefined) => (ours === undefined || theirs === undefined ? "-" : `${(ours / theirs).toFixed(2)}x`);
 const show = (s: number | undefined) => (s === undefined ? `not within ${FLEET_LIMIT_MS / 60_000} min` : String(s));
 
 export async function fleetBench(): Promise<void> {
@@ -196,7 +234,9 @@ export async function fleetBench(): Promise<void> {
   // An interrupted run stops what it started (the clusters and Fleet run in process groups of their own).
   const onSignal = (signal: NodeJS.Signals) => {
     console.error(`${signal}: stopping Fleet and the local clusters`);
-    void stopFleet(run).then(() => stopLocalClusters(live.baseDir)).finally(() => process.exit(130));
+    void stopFleet(run)
+      .then(() => stopLocalClusters(live.baseDir))
+      .finally(() => process.exit(130));
   };
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   try {
@@ -211,24 +251,66 @@ export async function fleetBench(): Promise<void> {
 
     console.log(`\nside by side with Fleet ${FLEET_VERSION} (same clusters, bundles and objects; seconds from the command's start):`);
     printTable([
-      { scenario: "first deploy 3x10x10: every object present", Fleet: show(fleet.first.objectsS), "pulumi-fleet": show(ours.first.objectsS), "pulumi-fleet / Fleet": ratio(ours.first.objectsS, fleet.first.objectsS) },
-      { scenario: "target edit, one cluster dropped: its objects gone", Fleet: show(fleet.edit.objectsS), "pulumi-fleet": show(ours.edit.objectsS), "pulumi-fleet / Fleet": ratio(ours.edit.objectsS, fleet.edit.objectsS) },
-      { scenario: "no-op: command returned", Fleet: fleet.noop.applyS, "pulumi-fleet": ours.noop.upS, "pulumi-fleet / Fleet": ratio(ours.noop.upS, fleet.noop.applyS) },
-      { scenario: "500-object bundle, one cluster: all present", Fleet: show(fleet.big.objectsS), "pulumi-fleet": show(ours.big.objectsS), "pulumi-fleet / Fleet": ratio(ours.big.objectsS, fleet.big.objectsS) },
+      {
+        scenario: "first deploy 3x10x10: every object present",
+        Fleet: show(fleet.first.objectsS),
+        "pulumi-fleet": show(ours.first.objectsS),
+        "pulumi-fleet / Fleet": ratio(ours.first.objectsS, fleet.first.objectsS),
+      },
+      {
+        scenario: "target edit, one cluster dropped: its objects gone",
+        Fleet: show(fleet.edit.objectsS),
+        "pulumi-fleet": show(ours.edit.objectsS),
+        "pulumi-fleet / Fleet": ratio(ours.edit.objectsS, fleet.edit.objectsS),
+      },
+      {
+        scenario: "no-op: command returned",
+        Fleet: fleet.noop.applyS,
+        "pulumi-fleet": ours.noop.upS,
+        "pulumi-fleet / Fleet": ratio(ours.noop.upS, fleet.noop.applyS),
+      },
+      {
+        scenario: "500-object bundle, one cluster: all present",
+        Fleet: show(fleet.big.objectsS),
+        "pulumi-fleet": show(ours.big.objectsS),
+        "pulumi-fleet / Fleet": ratio(ours.big.objectsS, fleet.big.objectsS),
+      },
       { scenario: `  the same 500 by helm install (Helm as Fleet links it)`, Fleet: floor.helmInstallS, "pulumi-fleet": "", "pulumi-fleet / Fleet": "" },
       { scenario: "  the same 500 by kubectl apply --server-side", Fleet: floor.kubectlApplyS, "pulumi-fleet": "", "pulumi-fleet / Fleet": "" },
     ]);
     console.log("\nwhere the time goes:");
     printTable([
-      { step: "first deploy", "fleet apply returned": fleet.first.applyS, "BundleDeployments created": show(fleet.first.bundleDeploymentsS), "objects present": show(fleet.first.objectsS), "up returned": ours.first.upS },
-      { step: "target edit", "fleet apply returned": fleet.edit.applyS, "BundleDeployments created": show(fleet.edit.bundleDeploymentsS) + " (deleted)", "objects present": show(fleet.edit.objectsS) + " (gone)", "up returned": ours.edit.upS },
-      { step: "500 objects", "fleet apply returned": fleet.big.applyS, "BundleDeployments created": "-", "objects present": show(fleet.big.objectsS), "up returned": ours.big.upS },
+      {
+        step: "first deploy",
+        "fleet apply returned": fleet.first.applyS,
+        "BundleDeployments created": show(fleet.first.bundleDeploymentsS),
+        "objects present": show(fleet.first.objectsS),
+        "up returned": ours.first.upS,
+      },
+      {
+        step: "target edit",
+        "fleet apply returned": fleet.edit.applyS,
+        "BundleDeployments created": show(fleet.edit.bundleDeploymentsS) + " (deleted)",
+        "objects present": show(fleet.edit.objectsS) + " (gone)",
+        "up returned": ours.edit.upS,
+      },
+      {
+        step: "500 objects",
+        "fleet apply returned": fleet.big.applyS,
+        "BundleDeployments created": "-",
+        "objects present": show(fleet.big.objectsS),
+        "up returned": ours.big.upS,
+      },
     ]);
-    console.log(`\nno-op: objects rewritten: Fleet ${fleet.noop.objectsRewritten}, pulumi-fleet ${ours.noop.objectsRewritten}. ` +
-      `Fleet's agent pods (${fleet.noop.agentPods}, the Deployment agentmanagement keeps on every cluster) replaced over the no-op and the idle minute: ${fleet.noop.agentPodsReplaced}. ` +
-      `Fleet's controller and agents while idle: ${fleet.noop.idleCpuSecondsPerMinute} CPU s per minute, ${fleet.noop.residentMiB} MiB resident (pulumi-fleet runs no process between updates). ` +
-      `\`fleet apply\` retried after a write conflict with Fleet's controller (as the gitjob runs its Job again): ${fleet.applyRetries} time(s), inside the timed windows.`);
-    console.log(`written ${writeResult("fleet", { fleetVersion: FLEET_VERSION, fleetStartS: seconds(fleetStartMs), fleet: { ...fleet, bigRepo: undefined }, pulumiFleet: ours, floor })}`);
+    console.log(
+      `\nno-op: objects rewritten: Fleet ${fleet.noop.objectsRewritten}, pulumi-fleet ${ours.noop.objectsRewritten}. ` +
+        `Fleet's agent pods (${fleet.noop.agentPods}, the Deployment agentmanagement keeps on every cluster) replaced over the no-op and the idle minute: ${fleet.noop.agentPodsReplaced}. ` +
+        `Fleet's controller and agents while idle: ${fleet.noop.idleCpuSecondsPerMinute} CPU s per minute, ${fleet.noop.residentMiB} MiB resident (pulumi-fleet runs no process between updates). ` +
+        `\`fleet apply\` retried after a write conflict with Fleet's controller (as the gitjob runs its Job again): ${fleet.applyRetries} time(s), inside the timed windows.`,
+    );
+    console.log(
+      `written ${writeResult("fleet", { fleetVersion: FLEET_VERSION, fleetStartS: seconds(fleetStartMs), fleet: { ...fleet, bigRepo: undefined }, pulumiFleet: ours, floor })}`,
+    );
     finished = true;
   } finally {
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);

@@ -33,7 +33,15 @@ function serve(dir: string): Promise<{ url: string; close: () => void }> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, "http://x");
     const cgi = spawn(backend, [], {
-      env: { GIT_PROJECT_ROOT: path.dirname(dir), GIT_HTTP_EXPORT_ALL: "1", PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1), REQUEST_METHOD: req.method!, CONTENT_TYPE: req.headers["content-type"] ?? "", GIT_PROTOCOL: String(req.headers["git-protocol"] ?? "") },
+      env: {
+        GIT_PROJECT_ROOT: path.dirname(dir),
+        GIT_HTTP_EXPORT_ALL: "1",
+        PATH_INFO: url.pathname,
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method!,
+        CONTENT_TYPE: req.headers["content-type"] ?? "",
+        GIT_PROTOCOL: String(req.headers["git-protocol"] ?? ""),
+      },
     });
     req.pipe(cgi.stdin);
     let buf = Buffer.alloc(0);
@@ -53,15 +61,27 @@ function serve(dir: string): Promise<{ url: string; close: () => void }> {
     });
     cgi.on("close", () => res.end());
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => {
-    const port = (server.address() as { port: number }).port;
-    resolve({ url: `http://127.0.0.1:${port}/${path.basename(dir)}`, close: () => server.close() });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({ url: `http://127.0.0.1:${port}/${path.basename(dir)}`, close: () => server.close() });
+    }),
+  );
 }
 
 async function measure(label: string, repo: string) {
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-cache-"));
-  const cfg: GitRepoConfig = { name: "bench", repo, paths: [], targets: [], keepResources: false, deleteNamespace: false, paused: false, allowEmpty: false, insecureSkipTLSVerify: false };
+  const cfg: GitRepoConfig = {
+    name: "bench",
+    repo,
+    paths: [],
+    targets: [],
+    keepResources: false,
+    deleteNamespace: false,
+    paused: false,
+    allowEmpty: false,
+    insecureSkipTLSVerify: false,
+  };
   let t = Date.now();
   const cold = await resolveSource(cfg, cache);
   const coldMs = Date.now() - t;
@@ -73,7 +93,13 @@ async function measure(label: string, repo: string) {
     if (warm.fetched || warm.commit !== cold.commit) throw new Error("warm run fetched: the cache is not reused");
   }
   times.sort((a, b) => a - b);
-  const r = { remote: label, coldMs, warmMedianMs: Math.round(times[RUNS / 2]), warmP90Ms: Math.round(times[Math.floor(RUNS * 0.9)]), warmMaxMs: Math.round(times[RUNS - 1]) };
+  const r = {
+    remote: label,
+    coldMs,
+    warmMedianMs: Math.round(times[RUNS / 2]),
+    warmP90Ms: Math.round(times[Math.floor(RUNS * 0.9)]),
+    warmMaxMs: Math.round(times[RUNS - 1]),
+  };
   fs.rmSync(cache, { recursive: true, force: true });
   return r;
 }

@@ -37,7 +37,9 @@ const SELECTOR = "fleet.cattle.io/repo-name=bench";
 async function pruneLatency(ctx: Ctx, repo: string, runs: number) {
   const all = syntheticConfig(repo, ctx.kubeconfigs);
   const dropped = syntheticConfig(repo, ctx.kubeconfigs);
-  dropped.gitRepos[0].targets = [{ name: "all", clusterSelector: { matchLabels: { env: "bench" }, matchExpressions: [{ key: "shard", operator: "NotIn", values: ["2"] }] } }];
+  dropped.gitRepos[0].targets = [
+    { name: "all", clusterSelector: { matchLabels: { env: "bench" }, matchExpressions: [{ key: "shard", operator: "NotIn", values: ["2"] }] } },
+  ];
   const rows = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
@@ -85,17 +87,31 @@ async function pruneLatency(ctx: Ctx, repo: string, runs: number) {
     await poller;
     if ((await count(ctx.clusters[2], SELECTOR)) !== 0) throw new Error("objects left on the dropped cluster after up returned");
     rows.push({
-      run: i + 1, deployS, goneS: seconds((goneAt ?? returned) - start), returnedS: seconds(returned - start), pruned: r.events.length,
-      firstDeleteS: seconds((firstDelete ?? returned) - start), deletesS: seconds((lastDeleteDone ?? returned) - (firstDelete ?? returned)),
-      objectDeleteMeanS: seconds(took.reduce((a, b) => a + b, 0) / Math.max(1, took.length)), maxInFlight,
+      run: i + 1,
+      deployS,
+      goneS: seconds((goneAt ?? returned) - start),
+      returnedS: seconds(returned - start),
+      pruned: r.events.length,
+      firstDeleteS: seconds((firstDelete ?? returned) - start),
+      deletesS: seconds((lastDeleteDone ?? returned) - (firstDelete ?? returned)),
+      objectDeleteMeanS: seconds(took.reduce((a, b) => a + b, 0) / Math.max(1, took.length)),
+      maxInFlight,
     });
   }
   console.log("prune latency (3 clusters x 10 bundles x 10 objects; one cluster dropped):");
-  printTable(rows.map((p) => ({
-    run: p.run, "deploy all s": p.deployS, "start -> first delete s": p.firstDeleteS, "first -> last delete done s": p.deletesS,
-    "object delete step mean s": p.objectDeleteMeanS, "at most at once": p.maxInFlight,
-    "start -> objects gone s": p.goneS, "start -> up returned s": p.returnedS, "Pruned events": p.pruned,
-  })));
+  printTable(
+    rows.map((p) => ({
+      run: p.run,
+      "deploy all s": p.deployS,
+      "start -> first delete s": p.firstDeleteS,
+      "first -> last delete done s": p.deletesS,
+      "object delete step mean s": p.objectDeleteMeanS,
+      "at most at once": p.maxInFlight,
+      "start -> objects gone s": p.goneS,
+      "start -> up returned s": p.returnedS,
+      "Pruned events": p.pruned,
+    })),
+  );
   console.log("goal: objects gone within 5 s of the update's start");
   return rows;
 }
@@ -109,7 +125,10 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
   const tNoop = performance.now();
   await ops.up({ ...ctx.options(one, "big"), expectNoChanges: true });
   const noopMs = performance.now() - tNoop;
-  const docs = fs.readFileSync(path.join(big, "b000", "objects.yaml"), "utf8").split("---\n").map((d) => YAML.parse(d));
+  const docs = fs
+    .readFileSync(path.join(big, "b000", "objects.yaml"), "utf8")
+    .split("---\n")
+    .map((d) => YAML.parse(d));
   const file = path.join(ctx.work, "kubectl-500.yaml");
   fs.writeFileSync(file, docs.map((d) => YAML.stringify({ ...d, metadata: { ...d.metadata, namespace: "big-kubectl" } })).join("---\n"));
   const kc = ["--kubeconfig", ctx.clusters[0].kubeconfig];
@@ -123,15 +142,25 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
   const kubectlNoopMs = timeKubectl();
   // helm.takeOwnership's read (core/ownership.ts, through core/desired/facts.ts): what a first up of this bundle pays before registering.
   const tOwners = performance.now();
-  const owners = (await readObjects([{
-    id: "c0", kubeconfig: fs.readFileSync(ctx.clusters[0].kubeconfig, "utf8"), context: "",
-    objects: docs.map((d) => ({ apiVersion: d.apiVersion, kind: d.kind, namespace: "big-kubectl", name: d.metadata.name })),
-  }])).c0;
+  const owners = (
+    await readObjects([
+      {
+        id: "c0",
+        kubeconfig: fs.readFileSync(ctx.clusters[0].kubeconfig, "utf8"),
+        context: "",
+        objects: docs.map((d) => ({ apiVersion: d.apiVersion, kind: d.kind, namespace: "big-kubectl", name: d.metadata.name })),
+      },
+    ])
+  ).c0;
   const ownersMs = performance.now() - tOwners;
   if (owners.error || owners.objects?.filter(Boolean).length !== docs.length) throw new Error(`ownership read: ${owners.error ?? "objects missing"}`);
   const result = {
-    upS: seconds(upMs), kubectlS: seconds(kubectlMs), ratio: +(upMs / kubectlMs).toFixed(2),
-    noopUpS: seconds(noopMs), kubectlReapplyS: seconds(kubectlNoopMs), noopRatio: +(noopMs / kubectlNoopMs).toFixed(2),
+    upS: seconds(upMs),
+    kubectlS: seconds(kubectlMs),
+    ratio: +(upMs / kubectlMs).toFixed(2),
+    noopUpS: seconds(noopMs),
+    kubectlReapplyS: seconds(kubectlNoopMs),
+    noopRatio: +(noopMs / kubectlNoopMs).toFixed(2),
     ownershipReadS: seconds(ownersMs),
     kubectlVersion: execFileSync(kubectl, ["version", "--client", "-o", "json"], { encoding: "utf8" }).match(/"gitVersion":\s*"([^"]+)"/)?.[1],
   };
@@ -160,12 +189,24 @@ async function agentChurn(ctx: Ctx, repo: string) {
   }
   const after = await agents();
   const result = {
-    updates: 20, meanNoopUpS: seconds((performance.now() - t) / 20), replaces, otherChanges: changes,
+    updates: 20,
+    meanNoopUpS: seconds((performance.now() - t) / 20),
+    replaces,
+    otherChanges: changes,
     podsReplaced: after.filter((pods, i) => JSON.stringify(pods.map((p: any) => p.metadata.uid)) !== JSON.stringify(before[i])).length,
     restarts: after.flat().reduce((n: number, p: any) => n + (p.status.containerStatuses ?? []).reduce((m: number, s: any) => m + s.restartCount, 0), 0),
   };
   console.log("agent churn over 20 no-op updates (3 clusters):");
-  printTable([{ "no-op ups": result.updates, "mean s": result.meanNoopUpS, "replace steps": result.replaces, "other changes": result.otherChanges, "agent pods replaced": result.podsReplaced, restarts: result.restarts }]);
+  printTable([
+    {
+      "no-op ups": result.updates,
+      "mean s": result.meanNoopUpS,
+      "replace steps": result.replaces,
+      "other changes": result.otherChanges,
+      "agent pods replaced": result.podsReplaced,
+      restarts: result.restarts,
+    },
+  ]);
   return result;
 }
 
@@ -178,11 +219,16 @@ export async function liveBench(): Promise<void> {
   const live = await startLocalClusters({ names: ["c-000", "c-001", "c-002"], baseDir: path.join(work, "clusters") });
   try {
     const ctx: Ctx = {
-      clusters: live.clusters, work,
+      clusters: live.clusters,
+      work,
       kubeconfigs: syntheticClusters(3, (i) => ({ kubeconfig: fs.readFileSync(live.clusters[i].kubeconfig, "utf8") })),
       options: (config, stack) => ({
-        stack, stateDir: path.join(work, "state"), stackConfigDir: work, config,
-        deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
+        stack,
+        stateDir: path.join(work, "state"),
+        stackConfigDir: work,
+        config,
+        deploy: { cacheRoot: path.join(work, "git") },
+        env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
       }),
     };
     const repo = syntheticRepo(10, 10);

@@ -21,40 +21,60 @@ const hex = (seed: number, n: number) => Array.from({ length: n }, (_, i) => ((s
 export function syntheticReport(clusters: number, bundles: number): StatusReport {
   const names = Array.from({ length: clusters }, (_, i) => `cluster-${String(i).padStart(3, "0")}`);
   const repos = Array.from({ length: 5 }, (_, r) => `repo-${r}`);
-  const bundleNames = Array.from({ length: bundles }, (_, b) => ({ gitRepo: repos[b % repos.length], bundle: `${repos[b % repos.length]}-bundle-${String(b).padStart(2, "0")}` }));
+  const bundleNames = Array.from({ length: bundles }, (_, b) => ({
+    gitRepo: repos[b % repos.length],
+    bundle: `${repos[b % repos.length]}-bundle-${String(b).padStart(2, "0")}`,
+  }));
   const rare: DeploymentState[] = ["NotReady", "WaitApplied", "Modified", "ErrApplied", "OutOfSync", "Pending"];
   const deployments: DeploymentStatus[] = [];
-  names.forEach((cluster, c) => bundleNames.forEach(({ gitRepo, bundle }, b) => {
-    if ((c + b) % 17 === 0) return; // not targeted
-    const k = (c * 31 + b * 7) % 97;
-    const state: DeploymentState = k < rare.length ? rare[k] : "Ready";
-    deployments.push({
-      gitRepo, bundle, cluster, state, deploymentId: `s-${hex(b, 61)}:${hex(c * 50 + b, 64)}`,
-      appliedDeploymentId: state === "Pending" ? undefined : `s-${hex(b, 61)}:${hex(c * 50 + b, 64)}`,
-      message: state === "Ready" ? "" : state === "Modified" ? `modified ConfigMap ns-${b}/cm-1 (data.key)` : `${state}: Deployment ns-${b}/app 0/2 ready`,
-    });
-  }));
+  names.forEach((cluster, c) =>
+    bundleNames.forEach(({ gitRepo, bundle }, b) => {
+      if ((c + b) % 17 === 0) return; // not targeted
+      const k = (c * 31 + b * 7) % 97;
+      const state: DeploymentState = k < rare.length ? rare[k] : "Ready";
+      deployments.push({
+        gitRepo,
+        bundle,
+        cluster,
+        state,
+        deploymentId: `s-${hex(b, 61)}:${hex(c * 50 + b, 64)}`,
+        appliedDeploymentId: state === "Pending" ? undefined : `s-${hex(b, 61)}:${hex(c * 50 + b, 64)}`,
+        message: state === "Ready" ? "" : state === "Modified" ? `modified ConfigMap ns-${b}/cm-1 (data.key)` : `${state}: Deployment ns-${b}/app 0/2 ready`,
+      });
+    }),
+  );
   const rollUp = (items: DeploymentStatus[]) => ({
     state: items.reduce<DeploymentState>((w, d) => (STATE_RANK[d.state] > STATE_RANK[w] ? d.state : w), "Ready"),
-    readyClusters: items.filter((d) => d.state === "Ready").length, desiredReadyClusters: items.length,
+    readyClusters: items.filter((d) => d.state === "Ready").length,
+    desiredReadyClusters: items.length,
   });
   return {
-    stack: "bench", takenAt: new Date().toISOString(), deployments,
+    stack: "bench",
+    takenAt: new Date().toISOString(),
+    deployments,
     bundles: bundleNames.map((b) => ({ ...b, ...rollUp(deployments.filter((d) => d.bundle === b.bundle)) })),
     // As Fleet counts them: a GitRepo's clusters, ready when all its bundles there are.
     gitRepos: repos.map((g) => {
       const mine = deployments.filter((d) => d.gitRepo === g);
       const perCluster = names.map((c) => mine.filter((d) => d.cluster === c)).filter((ds) => ds.length);
       return {
-        gitRepo: g, commit: hex(g.length, 40), state: rollUp(mine).state,
-        readyClusters: perCluster.filter((ds) => ds.every((d) => d.state === "Ready")).length, desiredReadyClusters: perCluster.length,
+        gitRepo: g,
+        commit: hex(g.length, 40),
+        state: rollUp(mine).state,
+        readyClusters: perCluster.filter((ds) => ds.every((d) => d.state === "Ready")).length,
+        desiredReadyClusters: perCluster.length,
       };
     }),
     clusters: names.map((cluster, i) => {
       const r = rollUp(deployments.filter((d) => d.cluster === cluster));
       return {
-        cluster, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters,
-        labels: { shard: String(i % 10) }, groups: [`shard-${i % 10}`], reachable: true,
+        cluster,
+        state: r.state,
+        readyBundles: r.readyClusters,
+        desiredReadyBundles: r.desiredReadyClusters,
+        labels: { shard: String(i % 10) },
+        groups: [`shard-${i % 10}`],
+        reachable: true,
         agent: { image: "rancher/fleet-agent:v0.13.1", configHash: hex(i, 64), pinned: false },
       };
     }),
@@ -84,9 +104,14 @@ export async function pageBench(): Promise<void> {
 
   const probes = Array.from({ length: runs }, () => measurePage(file));
   const shots = Array.from({ length: runs }, () => screenshot(file, path.join(dir, "status.png"), probes[0]).ms);
-  const emptyShots = Array.from({ length: runs }, () => screenshot(empty, path.join(dir, "empty.png"), { width: probes[0].width, height: probes[0].height }).ms);
+  const emptyShots = Array.from(
+    { length: runs },
+    () => screenshot(empty, path.join(dir, "empty.png"), { width: probes[0].width, height: probes[0].height }).ms,
+  );
   const row = {
-    clusters, bundles, cells: clusters * bundles,
+    clusters,
+    bundles,
+    cells: clusters * bundles,
     "render (ms)": +renderMs.toFixed(0),
     "file (KiB)": +(Buffer.byteLength(html) / 1024).toFixed(0),
     "page (px)": `${probes[0].width}x${probes[0].height}`,

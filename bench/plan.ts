@@ -17,8 +17,11 @@ const num = (name: string, dflt: number): number => Number(arg(name) ?? dflt);
 function fixture(nClusters: number, nBundles: number) {
   const envs = ["dev", "staging", "prod"];
   const clusters: ClusterConfig[] = Array.from({ length: nClusters }, (_, i) => ({
-    name: `c-${i}`, labels: { env: envs[i % 3], region: `r${i % 7}`, shard: String(i % 10) },
-    annotations: {}, templateValues: { replicas: i % 5 }, deleteUnreachable: false,
+    name: `c-${i}`,
+    labels: { env: envs[i % 3], region: `r${i % 7}`, shard: String(i % 10) },
+    annotations: {},
+    templateValues: { replicas: i % 5 },
+    deleteUnreachable: false,
   }));
   const groups: ClusterGroupConfig[] = envs.map((e) => ({ name: e, labels: { env: e }, selector: { matchLabels: { env: e } } }));
   const bundles: Bundle[] = Array.from({ length: nBundles }, (_, b) => {
@@ -28,15 +31,27 @@ function fixture(nClusters: number, nBundles: number) {
       { name: "prod", clusterGroup: "prod", clusterSelector: { matchExpressions: [{ key: "shard", operator: "NotIn", values: [String(b % 10)] }] } },
     ];
     return {
-      name: `bundle-${b}`, gitRepo: "bench", path: `b${b}`, dir: "/nonexistent", labels: {},
-      options: { defaultNamespace: `ns-${b}`, helm: { chart: "chart", values: { cluster: "${ .ClusterName }", region: "global.fleet.clusterLabels.region", size: { memory: "128Mi" } } } },
+      name: `bundle-${b}`,
+      gitRepo: "bench",
+      path: `b${b}`,
+      dir: "/nonexistent",
+      labels: {},
+      options: {
+        defaultNamespace: `ns-${b}`,
+        helm: { chart: "chart", values: { cluster: "${ .ClusterName }", region: "global.fleet.clusterLabels.region", size: { memory: "128Mi" } } },
+      },
       targets: [
         { name: "eu", clusterSelector: { matchLabels: { region: "r1" } }, helm: { values: { size: { memory: "256Mi" } } } },
         { name: "prod", clusterGroup: "prod", yaml: { overlays: ["prod"] } },
         ...restrictions.map((t) => ({ ...t, name: t.name! })),
       ],
-      restrictions, targetCustomizationMode: "FirstMatch", dependsOn: [], paused: false,
-      style: { kind: "helm", path: "chart" }, files: [], manifestId: `s-${b}`,
+      restrictions,
+      targetCustomizationMode: "FirstMatch",
+      dependsOn: [],
+      paused: false,
+      style: { kind: "helm", path: "chart" },
+      files: [],
+      manifestId: `s-${b}`,
     };
   });
   return { clusters, groups, bundles };
@@ -50,13 +65,27 @@ async function run(nClusters: number, nBundles: number) {
   const plan = await buildPlan(bundles, clusters, groups);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
-  return { clusters: nClusters, bundles: nBundles, entries: plan.entries.length, ms: Math.round(ms), usPerEntry: +(ms * 1000 / plan.entries.length).toFixed(2), heapDeltaMiB: Math.round(heapMiB), rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20) };
+  return {
+    clusters: nClusters,
+    bundles: nBundles,
+    entries: plan.entries.length,
+    ms: Math.round(ms),
+    usPerEntry: +((ms * 1000) / plan.entries.length).toFixed(2),
+    heapDeltaMiB: Math.round(heapMiB),
+    rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
+  };
 }
 
 export async function planBench(): Promise<void> {
-  const sizes: [number, number][] = arg("clusters") !== undefined
-    ? [[num("clusters", 1000), num("bundles", 50)]]
-    : [[100, 50], [1000, 50], [1000, 100], [5000, 100]];
+  const sizes: [number, number][] =
+    arg("clusters") !== undefined
+      ? [[num("clusters", 1000), num("bundles", 50)]]
+      : [
+          [100, 50],
+          [1000, 50],
+          [1000, 100],
+          [5000, 100],
+        ];
   await run(50, 10); // warm-up (JIT)
   const results = [];
   for (const [c, b] of sizes) results.push(await run(c, b));
@@ -66,5 +95,8 @@ export async function planBench(): Promise<void> {
   if (goal) console.log(`goal 1,000 x 50 under 1,000 ms: ${goal.ms} ms (${(goal.ms / 1000).toFixed(2)}x of the budget)`);
   console.log(`peak RSS of the process: ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);
   fs.mkdirSync(path.join(__dirname, "results"), { recursive: true });
-  fs.writeFileSync(path.join(__dirname, "results", "plan.json"), JSON.stringify({ node: process.version, results, peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) }, null, 2));
+  fs.writeFileSync(
+    path.join(__dirname, "results", "plan.json"),
+    JSON.stringify({ node: process.version, results, peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) }, null, 2),
+  );
 }

@@ -23,8 +23,11 @@ async function run(nClusters: number) {
   const envs = ["dev", "prod"];
   // Half the clusters carry a templateValues replicas of their own: distinct helm values, distinct renders.
   const clusters: ClusterConfig[] = Array.from({ length: nClusters }, (_, i) => ({
-    name: `c-${i}`, labels: { env: envs[i % 2], region: `r${i % 4}` }, annotations: {},
-    templateValues: i % 2 ? { replicas: i % 7 } : {}, deleteUnreachable: false,
+    name: `c-${i}`,
+    labels: { env: envs[i % 2], region: `r${i % 4}` },
+    annotations: {},
+    templateValues: i % 2 ? { replicas: i % 7 } : {},
+    deleteUnreachable: false,
   }));
   const plan = await buildPlan(bundles, clusters, local.clusterGroups);
   const distinct = new Set(plan.entries.map((e) => stableJson([e.bundle, e.options, e.namespace, e.releaseName]))).size;
@@ -32,8 +35,15 @@ async function run(nClusters: number) {
   const rendered = await renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const objects = [...rendered.values()].reduce((n, r) => n + r.objects.length, 0);
-  return { clusters: nClusters, deployments: plan.entries.length, distinctRenders: distinct, objects, ms: Math.round(ms),
-    msPerRender: +(ms / distinct).toFixed(2), msPerCluster: +(ms / nClusters).toFixed(2) };
+  return {
+    clusters: nClusters,
+    deployments: plan.entries.length,
+    distinctRenders: distinct,
+    objects,
+    ms: Math.round(ms),
+    msPerRender: +(ms / distinct).toFixed(2),
+    msPerCluster: +(ms / nClusters).toFixed(2),
+  };
 }
 
 export async function renderBench(): Promise<void> {
@@ -42,7 +52,8 @@ export async function renderBench(): Promise<void> {
   const results = [];
   for (const n of sizes) results.push(await run(n));
   console.log("clusters | bundle deployments | distinct renders | objects | wall ms | ms per distinct render | ms per cluster");
-  for (const r of results) console.log(`${r.clusters} | ${r.deployments} | ${r.distinctRenders} | ${r.objects} | ${r.ms} | ${r.msPerRender} | ${r.msPerCluster}`);
+  for (const r of results)
+    console.log(`${r.clusters} | ${r.deployments} | ${r.distinctRenders} | ${r.objects} | ${r.ms} | ${r.msPerRender} | ${r.msPerCluster}`);
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   fs.writeFileSync(path.join(RESULTS_DIR, "render.json"), JSON.stringify({ node: process.version, results }, null, 2));
 }

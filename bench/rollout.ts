@@ -17,7 +17,8 @@ import { loadStackFile, PROJECT_DIR } from "../core/pipeline";
 import { StackConfig } from "../core/config/stack";
 import { arg, engineEnvArg, printTable, seconds, writeResult } from "./support";
 
-const ROLLOUT = "rolloutStrategy:\n  partitions:\n    - name: first\n      clusterName: dev-1\n      maxUnavailable: 0\n    - name: rest\n      clusterSelector: {}\n";
+const ROLLOUT =
+  "rolloutStrategy:\n  partitions:\n    - name: first\n      clusterName: dev-1\n      maxUnavailable: 0\n    - name: rest\n      clusterSelector: {}\n";
 
 export async function rolloutBench(): Promise<void> {
   toolchain();
@@ -34,13 +35,19 @@ export async function rolloutBench(): Promise<void> {
       const fleetYaml = path.join(repo, "simple", "fleet.yaml");
       if (variant === "2 partitions") fs.appendFileSync(fleetYaml, ROLLOUT);
       const config: StackConfig = {
-        ...local, renderDir: undefined,
+        ...local,
+        renderDir: undefined,
         clusters: local.clusters.map((c) => ({ ...c, kubeconfig: fs.readFileSync(live.clusters.find((l) => l.name === c.name)!.kubeconfig, "utf8") })),
         gitRepos: local.gitRepos.map((r) => ({ ...r, repo })),
       };
       const options = (onEvent?: (e: EngineEvent) => void): ops.OperationOptions => ({
-        stack: `rollout-${variant === "unpartitioned" ? "flat" : "partitioned"}`, stateDir: path.join(work, "state"), stackConfigDir: work, config,
-        deploy: { cacheRoot: path.join(work, "git") }, env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() }, ...(onEvent ? { onEvent } : {}),
+        stack: `rollout-${variant === "unpartitioned" ? "flat" : "partitioned"}`,
+        stateDir: path.join(work, "state"),
+        stackConfigDir: work,
+        config,
+        deploy: { cacheRoot: path.join(work, "git") },
+        env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
+        ...(onEvent ? { onEvent } : {}),
       });
       await ops.up(options());
       const row = { upS: [] as number[], firstReadyS: [] as number[] };
@@ -51,13 +58,16 @@ export async function rolloutBench(): Promise<void> {
         let ready: number | undefined;
         const firstDeployment = "::dev-1/examples-simple/apps:Deployment:simple:hello";
         const t = performance.now();
-        const r = await ops.up(options((e) => {
-          if (e.resourcePreEvent?.metadata.urn.endsWith(firstDeployment)) began = performance.now();
-          if (e.resOutputsEvent?.metadata.urn.endsWith(firstDeployment)) ready = performance.now();
-        }));
+        const r = await ops.up(
+          options((e) => {
+            if (e.resourcePreEvent?.metadata.urn.endsWith(firstDeployment)) began = performance.now();
+            if (e.resOutputsEvent?.metadata.urn.endsWith(firstDeployment)) ready = performance.now();
+          }),
+        );
         row.upS.push(seconds(performance.now() - t));
         row.firstReadyS.push(began !== undefined && ready !== undefined ? seconds(ready - began) : NaN);
-        if (r.events.filter((e) => e.bundle === "examples-simple").length !== 3) throw new Error(`${variant}: expected the simple bundle deployed to 3 clusters, got ${JSON.stringify(r.events)}`);
+        if (r.events.filter((e) => e.bundle === "examples-simple").length !== 3)
+          throw new Error(`${variant}: expected the simple bundle deployed to 3 clusters, got ${JSON.stringify(r.events)}`);
       }
       results[variant] = row;
       await ops.destroy(options());
@@ -65,11 +75,18 @@ export async function rolloutBench(): Promise<void> {
     const mean = (xs: number[]) => +(xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(2);
     const flat = mean(results.unpartitioned.upS);
     const staged = mean(results["2 partitions"].upS);
-    printTable(Object.entries(results).map(([variant, r]) => ({
-      variant, "up s (each)": r.upS.join(" / "), "mean s": mean(r.upS), "dev-1 Deployment ready after s": r.firstReadyS.join(" / "),
-    })));
+    printTable(
+      Object.entries(results).map(([variant, r]) => ({
+        variant,
+        "up s (each)": r.upS.join(" / "),
+        "mean s": mean(r.upS),
+        "dev-1 Deployment ready after s": r.firstReadyS.join(" / "),
+      })),
+    );
     const overhead = +(staged - flat).toFixed(2);
-    console.log(`overhead of one partition boundary: ${overhead} s (${(staged / flat).toFixed(2)}x); the first partition's Deployment took ${mean(results["2 partitions"].firstReadyS)} s to be ready`);
+    console.log(
+      `overhead of one partition boundary: ${overhead} s (${(staged / flat).toFixed(2)}x); the first partition's Deployment took ${mean(results["2 partitions"].firstReadyS)} s to be ready`,
+    );
     console.log(`written ${writeResult("rollout", { runs, results, meanUpS: { unpartitioned: flat, partitioned: staged }, overheadPerBoundaryS: overhead })}`);
   } finally {
     await stopLocalClusters(live.baseDir);

@@ -17,22 +17,47 @@ import { watchBench } from "./watch";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
-const DEFAULT = { plan: planBench, render: renderBench, engine: engineBench, live: liveBench, page: pageBench, startup: startupBench, shards: shardsBench, rollout: rolloutBench } as const;
+const DEFAULT = {
+  plan: planBench,
+  render: renderBench,
+  engine: engineBench,
+  live: liveBench,
+  page: pageBench,
+  startup: startupBench,
+  shards: shardsBench,
+  rollout: rolloutBench,
+} as const;
 const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
   usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [options]",
-  summary: "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, and watch, commit to cluster through npm run watch, only when named); each prints a table and writes bench/results/<name>.json.",
+  summary:
+    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, and watch, commit to cluster through npm run watch, only when named); each prints a table and writes bench/results/<name>.json.",
   positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
-    clusters: { type: "string" as const, value: "N|N,N", help: "plan, render, shards: clusters (shards default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)" },
+    clusters: {
+      type: "string" as const,
+      value: "N|N,N",
+      help: "plan, render, shards: clusters (shards default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
+    },
     bundles: { type: "string" as const, value: "N", help: "plan, engine: bundles per cluster; page: bundles (default 50)" },
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10)" },
-    "skip-checkpoints-only": { type: "boolean" as const, help: "engine: measure only the default (state written once at the end), not also a checkpoint per step" },
-    runs: { type: "string" as const, value: "N", help: "live: runs per measurement; page: page loads; startup: no-op ups; rollout: updates per variant (default 3)" },
-    "engine-env": { type: "string" as const, value: "K=V,K=V", help: "engine, live: extra environment for the engine (e.g. PULUMI_PARALLEL=32,PULUMI_PARALLEL_DIFF=true), to measure its settings" },
+    "skip-checkpoints-only": {
+      type: "boolean" as const,
+      help: "engine: measure only the default (state written once at the end), not also a checkpoint per step",
+    },
+    runs: {
+      type: "string" as const,
+      value: "N",
+      help: "live: runs per measurement; page: page loads; startup: no-op ups; rollout: updates per variant (default 3)",
+    },
+    "engine-env": {
+      type: "string" as const,
+      value: "K=V,K=V",
+      help: "engine, live: extra environment for the engine (e.g. PULUMI_PARALLEL=32,PULUMI_PARALLEL_DIFF=true), to measure its settings",
+    },
     shards: { type: "string" as const, value: "N", help: "shards: how many shards (default 4)" },
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },

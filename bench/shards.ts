@@ -24,8 +24,15 @@ function stackFile(dir: string, name: string, config: Record<string, unknown>): 
 }
 
 interface Row {
-  layout: string; firstUpS: number; previewS: number; noopUpS: number; editLandedS: number; editAllDoneS: number;
-  stacksRun: number; objectsPruned: number; perStackS: string;
+  layout: string;
+  firstUpS: number;
+  previewS: number;
+  noopUpS: number;
+  editLandedS: number;
+  editAllDoneS: number;
+  stacksRun: number;
+  objectsPruned: number;
+  perStackS: string;
 }
 
 export async function shardsBench(): Promise<void> {
@@ -42,9 +49,21 @@ export async function shardsBench(): Promise<void> {
   const pruned = Array.from({ length: 5 }, (_, i) => String(i * shards));
   const pruned2 = Array.from({ length: 5 }, (_, i) => String((i + 5) * shards));
   const config = (excluded: string[]) => ({
-    renderDir: path.join(work, "render"), fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" },
-    clusters: Array.from({ length: clusters }, (_, i) => ({ name: `c-${String(i).padStart(3, "0")}`, labels: { env: "bench", idx: String(i), quarter: `q${i % shards}` } })),
-    gitRepos: [{ name: "bench", repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: { matchExpressions: [{ key: "idx", operator: "NotIn", values: excluded.length ? excluded : ["none"] }] } }] }],
+    renderDir: path.join(work, "render"),
+    fleetVersion: "0.13.1",
+    agent: { apiServerURL: "https://fleet.example.com" },
+    clusters: Array.from({ length: clusters }, (_, i) => ({
+      name: `c-${String(i).padStart(3, "0")}`,
+      labels: { env: "bench", idx: String(i), quarter: `q${i % shards}` },
+    })),
+    gitRepos: [
+      {
+        name: "bench",
+        repo,
+        paths: ["b*"],
+        targets: [{ name: "all", clusterSelector: { matchExpressions: [{ key: "idx", operator: "NotIn", values: excluded.length ? excluded : ["none"] }] } }],
+      },
+    ],
   });
   const shardRule = Array.from({ length: shards }, (_, i) => ({ name: `q${i}`, clusterSelector: { matchLabels: { quarter: `q${i}` } } }));
   const write = (excluded: string[]) => {
@@ -61,29 +80,55 @@ export async function shardsBench(): Promise<void> {
     // When the change had landed: the first shard that ran and changed something finished (the edit's clusters are all in q0).
     const changed = runs.filter((r) => !r.skipped && Object.entries(r.result?.changes ?? {}).some(([k, n]) => k !== "same" && k !== "read" && n > 0));
     return {
-      wallMs: Date.now() - started, landedMs: Math.max(0, ...changed.map((r) => r.finishedAt - started)), ran: runs.filter((r) => !r.skipped).length,
-      deleted: runs.reduce((n, r) => n + (r.result?.changes?.delete ?? 0), 0), perStack: runs.map((r) => (r.skipped ? "-" : seconds(r.durationMs))).join(" "),
+      wallMs: Date.now() - started,
+      landedMs: Math.max(0, ...changed.map((r) => r.finishedAt - started)),
+      ran: runs.filter((r) => !r.skipped).length,
+      deleted: runs.reduce((n, r) => n + (r.result?.changes?.delete ?? 0), 0),
+      perStack: runs.map((r) => (r.skipped ? "-" : seconds(r.durationMs))).join(" "),
     };
   };
 
   // One stack, through the same runner (one shard process).
   write([]);
   console.log(`one stack: ${clusters} clusters x 10 bundles x 10 objects...`);
-  const single = (op: Operation, expectNoChanges = false) => timed(`one stack ${op}`, () => runShards({ op, shards: [{ shard: "one", stack: "one" }], flags: { quiet: true, expectNoChanges }, parallel: 1, line: () => {} }));
+  const single = (op: Operation, expectNoChanges = false) =>
+    timed(`one stack ${op}`, () =>
+      runShards({ op, shards: [{ shard: "one", stack: "one" }], flags: { quiet: true, expectNoChanges }, parallel: 1, line: () => {} }),
+    );
   const oneFirst = await single("up");
   const onePreview = await single("preview", true);
   const oneNoop = await single("up", true);
   write(pruned);
   const oneEdit = await single("up");
-  rows.push({ layout: "one stack", firstUpS: seconds(oneFirst.wallMs), previewS: seconds(onePreview.wallMs), noopUpS: seconds(oneNoop.wallMs), editLandedS: seconds(oneEdit.landedMs), editAllDoneS: seconds(oneEdit.wallMs), stacksRun: 1, objectsPruned: oneEdit.deleted, perStackS: oneEdit.perStack });
+  rows.push({
+    layout: "one stack",
+    firstUpS: seconds(oneFirst.wallMs),
+    previewS: seconds(onePreview.wallMs),
+    noopUpS: seconds(oneNoop.wallMs),
+    editLandedS: seconds(oneEdit.landedMs),
+    editAllDoneS: seconds(oneEdit.wallMs),
+    stacksRun: 1,
+    objectsPruned: oneEdit.deleted,
+    perStackS: oneEdit.perStack,
+  });
 
   // The shards, as `npm run <op> -- --stack big` runs them: every shard (--all-shards), and the default, which leaves out shards with nothing to do.
   write([]);
   console.log(`${shards} shards, ${parallel} at a time...`);
   const layout = readShardLayout(stacks, "big")!;
-  const sharded = (op: Operation, allShards: boolean, expectNoChanges = false) => timed(`shards ${op}`, () => runSharded({
-    op, layout, dir: stacks, parallel, flags: { quiet: true, expectNoChanges }, allShards, note: () => {}, line: () => {},
-  }));
+  const sharded = (op: Operation, allShards: boolean, expectNoChanges = false) =>
+    timed(`shards ${op}`, () =>
+      runSharded({
+        op,
+        layout,
+        dir: stacks,
+        parallel,
+        flags: { quiet: true, expectNoChanges },
+        allShards,
+        note: () => {},
+        line: () => {},
+      }),
+    );
   const first = await sharded("up", false);
   const previewAll = await sharded("preview", true, true);
   const noopAll = await sharded("up", true, true);
@@ -94,16 +139,40 @@ export async function shardsBench(): Promise<void> {
   // A second edit of the same kind (5 more clusters of q0), with every shard run.
   write([...pruned, ...pruned2]);
   const editAll = await sharded("up", true);
-  rows.push({ layout: `${shards} shards, ${parallel} at a time, --all-shards`, firstUpS: seconds(first.wallMs), previewS: seconds(previewAll.wallMs), noopUpS: seconds(noopAll.wallMs), editLandedS: seconds(editAll.landedMs), editAllDoneS: seconds(editAll.wallMs), stacksRun: editAll.ran, objectsPruned: editAll.deleted, perStackS: editAll.perStack });
-  rows.push({ layout: `${shards} shards, ${parallel} at a time (default: unchanged shards left out)`, firstUpS: seconds(first.wallMs), previewS: seconds(previewDefault.wallMs), noopUpS: seconds(noopDefault.wallMs), editLandedS: seconds(editDefault.landedMs), editAllDoneS: seconds(editDefault.wallMs), stacksRun: editDefault.ran, objectsPruned: editDefault.deleted, perStackS: editDefault.perStack });
+  rows.push({
+    layout: `${shards} shards, ${parallel} at a time, --all-shards`,
+    firstUpS: seconds(first.wallMs),
+    previewS: seconds(previewAll.wallMs),
+    noopUpS: seconds(noopAll.wallMs),
+    editLandedS: seconds(editAll.landedMs),
+    editAllDoneS: seconds(editAll.wallMs),
+    stacksRun: editAll.ran,
+    objectsPruned: editAll.deleted,
+    perStackS: editAll.perStack,
+  });
+  rows.push({
+    layout: `${shards} shards, ${parallel} at a time (default: unchanged shards left out)`,
+    firstUpS: seconds(first.wallMs),
+    previewS: seconds(previewDefault.wallMs),
+    noopUpS: seconds(noopDefault.wallMs),
+    editLandedS: seconds(editDefault.landedMs),
+    editAllDoneS: seconds(editDefault.wallMs),
+    stacksRun: editDefault.ran,
+    objectsPruned: editDefault.deleted,
+    perStackS: editDefault.perStack,
+  });
   const ratio = (row: Row) => ({
-    preview: +(row.previewS / rows[0].previewS).toFixed(2), noopUp: +(row.noopUpS / rows[0].noopUpS).toFixed(2),
-    editLanded: +(row.editLandedS / rows[0].editLandedS).toFixed(2), editAllDone: +(row.editAllDoneS / rows[0].editAllDoneS).toFixed(2),
+    preview: +(row.previewS / rows[0].previewS).toFixed(2),
+    noopUp: +(row.noopUpS / rows[0].noopUpS).toFixed(2),
+    editLanded: +(row.editLandedS / rows[0].editLandedS).toFixed(2),
+    editAllDone: +(row.editAllDoneS / rows[0].editAllDoneS).toFixed(2),
   });
   const ratios = { allShards: ratio(rows[1]), default: ratio(rows[2]) };
   printTable(rows as unknown as Record<string, string | number>[]);
   for (const [name, r] of Object.entries(ratios)) {
-    console.log(`${name} / one stack: preview ${r.preview}, no-op up ${r.noopUp}, target edit landed ${r.editLanded} (goal < 0.25), all shards done ${r.editAllDone}`);
+    console.log(
+      `${name} / one stack: preview ${r.preview}, no-op up ${r.noopUp}, target edit landed ${r.editLanded} (goal < 0.25), all shards done ${r.editAllDone}`,
+    );
   }
   console.log(`wrote ${writeResult("shards", { clusters, shards, parallel, rows, ratios })}`);
   fs.rmSync(work, { recursive: true, force: true });

@@ -29,7 +29,9 @@ export async function startupBench(): Promise<void> {
   try {
     npmUp(env); // the first up creates the stack's resources
     const rows = Array.from({ length: runs }, (_, i) => ({ run: i + 1, ...npmUp(env) }));
-    printTable(rows.map((r) => ({ run: r.run, "no-op npm run up s": seconds(r.ms), ...Object.fromEntries(Object.entries(r.phases).map(([k, v]) => [k, `${v}`])) })));
+    printTable(
+      rows.map((r) => ({ run: r.run, "no-op npm run up s": seconds(r.ms), ...Object.fromEntries(Object.entries(r.phases).map(([k, v]) => [k, `${v}`])) })),
+    );
     console.log("(phases: ms since the operation's process started; the rest of the wall time is npm and scripts/setup.sh before it, and exiting after)");
     console.log("goal: a no-op `npm run up` of the local stack within 4 s");
     console.log(`written ${writeResult("startup", { rows })}`);

@@ -18,8 +18,10 @@ export function syntheticRepo(bundles: number, objects: number, namespacePrefix 
     const bdir = path.join(dir, `b${String(b).padStart(3, "0")}`);
     fs.mkdirSync(bdir);
     fs.writeFileSync(path.join(bdir, "fleet.yaml"), `defaultNamespace: ${namespacePrefix}-${b}\n`);
-    const docs = Array.from({ length: objects }, (_, o) =>
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${o}\ndata:\n  bundle: "b${b}"\n  object: "${o}"\n`);
+    const docs = Array.from(
+      { length: objects },
+      (_, o) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${o}\ndata:\n  bundle: "b${b}"\n  object: "${o}"\n`,
+    );
     fs.writeFileSync(path.join(bdir, "objects.yaml"), docs.join("---\n"));
   }
   return dir;
@@ -28,8 +30,12 @@ export function syntheticRepo(bundles: number, objects: number, namespacePrefix 
 /** `n` clusters named c-000..., labelled env=bench, each with optional extra fields. */
 export function syntheticClusters(n: number, extra: (i: number) => Partial<ClusterConfig> = () => ({})): ClusterConfig[] {
   return Array.from({ length: n }, (_, i) => ({
-    name: `c-${String(i).padStart(3, "0")}`, labels: { env: "bench", shard: String(i % 10) }, annotations: {},
-    templateValues: {}, deleteUnreachable: false, ...extra(i),
+    name: `c-${String(i).padStart(3, "0")}`,
+    labels: { env: "bench", shard: String(i % 10) },
+    annotations: {},
+    templateValues: {},
+    deleteUnreachable: false,
+    ...extra(i),
   }));
 }
 
@@ -80,9 +86,11 @@ export const seconds = (ms: number) => +(ms / 1000).toFixed(2);
 export function engineEnvArg(): Record<string, string> {
   const text = arg("engine-env");
   if (!text) return {};
-  return Object.fromEntries(text.split(",").map((kv) => {
-    const i = kv.indexOf("=");
-    if (i <= 0) throw new Error(`--engine-env: '${kv}' is not K=V`);
-    return [kv.slice(0, i), kv.slice(i + 1)];
-  }));
+  return Object.fromEntries(
+    text.split(",").map((kv) => {
+      const i = kv.indexOf("=");
+      if (i <= 0) throw new Error(`--engine-env: '${kv}' is not K=V`);
+      return [kv.slice(0, i), kv.slice(i + 1)];
+    }),
+  );
 }

@@ -70,17 +70,24 @@ export async function watchBench(): Promise<void> {
     push(0);
     const stacks = path.join(work, "stacks");
     fs.mkdirSync(stacks);
-    fs.writeFileSync(path.join(stacks, `Pulumi.${STACK}.yaml`), YAML.stringify({
-      config: {
-        "pulumi-fleet:agent": { enabled: false },
-        "pulumi-fleet:clusters": [{ name: cluster.name, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
-        "pulumi-fleet:gitRepos": [{ name: "watched", repo: `file://${remote}`, branch: "main", paths: ["app"], targets: [{ clusterSelector: {} }] }],
-      },
-    }, { blockQuote: "literal" }));
+    fs.writeFileSync(
+      path.join(stacks, `Pulumi.${STACK}.yaml`),
+      YAML.stringify(
+        {
+          config: {
+            "pulumi-fleet:agent": { enabled: false },
+            "pulumi-fleet:clusters": [{ name: cluster.name, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
+            "pulumi-fleet:gitRepos": [{ name: "watched", repo: `file://${remote}`, branch: "main", paths: ["app"], targets: [{ clusterSelector: {} }] }],
+          },
+        },
+        { blockQuote: "literal" },
+      ),
+    );
     const { PULUMI_BACKEND_URL: _b, ...inherited } = process.env;
     let output = "";
     watcher = spawn(process.execPath, [path.join(PROJECT_DIR, "scripts/run-ts.js"), path.join(PROJECT_DIR, "scripts/watch.ts"), "--stack", STACK, "--quiet"], {
-      cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"],
+      cwd: PROJECT_DIR,
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...inherited, PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(work, "state"), PULUMI_CONFIG_PASSPHRASE: STACK },
     });
     watcher.stdout!.on("data", (d) => (output += d));
@@ -107,7 +114,10 @@ export async function watchBench(): Promise<void> {
   } finally {
     if (watcher && watcher.exitCode === null) {
       watcher.kill("SIGTERM");
-      await new Promise((r) => { watcher!.once("exit", r); setTimeout(r, 30_000); });
+      await new Promise((r) => {
+        watcher!.once("exit", r);
+        setTimeout(r, 30_000);
+      });
     }
     await stopLocalClusters(live.baseDir);
     fs.rmSync(work, { recursive: true, force: true });

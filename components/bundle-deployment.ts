@@ -29,13 +29,21 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
   // Its Secrets (core/desired/objects.ts pairSpecOf): a secret in the state and the preview, whatever the rest is.
   const secretObjects = d.spec.secretObjects ? { secretObjects: pulumi.secret(d.spec.secretObjects) } : {};
-  const pair = new BundleDeploymentPair(name, { ...d.spec, cluster: args.cluster, objects, ...secretObjects, ...(waitFor.length ? { waitFor } : {}) }, {
-    ...opts, provider: args.provider,
-    // The API server may quote a refused field's value in its message, and the live status views echo
-    // objects: for such a pair they are secrets in the state and the engine's events too.
-    ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
-    dependsOn: [...args.waitFor.map(([, p]) => p), ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace || d.afterOperatorSecrets) ? [args.setup] : [])],
-  });
+  const pair = new BundleDeploymentPair(
+    name,
+    { ...d.spec, cluster: args.cluster, objects, ...secretObjects, ...(waitFor.length ? { waitFor } : {}) },
+    {
+      ...opts,
+      provider: args.provider,
+      // The API server may quote a refused field's value in its message, and the live status views echo
+      // objects: for such a pair they are secrets in the state and the engine's events too.
+      ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
+      dependsOn: [
+        ...args.waitFor.map(([, p]) => p),
+        ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace || d.afterOperatorSecrets) ? [args.setup] : []),
+      ],
+    },
+  );
   for (const w of d.warnings) pulumi.log.warn(w, pair);
   return pair;
 }

@@ -13,14 +13,25 @@ export class Cluster extends pulumi.ComponentResource {
   /** Its namespaces and agent; absent when it has neither. Bundles in them are applied after it. */
   readonly setup?: ClusterSetupSet;
 
-  constructor(name: string, private readonly c: DesiredCluster, provider: FleetProvider, opts: pulumi.ComponentResourceOptions = {}) {
+  constructor(
+    name: string,
+    private readonly c: DesiredCluster,
+    provider: FleetProvider,
+    opts: pulumi.ComponentResourceOptions = {},
+  ) {
     super(CLUSTER_TYPE, name, {}, opts);
     if (c.setup) {
       // The agent's token is a secret in the state and the engine's events; the rest of the set shows as it is.
       const { secretObjects } = c.setup;
-      this.setup = new ClusterSetupSet(name, {
-        ...c.setup, cluster: this.accessKey(), ...(secretObjects ? { secretObjects: pulumi.secret(secretObjects) } : {}),
-      }, { parent: this, provider });
+      this.setup = new ClusterSetupSet(
+        name,
+        {
+          ...c.setup,
+          cluster: this.accessKey(),
+          ...(secretObjects ? { secretObjects: pulumi.secret(secretObjects) } : {}),
+        },
+        { parent: this, provider },
+      );
     }
     this.registerOutputs({});
   }

@@ -15,12 +15,13 @@ import { GitRepo } from "./git-repo";
 /** Every cluster's access, and each impersonated user's, by the provider settings' names (core/desired/state.ts providerSettings). */
 function clusterAccess(clusters: DesiredState["clusters"]): Record<string, ClusterAccess> {
   const access = ({ name: _key, ...settings }: ProviderSettings): ClusterAccess => settings;
-  return Object.fromEntries(clusters.flatMap((c) => [[c.provider.name, access(c.provider)], ...c.accountProviders.map((a) => [a.provider.name, access(a.provider)])]));
+  return Object.fromEntries(
+    clusters.flatMap((c) => [[c.provider.name, access(c.provider)], ...c.accountProviders.map((a) => [a.provider.name, access(a.provider)])]),
+  );
 }
 
 /** A moved-in cluster's components were moved to the root of the state (core/desired/previous.ts arrivedClusters). */
 const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent: pulumi.rootStackResource }] : []);
-
 
 export class Fleet extends pulumi.ComponentResource {
   readonly deploymentRecords: pulumi.Output<Record<string, DeploymentRecord>>;
@@ -45,10 +46,20 @@ export class Fleet extends pulumi.ComponentResource {
     const deployments = new Map<string, BundleDeploymentPair>();
     for (const d of desired.deployments) {
       const cluster = clusters.get(d.cluster)!;
-      deployments.set(d.key, bundleDeployment(d.key, {
-        deployment: d, provider, cluster: cluster.accessKey(d.account), setup: cluster.setup,
-        waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
-      }, { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(d.formerName ? [{ name: d.formerName }] : [])] }));
+      deployments.set(
+        d.key,
+        bundleDeployment(
+          d.key,
+          {
+            deployment: d,
+            provider,
+            cluster: cluster.accessKey(d.account),
+            setup: cluster.setup,
+            waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
+          },
+          { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(d.formerName ? [{ name: d.formerName }] : [])] },
+        ),
+      );
     }
     // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
     for (const r of desired.retiring) {
@@ -58,10 +69,39 @@ export class Fleet extends pulumi.ComponentResource {
     // Fleet's BundleDeployment status of each pair, as its provider reported it: the operations read
     // failures (ErrApplied, NotReady, WaitApplied) from here, so every machine sees the same.
     const secret = new Set(desired.deployments.filter((d) => d.secret).map((d) => d.key));
-    this.deploymentStates = pulumi.output(Object.fromEntries([...deployments].map(([key, p]) => [key, pulumi.all([p.state, pulumi.unsecret(p.messages), p.appliedDeploymentId])
-      .apply(([state, messages, appliedDeploymentId]) => ({ state, messages: secret.has(key) ? withheldMessages(messages?.length ?? 0) : messages ?? [], appliedDeploymentId }))])));
-    this.clusterSetupStates = pulumi.output(Object.fromEntries([...clusters].flatMap(([name, c]) => (c.setup ? [[name, pulumi.all([c.setup.state, c.setup.messages, c.setup.appliedDeploymentId])
-      .apply(([state, messages, appliedDeploymentId]) => ({ state, messages: messages ?? [], appliedDeploymentId }))]] : []))));
-    this.registerOutputs({ summary: desired.summary, deployments: this.deploymentRecords, deploymentStates: this.deploymentStates, clusterSetupStates: this.clusterSetupStates });
+    this.deploymentStates = pulumi.output(
+      Object.fromEntries(
+        [...deployments].map(([key, p]) => [
+          key,
+          pulumi.all([p.state, pulumi.unsecret(p.messages), p.appliedDeploymentId]).apply(([state, messages, appliedDeploymentId]) => ({
+            state,
+            messages: secret.has(key) ? withheldMessages(messages?.length ?? 0) : (messages ?? []),
+            appliedDeploymentId,
+          })),
+        ]),
+      ),
+    );
+    this.clusterSetupStates = pulumi.output(
+      Object.fromEntries(
+        [...clusters].flatMap(([name, c]) =>
+          c.setup
+            ? [
+                [
+                  name,
+                  pulumi
+                    .all([c.setup.state, c.setup.messages, c.setup.appliedDeploymentId])
+                    .apply(([state, messages, appliedDeploymentId]) => ({ state, messages: messages ?? [], appliedDeploymentId })),
+                ],
+              ]
+            : [],
+        ),
+      ),
+    );
+    this.registerOutputs({
+      summary: desired.summary,
+      deployments: this.deploymentRecords,
+      deploymentStates: this.deploymentStates,
+      clusterSetupStates: this.clusterSetupStates,
+    });
   }
 }

@@ -39,17 +39,31 @@ abstract class AppliedSet extends pulumi.CustomResource {
   declare readonly retained: Outputs<PairStatus>["retained"];
 
   protected constructor(type: string, name: string, spec: PairArgs, opts: pulumi.CustomResourceOptions) {
-    super(type, name, {
-      ...spec, objects: engineObjects(spec.objects), secretObjects: engineObjects(spec.secretObjects), adopt: engineObjects(spec.adopt),
-      appliedDeploymentId: undefined, state: undefined, messages: undefined, inventory: undefined, revision: undefined, retained: undefined,
-    }, opts);
+    super(
+      type,
+      name,
+      {
+        ...spec,
+        objects: engineObjects(spec.objects),
+        secretObjects: engineObjects(spec.secretObjects),
+        adopt: engineObjects(spec.adopt),
+        appliedDeploymentId: undefined,
+        state: undefined,
+        messages: undefined,
+        inventory: undefined,
+        revision: undefined,
+        retained: undefined,
+      },
+      opts,
+    );
   }
 }
 
 /** Objects as the engine holds them (core/desired/pair.ts toEngineObjects), a secret staying one. */
 function engineObjects(objects: pulumi.Input<Record<string, PairObject> | undefined>): pulumi.Input<Record<string, EngineObject> | undefined> {
   if (objects === undefined) return undefined;
-  if (pulumi.Output.isInstance(objects) || objects instanceof Promise) return pulumi.output(objects).apply((o) => (o === undefined ? undefined : toEngineObjects(o)));
+  if (pulumi.Output.isInstance(objects) || objects instanceof Promise)
+    return pulumi.output(objects).apply((o) => (o === undefined ? undefined : toEngineObjects(o)));
   return toEngineObjects(objects);
 }
 

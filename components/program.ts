@@ -67,10 +67,14 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const fleet = new Fleet("fleet", desired, {}, options.carriedAccess?.() ?? {});
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
-  const done = pulumi.all([fleet.deploymentStates, fleet.clusterSetupStates])
+  const done = pulumi
+    .all([fleet.deploymentStates, fleet.clusterSetupStates])
     .apply((all) => all.flatMap((states) => Object.values(states)).every((s) => applied(s.state)));
   return {
-    summary: desired.summary, deployments: fleet.deploymentRecords, deploymentStates: fleet.deploymentStates, clusterSetupStates: fleet.clusterSetupStates,
+    summary: desired.summary,
+    deployments: fleet.deploymentRecords,
+    deploymentStates: fleet.deploymentStates,
+    clusterSetupStates: fleet.clusterSetupStates,
     ...(options.inputs && !desired.failures.length ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
   };
 }

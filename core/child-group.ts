@@ -44,7 +44,12 @@ export const STOPPED_REASON = "the operation was stopped";
 
 export function runInGroup(file: string, args: string[], run: GroupRun): Promise<GroupOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(file, args, { cwd: run.cwd, env: run.env ?? process.env, detached: true, stdio: [run.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = spawn(file, args, {
+      cwd: run.cwd,
+      env: run.env ?? process.env,
+      detached: true,
+      stdio: [run.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
     if (run.input !== undefined) {
       child.stdin!.on("error", () => undefined); // the child may exit before reading it all: its status says why
       child.stdin!.end(run.input);
@@ -73,10 +78,12 @@ export function runInGroup(file: string, args: string[], run: GroupRun): Promise
     };
     if (stopSignal.aborted) onStop();
     else stopSignal.addEventListener("abort", onStop);
-    const watcher = run.watch && setInterval(() => {
-      const reason = run.watch!();
-      if (reason) stop(reason);
-    }, WATCH_INTERVAL_MS);
+    const watcher =
+      run.watch &&
+      setInterval(() => {
+        const reason = run.watch!();
+        if (reason) stop(reason);
+      }, WATCH_INTERVAL_MS);
     child.stdout!.on("data", (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > run.maxOutputBytes) stop(`${run.name ?? file} printed more than ${run.maxOutputBytes / 1024 / 1024} MiB`);

@@ -45,7 +45,9 @@ export function kubeconfigFiles(env: NodeJS.ProcessEnv = process.env): string[] 
 
 /** The ambient kubeconfig's files' contents (a missing file as empty), for fingerprints. */
 export function ambientKubeconfigText(env: NodeJS.ProcessEnv = process.env): string {
-  return kubeconfigFiles(env).map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "")).join("\0");
+  return kubeconfigFiles(env)
+    .map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : ""))
+    .join("\0");
 }
 
 interface Kubeconfig {
@@ -63,12 +65,25 @@ export function serverOf(c: ClusterReach, env: NodeJS.ProcessEnv = process.env):
     doc = parsed?.clusters ? parsed : fs.existsSync(c.kubeconfig) ? tryParse(fs.readFileSync(c.kubeconfig, "utf8")) : undefined;
   } else {
     // KUBECONFIG's files merged as kubectl merges them: the first file to name a context or cluster wins.
-    const docs = kubeconfigFiles(env).filter((f) => fs.existsSync(f)).map((f) => tryParse(fs.readFileSync(f, "utf8"))).filter((d): d is Kubeconfig => !!d);
-    const first = <T extends { name: string }>(lists: (T[] | undefined)[]) => [...new Map(lists.flatMap((l) => l ?? []).reverse().map((x) => [x.name, x])).values()];
-    doc = docs.length ? {
-      "current-context": docs.find((d) => d["current-context"])?.["current-context"],
-      contexts: first(docs.map((d) => d.contexts)), clusters: first(docs.map((d) => d.clusters)),
-    } : undefined;
+    const docs = kubeconfigFiles(env)
+      .filter((f) => fs.existsSync(f))
+      .map((f) => tryParse(fs.readFileSync(f, "utf8")))
+      .filter((d): d is Kubeconfig => !!d);
+    const first = <T extends { name: string }>(lists: (T[] | undefined)[]) => [
+      ...new Map(
+        lists
+          .flatMap((l) => l ?? [])
+          .reverse()
+          .map((x) => [x.name, x]),
+      ).values(),
+    ];
+    doc = docs.length
+      ? {
+          "current-context": docs.find((d) => d["current-context"])?.["current-context"],
+          contexts: first(docs.map((d) => d.contexts)),
+          clusters: first(docs.map((d) => d.clusters)),
+        }
+      : undefined;
   }
   if (!doc) return undefined;
   const contextName = c.context ?? doc["current-context"];

@@ -57,7 +57,12 @@ export interface SweepPlan {
  * identityOf). An object is also matched without its namespace: the renderer gives a namespace to a
  * cluster-scoped kind it does not know, while the state holds the object as the API server returned it.
  */
-export function sweepPlan(recorded: JournalEntry[], inState: ReadonlySet<string>, planned: ReadonlySet<string>, readable: (cluster: string) => boolean): SweepPlan {
+export function sweepPlan(
+  recorded: JournalEntry[],
+  inState: ReadonlySet<string>,
+  planned: ReadonlySet<string>,
+  readable: (cluster: string) => boolean,
+): SweepPlan {
   const candidates = new Map<string, JournalObject[]>();
   const deferred: JournalObject[] = [];
   const seen = new Set<string>();
@@ -84,10 +89,17 @@ export interface SweepResult {
  * re-created by hand, or another owner's, is left alone). A cluster that cannot be read is an error
  * naming it: the update stops before registering anything, and the journal keeps the record.
  */
-export async function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>): Promise<SweepResult> {
+export async function sweep(
+  plan: SweepPlan,
+  clusters: ClusterConfig[],
+  run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
+): Promise<SweepResult> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs: OwnersJob[] = [...plan.candidates].map(([cluster, objects]) => ({
-    id: cluster, ...accessOf(byName.get(cluster)), delete: true, propagation: DELETE_PROPAGATION,
+    id: cluster,
+    ...accessOf(byName.get(cluster)),
+    delete: true,
+    propagation: DELETE_PROPAGATION,
     objects: objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name, labels: ownerLabels(o) })),
   }));
   if (!jobs.length) return { deleted: [] };
@@ -96,7 +108,9 @@ export async function sweep(plan: SweepPlan, clusters: ClusterConfig[], run: (jo
   for (const job of jobs) {
     const r = results[job.id];
     if (!r || r.error) {
-      throw new FleetError(`cannot remove the objects an interrupted update created and nothing owns any more (crash journal): ${r?.error ?? "no answer"}`, { cluster: job.id });
+      throw new FleetError(`cannot remove the objects an interrupted update created and nothing owns any more (crash journal): ${r?.error ?? "no answer"}`, {
+        cluster: job.id,
+      });
     }
     plan.candidates.get(job.id)!.forEach((o, i) => {
       if (r.objects?.[i]?.deleted) deleted.push(`${o.cluster}: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle})`);
@@ -117,16 +131,26 @@ export interface JournalWriter {
  * the deferred objects as an entry of their own, and remove the swept entries.
  */
 export async function settleEarlier(
-  earlier: { key: string; entry: JournalEntry }[], journal: JournalWriter, writer: string, warn: (message: string) => void,
+  earlier: { key: string; entry: JournalEntry }[],
+  journal: JournalWriter,
+  writer: string,
+  warn: (message: string) => void,
   where: { inState: ReadonlySet<string>; planned: ReadonlySet<string>; readable: (cluster: string) => boolean; clusters: ClusterConfig[] },
   run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
 ): Promise<void> {
-  const plan = sweepPlan(earlier.map((x) => x.entry), where.inState, where.planned, where.readable);
+  const plan = sweepPlan(
+    earlier.map((x) => x.entry),
+    where.inState,
+    where.planned,
+    where.readable,
+  );
   const { deleted } = await sweep(plan, where.clusters, run);
   for (const d of deleted) warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
   for (const o of plan.deferred) {
-    warn(`crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
-      "the cluster is not reachable or not configured now, so it is kept in the journal for a later up");
+    warn(
+      `crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
+        "the cluster is not reachable or not configured now, so it is kept in the journal for a later up",
+    );
   }
   // Kept apart from the running update's own entry, which goes once that update's state is written.
   if (plan.deferred.length) await journal.add({ writer: `deferred by ${writer}`, objects: plan.deferred });

@@ -57,7 +57,8 @@ const PATH_SEGMENT_KINDS = new Set(["Role", "ClusterRole", "RoleBinding", "Clust
 export function objectNameProblem(kind: string, name: string): string | undefined {
   if (kind === "Namespace") return dnsLabelProblem(name);
   if (kind === "Service") {
-    if (name.length > 63 || !dns1035Label.test(name)) return "must be a lowercase RFC 1035 label (a-z, 0-9 and '-', starting with a letter, at most 63 characters)";
+    if (name.length > 63 || !dns1035Label.test(name))
+      return "must be a lowercase RFC 1035 label (a-z, 0-9 and '-', starting with a letter, at most 63 characters)";
     return undefined;
   }
   if (PATH_SEGMENT_KINDS.has(kind)) {
@@ -73,7 +74,8 @@ export function objectNameProblem(kind: string, name: string): string | undefine
 
 /** Why `kind` is not a kind the API server could serve (a CRD's kind, lower-cased, is an RFC 1035 label), or undefined. */
 export function kindProblem(kind: string): string | undefined {
-  if (kind.length > 63 || !/^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(kind)) return "must be an RFC 1035 label in any case (letters, digits and '-', starting with a letter)";
+  if (kind.length > 63 || !/^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(kind))
+    return "must be an RFC 1035 label in any case (letters, digits and '-', starting with a letter)";
   return undefined;
 }
 

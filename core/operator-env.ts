@@ -6,6 +6,7 @@ export function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: n
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || n > max) throw new Error(`${name}=${JSON.stringify(raw)}: expected a positive number${max < Infinity ? ` up to ${max}` : ""}`);
+  if (!Number.isFinite(n) || n <= 0 || n > max)
+    throw new Error(`${name}=${JSON.stringify(raw)}: expected a positive number${max < Infinity ? ` up to ${max}` : ""}`);
   return n;
 }

@@ -110,8 +110,11 @@ export function describeOwner(live: LiveObject): string {
  * live objects are those gathered for ownershipQueries (ClusterFacts.existing, core/desired/gather-objects.ts).
  * A cluster that could not be read is an error too: unchecked is not safe.
  */
-export function checkTakeOwnership(input: OwnershipInput, known: ReadonlyMap<string, { existing?: OwnersResult }>,
-  onConflict?: (entry: PlanEntry, err: FleetError) => void): void {
+export function checkTakeOwnership(
+  input: OwnershipInput,
+  known: ReadonlyMap<string, { existing?: OwnersResult }>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void,
+): void {
   const conflicts = new Map<PlanEntry, string[]>();
   // Objects another GitRepo owns: never adopted, whatever takeOwnership says.
   const foreign = new Set<PlanEntry>();
@@ -133,15 +136,22 @@ export function checkTakeOwnership(input: OwnershipInput, known: ReadonlyMap<str
     });
   }
   const conflicting = input.entries.filter((e) => conflicts.has(e));
-  const errorFor = (e: PlanEntry, others: number) => new FleetError(
-    `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. ` +
-    (foreign.has(e)
-      ? "An object another GitRepo or the cluster's agent owns is never adopted, whatever takeOwnership says (the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"
-      : "Fleet's Helm refuses to install over an object it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml " +
-        `(allowed by gitRepos[${e.gitRepo}].allowTakeOwnership in the stack file) to adopt it (a later prune of the bundle then deletes it)`) +
-    `${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
-    { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: input.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml, field: "helm.takeOwnership" },
-  );
+  const errorFor = (e: PlanEntry, others: number) =>
+    new FleetError(
+      `objects this bundle would create already exist on the cluster and are not its own: ${conflicts.get(e)!.join("; ")}. ` +
+        (foreign.has(e)
+          ? "An object another GitRepo or the cluster's agent owns is never adopted, whatever takeOwnership says (the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"
+          : "Fleet's Helm refuses to install over an object it does not own, and so does this update: delete or rename the object, or set helm.takeOwnership: true in fleet.yaml " +
+            `(allowed by gitRepos[${e.gitRepo}].allowTakeOwnership in the stack file) to adopt it (a later prune of the bundle then deletes it)`) +
+        `${others ? `. ${others} other bundle deployment${others > 1 ? "s have" : " has"} such objects too` : ""}`,
+      {
+        gitRepo: e.gitRepo,
+        bundle: e.bundle,
+        cluster: e.cluster,
+        file: input.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml,
+        field: "helm.takeOwnership",
+      },
+    );
   // Each conflicting deployment fails alone when the caller isolates failures; else the first stops everything.
   if (onConflict) {
     for (const e of conflicting) onConflict(e, errorFor(e, 0));

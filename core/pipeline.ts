@@ -8,7 +8,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { ClusterConfig, ClusterGroupConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
+import {
+  ClusterConfig,
+  ClusterGroupConfig,
+  CONFIG_NAMESPACE,
+  configFromStackFile,
+  parseStackConfig,
+  StackConfig,
+  stackFileFor,
+  TOP_LEVEL_KEYS,
+} from "./config/stack";
 import { GitRepoConfig } from "./config/git-repo";
 import { resolveSource, Source } from "./source/git";
 import { stopSignal, throwIfStopped } from "./stop-signal";
@@ -59,7 +68,8 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
   const failed = new Map<string, FleetError>();
   results.forEach((r, i) => {
     if (r.status === "fulfilled") sources.set(r.value.gitRepo, r.value);
-    else if (stopSignal.aborted) throw r.reason; // a stopped operation is no GitRepo's failure
+    else if (stopSignal.aborted)
+      throw r.reason; // a stopped operation is no GitRepo's failure
     else failed.set(repos[i].name, withContext(r.reason, { gitRepo: repos[i].name }));
   });
   return { sources, failed };
@@ -79,9 +89,13 @@ export async function planFleet(config: StackConfig, cacheRoot?: string, render:
  * is in `failures` (with what waits for it) and not in the plan. What concerns a whole GitRepo is in
  * `unreadGitRepos`, and none of its bundles is planned.
  */
-export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer,
-  opts: Pick<PlanIsolation, "dependenciesNotRead"> = {}):
-  Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos">> {
+export async function planBundles(
+  read: { dir: string; repo: GitRepoConfig }[],
+  clusters: ClusterConfig[],
+  groups: ClusterGroupConfig[],
+  render: Renderer = runRenderer,
+  opts: Pick<PlanIsolation, "dependenciesNotRead"> = {},
+): Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos">> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
   const unreadGitRepos = new Map<string, FleetError>();
@@ -92,10 +106,12 @@ export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], 
     throwIfStopped();
     const unreadHere: UnreadBundle[] = [];
     try {
-      bundles.push(...(await readBundles(dir, repo, render, (b, err) => {
-        unreadHere.push(b);
-        failures.fail({ ...b, cluster: "" }, err);
-      })));
+      bundles.push(
+        ...(await readBundles(dir, repo, render, (b, err) => {
+          unreadHere.push(b);
+          failures.fail({ ...b, cluster: "" }, err);
+        })),
+      );
       unread.push(...unreadHere);
     } catch (err) {
       if (stopSignal.aborted) throw err;
@@ -104,7 +120,11 @@ export async function planBundles(read: { dir: string; repo: GitRepoConfig }[], 
       unreadGitRepos.set(repo.name, withContext(err, { gitRepo: repo.name }));
     }
   }
-  const plan = await buildPlan(bundles, clusters, groups, render, { ...opts, onFailure: (pair, err) => failures.fail(pair, err), unread: new Set(unread.map(bundleRef)) });
+  const plan = await buildPlan(bundles, clusters, groups, render, {
+    ...opts,
+    onFailure: (pair, err) => failures.fail(pair, err),
+    unread: new Set(unread.map(bundleRef)),
+  });
   return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos };
 }
 

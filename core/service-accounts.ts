@@ -31,8 +31,12 @@ export interface AccountUsers {
  * agent namespace holds it (gathered: ClusterFacts.defaultAccount). `agentNamespace` gives each
  * cluster's agent namespace. In render mode nothing is applied, so nothing is impersonated.
  */
-export function accountUsers(entries: PlanEntry[], agentNamespace: (cluster: string) => string, renderMode: boolean,
-  known: ReadonlyMap<string, ClusterFacts>): AccountUsers {
+export function accountUsers(
+  entries: PlanEntry[],
+  agentNamespace: (cluster: string) => string,
+  renderMode: boolean,
+  known: ReadonlyMap<string, ClusterFacts>,
+): AccountUsers {
   const userOf = new Map<PlanEntry, string>();
   const unread = new Map<string, string>();
   if (renderMode) return { userOf, unread };
@@ -63,4 +67,9 @@ export function wantedUsers(entries: PlanEntry[], users: AccountUsers): { cluste
 
 /** Why a deployment cannot be applied as its user: the cluster's kubeconfig cannot be made to act as it. */
 export const impersonationRefused = (w: { cluster: string; user: string; entry: PlanEntry }, error: string) =>
-  new FleetError(`cannot make a kubeconfig acting as ${w.user}: ${error}`, { gitRepo: w.entry.gitRepo, bundle: w.entry.bundle, cluster: w.cluster, field: "serviceAccount" });
+  new FleetError(`cannot make a kubeconfig acting as ${w.user}: ${error}`, {
+    gitRepo: w.entry.gitRepo,
+    bundle: w.entry.bundle,
+    cluster: w.cluster,
+    field: "serviceAccount",
+  });

@@ -13,11 +13,14 @@ const PROJECT_DIR = path.resolve(__dirname, "..");
 export function builtToolPath(script: string, what: string, args: string[] = []): string {
   try {
     return execFileSync("bash", [path.join(PROJECT_DIR, "tools", script), "--path", ...args], {
-      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
     }).trim();
   } catch (err) {
-    throw new Error(`${what} could not be built (tools/${script} failed: ${(err as Error).message.split("\n")[0]}); ` +
-      `run \`bash tools/${script}${args.length ? ` ${args.join(" ")}` : ""}\` to see the build output`);
+    throw new Error(
+      `${what} could not be built (tools/${script} failed: ${(err as Error).message.split("\n")[0]}); ` +
+        `run \`bash tools/${script}${args.length ? ` ${args.join(" ")}` : ""}\` to see the build output`,
+    );
   }
 }
 

@@ -41,7 +41,10 @@ export interface Parsed<O extends Record<string, OptionSpec>> {
 export class UsageError extends Error {}
 
 export function helpText(spec: CommandSpec<Record<string, OptionSpec>>): string {
-  const rows = Object.entries(spec.options).map(([name, o]) => [`--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`, o.help + (o.multiple ? " (repeatable)" : "")]);
+  const rows = Object.entries(spec.options).map(([name, o]) => [
+    `--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`,
+    o.help + (o.multiple ? " (repeatable)" : ""),
+  ]);
   rows.push(["--help", "print this help"]);
   const width = Math.max(...rows.map(([l]) => l.length));
   return `usage: ${spec.usage}\n\n${spec.summary}\n\noptions:\n${rows.map(([l, h]) => `  ${l.padEnd(width)}  ${h}`).join("\n")}\n`;

@@ -4,7 +4,14 @@
  * live end-to-end tests by hand. `up` prints each cluster's kubeconfig path, the startup time and memory.
  */
 import { parseCommand, runMain, UsageError } from "./cli";
-import { DEFAULT_CLUSTERS_DIR, isRunning, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../automation/clusters/local-clusters";
+import {
+  DEFAULT_CLUSTERS_DIR,
+  isRunning,
+  readLocalClusters,
+  residentMemory,
+  startLocalClusters,
+  stopLocalClusters,
+} from "../automation/clusters/local-clusters";
 
 const MiB = 1024 * 1024;
 
@@ -19,7 +26,10 @@ const SPEC = {
 };
 
 async function main(): Promise<void> {
-  const { values: v, positionals: [op] } = parseCommand(process.argv.slice(2), SPEC);
+  const {
+    values: v,
+    positionals: [op],
+  } = parseCommand(process.argv.slice(2), SPEC);
   const baseDir = v.dir ?? DEFAULT_CLUSTERS_DIR;
   if (v.count !== undefined && op !== "up") throw new UsageError("--count applies to up only");
   if (op === "up") {
@@ -30,8 +40,12 @@ async function main(): Promise<void> {
     // Let the controllers settle before reading memory: the figure is a steady state, not a start spike.
     await new Promise((r) => setTimeout(r, 5000));
     const mem = residentMemory(state);
-    console.log(`${state.clusters.length} clusters ready in ${(state.startupMs / 1000).toFixed(1)} s; resident memory ${(mem.total / MiB).toFixed(0)} MiB ` +
-      `(${Object.entries(mem.byComponent).map(([k, v]) => `${k} ${(v / MiB).toFixed(0)}`).join(", ")})`);
+    console.log(
+      `${state.clusters.length} clusters ready in ${(state.startupMs / 1000).toFixed(1)} s; resident memory ${(mem.total / MiB).toFixed(0)} MiB ` +
+        `(${Object.entries(mem.byComponent)
+          .map(([k, v]) => `${k} ${(v / MiB).toFixed(0)}`)
+          .join(", ")})`,
+    );
     return;
   }
   if (op === "down") {

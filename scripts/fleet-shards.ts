@@ -37,7 +37,12 @@ export interface ShardFlags {
  * A shard's stack run on its own (a CI matrix job, --shard) is left out or recorded as in a sharded run
  * (automation/shards/inputs.ts).
  */
-export async function decideAlone(op: string, stack: string, v: ShardFlags, warn: (message: string) => void): Promise<{ inputs?: string; commits?: Record<string, string> } | "left out"> {
+export async function decideAlone(
+  op: string,
+  stack: string,
+  v: ShardFlags,
+  warn: (message: string) => void,
+): Promise<{ inputs?: string; commits?: Record<string, string> } | "left out"> {
   const of = shardOfFile(stacksDir(), stack);
   if (!of || (op !== "up" && op !== "preview")) return {};
   const [d] = await decideShards(stacksDir(), [{ shard: of.name, stack }], !v.refresh && !v["all-shards"]);
@@ -67,13 +72,22 @@ export async function runAllShards(op: Operation, layout: ShardLayout, v: ShardF
   if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel must be a whole number of at least 1 (got ${v.parallel})`);
   const started = Date.now();
   const runs = await runSharded({
-    op, layout, dir: stacksDir(), parallel, allShards: v["all-shards"],
+    op,
+    layout,
+    dir: stacksDir(),
+    parallel,
+    allShards: v["all-shards"],
     flags: {
-      expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
-      waitLock: v["wait-lock"], forceUnlock: v["force-unlock"], quiet: v.quiet,
+      expectNoChanges: v["expect-no-changes"],
+      refresh: v.refresh,
+      skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
+      waitLock: v["wait-lock"],
+      forceUnlock: v["force-unlock"],
+      quiet: v.quiet,
     },
     // With --json, stdout carries the merged JSON only: the shards' own output goes to stderr.
-    note: (l) => console.error(l), line: (text, stream) => (stream === "stdout" && !v.json ? process.stdout : process.stderr).write(text + "\n"),
+    note: (l) => console.error(l),
+    line: (text, stream) => (stream === "stdout" && !v.json ? process.stdout : process.stderr).write(text + "\n"),
   });
   const failed = failedShards(runs);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], mergeSummaries(layout.environment, runs));
@@ -81,16 +95,25 @@ export async function runAllShards(op: Operation, layout: ShardLayout, v: ShardF
     const events = mergeEvents(runs);
     console.log("");
     for (const e of events) console.log(`[${e.shard}] ${formatDeployEvent(e)}`);
-    if (v["events-json"]) fs.writeFileSync(v["events-json"], events.map((e) => JSON.stringify({ time: new Date().toISOString(), ...e })).join("\n") + (events.length ? "\n" : ""));
+    if (v["events-json"])
+      fs.writeFileSync(v["events-json"], events.map((e) => JSON.stringify({ time: new Date().toISOString(), ...e })).join("\n") + (events.length ? "\n" : ""));
   }
   if (op === "status") {
-    const merged = mergeStatus(layout.environment, runs.flatMap((r) => (r.result?.status ? [r.result.status] : [])));
+    const merged = mergeStatus(
+      layout.environment,
+      runs.flatMap((r) => (r.result?.status ? [r.result.status] : [])),
+    );
     if (v.html) fs.writeFileSync(v.html, renderStatusPage(merged));
     process.stdout.write(v.json ? JSON.stringify(merged, null, 2) + "\n" : "\n" + formatStatusTable(merged));
   }
   const say = v.json ? (l: string) => console.error(l) : (l: string) => console.log(l);
   say("");
-  for (const r of runs) say(`${r.stack}: ${failed.includes(r) ? "FAILED" : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`);
-  say(`${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  for (const r of runs)
+    say(
+      `${r.stack}: ${failed.includes(r) ? "FAILED" : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`,
+    );
+  say(
+    `${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   if (failed.length) throw new Error(`${op} failed on shard(s) ${failed.map((r) => r.shard).join(", ")}; the other shards ran to the end`);
 }

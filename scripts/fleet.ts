@@ -25,14 +25,24 @@ const SPEC = {
     html: { type: "string", value: "FILE", help: "preview, status: also write the fleet as one self-contained HTML page (clusters x bundles) to FILE" },
     quiet: { type: "boolean", help: "do not stream the engine's output or show progress" },
     verbose: { type: "boolean", help: "also show the toolchain's details (what the build scripts reused, and where); PULUMI_FLEET_VERBOSE=1 does the same" },
-    "skip-checkpoints": { type: "boolean", help: "write the state once at the end (the default on file and PostgreSQL backends, where the crash journal is kept)" },
+    "skip-checkpoints": {
+      type: "boolean",
+      help: "write the state once at the end (the default on file and PostgreSQL backends, where the crash journal is kept)",
+    },
     checkpoints: { type: "boolean", help: "write the state after every step, as the engine does by default (slower: it grows with the square of the stack)" },
     "wait-lock": { type: "boolean", help: "wait for another update of the stack to finish instead of failing at once" },
     "force-unlock": { type: "boolean", help: "remove the stack's lock even if its holder is alive or on another host (you checked it is gone)" },
     shard: { type: "string", value: "NAME", help: "a sharded environment: run this one shard only (default: every shard)" },
     parallel: { type: "string", value: "N", help: "a sharded environment: how many shards run at a time (default 2)" },
-    "all-shards": { type: "boolean", help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up" },
-    partition: { type: "string", value: "NAME", help: "up, preview: deploy each rollout's partitions up to and including NAME, hold the later ones (an approval step between partitions)" },
+    "all-shards": {
+      type: "boolean",
+      help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up",
+    },
+    partition: {
+      type: "string",
+      value: "NAME",
+      help: "up, preview: deploy each rollout's partitions up to and including NAME, hold the later ones (an approval step between partitions)",
+    },
   },
 } satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
 
@@ -75,20 +85,35 @@ async function main(): Promise<void> {
   stopOnSignals({ wrapSpawn: guarded });
   const { op, v } = parsed;
   const layout = shardLayoutOf(parsed.stack);
-  if (!layout && (v.shard || v.parallel)) throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
-  if (layout && !v.shard && v.partition !== undefined) throw new UsageError("--partition applies to one stack: in a sharded environment, run it per shard with --shard NAME");
+  if (!layout && (v.shard || v.parallel))
+    throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
+  if (layout && !v.shard && v.partition !== undefined)
+    throw new UsageError("--partition applies to one stack: in a sharded environment, run it per shard with --shard NAME");
   if (layout && !v.shard) return runAllShards(op, layout, v);
   const stack = layout ? shardStack(layout, v.shard!) : parsed.stack;
   running.stack = stack;
   const decided = await decideAlone(op, stack, v, (m) => console.error(m));
   if (decided === "left out") return;
-  await runOperation({
-    op, stack, deploy: { ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
-    flags: {
-      expectNoChanges: v["expect-no-changes"], refresh: v.refresh, skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
-      waitLock: v["wait-lock"], forceUnlock: v["force-unlock"], quiet: v.quiet, json: v.json, html: v.html, summaryMd: v["summary-md"], eventsJson: v["events-json"],
+  await runOperation(
+    {
+      op,
+      stack,
+      deploy: { ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
+      flags: {
+        expectNoChanges: v["expect-no-changes"],
+        refresh: v.refresh,
+        skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
+        waitLock: v["wait-lock"],
+        forceUnlock: v["force-unlock"],
+        quiet: v.quiet,
+        json: v.json,
+        html: v.html,
+        summaryMd: v["summary-md"],
+        eventsJson: v["events-json"],
+      },
     },
-  }, running);
+    running,
+  );
 }
 
 runMain(SPEC, main, () => running);

@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   if (values.desired) return printDesired(stack, config, !!values.json);
   const started = Date.now();
   const state = await planFleet(config);
-  console.log(`stack ${stack}: ${config.clusters.length} clusters, ${config.gitRepos.length} GitRepos, ${state.plan.entries.length} bundle deployments (${Date.now() - started} ms)`);
+  console.log(
+    `stack ${stack}: ${config.clusters.length} clusters, ${config.gitRepos.length} GitRepos, ${state.plan.entries.length} bundle deployments (${Date.now() - started} ms)`,
+  );
   for (const repo of config.gitRepos) {
     const src = state.sources.get(repo.name)!;
     const bundles = state.bundles.filter((b) => b.gitRepo === repo.name);
@@ -42,7 +44,9 @@ async function main(): Promise<void> {
       console.log(`  bundle ${b.name} (${b.style.kind}, ${b.path}) -> ${entries.length ? entries.map((e) => e.cluster).join(", ") : "no cluster"}`);
       for (const e of entries) {
         const custom = e.customizations.length ? ` +${e.customizations.join("+")}` : "";
-        console.log(`    ${e.cluster.padEnd(12)} target=${e.target}${custom} namespace=${e.namespace} deploymentID=${e.deploymentId.slice(0, 14)}…${e.deploymentId.slice(-8)}`);
+        console.log(
+          `    ${e.cluster.padEnd(12)} target=${e.target}${custom} namespace=${e.namespace} deploymentID=${e.deploymentId.slice(0, 14)}…${e.deploymentId.slice(-8)}`,
+        );
       }
     }
   }
@@ -63,7 +67,9 @@ function failIfAny(failed: DeploymentFailure[]): void {
 async function printDesired(stack: string, config: StackConfig, json: boolean): Promise<void> {
   const clusters = new Set(config.clusters.map((c) => c.name));
   const state = await desiredState(config, offlineFacts(), { leftOut: () => clusters });
-  console.error(`stack ${stack}: the desired state without the engine or the clusters (as for a new stack: no last outputs, no takeOwnership check, fleet-default not looked up)`);
+  console.error(
+    `stack ${stack}: the desired state without the engine or the clusters (as for a new stack: no last outputs, no takeOwnership check, fleet-default not looked up)`,
+  );
   if (!json) {
     for (const line of describeDesired(state)) console.log(line);
   } else {

@@ -29,11 +29,26 @@ const SPEC = {
     group: { type: "string", value: "G", multiple: true, help: "a cluster group the cluster is in and the GitRepo targets (default: default)" },
     branch: { type: "string", value: "B", help: "the branch to read" },
     revision: { type: "string", value: "R", help: "the commit or tag to read" },
-    "allow-chart-url": { type: "string", value: "REGEX", multiple: true, help: "a chart URL remote charts may be pulled from (the GitRepo's allowedChartURLs; default: none)" },
+    "allow-chart-url": {
+      type: "string",
+      value: "REGEX",
+      multiple: true,
+      help: "a chart URL remote charts may be pulled from (the GitRepo's allowedChartURLs; default: none)",
+    },
   },
 } satisfies CommandSpec<Record<string, OptionSpec>>;
 
-interface Args { repo: string; paths: string[]; name: string; cluster: string; labels: Record<string, string>; groups: string[]; branch?: string; revision?: string; allowedChartURLs: string[] }
+interface Args {
+  repo: string;
+  paths: string[];
+  name: string;
+  cluster: string;
+  labels: Record<string, string>;
+  groups: string[];
+  branch?: string;
+  revision?: string;
+  allowedChartURLs: string[];
+}
 
 function parse(argv: string[]): Args {
   const { values: v, positionals } = parseCommand(argv, SPEC);
@@ -44,15 +59,34 @@ function parse(argv: string[]): Args {
     if (eq <= 0) throw new UsageError(`--label ${l}: expected key=value`);
     labels[l.slice(0, eq)] = l.slice(eq + 1);
   }
-  return { repo: positionals[0], paths: v.path ?? [], name: v.name ?? "test", cluster: v.cluster ?? "local", labels, groups: v.group ?? [], branch: v.branch, revision: v.revision, allowedChartURLs: v["allow-chart-url"] ?? [] };
+  return {
+    repo: positionals[0],
+    paths: v.path ?? [],
+    name: v.name ?? "test",
+    cluster: v.cluster ?? "local",
+    labels,
+    groups: v.group ?? [],
+    branch: v.branch,
+    revision: v.revision,
+    allowedChartURLs: v["allow-chart-url"] ?? [],
+  };
 }
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   const isUrl = /^(https?|ssh|git|file):\/\/|^[\w.-]+@[\w.-]+:/.test(args.repo);
   const repo: GitRepoConfig = {
-    name: args.name, repo: isUrl ? args.repo : path.resolve(args.repo), paths: args.paths, branch: args.branch, revision: args.revision,
-    targets: [], keepResources: false, deleteNamespace: false, paused: false, allowEmpty: false, insecureSkipTLSVerify: false,
+    name: args.name,
+    repo: isUrl ? args.repo : path.resolve(args.repo),
+    paths: args.paths,
+    branch: args.branch,
+    revision: args.revision,
+    targets: [],
+    keepResources: false,
+    deleteNamespace: false,
+    paused: false,
+    allowEmpty: false,
+    insecureSkipTLSVerify: false,
     allowedChartURLs: args.allowedChartURLs,
   };
   const cluster: ClusterConfig = { name: args.cluster, labels: args.labels, annotations: {}, templateValues: {}, deleteUnreachable: false };
@@ -65,7 +99,12 @@ async function main(): Promise<void> {
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo);
   // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
   // A dependsOn on a bundle outside the paths read is a warning, as `fleet test` renders such a bundle (up refuses it).
-  const { bundles, plan: planned, failures, unreadGitRepos } = await planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer, { dependenciesNotRead: "warn" });
+  const {
+    bundles,
+    plan: planned,
+    failures,
+    unreadGitRepos,
+  } = await planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer, { dependenciesNotRead: "warn" });
   for (const err of unreadGitRepos.values()) throw err;
   const rendered = await renderDeployments(planned.entries, bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
   await checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));
@@ -88,7 +127,8 @@ async function main(): Promise<void> {
   }
   const failed = failures.list();
   for (const f of failed) console.log(`# Bundle: ${f.bundle}\n# Error: ${f.message}`);
-  if (failed.length) throw new FleetError(`${failed.length} bundle(s) failed (the others are rendered above):\n${failed.map((f) => `  ${f.message}`).join("\n")}`);
+  if (failed.length)
+    throw new FleetError(`${failed.length} bundle(s) failed (the others are rendered above):\n${failed.map((f) => `  ${f.message}`).join("\n")}`);
 }
 
 runMain(SPEC, main);

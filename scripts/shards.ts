@@ -19,8 +19,16 @@ const SPEC = {
     "operator-stacks": { type: "boolean" as const, help: "print one Pulumi Kubernetes Operator Stack resource per shard (YAML)" },
     repo: { type: "string" as const, value: "URL", help: "--operator-stacks: the git repository of this project" },
     branch: { type: "string" as const, value: "BRANCH", help: `--operator-stacks: its branch (default ${OPERATOR_DEFAULTS.branch})` },
-    namespace: { type: "string" as const, value: "NS", help: `--operator-stacks: the namespace of the Stack resources (default ${OPERATOR_DEFAULTS.namespace})` },
-    "backend-secret": { type: "string" as const, value: "NAME", help: `--operator-stacks: the Secret holding PULUMI_BACKEND_URL and PULUMI_CONFIG_PASSPHRASE (default ${OPERATOR_DEFAULTS.secret})` },
+    namespace: {
+      type: "string" as const,
+      value: "NS",
+      help: `--operator-stacks: the namespace of the Stack resources (default ${OPERATOR_DEFAULTS.namespace})`,
+    },
+    "backend-secret": {
+      type: "string" as const,
+      value: "NAME",
+      help: `--operator-stacks: the Secret holding PULUMI_BACKEND_URL and PULUMI_CONFIG_PASSPHRASE (default ${OPERATOR_DEFAULTS.secret})`,
+    },
   },
 };
 
@@ -29,7 +37,8 @@ async function main(): Promise<void> {
   const environment = required(v.stack, "stack");
   const actions = [v.apply, v.matrix, v["operator-stacks"]].filter(Boolean).length;
   if (actions > 1) throw new UsageError("--apply, --matrix and --operator-stacks are separate actions: give one");
-  if (!v["operator-stacks"] && (v.repo || v.branch || v.namespace || v["backend-secret"])) throw new UsageError("--repo, --branch, --namespace and --backend-secret apply to --operator-stacks only");
+  if (!v["operator-stacks"] && (v.repo || v.branch || v.namespace || v["backend-secret"]))
+    throw new UsageError("--repo, --branch, --namespace and --backend-secret apply to --operator-stacks only");
   const dir = stacksDir();
   const plan = planShards(dir, environment);
   // A runner must never be handed shards whose files disagree with the definition.
@@ -40,7 +49,12 @@ async function main(): Promise<void> {
   }
   if (v["operator-stacks"]) {
     const repo = required(v.repo, "repo", "the git repository the operator checks this project out of");
-    process.stdout.write(operatorStacks(plan.layout.shards.map((s) => s.stack), { repo, branch: v.branch, namespace: v.namespace, secret: v["backend-secret"] }));
+    process.stdout.write(
+      operatorStacks(
+        plan.layout.shards.map((s) => s.stack),
+        { repo, branch: v.branch, namespace: v.namespace, secret: v["backend-secret"] },
+      ),
+    );
     return;
   }
   console.log(formatShardPlan(plan));

@@ -29,7 +29,8 @@ async function main(): Promise<void> {
   const { values } = parseCommand(process.argv.slice(2), SPEC);
   stack = required(values.stack, "stack", "name the environment to watch");
   if (!fs.existsSync(stackFileOf({ stack }))) throw new UsageError(`stack ${stack}: ${stackFileOf({ stack })} not found`);
-  if (shardOfFile(stacksDir(), stack) || shardLayoutOf(stack)) throw new UsageError(`stack ${stack} is sharded: the watcher runs on an environment without shards (not available for shards yet)`);
+  if (shardOfFile(stacksDir(), stack) || shardLayoutOf(stack))
+    throw new UsageError(`stack ${stack} is sharded: the watcher runs on an environment without shards (not available for shards yet)`);
   const log = (line: string) => console.log(`${new Date().toISOString()} watch ${stack}: ${line}`);
   let idle = true;
   stopOnSignals({

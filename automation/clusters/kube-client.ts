@@ -13,7 +13,12 @@ export interface KubeEndpoint {
 }
 
 export class KubeApiError extends Error {
-  constructor(readonly status: number, readonly method: string, readonly path: string, readonly body: string) {
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    readonly body: string,
+  ) {
     super(`${method} ${path}: HTTP ${status}: ${body.slice(0, 500)}`);
   }
 }
@@ -28,30 +33,34 @@ export interface RequestOptions {
 export function kubeRequest<T = any>(ep: KubeEndpoint, method: string, path: string, options: RequestOptions = {}): Promise<T> {
   const url = new URL(path, ep.server);
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-  const contentType = method === "PATCH" ? options.patchType ?? "application/merge-patch+json" : "application/json";
+  const contentType = method === "PATCH" ? (options.patchType ?? "application/merge-patch+json") : "application/json";
   return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method,
-      ca: ep.ca,
-      headers: {
-        authorization: `Bearer ${ep.token}`,
-        accept: "application/json",
-        ...(payload === undefined ? {} : { "content-type": contentType, "content-length": Buffer.byteLength(payload) }),
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: ep.ca,
+        headers: {
+          authorization: `Bearer ${ep.token}`,
+          accept: "application/json",
+          ...(payload === undefined ? {} : { "content-type": contentType, "content-length": Buffer.byteLength(payload) }),
+        },
+        timeout: options.timeoutMs ?? 10_000,
       },
-      timeout: options.timeoutMs ?? 10_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        if ((res.statusCode ?? 0) >= 300) return reject(new KubeApiError(res.statusCode ?? 0, method, path, text));
-        try {
-          resolve(text && res.headers["content-type"]?.includes("json") ? JSON.parse(text) : (text as unknown as T));
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          if ((res.statusCode ?? 0) >= 300) return reject(new KubeApiError(res.statusCode ?? 0, method, path, text));
+          try {
+            resolve(text && res.headers["content-type"]?.includes("json") ? JSON.parse(text) : (text as unknown as T));
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
     req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer from ${ep.server} within ${options.timeoutMs ?? 10_000} ms`)));
     req.on("error", reject);
     if (payload !== undefined) req.write(payload);

@@ -47,7 +47,8 @@ export const DEFAULT_CLUSTERS_DIR = path.join(os.tmpdir(), "pulumi-fleet-cluster
 export function clusterBinaries(options: { kubectl?: boolean } = {}): string {
   try {
     return execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-clusters.sh"), "--bin-dir", ...(options.kubectl ? ["--kubectl"] : [])], {
-      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
     }).trim();
   } catch (err) {
     throw new Error(`the local cluster binaries could not be built (tools/build-clusters.sh: ${(err as Error).message.split("\n")[0]})`);
@@ -165,8 +166,14 @@ function newCluster(baseDir: string, name: string, [etcdClient, etcdPeer, apiser
   const { privateKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 });
   fs.writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
   return {
-    name, dir, token, ca: "", server: `https://127.0.0.1:${apiserver}`,
-    kubeconfig: path.join(dir, "kubeconfig"), ports: { etcdClient, etcdPeer, apiserver }, pids: {},
+    name,
+    dir,
+    token,
+    ca: "",
+    server: `https://127.0.0.1:${apiserver}`,
+    kubeconfig: path.join(dir, "kubeconfig"),
+    ports: { etcdClient, etcdPeer, apiserver },
+    pids: {},
   };
 }
 
@@ -189,8 +196,13 @@ async function bootCluster(state: LocalClusters, c: LocalCluster, timeoutMs: num
   // The NodeRestriction admission adds a not-ready taint to every new node; the node lifecycle
   // controller would lift it, but it is off (no kubelet heartbeats), so lift it here.
   await kubeRequest(c, "PATCH", "/api/v1/nodes/node-1", { body: { spec: { taints: null } } });
-  await waitFor(`${c.name}: default ServiceAccount (kube-controller-manager)`, timeoutMs, c, "kube-controller-manager",
-    async () => (await kubeGet(c, "/api/v1/namespaces/default/serviceaccounts/default")) !== undefined);
+  await waitFor(
+    `${c.name}: default ServiceAccount (kube-controller-manager)`,
+    timeoutMs,
+    c,
+    "kube-controller-manager",
+    async () => (await kubeGet(c, "/api/v1/namespaces/default/serviceaccounts/default")) !== undefined,
+  );
 }
 
 async function waitForApiServer(c: LocalCluster, timeoutMs: number): Promise<void> {
@@ -205,7 +217,9 @@ async function waitForApiServer(c: LocalCluster, timeoutMs: number): Promise<voi
 function launch(state: LocalClusters, c: LocalCluster, comp: Component): void {
   const log = fs.openSync(path.join(c.dir, `${comp}.log`), "a");
   const child = spawn(path.join(state.binDir, comp), componentArgs(state, c, comp), {
-    detached: true, stdio: ["ignore", log, log], env: { ...process.env, GOMAXPROCS: "2" },
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { ...process.env, GOMAXPROCS: "2" },
   });
   fs.closeSync(log);
   child.unref();
@@ -218,26 +232,43 @@ function componentArgs(state: LocalClusters, c: LocalCluster, comp: Component): 
   switch (comp) {
     case "etcd":
       return [
-        `--name=${c.name}`, `--data-dir=${path.join(c.dir, "etcd")}`, "--unsafe-no-fsync",
-        `--listen-client-urls=http://127.0.0.1:${c.ports.etcdClient}`, `--advertise-client-urls=http://127.0.0.1:${c.ports.etcdClient}`,
-        `--listen-peer-urls=http://127.0.0.1:${c.ports.etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${c.ports.etcdPeer}`,
-        `--initial-cluster=${c.name}=http://127.0.0.1:${c.ports.etcdPeer}`, "--auto-compaction-retention=1",
-        "--quota-backend-bytes=1073741824", "--listen-metrics-urls=",
+        `--name=${c.name}`,
+        `--data-dir=${path.join(c.dir, "etcd")}`,
+        "--unsafe-no-fsync",
+        `--listen-client-urls=http://127.0.0.1:${c.ports.etcdClient}`,
+        `--advertise-client-urls=http://127.0.0.1:${c.ports.etcdClient}`,
+        `--listen-peer-urls=http://127.0.0.1:${c.ports.etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${c.ports.etcdPeer}`,
+        `--initial-cluster=${c.name}=http://127.0.0.1:${c.ports.etcdPeer}`,
+        "--auto-compaction-retention=1",
+        "--quota-backend-bytes=1073741824",
+        "--listen-metrics-urls=",
       ];
     case "kube-apiserver":
       return [
         `--etcd-servers=http://127.0.0.1:${c.ports.etcdClient}`,
-        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${c.ports.apiserver}`,
-        `--cert-dir=${path.join(c.dir, "pki")}`, `--token-auth-file=${path.join(c.dir, "tokens.csv")}`,
-        "--authorization-mode=Node,RBAC", "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-        `--service-account-key-file=${path.join(c.dir, "sa.key")}`, `--service-account-signing-key-file=${path.join(c.dir, "sa.key")}`,
-        "--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none",
-        "--allow-privileged=true", "--profiling=false",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${c.ports.apiserver}`,
+        `--cert-dir=${path.join(c.dir, "pki")}`,
+        `--token-auth-file=${path.join(c.dir, "tokens.csv")}`,
+        "--authorization-mode=Node,RBAC",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        `--service-account-key-file=${path.join(c.dir, "sa.key")}`,
+        `--service-account-signing-key-file=${path.join(c.dir, "sa.key")}`,
+        "--service-cluster-ip-range=10.96.0.0/16",
+        "--endpoint-reconciler-type=none",
+        "--allow-privileged=true",
+        "--profiling=false",
       ];
     case "kube-controller-manager":
       return [
-        kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0",
-        `--service-account-private-key-file=${path.join(c.dir, "sa.key")}`, `--root-ca-file=${path.join(c.dir, "pki", "apiserver.crt")}`,
+        kubeconfig,
+        "--leader-elect=false",
+        "--bind-address=127.0.0.1",
+        "--secure-port=0",
+        `--service-account-private-key-file=${path.join(c.dir, "sa.key")}`,
+        `--root-ca-file=${path.join(c.dir, "pki", "apiserver.crt")}`,
         // No kubelet heartbeats: the node lifecycle controller would mark the kwok node NotReady and evict its pods.
         "--controllers=*,-node-lifecycle-controller",
       ];
@@ -250,20 +281,39 @@ function componentArgs(state: LocalClusters, c: LocalCluster, comp: Component): 
 
 function writeKubeconfig(c: LocalCluster): void {
   const ca = Buffer.from(c.ca).toString("base64");
-  fs.writeFileSync(c.kubeconfig, [
-    "apiVersion: v1", "kind: Config",
-    "clusters:", `- name: ${c.name}`, "  cluster:", `    server: ${c.server}`, `    certificate-authority-data: ${ca}`,
-    "users:", "- name: admin", "  user:", `    token: ${c.token}`,
-    "contexts:", `- name: ${c.name}`, "  context:", `    cluster: ${c.name}`, "    user: admin",
-    `current-context: ${c.name}`, "",
-  ].join("\n"), { mode: 0o600 });
+  fs.writeFileSync(
+    c.kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      `- name: ${c.name}`,
+      "  cluster:",
+      `    server: ${c.server}`,
+      `    certificate-authority-data: ${ca}`,
+      "users:",
+      "- name: admin",
+      "  user:",
+      `    token: ${c.token}`,
+      "contexts:",
+      `- name: ${c.name}`,
+      "  context:",
+      `    cluster: ${c.name}`,
+      "    user: admin",
+      `current-context: ${c.name}`,
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
 }
 
 function fakeNode(name: string): object {
   return {
-    apiVersion: "v1", kind: "Node",
+    apiVersion: "v1",
+    kind: "Node",
     metadata: {
-      name, annotations: { "node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake" },
+      name,
+      annotations: { "node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake" },
       labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
     },
     status: { allocatable: { cpu: "32", memory: "256Gi", pods: "110" }, capacity: { cpu: "32", memory: "256Gi", pods: "110" } },
@@ -280,7 +330,8 @@ async function waitFor(what: string, timeoutMs: number, c: LocalCluster, comp: C
     } catch (err) {
       last = (err as Error).message;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs / 1000} s (${last || "no error"}); last lines of ${comp}.log:\n${logTail(c, comp)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not ready after ${timeoutMs / 1000} s (${last || "no error"}); last lines of ${comp}.log:\n${logTail(c, comp)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -320,11 +371,17 @@ function writeState(state: LocalClusters): void {
 
 /** Distinct free loopback ports: all held open at once so none is handed out twice. */
 async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => resolve(s));
-  })));
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const s = net.createServer();
+          s.once("error", reject);
+          s.listen(0, "127.0.0.1", () => resolve(s));
+        }),
+    ),
+  );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   return ports;

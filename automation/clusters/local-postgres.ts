@@ -32,10 +32,13 @@ export function postgresBinDir(): string {
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    }).on("error", reject);
+    const srv = net
+      .createServer()
+      .listen(0, "127.0.0.1", () => {
+        const port = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(port));
+      })
+      .on("error", reject);
   });
 }
 
@@ -55,19 +58,35 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
   fs.writeFileSync(path.join(dir, "pwfile"), password + "\n");
   if (user.uid !== undefined) execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, dir]);
   const as: SpawnOptions = { ...user, cwd: dir };
-  execFileSync(path.join(bin, "initdb"), ["-D", data, "-U", "fleet", "--pwfile", path.join(dir, "pwfile"), "--auth", "scram-sha-256", "-E", "UTF8", "--no-sync"], { ...as, stdio: "pipe" } as never);
+  execFileSync(
+    path.join(bin, "initdb"),
+    ["-D", data, "-U", "fleet", "--pwfile", path.join(dir, "pwfile"), "--auth", "scram-sha-256", "-E", "UTF8", "--no-sync"],
+    { ...as, stdio: "pipe" } as never,
+  );
   const port = await freePort();
   const log = fs.openSync(path.join(dir, "server.log"), "a");
   const server = spawn(path.join(bin, "postgres"), ["-D", data, "-h", "127.0.0.1", "-p", String(port), "-k", dir, "-c", "fsync=off"], {
-    ...as, stdio: ["ignore", log, log], detached: true,
+    ...as,
+    stdio: ["ignore", log, log],
+    detached: true,
   });
   // However the test run ends, the server must not outlive it.
-  const kill = () => { try { process.kill(server.pid!, "SIGKILL"); } catch { /* gone */ } };
+  const kill = () => {
+    try {
+      process.kill(server.pid!, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  };
   process.once("exit", kill);
   const env = { ...process.env, PGPASSWORD: password };
-  const psql = (db: string, sql: string) => execFileSync(path.join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "fleet", "-d", db, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql], {
-    env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 512 * 2 ** 20,
-  });
+  const psql = (db: string, sql: string) =>
+    execFileSync(path.join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "fleet", "-d", db, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql], {
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      maxBuffer: 512 * 2 ** 20,
+    });
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (server.exitCode !== null) throw new Error(`PostgreSQL exited at start:\n${fs.readFileSync(path.join(dir, "server.log"), "utf8")}`);
@@ -82,7 +101,9 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
   psql("postgres", "create database fleet");
   return {
     url: `postgres://fleet:${password}@127.0.0.1:${port}/fleet?sslmode=disable`,
-    port, dir, pid: server.pid!,
+    port,
+    dir,
+    pid: server.pid!,
     query: (sql) => psql("fleet", sql),
     stop: async () => {
       if (server.exitCode === null) {

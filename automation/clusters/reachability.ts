@@ -28,9 +28,11 @@ export function probe(server: string, timeoutMs = 3000): Promise<string | undefi
 
 /** Clusters whose API server does not answer, with the reason, probed in parallel. */
 export async function unreachableClusters(clusters: ClusterConfig[], timeoutMs = 3000): Promise<Map<string, string>> {
-  const results = await Promise.all(clusters.map(async (c) => {
-    const server = serverOf(c);
-    return [c.name, server ? await probe(server, timeoutMs) : undefined] as const;
-  }));
+  const results = await Promise.all(
+    clusters.map(async (c) => {
+      const server = serverOf(c);
+      return [c.name, server ? await probe(server, timeoutMs) : undefined] as const;
+    }),
+  );
   return new Map(results.filter((r): r is readonly [string, string] => r[1] !== undefined));
 }

@@ -20,8 +20,15 @@ import { isNewStack, runCli } from "./stack";
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 export interface StateResource {
-  urn: string; type: string; id?: string; custom?: boolean; parent?: string; provider?: string;
-  inputs?: Record<string, unknown>; outputs?: Record<string, unknown>; retainOnDelete?: boolean | null;
+  urn: string;
+  type: string;
+  id?: string;
+  custom?: boolean;
+  parent?: string;
+  provider?: string;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  retainOnDelete?: boolean | null;
 }
 
 const NAMESPACE_TYPE = "kubernetes:core/v1:Namespace";
@@ -65,12 +72,16 @@ export async function readState(stack: Stack, configured: () => Promise<Set<stri
 export function stateOf(exported: { deployment?: { resources?: StateResource[]; pending_operations?: StackState["pending"] } }): StackState {
   const resources: StateResource[] = exported?.deployment?.resources ?? [];
   const root = resources.find((r) => r.type === "pulumi:pulumi:Stack");
-  const outputs: OutputMap = Object.fromEntries(Object.entries(root?.outputs ?? {})
-    .map(([k, v]) => [k, { value: revealed(v), secret: isSecret(v) }]));
+  const outputs: OutputMap = Object.fromEntries(Object.entries(root?.outputs ?? {}).map(([k, v]) => [k, { value: revealed(v), secret: isSecret(v) }]));
   const setups = legacySetupsOf(resources);
   return {
-    resources, pending: exported?.deployment?.pending_operations ?? [], outputs, deployed: deployedObjectsOf(resources),
-    legacy: [...legacyObjectUrns(resources), ...setups.urns], legacySetups: setups.objects, access: carriedAccessOf(resources),
+    resources,
+    pending: exported?.deployment?.pending_operations ?? [],
+    outputs,
+    deployed: deployedObjectsOf(resources),
+    legacy: [...legacyObjectUrns(resources), ...setups.urns],
+    legacySetups: setups.objects,
+    access: carriedAccessOf(resources),
   };
 }
 
@@ -141,7 +152,10 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
       const spec = pairSpecFromEngine(inputs);
       bundle.spec = spec;
       if (isSecret(r.inputs.objects)) bundle.secret = true;
-      bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({ manifest: o.manifest as unknown as K8sObject, ...(o.retain ? { retain: o.retain } : {}) }));
+      bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({
+        manifest: o.manifest as unknown as K8sObject,
+        ...(o.retain ? { retain: o.retain } : {}),
+      }));
       withNamespaces(bundle, clusterOfKey(key));
       out.set(key, bundle);
     } else if (!r.custom) {
@@ -160,8 +174,16 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     if (!out.has(key)) out.set(key, bundle);
   }
   // Names of earlier versions lack the GitRepo: it is the one the objects' ownership labels name.
-  return new Map(Object.entries(qualifyKeys(Object.fromEntries(out), (_key, d) =>
-    d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ?? d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL])));
+  return new Map(
+    Object.entries(
+      qualifyKeys(
+        Object.fromEntries(out),
+        (_key, d) =>
+          d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ??
+          d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL],
+      ),
+    ),
+  );
 }
 
 /**
@@ -197,7 +219,11 @@ function clusterNamespacesIn(resources: StateResource[], clusterUrns: Set<string
   const out = new Map<string, DeployedNamespace>();
   for (const r of resources) {
     if (r.type === NAMESPACE_TYPE && r.parent && clusterUrns.has(r.parent) && r.inputs) {
-      out.set(nameOfUrn(r.urn), { name: nameOfUrn(r.urn), metadata: r.inputs.metadata as DeployedNamespace["metadata"], retainOnDelete: r.retainOnDelete === true });
+      out.set(nameOfUrn(r.urn), {
+        name: nameOfUrn(r.urn),
+        metadata: r.inputs.metadata as DeployedNamespace["metadata"],
+        retainOnDelete: r.retainOnDelete === true,
+      });
     }
     if (r.type !== CLUSTER_SETUP_TYPE || !r.custom || !r.inputs) continue;
     for (const o of Object.values(fromEngineObjects(revealed(r.inputs.objects) as PairSpec["objects"]))) {
@@ -228,7 +254,7 @@ export function legacySetupsOf(resources: StateResource[]): { objects: Map<strin
     if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
     const cluster = nameOfUrn(parent!.urn); // the Agent and Cluster components are named after their cluster
     const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? RETAIN_REASONS.agentNamespace : r.retainOnDelete ? RETAIN_REASONS.namespace : undefined;
-    objects.set(cluster, [...objects.get(cluster) ?? [], { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
+    objects.set(cluster, [...(objects.get(cluster) ?? []), { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
     urns.push(r.urn);
   }
   return { objects, urns };

@@ -63,7 +63,13 @@ export function startEarly(start: EarlyStart): () => EarlyDesired | undefined {
   let planned: FleetState | undefined;
   let done: DesiredState | undefined;
   const computing = desiredState(start.config, facts, {
-    ...start.deploy, onPlanned: (s) => { planned = s; }, onDesired: (d) => { done = d; },
+    ...start.deploy,
+    onPlanned: (s) => {
+      planned = s;
+    },
+    onDesired: (d) => {
+      done = d;
+    },
   });
   computing.catch(() => undefined); // the program rethrows it, if it takes it
   let taken = false;

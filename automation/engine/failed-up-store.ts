@@ -40,7 +40,7 @@ export function failedUpStore(backend: Backend, project: string, stack: string):
 function fileStore(file: string): FailedUpStore {
   return {
     where: file,
-    read: async () => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) as FailedUp : undefined),
+    read: async () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as FailedUp) : undefined),
     write: async (r) => {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, JSON.stringify({ ...r, message: r.message.slice(0, MAX_MESSAGE) }, null, 2));
@@ -58,11 +58,16 @@ function postgresStore(url: string, project: string, stack: string, legacy: Fail
     where: `table ${TABLE} of the state database`,
     read: async () => {
       const rows = await withClient((c) => c.query(`select record from ${TABLE} where project = $1 and stack = $2`, [project, stack]));
-      return rows.rows.length ? rows.rows[0].record as FailedUp : legacy.read();
+      return rows.rows.length ? (rows.rows[0].record as FailedUp) : legacy.read();
     },
     write: async (r) => {
-      await withClient((c) => c.query(`insert into ${TABLE} (project, stack, record) values ($1, $2, $3) on conflict (project, stack) do update set record = excluded.record`,
-        [project, stack, JSON.stringify({ ...r, message: r.message.slice(0, MAX_MESSAGE) })]));
+      await withClient((c) =>
+        c.query(`insert into ${TABLE} (project, stack, record) values ($1, $2, $3) on conflict (project, stack) do update set record = excluded.record`, [
+          project,
+          stack,
+          JSON.stringify({ ...r, message: r.message.slice(0, MAX_MESSAGE) }),
+        ]),
+      );
       await legacy.clear();
     },
     clear: async () => {

@@ -51,7 +51,10 @@ function fileStore(dir: string): JournalStore {
     where: dir,
     async list() {
       if (!fs.existsSync(dir)) return [];
-      return fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
+      return fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .sort()
         .map((f) => ({ key: f, entry: JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as JournalEntry }));
     },
     async add(entry) {
@@ -87,18 +90,21 @@ function postgresStore(url: string, project: string, stack: string): JournalStor
     withTable(url, TABLE, "project text not null, stack text not null, key text not null, entry jsonb not null, primary key (project, stack, key)", f);
   return {
     where: `table ${TABLE} of the state database`,
-    list: () => withClient(async (c) => {
-      const r = await c.query(`select key, entry from ${TABLE} where project = $1 and stack = $2 order by key`, [project, stack]);
-      return r.rows.map((row) => ({ key: row.key as string, entry: row.entry as JournalEntry }));
-    }),
-    add: (entry) => withClient(async (c) => {
-      const key = newKey();
-      await c.query(`insert into ${TABLE} (project, stack, key, entry) values ($1, $2, $3, $4)`, [project, stack, key, JSON.stringify(entry)]);
-      return key;
-    }),
-    remove: (keys) => withClient(async (c) => {
-      if (keys.length) await c.query(`delete from ${TABLE} where project = $1 and stack = $2 and key = any($3)`, [project, stack, keys]);
-    }),
+    list: () =>
+      withClient(async (c) => {
+        const r = await c.query(`select key, entry from ${TABLE} where project = $1 and stack = $2 order by key`, [project, stack]);
+        return r.rows.map((row) => ({ key: row.key as string, entry: row.entry as JournalEntry }));
+      }),
+    add: (entry) =>
+      withClient(async (c) => {
+        const key = newKey();
+        await c.query(`insert into ${TABLE} (project, stack, key, entry) values ($1, $2, $3, $4)`, [project, stack, key, JSON.stringify(entry)]);
+        return key;
+      }),
+    remove: (keys) =>
+      withClient(async (c) => {
+        if (keys.length) await c.query(`delete from ${TABLE} where project = $1 and stack = $2 and key = any($3)`, [project, stack, keys]);
+      }),
   };
 }
 
@@ -110,7 +116,9 @@ export function stateIdentities(deployment: { resources?: { urn: string; type: s
     const cluster = clusterOfUrn(r.urn);
     if (r.type === BUNDLE_DEPLOYMENT_TYPE && cluster) {
       for (const id of (o?.inventory ?? []) as InventoryEntry[]) {
-        out.add(identityOf({ cluster, apiVersion: id.group ? `${id.group}/${id.version}` : id.version, kind: id.kind, namespace: id.namespace, name: id.name }));
+        out.add(
+          identityOf({ cluster, apiVersion: id.group ? `${id.group}/${id.version}` : id.version, kind: id.kind, namespace: id.namespace, name: id.name }),
+        );
       }
       continue;
     }

@@ -21,7 +21,8 @@ export async function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEn
       if (seen.has(s.urn)) continue;
       seen.add(s.urn);
       // An object its kind's health check judged (healthChecked): the provider's verdict is the pair's state, not judged again here.
-      if (s.custom && s.outputs?.kind && s.outputs.metadata && !s.outputs.healthChecked) queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
+      if (s.custom && s.outputs?.kind && s.outputs.metadata && !s.outputs.healthChecked)
+        queries.push({ id: String(queries.length), key, object: s.outputs, ignore: ignoreOf.get(key) });
     }
   }
   const judged = await judgeReadiness(queries);
@@ -33,4 +34,3 @@ export async function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEn
   for (const list of out.values()) list.sort();
   return out;
 }
-

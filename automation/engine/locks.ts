@@ -62,10 +62,15 @@ export function describeHolder(h: LockHolder): string {
 
 /** The stack is locked by someone who may still be running. */
 export class StackLockedError extends Error {
-  constructor(readonly stack: string, readonly holders: LockHolder[]) {
-    super(`stack ${stack} is locked by ${holders.map(describeHolder).join("; ") || "an unknown holder"}: another update of this stack is running ` +
-      "(or ran on another host and died there). Wait for it (--wait-lock), or if you know it is gone, remove the lock with " +
-      `\`npm run cancel -- --stack ${stack} --force-unlock\` (or --force-unlock on this command).`);
+  constructor(
+    readonly stack: string,
+    readonly holders: LockHolder[],
+  ) {
+    super(
+      `stack ${stack} is locked by ${holders.map(describeHolder).join("; ") || "an unknown holder"}: another update of this stack is running ` +
+        "(or ran on another host and died there). Wait for it (--wait-lock), or if you know it is gone, remove the lock with " +
+        `\`npm run cancel -- --stack ${stack} --force-unlock\` (or --force-unlock on this command).`,
+    );
   }
 }
 

@@ -47,8 +47,14 @@ function objectSteps(s: Step): Step[] {
   const child = (op: Step["op"], o: PairObject, diffs: string[] = [], outputs?: Record<string, unknown>): Step => {
     const m = o.manifest as unknown as K8sObject;
     return {
-      op, urn: `${s.urn}$${typeTokenOf(m)}::${urnTail(s.urn)}/${objectKey(m)}`, type: typeTokenOf(m), custom: true, parent: s.urn,
-      diffs, failed: s.failed, ...(outputs ? { outputs } : {}),
+      op,
+      urn: `${s.urn}$${typeTokenOf(m)}::${urnTail(s.urn)}/${objectKey(m)}`,
+      type: typeTokenOf(m),
+      custom: true,
+      parent: s.urn,
+      diffs,
+      failed: s.failed,
+      ...(outputs ? { outputs } : {}),
     };
   };
   switch (s.op) {
@@ -59,14 +65,19 @@ function objectSteps(s: Step): Step[] {
       const adopt = objectsOf(s.inputs, "adopt");
       // An adopted Secret is held by the set's secret objects, whose keys the events blind, when it has some.
       const keptSecret = (o: PairObject) => o.manifest.kind === "Secret" && s.inputs?.secretObjects !== undefined;
-      const pruned = Object.entries(adopt).filter(([k, o]) => !news[k] && !o.retain && !keptSecret(o)).map(([, o]) => child("delete", o));
-      const applied = Object.entries(news).filter(([k, o]) => !adopt[k] || !sameManifest(adopt[k], o))
+      const pruned = Object.entries(adopt)
+        .filter(([k, o]) => !news[k] && !o.retain && !keptSecret(o))
+        .map(([, o]) => child("delete", o));
+      const applied = Object.entries(news)
+        .filter(([k, o]) => !adopt[k] || !sameManifest(adopt[k], o))
         .map(([k, o]) => child(adopt[k] ? "update" : "create", o));
       return [...applied, ...pruned];
     }
     case "delete":
     case "delete-replaced":
-      return Object.values(olds).filter((o) => !o.retain).map((o) => child("delete", o));
+      return Object.values(olds)
+        .filter((o) => !o.retain)
+        .map((o) => child("delete", o));
     case "update": {
       const byKey = new Map<string, string[]>();
       const changedSecrets = new Map<string, Step["op"]>();
@@ -83,15 +94,19 @@ function objectSteps(s: Step): Step[] {
         if (!m[3] && kindOp(diff) === "create") added.add(key);
         (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(m[3].replace(/^\.manifest\.?/, ""));
       }
-      return [...byKey].map(([key, fields]) => {
-        if (!olds[key] || (added.has(key) && news[key])) return child("create", news[key]);
-        // A Secret an earlier version held among the readable objects moves to the secret ones: re-applied, not deleted.
-        if (!news[key] && changedSecrets.has(key)) return changedSecrets.set(key, "update") && child("same", olds[key]);
-        if (!news[key]) return child(olds[key].retain ? "same" : "delete", olds[key]);
-        return child("update", news[key], fields.filter((f) => f !== "").sort());
-      }).filter((x) => x.op !== "same")
-        // The set's secret objects (a cluster setup's agent token) are blinded in the events: only their keys show, in the diff's paths.
-        .concat([...changedSecrets].map(([k, op]) => child(op, keyStub(k))));
+      return (
+        [...byKey]
+          .map(([key, fields]) => {
+            if (!olds[key] || (added.has(key) && news[key])) return child("create", news[key]);
+            // A Secret an earlier version held among the readable objects moves to the secret ones: re-applied, not deleted.
+            if (!news[key] && changedSecrets.has(key)) return changedSecrets.set(key, "update") && child("same", olds[key]);
+            if (!news[key]) return child(olds[key].retain ? "same" : "delete", olds[key]);
+            return child("update", news[key], fields.filter((f) => f !== "").sort());
+          })
+          .filter((x) => x.op !== "same")
+          // The set's secret objects (a cluster setup's agent token) are blinded in the events: only their keys show, in the diff's paths.
+          .concat([...changedSecrets].map(([k, op]) => child(op, keyStub(k))))
+      );
     }
     case "refresh":
       return ((s.outputs?.live ?? []) as Record<string, unknown>[]).map((live) => child("refresh", { manifest: live }, [], live));

@@ -42,7 +42,10 @@ let binary: string | undefined;
 export function guardBinary(): string {
   if (binary) return binary;
   const hash = crypto.createHash("sha256");
-  for (const f of fs.readdirSync(SOURCE_DIR).filter((f) => f === "go.mod" || f === "go.sum" || f.endsWith(".go")).sort()) {
+  for (const f of fs
+    .readdirSync(SOURCE_DIR)
+    .filter((f) => f === "go.mod" || f === "go.sum" || f.endsWith(".go"))
+    .sort()) {
     hash.update(fs.readFileSync(path.join(SOURCE_DIR, f)));
   }
   const expected = path.join(defaultCacheRoot(), "tools", `proc-guard-${hash.digest("hex").slice(0, 16)}`, "proc-guard");

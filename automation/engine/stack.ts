@@ -94,7 +94,8 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   const backend = resolveBackend(options);
   if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
   const env: Record<string, string> = {
-    ...tools.env, TMPDIR: engineTempDir(),
+    ...tools.env,
+    TMPDIR: engineTempDir(),
     // The engine diffs resources in parallel instead of one by one on its step generator: a preview of
     // 1,293 resources 7.3-8.1 s instead of 8.4-9.5 s (BENCHMARKS.md). The user's own setting wins.
     PULUMI_PARALLEL_DIFF: process.env.PULUMI_PARALLEL_DIFF ?? "true",
@@ -137,13 +138,16 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     } as ProjectSettings,
   });
   const found = inFileBackend(backend, options.stack);
-  const stack = found === true ? await selectedWithoutCli(ws, options.stack)
-    // A file backend without the stack's file: created at once (no `stack select` that fails first).
-    // A stack file already written (the operator's config) is rewritten whole by the CLI when it adds
-    // the secrets salt, which can change a folded YAML value: `stack init` does that before anything
-    // reads the config. Without a stack file there is nothing to rewrite, and no CLI start is needed.
-    : found === false ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
-      : await Stack.createOrSelect(options.stack, ws);
+  const stack =
+    found === true
+      ? await selectedWithoutCli(ws, options.stack)
+      : // A file backend without the stack's file: created at once (no `stack select` that fails first).
+        // A stack file already written (the operator's config) is rewritten whole by the CLI when it adds
+        // the secrets salt, which can change a folded YAML value: `stack init` does that before anything
+        // reads the config. Without a stack file there is nothing to rewrite, and no CLI start is needed.
+        found === false
+        ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
+        : await Stack.createOrSelect(options.stack, ws);
   capturedOf.set(stack, captured);
   return stack;
 }
@@ -183,8 +187,13 @@ async function createdWithoutCli(ws: LocalWorkspace, fileDir: string, name: stri
 
 /** A new stack by `pulumi stack init`; one another process created meanwhile is selected. */
 function createdByCli(ws: LocalWorkspace, name: string): Promise<Stack> {
-  return Stack.create(name, ws).then((created) => { createdNow.add(created); return created; },
-    (err) => (err instanceof StackAlreadyExistsError ? Stack.select(name, ws) : Promise.reject(err)));
+  return Stack.create(name, ws).then(
+    (created) => {
+      createdNow.add(created);
+      return created;
+    },
+    (err) => (err instanceof StackAlreadyExistsError ? Stack.select(name, ws) : Promise.reject(err)),
+  );
 }
 
 /** Writes a file that must not exist yet; false when it does (another process wrote it first). */
@@ -239,7 +248,10 @@ export function isNewStack(stack: Stack): boolean {
  * The outputs of the program's last run in this process, once the engine had them all (none in a
  * preview), and the error it threw, if it threw one.
  */
-interface Captured { outputs?: OutputMap; programError?: Error }
+interface Captured {
+  outputs?: OutputMap;
+  programError?: Error;
+}
 const capturedOf = new WeakMap<Stack, Captured>();
 
 /** The error the stack's program threw in its last run in this process, if it threw one. */
@@ -257,7 +269,9 @@ function captureOutputs(outputs: Record<string, pulumi.Input<unknown>>, into: Ca
   pulumi.all(entries.map(([, v]) => pulumi.output(v))).apply(async (values) => {
     const secret = await Promise.all(entries.map(([, v]) => pulumi.isSecret(pulumi.output(v))));
     if (secret.some((x) => x)) return;
-    into.outputs = Object.fromEntries(entries.flatMap(([k], i) => values[i] === undefined ? [] : [[k, { value: JSON.parse(JSON.stringify(values[i])), secret: false }]]));
+    into.outputs = Object.fromEntries(
+      entries.flatMap(([k], i) => (values[i] === undefined ? [] : [[k, { value: JSON.parse(JSON.stringify(values[i])), secret: false }]])),
+    );
   });
 }
 
@@ -282,8 +296,11 @@ const execFileAsync = promisify(execFile);
 export async function runCli(stack: Stack, args: string[]): Promise<string> {
   const ws = stack.workspace as LocalWorkspace;
   const { stdout } = await execFileAsync(ws.pulumiCommand.command, args, {
-    cwd: ws.workDir, env: { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars }, maxBuffer: 1 << 30,
-    signal: stopSignal, killSignal: "SIGINT", // the CLI's own cancellation
+    cwd: ws.workDir,
+    env: { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars },
+    maxBuffer: 1 << 30,
+    signal: stopSignal,
+    killSignal: "SIGINT", // the CLI's own cancellation
   });
   return stdout;
 }

@@ -54,8 +54,13 @@ export class StepRecorder {
     if (!step) {
       const state = meta.new ?? meta.old;
       step = {
-        op: meta.op, urn: meta.urn, type: meta.type, custom: state?.custom ?? false,
-        parent: state?.parent || undefined, diffs: [...(meta.diffs ?? [])].sort(), failed: false,
+        op: meta.op,
+        urn: meta.urn,
+        type: meta.type,
+        custom: state?.custom ?? false,
+        parent: state?.parent || undefined,
+        diffs: [...(meta.diffs ?? [])].sort(),
+        failed: false,
       };
       this.byUrnOp.set(id, step);
       this.steps.push(step);

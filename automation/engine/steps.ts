@@ -53,7 +53,10 @@ export function urnName(urn: string): string {
 }
 
 const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
-  create: "created", update: "updated", replace: "replaced", delete: "deleted",
+  create: "created",
+  update: "updated",
+  replace: "replaced",
+  delete: "deleted",
 };
 
 /**
@@ -86,14 +89,25 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
     const counted = s.custom ? COUNTED[s.op] : undefined;
     if (owner.type === BUNDLE_DEPLOYMENT_TYPE) {
       const d = deployments.get(name) ?? {
-        key: name, ...deploymentOfName(name),
-        created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [],
+        key: name,
+        ...deploymentOfName(name),
+        created: 0,
+        updated: 0,
+        replaced: 0,
+        deleted: 0,
+        pruned: false,
+        failed: false,
+        steps: [],
       };
       deployments.set(name, d);
       if (s.urn === owner.urn && prunes.has(`${s.op} ${s.urn}`)) d.pruned = true;
       // A pair whose objects are a secret has its messages masked in the events (components/bundle-deployment.ts).
       if (s.urn === owner.urn && typeof s.outputs?.state === "string") {
-        d.report = { state: s.outputs.state, applied: applied(s.outputs.state), messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? withheldMessages("unknown") : [] };
+        d.report = {
+          state: s.outputs.state,
+          applied: applied(s.outputs.state),
+          messages: Array.isArray(s.outputs.messages) ? s.outputs.messages : s.outputs.messages ? withheldMessages("unknown") : [],
+        };
       }
       if (counted) d[counted]++;
       if (s.failed) d.failed = true;

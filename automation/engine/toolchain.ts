@@ -30,14 +30,19 @@ export function toolchain(): Toolchain {
   if (cached) return cached;
   // scripts/setup.sh ran the same script moments ago when it started this process (the operations' npm scripts).
   let printed = process.env.PULUMI_FLEET_TOOLCHAIN_ENV ?? "";
-  if (!printed) try {
-    printed = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--env"], {
-      encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: process.env,
-    });
-  } catch (err) {
-    throw new Error(`the Pulumi toolchain could not be built or found (tools/build-pulumi.sh failed: ${(err as Error).message.split("\n")[0]}). ` +
-      "Run `npm run tools` to see the build output.");
-  }
+  if (!printed)
+    try {
+      printed = execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--env"], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+        env: process.env,
+      });
+    } catch (err) {
+      throw new Error(
+        `the Pulumi toolchain could not be built or found (tools/build-pulumi.sh failed: ${(err as Error).message.split("\n")[0]}). ` +
+          "Run `npm run tools` to see the build output.",
+      );
+    }
   const env: Record<string, string> = {};
   for (const line of printed.split("\n")) {
     const m = /^export ([A-Z_]+)=(.*)$/.exec(line.trim());
@@ -66,9 +71,13 @@ export function pulumiCommand(tools: Toolchain = toolchain()): Promise<PulumiCom
   if (!command) {
     const known = tools.version ? parseVersion(tools.version) : undefined;
     command = known
-      ? Promise.resolve(new (PulumiCommand as unknown as new (cli: string, version: unknown) => PulumiCommand)(path.resolve(tools.root, "bin", "pulumi"), known))
+      ? Promise.resolve(
+          new (PulumiCommand as unknown as new (cli: string, version: unknown) => PulumiCommand)(path.resolve(tools.root, "bin", "pulumi"), known),
+        )
       : PulumiCommand.get({ root: tools.root });
-    command.catch(() => { command = undefined; });
+    command.catch(() => {
+      command = undefined;
+    });
   }
   return command;
 }

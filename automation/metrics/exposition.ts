@@ -27,7 +27,7 @@ export interface FleetStateMetrics {
 }
 
 export const OPERATIONS = ["up", "preview", "status", "refresh", "destroy"] as const;
-export type Operation = typeof OPERATIONS[number];
+export type Operation = (typeof OPERATIONS)[number];
 
 export interface RunMetrics {
   stack: string;
@@ -43,11 +43,15 @@ export interface RunMetrics {
 export const STATES = (Object.keys(STATE_RANK) as DeploymentState[]).sort((a, b) => STATE_RANK[b] - STATE_RANK[a]);
 
 type Labels = Record<string, string>;
-interface Family { name: string; help: string; samples: { labels: Labels; value: number }[] }
+interface Family {
+  name: string;
+  help: string;
+  samples: { labels: Labels; value: number }[];
+}
 
 /** A label value as the text format requires: backslash, double quote and line feed escaped. */
 export function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n");
+  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
 /** HELP text escapes backslash and line feed only. */
@@ -64,14 +68,22 @@ function formatValue(v: number): string {
 }
 
 function render(families: Family[]): string {
-  return families.filter((f) => f.samples.length).map((f) => [
-    `# HELP ${f.name} ${escapeHelp(f.help)}`,
-    `# TYPE ${f.name} gauge`,
-    ...f.samples.map((s) => {
-      const labels = Object.entries(s.labels).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",");
-      return `${f.name}${labels ? `{${labels}}` : ""} ${formatValue(s.value)}`;
-    }),
-  ].join("\n") + "\n").join("");
+  return families
+    .filter((f) => f.samples.length)
+    .map(
+      (f) =>
+        [
+          `# HELP ${f.name} ${escapeHelp(f.help)}`,
+          `# TYPE ${f.name} gauge`,
+          ...f.samples.map((s) => {
+            const labels = Object.entries(s.labels)
+              .map(([k, v]) => `${k}="${escapeLabelValue(v)}"`)
+              .join(",");
+            return `${f.name}${labels ? `{${labels}}` : ""} ${formatValue(s.value)}`;
+          }),
+        ].join("\n") + "\n",
+    )
+    .join("");
 }
 
 const seconds = (d: Date) => d.getTime() / 1000;
@@ -117,13 +129,27 @@ export function fleetStateExposition(m: FleetStateMetrics): string {
 export function runExposition(r: RunMetrics): string {
   const labels = { stack: r.stack, operation: r.operation };
   return render([
-    { name: "pulumi_fleet_run_success", help: "1 when the operation's last run succeeded, 0 when it failed (a failed bundle deployment fails an up).", samples: [{ labels, value: r.success ? 1 : 0 }] },
-    { name: "pulumi_fleet_run_duration_seconds", help: "How long the operation's last run took, in seconds.", samples: [{ labels, value: r.durationMs / 1000 }] },
-    { name: "pulumi_fleet_run_timestamp_seconds", help: "When the operation's last run ended, in seconds since the epoch.", samples: [{ labels, value: seconds(r.finishedAt) }] },
+    {
+      name: "pulumi_fleet_run_success",
+      help: "1 when the operation's last run succeeded, 0 when it failed (a failed bundle deployment fails an up).",
+      samples: [{ labels, value: r.success ? 1 : 0 }],
+    },
+    {
+      name: "pulumi_fleet_run_duration_seconds",
+      help: "How long the operation's last run took, in seconds.",
+      samples: [{ labels, value: r.durationMs / 1000 }],
+    },
+    {
+      name: "pulumi_fleet_run_timestamp_seconds",
+      help: "When the operation's last run ended, in seconds since the epoch.",
+      samples: [{ labels, value: seconds(r.finishedAt) }],
+    },
     {
       name: "pulumi_fleet_engine_resources",
       help: "The Pulumi engine's resources in the operation's last run, by step (same, create, update, delete, replace, ...).",
-      samples: Object.keys(r.engine ?? {}).sort().map((step) => ({ labels: { ...labels, step }, value: r.engine![step] })),
+      samples: Object.keys(r.engine ?? {})
+        .sort()
+        .map((step) => ({ labels: { ...labels, step }, value: r.engine![step] })),
     },
   ]);
 }

@@ -27,7 +27,7 @@ export interface UpFacts {
 const fromRecord = (r: DeploymentRecord | undefined) => (r ? { objects: r.objectCount, ...(r.deployedAt ? { deployedAt: r.deployedAt } : {}) } : {});
 
 /** A state the provider reported, as one of Fleet's (anything else it might say is taken as not ready). */
-const knownState = (s: string): DeploymentState => (s in STATE_RANK ? s as DeploymentState : "NotReady");
+const knownState = (s: string): DeploymentState => (s in STATE_RANK ? (s as DeploymentState) : "NotReady");
 
 export function pairsAfterUp(f: UpFacts): PairMetrics[] {
   const planned = f.entries.map((e): PairMetrics => {
@@ -37,7 +37,11 @@ export function pairsAfterUp(f: UpFacts): PairMetrics[] {
     return { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, state, ...fromRecord(f.records[key]) };
   });
   const failed = f.failures.map((x): PairMetrics => ({
-    gitRepo: x.gitRepo, bundle: x.bundle, cluster: x.cluster, state: "ErrApplied", ...(x.cluster ? fromRecord(f.records[deploymentKey(x)]) : {}),
+    gitRepo: x.gitRepo,
+    bundle: x.bundle,
+    cluster: x.cluster,
+    state: "ErrApplied",
+    ...(x.cluster ? fromRecord(f.records[deploymentKey(x)]) : {}),
   }));
   return [...planned, ...failed];
 }
@@ -45,6 +49,10 @@ export function pairsAfterUp(f: UpFacts): PairMetrics[] {
 /** `applied`: the records of what the last update deployed (status reads them before anything changes). */
 export function pairsOfStatus(deployments: DeploymentStatus[], applied: Record<string, DeploymentRecord>): PairMetrics[] {
   return deployments.map((d) => ({
-    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, state: d.state, ...(d.cluster ? fromRecord(applied[deploymentKey(d)]) : {}),
+    gitRepo: d.gitRepo,
+    bundle: d.bundle,
+    cluster: d.cluster,
+    state: d.state,
+    ...(d.cluster ? fromRecord(applied[deploymentKey(d)]) : {}),
   }));
 }

@@ -81,7 +81,7 @@ export async function pushGroup(cfg: PushgatewayConfig, grouping: [string, strin
       if (res.status < 500 && res.status !== 429) break;
     } catch (err) {
       const e = err as Error & { cause?: Error };
-      last = `${url.origin}${url.pathname}: ${e.name === "TimeoutError" ? `no answer within ${cfg.timeoutSeconds}s` : e.cause?.message ?? e.message}`;
+      last = `${url.origin}${url.pathname}: ${e.name === "TimeoutError" ? `no answer within ${cfg.timeoutSeconds}s` : (e.cause?.message ?? e.message)}`;
     }
     if (i < attempts) {
       await new Promise((r) => setTimeout(r, delay));

@@ -54,12 +54,22 @@ async function publish(operation: Operation, options: MetricsOptions, facts: Run
   }
   if (!config) return;
   const finishedAt = new Date();
-  const outputs: { name: string; grouping: [string, string][]; text: string }[] = [{
-    name: runFileName(options.stack, operation), grouping: [["stack", options.stack], ["operation", operation]],
-    text: runExposition({ stack: options.stack, operation, success, durationMs: finishedAt.getTime() - started, finishedAt, engine: facts.engine?.() }),
-  }];
+  const outputs: { name: string; grouping: [string, string][]; text: string }[] = [
+    {
+      name: runFileName(options.stack, operation),
+      grouping: [
+        ["stack", options.stack],
+        ["operation", operation],
+      ],
+      text: runExposition({ stack: options.stack, operation, success, durationMs: finishedAt.getTime() - started, finishedAt, engine: facts.engine?.() }),
+    },
+  ];
   if (facts.pairs) {
-    outputs.push({ name: stateFileName(options.stack), grouping: [["stack", options.stack]], text: fleetStateExposition({ stack: options.stack, observedAt: finishedAt, pairs: facts.pairs }) });
+    outputs.push({
+      name: stateFileName(options.stack),
+      grouping: [["stack", options.stack]],
+      text: fleetStateExposition({ stack: options.stack, observedAt: finishedAt, pairs: facts.pairs }),
+    });
   }
   for (const o of outputs) {
     if (config.textfileDirectory) {

@@ -41,20 +41,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function postOnce(url: string, body: unknown, timeoutMs: number): Promise<Outcome> {
   try {
     const res = await fetch(url, {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs), redirect: "error",
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: "error",
     });
     await res.arrayBuffer().catch(() => undefined); // let the connection go back to the pool
     if (res.ok) return { ok: true };
     const retryAfter = Number(res.headers.get("retry-after"));
     return {
-      ok: false, retry: res.status === 429 || res.status >= 500, why: `HTTP ${res.status}`,
+      ok: false,
+      retry: res.status === 429 || res.status >= 500,
+      why: `HTTP ${res.status}`,
       ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
     };
   } catch (err) {
     // Only the error's kind: a network error's text may name the URL.
     const e = err as { name?: string; cause?: { code?: string } };
-    const why = e.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : e.cause?.code ?? e.name ?? "network error";
+    const why = e.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : (e.cause?.code ?? e.name ?? "network error");
     return { ok: false, retry: true, why };
   }
 }

@@ -116,8 +116,17 @@ export function decideAfterStatus(memory: Memory, observed: PairObservation[], c
 
 function eventOf(o: PairObservation, before: Remembered | undefined, ctx: Context, message: string): NotificationEvent {
   return {
-    type: typeOfState(o.state), stack: ctx.stack, gitRepo: o.gitRepo, bundle: o.bundle, cluster: o.cluster, state: o.state,
-    previousState: before?.state ?? null, deploymentId: o.deploymentId, commit: o.commit, message, time: ctx.time,
+    type: typeOfState(o.state),
+    stack: ctx.stack,
+    gitRepo: o.gitRepo,
+    bundle: o.bundle,
+    cluster: o.cluster,
+    state: o.state,
+    previousState: before?.state ?? null,
+    deploymentId: o.deploymentId,
+    commit: o.commit,
+    message,
+    time: ctx.time,
   };
 }
 

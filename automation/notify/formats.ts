@@ -44,7 +44,8 @@ const shortCommit = (c: string) => (c ? ` commit ${c.slice(0, 12)}` : "");
 function slackMessage(events: NotificationEvent[]): unknown {
   const shown = events.slice(0, MAX_CHAT_EVENTS);
   const more = events.length - shown.length;
-  const line = (e: NotificationEvent) => `${ICON[e.type]} *${slackEscape(headline(e))}*${shortCommit(e.commit)}` +
+  const line = (e: NotificationEvent) =>
+    `${ICON[e.type]} *${slackEscape(headline(e))}*${shortCommit(e.commit)}` +
     (e.message ? `\n\`\`\`${slackEscape(e.message.replace(/```/g, "'''"))}\`\`\`` : "");
   const text = slackEscape(title(events));
   return {
@@ -69,10 +70,12 @@ function teamsMessage(events: NotificationEvent[]): unknown {
   if (more) body.push({ type: "TextBlock", text: `and ${more} more event(s): see npm run status`, wrap: true, isSubtle: true });
   return {
     type: "message",
-    attachments: [{
-      contentType: "application/vnd.microsoft.card.adaptive",
-      contentUrl: null,
-      content: { $schema: "http://adaptivecards.io/schemas/adaptive-card.json", type: "AdaptiveCard", version: "1.4", body },
-    }],
+    attachments: [
+      {
+        contentType: "application/vnd.microsoft.card.adaptive",
+        contentUrl: null,
+        content: { $schema: "http://adaptivecards.io/schemas/adaptive-card.json", type: "AdaptiveCard", version: "1.4", body },
+      },
+    ],
   };
 }

@@ -27,17 +27,22 @@ export function memoryStore(backend: Backend, project: string, stack: string): M
     return {
       read: async () => {
         const rows = await withClient((c) => c.query(`select memory from ${TABLE} where project = $1 and stack = $2`, [project, stack]));
-        return rows.rows.length ? rows.rows[0].memory as Memory : undefined;
+        return rows.rows.length ? (rows.rows[0].memory as Memory) : undefined;
       },
       write: async (memory) => {
-        await withClient((c) => c.query(`insert into ${TABLE} (project, stack, memory) values ($1, $2, $3) on conflict (project, stack) do update set memory = excluded.memory`,
-          [project, stack, JSON.stringify(memory)]));
+        await withClient((c) =>
+          c.query(`insert into ${TABLE} (project, stack, memory) values ($1, $2, $3) on conflict (project, stack) do update set memory = excluded.memory`, [
+            project,
+            stack,
+            JSON.stringify(memory),
+          ]),
+        );
       },
     };
   }
   const file = path.join(backend.fileDir ?? backend.localDir, `notified.${stack}.json`);
   return {
-    read: async () => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) as Memory : undefined),
+    read: async () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as Memory) : undefined),
     write: async (memory) => {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(`${file}.tmp`, JSON.stringify(memory));

@@ -50,7 +50,12 @@ export async function notifyAfterUp(o: NotifyOptions, facts: UpFacts): Promise<N
 }
 
 /** After `status`: drift it found that was not said yet. */
-export async function notifyAfterStatus(o: NotifyOptions, deployments: DeploymentStatus[], records: Record<string, DeploymentRecord>, states: Record<string, PairReport>): Promise<NotificationEvent[]> {
+export async function notifyAfterStatus(
+  o: NotifyOptions,
+  deployments: DeploymentStatus[],
+  records: Record<string, DeploymentRecord>,
+  states: Record<string, PairReport>,
+): Promise<NotificationEvent[]> {
   return run(o, states, (memory, time) => decideAfterStatus(memory, observedByStatus(deployments, records), { stack: o.stack, time }));
 }
 

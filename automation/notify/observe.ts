@@ -24,14 +24,24 @@ export function recordedStates(states: Record<string, PairReport>): Memory {
  * @param records the `deployments` output after it (deploymentId, commit)
  * @param failures the failures of the desired state (core/desired/failures.ts), decided before the engine
  */
-export function observedAfterUp(states: Record<string, PairReport>, records: Record<string, DeploymentRecord>, failures: DeploymentFailure[]): PairObservation[] {
+export function observedAfterUp(
+  states: Record<string, PairReport>,
+  records: Record<string, DeploymentRecord>,
+  failures: DeploymentFailure[],
+): PairObservation[] {
   const out = new Map<string, PairObservation>();
   for (const [key, r] of Object.entries(states)) {
     const rec = records[key];
     const id = rec ?? parseDeploymentKey(key);
     out.set(key, {
-      key, gitRepo: id.gitRepo, bundle: id.bundle, cluster: id.cluster, state: r.state, message: wordsOf(r),
-      deploymentId: rec?.deploymentId ?? r.appliedDeploymentId, commit: rec?.commit ?? "",
+      key,
+      gitRepo: id.gitRepo,
+      bundle: id.bundle,
+      cluster: id.cluster,
+      state: r.state,
+      message: wordsOf(r),
+      deploymentId: rec?.deploymentId ?? r.appliedDeploymentId,
+      commit: rec?.commit ?? "",
     });
   }
   // The pair keeps its last objects (so its report may say Ready): the failure is what this update did.
@@ -40,8 +50,14 @@ export function observedAfterUp(states: Record<string, PairReport>, records: Rec
     const key = deploymentKey(f);
     const rec = records[key];
     out.set(key, {
-      key, gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: f.field === "rolloutStrategy" ? "WaitApplied" : "ErrApplied",
-      message: `${f.file ? `${f.file}: ` : ""}${f.reason}`, deploymentId: rec?.deploymentId ?? f.kept?.deploymentId ?? "", commit: rec?.commit ?? "",
+      key,
+      gitRepo: f.gitRepo,
+      bundle: f.bundle,
+      cluster: f.cluster,
+      state: f.field === "rolloutStrategy" ? "WaitApplied" : "ErrApplied",
+      message: `${f.file ? `${f.file}: ` : ""}${f.reason}`,
+      deploymentId: rec?.deploymentId ?? f.kept?.deploymentId ?? "",
+      commit: rec?.commit ?? "",
     });
   }
   return [...out.values()];
@@ -54,18 +70,36 @@ export function deploysOf(events: DeployEvent[]): { deployed: Map<string, string
   for (const e of events) {
     const key = deploymentKey(e);
     if (e.event === "deployed") deployed.set(key, formatDeployEvent(e));
-    else pruned.push({ key, gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, state: "Ready", message: formatDeployEvent(e), deploymentId: e.deploymentId, commit: e.commit });
+    else
+      pruned.push({
+        key,
+        gitRepo: e.gitRepo,
+        bundle: e.bundle,
+        cluster: e.cluster,
+        state: "Ready",
+        message: formatDeployEvent(e),
+        deploymentId: e.deploymentId,
+        commit: e.commit,
+      });
   }
   return { deployed, pruned };
 }
 
 /** `status`'s deployments as observations (its deploymentId is the one the commit calls for). */
 export function observedByStatus(deployments: DeploymentStatus[], records: Record<string, DeploymentRecord>): PairObservation[] {
-  return deployments.filter((d) => d.cluster).map((d) => {
-    const key = deploymentKey(d);
-    return {
-      key, gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, state: d.state, message: d.message,
-      deploymentId: d.appliedDeploymentId ?? d.deploymentId, commit: records[key]?.commit ?? "",
-    };
-  });
+  return deployments
+    .filter((d) => d.cluster)
+    .map((d) => {
+      const key = deploymentKey(d);
+      return {
+        key,
+        gitRepo: d.gitRepo,
+        bundle: d.bundle,
+        cluster: d.cluster,
+        state: d.state,
+        message: d.message,
+        deploymentId: d.appliedDeploymentId ?? d.deploymentId,
+        commit: records[key]?.commit ?? "",
+      };
+    });
 }

@@ -10,7 +10,8 @@ import { REDACTED, redactionOrder, redactSecrets } from "../../core/render/looku
 /** The longest message a webhook gets: the rest is cut, said so, and is in `status` and the CI log. */
 export const MAX_MESSAGE_CHARS = 2000;
 
-const CREDENTIAL_KEYS = "password|passwd|pwd|passphrase|secret|client[_-]?secret|token|access[_-]?token|refresh[_-]?token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?|auth|authorization|bearer|sig|signature|sshPrivateKey|kubeconfig";
+const CREDENTIAL_KEYS =
+  "password|passwd|pwd|passphrase|secret|client[_-]?secret|token|access[_-]?token|refresh[_-]?token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?|auth|authorization|bearer|sig|signature|sshPrivateKey|kubeconfig";
 
 const PATTERNS: [RegExp, string | ((...m: string[]) => string)][] = [
   // A PEM private key block, and age identities (SOPS keys).
@@ -27,7 +28,13 @@ const PATTERNS: [RegExp, string | ((...m: string[]) => string)][] = [
   // Authorization headers and bearer tokens.
   [/\b(Bearer|Basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
   // "password": "x", password: x, password=x (JSON, YAML, Go's %v, flags).
-  [new RegExp(`(["']?\\b(?:${CREDENTIAL_KEYS})\\b["']?\\s*[:=]\\s*)(?!"?\\[secret\\]|(?:Bearer|Basic)\\s)("(?:[^"\\\\]|\\\\.)*"|'[^']*'|[^\\s,;})\\]]+)`, "gi"), `$1${REDACTED}`],
+  [
+    new RegExp(
+      `(["']?\\b(?:${CREDENTIAL_KEYS})\\b["']?\\s*[:=]\\s*)(?!"?\\[secret\\]|(?:Bearer|Basic)\\s)("(?:[^"\\\\]|\\\\.)*"|'[^']*'|[^\\s,;})\\]]+)`,
+      "gi",
+    ),
+    `$1${REDACTED}`,
+  ],
   // Tokens of well-known shapes: JWTs (service account tokens), GitHub, Slack, AWS access keys.
   [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
   [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})\b/g, REDACTED],

@@ -14,8 +14,16 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
 const FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync", "--hide-scrollbars", "--force-device-scale-factor=1",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--hide-scrollbars",
+  "--force-device-scale-factor=1",
 ];
 
 /** The browser binary: PULUMI_FLEET_CHROMIUM, else `chromium` on PATH. */
@@ -29,11 +37,15 @@ export function runChromium(file: string, args: string[], timeoutMs = 120_000): 
   try {
     const started = performance.now();
     const r = spawnSync(chromiumBinary(), [...FLAGS, `--user-data-dir=${profile}`, ...args, pathToFileURL(path.resolve(file)).href], {
-      encoding: "utf8", timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024,
+      encoding: "utf8",
+      timeout: timeoutMs,
+      maxBuffer: 256 * 1024 * 1024,
     });
     const ms = performance.now() - started;
     if ((r.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
-      throw new Error(`${chromiumBinary()} not found: the status page is tested in headless Chromium; run \`bash scripts/ensure-chromium.sh\` (npm test does) or install Debian's chromium package`);
+      throw new Error(
+        `${chromiumBinary()} not found: the status page is tested in headless Chromium; run \`bash scripts/ensure-chromium.sh\` (npm test does) or install Debian's chromium package`,
+      );
     }
     if (r.error || r.status !== 0) {
       throw new Error(`chromium ${args.join(" ")} ${file} failed (${r.error?.message ?? `exit ${r.status}`}):\n${(r.stderr ?? "").slice(-3000)}`);
@@ -55,7 +67,8 @@ export function dumpDom(file: string): string {
  */
 export function measurePage(file: string): { width: number; height: number; layoutMs: number; processMs: number } {
   const probe = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pf-page-")), path.basename(file));
-  const script = `<script>(function(){var h=document.documentElement;var w=h.scrollWidth,ht=h.scrollHeight;` +
+  const script =
+    `<script>(function(){var h=document.documentElement;var w=h.scrollWidth,ht=h.scrollHeight;` +
     `document.body.setAttribute("data-pf-probe",w+" "+ht+" "+performance.now().toFixed(1))})()</script>`;
   fs.writeFileSync(probe, fs.readFileSync(file, "utf8").replace(/<\/body>/, `${script}</body>`));
   try {

@@ -30,12 +30,18 @@ export function deployEvents(groups: GroupedSteps, before: Record<string, Deploy
     if (!hasChanges(d) && !d.pruned) continue;
     // A pair whose apply was refused or is not ready did not deploy: it is a failure of the update (pairFailures).
     if (!d.pruned && d.report && !d.report.applied) continue;
-    const record = d.pruned ? before[d.key] : after[d.key] ?? before[d.key];
+    const record = d.pruned ? before[d.key] : (after[d.key] ?? before[d.key]);
     events.push({
       event: d.pruned ? "pruned" : "deployed",
-      bundle: d.bundle, cluster: d.cluster, gitRepo: record?.gitRepo ?? "",
-      deploymentId: record?.deploymentId ?? "", commit: record?.commit ?? "",
-      created: d.created, updated: d.updated, replaced: d.replaced, deleted: d.deleted,
+      bundle: d.bundle,
+      cluster: d.cluster,
+      gitRepo: record?.gitRepo ?? "",
+      deploymentId: record?.deploymentId ?? "",
+      commit: record?.commit ?? "",
+      created: d.created,
+      updated: d.updated,
+      replaced: d.replaced,
+      deleted: d.deleted,
     });
   }
   return events;

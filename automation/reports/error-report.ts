@@ -43,7 +43,11 @@ function chain(err: unknown): unknown[] {
  * What is kept of a failed CLI command: the Automation API's CommandError's commandResult (private in
  * its types), or the output Node's execFile attaches to its error (automation/engine/stack.ts runCli).
  */
-interface CliResult { stdout: string; stderr: string; code: number | string }
+interface CliResult {
+  stdout: string;
+  stderr: string;
+  code: number | string;
+}
 
 function resultOf(err: unknown): CliResult | undefined {
   if (!(err instanceof Error)) return undefined;
@@ -77,7 +81,14 @@ function plain(text: string): string {
 
 /** Each line of the text trimmed, empty ones dropped, the same line once. */
 function lines(text: string): string[] {
-  return [...new Set(plain(text).split("\n").map((l) => l.trim()).filter((l) => l))];
+  return [
+    ...new Set(
+      plain(text)
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l),
+    ),
+  ];
 }
 
 /** Whether a CLI failure is a passphrase that does not decrypt the stack's secrets. */
@@ -106,7 +117,9 @@ export function engineFailureText(err: unknown, diagnostics: EngineDiagnostic[] 
   if (programError) return withoutToolPaths(plain(programError.message).trim());
   const said = new Set<string>();
   for (const d of diagnostics) {
-    const text = lines(d.message).join("; ").replace(/^Unhandled exception: (?:\w*Error: )?/, "");
+    const text = lines(d.message)
+      .join("; ")
+      .replace(/^Unhandled exception: (?:\w*Error: )?/, "");
     if (!text || /^(update|preview|refresh|destroy) failed$/.test(text)) continue;
     const name = d.urn && !d.urn.includes("::pulumi:pulumi:Stack::") ? `${d.urn.slice(d.urn.lastIndexOf("::") + 2)}: ` : "";
     said.add(withoutToolPaths(`${name}${text}`));
@@ -119,7 +132,10 @@ export function engineFailureText(err: unknown, diagnostics: EngineDiagnostic[] 
 
 /** A failure of the Pulumi CLI, worded (engineFailureText); the CLI's own error, whole, is its cause (for the log). */
 export class CliFailure extends Error {
-  constructor(message: string, readonly cause: unknown) {
+  constructor(
+    message: string,
+    readonly cause: unknown,
+  ) {
     super(message);
     this.name = "CliFailure";
   }
@@ -162,9 +178,14 @@ function bounded(text: string): string {
 /** The log's text: what the user saw, then every error of the chain with its stack and the CLI's output. */
 export function failureLogText(err: unknown, context: FailureContext, now: Date): string {
   const parts = [
-    `time: ${now.toISOString()}`, `command: ${process.argv.slice(1).join(" ")}`, `directory: ${process.cwd()}`,
-    ...context.op ? [`operation: ${context.op}`] : [], ...context.stack ? [`stack: ${context.stack}`] : [],
-    "", userText(err, context), "",
+    `time: ${now.toISOString()}`,
+    `command: ${process.argv.slice(1).join(" ")}`,
+    `directory: ${process.cwd()}`,
+    ...(context.op ? [`operation: ${context.op}`] : []),
+    ...(context.stack ? [`stack: ${context.stack}`] : []),
+    "",
+    userText(err, context),
+    "",
   ];
   for (const [i, e] of chain(err).entries()) {
     parts.push(`--- ${i ? `cause ${i}` : "error"} ---`);
@@ -180,11 +201,17 @@ export function failureLogText(err: unknown, context: FailureContext, now: Date)
 /** Writes the log into dir (created if missing), removes all but the newest MAX_LOGS, returns its path. */
 export function writeFailureLog(dir: string, err: unknown, context: FailureContext = {}, now = new Date()): string {
   fs.mkdirSync(dir, { recursive: true });
-  const what = [context.op ?? path.basename(process.argv[1] ?? "command").replace(/\.[jt]s$/, ""), context.stack].filter((s) => s).join("-").replace(/[^A-Za-z0-9_.-]/g, "_");
+  const what = [context.op ?? path.basename(process.argv[1] ?? "command").replace(/\.[jt]s$/, ""), context.stack]
+    .filter((s) => s)
+    .join("-")
+    .replace(/[^A-Za-z0-9_.-]/g, "_");
   const file = path.join(dir, `${now.toISOString().replace(/[:.]/g, "-")}-${what}-${process.pid}.log`);
   fs.writeFileSync(file, failureLogText(err, context, now), { mode: 0o600 });
   // The names start with the time, so they sort oldest first.
-  const logs = fs.readdirSync(dir).filter((f) => f.endsWith(".log")).sort();
+  const logs = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".log"))
+    .sort();
   for (const old of logs.slice(0, Math.max(0, logs.length - MAX_LOGS))) fs.rmSync(path.join(dir, old), { force: true });
   return file;
 }

@@ -19,15 +19,38 @@ export const STATUS_KINDS: CellKind[] = [...(Object.keys(STATE_RANK) as Deployme
 export const PREVIEW_KINDS: CellKind[] = ["ErrApplied", "prune", "replace", "update", "create", "unreachable", "unchanged", "NotTargeted"];
 
 export const KIND_LABEL: Record<CellKind, string> = {
-  ErrApplied: "ErrApplied", WaitApplied: "WaitApplied", Modified: "Modified", OutOfSync: "OutOfSync", Pending: "Pending",
-  NotReady: "NotReady", Ready: "Ready", NotTargeted: "not targeted",
-  create: "create", update: "update", replace: "replace", prune: "prune", unchanged: "no change", unreachable: "unreachable (left out)",
+  ErrApplied: "ErrApplied",
+  WaitApplied: "WaitApplied",
+  Modified: "Modified",
+  OutOfSync: "OutOfSync",
+  Pending: "Pending",
+  NotReady: "NotReady",
+  Ready: "Ready",
+  NotTargeted: "not targeted",
+  create: "create",
+  update: "update",
+  replace: "replace",
+  prune: "prune",
+  unchanged: "no change",
+  unreachable: "unreachable (left out)",
 };
 
 /** A letter or sign in the cell, so the state reads without telling colours apart. */
 export const KIND_MARK: Record<CellKind, string> = {
-  ErrApplied: "E", WaitApplied: "W", Modified: "M", OutOfSync: "O", Pending: "P", NotReady: "N", Ready: "", NotTargeted: "",
-  create: "+", update: "~", replace: "±", prune: "−", unchanged: "", unreachable: "?",
+  ErrApplied: "E",
+  WaitApplied: "W",
+  Modified: "M",
+  OutOfSync: "O",
+  Pending: "P",
+  NotReady: "N",
+  Ready: "",
+  NotTargeted: "",
+  create: "+",
+  update: "~",
+  replace: "±",
+  prune: "−",
+  unchanged: "",
+  unreachable: "?",
 };
 
 export interface Cell {
@@ -93,8 +116,7 @@ function groupRows(rows: Row[], facts: Map<string, ClusterFacts>, by: GroupBy): 
   const groups = new Map<string, Row[]>();
   for (const r of rows) groups.set(nameOf(r), [...(groups.get(nameOf(r)) ?? []), r]);
   // Named groups in order, the clusters that fall in none last.
-  return [...groups].sort(([a], [b]) => Number(a.startsWith("no ")) - Number(b.startsWith("no ")) || compare(a, b))
-    .map(([name, rs]) => ({ name, rows: rs }));
+  return [...groups].sort(([a], [b]) => Number(a.startsWith("no ")) - Number(b.startsWith("no ")) || compare(a, b)).map(([name, rs]) => ({ name, rows: rs }));
 }
 
 function countKinds(rows: Row[]): Partial<Record<CellKind, number>> {
@@ -106,24 +128,35 @@ function countKinds(rows: Row[]): Partial<Record<CellKind, number>> {
 const short = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup: true }): Matrix {
-  const columns = report.bundles.map((b) => ({ gitRepo: b.gitRepo, bundle: b.bundle }))
+  const columns = report.bundles
+    .map((b) => ({ gitRepo: b.gitRepo, bundle: b.bundle }))
     .sort((a, b) => compare(a.gitRepo, b.gitRepo) || compare(a.bundle, b.bundle));
   const byPair = new Map(report.deployments.map((d) => [`${d.cluster}/${d.gitRepo}/${d.bundle}`, d]));
   const rows = report.clusters.map((c): Row => {
     const reach = c.reachable === undefined ? "not probed" : c.reachable ? "reachable" : `unreachable: ${c.unreachableReason ?? ""}`;
     return {
-      cluster: c.cluster, kind: c.state,
+      cluster: c.cluster,
+      kind: c.state,
       info: [c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, c.agent?.image ?? "—", c.agent ? c.agent.configHash.slice(0, 12) : "—", reach],
-      infoTitles: ["", "bundles ready", c.agent ? `${c.agent.image}${c.agent.pinned ? " (pinned tag)" : ""}` : "no agent deployed (switched off, or not deployed yet)", c.agent?.configHash ?? "", reach],
+      infoTitles: [
+        "",
+        "bundles ready",
+        c.agent ? `${c.agent.image}${c.agent.pinned ? " (pinned tag)" : ""}` : "no agent deployed (switched off, or not deployed yet)",
+        c.agent?.configHash ?? "",
+        reach,
+      ],
       cells: columns.map((col): Cell => {
         const d = byPair.get(`${c.cluster}/${col.gitRepo}/${col.bundle}`);
         const pair = `${col.bundle} on ${c.cluster}`;
         if (!d) return { kind: "NotTargeted", detail: [`${pair}: not targeted`] };
         return {
           kind: d.state,
-          detail: [`${pair}: ${d.state}`, `deploymentId ${d.deploymentId}`,
+          detail: [
+            `${pair}: ${d.state}`,
+            `deploymentId ${d.deploymentId}`,
             ...(d.appliedDeploymentId && d.appliedDeploymentId !== d.deploymentId ? [`applied ${d.appliedDeploymentId}`] : []),
-            ...(d.message ? [d.message] : [])],
+            ...(d.message ? [d.message] : []),
+          ],
         };
       }),
     };
@@ -132,17 +165,24 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
   const repos = new Map(report.gitRepos.map((g) => [g.gitRepo, g]));
   return {
     title: `Status of stack ${report.stack}`,
-    notes: [report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
-      ...report.gitRepos.filter((g) => !columns.some((c) => c.gitRepo === g.gitRepo))
+    notes: [
+      report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
+      ...report.gitRepos
+        .filter((g) => !columns.some((c) => c.gitRepo === g.gitRepo))
         .map((g) => `GitRepo ${g.gitRepo} (commit ${short(g.commit, 12)}) deploys to no cluster`),
-      ...report.deployments.filter((d) => !d.cluster).map((d) => `bundle ${d.bundle} (GitRepo ${d.gitRepo}) failed: ${d.message}`)],
-    kinds: STATUS_KINDS, counts: countKinds(rows),
+      ...report.deployments.filter((d) => !d.cluster).map((d) => `bundle ${d.bundle} (GitRepo ${d.gitRepo}) failed: ${d.message}`),
+    ],
+    kinds: STATUS_KINDS,
+    counts: countKinds(rows),
     rowInfo: ["state", "bundles ready", "agent image", "agent config", "reachability"],
     leadInfo: 2,
     columnGroups: [...new Set(columns.map((c) => c.gitRepo))].map((name) => {
       const g = repos.get(name);
       return {
-        gitRepo: name, kind: g?.state, commit: g?.commit ?? "", ...(g ? { ready: `${g.readyClusters}/${g.desiredReadyClusters}` } : {}),
+        gitRepo: name,
+        kind: g?.state,
+        commit: g?.commit ?? "",
+        ...(g ? { ready: `${g.readyClusters}/${g.desiredReadyClusters}` } : {}),
         bundles: columns.filter((c) => c.gitRepo === name).map((c) => c.bundle),
       };
     }),
@@ -165,14 +205,18 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
   const failed = new Map(failures.filter((f) => f.cluster).map((f) => [deploymentKey(f), f]));
   // Columns: every bundle that is planned now, failed, or was deployed before (a pruned bundle may be gone from Git).
   const pairs = [...state.plan.entries.map((e) => ({ gitRepo: e.gitRepo, bundle: e.bundle })), ...failed.values(), ...Object.values(before)];
-  const columns = [...new Map(pairs.map((p) => [`${p.gitRepo}/${p.bundle}`, { gitRepo: p.gitRepo, bundle: p.bundle }])).values()]
-    .sort((a, b) => compare(a.gitRepo, b.gitRepo) || compare(a.bundle, b.bundle));
+  const columns = [...new Map(pairs.map((p) => [`${p.gitRepo}/${p.bundle}`, { gitRepo: p.gitRepo, bundle: p.bundle }])).values()].sort(
+    (a, b) => compare(a.gitRepo, b.gitRepo) || compare(a.bundle, b.bundle),
+  );
   const names = [...new Set([...state.config.clusters.map((c) => c.name), ...Object.values(before).map((r) => r.cluster)])].sort(compare);
   const rows = names.map((cluster): Row => {
     const agent = groups.agents.get(cluster);
-    const agentNote = !agent || !hasChanges(agent) ? "no change"
-      : agent.replaced ? `replaced: restarts the agent (${agent.replacements.join(", ")})`
-        : `${agent.created} create, ${agent.updated} update, ${agent.deleted} delete`;
+    const agentNote =
+      !agent || !hasChanges(agent)
+        ? "no change"
+        : agent.replaced
+          ? `replaced: restarts the agent (${agent.replacements.join(", ")})`
+          : `${agent.created} create, ${agent.updated} update, ${agent.deleted} delete`;
     const inStack = state.config.clusters.some((c) => c.name === cluster);
     const cells = columns.map((col): Cell => {
       const key = deploymentKey({ cluster, ...col });
@@ -181,50 +225,84 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       const will = after.get(key);
       const d = groups.deployments.get(key);
       const f = failed.get(key);
-      if (f?.held) return { kind: "unchanged", detail: [`${pair}: held, ${f.kept ? "keeps what it has" : "not deployed yet"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])] };
-      if (f) return { kind: "ErrApplied", detail: [`${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])] };
+      if (f?.held)
+        return {
+          kind: "unchanged",
+          detail: [`${pair}: held, ${f.kept ? "keeps what it has" : "not deployed yet"}`, f.reason, ...(was ? [`deploymentId ${was.deploymentId}`] : [])],
+        };
+      if (f)
+        return {
+          kind: "ErrApplied",
+          detail: [
+            `${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`,
+            f.reason,
+            ...(was ? [`deploymentId ${was.deploymentId}`] : []),
+          ],
+        };
       if (!was && !will) return { kind: "NotTargeted", detail: [`${pair}: not targeted`] };
       if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };
       const counts = d ? `${d.created} created, ${d.updated} updated, ${d.replaced} replaced, ${d.deleted} deleted` : "";
       if (d?.pruned || (was && !will)) {
-        return { kind: "prune", detail: [`${pair}: prune`, reasons.get(key) ?? report.facts.unrecorded, `deploymentId ${was?.deploymentId ?? "—"}`, ...(counts ? [counts] : [])] };
+        return {
+          kind: "prune",
+          detail: [`${pair}: prune`, reasons.get(key) ?? report.facts.unrecorded, `deploymentId ${was?.deploymentId ?? "—"}`, ...(counts ? [counts] : [])],
+        };
       }
-      const ids = was && was.deploymentId !== will!.deploymentId ? [`deploymentId ${was.deploymentId}`, `becomes ${will!.deploymentId}`] : [`deploymentId ${will!.deploymentId}`];
+      const ids =
+        was && was.deploymentId !== will!.deploymentId
+          ? [`deploymentId ${was.deploymentId}`, `becomes ${will!.deploymentId}`]
+          : [`deploymentId ${will!.deploymentId}`];
       if (!was) return { kind: "create", detail: [`${pair}: create`, ...ids, ...(counts ? [counts] : [])] };
       if (d?.replaced) return { kind: "replace", detail: [`${pair}: replace`, ...ids, counts] };
       if (d && hasChanges(d)) return { kind: "update", detail: [`${pair}: update`, ...ids, counts] };
       return { kind: "unchanged", detail: [`${pair}: no change`, ...ids] };
     });
     // The row shows its worst change (PREVIEW_KINDS order) and how many bundles get each.
-    const changes = PREVIEW_KINDS.slice(0, 5).map((k) => [k, cells.filter((c) => c.kind === k).length] as const).filter(([, n]) => n);
+    const changes = PREVIEW_KINDS.slice(0, 5)
+      .map((k) => [k, cells.filter((c) => c.kind === k).length] as const)
+      .filter(([, n]) => n);
     const worst = [changes[0]?.[0], agent?.replaced ? "replace" : agent && hasChanges(agent) ? "update" : undefined]
-      .filter((k): k is CellKind => !!k).sort((a, b) => PREVIEW_KINDS.indexOf(a) - PREVIEW_KINDS.indexOf(b))[0];
-    const kind: CellKind = unreachable.has(cluster) ? "unreachable" : !inStack ? "prune" : worst ?? "unchanged";
+      .filter((k): k is CellKind => !!k)
+      .sort((a, b) => PREVIEW_KINDS.indexOf(a) - PREVIEW_KINDS.indexOf(b))[0];
+    const kind: CellKind = unreachable.has(cluster) ? "unreachable" : !inStack ? "prune" : (worst ?? "unchanged");
     const summary = changes.map(([k, n]) => `${n} ${KIND_LABEL[k]}`).join(", ") || "no bundle changes";
     return {
-      cluster, kind, cells,
+      cluster,
+      kind,
+      cells,
       info: [!inStack ? `removed from the stack: ${summary}` : unreachable.has(cluster) ? "unreachable" : summary, agentNote],
       infoTitles: [unreachable.get(cluster) ?? "", agentNote],
     };
   });
-  const facts = new Map(names.map((n) => [n, {
-    cluster: n, labels: state.config.clusters.find((c) => c.name === n)?.labels ?? {}, groups: report.facts.groups.get(n) ?? [],
-  }]));
+  const facts = new Map(
+    names.map((n) => [
+      n,
+      {
+        cluster: n,
+        labels: state.config.clusters.find((c) => c.name === n)?.labels ?? {},
+        groups: report.facts.groups.get(n) ?? [],
+      },
+    ]),
+  );
   const repos = [...new Set(columns.map((c) => c.gitRepo))];
   const all = [...groups.deployments.values(), ...groups.agents.values()];
   const sum = (k: "created" | "updated" | "replaced" | "deleted") => all.reduce((n, c) => n + c[k], 0);
   return {
     title: `Preview of stack ${report.stack}`,
-    notes: [report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
+    notes: [
+      report.takenAt ? `taken ${report.takenAt}` : "time not recorded",
       `objects: ${sum("created")} to create, ${sum("updated")} to update, ${sum("replaced")} to replace, ${sum("deleted")} to delete`,
       ...[...unreachable].sort().map(([c, why]) => `cluster ${c} is unreachable (${why}): it was left out of this preview`),
       ...failures.filter((f) => !f.cluster).map((f) => `bundle ${f.bundle} (GitRepo ${f.gitRepo}) fails on every cluster it would target: ${f.reason}`),
-      ...rolloutLines(state)],
-    kinds: PREVIEW_KINDS, counts: countKinds(rows),
+      ...rolloutLines(state),
+    ],
+    kinds: PREVIEW_KINDS,
+    counts: countKinds(rows),
     rowInfo: ["change", "agent"],
     leadInfo: 1,
     columnGroups: repos.map((g) => ({
-      gitRepo: g, commit: state.sources.get(g)?.commit ?? "(removed from the stack)",
+      gitRepo: g,
+      commit: state.sources.get(g)?.commit ?? "(removed from the stack)",
       bundles: columns.filter((c) => c.gitRepo === g).map((c) => c.bundle),
     })),
     columns,
@@ -259,10 +337,16 @@ export function blastRadiusMarkdown(m: Matrix): string[] {
   const more = b.clusters.length > MAX_MD_ROWS ? [``, `… and ${b.clusters.length - MAX_MD_ROWS} more cluster(s): see the HTML page (\`preview --html\`).`] : [];
   const big = b.clusters.length > 20 || b.columns.length > 12;
   return [
-    "### Blast radius", "",
+    "### Blast radius",
+    "",
     ...(big ? [`<details><summary>${b.clusters.length} cluster(s) x ${b.columns.length} bundle(s)</summary>`, ""] : []),
-    "`+` create · `~` update · `±` replace · `−` prune · `?` unreachable · `·` no change · blank: not targeted", "",
-    head, `|---|${b.columns.map(() => ":-:|").join("")}`, ...rows, ...more,
-    ...(big ? ["", "</details>"] : []), "",
+    "`+` create · `~` update · `±` replace · `−` prune · `?` unreachable · `·` no change · blank: not targeted",
+    "",
+    head,
+    `|---|${b.columns.map(() => ":-:|").join("")}`,
+    ...rows,
+    ...more,
+    ...(big ? ["", "</details>"] : []),
+    "",
   ];
 }

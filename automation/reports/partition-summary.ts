@@ -9,8 +9,11 @@ import type { DeploymentFailure } from "../../core/desired/failures";
 export function partitionsMarkdown(stack: string, touched: string[]): string[] {
   if (!touched.length) return [];
   const commands = touched.map((p) => `\`npm run up -- --stack ${stack} --partition ${quoted(p)}\``);
-  return [`**Partitions** this change touches, in rollout order: ${touched.map((p) => `\`${p}\``).join(" → ")}. ` +
-    `To approve between them, run ${commands.join(", then ")} (each deploys its partitions up to that one and holds the later ones).`, ""];
+  return [
+    `**Partitions** this change touches, in rollout order: ${touched.map((p) => `\`${p}\``).join(" → ")}. ` +
+      `To approve between them, run ${commands.join(", then ")} (each deploys its partitions up to that one and holds the later ones).`,
+    "",
+  ];
 }
 
 /** Bundle deployments the update holds, not fails: each keeps what it has. */
@@ -18,9 +21,15 @@ export function heldMarkdown(held: DeploymentFailure[]): string[] {
   if (!held.length) return [];
   const cell = (t: string) => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
   return [
-    "### Held bundle deployments", "", "Not failures: each keeps what it has until its window opens or its partition is deployed.", "",
-    "| cluster | bundle | GitRepo | keeps | why |", "|---|---|---|---|---|",
-    ...held.map((f) => `| ${f.cluster} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s)` : "nothing deployed yet"} | ${cell(f.reason)} |`),
+    "### Held bundle deployments",
+    "",
+    "Not failures: each keeps what it has until its window opens or its partition is deployed.",
+    "",
+    "| cluster | bundle | GitRepo | keeps | why |",
+    "|---|---|---|---|---|",
+    ...held.map(
+      (f) => `| ${f.cluster} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s)` : "nothing deployed yet"} | ${cell(f.reason)} |`,
+    ),
     "",
   ];
 }

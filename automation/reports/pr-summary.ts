@@ -31,9 +31,15 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
   const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
   const prunes = prunesOf(report);
-  const total = [...deployments, ...agents].reduce((t, c) => ({
-    created: t.created + c.created, updated: t.updated + c.updated, replaced: t.replaced + c.replaced, deleted: t.deleted + c.deleted,
-  }), { created: 0, updated: 0, replaced: 0, deleted: 0 } as ChangeCounts);
+  const total = [...deployments, ...agents].reduce(
+    (t, c) => ({
+      created: t.created + c.created,
+      updated: t.updated + c.updated,
+      replaced: t.replaced + c.replaced,
+      deleted: t.deleted + c.deleted,
+    }),
+    { created: 0, updated: 0, replaced: 0, deleted: 0 } as ChangeCounts,
+  );
   const clusters = new Set([...deployments.map((d) => d.cluster), ...agents.map((a) => a.cluster)]);
 
   const out: string[] = [`## pulumi-fleet preview of stack \`${report.stack}\``, ""];
@@ -46,7 +52,14 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));
   // The order a change reaches the clusters in, before anyone merges it.
   const rollouts = rolloutLines(report.state);
-  if (rollouts.length) out.push("### Rollout", "", ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`), "", ...partitionsMarkdown(report.stack, report.facts.touchedPartitions));
+  if (rollouts.length)
+    out.push(
+      "### Rollout",
+      "",
+      ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`),
+      "",
+      ...partitionsMarkdown(report.stack, report.facts.touchedPartitions),
+    );
   // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
   for (const [, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
     for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${r.bundle}\`: ${w}`, "");
@@ -55,7 +68,10 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
     out.push("No changes: every bundle deployment and agent is up to date.");
     return out.join("\n") + "\n";
   }
-  out.push(`Changes on ${clusters.size} cluster(s): ${total.created} to create, ${total.updated} to update, ${total.replaced} to replace, ${total.deleted} to delete.`, "");
+  out.push(
+    `Changes on ${clusters.size} cluster(s): ${total.created} to create, ${total.updated} to update, ${total.replaced} to replace, ${total.deleted} to delete.`,
+    "",
+  );
 
   const warnings = agents.filter((a) => a.replaced > 0);
   for (const a of warnings) {
@@ -65,9 +81,16 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   out.push(...blastRadiusMarkdown(previewMatrix({ ...report, prunes })));
 
   if (deployments.length) {
-    out.push("### Bundle deployments", "", "| cluster | bundle | create | update | replace | delete | deploymentId before | after |", "|---|---|---:|---:|---:|---:|---|---|");
+    out.push(
+      "### Bundle deployments",
+      "",
+      "| cluster | bundle | create | update | replace | delete | deploymentId before | after |",
+      "|---|---|---:|---:|---:|---:|---|---|",
+    );
     for (const d of deployments) {
-      out.push(`| ${d.cluster} | ${d.bundle} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`);
+      out.push(
+        `| ${d.cluster} | ${d.bundle} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`,
+      );
     }
     out.push("");
   }
@@ -89,10 +112,17 @@ export function failuresMarkdown(failed: DeploymentFailure[]): string[] {
   if (!failed.length) return [];
   const cell = (t: string) => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
   return [
-    `> **Failed:** ${failed.length} bundle deployment(s) cannot be deployed from this commit. Each fails alone: everything else deploys, and these keep exactly what they last deployed (nothing is pruned or changed).`, "",
-    "### Failed bundle deployments", "", "| cluster | bundle | GitRepo | keeps | why |", "|---|---|---|---|---|",
-    ...failed.map((f) => `| ${f.cluster || "—"} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s) at ${shortId(f.kept.deploymentId)}` : "nothing deployed"} | ` +
-      `${cell(`${f.file ? `${f.file}${f.field ? ` ${f.field}` : ""}: ` : f.field ? `${f.field}: ` : ""}${f.reason}`)} |`),
+    `> **Failed:** ${failed.length} bundle deployment(s) cannot be deployed from this commit. Each fails alone: everything else deploys, and these keep exactly what they last deployed (nothing is pruned or changed).`,
+    "",
+    "### Failed bundle deployments",
+    "",
+    "| cluster | bundle | GitRepo | keeps | why |",
+    "|---|---|---|---|---|",
+    ...failed.map(
+      (f) =>
+        `| ${f.cluster || "—"} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s) at ${shortId(f.kept.deploymentId)}` : "nothing deployed"} | ` +
+        `${cell(`${f.file ? `${f.file}${f.field ? ` ${f.field}` : ""}: ` : f.field ? `${f.field}: ` : ""}${f.reason}`)} |`,
+    ),
     "",
   ];
 }

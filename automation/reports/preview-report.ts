@@ -34,11 +34,25 @@ export interface Prune {
 
 /** Each pair the engine prunes, with why it left (core/targeting/departures.ts). */
 export function prunesOf(report: PreviewReport): Prune[] {
-  return [...report.groups.deployments.values()].filter((d) => d.pruned).sort((a, b) => compare(a.key, b.key)).map((d) => {
-    // A pair still named by an earlier version's key (its first update by this one) is found by cluster and bundle.
-    const key = report.before[d.key] ? d.key : d.gitRepo ? undefined : Object.entries(report.before).find(([, x]) => x.cluster === d.cluster && x.bundle === d.bundle)?.[0];
-    const r = key === undefined ? undefined : report.before[key];
-    const left = key === undefined ? undefined : report.facts.leaving.get(key);
-    return { cluster: d.cluster, gitRepo: r?.gitRepo ?? d.gitRepo, bundle: d.bundle, objects: d.deleted, ...(left ? { departure: left.departure } : {}), reason: left?.text ?? report.facts.unrecorded };
-  });
+  return [...report.groups.deployments.values()]
+    .filter((d) => d.pruned)
+    .sort((a, b) => compare(a.key, b.key))
+    .map((d) => {
+      // A pair still named by an earlier version's key (its first update by this one) is found by cluster and bundle.
+      const key = report.before[d.key]
+        ? d.key
+        : d.gitRepo
+          ? undefined
+          : Object.entries(report.before).find(([, x]) => x.cluster === d.cluster && x.bundle === d.bundle)?.[0];
+      const r = key === undefined ? undefined : report.before[key];
+      const left = key === undefined ? undefined : report.facts.leaving.get(key);
+      return {
+        cluster: d.cluster,
+        gitRepo: r?.gitRepo ?? d.gitRepo,
+        bundle: d.bundle,
+        objects: d.deleted,
+        ...(left ? { departure: left.departure } : {}),
+        reason: left?.text ?? report.facts.unrecorded,
+      };
+    });
 }

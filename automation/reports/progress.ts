@@ -62,10 +62,17 @@ export class ProgressCounter {
   }
 
   snapshot(): ClusterProgress[] {
-    return [...this.clusters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return [...this.clusters]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([cluster, c]) => {
         const bundles = (set: Set<string>) => [...set].filter((u) => this.bundleUrns.has(u)).length;
-        return { cluster, seen: c.seen.size, done: c.done.size, failed: c.failed.size, bundles: { seen: bundles(c.seen), done: bundles(c.done), failed: bundles(c.failed) } };
+        return {
+          cluster,
+          seen: c.seen.size,
+          done: c.done.size,
+          failed: c.failed.size,
+          bundles: { seen: bundles(c.seen), done: bundles(c.done), failed: bundles(c.failed) },
+        };
       });
   }
 }
@@ -97,17 +104,25 @@ export function progressLines(v: ProgressView, tty: boolean): string[] {
   const finished = v.clusters.filter((c) => c.done === c.seen).length;
   const open = v.clusters.filter((c) => c.done < c.seen).sort((a, b) => b.seen - b.done - (a.seen - a.done) || (a.cluster < b.cluster ? -1 : 1));
   // "caught up": every step seen so far is done (more may still come, see above).
-  const head = `${v.op} ${(v.elapsedMs / 1000).toFixed(0)}s: ${done}/${seen} steps done, ${finished}/${v.clusters.length} clusters caught up` +
+  const head =
+    `${v.op} ${(v.elapsedMs / 1000).toFixed(0)}s: ${done}/${seen} steps done, ${finished}/${v.clusters.length} clusters caught up` +
     `${failed ? `, ${failed} failed` : ""}`;
   const cut = (l: string) => (l.length > v.width - 1 ? l.slice(0, Math.max(0, v.width - 2)) + "…" : l);
   const more = open.length > v.maxListed ? open.length - v.maxListed : 0;
   if (tty) {
     const nameWidth = Math.max(0, ...open.slice(0, v.maxListed).map((c) => c.cluster.length));
-    return [head, ...open.slice(0, v.maxListed).map((c) =>
-      `  ${c.cluster.padEnd(nameWidth)} ${bar(c.done, c.seen, 20)} ${c.done}/${c.seen}${c.failed ? ` (${c.failed} failed)` : ""}`),
-    ...(more ? [`  … and ${more} more cluster(s) in progress`] : [])].map(cut);
+    return [
+      head,
+      ...open
+        .slice(0, v.maxListed)
+        .map((c) => `  ${c.cluster.padEnd(nameWidth)} ${bar(c.done, c.seen, 20)} ${c.done}/${c.seen}${c.failed ? ` (${c.failed} failed)` : ""}`),
+      ...(more ? [`  … and ${more} more cluster(s) in progress`] : []),
+    ].map(cut);
   }
-  const listed = open.slice(0, v.maxListed).map((c) => `${c.cluster} ${c.done}/${c.seen}`).join(", ");
+  const listed = open
+    .slice(0, v.maxListed)
+    .map((c) => `${c.cluster} ${c.done}/${c.seen}`)
+    .join(", ");
   return [`progress: ${head}${listed ? `; in progress: ${listed}${more ? ` and ${more} more` : ""}` : ""}`];
 }
 
@@ -143,7 +158,11 @@ export class Progress {
   private readonly printed = new Map<string, string>(); // cluster -> its last line printed
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly op: string, private readonly stream: ProgressStream, private readonly options: ProgressOptions = {}) {
+  constructor(
+    private readonly op: string,
+    private readonly stream: ProgressStream,
+    private readonly options: ProgressOptions = {},
+  ) {
     this.tty = stream.isTTY === true;
     this.started = this.now();
     // Plain mode also reports while the engine is quiet (a long wait on one resource).
@@ -220,10 +239,16 @@ export class Progress {
   }
 
   private lines(tty: boolean, maxListed: number): string[] {
-    return progressLines({
-      op: this.op, elapsedMs: this.now() - this.started, clusters: this.counter.snapshot(),
-      width: tty ? (this.stream.columns || 80) : Number.MAX_SAFE_INTEGER, maxListed,
-    }, tty);
+    return progressLines(
+      {
+        op: this.op,
+        elapsedMs: this.now() - this.started,
+        clusters: this.counter.snapshot(),
+        width: tty ? this.stream.columns || 80 : Number.MAX_SAFE_INTEGER,
+        maxListed,
+      },
+      tty,
+    );
   }
 
   private erase(): void {

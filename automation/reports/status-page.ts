@@ -17,10 +17,20 @@ export function escapeHtml(s: string): string {
 
 /** Fill and text colours; the light "not targeted" keeps a border so the grid stays visible. */
 export const KIND_COLOUR: Record<CellKind, [string, string]> = {
-  ErrApplied: ["#d32f2f", "#fff"], WaitApplied: ["#1e63b8", "#fff"], Modified: ["#f2c200", "#000"], OutOfSync: ["#8e44ad", "#fff"],
-  Pending: ["#8fbce6", "#000"], NotReady: ["#ef6c00", "#fff"], Ready: ["#2e9a48", "#fff"], NotTargeted: ["#f1f1f1", "#777"],
-  prune: ["#d32f2f", "#fff"], replace: ["#ef6c00", "#fff"], update: ["#f2c200", "#000"], create: ["#1e63b8", "#fff"],
-  unreachable: ["#555555", "#fff"], unchanged: ["#cfe3d3", "#333"],
+  ErrApplied: ["#d32f2f", "#fff"],
+  WaitApplied: ["#1e63b8", "#fff"],
+  Modified: ["#f2c200", "#000"],
+  OutOfSync: ["#8e44ad", "#fff"],
+  Pending: ["#8fbce6", "#000"],
+  NotReady: ["#ef6c00", "#fff"],
+  Ready: ["#2e9a48", "#fff"],
+  NotTargeted: ["#f1f1f1", "#777"],
+  prune: ["#d32f2f", "#fff"],
+  replace: ["#ef6c00", "#fff"],
+  update: ["#f2c200", "#000"],
+  create: ["#1e63b8", "#fff"],
+  unreachable: ["#555555", "#fff"],
+  unchanged: ["#cfe3d3", "#333"],
 };
 
 const STYLE = `
@@ -44,7 +54,10 @@ table{border-collapse:collapse}.repos td,.repos th{padding:3px 10px 3px 0;text-a
 `;
 
 // Doubled selectors outrank the table's own cell rules.
-const kindCss = () => Object.entries(KIND_COLOUR).map(([k, [bg, fg]]) => `.k-${k}.k-${k}{background:${bg};color:${fg}}`).join("\n");
+const kindCss = () =>
+  Object.entries(KIND_COLOUR)
+    .map(([k, [bg, fg]]) => `.k-${k}.k-${k}{background:${bg};color:${fg}}`)
+    .join("\n");
 
 // Click a cell: its details stay in a panel at the bottom (hover shows them too, without script).
 const SCRIPT = `document.getElementById("matrix").addEventListener("click",function(e){var t=e.target.closest("td.c");if(!t)return;var d=document.getElementById("detail");d.textContent=t.title;d.hidden=false});
@@ -67,18 +80,24 @@ export function renderMatrixPage(m: Matrix): string {
   const nInfo = m.rowInfo.length;
   const total = Object.values(m.counts).reduce((a, b) => a + (b ?? 0), 0);
   const out: string[] = [];
-  out.push(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">`,
+  out.push(
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">`,
     `<title>${e(m.title)}</title><style>${STYLE}${kindCss()}</style></head><body>`,
-    `<h1>${e(m.title)}</h1><ul class="notes">${m.notes.map((n) => `<li>${e(n)}</li>`).join("")}</ul>`);
-  out.push(`<ul class="legend" id="legend">${m.kinds.map((k) =>
-    `<li><span class="sw k-${e(k)}"></span>${e(KIND_LABEL[k] ?? k)} <b data-kind="${e(k)}">${m.counts[k] ?? 0}</b></li>`).join("")}` +
-    `<li>of <b id="total">${total}</b> cells</li></ul>`);
+    `<h1>${e(m.title)}</h1><ul class="notes">${m.notes.map((n) => `<li>${e(n)}</li>`).join("")}</ul>`,
+  );
+  out.push(
+    `<ul class="legend" id="legend">${m.kinds
+      .map((k) => `<li><span class="sw k-${e(k)}"></span>${e(KIND_LABEL[k] ?? k)} <b data-kind="${e(k)}">${m.counts[k] ?? 0}</b></li>`)
+      .join("")}` + `<li>of <b id="total">${total}</b> cells</li></ul>`,
+  );
   const ready = m.columnGroups.some((g) => g.ready !== undefined);
   out.push(`<table class="repos" id="repos"><tr><th>GitRepo</th>${ready ? "<th>state</th>" : ""}<th>commit</th>${ready ? "<th>clusters ready</th>" : ""}</tr>`);
   for (const g of m.columnGroups) {
-    out.push(`<tr data-gitrepo="${e(g.gitRepo)}"><td><b>${e(g.gitRepo)}</b></td>` +
-      (ready ? `<td>${g.kind ? `<span class="badge k-${e(g.kind)}">${e(KIND_LABEL[g.kind] ?? g.kind)}</span>` : ""}</td>` : "") +
-      `<td><code>${e(g.commit)}</code></td>${ready ? `<td class="ready">${e(g.ready ?? "")}</td>` : ""}</tr>`);
+    out.push(
+      `<tr data-gitrepo="${e(g.gitRepo)}"><td><b>${e(g.gitRepo)}</b></td>` +
+        (ready ? `<td>${g.kind ? `<span class="badge k-${e(g.kind)}">${e(KIND_LABEL[g.kind] ?? g.kind)}</span>` : ""}</td>` : "") +
+        `<td><code>${e(g.commit)}</code></td>${ready ? `<td class="ready">${e(g.ready ?? "")}</td>` : ""}</tr>`,
+    );
   }
   out.push(`</table>`);
 
@@ -89,15 +108,27 @@ export function renderMatrixPage(m: Matrix): string {
     out.push(`<th class="repo k-${e(g.kind ?? "unchanged")}" colspan="${g.bundles.length}" title="${e(title)}">${e(g.gitRepo)}</th>`);
   }
   out.push(`<th colspan="${nInfo - m.leadInfo}"></th></tr><tr><th class="h">cluster</th>`);
-  out.push(m.rowInfo.slice(0, m.leadInfo).map((h) => `<th class="h">${e(h)}</th>`).join(""));
+  out.push(
+    m.rowInfo
+      .slice(0, m.leadInfo)
+      .map((h) => `<th class="h">${e(h)}</th>`)
+      .join(""),
+  );
   out.push(m.columns.map((c) => `<th class="b" title="${e(`${c.gitRepo}/${c.bundle}`)}"><span>${e(c.bundle)}</span></th>`).join(""));
-  out.push(m.rowInfo.slice(m.leadInfo).map((h) => `<th class="h">${e(h)}</th>`).join(""), `</tr></thead>`);
+  out.push(
+    m.rowInfo
+      .slice(m.leadInfo)
+      .map((h) => `<th class="h">${e(h)}</th>`)
+      .join(""),
+    `</tr></thead>`,
+  );
 
   const width = 1 + nInfo + m.columns.length;
   for (const g of m.rowGroups) {
     out.push(`<tbody><tr class="grp"><th colspan="${width}">${e(g.name)} · ${g.rows.length} cluster(s)</th></tr>`);
     for (const r of g.rows) {
-      const info = (i: number) => `<td class="i${m.rowInfo[i] === "agent image" ? " img" : ""}${i === 0 && r.kind ? ` k-${e(r.kind)}` : ""}"` +
+      const info = (i: number) =>
+        `<td class="i${m.rowInfo[i] === "agent image" ? " img" : ""}${i === 0 && r.kind ? ` k-${e(r.kind)}` : ""}"` +
         `${r.infoTitles?.[i] ? ` title="${e(r.infoTitles[i])}"` : ""}>${e(r.info[i] ?? "")}</td>`;
       const lead = Array.from({ length: m.leadInfo }, (_, i) => info(i)).join("");
       const tail = Array.from({ length: nInfo - m.leadInfo }, (_, i) => info(m.leadInfo + i)).join("");

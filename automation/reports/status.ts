@@ -96,41 +96,61 @@ export interface StatusContext {
  * @param failed deployments whose last update failed
  */
 export function computeStatus(
-  stack: string, state: FleetState, applied: Record<string, DeploymentRecord>, facts: ReportFacts, groups: GroupedSteps,
-  failed: Set<string> = new Set(), unreachable: Map<string, string> = new Map(), context: StatusContext = {},
+  stack: string,
+  state: FleetState,
+  applied: Record<string, DeploymentRecord>,
+  facts: ReportFacts,
+  groups: GroupedSteps,
+  failed: Set<string> = new Set(),
+  unreachable: Map<string, string> = new Map(),
+  context: StatusContext = {},
 ): StatusReport {
-  const deployments = state.plan.entries.map((e): DeploymentStatus => {
-    const key = facts.keyOf(e);
-    const rec = applied[key];
-    const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
-    const steps = groups.deployments.get(key);
-    // What the BundleDeployment's provider found (a refresh reads drift; its last apply may have been refused).
-    const report = steps?.report;
-    if (report && report.state !== "Ready") return { ...base, state: report.state as DeploymentState, message: report.messages.join("; ") };
-    // The last update left this deployment behind (its cluster failed or was unreachable).
-    if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed on this cluster" };
-    if (unreachable.has(e.cluster)) return { ...base, state: "NotReady", message: `cluster unreachable: ${unreachable.get(e.cluster)}` };
-    if (!rec) return { ...base, state: "Pending", message: "not deployed yet" };
-    if (rec.deploymentId !== e.deploymentId) {
-      return { ...base, state: e.paused ? "OutOfSync" : "WaitApplied", message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`" };
-    }
-    const notReady = context.nonReady?.get(key) ?? [];
-    const drift = steps ? driftOf(steps) : [];
-    if (drift.length) return { ...base, state: "Modified", message: drift.join("; ") };
-    if (notReady.length) return { ...base, state: "NotReady", message: notReady.join("; ") };
-    return { ...base, state: "Ready", message: "" };
-  }).concat((state.failures?.list() ?? []).map((f): DeploymentStatus => ({
-    // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
-    // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
-    gitRepo: f.gitRepo, bundle: f.bundle, cluster: f.cluster, state: f.held ? (f.kept ? "OutOfSync" : "Pending") : "ErrApplied", deploymentId: "",
-    appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
-    message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
-  }))).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
+  const deployments = state.plan.entries
+    .map((e): DeploymentStatus => {
+      const key = facts.keyOf(e);
+      const rec = applied[key];
+      const base = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, deploymentId: e.deploymentId, appliedDeploymentId: rec?.deploymentId };
+      const steps = groups.deployments.get(key);
+      // What the BundleDeployment's provider found (a refresh reads drift; its last apply may have been refused).
+      const report = steps?.report;
+      if (report && report.state !== "Ready") return { ...base, state: report.state as DeploymentState, message: report.messages.join("; ") };
+      // The last update left this deployment behind (its cluster failed or was unreachable).
+      if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed on this cluster" };
+      if (unreachable.has(e.cluster)) return { ...base, state: "NotReady", message: `cluster unreachable: ${unreachable.get(e.cluster)}` };
+      if (!rec) return { ...base, state: "Pending", message: "not deployed yet" };
+      if (rec.deploymentId !== e.deploymentId) {
+        return {
+          ...base,
+          state: e.paused ? "OutOfSync" : "WaitApplied",
+          message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`",
+        };
+      }
+      const notReady = context.nonReady?.get(key) ?? [];
+      const drift = steps ? driftOf(steps) : [];
+      if (drift.length) return { ...base, state: "Modified", message: drift.join("; ") };
+      if (notReady.length) return { ...base, state: "NotReady", message: notReady.join("; ") };
+      return { ...base, state: "Ready", message: "" };
+    })
+    .concat(
+      (state.failures?.list() ?? []).map((f): DeploymentStatus => ({
+        // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
+        // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
+        gitRepo: f.gitRepo,
+        bundle: f.bundle,
+        cluster: f.cluster,
+        state: f.held ? (f.kept ? "OutOfSync" : "Pending") : "ErrApplied",
+        deploymentId: "",
+        appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
+        message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
+      })),
+    )
+    .sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
 
   pausedRollouts(facts, deployments);
   const rollUp = (items: DeploymentStatus[], desired: number, ready: number): RollUp => ({
     state: items.reduce<DeploymentState>((worst, d) => (STATE_RANK[d.state] > STATE_RANK[worst] ? d.state : worst), "Ready"),
-    readyClusters: ready, desiredReadyClusters: desired,
+    readyClusters: ready,
+    desiredReadyClusters: desired,
   });
   const groupBy = <K extends string>(key: (d: DeploymentStatus) => K) => {
     const m = new Map<K, DeploymentStatus[]>();
@@ -141,27 +161,39 @@ export function computeStatus(
     const [gitRepo, bundle] = k.split("\u0000");
     return { gitRepo, bundle, ...rollUp(items, items.length, items.filter((d) => d.state === "Ready").length) };
   });
-  const gitRepos = [...state.config.gitRepos].sort((a, b) => compare(a.name, b.name)).map((r) => {
-    const items = deployments.filter((d) => d.gitRepo === r.name);
-    const clusters = [...new Set(items.map((d) => d.cluster).filter((c) => c))];
-    // A cluster is ready for a GitRepo when every bundle of the GitRepo on it is Ready.
-    const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
-    return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
-  });
-  const clusters = [...state.config.clusters].sort((a, b) => compare(a.name, b.name)).map((c): ClusterStatus => {
-    const items = deployments.filter((d) => d.cluster === c.name);
-    const r = rollUp(items, items.length, items.filter((d) => d.state === "Ready").length);
-    const agent = context.agents?.[c.name];
-    return {
-      cluster: c.name, state: r.state, readyBundles: r.readyClusters, desiredReadyBundles: r.desiredReadyClusters,
-      labels: { ...c.labels }, groups: facts.groups.get(c.name) ?? [],
-      ...(agent ? { agent: { image: agent.image, configHash: agent.configHash, pinned: agent.pinned } } : {}),
-      ...(context.probed ? { reachable: !unreachable.has(c.name) } : {}),
-      ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
-    };
-  });
+  const gitRepos = [...state.config.gitRepos]
+    .sort((a, b) => compare(a.name, b.name))
+    .map((r) => {
+      const items = deployments.filter((d) => d.gitRepo === r.name);
+      const clusters = [...new Set(items.map((d) => d.cluster).filter((c) => c))];
+      // A cluster is ready for a GitRepo when every bundle of the GitRepo on it is Ready.
+      const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
+      return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
+    });
+  const clusters = [...state.config.clusters]
+    .sort((a, b) => compare(a.name, b.name))
+    .map((c): ClusterStatus => {
+      const items = deployments.filter((d) => d.cluster === c.name);
+      const r = rollUp(items, items.length, items.filter((d) => d.state === "Ready").length);
+      const agent = context.agents?.[c.name];
+      return {
+        cluster: c.name,
+        state: r.state,
+        readyBundles: r.readyClusters,
+        desiredReadyBundles: r.desiredReadyClusters,
+        labels: { ...c.labels },
+        groups: facts.groups.get(c.name) ?? [],
+        ...(agent ? { agent: { image: agent.image, configHash: agent.configHash, pinned: agent.pinned } } : {}),
+        ...(context.probed ? { reachable: !unreachable.has(c.name) } : {}),
+        ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
+      };
+    });
   const leaving = [...facts.leaving.values()].map(({ departure: d, text }): LeavingPair => ({
-    gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, code: d.code, reason: text.replaceAll("`", ""),
+    gitRepo: d.gitRepo,
+    bundle: d.bundle,
+    cluster: d.cluster,
+    code: d.code,
+    reason: text.replaceAll("`", ""),
   }));
   return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }
@@ -169,7 +201,10 @@ export function computeStatus(
 /** Objects the preview would touch although the deploymentId is the applied one: hand edits or deletions. */
 function driftOf(d: DeploymentSteps): string[] {
   const verb: Record<string, string> = { create: "missing", update: "modified", replace: "modified", delete: "extra" };
-  return d.steps.filter((s) => verb[s.op]).map((s) => `${verb[s.op]} ${kindOf(s)} ${objectName(s)}${s.op !== "create" && s.diffs.length ? ` (${s.diffs.join(", ")})` : ""}`).sort();
+  return d.steps
+    .filter((s) => verb[s.op])
+    .map((s) => `${verb[s.op]} ${kindOf(s)} ${objectName(s)}${s.op !== "create" && s.diffs.length ? ` (${s.diffs.join(", ")})` : ""}`)
+    .sort();
 }
 
 function kindOf(s: Step): string {
@@ -199,7 +234,16 @@ export function formatStatusTable(r: StatusReport): string {
     for (const l of r.leaving) rows.push([l.gitRepo, l.bundle, l.cluster, "", "", l.reason]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  ").trimEnd()).join("\n") + "\n";
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i])))
+          .join("  ")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }
 
 /**

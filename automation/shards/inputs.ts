@@ -39,9 +39,17 @@ export interface ShardInputs {
   mustRun?: string;
 }
 
-
 /** The files whose content decides what the program registers for given inputs. */
-const CODE = ["core", "components", "index.ts", "package-lock.json", "tools/fleet-render", "tools/pulumi/go.mod", "tools/kubernetes/go.mod", "tools/language-nodejs/go.mod"];
+const CODE = [
+  "core",
+  "components",
+  "index.ts",
+  "package-lock.json",
+  "tools/fleet-render",
+  "tools/pulumi/go.mod",
+  "tools/kubernetes/go.mod",
+  "tools/language-nodejs/go.mod",
+];
 let codeHash: string | undefined;
 
 function hashCode(): string {
@@ -68,7 +76,19 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
   const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot);
   // As written: an encrypted kubeconfig is an object here, so it still counts as the cluster's own.
   const memberEntries = ((raw.clusters ?? []) as { name?: string; kubeconfig?: unknown }[]).filter((c) => members.has(String(c.name)));
-  const entries = state.plan.entries.map((e) => [e.gitRepo, e.bundle, e.cluster, e.target, e.customizations, e.namespace, e.releaseName, e.deploymentId, e.paused, e.dependsOn, e.options]);
+  const entries = state.plan.entries.map((e) => [
+    e.gitRepo,
+    e.bundle,
+    e.cluster,
+    e.target,
+    e.customizations,
+    e.namespace,
+    e.releaseName,
+    e.deploymentId,
+    e.paused,
+    e.dependsOn,
+    e.options,
+  ]);
   const parts = {
     global,
     clusters: memberEntries,
@@ -81,8 +101,11 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
   // Its values live on the cluster, which the fingerprint does not read: a changed value must still deploy.
   const valuesFrom = state.plan.entries.find((e) => e.options.helm?.valuesFrom?.length);
-  const mustRun = drift ? `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)`
-    : valuesFrom ? `bundle ${valuesFrom.bundle} on ${valuesFrom.cluster} has helm.valuesFrom (its values are read from the cluster at each update)` : undefined;
+  const mustRun = drift
+    ? `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)`
+    : valuesFrom
+      ? `bundle ${valuesFrom.bundle} on ${valuesFrom.cluster} has helm.valuesFrom (its values are read from the cluster at each update)`
+      : undefined;
   return {
     fingerprint: createHash("sha256").update(stableJson(parts)).digest("hex"),
     commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
@@ -101,7 +124,12 @@ export interface ShardDecision {
 
 /** The `inputs` the last update recorded, if that update was a successful `up` and nothing is pending. */
 async function lastRecorded(stack: string): Promise<string | undefined> {
-  if (await journalStore(resolveBackend(), PROJECT_NAME, stack)?.list().then((l) => l.length > 0)) return undefined;
+  if (
+    await journalStore(resolveBackend(), PROJECT_NAME, stack)
+      ?.list()
+      .then((l) => l.length > 0)
+  )
+    return undefined;
   const s = await openStack({ stack });
   const [last] = await s.history(1);
   if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
@@ -118,11 +146,15 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
   const { gitRepos } = loadStackConfig(dir, shards[0].stack).config;
   // A GitRepo that cannot be resolved is not pinned: each shard reads it and it fails there alone.
   const commits = Object.fromEntries([...(await readSources(gitRepos)).sources.values()].map((s) => [s.gitRepo, s.commit]));
-  return Promise.all(shards.map(async (s) => {
-    const inputs = await shardInputs(dir, s.stack, commits);
-    const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
-    if (!mayLeaveOut || inputs.mustRun) return decision;
-    const recorded = await lastRecorded(s.stack);
-    return recorded === inputs.fingerprint ? { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` } : decision;
-  }));
+  return Promise.all(
+    shards.map(async (s) => {
+      const inputs = await shardInputs(dir, s.stack, commits);
+      const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
+      if (!mayLeaveOut || inputs.mustRun) return decision;
+      const recorded = await lastRecorded(s.stack);
+      return recorded === inputs.fingerprint
+        ? { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` }
+        : decision;
+    }),
+  );
 }

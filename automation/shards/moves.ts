@@ -88,15 +88,17 @@ export function formatShardPlan(p: ShardPlan): string {
 /** Refuses shard files that disagree with their definition (before a run, or before handing them to a runner), showing what would make them current. */
 export function assertShardsCurrent(dir: string, layout: ShardLayout): void {
   if (!layout.shards.some((s) => shardFileProblem(dir, layout.environment, s.name))) return;
-  throw new Error(`${formatShardPlan(planShards(dir, layout.environment))}\nthe shard files are not current: ` +
-    `run \`npm run shards -- --stack ${layout.environment} --apply\` (it moves clusters' state, then writes them)`);
+  throw new Error(
+    `${formatShardPlan(planShards(dir, layout.environment))}\nthe shard files are not current: ` +
+      `run \`npm run shards -- --stack ${layout.environment} --apply\` (it moves clusters' state, then writes them)`,
+  );
 }
 
 /** Resources to name to `pulumi state move` for one cluster (it moves their children along). */
 export function clusterUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
-  return resources.filter((r) =>
-    (r.type === CLUSTER_TYPE && urnName(r.urn) === cluster) ||
-    (r.type === BUNDLE_DEPLOYMENT_TYPE && urnName(r.urn).startsWith(`${cluster}/`))).map((r) => r.urn);
+  return resources
+    .filter((r) => (r.type === CLUSTER_TYPE && urnName(r.urn) === cluster) || (r.type === BUNDLE_DEPLOYMENT_TYPE && urnName(r.urn).startsWith(`${cluster}/`)))
+    .map((r) => r.urn);
 }
 
 /**
@@ -147,15 +149,25 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   }
   for (const r of plan.removed) {
     fs.rmSync(stackFilePath(dir, stackOf(r)));
-    log(`removed ${path.relative(PROJECT_DIR, stackFilePath(dir, stackOf(r)))}: the stack ${stackOf(r)} now holds no cluster (remove it with \`npm run pulumi -- stack rm ${stackOf(r)}\`)`);
+    log(
+      `removed ${path.relative(PROJECT_DIR, stackFilePath(dir, stackOf(r)))}: the stack ${stackOf(r)} now holds no cluster (remove it with \`npm run pulumi -- stack rm ${stackOf(r)}\`)`,
+    );
   }
   return plan;
 }
 
-async function moveCluster(options: ApplyOptions & { stackConfigDir: string }, from: string, to: string, cluster: string, log: (l: string) => void): Promise<void> {
-  const journal = await journalStore(resolveBackend(options), PROJECT_NAME, from)?.list() ?? [];
+async function moveCluster(
+  options: ApplyOptions & { stackConfigDir: string },
+  from: string,
+  to: string,
+  cluster: string,
+  log: (l: string) => void,
+): Promise<void> {
+  const journal = (await journalStore(resolveBackend(options), PROJECT_NAME, from)?.list()) ?? [];
   if (journal.length) {
-    throw new Error(`stack ${from} has ${journal.length} crash-journal entr${journal.length === 1 ? "y" : "ies"} from an interrupted update: run \`npm run up\` on it first, so that nothing it may have left behind on ${cluster} is forgotten`);
+    throw new Error(
+      `stack ${from} has ${journal.length} crash-journal entr${journal.length === 1 ? "y" : "ies"} from an interrupted update: run \`npm run up\` on it first, so that nothing it may have left behind on ${cluster} is forgotten`,
+    );
   }
   const source = await openStack({ ...options, stack: from });
   const dest = await openStack({ ...options, stack: to });

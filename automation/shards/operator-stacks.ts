@@ -29,7 +29,11 @@ export function operatorStackObjects(stacks: string[], o: OperatorStackOptions):
   return stacks.map((stack) => ({
     apiVersion: "pulumi.com/v1",
     kind: "Stack",
-    metadata: { name: operatorStackName(stack), namespace: o.namespace ?? OPERATOR_DEFAULTS.namespace, labels: { "app.kubernetes.io/part-of": "pulumi-fleet" } },
+    metadata: {
+      name: operatorStackName(stack),
+      namespace: o.namespace ?? OPERATOR_DEFAULTS.namespace,
+      labels: { "app.kubernetes.io/part-of": "pulumi-fleet" },
+    },
     spec: {
       stack,
       projectRepo: o.repo,
@@ -46,5 +50,7 @@ export function operatorStackObjects(stacks: string[], o: OperatorStackOptions):
 }
 
 export function operatorStacks(stacks: string[], o: OperatorStackOptions): string {
-  return operatorStackObjects(stacks, o).map((x) => YAML.stringify(x)).join("---\n");
+  return operatorStackObjects(stacks, o)
+    .map((x) => YAML.stringify(x))
+    .join("---\n");
 }

@@ -18,9 +18,18 @@ function whyFailed(r: ShardRun): string {
 
 /** Every shard's summary under one heading, with a table of shards first; headings one level down. */
 export function mergeSummaries(environment: string, runs: ShardRun[]): string {
-  const out = [`## pulumi-fleet preview of environment \`${environment}\` (${runs.length} shards)`, "", "| shard | stack | result | changes |", "|---|---|---|---|"];
+  const out = [
+    `## pulumi-fleet preview of environment \`${environment}\` (${runs.length} shards)`,
+    "",
+    "| shard | stack | result | changes |",
+    "|---|---|---|---|",
+  ];
   for (const r of runs) {
-    const changes = Object.entries(r.result?.changes ?? {}).filter(([k]) => k !== "same" && k !== "read").map(([k, n]) => `${n} ${k}`).join(", ") || "none";
+    const changes =
+      Object.entries(r.result?.changes ?? {})
+        .filter(([k]) => k !== "same" && k !== "read")
+        .map(([k, n]) => `${n} ${k}`)
+        .join(", ") || "none";
     const result = r.skipped ? `not previewed: ${r.skipped}` : r.exitCode === 0 && r.result?.ok ? "ok" : `**failed**: ${whyFailed(r).replace(/\|/g, "\\|")}`;
     out.push(`| ${r.shard} | ${r.stack} | ${result} | ${changes} |`);
   }
@@ -31,8 +40,7 @@ export function mergeSummaries(environment: string, runs: ShardRun[]): string {
 
 /** Deploy events of all shards, each with its shard, in (cluster, bundle) order as one stack's are. */
 export function mergeEvents(runs: ShardRun[]): (DeployEvent & { shard: string })[] {
-  return runs.flatMap((r) => (r.result?.events ?? []).map((e) => ({ ...e, shard: r.shard })))
-    .sort((a, b) => compare(deploymentKey(a), deploymentKey(b)));
+  return runs.flatMap((r) => (r.result?.events ?? []).map((e) => ({ ...e, shard: r.shard }))).sort((a, b) => compare(deploymentKey(a), deploymentKey(b)));
 }
 
 function worse(a: RollUp["state"], b: RollUp["state"]): RollUp["state"] {
@@ -45,19 +53,42 @@ export function mergeStatus(environment: string, reports: StatusReport[]): Statu
     const byKey = new Map<string, T>();
     for (const x of items) {
       const seen = byKey.get(key(x));
-      byKey.set(key(x), seen ? { ...seen, state: worse(seen.state, x.state), readyClusters: seen.readyClusters + x.readyClusters, desiredReadyClusters: seen.desiredReadyClusters + x.desiredReadyClusters } : { ...x });
+      byKey.set(
+        key(x),
+        seen
+          ? {
+              ...seen,
+              state: worse(seen.state, x.state),
+              readyClusters: seen.readyClusters + x.readyClusters,
+              desiredReadyClusters: seen.desiredReadyClusters + x.desiredReadyClusters,
+            }
+          : { ...x },
+      );
     }
     return [...byKey.values()].sort((a, b) => compare(key(a), key(b)));
   };
-  const takenAt = reports.map((r) => r.takenAt).filter((t): t is string => !!t).sort()[0];
+  const takenAt = reports
+    .map((r) => r.takenAt)
+    .filter((t): t is string => !!t)
+    .sort()[0];
   // A pair moved to another shard has not left the environment: that shard deploys it.
-  const leaving = reports.flatMap((r) => r.leaving ?? []).filter((l) => l.code !== "movedToShard")
+  const leaving = reports
+    .flatMap((r) => r.leaving ?? [])
+    .filter((l) => l.code !== "movedToShard")
     .sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));
   return {
     stack: environment,
-    deployments: reports.flatMap((r) => r.deployments).sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`)),
-    bundles: roll(reports.flatMap((r) => r.bundles), (b) => `${b.gitRepo}/${b.bundle}`),
-    gitRepos: roll(reports.flatMap((r) => r.gitRepos), (g) => g.gitRepo),
+    deployments: reports
+      .flatMap((r) => r.deployments)
+      .sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`)),
+    bundles: roll(
+      reports.flatMap((r) => r.bundles),
+      (b) => `${b.gitRepo}/${b.bundle}`,
+    ),
+    gitRepos: roll(
+      reports.flatMap((r) => r.gitRepos),
+      (g) => g.gitRepo,
+    ),
     clusters: reports.flatMap((r) => r.clusters).sort((a, b) => compare(a.cluster, b.cluster)),
     ...(leaving.length ? { leaving } : {}),
     ...(takenAt ? { takenAt } : {}),

@@ -30,16 +30,29 @@ export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
   const all = o.layout.shards.map((s) => ({ shard: s.name, stack: s.stack }));
   const mayLeaveOut = (o.op === "up" || o.op === "preview") && !o.flags.refresh && !o.allShards;
   // An up also records each shard's inputs and deploys the commits they were computed from, the same for every shard.
-  const decisions: ShardDecision[] = mayLeaveOut || o.op === "up" ? await decideShards(o.dir, all, mayLeaveOut) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
+  const decisions: ShardDecision[] =
+    mayLeaveOut || o.op === "up" ? await decideShards(o.dir, all, mayLeaveOut) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
   const toRun = decisions.filter((d) => !d.skip);
   for (const d of decisions) if (d.skip) o.note(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
   o.note(`${o.op} of environment ${o.layout.environment}: ${toRun.length} of ${all.length} shards, ${o.parallel} at a time`);
   const ran = await runShards({
-    op: o.op, parallel: o.parallel, flags: o.flags, line: o.line,
+    op: o.op,
+    parallel: o.parallel,
+    flags: o.flags,
+    line: o.line,
     // Decided here: an up records these inputs and deploys these commits; a preview does not decide again.
     shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, ...(o.op === "up" ? { deploy: { inputs: d.fingerprint, commits: d.commits } } : {}) })),
   });
-  return decisions.map((d) => ran.find((r) => r.stack === d.stack) ?? {
-    shard: d.shard, stack: d.stack, exitCode: 0, durationMs: 0, finishedAt: started, skipped: d.skip, result: { ok: true, changes: {} },
-  });
+  return decisions.map(
+    (d) =>
+      ran.find((r) => r.stack === d.stack) ?? {
+        shard: d.shard,
+        stack: d.stack,
+        exitCode: 0,
+        durationMs: 0,
+        finishedAt: started,
+        skipped: d.skip,
+        result: { ok: true, changes: {} },
+      },
+  );
 }

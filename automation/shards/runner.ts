@@ -74,7 +74,12 @@ function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], file
   child.on("error", () => undefined); // the abort itself: the shard's exit is reported below
   const prefix = `[${s.shard}] `;
   const pipe = (stream: NodeJS.ReadableStream, name: "stdout" | "stderr") =>
-    new Promise<void>((resolve) => readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (l) => o.line(prefix + l, name)).on("close", resolve));
+    new Promise<void>((resolve) =>
+      readline
+        .createInterface({ input: stream, crlfDelay: Infinity })
+        .on("line", (l) => o.line(prefix + l, name))
+        .on("close", resolve),
+    );
   const piped = Promise.all([pipe(child.stdout!, "stdout"), pipe(child.stderr!, "stderr")]);
   return new Promise((resolve) => {
     child.on("close", async (code, signal) => {

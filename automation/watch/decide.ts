@@ -65,7 +65,13 @@ export function decideUp(memory: WatchMemory, now: WatchInputs, at: number): Dec
  * The memory after an `up` with `inputs`: on success, what it deployed (`resolved`: the commits the `up`
  * itself read, which may be newer than the poll's), on failure one more failure and its retry time.
  */
-export function afterUp(memory: WatchMemory, inputs: WatchInputs, outcome: { ok: true; resolved: Record<string, string> } | { ok: false }, at: number, baseMs: number): WatchMemory {
+export function afterUp(
+  memory: WatchMemory,
+  inputs: WatchInputs,
+  outcome: { ok: true; resolved: Record<string, string> } | { ok: false },
+  at: number,
+  baseMs: number,
+): WatchMemory {
   if (outcome.ok) return { deployed: { stackHash: inputs.stackHash, commits: { ...inputs.commits, ...outcome.resolved } } };
   const failures = (memory.failed?.failures ?? 0) + 1;
   return { ...memory, failed: { inputs, failures, retryAt: at + backoffMs(failures, baseMs) } };
@@ -76,11 +82,17 @@ export type PollSchedule = Record<string, number>;
 
 /** The schedule for the GitRepos watched now (name -> interval): a new one is due at once, a dropped one goes. */
 export function reschedule(schedule: PollSchedule, intervals: Record<string, number>, at: number): PollSchedule {
-  return Object.fromEntries(Object.keys(intervals).sort().map((name) => [name, schedule[name] ?? at]));
+  return Object.fromEntries(
+    Object.keys(intervals)
+      .sort()
+      .map((name) => [name, schedule[name] ?? at]),
+  );
 }
 
 export function duePolls(schedule: PollSchedule, at: number): string[] {
-  return Object.keys(schedule).filter((name) => schedule[name] <= at).sort();
+  return Object.keys(schedule)
+    .filter((name) => schedule[name] <= at)
+    .sort();
 }
 
 /** After polling `polled` at `at`: each next due one interval later. */
@@ -98,6 +110,9 @@ function short(commit: string): string {
 }
 
 /** The GitRepos the watcher polls (name -> interval): not paused (nothing of theirs deploys) and not disablePolling. */
-export function pollIntervals(repos: { name: string; paused: boolean; disablePolling?: boolean; pollingInterval?: number }[], defaultMs: number): Record<string, number> {
+export function pollIntervals(
+  repos: { name: string; paused: boolean; disablePolling?: boolean; pollingInterval?: number }[],
+  defaultMs: number,
+): Record<string, number> {
   return Object.fromEntries(repos.filter((r) => !r.paused && !r.disablePolling).map((r) => [r.name, r.pollingInterval ?? defaultMs]));
 }

@@ -39,16 +39,17 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
   return {
     now: () => Date.now(),
     stopped: () => stopSignal.aborted,
-    sleepUntil: (at) => new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        stopSignal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, at - Date.now()));
-      if (stopSignal.aborted) done();
-      else stopSignal.addEventListener("abort", done);
-    }),
+    sleepUntil: (at) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          stopSignal.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(0, at - Date.now()));
+        if (stopSignal.aborted) done();
+        else stopSignal.addEventListener("abort", done);
+      }),
     stackHash: () => configHash(file),
     readConfig: async () => {
       const s = await openStack({ stack });
@@ -60,9 +61,15 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
       let resolved: Record<string, string> = {};
       try {
         const r = await ops.up({
-          stack, waitLock: true, onWarning: log,
+          stack,
+          waitLock: true,
+          onWarning: log,
           onOutput: settings.quiet ? undefined : (text) => process.stdout.write(text),
-          deploy: { onPlanned: (state) => { resolved = Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])); } },
+          deploy: {
+            onPlanned: (state) => {
+              resolved = Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit]));
+            },
+          },
         });
         for (const e of r.events) log(formatDeployEvent(e));
         log(`up of stack ${stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);

@@ -65,17 +65,19 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
       }
     }
     const due = duePolls(schedule, at);
-    await Promise.all(due.map(async (name) => {
-      try {
-        heads[name] = await deps.poll(repos.find((r) => r.name === name)!);
-        if (pollErrors.delete(name)) deps.log(`gitRepo ${name}: its remote answers again`);
-      } catch (err) {
-        const why = (err as Error).message;
-        // Said once per streak: a remote that is down would otherwise fill the log every interval.
-        if (pollErrors.get(name) !== why && !deps.stopped()) deps.log(`gitRepo ${name}: poll failed (its last known commit stands): ${why}`);
-        pollErrors.set(name, why);
-      }
-    }));
+    await Promise.all(
+      due.map(async (name) => {
+        try {
+          heads[name] = await deps.poll(repos.find((r) => r.name === name)!);
+          if (pollErrors.delete(name)) deps.log(`gitRepo ${name}: its remote answers again`);
+        } catch (err) {
+          const why = (err as Error).message;
+          // Said once per streak: a remote that is down would otherwise fill the log every interval.
+          if (pollErrors.get(name) !== why && !deps.stopped()) deps.log(`gitRepo ${name}: poll failed (its last known commit stands): ${why}`);
+          pollErrors.set(name, why);
+        }
+      }),
+    );
     if (deps.stopped()) break;
     schedule = polled(schedule, due, intervals, at);
     const inputs: WatchInputs = { commits: { ...heads }, stackHash };
@@ -89,7 +91,9 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
       // What the up read is newer than the poll (a push in between): the next decision starts from it.
       if ("ok" in outcome && outcome.ok) for (const [name, commit] of Object.entries(outcome.resolved)) if (name in intervals) heads[name] = commit;
       if (memory.failed && !("locked" in outcome) && !outcome.ok) {
-        deps.log(`up failed (${memory.failed.failures} in a row); the same inputs are tried again in ${Math.round((memory.failed.retryAt - deps.now()) / 1000)} s, new ones at once`);
+        deps.log(
+          `up failed (${memory.failed.failures} in a row); the same inputs are tried again in ${Math.round((memory.failed.retryAt - deps.now()) / 1000)} s, new ones at once`,
+        );
       }
       continue; // polls that fell due during the up run now
     }

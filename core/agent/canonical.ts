@@ -1,7 +1,18 @@
 /** Canonical forms, so one effective value always serializes to the same bytes. */
 
 const BINARY = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
-const DECIMAL: [string, number][] = [["E", 18], ["P", 15], ["T", 12], ["G", 9], ["M", 6], ["k", 3], ["", 0], ["m", -3], ["u", -6], ["n", -9]];
+const DECIMAL: [string, number][] = [
+  ["E", 18],
+  ["P", 15],
+  ["T", 12],
+  ["G", 9],
+  ["M", 6],
+  ["k", 3],
+  ["", 0],
+  ["m", -3],
+  ["u", -6],
+  ["n", -9],
+];
 
 /** A Kubernetes quantity in its shortest exact form: "0.5" -> "500m", "1024Mi" -> "1Gi", "1000m" -> "1". */
 export function canonicalQuantity(q: string): string {
@@ -12,7 +23,10 @@ export function canonicalQuantity(q: string): string {
     if (frac.replace(/0+$/, "") !== "" || exp !== "0") return q;
     let bytes = BigInt(int) * 1024n ** BigInt(BINARY.indexOf(suffix));
     let i = 0;
-    while (i < BINARY.length - 1 && bytes !== 0n && bytes % 1024n === 0n) { bytes /= 1024n; i++; }
+    while (i < BINARY.length - 1 && bytes !== 0n && bytes % 1024n === 0n) {
+      bytes /= 1024n;
+      i++;
+    }
     return `${sign === "-" ? "-" : ""}${bytes}${BINARY[i]}`;
   }
   // Value in nano-units: digits * 10^(exponent + suffix power + 9 - fraction length).
@@ -33,14 +47,25 @@ export function canonicalQuantity(q: string): string {
 
 /** PEM with LF line endings, no trailing spaces or blank lines, one final newline. */
 export function canonicalPem(pem: string): string {
-  return pem.replace(/\r\n?/g, "\n").split("\n").map((l) => l.trim()).filter((l) => l !== "").join("\n") + "\n";
+  return (
+    pem
+      .replace(/\r\n?/g, "\n")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "")
+      .join("\n") + "\n"
+  );
 }
 
 /** A JSON value with object keys sorted recursively (arrays keep their order). */
 export function sortedKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map(sortedKeys) as T;
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])])) as T;
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
+    ) as T;
   }
   return value;
 }

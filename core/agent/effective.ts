@@ -46,7 +46,10 @@ export interface ResolvedAgent {
   token?: string;
 }
 
-const isEmpty = (v: unknown) => v === undefined || v === "" || (Array.isArray(v) && v.length === 0) ||
+const isEmpty = (v: unknown) =>
+  v === undefined ||
+  v === "" ||
+  (Array.isArray(v) && v.length === 0) ||
   (typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
 
 function pick<K extends keyof AgentSettings>(key: K, cluster: AgentSettings, global: AgentSettings): AgentSettings[K] | undefined {
@@ -70,13 +73,18 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
   const get = <K extends keyof AgentSettings>(k: K) => pick(k, cluster, global);
   const tag = get("imageTag");
   if (!tag && !fleetVersion) {
-    throw new FleetError("the agent image tag follows fleetVersion, which is not set; set pulumi-fleet:fleetVersion or agent.imageTag", { cluster: clusterName, field: "fleetVersion" });
+    throw new FleetError("the agent image tag follows fleetVersion, which is not set; set pulumi-fleet:fleetVersion or agent.imageTag", {
+      cluster: clusterName,
+      field: "fleetVersion",
+    });
   }
   const apiServerURL = get("apiServerURL");
   if (!apiServerURL) {
     // Fleet's controller refuses the same ("missing apiServerURL in fleet config"): without it the agent cannot register.
-    throw new FleetError("missing apiServerURL in fleet config: set agent.apiServerURL (or this cluster's agent.apiServerURL) to the Fleet management API server the agent registers with",
-      { cluster: clusterName, field: "agent.apiServerURL" });
+    throw new FleetError(
+      "missing apiServerURL in fleet config: set agent.apiServerURL (or this cluster's agent.apiServerURL) to the Fleet management API server the agent registers with",
+      { cluster: clusterName, field: "agent.apiServerURL" },
+    );
   }
   const prefix = get("privateRepoURL");
   const repository = get("imageRepository") ?? DEFAULT_AGENT_REPOSITORY;
@@ -92,7 +100,9 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
     tlsMode: get("tlsMode") ?? "system-store",
     checkinInterval: get("checkinInterval") ?? "15m",
     garbageCollectionInterval: get("garbageCollectionInterval") ?? "15m",
-    env: Object.entries(get("env") ?? {}).map(([name, value]) => ({ name, value })).sort((a, b) => (a.name < b.name ? -1 : 1)),
+    env: Object.entries(get("env") ?? {})
+      .map(([name, value]) => ({ name, value }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1)),
     tolerations: [...(get("tolerations") ?? [])].map(sortedKeys).sort((a, b) => (stableJson(a) < stableJson(b) ? -1 : 1)),
     affinity: sortedKeys(get("affinity") ?? {}),
     resources: canonicalResources(resources),
@@ -113,15 +123,17 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
 /** Every cluster's agent, from the stack configuration; errors name the file, field and cluster. */
 export function resolveClusterAgents(config: StackConfig): Map<string, ClusterAgent> {
   const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
-  return new Map(config.clusters.map((c, i) => {
-    const ctx = { file: config.file, cluster: c.name };
-    const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
-    try {
-      return [c.name, resolveClusterAgent(c.name, global, settings, config.fleetVersion)];
-    } catch (err) {
-      throw withContext(err, { file: config.file });
-    }
-  }));
+  return new Map(
+    config.clusters.map((c, i) => {
+      const ctx = { file: config.file, cluster: c.name };
+      const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
+      try {
+        return [c.name, resolveClusterAgent(c.name, global, settings, config.fleetVersion)];
+      } catch (err) {
+        throw withContext(err, { file: config.file });
+      }
+    }),
+  );
 }
 
 /** The agents that are deployed: every cluster's whose agent is not switched off. */
@@ -137,7 +149,12 @@ function canonicalResources(r: AgentSettings["resources"]): EffectiveAgentConfig
   const out: EffectiveAgentConfig["resources"] = {};
   for (const k of ["limits", "requests"] as const) {
     const m = r?.[k];
-    if (m && Object.keys(m).length) out[k] = Object.fromEntries(Object.keys(m).sort().map((n) => [n, canonicalQuantity(m[n])]));
+    if (m && Object.keys(m).length)
+      out[k] = Object.fromEntries(
+        Object.keys(m)
+          .sort()
+          .map((n) => [n, canonicalQuantity(m[n])]),
+      );
   }
   return out;
 }

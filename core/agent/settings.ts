@@ -45,9 +45,27 @@ export interface AgentSettings {
 }
 
 const FIELDS = [
-  "enabled", "imageRepository", "imageTag", "imagePullPolicy", "privateRepoURL", "pullSecrets", "apiServerURL", "apiServerCA",
-  "tlsMode", "checkinInterval", "garbageCollectionInterval", "env", "tolerations", "affinity", "resources",
-  "hostNetwork", "priorityClass", "podDisruptionBudget", "namespace", "labels", "token",
+  "enabled",
+  "imageRepository",
+  "imageTag",
+  "imagePullPolicy",
+  "privateRepoURL",
+  "pullSecrets",
+  "apiServerURL",
+  "apiServerCA",
+  "tlsMode",
+  "checkinInterval",
+  "garbageCollectionInterval",
+  "env",
+  "tolerations",
+  "affinity",
+  "resources",
+  "hostNetwork",
+  "priorityClass",
+  "podDisruptionBudget",
+  "namespace",
+  "labels",
+  "token",
 ] as const;
 
 const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
@@ -72,11 +90,15 @@ export function parseAgentSettings(f: Field): AgentSettings {
     if (!DURATION.test(v)) f.child(k).fail(`must be a Go duration such as 15m or 1h30m (got ${JSON.stringify(v)})`);
     s[k] = v;
   }
-  if (s.apiServerURL && !/^https?:\/\/\S+$/.test(s.apiServerURL)) f.child("apiServerURL").fail(`must be an http(s) URL (got ${JSON.stringify(s.apiServerURL)})`);
+  if (s.apiServerURL && !/^https?:\/\/\S+$/.test(s.apiServerURL))
+    f.child("apiServerURL").fail(`must be an http(s) URL (got ${JSON.stringify(s.apiServerURL)})`);
   if (s.apiServerCA && !s.apiServerCA.includes("-----BEGIN CERTIFICATE-----")) f.child("apiServerCA").fail("must be a PEM certificate bundle");
   if (f.child("pullSecrets").present) {
     s.pullSecrets = f.child("pullSecrets").stringList();
-    s.pullSecrets.forEach((n, i) => { const p = dnsSubdomainProblem(n); if (p) f.child("pullSecrets").index(i).fail(`invalid secret name: ${p}`); });
+    s.pullSecrets.forEach((n, i) => {
+      const p = dnsSubdomainProblem(n);
+      if (p) f.child("pullSecrets").index(i).fail(`invalid secret name: ${p}`);
+    });
   }
   if (f.child("env").present) {
     s.env = f.child("env").stringMap();
@@ -91,7 +113,11 @@ export function parseAgentSettings(f: Field): AgentSettings {
     for (const k of ["limits", "requests"] as const) {
       if (!r.child(k).present) continue;
       const m = r.child(k).stringMap();
-      for (const [name, q] of Object.entries(m)) if (!QUANTITY.test(q)) r.child(k).child(name).fail(`invalid quantity ${JSON.stringify(q)}`);
+      for (const [name, q] of Object.entries(m))
+        if (!QUANTITY.test(q))
+          r.child(k)
+            .child(name)
+            .fail(`invalid quantity ${JSON.stringify(q)}`);
       s.resources[k] = m;
     }
   }
@@ -109,7 +135,8 @@ export function parseAgentSettings(f: Field): AgentSettings {
     const p = f.child("podDisruptionBudget").object(["minAvailable", "maxUnavailable"]);
     const min = intOrPercent(p.child("minAvailable"));
     const max = intOrPercent(p.child("maxUnavailable"));
-    if ((min === undefined) === (max === undefined)) p.fail("set exactly one of minAvailable and maxUnavailable (a count such as 1, or a percentage such as \"50%\")");
+    if ((min === undefined) === (max === undefined))
+      p.fail('set exactly one of minAvailable and maxUnavailable (a count such as 1, or a percentage such as "50%")');
     s.podDisruptionBudget = min !== undefined ? { minAvailable: min } : { maxUnavailable: max };
   }
   const ns = f.child("namespace").optString();
@@ -122,7 +149,10 @@ export function parseAgentSettings(f: Field): AgentSettings {
     s.labels = f.child("labels").stringMap();
     for (const [k, v] of Object.entries(s.labels)) {
       const p = labelKeyProblem(k) ?? labelValueProblem(v);
-      if (p) f.child("labels").child(k).fail(`invalid label ${JSON.stringify(k)}=${JSON.stringify(v)}: ${p}`);
+      if (p)
+        f.child("labels")
+          .child(k)
+          .fail(`invalid label ${JSON.stringify(k)}=${JSON.stringify(v)}: ${p}`);
     }
   }
   return s;

@@ -19,12 +19,21 @@ import { readYamlAsFleet } from "./goyaml";
 import { pullRemoteChartsEach } from "./remote-charts";
 import { Bundle, BundleFile } from "./types";
 
-interface Dependency { name: string; version: string; repository: string }
+interface Dependency {
+  name: string;
+  version: string;
+  repository: string;
+}
 
 const DEPS_DIR = ".chart-deps";
 
-export async function withChartDependencies(checkout: Checkout, bundles: Bundle[], repo: GitRepoConfig, render: Renderer,
-  onFailure?: (b: Bundle, err: unknown) => void): Promise<Bundle[]> {
+export async function withChartDependencies(
+  checkout: Checkout,
+  bundles: Bundle[],
+  repo: GitRepoConfig,
+  render: Renderer,
+  onFailure?: (b: Bundle, err: unknown) => void,
+): Promise<Bundle[]> {
   // With onFailure, a bundle whose dependencies fail is handed to it and left out; else the first failure is thrown.
   const failed = new Set<Bundle>();
   const fail = (b: Bundle, err: unknown) => {
@@ -33,10 +42,12 @@ export async function withChartDependencies(checkout: Checkout, bundles: Bundle[
     failed.add(b);
   };
   const charts = bundles.filter((b) => chartDirOf(b) !== undefined && !b.options.helm?.disableDependencyUpdate);
-  const texts = charts.flatMap((b) => ["Chart.yaml", "requirements.yaml"].flatMap((name) => {
-    const file = b.files.find((f) => f.name === joinRel(chartDirOf(b)!, name));
-    return file ? [{ key: `${b.name}\u0000${name}`, text: file.content, file: joinRel(b.path, file.name), ctx: { gitRepo: b.gitRepo, bundle: b.name } }] : [];
-  }));
+  const texts = charts.flatMap((b) =>
+    ["Chart.yaml", "requirements.yaml"].flatMap((name) => {
+      const file = b.files.find((f) => f.name === joinRel(chartDirOf(b)!, name));
+      return file ? [{ key: `${b.name}\u0000${name}`, text: file.content, file: joinRel(b.path, file.name), ctx: { gitRepo: b.gitRepo, bundle: b.name } }] : [];
+    }),
+  );
   const byName = new Map(charts.map((b) => [b.name, b]));
   const docs = await readYamlAsFleet(texts, render, (t, err) => fail(byName.get(t.key.split("\u0000")[0])!, err));
   const wanted = new Map<Bundle, Dependency[]>();
@@ -49,9 +60,18 @@ export async function withChartDependencies(checkout: Checkout, bundles: Bundle[
   if (!wanted.size) return bundles.filter((b) => !failed.has(b));
   // Remote dependencies: one batch, as remote charts.
   const remote = [...wanted].map(([b, deps]) => ({
-    bundleRel: b.path, ctx: { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml },
-    sources: deps.filter((d) => /^(https?|oci):\/\//.test(d.repository))
-      .map((d) => ({ helm: { chart: d.repository.startsWith("oci://") ? `${d.repository.replace(/\/+$/, "")}/${d.name}` : d.name, ...(d.repository.startsWith("oci://") ? {} : { repo: d.repository }), version: d.version }, field: `dependencies[${d.name}]` })),
+    bundleRel: b.path,
+    ctx: { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml },
+    sources: deps
+      .filter((d) => /^(https?|oci):\/\//.test(d.repository))
+      .map((d) => ({
+        helm: {
+          chart: d.repository.startsWith("oci://") ? `${d.repository.replace(/\/+$/, "")}/${d.name}` : d.name,
+          ...(d.repository.startsWith("oci://") ? {} : { repo: d.repository }),
+          version: d.version,
+        },
+        field: `dependencies[${d.name}]`,
+      })),
   }));
   const pulled = await pullRemoteChartsEach(checkout, remote, repo, render);
   const pulledBy = new Map([...wanted.keys()].map((b, i) => [b, pulled[i]]));
@@ -82,8 +102,11 @@ function withDependencies(checkout: Checkout, b: Bundle, deps: Dependency[], pul
       const prefix = pulledPrefixOf(pulledFiles, d);
       for (const f of pulledFiles.filter((f) => f.name.startsWith(prefix))) added.push({ ...f, name: `${at}/${f.name.slice(prefix.length)}` });
     } else {
-      throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name} has repository ${JSON.stringify(d.repository)}, which is neither a file:// path in the GitRepo nor a chart repository URL ` +
-        "(Fleet's agent would resolve an @alias from its own Helm repositories; vendor the dependency into charts/)", { ...ctx, field: "dependencies" });
+      throw new FleetError(
+        `chart ${chartDirOf(b)}: dependency ${d.name} has repository ${JSON.stringify(d.repository)}, which is neither a file:// path in the GitRepo nor a chart repository URL ` +
+          "(Fleet's agent would resolve an @alias from its own Helm repositories; vendor the dependency into charts/)",
+        { ...ctx, field: "dependencies" },
+      );
     }
   }
   const files = [...b.files, ...added];
@@ -98,8 +121,13 @@ function chartDirOf(b: Bundle): string | undefined {
 function dependenciesOf(doc: unknown): Dependency[] {
   const list = (doc as { dependencies?: unknown } | null)?.dependencies;
   if (!Array.isArray(list)) return [];
-  return list.filter((d) => d && typeof d === "object" && typeof d.name === "string")
-    .map((d) => ({ name: d.name as string, version: typeof d.version === "string" ? d.version : String(d.version ?? ""), repository: typeof d.repository === "string" ? d.repository : "" }));
+  return list
+    .filter((d) => d && typeof d === "object" && typeof d.name === "string")
+    .map((d) => ({
+      name: d.name as string,
+      version: typeof d.version === "string" ? d.version : String(d.version ?? ""),
+      repository: typeof d.repository === "string" ? d.repository : "",
+    }));
 }
 
 /** Whether charts/ holds the dependency: a directory of its name, or an archive `<name>-<version>.tgz`. */
@@ -129,8 +157,18 @@ function localChart(checkout: Checkout, b: Bundle, d: Dependency, ctx: { gitRepo
   const rel = path.posix.normalize(joinRel(joinRel(b.path, chartDirOf(b)!), target));
   try {
     // An absolute path names the runner's files, never the GitRepo's.
-    if (path.posix.isAbsolute(target) || path.posix.isAbsolute(rel) || rel === ".." || rel.startsWith("../") || checkout.kindOf(rel) !== "dir" || !checkout.isInside(rel, "")) {
-      throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name}: ${d.repository} is not a chart directory inside the GitRepo`, { ...ctx, field: "dependencies" });
+    if (
+      path.posix.isAbsolute(target) ||
+      path.posix.isAbsolute(rel) ||
+      rel === ".." ||
+      rel.startsWith("../") ||
+      checkout.kindOf(rel) !== "dir" ||
+      !checkout.isInside(rel, "")
+    ) {
+      throw new FleetError(`chart ${chartDirOf(b)}: dependency ${d.name}: ${d.repository} is not a chart directory inside the GitRepo`, {
+        ...ctx,
+        field: "dependencies",
+      });
     }
     return readBundleFiles(checkout, rel, [], { gitRepo: b.gitRepo, bundle: b.name });
   } catch (err) {

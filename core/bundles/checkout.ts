@@ -31,8 +31,15 @@ export interface ContentLimits {
 }
 
 const MiB = 1024 * 1024;
-export const DEFAULT_CONTENT_LIMITS: ContentLimits = { fileBytes: 16 * MiB, bundleBytes: 64 * MiB, checkoutBytes: 512 * MiB, entries: 200_000, treeBytes: 2048 * MiB,
-  pathDepth: 128, ignoreSteps: 100_000_000 };
+export const DEFAULT_CONTENT_LIMITS: ContentLimits = {
+  fileBytes: 16 * MiB,
+  bundleBytes: 64 * MiB,
+  checkoutBytes: 512 * MiB,
+  entries: 200_000,
+  treeBytes: 2048 * MiB,
+  pathDepth: 128,
+  ignoreSteps: 100_000_000,
+};
 
 /**
  * The operator's limits: PULUMI_FLEET_MAX_FILE_MIB, _MAX_BUNDLE_MIB, _MAX_CHECKOUT_MIB, _MAX_ENTRIES,
@@ -54,7 +61,12 @@ export function contentLimits(env: NodeJS.ProcessEnv = process.env): ContentLimi
 
 export type EntryKind = "file" | "dir";
 /** A directory entry; `refused` says why it cannot be read (a broken or escaping symlink, a device). */
-export interface Entry { name: string; kind: EntryKind | "refused"; symlink: boolean; refused?: string }
+export interface Entry {
+  name: string;
+  kind: EntryKind | "refused";
+  symlink: boolean;
+  refused?: string;
+}
 
 const MAX_LINK_HOPS = 40; // as the kernel's ELOOP
 
@@ -67,7 +79,11 @@ export class Checkout {
   /** .fleetignore matching done in this checkout, against limits.ignoreSteps (content.ts). */
   readonly ignoreMatching = { steps: 0 };
 
-  constructor(root: string, readonly gitRepo: string, readonly limits: ContentLimits = contentLimits()) {
+  constructor(
+    root: string,
+    readonly gitRepo: string,
+    readonly limits: ContentLimits = contentLimits(),
+  ) {
     this.root = fs.realpathSync(root); // the operator's path: trusted
   }
 
@@ -91,8 +107,7 @@ export class Checkout {
    * every path from the root again made a walk of a tree `depth` deep cost depth cubed (800: 120 s).
    * A node remembers how many symlinks its path followed, so the 40-link limit counts as without it.
    */
-  private resolveParts(parts: string[], rel: string, hops: { hops: number }):
-    { kind: "dir"; dir: DirNode } | { kind: "file"; rel: string } | undefined {
+  private resolveParts(parts: string[], rel: string, hops: { hops: number }): { kind: "dir"; dir: DirNode } | { kind: "file"; rel: string } | undefined {
     if (parts.length > this.limits.pathDepth) this.failDepth(rel);
     let dir = this.rootDir;
     for (let i = 0; i < parts.length; i++) {
@@ -115,8 +130,12 @@ export class Checkout {
   }
 
   /** `name` in the directory `dir`, by lstat; a symlink's target is resolved from `dir`. */
-  private lookUp(dir: DirNode, name: string, rel: string, hops: { hops: number }):
-    { kind: "dir"; child: DirChild } | { kind: "file"; rel: string } | undefined {
+  private lookUp(
+    dir: DirNode,
+    name: string,
+    rel: string,
+    hops: { hops: number },
+  ): { kind: "dir"; child: DirChild } | { kind: "file"; rel: string } | undefined {
     const real = joinRel(realPathOf(dir), name);
     let st: fs.Stats;
     try {
@@ -153,9 +172,11 @@ export class Checkout {
     if (dir?.kind !== "dir") this.fail(relDir, `${relDir || "."} is not a directory`);
     const names = fs.readdirSync(path.join(this.root, dir.rel)).sort();
     // Entries deeper than the limit would be refused one by one, and a walk would skip them unseen.
-    if (names.length && splitRel(relDir, () => this.fail(relDir, "leaves the repository")).length + 1 > this.limits.pathDepth) this.failDepth(joinRel(relDir, names[0]));
+    if (names.length && splitRel(relDir, () => this.fail(relDir, "leaves the repository")).length + 1 > this.limits.pathDepth)
+      this.failDepth(joinRel(relDir, names[0]));
     this.visited += names.length;
-    if (this.visited > this.limits.entries) this.fail(relDir, `the repository has more than ${this.limits.entries} files and directories (limit PULUMI_FLEET_MAX_ENTRIES)`);
+    if (this.visited > this.limits.entries)
+      this.fail(relDir, `the repository has more than ${this.limits.entries} files and directories (limit PULUMI_FLEET_MAX_ENTRIES)`);
     return names.map((name) => {
       const rel = joinRel(relDir, name);
       const symlink = fs.lstatSync(path.join(this.root, dir.rel, name)).isSymbolicLink();
@@ -207,10 +228,17 @@ export class Checkout {
 }
 
 /** A real directory of the checkout (no symlink in its path): its parent and the names looked up in it. */
-interface DirNode { parent: DirNode | undefined; name: string; children: Map<string, DirChild> }
+interface DirNode {
+  parent: DirNode | undefined;
+  name: string;
+  children: Map<string, DirChild>;
+}
 
 /** What a name in a directory resolved to, and through how many symlinks. */
-interface DirChild { dir: DirNode; hops: number }
+interface DirChild {
+  dir: DirNode;
+  hops: number;
+}
 
 /** A node's path from the checkout's root, built when asked (stored per node, paths would cost depth squared). */
 function realPathOf(dir: DirNode): string {

@@ -41,7 +41,10 @@ export function readBundleFiles(checkout: Checkout, bundleDir: string, exclude: 
         const data = checkout.read(at);
         bytes += data.length;
         if (bytes > checkout.limits.bundleBytes) {
-          throw new FleetError(`the bundle's files add up to more than ${mib(checkout.limits.bundleBytes)} (limit PULUMI_FLEET_MAX_BUNDLE_MIB)`, { ...ctx, file: rel });
+          throw new FleetError(`the bundle's files add up to more than ${mib(checkout.limits.bundleBytes)} (limit PULUMI_FLEET_MAX_BUNDLE_MIB)`, {
+            ...ctx,
+            file: rel,
+          });
         }
         files.push(fileContent(rel, data));
       }
@@ -100,7 +103,13 @@ function readFleetIgnore(checkout: Checkout, dir: string, ctx: { gitRepo: string
 }
 
 /** Whether a layer (or one above it) ignores the entry; the wildcard matching is bounded per checkout. */
-function isIgnored(checkout: Checkout, layer: IgnoreLayer | undefined, name: string, isDir: boolean, ctx: { gitRepo: string; bundle: string; file: string }): boolean {
+function isIgnored(
+  checkout: Checkout,
+  layer: IgnoreLayer | undefined,
+  name: string,
+  isDir: boolean,
+  ctx: { gitRepo: string; bundle: string; file: string },
+): boolean {
   let chars: string[] | undefined;
   const meter = checkout.ignoreMatching;
   for (; layer; layer = layer.parent) {
@@ -109,8 +118,11 @@ function isIgnored(checkout: Checkout, layer: IgnoreLayer | undefined, name: str
       chars ??= [...name];
       const matched = p.matchesChars(chars, meter);
       if (meter.steps > checkout.limits.ignoreSteps) {
-        throw new FleetError(`matching .fleetignore patterns against the repository's names took more than ${checkout.limits.ignoreSteps} steps ` +
-          "(limit PULUMI_FLEET_MAX_IGNORE_STEPS; a step is a character compared)", ctx);
+        throw new FleetError(
+          `matching .fleetignore patterns against the repository's names took more than ${checkout.limits.ignoreSteps} steps ` +
+            "(limit PULUMI_FLEET_MAX_IGNORE_STEPS; a step is a character compared)",
+          ctx,
+        );
       }
       if (matched) return true;
     }
@@ -141,11 +153,13 @@ const OVERLAY_PREFIX = "overlays/";
 /** The files Fleet would render as manifests or chart templates (before overlays are applied): none means an empty bundle, told early. */
 export function rawManifestFiles(files: BundleFile[]): BundleFile[] {
   const ignorePrefixes = files
-    .filter((f) => /(^|\/)fleet\.ya?ml$/.test(f.name) && f.name.includes("/") || f.name.endsWith("/Chart.yaml"))
+    .filter((f) => (/(^|\/)fleet\.ya?ml$/.test(f.name) && f.name.includes("/")) || f.name.endsWith("/Chart.yaml"))
     .map((f) => f.name.slice(0, f.name.lastIndexOf("/") + 1));
-  return files.filter((f) =>
-    !/^fleet\.ya?ml$/.test(f.name) &&
-    /\.(ya?ml|json)$/.test(f.name) &&
-    !f.name.startsWith(OVERLAY_PREFIX) &&
-    !ignorePrefixes.some((p) => f.name.startsWith(p)));
+  return files.filter(
+    (f) =>
+      !/^fleet\.ya?ml$/.test(f.name) &&
+      /\.(ya?ml|json)$/.test(f.name) &&
+      !f.name.startsWith(OVERLAY_PREFIX) &&
+      !ignorePrefixes.some((p) => f.name.startsWith(p)),
+  );
 }

@@ -49,7 +49,8 @@ function globDirs(checkout: Checkout, pattern: string): string[] {
       try {
         isMatch("");
       } catch (err) {
-        if (err instanceof BadPattern) throw new FleetError(`path ${JSON.stringify(pattern)}: ${err.message} (Go's filepath.Glob)`, { gitRepo: checkout.gitRepo, field: "paths" });
+        if (err instanceof BadPattern)
+          throw new FleetError(`path ${JSON.stringify(pattern)}: ${err.message} (Go's filepath.Glob)`, { gitRepo: checkout.gitRepo, field: "paths" });
         throw err;
       }
     }

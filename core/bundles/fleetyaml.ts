@@ -9,7 +9,18 @@ import { FleetError } from "../errors";
 import { readTargetCriteria, TargetCriteria } from "../config/target-criteria";
 import { readSelector } from "../targeting/selector";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { BundleTarget, DependsOn, DeploymentOptions, HelmOptions, IntOrString, PartitionSpec, RolloutStrategy, TargetCustomizationMode, ValuesFrom, ValuesKeyRef } from "./types";
+import {
+  BundleTarget,
+  DependsOn,
+  DeploymentOptions,
+  HelmOptions,
+  IntOrString,
+  PartitionSpec,
+  RolloutStrategy,
+  TargetCustomizationMode,
+  ValuesFrom,
+  ValuesKeyRef,
+} from "./types";
 import { limit } from "../targeting/rollout";
 
 export interface FleetYaml {
@@ -36,7 +47,8 @@ export const NOT_HONOURED = {
   correctDrift: "a drifted object whose patch fails is not deleted and recreated, and no failure history is kept",
   comparePatchOps: "only `remove` operations (and jsonPointers) are honoured: this operation is not applied before comparing",
   ignoreConditions: "Fleet's options merge drops a target's `ignore`, so it has no effect there; set it at the top level of fleet.yaml",
-  acceptedStates: "the bundle waits, within the same update, until the other is applied and its workloads ready (a Pulumi dependency, Fleet's default [Ready]); it does not start earlier for the other states listed, and a failed dependency stops it",
+  acceptedStates:
+    "the bundle waits, within the same update, until the other is applied and its workloads ready (a Pulumi dependency, Fleet's default [Ready]); it does not start earlier for the other states listed, and a failed dependency stops it",
   force: "objects are applied with server-side apply, never deleted and recreated",
   atomic: "the engine does not roll back a failed update",
   waitForJobs: "Jobs are awaited as the Kubernetes provider awaits them, whatever this says",
@@ -44,22 +56,59 @@ export const NOT_HONOURED = {
 } as const;
 
 const HELM_FIELDS = [
-  "chart", "repo", "version", "releaseName", "values", "valuesFiles", "valuesFrom", "templateValues", "timeoutSeconds", "force",
-  "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation",
-  "disableDependencyUpdate", "maxHistory",
+  "chart",
+  "repo",
+  "version",
+  "releaseName",
+  "values",
+  "valuesFiles",
+  "valuesFrom",
+  "templateValues",
+  "timeoutSeconds",
+  "force",
+  "takeOwnership",
+  "atomic",
+  "waitForJobs",
+  "disablePreProcess",
+  "disableDNS",
+  "skipSchemaValidation",
+  "disableDependencyUpdate",
+  "maxHistory",
 ] as const;
 
 const OPTION_FIELDS = [
-  "defaultNamespace", "namespace", "namespaceLabels", "namespaceAnnotations", "serviceAccount", "keepResources",
-  "deleteNamespace", "deleteCRDResources", "forceSyncGeneration", "helm", "kustomize", "yaml", "diff", "correctDrift",
-  "ignore", "downstreamResources",
+  "defaultNamespace",
+  "namespace",
+  "namespaceLabels",
+  "namespaceAnnotations",
+  "serviceAccount",
+  "keepResources",
+  "deleteNamespace",
+  "deleteCRDResources",
+  "forceSyncGeneration",
+  "helm",
+  "kustomize",
+  "yaml",
+  "diff",
+  "correctDrift",
+  "ignore",
+  "downstreamResources",
 ] as const;
 
 const TARGET_FIELDS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy", ...OPTION_FIELDS];
 
 const TOP_FIELDS = [
-  ...OPTION_FIELDS, "name", "labels", "paused", "targets", "targetCustomizations", "targetCustomizationMode",
-  "overrideTargets", "dependsOn", "rolloutStrategy", "imageScans",
+  ...OPTION_FIELDS,
+  "name",
+  "labels",
+  "paused",
+  "targets",
+  "targetCustomizations",
+  "targetCustomizationMode",
+  "overrideTargets",
+  "dependsOn",
+  "rolloutStrategy",
+  "imageScans",
 ] as const;
 
 /** Parses YAML text, reporting syntax errors with file and line. */
@@ -76,7 +125,8 @@ export function parseYamlDocuments(text: string, file: string): unknown[] {
       throw new FleetError(`invalid YAML: ${err.message.split("\n")[0]}`, { file, line });
     }
     const duplicate = firstDuplicateKey(doc.contents);
-    if (duplicate) throw new FleetError("invalid YAML: Map keys must be unique", { file, line: duplicate.range ? lineCounter.linePos(duplicate.range[0]).line : undefined });
+    if (duplicate)
+      throw new FleetError("invalid YAML: Map keys must be unique", { file, line: duplicate.range ? lineCounter.linePos(duplicate.range[0]).line : undefined });
     try {
       out.push(doc.toJS({ maxAliasCount: 1000 }));
     } catch (e) {
@@ -129,16 +179,29 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
     labels: readLabelMap(root.child("labels")),
     options: readOptions(root, note),
     paused: root.child("paused").bool(),
-    targets: root.child("targets").items().map((t) => readBundleTarget(t, note)),
-    targetCustomizations: root.child("targetCustomizations").items().map((t) => readBundleTarget(t, note)),
+    targets: root
+      .child("targets")
+      .items()
+      .map((t) => readBundleTarget(t, note)),
+    targetCustomizations: root
+      .child("targetCustomizations")
+      .items()
+      .map((t) => readBundleTarget(t, note)),
     targetCustomizationMode: root.child("targetCustomizationMode").oneOf(["FirstMatch", "AllMatches"] as const, "FirstMatch"),
-    dependsOn: root.child("dependsOn").items().map((d) => readDependsOn(d, note)),
+    dependsOn: root
+      .child("dependsOn")
+      .items()
+      .map((d) => readDependsOn(d, note)),
     unhonoured,
   };
   unhonoured.unshift(...matching.warnings);
   const name = root.child("name").optString();
   if (name) fy.name = name;
-  if (root.child("overrideTargets").present) fy.overrideTargets = root.child("overrideTargets").items().map((t) => readTargetCriteria(t));
+  if (root.child("overrideTargets").present)
+    fy.overrideTargets = root
+      .child("overrideTargets")
+      .items()
+      .map((t) => readTargetCriteria(t));
   if (root.child("rolloutStrategy").optMap()) fy.rolloutStrategy = readRollout(root.child("rolloutStrategy"));
   return fy;
 }
@@ -158,11 +221,14 @@ function readRollout(f: Field): RolloutStrategy {
     return x.value as string;
   };
   const r: RolloutStrategy = {
-    partitions: f.child("partitions").items().map((p) => {
-      const criteria: PartitionSpec = readTargetCriteria(p, ["maxUnavailable"]);
-      const max = intOrString(p.child("maxUnavailable"));
-      return max === undefined ? criteria : { ...criteria, maxUnavailable: max };
-    }),
+    partitions: f
+      .child("partitions")
+      .items()
+      .map((p) => {
+        const criteria: PartitionSpec = readTargetCriteria(p, ["maxUnavailable"]);
+        const max = intOrString(p.child("maxUnavailable"));
+        return max === undefined ? criteria : { ...criteria, maxUnavailable: max };
+      }),
   };
   for (const key of ["maxUnavailable", "maxUnavailablePartitions", "autoPartitionSize"] as const) {
     const v = intOrString(f.child(key));
@@ -197,7 +263,10 @@ function readDependsOn(f: Field, note: Unhonoured): DependsOn {
   const states = f.child("acceptedStates").stringList();
   states.forEach((state, j) => {
     // Fleet refuses the same when it reads the fleet.yaml (bundlereader validateBundleRef).
-    if (!BUNDLE_STATES.includes(state)) f.child("acceptedStates").index(j).fail(`invalid state ${JSON.stringify(state)}, valid values are: ${BUNDLE_STATES.join(", ")}`);
+    if (!BUNDLE_STATES.includes(state))
+      f.child("acceptedStates")
+        .index(j)
+        .fail(`invalid state ${JSON.stringify(state)}, valid values are: ${BUNDLE_STATES.join(", ")}`);
   });
   if (states.length) {
     d.acceptedStates = states;
@@ -222,7 +291,9 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   const o: DeploymentOptions = {};
   // Fleet copies the named Secrets of the management cluster's workspace: content choosing the operator's secrets. Refused, never ignored.
   if (f.child("downstreamResources").present) {
-    f.child("downstreamResources").fail("content cannot name the operator's Secrets here: the stack file hands them to the GitRepo's clusters (gitRepos[].downstreamResources, docs/configuration.md); remove this field");
+    f.child("downstreamResources").fail(
+      "content cannot name the operator's Secrets here: the stack file hands them to the GitRepo's clusters (gitRepos[].downstreamResources, docs/configuration.md); remove this field",
+    );
   }
   const str = (key: "defaultNamespace" | "namespace" | "serviceAccount") => {
     const v = f.child(key).optString();
@@ -254,15 +325,25 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   if (f.child("diff").present) {
     const d = f.child("diff").object(["comparePatches"]);
     o.diff = {
-      comparePatches: d.child("comparePatches").items().map((p) => {
-        p.object(["apiVersion", "kind", "name", "namespace", "jsonPointers", "operations"]);
-        return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
-      }),
+      comparePatches: d
+        .child("comparePatches")
+        .items()
+        .map((p) => {
+          p.object(["apiVersion", "kind", "name", "namespace", "jsonPointers", "operations"]);
+          return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
+        }),
     };
     // jsonPointers and remove operations are honoured (core/compare-patches.ts); other operations are warned.
-    d.child("comparePatches").items().forEach((p) => p.child("operations").items().forEach((op) => {
-      if (op.child("op").optString() !== "remove") note(op.child("op"), NOT_HONOURED.comparePatchOps);
-    }));
+    d.child("comparePatches")
+      .items()
+      .forEach((p) =>
+        p
+          .child("operations")
+          .items()
+          .forEach((op) => {
+            if (op.child("op").optString() !== "remove") note(op.child("op"), NOT_HONOURED.comparePatchOps);
+          }),
+      );
   }
   if (f.child("correctDrift").present) {
     const c = f.child("correctDrift").object(["enabled", "force", "keepFailHistory"]);
@@ -319,7 +400,16 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
     if (v !== undefined) h[key] = v;
     if (v && key === "maxHistory") note(f.child(key), NOT_HONOURED[key]);
   }
-  for (const key of ["force", "takeOwnership", "atomic", "waitForJobs", "disablePreProcess", "disableDNS", "skipSchemaValidation", "disableDependencyUpdate"] as const) {
+  for (const key of [
+    "force",
+    "takeOwnership",
+    "atomic",
+    "waitForJobs",
+    "disablePreProcess",
+    "disableDNS",
+    "skipSchemaValidation",
+    "disableDependencyUpdate",
+  ] as const) {
     if (f.child(key).bool()) h[key] = true;
   }
   // takeOwnership is honoured (core/ownership.ts): false refuses an existing object this bundle does not own.

@@ -21,18 +21,26 @@ export class BadPattern extends Error {
 }
 
 /** Work done matching: one step per chunk tried and per character compared. */
-export interface StepMeter { steps: number }
+export interface StepMeter {
+  steps: number;
+}
 
 type Token = { lit: string } | { any: true } | { negated: boolean; ranges: [lo: number, hi: number][] };
 
 /** A run of tokens after its stars (`star`: it had at least one). */
-interface Chunk { star: boolean; tokens: Token[] }
+interface Chunk {
+  star: boolean;
+  tokens: Token[];
+}
 
 export class GoPattern {
   /** The name it matches when it has no wildcard (one literal chunk), for a set lookup. */
   readonly literal: string | undefined;
 
-  constructor(readonly source: string, private readonly chunks: Chunk[]) {
+  constructor(
+    readonly source: string,
+    private readonly chunks: Chunk[],
+  ) {
     const only = chunks.length === 1 && !chunks[0].star ? chunks[0].tokens : undefined;
     this.literal = only?.every((t) => "lit" in t) ? only.map((t) => (t as { lit: string }).lit).join("") : undefined;
   }

@@ -8,13 +8,22 @@ import { ErrorContext, FleetError } from "../errors";
 import { Renderer, runRenderer } from "../render/fleet-render";
 
 /** A text whose syntax the caller has checked with the JavaScript parser (for line numbers). */
-export interface YamlText { key: string; text: string; file: string; ctx: ErrorContext }
+export interface YamlText {
+  key: string;
+  text: string;
+  file: string;
+  ctx: ErrorContext;
+}
 
 /**
  * The first document of each text as Fleet sees it, by key; a failure names the text's file and context.
  * With `onError`, a text that fails is handed to it and left out instead (a broken bundle fails alone).
  */
-export async function readYamlAsFleet(texts: YamlText[], render: Renderer = runRenderer, onError?: (t: YamlText, err: FleetError) => void): Promise<Map<string, unknown>> {
+export async function readYamlAsFleet(
+  texts: YamlText[],
+  render: Renderer = runRenderer,
+  onError?: (t: YamlText, err: FleetError) => void,
+): Promise<Map<string, unknown>> {
   const out = new Map<string, unknown>();
   if (!texts.length) return out;
   const gitRepoOf = Object.fromEntries(texts.flatMap((t) => (t.ctx.gitRepo ? [[t.key, t.ctx.gitRepo]] : [])));

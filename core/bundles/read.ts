@@ -23,7 +23,11 @@ import { withChartDependencies } from "./chart-deps";
 import { Decrypter, isSopsEncrypted, withDecryptedFiles } from "./sops";
 
 /** A bundle that could not be read: its name (fleet.yaml's when it was read, else the one its path gives) and path. */
-export interface UnreadBundle { gitRepo: string; bundle: string; path: string }
+export interface UnreadBundle {
+  gitRepo: string;
+  bundle: string;
+  path: string;
+}
 
 /**
  * `render` runs fleet-render's jobs (YAML as Fleet reads it, chart pulls): the real one unless a test
@@ -31,8 +35,13 @@ export interface UnreadBundle { gitRepo: string; bundle: string; path: string }
  * dependencies, files) is handed to it and left out, so the others still deploy; without it the first
  * failure is thrown. What concerns the whole GitRepo (its paths, the bundle limit) always throws.
  */
-export async function readBundles(root: string, repo: GitRepoConfig, render: Renderer = runRenderer, onFailure?: (b: UnreadBundle, err: unknown) => void,
-  decrypt?: Decrypter): Promise<Bundle[]> {
+export async function readBundles(
+  root: string,
+  repo: GitRepoConfig,
+  render: Renderer = runRenderer,
+  onFailure?: (b: UnreadBundle, err: unknown) => void,
+  decrypt?: Decrypter,
+): Promise<Bundle[]> {
   // Every read of the checkout goes through this one confined view (checkout.ts).
   const checkout = new Checkout(root, repo.name);
   const dirs = discoverBundleDirs(checkout, repo.paths);
@@ -40,7 +49,10 @@ export async function readBundles(root: string, repo: GitRepoConfig, render: Ren
   // multiply the plan (and the runner's memory) by the fleet's size.
   const maxBundles = Math.floor(positiveNumber(process.env, "PULUMI_FLEET_MAX_BUNDLES", 1000));
   if (dirs.length > maxBundles) {
-    throw new FleetError(`the repository has ${dirs.length} bundles, over the limit of ${maxBundles} per GitRepo (PULUMI_FLEET_MAX_BUNDLES); nothing was read further`, { gitRepo: repo.name, field: "paths" });
+    throw new FleetError(
+      `the repository has ${dirs.length} bundles, over the limit of ${maxBundles} per GitRepo (PULUMI_FLEET_MAX_BUNDLES); nothing was read further`,
+      { gitRepo: repo.name, field: "paths" },
+    );
   }
   let failures = 0;
   const fail = (bundle: string, rel: string, err: unknown) => {
@@ -49,24 +61,38 @@ export async function readBundles(root: string, repo: GitRepoConfig, render: Ren
     onFailure({ gitRepo: repo.name, bundle, path: rel }, err);
   };
   // Each stage runs on what the one before left: a failed bundle is handed to `fail` once and dropped.
-  const each = <T, U>(items: T[], name: (t: T) => [bundle: string, rel: string], step: (t: T) => U): U[] => items.flatMap((t) => {
-    try {
-      return [step(t)];
-    } catch (err) {
-      fail(...name(t), err);
-      return [];
-    }
-  });
+  const each = <T, U>(items: T[], name: (t: T) => [bundle: string, rel: string], step: (t: T) => U): U[] =>
+    items.flatMap((t) => {
+      try {
+        return [step(t)];
+      } catch (err) {
+        fail(...name(t), err);
+        return [];
+      }
+    });
   // YAML is read as Fleet reads it, by fleet-render: one batch for the fleet.yamls, one for values files.
   // Remote charts: one batch for the GitRepo, each chart pulled once however many bundles name it.
   const fleetYamls = await readFleetYamls(checkout, dirs, repo, render, (rel, err) => fail(bundleNameFor(repo.name, rel), rel, err));
   const valuesDocs = await readValuesDocs(checkout, fleetYamls, repo, render);
-  const pending = each(fleetYamls, (p) => [p.fy.name ?? bundleNameFor(repo.name, p.rel), p.rel], (fy) => bundleOptions(checkout, fy, repo, valuesDocs));
-  const pulled = await pullRemoteChartsEach(checkout, pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })), repo, render);
-  const read = each(pending.map((p, i) => [p, pulled[i]] as const), ([p]) => [p.bundle.name, p.bundle.path], ([p, charts]) => {
-    if (charts instanceof FleetError) throw charts;
-    return withFiles(checkout, p, charts);
-  });
+  const pending = each(
+    fleetYamls,
+    (p) => [p.fy.name ?? bundleNameFor(repo.name, p.rel), p.rel],
+    (fy) => bundleOptions(checkout, fy, repo, valuesDocs),
+  );
+  const pulled = await pullRemoteChartsEach(
+    checkout,
+    pending.map((p) => ({ bundleRel: p.bundle.path, sources: p.chartSources, ctx: p.ctx })),
+    repo,
+    render,
+  );
+  const read = each(
+    pending.map((p, i) => [p, pulled[i]] as const),
+    ([p]) => [p.bundle.name, p.bundle.path],
+    ([p, charts]) => {
+      if (charts instanceof FleetError) throw charts;
+      return withFiles(checkout, p, charts);
+    },
+  );
   const withDeps = await withChartDependencies(checkout, read, repo, render, onFailure && ((b, err) => fail(b.name, b.path, err)));
   // Two bundles of one name: neither is the bundle of that name, so both fail (Fleet would overwrite one with the other).
   const paths = new Map<string, string[]>();
@@ -74,7 +100,12 @@ export async function readBundles(root: string, repo: GitRepoConfig, render: Ren
   const bundles = withDeps.filter((b) => {
     const all = paths.get(b.name)!;
     if (all.length === 1) return true;
-    if (all[0] === b.path) fail(b.name, b.path, new FleetError(`bundle name ${b.name} is produced by both ${all.join(" and ")}; set a distinct name in fleet.yaml`, { gitRepo: repo.name }));
+    if (all[0] === b.path)
+      fail(
+        b.name,
+        b.path,
+        new FleetError(`bundle name ${b.name} is produced by both ${all.join(" and ")}; set a distinct name in fleet.yaml`, { gitRepo: repo.name }),
+      );
     return false;
   });
   if (bundles.length === 0 && failures === 0) {
@@ -84,10 +115,21 @@ export async function readBundles(root: string, repo: GitRepoConfig, render: Ren
   return withDecryptedFiles(bundles, repo, decrypt);
 }
 
-interface ParsedFleetYaml { rel: string; fleetYamlName?: string; fleetYamlRel?: string; fy: FleetYaml }
+interface ParsedFleetYaml {
+  rel: string;
+  fleetYamlName?: string;
+  fleetYamlRel?: string;
+  fy: FleetYaml;
+}
 
 /** Each bundle directory's fleet.yaml, parsed; a directory whose fleet.yaml cannot be read goes to `failed`. */
-async function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoConfig, render: Renderer, failed: (rel: string, err: unknown) => void): Promise<ParsedFleetYaml[]> {
+async function readFleetYamls(
+  checkout: Checkout,
+  dirs: string[],
+  repo: GitRepoConfig,
+  render: Renderer,
+  failed: (rel: string, err: unknown) => void,
+): Promise<ParsedFleetYaml[]> {
   const found = dirs.map((rel) => {
     const name = fleetYamlIn(checkout, rel);
     return { rel, name, file: name ? (rel === "." ? name : `${rel}/${name}`) : undefined };
@@ -111,15 +153,17 @@ async function readFleetYamls(checkout: Checkout, dirs: string[], repo: GitRepoC
     broken.add(relOf.get(t.key)!);
     failed(relOf.get(t.key)!, err);
   });
-  return found.filter((f) => !broken.has(f.rel)).flatMap((f) => {
-    try {
-      const fy = parseFleetYaml(f.file ? docs.get(f.file) : {}, f.file ?? "(none)");
-      return [{ rel: f.rel, fleetYamlName: f.name, fleetYamlRel: f.file, fy }];
-    } catch (err) {
-      failed(f.rel, withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) }));
-      return [];
-    }
-  });
+  return found
+    .filter((f) => !broken.has(f.rel))
+    .flatMap((f) => {
+      try {
+        const fy = parseFleetYaml(f.file ? docs.get(f.file) : {}, f.file ?? "(none)");
+        return [{ rel: f.rel, fleetYamlName: f.name, fleetYamlRel: f.file, fy }];
+      } catch (err) {
+        failed(f.rel, withContext(err, { gitRepo: repo.name, bundle: bundleNameFor(repo.name, f.rel) }));
+        return [];
+      }
+    });
 }
 
 /**
@@ -132,7 +176,11 @@ async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], rep
   const failedFiles = new Map<string, FleetError>();
   for (const { rel, fy } of parsed) {
     const ctx = { gitRepo: repo.name, bundle: fy.name ?? bundleNameFor(repo.name, rel) };
-    const helms = [readsValuesFiles(fy.options.helm) ? fy.options.helm : undefined, ...fy.targets.map((t) => t.helm), ...fy.targetCustomizations.map((t) => t.helm)];
+    const helms = [
+      readsValuesFiles(fy.options.helm) ? fy.options.helm : undefined,
+      ...fy.targets.map((t) => t.helm),
+      ...fy.targetCustomizations.map((t) => t.helm),
+    ];
     for (const vf of helms.flatMap(valuesFilesOf)) {
       const { file, problem } = valuesFileAt(checkout, rel, vf);
       // A problem (outside the bundle, missing) is reported with its bundle by withValuesFiles.
@@ -157,7 +205,8 @@ async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], rep
  * Values reach a chart's templates, which may put them in any object (a ConfigMap, an annotation, a
  * message): decrypted values must not. Flux's helm-controller does not decrypt values files either.
  */
-const ENCRYPTED_VALUES = "the values file is SOPS-encrypted: values files are not decrypted (a chart's templates could copy the values into any object, " +
+const ENCRYPTED_VALUES =
+  "the values file is SOPS-encrypted: values files are not decrypted (a chart's templates could copy the values into any object, " +
   "kept and shown in clear); put the secret in a SOPS-encrypted Secret manifest of a raw YAML bundle, or read it with helm.valuesFrom";
 
 /** A bundle before its files are read: everything fleet.yaml and the GitRepo decide. */
@@ -178,7 +227,13 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
   const bctx = { gitRepo: repo.name, bundle: name };
   // The name becomes a label value, a URN part and a file name: Kubernetes's rule, before any use.
   const nameProblem = fy.name === undefined ? undefined : dnsLabelProblem(fy.name);
-  if (nameProblem) throw new FleetError(`bundle name ${JSON.stringify(fy.name)} ${nameProblem}`, { gitRepo: repo.name, bundle: defaultName, file: fleetYamlRel, field: "name" });
+  if (nameProblem)
+    throw new FleetError(`bundle name ${JSON.stringify(fy.name)} ${nameProblem}`, {
+      gitRepo: repo.name,
+      bundle: defaultName,
+      file: fleetYamlRel,
+      field: "name",
+    });
 
   const options: DeploymentOptions = { ...fy.options };
   // Fleet's order: fleet.yaml targets, then targetCustomizations; unnamed ones get target000, target001...
@@ -189,13 +244,18 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
   for (const [i, t] of customizations.entries()) {
     // A customization without chart coordinates inherits the bundle's (Fleet's propagateHelmChartProperties).
     if (t.helm && options.helm) {
-      customizations[i] = { ...t, helm: { ...t.helm, repo: t.helm.repo ?? options.helm.repo, chart: t.helm.chart ?? options.helm.chart, version: t.helm.version ?? options.helm.version } };
+      customizations[i] = {
+        ...t,
+        helm: { ...t.helm, repo: t.helm.repo ?? options.helm.repo, chart: t.helm.chart ?? options.helm.chart, version: t.helm.version ?? options.helm.version },
+      };
     }
   }
   const warnings = fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`);
   if (options.helm?.valuesFiles?.length && !readsValuesFiles(options.helm)) {
-    warnings.push(`${fleetYamlRel}: helm.valuesFiles: ${JSON.stringify(options.helm.valuesFiles)} is not read, as in Fleet: Fleet reads top-level valuesFiles ` +
-      "only when helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)");
+    warnings.push(
+      `${fleetYamlRel}: helm.valuesFiles: ${JSON.stringify(options.helm.valuesFiles)} is not read, as in Fleet: Fleet reads top-level valuesFiles ` +
+        "only when helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)",
+    );
   }
   try {
     if (options.helm && readsValuesFiles(options.helm)) options.helm = withValuesFiles(checkout, rel, options.helm, valuesDocs);
@@ -250,7 +310,13 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
 function withFiles(checkout: Checkout, p: PendingBundle, pulled: PulledCharts): Bundle {
   const b = p.bundle;
   const files = [...readBundleFiles(checkout, b.path, p.exclude, { gitRepo: b.gitRepo, bundle: b.name }), ...pulled.files];
-  const bundle: Bundle = { ...b, style: determineStyle(files, b.options), files, manifestId: manifestIdOf(files), warnings: [...p.unhonoured, ...pulled.warnings] };
+  const bundle: Bundle = {
+    ...b,
+    style: determineStyle(files, b.options),
+    files,
+    manifestId: manifestIdOf(files),
+    warnings: [...p.unhonoured, ...pulled.warnings],
+  };
   if (!hasResources(bundle)) {
     throw new FleetError(`bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${b.path}`, p.ctx);
   }
@@ -337,11 +403,18 @@ function hasResources(b: Bundle): boolean {
       // the chart. Refused here, deliberately (docs/fleet-compatibility.md): that bundle deploys without what it names.
       const chart = b.style.path;
       if (b.files.some((f) => f.name === chart)) {
-        throw new FleetError(`helm chart ${b.style.path} is a file, not a chart directory: Fleet does not unpack a chart archive in the bundle (it would deploy ` +
-          "the bundle's other YAML files as raw manifests, without the chart); unpack it into a directory and name that, or name the chart's URL or repository",
-        { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml, field: "helm.chart" });
+        throw new FleetError(
+          `helm chart ${b.style.path} is a file, not a chart directory: Fleet does not unpack a chart archive in the bundle (it would deploy ` +
+            "the bundle's other YAML files as raw manifests, without the chart); unpack it into a directory and name that, or name the chart's URL or repository",
+          { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml, field: "helm.chart" },
+        );
       }
-      throw new FleetError(`helm chart ${b.style.path} not found in the bundle (no ${chartYaml})`, { gitRepo: b.gitRepo, bundle: b.name, file: b.fleetYaml, field: "helm.chart" });
+      throw new FleetError(`helm chart ${b.style.path} not found in the bundle (no ${chartYaml})`, {
+        gitRepo: b.gitRepo,
+        bundle: b.name,
+        file: b.fleetYaml,
+        field: "helm.chart",
+      });
     }
     return true;
   }

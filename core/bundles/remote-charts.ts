@@ -13,9 +13,15 @@ import { HelmAuth, PullJob, Renderer, runRenderer } from "../render/fleet-render
 import { Checkout, joinRel } from "./checkout";
 import { BundleFile, HelmOptions } from "./types";
 
-export interface ChartSource { helm: HelmOptions; field: string }
+export interface ChartSource {
+  helm: HelmOptions;
+  field: string;
+}
 
-export interface PulledCharts { files: BundleFile[]; warnings: string[] }
+export interface PulledCharts {
+  files: BundleFile[];
+  warnings: string[];
+}
 
 /**
  * Whether Fleet fetches this chart instead of reading it from the bundle directory. Asked of the
@@ -27,10 +33,19 @@ export function isRemoteChart(checkout: Checkout, bundleRel: string, helm: HelmO
   return !!helm.repo || checkout.kindOf(joinRel(bundleRel, helm.chart ?? "")) === undefined;
 }
 
-export interface ChartRequest { bundleRel: string; sources: ChartSource[]; ctx: { gitRepo: string; bundle: string; file?: string } }
+export interface ChartRequest {
+  bundleRel: string;
+  sources: ChartSource[];
+  ctx: { gitRepo: string; bundle: string; file?: string };
+}
 
 /** The pulled charts of each bundle, in order: one fleet-render batch, each distinct chart pulled once. The first failure is thrown. */
-export async function pullRemoteCharts(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): Promise<PulledCharts[]> {
+export async function pullRemoteCharts(
+  checkout: Checkout,
+  requests: ChartRequest[],
+  repo: GitRepoConfig,
+  render: Renderer = runRenderer,
+): Promise<PulledCharts[]> {
   return (await pullRemoteChartsEach(checkout, requests, repo, render)).map((r) => {
     if (r instanceof FleetError) throw r;
     return r;
@@ -38,7 +53,12 @@ export async function pullRemoteCharts(checkout: Checkout, requests: ChartReques
 }
 
 /** As pullRemoteCharts, but each request's failure is returned in its place: one bundle's chart does not stop the others. */
-export async function pullRemoteChartsEach(checkout: Checkout, requests: ChartRequest[], repo: GitRepoConfig, render: Renderer = runRenderer): Promise<(PulledCharts | FleetError)[]> {
+export async function pullRemoteChartsEach(
+  checkout: Checkout,
+  requests: ChartRequest[],
+  repo: GitRepoConfig,
+  render: Renderer = runRenderer,
+): Promise<(PulledCharts | FleetError)[]> {
   const jobs = new Map<string, PullJob>(); // by chart:repo:version
   const timeoutSeconds = pullTimeoutSeconds();
   const wanted = requests.map(({ bundleRel, sources, ctx }): Map<string, string> | FleetError => {
@@ -48,14 +68,25 @@ export async function pullRemoteChartsEach(checkout: Checkout, requests: ChartRe
       try {
         remote = isRemoteChart(checkout, bundleRel, helm);
       } catch (err) {
-        return new FleetError(`${field}.chart ${JSON.stringify(helm.chart)}: ${(err as FleetError).reason ?? String(err)}`, { ...ctx, field: `${field}.chart` });
+        return new FleetError(`${field}.chart ${JSON.stringify(helm.chart)}: ${(err as FleetError).reason ?? String(err)}`, {
+          ...ctx,
+          field: `${field}.chart`,
+        });
       }
       if (!remote) continue;
       const key = `${helm.chart ?? ""}:${helm.repo ?? ""}:${helm.version ?? ""}`;
       if (!keys.has(key)) keys.set(key, field);
       if (!jobs.has(key)) {
-        jobs.set(key, { id: String(jobs.size), chart: helm.chart, repo: helm.repo, version: helm.version, auth: helmAuth(repo), credentialsRegex: repo.helmRepoURLRegex,
-          allowedURLs: repo.allowedChartURLs ?? [], timeoutSeconds });
+        jobs.set(key, {
+          id: String(jobs.size),
+          chart: helm.chart,
+          repo: helm.repo,
+          version: helm.version,
+          auth: helmAuth(repo),
+          credentialsRegex: repo.helmRepoURLRegex,
+          allowedURLs: repo.allowedChartURLs ?? [],
+          timeoutSeconds,
+        });
       }
     }
     return keys;

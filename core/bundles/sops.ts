@@ -19,7 +19,10 @@ import { rawManifestFiles } from "./content";
 import { K8sObject } from "./manifests";
 import { Bundle, BundleFile, DecryptedFile } from "./types";
 
-export interface DecryptRequest { identities: string; files: { name: string; content: string }[] }
+export interface DecryptRequest {
+  identities: string;
+  files: { name: string; content: string }[];
+}
 /** Per file name: its Secrets, or why it cannot be decrypted (never a value of it). */
 export type DecryptResults = Record<string, { objects?: K8sObject[]; error?: string }>;
 export type Decrypter = (request: DecryptRequest) => Promise<DecryptResults>;
@@ -30,7 +33,7 @@ export type Decrypter = (request: DecryptRequest) => Promise<DecryptResults>;
  */
 export function isSopsEncrypted(f: BundleFile): boolean {
   if (f.encoding) return false;
-  if (/\.json$/i.test(f.name)) return f.content.includes("\"mac\": \"ENC[") && f.content.includes("\"sops\"");
+  if (/\.json$/i.test(f.name)) return f.content.includes('"mac": "ENC[') && f.content.includes('"sops"');
   if (/\.ya?ml$/i.test(f.name)) return f.content.includes("mac: ENC[") && /^sops:/m.test(f.content);
   return false;
 }
@@ -54,8 +57,14 @@ export async function withDecryptedFiles(bundles: Bundle[], repo: GitRepoConfig,
       continue;
     }
     if (!repo.sopsAgeKey) {
-      problems.set(b, new FleetError(`the file is SOPS-encrypted and GitRepo ${repo.name} has no age key to decrypt it: set gitRepos[${repo.name}].sopsAgeKey ` +
-        "(a Pulumi secret; commands that read the stack file without the engine, such as plan and render, do not decrypt)", ctx(encrypted[0])));
+      problems.set(
+        b,
+        new FleetError(
+          `the file is SOPS-encrypted and GitRepo ${repo.name} has no age key to decrypt it: set gitRepos[${repo.name}].sopsAgeKey ` +
+            "(a Pulumi secret; commands that read the stack file without the engine, such as plan and render, do not decrypt)",
+          ctx(encrypted[0]),
+        ),
+      );
       continue;
     }
     for (const f of encrypted) request.files.push({ name: joinRel(b.path, f.name), content: f.content });
@@ -81,7 +90,9 @@ export async function withDecryptedFiles(bundles: Bundle[], repo: GitRepoConfig,
       const file = joinRel(b.path, f.name);
       const r = results[file];
       if (!r?.objects) {
-        const reason = r?.error?.startsWith("the SOPS-encrypted file") ? r.error : `the SOPS-encrypted file ${r?.error ?? "was not decrypted (no answer from fleet-sops)"}`;
+        const reason = r?.error?.startsWith("the SOPS-encrypted file")
+          ? r.error
+          : `the SOPS-encrypted file ${r?.error ?? "was not decrypted (no answer from fleet-sops)"}`;
         return { ...b, files, decryptError: new FleetError(reason, { gitRepo: b.gitRepo, bundle: b.name, file }) };
       }
       decrypted.push({ file: f.name, objects: r.objects });
@@ -99,8 +110,14 @@ function unreadEncrypted(b: Bundle, encrypted: BundleFile[]): { file: BundleFile
   const raw = new Set(b.style.kind === "yaml" ? rawManifestFiles(b.files) : []);
   const bad = encrypted.find((f) => !raw.has(f));
   if (!bad) return undefined;
-  const where = b.style.kind === "yaml" ? "it is not one of the bundle's manifests (an overlay, or inside a chart or another bundle)" : `this is a ${b.style.kind} bundle, whose ${b.style.kind === "helm" ? "chart" : "kustomization"} would read it encrypted`;
-  return { file: bad, reason: `the file is SOPS-encrypted, and only a raw YAML bundle's manifests are decrypted: ${where}; make it a manifest of a raw YAML bundle of its own` };
+  const where =
+    b.style.kind === "yaml"
+      ? "it is not one of the bundle's manifests (an overlay, or inside a chart or another bundle)"
+      : `this is a ${b.style.kind} bundle, whose ${b.style.kind === "helm" ? "chart" : "kustomization"} would read it encrypted`;
+  return {
+    file: bad,
+    reason: `the file is SOPS-encrypted, and only a raw YAML bundle's manifests are decrypted: ${where}; make it a manifest of a raw YAML bundle of its own`,
+  };
 }
 
 /** The decrypted Secrets of a bundle, copies for one deployment (each is placed in its namespace apart). */
@@ -117,8 +134,13 @@ async function runFleetSops(request: DecryptRequest): Promise<DecryptResults> {
   const [file, args] = childCommand(bin, ["decrypt"]);
   const seconds = sandboxLimits().jobSeconds;
   const r = await runInGroup(file, args, {
-    env: {}, input: JSON.stringify(request), name: "fleet-sops", maxOutputBytes: 256 * 1024 * 1024, stderrKeptBytes: 4096,
-    deadlineMs: seconds * 1000, deadlineReason: `fleet-sops took more than ${seconds} s (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS)`,
+    env: {},
+    input: JSON.stringify(request),
+    name: "fleet-sops",
+    maxOutputBytes: 256 * 1024 * 1024,
+    stderrKeptBytes: 4096,
+    deadlineMs: seconds * 1000,
+    deadlineReason: `fleet-sops took more than ${seconds} s (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS)`,
   });
   if (r.aborted) throw stopSignal.reason;
   if (r.stopped || r.code !== 0) throw new FleetError(`fleet-sops failed: ${r.stopped ?? r.stderr.trim()}`, {});

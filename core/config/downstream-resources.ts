@@ -45,8 +45,11 @@ const REQUIRED_KEYS: Record<string, string[][]> = {
   "kubernetes.io/basic-auth": [["username", "password"]],
 };
 
-export function readDownstreamResources(f: Field, repo: { targetNamespace?: string; allowedTargetNamespaces?: string[] },
-  namespaceAllowed: (ns: string, allowed: readonly string[]) => boolean): DownstreamSecret[] {
+export function readDownstreamResources(
+  f: Field,
+  repo: { targetNamespace?: string; allowedTargetNamespaces?: string[] },
+  namespaceAllowed: (ns: string, allowed: readonly string[]) => boolean,
+): DownstreamSecret[] {
   const out = f.items().map((item) => readSecretEntry(item, repo, namespaceAllowed));
   const seen = new Map<string, number>();
   out.forEach((s, i) => {
@@ -58,28 +61,40 @@ export function readDownstreamResources(f: Field, repo: { targetNamespace?: stri
   return out;
 }
 
-function readSecretEntry(f: Field, repo: { targetNamespace?: string; allowedTargetNamespaces?: string[] },
-  namespaceAllowed: (ns: string, allowed: readonly string[]) => boolean): DownstreamSecret {
+function readSecretEntry(
+  f: Field,
+  repo: { targetNamespace?: string; allowedTargetNamespaces?: string[] },
+  namespaceAllowed: (ns: string, allowed: readonly string[]) => boolean,
+): DownstreamSecret {
   f.object(["kind", "name", "namespace", "type", "labels", "annotations", "data", "stringData"]);
   // Fleet matches the kind without regard to case.
   const kind = f.child("kind").string();
   if (kind.toLowerCase() === "configmap") {
-    f.child("kind").fail("ConfigMap is not offered here (Fleet copies ConfigMaps too): a ConfigMap holds no secret, so commit it with the bundle's content, or make it a Secret");
+    f.child("kind").fail(
+      "ConfigMap is not offered here (Fleet copies ConfigMaps too): a ConfigMap holds no secret, so commit it with the bundle's content, or make it a Secret",
+    );
   }
   if (kind.toLowerCase() !== "secret") f.child("kind").fail(`must be Secret (got ${JSON.stringify(kind)})`);
   const name = f.child("name").string();
   const nameProblem = dnsSubdomainProblem(name);
   if (nameProblem) f.child("name").fail(`invalid Secret name ${JSON.stringify(name)}: ${nameProblem}`);
   const namespace = f.child("namespace").optString() ?? repo.targetNamespace;
-  if (!namespace) return f.child("namespace").fail("is required when the GitRepo has no targetNamespace: the namespace this Secret lands in on each cluster the GitRepo targets");
+  if (!namespace)
+    return f
+      .child("namespace")
+      .fail("is required when the GitRepo has no targetNamespace: the namespace this Secret lands in on each cluster the GitRepo targets");
   const nsProblem = dnsLabelProblem(namespace);
   if (nsProblem) f.child("namespace").fail(`invalid namespace ${JSON.stringify(namespace)}: ${nsProblem}`);
   if (repo.allowedTargetNamespaces) {
     if (!namespaceAllowed(namespace, repo.allowedTargetNamespaces)) {
-      f.child("namespace").fail(`${JSON.stringify(namespace)} is not in this GitRepo's allowedTargetNamespaces (${repo.allowedTargetNamespaces.join(", ")}): a GitRepo's Secrets land only where it may deploy`);
+      f.child("namespace").fail(
+        `${JSON.stringify(namespace)} is not in this GitRepo's allowedTargetNamespaces (${repo.allowedTargetNamespaces.join(", ")}): a GitRepo's Secrets land only where it may deploy`,
+      );
     }
   } else if (repo.targetNamespace && namespace !== repo.targetNamespace) {
-    f.child("namespace").fail(`${JSON.stringify(namespace)} is not this GitRepo's targetNamespace ${JSON.stringify(repo.targetNamespace)}: a GitRepo's Secrets land only where it deploys (list more in allowedTargetNamespaces)`);
+    f.child("namespace").fail(
+      `${JSON.stringify(namespace)} is not this GitRepo's targetNamespace ${JSON.stringify(repo.targetNamespace)}: a GitRepo's Secrets land only where it deploys (list more in allowedTargetNamespaces)`,
+    );
   }
   const type = f.child("type").optString() ?? "Opaque";
   if (type === "kubernetes.io/service-account-token") f.child("type").fail("a service account token is issued by the cluster, not handed to it");
@@ -91,7 +106,8 @@ function readSecretEntry(f: Field, repo: { targetNamespace?: string; allowedTarg
     if (!isPlainObject(map.value)) return map.fail("must be a mapping of key to value (each a Pulumi secret)");
     for (const key of Object.keys(map.value)) {
       const entry = map.child(key);
-      if (!SECRET_KEY.test(key) || key.length > 253 || key === "." || key === "..") entry.fail("invalid key: a Secret's keys are letters, digits, '-', '_' and '.' (at most 253), and not . or ..");
+      if (!SECRET_KEY.test(key) || key.length > 253 || key === "." || key === "..")
+        entry.fail("invalid key: a Secret's keys are letters, digits, '-', '_' and '.' (at most 253), and not . or ..");
       if (keys.includes(key)) entry.fail("is set in both data and stringData");
       keys.push(key);
       const value = secretValue(entry);
@@ -103,7 +119,15 @@ function readSecretEntry(f: Field, repo: { targetNamespace?: string; allowedTarg
   for (const alternatives of REQUIRED_KEYS[type] ?? []) {
     if (!alternatives.some((k) => keys.includes(k))) f.fail(`a Secret of type ${type} needs the key ${alternatives.join(" or ")} (in data or stringData)`);
   }
-  return { name, namespace, type, labels: readStrings(f.child("labels"), true), annotations: readStrings(f.child("annotations"), false), data, keys: keys.sort() };
+  return {
+    name,
+    namespace,
+    type,
+    labels: readStrings(f.child("labels"), true),
+    annotations: readStrings(f.child("annotations"), false),
+    data,
+    keys: keys.sort(),
+  };
 }
 
 /** A value: a plain string once the engine decrypted the config, `{secure: ...}` (unknown here) in a stack file read directly. */
@@ -139,12 +163,23 @@ export function checkDownstreamNamespaces(list: Field, repos: NamespaceBounds[],
     (repo.downstreamResources ?? []).forEach((s, i) => {
       for (const other of repos) {
         if (other === repo) continue;
-        const why = other.targetNamespace === s.namespace ? "its targetNamespace"
-          : other.allowedTargetNamespaces && namespaceAllowed(s.namespace, other.allowedTargetNamespaces) ? `its allowedTargetNamespaces (${other.allowedTargetNamespaces.join(", ")})`
-            : other.downstreamResources?.some((o) => o.namespace === s.namespace) ? "its own downstreamResources land there" : undefined;
+        const why =
+          other.targetNamespace === s.namespace
+            ? "its targetNamespace"
+            : other.allowedTargetNamespaces && namespaceAllowed(s.namespace, other.allowedTargetNamespaces)
+              ? `its allowedTargetNamespaces (${other.allowedTargetNamespaces.join(", ")})`
+              : other.downstreamResources?.some((o) => o.namespace === s.namespace)
+                ? "its own downstreamResources land there"
+                : undefined;
         if (why) {
-          list.index(r).child("downstreamResources").index(i).child("namespace")
-            .fail(`${JSON.stringify(s.namespace)} is GitRepo ${other.name}'s namespace (${why}): this GitRepo's Secrets would be readable by that GitRepo's content; give each GitRepo a namespace of its own`);
+          list
+            .index(r)
+            .child("downstreamResources")
+            .index(i)
+            .child("namespace")
+            .fail(
+              `${JSON.stringify(s.namespace)} is GitRepo ${other.name}'s namespace (${why}): this GitRepo's Secrets would be readable by that GitRepo's content; give each GitRepo a namespace of its own`,
+            );
         }
       }
     });

@@ -86,11 +86,33 @@ const REMOTE_URL = /^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/;
 
 export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   f.object([
-    "name", "repo", "branch", "revision", "paths", "targets", "targetNamespace", "serviceAccount",
-    "keepResources", "deleteNamespace", "paused", "allowEmpty", "takeOwnership", "auth", "caBundle", "insecureSkipTLSVerify",
-    "helmSecret", "helmRepoURLRegex", "allowedChartURLs",
-    "allowedServiceAccounts", "allowedTargetNamespaces", "allowOverrideTargets", "allowTakeOwnership", "downstreamResources", "sopsAgeKey",
-    "pollingInterval", "disablePolling",
+    "name",
+    "repo",
+    "branch",
+    "revision",
+    "paths",
+    "targets",
+    "targetNamespace",
+    "serviceAccount",
+    "keepResources",
+    "deleteNamespace",
+    "paused",
+    "allowEmpty",
+    "takeOwnership",
+    "auth",
+    "caBundle",
+    "insecureSkipTLSVerify",
+    "helmSecret",
+    "helmRepoURLRegex",
+    "allowedChartURLs",
+    "allowedServiceAccounts",
+    "allowedTargetNamespaces",
+    "allowOverrideTargets",
+    "allowTakeOwnership",
+    "downstreamResources",
+    "sopsAgeKey",
+    "pollingInterval",
+    "disablePolling",
   ]);
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
@@ -99,13 +121,19 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   }
   const paths = f.child("paths").stringList();
   paths.forEach((p, i) => {
-    if (p.split(/[\\/]/).includes("..")) f.child("paths").index(i).fail(`path ${JSON.stringify(p)} escapes the repository`);
+    if (p.split(/[\\/]/).includes(".."))
+      f.child("paths")
+        .index(i)
+        .fail(`path ${JSON.stringify(p)} escapes the repository`);
   });
   const g: GitRepoConfig = {
     name: readName(f.child("name")),
     repo,
     paths,
-    targets: f.child("targets").items().map((t) => readTargetCriteria(t)),
+    targets: f
+      .child("targets")
+      .items()
+      .map((t) => readTargetCriteria(t)),
     keepResources: f.child("keepResources").bool(),
     deleteNamespace: f.child("deleteNamespace").bool(),
     paused: f.child("paused").bool(),
@@ -131,7 +159,8 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     g.allowedTargetNamespaces = namespaces.stringList();
     namespaces.items().forEach((item, i) => {
       const problem = dnsLabelProblem(g.allowedTargetNamespaces![i].replace(/\*/g, "x"));
-      if (problem) item.fail(`invalid namespace pattern ${JSON.stringify(g.allowedTargetNamespaces![i])}: ${problem} (a name, or a name with * for any characters)`);
+      if (problem)
+        item.fail(`invalid namespace pattern ${JSON.stringify(g.allowedTargetNamespaces![i])}: ${problem} (a name, or a name with * for any characters)`);
     });
     if (g.targetNamespace && !namespaceAllowed(g.targetNamespace, g.allowedTargetNamespaces)) {
       f.child("targetNamespace").fail(`${JSON.stringify(g.targetNamespace)} is not in allowedTargetNamespaces`);
@@ -187,7 +216,8 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   const ageKey = readSecret(f.child("sopsAgeKey"));
   if (ageKey !== undefined) {
     // The message never quotes the value: it is the key.
-    if (!isAgeIdentityFile(ageKey)) f.child("sopsAgeKey").fail("is not an age key file: one or more AGE-SECRET-KEY-1... lines (age-keygen's output; # comments allowed)");
+    if (!isAgeIdentityFile(ageKey))
+      f.child("sopsAgeKey").fail("is not an age key file: one or more AGE-SECRET-KEY-1... lines (age-keygen's output; # comments allowed)");
     g.sopsAgeKey = ageKey;
   }
   return g;
@@ -195,7 +225,10 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
 
 /** An age identity file as age reads one: AGE-SECRET-KEY-1 identities (Bech32), one per line, blank and # lines aside. */
 function isAgeIdentityFile(text: string): boolean {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
   return lines.length > 0 && lines.every((l) => /^AGE-SECRET-KEY-1[023456789ACDEFGHJKLMNPQRSTUVWXYZ]{58}$/.test(l));
 }
 
@@ -204,7 +237,8 @@ export function namespaceAllowed(namespace: string, allowed: readonly string[]):
   return allowed.some((p) => {
     const parts = p.split("*");
     if (parts.length === 1) return p === namespace;
-    if (!namespace.startsWith(parts[0]) || !namespace.endsWith(parts[parts.length - 1]) || namespace.length < parts[0].length + parts[parts.length - 1].length) return false;
+    if (!namespace.startsWith(parts[0]) || !namespace.endsWith(parts[parts.length - 1]) || namespace.length < parts[0].length + parts[parts.length - 1].length)
+      return false;
     let at = parts[0].length;
     const end = namespace.length - parts[parts.length - 1].length;
     for (const mid of parts.slice(1, -1)) {

@@ -46,9 +46,11 @@ function readPushgateway(f: Field): PushgatewayConfig | undefined {
   if (url !== undefined) {
     const problem = urlProblem(url);
     if (problem) f.child("url").fail(problem);
-    if (new URL(url).username || new URL(url).password) f.child("url").fail("carries credentials: keep them out of the stack file with urlFromEnv (an environment variable holding the URL)");
+    if (new URL(url).username || new URL(url).password)
+      f.child("url").fail("carries credentials: keep them out of the stack file with urlFromEnv (an environment variable holding the URL)");
   }
-  if (urlFromEnv !== undefined && !ENV_NAME.test(urlFromEnv)) f.child("urlFromEnv").fail(`must be an environment variable's name (got ${JSON.stringify(urlFromEnv)})`);
+  if (urlFromEnv !== undefined && !ENV_NAME.test(urlFromEnv))
+    f.child("urlFromEnv").fail(`must be an environment variable's name (got ${JSON.stringify(urlFromEnv)})`);
   const job = f.child("job").optString() ?? "pulumi-fleet";
   if (!JOB.test(job)) f.child("job").fail(`must be letters, digits, "_", "." or "-", starting with a letter or "_" (got ${JSON.stringify(job)})`);
   const timeoutSeconds = f.child("timeoutSeconds").optNumber() ?? 10;

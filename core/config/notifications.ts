@@ -36,7 +36,11 @@ export function readNotifications(f: Field): NotificationsConfig | undefined {
   const seen = new Map<string, number>();
   webhooks.forEach((w, i) => {
     const first = seen.get(w.name);
-    if (first !== undefined) f.child("webhooks").index(i).child("name").fail(`duplicate name ${JSON.stringify(w.name)} (also at index ${first})`);
+    if (first !== undefined)
+      f.child("webhooks")
+        .index(i)
+        .child("name")
+        .fail(`duplicate name ${JSON.stringify(w.name)} (also at index ${first})`);
     seen.set(w.name, i);
   });
   return { webhooks, ...(f.child("kubernetesEvents").bool(false) ? { kubernetesEvents: true as const } : {}) };
@@ -46,20 +50,31 @@ export function readNotifications(f: Field): NotificationsConfig | undefined {
  * A pair's `kubernetesEvents` input: where its Events go (the bundle's namespace) and what they name.
  * Only when the operator turned Events on, so a stack without them registers what it did before.
  */
-export function kubernetesEventsInput(n: NotificationsConfig | undefined, e: { namespace: string; gitRepo: string; bundle: string }): { kubernetesEvents?: { namespace: string; gitRepo: string; bundle: string } } {
+export function kubernetesEventsInput(
+  n: NotificationsConfig | undefined,
+  e: { namespace: string; gitRepo: string; bundle: string },
+): { kubernetesEvents?: { namespace: string; gitRepo: string; bundle: string } } {
   return n?.kubernetesEvents ? { kubernetesEvents: { namespace: e.namespace, gitRepo: e.gitRepo, bundle: e.bundle } } : {};
 }
 
 function readWebhook(f: Field): WebhookConfig {
   f.object(["name", "url", "urlFromEnv", "format", "events"]);
   if (f.child("url").present) {
-    f.child("url").fail("a webhook URL is a credential and is never kept in the stack file: put it in an environment variable of the runner (a CI secret) and name that variable in urlFromEnv");
+    f.child("url").fail(
+      "a webhook URL is a credential and is never kept in the stack file: put it in an environment variable of the runner (a CI secret) and name that variable in urlFromEnv",
+    );
   }
   const name = f.child("name").string();
   const urlFromEnv = f.child("urlFromEnv").string();
-  if (!ENV_NAME.test(urlFromEnv)) f.child("urlFromEnv").fail(`must be the name of an environment variable (letters, digits and _; got ${JSON.stringify(urlFromEnv)})`);
+  if (!ENV_NAME.test(urlFromEnv))
+    f.child("urlFromEnv").fail(`must be the name of an environment variable (letters, digits and _; got ${JSON.stringify(urlFromEnv)})`);
   const format = f.child("format").oneOf(WEBHOOK_FORMATS, "json");
-  const events = f.child("events").present ? f.child("events").items().map((e) => e.oneOf(NOTIFICATION_TYPES)) : [...NOTIFICATION_TYPES];
+  const events = f.child("events").present
+    ? f
+        .child("events")
+        .items()
+        .map((e) => e.oneOf(NOTIFICATION_TYPES))
+    : [...NOTIFICATION_TYPES];
   if (!events.length) f.child("events").fail(`lists no event type: leave it out for all of them (${NOTIFICATION_TYPES.join(", ")}), or remove the webhook`);
   return { name, urlFromEnv, format, events: [...new Set(events)] };
 }

@@ -13,7 +13,7 @@ export const MIN_POLLING_INTERVAL_MS = 1_000;
 /** Fleet's CRD bound (2562047h, the largest Go duration). */
 const MAX_DURATION_MS = 2_562_047 * 3_600_000;
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 
 /** A Go duration in milliseconds ("0" is 0), or undefined when the text is not one (Fleet's CRD pattern). */
@@ -40,7 +40,8 @@ export function readPolling(repo: Field): PollingSettings {
   if (text !== undefined) {
     const ms = parseGoDuration(text);
     if (ms === undefined || ms > MAX_DURATION_MS) f.fail(`${JSON.stringify(text)} is not a Go duration (e.g. 15s, 5m, 1h30m; units ns, us, ms, s, m, h)`);
-    if (ms > 0 && ms < MIN_POLLING_INTERVAL_MS) f.fail(`${JSON.stringify(text)} is below the minimum of ${MIN_POLLING_INTERVAL_MS / 1000}s (an up takes seconds: polling faster deploys nothing sooner)`);
+    if (ms > 0 && ms < MIN_POLLING_INTERVAL_MS)
+      f.fail(`${JSON.stringify(text)} is below the minimum of ${MIN_POLLING_INTERVAL_MS / 1000}s (an up takes seconds: polling faster deploys nothing sooner)`);
     if (ms > 0) out.pollingInterval = ms;
   }
   if (repo.child("disablePolling").bool()) out.disablePolling = true;

@@ -10,7 +10,9 @@ import { FleetError, ErrorContext } from "../errors";
  * differs from a field only in case is that field, a key that matches none is ignored. Each is said in
  * `warnings`; the object is rewritten in place to the canonical names.
  */
-export interface FleetMatching { warnings: string[] }
+export interface FleetMatching {
+  warnings: string[];
+}
 
 export class Field {
   constructor(

@@ -32,17 +32,28 @@ export function readSchedules(list: Field, readTarget: (f: Field) => TargetCrite
     if (problem) f.child("name").fail(`invalid name ${JSON.stringify(name)}: ${problem}`);
     const duration = f.child("duration").string();
     if (!GO_DURATION.test(duration)) {
-      f.child("duration").fail(`${JSON.stringify(duration)} is not a Go duration with units ns, us, µs, ms, s, m, h (e.g. 30m, 4h, 1h30m); Fleet's Schedule takes no d or w`);
+      f.child("duration").fail(
+        `${JSON.stringify(duration)} is not a Go duration with units ns, us, µs, ms, s, m, h (e.g. 30m, 4h, 1h30m); Fleet's Schedule takes no d or w`,
+      );
     }
     const location = f.child("location").optString();
     const targets = f.child("targets").present ? f.child("targets").object(["clusters"]).child("clusters").items().map(readTarget) : [];
-    if (!targets.length) f.child("targets").child("clusters").fail("is required: the clusters this schedule holds (name, clusterName, clusterSelector, clusterGroup, clusterGroupSelector), as Fleet's ScheduleTarget");
+    if (!targets.length)
+      f.child("targets")
+        .child("clusters")
+        .fail(
+          "is required: the clusters this schedule holds (name, clusterName, clusterSelector, clusterGroup, clusterGroupSelector), as Fleet's ScheduleTarget",
+        );
     return { name, schedule: f.child("schedule").string(), duration, ...(location ? { location } : {}), targets, field: f.path };
   });
   const seen = new Map<string, number>();
   out.forEach((s, i) => {
     const first = seen.get(s.name);
-    if (first !== undefined) list.index(i).child("name").fail(`duplicate name ${JSON.stringify(s.name)} (also at index ${first})`);
+    if (first !== undefined)
+      list
+        .index(i)
+        .child("name")
+        .fail(`duplicate name ${JSON.stringify(s.name)} (also at index ${first})`);
     seen.set(s.name, i);
   });
   return out;

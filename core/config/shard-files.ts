@@ -65,14 +65,20 @@ export function readShardLayout(dir: string, environment: string): ShardLayout |
   if (!doc) throw new FleetError(`${stackFileFor(environment)} not found (one file per environment under stacks/)`, { file: stackFileFor(environment) });
   if (doc.config?.[SHARD_KEY] !== undefined) {
     const of = doc.config[SHARD_KEY] as { environment?: string };
-    throw new FleetError(`is a generated shard stack file; its environment's definition is ${stackFileFor(String(of.environment))}`, { file: stackFileFor(environment) });
+    throw new FleetError(`is a generated shard stack file; its environment's definition is ${stackFileFor(String(of.environment))}`, {
+      file: stackFileFor(environment),
+    });
   }
   const { config } = loadStackConfig(dir, environment);
   if (!config.shards) return undefined;
   const membership = shardMembership(config.clusters, config.clusterGroups, config.shards, config.file);
   const shards = config.shards.map((s) => ({
-    name: s.name, stack: shardStackName(environment, s.name),
-    clusters: config.clusters.map((c) => c.name).filter((c) => membership.get(c) === s.name).sort(),
+    name: s.name,
+    stack: shardStackName(environment, s.name),
+    clusters: config.clusters
+      .map((c) => c.name)
+      .filter((c) => membership.get(c) === s.name)
+      .sort(),
   }));
   return { environment, config, shards, membership };
 }
@@ -83,17 +89,18 @@ export function shardFileText(dir: string, environment: string, shard: string): 
   const own = readDoc(dir, shardStackName(environment, shard));
   const out: StackDoc = {};
   // A definition with no secrets settings has no encrypted value: the shard keeps the salt its stack was created with.
-  const source = SECRETS_KEYS.some((k) => doc[k] !== undefined) ? doc : own ?? {};
+  const source = SECRETS_KEYS.some((k) => doc[k] !== undefined) ? doc : (own ?? {});
   for (const k of SECRETS_KEYS) if (source[k] !== undefined) out[k] = source[k];
   out.config = { [SHARD_KEY]: { environment, name: shard }, ...(doc.config ?? {}) };
-  return `# Generated from ${path.basename(stackFilePath(dir, environment))}: shard ${shard} of environment ${environment}, an\n` +
+  return (
+    `# Generated from ${path.basename(stackFilePath(dir, environment))}: shard ${shard} of environment ${environment}, an\n` +
     `# ordinary stack (${shardStackName(environment, shard)}) that deploys only this shard's clusters. Do not edit: change the\n` +
     `# definition, then run \`npm run shards -- --stack ${environment} --apply\` (it moves clusters' state first).\n` +
     // Literal blocks, never folded lines: the CLI rewrites this file when it creates the stack (adding
     // its salt), and a folded multi-line value (a kubeconfig) does not survive that round trip intact.
-    YAML.stringify(out, { lineWidth: 0, blockQuote: "literal" });
+    YAML.stringify(out, { lineWidth: 0, blockQuote: "literal" })
+  );
 }
-
 
 /** Whether a shard's stack file is exactly what its definition generates now (undefined: it is), else why not. */
 export function shardFileProblem(dir: string, environment: string, shard: string): string | undefined {
@@ -103,9 +110,11 @@ export function shardFileProblem(dir: string, environment: string, shard: string
   const definition = readDoc(dir, environment);
   if (!definition) return `its definition ${path.basename(stackFilePath(dir, environment))} is missing`;
   const { [SHARD_KEY]: _, ...config } = mine.config ?? {};
-  if (stableJson(config) !== stableJson(definition.config ?? {})) return `its configuration differs from ${path.basename(stackFilePath(dir, environment))} (the definition was edited since it was generated)`;
+  if (stableJson(config) !== stableJson(definition.config ?? {}))
+    return `its configuration differs from ${path.basename(stackFilePath(dir, environment))} (the definition was edited since it was generated)`;
   for (const k of SECRETS_KEYS) {
-    if (definition[k] !== undefined && stableJson(mine[k]) !== stableJson(definition[k])) return `its ${k} differs from ${path.basename(stackFilePath(dir, environment))}`;
+    if (definition[k] !== undefined && stableJson(mine[k]) !== stableJson(definition[k]))
+      return `its ${k} differs from ${path.basename(stackFilePath(dir, environment))}`;
   }
   return undefined;
 }
@@ -118,11 +127,17 @@ export function checkShardStackFile(dir: string, stack: string): void {
   const of = shardOfFile(dir, stack);
   if (!of) return;
   if (shardStackName(of.environment, of.name) !== stack) {
-    throw new FleetError(`names shard ${of.name} of ${of.environment}, whose stack is ${shardStackName(of.environment, of.name)}, not ${stack}`, { file: stackFileFor(stack), field: SHARD_KEY });
+    throw new FleetError(`names shard ${of.name} of ${of.environment}, whose stack is ${shardStackName(of.environment, of.name)}, not ${stack}`, {
+      file: stackFileFor(stack),
+      field: SHARD_KEY,
+    });
   }
   const problem = shardFileProblem(dir, of.environment, of.name);
   if (problem) {
-    throw new FleetError(`is out of date: ${problem}. Run \`npm run shards -- --stack ${of.environment}\` to see which clusters would move, ` +
-      "and with --apply to move them and regenerate the shard files", { file: stackFileFor(stack) });
+    throw new FleetError(
+      `is out of date: ${problem}. Run \`npm run shards -- --stack ${of.environment}\` to see which clusters would move, ` +
+        "and with --apply to move them and regenerate the shard files",
+      { file: stackFileFor(stack) },
+    );
   }
 }

@@ -27,8 +27,14 @@ export interface ShardOf {
 }
 
 /** What the rule reads of a cluster and of a cluster group (stack.ts passes its ClusterConfig and ClusterGroupConfig). */
-interface LabelledCluster { name: string; labels: Record<string, string> }
-interface SelectingGroup { name: string; selector: LabelSelector }
+interface LabelledCluster {
+  name: string;
+  labels: Record<string, string>;
+}
+interface SelectingGroup {
+  name: string;
+  selector: LabelSelector;
+}
 
 export function shardStackName(environment: string, shard: string): string {
   return `${environment}.${shard}`;
@@ -47,13 +53,17 @@ export function readShards(f: Field): ShardSpec[] | undefined {
     if (selector) spec.clusterSelector = selector;
     const group = s.child("clusterGroup").optString();
     if (group) spec.clusterGroup = group;
-    if (!spec.clusters && !spec.clusterSelector && !spec.clusterGroup) s.fail("give clusters, clusterSelector or clusterGroup (a shard with no rule holds no cluster)");
+    if (!spec.clusters && !spec.clusterSelector && !spec.clusterGroup)
+      s.fail("give clusters, clusterSelector or clusterGroup (a shard with no rule holds no cluster)");
     return spec;
   });
   if (shards.length === 0) f.fail("must list at least one shard (or leave shards out)");
   const seen = new Set<string>();
   shards.forEach((s, i) => {
-    if (seen.has(s.name)) f.index(i).child("name").fail(`duplicate shard name ${JSON.stringify(s.name)}`);
+    if (seen.has(s.name))
+      f.index(i)
+        .child("name")
+        .fail(`duplicate shard name ${JSON.stringify(s.name)}`);
     seen.add(s.name);
   });
   return shards;
@@ -85,7 +95,8 @@ export function shardMembership(clusters: LabelledCluster[], groups: SelectingGr
   };
   const names = new Set(clusters.map((c) => c.name));
   shards.forEach((s, i) => {
-    if (s.clusterGroup && !groups.some((g) => g.name === s.clusterGroup)) fail(`shards[${i}].clusterGroup`, `unknown cluster group ${JSON.stringify(s.clusterGroup)}`);
+    if (s.clusterGroup && !groups.some((g) => g.name === s.clusterGroup))
+      fail(`shards[${i}].clusterGroup`, `unknown cluster group ${JSON.stringify(s.clusterGroup)}`);
     s.clusters?.forEach((c, j) => {
       if (!names.has(c)) fail(`shards[${i}].clusters[${j}]`, `cluster ${JSON.stringify(c)} is not in clusters`);
     });
@@ -94,7 +105,11 @@ export function shardMembership(clusters: LabelledCluster[], groups: SelectingGr
   for (const c of clusters) {
     const matched = shards.filter((s) => holds(s, c, groups)).map((s) => s.name);
     if (matched.length === 0) fail("shards", `cluster ${c.name} is in no shard: every cluster must be in exactly one (add it to a shard's rule)`);
-    if (matched.length > 1) fail("shards", `cluster ${c.name} is in ${matched.length} shards (${matched.join(", ")}): every cluster must be in exactly one, or two stacks would deploy it`);
+    if (matched.length > 1)
+      fail(
+        "shards",
+        `cluster ${c.name} is in ${matched.length} shards (${matched.join(", ")}): every cluster must be in exactly one, or two stacks would deploy it`,
+      );
     out.set(c.name, matched[0]);
   }
   return out;

@@ -80,7 +80,20 @@ export interface ShardContext extends ShardOf {
   otherClusters: ClusterConfig[];
 }
 
-export const TOP_LEVEL_KEYS = ["fleetVersion", "renderDir", "clusters", "clusterGroups", "gitRepos", "agent", "shards", "shard", "notifications", "metrics", "healthChecks", "schedules"] as const;
+export const TOP_LEVEL_KEYS = [
+  "fleetVersion",
+  "renderDir",
+  "clusters",
+  "clusterGroups",
+  "gitRepos",
+  "agent",
+  "shards",
+  "shard",
+  "notifications",
+  "metrics",
+  "healthChecks",
+  "schedules",
+] as const;
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -90,7 +103,10 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   const root = new Field(raw, "", { file }).object(TOP_LEVEL_KEYS);
   const clusters = root.child("clusters").items().map(readCluster);
   const clusterGroups = root.child("clusterGroups").items().map(readClusterGroup);
-  const gitRepos = root.child("gitRepos").items().map((f) => readGitRepo(f, baseDir));
+  const gitRepos = root
+    .child("gitRepos")
+    .items()
+    .map((f) => readGitRepo(f, baseDir));
   uniqueNames(root.child("clusters"), clusters);
   uniqueNames(root.child("clusterGroups"), clusterGroups);
   uniqueNames(root.child("gitRepos"), gitRepos);
@@ -115,7 +131,12 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
       for (const key of ["kubeVersion", "apiVersions"] as const) {
-        if (c[key] !== undefined) root.child("clusters").index(i).child(key).fail("applies in render mode only (renderDir): a live cluster's version and API versions are read from it, as Fleet's agent does");
+        if (c[key] !== undefined)
+          root
+            .child("clusters")
+            .index(i)
+            .child(key)
+            .fail("applies in render mode only (renderDir): a live cluster's version and API versions are read from it, as Fleet's agent does");
       }
     });
   }
@@ -133,7 +154,11 @@ function withShards(config: StackConfig, root: Field): StackConfig {
   const definitionFile = shard ? stackFileFor(shard.environment) : config.file;
   const membership = shardMembership(config.clusters, config.clusterGroups, shards, definitionFile);
   if (!shard) return { ...config, shards };
-  if (!shards.some((s) => s.name === shard.name)) root.child("shard").child("name").fail(`${JSON.stringify(shard.name)} is not a shard of ${definitionFile} (${shards.map((s) => s.name).join(", ")})`);
+  if (!shards.some((s) => s.name === shard.name))
+    root
+      .child("shard")
+      .child("name")
+      .fail(`${JSON.stringify(shard.name)} is not a shard of ${definitionFile} (${shards.map((s) => s.name).join(", ")})`);
   const mine = config.clusters.filter((c) => membership.get(c.name) === shard.name);
   const others = config.clusters.filter((c) => membership.get(c.name) !== shard.name);
   return { ...config, shards, clusters: mine, shard: { ...shard, elsewhere: others.map((c) => c.name), otherClusters: others } };
@@ -168,14 +193,18 @@ function readCluster(f: Field): ClusterConfig {
   if (agent !== undefined) cluster.agent = agent;
   const kubeVersion = f.child("kubeVersion").optString();
   if (kubeVersion !== undefined) {
-    if (!/^v?\d+\.\d+(\.\d+)?$/.test(kubeVersion)) f.child("kubeVersion").fail(`must be a Kubernetes version such as v1.30.2 or 1.30 (got ${JSON.stringify(kubeVersion)})`);
+    if (!/^v?\d+\.\d+(\.\d+)?$/.test(kubeVersion))
+      f.child("kubeVersion").fail(`must be a Kubernetes version such as v1.30.2 or 1.30 (got ${JSON.stringify(kubeVersion)})`);
     cluster.kubeVersion = kubeVersion;
   }
   if (f.child("apiVersions").value !== undefined) {
     cluster.apiVersions = f.child("apiVersions").stringList();
-    f.child("apiVersions").items().forEach((item, i) => {
-      if (!/^[a-z0-9.-]+(\/[a-z0-9]+)?(\/[A-Za-z0-9]+)?$/.test(cluster.apiVersions![i])) item.fail("must be group/version or group/version/Kind, as Helm's --api-versions (for example monitoring.coreos.com/v1/ServiceMonitor)");
-    });
+    f.child("apiVersions")
+      .items()
+      .forEach((item, i) => {
+        if (!/^[a-z0-9.-]+(\/[a-z0-9]+)?(\/[A-Za-z0-9]+)?$/.test(cluster.apiVersions![i]))
+          item.fail("must be group/version or group/version/Kind, as Helm's --api-versions (for example monitoring.coreos.com/v1/ServiceMonitor)");
+      });
   }
   return cluster;
 }

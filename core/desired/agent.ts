@@ -53,28 +53,41 @@ export function agentObjects(cluster: string, agent: ResolvedAgent): AgentObject
   const priorityClassName = config.priorityClass ? `${AGENT_NAME}-${ns}` : undefined;
   const fromSecret = (envName: string, key: string) => ({ name: envName, valueFrom: { secretKeyRef: { name: AGENT_BOOTSTRAP_SECRET, key } } });
   return {
-    image: config.image, configHash: hash, namespaceAlias: clusterNamespaceName(cluster, ns),
+    image: config.image,
+    configHash: hash,
+    namespaceAlias: clusterNamespaceName(cluster, ns),
     namespace: { metadata: { name: ns, labels, annotations } },
     serviceAccount: { metadata: meta(AGENT_NAME) },
     clusterRole: {
       metadata: meta(`${AGENT_NAME}-${ns}`, false),
-      rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }, { nonResourceURLs: ["*"], verbs: ["*"] }],
+      rules: [
+        { apiGroups: ["*"], resources: ["*"], verbs: ["*"] },
+        { nonResourceURLs: ["*"], verbs: ["*"] },
+      ],
     },
     clusterRoleBinding: {
       metadata: meta(`${AGENT_NAME}-${ns}`, false),
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${AGENT_NAME}-${ns}` },
       subjects: [{ kind: "ServiceAccount", name: AGENT_NAME, namespace: ns }],
     },
-    secret: { metadata: meta(AGENT_BOOTSTRAP_SECRET), stringData: { apiServerURL: config.apiServerURL, apiServerCA: config.apiServerCA, token: agent.token ?? "" } },
-    ...(config.priorityClass && priorityClassName ? {
-      priorityClass: {
-        metadata: meta(priorityClassName, false), value: config.priorityClass.value,
-        ...(config.priorityClass.preemptionPolicy ? { preemptionPolicy: config.priorityClass.preemptionPolicy } : {}),
-      },
-    } : {}),
-    ...(config.podDisruptionBudget ? {
-      podDisruptionBudget: { metadata: meta(AGENT_NAME), spec: { ...config.podDisruptionBudget, selector: { matchLabels: SELECTOR } } },
-    } : {}),
+    secret: {
+      metadata: meta(AGENT_BOOTSTRAP_SECRET),
+      stringData: { apiServerURL: config.apiServerURL, apiServerCA: config.apiServerCA, token: agent.token ?? "" },
+    },
+    ...(config.priorityClass && priorityClassName
+      ? {
+          priorityClass: {
+            metadata: meta(priorityClassName, false),
+            value: config.priorityClass.value,
+            ...(config.priorityClass.preemptionPolicy ? { preemptionPolicy: config.priorityClass.preemptionPolicy } : {}),
+          },
+        }
+      : {}),
+    ...(config.podDisruptionBudget
+      ? {
+          podDisruptionBudget: { metadata: meta(AGENT_NAME), spec: { ...config.podDisruptionBudget, selector: { matchLabels: SELECTOR } } },
+        }
+      : {}),
     deployment: {
       metadata: meta(AGENT_NAME),
       spec: {
@@ -91,21 +104,23 @@ export function agentObjects(cluster: string, agent: ResolvedAgent): AgentObject
             ...(Object.keys(config.affinity).length ? { affinity: config.affinity } : {}),
             ...(config.hostNetwork ? { hostNetwork: true } : {}),
             ...(priorityClassName ? { priorityClassName } : {}),
-            containers: [{
-              name: AGENT_NAME,
-              image: config.image,
-              imagePullPolicy: config.imagePullPolicy,
-              env: [
-                { name: "NAMESPACE", value: ns },
-                { name: "AGENT_TLS_MODE", value: config.tlsMode },
-                { name: "CHECKIN_INTERVAL", value: config.checkinInterval },
-                { name: "GARBAGE_COLLECTION_INTERVAL", value: config.garbageCollectionInterval },
-                fromSecret("API_SERVER_URL", "apiServerURL"),
-                fromSecret("API_SERVER_CA", "apiServerCA"),
-                ...config.env,
-              ],
-              ...(Object.keys(config.resources).length ? { resources: config.resources } : {}),
-            }],
+            containers: [
+              {
+                name: AGENT_NAME,
+                image: config.image,
+                imagePullPolicy: config.imagePullPolicy,
+                env: [
+                  { name: "NAMESPACE", value: ns },
+                  { name: "AGENT_TLS_MODE", value: config.tlsMode },
+                  { name: "CHECKIN_INTERVAL", value: config.checkinInterval },
+                  { name: "GARBAGE_COLLECTION_INTERVAL", value: config.garbageCollectionInterval },
+                  fromSecret("API_SERVER_URL", "apiServerURL"),
+                  fromSecret("API_SERVER_CA", "apiServerCA"),
+                  ...config.env,
+                ],
+                ...(Object.keys(config.resources).length ? { resources: config.resources } : {}),
+              },
+            ],
           },
         },
       },

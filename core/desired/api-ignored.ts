@@ -48,9 +48,18 @@ function isEmptyMap(v: unknown): boolean {
  * empty value, while the provider drops it (above). Named in a warning, never silently different.
  */
 export function nullStringValues(obj: K8sObject): string[] {
-  const maps: [string, unknown][] = [["metadata.labels", obj.metadata?.labels], ["metadata.annotations", obj.metadata?.annotations]];
+  const maps: [string, unknown][] = [
+    ["metadata.labels", obj.metadata?.labels],
+    ["metadata.annotations", obj.metadata?.annotations],
+  ];
   if (obj.apiVersion === "v1" && (obj.kind === "ConfigMap" || obj.kind === "Secret")) {
     for (const field of ["data", "stringData", "binaryData"]) maps.push([field, (obj as Record<string, unknown>)[field]]);
   }
-  return maps.flatMap(([field, m]) => (isPlainMap(m) ? Object.keys(m).filter((k) => m[k] === null).map((k) => `${field}.${k}`) : []));
+  return maps.flatMap(([field, m]) =>
+    isPlainMap(m)
+      ? Object.keys(m)
+          .filter((k) => m[k] === null)
+          .map((k) => `${field}.${k}`)
+      : [],
+  );
 }

@@ -33,4 +33,4 @@ export function factsOf(known: KnownClusters, cluster: string): ClusterFacts {
 
 /** The kubeconfig a job on the cluster uses for `user`: undefined (the cluster's own) without one. */
 export const kubeconfigAs = (known: ReadonlyMap<string, ClusterFacts>, cluster: string, user: string | undefined): string | undefined =>
-  (user ? known.get(cluster)!.kubeconfigs.get(user)! : undefined);
+  user ? known.get(cluster)!.kubeconfigs.get(user)! : undefined;

@@ -13,16 +13,24 @@ import { DesiredNamespace } from "./types";
  * the alias to the agent's resource turns the change of owner into an update, never a delete of the
  * namespace (and everything in it) on the cluster.
  */
-export function clusterNamespaces(cluster: string, entries: PlanEntry[], rendered: Map<PlanEntry, RenderedDeployment>, agentNamespace: string,
-  agentDeployed: boolean, onConflict: (entry: PlanEntry, err: FleetError) => void): DesiredNamespace[] {
-  return namespacesForCluster(cluster, entries, (e) => rendered.get(e)!.objects, onConflict).filter((ns) => !agentDeployed || ns.name !== agentNamespace).map((ns) => ({
-    name: clusterNamespaceName(cluster, ns.name),
-    metadata: {
-      name: ns.name,
-      labels: { ...ns.labels, ...clusterLabels(cluster) },
-      ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
-    },
-    retainOnDelete: !!namespaceRetain(ns.deleteWithBundles),
-    ...(ns.name === agentNamespace ? { wasAgentNamespace: true as const } : {}),
-  }));
+export function clusterNamespaces(
+  cluster: string,
+  entries: PlanEntry[],
+  rendered: Map<PlanEntry, RenderedDeployment>,
+  agentNamespace: string,
+  agentDeployed: boolean,
+  onConflict: (entry: PlanEntry, err: FleetError) => void,
+): DesiredNamespace[] {
+  return namespacesForCluster(cluster, entries, (e) => rendered.get(e)!.objects, onConflict)
+    .filter((ns) => !agentDeployed || ns.name !== agentNamespace)
+    .map((ns) => ({
+      name: clusterNamespaceName(cluster, ns.name),
+      metadata: {
+        name: ns.name,
+        labels: { ...ns.labels, ...clusterLabels(cluster) },
+        ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
+      },
+      retainOnDelete: !!namespaceRetain(ns.deleteWithBundles),
+      ...(ns.name === agentNamespace ? { wasAgentNamespace: true as const } : {}),
+    }));
 }

@@ -8,7 +8,8 @@ import { DesiredState } from "./types";
 export function describeDesired(state: DesiredState): string[] {
   const lines: string[] = [];
   for (const c of state.clusters) {
-    const where = c.provider.renderYamlToDirectory ? `rendered to ${c.provider.renderYamlToDirectory}`
+    const where = c.provider.renderYamlToDirectory
+      ? `rendered to ${c.provider.renderYamlToDirectory}`
       : `${c.provider.kubeconfig !== undefined ? "kubeconfig from the stack" : "ambient kubeconfig"}${c.provider.context ? `, context ${c.provider.context}` : ""}`;
     lines.push(`cluster ${c.name} (${where})`);
     lines.push(c.agent ? `  agent ${c.agent.image} config ${c.agent.configHash.slice(0, 12)}` : "  no agent (agent.enabled: false)");
@@ -16,7 +17,9 @@ export function describeDesired(state: DesiredState): string[] {
     for (const ns of c.namespaces) lines.push(`  Namespace ${ns.metadata.name}${ns.retainOnDelete ? " [kept on delete]" : ""}`);
     for (const d of state.deployments.filter((x) => x.cluster === c.name)) {
       const after = d.dependsOn.length ? ` after ${d.dependsOn.join(", ")}` : "";
-      lines.push(`  bundle ${d.record.bundle} (GitRepo ${d.gitRepo} @ ${d.commit.slice(0, 12)}, deploymentID …${d.record.deploymentId.slice(-12)})${d.held ? " [failed: kept as last deployed]" : ""}${d.account ? ` as ${d.account}` : ""}${after}`);
+      lines.push(
+        `  bundle ${d.record.bundle} (GitRepo ${d.gitRepo} @ ${d.commit.slice(0, 12)}, deploymentID …${d.record.deploymentId.slice(-12)})${d.held ? " [failed: kept as last deployed]" : ""}${d.account ? ` as ${d.account}` : ""}${after}`,
+      );
       for (const o of d.objects) lines.push(`    ${describeObject(o)}`);
       for (const w of d.warnings) lines.push(`    warning: ${w}`);
     }
@@ -26,9 +29,6 @@ export function describeDesired(state: DesiredState): string[] {
 
 function describeObject(o: DesiredObject): string {
   const m = o.manifest;
-  const flags = [
-    ...(o.retain ? [`kept on delete: ${o.retain}`] : []),
-    ...(o.ignoreDrift ? [`drift ignores ${o.ignoreDrift.join(", ")}`] : []),
-  ];
+  const flags = [...(o.retain ? [`kept on delete: ${o.retain}`] : []), ...(o.ignoreDrift ? [`drift ignores ${o.ignoreDrift.join(", ")}`] : [])];
   return `${m.apiVersion} ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}${flags.length ? ` [${flags.join("; ")}]` : ""}`;
 }

@@ -4,7 +4,18 @@
  * journal. Core reaches them only through this interface, so each decision is tested with a fake;
  * liveFacts() is the real one.
  */
-import { DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, LookupJob, LookupResult, OwnersJob, OwnersResult, Renderer, runRenderer } from "../render/fleet-render";
+import {
+  DiscoveryJob,
+  DiscoveryResult,
+  ImpersonateJob,
+  ImpersonateResult,
+  LookupJob,
+  LookupResult,
+  OwnersJob,
+  OwnersResult,
+  Renderer,
+  runRenderer,
+} from "../render/fleet-render";
 import { JournalEntry } from "../journal";
 import { K8sObject } from "../bundles/manifests";
 import { PairSpec } from "./pair";
@@ -93,8 +104,12 @@ export const readObjects = async (jobs: OwnersJob[]): Promise<Record<string, Own
 export const impersonate = async (jobs: ImpersonateJob[]): Promise<Record<string, ImpersonateResult>> => (await runRenderer({ impersonate: jobs })).impersonate;
 
 /** The real facts: fleet-render for rendering and clusters; `previous` and `journal` from the caller. */
-export function liveFacts(previous: () => Promise<PreviousDeployment | undefined>, journal?: JournalHooks, deployed?: ReadonlyMap<string, DeployedBundle>,
-  legacySetups?: ReadonlyMap<string, DeployedObject[]>): Facts {
+export function liveFacts(
+  previous: () => Promise<PreviousDeployment | undefined>,
+  journal?: JournalHooks,
+  deployed?: ReadonlyMap<string, DeployedBundle>,
+  legacySetups?: ReadonlyMap<string, DeployedObject[]>,
+): Facts {
   return {
     render: runRenderer,
     objects: readObjects,

@@ -65,15 +65,20 @@ export class FailedDeployments {
     const e = withContext(err, { gitRepo: pair.gitRepo, bundle: pair.bundle, ...(pair.cluster ? { cluster: pair.cluster } : {}) });
     const secrets = this.secrets.get(key) ?? [];
     this.byKey.set(key, {
-      gitRepo: pair.gitRepo, bundle: pair.bundle, cluster: pair.cluster, message: redactSecrets(e.message, secrets), reason: redactSecrets(e.reason, secrets),
-      ...(e.context.file ? { file: e.context.file } : {}), ...(e.context.field ? { field: e.context.field } : {}),
+      gitRepo: pair.gitRepo,
+      bundle: pair.bundle,
+      cluster: pair.cluster,
+      message: redactSecrets(e.message, secrets),
+      reason: redactSecrets(e.reason, secrets),
+      ...(e.context.file ? { file: e.context.file } : {}),
+      ...(e.context.field ? { field: e.context.field } : {}),
     });
   }
 
   /** Values the pair read from Secrets (its lookups, its valuesFrom): never in its failure's words. Added to those given before. */
   redact(pair: BundleId & { cluster: string }, values: readonly string[]): void {
     const key = pairKey(pair);
-    this.secrets.set(key, redactionOrder([...this.secrets.get(key) ?? [], ...values]));
+    this.secrets.set(key, redactionOrder([...(this.secrets.get(key) ?? []), ...values]));
   }
 
   has(pair: BundleId & { cluster: string }): boolean {

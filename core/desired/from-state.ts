@@ -25,8 +25,13 @@ import { RetiringDeployment } from "./types";
  * chart with random values, timestamps or `lookup` then changes nothing, and the no-op path renders
  * nothing. Render warnings are not repeated for such a deployment (they were shown when it rendered).
  */
-export function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<PlanEntry>, previous: PreviousDeployment | undefined, bundles: Bundle[],
-  deployed: ReadonlyMap<string, DeployedBundle> | undefined): Map<PlanEntry, RenderedDeployment> {
+export function deployedAsBefore(
+  entries: PlanEntry[],
+  unchanged: ReadonlySet<PlanEntry>,
+  previous: PreviousDeployment | undefined,
+  bundles: Bundle[],
+  deployed: ReadonlyMap<string, DeployedBundle> | undefined,
+): Map<PlanEntry, RenderedDeployment> {
   const out = new Map<PlanEntry, RenderedDeployment>();
   if (!deployed) return out;
   const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
@@ -36,13 +41,25 @@ export function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<Pl
     const objects = held?.objects;
     // The state's objects must be the ones applied at this deploymentID: a failed apply, or an update
     // that ran after the state was read, leaves them at another one, and then this renders again.
-    if (!unchanged.has(e) || !objects?.length || held!.appliedDeploymentId !== e.deploymentId || previous?.paused?.[key] !== e.paused || e.options.correctDrift?.enabled) continue;
+    if (
+      !unchanged.has(e) ||
+      !objects?.length ||
+      held!.appliedDeploymentId !== e.deploymentId ||
+      previous?.paused?.[key] !== e.paused ||
+      e.options.correctDrift?.enabled
+    )
+      continue;
     const bundle = byRef.get(bundleRef(e))!;
     const manifests = objects.map((o) => o.manifest);
     out.set(e, {
-      objects: manifests, style: determineStyle(bundle.files, e.options).kind, warnings: [...bundle.warnings ?? []],
-      chartCrds: new Set(), retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
-      ignoredFields: new Map(manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length)),
+      objects: manifests,
+      style: determineStyle(bundle.files, e.options).kind,
+      warnings: [...(bundle.warnings ?? [])],
+      chartCrds: new Set(),
+      retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
+      ignoredFields: new Map(
+        manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length),
+      ),
       ...(held!.secret ? { secret: true as const } : {}),
     });
   }
@@ -57,17 +74,24 @@ export function deployedAsBefore(entries: PlanEntry[], unchanged: ReadonlySet<Pl
  * update deletes the empty pair.
  * A cluster no longer configured is not among them (its objects go with its old provider, as before).
  */
-export function retiringDeployments(deployed: ReadonlyMap<string, DeployedBundle> | undefined, registered: ReadonlySet<string>, clusters: ClusterConfig[],
-  previous: PreviousDeployment | undefined, leftOut?: ReadonlySet<string>): RetiringDeployment[] {
+export function retiringDeployments(
+  deployed: ReadonlyMap<string, DeployedBundle> | undefined,
+  registered: ReadonlySet<string>,
+  clusters: ClusterConfig[],
+  previous: PreviousDeployment | undefined,
+  leftOut?: ReadonlySet<string>,
+): RetiringDeployment[] {
   const configured = new Set(clusters.map((c) => c.name));
-  return [...deployed ?? []].filter(([key, d]) => d.legacy && !registered.has(key) && configured.has(parseDeploymentKey(key).cluster) && !leftOut?.has(parseDeploymentKey(key).cluster))
+  return [...(deployed ?? [])]
+    .filter(([key, d]) => d.legacy && !registered.has(key) && configured.has(parseDeploymentKey(key).cluster) && !leftOut?.has(parseDeploymentKey(key).cluster))
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, d]) => {
       const owner = parseDeploymentKey(key);
       const cluster = owner.cluster;
       const objects = heldObjects(d);
       return {
-        key, cluster,
+        key,
+        cluster,
         spec: { deploymentId: "", objects: {}, deletePolicy: deletePolicyOf(ownerLabels(owner)), adopt: pairObjects(objects) },
       };
     });

@@ -21,17 +21,26 @@ const objectRef = (o: K8sObject) => ({ apiVersion: o.apiVersion, kind: o.kind, n
  * The live owners of contested objects, by claimKey, from their ownership labels, on the stack's
  * clusters not left out. A cluster that cannot be read tells nothing (plan order decides).
  */
-export async function gatherOwners(unknown: { cluster: string; object: K8sObject }[], clusters: ClusterConfig[], facts: Facts, known: KnownClusters,
-  skip?: ReadonlySet<string>): Promise<void> {
+export async function gatherOwners(
+  unknown: { cluster: string; object: K8sObject }[],
+  clusters: ClusterConfig[],
+  facts: Facts,
+  known: KnownClusters,
+  skip?: ReadonlySet<string>,
+): Promise<void> {
   const byCluster = new Map<string, K8sObject[]>();
   for (const c of unknown) {
     if (skip?.has(c.cluster)) continue;
     (byCluster.get(c.cluster) ?? byCluster.set(c.cluster, []).get(c.cluster)!).push(c.object);
   }
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...byCluster].filter(([cluster]) => byName.has(cluster)).map(([cluster, objects]) => ({
-    id: cluster, ...accessOf(byName.get(cluster)), objects: objects.map(objectRef),
-  }));
+  const jobs: OwnersJob[] = [...byCluster]
+    .filter(([cluster]) => byName.has(cluster))
+    .map(([cluster, objects]) => ({
+      id: cluster,
+      ...accessOf(byName.get(cluster)),
+      objects: objects.map(objectRef),
+    }));
   if (!jobs.length) return;
   const results = await facts.objects(jobs);
   for (const job of jobs) {
@@ -45,12 +54,20 @@ export async function gatherOwners(unknown: { cluster: string; object: K8sObject
 }
 
 /** The live objects of each cluster's queries (core/ownership.ts ownershipQueries), in their order: one read per cluster with any. */
-export async function gatherExisting(queries: ReadonlyMap<string, { entry: PlanEntry; object: K8sObject }[]>, clusters: ClusterConfig[], facts: Facts,
-  known: KnownClusters): Promise<void> {
+export async function gatherExisting(
+  queries: ReadonlyMap<string, { entry: PlanEntry; object: K8sObject }[]>,
+  clusters: ClusterConfig[],
+  facts: Facts,
+  known: KnownClusters,
+): Promise<void> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...queries].filter(([, q]) => q.length).map(([cluster, q]) => ({
-    id: cluster, ...accessOf(byName.get(cluster)!), objects: q.map(({ object }) => objectRef(object)),
-  }));
+  const jobs: OwnersJob[] = [...queries]
+    .filter(([, q]) => q.length)
+    .map(([cluster, q]) => ({
+      id: cluster,
+      ...accessOf(byName.get(cluster)!),
+      objects: q.map(({ object }) => objectRef(object)),
+    }));
   if (!jobs.length) return;
   const results = await facts.objects(jobs);
   for (const job of jobs) factsOf(known, job.id).existing = results[job.id] ?? { error: "no answer" };

@@ -23,8 +23,12 @@ import { ValuesFromAsks } from "./read-values-from";
  * those given (their bundles name no account), and the ambient kubeconfig of clusters without their own
  * (not in render mode: nothing is reached).
  */
-export async function gatherClusters(config: StackConfig, defaultAccountClusters: ReadonlySet<string>, agentNamespace: (cluster: string) => string,
-  facts: Facts): Promise<KnownClusters> {
+export async function gatherClusters(
+  config: StackConfig,
+  defaultAccountClusters: ReadonlySet<string>,
+  agentNamespace: (cluster: string) => string,
+  facts: Facts,
+): Promise<KnownClusters> {
   const known: KnownClusters = new Map();
   for (const c of config.clusters) factsOf(known, c.name);
   await gatherDefaultAccounts(defaultAccountClusters, config.clusters, agentNamespace, facts, known);
@@ -33,8 +37,13 @@ export async function gatherClusters(config: StackConfig, defaultAccountClusters
 }
 
 /** The second stage, once who applies what is decided: the users' kubeconfigs, then what helm.valuesFrom references, read as those users. */
-export async function gatherAsUsers(wanted: { cluster: string; user: string; entry: PlanEntry }[], asks: ValuesFromAsks, clusters: ClusterConfig[],
-  facts: Facts, known: KnownClusters): Promise<void> {
+export async function gatherAsUsers(
+  wanted: { cluster: string; user: string; entry: PlanEntry }[],
+  asks: ValuesFromAsks,
+  clusters: ClusterConfig[],
+  facts: Facts,
+  known: KnownClusters,
+): Promise<void> {
   await gatherKubeconfigs(wanted, clusters, facts, known, impersonationRefused);
   await gatherValuesFrom(asks, clusters, facts, known);
 }
@@ -44,19 +53,30 @@ export async function gatherAsUsers(wanted: { cluster: string; user: string; ent
  * A cluster that cannot be read says why (its bundles are applied with the stack's credentials and
  * say so: an unreachable cluster applies nothing anyway, and a PR preview must not stop on it).
  */
-export async function gatherDefaultAccounts(wanted: ReadonlySet<string>, clusters: ClusterConfig[], agentNamespace: (cluster: string) => string,
-  facts: Facts, known: KnownClusters): Promise<void> {
-  const jobs: OwnersJob[] = clusters.filter((c) => wanted.has(c.name)).map((c) => ({
-    id: c.name, ...accessOf(c),
-    objects: [{ apiVersion: "v1", kind: "ServiceAccount", namespace: agentNamespace(c.name), name: DEFAULT_SERVICE_ACCOUNT }],
-  }));
+export async function gatherDefaultAccounts(
+  wanted: ReadonlySet<string>,
+  clusters: ClusterConfig[],
+  agentNamespace: (cluster: string) => string,
+  facts: Facts,
+  known: KnownClusters,
+): Promise<void> {
+  const jobs: OwnersJob[] = clusters
+    .filter((c) => wanted.has(c.name))
+    .map((c) => ({
+      id: c.name,
+      ...accessOf(c),
+      objects: [{ apiVersion: "v1", kind: "ServiceAccount", namespace: agentNamespace(c.name), name: DEFAULT_SERVICE_ACCOUNT }],
+    }));
   if (!jobs.length) return;
   const results = await facts.objects(jobs);
   for (const job of jobs) {
     const r = results[job.id];
     if (!r || r.error) {
-      factsOf(known, job.id).defaultAccount = { unread: `could not tell whether ${job.objects[0].namespace}/${DEFAULT_SERVICE_ACCOUNT} exists (${r?.error ?? "no answer"}): ` +
-        "applied with the stack's credentials, as when it does not (Fleet would apply as that account if it exists)" };
+      factsOf(known, job.id).defaultAccount = {
+        unread:
+          `could not tell whether ${job.objects[0].namespace}/${DEFAULT_SERVICE_ACCOUNT} exists (${r?.error ?? "no answer"}): ` +
+          "applied with the stack's credentials, as when it does not (Fleet would apply as that account if it exists)",
+      };
     } else if (r.objects?.[0]) {
       factsOf(known, job.id).defaultAccount = true;
     }
@@ -67,8 +87,13 @@ export async function gatherDefaultAccounts(wanted: ReadonlySet<string>, cluster
  * Kubeconfigs acting as each wanted user, made from its cluster's (one job per cluster and user, in the
  * order given); a user whose kubeconfig cannot be made is the error `refused` gives.
  */
-export async function gatherKubeconfigs<W extends { cluster: string; user: string }>(wanted: W[], clusters: ClusterConfig[], facts: Facts, known: KnownClusters,
-  refused: (w: W, error: string) => FleetError): Promise<void> {
+export async function gatherKubeconfigs<W extends { cluster: string; user: string }>(
+  wanted: W[],
+  clusters: ClusterConfig[],
+  facts: Facts,
+  known: KnownClusters,
+  refused: (w: W, error: string) => FleetError,
+): Promise<void> {
   const missing = wanted.filter((w) => !known.get(w.cluster)?.kubeconfigs.has(w.user));
   if (!missing.length) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
@@ -87,7 +112,8 @@ async function gatherValuesFrom(asks: ValuesFromAsks, clusters: ClusterConfig[],
   if (!asks.asks.size) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const jobs = [...asks.asks.values()].map((a) => ({
-    id: `${a.cluster} ${a.user ?? ""}`, keys: a.keys,
+    id: `${a.cluster} ${a.user ?? ""}`,
+    keys: a.keys,
     ...accessOf(byName.get(a.cluster), kubeconfigAs(known, a.cluster, a.user)),
   }));
   const results = await facts.lookup(jobs);
@@ -111,8 +137,10 @@ async function gatherAmbientKubeconfigs(config: StackConfig, facts: Facts, known
     const r = results[c.name];
     if (!r?.kubeconfig) {
       const where = files.length ? `KUBECONFIG (${files.join(path.delimiter)})` : "the ambient kubeconfig (~/.kube/config)";
-      throw new FleetError(`${c.context !== undefined ? `context ${JSON.stringify(c.context)} ` : "the current context "}cannot be used from ${where}: ${r?.error ?? "no answer"}`,
-        { file: config.file, cluster: c.name, field: "context" });
+      throw new FleetError(
+        `${c.context !== undefined ? `context ${JSON.stringify(c.context)} ` : "the current context "}cannot be used from ${where}: ${r?.error ?? "no answer"}`,
+        { file: config.file, cluster: c.name, field: "context" },
+      );
     }
     if (files.length > 1) factsOf(known, c.name).ambientKubeconfig = r.kubeconfig;
   }

@@ -29,13 +29,19 @@ import { DesiredDeployment } from "./types";
  * holds the bundle refs (keys.ts) read in this update. A GitRepo that could not be read as a whole
  * (`unreadGitRepos`) holds everything it deployed; one that deployed nothing fails on its own line.
  */
-export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[], readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined,
-  unreadGitRepos: ReadonlyMap<string, FleetError> = new Map()): Map<string, DeploymentRecord> {
+export function heldRecords(
+  failures: FailedDeployments,
+  unread: UnreadBundle[],
+  readNow: ReadonlySet<string>,
+  previous: PreviousDeployment | undefined,
+  unreadGitRepos: ReadonlyMap<string, FleetError> = new Map(),
+): Map<string, DeploymentRecord> {
   const held = new Map<string, DeploymentRecord>();
   const records = previous?.records ?? {};
   for (const [gitRepo, err] of unreadGitRepos) {
     const deployed = Object.values(records).filter((r) => r.gitRepo === gitRepo);
-    for (const r of deployed) failures.fail(r, new FleetError(`kept as deployed: the GitRepo could not be read: ${err.reason}`, { file: err.context.file, field: err.context.field }));
+    for (const r of deployed)
+      failures.fail(r, new FleetError(`kept as deployed: the GitRepo could not be read: ${err.reason}`, { file: err.context.file, field: err.context.field }));
     if (!deployed.length) failures.fail({ gitRepo, bundle: "", cluster: "" }, err);
   }
   const unreadRepos = new Map<string, string[]>();
@@ -44,9 +50,15 @@ export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[],
     const names = unreadRepos.get(r.gitRepo);
     if (!names || readNow.has(bundleRef(r)) || failures.has(r)) continue;
     const own = failures.get({ gitRepo: r.gitRepo, bundle: r.bundle, cluster: "" });
-    failures.fail(r, own ? new FleetError(own.reason, { file: own.file, field: own.field }) : new FleetError(
-      `kept as deployed, not pruned: bundle(s) ${names.join(", ")} of this GitRepo could not be read, and a fleet.yaml that cannot be read may be the one naming this bundle; ` +
-      "it is pruned once every bundle of the GitRepo reads"));
+    failures.fail(
+      r,
+      own
+        ? new FleetError(own.reason, { file: own.file, field: own.field })
+        : new FleetError(
+            `kept as deployed, not pruned: bundle(s) ${names.join(", ")} of this GitRepo could not be read, and a fleet.yaml that cannot be read may be the one naming this bundle; ` +
+              "it is pruned once every bundle of the GitRepo reads",
+          ),
+    );
   }
   for (const f of failures.list()) {
     if (!f.cluster) continue;
@@ -54,7 +66,9 @@ export function heldRecords(failures: FailedDeployments, unread: UnreadBundle[],
     if (r) held.set(deploymentKey(f), r);
   }
   // A bundle-level failure stands alone only where no cluster had the bundle.
-  for (const b of unread) if ([...held.values()].some((r) => r.gitRepo === b.gitRepo && r.bundle === b.bundle)) failures.forget({ gitRepo: b.gitRepo, bundle: b.bundle, cluster: "" });
+  for (const b of unread)
+    if ([...held.values()].some((r) => r.gitRepo === b.gitRepo && r.bundle === b.bundle))
+      failures.forget({ gitRepo: b.gitRepo, bundle: b.bundle, cluster: "" });
   return held;
 }
 
@@ -71,8 +85,11 @@ export function heldObjects(deployed: DeployedBundle): DesiredObject[] {
 export function heldSpec(record: DeploymentRecord, deployed: DeployedBundle, objects: DesiredObject[]): PairSpec {
   if (deployed.spec) return deployed.spec;
   return {
-    deploymentId: deployed.appliedDeploymentId ?? record.deploymentId, objects: pairObjects(objects), paused: true,
-    deletePolicy: deletePolicyOf(ownerLabels(record)), adopt: pairObjects(objects),
+    deploymentId: deployed.appliedDeploymentId ?? record.deploymentId,
+    objects: pairObjects(objects),
+    paused: true,
+    deletePolicy: deletePolicyOf(ownerLabels(record)),
+    adopt: pairObjects(objects),
   };
 }
 
@@ -90,13 +107,21 @@ export type HeldDeployments = ReturnType<typeof heldDeployments>;
  * `pulumi up` has no state, so there a failure of a deployed pair stops everything, as before: nothing
  * is lost), the users they were applied as, and which rendered objects they own.
  */
-export function heldDeployments(failures: FailedDeployments, fleet: FleetState, readNow: ReadonlySet<string>, previous: PreviousDeployment | undefined,
-  inState: ReadonlyMap<string, DeployedBundle> | undefined) {
+export function heldDeployments(
+  failures: FailedDeployments,
+  fleet: FleetState,
+  readNow: ReadonlySet<string>,
+  previous: PreviousDeployment | undefined,
+  inState: ReadonlyMap<string, DeployedBundle> | undefined,
+) {
   const records = heldRecords(failures, fleet.unread, readNow, previous, fleet.unreadGitRepos);
   if (records.size && !inState) {
     const first = failures.get(records.values().next().value!)!;
-    throw new FleetError(`${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a failed bundle deployment cannot keep its objects as they are, so nothing ` +
-      "was changed; `npm run up` keeps them and deploys everything else)", { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster });
+    throw new FleetError(
+      `${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a failed bundle deployment cannot keep its objects as they are, so nothing ` +
+        "was changed; `npm run up` keeps them and deploys everything else)",
+      { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster },
+    );
   }
   const kept = new Map<string, { record: DeploymentRecord; deployed: DeployedBundle }>();
   for (const [key, record] of records) {
@@ -106,8 +131,10 @@ export function heldDeployments(failures: FailedDeployments, fleet: FleetState, 
     failures.kept(record, { deploymentId: record.deploymentId, objects: deployed.objects.length });
   }
   const owners = new Map<string, string>();
-  for (const [, { record, deployed }] of kept) for (const o of deployed.objects) owners.set(`${record.cluster}\u0000${objectKey(o.manifest)}`, bundleRef(record));
-  const ownerOf = (e: PlanEntry, r: RenderedDeployment) => r.objects.map((o) => [o, owners.get(`${e.cluster}\u0000${objectKey(o)}`)] as const).find(([, b]) => b && b !== bundleRef(e));
+  for (const [, { record, deployed }] of kept)
+    for (const o of deployed.objects) owners.set(`${record.cluster}\u0000${objectKey(o.manifest)}`, bundleRef(record));
+  const ownerOf = (e: PlanEntry, r: RenderedDeployment) =>
+    r.objects.map((o) => [o, owners.get(`${e.cluster}\u0000${objectKey(o)}`)] as const).find(([, b]) => b && b !== bundleRef(e));
   return {
     records: () => [...kept.values()].map((k) => k.record),
     deployedOn: (cluster: string) => [...kept.values()].filter((k) => k.record.cluster === cluster).map((k) => k.deployed),
@@ -116,18 +143,34 @@ export function heldDeployments(failures: FailedDeployments, fleet: FleetState, 
     takenError: (e: PlanEntry, r: RenderedDeployment) => {
       const [o, ref] = ownerOf(e, r)!;
       const owner = parseBundleRef(ref!);
-      return new FleetError(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
-        "which failed and keeps its objects as last deployed; an object has one owner", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster });
+      return new FleetError(
+        `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
+          "which failed and keeps its objects as last deployed; an object has one owner",
+        { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
+      );
     },
     deployments: (namespacesOf: (cluster: string) => ReadonlySet<string>, arrived: ReadonlySet<string>): DesiredDeployment[] =>
       [...kept].map(([key, { record, deployed }]) => {
         const objects = heldObjects(deployed);
         return {
-          key, ...formerName(previous, key), gitRepo: record.gitRepo, cluster: record.cluster, commit: record.commit, dependsOn: [],
-          ...(deployed.account ? { account: deployed.account } : {}), clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
-          warnings: [`bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`],
-          objects, spec: heldSpec(record, deployed, objects), record, arrived: arrived.has(record.cluster),
-          held: true, ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}), ...(deployed.secret ? { secret: true as const } : {}),
+          key,
+          ...formerName(previous, key),
+          gitRepo: record.gitRepo,
+          cluster: record.cluster,
+          commit: record.commit,
+          dependsOn: [],
+          ...(deployed.account ? { account: deployed.account } : {}),
+          clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
+          warnings: [
+            `bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`,
+          ],
+          objects,
+          spec: heldSpec(record, deployed, objects),
+          record,
+          arrived: arrived.has(record.cluster),
+          held: true,
+          ...(deployed.appliedDeploymentId ? { appliedDeploymentId: deployed.appliedDeploymentId } : {}),
+          ...(deployed.secret ? { secret: true as const } : {}),
         };
       }),
   };

@@ -18,9 +18,14 @@ type Pair = { gitRepo: string; bundle: string; cluster: string };
  * updates it. So on a cluster outside its windows a new or changed pair is held (`changing`: the pairs
  * still deploying, deploymentIDs final).
  */
-export function windowHolds(changing: readonly PlanEntry[], outside: ReadonlyMap<string, OutsideWindow>, previous: PreviousDeployment | undefined): [Pair, FleetError][] {
+export function windowHolds(
+  changing: readonly PlanEntry[],
+  outside: ReadonlyMap<string, OutsideWindow>,
+  previous: PreviousDeployment | undefined,
+): [Pair, FleetError][] {
   if (!outside.size) return [];
-  return changing.filter((e) => outside.has(e.cluster) && previous?.deploymentIds?.[deploymentKey(e)] !== e.deploymentId)
+  return changing
+    .filter((e) => outside.has(e.cluster) && previous?.deploymentIds?.[deploymentKey(e)] !== e.deploymentId)
     .map((e) => [e, windowError(outside.get(e.cluster)!)]);
 }
 
@@ -30,11 +35,16 @@ export function windowHolds(changing: readonly PlanEntry[], outside: ReadonlyMap
  * its windows a pair whose bundle was read now but no longer targets the cluster is kept, not pruned.
  * Decided after the rollouts: a pair leaving is in no partition. `planned`: every pair of the plan.
  */
-export function keptOutsideWindows(planned: readonly PlanEntry[], outside: ReadonlyMap<string, OutsideWindow>, previous: PreviousDeployment | undefined,
-  readNow: ReadonlySet<string>): [Pair, FleetError][] {
+export function keptOutsideWindows(
+  planned: readonly PlanEntry[],
+  outside: ReadonlyMap<string, OutsideWindow>,
+  previous: PreviousDeployment | undefined,
+  readNow: ReadonlySet<string>,
+): [Pair, FleetError][] {
   if (!outside.size) return [];
   const targeted = new Set(planned.map(deploymentKey));
-  return Object.entries(previous?.records ?? {}).filter(([key, r]) => outside.has(r.cluster) && !targeted.has(key) && readNow.has(bundleRef(r)))
+  return Object.entries(previous?.records ?? {})
+    .filter(([key, r]) => outside.has(r.cluster) && !targeted.has(key) && readNow.has(bundleRef(r)))
     .map(([, r]) => [r, windowError(outside.get(r.cluster)!)]);
 }
 
@@ -54,11 +64,19 @@ export function knownPartitions(rollouts: Iterable<BundleRollout>): string[] {
  * `up`). Bundles without a rolloutStrategy are not staged and deploy as usual. Unchanged pairs are not
  * held. An unknown NAME is an error listing the known ones.
  */
-export function partitionHolds(rollouts: ReadonlyMap<string, BundleRollout>, entries: readonly PlanEntry[], unchanged: ReadonlySet<PlanEntry>, partition: string): [PlanEntry, FleetError][] {
+export function partitionHolds(
+  rollouts: ReadonlyMap<string, BundleRollout>,
+  entries: readonly PlanEntry[],
+  unchanged: ReadonlySet<PlanEntry>,
+  partition: string,
+): [PlanEntry, FleetError][] {
   const known = knownPartitions(rollouts.values());
   if (!known.includes(partition)) {
-    throw new FleetError(`--partition ${JSON.stringify(partition)} is no partition of this update's rollouts; ` +
-      (known.length ? `they are: ${known.join(", ")}` : "no bundle has a rolloutStrategy (fleet.yaml), so there is nothing to stage"), { field: "--partition" });
+    throw new FleetError(
+      `--partition ${JSON.stringify(partition)} is no partition of this update's rollouts; ` +
+        (known.length ? `they are: ${known.join(", ")}` : "no bundle has a rolloutStrategy (fleet.yaml), so there is nothing to stage"),
+      { field: "--partition" },
+    );
   }
   const out: [PlanEntry, FleetError][] = [];
   for (const e of entries) {
@@ -68,10 +86,15 @@ export function partitionHolds(rollouts: ReadonlyMap<string, BundleRollout>, ent
     const at = r.waves.findIndex((w) => w.clusters.includes(e.cluster));
     if (last >= 0 && at <= last) continue;
     const own = [...new Set(r.waves.map((w) => w.partition || "(unnamed)"))].join(", ");
-    out.push([e, new FleetError(last < 0
-      ? `held by --partition ${partition}: the rollout of bundle ${e.bundle} has no partition ${partition} (its partitions: ${own}); a plain \`up\` deploys it`
-      : `held by --partition ${partition}: cluster ${e.cluster} is in partition ${r.waves[at]?.partition || "(unnamed)"}, after ${partition} in the rollout of bundle ${e.bundle}`,
-    { field: "rolloutStrategy" })]);
+    out.push([
+      e,
+      new FleetError(
+        last < 0
+          ? `held by --partition ${partition}: the rollout of bundle ${e.bundle} has no partition ${partition} (its partitions: ${own}); a plain \`up\` deploys it`
+          : `held by --partition ${partition}: cluster ${e.cluster} is in partition ${r.waves[at]?.partition || "(unnamed)"}, after ${partition} in the rollout of bundle ${e.bundle}`,
+        { field: "rolloutStrategy" },
+      ),
+    ]);
   }
   return out;
 }

@@ -16,8 +16,14 @@ export function journalObjects(deployments: DesiredDeployment[], leftOut?: Reado
     for (const { manifest: o, retain: reason } of d.objects) {
       const retain = sweepKeeps(o, reason);
       out.push({
-        cluster: d.cluster, gitRepo: d.gitRepo, bundle: d.record.bundle, apiVersion: o.apiVersion, kind: o.kind,
-        namespace: o.metadata.namespace ?? "", name: o.metadata.name, ...(retain ? { retain: true as const } : {}),
+        cluster: d.cluster,
+        gitRepo: d.gitRepo,
+        bundle: d.record.bundle,
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        namespace: o.metadata.namespace ?? "",
+        name: o.metadata.name,
+        ...(retain ? { retain: true as const } : {}),
       });
     }
   }

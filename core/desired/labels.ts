@@ -38,10 +38,18 @@ export function validateObjectLabels(obj: ObjectLike, owner: Owner): void {
     if (!map || typeof map !== "object") continue;
     for (const [key, value] of Object.entries(map)) {
       const keyProblem = labelKeyProblem(key);
-      if (keyProblem) throw new FleetError(`${describeObject(obj)}: invalid ${isLabel ? "label" : "annotation"} key ${JSON.stringify(key)}: ${keyProblem}`, { ...owner, field });
+      if (keyProblem)
+        throw new FleetError(`${describeObject(obj)}: invalid ${isLabel ? "label" : "annotation"} key ${JSON.stringify(key)}: ${keyProblem}`, {
+          ...owner,
+          field,
+        });
       if (!isLabel || typeof value !== "string") continue;
       const valueProblem = labelValueProblem(value);
-      if (valueProblem) throw new FleetError(`${describeObject(obj)}: invalid label value ${JSON.stringify(value)} for key ${JSON.stringify(key)}: ${valueProblem}`, { ...owner, field });
+      if (valueProblem)
+        throw new FleetError(`${describeObject(obj)}: invalid label value ${JSON.stringify(value)} for key ${JSON.stringify(key)}: ${valueProblem}`, {
+          ...owner,
+          field,
+        });
     }
   }
 }
@@ -83,7 +91,8 @@ export function withOwnership<T extends ObjectLike>(obj: T, owner: Owner, forceS
       labels: { ...(obj.metadata?.labels ?? {}), ...ownerLabels(owner) },
       annotations: {
         [DELETION_PROPAGATION_ANNOTATION]: DELETE_PROPAGATION,
-        ...(obj.metadata?.annotations ?? {}), [PATCH_FORCE_ANNOTATION]: "true",
+        ...(obj.metadata?.annotations ?? {}),
+        [PATCH_FORCE_ANNOTATION]: "true",
         ...(forceSyncGeneration ? { [FORCE_SYNC_ANNOTATION]: String(forceSyncGeneration) } : {}),
       },
     },

@@ -25,8 +25,12 @@ export interface NamespaceSpec {
  * bundles giving one namespace different labels or annotations conflict: with `onConflict` the later
  * one goes there and adds nothing (one pass), else the conflict is thrown.
  */
-export function namespacesForCluster(cluster: string, entries: PlanEntry[], objectsOf: (entry: PlanEntry) => K8sObject[],
-  onConflict?: (entry: PlanEntry, err: FleetError) => void): NamespaceSpec[] {
+export function namespacesForCluster(
+  cluster: string,
+  entries: PlanEntry[],
+  objectsOf: (entry: PlanEntry) => K8sObject[],
+  onConflict?: (entry: PlanEntry, err: FleetError) => void,
+): NamespaceSpec[] {
   const defined = new Set<string>();
   for (const e of entries) for (const o of objectsOf(e)) if (o.kind === "Namespace") defined.add(o.metadata.name);
   const specs = new Map<string, NamespaceSpec>();
@@ -46,7 +50,10 @@ export function namespacesForCluster(cluster: string, entries: PlanEntry[], obje
     if (!spec.bundles.includes(entry.bundle)) spec.bundles.push(entry.bundle);
   };
   for (const entry of entries) {
-    const conflict = specs.has(entry.namespace) && !BUILT_IN_NAMESPACES.has(entry.namespace) && !defined.has(entry.namespace) ? conflictOf(specs.get(entry.namespace)!, entry, cluster) : undefined;
+    const conflict =
+      specs.has(entry.namespace) && !BUILT_IN_NAMESPACES.has(entry.namespace) && !defined.has(entry.namespace)
+        ? conflictOf(specs.get(entry.namespace)!, entry, cluster)
+        : undefined;
     if (conflict) {
       if (!onConflict) throw conflict;
       onConflict(entry, conflict);
@@ -72,9 +79,15 @@ function conflictOf(spec: NamespaceSpec, entry: PlanEntry, cluster: string): Fle
 function merge(into: Record<string, string>, from: Record<string, string>, field: string, spec: NamespaceSpec, entry: PlanEntry, cluster: string): void {
   for (const [k, v] of Object.entries(from)) {
     if (k in into && into[k] !== v) {
-      throw new FleetError(`namespace ${spec.name}: ${field} ${k} is ${JSON.stringify(into[k])} in another bundle on this cluster (${spec.bundles.join(", ")}) and ${JSON.stringify(v)} here`, {
-        gitRepo: entry.gitRepo, bundle: entry.bundle, cluster, field,
-      });
+      throw new FleetError(
+        `namespace ${spec.name}: ${field} ${k} is ${JSON.stringify(into[k])} in another bundle on this cluster (${spec.bundles.join(", ")}) and ${JSON.stringify(v)} here`,
+        {
+          gitRepo: entry.gitRepo,
+          bundle: entry.bundle,
+          cluster,
+          field,
+        },
+      );
     }
     into[k] = v;
   }

@@ -59,14 +59,19 @@ const CRD_KIND = "CustomResourceDefinition";
 export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment): DesiredObject[] {
   const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
   const objects = rendered.objects;
-  const ordered = [...objects.filter((o) => o.kind === CRD_KIND), ...objects.filter((o) => o.kind === "Namespace"),
-    ...objects.filter((o) => o.kind !== CRD_KIND && o.kind !== "Namespace")];
+  const ordered = [
+    ...objects.filter((o) => o.kind === CRD_KIND),
+    ...objects.filter((o) => o.kind === "Namespace"),
+    ...objects.filter((o) => o.kind !== CRD_KIND && o.kind !== "Namespace"),
+  ];
   return ordered.map((obj) => {
     const retain = retainReason(entry, rendered, obj);
     const ignoreDrift = rendered.ignoredFields.get(obj);
     return {
-      key: pairObjectKey(obj), manifest: withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration),
-      ...(retain ? { retain } : {}), ...(ignoreDrift?.length ? { ignoreDrift } : {}),
+      key: pairObjectKey(obj),
+      manifest: withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration),
+      ...(retain ? { retain } : {}),
+      ...(ignoreDrift?.length ? { ignoreDrift } : {}),
     };
   });
 }

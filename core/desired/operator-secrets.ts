@@ -24,7 +24,13 @@ export interface OperatorSecret {
   gitRepo: string;
   /** The stack file field it comes from, for errors: gitRepos[i].downstreamResources[j]. */
   field: string;
-  manifest: { apiVersion: "v1"; kind: "Secret"; metadata: { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> }; type: string; data: Record<string, string> };
+  manifest: {
+    apiVersion: "v1";
+    kind: "Secret";
+    metadata: { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
+    type: string;
+    data: Record<string, string>;
+  };
 }
 
 /**
@@ -32,7 +38,11 @@ export interface OperatorSecret {
  * order. `agentNamespace`: the namespace a cluster's deployed agent owns, which no GitRepo's Secret may
  * land in (an error naming the field: the agent's namespace is the stack's).
  */
-export function operatorSecrets(config: Pick<StackConfig, "file" | "gitRepos">, views: ClusterView[], agentNamespace: (cluster: string) => string | undefined): Map<string, OperatorSecret[]> {
+export function operatorSecrets(
+  config: Pick<StackConfig, "file" | "gitRepos">,
+  views: ClusterView[],
+  agentNamespace: (cluster: string) => string | undefined,
+): Map<string, OperatorSecret[]> {
   const out = new Map<string, OperatorSecret[]>();
   config.gitRepos.forEach((repo, r) => {
     if (!repo.downstreamResources?.length) return;
@@ -41,15 +51,25 @@ export function operatorSecrets(config: Pick<StackConfig, "file" | "gitRepos">, 
       repo.downstreamResources.forEach((s, i) => {
         const field = `gitRepos[${r}].downstreamResources[${i}]`;
         if (s.namespace === agentNamespace(view.name)) {
-          throw new FleetError(`${JSON.stringify(s.namespace)} is the namespace of cluster ${view.name}'s agent, which is the stack's, not a GitRepo's`, { file: config.file, field: `${field}.namespace`, gitRepo: repo.name, cluster: view.name });
+          throw new FleetError(`${JSON.stringify(s.namespace)} is the namespace of cluster ${view.name}'s agent, which is the stack's, not a GitRepo's`, {
+            file: config.file,
+            field: `${field}.namespace`,
+            gitRepo: repo.name,
+            cluster: view.name,
+          });
         }
         const list = out.get(view.name) ?? out.set(view.name, []).get(view.name)!;
         list.push({
-          gitRepo: repo.name, field,
+          gitRepo: repo.name,
+          field,
           manifest: {
-            apiVersion: "v1", kind: "Secret", type: s.type, data: s.data,
+            apiVersion: "v1",
+            kind: "Secret",
+            type: s.type,
+            data: s.data,
             metadata: {
-              name: s.name, namespace: s.namespace,
+              name: s.name,
+              namespace: s.namespace,
               // The stack's labels win: only an object carrying them is pruned by the setup.
               labels: { ...s.labels, ...clusterLabels(view.name) },
               annotations: { ...s.annotations, [DOWNSTREAM_OF_ANNOTATION]: repo.name },
@@ -68,19 +88,33 @@ export function operatorSecrets(config: Pick<StackConfig, "file" | "gitRepos">, 
  * Fleet's agent creates it before the bundle's Helm release, which then refuses a Namespace it did not
  * create).
  */
-export function checkSecretClaims(entries: PlanEntry[], objectsOf: (e: PlanEntry) => K8sObject[], secrets: ReadonlyMap<string, OperatorSecret[]>, fail: (e: PlanEntry, err: unknown) => void): void {
+export function checkSecretClaims(
+  entries: PlanEntry[],
+  objectsOf: (e: PlanEntry) => K8sObject[],
+  secrets: ReadonlyMap<string, OperatorSecret[]>,
+  fail: (e: PlanEntry, err: unknown) => void,
+): void {
   for (const e of entries) {
     const mine = secrets.get(e.cluster);
     if (!mine?.length) continue;
     for (const o of objectsOf(e)) {
       const ns = o.metadata.namespace ?? e.namespace;
-      const taken = o.kind === "Namespace" ? mine.find((s) => s.manifest.metadata.namespace === o.metadata.name)
-        : o.kind === "Secret" && (o.apiVersion ?? "v1") === "v1" ? mine.find((s) => s.manifest.metadata.name === o.metadata.name && s.manifest.metadata.namespace === ns) : undefined;
+      const taken =
+        o.kind === "Namespace"
+          ? mine.find((s) => s.manifest.metadata.namespace === o.metadata.name)
+          : o.kind === "Secret" && (o.apiVersion ?? "v1") === "v1"
+            ? mine.find((s) => s.manifest.metadata.name === o.metadata.name && s.manifest.metadata.namespace === ns)
+            : undefined;
       if (!taken) continue;
       const what = o.kind === "Namespace" ? `Namespace ${o.metadata.name}, where` : `Secret ${ns}/${o.metadata.name}, which`;
-      fail(e, new FleetError(`declares ${what} the stack's ${taken.field} puts GitRepo ${taken.gitRepo}'s Secret on this cluster; ` +
-        "the cluster creates those before any bundle and an object has one owner: leave it out of the bundle (use namespaceLabels for the namespace's labels)",
-      { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster }));
+      fail(
+        e,
+        new FleetError(
+          `declares ${what} the stack's ${taken.field} puts GitRepo ${taken.gitRepo}'s Secret on this cluster; ` +
+            "the cluster creates those before any bundle and an object has one owner: leave it out of the bundle (use namespaceLabels for the namespace's labels)",
+          { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
+        ),
+      );
       break;
     }
   }
@@ -91,7 +125,12 @@ export function checkSecretClaims(entries: PlanEntry[], objectsOf: (e: PlanEntry
  * them and kept when they go (nothing else of it is known to this stack). A built-in namespace, or one
  * the cluster's agent owns, is not created.
  */
-export function withSecretNamespaces(cluster: string, namespaces: DesiredNamespace[], secrets: OperatorSecret[], agentNamespace: string | undefined): DesiredNamespace[] {
+export function withSecretNamespaces(
+  cluster: string,
+  namespaces: DesiredNamespace[],
+  secrets: OperatorSecret[],
+  agentNamespace: string | undefined,
+): DesiredNamespace[] {
   const have = new Set(namespaces.map((ns) => ns.metadata.name));
   const added = [...new Set(secrets.map((s) => s.manifest.metadata.namespace))]
     .filter((ns) => !have.has(ns) && !BUILT_IN_NAMESPACES.has(ns) && ns !== agentNamespace)

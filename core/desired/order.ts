@@ -9,7 +9,11 @@ import { deploymentKey, parseBundleRef } from "./keys";
  * the deployment that closes it goes there (in one pass) and is left out, and the caller settles what
  * waits for it.
  */
-export function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEntry, err: FleetError) => void, gates?: ReadonlyMap<PlanEntry, PlanEntry[]>): PlanEntry[] {
+export function inDependencyOrder(
+  entries: PlanEntry[],
+  onCycle?: (entry: PlanEntry, err: FleetError) => void,
+  gates?: ReadonlyMap<PlanEntry, PlanEntry[]>,
+): PlanEntry[] {
   const byKey = new Map(entries.map((e) => [deploymentKey(e), e]));
   const done = new Set<string>();
   const inProgress = new Set<string>();
@@ -18,7 +22,12 @@ export function inDependencyOrder(entries: PlanEntry[], onCycle?: (entry: PlanEn
     const key = deploymentKey(entry);
     if (done.has(key)) return;
     if (inProgress.has(key)) {
-      const err = new FleetError(`dependsOn forms a cycle through ${[...inProgress].join(" -> ")}`, { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster, field: "dependsOn" });
+      const err = new FleetError(`dependsOn forms a cycle through ${[...inProgress].join(" -> ")}`, {
+        gitRepo: entry.gitRepo,
+        bundle: entry.bundle,
+        cluster: entry.cluster,
+        field: "dependsOn",
+      });
       if (!onCycle) throw err;
       onCycle(entry, err);
       return;

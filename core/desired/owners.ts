@@ -15,7 +15,10 @@ import { clusterOfKey, deploymentKey } from "./keys";
 import { DeploymentRecord } from "./records";
 import { ClusterFacts } from "./cluster-facts";
 
-export interface Owner { gitRepo: string; bundle: string }
+export interface Owner {
+  gitRepo: string;
+  bundle: string;
+}
 
 /** What the stack deployed before: the state's objects per deployment key, and whose deployment each key was. */
 export interface Prior {
@@ -73,7 +76,10 @@ export function namespaceOwners(prior: Prior): Map<string, Set<string>> {
 }
 
 /** The other GitRepos a namespace belongs to when the deployment's own GitRepo was not there before; undefined when it is its own (or nobody's). */
-export function foreignOwners(owners: ReadonlyMap<string, ReadonlySet<string>>, at: { cluster: string; gitRepo: string; namespace: string }): string[] | undefined {
+export function foreignOwners(
+  owners: ReadonlyMap<string, ReadonlySet<string>>,
+  at: { cluster: string; gitRepo: string; namespace: string },
+): string[] | undefined {
   const here = owners.get(`${at.cluster}\u0000${at.namespace}`);
   return here?.size && !here.has(at.gitRepo) ? [...here].sort() : undefined;
 }
@@ -85,15 +91,24 @@ export function foreignOwners(owners: ReadonlyMap<string, ReadonlySet<string>>, 
  * them there (a pod-security label, say) fails alone and changes nothing, so it can neither change
  * another team's namespace nor, by a conflicting value, hold that team's bundles back.
  */
-export function checkNamespaceMetadata(entries: PlanEntry[], before: ReadonlyMap<string, ReadonlySet<string>>, fail: (entry: PlanEntry, err: FleetError) => void): void {
+export function checkNamespaceMetadata(
+  entries: PlanEntry[],
+  before: ReadonlyMap<string, ReadonlySet<string>>,
+  fail: (entry: PlanEntry, err: FleetError) => void,
+): void {
   for (const e of entries) {
     const fields = (["namespaceLabels", "namespaceAnnotations"] as const).filter((f) => Object.keys(e.options[f] ?? {}).length);
     if (!fields.length) continue;
     const owners = foreignOwners(before, e);
     if (!owners) continue;
-    fail(e, new FleetError(`namespace ${e.namespace} is GitRepo ${owners.join(", ")}'s on this cluster (its deployments were there first): ` +
-      `${fields.join(" and ")} of another GitRepo's bundle may not change it; deploy into a namespace of this GitRepo's own, or drop them`,
-    { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, field: fields[0] }));
+    fail(
+      e,
+      new FleetError(
+        `namespace ${e.namespace} is GitRepo ${owners.join(", ")}'s on this cluster (its deployments were there first): ` +
+          `${fields.join(" and ")} of another GitRepo's bundle may not change it; deploy into a namespace of this GitRepo's own, or drop them`,
+        { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, field: fields[0] },
+      ),
+    );
   }
 }
 
@@ -102,8 +117,12 @@ export function checkNamespaceMetadata(entries: PlanEntry[], before: ReadonlyMap
  * use that namespace (now, or as the state holds them for deployments not rendered now) fails that bundle
  * deployment, unless G's own deployment declared it before (it is G's, and the others are in G's namespace).
  */
-export function checkNamespaceSquats(entries: PlanEntry[], rendered: ReadonlyMap<PlanEntry, RenderedDeployment>, prior: Prior,
-  fail: (entry: PlanEntry, err: FleetError) => void): void {
+export function checkNamespaceSquats(
+  entries: PlanEntry[],
+  rendered: ReadonlyMap<PlanEntry, RenderedDeployment>,
+  prior: Prior,
+  fail: (entry: PlanEntry, err: FleetError) => void,
+): void {
   const users = new Map<string, Set<string>>();
   const use = (cluster: string, ns: string, gitRepo: string) => {
     const k = `${cluster}\u0000${ns}`;
@@ -128,11 +147,17 @@ export function checkNamespaceSquats(entries: PlanEntry[], rendered: ReadonlyMap
   for (const e of entries) {
     for (const o of rendered.get(e)!.objects) {
       if (o.kind !== "Namespace" || o.metadata.namespace) continue;
-      const others = [...users.get(`${e.cluster}\u0000${o.metadata.name}`) ?? []].filter((g) => g !== e.gitRepo).sort();
+      const others = [...(users.get(`${e.cluster}\u0000${o.metadata.name}`) ?? [])].filter((g) => g !== e.gitRepo).sort();
       if (!others.length || declaredBefore.has(`${e.cluster}\u0000${e.gitRepo}\u0000${o.metadata.name}`)) continue;
-      fail(e, new FleetError(`Namespace ${o.metadata.name} is used on this cluster by GitRepo ${others.join(", ")}, whose deployments are in it: a bundle of another ` +
-        "GitRepo may not declare it (it would be this bundle's to change, and to delete with everything in it), whatever takeOwnership says; " +
-        "remove the Namespace from this bundle (the cluster creates the namespaces its deployments use)", { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster }));
+      fail(
+        e,
+        new FleetError(
+          `Namespace ${o.metadata.name} is used on this cluster by GitRepo ${others.join(", ")}, whose deployments are in it: a bundle of another ` +
+            "GitRepo may not declare it (it would be this bundle's to change, and to delete with everything in it), whatever takeOwnership says; " +
+            "remove the Namespace from this bundle (the cluster creates the namespaces its deployments use)",
+          { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
+        ),
+      );
       break;
     }
   }

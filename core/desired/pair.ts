@@ -98,9 +98,16 @@ export const KUBERNETES_PROVIDER_FIELD_MANAGERS = "pulumi-kubernetes-";
 
 /** Objects by key, as a pair's inputs hold them. */
 export function pairObjects(objects: { key: string; manifest: object; retain?: string; ignoreDrift?: string[] }[]): Record<string, PairObject> {
-  return Object.fromEntries(objects.map((o) => [o.key, {
-    manifest: o.manifest as Record<string, unknown>, ...(o.retain ? { retain: o.retain } : {}), ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
-  }]));
+  return Object.fromEntries(
+    objects.map((o) => [
+      o.key,
+      {
+        manifest: o.manifest as Record<string, unknown>,
+        ...(o.retain ? { retain: o.retain } : {}),
+        ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
+      },
+    ]),
+  );
 }
 
 /**
@@ -127,7 +134,7 @@ export function toEngineObjects(objects: Record<string, PairObject>): Record<str
 export function fromEngineObjects(objects: Record<string, PairObject | EngineObject> | undefined): Record<string, PairObject> {
   const out: Record<string, PairObject> = {};
   for (const [key, o] of Object.entries(objects ?? {})) {
-    out[key] = typeof o.manifest === "string" ? { ...o, manifest: JSON.parse(o.manifest) as Record<string, unknown> } : o as PairObject;
+    out[key] = typeof o.manifest === "string" ? { ...o, manifest: JSON.parse(o.manifest) as Record<string, unknown> } : (o as PairObject);
   }
   return out;
 }
@@ -147,5 +154,7 @@ export function pairSpecFromEngine(inputs: PairSpec): PairSpec {
  */
 export function withheldMessages(count: number | "unknown"): string[] {
   if (!count) return [];
-  return [`${count === "unknown" ? "" : `${count} `}messages withheld: this bundle deployment's objects hold what a lookup read from a Secret, and a message may quote them`];
+  return [
+    `${count === "unknown" ? "" : `${count} `}messages withheld: this bundle deployment's objects hold what a lookup read from a Secret, and a message may quote them`,
+  ];
 }

@@ -55,23 +55,33 @@ export const RECORD_OUTPUT = "summary";
 export function previousFromOutputs(summary: unknown, deployments: unknown, states?: unknown): PreviousDeployment | undefined {
   const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
-  const raw = deployments && typeof deployments === "object" ? deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number; gitRepo?: string }> : undefined;
+  const raw =
+    deployments && typeof deployments === "object"
+      ? (deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number; gitRepo?: string }>)
+      : undefined;
   const formerNames: Record<string, string> = {};
-  const byKey = raw && qualifyKeys(raw, (legacy, r) => {
-    if (typeof r?.gitRepo !== "string") return undefined;
-    formerNames[qualifiedKey(legacy, r.gitRepo)] = legacy;
-    return r.gitRepo;
-  });
+  const byKey =
+    raw &&
+    qualifyKeys(raw, (legacy, r) => {
+      if (typeof r?.gitRepo !== "string") return undefined;
+      formerNames[qualifiedKey(legacy, r.gitRepo)] = legacy;
+      return r.gitRepo;
+    });
   const records = byKey ? Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string") : undefined;
   const deploymentIds = records && Object.fromEntries(records.map(([k, r]) => [k, r.deploymentId!]));
   const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
   const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
-  const listed = (value as { clusters?: unknown; agents?: unknown });
+  const listed = value as { clusters?: unknown; agents?: unknown };
   const clusters = [listed.clusters, listed.agents].find((m): m is Record<string, unknown> => !!m && typeof m === "object");
   const objectLayout = !!records?.length && (!states || typeof states !== "object");
   return {
-    gitRepos: value.gitRepos, deploymentIds, ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}), ...(paused ? { paused } : {}),
-    ...(revisions ? { revisions } : {}), ...(clusters ? { clusters: Object.keys(clusters) } : {}), ...(objectLayout ? { objectLayout: true as const } : {}),
+    gitRepos: value.gitRepos,
+    deploymentIds,
+    ...(records ? { records: Object.fromEntries(records) as Record<string, DeploymentRecord> } : {}),
+    ...(paused ? { paused } : {}),
+    ...(revisions ? { revisions } : {}),
+    ...(clusters ? { clusters: Object.keys(clusters) } : {}),
+    ...(objectLayout ? { objectLayout: true as const } : {}),
     // An earlier version's per-object components are not renamed: their objects are adopted by new BundleDeployments.
     ...(Object.keys(formerNames).length && !objectLayout ? { formerNames } : {}),
   };
@@ -93,7 +103,12 @@ export function arrivedClusters(clusters: string[], previous: PreviousDeployment
  * that yields no bundles already fails in the bundle reader, before this point. In a shard's stack,
  * `wholeEnvironment` plans every cluster of the definition: Fleet sees one environment.
  */
-export async function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, previous: PreviousDeployment | undefined, wholeEnvironment?: () => Promise<Plan>): Promise<void> {
+export async function checkNothingEmptied(
+  repos: GitRepoConfig[],
+  plan: Plan,
+  previous: PreviousDeployment | undefined,
+  wholeEnvironment?: () => Promise<Plan>,
+): Promise<void> {
   if (!previous) return;
   let whole: Plan | undefined;
   for (const repo of repos) {
@@ -104,7 +119,7 @@ export async function checkNothingEmptied(repos: GitRepoConfig[], plan: Plan, pr
     if (wholeEnvironment && (whole ??= await wholeEnvironment()).entries.some((e) => e.gitRepo === repo.name)) continue;
     throw new FleetError(
       `matched ${before.length} cluster(s) in the last deployment (${before.join(", ")}) and matches none now, so this update would ` +
-      `delete everything it deployed. Check the targets, cluster labels and groups; if emptying it is intended, set allowEmpty: true on this GitRepo`,
+        `delete everything it deployed. Check the targets, cluster labels and groups; if emptying it is intended, set allowEmpty: true on this GitRepo`,
       { gitRepo: repo.name, field: "targets" },
     );
   }

@@ -37,10 +37,13 @@ export interface ValuesFromReads {
 }
 
 interface Context {
-  gitRepos: GitRepoConfig[]; users: AccountUsers;
+  gitRepos: GitRepoConfig[];
+  users: AccountUsers;
   /** Namespaces other GitRepos' deployments were in first (owners.ts namespaceOwners). */
   namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>;
-  renderMode: boolean; leftOut?: ReadonlySet<string>; fileOf: (e: PlanEntry) => string | undefined;
+  renderMode: boolean;
+  leftOut?: ReadonlySet<string>;
+  fileOf: (e: PlanEntry) => string | undefined;
 }
 
 /** What each deployment's valuesFrom asks of its cluster; a reference outside what its GitRepo may read fails it before anything is read. */
@@ -51,14 +54,18 @@ export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAs
     const refs = valuesFromRefs(e.options, e.namespace);
     if (!refs.length) continue;
     if (ctx.renderMode || ctx.leftOut?.has(e.cluster)) {
-      out.notRead.set(e, ctx.renderMode
-        ? "helm.valuesFrom is not read in render mode (as `fleet test` does not read it): rendered without those values"
-        : "helm.valuesFrom is not read: the cluster is left out of this operation");
+      out.notRead.set(
+        e,
+        ctx.renderMode
+          ? "helm.valuesFrom is not read in render mode (as `fleet test` does not read it): rendered without those values"
+          : "helm.valuesFrom is not read: the cluster is left out of this operation",
+      );
       continue;
     }
     const where = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: ctx.fileOf(e) };
     const scope = {
-      namespace: e.namespace, allowed: ctx.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
+      namespace: e.namespace,
+      allowed: ctx.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
       foreign: (namespace: string) => foreignOwners(ctx.namespacesBefore, { cluster: e.cluster, gitRepo: e.gitRepo, namespace }),
     };
     const problem = valuesFromProblem(refs, scope, where);
@@ -91,7 +98,10 @@ export function valuesFromRead(asks: ValuesFromAsks, known: ReadonlyMap<string, 
     for (const [e, refs] of ask.entries) {
       const where = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: ctx.fileOf(e) };
       if (!r?.answers) {
-        out.failed.push({ pair: e, error: new FleetError(`cannot read what it references on the cluster: ${r?.error ?? "no answer"}`, { ...where, field: "helm.valuesFrom" }) });
+        out.failed.push({
+          pair: e,
+          error: new FleetError(`cannot read what it references on the cluster: ${r?.error ?? "no answer"}`, { ...where, field: "helm.valuesFrom" }),
+        });
         continue;
       }
       const resolved = resolveValuesFrom(refs, (key) => answers.get(stableJson(key)), where);

@@ -43,8 +43,17 @@ export interface DeploymentRecord {
 /** The record of one plan entry, as the stack's `deployments` output keeps it. */
 export function deploymentRecord(e: PlanEntry, commit: string, objectCount: number, revision = 1, deployedAt?: string): DeploymentRecord {
   return {
-    gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, target: e.target, deploymentId: e.deploymentId,
-    commit, namespace: e.namespace, paused: e.paused, objectCount, revision, ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
+    gitRepo: e.gitRepo,
+    bundle: e.bundle,
+    cluster: e.cluster,
+    target: e.target,
+    deploymentId: e.deploymentId,
+    commit,
+    namespace: e.namespace,
+    paused: e.paused,
+    objectCount,
+    revision,
+    ...(e.options.correctDrift?.enabled ? { correctDrift: true as const } : {}),
     ...(deployedAt ? { deployedAt } : {}),
   };
 }
@@ -53,7 +62,7 @@ const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? 
 
 /** The plan's order within a cluster. */
 const byRepoThenBundle = (a: { gitRepo: string; bundle: string }, b: { gitRepo: string; bundle: string }) =>
-  (a.gitRepo !== b.gitRepo ? (a.gitRepo < b.gitRepo ? -1 : 1) : a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0);
+  a.gitRepo !== b.gitRepo ? (a.gitRepo < b.gitRepo ? -1 : 1) : a.bundle < b.bundle ? -1 : a.bundle > b.bundle ? 1 : 0;
 
 /** Plan entries grouped by cluster, once: filtering the whole plan per cluster is quadratic at fleet scale. */
 export function entriesByCluster(entries: PlanEntry[]): Map<string, PlanEntry[]> {
@@ -71,19 +80,38 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>,
   const { config, plan } = state;
   const byCluster = entriesByCluster(plan.entries);
   return {
-    agents: Object.fromEntries([...agents.keys()].sort().map((name) => {
-      const a = agents.get(name)!;
-      return [name, { image: a.config.image, pinned: a.pinned, configHash: a.hash }];
-    })),
-    gitRepos: Object.fromEntries([...config.gitRepos].sort(byName).map((r) => [r.name, {
-      // A GitRepo that could not be read keeps the commit its held deployments were deployed from.
-      commit: state.sources.get(r.name)?.commit ?? held.find((h) => h.gitRepo === r.name)?.commit ?? "",
-      bundles: [...new Set([...state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name), ...held.filter((h) => h.gitRepo === r.name).map((h) => h.bundle)])].sort(),
-      clusters: [...new Set([...plan.entries, ...held].filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
-    }])),
-    clusters: Object.fromEntries([...config.clusters].sort(byName).map((c) => [c.name,
-      [...byCluster.get(c.name) ?? [], ...held.filter((h) => h.cluster === c.name)].sort(byRepoThenBundle)
-        .map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`)])),
+    agents: Object.fromEntries(
+      [...agents.keys()].sort().map((name) => {
+        const a = agents.get(name)!;
+        return [name, { image: a.config.image, pinned: a.pinned, configHash: a.hash }];
+      }),
+    ),
+    gitRepos: Object.fromEntries(
+      [...config.gitRepos].sort(byName).map((r) => [
+        r.name,
+        {
+          // A GitRepo that could not be read keeps the commit its held deployments were deployed from.
+          commit: state.sources.get(r.name)?.commit ?? held.find((h) => h.gitRepo === r.name)?.commit ?? "",
+          bundles: [
+            ...new Set([
+              ...state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name),
+              ...held.filter((h) => h.gitRepo === r.name).map((h) => h.bundle),
+            ]),
+          ].sort(),
+          clusters: [...new Set([...plan.entries, ...held].filter((e) => e.gitRepo === r.name).map((e) => e.cluster))].sort(),
+        },
+      ]),
+    ),
+    clusters: Object.fromEntries(
+      [...config.clusters]
+        .sort(byName)
+        .map((c) => [
+          c.name,
+          [...(byCluster.get(c.name) ?? []), ...held.filter((h) => h.cluster === c.name)]
+            .sort(byRepoThenBundle)
+            .map((e) => `${e.bundle} ${e.deploymentId.slice(-12)}`),
+        ]),
+    ),
   };
 }
 
@@ -101,7 +129,10 @@ export function pairFailures(states: Record<string, PairReport>, records: Record
     if (!record) continue;
     const reason = `${r.state}: ${r.messages.length ? r.messages.join("; ") : "no message"}`;
     out.push({
-      gitRepo: record.gitRepo, bundle: record.bundle, cluster: record.cluster, reason,
+      gitRepo: record.gitRepo,
+      bundle: record.bundle,
+      cluster: record.cluster,
+      reason,
       message: `gitRepo ${record.gitRepo}, bundle ${record.bundle}, cluster ${record.cluster}: ${reason}`,
       ...(r.appliedDeploymentId ? { kept: { deploymentId: r.appliedDeploymentId, objects: record.objectCount } } : {}),
     });

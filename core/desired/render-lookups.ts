@@ -31,14 +31,16 @@ async function gatherCapabilities(config: StackConfig, entries: PlanEntry[], fac
     return;
   }
   const deployed = new Set(entries.map((e) => e.cluster));
-  const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name))
-    .map((c) => ({ id: c.name, ...accessOf(c) }));
+  const jobs = config.clusters.filter((c) => deployed.has(c.name) && !leftOut?.has(c.name)).map((c) => ({ id: c.name, ...accessOf(c) }));
   if (!jobs.length) return;
   const results = await facts.discovery(jobs);
   for (const job of jobs) {
     const r = results[job.id];
     if (!r?.capabilities) {
-      throw new FleetError(`cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`, { file: config.file, cluster: job.id });
+      throw new FleetError(
+        `cannot read the cluster's version and served API versions, which its charts see as .Capabilities (discovery): ${r?.error ?? "no answer"}`,
+        { file: config.file, cluster: job.id },
+      );
     }
     factsOf(known, job.id).capabilities = { live: r.capabilities };
   }
@@ -58,9 +60,17 @@ const MAX_LOOKUPS = 100;
  * asks nothing new. What fails (its render, its lookups) is left out of `rendered` and returned as
  * verdicts, with the values each deployment looked up in Secrets, which no failure's words may show.
  */
-export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState, known: KnownClusters, users: AccountUsers,
-  facts: Facts, lastRevisions: ReadonlyMap<PlanEntry, number>, namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
-  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>, leftOut?: ReadonlySet<string>): Promise<{ rendered: Map<PlanEntry, RenderedDeployment>; verdicts: Verdicts }> {
+export async function renderWithLookups(
+  entries: PlanEntry[],
+  fleet: FleetState,
+  known: KnownClusters,
+  users: AccountUsers,
+  facts: Facts,
+  lastRevisions: ReadonlyMap<PlanEntry, number>,
+  namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>,
+  leftOut?: ReadonlySet<string>,
+): Promise<{ rendered: Map<PlanEntry, RenderedDeployment>; verdicts: Verdicts }> {
   await gatherCapabilities(fleet.config, entries, facts, known, leftOut);
   // Render mode and clusters left out get no lookups, as in `helm template`.
   const noLookups = fleet.config.renderDir ? new Set(fleet.config.clusters.map((c) => c.name)) : leftOut;
@@ -73,10 +83,14 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
     failures.push({ pair: e, error });
     rendered.delete(e);
   };
-  const renderSome = (some: PlanEntry[]) => renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
-    capabilitiesOf: (c) => known.get(c)?.capabilities ?? {}, lookupsOf: (e) => tables.get(e), valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
-    revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)), onFailure: (e, err) => failed(e, err),
-  });
+  const renderSome = (some: PlanEntry[]) =>
+    renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
+      capabilitiesOf: (c) => known.get(c)?.capabilities ?? {},
+      lookupsOf: (e) => tables.get(e),
+      valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
+      revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)),
+      onFailure: (e, err) => failed(e, err),
+    });
   rendered = await renderSome(entries);
   const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
   for (let round = 1; ; round++) {
@@ -91,14 +105,23 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
         continue;
       }
       if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
-        failed(e, new FleetError(`its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
+        failed(
+          e,
+          new FleetError(
+            `its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`,
+            ctx,
+          ),
+        );
         continue;
       }
       const scope = {
-        namespace: e.namespace, allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
+        namespace: e.namespace,
+        allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
         foreign: (namespace: string) => foreignOwners(namespacesBefore, { cluster: e.cluster, gitRepo: e.gitRepo, namespace }),
       };
-      const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e)).map((k) => lookupScopeError(k, scope, ctx)).find((err) => err);
+      const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e))
+        .map((k) => lookupScopeError(k, scope, ctx))
+        .find((err) => err);
       if (outOfScope) {
         failed(e, outOfScope);
         continue;
@@ -106,10 +129,16 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
       const user = users.userOf.get(e);
       const id = `${e.cluster} ${user ?? ""}`;
       const c = clusters.get(e.cluster)!;
-      const job = jobs.get(id) ?? jobs.set(id, {
-        id, keys: [], entries: [],
-        ...accessOf(c, kubeconfigAs(known, e.cluster, user)),
-      }).get(id)!;
+      const job =
+        jobs.get(id) ??
+        jobs
+          .set(id, {
+            id,
+            keys: [],
+            entries: [],
+            ...accessOf(c, kubeconfigAs(known, e.cluster, user)),
+          })
+          .get(id)!;
       job.entries.push(e);
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
     }
@@ -120,7 +149,14 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
       const r = results[job.id];
       for (const e of job.entries) {
         if (!r?.answers) {
-          failed(e, new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster }));
+          failed(
+            e,
+            new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, {
+              gitRepo: e.gitRepo,
+              bundle: e.bundle,
+              cluster: e.cluster,
+            }),
+          );
           continue;
         }
         tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
@@ -134,10 +170,19 @@ export async function renderWithLookups(entries: PlanEntry[], fleet: FleetState,
     const secrets = lookedUpSecrets(tables.get(e) ?? []);
     const fromValues = valuesFrom.get(e);
     if (secrets.any || fromValues?.secret) {
-      const values = redactionOrder([...secrets.values, ...fromValues?.redact ?? []]);
+      const values = redactionOrder([...secrets.values, ...(fromValues?.redact ?? [])]);
       rendered.set(e, { ...r, secret: true, warnings: r.warnings.map((w) => redactSecrets(w, values)) });
     }
-    if (r.pendingError) failed(e, new FleetError(r.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml }));
+    if (r.pendingError)
+      failed(
+        e,
+        new FleetError(r.pendingError, {
+          gitRepo: e.gitRepo,
+          bundle: e.bundle,
+          cluster: e.cluster,
+          file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml,
+        }),
+      );
   }
   return { rendered, verdicts: { failed: failures, secrets } };
 }

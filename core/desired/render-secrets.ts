@@ -6,7 +6,10 @@
  */
 import * as path from "node:path";
 
-interface Named { kind?: unknown; metadata?: { name?: string; namespace?: string } }
+interface Named {
+  kind?: unknown;
+  metadata?: { name?: string; namespace?: string };
+}
 
 const nameOf = (o: Named) => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata?.name}` : `${o.metadata?.name}`);
 
@@ -14,16 +17,25 @@ const nameOf = (o: Named) => (o.metadata?.namespace ? `${o.metadata.namespace}/$
 export function renderedSecretsNotes(renderDir: string, cluster: string, objects: readonly Named[], decrypted: readonly string[] = []): string[] {
   const dir = path.join(renderDir, cluster);
   const fromSops = new Set(decrypted.map((d) => d.replace(/ \(.*\)$/, "")));
-  const others = objects.filter((o) => o.kind === "Secret").map(nameOf).filter((n) => !fromSops.has(n));
+  const others = objects
+    .filter((o) => o.kind === "Secret")
+    .map(nameOf)
+    .filter((n) => !fromSops.has(n));
   return [
-    ...decrypted.length ? [`render mode writes the Secrets decrypted from SOPS files in clear to ${dir}: ${decrypted.join(", ")}`] : [],
-    ...others.length ? [`render mode writes this bundle's Secrets in clear to ${dir}: ${others.join(", ")}`] : [],
+    ...(decrypted.length ? [`render mode writes the Secrets decrypted from SOPS files in clear to ${dir}: ${decrypted.join(", ")}`] : []),
+    ...(others.length ? [`render mode writes this bundle's Secrets in clear to ${dir}: ${others.join(", ")}`] : []),
   ];
 }
 
 /** A cluster's setup's Secrets that hold a secret value: the agent's, when it has a token, and the operator's downstreamResources. */
-export function setupSecretsNote(renderDir: string, cluster: string, secrets: readonly { manifest: Named & { stringData?: Record<string, unknown> } }[]): string[] {
+export function setupSecretsNote(
+  renderDir: string,
+  cluster: string,
+  secrets: readonly { manifest: Named & { stringData?: Record<string, unknown> } }[],
+): string[] {
   const holding = secrets.filter((s) => s.manifest.stringData?.token !== "");
   if (!holding.length) return [];
-  return [`cluster ${cluster}: render mode writes its Secrets (the agent's token, downstreamResources) in clear to ${path.join(renderDir, cluster)}: ${holding.map((s) => nameOf(s.manifest)).join(", ")}`];
+  return [
+    `cluster ${cluster}: render mode writes its Secrets (the agent's token, downstreamResources) in clear to ${path.join(renderDir, cluster)}: ${holding.map((s) => nameOf(s.manifest)).join(", ")}`,
+  ];
 }

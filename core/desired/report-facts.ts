@@ -48,11 +48,16 @@ export function reportFacts(state: FleetState, before: Record<string, Deployment
   const leaving = new Map([...departures(before, state)].map(([key, d]) => [key, { departure: d, text: departureText(d) }]));
   const groups = new Map(clusterViews(state.config.clusters, state.config.clusterGroups ?? []).map((v) => [v.name, [...v.groups.keys()].sort()]));
   return {
-    keyOf: deploymentKey, leaving, unrecorded: UNRECORDED_DEPARTURE, groups, touchedPartitions: touchedPartitions(state, before),
-    heldRollouts: (stopping) => rollouts.flatMap((r) => {
-      const hold = rolloutHold(r, (cluster) => stopping({ gitRepo: r.gitRepo, bundle: r.bundle, cluster }));
-      return hold ? [{ gitRepo: r.gitRepo, bundle: r.bundle, held: hold.held, message: holdMessage(hold) }] : [];
-    }),
+    keyOf: deploymentKey,
+    leaving,
+    unrecorded: UNRECORDED_DEPARTURE,
+    groups,
+    touchedPartitions: touchedPartitions(state, before),
+    heldRollouts: (stopping) =>
+      rollouts.flatMap((r) => {
+        const hold = rolloutHold(r, (cluster) => stopping({ gitRepo: r.gitRepo, bundle: r.bundle, cluster }));
+        return hold ? [{ gitRepo: r.gitRepo, bundle: r.bundle, held: hold.held, message: holdMessage(hold) }] : [];
+      }),
   };
 }
 

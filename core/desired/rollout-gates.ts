@@ -35,7 +35,8 @@ export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: Clu
   const entriesOf = new Map<string, PlanEntry[]>();
   for (const e of entries) if (staged.has(bundleRef(e))) (entriesOf.get(bundleRef(e)) ?? entriesOf.set(bundleRef(e), []).get(bundleRef(e))!).push(e);
   const failedOf = new Map<string, string[]>();
-  for (const f of failures.list()) if (f.cluster && staged.has(bundleRef(f))) (failedOf.get(bundleRef(f)) ?? failedOf.set(bundleRef(f), []).get(bundleRef(f))!).push(f.cluster);
+  for (const f of failures.list())
+    if (f.cluster && staged.has(bundleRef(f))) (failedOf.get(bundleRef(f)) ?? failedOf.set(bundleRef(f), []).get(bundleRef(f))!).push(f.cluster);
   for (const bundle of bundles) {
     if (!bundle.rolloutStrategy) continue;
     const ref = bundleRef({ gitRepo: bundle.gitRepo, bundle: bundle.name });
@@ -43,7 +44,10 @@ export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: Clu
     const failedHere = (failedOf.get(ref) ?? []).map((cluster) => ({ cluster }));
     // Partitions are of every cluster the bundle targets, deploying or failed (as Fleet's targets are).
     const clusters = [...new Set([...own.map((e) => e.cluster), ...failedHere.map((f) => f.cluster)])].sort();
-    const rollout = partitionsOf(bundle.rolloutStrategy, clusters.map((c) => viewOf.get(c)!));
+    const rollout = partitionsOf(
+      bundle.rolloutStrategy,
+      clusters.map((c) => viewOf.get(c)!),
+    );
     out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
     // A failed cluster holds back every wave from the next one that waits on (rollout-hold.ts).
@@ -64,7 +68,10 @@ export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: Clu
         const e = byCluster.get(c);
         if (!e) continue;
         if (held.has(c)) {
-          (behindWindows ? out.heldBack : out.waiting).push([e, new FleetError(holdMessage(hold!), { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" })]);
+          (behindWindows ? out.heldBack : out.waiting).push([
+            e,
+            new FleetError(holdMessage(hold!), { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "rolloutStrategy" }),
+          ]);
           continue;
         }
         const gates = before.map((b) => byCluster.get(b)!).filter((g) => g);

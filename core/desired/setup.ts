@@ -21,16 +21,24 @@ export const isAppliedSet = (type: string) => type === BUNDLE_DEPLOYMENT_TYPE ||
 /** How long `up` waits for the agent to be ready (the Kubernetes provider's default wait for a Deployment). */
 const AGENT_READY_SECONDS = 600;
 
-
 /**
  * The cluster's setup, or undefined when it has nothing to create. `adopt`: what an earlier version's
  * per-object resources created for the cluster (its agent's objects, its namespaces), taken over when
  * the setup resource is created, so nothing on the cluster is written or deleted by the move.
  */
-export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], agent: AgentObjects | undefined, adopt?: DeployedObject[], operatorSecrets: OperatorSecret[] = []): PairSpec | undefined {
+export function clusterSetup(
+  cluster: string,
+  namespaces: DesiredNamespace[],
+  agent: AgentObjects | undefined,
+  adopt?: DeployedObject[],
+  operatorSecrets: OperatorSecret[] = [],
+): PairSpec | undefined {
   const objects: { manifest: Record<string, unknown>; retain?: string }[] = [
-    ...namespaces.map((ns) => ({ manifest: { apiVersion: "v1", kind: "Namespace", metadata: ns.metadata }, ...(ns.retainOnDelete ? { retain: RETAIN_REASONS.namespace } : {}) })),
-    ...agent ? agentManifests(agent) : [],
+    ...namespaces.map((ns) => ({
+      manifest: { apiVersion: "v1", kind: "Namespace", metadata: ns.metadata },
+      ...(ns.retainOnDelete ? { retain: RETAIN_REASONS.namespace } : {}),
+    })),
+    ...(agent ? agentManifests(agent) : []),
   ];
   if (!objects.length && !operatorSecrets.length) return undefined;
   const byKey = (list: typeof objects): Record<string, PairObject> => Object.fromEntries(list.map((o) => [keyOf(o.manifest), o]));
@@ -47,7 +55,13 @@ export function clusterSetup(cluster: string, namespaces: DesiredNamespace[], ag
     ...(agent ? { timeoutSeconds: AGENT_READY_SECONDS } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
     deletePolicy: deletePolicyOf(clusterLabels(cluster)),
-    ...(adopt?.length ? { adopt: byKey(adopt.map((o) => ({ manifest: identityOnly(o.manifest as unknown as Record<string, unknown>), ...(o.retain ? { retain: o.retain } : {}) }))) } : {}),
+    ...(adopt?.length
+      ? {
+          adopt: byKey(
+            adopt.map((o) => ({ manifest: identityOnly(o.manifest as unknown as Record<string, unknown>), ...(o.retain ? { retain: o.retain } : {}) })),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -60,8 +74,8 @@ function agentManifests(a: AgentObjects): { manifest: Record<string, unknown>; r
     typed("rbac.authorization.k8s.io/v1", "ClusterRole", a.clusterRole),
     typed("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", a.clusterRoleBinding),
     typed("v1", "Secret", a.secret),
-    ...a.priorityClass ? [typed("scheduling.k8s.io/v1", "PriorityClass", a.priorityClass)] : [],
-    ...a.podDisruptionBudget ? [typed("policy/v1", "PodDisruptionBudget", a.podDisruptionBudget)] : [],
+    ...(a.priorityClass ? [typed("scheduling.k8s.io/v1", "PriorityClass", a.priorityClass)] : []),
+    ...(a.podDisruptionBudget ? [typed("policy/v1", "PodDisruptionBudget", a.podDisruptionBudget)] : []),
     typed("apps/v1", "Deployment", a.deployment),
   ];
 }

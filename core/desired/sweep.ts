@@ -18,16 +18,27 @@ export async function sweepAndRecord(facts: Pick<Facts, "journal" | "objects">, 
   if (earlier.length) {
     const planned = new Set<string>();
     for (const d of state.deployments) {
-      for (const { manifest: o } of d.objects) planned.add(identityOf({ cluster: d.cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
+      for (const { manifest: o } of d.objects)
+        planned.add(identityOf({ cluster: d.cluster, apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }));
     }
     // The namespaces the clusters create are planned too (journalObjects never sweeps a Namespace anyway).
     for (const c of state.clusters) {
       for (const ns of c.namespaces) planned.add(identityOf({ cluster: c.name, apiVersion: "v1", kind: "Namespace", name: ns.metadata.name }));
     }
     const configured = new Set(state.fleet.config.clusters.map((c) => c.name));
-    await settleEarlier(earlier, journal, journal.writer, journal.warn, {
-      inState: await journal.stateIdentities(), planned, readable: (c) => configured.has(c) && !leftOut?.has(c), clusters: state.fleet.config.clusters,
-    }, facts.objects);
+    await settleEarlier(
+      earlier,
+      journal,
+      journal.writer,
+      journal.warn,
+      {
+        inState: await journal.stateIdentities(),
+        planned,
+        readable: (c) => configured.has(c) && !leftOut?.has(c),
+        clusters: state.fleet.config.clusters,
+      },
+      facts.objects,
+    );
   }
   if (state.journal.length) journal.onRecorded(await journal.add({ writer: journal.writer, objects: state.journal }));
 }

@@ -22,20 +22,29 @@ export function noteDownstreamResources(gitRepo: string, index: number, workspac
       const kind = str(r.kind)?.toLowerCase();
       const name = str(r.name) ?? "";
       if (kind !== "secret") {
-        note(`Bundle ${b.name} downstreamResources`, `${JSON.stringify(r)}: not mapped: only Secrets are handed to clusters here; commit a ConfigMap with the bundle's content`);
+        note(
+          `Bundle ${b.name} downstreamResources`,
+          `${JSON.stringify(r)}: not mapped: only Secrets are handed to clusters here; commit a ConfigMap with the bundle's content`,
+        );
         continue;
       }
       const entry = `{kind: Secret, name: ${name}, namespace: ${namespace}}`;
       if (seen.has(entry)) continue;
       const j = seen.size;
       seen.add(entry);
-      note("downstreamResources", `Fleet copies Secret ${workspace}/${name} into namespace ${namespace} for Bundle ${b.name}: not copied (no export holds its values): add ${entry} ` +
-        `as downstreamResources[${j}] (with its type, if not Opaque), then set each of its keys encrypted: ` +
-        `npm run pulumi -- config set --secret --path 'pulumi-fleet:gitRepos[${index}].downstreamResources[${j}].stringData.KEY' < value-file`);
+      note(
+        "downstreamResources",
+        `Fleet copies Secret ${workspace}/${name} into namespace ${namespace} for Bundle ${b.name}: not copied (no export holds its values): add ${entry} ` +
+          `as downstreamResources[${j}] (with its type, if not Opaque), then set each of its keys encrypted: ` +
+          `npm run pulumi -- config set --secret --path 'pulumi-fleet:gitRepos[${index}].downstreamResources[${j}].stringData.KEY' < value-file`,
+      );
     }
     for (const t of list(spec.targets)) {
       if (list(t.downstreamResources).length) {
-        note(`Bundle ${b.name} targets[${str(t.name) ?? ""}].downstreamResources`, `${JSON.stringify(t.downstreamResources)}: not mapped: per-target Secrets; the stack's downstreamResources go to every cluster the GitRepo targets (split the GitRepo to narrow them)`);
+        note(
+          `Bundle ${b.name} targets[${str(t.name) ?? ""}].downstreamResources`,
+          `${JSON.stringify(t.downstreamResources)}: not mapped: per-target Secrets; the stack's downstreamResources go to every cluster the GitRepo targets (split the GitRepo to narrow them)`,
+        );
       }
     }
   }

@@ -10,7 +10,20 @@ export type FleetObject = { kind: FleetKind; name: string; namespace: string; ra
 export type Note = (field: string, text: string) => void;
 
 /** Set by kubectl or the API server, not by whoever wrote the object: never a setting to carry over. */
-const SERVER_METADATA = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "finalizers", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds"];
+const SERVER_METADATA = [
+  "name",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "managedFields",
+  "selfLink",
+  "finalizers",
+  "ownerReferences",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+];
 const KUBECTL_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
 
 export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -18,7 +31,11 @@ export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== nu
 /** Fields this importer reads are taken out of a copy; whatever is left gets a note. */
 export class Fields {
   private readonly left: Obj;
-  constructor(value: unknown, private readonly prefix: string, private readonly note: Note) {
+  constructor(
+    value: unknown,
+    private readonly prefix: string,
+    private readonly note: Note,
+  ) {
     this.left = isObj(value) ? { ...value } : {};
   }
   take(key: string): unknown {
@@ -41,13 +58,21 @@ export class Fields {
 }
 
 /** metadata: labels (and a Cluster's annotations) are settings; server-set fields are not; anything else is named. */
-export function readMetadata(o: FleetObject, note: Note, keep: ("labels" | "annotations")[]): { labels: Record<string, string>; annotations: Record<string, string> } {
+export function readMetadata(
+  o: FleetObject,
+  note: Note,
+  keep: ("labels" | "annotations")[],
+): { labels: Record<string, string>; annotations: Record<string, string> } {
   const m = new Fields(o.raw.metadata, "metadata.", note);
   for (const k of SERVER_METADATA) m.take(k);
   const { [KUBECTL_ANNOTATION]: _applied, ...annotations } = (m.take("annotations") as Record<string, string> | undefined) ?? {};
   const labels = (m.take("labels") as Record<string, string> | undefined) ?? {};
-  for (const [key, value] of [["annotations", annotations], ["labels", labels]] as const) {
-    if (!keep.includes(key) && Object.keys(value).length) note(`metadata.${key}`, `${JSON.stringify(value)}: not mapped: a ${o.kind}'s ${key} have no meaning here`);
+  for (const [key, value] of [
+    ["annotations", annotations],
+    ["labels", labels],
+  ] as const) {
+    if (!keep.includes(key) && Object.keys(value).length)
+      note(`metadata.${key}`, `${JSON.stringify(value)}: not mapped: a ${o.kind}'s ${key} have no meaning here`);
   }
   m.rest(`a ${o.kind}'s metadata has no meaning here`);
   return { labels: keep.includes("labels") ? labels : {}, annotations: keep.includes("annotations") ? annotations : {} };

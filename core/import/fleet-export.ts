@@ -53,20 +53,30 @@ export function importFleetExport(text: string, source: string, options: { works
   const workspaces = [...new Set(objects.fleet.filter((o) => WORKSPACE_KINDS.includes(o.kind)).map((o) => o.namespace))].sort();
   const workspace = options.workspace ?? (workspaces.length === 1 ? workspaces[0] : undefined);
   if (!workspace) {
-    throw new FleetError(workspaces.length ? `holds several Fleet workspaces (${workspaces.join(", ")}); a GitRepo targets only the clusters of its own, so import one at a time with --workspace NAME`
-      : "holds no Fleet GitRepo, Cluster or ClusterGroup (kubectl get gitrepos,clusters,clustergroups -A -o yaml)", { file: source });
+    throw new FleetError(
+      workspaces.length
+        ? `holds several Fleet workspaces (${workspaces.join(", ")}); a GitRepo targets only the clusters of its own, so import one at a time with --workspace NAME`
+        : "holds no Fleet GitRepo, Cluster or ClusterGroup (kubectl get gitrepos,clusters,clustergroups -A -o yaml)",
+      { file: source },
+    );
   }
-  if (!workspaces.includes(workspace)) throw new FleetError(`has no objects in workspace ${JSON.stringify(workspace)} (it has ${workspaces.join(", ") || "none"})`, { file: source });
-  for (const o of objects.other) notes.push({ object: o, field: "", text: "not a Fleet GitRepo, Cluster, ClusterGroup, GitRepoRestriction or Policy: not imported (a Secret's contents are never copied)" });
+  if (!workspaces.includes(workspace))
+    throw new FleetError(`has no objects in workspace ${JSON.stringify(workspace)} (it has ${workspaces.join(", ") || "none"})`, { file: source });
+  for (const o of objects.other)
+    notes.push({
+      object: o,
+      field: "",
+      text: "not a Fleet GitRepo, Cluster, ClusterGroup, GitRepoRestriction or Policy: not imported (a Secret's contents are never copied)",
+    });
   const mine = (kind: Fleet["kind"]) => objects.fleet.filter((o) => o.kind === kind && o.namespace === workspace).sort((a, b) => (a.name < b.name ? -1 : 1));
 
   const comments = new Map<string, string[]>();
   const noteFor = (o: Fleet, path: string) => (field: string, textOf: string) => {
     notes.push({ object: `${o.kind} ${o.namespace}/${o.name}`, field, text: textOf });
-    comments.set(path, [...comments.get(path) ?? [], ` ${field}: ${textOf}`]);
+    comments.set(path, [...(comments.get(path) ?? []), ` ${field}: ${textOf}`]);
   };
   /** A line in the file only, beside the object: where a value came from, nothing to act on. */
-  const remarkFor = (path: string) => (field: string, textOf: string) => comments.set(path, [...comments.get(path) ?? [], ` ${field}: ${textOf}`]);
+  const remarkFor = (path: string) => (field: string, textOf: string) => comments.set(path, [...(comments.get(path) ?? []), ` ${field}: ${textOf}`]);
   /** Notes on what the file has no place for (restriction objects, refused GitRepos): in its header. */
   const headerNotes: string[] = [];
   const headerNoteFor = (o: Fleet) => (field: string, textOf: string) => {
@@ -114,7 +124,8 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
     const items = Array.isArray(value.items) && (value.kind === undefined || String(value.kind).endsWith("List")) ? value.items : [value];
     items.forEach((item: unknown, i: number) => {
       const where = items.length > 1 || value.items ? `document ${d + 1}, items[${i}]` : `document ${d + 1}`;
-      if (!isObj(item) || !isObj(item.metadata) || typeof item.metadata.name !== "string") throw new FleetError(`${where}: not a Kubernetes object (no metadata.name)`, { file: source });
+      if (!isObj(item) || !isObj(item.metadata) || typeof item.metadata.name !== "string")
+        throw new FleetError(`${where}: not a Kubernetes object (no metadata.name)`, { file: source });
       const kind = String(item.kind ?? "");
       const name = item.metadata.name;
       if (!String(item.apiVersion ?? "").startsWith(FLEET_GROUP) || !(KINDS as readonly string[]).includes(kind)) {
@@ -130,7 +141,8 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
 function checkName(o: Fleet, source: string): string {
   const problem = dnsLabelProblem(o.name);
   // Names carry over into bundle names and every object's labels: renaming here would redeploy everything.
-  if (problem) throw new FleetError(`${o.kind} ${o.namespace}/${o.name}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
+  if (problem)
+    throw new FleetError(`${o.kind} ${o.namespace}/${o.name}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
   return o.name;
 }
 
@@ -140,7 +152,10 @@ function mapCluster(o: Fleet, note: Note, source: string): Obj {
   const spec = new Fields(o.raw.spec, "spec.", note);
   const secret = spec.str("kubeConfigSecret");
   const secretNs = spec.str("kubeConfigSecretNamespace") ?? o.namespace;
-  note("context", `placeholder: the kubectl context that reaches this cluster, or a kubeconfig as a Pulumi secret instead (docs/coming-from-fleet.md)${secret ? `; Fleet read it from Secret ${secretNs}/${secret}, which is not copied` : ""}`);
+  note(
+    "context",
+    `placeholder: the kubectl context that reaches this cluster, or a kubeconfig as a Pulumi secret instead (docs/coming-from-fleet.md)${secret ? `; Fleet read it from Secret ${secretNs}/${secret}, which is not copied` : ""}`,
+  );
   const out: Obj = { name, context: name };
   if (Object.keys(labels).length) out.labels = labels;
   if (Object.keys(annotations).length) out.annotations = annotations;
@@ -162,7 +177,8 @@ function clusterAgent(spec: Fields, note: Note): Obj {
   if (Array.isArray(env)) {
     const plain = env.filter((e) => isObj(e) && typeof e.name === "string" && e.valueFrom === undefined);
     if (plain.length) agent.env = Object.fromEntries(plain.map((e) => [String(e.name), String(e.value ?? "")]));
-    for (const e of env.filter((x) => !plain.includes(x))) note("spec.agentEnvVars", `${JSON.stringify(e)}: not mapped: only name/value pairs are (valueFrom reads the cluster)`);
+    for (const e of env.filter((x) => !plain.includes(x)))
+      note("spec.agentEnvVars", `${JSON.stringify(e)}: not mapped: only name/value pairs are (valueFrom reads the cluster)`);
   }
   const ns = spec.str("agentNamespace");
   if (ns) agent.namespace = ns;
@@ -182,7 +198,9 @@ function clusterAgent(spec: Fields, note: Note): Obj {
   const pc = scheduling.take("priorityClass");
   if (isObj(pc)) agent.priorityClass = { value: pc.value ?? 0, ...(pc.preemptionPolicy ? { preemptionPolicy: pc.preemptionPolicy } : {}) };
   const pdb = scheduling.take("podDisruptionBudget");
-  if (isObj(pdb)) agent.podDisruptionBudget = pdb.minAvailable !== undefined && pdb.minAvailable !== "" ? { minAvailable: pdb.minAvailable } : { maxUnavailable: pdb.maxUnavailable };
+  if (isObj(pdb))
+    agent.podDisruptionBudget =
+      pdb.minAvailable !== undefined && pdb.minAvailable !== "" ? { minAvailable: pdb.minAvailable } : { maxUnavailable: pdb.maxUnavailable };
   scheduling.rest("not known to this importer");
   return agent;
 }
@@ -208,7 +226,7 @@ function mapClusterGroup(o: Fleet, note: Note, source: string): Obj {
 /** The fields of a GitRepo that Fleet's restrictions judge. */
 function gitRepoSpec(o: Fleet, source: string): Parameters<typeof restrictGitRepo>[1] {
   const spec = isObj(o.raw.spec) ? o.raw.spec : {};
-  const str = (k: string) => (typeof spec[k] === "string" && spec[k] !== "" ? spec[k] as string : undefined);
+  const str = (k: string) => (typeof spec[k] === "string" && spec[k] !== "" ? (spec[k] as string) : undefined);
   const repo = str("repo");
   if (!repo) throw new FleetError(`GitRepo ${o.namespace}/${o.name}: spec.repo is missing`, { file: source });
   return { repo, serviceAccount: str("serviceAccount"), targetNamespace: str("targetNamespace"), clientSecretName: str("clientSecretName") };
@@ -254,10 +272,20 @@ function mapGitRepo(o: Fleet, note: Note, remark: Note, source: string, reach: G
   }
   spec.take("clientSecretName");
   const auth = reach.clientSecretName;
-  const defaulted = auth?.from.length ? `absent; Fleet uses defaultClientSecretName ${JSON.stringify(auth.value)}, from ${auth.from.join(", ")}` : JSON.stringify(auth?.value);
-  if (auth) note("spec.clientSecretName", `${defaulted}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret ${o.namespace}/${auth.value}`);
+  const defaulted = auth?.from.length
+    ? `absent; Fleet uses defaultClientSecretName ${JSON.stringify(auth.value)}, from ${auth.from.join(", ")}`
+    : JSON.stringify(auth?.value);
+  if (auth)
+    note(
+      "spec.clientSecretName",
+      `${defaulted}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret ${o.namespace}/${auth.value}`,
+    );
   const helm = spec.str("helmSecretName");
-  if (helm) note("spec.helmSecretName", `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from Secret ${o.namespace}/${helm}; remote charts also need allowedChartURLs`);
+  if (helm)
+    note(
+      "spec.helmSecretName",
+      `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from Secret ${o.namespace}/${helm}; remote charts also need allowedChartURLs`,
+    );
   spec.unmapped("helmSecretNameForPaths", "per-path Helm credentials are not offered; give the GitRepo one helmSecret, or split it");
   // Read by `npm run watch` as Fleet's controller reads them (core/config/polling.ts refuses less than a second).
   const polling = spec.str("pollingInterval");
@@ -276,12 +304,19 @@ function mapGitRepo(o: Fleet, note: Note, remark: Note, source: string, reach: G
   return out;
 }
 
-function render(config: Obj, comments: Map<string, string[]>, headerNotes: string[], source: string, workspace: string, counts: ImportResult["counts"]): string {
+function render(
+  config: Obj,
+  comments: Map<string, string[]>,
+  headerNotes: string[],
+  source: string,
+  workspace: string,
+  counts: ImportResult["counts"],
+): string {
   const doc = new YAML.Document({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`${CONFIG_NAMESPACE}:${k}`, v])) });
   doc.commentBefore = [
     ` Imported by \`npm run import\` from ${source}, Fleet workspace ${workspace}: ${counts.clusters} clusters, ${counts.clusterGroups} cluster groups, ${counts.gitRepos} GitRepos.`,
     " Before the first preview: give each cluster its credentials (the `context` placeholders), read every",
-    " \"not mapped\" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.",
+    ' "not mapped" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.',
     " Every GitRepo has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
     " Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves (fleet.yaml helm.takeOwnership",
     " honoured, overrideTargets reaching any cluster of the stack); remove them where the content uses neither.",
@@ -290,7 +325,8 @@ function render(config: Obj, comments: Map<string, string[]>, headerNotes: strin
     ...(headerNotes.length ? [" Fleet's GitRepoRestrictions and Policies of this workspace, and the GitRepos Fleet refuses under them:", ...headerNotes] : []),
   ].join("\n");
   const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;
-  agent.commentBefore = " Fleet's own agent keeps running on the clusters until Fleet is removed; deploys never go through an agent here.\n Set enabled: true (with apiServerURL) only to deploy this project's agent (docs/agent.md).";
+  agent.commentBefore =
+    " Fleet's own agent keeps running on the clusters until Fleet is removed; deploys never go through an agent here.\n Set enabled: true (with apiServerURL) only to deploy this project's agent (docs/agent.md).";
   for (const [path, lines] of comments) {
     const [list, index] = path.split(".");
     const node = doc.getIn(["config", `${CONFIG_NAMESPACE}:${list}`, Number(index)], true) as YAML.Node;

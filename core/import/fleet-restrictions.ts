@@ -11,7 +11,10 @@ import { dnsLabelProblem } from "../k8s-validation";
 import { Fields, FleetObject, Note, readMetadata } from "./fields";
 
 /** Values of one kind from several objects, with the objects that gave them (`GitRepoRestriction ns/a`). */
-interface Sourced<T> { value: T; from: string[] }
+interface Sourced<T> {
+  value: T;
+  from: string[];
+}
 const list = (): Sourced<string[]> => ({ value: [], from: [] });
 const none = (): Sourced<string | undefined> => ({ value: undefined, from: [] });
 
@@ -51,10 +54,16 @@ const sources = (...lists: Sourced<unknown>[]) => unique(lists.flatMap((l) => l.
 /** `objects`: the workspace's GitRepoRestrictions and Policies. `noteFor` names what has no stack setting. */
 export function readWorkspaceRestrictions(objects: FleetObject[], noteFor: (o: FleetObject) => Note, source: string): WorkspaceRestrictions {
   const r: WorkspaceRestrictions = {
-    defaultServiceAccount: none(), defaultClientSecretName: none(),
-    restrictionServiceAccounts: list(), policyServiceAccounts: list(), clientSecretNames: list(),
-    restrictionRepoPatterns: list(), policyRepoPatterns: list(), targetNamespaces: list(),
-    targetNamespaceSelector: { value: false, from: [] }, requireServiceAccount: { value: false, from: [] },
+    defaultServiceAccount: none(),
+    defaultClientSecretName: none(),
+    restrictionServiceAccounts: list(),
+    policyServiceAccounts: list(),
+    clientSecretNames: list(),
+    restrictionRepoPatterns: list(),
+    policyRepoPatterns: list(),
+    targetNamespaces: list(),
+    targetNamespaceSelector: { value: false, from: [] },
+    requireServiceAccount: { value: false, from: [] },
   };
   // Fleet aggregates each kind in name order, then prefers the GitRepoRestriction's defaults.
   const restrictions = objects.filter((o) => o.kind === "GitRepoRestriction").sort(byName);
@@ -92,7 +101,8 @@ function firstDefault(into: Sourced<string | undefined>, value: string | undefin
 }
 
 /** Fields that are checked at import but have no stack setting to keep them. */
-const CHECKED_ONCE = "checked at import (a GitRepo it refuses is not imported); not kept: the stack has no such setting, so a GitRepo edited later is not checked";
+const CHECKED_ONCE =
+  "checked at import (a GitRepo it refuses is not imported); not kept: the stack has no such setting, so a GitRepo edited later is not checked";
 
 function readRestriction(o: FleetObject, r: WorkspaceRestrictions, note: Note, source: string): void {
   readMetadata(o, note, []);
@@ -106,17 +116,28 @@ function readRestriction(o: FleetObject, r: WorkspaceRestrictions, note: Note, s
   if (repoPatterns.length) note("allowedRepoPatterns", `${JSON.stringify(repoPatterns)}: ${CHECKED_ONCE}`);
   const secretNames = strings(f, "allowedClientSecretNames", o, source);
   add(r.clientSecretNames, secretNames, o);
-  if (secretNames.length) note("allowedClientSecretNames", `${JSON.stringify(secretNames)}: ${CHECKED_ONCE}; git credentials are each GitRepo's auth here (Pulumi secrets), not Secrets by name`);
+  if (secretNames.length)
+    note(
+      "allowedClientSecretNames",
+      `${JSON.stringify(secretNames)}: ${CHECKED_ONCE}; git credentials are each GitRepo's auth here (Pulumi secrets), not Secrets by name`,
+    );
   const namespaces = strings(f, "allowedTargetNamespaces", o, source);
   add(r.targetNamespaces, namespaces, o);
   // Fleet compares names exactly; here `*` is a pattern. An entry that is no namespace name matches nothing in Fleet, so it is not carried.
   const notNames = namespaces.filter((n) => dnsLabelProblem(n));
-  if (notNames.length) note("allowedTargetNamespaces", `${JSON.stringify(notNames)}: not mapped: not namespace names, so Fleet matches no targetNamespace with them (in the stack, * would be a pattern)`);
+  if (notNames.length)
+    note(
+      "allowedTargetNamespaces",
+      `${JSON.stringify(notNames)}: not mapped: not namespace names, so Fleet matches no targetNamespace with them (in the stack, * would be a pattern)`,
+    );
   const selector = f.take("allowedTargetNamespaceSelector");
   if (selector !== undefined && selector !== null) {
     r.targetNamespaceSelector.value = true;
     r.targetNamespaceSelector.from.push(named(o));
-    note("allowedTargetNamespaceSelector", `${JSON.stringify(selector)}: not mapped: it selects namespaces by their labels on each downstream cluster, which a list of names cannot say; a GitRepo without targetNamespace is refused as Fleet does, the others deploy to their targetNamespace whatever its labels (list the namespaces in allowedTargetNamespaces to bound them)`);
+    note(
+      "allowedTargetNamespaceSelector",
+      `${JSON.stringify(selector)}: not mapped: it selects namespaces by their labels on each downstream cluster, which a list of names cannot say; a GitRepo without targetNamespace is refused as Fleet does, the others deploy to their targetNamespace whatever its labels (list the namespaces in allowedTargetNamespaces to bound them)`,
+    );
   }
   f.rest("not known to this importer");
 }
@@ -128,7 +149,10 @@ function readPolicy(o: FleetObject, r: WorkspaceRestrictions, note: Note, source
   if (f.take("requireServiceAccount") === true) {
     r.requireServiceAccount.value = true;
     r.requireServiceAccount.from.push(named(o));
-    note("requireServiceAccount", `true: ${CHECKED_ONCE} (without serviceAccount, a bundle deploys as fleet-default where that account exists, else with the stack's own credentials)`);
+    note(
+      "requireServiceAccount",
+      `true: ${CHECKED_ONCE} (without serviceAccount, a bundle deploys as fleet-default where that account exists, else with the stack's own credentials)`,
+    );
   }
   add(r.policyServiceAccounts, strings(f, "allowedServiceAccounts", o, source), o);
   const git = new Fields(f.take("gitRepo"), "gitRepo.", note);
@@ -136,7 +160,11 @@ function readPolicy(o: FleetObject, r: WorkspaceRestrictions, note: Note, source
   firstDefault(r.defaultClientSecretName, git.str("defaultClientSecretName"), o);
   const secretNames = strings(git, "allowedClientSecretNames", o, source);
   add(r.clientSecretNames, secretNames, o);
-  if (secretNames.length) note("gitRepo.allowedClientSecretNames", `${JSON.stringify(secretNames)}: ${CHECKED_ONCE}; git credentials are each GitRepo's auth here (Pulumi secrets), not Secrets by name`);
+  if (secretNames.length)
+    note(
+      "gitRepo.allowedClientSecretNames",
+      `${JSON.stringify(secretNames)}: ${CHECKED_ONCE}; git credentials are each GitRepo's auth here (Pulumi secrets), not Secrets by name`,
+    );
   const repoPatterns = strings(git, "allowedRepoPatterns", o, source);
   add(r.policyRepoPatterns, repoPatterns, o);
   if (repoPatterns.length) note("gitRepo.allowedRepoPatterns", `${JSON.stringify(repoPatterns)}: ${CHECKED_ONCE}`);
@@ -146,7 +174,10 @@ function readPolicy(o: FleetObject, r: WorkspaceRestrictions, note: Note, source
 }
 
 /** The restrictions applied to one GitRepo's spec, in Fleet's order of checks; every refusal is listed, not only Fleet's first. */
-export function restrictGitRepo(r: WorkspaceRestrictions, spec: { serviceAccount?: string; targetNamespace?: string; repo: string; clientSecretName?: string }): GitRepoReach {
+export function restrictGitRepo(
+  r: WorkspaceRestrictions,
+  spec: { serviceAccount?: string; targetNamespace?: string; repo: string; clientSecretName?: string },
+): GitRepoReach {
   const out: GitRepoReach = { refusals: [], unchecked: [] };
   const refuse = (field: string, why: string, ...from: Sourced<unknown>[]) => out.refusals.push({ field, text: `${why} (${sources(...from)})` });
 
@@ -155,10 +186,17 @@ export function restrictGitRepo(r: WorkspaceRestrictions, spec: { serviceAccount
     if (namespaces.value.length) refuse("spec.targetNamespace", "absent, and allowedTargetNamespaces requires one", namespaces);
     if (r.targetNamespaceSelector.value) refuse("spec.targetNamespace", "absent, and allowedTargetNamespaceSelector requires one", r.targetNamespaceSelector);
   } else if (namespaces.value.length && !namespaces.value.includes(spec.targetNamespace)) {
-    refuse("spec.targetNamespace", `${JSON.stringify(spec.targetNamespace)} is not in allowedTargetNamespaces ${JSON.stringify(unique(namespaces.value))}`, namespaces);
+    refuse(
+      "spec.targetNamespace",
+      `${JSON.stringify(spec.targetNamespace)} is not in allowedTargetNamespaces ${JSON.stringify(unique(namespaces.value))}`,
+      namespaces,
+    );
   }
 
-  const accounts: Sourced<string[]> = { value: unique([...r.restrictionServiceAccounts.value, ...r.policyServiceAccounts.value]), from: [...r.restrictionServiceAccounts.from, ...r.policyServiceAccounts.from] };
+  const accounts: Sourced<string[]> = {
+    value: unique([...r.restrictionServiceAccounts.value, ...r.policyServiceAccounts.value]),
+    from: [...r.restrictionServiceAccounts.from, ...r.policyServiceAccounts.from],
+  };
   if (spec.serviceAccount && accounts.value.length && !accounts.value.includes(spec.serviceAccount)) {
     refuse("spec.serviceAccount", `${JSON.stringify(spec.serviceAccount)} is not in allowedServiceAccounts ${JSON.stringify(accounts.value)}`, accounts);
   }
@@ -169,20 +207,35 @@ export function restrictGitRepo(r: WorkspaceRestrictions, spec: { serviceAccount
   checkRepo(spec.repo, r, out);
 
   if (spec.clientSecretName && r.clientSecretNames.value.length && !r.clientSecretNames.value.includes(spec.clientSecretName)) {
-    refuse("spec.clientSecretName", `${JSON.stringify(spec.clientSecretName)} is not in allowedClientSecretNames ${JSON.stringify(unique(r.clientSecretNames.value))}`, r.clientSecretNames);
+    refuse(
+      "spec.clientSecretName",
+      `${JSON.stringify(spec.clientSecretName)} is not in allowedClientSecretNames ${JSON.stringify(unique(r.clientSecretNames.value))}`,
+      r.clientSecretNames,
+    );
   }
   const clientSecretName = spec.clientSecretName ?? r.defaultClientSecretName.value;
   if (clientSecretName) out.clientSecretName = { value: clientSecretName, from: spec.clientSecretName ? [] : r.defaultClientSecretName.from };
 
-  if (r.requireServiceAccount.value && !serviceAccount) refuse("spec.serviceAccount", "absent, no default, and requireServiceAccount is set", r.requireServiceAccount);
+  if (r.requireServiceAccount.value && !serviceAccount)
+    refuse("spec.serviceAccount", "absent, no default, and requireServiceAccount is set", r.requireServiceAccount);
   // Fleet's Bundle check: a GitRepo it accepts still deploys nothing when its account is not one the Policies list.
   const policyAccounts = r.policyServiceAccounts;
-  if (serviceAccount && policyAccounts.value.length && !policyAccounts.value.includes(serviceAccount) && !out.refusals.some((x) => x.field === "spec.serviceAccount")) {
-    refuse("spec.serviceAccount", `${JSON.stringify(serviceAccount)} is not in the Policies' allowedServiceAccounts ${JSON.stringify(unique(policyAccounts.value))}, so Fleet refuses each of its Bundles`, policyAccounts);
+  if (
+    serviceAccount &&
+    policyAccounts.value.length &&
+    !policyAccounts.value.includes(serviceAccount) &&
+    !out.refusals.some((x) => x.field === "spec.serviceAccount")
+  ) {
+    refuse(
+      "spec.serviceAccount",
+      `${JSON.stringify(serviceAccount)} is not in the Policies' allowedServiceAccounts ${JSON.stringify(unique(policyAccounts.value))}, so Fleet refuses each of its Bundles`,
+      policyAccounts,
+    );
   }
 
   if (policyAccounts.value.length) out.allowedServiceAccounts = { value: unique(policyAccounts.value), from: policyAccounts.from };
-  else if (r.restrictionServiceAccounts.value.length) out.allowedServiceAccounts = { value: unique(r.restrictionServiceAccounts.value), from: r.restrictionServiceAccounts.from };
+  else if (r.restrictionServiceAccounts.value.length)
+    out.allowedServiceAccounts = { value: unique(r.restrictionServiceAccounts.value), from: r.restrictionServiceAccounts.from };
   const names = unique(namespaces.value.filter((n) => !dnsLabelProblem(n)));
   if (names.length) out.allowedTargetNamespaces = { value: names, from: namespaces.from };
   return out;
@@ -190,7 +243,10 @@ export function restrictGitRepo(r: WorkspaceRestrictions, spec: { serviceAccount
 
 /** GitRepoRestriction patterns match anywhere, Policy patterns the whole repo; an exact copy of the repo always matches. */
 function checkRepo(repo: string, r: WorkspaceRestrictions, out: GitRepoReach): void {
-  const lists = [{ patterns: r.restrictionRepoPatterns, anchored: false }, { patterns: r.policyRepoPatterns, anchored: true }].filter((l) => l.patterns.value.length);
+  const lists = [
+    { patterns: r.restrictionRepoPatterns, anchored: false },
+    { patterns: r.policyRepoPatterns, anchored: true },
+  ].filter((l) => l.patterns.value.length);
   if (!lists.length) return;
   const unreadable: string[] = [];
   for (const { patterns, anchored } of lists) {
@@ -204,7 +260,10 @@ function checkRepo(repo: string, r: WorkspaceRestrictions, out: GitRepoReach): v
   const all = lists.map((l) => l.patterns);
   const patterns = JSON.stringify(all.flatMap((l) => l.value));
   if (unreadable.length) {
-    out.unchecked.push({ field: "spec.repo", text: `${JSON.stringify(repo)}: not checked against allowedRepoPatterns ${patterns} (${sources(...all)}): ${JSON.stringify(unreadable)} use Go syntax JavaScript does not read; if no pattern matches, Fleet refuses this GitRepo: check by hand` });
+    out.unchecked.push({
+      field: "spec.repo",
+      text: `${JSON.stringify(repo)}: not checked against allowedRepoPatterns ${patterns} (${sources(...all)}): ${JSON.stringify(unreadable)} use Go syntax JavaScript does not read; if no pattern matches, Fleet refuses this GitRepo: check by hand`,
+    });
   } else {
     out.refusals.push({ field: "spec.repo", text: `${JSON.stringify(repo)} matches none of allowedRepoPatterns ${patterns} (${sources(...all)})` });
   }

@@ -76,15 +76,21 @@ export interface RenderContext {
  * a lookup its table cannot answer yet is not an error here: it comes back with `pendingError`, for
  * the caller to read the lookups and render it again.
  */
-export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[], commitOf: (gitRepo: string) => string,
-  render: Renderer, context: RenderContext = {}): Promise<Map<PlanEntry, RenderedDeployment>> {
+export async function renderDeployments(
+  entries: PlanEntry[],
+  bundles: Bundle[],
+  commitOf: (gitRepo: string) => string,
+  render: Renderer,
+  context: RenderContext = {},
+): Promise<Map<PlanEntry, RenderedDeployment>> {
   const capabilitiesOf = context.capabilitiesOf ?? ((): ClusterCapabilities => ({}));
   const lookupsOf = context.lookupsOf ?? (() => undefined);
   const revisionOf = context.revisionOf ?? (() => undefined);
   // Keyed by bundle ref: two GitRepos' bundles of one name are two bundles, each rendered from its own files.
   const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
   const request = {
-    bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>, renders: [] as RenderJob[],
+    bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>,
+    renders: [] as RenderJob[],
     capabilities: {} as Record<string, Capabilities>,
     gitRepoOf: { renders: {} as Record<string, string> },
   };
@@ -133,8 +139,14 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
         namespace: e.options.namespace,
         deleteCRDResources: e.options.deleteCRDResources,
         helm: {
-          chart: helm.chart, repo: helm.repo, version: helm.version, releaseName: helm.releaseName, values: helm.values,
-          disableDNS: helm.disableDNS, skipSchemaValidation: helm.skipSchemaValidation, disableDependencyUpdate: helm.disableDependencyUpdate,
+          chart: helm.chart,
+          repo: helm.repo,
+          version: helm.version,
+          releaseName: helm.releaseName,
+          values: helm.values,
+          disableDNS: helm.disableDNS,
+          skipSchemaValidation: helm.skipSchemaValidation,
+          disableDependencyUpdate: helm.disableDependencyUpdate,
         },
         kustomize: { dir: e.options.kustomize?.dir },
         yaml: { overlays: e.options.yaml?.overlays },
@@ -166,13 +178,21 @@ export async function renderDeployments(entries: PlanEntry[], bundles: Bundle[],
       if (r.error) throw new FleetError(r.error, { ...ctx, file: b.fleetYaml });
       // Decrypted Secrets join the objects the sandbox rendered without them, placed as raw manifests are.
       const decrypted = decryptedObjects(b);
-      const all = decrypted.length ? { ...r, objects: [...r.objects ?? [], ...decrypted] } : r;
+      const all = decrypted.length ? { ...r, objects: [...(r.objects ?? []), ...decrypted] } : r;
       checkObjectCount(all, maxObjects, ctx);
       const rendered = withNamespaces(all, e, ctx);
-      const ignoredFields = new Map(rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length));
+      const ignoredFields = new Map(
+        rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length),
+      );
       out.set(e, {
-        ...rendered, warnings: [...b.warnings ?? [], ...rendered.warnings], style: r.style, ignoredFields, ...(r.lookups?.length ? { lookups: r.lookups } : {}),
-        ...(decrypted.length ? { secret: true as const, decrypted: decryptedNames(b, rendered.objects.slice(firstDecrypted(r), firstDecrypted(r) + decrypted.length)) } : {}),
+        ...rendered,
+        warnings: [...(b.warnings ?? []), ...rendered.warnings],
+        style: r.style,
+        ignoredFields,
+        ...(r.lookups?.length ? { lookups: r.lookups } : {}),
+        ...(decrypted.length
+          ? { secret: true as const, decrypted: decryptedNames(b, rendered.objects.slice(firstDecrypted(r), firstDecrypted(r) + decrypted.length)) }
+          : {}),
       });
     } catch (err) {
       if (!context.onFailure || !(err instanceof FleetError)) throw err;
@@ -206,7 +226,8 @@ export function maxObjectsPerBundle(env: NodeJS.ProcessEnv = process.env): numbe
  */
 function checkObjectCount(r: RenderResult, max: number, ctx: { gitRepo: string; bundle: string; cluster: string }): void {
   const count = (r.objects?.length ?? 0) + (r.crds?.length ?? 0) + (r.hooks?.length ?? 0);
-  if (count > max) throw new FleetError(`the bundle renders ${count} objects, over the limit of ${max} per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)`, ctx);
+  if (count > max)
+    throw new FleetError(`the bundle renders ${count} objects, over the limit of ${max} per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)`, ctx);
 }
 
 /** `{ [key]: value }`, or nothing when the value is absent (a render job carries only what is set). */
@@ -230,8 +251,11 @@ export function unanswered(asked: LookupKey[] | undefined, table: LookupAnswer[]
  * `onConflict`, every other deployment declaring it goes there and its objects claim nothing (what
  * only it contested goes to the next); without it the first conflict is thrown.
  */
-export function checkSingleOwner(rendered: ReadonlyMap<PlanEntry, RenderedDeployment>, onConflict?: (entry: PlanEntry, err: FleetError) => void,
-  owners: ReadonlyMap<string, { gitRepo: string; bundle: string }> = new Map()): void {
+export function checkSingleOwner(
+  rendered: ReadonlyMap<PlanEntry, RenderedDeployment>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void,
+  owners: ReadonlyMap<string, { gitRepo: string; bundle: string }> = new Map(),
+): void {
   let alive = [...rendered.keys()];
   for (;;) {
     const contested = claimsOf(alive, rendered);
@@ -244,15 +268,25 @@ export function checkSingleOwner(rendered: ReadonlyMap<PlanEntry, RenderedDeploy
       const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
       for (const e of by) {
         if (e === winner) continue;
-        (lost.get(e) ?? lost.set(e, []).get(e)!).push({ winner, err: new FleetError(
-          `${o.kind} ${where} is also deployed by bundle ${winner.bundle} (GitRepo ${winner.gitRepo}) on this cluster${known ? ", which deployed it before and keeps it" : ""}; ` +
-          "an object has one owner (Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
-          { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
-        ) });
+        (lost.get(e) ?? lost.set(e, []).get(e)!).push({
+          winner,
+          err: new FleetError(
+            `${o.kind} ${where} is also deployed by bundle ${winner.bundle} (GitRepo ${winner.gitRepo}) on this cluster${known ? ", which deployed it before and keeps it" : ""}; ` +
+              "an object has one owner (Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
+            { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
+          ),
+        });
       }
     }
     // Losing to a deployment that itself loses is no loss yet: its objects may claim nothing (next round).
-    let losers = new Map([...lost].flatMap(([e, l]) => l.filter((x) => !lost.has(x.winner)).slice(0, 1).map((x): [PlanEntry, FleetError] => [e, x.err])));
+    let losers = new Map(
+      [...lost].flatMap(([e, l]) =>
+        l
+          .filter((x) => !lost.has(x.winner))
+          .slice(0, 1)
+          .map((x): [PlanEntry, FleetError] => [e, x.err]),
+      ),
+    );
     if (!losers.size) losers = new Map([...lost].map(([e, l]) => [e, l[0].err]));
     if (!onConflict) throw [...losers.values()][0];
     for (const [e, err] of losers) onConflict(e, err);
@@ -278,7 +312,11 @@ export function contestedObjects(rendered: ReadonlyMap<PlanEntry, RenderedDeploy
   return claimsOf([...rendered.keys()], rendered).map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }));
 }
 
-function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; bundle: string; cluster: string }): Omit<RenderedDeployment, "style" | "ignoredFields"> {
+function withNamespaces(
+  r: RenderResult,
+  e: PlanEntry,
+  ctx: { gitRepo: string; bundle: string; cluster: string },
+): Omit<RenderedDeployment, "style" | "ignoredFields"> {
   const warnings = [...(r.warnings ?? [])];
   const hooks: K8sObject[] = [];
   for (const h of r.hooks ?? []) {
@@ -287,14 +325,18 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
       hooks.push(h.object as K8sObject);
       warnings.push(`hook ${what} is deployed as an ordinary object: the engine has no install phases to run it in`);
     } else {
-      warnings.push(`hook ${what} is left out: ${h.events.includes("test") ? "Fleet never runs test hooks" : "delete and rollback hooks have no moment in a pulumi up"}`);
+      warnings.push(
+        `hook ${what} is left out: ${h.events.includes("test") ? "Fleet never runs test hooks" : "delete and rollback hooks have no moment in a pulumi up"}`,
+      );
     }
   }
   const chartCrds = (r.crds ?? []) as K8sObject[];
   const all = [...chartCrds, ...(r.objects ?? []), ...hooks] as K8sObject[];
-  const clusterScopedCrds = new Set(all
-    .filter((o) => o.kind === "CustomResourceDefinition" && (o.spec as { scope?: string })?.scope === "Cluster")
-    .map((o) => (o.spec as { names?: { kind?: string } }).names?.kind));
+  const clusterScopedCrds = new Set(
+    all
+      .filter((o) => o.kind === "CustomResourceDefinition" && (o.spec as { scope?: string })?.scope === "Cluster")
+      .map((o) => (o.spec as { names?: { kind?: string } }).names?.kind),
+  );
   const objects = all.map((obj, i) => {
     if (!obj.metadata?.name) throw new FleetError(`${obj.kind} has no metadata.name (generateName is not supported: names must be stable)`, ctx);
     // A chart's crds/ are installed outside Fleet's post-renderer: a forced namespace never reaches them.
@@ -304,9 +346,12 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     if (e.options.namespace && !fromCrdsDir) {
       if (clusterScoped) {
         // Fleet's post-renderer's words (internal/helmdeployer/postrender.go).
-        throw new FleetError(`invalid cluster scoped object [name=${meta.name} kind=${obj.kind} apiVersion=${obj.apiVersion}] found. ` +
-          `Your config uses targetNamespace or namespace (${e.options.namespace}) and thus forbids cluster-scoped resources. ` +
-          "If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace", ctx);
+        throw new FleetError(
+          `invalid cluster scoped object [name=${meta.name} kind=${obj.kind} apiVersion=${obj.apiVersion}] found. ` +
+            `Your config uses targetNamespace or namespace (${e.options.namespace}) and thus forbids cluster-scoped resources. ` +
+            "If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace",
+          ctx,
+        );
       }
       meta.namespace = e.options.namespace;
     } else if (!clusterScoped && !meta.namespace) {
@@ -318,8 +363,10 @@ function withNamespaces(r: RenderResult, e: PlanEntry, ctx: { gitRepo: string; b
     checkNames(placed, ctx);
     const nulls = nullStringValues(placed);
     if (nulls.length) {
-      warnings.push(`${placed.kind} ${placed.metadata.name}: ${nulls.join(", ")} ${nulls.length > 1 ? "are" : "is"} null: it is not applied (the Kubernetes provider drops nulls), ` +
-        "where Fleet's Helm would store an empty string; write \"\" to keep the key");
+      warnings.push(
+        `${placed.kind} ${placed.metadata.name}: ${nulls.join(", ")} ${nulls.length > 1 ? "are" : "is"} null: it is not applied (the Kubernetes provider drops nulls), ` +
+          'where Fleet\'s Helm would store an empty string; write "" to keep the key',
+      );
     }
     return placed;
   });

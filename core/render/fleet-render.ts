@@ -13,7 +13,6 @@ import { builtToolPath } from "../tool-build";
 import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
 import type { DeletePolicy } from "../desired/pair";
 
-
 export interface ClusterContext {
   name: string;
   namespace: string;
@@ -28,17 +27,32 @@ export interface HelmValuesInput {
   disablePreProcess?: boolean;
 }
 
-export interface RenderFile { name: string; content: string; encoding?: "base64" }
+export interface RenderFile {
+  name: string;
+  content: string;
+  encoding?: "base64";
+}
 
-export interface RenderBundle { name: string; manifestId: string; commit: string; files: RenderFile[] }
+export interface RenderBundle {
+  name: string;
+  manifestId: string;
+  commit: string;
+  files: RenderFile[];
+}
 
 export interface RenderOptions {
   defaultNamespace?: string;
   namespace?: string;
   deleteCRDResources?: boolean;
   helm: {
-    chart?: string; repo?: string; version?: string; releaseName?: string; values?: Record<string, unknown>;
-    disableDNS?: boolean; skipSchemaValidation?: boolean; disableDependencyUpdate?: boolean;
+    chart?: string;
+    repo?: string;
+    version?: string;
+    releaseName?: string;
+    values?: Record<string, unknown>;
+    disableDNS?: boolean;
+    skipSchemaValidation?: boolean;
+    disableDependencyUpdate?: boolean;
   };
   kustomize: { dir?: string };
   yaml: { overlays?: string[] };
@@ -49,7 +63,13 @@ export interface RenderOptions {
  * join Helm's defaults). capabilities: a key of RendererRequest.capabilities, a live cluster's own.
  */
 export interface RenderJob {
-  id: string; bundle: string; releaseName: string; namespace: string; kubeVersion?: string; apiVersions?: string[]; capabilities?: string;
+  id: string;
+  bundle: string;
+  releaseName: string;
+  namespace: string;
+  kubeVersion?: string;
+  apiVersions?: string[];
+  capabilities?: string;
   /** On a live cluster: what `lookup` answers (as read for this job); absent, `lookup` finds nothing, as in `helm template`. */
   lookups?: LookupAnswer[];
   /** On a live cluster, the Helm revision the pair last deployed: rendered as Helm's upgrade to the next. */
@@ -60,23 +80,50 @@ export interface RenderJob {
 }
 
 /** One `lookup apiVersion kind namespace name` call of a template (an empty name lists). */
-export interface LookupKey { apiVersion: string; kind: string; namespace: string; name: string }
+export interface LookupKey {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
 
 /** What the cluster returned for a lookup: the object (or list); neither when it does not exist. */
-export interface LookupAnswer { key: LookupKey; object?: Record<string, unknown>; error?: string }
+export interface LookupAnswer {
+  key: LookupKey;
+  object?: Record<string, unknown>;
+  error?: string;
+}
 
 /** Lookups to read on one cluster, with the identity that deploys the bundle. */
-export interface LookupJob { id: string; kubeconfig: string; context: string; keys: LookupKey[] }
+export interface LookupJob {
+  id: string;
+  kubeconfig: string;
+  context: string;
+  keys: LookupKey[];
+}
 
-export interface LookupResult { answers?: LookupAnswer[]; error?: string }
+export interface LookupResult {
+  answers?: LookupAnswer[];
+  error?: string;
+}
 
 /** What a chart sees of a live cluster: its version and every group/version(/kind) it serves (discovery). */
-export interface Capabilities { kubeVersion: { version: string; major: string; minor: string }; apiVersions: string[] }
+export interface Capabilities {
+  kubeVersion: { version: string; major: string; minor: string };
+  apiVersions: string[];
+}
 
 /** A cluster whose capabilities to read (the stack's credentials). */
-export interface DiscoveryJob { id: string; kubeconfig: string; context: string }
+export interface DiscoveryJob {
+  id: string;
+  kubeconfig: string;
+  context: string;
+}
 
-export interface DiscoveryResult { capabilities?: Capabilities; error?: string }
+export interface DiscoveryResult {
+  capabilities?: Capabilities;
+  error?: string;
+}
 
 export interface RendererRequest {
   bundles?: Record<string, RenderBundle>;
@@ -123,34 +170,80 @@ export interface OwnersJob {
 export type Renderer = (request: RendererRequest) => Promise<RendererResponse>;
 
 /** A cluster's connection, rewritten to act as user `as`. */
-export interface ImpersonateJob { id: string; kubeconfig: string; context: string; as: string }
+export interface ImpersonateJob {
+  id: string;
+  kubeconfig: string;
+  context: string;
+  as: string;
+}
 
-export interface ImpersonateResult { kubeconfig?: string; error?: string }
+export interface ImpersonateResult {
+  kubeconfig?: string;
+  error?: string;
+}
 
 /** An object's live metadata; null in OwnersResult.objects when it does not exist. */
-export interface LiveObject { labels?: Record<string, string> | null; annotations?: Record<string, string> | null; managers?: string[] | null; deleted?: boolean }
+export interface LiveObject {
+  labels?: Record<string, string> | null;
+  annotations?: Record<string, string> | null;
+  managers?: string[] | null;
+  deleted?: boolean;
+}
 
-export interface OwnersResult { objects?: (LiveObject | null)[] | null; error?: string }
+export interface OwnersResult {
+  objects?: (LiveObject | null)[] | null;
+  error?: string;
+}
 
 /** A GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys). */
-export interface HelmAuth { username?: string; password?: string; caBundle?: string; insecureSkipVerify?: boolean; basicHTTP?: boolean }
+export interface HelmAuth {
+  username?: string;
+  password?: string;
+  caBundle?: string;
+  insecureSkipVerify?: boolean;
+  basicHTTP?: boolean;
+}
 
 /** A remote chart to download into a bundle (Helm repository, OCI reference or archive URL). */
 export interface PullJob {
-  id: string; chart?: string; repo?: string; version?: string; auth?: HelmAuth; credentialsRegex?: string;
+  id: string;
+  chart?: string;
+  repo?: string;
+  version?: string;
+  auth?: HelmAuth;
+  credentialsRegex?: string;
   /** The GitRepo's allowedChartURLs (pull_transport.go); empty refuses every pull. */
   allowedURLs?: string[];
   timeoutSeconds?: number;
 }
 
 /** The chart's files, named under `prefix` (Fleet's `.chart/<sha256>`), or why it could not be had. */
-export interface PullResult { prefix: string; files: RenderFile[] | null; source: string; warnings?: string[]; error?: string }
+export interface PullResult {
+  prefix: string;
+  files: RenderFile[] | null;
+  source: string;
+  warnings?: string[];
+  error?: string;
+}
 
-export interface ValuesResult { values?: Record<string, unknown>; changed: boolean; error?: string }
+export interface ValuesResult {
+  values?: Record<string, unknown>;
+  changed: boolean;
+  error?: string;
+}
 
-export type RenderedObject = Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown } };
+export type RenderedObject = Record<string, unknown> & {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [k: string]: unknown };
+};
 
-export interface RenderHook { events: string[]; weight: number; deletePolicies: string[]; object: RenderedObject }
+export interface RenderHook {
+  events: string[];
+  weight: number;
+  deletePolicies: string[];
+  object: RenderedObject;
+}
 
 export interface RenderResult {
   objects: RenderedObject[] | null;
@@ -178,7 +271,18 @@ export interface Readiness {
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse { values: ValuesResult[]; valueOf: number[]; renders: Record<string, RenderResult>; pulls: Record<string, PullResult>; yaml: Record<string, { json?: unknown; error?: string }>; owners: Record<string, OwnersResult>; impersonate: Record<string, ImpersonateResult>; readiness: Record<string, Readiness>; discovery: Record<string, DiscoveryResult>; lookupReads: Record<string, LookupResult> }
+export interface RendererResponse {
+  values: ValuesResult[];
+  valueOf: number[];
+  renders: Record<string, RenderResult>;
+  pulls: Record<string, PullResult>;
+  yaml: Record<string, { json?: unknown; error?: string }>;
+  owners: Record<string, OwnersResult>;
+  impersonate: Record<string, ImpersonateResult>;
+  readiness: Record<string, Readiness>;
+  discovery: Record<string, DiscoveryResult>;
+  lookupReads: Record<string, LookupResult>;
+}
 
 let binary: string | undefined;
 
@@ -202,8 +306,17 @@ export async function runRenderer(request: RendererRequest): Promise<RendererRes
   const { pulls, owners, impersonate, readiness, discovery, lookupReads, ...content } = request;
   const response = emptyResponse();
   if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length || lookupReads?.length) {
-    Object.assign(response, pick(await runTrusted({ pulls, owners, impersonate, readiness, discovery, lookupReads }),
-      ["pulls", "owners", "impersonate", "readiness", "discovery", "lookupReads"]));
+    Object.assign(
+      response,
+      pick(await runTrusted({ pulls, owners, impersonate, readiness, discovery, lookupReads }), [
+        "pulls",
+        "owners",
+        "impersonate",
+        "readiness",
+        "discovery",
+        "lookupReads",
+      ]),
+    );
   }
   if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
     Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml"]));
@@ -256,43 +369,57 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
   };
   jobs.forEach(gitRepoOf);
   const groups = { of: gitRepoOf, secondsLeft: [...gitRepos.keys()].map(() => limits.gitRepoSeconds) };
-  await runIsolating<{ response: RendererResponse; valuesAt: number[] }>(jobs, async (group, secondsLeft) => {
-    const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: (number | null)[] } = {
-      bundles: request.bundles, clusters: request.clusters, helm: request.helm, capabilities: request.capabilities, yaml: {}, values: [], renders: [],
-      jobGroups: {}, groupSeconds: secondsLeft.map((s) => (Number.isFinite(s) ? Math.max(s, 0) : null)),
-    };
-    const valuesAt: number[] = []; // position in sub.values -> index in values
-    for (const key of group) {
-      const [kind, i] = indexOf(key);
-      let local: JobKey;
-      if (kind === "yaml") {
-        sub.yaml![String(i)] = request.yaml![yamlKeys[i]];
-        local = key;
-      } else if (kind === "values") {
-        local = `values ${valuesAt.length}`;
-        valuesAt.push(i);
-        sub.values!.push(values[i]);
-      } else {
-        sub.renders!.push({ ...renders[i], id: String(i) });
-        local = key;
+  await runIsolating<{ response: RendererResponse; valuesAt: number[] }>(
+    jobs,
+    async (group, secondsLeft) => {
+      const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: (number | null)[] } = {
+        bundles: request.bundles,
+        clusters: request.clusters,
+        helm: request.helm,
+        capabilities: request.capabilities,
+        yaml: {},
+        values: [],
+        renders: [],
+        jobGroups: {},
+        groupSeconds: secondsLeft.map((s) => (Number.isFinite(s) ? Math.max(s, 0) : null)),
+      };
+      const valuesAt: number[] = []; // position in sub.values -> index in values
+      for (const key of group) {
+        const [kind, i] = indexOf(key);
+        let local: JobKey;
+        if (kind === "yaml") {
+          sub.yaml![String(i)] = request.yaml![yamlKeys[i]];
+          local = key;
+        } else if (kind === "values") {
+          local = `values ${valuesAt.length}`;
+          valuesAt.push(i);
+          sub.values!.push(values[i]);
+        } else {
+          sub.renders!.push({ ...renders[i], id: String(i) });
+          local = key;
+        }
+        const g = gitRepoOf(key);
+        if (g !== undefined && Number.isFinite(secondsLeft[g])) sub.jobGroups[local] = g;
       }
-      const g = gitRepoOf(key);
-      if (g !== undefined && Number.isFinite(secondsLeft[g])) sub.jobGroups[local] = g;
-    }
-    const o = await runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
-    if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
-    const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
-    return { ...o, running: o.running.map(global), limit: o.limit?.kind === "time" ? { kind: "time", job: global(o.limit.job) } : o.limit };
-  }, ({ response, valuesAt }) => {
-    for (const [i, r] of Object.entries(response.yaml)) out.yaml[yamlKeys[Number(i)]] = r;
-    for (const [i, r] of Object.entries(response.renders)) out.renders[renders[Number(i)].id] = r;
-    valuesAt.forEach((i, pos) => (valueResults[i] = response.values[response.valueOf[pos]]));
-  }, (key, reason) => {
-    const [kind, i] = indexOf(key);
-    if (kind === "yaml") out.yaml[yamlKeys[i]] = { error: reason };
-    else if (kind === "values") valueResults[i] = { changed: false, error: reason };
-    else out.renders[renders[i].id] = { objects: null, crds: null, hooks: null, style: "yaml", error: reason };
-  }, limits, groups);
+      const o = await runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
+      if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
+      const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
+      return { ...o, running: o.running.map(global), limit: o.limit?.kind === "time" ? { kind: "time", job: global(o.limit.job) } : o.limit };
+    },
+    ({ response, valuesAt }) => {
+      for (const [i, r] of Object.entries(response.yaml)) out.yaml[yamlKeys[Number(i)]] = r;
+      for (const [i, r] of Object.entries(response.renders)) out.renders[renders[Number(i)].id] = r;
+      valuesAt.forEach((i, pos) => (valueResults[i] = response.values[response.valueOf[pos]]));
+    },
+    (key, reason) => {
+      const [kind, i] = indexOf(key);
+      if (kind === "yaml") out.yaml[yamlKeys[i]] = { error: reason };
+      else if (kind === "values") valueResults[i] = { changed: false, error: reason };
+      else out.renders[renders[i].id] = { objects: null, crds: null, hooks: null, style: "yaml", error: reason };
+    },
+    limits,
+    groups,
+  );
   // Equal results share one object, as the renderer's own `valueOf` does within one run.
   const distinct = new Map<ValuesResult, number>();
   for (const r of valueResults) {

@@ -47,7 +47,8 @@ export function lookupOutOfScope(key: LookupKey, scope: LookupScope): string | u
   }
   if (scope.allowed && namespaceAllowed(key.namespace, scope.allowed)) return undefined;
   const others = scope.foreign?.(key.namespace);
-  if (others) return `${key.name ? `reads ${key.kind} ${key.name}` : `lists ${key.kind} objects`} in namespace ${key.namespace}, which is GitRepo ${others.join(", ")}'s (its deployments were there first)`;
+  if (others)
+    return `${key.name ? `reads ${key.kind} ${key.name}` : `lists ${key.kind} objects`} in namespace ${key.namespace}, which is GitRepo ${others.join(", ")}'s (its deployments were there first)`;
   if (key.namespace === scope.namespace) return undefined;
   if (key.namespace === PUBLIC_NAMESPACE && key.kind !== "Secret") return undefined;
   return key.name ? `reads ${key.kind} ${key.name} in namespace ${key.namespace}` : `lists ${key.kind} objects in namespace ${key.namespace}`;
@@ -57,8 +58,13 @@ export function lookupOutOfScope(key: LookupKey, scope: LookupScope): string | u
 export function lookupScopeError(key: LookupKey, scope: LookupScope, where: { gitRepo: string; bundle: string; cluster: string }): FleetError | undefined {
   const why = lookupOutOfScope(key, scope);
   if (!why) return undefined;
-  const own = scope.allowed?.length ? `namespace ${scope.namespace} or gitRepos[${where.gitRepo}].allowedTargetNamespaces (${scope.allowed.join(", ")})` : `namespace ${scope.namespace}`;
-  return new FleetError(`a template's lookup ${why} (lookup ${JSON.stringify(key.apiVersion)} ${JSON.stringify(key.kind)} ${JSON.stringify(key.namespace)} ${JSON.stringify(key.name)}), ` +
-    `outside this GitRepo's namespaces: it is not read. A lookup reads only the deployment's ${own}; the stack setting ` +
-    `gitRepos[${where.gitRepo}].allowedTargetNamespaces widens that (it also lets the GitRepo's objects into those namespaces)`, where);
+  const own = scope.allowed?.length
+    ? `namespace ${scope.namespace} or gitRepos[${where.gitRepo}].allowedTargetNamespaces (${scope.allowed.join(", ")})`
+    : `namespace ${scope.namespace}`;
+  return new FleetError(
+    `a template's lookup ${why} (lookup ${JSON.stringify(key.apiVersion)} ${JSON.stringify(key.kind)} ${JSON.stringify(key.namespace)} ${JSON.stringify(key.name)}), ` +
+      `outside this GitRepo's namespaces: it is not read. A lookup reads only the deployment's ${own}; the stack setting ` +
+      `gitRepos[${where.gitRepo}].allowedTargetNamespaces widens that (it also lets the GitRepo's objects into those namespaces)`,
+    where,
+  );
 }

@@ -44,7 +44,17 @@ export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimi
 }
 
 export function sandboxArgs(l: SandboxLimits): string[] {
-  return ["--sandbox", "--job-timeout", `${l.jobSeconds}s`, "--memory-mib", String(l.memoryMiB), "--output-mib", String(l.outputMiB), "--total-output-mib", String(l.totalOutputMiB)];
+  return [
+    "--sandbox",
+    "--job-timeout",
+    `${l.jobSeconds}s`,
+    "--memory-mib",
+    String(l.memoryMiB),
+    "--output-mib",
+    String(l.outputMiB),
+    "--total-output-mib",
+    String(l.totalOutputMiB),
+  ];
 }
 
 /** A job of a sandbox batch: its kind and id as the sandbox names them on stderr. */
@@ -57,8 +67,7 @@ type Limit = { kind: "time"; job: JobKey } | { kind: "memory" } | { kind: "gitRe
  * finished, and the time each GitRepo (by index) had spent, in ms.
  */
 export type GroupOutcome<R> =
-  | { ok: true; response: R }
-  | { ok: false; limit?: Limit; running: JobKey[]; done?: JobKey[]; spentMs?: Map<number, number>; stderr: string };
+  { ok: true; response: R } | { ok: false; limit?: Limit; running: JobKey[]; done?: JobKey[]; spentMs?: Map<number, number>; stderr: string };
 
 /** Stdout of a run as spawnSync allowed it (the sandbox bounds its results far below: totalOutputMiB). */
 export const MAX_RENDERER_OUTPUT_BYTES = 2 ** 31 - 1;
@@ -106,7 +115,10 @@ export async function runSandboxOnce<R>(binary: string, request: unknown, limits
 }
 
 /** Each job's GitRepo, by index into the time each has left (seconds); undefined: no GitRepo limit. */
-export interface JobGroups { of: (job: JobKey) => number | undefined; secondsLeft: number[] }
+export interface JobGroups {
+  of: (job: JobKey) => number | undefined;
+  secondsLeft: number[];
+}
 
 /**
  * Runs `jobs` in the sandbox, in one process while nothing goes wrong. When the process ends early,
@@ -135,7 +147,10 @@ export async function runIsolating<R>(
   while (queue.length) {
     const group = queue.shift()!;
     if (!group.length) continue;
-    const outcome = await run(group, left.map((s, g) => (exhausted.has(g) ? Infinity : s)));
+    const outcome = await run(
+      group,
+      left.map((s, g) => (exhausted.has(g) ? Infinity : s)),
+    );
     if (outcome.ok) {
       done(outcome.response);
       continue;
@@ -158,7 +173,10 @@ export async function runIsolating<R>(
       failed(suspects[0], limitReason(outcome, limits));
       queue.push(group.filter((j) => j !== suspects[0]));
     } else {
-      queue.push(group.filter((j) => !suspects.includes(j)), ...suspects.map((j) => [j]));
+      queue.push(
+        group.filter((j) => !suspects.includes(j)),
+        ...suspects.map((j) => [j]),
+      );
     }
   }
 }

@@ -30,7 +30,10 @@ export interface ValuesFromRef {
 }
 
 /** What fleet-render merges over the values, in Fleet's order: the key's bytes (base64) and what it came from. */
-export interface ValuesFromInput { from: string; data: string }
+export interface ValuesFromInput {
+  from: string;
+  data: string;
+}
 
 /** A deployment's valuesFrom, read and resolved. */
 export interface ResolvedValuesFrom {
@@ -56,10 +59,12 @@ export function maxValuesFrom(env: NodeJS.ProcessEnv = process.env): number {
  * defaultNamespace, else default: Fleet's GetDeploymentNS).
  */
 export function valuesFromRefs(options: DeploymentOptions, namespace: string): ValuesFromRef[] {
-  return (options.helm?.valuesFrom ?? []).flatMap((v) => [
-    ...(v.configMapKeyRef ? [{ kind: "ConfigMap" as const, ref: v.configMapKeyRef }] : []),
-    ...(v.secretKeyRef ? [{ kind: "Secret" as const, ref: v.secretKeyRef }] : []),
-  ]).map(({ kind, ref }) => ({ kind, namespace: ref.namespace || namespace, name: ref.name, key: ref.key || DEFAULT_VALUES_KEY }));
+  return (options.helm?.valuesFrom ?? [])
+    .flatMap((v) => [
+      ...(v.configMapKeyRef ? [{ kind: "ConfigMap" as const, ref: v.configMapKeyRef }] : []),
+      ...(v.secretKeyRef ? [{ kind: "Secret" as const, ref: v.secretKeyRef }] : []),
+    ])
+    .map(({ kind, ref }) => ({ kind, namespace: ref.namespace || namespace, name: ref.name, key: ref.key || DEFAULT_VALUES_KEY }));
 }
 
 /** How a reference is named in errors and to fleet-render. */
@@ -84,9 +89,14 @@ export function valuesFromProblem(refs: ValuesFromRef[], scope: LookupScope, whe
     if (!ref.name) return new FleetError(`${describeRef(ref)}: resource name may not be empty`, ctx);
     const why = lookupOutOfScope(lookupKeyOf(ref), scope);
     if (!why) continue;
-    const own = scope.allowed?.length ? `namespace ${scope.namespace} or gitRepos[${where.gitRepo}].allowedTargetNamespaces (${scope.allowed.join(", ")})` : `namespace ${scope.namespace}`;
-    return new FleetError(`${describeRef(ref)} ${why}, outside this GitRepo's namespaces: it is not read. valuesFrom reads only the deployment's ${own}; ` +
-      `the stack setting gitRepos[${where.gitRepo}].allowedTargetNamespaces widens that (it also lets the GitRepo's objects into those namespaces)`, ctx);
+    const own = scope.allowed?.length
+      ? `namespace ${scope.namespace} or gitRepos[${where.gitRepo}].allowedTargetNamespaces (${scope.allowed.join(", ")})`
+      : `namespace ${scope.namespace}`;
+    return new FleetError(
+      `${describeRef(ref)} ${why}, outside this GitRepo's namespaces: it is not read. valuesFrom reads only the deployment's ${own}; ` +
+        `the stack setting gitRepos[${where.gitRepo}].allowedTargetNamespaces widens that (it also lets the GitRepo's objects into those namespaces)`,
+      ctx,
+    );
   }
   return undefined;
 }
@@ -96,7 +106,11 @@ export function valuesFromProblem(refs: ValuesFromRef[], scope: LookupScope, whe
  * the words Fleet's agent fails with: the API's for an object that is missing or may not be read,
  * getValues' for a missing key.
  */
-export function resolveValuesFrom(refs: ValuesFromRef[], answerOf: (key: LookupKey) => LookupAnswer | undefined, where: Where): ResolvedValuesFrom | FleetError {
+export function resolveValuesFrom(
+  refs: ValuesFromRef[],
+  answerOf: (key: LookupKey) => LookupAnswer | undefined,
+  where: Where,
+): ResolvedValuesFrom | FleetError {
   const ctx = { ...where, field: "helm.valuesFrom" };
   const inputs: ValuesFromInput[] = [];
   const digests: string[] = [];
@@ -127,7 +141,9 @@ export function resolveValuesFrom(refs: ValuesFromRef[], answerOf: (key: LookupK
   }
   const read = lookedUpSecrets(secrets);
   return {
-    inputs, digest: sha256Hex(JSON.stringify([inputs.map((i) => i.from), digests])), secret: read.any,
+    inputs,
+    digest: sha256Hex(JSON.stringify([inputs.map((i) => i.from), digests])),
+    secret: read.any,
     redact: redactionOrder([...read.values, ...leaves]),
   };
 }

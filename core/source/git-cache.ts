@@ -16,7 +16,8 @@ export const pinnedRef = (commit: string) => `${PINNED}${commit}`;
 
 /** Keeps the most recently used trees and returns their commits; older ones are re-extracted (or re-fetched) on demand. */
 export function pruneTrees(trees: string): string[] {
-  const entries = fs.readdirSync(trees)
+  const entries = fs
+    .readdirSync(trees)
     .filter((n) => /^[0-9a-f]{40}$/.test(n))
     .map((n) => ({ n, t: fs.statSync(path.join(trees, n)).mtimeMs }))
     .sort((a, b) => b.t - a.t);
@@ -84,11 +85,15 @@ export async function sweepUnusedStores(gitRoot: string, maxAgeMs: number, now =
     const dir = path.join(gitRoot, name);
     try {
       if (!fs.statSync(dir).isDirectory() || now - lastUsedMs(dir) < maxAgeMs) continue;
-      const stale = await withLock(path.join(dir, "lock"), async () => {
-        if (now - lastUsedMs(dir) < maxAgeMs) return false; // used while we waited
-        for (const entry of fs.readdirSync(dir)) if (entry !== "lock") fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
-        return true;
-      }, 0);
+      const stale = await withLock(
+        path.join(dir, "lock"),
+        async () => {
+          if (now - lastUsedMs(dir) < maxAgeMs) return false; // used while we waited
+          for (const entry of fs.readdirSync(dir)) if (entry !== "lock") fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+          return true;
+        },
+        0,
+      );
       if (!stale) continue;
       fs.rmdirSync(dir); // fails, harmlessly, if a resolution started in it meanwhile
       removed.push(dir);

@@ -85,7 +85,12 @@ export class GitSession {
       GIT_TERMINAL_PROMPT: "0",
       LC_ALL: "C",
       GIT_CONFIG_COUNT: String(config.length),
-      ...Object.fromEntries(config.flatMap(([k, v], i) => [[`GIT_CONFIG_KEY_${i}`, k], [`GIT_CONFIG_VALUE_${i}`, v]])),
+      ...Object.fromEntries(
+        config.flatMap(([k, v], i) => [
+          [`GIT_CONFIG_KEY_${i}`, k],
+          [`GIT_CONFIG_VALUE_${i}`, v],
+        ]),
+      ),
     };
     const auth = repo.auth;
     if (auth?.sshPrivateKey) {
@@ -93,7 +98,8 @@ export class GitSession {
       const knownHosts = file("known_hosts", auth.knownHosts ?? "");
       const q = (p: string) => `'${p.replace(/'/g, "'\\''")}'`;
       this.vars.GIT_SSH_VARIANT = "ssh";
-      this.vars.GIT_SSH_COMMAND = `ssh -F /dev/null -i ${q(key)} -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes ` +
+      this.vars.GIT_SSH_COMMAND =
+        `ssh -F /dev/null -i ${q(key)} -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes ` +
         `-o StrictHostKeyChecking=yes -o UserKnownHostsFile=${q(knownHosts)} -o GlobalKnownHostsFile=/dev/null`;
     }
     if (repo.caBundle) this.vars.GIT_SSL_CAINFO = file("ca.pem", repo.caBundle);

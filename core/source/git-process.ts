@@ -24,15 +24,25 @@ export interface GitRun {
 
 /** A git command that failed; `stopped` when we ended it (deadline, watch, output bound, a stopped operation). */
 export class GitFailure extends Error {
-  constructor(readonly reason: string, readonly stopped: boolean) {
+  constructor(
+    readonly reason: string,
+    readonly stopped: boolean,
+  ) {
     super(reason);
   }
 }
 
 export async function runGit(args: string[], run: GitRun): Promise<string> {
   const r = await runInGroup("git", args, {
-    cwd: run.cwd, env: run.env, input: run.input, name: `git ${args[0]}`, maxOutputBytes: MAX_GIT_OUTPUT_BYTES, stderrKeptBytes: STDERR_KEPT_BYTES,
-    deadlineMs: run.deadlineMs, deadlineReason: run.deadlineReason, watch: run.watch,
+    cwd: run.cwd,
+    env: run.env,
+    input: run.input,
+    name: `git ${args[0]}`,
+    maxOutputBytes: MAX_GIT_OUTPUT_BYTES,
+    stderrKeptBytes: STDERR_KEPT_BYTES,
+    deadlineMs: run.deadlineMs,
+    deadlineReason: run.deadlineReason,
+    watch: run.watch,
   });
   if (r.stopped) throw new GitFailure(r.stopped, true);
   if (r.code === 0) return r.stdout.toString("utf8");
@@ -41,7 +51,10 @@ export async function runGit(args: string[], run: GitRun): Promise<string> {
 
 /** The lines of git's stderr that say what went wrong. */
 export function gitReason(stderr: string): string {
-  const lines = stderr.split("\n").map((l) => l.trim()).filter((l) => l);
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l);
   const useful = lines.filter((l) => /^(fatal|error|remote|ssh|Permission|Host key|ERROR)/i.test(l));
   return (useful.length ? useful : lines).slice(0, 3).join("; ");
 }

@@ -62,9 +62,12 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
     throw new FleetError(redact(reason, secrets), { gitRepo: repo.name });
   };
   const protocols = protocolsFor(repo.repo);
-  if (protocols.length === 0) fail(`${displayUrl(repo.repo)} is not a URL the git source reads (https, http, ssh, user@host:path, git, file:// or a local path)`);
+  if (protocols.length === 0)
+    fail(`${displayUrl(repo.repo)} is not a URL the git source reads (https, http, ssh, user@host:path, git, file:// or a local path)`);
   if (protocols.includes("ssh") && !repo.auth?.sshPrivateKey) {
-    fail(`${displayUrl(repo.repo)} is an ssh URL: it needs auth.sshPrivateKey and auth.knownHosts in the stack (the runner's ssh keys, agent and known_hosts are not used)`);
+    fail(
+      `${displayUrl(repo.repo)} is an ssh URL: it needs auth.sshPrivateKey and auth.knownHosts in the stack (the runner's ssh keys, agent and known_hosts are not used)`,
+    );
   }
   let bounds: GitBounds;
   try {
@@ -79,10 +82,15 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
     const source = await withLock(path.join(dir, "lock"), async () => {
       markUsed(dir);
       const store = path.join(dir, "repo.git");
-      const git: Git = (args, extra = {}) => runGit(args, {
-        cwd: store, env: { ...session.env(), ...extra.env }, watch: extra.watch, input: extra.input,
-        deadlineMs: bounds.timeoutMs, deadlineReason: `git ${args[0]} did not finish within ${bounds.timeoutMs / 1000} s (PULUMI_FLEET_GIT_TIMEOUT_SECONDS): it was stopped`,
-      });
+      const git: Git = (args, extra = {}) =>
+        runGit(args, {
+          cwd: store,
+          env: { ...session.env(), ...extra.env },
+          watch: extra.watch,
+          input: extra.input,
+          deadlineMs: bounds.timeoutMs,
+          deadlineReason: `git ${args[0]} did not finish within ${bounds.timeoutMs / 1000} s (PULUMI_FLEET_GIT_TIMEOUT_SECONDS): it was stopped`,
+        });
       if (!fs.existsSync(path.join(store, "HEAD"))) {
         fs.mkdirSync(store, { recursive: true });
         await must(git(["init", "--bare", "--quiet", "--template=", "."]), fail);
@@ -91,7 +99,11 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
       const { commit, fetched } = await resolveCommit(git, store, repo, bounds, fail, warnings);
       if (!fs.existsSync(path.join(store, pinnedRef(commit)))) await must(git(["update-ref", pinnedRef(commit), commit]), fail);
       const { tree, kept } = await checkoutTree(git, store, dir, commit, fail);
-      if (fetched) await must(pruneStore((args, input) => git(args, { input }), [...new Set([commit, ...kept])]), fail);
+      if (fetched)
+        await must(
+          pruneStore((args, input) => git(args, { input }), [...new Set([commit, ...kept])]),
+          fail,
+        );
       return { gitRepo: repo.name, commit, dir: tree, fetched, warnings: warnings.map((w) => redact(w, secrets)) };
     });
     if (!sweptRoots.has(gitRoot)) {
@@ -148,7 +160,14 @@ export function directorySource(repo: GitRepoConfig): Source {
   return { gitRepo: repo.name, commit: `dir-${hash.digest("hex").slice(0, 36)}`, dir: repo.repo, fetched: false, warnings: [] };
 }
 
-async function resolveCommit(git: Git, store: string, repo: GitRepoConfig, bounds: GitBounds, fail: Fail, warnings: string[]): Promise<{ commit: string; fetched: boolean }> {
+async function resolveCommit(
+  git: Git,
+  store: string,
+  repo: GitRepoConfig,
+  bounds: GitBounds,
+  fail: Fail,
+  warnings: string[],
+): Promise<{ commit: string; fetched: boolean }> {
   const url = repo.repo;
   const revision = repo.revision;
   const fullSha = !!revision && FULL_SHA.test(revision);
@@ -167,7 +186,9 @@ async function resolveCommit(git: Git, store: string, repo: GitRepoConfig, bound
       await fetch(["--depth=1", "--no-tags", "--", url, `+${revision}:${INCOMING}`]);
     } catch (err) {
       if (!(err instanceof GitFailure)) throw err;
-      warnings.push(`commit ${revision} could not be fetched alone (${oneLine(err.reason)}): every branch and tag was fetched with its history to find it; a tag or branch naming it is fetched as one commit`);
+      warnings.push(
+        `commit ${revision} could not be fetched alone (${oneLine(err.reason)}): every branch and tag was fetched with its history to find it; a tag or branch naming it is fetched as one commit`,
+      );
       await must(fetch(everything(store, url)), fail);
     }
     commit = revision;
@@ -195,9 +216,10 @@ function everything(store: string, url: string): string[] {
 async function boundedFetch(git: Git, store: string, args: string[], bounds: GitBounds, fail: Fail): Promise<void> {
   const before = packBytes(store);
   const max = bounds.fetchBytes;
-  const tooBig = () => packBytes(store) - before > max
-    ? `the fetch brought more than ${+(max / 1024 / 1024).toFixed(2)} MiB (PULUMI_FLEET_MAX_FETCH_MIB): it was stopped`
-    : undefined;
+  const tooBig = () =>
+    packBytes(store) - before > max
+      ? `the fetch brought more than ${+(max / 1024 / 1024).toFixed(2)} MiB (PULUMI_FLEET_MAX_FETCH_MIB): it was stopped`
+      : undefined;
   const stopped = (reason: string): never => {
     fs.rmSync(store, { recursive: true, force: true });
     return fail(`${reason}; this URL's cache was removed`);
@@ -243,7 +265,9 @@ async function checkTreeSize(git: Git, commit: string, fail: Fail): Promise<void
     fail(`commit ${commit.slice(0, 12)} has ${files} files, over the limit of ${maxFiles} (PULUMI_FLEET_MAX_ENTRIES): nothing was written`);
   }
   if (total > max) {
-    fail(`commit ${commit.slice(0, 12)}'s files add up to ${Math.ceil(total / 1024 / 1024)} MiB, over the limit of ${max / 1024 / 1024} MiB per checkout (PULUMI_FLEET_MAX_TREE_MIB; the largest is ${JSON.stringify(largest.file)}, ${Math.ceil(largest.size / 1024 / 1024)} MiB): nothing was written`);
+    fail(
+      `commit ${commit.slice(0, 12)}'s files add up to ${Math.ceil(total / 1024 / 1024)} MiB, over the limit of ${max / 1024 / 1024} MiB per checkout (PULUMI_FLEET_MAX_TREE_MIB; the largest is ${JSON.stringify(largest.file)}, ${Math.ceil(largest.size / 1024 / 1024)} MiB): nothing was written`,
+    );
   }
 }
 

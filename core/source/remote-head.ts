@@ -25,7 +25,9 @@ export async function remoteHead(repo: GitRepoConfig, deadlineMs: number): Promi
     const env = session.env();
     // Run in the session's empty HOME: no repository around it whose configuration git would read.
     const out = await runGit(["ls-remote", "--", repo.repo], {
-      cwd: env.HOME, env, deadlineMs,
+      cwd: env.HOME,
+      env,
+      deadlineMs,
       deadlineReason: `git ls-remote did not answer within ${deadlineMs / 1000} s: it was stopped`,
     }).catch((err: Error) => fail(err.message));
     const choice = chooseRef(parseLsRemote(out), repo, displayUrl(repo.repo));

@@ -8,7 +8,7 @@ import type { DeploymentRecord } from "../desired/records";
 import { deploymentKey } from "../desired/keys";
 
 export type DepartureCode =
-  | "clusterRemoved" | "movedToShard" | "gitRepoRemoved" | "bundleGone" | "doNotDeploy" | "targetRemoved" | "noLongerMatching" | "noTargetMatches";
+  "clusterRemoved" | "movedToShard" | "gitRepoRemoved" | "bundleGone" | "doNotDeploy" | "targetRemoved" | "noLongerMatching" | "noTargetMatches";
 
 export interface Departure {
   code: DepartureCode;
@@ -65,13 +65,21 @@ export function departureText(d: Departure | undefined): string {
   if (!d) return UNRECORDED_DEPARTURE;
   const { gitRepo, bundle, cluster, target } = d;
   switch (d.code) {
-    case "movedToShard": return `cluster \`${cluster}\` moved to another shard of the environment`;
-    case "clusterRemoved": return `cluster \`${cluster}\` was removed from the stack`;
-    case "gitRepoRemoved": return `GitRepo \`${gitRepo}\` was removed from the stack`;
-    case "bundleGone": return `bundle \`${bundle}\` is no longer in GitRepo \`${gitRepo}\` at ${d.commit?.slice(0, 12) ?? "its commit"}`;
-    case "doNotDeploy": return `target \`${target}\` sets doNotDeploy for cluster \`${cluster}\``;
-    case "targetRemoved": return `target \`${target}\` was removed from GitRepo \`${gitRepo}\``;
-    case "noLongerMatching": return `target \`${target}\` no longer matches cluster \`${cluster}\``;
-    case "noTargetMatches": return `no target of GitRepo \`${gitRepo}\` matches cluster \`${cluster}\` any more`;
+    case "movedToShard":
+      return `cluster \`${cluster}\` moved to another shard of the environment`;
+    case "clusterRemoved":
+      return `cluster \`${cluster}\` was removed from the stack`;
+    case "gitRepoRemoved":
+      return `GitRepo \`${gitRepo}\` was removed from the stack`;
+    case "bundleGone":
+      return `bundle \`${bundle}\` is no longer in GitRepo \`${gitRepo}\` at ${d.commit?.slice(0, 12) ?? "its commit"}`;
+    case "doNotDeploy":
+      return `target \`${target}\` sets doNotDeploy for cluster \`${cluster}\``;
+    case "targetRemoved":
+      return `target \`${target}\` was removed from GitRepo \`${gitRepo}\``;
+    case "noLongerMatching":
+      return `target \`${target}\` no longer matches cluster \`${cluster}\``;
+    case "noTargetMatches":
+      return `no target of GitRepo \`${gitRepo}\` matches cluster \`${cluster}\` any more`;
   }
 }

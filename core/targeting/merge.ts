@@ -42,8 +42,11 @@ export function mergeOptions(base: DeploymentOptions, custom: DeploymentOptions)
   }
   if (custom.diff) {
     result.diff ??= {};
-    result.diff.comparePatches = mergeByKey(result.diff.comparePatches ?? [], custom.diff.comparePatches ?? [],
-      (p: ComparePatch) => `${p.apiVersion}|${p.kind}|${p.namespace}|${p.name}`);
+    result.diff.comparePatches = mergeByKey(
+      result.diff.comparePatches ?? [],
+      custom.diff.comparePatches ?? [],
+      (p: ComparePatch) => `${p.apiVersion}|${p.kind}|${p.namespace}|${p.name}`,
+    );
   }
   if (custom.yaml) {
     result.yaml ??= {};

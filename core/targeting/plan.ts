@@ -111,7 +111,13 @@ export interface PlanIsolation {
 }
 
 /** `render` templates helm values in fleet-render (the real one unless a test gives a fake). */
-export async function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], groups: ClusterGroupConfig[], render: Renderer = runRenderer, isolation?: PlanIsolation): Promise<Plan> {
+export async function buildPlan(
+  bundles: Bundle[],
+  clusters: ClusterConfig[],
+  groups: ClusterGroupConfig[],
+  render: Renderer = runRenderer,
+  isolation?: PlanIsolation,
+): Promise<Plan> {
   const views = clusterViews(clusters, groups);
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const skipped: Plan["skipped"] = [];
@@ -135,7 +141,9 @@ export async function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], gr
       if (!combination) {
         const base = mergeOptions(bundle.options, customOptions(bundle, match));
         combination = {
-          base, target: match.target.name, customizations: Object.freeze(match.customizations.map((c) => c.name)) as string[],
+          base,
+          target: match.target.name,
+          customizations: Object.freeze(match.customizations.map((c) => c.name)) as string[],
           releaseName: base.helm?.releaseName || helmReleaseNameOf(bundle.name),
         };
         combinations.set(key, combination);
@@ -167,20 +175,22 @@ export async function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], gr
       const byHelm = sharedOptions.get(base) ?? sharedOptions.set(base, new Map()).get(base)!;
       options = byHelm.get(helm) ?? byHelm.set(helm, { ...base, helm }).get(helm)!;
     }
-    return [{
-      gitRepo: bundle.gitRepo,
-      bundle: bundle.name,
-      cluster: cluster.name,
-      target: combination.target,
-      customizations: combination.customizations,
-      options,
-      namespace: options.namespace || options.defaultNamespace || "default",
-      releaseName: combination.releaseName,
-      manifestId: bundle.manifestId,
-      deploymentId: ids.of(bundle.manifestId, base, options.helm),
-      paused: bundle.paused,
-      dependsOn: NO_DEPENDENCIES,
-    }];
+    return [
+      {
+        gitRepo: bundle.gitRepo,
+        bundle: bundle.name,
+        cluster: cluster.name,
+        target: combination.target,
+        customizations: combination.customizations,
+        options,
+        namespace: options.namespace || options.defaultNamespace || "default",
+        releaseName: combination.releaseName,
+        manifestId: bundle.manifestId,
+        deploymentId: ids.of(bundle.manifestId, base, options.helm),
+        paused: bundle.paused,
+        dependsOn: NO_DEPENDENCIES,
+      },
+    ];
   });
   const planned = resolveDependencies(entries, bundles, isolation, failedHere);
   planned.sort(byRepoBundleCluster);
@@ -189,7 +199,12 @@ export async function buildPlan(bundles: Bundle[], clusters: ClusterConfig[], gr
 }
 
 /** The merged options of one (target, customizations) combination of a bundle, shared by its entries. */
-interface Combination { base: DeploymentOptions; target: string; customizations: string[]; releaseName: string }
+interface Combination {
+  base: DeploymentOptions;
+  target: string;
+  customizations: string[];
+  releaseName: string;
+}
 
 // Shared by entries, so frozen: writing into it would change every entry.
 const NO_DEPENDENCIES = Object.freeze([]) as unknown as string[];
@@ -229,7 +244,7 @@ function resolveDependencies(entries: PlanEntry[], bundles: Bundle[], isolation?
   }
   const bundleByRef = new Map(bundles.map((b) => [refOf(b), b]));
   const byName = new Map<string, Bundle[]>();
-  for (const b of bundles) byName.set(b.name, [...byName.get(b.name) ?? [], b]);
+  for (const b of bundles) byName.set(b.name, [...(byName.get(b.name) ?? []), b]);
   const named = (bundle: Bundle, name: string): string => {
     const own = bundleRef({ gitRepo: bundle.gitRepo, bundle: name });
     if (bundleByRef.has(own) || isolation?.unread.has(own)) return own;
@@ -254,10 +269,17 @@ function resolveDependencies(entries: PlanEntry[], bundles: Bundle[], isolation?
         if (!onCluster.get(e.cluster)?.has(ref)) {
           const n = ref.startsWith(`${e.gitRepo}/`) ? ref.slice(e.gitRepo.length + 1) : ref;
           const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "dependsOn" };
-          const err = isolation?.unread.has(ref) || failed.has(`${e.cluster}\u0000${ref}`)
-            ? new FleetError(`dependent bundle(s) are not ready: [${n}] (${isolation?.unread.has(ref) ? "it could not be read" : "failed on this cluster"})`, ctx)
-            : new FleetError(`dependsOn ${n}, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it (no bundles matching labels ` +
-              `fleet.cattle.io/bundle-name=${n.slice(n.indexOf("/") + 1)}) and never deploys this one`, ctx);
+          const err =
+            isolation?.unread.has(ref) || failed.has(`${e.cluster}\u0000${ref}`)
+              ? new FleetError(
+                  `dependent bundle(s) are not ready: [${n}] (${isolation?.unread.has(ref) ? "it could not be read" : "failed on this cluster"})`,
+                  ctx,
+                )
+              : new FleetError(
+                  `dependsOn ${n}, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it (no bundles matching labels ` +
+                    `fleet.cattle.io/bundle-name=${n.slice(n.indexOf("/") + 1)}) and never deploys this one`,
+                  ctx,
+                );
           if (!isolation) throw err;
           isolation.onFailure(e, err);
           return false;

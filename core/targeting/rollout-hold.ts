@@ -20,19 +20,26 @@ export function rolloutHold(r: Rollout & { bundle: string }, stopping: (cluster:
   if (at < 0) return undefined;
   const next = r.waves.findIndex((w, i) => i > at && w.afterPrevious);
   return {
-    bundle: r.bundle, partition: r.waves[at].partition || "(unnamed)", notReady: r.waves[at].clusters.filter(stopping),
+    bundle: r.bundle,
+    partition: r.waves[at].partition || "(unnamed)",
+    notReady: r.waves[at].clusters.filter(stopping),
     held: next < 0 ? [] : r.waves.slice(next).flatMap((w) => w.clusters),
   };
 }
 
 /** The one phrasing of a hold. */
 export function holdMessage(h: RolloutHold): string {
-  return `rollout paused at partition ${h.partition} of bundle ${h.bundle}: not ready on ${h.notReady.join(", ")}` +
-    (h.held.length ? `; ${h.held.join(", ")} keep what they had until it is (rolloutStrategy; the next \`up\` goes on from there)` : "");
+  return (
+    `rollout paused at partition ${h.partition} of bundle ${h.bundle}: not ready on ${h.notReady.join(", ")}` +
+    (h.held.length ? `; ${h.held.join(", ")} keep what they had until it is (rolloutStrategy; the next \`up\` goes on from there)` : "")
+  );
 }
 
 /** Each rollout's hold message, given the clusters whose deployment of its bundle stopped it. */
-export function rolloutHoldMessages(rollouts: Iterable<Rollout & { gitRepo: string; bundle: string }>, stoppedOn: (bundle: { gitRepo: string; bundle: string }) => string[]): string[] {
+export function rolloutHoldMessages(
+  rollouts: Iterable<Rollout & { gitRepo: string; bundle: string }>,
+  stoppedOn: (bundle: { gitRepo: string; bundle: string }) => string[],
+): string[] {
   const out: string[] = [];
   for (const r of rollouts) {
     const stopped = new Set(stoppedOn(r));

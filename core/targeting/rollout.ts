@@ -72,7 +72,11 @@ export function partitionsOf(rollout: RolloutStrategy, clusters: ClusterView[]):
   if (rollout.partitions.length) {
     partitions = rollout.partitions.map((p, i) => {
       const members = clusters.filter((c) => targetMatches(p, c)).map((c) => c.name);
-      return { name: p.name ?? "", clusters: members, maxUnavailable: limit(members.length, `rolloutStrategy.partitions[${i}].maxUnavailable`, p.maxUnavailable, rollout.maxUnavailable) };
+      return {
+        name: p.name ?? "",
+        clusters: members,
+        maxUnavailable: limit(members.length, `rolloutStrategy.partitions[${i}].maxUnavailable`, p.maxUnavailable, rollout.maxUnavailable),
+      };
     });
     const placed = new Set(partitions.flatMap((p) => p.clusters));
     unpartitioned = names.filter((n) => !placed.has(n));
@@ -88,7 +92,11 @@ export function partitionsOf(rollout: RolloutStrategy, clusters: ClusterView[]):
       partitions = [];
       for (let offset = 0; offset < names.length; offset += chunk) {
         const members = names.slice(offset, offset + chunk);
-        partitions.push({ name: `Partition ${offset} - ${offset + members.length}`, clusters: members, maxUnavailable: limit(members.length, "rolloutStrategy.maxUnavailable", rollout.maxUnavailable) });
+        partitions.push({
+          name: `Partition ${offset} - ${offset + members.length}`,
+          clusters: members,
+          maxUnavailable: limit(members.length, "rolloutStrategy.maxUnavailable", rollout.maxUnavailable),
+        });
       }
     }
   }
@@ -96,7 +104,11 @@ export function partitionsOf(rollout: RolloutStrategy, clusters: ClusterView[]):
   const tolerated = limit(partitions.length, "rolloutStrategy.maxUnavailablePartitions", rollout.maxUnavailablePartitions, 0);
   const pausesAtAll = tolerated < partitions.length;
   const held = partitions.map((p) => ({ ...p, holds: pausesAtAll && p.maxUnavailable < p.clusters.length }));
-  return { partitions: held, unpartitioned, waves: wavesOf(held, unpartitioned, limit(names.length, "rolloutStrategy.maxUnavailable", rollout.maxUnavailable)) };
+  return {
+    partitions: held,
+    unpartitioned,
+    waves: wavesOf(held, unpartitioned, limit(names.length, "rolloutStrategy.maxUnavailable", rollout.maxUnavailable)),
+  };
 }
 
 /** The partitions as waves of at most min(maxUnavailable, the bundle's), each cluster in its first partition only. */
@@ -105,7 +117,10 @@ function wavesOf(partitions: RolloutPartition[], unpartitioned: string[], bundle
   const placed = new Set<string>();
   const total = new Set([...partitions.flatMap((p) => p.clusters), ...unpartitioned]).size;
   let previousHolds = false;
-  const all: RolloutPartition[] = [...partitions, ...(unpartitioned.length ? [{ name: "(no partition)", clusters: unpartitioned, maxUnavailable: unpartitioned.length, holds: false }] : [])];
+  const all: RolloutPartition[] = [
+    ...partitions,
+    ...(unpartitioned.length ? [{ name: "(no partition)", clusters: unpartitioned, maxUnavailable: unpartitioned.length, holds: false }] : []),
+  ];
   for (const p of all) {
     const members = p.clusters.filter((c) => !placed.has(c));
     members.forEach((c) => placed.add(c));
@@ -130,19 +145,27 @@ export function rolloutWarnings(rollout: RolloutStrategy, r: Rollout): string[] 
   const out: string[] = [];
   for (const p of r.partitions) {
     if (p.maxUnavailable === 0 && p.clusters.length) {
-      out.push(`rolloutStrategy: partition ${p.name || "(unnamed)"} has maxUnavailable 0: Fleet v0.16.1's code then never updates a cluster of it that is available, and ` +
-        "the rollout stops there; here its clusters update one at a time and hold back the partitions after it until each is ready (the documented meaning)");
+      out.push(
+        `rolloutStrategy: partition ${p.name || "(unnamed)"} has maxUnavailable 0: Fleet v0.16.1's code then never updates a cluster of it that is available, and ` +
+          "the rollout stops there; here its clusters update one at a time and hold back the partitions after it until each is ready (the documented meaning)",
+      );
     }
   }
   const tolerated = limit(r.partitions.length, "rolloutStrategy.maxUnavailablePartitions", rollout.maxUnavailablePartitions, 0);
   if (tolerated > 0 && tolerated < r.partitions.length) {
-    out.push(`rolloutStrategy.maxUnavailablePartitions: ${JSON.stringify(rollout.maxUnavailablePartitions)} is not honoured: the rollout stops at the first partition that does not become ready`);
+    out.push(
+      `rolloutStrategy.maxUnavailablePartitions: ${JSON.stringify(rollout.maxUnavailablePartitions)} is not honoured: the rollout stops at the first partition that does not become ready`,
+    );
   }
   if (rollout.maxNew !== undefined) {
-    out.push(`rolloutStrategy.maxNew: ${rollout.maxNew} is not honoured: new clusters are deployed with the others in the same \`up\` (Fleet creates at most maxNew per reconcile; the end state is the same)`);
+    out.push(
+      `rolloutStrategy.maxNew: ${rollout.maxNew} is not honoured: new clusters are deployed with the others in the same \`up\` (Fleet creates at most maxNew per reconcile; the end state is the same)`,
+    );
   }
   if (r.unpartitioned.length) {
-    out.push(`rolloutStrategy: cluster(s) ${r.unpartitioned.join(", ")} match no partition; Fleet v0.16.1 never updates such clusters, here they are updated after every partition`);
+    out.push(
+      `rolloutStrategy: cluster(s) ${r.unpartitioned.join(", ")} match no partition; Fleet v0.16.1 never updates such clusters, here they are updated after every partition`,
+    );
   }
   return out;
 }

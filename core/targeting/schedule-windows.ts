@@ -42,8 +42,13 @@ export async function scheduleWindows(schedules: readonly ScheduleConfig[], now:
   const request = { now: now.toISOString(), schedules: schedules.map(({ name, schedule, duration, location }) => ({ name, schedule, duration, location })) };
   // Only TZ passes: a schedule without `location` is in the runner's local zone, as Fleet's is in its controller's.
   const r = await runInGroup(cmd, args, {
-    env: process.env.TZ !== undefined ? { TZ: process.env.TZ } : {}, input: JSON.stringify(request), name: "fleet-schedule",
-    maxOutputBytes: 16 * 1024 * 1024, stderrKeptBytes: 4096, deadlineMs: 60_000, deadlineReason: "fleet-schedule took more than 60 s",
+    env: process.env.TZ !== undefined ? { TZ: process.env.TZ } : {},
+    input: JSON.stringify(request),
+    name: "fleet-schedule",
+    maxOutputBytes: 16 * 1024 * 1024,
+    stderrKeptBytes: 4096,
+    deadlineMs: 60_000,
+    deadlineReason: "fleet-schedule took more than 60 s",
   });
   if (r.aborted) throw stopSignal.reason;
   if (r.stopped || r.code !== 0) throw new FleetError(`fleet-schedule failed: ${r.stopped ?? r.stderr.trim()}`, { file });
@@ -62,7 +67,11 @@ export async function scheduleWindows(schedules: readonly ScheduleConfig[], now:
  * schedules is in a window now (several schedules are a union of windows). A cluster no schedule
  * targets is never held. Pure: the windows are given.
  */
-export function clustersOutsideWindows(schedules: readonly ScheduleConfig[], windows: ReadonlyMap<string, ScheduleWindow>, views: readonly ClusterView[]): Map<string, OutsideWindow> {
+export function clustersOutsideWindows(
+  schedules: readonly ScheduleConfig[],
+  windows: ReadonlyMap<string, ScheduleWindow>,
+  views: readonly ClusterView[],
+): Map<string, OutsideWindow> {
   const out = new Map<string, OutsideWindow>();
   for (const view of views) {
     const mine = schedules.filter((s) => s.targets.some((t) => targetMatches(t, view))).map((s) => windows.get(s.name)!);

@@ -52,25 +52,31 @@ export function readSelector(f: Field): LabelSelector | undefined {
     const keyProblem = labelKeyProblem(k);
     if (keyProblem) f.child("matchLabels").child(k).fail(`invalid label key: ${keyProblem}`);
     const valueProblem = labelValueProblem(v);
-    if (valueProblem) f.child("matchLabels").child(k).fail(`invalid label value ${JSON.stringify(v)}: ${valueProblem}`);
+    if (valueProblem)
+      f.child("matchLabels")
+        .child(k)
+        .fail(`invalid label value ${JSON.stringify(v)}: ${valueProblem}`);
   }
-  const matchExpressions = f.child("matchExpressions").items().map((e) => {
-    e.object(["key", "operator", "values"]);
-    const key = e.child("key").string();
-    const keyProblem = labelKeyProblem(key);
-    if (keyProblem) e.child("key").fail(`invalid label key: ${keyProblem}`);
-    const operator = e.child("operator").oneOf(SELECTOR_OPERATORS);
-    const values = e.child("values").stringList();
-    if ((operator === "In" || operator === "NotIn") && values.length === 0) {
-      e.child("values").fail(`must be non-empty for operator ${operator}`);
-    }
-    if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) {
-      e.child("values").fail(`must be empty for operator ${operator}`);
-    }
-    const req: LabelSelectorRequirement = { key, operator };
-    if (values.length > 0) req.values = values;
-    return req;
-  });
+  const matchExpressions = f
+    .child("matchExpressions")
+    .items()
+    .map((e) => {
+      e.object(["key", "operator", "values"]);
+      const key = e.child("key").string();
+      const keyProblem = labelKeyProblem(key);
+      if (keyProblem) e.child("key").fail(`invalid label key: ${keyProblem}`);
+      const operator = e.child("operator").oneOf(SELECTOR_OPERATORS);
+      const values = e.child("values").stringList();
+      if ((operator === "In" || operator === "NotIn") && values.length === 0) {
+        e.child("values").fail(`must be non-empty for operator ${operator}`);
+      }
+      if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) {
+        e.child("values").fail(`must be empty for operator ${operator}`);
+      }
+      const req: LabelSelectorRequirement = { key, operator };
+      if (values.length > 0) req.values = values;
+      return req;
+    });
   const out: LabelSelector = {};
   if (Object.keys(matchLabels).length > 0) out.matchLabels = matchLabels;
   if (matchExpressions.length > 0) out.matchExpressions = matchExpressions;

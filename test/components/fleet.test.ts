@@ -17,14 +17,22 @@ const RENDER = "/tmp/pulumi-fleet-render";
 const STACK_PROVIDER = stackProviderName("test");
 const PROVIDER_REF = new RegExp(`pulumi:providers:pulumi-fleet::${STACK_PROVIDER}::${STACK_PROVIDER}-id$`);
 const cacheRoot = tempDir("pf-cache-");
-const run = (config: StackConfig, previous: DeployOptions["previous"] = null) =>
-  runUnderMocks(() => fleetProgram(config, { cacheRoot, previous }));
+const run = (config: StackConfig, previous: DeployOptions["previous"] = null) => runUnderMocks(() => fleetProgram(config, { cacheRoot, previous }));
 const names = (regs: Registration[]) => regs.map((r) => r.urn);
 /** The BundleDeployments: one engine resource per (bundle, cluster) pair. */
 const pairs = (regs: Registration[]) => regs.filter((r) => r.custom && r.type === "pulumi-fleet:index:BundleDeployment");
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string> }; spec?: { replicas?: number }; data?: Record<string, string> };
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels: Record<string, string> };
+  spec?: { replicas?: number };
+  data?: Record<string, string>;
+};
 /** A pair's objects, by key (group/kind/namespace/name). */
-const objectsOf = (r: Registration) => Object.fromEntries(Object.entries(fromEngineObjects(r.inputs.objects as Record<string, EngineObject>)).map(([k, o]) => [k, o.manifest as unknown as Manifest]));
+const objectsOf = (r: Registration) =>
+  Object.fromEntries(
+    Object.entries(fromEngineObjects(r.inputs.objects as Record<string, EngineObject>)).map(([k, o]) => [k, o.manifest as unknown as Manifest]),
+  );
 const pair = (regs: Registration[], key: string) => pairs(regs).find((r) => r.name === key)!;
 
 describe("components register the desired state (Pulumi mocks)", function () {
@@ -32,23 +40,42 @@ describe("components register the desired state (Pulumi mocks)", function () {
 
   it("registers clusters, GitRepos and one BundleDeployment resource per plan entry, with stable names and providers", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
-    const byType = (t: string) => regs.filter((r) => r.type === t).map((r) => r.name).sort();
+    const byType = (t: string) =>
+      regs
+        .filter((r) => r.type === t)
+        .map((r) => r.name)
+        .sort();
     expect(byType("pulumi-fleet:index:Fleet")).to.deep.equal(["fleet"]);
     expect(byType("pulumi-fleet:index:Cluster")).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
     expect(byType("pulumi-fleet:index:GitRepo")).to.deep.equal(["examples"]);
-    expect(pairs(regs).map((r) => r.name).sort()).to.deep.equal([
-      "dev-1/examples/examples-helm", "dev-1/examples/examples-kustomize", "dev-1/examples/examples-simple",
-      "dev-2/examples/examples-helm", "dev-2/examples/examples-kustomize", "dev-2/examples/examples-simple",
-      "prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple",
+    expect(
+      pairs(regs)
+        .map((r) => r.name)
+        .sort(),
+    ).to.deep.equal([
+      "dev-1/examples/examples-helm",
+      "dev-1/examples/examples-kustomize",
+      "dev-1/examples/examples-simple",
+      "dev-2/examples/examples-helm",
+      "dev-2/examples/examples-kustomize",
+      "dev-2/examples/examples-simple",
+      "prod-1/examples/examples-helm",
+      "prod-1/examples/examples-kustomize",
+      "prod-1/examples/examples-simple",
     ]);
-    expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.parent.includes("BundleDeployment")), "no per-object resources").to.deep.equal([]);
+    expect(
+      regs.filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.parent.includes("BundleDeployment")),
+      "no per-object resources",
+    ).to.deep.equal([]);
 
     // One provider for the stack, pulumi-fleet's, with every cluster's access: no Kubernetes provider, and
     // no provider per cluster (a plugin process each).
     expect(regs.filter((r) => r.type === "pulumi:providers:kubernetes")).to.deep.equal([]);
     const providers = regs.filter((r) => r.type === "pulumi:providers:pulumi-fleet");
     expect(providers.map((p) => p.name)).to.deep.equal([STACK_PROVIDER]);
-    expect(providers[0].inputs.clusters).to.deep.equal(Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((c) => [c, { clusterIdentifier: c, renderYamlToDirectory: path.join(RENDER, c) }])));
+    expect(providers[0].inputs.clusters).to.deep.equal(
+      Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((c) => [c, { clusterIdentifier: c, renderYamlToDirectory: path.join(RENDER, c) }])),
+    );
     // Each cluster's namespaces and agent: one ClusterSetup under the cluster, naming it.
     for (const setup of regs.filter((r) => r.type === "pulumi-fleet:index:ClusterSetup")) {
       expect(setup.provider).to.match(PROVIDER_REF);
@@ -56,7 +83,10 @@ describe("components register the desired state (Pulumi mocks)", function () {
       expect(setup.parent).to.match(new RegExp(`pulumi-fleet:index:Cluster::${setup.name}$`));
     }
     expect(byType("pulumi-fleet:index:ClusterSetup")).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
-    expect(regs.filter((r) => r.custom && r.type.startsWith("kubernetes:")), "no per-object resources at all").to.deep.equal([]);
+    expect(
+      regs.filter((r) => r.custom && r.type.startsWith("kubernetes:")),
+      "no per-object resources at all",
+    ).to.deep.equal([]);
     // Every pair goes through the stack's provider, naming its own cluster, under its GitRepo.
     for (const bd of pairs(regs)) {
       const cluster = bd.name.split("/")[0];
@@ -69,13 +99,17 @@ describe("components register the desired state (Pulumi mocks)", function () {
   it("renders raw YAML as the pair's objects, with ownership labels, namespaces and overlays per cluster", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
     expect(Object.keys(objectsOf(pair(regs, "dev-1/examples/examples-simple"))).sort()).to.deep.equal([
-      "/ConfigMap/simple/app-config", "/Service/simple/hello", "apps/Deployment/simple/hello",
+      "/ConfigMap/simple/app-config",
+      "/Service/simple/hello",
+      "apps/Deployment/simple/hello",
     ]);
     const deployment = objectsOf(pair(regs, "prod-1/examples/examples-simple"))["apps/Deployment/simple/hello"];
     expect(deployment.metadata.namespace).to.equal("simple");
     expect(deployment.metadata.labels).to.include({
-      "fleet.cattle.io/repo-name": "examples", "fleet.cattle.io/bundle-name": "examples-simple",
-      "fleet.cattle.io/cluster": "prod-1", "app.kubernetes.io/managed-by": "pulumi-fleet",
+      "fleet.cattle.io/repo-name": "examples",
+      "fleet.cattle.io/bundle-name": "examples-simple",
+      "fleet.cattle.io/cluster": "prod-1",
+      "app.kubernetes.io/managed-by": "pulumi-fleet",
     });
     // prod overlay patches replicas to 3; dev keeps the base.
     expect(deployment.spec!.replicas).to.equal(3);
@@ -84,7 +118,8 @@ describe("components register the desired state (Pulumi mocks)", function () {
 
     const setup = regs.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "dev-1")!;
     const ns = Object.values(fromEngineObjects(setup.inputs.objects as Record<string, EngineObject>) as Record<string, { manifest: Manifest; retain?: string }>)
-      .filter((o) => o.manifest.kind === "Namespace" && o.manifest.metadata.name !== "cattle-fleet-system").map((o) => [o.manifest.metadata.name, o.manifest.metadata.labels, o.retain]);
+      .filter((o) => o.manifest.kind === "Namespace" && o.manifest.metadata.name !== "cattle-fleet-system")
+      .map((o) => [o.manifest.metadata.name, o.manifest.metadata.labels, o.retain]);
     expect(ns).to.deep.equal([
       ["helm-app", { "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, RETAIN_REASONS.namespace],
       ["simple", { team: "platform", "fleet.cattle.io/cluster": "dev-1", "app.kubernetes.io/managed-by": "pulumi-fleet" }, RETAIN_REASONS.namespace],
@@ -99,7 +134,10 @@ describe("components register the desired state (Pulumi mocks)", function () {
     d.secret = true;
     const { registrations: regs } = await runUnderMocks(() => new Fleet("fleet", desired));
     // The SDK's secret signature around the value.
-    expect(pair(regs, d.key).inputs.objects).to.deep.equal({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: JSON.parse(JSON.stringify(toEngineObjects(d.spec.objects))) });
+    expect(pair(regs, d.key).inputs.objects).to.deep.equal({
+      "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+      value: JSON.parse(JSON.stringify(toEngineObjects(d.spec.objects))),
+    });
     expect(pair(regs, "dev-2/examples/examples-simple").inputs.objects).to.not.have.property("4dabf18193072939515e22adb298388d");
     // The provider's messages (an API server refusal may quote a value) and live views are secrets in the state too.
     expect(pair(regs, d.key).additionalSecretOutputs).to.deep.equal(["messages", "live"]);
@@ -112,11 +150,17 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const settings = objectsOf(pair(regs, "prod-1/examples/examples-helm"))["/ConfigMap/helm-app/helm-app-settings"];
     expect(settings.data).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: "5", memory: "512Mi" });
     expect(settings.metadata.labels).to.include({ "fleet.cattle.io/bundle-name": "examples-helm", "fleet.cattle.io/cluster": "prod-1" });
-    const kustomized = pairs(regs).filter((r) => r.name.includes("/examples-kustomize")).flatMap((r) => Object.keys(objectsOf(r)).map((k) => `${r.name} ${k}`)).sort();
+    const kustomized = pairs(regs)
+      .filter((r) => r.name.includes("/examples-kustomize"))
+      .flatMap((r) => Object.keys(objectsOf(r)).map((k) => `${r.name} ${k}`))
+      .sort();
     expect(kustomized).to.deep.equal([
-      "dev-1/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-1/examples/examples-kustomize /Namespace//kustomize-dev",
-      "dev-2/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized", "dev-2/examples/examples-kustomize /Namespace//kustomize-dev",
-      "prod-1/examples/examples-kustomize /ConfigMap/kustomize-prod/kustomized", "prod-1/examples/examples-kustomize /Namespace//kustomize-prod",
+      "dev-1/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized",
+      "dev-1/examples/examples-kustomize /Namespace//kustomize-dev",
+      "dev-2/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized",
+      "dev-2/examples/examples-kustomize /Namespace//kustomize-dev",
+      "prod-1/examples/examples-kustomize /ConfigMap/kustomize-prod/kustomized",
+      "prod-1/examples/examples-kustomize /Namespace//kustomize-prod",
     ]);
   });
 
@@ -133,12 +177,15 @@ describe("components register the desired state (Pulumi mocks)", function () {
       expect(name, urn).to.match(/^prod-1\//);
     }
     expect(removed.filter((u) => u.includes("BundleDeployment::")).map((u) => u.split("::").pop())).to.deep.equal([
-      "prod-1/examples/examples-helm", "prod-1/examples/examples-kustomize", "prod-1/examples/examples-simple",
+      "prod-1/examples/examples-helm",
+      "prod-1/examples/examples-kustomize",
+      "prod-1/examples/examples-simple",
     ]);
     // The prod-1 provider and cluster stay (the cluster is still in the fleet), and no remaining input
     // moves but prod-1's setup: the namespaces only those deployments needed leave it.
-    expect(Object.keys((b.byUrn.get(a.registrations.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "prod-1")!.urn)!.inputs.objects as object)))
-      .to.not.include("/Namespace//helm-app");
+    expect(
+      Object.keys(b.byUrn.get(a.registrations.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "prod-1")!.urn)!.inputs.objects as object),
+    ).to.not.include("/Namespace//helm-app");
     for (const r of b.registrations.filter((x) => !(x.type === "pulumi-fleet:index:ClusterSetup" && x.name === "prod-1"))) {
       expect(r.inputs, r.urn).to.deep.equal(a.byUrn.get(r.urn)!.inputs);
       expect(r.dependencies, r.urn).to.deep.equal(a.byUrn.get(r.urn)!.dependencies);
@@ -159,14 +206,22 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const previous = { gitRepos: { examples: { commit: "dir-x", clusters: ["dev-1", "dev-2", "prod-1"] } } };
     const config = localStack(RENDER);
     const matchingNothing = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, targets: [{ name: "typo", clusterGroup: "prdo" }] })) };
-    const r = await runUnderMocks(() => fleetProgram(matchingNothing, { cacheRoot }).then(() => "ok", (e: Error) => e.message), { stackOutputs: { summary: previous } });
+    const r = await runUnderMocks(
+      () =>
+        fleetProgram(matchingNothing, { cacheRoot }).then(
+          () => "ok",
+          (e: Error) => e.message,
+        ),
+      { stackOutputs: { summary: previous } },
+    );
     expect(r.result).to.match(/matches none now/);
     expect(r.registrations.map((x) => x.type)).to.deep.equal(["pulumi:pulumi:StackReference"]);
   });
 
   it("registers exactly the desired state: each pair's spec, provider, gates and dependencies; its warnings", async () => {
     const repo = new TestRepo({
-      "raw/crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
+      "raw/crd.yaml":
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
         "spec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n",
       "raw/w.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
       "raw/cm.yaml": CONFIGMAP("plain"),
@@ -177,11 +232,18 @@ describe("components register the desired state (Pulumi mocks)", function () {
       "paused/cm.yaml": CONFIGMAP("paused"),
     });
     const clusters = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }));
-    const config: StackConfig = { file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: RENDER, clusters, clusterGroups: [],
+    const config: StackConfig = {
+      file: "stacks/Pulumi.test.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com" },
+      renderDir: RENDER,
+      clusters,
+      clusterGroups: [],
       gitRepos: [
         gitRepoConfig({ name: "m", repo: repo.url(), paths: ["raw", "app"], targets: [{ clusterSelector: {} }] }),
         gitRepoConfig({ name: "p", repo: repo.url(), paths: ["paused"], paused: true, targets: [{ clusterName: "c1" }] }),
-      ] };
+      ],
+    };
     const desired = await desiredState(config, fakeFacts(), { cacheRoot });
     const r = await run(config);
     const byName = new Map(r.registrations.map((x) => [x.name, x]));
@@ -194,10 +256,13 @@ describe("components register the desired state (Pulumi mocks)", function () {
       const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
       // Each manifest is registered as JSON text (core/desired/pair.ts toEngineObjects).
       expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, cluster: d.cluster, objects: toEngineObjects(d.spec.objects) })));
-      expect((waitFor ?? []).map((w) => w.name), d.key).to.deep.equal(d.dependsOn);
+      expect(
+        (waitFor ?? []).map((w) => w.name),
+        d.key,
+      ).to.deep.equal(d.dependsOn);
       // It waits for the pairs it depends on and, when its cluster creates namespaces for it, for the cluster's setup.
       const setupUrn = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === d.cluster)!.urn;
-      expect(bd.dependencies, d.key).to.deep.equal([...d.dependsOn.map(urnOf), ...d.clusterNamespaces.length ? [setupUrn] : []].sort());
+      expect(bd.dependencies, d.key).to.deep.equal([...d.dependsOn.map(urnOf), ...(d.clusterNamespaces.length ? [setupUrn] : [])].sort());
     }
     expect(desired.deployments).to.have.length(5);
     expect(r.warnings).to.deep.equal(desired.deployments.flatMap((d) => d.warnings));

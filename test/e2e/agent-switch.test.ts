@@ -28,21 +28,28 @@ const AGENT_OBJECTS = [
 describe("the agent switch (agent.enabled) on a live cluster", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("agentswitch", {
-    namespace: NS, paths: ["app"], agent: { namespace: NS },
+    namespace: NS,
+    paths: ["app"],
+    agent: { namespace: NS },
     files: { "app/fleet.yaml": `defaultNamespace: ${NS}\n`, "app/configmap.yaml": CONFIGMAP },
   });
   /** The stack's config with the agent switched off: no management endpoint at all. */
   const agentOff = (): StackConfig => ({ ...s.options().config!, agent: { enabled: false, namespace: NS } });
   const uid = async (path: string) => (await kubeGet(s.cluster, path))?.metadata.uid as string | undefined;
-  const present = async () => Promise.all(AGENT_OBJECTS.map(async (p) => `${p.split("/").slice(-2).join("/")} ${(await kubeGet(s.cluster, p)) ? "present" : "absent"}`));
-  const agentSteps = (r: ops.OperationResult) => [...r.groups.agents.values()].map((a) => `${a.cluster} +${a.created} ~${a.updated} -${a.deleted} ±${a.replaced}`);
+  const present = async () =>
+    Promise.all(AGENT_OBJECTS.map(async (p) => `${p.split("/").slice(-2).join("/")} ${(await kubeGet(s.cluster, p)) ? "present" : "absent"}`));
+  const agentSteps = (r: ops.OperationResult) =>
+    [...r.groups.agents.values()].map((a) => `${a.cluster} +${a.created} ~${a.updated} -${a.deleted} ±${a.replaced}`);
 
   it("off removes the agent in the same up, keeping its namespace and the bundle in it; on deploys it again; each then previews no change", async () => {
     await ops.up(s.options());
     const namespace = await uid(`/api/v1/namespaces/${NS}`);
     const configMap = await uid(`/api/v1/namespaces/${NS}/configmaps/app-settings`);
     expect(namespace && configMap, "first up created the namespace and the ConfigMap").to.be.a("string");
-    expect((await present()).every((p) => p.endsWith("present")), (await present()).join(", ")).to.equal(true);
+    expect(
+      (await present()).every((p) => p.endsWith("present")),
+      (await present()).join(", "),
+    ).to.equal(true);
 
     const off = await ops.up(s.options({ config: agentOff() }));
     expect(await present()).to.deep.equal(AGENT_OBJECTS.map((p) => `${p.split("/").slice(-2).join("/")} absent`));
@@ -54,7 +61,10 @@ describe("the agent switch (agent.enabled) on a live cluster", function () {
 
     const on = await ops.up(s.options());
     expect(agentSteps(on).map((x) => x.replace(/~\d+/, "~n"))).to.deep.equal([`${s.cluster.name} +5 ~n -0 ±0`]);
-    expect((await present()).every((p) => p.endsWith("present")), (await present()).join(", ")).to.equal(true);
+    expect(
+      (await present()).every((p) => p.endsWith("present")),
+      (await present()).join(", "),
+    ).to.equal(true);
     expect(await uid(`/api/v1/namespaces/${NS}`)).to.equal(namespace);
     expect(await uid(`/api/v1/namespaces/${NS}/configmaps/app-settings`)).to.equal(configMap);
     await ops.preview(s.options({ expectNoChanges: true }));

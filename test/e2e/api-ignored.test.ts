@@ -79,10 +79,15 @@ status: {}
 describe("objects that differ only in what the API server ignores, on a live cluster", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("apiignored", {
-    namespace: NS, paths: ["web", "gadget"],
+    namespace: NS,
+    paths: ["web", "gadget"],
     files: {
-      "web/fleet.yaml": `defaultNamespace: ${NS}\n`, "web/web-deployment.yaml": DEPLOYMENT, "web/web-service.yaml": SERVICE,
-      "gadget/fleet.yaml": `defaultNamespace: ${NS}\n`, "gadget/crd.yaml": CRD, "gadget/gadget.yaml": GADGET,
+      "web/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "web/web-deployment.yaml": DEPLOYMENT,
+      "web/web-service.yaml": SERVICE,
+      "gadget/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "gadget/crd.yaml": CRD,
+      "gadget/gadget.yaml": GADGET,
     },
   });
   after(async function () {
@@ -91,7 +96,8 @@ describe("objects that differ only in what the API server ignores, on a live clu
   });
 
   const changed = (r: ops.OperationResult) => Object.entries(r.changes).filter(([op]) => op !== "same" && op !== "read");
-  const steps = (r: ops.OperationResult) => [...r.groups.deployments.values()].flatMap((d) => d.steps.filter((x) => x.op !== "refresh").map((x) => `${x.op} ${x.urn.split("::").pop()}`));
+  const steps = (r: ops.OperationResult) =>
+    [...r.groups.deployments.values()].flatMap((d) => d.steps.filter((x) => x.op !== "refresh").map((x) => `${x.op} ${x.urn.split("::").pop()}`));
 
   it("a kompose-style bundle and custom resource deploy once: a second up, a preview, status and up --refresh see no change", async () => {
     const first = await ops.up(s.options());

@@ -36,7 +36,10 @@ describe("attacks between GitRepos: one team's content against another's, on liv
     t.commitVictim();
     t.commitAttacker({ "evil/fleet.yaml": `name: victim-app\n${FLEET_YAML}`, "evil/cm.yaml": CONFIGMAP("attack-same-name") }, "a bundle named as the victim's");
     await t.expectContained(await t.attack(), {});
-    expect(await kubeGet(t.dev, `/api/v1/namespaces/${ATTACKER_NS}/configmaps/attack-same-name`), "the attacker's victim-app deployed in its namespace").to.not.equal(undefined);
+    expect(
+      await kubeGet(t.dev, `/api/v1/namespaces/${ATTACKER_NS}/configmaps/attack-same-name`),
+      "the attacker's victim-app deployed in its namespace",
+    ).to.not.equal(undefined);
     // The attacker's GitRepo listed first: plan order must not make its victim-app the victim's.
     t.commitVictim();
     await t.expectContained(await t.attack({ attackerFirst: true }), {});
@@ -48,22 +51,33 @@ describe("attacks between GitRepos: one team's content against another's, on liv
 
   it("clusters: overrideTargets reaching the production cluster is refused; nothing lands there", async () => {
     t.commitVictim();
-    t.commitAttacker({
-      "evil-prod/fleet.yaml": `${FLEET_YAML}overrideTargets:\n  - clusterSelector:\n      matchLabels: {env: production}\n`, "evil-prod/cm.yaml": CONFIGMAP("attack-override"),
-      "evil-all/fleet.yaml": `${FLEET_YAML}overrideTargets:\n  - clusterName: ${t.prod.name}\n  - clusterName: ${t.dev.name}\n`, "evil-all/cm.yaml": CONFIGMAP("attack-override-all"),
-    }, "reach production");
-    const refused = [new RegExp(`overrideTargets reaches cluster\\(s\\) ${t.prod.name}, outside the GitRepo's targets`), /gitRepos\[attacker\]\.allowOverrideTargets: true/];
+    t.commitAttacker(
+      {
+        "evil-prod/fleet.yaml": `${FLEET_YAML}overrideTargets:\n  - clusterSelector:\n      matchLabels: {env: production}\n`,
+        "evil-prod/cm.yaml": CONFIGMAP("attack-override"),
+        "evil-all/fleet.yaml": `${FLEET_YAML}overrideTargets:\n  - clusterName: ${t.prod.name}\n  - clusterName: ${t.dev.name}\n`,
+        "evil-all/cm.yaml": CONFIGMAP("attack-override-all"),
+      },
+      "reach production",
+    );
+    const refused = [
+      new RegExp(`overrideTargets reaches cluster\\(s\\) ${t.prod.name}, outside the GitRepo's targets`),
+      /gitRepos\[attacker\]\.allowOverrideTargets: true/,
+    ];
     await t.expectContained(await t.attack(), { "attacker-evil-prod": refused, "attacker-evil-all": refused });
   });
 
   it("namespace: a Namespace named as the victim's with helm.takeOwnership is refused, allowed to adopt or not; dropping that bundle leaves the victim's namespace", async () => {
     const files = {
-      "ns/fleet.yaml": `${FLEET_YAML}helm:\n  takeOwnership: true\n`, "ns/cm.yaml": CONFIGMAP("attack-ns"),
+      "ns/fleet.yaml": `${FLEET_YAML}helm:\n  takeOwnership: true\n`,
+      "ns/cm.yaml": CONFIGMAP("attack-ns"),
       "ns/ns.yaml": `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${VICTIM_NS}\n  labels: {taken-by: attacker}\n`,
     };
     t.commitVictim();
     t.commitAttacker(files, "take the victim's namespace");
-    await t.expectContained(await t.attack(), { "attacker-ns": [/helm\.takeOwnership: adopting objects that already exist/, /gitRepos\[attacker\]\.allowTakeOwnership: true/] });
+    await t.expectContained(await t.attack(), {
+      "attacker-ns": [/helm\.takeOwnership: adopting objects that already exist/, /gitRepos\[attacker\]\.allowTakeOwnership: true/],
+    });
     // The stack allows adopting: still never what another GitRepo's deployments use.
     t.commitVictim();
     t.commitAttacker(files, "take the victim's namespace, adoption allowed");
@@ -73,7 +87,9 @@ describe("attacks between GitRepos: one team's content against another's, on liv
     t.commitVictim();
     t.commitAttacker({}, "drop the namespace bundle");
     await t.expectContained(await t.attack({ attacker: { allowTakeOwnership: true } }), {});
-    expect((await kubeGet(t.dev, `/api/v1/namespaces/${VICTIM_NS}`)).metadata.labels?.["taken-by"], "the namespace's labels are not the attacker's").to.equal(undefined);
+    expect((await kubeGet(t.dev, `/api/v1/namespaces/${VICTIM_NS}`)).metadata.labels?.["taken-by"], "the namespace's labels are not the attacker's").to.equal(
+      undefined,
+    );
   });
 
   it("object squatting: the victim's ConfigMap and Secret declared by the attacker (listed first, adoption allowed or not) fail the attacker; the victim updates on", async () => {
@@ -82,7 +98,8 @@ describe("attacks between GitRepos: one team's content against another's, on liv
       "evil/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: victim-config\n  namespace: ${VICTIM_NS}\ndata:\n  version: pwned\n`,
       "evil/secret.yaml": `apiVersion: v1\nkind: Secret\nmetadata:\n  name: victim-db\n  namespace: ${VICTIM_NS}\nstringData:\n  password: pwned\n`,
     });
-    const owned = /(ConfigMap victim-prod\/victim-config|Secret victim-prod\/victim-db) is also deployed by bundle victim-app \(GitRepo victim\) on this cluster, which deployed it before and keeps it/;
+    const owned =
+      /(ConfigMap victim-prod\/victim-config|Secret victim-prod\/victim-db) is also deployed by bundle victim-app \(GitRepo victim\) on this cluster, which deployed it before and keeps it/;
     t.commitVictim();
     t.commitAttacker(squat(FLEET_YAML), "squat the victim's objects");
     await t.expectContained(await t.attack({ attackerFirst: true }), { "attacker-evil": [owned] });
@@ -93,18 +110,32 @@ describe("attacks between GitRepos: one team's content against another's, on liv
 
   it("secrets: a lookup of the victim's Secret into a ConfigMap and into a `fail` message is refused unread; so is moving into the victim's namespace to read it", async () => {
     t.commitVictim();
-    t.commitAttacker({
-      ...chart("steal", FLEET_YAML, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: attack-stolen\ndata:\n  password: {{ (${LOOKUP}).data.password | default "" | b64dec | quote }}\n`),
-      ...chart("leak", FLEET_YAML, `{{- $s := ${LOOKUP} }}\n{{- if $s }}{{ fail (printf "the password is %s" ($s.data.password | b64dec)) }}{{ end }}\n`),
-    }, "read the victim's secret");
+    t.commitAttacker(
+      {
+        ...chart(
+          "steal",
+          FLEET_YAML,
+          `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: attack-stolen\ndata:\n  password: {{ (${LOOKUP}).data.password | default "" | b64dec | quote }}\n`,
+        ),
+        ...chart("leak", FLEET_YAML, `{{- $s := ${LOOKUP} }}\n{{- if $s }}{{ fail (printf "the password is %s" ($s.data.password | b64dec)) }}{{ end }}\n`),
+      },
+      "read the victim's secret",
+    );
     const refused = [/a template's lookup reads Secret victim-db in namespace victim-prod/, /gitRepos\[attacker\]\.allowedTargetNamespaces/];
     await t.expectContained(await t.attack(), { "attacker-steal": refused, "attacker-leak": refused });
     // Placed in the victim's namespace, the lookup would be its own namespace's: the stack's namespaces refuse the placement.
     const inVictim = `defaultNamespace: ${VICTIM_NS}\n`;
     t.commitVictim();
-    t.commitAttacker({
-      ...chart("steal", inVictim, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: attack-stolen\n  namespace: ${ATTACKER_NS}\ndata:\n  password: {{ (${LOOKUP.replace(`"${VICTIM_NS}"`, ".Release.Namespace")}).data.password | default "" | b64dec | quote }}\n`),
-    }, "read the victim's secret from its namespace");
+    t.commitAttacker(
+      {
+        ...chart(
+          "steal",
+          inVictim,
+          `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: attack-stolen\n  namespace: ${ATTACKER_NS}\ndata:\n  password: {{ (${LOOKUP.replace(`"${VICTIM_NS}"`, ".Release.Namespace")}).data.password | default "" | b64dec | quote }}\n`,
+        ),
+      },
+      "read the victim's secret from its namespace",
+    );
     await t.expectContained(await t.attack({ attacker: { allowedTargetNamespaces: [ATTACKER_NS] } }), {
       "attacker-steal": [/defaultNamespace: namespace victim-prod is not in gitRepos\[attacker\]\.allowedTargetNamespaces/],
     });
@@ -119,7 +150,9 @@ describe("attacks between GitRepos: one team's content against another's, on liv
     const calm = await withEnv(limits, () => t.attack({ noPreview: true }));
     await t.expectContained(calm, {});
     t.commitVictim();
-    const loops = Object.fromEntries(Array.from({ length: LOOPS }, (_, i) => `loop${i}`).map((b) => [b, chart(b, FLEET_YAML, CONFIGMAP("attack-loop", { x: NESTED_FOREVER }))]));
+    const loops = Object.fromEntries(
+      Array.from({ length: LOOPS }, (_, i) => `loop${i}`).map((b) => [b, chart(b, FLEET_YAML, CONFIGMAP("attack-loop", { x: NESTED_FOREVER }))]),
+    );
     t.commitAttacker(Object.assign({}, ...Object.values(loops)), "loop forever, eight times");
     const run = await withEnv(limits, () => t.attack({ noPreview: true }));
     figures.push(`up with ${LOOPS} looping bundles: ${(run.ms / 1000).toFixed(1)} s, the same up without them ${(calm.ms / 1000).toFixed(1)} s`);
@@ -132,11 +165,15 @@ describe("attacks between GitRepos: one team's content against another's, on liv
 
   it("bounds: a .fleetignore over PULUMI_FLEET_MAX_IGNORE_STEPS fails its bundle alone", async () => {
     t.commitVictim();
-    t.commitAttacker({
-      "ignore/fleet.yaml": FLEET_YAML, "ignore/cm.yaml": CONFIGMAP("attack-ignore"),
-      "ignore/.fleetignore": Array.from({ length: 300 }, (_, i) => `*q*r*s*t*u*v*w*x*y*z${i}\n`).join(""),
-      ...Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`ignore/${"a".repeat(150)}${i}.yaml`, "# nothing\n"])),
-    }, "slow to ignore");
+    t.commitAttacker(
+      {
+        "ignore/fleet.yaml": FLEET_YAML,
+        "ignore/cm.yaml": CONFIGMAP("attack-ignore"),
+        "ignore/.fleetignore": Array.from({ length: 300 }, (_, i) => `*q*r*s*t*u*v*w*x*y*z${i}\n`).join(""),
+        ...Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`ignore/${"a".repeat(150)}${i}.yaml`, "# nothing\n"])),
+      },
+      "slow to ignore",
+    );
     const run = await withEnv({ PULUMI_FLEET_MAX_IGNORE_STEPS: "200000" }, () => t.attack());
     figures.push(`up with a costly .fleetignore: ${(run.ms / 1000).toFixed(1)} s`);
     await t.expectContained(run, { "attacker-ignore": [/took more than 200000 steps \(limit PULUMI_FLEET_MAX_IGNORE_STEPS/] });
@@ -153,18 +190,32 @@ describe("attacks between GitRepos: one team's content against another's, on liv
 
   // Last: while the hole its drop step shows is open, every later up of the stack fails.
   it("identity: serviceAccount fleet-agent in a targetCustomization is refused, in fleet.yaml replaced by the stack's `restricted`; no ClusterRoleBinding; dropping them", async () => {
-    const crb = (name: string) => "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " + name +
+    const crb = (name: string) =>
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " +
+      name +
       `\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: default, namespace: ${ATTACKER_NS}}]\n`;
     t.commitVictim();
-    t.commitAttacker({
-      "evil/fleet.yaml": `${FLEET_YAML}targetCustomizations:\n  - name: dev\n    clusterSelector: {}\n    serviceAccount: fleet-agent\n`, "evil/crb.yaml": crb("attack-escalated"),
-      "evil-top/fleet.yaml": `${FLEET_YAML}serviceAccount: fleet-agent\n`, "evil-top/crb.yaml": crb("attack-escalated-top"),
-    }, "deploy as the agent's account");
+    t.commitAttacker(
+      {
+        "evil/fleet.yaml": `${FLEET_YAML}targetCustomizations:\n  - name: dev\n    clusterSelector: {}\n    serviceAccount: fleet-agent\n`,
+        "evil/crb.yaml": crb("attack-escalated"),
+        "evil-top/fleet.yaml": `${FLEET_YAML}serviceAccount: fleet-agent\n`,
+        "evil-top/crb.yaml": crb("attack-escalated-top"),
+      },
+      "deploy as the agent's account",
+    );
     // The stack's serviceAccount replaces fleet.yaml's (as Fleet's GitRepo does): that bundle deploys as
     // `restricted`, whose ClusterRoleBinding the API server refuses.
-    await t.expectContained(await t.attack(), {
-      "attacker-evil": [/targetCustomizations\[dev\]\.serviceAccount: service account fleet-agent is refused/, /gitRepos\[attacker\]\.allowedServiceAccounts/],
-    }, { applyRefused: { "attacker-evil-top": [/attack-escalated-top/, /system:serviceaccount:teams-agents:restricted/] } });
+    await t.expectContained(
+      await t.attack(),
+      {
+        "attacker-evil": [
+          /targetCustomizations\[dev\]\.serviceAccount: service account fleet-agent is refused/,
+          /gitRepos\[attacker\]\.allowedServiceAccounts/,
+        ],
+      },
+      { applyRefused: { "attacker-evil-top": [/attack-escalated-top/, /system:serviceaccount:teams-agents:restricted/] } },
+    );
     // Dropped, nothing of them is left to delete: the drop must not fail the update.
     t.commitVictim();
     t.commitAttacker({}, "drop the escalations");

@@ -50,14 +50,23 @@ function specOf(c: LocalCluster, b: number, content: Content): PairArgs {
   let timeoutSeconds = 30;
   if (first && b === 5 && content.unboundClaim) {
     timeoutSeconds = content.unboundClaim;
-    Object.assign(objects, objectsOf([{
-      apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "never-bound", namespace: NS, labels: OWNER },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "does-not-exist", resources: { requests: { storage: "1Gi" } } },
-    }]));
+    Object.assign(
+      objects,
+      objectsOf([
+        {
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name: "never-bound", namespace: NS, labels: OWNER },
+          spec: { accessModes: ["ReadWriteOnce"], storageClassName: "does-not-exist", resources: { requests: { storage: "1Gi" } } },
+        },
+      ]),
+    );
   }
   return {
     deploymentId: `s-${content.version}:${b}${content.denied === b ? "d" : ""}${first && b === 1 ? Object.keys(content.extra ?? {}).join(",") : ""}`,
-    objects, timeoutSeconds, deletePolicy: { propagation: "background", ownerLabels: OWNER },
+    objects,
+    timeoutSeconds,
+    deletePolicy: { propagation: "background", ownerLabels: OWNER },
   };
 }
 
@@ -72,7 +81,10 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const messages: Record<string, pulumi.Output<string[] | null>> = {};
     const retained: Record<string, pulumi.Output<string[] | null>> = {};
     // One provider for every cluster, as the program registers it: each pair names its cluster.
-    const provider = new FleetProvider("fleet", Object.fromEntries(clusters.map((c) => [c.name, { clusterIdentifier: c.name, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") }])));
+    const provider = new FleetProvider(
+      "fleet",
+      Object.fromEntries(clusters.map((c) => [c.name, { clusterIdentifier: c.name, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") }])),
+    );
     for (const c of clusters) {
       for (let b = 0; b < 6; b++) {
         const pair = new BundleDeploymentPair(`${c.name}/b${b}`, { ...specOf(c, b, content), cluster: c.name }, { provider });
@@ -87,7 +99,11 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
   const up = async (): Promise<UpResult> => stack.up({ color: "never" });
   const outputs = async () => {
     const o = await stack.outputs();
-    return { states: o.states.value as Record<string, string>, messages: o.messages.value as Record<string, string[] | null>, retained: o.retained.value as Record<string, string[] | null> };
+    return {
+      states: o.states.value as Record<string, string>,
+      messages: o.messages.value as Record<string, string[] | null>,
+      retained: o.retained.value as Record<string, string[] | null>,
+    };
   };
   const liveData = async (c: LocalCluster, name: string) =>
     (await kubeGet<{ data: Record<string, string> }>(c, `/api/v1/namespaces/${NS}/configmaps/${name}`))?.data;
@@ -100,11 +116,15 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const tools = toolchain();
     const stateDir = path.join(work, "state");
     fs.mkdirSync(stateDir, { recursive: true });
-    stack = await LocalWorkspace.createOrSelectStack({ stackName: "pair-unit", projectName: "pair-unit", program }, {
-      workDir: work, pulumiCommand: await PulumiCommand.get({ root: tools.root }),
-      envVars: { ...tools.env, PULUMI_BACKEND_URL: `file://${stateDir}`, PULUMI_CONFIG_PASSPHRASE: "pair-unit" },
-      projectSettings: { name: "pair-unit", runtime: "nodejs", backend: { url: `file://${stateDir}` } },
-    });
+    stack = await LocalWorkspace.createOrSelectStack(
+      { stackName: "pair-unit", projectName: "pair-unit", program },
+      {
+        workDir: work,
+        pulumiCommand: await PulumiCommand.get({ root: tools.root }),
+        envVars: { ...tools.env, PULUMI_BACKEND_URL: `file://${stateDir}`, PULUMI_CONFIG_PASSPHRASE: "pair-unit" },
+        projectSettings: { name: "pair-unit", runtime: "nodejs", backend: { url: `file://${stateDir}` } },
+      },
+    );
   });
 
   after(async function () {
@@ -112,7 +132,12 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const second = clusters?.[1];
     if (second) await liftPolicy(second, policy);
     if (stack) await stack.destroy({ color: "never" });
-    for (const c of clusters ?? []) try { await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`); } catch { /* gone */ }
+    for (const c of clusters ?? [])
+      try {
+        await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`);
+      } catch {
+        /* gone */
+      }
     fs.rmSync(work, { recursive: true, force: true });
   });
 
@@ -121,7 +146,9 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const result = await up();
     expect(result.summary.resourceChanges?.create).to.equal(18 + 1 + 1, "18 pairs, one provider for the three clusters, the stack");
     const { states } = await outputs();
-    expect(Object.values(states)).to.have.length(18).and.satisfy((s: string[]) => s.every((x) => x === "Ready"));
+    expect(Object.values(states))
+      .to.have.length(18)
+      .and.satisfy((s: string[]) => s.every((x) => x === "Ready"));
     for (const c of clusters) expect((await liveData(c, "b3"))?.version).to.equal("1");
   });
 
@@ -138,9 +165,10 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     expect(Object.entries(states).filter(([k, s]) => k !== refused && s === "Ready")).to.have.length(17);
     expect(states[refused]).to.equal("ErrApplied");
     expect(messages[refused]!.join("\n")).to.include("ConfigMap/pair-unit/b0").and.to.include("labelled deny: refused by the cluster's policy");
-    for (const c of clusters) for (let b = 0; b < 6; b++) {
-      expect((await liveData(c, `b${b}`))?.version, `${c.name}/b${b}`).to.equal(c === second && b === 0 ? "1" : "2");
-    }
+    for (const c of clusters)
+      for (let b = 0; b < 6; b++) {
+        expect((await liveData(c, `b${b}`))?.version, `${c.name}/b${b}`).to.equal(c === second && b === 0 ? "1" : "2");
+      }
     console.log(`      (17 of 18 pairs updated, one refused, in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   });
 
@@ -165,7 +193,9 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     content.extra![pairObjectKey(configMap("b1-kept", { k: "v" }) as never)].retain = "keepResources";
     await up();
     // Another owner relabels one of them: a prune must leave it alone.
-    await kubeRequest(first, "PATCH", `/api/v1/namespaces/${NS}/configmaps/b1-taken`, { body: { metadata: { labels: { "fleet.cattle.io/repo-name": "another-team" } } } });
+    await kubeRequest(first, "PATCH", `/api/v1/namespaces/${NS}/configmaps/b1-taken`, {
+      body: { metadata: { labels: { "fleet.cattle.io/repo-name": "another-team" } } },
+    });
     content = { ...content, extra: {} };
     const preview = await stack.preview({ color: "never", diff: true });
     expect(preview.stdout).to.include("b1-dropped");
@@ -185,7 +215,11 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     const key = `${clusters[0].name}/b5`;
     expect(states[key]).to.equal("NotReady");
     expect(messages[key]!.join("\n")).to.include("PersistentVolumeClaim pair-unit/never-bound is not ready after the timeout of 2s");
-    expect(Object.entries(states).filter(([k]) => k !== key).every(([, s]) => s === "Ready")).to.equal(true);
+    expect(
+      Object.entries(states)
+        .filter(([k]) => k !== key)
+        .every(([, s]) => s === "Ready"),
+    ).to.equal(true);
     content = { ...content, unboundClaim: undefined };
     await up();
     expect((await outputs()).states[key]).to.equal("Ready");

@@ -18,15 +18,22 @@ import { liveClusters } from "../support/live-clusters";
 
 const GROUP = "caps.pulumi-fleet.test";
 const crd = (group: string) => ({
-  apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: `widgets.${group}` },
-  spec: { group, scope: "Namespaced", names: { kind: "Widget", plural: "widgets" },
-    versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }] },
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: `widgets.${group}` },
+  spec: {
+    group,
+    scope: "Namespaced",
+    names: { kind: "Widget", plural: "widgets" },
+    versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+  },
 });
 const crdPath = (group: string) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group}`;
 
 const FILES: Record<string, string> = {
   "caps/Chart.yaml": "apiVersion: v2\nname: caps\nversion: 0.1.0\n",
-  "caps/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caps\ndata:\n" +
+  "caps/templates/cm.yaml":
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caps\ndata:\n" +
     "  version: {{ .Capabilities.KubeVersion.Version | quote }}\n" +
     `  widgets: {{ .Capabilities.APIVersions.Has "${GROUP}/v1/Widget" | quote }}\n`,
   "caps/fleet.yaml": "defaultNamespace: caps-test\n",
@@ -36,7 +43,7 @@ const FILES: Record<string, string> = {
   "crds/fleet.yaml": "namespace: crds-test\n",
   // A local dependency, not vendored: resolved from the GitRepo as Fleet's dependency update does.
   "lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
-  "lib/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-lib\ndata: {lib: \"yes\"}\n",
+  "lib/templates/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-lib\ndata: {lib: "yes"}\n',
   "withdep/Chart.yaml": "apiVersion: v2\nname: withdep\nversion: 0.1.0\ndependencies:\n- name: lib\n  version: 0.1.x\n  repository: file://../lib\n",
   "withdep/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: withdep\ndata: {a: b}\n",
   "withdep/fleet.yaml": "defaultNamespace: deps-test\n",
@@ -50,8 +57,12 @@ describe("charts render against their cluster (.Capabilities from discovery; crd
   fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
   let config: StackConfig;
   const options = (): ops.OperationOptions => ({
-    stack: "caps", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "caps" },
+    stack: "caps",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "caps" },
   });
 
   before(async function () {
@@ -63,14 +74,27 @@ describe("charts render against their cluster (.Capabilities from discovery; crd
       fs.writeFileSync(path.join(repoDir, name), content);
     }
     config = {
-      file: "stacks/Pulumi.caps.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
-      clusters: clusters.map((c) => ({ name: c.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
+      file: "stacks/Pulumi.caps.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com" },
+      clusterGroups: [],
+      clusters: clusters.map((c) => ({
+        name: c.name,
+        labels: {},
+        annotations: {},
+        templateValues: {},
+        deleteUnreachable: false,
+        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
+      })),
       gitRepos: [gitRepoConfig({ name: "caps", repo: repoDir, paths: ["caps", "crds", "withdep"], targets: [{ clusterSelector: {} }] })],
     };
     // The CRD on the first cluster only, installed by hand (not by any bundle).
     await kubeRequest(clusters[0], "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd(GROUP) });
-    await eventually("CRD established", () => kubeGet(clusters[0], crdPath(GROUP)),
-      (o) => !!o?.status?.conditions?.some((c: { type: string; status: string }) => c.type === "Established" && c.status === "True"));
+    await eventually(
+      "CRD established",
+      () => kubeGet(clusters[0], crdPath(GROUP)),
+      (o) => !!o?.status?.conditions?.some((c: { type: string; status: string }) => c.type === "Established" && c.status === "True"),
+    );
   });
 
   after(async function () {

@@ -15,10 +15,13 @@ const cmPath = (name: string) => `/api/v1/namespaces/${NS}/configmaps/${name}`;
 describe("correctDrift on a live cluster", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("drift", {
-    namespace: NS, paths: ["fixed", "loose"],
+    namespace: NS,
+    paths: ["fixed", "loose"],
     files: {
-      "fixed/fleet.yaml": `defaultNamespace: ${NS}\ncorrectDrift: {enabled: true}\n`, "fixed/cm.yaml": CONFIGMAP("fixed", { setting: "from-git" }),
-      "loose/fleet.yaml": `defaultNamespace: ${NS}\n`, "loose/cm.yaml": CONFIGMAP("loose", { setting: "from-git" }),
+      "fixed/fleet.yaml": `defaultNamespace: ${NS}\ncorrectDrift: {enabled: true}\n`,
+      "fixed/cm.yaml": CONFIGMAP("fixed", { setting: "from-git" }),
+      "loose/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "loose/cm.yaml": CONFIGMAP("loose", { setting: "from-git" }),
     },
   });
   const edit = (name: string) => kubeRequest(s.cluster, "PATCH", cmPath(name), { body: { data: { setting: "by-hand" } } });

@@ -44,8 +44,12 @@ describe("prune and CRDs on a live cluster (deleteCRDResources)", function () {
   fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
   let config: (paths: string[]) => StackConfig;
   const options = (c: StackConfig): ops.OperationOptions => ({
-    stack: "crd", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config: c,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "crd" },
+    stack: "crd",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config: c,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "crd" },
   });
 
   before(function () {
@@ -53,14 +57,29 @@ describe("prune and CRDs on a live cluster (deleteCRDResources)", function () {
     toolchain();
     cluster = liveClusters().clusters[0];
     for (const [name, content] of Object.entries({
-      "keep/crd.yaml": crd(KEEP), "drop/crd.yaml": crd(DROP), "drop/fleet.yaml": "deleteCRDResources: true\n", "other/cm.yaml": CONFIGMAP("crd-test-other"),
+      "keep/crd.yaml": crd(KEEP),
+      "drop/crd.yaml": crd(DROP),
+      "drop/fleet.yaml": "deleteCRDResources: true\n",
+      "other/cm.yaml": CONFIGMAP("crd-test-other"),
     })) {
       fs.mkdirSync(path.dirname(path.join(repoDir, name)), { recursive: true });
       fs.writeFileSync(path.join(repoDir, name), content);
     }
     config = (paths) => ({
-      file: "stacks/Pulumi.crd.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
-      clusters: [{ name: cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
+      file: "stacks/Pulumi.crd.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com" },
+      clusterGroups: [],
+      clusters: [
+        {
+          name: cluster.name,
+          labels: {},
+          annotations: {},
+          templateValues: {},
+          deleteUnreachable: false,
+          kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8"),
+        },
+      ],
       gitRepos: [gitRepoConfig({ name: "crds", repo: repoDir, paths, targets: [{ clusterSelector: {} }] })],
     });
   });
@@ -76,19 +95,28 @@ describe("prune and CRDs on a live cluster (deleteCRDResources)", function () {
   it("without the flag the CRD and its custom resources stay after the prune; with it both are gone", async () => {
     await ops.up(options(config(["keep", "drop", "other"])));
     for (const group of [KEEP, DROP]) {
-      await eventually(`CRD ${group} established`, () => kubeGet(cluster, crdPath(group)),
-        (o) => !!o?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True"));
+      await eventually(
+        `CRD ${group} established`,
+        () => kubeGet(cluster, crdPath(group)),
+        (o) => !!o?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True"),
+      );
       // A custom resource someone created on the cluster: not part of any bundle.
-      await eventually(`create a Widget of ${group}`, async () => {
-        try {
-          await kubeRequest(cluster, "POST", widgetPath(group), { body: { apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "precious" }, spec: { size: 3 } } });
-          return true;
-        } catch (err) {
-          if (err instanceof KubeApiError && err.status === 409) return true;
-          if (err instanceof KubeApiError && err.status === 404) return false; // discovery not caught up yet
-          throw err;
-        }
-      }, (ok) => ok);
+      await eventually(
+        `create a Widget of ${group}`,
+        async () => {
+          try {
+            await kubeRequest(cluster, "POST", widgetPath(group), {
+              body: { apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "precious" }, spec: { size: 3 } },
+            });
+            return true;
+          } catch (err) {
+            if (err instanceof KubeApiError && err.status === 409) return true;
+            if (err instanceof KubeApiError && err.status === 404) return false; // discovery not caught up yet
+            throw err;
+          }
+        },
+        (ok) => ok,
+      );
     }
 
     const pruned = await ops.up(options(config(["other"])));
@@ -96,7 +124,11 @@ describe("prune and CRDs on a live cluster (deleteCRDResources)", function () {
 
     expect(await kubeGet(cluster, crdPath(KEEP)), "the kept CRD").to.not.equal(undefined);
     expect((await kubeGet(cluster, widgetPath(KEEP, "precious")))?.spec, "its custom resource").to.deep.equal({ size: 3 });
-    await eventually(`CRD ${DROP} gone`, () => kubeGet(cluster, crdPath(DROP)), (o) => o === undefined);
+    await eventually(
+      `CRD ${DROP} gone`,
+      () => kubeGet(cluster, crdPath(DROP)),
+      (o) => o === undefined,
+    );
     // Once its CRD is gone, the kind is not served: nothing of it is left.
     expect(await kubeGet(cluster, widgetPath(DROP, "precious"))).to.equal(undefined);
   });

@@ -29,10 +29,13 @@ spec:
 describe("dependsOn (acceptedStates [Ready]) on a live cluster: the dependent waits for the other bundle to be Ready", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("dep", {
-    namespace: NS, paths: ["db", "app"],
+    namespace: NS,
+    paths: ["db", "app"],
     files: {
-      "db/deployment.yaml": DEPLOYMENT, "db/fleet.yaml": `defaultNamespace: ${NS}\n`,
-      "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": `defaultNamespace: ${NS}\ndependsOn:\n  - name: dep-db\n    acceptedStates: [Ready]\n`,
+      "db/deployment.yaml": DEPLOYMENT,
+      "db/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "app/cm.yaml": CONFIGMAP("app"),
+      "app/fleet.yaml": `defaultNamespace: ${NS}\ndependsOn:\n  - name: dep-db\n    acceptedStates: [Ready]\n`,
     },
   });
 

@@ -12,20 +12,34 @@ import { StackConfig } from "../../core/config/stack";
 import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 
-interface Step { op: string; urn: string; objects?: string[] }
+interface Step {
+  op: string;
+  urn: string;
+  objects?: string[];
+}
 
 /** Runs a preview and returns every step the engine planned (op and URN), sorted. */
 async function previewSteps(stack: Stack): Promise<Step[]> {
   const steps: Step[] = [];
-  await stack.preview({ onEvent: (e: EngineEvent) => {
-    const m = e.resourcePreEvent?.metadata;
-    if (m) steps.push({ op: m.op, urn: m.urn, objects: [...new Set(Object.keys(m.detailedDiff ?? {}).flatMap((p) => /^objects\["([^"]+)"\]/.exec(p)?.[1] ?? []))] });
-  } });
+  await stack.preview({
+    onEvent: (e: EngineEvent) => {
+      const m = e.resourcePreEvent?.metadata;
+      if (m)
+        steps.push({
+          op: m.op,
+          urn: m.urn,
+          objects: [...new Set(Object.keys(m.detailedDiff ?? {}).flatMap((p) => /^objects\["([^"]+)"\]/.exec(p)?.[1] ?? []))],
+        });
+    },
+  });
   return steps.sort((a, b) => (a.urn < b.urn ? -1 : 1));
 }
 
-const renderedFiles = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }) as string[] : [])
-  .filter((f) => f.endsWith(".yaml")).map((f) => f.split(path.sep).join("/")).sort();
+const renderedFiles = (dir: string) =>
+  (fs.existsSync(dir) ? (fs.readdirSync(dir, { recursive: true }) as string[]) : [])
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f) => f.split(path.sep).join("/"))
+    .sort();
 const timings: Record<string, number> = {};
 async function timed<T>(label: string, f: () => Promise<T>): Promise<T> {
   const t = Date.now();
@@ -41,10 +55,15 @@ describe("real engine, render mode (e2e)", function () {
   const work = tempDir("pf-e2e-");
   const renderDir = path.join(work, "render");
   const cacheRoot = path.join(work, "git-cache");
-  const open = (config: StackConfig) => openStack({
-    stack: "e2e", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot }, env: { PULUMI_CONFIG_PASSPHRASE: "e2e" },
-  });
+  const open = (config: StackConfig) =>
+    openStack({
+      stack: "e2e",
+      stateDir: path.join(work, "state"),
+      stackConfigDir: path.join(work, "stacks"),
+      config,
+      deploy: { cacheRoot },
+      env: { PULUMI_CONFIG_PASSPHRASE: "e2e" },
+    });
   fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
 
   // The toolchain first, once: a missing or broken engine fails here, with the build's output, not as five confusing failures.
@@ -63,8 +82,10 @@ describe("real engine, render mode (e2e)", function () {
     expect(result.summary.result).to.equal("succeeded");
     for (const cluster of ["dev-1", "dev-2", "prod-1"]) {
       expect(renderedFiles(path.join(renderDir, cluster)), cluster).to.include.members([
-        "1-manifest/apps_v1-deployment-simple-hello.yaml", "1-manifest/v1-configmap-simple-app-config.yaml",
-        "1-manifest/v1-configmap-helm-app-helm-app-settings.yaml", "1-manifest/v1-namespace-default-simple.yaml",
+        "1-manifest/apps_v1-deployment-simple-hello.yaml",
+        "1-manifest/v1-configmap-simple-app-config.yaml",
+        "1-manifest/v1-configmap-helm-app-helm-app-settings.yaml",
+        "1-manifest/v1-namespace-default-simple.yaml",
       ]);
     }
     expect(renderedFiles(path.join(renderDir, "prod-1"))).to.include("1-manifest/v1-configmap-kustomize-prod-kustomized.yaml");
@@ -88,7 +109,9 @@ describe("real engine, render mode (e2e)", function () {
     // The three BundleDeployments (each deletes its objects); the namespaces only they needed leave
     // prod-1's setup, which keeps them on the cluster (no bundle set deleteNamespace).
     expect(changed.map((s) => [s.op, s.urn.split("::").pop(), s.objects ?? []]).sort()).to.deep.equal([
-      ["delete", "prod-1/examples/examples-helm", []], ["delete", "prod-1/examples/examples-kustomize", []], ["delete", "prod-1/examples/examples-simple", []],
+      ["delete", "prod-1/examples/examples-helm", []],
+      ["delete", "prod-1/examples/examples-kustomize", []],
+      ["delete", "prod-1/examples/examples-simple", []],
       ["update", "prod-1", ["/Namespace//helm-app", "/Namespace//simple"]],
     ]);
 
@@ -101,10 +124,13 @@ describe("real engine, render mode (e2e)", function () {
     expect(renderedFiles(path.join(renderDir, "dev-1"))).to.deep.equal(before);
   });
 
-  const agentImage = (cluster: string) => /image: (\S+)/.exec(fs.readFileSync(path.join(renderDir, cluster, "1-manifest/apps_v1-deployment-cattle-fleet-system-fleet-agent.yaml"), "utf8"))![1];
+  const agentImage = (cluster: string) =>
+    /image: (\S+)/.exec(fs.readFileSync(path.join(renderDir, cluster, "1-manifest/apps_v1-deployment-cattle-fleet-system-fleet-agent.yaml"), "utf8"))![1];
   const pruned = () => withoutProdTarget(localStack(renderDir));
   const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}) => ({
-    ...c, agent: { ...c.agent, ...global }, clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
+    ...c,
+    agent: { ...c.agent, ...global },
+    clusters: c.clusters.map((cl) => (perCluster[cl.name] ? { ...cl, agent: perCluster[cl.name] } : cl)),
   });
 
   let lastApplied: StackConfig | undefined;
@@ -112,7 +138,11 @@ describe("real engine, render mode (e2e)", function () {
 
   it("4. agent config unchanged but reached from another source: no changes", async () => {
     await (await open(withAgent(pruned(), AGENT_SETTINGS))).up();
-    const other = withAgent(pruned(), {}, Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((n) => [n, { env: { LOG_LEVEL: "info" }, resources: { requests: { cpu: "500m" } } }])));
+    const other = withAgent(
+      pruned(),
+      {},
+      Object.fromEntries(["dev-1", "dev-2", "prod-1"].map((n) => [n, { env: { LOG_LEVEL: "info" }, resources: { requests: { cpu: "500m" } } }])),
+    );
     const stack = await open(other);
     const steps = await timed("preview (agent config from another source)", () => previewSteps(stack));
     expect(steps.filter((s) => s.op !== "same" && s.op !== "read")).to.deep.equal([]);
@@ -126,18 +156,26 @@ describe("real engine, render mode (e2e)", function () {
     const steps = (await timed("preview (version bump)", () => previewSteps(bumped))).filter((s) => s.op !== "same" && s.op !== "read");
     // Each cluster's setup (its namespaces and agent) changes one object: the agent's Deployment.
     expect(steps.map((s) => [s.op, s.urn.split("::").pop(), s.objects])).to.deep.equal([
-      ["update", "dev-1", ["apps/Deployment/cattle-fleet-system/fleet-agent"]], ["update", "dev-2", ["apps/Deployment/cattle-fleet-system/fleet-agent"]],
+      ["update", "dev-1", ["apps/Deployment/cattle-fleet-system/fleet-agent"]],
+      ["update", "dev-2", ["apps/Deployment/cattle-fleet-system/fleet-agent"]],
     ]);
     await timed("up (version bump)", () => bumped.up());
     lastApplied = { ...base, fleetVersion: "0.13.2" };
-    expect(["dev-1", "dev-2", "prod-1"].map(agentImage)).to.deep.equal(["rancher/fleet-agent:v0.13.2", "rancher/fleet-agent:v0.13.2", "rancher/fleet-agent:v0.13.1"]);
+    expect(["dev-1", "dev-2", "prod-1"].map(agentImage)).to.deep.equal([
+      "rancher/fleet-agent:v0.13.2",
+      "rancher/fleet-agent:v0.13.2",
+      "rancher/fleet-agent:v0.13.1",
+    ]);
   });
 
   it("the allowEmpty guard reads the stack's own last outputs through the engine and stops a wipe", async () => {
     const config = withoutProdTarget(localStack(renderDir));
     const typo = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, targets: [{ name: "dev", clusterGroup: "dve" }] })) };
     const before = renderedFiles(renderDir);
-    const err = await (await open(typo)).up().then(() => undefined, (e: Error) => e);
+    const err = await (await open(typo)).up().then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(String(err?.message)).to.contain("gitRepo examples: targets: matched 2 cluster(s) in the last deployment (dev-1, dev-2) and matches none now");
     expect(renderedFiles(renderDir)).to.deep.equal(before);
   });
@@ -147,15 +185,26 @@ describe("real engine, render mode (e2e)", function () {
     const broken = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, repo: "file:///nonexistent/fleet-repo.git" })) };
     const before = renderedFiles(renderDir);
     const stack = await open(broken);
-    const err = await timed("up (unreadable source)", () => stack.up().then(() => undefined, (e: Error) => e));
+    const err = await timed("up (unreadable source)", () =>
+      stack.up().then(
+        () => undefined,
+        (e: Error) => e,
+      ),
+    );
     expect(err, "the update must fail").to.be.instanceOf(Error);
     expect(String(err!.message)).to.contain("gitRepo examples");
     expect(renderedFiles(renderDir)).to.deep.equal(before);
     const noop = await open(config);
     await noop.preview({ expectNoChanges: true });
 
-    const unknownBranch = { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, repo: `file://${path.resolve(__dirname, "../..")}`, branch: "no-such-branch" })) };
-    const err2 = await (await open(unknownBranch)).up().then(() => undefined, (e: Error) => e);
+    const unknownBranch = {
+      ...config,
+      gitRepos: config.gitRepos.map((r) => ({ ...r, repo: `file://${path.resolve(__dirname, "../..")}`, branch: "no-such-branch" })),
+    };
+    const err2 = await (await open(unknownBranch)).up().then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(String(err2?.message)).to.match(/gitRepo examples.*no-such-branch|no-such-branch.*gitRepo examples/s);
     expect(renderedFiles(renderDir)).to.deep.equal(before);
   });

@@ -14,9 +14,13 @@ const NS = "isolation-test";
 const cm = (name: string, v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  v: "${v}"\n`;
 const CHART_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: chart-c\ndata:\n  v: {{ .Values.v | quote }}\n";
 const FILES = {
-  "a/cm.yaml": cm("a", "1"), "a/fleet.yaml": `defaultNamespace: ${NS}\n`,
-  "b/cm.yaml": cm("b", "1"), "b/fleet.yaml": `defaultNamespace: ${NS}\n`,
-  "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/values.yaml": "v: \"1\"\n", "c/templates/cm.yaml": CHART_CM,
+  "a/cm.yaml": cm("a", "1"),
+  "a/fleet.yaml": `defaultNamespace: ${NS}\n`,
+  "b/cm.yaml": cm("b", "1"),
+  "b/fleet.yaml": `defaultNamespace: ${NS}\n`,
+  "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+  "c/values.yaml": 'v: "1"\n',
+  "c/templates/cm.yaml": CHART_CM,
   "c/templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-c\nstringData:\n  k: kept\n",
   "c/fleet.yaml": `defaultNamespace: ${NS}\n`,
 };
@@ -25,8 +29,10 @@ describe("a broken bundle fails alone on a live cluster: the others update, its 
   this.timeout(10 * 60_000);
   const s = liveStack("isolation", { namespace: NS, paths: ["a", "b", "c"], files: FILES });
   const get = (kind: "configmaps" | "secrets", name: string) => kubeGet(s.cluster, `/api/v1/namespaces/${NS}/${kind}/${name}`);
-  const identity = async () => Promise.all([get("configmaps", "chart-c"), get("secrets", "secret-c")])
-    .then((objs) => objs.map((o) => [o.metadata.uid, o.metadata.resourceVersion, o.data]));
+  const identity = async () =>
+    Promise.all([get("configmaps", "chart-c"), get("secrets", "secret-c")]).then((objs) =>
+      objs.map((o) => [o.metadata.uid, o.metadata.resourceVersion, o.data]),
+    );
 
   async function upFailing(): Promise<ops.BundlesFailedError> {
     try {
@@ -45,10 +51,12 @@ describe("a broken bundle fails alone on a live cluster: the others update, its 
 
     s.write("a/cm.yaml", cm("a", "2"));
     s.write("b/cm.yaml", cm("b", "2"));
-    s.write("c/values.yaml", "v: \"2\"\n");
-    s.write("c/templates/cm.yaml", "{{ fail \"c is broken on purpose\" }}\n" + CHART_CM);
+    s.write("c/values.yaml", 'v: "2"\n');
+    s.write("c/templates/cm.yaml", '{{ fail "c is broken on purpose" }}\n' + CHART_CM);
     const failed = await upFailing();
-    expect(failed.message).to.match(/deployed everything else, but 1 bundle deployment\(s\) failed, each alone:\n {2}.*gitRepo isolation, bundle isolation-c, cluster live-1: .*\(kept as last deployed: 2 object\(s\), deploymentID …/);
+    expect(failed.message).to.match(
+      /deployed everything else, but 1 bundle deployment\(s\) failed, each alone:\n {2}.*gitRepo isolation, bundle isolation-c, cluster live-1: .*\(kept as last deployed: 2 object\(s\), deploymentID …/,
+    );
     expect(failed.message).to.contain("c is broken on purpose");
     expect(failed.events.map((e) => `${e.event} ${e.bundle}`).sort()).to.deep.equal(["deployed isolation-a", "deployed isolation-b"]);
     expect((await get("configmaps", "a")).data).to.deep.equal({ v: "2" });

@@ -43,7 +43,8 @@ const asFleetLeftIt = (manifest: string) => {
 describe("moving over from Fleet on a live cluster (objects Fleet's Helm deployed, a stack from npm run import)", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("migrate", {
-    namespace: NS, paths: ["app"],
+    namespace: NS,
+    paths: ["app"],
     files: { "app/fleet.yaml": `defaultNamespace: ${NS}\n`, "app/settings.yaml": CONFIGMAP, "app/web.yaml": DEPLOYMENT },
     setup: async ({ cluster }) => {
       await kubeRequest(cluster, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } } });
@@ -51,18 +52,37 @@ describe("moving over from Fleet on a live cluster (objects Fleet's Helm deploye
       await kubeRequest(cluster, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, { body: asFleetLeftIt(DEPLOYMENT) });
       // Helm's record of the release (what `helm list` and `helm uninstall` act on).
       await kubeRequest(cluster, "POST", `/api/v1/namespaces/${NS}/secrets`, {
-        body: { apiVersion: "v1", kind: "Secret", type: "helm.sh/release.v1", metadata: { name: `sh.helm.release.v1.${RELEASE}.v1`, labels: { owner: "helm", name: RELEASE, status: "deployed", version: "1" } }, data: { release: "" } },
+        body: {
+          apiVersion: "v1",
+          kind: "Secret",
+          type: "helm.sh/release.v1",
+          metadata: { name: `sh.helm.release.v1.${RELEASE}.v1`, labels: { owner: "helm", name: RELEASE, status: "deployed", version: "1" } },
+          data: { release: "" },
+        },
       });
     },
   });
 
   /** Fleet's objects for this GitRepo and cluster, as `kubectl get gitrepos,clusters -A -o yaml` prints them. */
-  const fleetExport = () => YAML.stringify({
-    apiVersion: "v1", kind: "List", items: [
-      { apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepo", metadata: { name: "migrate", namespace: "fleet-default", uid: "u1" }, spec: { repo: s.repoDir, paths: ["app"], targets: [{ clusterSelector: {} }], pollingInterval: "15s" } },
-      { apiVersion: "fleet.cattle.io/v1alpha1", kind: "Cluster", metadata: { name: s.cluster.name, namespace: "fleet-default", labels: { env: "test" } }, spec: { kubeConfigSecret: "c-kubeconfig" } },
-    ],
-  });
+  const fleetExport = () =>
+    YAML.stringify({
+      apiVersion: "v1",
+      kind: "List",
+      items: [
+        {
+          apiVersion: "fleet.cattle.io/v1alpha1",
+          kind: "GitRepo",
+          metadata: { name: "migrate", namespace: "fleet-default", uid: "u1" },
+          spec: { repo: s.repoDir, paths: ["app"], targets: [{ clusterSelector: {} }], pollingInterval: "15s" },
+        },
+        {
+          apiVersion: "fleet.cattle.io/v1alpha1",
+          kind: "Cluster",
+          metadata: { name: s.cluster.name, namespace: "fleet-default", labels: { env: "test" } },
+          spec: { kubeConfigSecret: "c-kubeconfig" },
+        },
+      ],
+    });
   /** The imported stack, with the cluster's kubeconfig where the importer left its context placeholder (the user's step). */
   const imported = () => {
     const result = importFleetExport(fleetExport(), "fleet-export.yaml");
@@ -76,10 +96,15 @@ describe("moving over from Fleet on a live cluster (objects Fleet's Helm deploye
     expect(config.agent).to.deep.equal({ enabled: false });
 
     // Without the importer's takeOwnership, Fleet's objects are someone else's: refused, naming the release.
-    const refused = await failureOf(() => ops.up(s.options({ config: { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, takeOwnership: undefined })) } })));
+    const refused = await failureOf(() =>
+      ops.up(s.options({ config: { ...config, gitRepos: config.gitRepos.map((r) => ({ ...r, takeOwnership: undefined })) } })),
+    );
     expect(refused).to.contain(`(it belongs to Helm release ${NS}/${RELEASE})`).and.contain("helm.takeOwnership");
 
-    const before = { cm: await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/settings`), web: await kubeGet(s.cluster, `/apis/apps/v1/namespaces/${NS}/deployments/web`) };
+    const before = {
+      cm: await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/settings`),
+      web: await kubeGet(s.cluster, `/apis/apps/v1/namespaces/${NS}/deployments/web`),
+    };
     const replicaSets = async () => (await kubeList(s.cluster, `/apis/apps/v1/namespaces/${NS}/replicasets`)).map((r: any) => r.metadata.uid).sort();
     const rsBefore = await replicaSets();
     const up = await ops.up(s.options({ config }));

@@ -16,13 +16,18 @@ const NAMES = ["a-one", "a-two", "b-one"];
 describe("forceSyncGeneration on a live cluster", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("fsg", {
-    namespace: NS, paths: ["a", "b"],
+    namespace: NS,
+    paths: ["a", "b"],
     files: {
-      "a/fleet.yaml": `defaultNamespace: ${NS}\n`, "a/one.yaml": CONFIGMAP("a-one", { setting: "from-git" }), "a/two.yaml": CONFIGMAP("a-two"),
-      "b/fleet.yaml": `defaultNamespace: ${NS}\n`, "b/one.yaml": CONFIGMAP("b-one"),
+      "a/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "a/one.yaml": CONFIGMAP("a-one", { setting: "from-git" }),
+      "a/two.yaml": CONFIGMAP("a-two"),
+      "b/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "b/one.yaml": CONFIGMAP("b-one"),
     },
   });
-  const versions = async () => Object.fromEntries(await Promise.all(NAMES.map(async (n) => [n, (await kubeGet(s.cluster, cmPath(n))).metadata.resourceVersion])));
+  const versions = async () =>
+    Object.fromEntries(await Promise.all(NAMES.map(async (n) => [n, (await kubeGet(s.cluster, cmPath(n))).metadata.resourceVersion])));
 
   it("a new number re-applies every object of the bundle, puts back a hand edit, and leaves other bundles alone", async () => {
     await ops.up(s.options());

@@ -24,23 +24,42 @@ const CHECKS: HealthCheck[] = [{ apiVersion: "health.example.com/v1", kind: "Gad
 describe("healthChecks (CEL per kind) on a live cluster: Ready/NotReady in status, dependsOn gated, the expression named", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("hc", {
-    namespace: NS, paths: ["svc", "app"],
+    namespace: NS,
+    paths: ["svc", "app"],
     files: {
-      "svc/gadget.yaml": GADGET, "svc/fleet.yaml": `defaultNamespace: ${NS}\nhelm:\n  timeoutSeconds: 5\n`,
-      "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  a: \"1\"\n",
+      "svc/gadget.yaml": GADGET,
+      "svc/fleet.yaml": `defaultNamespace: ${NS}\nhelm:\n  timeoutSeconds: 5\n`,
+      "app/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  a: "1"\n',
       "app/fleet.yaml": `defaultNamespace: ${NS}\ndependsOn:\n  - name: hc-svc\n`,
     },
     stack: { healthChecks: CHECKS },
     setup: async ({ cluster }) => {
-      await kubeRequest(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: {
-        apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: CRD },
-        spec: {
-          group: "health.example.com", scope: "Namespaced", names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-          versions: [{ name: "v1", served: true, storage: true, subresources: { status: {} },
-            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+      await kubeRequest(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+        body: {
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          metadata: { name: CRD },
+          spec: {
+            group: "health.example.com",
+            scope: "Namespaced",
+            names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
+            versions: [
+              {
+                name: "v1",
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+              },
+            ],
+          },
         },
-      } });
-      await eventually("the Gadget kind is served", () => kubeGet(cluster, "/apis/health.example.com/v1"), (x) => !!x);
+      });
+      await eventually(
+        "the Gadget kind is served",
+        () => kubeGet(cluster, "/apis/health.example.com/v1"),
+        (x) => !!x,
+      );
     },
   });
   after(async () => {
@@ -57,7 +76,9 @@ describe("healthChecks (CEL per kind) on a live cluster: Ready/NotReady in statu
 
   it("NotReady with the object and the current expression named until the phase is Running; the dependent is held", async () => {
     const msg = await failureOf(() => ops.up(s.options()));
-    expect(msg).to.contain(`Gadget ${NS}/g is not ready after the timeout of 5s: InProgress: health check current expression ${JSON.stringify(CURRENT)} is false`);
+    expect(msg).to.contain(
+      `Gadget ${NS}/g is not ready after the timeout of 5s: InProgress: health check current expression ${JSON.stringify(CURRENT)} is false`,
+    );
     expect(await kubeGet(s.cluster, `/apis/health.example.com/v1/namespaces/${NS}/gadgets/g`), "the Gadget was applied").to.not.equal(undefined);
     expect(await appConfigMap(), "the dependent bundle's ConfigMap").to.equal(undefined);
     const st = await states();
@@ -84,7 +105,8 @@ describe("healthChecks (CEL per kind) on a live cluster: Ready/NotReady in statu
     const broken = [{ ...CHECKS[0], current: "status.phase ==" }];
     const cfg = { ...s.options().config!, healthChecks: broken };
     const msg = await failureOf(() => ops.up(s.options({ config: cfg })));
-    expect(msg).to.contain("stacks/Pulumi.hc.yaml: health checks that do not compile")
+    expect(msg)
+      .to.contain("stacks/Pulumi.hc.yaml: health checks that do not compile")
       .and.contain(`healthChecks[0].current: health.example.com/v1 Gadget: "status.phase ==" does not compile`);
   });
 });

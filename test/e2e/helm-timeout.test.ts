@@ -25,7 +25,8 @@ spec:
 describe("helm.timeoutSeconds on a live cluster", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("timeout", {
-    namespace: NS, paths: ["app"],
+    namespace: NS,
+    paths: ["app"],
     files: { "app/fleet.yaml": `defaultNamespace: ${NS}\nhelm: {timeoutSeconds: 15}\n`, "app/deployment.yaml": STUCK },
   });
 

@@ -17,18 +17,36 @@ const fleetYaml = (ignore: string) => `defaultNamespace: ${NS}\n${ignore}`;
 describe("ignore.conditions on a live cluster (status judged as Fleet's agent judges it)", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("ignorecond", {
-    namespace: NS, paths: ["app"],
+    namespace: NS,
+    paths: ["app"],
     files: { "app/widget.yaml": WIDGET, "app/fleet.yaml": fleetYaml("") },
     setup: async ({ cluster }) => {
-      await kubeRequest(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: {
-        apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: CRD },
-        spec: {
-          group: "conditions.example.com", scope: "Namespaced", names: { plural: "widgets", singular: "widget", kind: "Widget" },
-          versions: [{ name: "v1", served: true, storage: true, subresources: { status: {} },
-            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+      await kubeRequest(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+        body: {
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          metadata: { name: CRD },
+          spec: {
+            group: "conditions.example.com",
+            scope: "Namespaced",
+            names: { plural: "widgets", singular: "widget", kind: "Widget" },
+            versions: [
+              {
+                name: "v1",
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+              },
+            ],
+          },
         },
-      } });
-      await eventually("the Widget kind is served", () => kubeGet(cluster, "/apis/conditions.example.com/v1"), (x) => !!x);
+      });
+      await eventually(
+        "the Widget kind is served",
+        () => kubeGet(cluster, "/apis/conditions.example.com/v1"),
+        (x) => !!x,
+      );
     },
   });
   after(async () => {
@@ -51,11 +69,16 @@ describe("ignore.conditions on a live cluster (status judged as Fleet's agent ju
   });
 
   it("with the condition under ignore.conditions the object is Ready; another failing condition still counts", async () => {
-    s.write("app/fleet.yaml", fleetYaml("ignore:\n  conditions:\n    - type: Ready\n      status: \"False\"\n"));
+    s.write("app/fleet.yaml", fleetYaml('ignore:\n  conditions:\n    - type: Ready\n      status: "False"\n'));
     await ops.up(s.options());
     expect(await stateOf()).to.deep.equal(["Ready "]);
-    await setConditions([{ type: "Ready", status: "False", message: "backend down" }, { type: "Failed", status: "True", message: "quota exceeded" }]);
+    await setConditions([
+      { type: "Ready", status: "False", message: "backend down" },
+      { type: "Failed", status: "True", message: "quota exceeded" },
+    ]);
     const [state] = await stateOf();
-    expect(state).to.match(/^NotReady Widget ignore-conditions-test\/w: .*quota exceeded/).and.not.match(/backend down/);
+    expect(state)
+      .to.match(/^NotReady Widget ignore-conditions-test\/w: .*quota exceeded/)
+      .and.not.match(/backend down/);
   });
 });

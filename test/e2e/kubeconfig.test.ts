@@ -22,8 +22,12 @@ describe("a KUBECONFIG of several files, the cluster's context in the second (li
   const saved = process.env.KUBECONFIG;
   let config: StackConfig;
   const options = (): ops.OperationOptions => ({
-    stack: "kc", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "kc", KUBECONFIG: process.env.KUBECONFIG! },
+    stack: "kc",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "kc", KUBECONFIG: process.env.KUBECONFIG! },
   });
 
   before(function () {
@@ -35,15 +39,21 @@ describe("a KUBECONFIG of several files, the cluster's context in the second (li
     fs.writeFileSync(path.join(work, "repo", "app", "cm.yaml"), CONFIGMAP("two-files"));
     fs.writeFileSync(path.join(work, "repo", "app", "fleet.yaml"), "defaultNamespace: kubeconfig-test\n");
     // The first file: another cluster and the current context; the second: the live cluster, its context renamed.
-    fs.writeFileSync(path.join(work, "first"), "apiVersion: v1\nkind: Config\ncurrent-context: elsewhere\nclusters:\n- name: elsewhere\n  cluster: {server: https://127.0.0.1:1}\n" +
-      "users:\n- name: elsewhere\n  user: {token: x}\ncontexts:\n- name: elsewhere\n  context: {cluster: elsewhere, user: elsewhere}\n");
+    fs.writeFileSync(
+      path.join(work, "first"),
+      "apiVersion: v1\nkind: Config\ncurrent-context: elsewhere\nclusters:\n- name: elsewhere\n  cluster: {server: https://127.0.0.1:1}\n" +
+        "users:\n- name: elsewhere\n  user: {token: x}\ncontexts:\n- name: elsewhere\n  context: {cluster: elsewhere, user: elsewhere}\n",
+    );
     const doc = YAML.parse(fs.readFileSync(cluster.kubeconfig, "utf8"));
     for (const c of doc.contexts) c.name = "pf-second-file";
     delete doc["current-context"];
     fs.writeFileSync(path.join(work, "second"), YAML.stringify(doc));
     process.env.KUBECONFIG = [path.join(work, "first"), path.join(work, "second")].join(path.delimiter);
     config = {
-      file: "stacks/Pulumi.kc.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
+      file: "stacks/Pulumi.kc.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com" },
+      clusterGroups: [],
       clusters: [{ name: cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, context: "pf-second-file" }],
       gitRepos: [gitRepoConfig({ name: "kc", repo: path.join(work, "repo"), paths: ["app"], targets: [{ clusterSelector: {} }] })],
     };

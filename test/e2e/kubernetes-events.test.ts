@@ -23,8 +23,16 @@ const POLICY = "kevents-refuse-deny";
 const BUNDLES = ["b0", "b1"];
 
 interface KubeEvent {
-  type: string; reason: string; message: string; count: number; action: string; reportingComponent: string; reportingInstance: string;
-  involvedObject: { kind: string; name: string; namespace: string }; source: { component: string }; lastTimestamp: string;
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  action: string;
+  reportingComponent: string;
+  reportingInstance: string;
+  involvedObject: { kind: string; name: string; namespace: string };
+  source: { component: string };
+  lastTimestamp: string;
   metadata: { name: string; labels?: Record<string, string> };
 }
 
@@ -36,11 +44,15 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
   let config: StackConfig;
   const write = (version: number, denied?: string) => writeConfigMapBundles(repoDir, BUNDLES, NS, () => version, denied);
   const options = (): ops.OperationOptions => ({
-    stack: "kevents", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "kevents" },
+    stack: "kevents",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "kevents" },
   });
-  const ours = async () => ((await kubeGet<{ items: KubeEvent[] }>(cluster, `/api/v1/namespaces/${NS}/events`))?.items ?? [])
-    .filter((e) => e.reportingComponent === "pulumi-fleet");
+  const ours = async () =>
+    ((await kubeGet<{ items: KubeEvent[] }>(cluster, `/api/v1/namespaces/${NS}/events`))?.items ?? []).filter((e) => e.reportingComponent === "pulumi-fleet");
   const said = async () => (await ours()).map((e) => `${e.type} ${e.reason} ${e.metadata.labels?.["fleet.cattle.io/bundle-name"]} x${e.count}`).sort();
 
   before(async function () {
@@ -49,8 +61,20 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     write(1);
     config = {
-      file: "stacks/Pulumi.kevents.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", enabled: false }, clusterGroups: [],
-      clusters: [{ name: cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
+      file: "stacks/Pulumi.kevents.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
+      clusterGroups: [],
+      clusters: [
+        {
+          name: cluster.name,
+          labels: {},
+          annotations: {},
+          templateValues: {},
+          deleteUnreachable: false,
+          kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8"),
+        },
+      ],
       gitRepos: [gitRepoConfig({ name: "kevents", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
     } as StackConfig;
   });
@@ -58,7 +82,11 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
   after(async function () {
     await liftPolicy(cluster, POLICY);
     await ops.destroy(options());
-    try { await kubeRequest(cluster, "DELETE", `/api/v1/namespaces/${NS}`); } catch { /* gone */ }
+    try {
+      await kubeRequest(cluster, "DELETE", `/api/v1/namespaces/${NS}`);
+    } catch {
+      /* gone */
+    }
     fs.rmSync(work, { recursive: true, force: true });
   });
 
@@ -87,21 +115,43 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
 
     await refuseLabelledConfigMaps(cluster, POLICY, "ConfigMaps labelled deny are refused here", NS);
     write(3, "b1");
-    const failed = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    const failed = await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(failed).to.be.instanceOf(ops.BundlesFailedError);
-    expect(await said()).to.deep.equal(["Normal Deployed kevents-b0 x1", "Normal Deployed kevents-b0 x1", "Normal Deployed kevents-b1 x1", "Warning ErrApplied kevents-b1 x1"]);
+    expect(await said()).to.deep.equal([
+      "Normal Deployed kevents-b0 x1",
+      "Normal Deployed kevents-b0 x1",
+      "Normal Deployed kevents-b1 x1",
+      "Warning ErrApplied kevents-b1 x1",
+    ]);
     const refusal = (await ours()).find((e) => e.reason === "ErrApplied")!;
-    expect(refusal.message).to.match(/^Applying bundle kevents-b1 of GitRepo kevents deploymentID=\S+ failed: /)
-      .and.to.include("ConfigMap/kevents/b1").and.to.include("ConfigMaps labelled deny are refused here");
+    expect(refusal.message)
+      .to.match(/^Applying bundle kevents-b1 of GitRepo kevents deploymentID=\S+ failed: /)
+      .and.to.include("ConfigMap/kevents/b1")
+      .and.to.include("ConfigMaps labelled deny are refused here");
 
     // The same refusal again: the pair's state did not change, so no Event (and no count raised).
-    await ops.up(options()).then(() => undefined, (e: Error) => e);
-    expect(await said()).to.deep.equal(["Normal Deployed kevents-b0 x1", "Normal Deployed kevents-b0 x1", "Normal Deployed kevents-b1 x1", "Warning ErrApplied kevents-b1 x1"]);
+    await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(await said()).to.deep.equal([
+      "Normal Deployed kevents-b0 x1",
+      "Normal Deployed kevents-b0 x1",
+      "Normal Deployed kevents-b1 x1",
+      "Warning ErrApplied kevents-b1 x1",
+    ]);
 
     await liftPolicy(cluster, POLICY, NS);
     const recovered = await ops.up(options());
     expect(recovered.events.map((e) => `${e.event} ${e.bundle}`)).to.deep.equal(["deployed kevents-b1"]);
-    expect((await said()).filter((s) => s.includes("kevents-b1"))).to.deep.equal(["Normal Deployed kevents-b1 x1", "Normal Deployed kevents-b1 x1", "Warning ErrApplied kevents-b1 x1"]);
+    expect((await said()).filter((s) => s.includes("kevents-b1"))).to.deep.equal([
+      "Normal Deployed kevents-b1 x1",
+      "Normal Deployed kevents-b1 x1",
+      "Warning ErrApplied kevents-b1 x1",
+    ]);
 
     // A hand edit: `status` (a refresh) finds the drift and says it on the cluster.
     await kubeRequest(cluster, "PATCH", `/api/v1/namespaces/${NS}/configmaps/b0`, { body: { data: { version: "by hand" } } });
@@ -115,14 +165,23 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
   // The deploy event a dependsOn pair lacked: held at its gate in one `up`, applied in the next (decide.go heldObjects).
   it("a dependsOn pair held in one `up` (WaitApplied: no Event) and applied in the next gets its deploy event and its Deployed Event", async () => {
     const heldDir = path.join(work, "held");
-    const file = (p: string, text: string) => { fs.mkdirSync(path.dirname(path.join(heldDir, p)), { recursive: true }); fs.writeFileSync(path.join(heldDir, p), text); };
+    const file = (p: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(heldDir, p)), { recursive: true });
+      fs.writeFileSync(path.join(heldDir, p), text);
+    };
     file("db/fleet.yaml", `defaultNamespace: ${NS}\n`);
     file("db/cm.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: db\n  labels: {deny: "true"}\ndata:\n  k: v\n`);
     file("app/fleet.yaml", `defaultNamespace: ${NS}\ndependsOn:\n  - name: kheld-db\n`);
     file("app/cm.yaml", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  k: v\n`);
-    config = { ...config, gitRepos: [...config.gitRepos, gitRepoConfig({ name: "kheld", repo: heldDir, paths: ["db", "app"], targets: [{ clusterSelector: {} }] })] };
+    config = {
+      ...config,
+      gitRepos: [...config.gitRepos, gitRepoConfig({ name: "kheld", repo: heldDir, paths: ["db", "app"], targets: [{ clusterSelector: {} }] })],
+    };
     await refuseLabelledConfigMaps(cluster, POLICY, "ConfigMaps labelled deny are refused here", NS);
-    const heldUp = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    const heldUp = await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(heldUp).to.be.instanceOf(ops.BundlesFailedError);
     expect((heldUp as ops.BundlesFailedError).events.filter((e) => e.gitRepo === "kheld")).to.deep.equal([]);
     expect((await said()).filter((x) => x.includes("kheld"))).to.deep.equal(["Warning ErrApplied kheld-db x1"]);
@@ -130,9 +189,18 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
 
     await liftPolicy(cluster, POLICY, NS);
     const opened = await ops.up(options());
-    expect(opened.events.filter((e) => e.gitRepo === "kheld").map((e) => `${e.event} ${e.bundle}`).sort()).to.deep.equal(["deployed kheld-app", "deployed kheld-db"]);
+    expect(
+      opened.events
+        .filter((e) => e.gitRepo === "kheld")
+        .map((e) => `${e.event} ${e.bundle}`)
+        .sort(),
+    ).to.deep.equal(["deployed kheld-app", "deployed kheld-db"]);
     expect(opened.events.find((e) => e.bundle === "kheld-app")).to.include({ created: 1, updated: 0, deleted: 0 });
-    expect((await said()).filter((x) => x.includes("kheld"))).to.deep.equal(["Normal Deployed kheld-app x1", "Normal Deployed kheld-db x1", "Warning ErrApplied kheld-db x1"]);
+    expect((await said()).filter((x) => x.includes("kheld"))).to.deep.equal([
+      "Normal Deployed kheld-app x1",
+      "Normal Deployed kheld-db x1",
+      "Warning ErrApplied kheld-db x1",
+    ]);
     expect(await kubeGet(cluster, `/api/v1/namespaces/${NS}/configmaps/app`)).to.not.equal(undefined);
   });
 });

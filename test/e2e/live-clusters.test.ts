@@ -27,7 +27,10 @@ const LISTS = ["/api/v1/configmaps", "/apis/apps/v1/deployments"];
 /** "<kind> <ns>/<name> <uid> <resourceVersion>" for every example-bundle object on a cluster, sorted. */
 async function bundleObjects(c: LocalCluster): Promise<string[]> {
   const lists = await Promise.all(LISTS.map((p) => kubeList(c, p, BUNDLE_SELECTOR)));
-  return lists.flat().map((o: any) => `${o.kind ?? ""}${o.metadata.namespace}/${o.metadata.name} ${o.metadata.uid} ${o.metadata.resourceVersion}`).sort();
+  return lists
+    .flat()
+    .map((o: any) => `${o.kind ?? ""}${o.metadata.namespace}/${o.metadata.name} ${o.metadata.uid} ${o.metadata.resourceVersion}`)
+    .sort();
 }
 
 interface AgentView {
@@ -45,12 +48,19 @@ async function agentView(c: LocalCluster): Promise<AgentView> {
   ]);
   return {
     pods: pods.map((p: any) => ({
-      uid: p.metadata.uid, phase: p.status.phase, image: p.spec.containers[0].image,
+      uid: p.metadata.uid,
+      phase: p.status.phase,
+      image: p.spec.containers[0].image,
       restarts: (p.status.containerStatuses ?? []).reduce((n: number, s: any) => n + s.restartCount, 0),
-      terminating: !!p.metadata.deletionTimestamp, owner: p.metadata.ownerReferences?.[0]?.uid,
+      terminating: !!p.metadata.deletionTimestamp,
+      owner: p.metadata.ownerReferences?.[0]?.uid,
     })),
     replicaSets: rss.map((r: any) => ({
-      name: r.metadata.name, uid: r.metadata.uid, replicas: r.spec.replicas, statusReplicas: r.status.replicas ?? 0, owner: r.metadata.ownerReferences?.[0]?.uid,
+      name: r.metadata.name,
+      uid: r.metadata.uid,
+      replicas: r.spec.replicas,
+      statusReplicas: r.status.replicas ?? 0,
+      owner: r.metadata.ownerReferences?.[0]?.uid,
     })),
     deploymentUid: dep.metadata.uid,
     env: Object.fromEntries((dep.spec.template.spec.containers[0].env ?? []).filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value])),
@@ -66,15 +76,21 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
   const work = tempDir("pf-live-e2e-");
   fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
   const options = (config: StackConfig): ops.OperationOptions => ({
-    stack: "live", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "live" },
+    stack: "live",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "live" },
   });
 
   /** The local stack's fleet (examples/ with dev and prod targets) on the live clusters instead of render mode. */
   let configA: StackConfig;
   const configB = () => withoutProdTarget(configA);
   const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}): StackConfig => ({
-    ...c, agent: { ...c.agent, ...global }, clusters: c.clusters.map((cl) => ({ ...cl, agent: perCluster[cl.name] })),
+    ...c,
+    agent: { ...c.agent, ...global },
+    clusters: c.clusters.map((cl) => ({ ...cl, agent: perCluster[cl.name] })),
   });
   let current: StackConfig;
   const up = async (config: StackConfig, extra: Partial<ops.OperationOptions> = {}) => {
@@ -133,7 +149,8 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     figures["prune: update start -> objects gone"] = `${goneAt! - t} ms`;
     figures["prune: update start -> up returned"] = `${returned - t} ms`;
     expect(pruned.events.map((e) => `${e.event} ${e.cluster}/${e.bundle}`)).to.deep.equal(
-      ["examples-helm", "examples-kustomize", "examples-simple"].map((b) => `pruned live-3/${b}`));
+      ["examples-helm", "examples-kustomize", "examples-simple"].map((b) => `pruned live-3/${b}`),
+    );
     // Same UIDs and resourceVersions: not even touched.
     expect(await bundleObjects(clusters[0])).to.deep.equal(l1);
     expect(await bundleObjects(clusters[1])).to.deep.equal(l2);
@@ -157,7 +174,10 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     await up(withAgent(configB(), {}, perCluster), { expectNoChanges: true });
     const after = await Promise.all(clusters.map(agentView));
     for (let i = 0; i < clusters.length; i++) {
-      expect(after[i].pods.map((p) => p.uid), clusters[i].name).to.deep.equal(before[i].pods.map((p) => p.uid));
+      expect(
+        after[i].pods.map((p) => p.uid),
+        clusters[i].name,
+      ).to.deep.equal(before[i].pods.map((p) => p.uid));
       expect(after[i].pods.map((p) => p.restarts)).to.deep.equal([0]);
       expect(after[i].replicaSets.map((r) => r.uid)).to.deep.equal(before[i].replicaSets.map((r) => r.uid));
     }
@@ -172,7 +192,10 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
       clusters: c.clusters.map((cl, i) => {
         const doc = YAML.parse(cl.kubeconfig!);
         const entry = doc.clusters[0].cluster;
-        const otherCA = Buffer.from(YAML.parse(c.clusters[(i + 1) % c.clusters.length].kubeconfig!).clusters[0].cluster["certificate-authority-data"], "base64");
+        const otherCA = Buffer.from(
+          YAML.parse(c.clusters[(i + 1) % c.clusters.length].kubeconfig!).clusters[0].cluster["certificate-authority-data"],
+          "base64",
+        );
         entry.server = String(entry.server).replace("127.0.0.1", "localhost");
         entry["certificate-authority-data"] = Buffer.concat([Buffer.from(entry["certificate-authority-data"], "base64"), otherCA]).toString("base64");
         return { ...cl, kubeconfig: YAML.stringify(doc) };
@@ -185,8 +208,14 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect(r.events, "no bundle deployed").to.deep.equal([]);
     const after = await Promise.all(clusters.map(agentView));
     for (let i = 0; i < clusters.length; i++) {
-      expect(after[i].pods.map((p) => p.uid), clusters[i].name).to.deep.equal(before[i].pods.map((p) => p.uid));
-      expect(after[i].replicaSets.map((x) => x.uid), clusters[i].name).to.deep.equal(before[i].replicaSets.map((x) => x.uid));
+      expect(
+        after[i].pods.map((p) => p.uid),
+        clusters[i].name,
+      ).to.deep.equal(before[i].pods.map((p) => p.uid));
+      expect(
+        after[i].replicaSets.map((x) => x.uid),
+        clusters[i].name,
+      ).to.deep.equal(before[i].replicaSets.map((x) => x.uid));
     }
     // And back: the same, and nothing left to change.
     await up(config);
@@ -198,21 +227,33 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     for (const level of ["debug", "warn", "error"]) await up(withAgent(configB(), { ...AGENT_SETTINGS, env: { LOG_LEVEL: level } }));
     for (const c of clusters) {
       // Recreate: the old pod is deleted before the new one is created, so `up` returning means one pod.
-      const v = await eventually(`${c.name}: one agent pod`, () => agentView(c), (x) => x.pods.length === 1);
+      const v = await eventually(
+        `${c.name}: one agent pod`,
+        () => agentView(c),
+        (x) => x.pods.length === 1,
+      );
       expect(v.pods[0]).to.include({ phase: "Running", terminating: false, restarts: 0 });
       expect(v.env.LOG_LEVEL).to.equal("error");
       const currentRs = v.replicaSets.find((r) => r.uid === v.pods[0].owner);
       expect(currentRs, `${c.name}: the pod's ReplicaSet exists`).to.not.equal(undefined);
-      for (const rs of v.replicaSets.filter((r) => r !== currentRs)) expect(rs, `${c.name}: old ReplicaSet ${rs.name}`).to.include({ replicas: 0, statusReplicas: 0 });
+      for (const rs of v.replicaSets.filter((r) => r !== currentRs))
+        expect(rs, `${c.name}: old ReplicaSet ${rs.name}`).to.include({ replicas: 0, statusReplicas: 0 });
       expect(v.replicaSets.length, "revisionHistoryLimit 2").to.be.at.most(3);
       for (const rs of v.replicaSets) expect(rs.owner, `${c.name}: ${rs.name} owned by the Deployment`).to.equal(v.deploymentUid);
       const allPods = await kubeList(c, `/api/v1/namespaces/${AGENT_NS}/pods`);
-      expect(allPods.map((p: any) => p.metadata.name), `${c.name}: no other pods in ${AGENT_NS}`).to.have.length(1);
+      expect(
+        allPods.map((p: any) => p.metadata.name),
+        `${c.name}: no other pods in ${AGENT_NS}`,
+      ).to.have.length(1);
     }
   });
 
   it("4. upgrade: a platform version bump moves every non-pinned agent to the new image; the pinned one is untouched", async () => {
-    const base = withAgent(configB(), { ...AGENT_SETTINGS, env: { LOG_LEVEL: "error" } }, { "live-3": { ...AGENT_SETTINGS, env: { LOG_LEVEL: "error" }, imageTag: "v0.13.1" } });
+    const base = withAgent(
+      configB(),
+      { ...AGENT_SETTINGS, env: { LOG_LEVEL: "error" } },
+      { "live-3": { ...AGENT_SETTINGS, env: { LOG_LEVEL: "error" }, imageTag: "v0.13.1" } },
+    );
     await up(base, { expectNoChanges: true }); // pinning the tag already running changes nothing
     const pinnedBefore = await agentView(clusters[2]);
     const t = Date.now();
@@ -220,7 +261,10 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     figures["upgrade: up"] = `${Date.now() - t} ms`;
     for (const c of clusters.slice(0, 2)) {
       const v = await agentView(c);
-      expect(v.pods.map((p) => `${p.image} ${p.phase}`), c.name).to.deep.equal(["rancher/fleet-agent:v0.13.2 Running"]);
+      expect(
+        v.pods.map((p) => `${p.image} ${p.phase}`),
+        c.name,
+      ).to.deep.equal(["rancher/fleet-agent:v0.13.2 Running"]);
     }
     const pinned = await agentView(clusters[2]);
     expect(pinned.pods.map((p) => `${p.uid} ${p.image}`)).to.deep.equal(pinnedBefore.pods.map((p) => `${p.uid} rancher/fleet-agent:v0.13.1`));
@@ -229,21 +273,37 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
   it("5. validation: a label value the API server rejects fails its bundle (preview and up) with a clear error, and no cluster changes", async () => {
     const bad = tempDir("pf-bad-repo-");
     fs.mkdirSync(path.join(bad, "app"));
-    fs.writeFileSync(path.join(bad, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    team: \"not valid!\"\ndata: {k: v}\n");
+    fs.writeFileSync(
+      path.join(bad, "app", "cm.yaml"),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  labels:\n    team: "not valid!"\ndata: {k: v}\n',
+    );
     // The API server itself rejects the object: our check matches its rule.
     const direct = await kubeRequest(clusters[0], "POST", "/api/v1/namespaces/default/configmaps", {
       body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bad", labels: { team: "not valid!" } } },
-    }).then(() => undefined, (e: Error) => e);
+    }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(direct).to.be.instanceOf(KubeApiError);
     expect((direct as KubeApiError).status).to.equal(422);
 
     const before = await Promise.all(clusters.map(bundleObjects));
-    const withBad: StackConfig = { ...current, gitRepos: [...current.gitRepos, { ...current.gitRepos[0], name: "bad", repo: bad, paths: ["app"], targets: [{ name: "all", clusterSelector: {} }] }] };
+    const withBad: StackConfig = {
+      ...current,
+      gitRepos: [...current.gitRepos, { ...current.gitRepos[0], name: "bad", repo: bad, paths: ["app"], targets: [{ name: "all", clusterSelector: {} }] }],
+    };
     // The bundle fails alone (the preview reports it, and the CLI exits non-zero on it); nothing else is touched.
     const preview = await ops.preview(options(withBad));
     expect(preview.failures.map((f) => f.cluster)).to.deep.equal(["live-1", "live-2", "live-3"]);
-    expect(preview.failures[0].message).to.contain("gitRepo bad").and.contain("metadata.labels").and.contain("not valid!").and.match(/cluster live-\d/);
-    const upErr = await ops.up(options(withBad)).then(() => undefined, (e: Error) => e);
+    expect(preview.failures[0].message)
+      .to.contain("gitRepo bad")
+      .and.contain("metadata.labels")
+      .and.contain("not valid!")
+      .and.match(/cluster live-\d/);
+    const upErr = await ops.up(options(withBad)).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(upErr).to.be.instanceOf(ops.BundlesFailedError);
     expect(upErr!.message).to.contain("gitRepo bad").and.contain("not valid!");
     expect(await Promise.all(clusters.map(bundleObjects))).to.deep.equal(before);
@@ -269,17 +329,27 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect(fixed.events.map((e) => `${e.event} ${e.cluster}/${e.bundle} updated=${e.updated}`)).to.deep.equal(["deployed live-1/examples-simple updated=1"]);
     expect((await kubeRequest(c, "GET", cmPath)).data).to.deep.equal(original);
     const ready = await ops.status(options(current));
-    expect(ready.deployments.every((x) => x.state === "Ready"), JSON.stringify(ready.deployments)).to.equal(true);
+    expect(
+      ready.deployments.every((x) => x.state === "Ready"),
+      JSON.stringify(ready.deployments),
+    ).to.equal(true);
   });
 
   it("7. an unreachable cluster: its failure is reported, the others converge, and it converges later without replacements", async () => {
     const down = clusters[1];
     const uidsBefore = await Promise.all(clusters.map(bundleObjects));
     await stopComponent(live, down, "kube-apiserver");
-    const changed = withAgent(configB(), { ...AGENT_SETTINGS, env: { LOG_LEVEL: "trace" } }, { "live-3": { ...AGENT_SETTINGS, env: { LOG_LEVEL: "trace" }, imageTag: "v0.13.1" } });
+    const changed = withAgent(
+      configB(),
+      { ...AGENT_SETTINGS, env: { LOG_LEVEL: "trace" } },
+      { "live-3": { ...AGENT_SETTINGS, env: { LOG_LEVEL: "trace" }, imageTag: "v0.13.1" } },
+    );
     const changedConfig = { ...changed, fleetVersion: "0.13.2" };
     let t = Date.now();
-    const err = await ops.up(options(changedConfig)).then(() => undefined, (e: Error) => e);
+    const err = await ops.up(options(changedConfig)).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     figures["up with one cluster down (fails)"] = `${Date.now() - t} ms`;
     expect(err, "the update must fail").to.be.instanceOf(ops.OperationError);
     const headline = err!.message.split("\n")[0];
@@ -307,8 +377,12 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect(await agentOn()).to.equal(1);
     const without: StackConfig = { ...configA, clusters: configA.clusters.filter((c) => c.name !== gone.name) };
     const removed = await up(without);
-    expect(removed.events.filter((e) => e.cluster === gone.name).map((e) => `${e.event} ${e.bundle}`).sort()).to.deep.equal(
-      ["examples-helm", "examples-kustomize", "examples-simple"].map((b) => `pruned ${b}`));
+    expect(
+      removed.events
+        .filter((e) => e.cluster === gone.name)
+        .map((e) => `${e.event} ${e.bundle}`)
+        .sort(),
+    ).to.deep.equal(["examples-helm", "examples-kustomize", "examples-simple"].map((b) => `pruned ${b}`));
     expect(await bundleObjects(gone), `${gone.name}: its bundles' objects`).to.deep.equal([]);
     expect(await agentOn(), `${gone.name}: its agent`).to.equal(0);
     const namespaces = (await kubeList(gone, "/api/v1/namespaces")).map((n: any) => n.metadata.name);

@@ -23,18 +23,37 @@ const chart = (name: string, template: string) => ({
 });
 const FILES = {
   // The deployment's namespace is "default" (no namespace set): the Secret there is its own.
-  ...chart("own", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-e2e-copy\ndata:\n  password: {{ (lookup "v1" "Secret" .Release.Namespace "${SECRET}").data.password | b64dec | quote }}\n`),
-  ...chart("other", `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-e2e-stolen\ndata:\n  password: {{ (lookup "v1" "Secret" "${OTHER}" "${SECRET}").data.password | default "" | b64dec | quote }}\n`),
-  ...chart("fails", `{{- $s := lookup "v1" "Secret" .Release.Namespace "${SECRET}" }}\n{{- if $s }}{{ fail (printf "the password is %s" ($s.data.password | b64dec)) }}{{ end }}\n`),
+  ...chart(
+    "own",
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-e2e-copy\ndata:\n  password: {{ (lookup "v1" "Secret" .Release.Namespace "${SECRET}").data.password | b64dec | quote }}\n`,
+  ),
+  ...chart(
+    "other",
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lookup-e2e-stolen\ndata:\n  password: {{ (lookup "v1" "Secret" "${OTHER}" "${SECRET}").data.password | default "" | b64dec | quote }}\n`,
+  ),
+  ...chart(
+    "fails",
+    `{{- $s := lookup "v1" "Secret" .Release.Namespace "${SECRET}" }}\n{{- if $s }}{{ fail (printf "the password is %s" ($s.data.password | b64dec)) }}{{ end }}\n`,
+  ),
   // The API server refuses it quoting the value ("Unsupported value: ..."): the pair's messages are the provider's.
-  ...chart("refused", `apiVersion: v1\nkind: Service\nmetadata:\n  name: lookup-e2e-refused\nspec:\n  type: {{ (lookup "v1" "Secret" .Release.Namespace "${SECRET}").data.password | default "" | b64dec | quote }}\n  ports: [{port: 80}]\n`),
+  ...chart(
+    "refused",
+    `apiVersion: v1\nkind: Service\nmetadata:\n  name: lookup-e2e-refused\nspec:\n  type: {{ (lookup "v1" "Secret" .Release.Namespace "${SECRET}").data.password | default "" | b64dec | quote }}\n  ports: [{port: 80}]\n`,
+  ),
 };
 
 describe("lookup stays in the GitRepo's namespaces, and what it reads from a Secret is a secret (live cluster)", function () {
   this.timeout(10 * 60_000);
-  const secretIn = (namespace: string, value: string) => ({ apiVersion: "v1", kind: "Secret", metadata: { name: SECRET, namespace }, data: { password: b64(value) } });
+  const secretIn = (namespace: string, value: string) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: SECRET, namespace },
+    data: { password: b64(value) },
+  });
   const s = liveStack("lookups", {
-    namespace: OTHER, paths: ["own", "other", "fails", "refused"], files: FILES,
+    namespace: OTHER,
+    paths: ["own", "other", "fails", "refused"],
+    files: FILES,
     setup: async (st) => {
       await kubeRequest(st.cluster, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: OTHER } } });
       await kubeRequest(st.cluster, "POST", `/api/v1/namespaces/${OTHER}/secrets`, { body: secretIn(OTHER, OTHER_VALUE) });
@@ -42,13 +61,20 @@ describe("lookup stays in the GitRepo's namespaces, and what it reads from a Sec
     },
   });
   after(async () => {
-    if (await kubeGet(s.cluster, `/api/v1/namespaces/default/secrets/${SECRET}`)) await kubeRequest(s.cluster, "DELETE", `/api/v1/namespaces/default/secrets/${SECRET}`);
+    if (await kubeGet(s.cluster, `/api/v1/namespaces/default/secrets/${SECRET}`))
+      await kubeRequest(s.cluster, "DELETE", `/api/v1/namespaces/default/secrets/${SECRET}`);
   });
   const leaks = (text: string) => [OWN_VALUE, b64(OWN_VALUE), OTHER_VALUE, b64(OTHER_VALUE)].filter((v) => text.includes(v));
 
   it("the preview: the other namespace's lookup is refused naming it and the setting; the value is [secret] in the output, the summary and the failures", async () => {
     let output = "";
-    const preview = await ops.preview(s.options({ onOutput: (t) => { output += t; } }));
+    const preview = await ops.preview(
+      s.options({
+        onOutput: (t) => {
+          output += t;
+        },
+      }),
+    );
     const failures = Object.fromEntries(preview.failures.map((f) => [f.bundle, f.message]));
     expect(Object.keys(failures).sort()).to.deep.equal(["lookups-fails", "lookups-other"]);
     expect(failures["lookups-other"]).to.contain(`reads Secret ${SECRET} in namespace ${OTHER}`).and.contain("gitRepos[lookups].allowedTargetNamespaces");
@@ -63,7 +89,13 @@ describe("lookup stays in the GitRepo's namespaces, and what it reads from a Sec
     let output = "";
     let failed: ops.BundlesFailedError | undefined;
     try {
-      await ops.up(s.options({ onOutput: (t) => { output += t; } }));
+      await ops.up(
+        s.options({
+          onOutput: (t) => {
+            output += t;
+          },
+        }),
+      );
     } catch (err) {
       if (!(err instanceof ops.BundlesFailedError)) throw err;
       failed = err;
@@ -83,7 +115,10 @@ describe("lookup stays in the GitRepo's namespaces, and what it reads from a Sec
     expect(own.outputs.objects, "the outputs keep no copy of the set").to.equal(undefined);
     expect(leaks(state), "stack export").to.deep.equal([]);
     // Unchanged, the next up registers the state's objects as they were: still a secret, nothing changes.
-    const again = await ops.up(s.options()).then(() => undefined, (err) => (err instanceof ops.BundlesFailedError ? err : Promise.reject(err)));
+    const again = await ops.up(s.options()).then(
+      () => undefined,
+      (err) => (err instanceof ops.BundlesFailedError ? err : Promise.reject(err)),
+    );
     expect(again?.events).to.deep.equal([]);
     const after = JSON.parse(await exported()).deployment.resources.find((r: { urn: string }) => r.urn.endsWith(`::${s.cluster.name}/lookups/lookups-own`));
     expect(Object.keys(after.inputs.objects)).to.include("ciphertext");

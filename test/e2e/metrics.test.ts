@@ -30,7 +30,12 @@ const POLICY = "metrics-refuse-deny";
 const BUNDLES = ["m0", "m1"];
 const STACK = "metrics";
 
-interface Pushed { method: string; url: string; contentType?: string; body: string }
+interface Pushed {
+  method: string;
+  url: string;
+  contentType?: string;
+  body: string;
+}
 
 describe("metrics after real operations on live clusters, read by Prometheus's text parser", function () {
   this.timeout(20 * 60_000);
@@ -43,8 +48,12 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
   let config: StackConfig;
   const write = (versions: Record<string, number>, denied?: string) => writeConfigMapBundles(repoDir, BUNDLES, NS, (b) => versions[b], denied);
   const options = (): ops.OperationOptions => ({
-    stack: STACK, stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "metrics" },
+    stack: STACK,
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "metrics" },
   });
   const read = (name: string): ParsedFamily[] => parseExposition(fs.readFileSync(path.join(textfiles, name), "utf8"));
   const state = () => read(stateFileName(STACK));
@@ -55,7 +64,11 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     sampleValue(families, "pulumi_fleet_bundledeployment_deployed_timestamp_seconds", pairLabels(cluster, bundle));
   const runOf = (operation: string) => {
     const f = read(runFileName(STACK, operation as "up"));
-    return { success: sampleValue(f, "pulumi_fleet_run_success", { stack: STACK, operation }), duration: sampleValue(f, "pulumi_fleet_run_duration_seconds", { operation }), families: f };
+    return {
+      success: sampleValue(f, "pulumi_fleet_run_success", { stack: STACK, operation }),
+      duration: sampleValue(f, "pulumi_fleet_run_duration_seconds", { operation }),
+      families: f,
+    };
   };
 
   before(async function () {
@@ -65,23 +78,46 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     fs.mkdirSync(textfiles);
     server = http.createServer((req, res) => {
       let body = "";
-      req.on("data", (c) => { body += c; });
-      req.on("end", () => { pushed.push({ method: req.method!, url: req.url!, contentType: req.headers["content-type"], body }); res.end(); });
+      req.on("data", (c) => {
+        body += c;
+      });
+      req.on("end", () => {
+        pushed.push({ method: req.method!, url: req.url!, contentType: req.headers["content-type"], body });
+        res.end();
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     write({ m0: 1, m1: 1 });
     config = {
-      file: `stacks/Pulumi.${STACK}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", enabled: false }, clusterGroups: [],
-      clusters: clusters.map((c) => ({ name: c.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
+      file: `stacks/Pulumi.${STACK}.yaml`,
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
+      clusterGroups: [],
+      clusters: clusters.map((c) => ({
+        name: c.name,
+        labels: {},
+        annotations: {},
+        templateValues: {},
+        deleteUnreachable: false,
+        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
+      })),
       gitRepos: [gitRepoConfig({ name: "metrics", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
-      metrics: { textfileDirectory: textfiles, pushgateway: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/gw`, job: "pulumi-fleet", timeoutSeconds: 5 } },
+      metrics: {
+        textfileDirectory: textfiles,
+        pushgateway: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/gw`, job: "pulumi-fleet", timeoutSeconds: 5 },
+      },
     } as StackConfig;
   });
 
   after(async function () {
     await liftPolicy(clusters[1], POLICY);
     await ops.destroy(options());
-    for (const c of clusters) try { await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`); } catch { /* gone */ }
+    for (const c of clusters)
+      try {
+        await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`);
+      } catch {
+        /* gone */
+      }
     await new Promise((resolve) => server.close(resolve));
     fs.rmSync(work, { recursive: true, force: true });
   });
@@ -91,12 +127,13 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     await ops.up(options());
     const t1 = Date.now() / 1000;
     let s = state();
-    for (const c of clusters) for (const b of BUNDLES) {
-      expect(stateOf(s, c.name, b), `${c.name}/${b}`).to.deep.equal(["Ready"]);
-      expect(sampleValue(s, "pulumi_fleet_bundledeployment_objects", pairLabels(c.name, b))).to.equal(1);
-      expect(sampleValue(s, "pulumi_fleet_bundledeployment_drifted", pairLabels(c.name, b))).to.equal(0);
-      expect(deployedAt(s, c.name, b)).to.be.within(t0, t1);
-    }
+    for (const c of clusters)
+      for (const b of BUNDLES) {
+        expect(stateOf(s, c.name, b), `${c.name}/${b}`).to.deep.equal(["Ready"]);
+        expect(sampleValue(s, "pulumi_fleet_bundledeployment_objects", pairLabels(c.name, b))).to.equal(1);
+        expect(sampleValue(s, "pulumi_fleet_bundledeployment_drifted", pairLabels(c.name, b))).to.equal(0);
+        expect(deployedAt(s, c.name, b)).to.be.within(t0, t1);
+      }
     const firstDeployed = deployedAt(s, clusters[1].name, "m1")!;
     let up = runOf("up");
     expect(up.success).to.equal(1);
@@ -108,7 +145,10 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     await refuseLabelledConfigMaps(second, POLICY, "ConfigMaps labelled deny are refused here", NS);
     write({ m0: 2, m1: 1 }, "m0");
     const t2 = Date.now() / 1000;
-    const failed = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    const failed = await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     const t3 = Date.now() / 1000;
     expect(failed).to.be.instanceOf(ops.BundlesFailedError);
     s = state();
@@ -144,8 +184,10 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     // Every push replaced a group (PUT) under the configured base path, in the text format; each body parses.
     const groups = new Set(pushed.map((p) => `${p.method} ${p.url}`));
     expect([...groups].sort()).to.deep.equal([
-      "PUT /gw/metrics/job/pulumi-fleet/stack/metrics", "PUT /gw/metrics/job/pulumi-fleet/stack/metrics/operation/preview",
-      "PUT /gw/metrics/job/pulumi-fleet/stack/metrics/operation/status", "PUT /gw/metrics/job/pulumi-fleet/stack/metrics/operation/up",
+      "PUT /gw/metrics/job/pulumi-fleet/stack/metrics",
+      "PUT /gw/metrics/job/pulumi-fleet/stack/metrics/operation/preview",
+      "PUT /gw/metrics/job/pulumi-fleet/stack/metrics/operation/status",
+      "PUT /gw/metrics/job/pulumi-fleet/stack/metrics/operation/up",
     ]);
     for (const p of pushed) {
       expect(p.contentType).to.equal("text/plain; version=0.0.4; charset=utf-8");
@@ -154,6 +196,11 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     const lastState = [...pushed].reverse().find((p) => p.url === "/gw/metrics/job/pulumi-fleet/stack/metrics")!;
     expect(lastState.body).to.equal(fs.readFileSync(path.join(textfiles, stateFileName(STACK)), "utf8"));
     // Only the collector's files are left in its directory: no temporary file.
-    expect(fs.readdirSync(textfiles).sort()).to.deep.equal(["preview", "status", "up"].map((o) => runFileName(STACK, o as "up")).concat(stateFileName(STACK)).sort());
+    expect(fs.readdirSync(textfiles).sort()).to.deep.equal(
+      ["preview", "status", "up"]
+        .map((o) => runFileName(STACK, o as "up"))
+        .concat(stateFileName(STACK))
+        .sort(),
+    );
   });
 });

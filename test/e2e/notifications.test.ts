@@ -36,11 +36,20 @@ describe("notifications: a team's webhooks hear of each pair's state change, onc
   const warnings: string[] = [];
   const write = (version: number, denied?: string) => writeConfigMapBundles(repoDir, BUNDLES, NS, () => version, denied);
   const options = (): ops.OperationOptions => ({
-    stack: "notify", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "notify" }, onWarning: (m) => warnings.push(m),
+    stack: "notify",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "notify" },
+    onWarning: (m) => warnings.push(m),
   });
   const take = () => {
-    const out = { json: received.json.map((e) => `${e.type} ${e.cluster}/${e.bundle} ${e.previousState ?? "-"}->${e.state}`).sort(), slack: [...received.slack], events: [...received.json] };
+    const out = {
+      json: received.json.map((e) => `${e.type} ${e.cluster}/${e.bundle} ${e.previousState ?? "-"}->${e.state}`).sort(),
+      slack: [...received.slack],
+      events: [...received.json],
+    };
     received.json = [];
     received.slack = [];
     return out;
@@ -66,23 +75,43 @@ describe("notifications: a team's webhooks hear of each pair's state change, onc
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     write(1);
     config = {
-      file: "stacks/Pulumi.notify.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", enabled: false }, clusterGroups: [],
-      clusters: clusters.map((c) => ({ name: c.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
+      file: "stacks/Pulumi.notify.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
+      clusterGroups: [],
+      clusters: clusters.map((c) => ({
+        name: c.name,
+        labels: {},
+        annotations: {},
+        templateValues: {},
+        deleteUnreachable: false,
+        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
+      })),
       gitRepos: [gitRepoConfig({ name: "notify", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
-      notifications: { webhooks: [
-        { name: "ops", urlFromEnv: "PF_TEST_JSON_HOOK", format: "json", events: ["deployed", "failed", "held", "drift", "pruned"] },
-        { name: "team-chat", urlFromEnv: "PF_TEST_SLACK_HOOK", format: "slack", events: ["failed", "drift"] },
-      ] },
+      notifications: {
+        webhooks: [
+          { name: "ops", urlFromEnv: "PF_TEST_JSON_HOOK", format: "json", events: ["deployed", "failed", "held", "drift", "pruned"] },
+          { name: "team-chat", urlFromEnv: "PF_TEST_SLACK_HOOK", format: "slack", events: ["failed", "drift"] },
+        ],
+      },
     } as StackConfig;
   });
 
   after(async function () {
     if (clusters) await liftPolicy(clusters[1], POLICY);
     if (config) await ops.destroy(options()).catch(() => undefined);
-    for (const c of clusters ?? []) try { await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`); } catch { /* gone */ }
+    for (const c of clusters ?? [])
+      try {
+        await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`);
+      } catch {
+        /* gone */
+      }
     delete process.env.PF_TEST_JSON_HOOK;
     delete process.env.PF_TEST_SLACK_HOOK;
-    await new Promise((ok) => { server?.closeAllConnections(); server?.close(ok); });
+    await new Promise((ok) => {
+      server?.closeAllConnections();
+      server?.close(ok);
+    });
     fs.rmSync(work, { recursive: true, force: true });
   });
 
@@ -90,17 +119,34 @@ describe("notifications: a team's webhooks hear of each pair's state change, onc
     const [one, two] = clusters.map((c) => c.name);
     await ops.up(options());
     let got = take();
-    expect(got.json).to.deep.equal([`deployed ${one}/notify-n0 -->Ready`, `deployed ${one}/notify-n1 -->Ready`, `deployed ${two}/notify-n0 -->Ready`, `deployed ${two}/notify-n1 -->Ready`].sort());
+    expect(got.json).to.deep.equal(
+      [
+        `deployed ${one}/notify-n0 -->Ready`,
+        `deployed ${one}/notify-n1 -->Ready`,
+        `deployed ${two}/notify-n0 -->Ready`,
+        `deployed ${two}/notify-n1 -->Ready`,
+      ].sort(),
+    );
     expect(got.events[0]).to.include({ stack: "notify", gitRepo: "notify", state: "Ready", previousState: null });
     expect(got.events[0].commit, "the commit (a plain directory: its content hash)").to.match(/^dir-[0-9a-f]+$/);
     expect(got.slack, "the chat webhook asked for failures and drift only").to.deep.equal([]);
 
     await refuseLabelledConfigMaps(clusters[1], POLICY, MESSAGE, NS);
     write(2, "n0");
-    const failed = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    const failed = await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(failed).to.be.instanceOf(ops.BundlesFailedError);
     got = take();
-    expect(got.json).to.deep.equal([`deployed ${one}/notify-n0 Ready->Ready`, `deployed ${one}/notify-n1 Ready->Ready`, `deployed ${two}/notify-n1 Ready->Ready`, `failed ${two}/notify-n0 Ready->ErrApplied`].sort());
+    expect(got.json).to.deep.equal(
+      [
+        `deployed ${one}/notify-n0 Ready->Ready`,
+        `deployed ${one}/notify-n1 Ready->Ready`,
+        `deployed ${two}/notify-n1 Ready->Ready`,
+        `failed ${two}/notify-n0 Ready->ErrApplied`,
+      ].sort(),
+    );
     const refused = got.events.find((e) => e.type === "failed")!;
     expect(refused.message).to.include(`ConfigMap/${NS}/n0`).and.to.include(MESSAGE);
     expect(got.slack).to.have.length(1);
@@ -108,7 +154,10 @@ describe("notifications: a team's webhooks hear of each pair's state change, onc
     expect(JSON.stringify(got.slack[0].blocks)).to.include(MESSAGE);
 
     // The same commit, the policy still there: the pair fails again with the same words, the others are as they were.
-    await ops.up(options()).then(() => undefined, (e: Error) => e);
+    await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     got = take();
     expect(got.json, "an unchanged up sends nothing").to.deep.equal([]);
     expect(got.slack).to.deep.equal([]);

@@ -27,16 +27,37 @@ const b64 = (s: string) => Buffer.from(s).toString("base64");
 const leaks = (text: string) => [CANARY, b64(CANARY)].filter((v) => text.includes(v));
 const FILES: Record<string, string> = {
   "app/deployment.yaml": [
-    "apiVersion: apps/v1", "kind: Deployment", "metadata:", "  name: uses-op-secret", "spec:", "  replicas: 1",
-    "  selector:", "    matchLabels: {app: uses-op-secret}", "  template:", "    metadata:", "      labels: {app: uses-op-secret}", "    spec:",
-    "      containers:", "        - name: app", "          image: nginx:1.27", "          env:",
-    "            - name: DB_PASSWORD", "              valueFrom: {secretKeyRef: {name: op-db, key: password}}", "",
+    "apiVersion: apps/v1",
+    "kind: Deployment",
+    "metadata:",
+    "  name: uses-op-secret",
+    "spec:",
+    "  replicas: 1",
+    "  selector:",
+    "    matchLabels: {app: uses-op-secret}",
+    "  template:",
+    "    metadata:",
+    "      labels: {app: uses-op-secret}",
+    "    spec:",
+    "      containers:",
+    "        - name: app",
+    "          image: nginx:1.27",
+    "          env:",
+    "            - name: DB_PASSWORD",
+    "              valueFrom: {secretKeyRef: {name: op-db, key: password}}",
+    "",
   ].join("\n"),
 };
 
 /** Every file under a directory, as text: the state backend's files, backups and history included. */
-const filesUnder = (dir: string): string => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile()).map((e) => fs.readFileSync(path.join(e.parentPath, e.name), "utf8")).join("\n") : "");
+const filesUnder = (dir: string): string =>
+  fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => fs.readFileSync(path.join(e.parentPath, e.name), "utf8"))
+        .join("\n")
+    : "";
 
 describe("operator secrets on live clusters: from the encrypted stack config to the targeted clusters, before the bundles, pruned with the target", function () {
   this.timeout(15 * 60_000);
@@ -45,8 +66,12 @@ describe("operator secrets on live clusters: from the encrypted stack config to 
   const stackFile = path.join(stacksDir, `Pulumi.${NAME}.yaml`);
   const repoDir = path.join(work, "repo");
   const options = (over: Partial<ops.OperationOptions> = {}): ops.OperationOptions => ({
-    stack: NAME, stateDir: path.join(work, "state"), stackConfigDir: stacksDir,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: NAME }, ...over,
+    stack: NAME,
+    stateDir: path.join(work, "state"),
+    stackConfigDir: stacksDir,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: NAME },
+    ...over,
   });
   let clusters: LocalCluster[];
   const names = () => clusters.map((c) => c.name);
@@ -69,20 +94,30 @@ describe("operator secrets on live clusters: from the encrypted stack config to 
       fs.writeFileSync(path.join(repoDir, file), text);
     }
     fs.mkdirSync(stacksDir, { recursive: true });
-    fs.writeFileSync(stackFile, YAML.stringify({
-      config: {
-        "pulumi-fleet:agent": { enabled: false },
-        "pulumi-fleet:clusters": clusters.map((c) => ({ name: c.name })),
-        "pulumi-fleet:gitRepos": [{
-          name: NAME, repo: repoDir, paths: ["app"], targetNamespace: NS, targets: [],
-          downstreamResources: [{ kind: "Secret", name: "op-db", labels: { team: "a" }, stringData: {} }],
-        }],
-      },
-    }));
+    fs.writeFileSync(
+      stackFile,
+      YAML.stringify({
+        config: {
+          "pulumi-fleet:agent": { enabled: false },
+          "pulumi-fleet:clusters": clusters.map((c) => ({ name: c.name })),
+          "pulumi-fleet:gitRepos": [
+            {
+              name: NAME,
+              repo: repoDir,
+              paths: ["app"],
+              targetNamespace: NS,
+              targets: [],
+              downstreamResources: [{ kind: "Secret", name: "op-db", labels: { team: "a" }, stringData: {} }],
+            },
+          ],
+        },
+      }),
+    );
     target(names().slice(0, 2));
     // As a team does it (README, docs/configuration.md): every credential and the operator's secret encrypted in the file.
     const stack = await openStack(options());
-    for (const [i, c] of clusters.entries()) await stack.setConfig(`pulumi-fleet:clusters[${i}].kubeconfig`, { value: fs.readFileSync(c.kubeconfig, "utf8"), secret: true }, true);
+    for (const [i, c] of clusters.entries())
+      await stack.setConfig(`pulumi-fleet:clusters[${i}].kubeconfig`, { value: fs.readFileSync(c.kubeconfig, "utf8"), secret: true }, true);
     await stack.setConfig("pulumi-fleet:gitRepos[0].downstreamResources[0].stringData.password", { value: CANARY, secret: true }, true);
     expect(leaks(fs.readFileSync(stackFile, "utf8")), "the stack file holds it encrypted").to.deep.equal([]);
     expect(fs.readFileSync(stackFile, "utf8")).to.contain("secure:");
@@ -97,7 +132,13 @@ describe("operator secrets on live clusters: from the encrypted stack config to 
 
   it("the preview and its PR summary show no value", async () => {
     let output = "";
-    const preview = await ops.preview(options({ onOutput: (t) => { output += t; } }));
+    const preview = await ops.preview(
+      options({
+        onOutput: (t) => {
+          output += t;
+        },
+      }),
+    );
     expect(preview.failures).to.deep.equal([]);
     expect(output, "the preview names the set that holds it").to.contain("ClusterSetup");
     expect(leaks(output), "preview output").to.deep.equal([]);
@@ -107,7 +148,14 @@ describe("operator secrets on live clusters: from the encrypted stack config to 
   it("up: the Secret lands on both targeted clusters, each before the bundle that reads it, and not on the third; no value in the output or the state", async () => {
     let output = "";
     const events: EngineEvent[] = [];
-    await ops.up(options({ onOutput: (t) => { output += t; }, onEvent: (e) => events.push(e) }));
+    await ops.up(
+      options({
+        onOutput: (t) => {
+          output += t;
+        },
+        onEvent: (e) => events.push(e),
+      }),
+    );
     const [a, b, untargeted] = clusters;
     for (const c of [a, b]) {
       const s = await secretOn(c);
@@ -124,7 +172,10 @@ describe("operator secrets on live clusters: from the encrypted stack config to 
     expect(await secretOn(untargeted), "not targeted").to.equal(undefined);
     expect(leaks(output), "up output").to.deep.equal([]);
     // Every event, the debug ones (the SDK's log of each registration's answer, what --debug shows) included.
-    expect(events.some((e) => (e.diagnosticEvent?.severity as string | undefined) === "debug"), "debug events are searched too").to.equal(true);
+    expect(
+      events.some((e) => (e.diagnosticEvent?.severity as string | undefined) === "debug"),
+      "debug events are searched too",
+    ).to.equal(true);
     expect(leaks(JSON.stringify(events)), "engine events").to.deep.equal([]);
     // `pulumi stack export` without --show-secrets, and every file the state backend wrote.
     const state = await runCli(await openStack(options()), ["stack", "export", "--stack", NAME]);
@@ -137,7 +188,13 @@ describe("operator secrets on live clusters: from the encrypted stack config to 
     const [a, b] = clusters;
     target([a.name]);
     let output = "";
-    await ops.up(options({ onOutput: (t) => { output += t; } }));
+    await ops.up(
+      options({
+        onOutput: (t) => {
+          output += t;
+        },
+      }),
+    );
     expect(await secretOn(b), "pruned from the dropped cluster").to.equal(undefined);
     expect(await deploymentOn(b), "the bundle went in the same up").to.equal(undefined);
     expect(Buffer.from((await secretOn(a)).data.password, "base64").toString()).to.equal(CANARY);

@@ -15,14 +15,23 @@ import { configMapsOnlyAccount } from "../support/restricted-account";
 // The agent's namespace (where Fleet looks accounts up), and where both GitRepos deploy.
 const NS = "reach-test";
 const CRB = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/reach-escalated";
-const ESCALATION = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: reach-escalated\n" +
+const ESCALATION =
+  "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: reach-escalated\n" +
   `roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: default, namespace: ${NS}}]\n`;
 
 describe("content cannot widen its GitRepo's identity on a live cluster (issue 41)", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("reach", {
-    namespace: NS, paths: ["app"], agent: { namespace: NS }, gitRepo: { serviceAccount: "restricted" },
-    files: { "app/cm.yaml": CONFIGMAP("app"), "app/fleet.yaml": `defaultNamespace: ${NS}\n`, "other/cm.yaml": CONFIGMAP("other"), "other/fleet.yaml": `defaultNamespace: ${NS}\n` },
+    namespace: NS,
+    paths: ["app"],
+    agent: { namespace: NS },
+    gitRepo: { serviceAccount: "restricted" },
+    files: {
+      "app/cm.yaml": CONFIGMAP("app"),
+      "app/fleet.yaml": `defaultNamespace: ${NS}\n`,
+      "other/cm.yaml": CONFIGMAP("other"),
+      "other/fleet.yaml": `defaultNamespace: ${NS}\n`,
+    },
     // The stack's account for the GitRepo: ConfigMaps in its namespace, nothing else.
     setup: async ({ cluster }) => {
       await configMapsOnlyAccount(cluster, NS, "restricted");
@@ -31,7 +40,13 @@ describe("content cannot widen its GitRepo's identity on a live cluster (issue 4
   /** The stack with a second GitRepo, `reach-other`, from the same directory. */
   const options = () => {
     const o = s.options();
-    return { ...o, config: { ...o.config!, gitRepos: [...o.config!.gitRepos, gitRepoConfig({ name: "reach-other", repo: s.repoDir, paths: ["other"], targets: [{ clusterSelector: {} }] })] } };
+    return {
+      ...o,
+      config: {
+        ...o.config!,
+        gitRepos: [...o.config!.gitRepos, gitRepoConfig({ name: "reach-other", repo: s.repoDir, paths: ["other"], targets: [{ clusterSelector: {} }] })],
+      },
+    };
   };
 
   after(async function () {
@@ -46,10 +61,15 @@ describe("content cannot widen its GitRepo's identity on a live cluster (issue 4
     s.write("app/crb.yaml", ESCALATION);
     s.write("other/cm.yaml", CONFIGMAP("other", { k: "updated" }));
     const message = await failureOf(() => ops.up(options()));
-    expect(message).to.contain("bundle reach-app").and.contain("app/fleet.yaml").and.contain("targetCustomizations[all].serviceAccount: service account fleet-agent is refused")
+    expect(message)
+      .to.contain("bundle reach-app")
+      .and.contain("app/fleet.yaml")
+      .and.contain("targetCustomizations[all].serviceAccount: service account fleet-agent is refused")
       .and.contain("gitRepos[reach].allowedServiceAccounts");
     expect(await kubeGet(s.cluster, CRB), "no ClusterRoleBinding as the agent's account").to.equal(undefined);
-    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/other`)).data, "the other GitRepo deployed in the same up").to.deep.equal({ k: "updated" });
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/other`)).data, "the other GitRepo deployed in the same up").to.deep.equal({
+      k: "updated",
+    });
     expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/app`)).data, "the refused bundle keeps what it deployed").to.deep.equal({ k: "v" });
   });
 });

@@ -30,19 +30,42 @@ describe("an object one cluster refuses fails that (bundle, cluster) pair alone:
   let config: StackConfig;
   const write = (version: number, denied?: string) => writeConfigMapBundles(repoDir, BUNDLES, NS, () => version, denied);
   const options = (): ops.OperationOptions => ({
-    stack: "refused", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "refused" },
+    stack: "refused",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "refused" },
   });
-  const versions = async () => Object.fromEntries(await Promise.all(clusters.flatMap((c) => BUNDLES.map(async (b) =>
-    [`${c.name}/refused-${b}`, (await kubeGet<{ data: { version: string } }>(c, `/api/v1/namespaces/${NS}/configmaps/${b}`))?.data.version]))));
+  const versions = async () =>
+    Object.fromEntries(
+      await Promise.all(
+        clusters.flatMap((c) =>
+          BUNDLES.map(async (b) => [
+            `${c.name}/refused-${b}`,
+            (await kubeGet<{ data: { version: string } }>(c, `/api/v1/namespaces/${NS}/configmaps/${b}`))?.data.version,
+          ]),
+        ),
+      ),
+    );
   before(async function () {
     toolchain();
     clusters = liveClusters().clusters;
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     write(1);
     config = {
-      file: "stacks/Pulumi.refused.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", enabled: false }, clusterGroups: [],
-      clusters: clusters.map((c) => ({ name: c.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
+      file: "stacks/Pulumi.refused.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
+      clusterGroups: [],
+      clusters: clusters.map((c) => ({
+        name: c.name,
+        labels: {},
+        annotations: {},
+        templateValues: {},
+        deleteUnreachable: false,
+        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
+      })),
       gitRepos: [gitRepoConfig({ name: "refused", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
     } as StackConfig;
   });
@@ -50,7 +73,12 @@ describe("an object one cluster refuses fails that (bundle, cluster) pair alone:
   after(async function () {
     await liftPolicy(clusters[1], POLICY);
     await ops.destroy(options());
-    for (const c of clusters) try { await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`); } catch { /* gone */ }
+    for (const c of clusters)
+      try {
+        await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`);
+      } catch {
+        /* gone */
+      }
     fs.rmSync(work, { recursive: true, force: true });
   });
 
@@ -63,12 +91,17 @@ describe("an object one cluster refuses fails that (bundle, cluster) pair alone:
 
     write(2, "b0");
     const started = Date.now();
-    const failed = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    const failed = await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     expect(failed).to.be.instanceOf(ops.BundlesFailedError);
     const refused = `${second.name}/refused-b0`;
-    expect(failed!.message).to.include(`gitRepo refused, bundle refused-b0, cluster ${second.name}: ErrApplied: `)
-      .and.to.include("ConfigMap/refused-apply/b0").and.to.include("ConfigMaps labelled deny are refused here");
+    expect(failed!.message)
+      .to.include(`gitRepo refused, bundle refused-b0, cluster ${second.name}: ErrApplied: `)
+      .and.to.include("ConfigMap/refused-apply/b0")
+      .and.to.include("ConfigMaps labelled deny are refused here");
     const v = await versions();
     expect(Object.entries(v).filter(([k, x]) => k !== refused && x === "2")).to.have.length(17);
     expect(v[refused], "the refused pair keeps what it had").to.equal("1");

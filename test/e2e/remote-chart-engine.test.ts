@@ -17,7 +17,8 @@ import { localStack } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 
 const TEMPLATES = {
-  "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-config\ndata:\n  chartVersion: {{ .Chart.Version | quote }}\n  replicas: {{ .Values.replicas | quote }}\n",
+  "cm.yaml":
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-config\ndata:\n  chartVersion: {{ .Chart.Version | quote }}\n  replicas: {{ .Values.replicas | quote }}\n",
   "svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: frontend\nspec:\n  type: {{ .Values.serviceType }}\n  ports: [{port: 80}]\n",
 };
 const chart = (version: string) => ({ name: "guestbook", version, templates: TEMPLATES, values: "replicas: 1\nserviceType: ClusterIP\n" });
@@ -26,14 +27,22 @@ const chart = (version: string) => ({ name: "guestbook", version, templates: TEM
 function writeRepo(dir: string, helm: string): void {
   fs.mkdirSync(path.join(dir, "app/overlays/dev"), { recursive: true });
   fs.mkdirSync(path.join(dir, "app/overlays/prod"), { recursive: true });
-  fs.writeFileSync(path.join(dir, "app/fleet.yaml"), `namespace: guestbook\nhelm:\n${helm}targetCustomizations:\n` +
-    "- name: dev\n  clusterGroup: dev\n  kustomize: {dir: overlays/dev}\n" +
-    "- name: prod\n  clusterGroup: prod\n  helm: {values: {replicas: 3}}\n  kustomize: {dir: overlays/prod}\n");
-  const overlay = (patch: string) => `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches:\n- patch: |\n${patch.replace(/^/gm, "    ")}\n`;
-  fs.writeFileSync(path.join(dir, "app/overlays/dev/kustomization.yaml"),
-    overlay("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-config\ndata:\n  overlay: dev"));
-  fs.writeFileSync(path.join(dir, "app/overlays/prod/kustomization.yaml"),
-    overlay("apiVersion: v1\nkind: Service\nmetadata:\n  name: frontend\nspec:\n  type: LoadBalancer"));
+  fs.writeFileSync(
+    path.join(dir, "app/fleet.yaml"),
+    `namespace: guestbook\nhelm:\n${helm}targetCustomizations:\n` +
+      "- name: dev\n  clusterGroup: dev\n  kustomize: {dir: overlays/dev}\n" +
+      "- name: prod\n  clusterGroup: prod\n  helm: {values: {replicas: 3}}\n  kustomize: {dir: overlays/prod}\n",
+  );
+  const overlay = (patch: string) =>
+    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches:\n- patch: |\n${patch.replace(/^/gm, "    ")}\n`;
+  fs.writeFileSync(
+    path.join(dir, "app/overlays/dev/kustomization.yaml"),
+    overlay("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-config\ndata:\n  overlay: dev"),
+  );
+  fs.writeFileSync(
+    path.join(dir, "app/overlays/prod/kustomization.yaml"),
+    overlay("apiVersion: v1\nkind: Service\nmetadata:\n  name: frontend\nspec:\n  type: LoadBalancer"),
+  );
 }
 
 /** The rendered objects of a cluster, by "Kind/name". */
@@ -79,16 +88,25 @@ describe("remote chart + kustomize overlays through the real engine (render mode
       const base = localStack(renderDir);
       return {
         ...base,
-        gitRepos: [{
-          ...base.gitRepos[0], name: "remote", repo: repoDir, paths: ["app"],
-          helmSecret: kind === "OCI registry" ? { insecureSkipVerify: false, basicHTTP: true } : undefined,
-          allowedChartURLs: ["http://127\\.0\\.0\\.1:[0-9]+/.*"],
-        }],
+        gitRepos: [
+          {
+            ...base.gitRepos[0],
+            name: "remote",
+            repo: repoDir,
+            paths: ["app"],
+            helmSecret: kind === "OCI registry" ? { insecureSkipVerify: false, basicHTTP: true } : undefined,
+            allowedChartURLs: ["http://127\\.0\\.0\\.1:[0-9]+/.*"],
+          },
+        ],
       };
     };
     const options = (): ops.OperationOptions => ({
-      stack: "remote", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config: config(),
-      deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "remote" },
+      stack: "remote",
+      stateDir: path.join(work, "state"),
+      stackConfigDir: path.join(work, "stacks"),
+      config: config(),
+      deploy: { cacheRoot: path.join(work, "git-cache") },
+      env: { PULUMI_CONFIG_PASSPHRASE: "remote" },
     });
 
     writeRepo(repoDir, helm);

@@ -56,8 +56,13 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
     fs.writeFileSync(path.join(repoDir, file), text);
   };
   const options = (over: Partial<ops.OperationOptions> = {}): ops.OperationOptions => ({
-    stack: "rollout", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "rollout" }, ...over,
+    stack: "rollout",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: "rollout" },
+    ...over,
   });
   const web = (c: LocalCluster) => kubeGet(c, `/apis/apps/v1/namespaces/${NS}/deployments/web`);
   const imageOf = (d: { spec: { template: { spec: { containers: { image: string }[] } } } }) => d.spec.template.spec.containers[0].image;
@@ -72,9 +77,16 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
     write("app/deployment.yaml", deployment("example.com/web:1"));
     write("app/fleet.yaml", FLEET_YAML);
     config = {
-      file: "stacks/Pulumi.rollout.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
+      file: "stacks/Pulumi.rollout.yaml",
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com" },
+      clusterGroups: [],
       clusters: clusters.map((c) => ({
-        name: c.name, labels: { tier: c.name === "live-1" ? "canary" : "main" }, annotations: {}, templateValues: {}, deleteUnreachable: false,
+        name: c.name,
+        labels: { tier: c.name === "live-1" ? "canary" : "main" },
+        annotations: {},
+        templateValues: {},
+        deleteUnreachable: false,
         kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
       })),
       gitRepos: [gitRepoConfig({ name: "rollout", repo: repoDir, paths: ["app"], targets: [{ clusterSelector: {} }] })],
@@ -106,12 +118,16 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
     expect(firstUp.events.map((e) => e.cluster).sort()).to.deep.equal(["live-1", "live-2", "live-3", "live-4"]);
     const canaryDone = first(events, (e) => !!e.resOutputsEvent && deploymentUrn("live-1")(e));
     for (const c of ["live-2", "live-3", "live-4"]) {
-      expect(first(events, (e) => !!e.resourcePreEvent && deploymentUrn(c)(e)), `${c} starts after the canary is ready`).to.be.greaterThan(canaryDone);
+      expect(
+        first(events, (e) => !!e.resourcePreEvent && deploymentUrn(c)(e)),
+        `${c} starts after the canary is ready`,
+      ).to.be.greaterThan(canaryDone);
     }
 
     write("app/deployment.yaml", deployment("example.com/web:2"));
     const preview = await ops.preview(options());
-    expect(preview.summaryMarkdown).to.contain("### Rollout")
+    expect(preview.summaryMarkdown)
+      .to.contain("### Rollout")
       .and.contain("- bundle `rollout-app` (GitRepo rollout) rolls out: canary (live-1) → once ready, rest (live-2, live-3, live-4)")
       .and.contain("> **Warning:** GitRepo `rollout` bundle `rollout-app`: rolloutStrategy: partition canary has maxUnavailable 0");
     const updateEvents: EngineEvent[] = [];
@@ -124,17 +140,36 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
 
   it("an update that never becomes ready in the canary stops the up there: the rest keep UIDs, resourceVersions and image; fixed in git, the next up completes", async () => {
     const rest = clusters.slice(1);
-    const before = await Promise.all(rest.map(async (c) => { const d = await web(c); return [d.metadata.uid, d.metadata.resourceVersion, imageOf(d)]; }));
+    const before = await Promise.all(
+      rest.map(async (c) => {
+        const d = await web(c);
+        return [d.metadata.uid, d.metadata.resourceVersion, imageOf(d)];
+      }),
+    );
     write("app/deployment.yaml", deployment("example.com/web:3", "1h"));
-    const failed = await ops.up(options()).then(() => undefined, (e: Error) => e);
+    const failed = await ops.up(options()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(failed, "the up fails").to.be.instanceOf(ops.OperationError);
-    expect(failed!.message).to.contain("rollout paused at partition canary of bundle rollout-app: not ready on live-1; live-2, live-3, live-4 keep what they had");
+    expect(failed!.message).to.contain(
+      "rollout paused at partition canary of bundle rollout-app: not ready on live-1; live-2, live-3, live-4 keep what they had",
+    );
     expect(imageOf(await web(clusters[0]))).to.equal("example.com/web:3");
-    expect(await Promise.all(rest.map(async (c) => { const d = await web(c); return [d.metadata.uid, d.metadata.resourceVersion, imageOf(d)]; }))).to.deep.equal(before);
+    expect(
+      await Promise.all(
+        rest.map(async (c) => {
+          const d = await web(c);
+          return [d.metadata.uid, d.metadata.resourceVersion, imageOf(d)];
+        }),
+      ),
+    ).to.deep.equal(before);
 
     const status = await ops.status(options());
     const waiting = status.deployments.filter((d) => d.cluster !== "live-1");
-    expect(waiting.map((d) => d.message.split(";")[0])).to.deep.equal(Array(3).fill("rollout paused at partition canary of bundle rollout-app: not ready on live-1"));
+    expect(waiting.map((d) => d.message.split(";")[0])).to.deep.equal(
+      Array(3).fill("rollout paused at partition canary of bundle rollout-app: not ready on live-1"),
+    );
 
     write("app/deployment.yaml", deployment("example.com/web:4"));
     const fixed = await ops.up(options());

@@ -46,10 +46,15 @@ describe("schedules and up --partition on live clusters", function () {
     fs.writeFileSync(path.join(repoDir, file), text);
   };
   const options = (deploy: Record<string, unknown> = {}): ops.OperationOptions => ({
-    stack: "schedules", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-    deploy: { cacheRoot: path.join(work, "git-cache"), ...deploy }, env: { PULUMI_CONFIG_PASSPHRASE: "schedules" },
+    stack: "schedules",
+    stateDir: path.join(work, "state"),
+    stackConfigDir: path.join(work, "stacks"),
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache"), ...deploy },
+    env: { PULUMI_CONFIG_PASSPHRASE: "schedules" },
   });
-  const settings = async (c: LocalCluster) => (await kubeGet(c, `/api/v1/namespaces/${NS}/configmaps/settings`)) as { data: { value: string }; metadata: { uid: string } };
+  const settings = async (c: LocalCluster) =>
+    (await kubeGet(c, `/api/v1/namespaces/${NS}/configmaps/settings`)) as { data: { value: string }; metadata: { uid: string } };
   const values = async () => Promise.all(clusters.map(async (c) => (await settings(c)).data.value));
 
   before(async function () {
@@ -60,9 +65,16 @@ describe("schedules and up --partition on live clusters", function () {
     write("app/configmap.yaml", configMap("v1"));
     write("app/fleet.yaml", FLEET_YAML);
     config = {
-      file: "stacks/Pulumi.schedules.yaml", fleetVersion: "0.13.1", agent: { enabled: false }, clusterGroups: [],
+      file: "stacks/Pulumi.schedules.yaml",
+      fleetVersion: "0.13.1",
+      agent: { enabled: false },
+      clusterGroups: [],
       clusters: clusters.map((c) => ({
-        name: c.name, labels: { tier: c.name === "live-1" ? "canary" : "main" }, annotations: {}, templateValues: {}, deleteUnreachable: false,
+        name: c.name,
+        labels: { tier: c.name === "live-1" ? "canary" : "main" },
+        annotations: {},
+        templateValues: {},
+        deleteUnreachable: false,
         kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
       })),
       gitRepos: [gitRepoConfig({ name: "sched", repo: repoDir, paths: ["app"], targets: [{ clusterSelector: {} }] })],
@@ -90,8 +102,9 @@ describe("schedules and up --partition on live clusters", function () {
     expect(await values()).to.deep.equal(["v2", "v2", "v1"]);
     expect((await settings(clusters[2])).metadata.uid).to.equal(uid);
     expect(up.events.map((e) => e.cluster).sort()).to.deep.equal(["live-1", "live-2"]);
-    expect(up.held.map((f) => [f.cluster, f.held, f.reason])).to.deep.equal([[
-      "live-3", "schedule", "held: cluster live-3 is outside its schedule frozen until 2099-01-01T00:00:00Z (schedules; it keeps what it has)"]]);
+    expect(up.held.map((f) => [f.cluster, f.held, f.reason])).to.deep.equal([
+      ["live-3", "schedule", "held: cluster live-3 is outside its schedule frozen until 2099-01-01T00:00:00Z (schedules; it keeps what it has)"],
+    ]);
 
     const status = await ops.status(options());
     const live3 = status.deployments.find((d) => d.cluster === "live-3")!;
@@ -104,7 +117,8 @@ describe("schedules and up --partition on live clusters", function () {
     write("app/configmap.yaml", configMap("v3"));
     const preview = await ops.preview(options());
     expect(preview.failures).to.deep.equal([]);
-    expect(preview.summaryMarkdown).to.contain("**Partitions** this change touches, in rollout order: `canary` → `rest`")
+    expect(preview.summaryMarkdown)
+      .to.contain("**Partitions** this change touches, in rollout order: `canary` → `rest`")
       .and.contain("`npm run up -- --stack schedules --partition canary`, then `npm run up -- --stack schedules --partition rest`")
       .and.contain("### Held bundle deployments");
 
@@ -114,7 +128,9 @@ describe("schedules and up --partition on live clusters", function () {
     expect(up.held[0].reason).to.equal("held by --partition canary: cluster live-2 is in partition rest, after canary in the rollout of bundle sched-app");
 
     let message = "";
-    await ops.up(options({ partition: "canray" })).catch((err: Error) => { message = err.message; });
+    await ops.up(options({ partition: "canray" })).catch((err: Error) => {
+      message = err.message;
+    });
     expect(message).to.contain('--partition "canray" is no partition of this update\'s rollouts; they are: canary, rest');
     expect(await values()).to.deep.equal(["v3", "v2", "v1"]);
   });

@@ -36,8 +36,14 @@ const POLICY = "canaries-refuse-secrets";
 const canary = (path: string) => `${path}-canary-${crypto.randomBytes(6).toString("hex")}`;
 /** One canary per path a secret value takes; the kubeconfig's token and the age key are the real ones. */
 const CANARY = {
-  committed: canary("committed"), refused: canary("refused"), valuesFrom: canary("valuesfrom"), lookup: canary("lookup"),
-  sops: canary("sops"), downstream: canary("downstream"), agentToken: canary("agenttoken"), gitToken: canary("gittoken"),
+  committed: canary("committed"),
+  refused: canary("refused"),
+  valuesFrom: canary("valuesfrom"),
+  lookup: canary("lookup"),
+  sops: canary("sops"),
+  downstream: canary("downstream"),
+  agentToken: canary("agenttoken"),
+  gitToken: canary("gittoken"),
   helmPassword: canary("helmpassword"),
 };
 const VALUES_FROM_FILE = `vf: ${CANARY.valuesFrom}\n`;
@@ -54,8 +60,15 @@ const configMapOf = (name: string, value: string) => `apiVersion: v1\nkind: Conf
 
 /** Every file under a directory, as text. */
 /** Each file under dir by "<label>: <path>", so a leak names its file. */
-const filesUnder = (label: string, dir: string): Record<string, string> => (fs.existsSync(dir) ? Object.fromEntries(fs.readdirSync(dir, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile()).map((e) => [`${label}: ${path.relative(dir, path.join(e.parentPath, e.name))}`, fs.readFileSync(path.join(e.parentPath, e.name), "latin1")])) : {});
+const filesUnder = (label: string, dir: string): Record<string, string> =>
+  fs.existsSync(dir)
+    ? Object.fromEntries(
+        fs
+          .readdirSync(dir, { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => [`${label}: ${path.relative(dir, path.join(e.parentPath, e.name))}`, fs.readFileSync(path.join(e.parentPath, e.name), "latin1")]),
+      )
+    : {};
 
 describe("secret canaries on a live cluster: no secret value in clear in any output, event, page, log or state file", function () {
   this.timeout(20 * 60_000);
@@ -72,32 +85,54 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     expect(Object.entries(outputs).flatMap(([where, text]) => leaks(text).map((l) => `${where}: ${l}`))).to.deep.equal([]);
   };
   const options = (stack = STACK, over: Partial<ops.OperationOptions> = {}): ops.OperationOptions => ({
-    stack, stateDir: path.join(work, "state"), stackConfigDir: stacksDir,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: STACK }, ...over,
+    stack,
+    stateDir: path.join(work, "state"),
+    stackConfigDir: stacksDir,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: STACK },
+    ...over,
   });
   /** An operation's output and every engine event of it, whatever their level. */
   const captured = () => {
     const seen = { output: "", events: [] as EngineEvent[] };
-    return { seen, over: { onOutput: (t: string) => { seen.output += t; }, onEvent: (e: EngineEvent) => seen.events.push(e) } };
+    return {
+      seen,
+      over: {
+        onOutput: (t: string) => {
+          seen.output += t;
+        },
+        onEvent: (e: EngineEvent) => seen.events.push(e),
+      },
+    };
   };
   const debugEvents = (events: EngineEvent[]) => events.filter((e) => (e.diagnosticEvent?.severity as string | undefined) === "debug");
 
   /** The stack file as a team writes it, then every secret set with `config set --secret` (encrypted in the file). */
   async function writeStack(stack: string, extra: Record<string, unknown> = {}): Promise<void> {
-    fs.writeFileSync(path.join(stacksDir, `Pulumi.${stack}.yaml`), YAML.stringify({
-      config: {
-        "pulumi-fleet:fleetVersion": "0.13.1",
-        "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com", namespace: AGENT_NS },
-        "pulumi-fleet:clusters": [{ name: cluster.name }],
-        "pulumi-fleet:gitRepos": [{
-          name: STACK, repo: repoDir, paths: ["committed", "refused", "valuesfrom", "lookup", "lookuprefused", "sops"], targetNamespace: NS,
-          targets: [{ clusterName: cluster.name }], helmRepoURLRegex: "^https://charts\\.example\\.com/",
-          downstreamResources: [{ kind: "Secret", name: "canaries-downstream", stringData: {} }],
-          auth: { username: "canaries-git-user" }, helmSecret: { username: "canaries-helm-user" },
-        }],
-        ...extra,
-      },
-    }));
+    fs.writeFileSync(
+      path.join(stacksDir, `Pulumi.${stack}.yaml`),
+      YAML.stringify({
+        config: {
+          "pulumi-fleet:fleetVersion": "0.13.1",
+          "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com", namespace: AGENT_NS },
+          "pulumi-fleet:clusters": [{ name: cluster.name }],
+          "pulumi-fleet:gitRepos": [
+            {
+              name: STACK,
+              repo: repoDir,
+              paths: ["committed", "refused", "valuesfrom", "lookup", "lookuprefused", "sops"],
+              targetNamespace: NS,
+              targets: [{ clusterName: cluster.name }],
+              helmRepoURLRegex: "^https://charts\\.example\\.com/",
+              downstreamResources: [{ kind: "Secret", name: "canaries-downstream", stringData: {} }],
+              auth: { username: "canaries-git-user" },
+              helmSecret: { username: "canaries-helm-user" },
+            },
+          ],
+          ...extra,
+        },
+      }),
+    );
     const s = await openStack(options(stack));
     const set = (key: string, value: string) => s.setConfig(key, { value, secret: true }, true);
     await set("pulumi-fleet:clusters[0].kubeconfig", fs.readFileSync(cluster.kubeconfig, "utf8"));
@@ -126,11 +161,23 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     const files: Record<string, string> = {
       "committed/secret.yaml": secret("canaries-committed", CANARY.committed),
       // The cluster refuses it, and its policy's message quotes the value (CEL sees the decoded data).
-      "refused/secret.yaml": secret("canaries-refused", CANARY.refused, "  labels: {deny: \"true\"}\n"),
-      ...chart("valuesfrom", "helm:\n  valuesFrom:\n  - secretKeyRef: {name: canaries-vf-src, key: values.yaml}\n", configMapOf("canaries-vf", "{{ .Values.vf | quote }}")),
-      ...chart("lookup", "{}\n", configMapOf("canaries-lookup", `{{ (lookup "v1" "Secret" .Release.Namespace "canaries-lookup-src").data.password | default "" | b64dec | quote }}`)),
+      "refused/secret.yaml": secret("canaries-refused", CANARY.refused, '  labels: {deny: "true"}\n'),
+      ...chart(
+        "valuesfrom",
+        "helm:\n  valuesFrom:\n  - secretKeyRef: {name: canaries-vf-src, key: values.yaml}\n",
+        configMapOf("canaries-vf", "{{ .Values.vf | quote }}"),
+      ),
+      ...chart(
+        "lookup",
+        "{}\n",
+        configMapOf("canaries-lookup", `{{ (lookup "v1" "Secret" .Release.Namespace "canaries-lookup-src").data.password | default "" | b64dec | quote }}`),
+      ),
       // The API server refuses it quoting the looked-up value ("Unsupported value: ...").
-      ...chart("lookuprefused", "{}\n", `apiVersion: v1\nkind: Service\nmetadata:\n  name: canaries-lookup-refused\nspec:\n  type: {{ (lookup "v1" "Secret" .Release.Namespace "canaries-lookup-src").data.password | default "" | b64dec | quote }}\n  ports: [{port: 80}]\n`),
+      ...chart(
+        "lookuprefused",
+        "{}\n",
+        `apiVersion: v1\nkind: Service\nmetadata:\n  name: canaries-lookup-refused\nspec:\n  type: {{ (lookup "v1" "Secret" .Release.Namespace "canaries-lookup-src").data.password | default "" | b64dec | quote }}\n  ports: [{port: 80}]\n`,
+      ),
       "sops/secret.yaml": sopsEncrypt("secret.yaml", secret("canaries-sops", CANARY.sops), [age.recipient]),
     };
     for (const [file, text] of Object.entries(files)) {
@@ -139,8 +186,13 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     }
     // What the cluster already holds: the Secrets valuesFrom and the lookup read, and the policy.
     await kubeRequest(cluster, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } } });
-    for (const [name, data] of [["canaries-vf-src", { "values.yaml": b64(VALUES_FROM_FILE) }], ["canaries-lookup-src", { password: b64(CANARY.lookup) }]] as const) {
-      await kubeRequest(cluster, "POST", `/api/v1/namespaces/${NS}/secrets`, { body: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: NS }, data } });
+    for (const [name, data] of [
+      ["canaries-vf-src", { "values.yaml": b64(VALUES_FROM_FILE) }],
+      ["canaries-lookup-src", { password: b64(CANARY.lookup) }],
+    ] as const) {
+      await kubeRequest(cluster, "POST", `/api/v1/namespaces/${NS}/secrets`, {
+        body: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: NS }, data },
+      });
     }
     await refuseLabelled(cluster, POLICY, "secrets", { messageExpression: "'refused, its password is ' + string(object.data['password'])" }, NS);
     fs.mkdirSync(stacksDir, { recursive: true });
@@ -162,14 +214,20 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     expect(seen.output).to.contain("canaries-committed");
     expect(debugEvents(seen.events), "the engine's debug events are searched too").not.to.deep.equal([]);
     expectNoLeaks({
-      "preview output": seen.output, "engine events": JSON.stringify(seen.events), "PR summary": preview.summaryMarkdown,
-      "preview page": renderPreviewPage(preview), ...filesUnder("the engine's temporary directory", engineTempDir()),
+      "preview output": seen.output,
+      "engine events": JSON.stringify(seen.events),
+      "PR summary": preview.summaryMarkdown,
+      "preview page": renderPreviewPage(preview),
+      ...filesUnder("the engine's temporary directory", engineTempDir()),
     });
   });
 
   it("up deploys every value and fails only the two refused pairs, whose messages withhold it; no value in the output, events, failure, state or logs", async () => {
     const { seen, over } = captured();
-    const failed = await ops.up(options(STACK, over)).then(() => undefined, (e: Error) => e);
+    const failed = await ops.up(options(STACK, over)).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(failed).to.be.instanceOf(ops.BundlesFailedError);
     const failures = (failed as ops.BundlesFailedError).failures;
     expect(failures.map((f) => f.bundle).sort()).to.deep.equal([`${STACK}-lookuprefused`, `${STACK}-refused`]);
@@ -190,23 +248,39 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     const state = await runCli(await openStack(options()), ["stack", "export", "--stack", STACK]);
     expect(state).to.contain("canaries-committed");
     expectNoLeaks({
-      "up output": seen.output, "up's failure": failed!.message, failures: JSON.stringify(failures), "engine events": JSON.stringify(seen.events),
-      "stack export": state, ...filesUnder("state directory", path.join(work, "state")), ...filesUnder("the engine's temporary directory", engineTempDir()),
+      "up output": seen.output,
+      "up's failure": failed!.message,
+      failures: JSON.stringify(failures),
+      "engine events": JSON.stringify(seen.events),
+      "stack export": state,
+      ...filesUnder("state directory", path.join(work, "state")),
+      ...filesUnder("the engine's temporary directory", engineTempDir()),
     });
     // The server's refusal quotes the value: a refused Secret's message says it with [secret] for the
     // value, a pair whose objects are secret as a whole only how many messages it withheld.
-    expect(failed!.message).to.contain("refused, its password is [secret]").and.to.match(/canaries-lookuprefused, cluster [^:]+: ErrApplied: 1 messages withheld/);
+    expect(failed!.message)
+      .to.contain("refused, its password is [secret]")
+      .and.to.match(/canaries-lookuprefused, cluster [^:]+: ErrApplied: 1 messages withheld/);
   });
 
   it("the next up changes nothing that deployed, and registers the state's Secrets as secrets again", async () => {
     const { seen, over } = captured();
-    const again = await ops.up(options(STACK, over)).then(() => undefined, (e: Error) => e) as ops.BundlesFailedError;
+    const again = (await ops.up(options(STACK, over)).then(
+      () => undefined,
+      (e: Error) => e,
+    )) as ops.BundlesFailedError;
     expect(again).to.be.instanceOf(ops.BundlesFailedError);
-    expect(again.events.filter((e) => e.event === "deployed"), "only the refused pairs are tried again").to.deep.equal([]);
+    expect(
+      again.events.filter((e) => e.event === "deployed"),
+      "only the refused pairs are tried again",
+    ).to.deep.equal([]);
     const state = await runCli(await openStack(options()), ["stack", "export", "--stack", STACK]);
     expectNoLeaks({
-      "up output": seen.output, "up's failure": again.message, "engine events": JSON.stringify(seen.events),
-      "stack export": state, ...filesUnder("state directory", path.join(work, "state")),
+      "up output": seen.output,
+      "up's failure": again.message,
+      "engine events": JSON.stringify(seen.events),
+      "stack export": state,
+      ...filesUnder("state directory", path.join(work, "state")),
     });
   });
 
@@ -215,14 +289,23 @@ describe("secret canaries on a live cluster: no secret value in clear in any out
     const report = await ops.status(options(STACK, over));
     const table = formatStatusTable(report);
     expect(table).to.contain(`${STACK}-refused`);
-    expectNoLeaks({ "status output": seen.output, "status events": JSON.stringify(seen.events), "status table": table, "status page": renderStatusPage(report), "status report": JSON.stringify(report) });
+    expectNoLeaks({
+      "status output": seen.output,
+      "status events": JSON.stringify(seen.events),
+      "status table": table,
+      "status page": renderStatusPage(report),
+      "status report": JSON.stringify(report),
+    });
   });
 
   it("render mode writes the Secrets in clear to its directory and says so, naming each; nothing else holds a value", async () => {
     const renderDir = path.join(work, "render");
     await writeStack("canaries-render", { "pulumi-fleet:renderDir": renderDir });
     const { seen, over } = captured();
-    const r = await ops.up(options("canaries-render", over)).then(() => undefined, (e: Error) => e);
+    const r = await ops.up(options("canaries-render", over)).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     const said = seen.output + (r ? r.message : "");
     expectNoLeaks({ "render mode's output": said, "render mode's events": JSON.stringify(seen.events) });
     const written = Object.values(filesUnder("render", renderDir)).join("\n");

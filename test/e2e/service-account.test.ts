@@ -21,7 +21,9 @@ const SECRET = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: forbidden\nstri
 describe("serviceAccount on a live cluster (objects applied as the account, bounded by its RBAC)", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("sa", {
-    namespace: NS, paths: ["app"], agent: { namespace: NS },
+    namespace: NS,
+    paths: ["app"],
+    agent: { namespace: NS },
     files: { "app/cm.yaml": CONFIGMAP("allowed"), "app/fleet.yaml": `defaultNamespace: ${NS}\nserviceAccount: deployer\n` },
     setup: async ({ cluster }) => {
       await configMapsOnlyAccount(cluster, NS, "deployer");
@@ -52,7 +54,9 @@ describe("serviceAccount on a live cluster (objects applied as the account, boun
   });
 
   it("without serviceAccount but with fleet-default in the agent namespace, the bundle is applied as fleet-default (Fleet's fallback)", async () => {
-    await kubeRequest(s.cluster, "POST", `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "fleet-default" } } });
+    await kubeRequest(s.cluster, "POST", `/api/v1/namespaces/${NS}/serviceaccounts`, {
+      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "fleet-default" } },
+    });
     s.write("app/secret.yaml", SECRET.replace("k: v", "k: changed"));
     const message = await failureOf(() => ops.up(s.options()));
     expect(message).to.contain(`secrets "forbidden" is forbidden: User "system:serviceaccount:${NS}:fleet-default" cannot`);

@@ -27,11 +27,22 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
   const work = tempDir("pf-shards-");
   const stacks = path.join(work, "stacks");
   const repo = path.join(work, "repo");
-  const env = { ...process.env, PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(work, "state"), PULUMI_CONFIG_PASSPHRASE: "shards", CI: "true" };
+  const env = {
+    ...process.env,
+    PULUMI_FLEET_STACKS_DIR: stacks,
+    PULUMI_FLEET_STATE_DIR: path.join(work, "state"),
+    PULUMI_CONFIG_PASSPHRASE: "shards",
+    CI: "true",
+  };
   let live: LocalCluster[];
 
   const cli = (script: string, args: string[]) => {
-    const r = spawnSync(process.execPath, [path.join(PROJECT_DIR, "scripts/run-ts.js"), path.join(PROJECT_DIR, "scripts", script), ...args], { cwd: PROJECT_DIR, env, encoding: "utf8", maxBuffer: 1 << 28 });
+    const r = spawnSync(process.execPath, [path.join(PROJECT_DIR, "scripts/run-ts.js"), path.join(PROJECT_DIR, "scripts", script), ...args], {
+      cwd: PROJECT_DIR,
+      env,
+      encoding: "utf8",
+      maxBuffer: 1 << 28,
+    });
     return { code: r.status, out: r.stdout, err: r.stderr, all: r.stdout + r.stderr };
   };
   const ok = (r: ReturnType<typeof cli>) => {
@@ -53,9 +64,12 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     // A shard rule with an empty list selects nothing; it stays a valid shard (its stack holds no cluster).
     fs.writeFileSync(path.join(stacks, "Pulumi.fleetsh.yaml"), YAML.stringify({ config }));
   };
-  const objectUids = async (c: LocalCluster) => (await kubeList(c, `/api/v1/namespaces/${NS}/configmaps`, "fleet.cattle.io/repo-name=shards"))
-    .map((o: any) => `${o.metadata.name} ${o.metadata.uid}`).sort();
-  const agentPods = async (c: LocalCluster) => (await kubeList(c, `/api/v1/namespaces/${AGENT_NS}/pods`, "app=fleet-agent")).map((p: any) => p.metadata.uid).sort();
+  const objectUids = async (c: LocalCluster) =>
+    (await kubeList(c, `/api/v1/namespaces/${NS}/configmaps`, "fleet.cattle.io/repo-name=shards"))
+      .map((o: any) => `${o.metadata.name} ${o.metadata.uid}`)
+      .sort();
+  const agentPods = async (c: LocalCluster) =>
+    (await kubeList(c, `/api/v1/namespaces/${AGENT_NS}/pods`, "app=fleet-agent")).map((p: any) => p.metadata.uid).sort();
 
   before(function () {
     this.timeout(60 * 60_000);
@@ -64,7 +78,10 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     fs.mkdirSync(stacks, { recursive: true });
     fs.mkdirSync(path.join(repo, "app"), { recursive: true });
     fs.writeFileSync(path.join(repo, "app", "fleet.yaml"), `defaultNamespace: ${NS}\n`);
-    fs.writeFileSync(path.join(repo, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  k: v\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  k: v\n");
+    fs.writeFileSync(
+      path.join(repo, "app", "cm.yaml"),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  k: v\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  k: v\n",
+    );
   });
 
   after(async function () {
@@ -85,13 +102,19 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(refused.err).to.contain("the shard files are not current: run `npm run shards -- --stack fleetsh --apply`");
     ok(cli("shards.ts", ["--stack", "fleetsh", "--apply"]));
     expect(JSON.parse(ok(cli("shards.ts", ["--stack", "fleetsh", "--matrix"])).out)).to.deep.equal({
-      include: [{ shard: "a", stack: "fleetsh.a" }, { shard: "b", stack: "fleetsh.b" }],
+      include: [
+        { shard: "a", stack: "fleetsh.a" },
+        { shard: "b", stack: "fleetsh.b" },
+      ],
     });
   });
 
   it("a cluster in two shards is refused before anything runs, naming it", () => {
     const text = fs.readFileSync(path.join(stacks, "Pulumi.fleetsh.yaml"), "utf8");
-    fs.writeFileSync(path.join(stacks, "Pulumi.fleetsh.yaml"), text.replace(/- name: b\n(\s+)clusters:\n\s+- (\S+)/, `- name: b\n$1clusters:\n$1  - $2\n$1  - ${live[0].name}`));
+    fs.writeFileSync(
+      path.join(stacks, "Pulumi.fleetsh.yaml"),
+      text.replace(/- name: b\n(\s+)clusters:\n\s+- (\S+)/, `- name: b\n$1clusters:\n$1  - $2\n$1  - ${live[0].name}`),
+    );
     const r = cli("fleet.ts", ["up", "--stack", "fleetsh"]);
     expect(r.code).to.not.equal(0);
     expect(r.err).to.contain(`shards: cluster ${live[0].name} is in 2 shards (a, b)`);
@@ -101,10 +124,19 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
   it("up runs both shards and reports each deploy once; preview merges the PR summary; status merges both", async () => {
     const events = path.join(work, "events.jsonl");
     const up = ok(cli("fleet.ts", ["up", "--stack", "fleetsh", "--events-json", events]));
-    expect(up.out).to.match(/\[a\] .*up of stack fleetsh\.a succeeded/).and.match(/\[b\] .*up of stack fleetsh\.b succeeded/);
+    expect(up.out)
+      .to.match(/\[a\] .*up of stack fleetsh\.a succeeded/)
+      .and.match(/\[b\] .*up of stack fleetsh\.b succeeded/);
     expect(up.out).to.contain("up of environment fleetsh: 2/2 shards succeeded");
-    const lines = fs.readFileSync(events, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(lines.map((e) => `${e.shard} ${e.event} ${e.cluster} ${e.bundle}`)).to.deep.equal([`a deployed ${live[0].name} shards-app`, `b deployed ${live[1].name} shards-app`]);
+    const lines = fs
+      .readFileSync(events, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((e) => `${e.shard} ${e.event} ${e.cluster} ${e.bundle}`)).to.deep.equal([
+      `a deployed ${live[0].name} shards-app`,
+      `b deployed ${live[1].name} shards-app`,
+    ]);
     for (const c of live) expect(await objectUids(c)).to.have.length(2);
 
     // Nothing changed since: both shards are left out, without running the engine.
@@ -117,7 +149,10 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     const md = path.join(work, "summary.md");
     ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards", "--summary-md", md]));
     const summary = fs.readFileSync(md, "utf8");
-    expect(summary).to.contain("## pulumi-fleet preview of environment `fleetsh` (2 shards)").and.contain("| a | fleetsh.a | ok | none |").and.contain("### pulumi-fleet preview of stack `fleetsh.b`");
+    expect(summary)
+      .to.contain("## pulumi-fleet preview of environment `fleetsh` (2 shards)")
+      .and.contain("| a | fleetsh.a | ok | none |")
+      .and.contain("### pulumi-fleet preview of stack `fleetsh.b`");
 
     const status = JSON.parse(ok(cli("fleet.ts", ["status", "--stack", "fleetsh", "--json", "--quiet"])).out);
     expect(status.clusters.map((c: any) => c.cluster)).to.deep.equal(live.map((c) => c.name));
@@ -128,11 +163,16 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     // Shard b's stack locked by an update on another host: it fails at once; shard a runs to the end.
     const lockDir = path.join(work, "state", ".pulumi", "locks", "organization", "pulumi-fleet", "fleetsh.b");
     fs.mkdirSync(lockDir, { recursive: true });
-    fs.writeFileSync(path.join(lockDir, "11111111-2222-3333-4444-555555555555.json"), JSON.stringify({ pid: 1, username: "someone", hostname: "elsewhere", timestamp: new Date().toISOString() }));
+    fs.writeFileSync(
+      path.join(lockDir, "11111111-2222-3333-4444-555555555555.json"),
+      JSON.stringify({ pid: 1, username: "someone", hostname: "elsewhere", timestamp: new Date().toISOString() }),
+    );
     const r = cli("fleet.ts", ["up", "--stack", "fleetsh", "--all-shards"]);
     fs.rmSync(lockDir, { recursive: true, force: true });
     expect(r.code).to.not.equal(0);
-    expect(r.out).to.match(/fleetsh\.a: ok/).and.match(/fleetsh\.b: FAILED/);
+    expect(r.out)
+      .to.match(/fleetsh\.a: ok/)
+      .and.match(/fleetsh\.b: FAILED/);
     expect(r.err).to.contain("up failed on shard(s) b; the other shards ran to the end");
   });
 
@@ -152,14 +192,19 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     const previewed = ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--all-shards"]));
     expect(previewed.err).to.contain("2 of 2 shards");
     // The engine's summary per shard: a updates its provider and drops b's copy, b updates its provider.
-    const summary = (shard: string) => [...previewed.out.matchAll(new RegExp(`^\\[${shard}\\]\\s+[~+-]?\\s*(\\d+) to (\\w+)`, "gm"))].map((m) => `${m[1]} ${m[2]}`).sort();
+    const summary = (shard: string) =>
+      [...previewed.out.matchAll(new RegExp(`^\\[${shard}\\]\\s+[~+-]?\\s*(\\d+) to (\\w+)`, "gm"))].map((m) => `${m[1]} ${m[2]}`).sort();
     expect([summary("a"), summary("b")], previewed.out.slice(-3000)).to.deep.equal([["1 delete", "1 update"], ["1 update"]]);
     ok(cli("fleet.ts", ["up", "--stack", "fleetsh"]));
     ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));
     expect(await objectUids(live[1])).to.deep.equal(objectsBefore);
     expect(await agentPods(live[1]), "the agent was not restarted").to.deep.equal(agentBefore);
     // The moved cluster is now shard a's: a prune from a reaches it, and b no longer holds it.
-    const exported = spawnSync(process.execPath, [path.join(PROJECT_DIR, "scripts/run-ts.js"), path.join(PROJECT_DIR, "scripts/pulumi.ts"), "stack", "export", "--stack", "fleetsh.b"], { cwd: PROJECT_DIR, env, encoding: "utf8", maxBuffer: 1 << 28 });
+    const exported = spawnSync(
+      process.execPath,
+      [path.join(PROJECT_DIR, "scripts/run-ts.js"), path.join(PROJECT_DIR, "scripts/pulumi.ts"), "stack", "export", "--stack", "fleetsh.b"],
+      { cwd: PROJECT_DIR, env, encoding: "utf8", maxBuffer: 1 << 28 },
+    );
     expect(exported.status, exported.stderr).to.equal(0);
     const urns: string[] = (JSON.parse(exported.stdout).deployment.resources ?? []).map((r: { urn: string }) => r.urn);
     expect(urns.filter((u) => u.endsWith(`::${live[1].name}`) || u.includes(`::${live[1].name}/`))).to.deep.equal([]);
@@ -173,9 +218,15 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
     if (!(await kubeGet(c, crdPath))) await kubeRequest(c, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd });
     try {
-      await eventually("the Stack CRD established", () => kubeGet(c, crdPath),
-        (got: any) => got?.status?.conditions?.find((x: any) => x.type === "Established")?.status === "True", 30_000);
-      const out = ok(cli("shards.ts", ["--stack", "fleetsh", "--operator-stacks", "--repo", "https://git.example.com/fleet.git", "--namespace", "default"])).out;
+      await eventually(
+        "the Stack CRD established",
+        () => kubeGet(c, crdPath),
+        (got: any) => got?.status?.conditions?.find((x: any) => x.type === "Established")?.status === "True",
+        30_000,
+      );
+      const out = ok(
+        cli("shards.ts", ["--stack", "fleetsh", "--operator-stacks", "--repo", "https://git.example.com/fleet.git", "--namespace", "default"]),
+      ).out;
       const docs = YAML.parseAllDocuments(out).map((d) => d.toJSON());
       expect(docs.map((d) => d.spec.stack)).to.deep.equal(["fleetsh.a", "fleetsh.b"]);
       for (const doc of docs) {
@@ -185,7 +236,9 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
       // The dry run validates for real: an unknown field and a missing stack name are refused.
       const bad = { ...docs[0], spec: { ...docs[0].spec, stack: undefined, noSuchField: true } };
       let refused = "";
-      await kubeRequest(c, "POST", "/apis/pulumi.com/v1/namespaces/default/stacks?dryRun=All&fieldValidation=Strict", { body: bad }).catch((e) => { refused = String(e.message); });
+      await kubeRequest(c, "POST", "/apis/pulumi.com/v1/namespaces/default/stacks?dryRun=All&fieldValidation=Strict", { body: bad }).catch((e) => {
+        refused = String(e.message);
+      });
       expect(refused).to.match(/noSuchField|spec\.stack/);
       expect(await kubeList(c, "/apis/pulumi.com/v1/namespaces/default/stacks")).to.have.length(0);
     } finally {

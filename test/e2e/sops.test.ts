@@ -29,8 +29,12 @@ const SECRET = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: team-db\nstring
 
 /** Every file under a directory, as text (the state backend's files). */
 function allText(dir: string): string {
-  return fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).map((f) => path.join(dir, f))
-    .filter((f) => fs.statSync(f).isFile()).map((f) => fs.readFileSync(f, "latin1")).join("\n");
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((f) => path.join(dir, f))
+    .filter((f) => fs.statSync(f).isFile())
+    .map((f) => fs.readFileSync(f, "latin1"))
+    .join("\n");
 }
 
 describe("SOPS-encrypted Secrets on a live cluster: decrypted with the GitRepo's own age key, a copied file fails alone", function () {
@@ -42,13 +46,24 @@ describe("SOPS-encrypted Secrets on a live cluster: decrypted with the GitRepo's
   let cluster: LocalCluster;
   let config: StackConfig;
   const options = (over: Partial<ops.OperationOptions> = {}): ops.OperationOptions => ({
-    stack: STACK, stateDir: path.join(work, "state"), stackConfigDir: work, config,
-    deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: STACK }, ...over,
+    stack: STACK,
+    stateDir: path.join(work, "state"),
+    stackConfigDir: work,
+    config,
+    deploy: { cacheRoot: path.join(work, "git-cache") },
+    env: { PULUMI_CONFIG_PASSPHRASE: STACK },
+    ...over,
   });
   const up = async () => {
     let output = "";
     try {
-      const r = await ops.up(options({ onOutput: (t) => { output += t; } }));
+      const r = await ops.up(
+        options({
+          onOutput: (t) => {
+            output += t;
+          },
+        }),
+      );
       return { events: r.events, failures: [] as ops.BundlesFailedError["failures"], message: "", output };
     } catch (err) {
       if (!(err instanceof ops.BundlesFailedError)) throw err;
@@ -64,13 +79,26 @@ describe("SOPS-encrypted Secrets on a live cluster: decrypted with the GitRepo's
     const teamA = new TestRepo({ "db/fleet.yaml": `defaultNamespace: ${NS_A}\n`, "db/db.yaml": encrypted });
     // Team B copied team A's encrypted file into its own repository.
     const teamB = new TestRepo({
-      "copied/fleet.yaml": `defaultNamespace: ${NS_B}\n`, "copied/db.yaml": encrypted,
-      "own/fleet.yaml": `defaultNamespace: ${NS_B}\n`, "own/cm.yaml": CONFIGMAP("team-b-own"),
+      "copied/fleet.yaml": `defaultNamespace: ${NS_B}\n`,
+      "copied/db.yaml": encrypted,
+      "own/fleet.yaml": `defaultNamespace: ${NS_B}\n`,
+      "own/cm.yaml": CONFIGMAP("team-b-own"),
     });
     expect(encrypted).not.to.contain(CANARY);
     config = {
-      file: `stacks/Pulumi.${STACK}.yaml`, agent: { enabled: false }, clusterGroups: [],
-      clusters: [{ name: cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
+      file: `stacks/Pulumi.${STACK}.yaml`,
+      agent: { enabled: false },
+      clusterGroups: [],
+      clusters: [
+        {
+          name: cluster.name,
+          labels: {},
+          annotations: {},
+          templateValues: {},
+          deleteUnreachable: false,
+          kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8"),
+        },
+      ],
       gitRepos: [
         gitRepoConfig({ name: "team-a", repo: teamA.url(), targets: [{ clusterSelector: {} }], sopsAgeKey: keyA.identity }),
         gitRepoConfig({ name: "team-b", repo: teamB.url(), targets: [{ clusterSelector: {} }], sopsAgeKey: keyB.identity }),
@@ -85,12 +113,19 @@ describe("SOPS-encrypted Secrets on a live cluster: decrypted with the GitRepo's
     fs.rmSync(work, { recursive: true, force: true });
   });
 
-  const copiedFails = () => `copied/db.yaml gitRepo team-b, bundle team-b-copied, cluster ${cluster.name}: ` +
+  const copiedFails = () =>
+    `copied/db.yaml gitRepo team-b, bundle team-b-copied, cluster ${cluster.name}: ` +
     `the SOPS-encrypted file cannot be decrypted with this GitRepo's age key (sopsAgeKey): it is encrypted for ${keyA.recipient}`;
 
   it("the preview: only the copied file's bundle fails, naming the file and the key it needs; the value is in no output, summary or failure", async () => {
     let output = "";
-    const preview = await ops.preview(options({ onOutput: (t) => { output += t; } }));
+    const preview = await ops.preview(
+      options({
+        onOutput: (t) => {
+          output += t;
+        },
+      }),
+    );
     expect(preview.failures.map((f) => `${f.bundle} ${f.cluster}`)).to.deep.equal([`team-b-copied ${cluster.name}`]);
     expect(preview.failures[0].message).to.contain(copiedFails());
     expect(leaks(output), "preview output").to.deep.equal([]);

@@ -24,7 +24,11 @@ import { KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";
 const ARTIFACTS = path.join(PROJECT_DIR, "test-artifacts", "status-page");
 const BUNDLES = ["examples-helm", "examples-kustomize", "examples-simple"];
 
-interface DomCell { cluster: string; kind: string; title: string }
+interface DomCell {
+  cluster: string;
+  kind: string;
+  title: string;
+}
 
 /** The matrix cells of a DOM Chromium serialized, in page order. */
 function domCells(dom: string): DomCell[] {
@@ -62,7 +66,10 @@ describe("status page in headless Chromium", function () {
       expect(cells.filter((c) => c.kind === "Modified").map((c) => c.cluster)).to.deep.equal(["prod-eu-2"]);
       expect(cells.filter((c) => c.kind === "ErrApplied").map((c) => c.cluster)).to.deep.equal(["prod-us-1"]);
       const modified = cells.find((c) => c.kind === "Modified")!;
-      expect(modified.title).to.contain("web on prod-eu-2: Modified").and.contain("deploymentId s-web").and.contain("modified Deployment apps/web (spec.replicas)");
+      expect(modified.title)
+        .to.contain("web on prod-eu-2: Modified")
+        .and.contain("deploymentId s-web")
+        .and.contain("modified Deployment apps/web (spec.replicas)");
       for (const [kind, n] of Object.entries(KNOWN_COUNTS)) expect(dom).to.contain(`<b data-kind="${kind}">${n}</b>`);
       expect(dom).to.contain(`<b id="total">30</b>`);
     });
@@ -77,7 +84,10 @@ describe("status page in headless Chromium", function () {
     it("keeps markup in a message as text (the page's title is untouched) and shows a cell's details on click", () => {
       expect(dom).to.contain("<title>Status of stack prod</title>");
       const clicked = path.join(ARTIFACTS, "known-fleet-clicked.html");
-      fs.writeFileSync(clicked, fs.readFileSync(file, "utf8").replace("</body>", `<script>document.querySelector("td.c.k-ErrApplied").click()</script></body>`));
+      fs.writeFileSync(
+        clicked,
+        fs.readFileSync(file, "utf8").replace("</body>", `<script>document.querySelector("td.c.k-ErrApplied").click()</script></body>`),
+      );
       const after = dumpDom(clicked);
       expect(after).to.match(/<pre id="detail">api on prod-us-1: ErrApplied\ndeploymentId s-api[^<]*\nthe last update failed on this cluster<\/pre>/);
     });
@@ -98,8 +108,12 @@ describe("status page in headless Chromium", function () {
     const work = tempDir("pf-page-");
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     const options = (config: StackConfig): ops.OperationOptions => ({
-      stack: "page", stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-      deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: "page" },
+      stack: "page",
+      stateDir: path.join(work, "state"),
+      stackConfigDir: path.join(work, "stacks"),
+      config,
+      deploy: { cacheRoot: path.join(work, "git-cache") },
+      env: { PULUMI_CONFIG_PASSPHRASE: "page" },
     });
     const a = () => localStack(path.join(work, "render"));
 
@@ -129,7 +143,9 @@ describe("status page in headless Chromium", function () {
       const file = writePage("example-preview", renderPreviewPage(r));
       const cells = domCells(dumpDom(file));
       expect(cells.map((c) => `${c.cluster} ${c.kind}`)).to.deep.equal([
-        ...["dev-1", "dev-2"].flatMap((c) => BUNDLES.map(() => `${c} unchanged`)), ...BUNDLES.map(() => "prod-1 prune")]);
+        ...["dev-1", "dev-2"].flatMap((c) => BUNDLES.map(() => `${c} unchanged`)),
+        ...BUNDLES.map(() => "prod-1 prune"),
+      ]);
       for (const c of cells.filter((x) => x.kind === "prune")) expect(c.title).to.contain("target prod was removed from GitRepo examples");
       expect(r.summaryMarkdown).to.contain("### Blast radius").and.contain("| prod-1 | − | − | − |");
       screenshot(file, path.join(ARTIFACTS, "example-preview.png"));
@@ -137,7 +153,8 @@ describe("status page in headless Chromium", function () {
 
     it("the CLI writes the page (status --html, preview --html), with no progress in --quiet nor on a short run", () => {
       const env = { ...process.env, PULUMI_FLEET_STATE_DIR: path.join(work, "cli-state") };
-      const run = (...args: string[]) => spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/fleet.ts", ...args, "--stack", "local"], { cwd: PROJECT_DIR, encoding: "utf8", env });
+      const run = (...args: string[]) =>
+        spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/fleet.ts", ...args, "--stack", "local"], { cwd: PROJECT_DIR, encoding: "utf8", env });
       const status = run("status", "--quiet", "--html", path.join(ARTIFACTS, "cli-status.html"));
       expect(status.status, status.stderr).to.equal(0);
       // Never deployed in this state directory: every targeted pair waits.

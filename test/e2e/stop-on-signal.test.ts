@@ -39,24 +39,32 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
   const repo = new TestRepo(chartFiles(FOREVER));
   const { PULUMI_BACKEND_URL: _b, PULUMI_FLEET_STATE_DIR: _s, ...inherited } = process.env;
   const env = {
-    ...inherited, PULUMI_FLEET_STACKS_DIR: stacksDir, PULUMI_FLEET_STATE_DIR: stateDir, PULUMI_CONFIG_PASSPHRASE: STACK,
+    ...inherited,
+    PULUMI_FLEET_STACKS_DIR: stacksDir,
+    PULUMI_FLEET_STATE_DIR: stateDir,
+    PULUMI_CONFIG_PASSPHRASE: STACK,
     PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "60",
   };
   const writeStack = (repoUrl: string) => {
     fs.mkdirSync(stacksDir, { recursive: true });
-    fs.writeFileSync(path.join(stacksDir, `Pulumi.${STACK}.yaml`), YAML.stringify({
-      config: {
-        "pulumi-fleet:renderDir": path.join(work, "render"),
-        "pulumi-fleet:fleetVersion": "0.13.1",
-        "pulumi-fleet:clusters": [{ name: "c1", labels: { env: "test" } }],
-        "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com" },
-        "pulumi-fleet:gitRepos": [{ name: "content", repo: repoUrl, branch: "master", targets: [{ name: "all", clusterName: "c1" }] }],
-      },
-    }));
+    fs.writeFileSync(
+      path.join(stacksDir, `Pulumi.${STACK}.yaml`),
+      YAML.stringify({
+        config: {
+          "pulumi-fleet:renderDir": path.join(work, "render"),
+          "pulumi-fleet:fleetVersion": "0.13.1",
+          "pulumi-fleet:clusters": [{ name: "c1", labels: { env: "test" } }],
+          "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com" },
+          "pulumi-fleet:gitRepos": [{ name: "content", repo: repoUrl, branch: "master", targets: [{ name: "all", clusterName: "c1" }] }],
+        },
+      }),
+    );
   };
   const fleet = ["scripts/run-ts.js", "scripts/fleet.ts", "up", "--stack", STACK, "--quiet"];
-  const lockFiles = () => (fs.existsSync(stateDir) ? (fs.readdirSync(stateDir, { recursive: true }) as string[]) : [])
-    .filter((f) => f.split(path.sep).includes("locks") && f.endsWith(".json"));
+  const lockFiles = () =>
+    (fs.existsSync(stateDir) ? (fs.readdirSync(stateDir, { recursive: true }) as string[]) : []).filter(
+      (f) => f.split(path.sep).includes("locks") && f.endsWith(".json"),
+    );
   const figures: Record<string, string> = {};
 
   before(function () {
@@ -75,7 +83,9 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
     let output = "";
     child.stdout!.on("data", (d) => (output += d));
     child.stderr!.on("data", (d) => (output += d));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("exit", (code, signal) => resolve({ code, signal })),
+    );
     const seen = new Map<string, SeenProc>();
     const see = (tree: SeenProc[]) => tree.forEach((p) => seen.set(`${p.pid}/${p.start}`, p));
     try {

@@ -18,7 +18,9 @@ const fleetYaml = (takeOwnership: boolean) => `defaultNamespace: ${NS}\n${takeOw
 describe("helm.takeOwnership on a live cluster (an object the bundle does not own)", function () {
   this.timeout(10 * 60_000);
   const s = liveStack("own", {
-    namespace: NS, paths: ["app"], gitRepo: { allowTakeOwnership: true },
+    namespace: NS,
+    paths: ["app"],
+    gitRepo: { allowTakeOwnership: true },
     files: { "app/handmade.yaml": CONFIGMAP("handmade", { from: "git" }), "app/fresh.yaml": CONFIGMAP("fresh"), "app/fleet.yaml": fleetYaml(false) },
     // Someone's own ConfigMap, created by hand (no ownership labels).
     setup: async ({ cluster }) => {
@@ -36,8 +38,11 @@ describe("helm.takeOwnership on a live cluster (an object the bundle does not ow
     const previewed = async () => (await ops.preview(s.options())).failures.map((f) => f.message).join("\n");
     for (const run of [previewed, () => ops.up(s.options())]) {
       const message = run === previewed ? await previewed() : await failureOf(run);
-      expect(message, run.name).to.contain("ConfigMap take-ownership-test/handmade (it was written by")
-        .and.contain("bundle own-app").and.contain(`cluster ${s.cluster.name}`).and.contain("helm.takeOwnership");
+      expect(message, run.name)
+        .to.contain("ConfigMap take-ownership-test/handmade (it was written by")
+        .and.contain("bundle own-app")
+        .and.contain(`cluster ${s.cluster.name}`)
+        .and.contain("helm.takeOwnership");
     }
     const handmade = await kubeGet(s.cluster, cmPath("handmade"));
     expect(handmade.data).to.deep.equal({ from: "hand" });

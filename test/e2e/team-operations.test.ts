@@ -34,10 +34,23 @@ function repoFiles(names: string[], version: string): Record<string, string> {
   const files: Record<string, string> = { "fleet.yaml": `defaultNamespace: ${NS}\n` };
   for (const n of names) files[`${n}.yaml`] = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\ndata:\n  version: "${version}"\n`;
   files["web.yaml"] = [
-    "apiVersion: apps/v1", "kind: Deployment", "metadata:", "  name: web", "spec:", "  replicas: 1",
-    "  selector:", "    matchLabels: {app: web}", "  template:", "    metadata:", "      labels: {app: web}",
+    "apiVersion: apps/v1",
+    "kind: Deployment",
+    "metadata:",
+    "  name: web",
+    "spec:",
+    "  replicas: 1",
+    "  selector:",
+    "    matchLabels: {app: web}",
+    "  template:",
+    "    metadata:",
+    "      labels: {app: web}",
     ...(webReadyDelay ? [`      annotations: {pulumi-fleet.test/ready-delay: "${webReadyDelay}"}`] : []),
-    "    spec:", "      containers:", "        - name: web", "          image: nginx:1.27", "",
+    "    spec:",
+    "      containers:",
+    "        - name: web",
+    "          image: nginx:1.27",
+    "",
   ].join("\n");
   return files;
 }
@@ -116,8 +129,13 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
   /** Sets every cluster's kubeconfig as a secret with the CLI, as docs/coming-from-fleet.md and the README tell a team to. */
   const setKubeconfigs = (co: Checkout, stack: string, env: NodeJS.ProcessEnv) => {
     clusters.forEach((c, i) => {
-      ok(co.pulumi(["config", "set", "--secret", "--path", `pulumi-fleet:clusters[${i}].kubeconfig`, fs.readFileSync(c.kubeconfig, "utf8"), "--stack", stack], env),
-        `pulumi config set clusters[${i}].kubeconfig`);
+      ok(
+        co.pulumi(
+          ["config", "set", "--secret", "--path", `pulumi-fleet:clusters[${i}].kubeconfig`, fs.readFileSync(c.kubeconfig, "utf8"), "--stack", stack],
+          env,
+        ),
+        `pulumi config set clusters[${i}].kubeconfig`,
+      );
     });
   };
 
@@ -141,7 +159,9 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
         expect(v.configMaps, c.name).to.deep.equal(range(0, 12).map((n) => `${n}=v1`));
         expect(v.deployments, c.name).to.deep.equal(["web"]);
       }
-      const again = timed("cli preview (no changes)", () => ok(co.pulumi(["preview", "--expect-no-changes", "--stack", "cli"], env), "pulumi preview --expect-no-changes"));
+      const again = timed("cli preview (no changes)", () =>
+        ok(co.pulumi(["preview", "--expect-no-changes", "--stack", "cli"], env), "pulumi preview --expect-no-changes"),
+      );
       expect(again).to.not.match(/to create|to update|to delete|to replace/);
     });
 
@@ -149,21 +169,37 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       const exportResources = () => {
         const state = JSON.parse(ok(co.pulumi(["stack", "export", "--stack", "cli"], env), "pulumi stack export"));
         // Secrets are re-encrypted with a new nonce on every write: compare everything else exactly.
-        const strip = (v: unknown): unknown => (v && typeof v === "object"
-          ? ((v as Record<string, unknown>)["4dabf18193072939515e22adb298388d"] === "1b47061264138c4ac30d75fd1eb44270" ? "[secret]"
-            : Array.isArray(v) ? v.map(strip) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x)]))) : v);
-        return (state.deployment.resources as any[]).filter((r) => r.custom || r.type.startsWith("pulumi-fleet:"))
-          // Dependencies are a set: the SDK records them in the order their inputs resolved.
-          .map((r) => ({ urn: r.urn, inputs: strip(r.inputs), parent: r.parent, dependencies: [...(r.dependencies ?? [])].sort() }))
-          .sort((a, b) => a.urn.localeCompare(b.urn));
+        const strip = (v: unknown): unknown =>
+          v && typeof v === "object"
+            ? (v as Record<string, unknown>)["4dabf18193072939515e22adb298388d"] === "1b47061264138c4ac30d75fd1eb44270"
+              ? "[secret]"
+              : Array.isArray(v)
+                ? v.map(strip)
+                : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x)]))
+            : v;
+        return (
+          (state.deployment.resources as any[])
+            .filter((r) => r.custom || r.type.startsWith("pulumi-fleet:"))
+            // Dependencies are a set: the SDK records them in the order their inputs resolved.
+            .map((r) => ({ urn: r.urn, inputs: strip(r.inputs), parent: r.parent, dependencies: [...(r.dependencies ?? [])].sort() }))
+            .sort((a, b) => a.urn.localeCompare(b.urn))
+        );
       };
       const byCli = exportResources();
       // A real state: the components, the stack's provider, each cluster's setup and the BundleDeployments.
       expect(byCli.length).to.be.greaterThan(10);
-      const inline: ops.OperationOptions = { stack: "cli", stateDir: path.join(co.dir, ".pulumi-fleet", "state"), stackConfigDir: path.join(co.dir, "stacks"), env };
+      const inline: ops.OperationOptions = {
+        stack: "cli",
+        stateDir: path.join(co.dir, ".pulumi-fleet", "state"),
+        stackConfigDir: path.join(co.dir, "stacks"),
+        env,
+      };
       const r = await ops.up({ ...inline, expectNoChanges: true });
       // "read" is the program's StackReference to its own outputs (the empty-GitRepo guard), not a change.
-      expect(Object.keys(r.changes).filter((k) => k !== "same" && k !== "read"), JSON.stringify(r.changes)).to.deep.equal([]);
+      expect(
+        Object.keys(r.changes).filter((k) => k !== "same" && k !== "read"),
+        JSON.stringify(r.changes),
+      ).to.deep.equal([]);
       expect(exportResources()).to.deep.equal(byCli);
     });
 
@@ -198,7 +234,9 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       setKubeconfigs(a, "team", env());
       timed("team up from A (create, postgres)", () => ok(up(a), "A: npm run up"));
       pull(a, b);
-      const bPreview = timed("team preview from B (no changes)", () => ok(b.fleet(["preview", "--stack", "team", "--expect-no-changes", "--quiet"], env()), "B: preview"));
+      const bPreview = timed("team preview from B (no changes)", () =>
+        ok(b.fleet(["preview", "--stack", "team", "--expect-no-changes", "--quiet"], env()), "B: preview"),
+      );
       expect(bPreview).to.contain("succeeded");
       const dropped = clusters[2];
       expect((await clusterView(dropped)).configMaps).to.have.length(12);
@@ -210,7 +248,11 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
     });
 
     it("secrets stay encrypted in the database: no kubeconfig or token in any row", () => {
-      const rows = pg.query("select key, data->>'data' from pulumi_state").trim().split("\n").map((l) => l.split("|"));
+      const rows = pg
+        .query("select key, data->>'data' from pulumi_state")
+        .trim()
+        .split("\n")
+        .map((l) => l.split("|"));
       const decoded = rows.map(([key, data]) => ({ key, text: Buffer.from(data ?? "", "base64").toString("utf8") }));
       const checkpoint = decoded.find((r) => /\.pulumi\/stacks\/pulumi-fleet\/team\.json$/.test(r.key));
       expect(checkpoint, rows.map((r) => r[0]).join(", ")).to.not.equal(undefined);
@@ -242,7 +284,9 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
 
       const statusOf = (co: Checkout) => {
         const r = co.fleet(["status", "--stack", "team", "--json", "--quiet"], env());
-        return (JSON.parse(r.stdout).deployments as { cluster: string; state: string; message: string }[]).map((d) => `${d.cluster} ${d.state} ${d.message}`).sort();
+        return (JSON.parse(r.stdout).deployments as { cluster: string; state: string; message: string }[])
+          .map((d) => `${d.cluster} ${d.state} ${d.message}`)
+          .sort();
       };
       // B has its own directory and never ran the failed up: it still sees it (its clusters read Ready).
       expect(statusOf(b)).to.deep.equal([`${clusters[0].name} Ready `, `${down.name} ErrApplied the last update failed on this cluster`]);
@@ -262,7 +306,9 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       expect(winner, JSON.stringify(codes)).to.not.equal(undefined);
       expect(loser, JSON.stringify(codes)).to.not.equal(undefined);
       expect(loser!.code).to.equal(1);
-      expect(loser!.stderr).to.match(/stack team is locked by \S+@\S+ \(pid \d+\) since/).and.contain("--wait-lock");
+      expect(loser!.stderr)
+        .to.match(/stack team is locked by \S+@\S+ \(pid \d+\) since/)
+        .and.contain("--wait-lock");
       expect(loser!.ms, "the loser fails at once, before the winner is done").to.be.lessThan(winner!.ms);
       figures["two ups at once: winner / loser"] = `${(winner!.ms / 1000).toFixed(1)} s / ${(loser!.ms / 1000).toFixed(1)} s`;
       for (const c of clusters.slice(0, 2)) expect((await clusterView(c)).configMaps).to.deep.equal(range(0, 12).map((n) => `${n}=v2`));
@@ -270,8 +316,14 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       repo.commit(repoFiles(range(0, 12), "v2b"), "v2b");
       const waiting = [a, b].map((co) => co.start("scripts/fleet.ts", ["up", "--stack", "team", "--quiet", "--wait-lock"], co.env(env())));
       const waited = await Promise.all(waiting.map(async (r) => ({ code: await r.exited, ...r.output() })));
-      expect(waited.map((w) => w.code), JSON.stringify(waited)).to.deep.equal([0, 0]);
-      expect(waited.filter((w) => w.stderr.includes("waiting for it (--wait-lock)")), JSON.stringify(waited)).to.have.length(1);
+      expect(
+        waited.map((w) => w.code),
+        JSON.stringify(waited),
+      ).to.deep.equal([0, 0]);
+      expect(
+        waited.filter((w) => w.stderr.includes("waiting for it (--wait-lock)")),
+        JSON.stringify(waited),
+      ).to.have.length(1);
       for (const c of clusters.slice(0, 2)) expect((await clusterView(c)).configMaps).to.deep.equal(range(0, 12).map((n) => `${n}=v2b`));
       ok(up(a, ["--expect-no-changes"]), "third up: a no-op");
     });
@@ -281,8 +333,12 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
      * runner does) once the update is well under way; then a plain `up` must recover by itself.
      */
     /** `killWhen`: what the running update's output shows, or what the clusters show, once it is where it is killed. */
-    const crashAndRecover = async (label: string, killWhen: RegExp | (() => Promise<boolean>), expected: { configMaps: () => string[]; clusters: LocalCluster[] },
-      beforeRecovery?: () => Promise<void>) => {
+    const crashAndRecover = async (
+      label: string,
+      killWhen: RegExp | (() => Promise<boolean>),
+      expected: { configMaps: () => string[]; clusters: LocalCluster[] },
+      beforeRecovery?: () => Promise<void>,
+    ) => {
       const run = a.start("scripts/fleet.ts", ["up", "--stack", "team"], a.env(env()));
       const reached = typeof killWhen === "function" ? killWhen : async () => killWhen.test(run.output().stdout);
       await eventually(`${label}: update under way`, reached, (x) => x, 180_000);
@@ -292,7 +348,12 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       // Nothing the killed operation started outlives it: the CLI's plugins run in process groups of
       // their own, so only proc-guard (automation/engine/process-guard.ts) ends them; its grace period is 10 s.
       const t0 = Date.now();
-      await eventually(`${label}: no process of the killed update left`, async () => engineProcesses(), (p) => p.length === 0, 30_000);
+      await eventually(
+        `${label}: no process of the killed update left`,
+        async () => engineProcesses(),
+        (p) => p.length === 0,
+        30_000,
+      );
       figures[`${label}: last process of the killed update gone after`] = `${((Date.now() - t0) / 1000).toFixed(1)} s`;
       const state = JSON.parse(ok(a.pulumi(["stack", "export", "--stack", "team"], env()), "pulumi stack export"));
       const pending = state.deployment.pending_operations ?? [];
@@ -308,7 +369,11 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
         const wanted = expected.clusters.includes(c);
         // A pruned Deployment is gone when up returns; its ReplicaSet and pod follow through the garbage collector.
         const n = wanted ? 1 : 0;
-        const v = await eventually(`${label}: ${c.name} converged`, () => clusterView(c), (x) => x.pods === n && x.activeReplicaSets === n);
+        const v = await eventually(
+          `${label}: ${c.name} converged`,
+          () => clusterView(c),
+          (x) => x.pods === n && x.activeReplicaSets === n,
+        );
         expect(v.configMaps, `${label}: ${c.name}`).to.deep.equal(wanted ? expected.configMaps() : []);
         expect(v.deployments, `${label}: ${c.name}`).to.deep.equal(wanted ? ["web"] : []);
         expect(v.activeReplicaSets, `${label}: ${c.name} ReplicaSets`).to.equal(wanted ? 1 : 0);
@@ -335,8 +400,11 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       // created: nothing in the state or the plan owns them now, only the crash journal knows them.
       const dropCreated = async () => {
         // What the state records: each BundleDeployment's inventory.
-        const inState = new Set<string>((JSON.parse(ok(a.pulumi(["stack", "export", "--stack", "team"], env()), "export")).deployment.resources ?? [])
-          .flatMap((r: any) => (r.outputs?.inventory ?? []).map((i: any) => i.name)));
+        const inState = new Set<string>(
+          (JSON.parse(ok(a.pulumi(["stack", "export", "--stack", "team"], env()), "export")).deployment.resources ?? []).flatMap((r: any) =>
+            (r.outputs?.inventory ?? []).map((i: any) => i.name),
+          ),
+        );
         const created = new Set((await Promise.all(clusters.map((c) => clusterView(c)))).flatMap((v) => v.configMaps.map((x) => x.split("=")[0])));
         orphaned = range(12, 30).filter((n) => created.has(n) && !inState.has(n));
         expect(orphaned, "the killed update created ConfigMaps the state does not record").to.not.be.empty;
@@ -354,8 +422,12 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       // Killed once the third cluster (new to the GitRepo) has the new ConfigMaps: its BundleDeployment is then
       // awaiting the web Deployment's rollout, and the state does not record them.
       const createdOnThird = async () => (await clusterView(clusters[2])).configMaps.filter((x) => x.endsWith("=v3")).length >= 3;
-      const recovery = await crashAndRecover("crash during creates", createdOnThird,
-        { configMaps: () => survivors.map((n) => `${n}=v3`), clusters }, dropCreated);
+      const recovery = await crashAndRecover(
+        "crash during creates",
+        createdOnThird,
+        { configMaps: () => survivors.map((n) => `${n}=v3`), clusters },
+        dropCreated,
+      );
       for (const n of orphaned) expect(recovery.stderr).to.match(new RegExp(`crash journal: deleted \\S+: ConfigMap ${NS}/${n} \\(bundle team\\)`));
     });
 
@@ -368,8 +440,14 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       await finalizers(["pulumi-fleet.test/hold"]);
       // Killed once the prune is under way: the held object is marked for deletion and its BundleDeployment waits for it to go.
       const deleting = async () => !!(await kubeGet<{ metadata: { deletionTimestamp?: string } }>(held.cluster, held.path))?.metadata.deletionTimestamp;
-      await crashAndRecover("crash during deletes", deleting, { configMaps: () => survivors.map((n) => `${n}=v3`), clusters: clusters.slice(0, 1) },
-        async () => { await finalizers(null); });
+      await crashAndRecover(
+        "crash during deletes",
+        deleting,
+        { configMaps: () => survivors.map((n) => `${n}=v3`), clusters: clusters.slice(0, 1) },
+        async () => {
+          await finalizers(null);
+        },
+      );
     });
 
     it("a lock of a live process or another host is never removed without --force-unlock; cancel removes it by hand", async () => {
@@ -402,7 +480,12 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       repo.commit(repoFiles([...survivors, ...range(40, 46)], "v4"), "v4");
       const run = a.start("scripts/fleet.ts", ["up", "--stack", "team"], a.env(env()));
       // Killed once a new ConfigMap is on a cluster: its BundleDeployment then awaits the web Deployment's rollout.
-      await eventually("up under way", async () => (await Promise.all(clusters.map(clusterView))).some((v) => v.configMaps.some((x) => /^cm-4\d=/.test(x))), (x) => x, 180_000);
+      await eventually(
+        "up under way",
+        async () => (await Promise.all(clusters.map(clusterView))).some((v) => v.configMaps.some((x) => /^cm-4\d=/.test(x))),
+        (x) => x,
+        180_000,
+      );
       process.kill(-run.child.pid!, "SIGKILL");
       await run.exited;
       const destroyed = a.fleet(["destroy", "--stack", "team", "--quiet"], env());
@@ -416,10 +499,14 @@ describe("a team's operations: the real CLI, shared state in PostgreSQL, locks, 
       // The provider writes each cluster's kubeconfig to a temporary file it never removes: the engine
       // runs with a private TMPDIR (automation/engine/engine-tmp.ts), and a dead process's one is swept.
       // Only files naming this test's clusters count: other processes on the host may write their own.
-      const ours = [...kubeconfigsInTmp()].filter((f) => !kubeconfigsBefore.has(f))
+      const ours = [...kubeconfigsInTmp()]
+        .filter((f) => !kubeconfigsBefore.has(f))
         .filter((f) => clusters.some((c) => fs.readFileSync(path.join(os.tmpdir(), f), "utf8").includes(c.server)));
       expect(ours).to.deep.equal([]);
-      const dead = fs.readdirSync(os.tmpdir()).map((f) => Number(/^pf-engine-(\d+)-/.exec(f)?.[1])).filter((pid) => pid && !processAlive(pid));
+      const dead = fs
+        .readdirSync(os.tmpdir())
+        .map((f) => Number(/^pf-engine-(\d+)-/.exec(f)?.[1]))
+        .filter((pid) => pid && !processAlive(pid));
       expect(dead, "engine temp dirs of processes that are gone").to.deep.equal([]);
     });
   });

@@ -16,9 +16,10 @@ const CHART = {
   "app/Chart.yaml": "apiVersion: v2\nname: random\nversion: 0.1.0\n",
   "app/values.yaml": "replicas: 1\n",
   // The way popular charts keep a generated password: lookup the existing Secret, else generate one.
-  "app/templates/secret.yaml": "{{- $existing := lookup \"v1\" \"Secret\" .Release.Namespace \"generated\" }}\n" +
+  "app/templates/secret.yaml":
+    '{{- $existing := lookup "v1" "Secret" .Release.Namespace "generated" }}\n' +
     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: generated\nstringData:\n" +
-    "  password: {{ if $existing }}{{ index $existing.data \"password\" | b64dec | quote }}{{ else }}{{ randAlphaNum 24 | quote }}{{ end }}\n",
+    '  password: {{ if $existing }}{{ index $existing.data "password" | b64dec | quote }}{{ else }}{{ randAlphaNum 24 | quote }}{{ end }}\n',
   "app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
   "app/fleet.yaml": `defaultNamespace: ${NS}\n`,
 };

@@ -24,21 +24,38 @@ const chart = (name: string, fleetYaml: string, template: string) => ({
   [`${name}/fleet.yaml`]: `defaultNamespace: ${NS}\n${fleetYaml}`,
 });
 const FILES = {
-  ...chart("app", "helm:\n  values: {greeting: from-fleet-yaml, kept: from-fleet-yaml}\n  valuesFrom:\n  - configMapKeyRef: {name: vf-settings}\n  - secretKeyRef: {name: vf-creds, key: secret.yaml}\n",
+  ...chart(
+    "app",
+    "helm:\n  values: {greeting: from-fleet-yaml, kept: from-fleet-yaml}\n  valuesFrom:\n  - configMapKeyRef: {name: vf-settings}\n  - secretKeyRef: {name: vf-creds, key: secret.yaml}\n",
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vf-out\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  kept: {{ .Values.kept | quote }}\n---\n" +
-    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: vf-out\nstringData:\n  password: {{ .Values.db.password | quote }}\n"),
-  ...chart("missing", "helm:\n  valuesFrom:\n  - configMapKeyRef: {name: vf-settings, key: absent.yaml}\n",
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vf-missing\ndata:\n  greeting: {{ .Values.greeting | default \"none\" | quote }}\n"),
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: vf-out\nstringData:\n  password: {{ .Values.db.password | quote }}\n",
+  ),
+  ...chart(
+    "missing",
+    "helm:\n  valuesFrom:\n  - configMapKeyRef: {name: vf-settings, key: absent.yaml}\n",
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vf-missing\ndata:\n  greeting: {{ .Values.greeting | default "none" | quote }}\n',
+  ),
   // The account may read and write ConfigMaps only: its read of the Secret is refused, as Fleet's agent's would be.
-  ...chart("restricted", "serviceAccount: deployer\nhelm:\n  valuesFrom:\n  - secretKeyRef: {name: vf-creds, key: secret.yaml}\n",
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vf-restricted\ndata:\n  password: {{ .Values.db.password | quote }}\n"),
+  ...chart(
+    "restricted",
+    "serviceAccount: deployer\nhelm:\n  valuesFrom:\n  - secretKeyRef: {name: vf-creds, key: secret.yaml}\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vf-restricted\ndata:\n  password: {{ .Values.db.password | quote }}\n",
+  ),
 };
 
 describe("helm.valuesFrom on a live cluster: read there as the deploying identity, merged as Fleet's agent merges it", function () {
   this.timeout(10 * 60_000);
-  const settings = (greeting: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vf-settings", namespace: NS }, data: { "values.yaml": `greeting: ${greeting}\n` } });
+  const settings = (greeting: string) => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "vf-settings", namespace: NS },
+    data: { "values.yaml": `greeting: ${greeting}\n` },
+  });
   const s = liveStack("valuesfrom", {
-    namespace: NS, paths: ["app", "missing", "restricted"], files: FILES, agent: { namespace: NS },
+    namespace: NS,
+    paths: ["app", "missing", "restricted"],
+    files: FILES,
+    agent: { namespace: NS },
     setup: async ({ cluster }) => {
       await configMapsOnlyAccount(cluster, NS, "deployer");
       await kubeRequest(cluster, "POST", `/api/v1/namespaces/${NS}/configmaps`, { body: settings("from-the-cluster") });
@@ -52,7 +69,13 @@ describe("helm.valuesFrom on a live cluster: read there as the deploying identit
   const up = async () => {
     let output = "";
     try {
-      const r = await ops.up(s.options({ onOutput: (t) => { output += t; } }));
+      const r = await ops.up(
+        s.options({
+          onOutput: (t) => {
+            output += t;
+          },
+        }),
+      );
       return { events: r.events, failures: [] as ops.BundlesFailedError["failures"], message: "", output };
     } catch (err) {
       if (!(err instanceof ops.BundlesFailedError)) throw err;
@@ -65,7 +88,13 @@ describe("helm.valuesFrom on a live cluster: read there as the deploying identit
 
   it("the preview: a missing key and a Secret the account may not read fail their pairs in Fleet's words; the value is in no output, summary or failure", async () => {
     let output = "";
-    const preview = await ops.preview(s.options({ onOutput: (t) => { output += t; } }));
+    const preview = await ops.preview(
+      s.options({
+        onOutput: (t) => {
+          output += t;
+        },
+      }),
+    );
     const failures = Object.fromEntries(preview.failures.map((f) => [f.bundle, f.message]));
     expect(Object.keys(failures).sort()).to.deep.equal(["valuesfrom-missing", "valuesfrom-restricted"]);
     expect(failures["valuesfrom-missing"]).to.contain(`helm.valuesFrom: ${FLEET_MISSING_KEY}`);
@@ -81,7 +110,10 @@ describe("helm.valuesFrom on a live cluster: read there as the deploying identit
     expect(deployed(r.events)).to.deep.equal(["deployed valuesfrom-app"]);
     expect(leaks(r.message), "up's failure").to.deep.equal([]);
     expect(leaks(r.output), "up output").to.deep.equal([]);
-    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/vf-out`)).data).to.deep.equal({ greeting: "from-the-cluster", kept: "from-fleet-yaml" });
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/vf-out`)).data).to.deep.equal({
+      greeting: "from-the-cluster",
+      kept: "from-fleet-yaml",
+    });
     expect(Buffer.from((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/secrets/vf-out`)).data.password, "base64").toString()).to.equal(PASSWORD);
     expect(await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/vf-missing`)).to.equal(undefined);
     expect(await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/vf-restricted`)).to.equal(undefined);
@@ -98,7 +130,10 @@ describe("helm.valuesFrom on a live cluster: read there as the deploying identit
     await kubeRequest(s.cluster, "PUT", `/api/v1/namespaces/${NS}/configmaps/vf-settings`, { body: settings("changed-on-the-cluster") });
     const changed = await up();
     expect(deployed(changed.events)).to.deep.equal(["deployed valuesfrom-app"]);
-    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/vf-out`)).data).to.deep.equal({ greeting: "changed-on-the-cluster", kept: "from-fleet-yaml" });
+    expect((await kubeGet(s.cluster, `/api/v1/namespaces/${NS}/configmaps/vf-out`)).data).to.deep.equal({
+      greeting: "changed-on-the-cluster",
+      kept: "from-fleet-yaml",
+    });
     expect(leaks(changed.output), "up output").to.deep.equal([]);
     expect(deployed((await up()).events), "unchanged again").to.deep.equal([]);
   });

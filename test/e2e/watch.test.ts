@@ -42,8 +42,10 @@ describe("npm run watch: commits deployed as they land, stopped cleanly by a sig
   const env = { ...inherited, PULUMI_FLEET_STACKS_DIR: stacksDir, PULUMI_FLEET_STATE_DIR: stateDir, PULUMI_CONFIG_PASSPHRASE: STACK };
   let cluster: LocalCluster;
   const value = async () => (await kubeGet(cluster, `/api/v1/namespaces/${NS}/configmaps/watched`))?.data?.value as string | undefined;
-  const lockFiles = () => (fs.existsSync(stateDir) ? (fs.readdirSync(stateDir, { recursive: true }) as string[]) : [])
-    .filter((f) => f.split(path.sep).includes("locks") && f.endsWith(".json"));
+  const lockFiles = () =>
+    (fs.existsSync(stateDir) ? (fs.readdirSync(stateDir, { recursive: true }) as string[]) : []).filter(
+      (f) => f.split(path.sep).includes("locks") && f.endsWith(".json"),
+    );
   const figures: Record<string, string> = {};
 
   before(function () {
@@ -51,13 +53,18 @@ describe("npm run watch: commits deployed as they land, stopped cleanly by a sig
     toolchain();
     cluster = liveClusters().clusters[0];
     fs.mkdirSync(stacksDir, { recursive: true });
-    fs.writeFileSync(path.join(stacksDir, `Pulumi.${STACK}.yaml`), YAML.stringify({
-      config: {
-        "pulumi-fleet:agent": { enabled: false },
-        "pulumi-fleet:clusters": [{ name: cluster.name, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
-        "pulumi-fleet:gitRepos": [{ name: "watched", repo: repo.url(), branch: "master", paths: ["app"], pollingInterval: "1s", targets: [{ clusterSelector: {} }] }],
-      },
-    }));
+    fs.writeFileSync(
+      path.join(stacksDir, `Pulumi.${STACK}.yaml`),
+      YAML.stringify({
+        config: {
+          "pulumi-fleet:agent": { enabled: false },
+          "pulumi-fleet:clusters": [{ name: cluster.name, kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8") }],
+          "pulumi-fleet:gitRepos": [
+            { name: "watched", repo: repo.url(), branch: "master", paths: ["app"], pollingInterval: "1s", targets: [{ clusterSelector: {} }] },
+          ],
+        },
+      }),
+    );
   });
 
   after(async function () {
@@ -70,12 +77,23 @@ describe("npm run watch: commits deployed as they land, stopped cleanly by a sig
 
   /** The watcher as a service runs it; its output is collected, and every process it started is remembered. */
   function startWatcher() {
-    const child = spawn(process.execPath, ["scripts/run-ts.js", "scripts/watch.ts", "--stack", STACK, "--quiet"], { cwd: PROJECT_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
-    const w = { child, output: "", seen: new Map<string, SeenProc>(), exited: undefined as unknown as Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
+    const child = spawn(process.execPath, ["scripts/run-ts.js", "scripts/watch.ts", "--stack", STACK, "--quiet"], {
+      cwd: PROJECT_DIR,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const w = {
+      child,
+      output: "",
+      seen: new Map<string, SeenProc>(),
+      exited: undefined as unknown as Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
+    };
     child.stdout!.on("data", (d) => (w.output += d));
     child.stderr!.on("data", (d) => (w.output += d));
     w.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-    const timer = setInterval(() => { for (const p of processTree(child.pid!)) w.seen.set(`${p.pid}/${p.start}`, p); }, 100);
+    const timer = setInterval(() => {
+      for (const p of processTree(child.pid!)) w.seen.set(`${p.pid}/${p.start}`, p);
+    }, 100);
     child.on("exit", () => clearInterval(timer));
     return w;
   }

@@ -17,7 +17,10 @@ const KIND: Record<Refused, string> = { configmaps: "ConfigMap", secrets: "Secre
 
 async function refused(c: LocalCluster, namespace: string, resource: Refused): Promise<boolean> {
   const probe = { apiVersion: "v1", kind: KIND[resource], metadata: { name: "policy-probe", namespace, labels: { deny: "true" } } };
-  return kubeRequest(c, "POST", `/api/v1/namespaces/${namespace}/${resource}?dryRun=All`, { body: probe }).then(() => false, () => true);
+  return kubeRequest(c, "POST", `/api/v1/namespaces/${namespace}/${resource}?dryRun=All`, { body: probe }).then(
+    () => false,
+    () => true,
+  );
 }
 
 async function until(what: string, ok: () => Promise<boolean>): Promise<void> {
@@ -34,25 +37,44 @@ export async function refuseLabelledConfigMaps(c: LocalCluster, name: string, me
  * The cluster refuses objects of `resource` labelled `deny`, with a fixed `message` or a CEL
  * `messageExpression` (which may quote the object's fields, as a real policy's message may).
  */
-export async function refuseLabelled(c: LocalCluster, name: string, resource: Refused, says: { message: string } | { messageExpression: string }, namespace: string): Promise<void> {
-  await kubeRequest(c, "POST", `${API}/validatingadmissionpolicies`, { body: {
-    apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicy", metadata: { name },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: [resource] }] },
-      validations: [{ expression: "!has(object.metadata.labels) || !('deny' in object.metadata.labels)", ...says }],
+export async function refuseLabelled(
+  c: LocalCluster,
+  name: string,
+  resource: Refused,
+  says: { message: string } | { messageExpression: string },
+  namespace: string,
+): Promise<void> {
+  await kubeRequest(c, "POST", `${API}/validatingadmissionpolicies`, {
+    body: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: [resource] }] },
+        validations: [{ expression: "!has(object.metadata.labels) || !('deny' in object.metadata.labels)", ...says }],
+      },
     },
-  } });
-  await kubeRequest(c, "POST", `${API}/validatingadmissionpolicybindings`, { body: {
-    apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name }, spec: { policyName: name, validationActions: ["Deny"] },
-  } });
+  });
+  await kubeRequest(c, "POST", `${API}/validatingadmissionpolicybindings`, {
+    body: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name },
+      spec: { policyName: name, validationActions: ["Deny"] },
+    },
+  });
   await until("the admission policy takes effect", () => refused(c, namespace, resource));
 }
 
 /** Removes the policy (missing parts are fine); with `namespace`, waits until the cluster accepts ConfigMaps again. */
 export async function liftPolicy(c: LocalCluster, name: string, namespace?: string): Promise<void> {
   for (const kind of ["validatingadmissionpolicybindings", "validatingadmissionpolicies"]) {
-    try { await kubeRequest(c, "DELETE", `${API}/${kind}/${name}`); } catch { /* not there */ }
+    try {
+      await kubeRequest(c, "DELETE", `${API}/${kind}/${name}`);
+    } catch {
+      /* not there */
+    }
   }
   if (namespace) await until("the admission policy is lifted", async () => !(await refused(c, namespace, "configmaps")));
 }
@@ -61,11 +83,20 @@ export async function liftPolicy(c: LocalCluster, name: string, namespace?: stri
  * One bundle per name, each one ConfigMap named after its bundle in `namespace` holding `version`; the
  * `denied` bundle's ConfigMap carries the label refuseLabelledConfigMaps' policy refuses.
  */
-export function writeConfigMapBundles(repoDir: string, bundles: readonly string[], namespace: string, version: (bundle: string) => number, denied?: string): void {
+export function writeConfigMapBundles(
+  repoDir: string,
+  bundles: readonly string[],
+  namespace: string,
+  version: (bundle: string) => number,
+  denied?: string,
+): void {
   for (const b of bundles) {
     fs.mkdirSync(path.join(repoDir, b), { recursive: true });
     fs.writeFileSync(path.join(repoDir, b, "fleet.yaml"), `defaultNamespace: ${namespace}\n`);
-    const labels = b === denied ? "  labels: {deny: \"true\"}\n" : "";
-    fs.writeFileSync(path.join(repoDir, b, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${b}\n${labels}data:\n  version: "${version(b)}"\n`);
+    const labels = b === denied ? '  labels: {deny: "true"}\n' : "";
+    fs.writeFileSync(
+      path.join(repoDir, b, "cm.yaml"),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${b}\n${labels}data:\n  version: "${version(b)}"\n`,
+    );
   }
 }

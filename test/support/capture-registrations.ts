@@ -24,9 +24,11 @@ const ROOT = "/tmp/pf-capture";
 const RENDER = path.join(ROOT, "render");
 const cacheRoot = path.join(ROOT, "cache");
 
-const crd = (group: string, scope = "Namespaced") => `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.${group}\n` +
+const crd = (group: string, scope = "Namespaced") =>
+  `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.${group}\n` +
   `spec:\n  group: ${group}\n  scope: ${scope}\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]\n`;
-const cm = (name: string, ns?: string, extra = "") => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${ns ? `  namespace: ${ns}\n` : ""}${extra}data:\n  k: v\n`;
+const cm = (name: string, ns?: string, extra = "") =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${ns ? `  namespace: ${ns}\n` : ""}${extra}data:\n  k: v\n`;
 
 /** One repository with a bundle per option that changes registration. */
 const FEATURES: Record<string, string> = {
@@ -36,9 +38,11 @@ const FEATURES: Record<string, string> = {
   "raw/in-own.yaml": cm("in-own", "raw-own"),
   "raw/elsewhere.yaml": cm("elsewhere", "other-ns"),
   "raw/kept.yaml": cm("kept", undefined, "  annotations: {helm.sh/resource-policy: keep}\n"),
-  "raw/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n" +
+  "raw/deploy.yaml":
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n" +
     "  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: nginx}]}\n",
-  "raw/fleet.yaml": "defaultNamespace: raw-ns\nnamespaceLabels: {team: a}\nnamespaceAnnotations: {note: x}\ndeleteNamespace: true\nforceSyncGeneration: 3\n" +
+  "raw/fleet.yaml":
+    "defaultNamespace: raw-ns\nnamespaceLabels: {team: a}\nnamespaceAnnotations: {note: x}\ndeleteNamespace: true\nforceSyncGeneration: 3\n" +
     "diff:\n  comparePatches:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: web\n    namespace: raw-ns\n    jsonPointers: [/spec/replicas]\n" +
     "correctDrift:\n  enabled: true\n",
   "keep/cm.yaml": cm("keep"),
@@ -48,7 +52,8 @@ const FEATURES: Record<string, string> = {
   "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
   "chart/crds/crd.yaml": crd("chart.example.com"),
   "chart/templates/cm.yaml": cm("from-chart"),
-  "chart/templates/hook.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: hook\n  annotations: {helm.sh/hook: post-install}\n" +
+  "chart/templates/hook.yaml":
+    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: hook\n  annotations: {helm.sh/hook: post-install}\n" +
     "spec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: j, image: busybox}]}\n",
   "chart/fleet.yaml": "defaultNamespace: chart-ns\nhelm:\n  timeoutSeconds: 90\n  takeOwnership: true\n  values: {a: 1}\n",
   "kust/kustomization.yaml": "resources: [cm.yaml]\nnamespace: kust-ns\n",
@@ -69,13 +74,21 @@ function featureFleet(kubeconfig?: string): StackConfig {
   const features = writeRepo("features", FEATURES);
   const paused = writeRepo("paused", { "app/cm.yaml": cm("paused") });
   const clusters = ["c1", "c2"].map((name) => ({
-    name, labels: { env: name === "c1" ? "prod" : "dev" }, annotations: {}, templateValues: {}, deleteUnreachable: name === "c2",
-    ...(kubeconfig ? { kubeconfig } : {}), ...(name === "c2" ? { agent: { namespace: "agent-two", tolerations: [{ key: "k", operator: "Exists" }] } } : {}),
+    name,
+    labels: { env: name === "c1" ? "prod" : "dev" },
+    annotations: {},
+    templateValues: {},
+    deleteUnreachable: name === "c2",
+    ...(kubeconfig ? { kubeconfig } : {}),
+    ...(name === "c2" ? { agent: { namespace: "agent-two", tolerations: [{ key: "k", operator: "Exists" }] } } : {}),
   }));
   return {
-    file: "stacks/Pulumi.capture.yaml", fleetVersion: "0.13.1",
+    file: "stacks/Pulumi.capture.yaml",
+    fleetVersion: "0.13.1",
     agent: { apiServerURL: "https://fleet.example.com", priorityClass: { value: 1000 }, podDisruptionBudget: { maxUnavailable: 1 }, env: { X: "1" } },
-    ...(kubeconfig ? {} : { renderDir: RENDER }), clusters, clusterGroups: [],
+    ...(kubeconfig ? {} : { renderDir: RENDER }),
+    clusters,
+    clusterGroups: [],
     gitRepos: [
       gitRepoConfig({ name: "features", repo: features, paths: ["raw", "keep", "asked", "chart", "kust"], targets: [{ clusterSelector: {} }] }),
       gitRepoConfig({ name: "paused", repo: paused, paths: ["app"], paused: true, keepResources: true, targets: [{ clusterName: "c1" }] }),
@@ -100,7 +113,10 @@ async function capture(config: StackConfig, options: Parameters<typeof fleetProg
 
 /** A second update's view of the first: every deploymentId unchanged, some clusters new to the stack. */
 function previousOf(first: Captured, arrivedClusters: string[]) {
-  const { summary, deployments } = first.outputs as { summary: { gitRepos: Record<string, { commit: string; clusters: string[] }>; agents: Record<string, unknown> }; deployments: Record<string, { deploymentId: string }> };
+  const { summary, deployments } = first.outputs as {
+    summary: { gitRepos: Record<string, { commit: string; clusters: string[] }>; agents: Record<string, unknown> };
+    deployments: Record<string, { deploymentId: string }>;
+  };
   return {
     gitRepos: Object.fromEntries(Object.entries(summary.gitRepos).map(([k, v]) => [k, { commit: v.commit, clusters: v.clusters }])),
     deploymentIds: Object.fromEntries(Object.entries(deployments).map(([k, v]) => [k, v.deploymentId])),

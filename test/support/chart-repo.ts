@@ -11,7 +11,6 @@ import * as readline from "node:readline";
 import { builtToolPath } from "../../core/tool-build";
 import { tempDir } from "./git-fixtures";
 
-
 export interface ChartRepo {
   /** http(s)://127.0.0.1:PORT */
   url: string;
@@ -26,7 +25,12 @@ export interface ChartRepo {
   stop(): Promise<void>;
 }
 
-export interface ChartSpec { name: string; version: string; templates: Record<string, string>; values?: string }
+export interface ChartSpec {
+  name: string;
+  version: string;
+  templates: Record<string, string>;
+  values?: string;
+}
 
 /** Writes chart source directories for chart-repo to package (into `dir` when given). */
 export function chartSources(charts: ChartSpec[], dir = tempDir("pf-charts-")): string {
@@ -41,7 +45,10 @@ export function chartSources(charts: ChartSpec[], dir = tempDir("pf-charts-")): 
 }
 
 export interface ChartRepoOptions {
-  tls?: boolean; user?: string; password?: string; files?: string;
+  tls?: boolean;
+  user?: string;
+  password?: string;
+  files?: string;
   /** A file that gets one JSON line {method, path, authorization} per request received. */
   log?: string;
   /** index.yaml's chart URLs are absolute, under this URL (another server). */
@@ -63,18 +70,21 @@ export async function startChartRepo(chartsDir: string, opts: ChartRepoOptions =
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   const lines = readline.createInterface({ input: child.stdout! });
-  const nextLine = () => new Promise<Record<string, string>>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`chart-repo exited (${code}): ${stderr}`));
-    child.once("exit", onExit);
-    lines.once("line", (line) => {
-      child.off("exit", onExit);
-      resolve(JSON.parse(line));
+  const nextLine = () =>
+    new Promise<Record<string, string>>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`chart-repo exited (${code}): ${stderr}`));
+      child.once("exit", onExit);
+      lines.once("line", (line) => {
+        child.off("exit", onExit);
+        resolve(JSON.parse(line));
+      });
     });
-  });
   const ready = await nextLine();
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {
-    url: ready.url, repo: ready.repo, oci: ready.oci,
+    url: ready.url,
+    repo: ready.repo,
+    oci: ready.oci,
     ca: ready.caFile ? fs.readFileSync(ready.caFile, "utf8") : undefined,
     async reload() {
       const done = nextLine();

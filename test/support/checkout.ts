@@ -12,10 +12,14 @@ import { tempDir } from "./git-fixtures";
 export class Checkout {
   readonly dir: string;
 
-  constructor(readonly name: string, private readonly baseEnv: NodeJS.ProcessEnv = {}) {
+  constructor(
+    readonly name: string,
+    private readonly baseEnv: NodeJS.ProcessEnv = {},
+  ) {
     this.dir = tempDir(`pf-checkout-${name}-`);
     const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: PROJECT_DIR, encoding: "utf8" })
-      .split("\0").filter((f) => f && fs.existsSync(path.join(PROJECT_DIR, f)));
+      .split("\0")
+      .filter((f) => f && fs.existsSync(path.join(PROJECT_DIR, f)));
     for (const f of files) {
       fs.mkdirSync(path.dirname(path.join(this.dir, f)), { recursive: true });
       fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(this.dir, f));
@@ -32,7 +36,10 @@ export class Checkout {
   /** `npm run <script> -- args` without npm's own start-up: the script's TypeScript entry point. */
   run(script: string, args: string[], extra: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
     return spawnSync(process.execPath, [path.join(this.dir, "scripts/run-ts.js"), path.join(this.dir, script), ...args], {
-      cwd: this.dir, env: this.env(extra), encoding: "utf8", maxBuffer: 64 * 2 ** 20,
+      cwd: this.dir,
+      env: this.env(extra),
+      encoding: "utf8",
+      maxBuffer: 64 * 2 ** 20,
     });
   }
 
@@ -47,12 +54,19 @@ export class Checkout {
   /** The same, started in its own process group (so a test can kill it and everything it started). */
   start(script: string, args: string[], extra: NodeJS.ProcessEnv = {}) {
     const child = spawn(process.execPath, [path.join(this.dir, "scripts/run-ts.js"), path.join(this.dir, script), ...args], {
-      cwd: this.dir, env: this.env(extra), detached: true, stdio: ["ignore", "pipe", "pipe"],
+      cwd: this.dir,
+      env: this.env(extra),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
-    child.stdout!.on("data", (d) => { stdout += d; });
-    child.stderr!.on("data", (d) => { stderr += d; });
+    child.stdout!.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr!.on("data", (d) => {
+      stderr += d;
+    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     return { child, exited, output: () => ({ stdout, stderr }) };
   }

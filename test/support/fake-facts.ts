@@ -6,7 +6,18 @@
  */
 import { Facts, JournalHooks } from "../../core/desired/facts";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { Capabilities, DiscoveryJob, DiscoveryResult, ImpersonateJob, ImpersonateResult, LookupJob, LookupResult, OwnersJob, OwnersResult, runRenderer } from "../../core/render/fleet-render";
+import {
+  Capabilities,
+  DiscoveryJob,
+  DiscoveryResult,
+  ImpersonateJob,
+  ImpersonateResult,
+  LookupJob,
+  LookupResult,
+  OwnersJob,
+  OwnersResult,
+  runRenderer,
+} from "../../core/render/fleet-render";
 
 export interface FakeFacts extends Facts {
   calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][]; discovery: DiscoveryJob[][] };
@@ -15,15 +26,17 @@ export interface FakeFacts extends Facts {
 /** A test's answer to a batch of jobs, by job id (the real facts' answers, already or eventually). */
 type Answer<J, R> = (jobs: J[]) => Record<string, R> | Promise<Record<string, R>>;
 
-export function fakeFacts(over: {
-  previous?: PreviousDeployment;
-  objects?: Answer<OwnersJob, OwnersResult>;
-  impersonate?: Answer<ImpersonateJob, ImpersonateResult>;
-  discovery?: Answer<DiscoveryJob, DiscoveryResult>;
-  ambientKubeconfig?: Answer<{ id: string; context: string }, ImpersonateResult>;
-  lookup?: Answer<LookupJob, LookupResult>;
-  journal?: JournalHooks;
-} = {}): FakeFacts {
+export function fakeFacts(
+  over: {
+    previous?: PreviousDeployment;
+    objects?: Answer<OwnersJob, OwnersResult>;
+    impersonate?: Answer<ImpersonateJob, ImpersonateResult>;
+    discovery?: Answer<DiscoveryJob, DiscoveryResult>;
+    ambientKubeconfig?: Answer<{ id: string; context: string }, ImpersonateResult>;
+    lookup?: Answer<LookupJob, LookupResult>;
+    journal?: JournalHooks;
+  } = {},
+): FakeFacts {
   const calls: FakeFacts["calls"] = { objects: [], impersonate: [], discovery: [] };
   return {
     calls,
@@ -57,8 +70,11 @@ export function fakeFacts(over: {
 }
 
 /** Every cluster answers discovery with these capabilities (a v1.36 cluster serving only core v1 by default). */
-export const discovered = (caps: Capabilities = { kubeVersion: { version: "v1.36.3", major: "1", minor: "36" }, apiVersions: ["v1"] }) =>
-  (jobs: DiscoveryJob[]): Record<string, DiscoveryResult> => Object.fromEntries(jobs.map((j) => [j.id, { capabilities: caps }]));
+export const discovered =
+  (caps: Capabilities = { kubeVersion: { version: "v1.36.3", major: "1", minor: "36" }, apiVersions: ["v1"] }) =>
+  (jobs: DiscoveryJob[]): Record<string, DiscoveryResult> =>
+    Object.fromEntries(jobs.map((j) => [j.id, { capabilities: caps }]));
 
 /** Every asked object exists nowhere (a fresh cluster). */
-export const nothingExists = (jobs: OwnersJob[]): Record<string, OwnersResult> => Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => null) }]));
+export const nothingExists = (jobs: OwnersJob[]): Record<string, OwnersResult> =>
+  Object.fromEntries(jobs.map((j) => [j.id, { objects: j.objects.map(() => null) }]));

@@ -73,4 +73,6 @@ export function gitRepoConfig(over: Partial<GitRepoConfig> & { repo: string }): 
 }
 
 export const CONFIGMAP = (name: string, data: Record<string, string> = { k: "v" }) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Object.entries(data).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`).join("\n")}\n`;
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
+    .join("\n")}\n`;

@@ -19,13 +19,21 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.once("SIGTERM", () => process.exit(143));
   process.once("exit", () => {
     const state = readLocalClusters(baseDir);
-    for (const c of state?.clusters ?? []) for (const pid of Object.values(c.pids)) try { process.kill(-pid!, "SIGKILL"); } catch { /* gone */ }
+    for (const c of state?.clusters ?? [])
+      for (const pid of Object.values(c.pids))
+        try {
+          process.kill(-pid!, "SIGKILL");
+        } catch {
+          /* gone */
+        }
   });
   const state = await startLocalClusters({ names: LIVE_CLUSTER_NAMES, baseDir });
   await new Promise((r) => setTimeout(r, 3000));
   const mem = residentMemory(state);
-  console.log(`  live clusters: ${state.clusters.length} started in ${(state.startupMs / 1000).toFixed(1)} s, ` +
-    `resident memory ${(mem.total / 2 ** 20).toFixed(0)} MiB (${baseDir})`);
+  console.log(
+    `  live clusters: ${state.clusters.length} started in ${(state.startupMs / 1000).toFixed(1)} s, ` +
+      `resident memory ${(mem.total / 2 ** 20).toFixed(0)} MiB (${baseDir})`,
+  );
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {

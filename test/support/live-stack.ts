@@ -25,15 +25,21 @@ export interface LiveStack {
 }
 
 /** `name` names the stack, its GitRepo (so bundles are `<name>-<path>`) and its passphrase. */
-export function liveStack(name: string, spec: {
-  namespace: string; paths: string[]; files: Record<string, string>; setup?: (s: LiveStack) => Promise<void>;
-  /** Global agent settings beside the management endpoint (for example its namespace). */
-  agent?: Record<string, unknown>;
-  /** Settings of the GitRepo's stack entry (for example allowTakeOwnership). */
-  gitRepo?: Partial<GitRepoConfig>;
-  /** More top-level settings of the stack file (for example healthChecks). */
-  stack?: Partial<StackConfig>;
-}): LiveStack {
+export function liveStack(
+  name: string,
+  spec: {
+    namespace: string;
+    paths: string[];
+    files: Record<string, string>;
+    setup?: (s: LiveStack) => Promise<void>;
+    /** Global agent settings beside the management endpoint (for example its namespace). */
+    agent?: Record<string, unknown>;
+    /** Settings of the GitRepo's stack entry (for example allowTakeOwnership). */
+    gitRepo?: Partial<GitRepoConfig>;
+    /** More top-level settings of the stack file (for example healthChecks). */
+    stack?: Partial<StackConfig>;
+  },
+): LiveStack {
   const work = tempDir(`pf-${name}-`);
   const repoDir = path.join(work, "repo");
   let config: StackConfig;
@@ -45,8 +51,13 @@ export function liveStack(name: string, spec: {
       fs.writeFileSync(path.join(repoDir, file), text);
     },
     options: (over = {}) => ({
-      stack: name, stateDir: path.join(work, "state"), stackConfigDir: path.join(work, "stacks"), config,
-      deploy: { cacheRoot: path.join(work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: name }, ...over,
+      stack: name,
+      stateDir: path.join(work, "state"),
+      stackConfigDir: path.join(work, "stacks"),
+      config,
+      deploy: { cacheRoot: path.join(work, "git-cache") },
+      env: { PULUMI_CONFIG_PASSPHRASE: name },
+      ...over,
     }),
   };
 
@@ -57,8 +68,20 @@ export function liveStack(name: string, spec: {
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     for (const [file, text] of Object.entries(spec.files)) stack.write(file, text);
     config = {
-      file: `stacks/Pulumi.${name}.yaml`, fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com", ...spec.agent }, clusterGroups: [],
-      clusters: [{ name: stack.cluster.name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8") }],
+      file: `stacks/Pulumi.${name}.yaml`,
+      fleetVersion: "0.13.1",
+      agent: { apiServerURL: "https://fleet.example.com", ...spec.agent },
+      clusterGroups: [],
+      clusters: [
+        {
+          name: stack.cluster.name,
+          labels: {},
+          annotations: {},
+          templateValues: {},
+          deleteUnreachable: false,
+          kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8"),
+        },
+      ],
       gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }], ...spec.gitRepo })],
       ...spec.stack,
     };

@@ -75,17 +75,23 @@ type MonitorCall = (req: AnyReq, cb: (err: unknown, res: AnyReq) => void) => voi
 export async function runUnderMocks<T>(program: () => Promise<T> | T, options: MockOptions = {}): Promise<MockRun<T>> {
   const pending: Promise<unknown>[] = [];
   const requests: AnyReq[] = [];
-  await pulumi.runtime.setMocks({
-    newResource: (a) => {
-      if (a.type === "pulumi:pulumi:StackReference") {
-        return { id: a.inputs.name, state: { name: a.inputs.name, outputs: options.stackOutputs ?? {}, secretOutputNames: [] } };
-      }
-      // Provider-side components (helm.v4.Chart, kustomize.v2.Directory) report their children as `resources`.
-      const remoteComponent = a.type === "kubernetes:helm.sh/v4:Chart" || a.type === "kubernetes:kustomize/v2:Directory";
-      return { id: a.custom ? `${a.name}-id` : undefined, state: remoteComponent ? { ...a.inputs, resources: [] } : a.inputs };
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (a) => {
+        if (a.type === "pulumi:pulumi:StackReference") {
+          return { id: a.inputs.name, state: { name: a.inputs.name, outputs: options.stackOutputs ?? {}, secretOutputNames: [] } };
+        }
+        // Provider-side components (helm.v4.Chart, kustomize.v2.Directory) report their children as `resources`.
+        const remoteComponent = a.type === "kubernetes:helm.sh/v4:Chart" || a.type === "kubernetes:kustomize/v2:Directory";
+        return { id: a.custom ? `${a.name}-id` : undefined, state: remoteComponent ? { ...a.inputs, resources: [] } : a.inputs };
+      },
+      call: (a) => a.inputs,
     },
-    call: (a) => a.inputs,
-  }, options.project ?? "pulumi-fleet", options.stack ?? "test", options.preview ?? false, "organization");
+    options.project ?? "pulumi-fleet",
+    options.stack ?? "test",
+    options.preview ?? false,
+    "organization",
+  );
 
   enableTransformsUnderMocks();
   // Wrap the monitor's two ways of adding a resource to the graph, keeping each request and its URN.
@@ -95,16 +101,23 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
     const original = monitor[method].bind(monitor);
     monitor[method] = (req, cb) => {
       requests.push(req);
-      pending.push(new Promise<void>((resolve) => original(req, (err, res) => {
-        if (!err) urnOf.set(req, res.getUrn() as string);
-        cb(err, res);
-        resolve();
-      })));
+      pending.push(
+        new Promise<void>((resolve) =>
+          original(req, (err, res) => {
+            if (!err) urnOf.set(req, res.getUrn() as string);
+            cb(err, res);
+            resolve();
+          }),
+        ),
+      );
     };
   }
   const warnings: string[] = [];
   const originalWarn = pulumi.log.warn;
-  (pulumi.log as { warn: typeof pulumi.log.warn }).warn = (msg: string) => { warnings.push(msg); return Promise.resolve(); };
+  (pulumi.log as { warn: typeof pulumi.log.warn }).warn = (msg: string) => {
+    warnings.push(msg);
+    return Promise.resolve();
+  };
   try {
     const result = await program();
     // Registrations are asynchronous: wait for the SDK's RPC queue to drain, then for our wrappers.
@@ -122,14 +135,14 @@ export async function runUnderMocks<T>(program: () => Promise<T> | T, options: M
         urn: urnOf.get(req) ?? "",
         type: req.getType() as string,
         name: req.getName() as string,
-        custom: req.getCustom ? req.getCustom() as boolean : true,
-        remote: req.getRemote ? req.getRemote() as boolean : false,
+        custom: req.getCustom ? (req.getCustom() as boolean) : true,
+        remote: req.getRemote ? (req.getRemote() as boolean) : false,
         parent: req.getParent() as string,
         provider: req.getProvider() as string,
         inputs,
         dependencies: [...(req.getDependenciesList() as string[])].sort(),
         retainOnDelete: isRead ? false : !!req.getRetainondelete(),
-        ignoreChanges: isRead ? [] : req.getIgnorechangesList() as string[],
+        ignoreChanges: isRead ? [] : (req.getIgnorechangesList() as string[]),
         aliases: isRead ? [] : aliasesOf(req),
         transforms: isRead ? 0 : (req.getTransformsList() as unknown[]).length,
         additionalSecretOutputs: isRead ? [] : [...(req.getAdditionalsecretoutputsList() as string[])],

@@ -7,9 +7,22 @@ import * as path from "node:path";
 
 export const ENGINE_PROGRAMS = new Set(["pulumi", "pulumi-resource-kubernetes", "pulumi-language-nodejs", "fleet-render", "proc-guard"]);
 /** And what the tests start themselves: local clusters, the chart servers, PostgreSQL, Chromium. */
-export const TEST_PROGRAMS = new Set([...ENGINE_PROGRAMS, "chart-repo", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "postgres", "chromium"]);
+export const TEST_PROGRAMS = new Set([
+  ...ENGINE_PROGRAMS,
+  "chart-repo",
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+  "postgres",
+  "chromium",
+]);
 
-export interface Proc { pid: number; command: string }
+export interface Proc {
+  pid: number;
+  command: string;
+}
 
 /** Running processes whose program is one of an operation's, except those in `except`. */
 export function engineProcesses(except: Set<number> = new Set(), programs: Set<string> = ENGINE_PROGRAMS): Proc[] {
@@ -20,7 +33,13 @@ export function engineProcesses(except: Set<number> = new Set(), programs: Set<s
     let argv: string[];
     try {
       argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
-      if (fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").startsWith("Z")) continue; // a zombie has ended
+      if (
+        fs
+          .readFileSync(`/proc/${pid}/stat`, "utf8")
+          .replace(/^.*\) /, "")
+          .startsWith("Z")
+      )
+        continue; // a zombie has ended
     } catch {
       continue; // ended meanwhile
     }
@@ -30,7 +49,11 @@ export function engineProcesses(except: Set<number> = new Set(), programs: Set<s
 }
 
 /** A process as it was seen: its start time (clock ticks since boot) tells it from a later one with the same pid. */
-export interface SeenProc { pid: number; start: string; argv: string[] }
+export interface SeenProc {
+  pid: number;
+  start: string;
+  argv: string[];
+}
 
 function statFields(pid: number): string[] | undefined {
   try {

@@ -6,12 +6,24 @@ import { PlanEntry } from "../../core/targeting/plan";
 import { renderDeployments } from "../../core/render/deployments";
 import { runRenderer } from "../../core/render/fleet-render";
 
-export async function renderBundle(bundle: Bundle, options: DeploymentOptions = bundle.options, cluster = "c1"): Promise<{ objects: K8sObject[]; warnings: string[]; style: string }> {
+export async function renderBundle(
+  bundle: Bundle,
+  options: DeploymentOptions = bundle.options,
+  cluster = "c1",
+): Promise<{ objects: K8sObject[]; warnings: string[]; style: string }> {
   const entry: PlanEntry = {
-    gitRepo: bundle.gitRepo, bundle: bundle.name, cluster, target: "t", customizations: [], options,
+    gitRepo: bundle.gitRepo,
+    bundle: bundle.name,
+    cluster,
+    target: "t",
+    customizations: [],
+    options,
     namespace: options.namespace || options.defaultNamespace || "default",
     releaseName: options.helm?.releaseName || helmReleaseNameOf(bundle.name),
-    manifestId: bundle.manifestId, deploymentId: "d", paused: false, dependsOn: [],
+    manifestId: bundle.manifestId,
+    deploymentId: "d",
+    paused: false,
+    dependsOn: [],
   };
   return (await renderDeployments([entry], [bundle], () => "0123456789abcdef0123456789abcdef01234567", runRenderer)).get(entry)!;
 }

@@ -10,11 +10,15 @@ export async function configMapsOnlyAccount(cluster: LocalCluster, namespace: st
   await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   await post(`/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: account } });
   await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, {
-    apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "configmaps-only" },
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: "configmaps-only" },
     rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }],
   });
   await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
-    apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: account },
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: account },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmaps-only" },
     subjects: [{ kind: "ServiceAccount", name: account, namespace }],
   });

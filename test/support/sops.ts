@@ -7,7 +7,10 @@ import { builtToolPath } from "../../core/tool-build";
 
 const fleetSops = () => builtToolPath("build-sops.sh", "fleet-sops");
 
-export interface AgeKey { identity: string; recipient: string }
+export interface AgeKey {
+  identity: string;
+  recipient: string;
+}
 
 export function ageKey(): AgeKey {
   return JSON.parse(execFileSync(fleetSops(), ["keygen"], { encoding: "utf8" })) as AgeKey;
@@ -15,7 +18,9 @@ export function ageKey(): AgeKey {
 
 /** `name`'s content encrypted for the recipients (the extension chooses YAML or JSON), by default only data and stringData, as Flux's guide does. */
 export function sopsEncrypt(name: string, content: string, recipients: string[], encryptedRegex = "^(data|stringData)$"): string {
-  const out = JSON.parse(execFileSync(fleetSops(), ["encrypt"], { input: JSON.stringify({ recipients, encryptedRegex, files: [{ name, content }] }), encoding: "utf8" }));
+  const out = JSON.parse(
+    execFileSync(fleetSops(), ["encrypt"], { input: JSON.stringify({ recipients, encryptedRegex, files: [{ name, content }] }), encoding: "utf8" }),
+  );
   const r = out.files[name] as { content?: string; error?: string };
   if (!r.content) throw new Error(`fleet-sops encrypt ${name}: ${r.error}`);
   return r.content;

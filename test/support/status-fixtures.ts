@@ -7,7 +7,8 @@ import { DeploymentState, DeploymentStatus, STATE_RANK, StatusReport } from "../
 
 export const INJECTION = `"<script>document.title='owned'</script>" & <b>bold</b>`;
 
-const ID = (bundle: string, cluster: string) => `s-${bundle.padEnd(12, "0").slice(0, 12)}abcdef0123456789abcdef0123456789abcdef012345:${cluster.padEnd(8, "f").slice(0, 8)}`;
+const ID = (bundle: string, cluster: string) =>
+  `s-${bundle.padEnd(12, "0").slice(0, 12)}abcdef0123456789abcdef0123456789abcdef012345:${cluster.padEnd(8, "f").slice(0, 8)}`;
 
 /** [gitRepo, bundle, cluster, state, message] */
 const ROWS: [string, string, string, DeploymentState, string][] = [
@@ -52,25 +53,50 @@ const worst = (items: DeploymentStatus[]): DeploymentState =>
 
 export function knownFleetReport(): StatusReport {
   const deployments: DeploymentStatus[] = ROWS.map(([gitRepo, bundle, cluster, state, message]) => ({
-    gitRepo, bundle, cluster, state, message, deploymentId: ID(bundle, cluster),
+    gitRepo,
+    bundle,
+    cluster,
+    state,
+    message,
+    deploymentId: ID(bundle, cluster),
     ...(state === "Pending" ? {} : { appliedDeploymentId: state === "WaitApplied" || state === "OutOfSync" ? ID(bundle, "old") : ID(bundle, cluster) }),
   }));
   const bundles = [...new Set(deployments.map((d) => `${d.gitRepo}/${d.bundle}`))].sort().map((k) => {
     const items = deployments.filter((d) => `${d.gitRepo}/${d.bundle}` === k);
-    return { gitRepo: items[0].gitRepo, bundle: items[0].bundle, state: worst(items), readyClusters: items.filter((d) => d.state === "Ready").length, desiredReadyClusters: items.length };
+    return {
+      gitRepo: items[0].gitRepo,
+      bundle: items[0].bundle,
+      state: worst(items),
+      readyClusters: items.filter((d) => d.state === "Ready").length,
+      desiredReadyClusters: items.length,
+    };
   });
   const gitRepos = ["apps", "infra"].map((g) => {
     const items = deployments.filter((d) => d.gitRepo === g);
     const clusters = [...new Set(items.map((d) => d.cluster))];
     const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
-    return { gitRepo: g, commit: g === "apps" ? "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c" : "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d", state: worst(items), readyClusters: ready, desiredReadyClusters: clusters.length };
+    return {
+      gitRepo: g,
+      commit: g === "apps" ? "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c" : "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
+      state: worst(items),
+      readyClusters: ready,
+      desiredReadyClusters: clusters.length,
+    };
   });
   const clusters = CLUSTERS.map((c) => {
     const items = deployments.filter((d) => d.cluster === c.name);
     return {
-      cluster: c.name, state: worst(items), readyBundles: items.filter((d) => d.state === "Ready").length, desiredReadyBundles: items.length,
-      labels: c.labels, groups: c.groups,
-      agent: { image: c.name === "prod-us-1" ? "registry.example.com/rancher/fleet-agent:v0.13.0" : "rancher/fleet-agent:v0.13.1", configHash: `${c.name.length}a7f3c9e2b14d8f60a7f3c9e2b14d8f60a7f3c9e2b14d8f60a7f3c9e2b14d8f6`.slice(0, 64), pinned: c.name === "prod-us-1" },
+      cluster: c.name,
+      state: worst(items),
+      readyBundles: items.filter((d) => d.state === "Ready").length,
+      desiredReadyBundles: items.length,
+      labels: c.labels,
+      groups: c.groups,
+      agent: {
+        image: c.name === "prod-us-1" ? "registry.example.com/rancher/fleet-agent:v0.13.0" : "rancher/fleet-agent:v0.13.1",
+        configHash: `${c.name.length}a7f3c9e2b14d8f60a7f3c9e2b14d8f60a7f3c9e2b14d8f60a7f3c9e2b14d8f6`.slice(0, 64),
+        pinned: c.name === "prod-us-1",
+      },
       reachable: c.name !== "edge-1",
       ...(c.name === "edge-1" ? { unreachableReason: "connect ECONNREFUSED 10.0.0.7:6443" } : {}),
     };

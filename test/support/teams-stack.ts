@@ -45,7 +45,10 @@ const ATTACKER_APP = (round: number) => ({
   "app/cm.yaml": CONFIGMAP("attacker-config", { round: String(round) }),
 });
 
-interface Seen { uid: string; data?: Record<string, string> }
+interface Seen {
+  uid: string;
+  data?: Record<string, string>;
+}
 type VictimView = Record<string, { configMap?: Seen; secret?: Seen; namespace?: Seen & { deleting: boolean } }>;
 
 export interface AttackRun {
@@ -81,17 +84,45 @@ export class TeamsStack {
 
   options(o: AttackOptions = {}, over: Partial<ops.OperationOptions> = {}): ops.OperationOptions {
     return {
-      stack: STACK, stateDir: path.join(this.work, "state"), stackConfigDir: this.work, config: this.config(o),
-      deploy: { cacheRoot: path.join(this.work, "git-cache") }, env: { PULUMI_CONFIG_PASSPHRASE: STACK }, ...over,
+      stack: STACK,
+      stateDir: path.join(this.work, "state"),
+      stackConfigDir: this.work,
+      config: this.config(o),
+      deploy: { cacheRoot: path.join(this.work, "git-cache") },
+      env: { PULUMI_CONFIG_PASSPHRASE: STACK },
+      ...over,
     };
   }
 
   config(o: AttackOptions): StackConfig {
-    const cluster = (c: LocalCluster, env: string): ClusterConfig => ({ name: c.name, labels: { env }, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") });
-    const victim = gitRepoConfig({ name: "victim", repo: this.victim.url(), targets: [{ name: "production", clusterSelector: { matchLabels: { env: "production" } } }, { name: "dev", clusterSelector: { matchLabels: { env: "dev" } } }] });
-    const attacker = gitRepoConfig({ name: "attacker", repo: this.attacker.url(), targets: [{ name: "dev", clusterSelector: { matchLabels: { env: "dev" } } }], serviceAccount: "restricted", ...o.attacker });
+    const cluster = (c: LocalCluster, env: string): ClusterConfig => ({
+      name: c.name,
+      labels: { env },
+      annotations: {},
+      templateValues: {},
+      deleteUnreachable: false,
+      kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
+    });
+    const victim = gitRepoConfig({
+      name: "victim",
+      repo: this.victim.url(),
+      targets: [
+        { name: "production", clusterSelector: { matchLabels: { env: "production" } } },
+        { name: "dev", clusterSelector: { matchLabels: { env: "dev" } } },
+      ],
+    });
+    const attacker = gitRepoConfig({
+      name: "attacker",
+      repo: this.attacker.url(),
+      targets: [{ name: "dev", clusterSelector: { matchLabels: { env: "dev" } } }],
+      serviceAccount: "restricted",
+      ...o.attacker,
+    });
     return {
-      file: `stacks/Pulumi.${STACK}.yaml`, fleetVersion: "0.13.1", agent: { namespace: AGENTS, apiServerURL: "https://fleet.example.com" }, clusterGroups: [],
+      file: `stacks/Pulumi.${STACK}.yaml`,
+      fleetVersion: "0.13.1",
+      agent: { namespace: AGENTS, apiServerURL: "https://fleet.example.com" },
+      clusterGroups: [],
       clusters: [cluster(this.prod, "production"), cluster(this.dev, "dev")],
       gitRepos: o.attackerFirst ? [attacker, victim] : [victim, attacker],
     } as StackConfig;
@@ -113,10 +144,13 @@ export class TeamsStack {
     const view: VictimView = {};
     for (const c of [this.prod, this.dev]) {
       const [cm, secret, ns] = await Promise.all([
-        kubeGet(c, `/api/v1/namespaces/${VICTIM_NS}/configmaps/victim-config`), kubeGet(c, `/api/v1/namespaces/${VICTIM_NS}/secrets/victim-db`), kubeGet(c, `/api/v1/namespaces/${VICTIM_NS}`),
+        kubeGet(c, `/api/v1/namespaces/${VICTIM_NS}/configmaps/victim-config`),
+        kubeGet(c, `/api/v1/namespaces/${VICTIM_NS}/secrets/victim-db`),
+        kubeGet(c, `/api/v1/namespaces/${VICTIM_NS}`),
       ]);
       view[c.name] = {
-        configMap: cm && { uid: cm.metadata.uid, data: cm.data }, secret: secret && { uid: secret.metadata.uid, data: secret.data },
+        configMap: cm && { uid: cm.metadata.uid, data: cm.data },
+        secret: secret && { uid: secret.metadata.uid, data: secret.data },
         namespace: ns && { uid: ns.metadata.uid, deleting: !!ns.metadata.deletionTimestamp },
       };
     }
@@ -130,25 +164,39 @@ export class TeamsStack {
       const was = this.before![c.name];
       const is = now[c.name];
       expect(is.namespace, `${c.name}: namespace ${VICTIM_NS}`).to.deep.equal({ uid: was.namespace!.uid, deleting: false });
-      expect(is.configMap, `${c.name}: the victim's ConfigMap, at its latest commit`).to.deep.equal({ uid: was.configMap!.uid, data: { version: String(this.version) } });
+      expect(is.configMap, `${c.name}: the victim's ConfigMap, at its latest commit`).to.deep.equal({
+        uid: was.configMap!.uid,
+        data: { version: String(this.version) },
+      });
       expect(is.secret, `${c.name}: the victim's Secret`).to.deep.equal(was.secret);
     }
   }
 
   /** What of the attacker is on a cluster: labelled with its GitRepo, or named attack-* (labelled or not). */
   async attackerObjects(c: LocalCluster): Promise<string[]> {
-    const kinds: [string, string][] = [["ConfigMap", "/api/v1/configmaps"], ["Secret", "/api/v1/secrets"], ["Namespace", "/api/v1/namespaces"],
-      ["ClusterRoleBinding", `${RBAC}/clusterrolebindings`], ["RoleBinding", `${RBAC}/rolebindings`]];
-    const found = await Promise.all(kinds.map(async ([kind, p]) => (await kubeList(c, p))
-      .filter((o) => o.metadata.labels?.["fleet.cattle.io/repo-name"] === "attacker" || o.metadata.name.startsWith("attack-"))
-      .map((o) => `${kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`)));
+    const kinds: [string, string][] = [
+      ["ConfigMap", "/api/v1/configmaps"],
+      ["Secret", "/api/v1/secrets"],
+      ["Namespace", "/api/v1/namespaces"],
+      ["ClusterRoleBinding", `${RBAC}/clusterrolebindings`],
+      ["RoleBinding", `${RBAC}/rolebindings`],
+    ];
+    const found = await Promise.all(
+      kinds.map(async ([kind, p]) =>
+        (await kubeList(c, p))
+          .filter((o) => o.metadata.labels?.["fleet.cattle.io/repo-name"] === "attacker" || o.metadata.name.startsWith("attack-"))
+          .map((o) => `${kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`),
+      ),
+    );
     return found.flat().sort();
   }
 
   /** Nothing of the attacker's on the production cluster; on the dev cluster, only in its namespace. */
   async expectAttackerConfined(): Promise<void> {
     expect(await this.attackerObjects(this.prod), "the attacker's objects on the production cluster").to.deep.equal([]);
-    const outside = (await this.attackerObjects(this.dev)).filter((o) => !o.startsWith(`ConfigMap ${ATTACKER_NS}/`) && !o.startsWith(`Secret ${ATTACKER_NS}/`) && o !== `Namespace ${ATTACKER_NS}`);
+    const outside = (await this.attackerObjects(this.dev)).filter(
+      (o) => !o.startsWith(`ConfigMap ${ATTACKER_NS}/`) && !o.startsWith(`Secret ${ATTACKER_NS}/`) && o !== `Namespace ${ATTACKER_NS}`,
+    );
     expect(outside, "the attacker's objects outside its namespace on the dev cluster").to.deep.equal([]);
   }
 
@@ -174,10 +222,23 @@ export class TeamsStack {
   async attack(o: AttackOptions = {}): Promise<AttackRun> {
     this.before ??= await this.victimView();
     const run: AttackRun = { previewOutput: "", failures: [], upMessage: "", upOutput: "", ms: 0 };
-    if (!o.noPreview) run.preview = await ops.preview(this.options(o, { onOutput: (t) => { run.previewOutput += t; } }));
+    if (!o.noPreview)
+      run.preview = await ops.preview(
+        this.options(o, {
+          onOutput: (t) => {
+            run.previewOutput += t;
+          },
+        }),
+      );
     const t = Date.now();
     try {
-      await ops.up(this.options(o, { onOutput: (t) => { run.upOutput += t; } }));
+      await ops.up(
+        this.options(o, {
+          onOutput: (t) => {
+            run.upOutput += t;
+          },
+        }),
+      );
     } catch (err) {
       if (!(err instanceof ops.BundlesFailedError)) throw err;
       run.failures = err.failures;
@@ -193,14 +254,27 @@ export class TeamsStack {
    * its bundles, for a reason found before its bundles are known); the canary nowhere; the victim's objects its own, at its latest commit; the
    * attacker confined, its own bundle deployed.
    */
-  async expectContained(run: AttackRun, messages: Record<string, RegExp[]>, o: { applyRefused?: Record<string, RegExp[]>; gitRepoWide?: RegExp } = {}): Promise<void> {
+  async expectContained(
+    run: AttackRun,
+    messages: Record<string, RegExp[]>,
+    o: { applyRefused?: Record<string, RegExp[]>; gitRepoWide?: RegExp } = {},
+  ): Promise<void> {
     const bundles = (list: DeploymentFailure[]) => [...new Set(list.map((f) => `${f.gitRepo}/${f.bundle}`))].sort();
-    const expected = (m: object) => Object.keys(m).map((b) => `attacker/${b}`).sort();
+    const expected = (m: object) =>
+      Object.keys(m)
+        .map((b) => `attacker/${b}`)
+        .sort();
     if (o.gitRepoWide) {
       // Some or all of the attacker's bundles fail, each with that reason; no other GitRepo's.
-      for (const [where, list] of [["the preview", run.preview?.failures ?? []], ["up", run.failures]] as const) {
+      for (const [where, list] of [
+        ["the preview", run.preview?.failures ?? []],
+        ["up", run.failures],
+      ] as const) {
         expect(list.length, `${where} fails the attacker`).to.be.greaterThan(0);
-        for (const f of list) expect(`${f.gitRepo}: ${f.message}`, `${where}'s failure`).to.match(/^attacker: /).and.match(o.gitRepoWide);
+        for (const f of list)
+          expect(`${f.gitRepo}: ${f.message}`, `${where}'s failure`)
+            .to.match(/^attacker: /)
+            .and.match(o.gitRepoWide);
       }
     } else {
       const all = { ...messages, ...o.applyRefused };
@@ -209,9 +283,14 @@ export class TeamsStack {
       for (const f of run.failures) for (const re of all[f.bundle]) expect(f.message, f.message).to.match(re);
     }
     for (const [where, text] of Object.entries({
-      "preview output": run.previewOutput, "preview summary": run.preview?.summaryMarkdown ?? "", "preview failures": JSON.stringify(run.preview?.failures ?? []),
-      "up output": run.upOutput, "up's error": run.upMessage, "up's failures": JSON.stringify(run.failures),
-    })) expect(leaks(text), `the victim's secret in the ${where}`).to.deep.equal([]);
+      "preview output": run.previewOutput,
+      "preview summary": run.preview?.summaryMarkdown ?? "",
+      "preview failures": JSON.stringify(run.preview?.failures ?? []),
+      "up output": run.upOutput,
+      "up's error": run.upMessage,
+      "up's failures": JSON.stringify(run.failures),
+    }))
+      expect(leaks(text), `the victim's secret in the ${where}`).to.deep.equal([]);
     expect(await this.stateLeaks(), "resources of the state holding the victim's secret").to.deep.equal([]);
     await this.expectVictimIntact();
     await this.expectAttackerConfined();
@@ -235,35 +314,47 @@ export class TeamsStack {
     toolchain();
     [this.prod, this.dev] = liveClusters().clusters;
     const post = (p: string, body: object) => kubeRequest(this.dev, "POST", p, { body });
-    for (const c of [this.prod, this.dev]) await kubeRequest(c, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: AGENTS } } });
+    for (const c of [this.prod, this.dev])
+      await kubeRequest(c, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: AGENTS } } });
     await post(`/api/v1/namespaces/${AGENTS}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "restricted" } });
     await post(`${RBAC}/clusterroles`, {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "teams-restricted" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "teams-restricted" },
       rules: [{ apiGroups: [""], resources: ["configmaps", "secrets", "namespaces"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }],
     });
     await post(`${RBAC}/clusterrolebindings`, {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "teams-restricted" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "teams-restricted" },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "teams-restricted" },
       subjects: [{ kind: "ServiceAccount", name: "restricted", namespace: AGENTS }],
     });
     this.victim = new TestRepo(VICTIM_FILES(this.version));
     this.attacker = new TestRepo(ATTACKER_APP(this.round));
     const first = await ops.up(this.options());
-    expect(first.events.map((e) => `${e.event} ${e.cluster}/${e.gitRepo}/${e.bundle}`).sort()).to.deep.equal([
-      `deployed ${this.dev.name}/attacker/attacker-app`, `deployed ${this.dev.name}/victim/victim-app`, `deployed ${this.prod.name}/victim/victim-app`,
-    ].sort());
+    expect(first.events.map((e) => `${e.event} ${e.cluster}/${e.gitRepo}/${e.bundle}`).sort()).to.deep.equal(
+      [`deployed ${this.dev.name}/attacker/attacker-app`, `deployed ${this.dev.name}/victim/victim-app`, `deployed ${this.prod.name}/victim/victim-app`].sort(),
+    );
   }
 
   private async tearDown(): Promise<void> {
     // The clusters are cleaned whatever destroy does; its failure is still the test's.
-    const destroyed = this.victim ? ops.destroy(this.options()).then(() => undefined, (err: Error) => err) : Promise.resolve(undefined);
+    const destroyed = this.victim
+      ? ops.destroy(this.options()).then(
+          () => undefined,
+          (err: Error) => err,
+        )
+      : Promise.resolve(undefined);
     const failed = await destroyed;
     const del = async (c: LocalCluster, p: string) => {
       if (await kubeGet(c, p)) await kubeRequest(c, "DELETE", p);
     };
     for (const c of [this.prod, this.dev].filter(Boolean)) {
       for (const ns of [VICTIM_NS, ATTACKER_NS, AGENTS]) await del(c, `/api/v1/namespaces/${ns}`);
-      const escalations = (await kubeList(c, `${RBAC}/clusterrolebindings`)).filter((b) => b.metadata.name.startsWith("attack-")).map((b) => `${RBAC}/clusterrolebindings/${b.metadata.name}`);
+      const escalations = (await kubeList(c, `${RBAC}/clusterrolebindings`))
+        .filter((b) => b.metadata.name.startsWith("attack-"))
+        .map((b) => `${RBAC}/clusterrolebindings/${b.metadata.name}`);
       for (const p of [`${RBAC}/clusterrolebindings/teams-restricted`, `${RBAC}/clusterroles/teams-restricted`, ...escalations]) await del(c, p);
     }
     if (failed) throw failed;

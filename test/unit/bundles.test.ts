@@ -36,7 +36,11 @@ describe("bundle reader (Fleet rules, real git)", () => {
       "app/nested/cm.yaml": CONFIGMAP("nested"),
       "README.md": "docs",
     });
-    expect(bundles.map((b) => [b.name, b.path])).to.deep.equal([["repo", "."], ["repo-app", "app"], ["repo-app-nested", "app/nested"]]);
+    expect(bundles.map((b) => [b.name, b.path])).to.deep.equal([
+      ["repo", "."],
+      ["repo-app", "app"],
+      ["repo-app-nested", "app/nested"],
+    ]);
     const root = bundles[0];
     expect(root.files.map((f) => f.name)).to.include("plain/cm.yaml");
     const app = await renderObjects(bundles[1]);
@@ -45,10 +49,18 @@ describe("bundle reader (Fleet rules, real git)", () => {
   });
 
   it("expands path globs to directories, and fails on a path that matches nothing", async () => {
-    const files = { "apps/a/fleet.yaml": "{}\n", "apps/a/cm.yaml": CONFIGMAP("a"), "apps/b/fleet.yaml": "{}\n", "apps/b/cm.yaml": CONFIGMAP("b"), "apps/x.yaml": CONFIGMAP("x") };
+    const files = {
+      "apps/a/fleet.yaml": "{}\n",
+      "apps/a/cm.yaml": CONFIGMAP("a"),
+      "apps/b/fleet.yaml": "{}\n",
+      "apps/b/cm.yaml": CONFIGMAP("b"),
+      "apps/x.yaml": CONFIGMAP("x"),
+    };
     const bundles = await bundlesOf(files, { paths: ["apps/*"] });
     expect(bundles.map((b) => b.name)).to.deep.equal(["repo-apps-a", "repo-apps-b"]);
-    expect(await errorOf(bundlesOf(files, { paths: ["missing"] }))).to.contain("gitRepo repo").and.contain('path "missing" matches no directory');
+    expect(await errorOf(bundlesOf(files, { paths: ["missing"] })))
+      .to.contain("gitRepo repo")
+      .and.contain('path "missing" matches no directory');
   });
 
   it("applies .fleetignore and skips hidden files", async () => {
@@ -68,34 +80,44 @@ describe("bundle reader (Fleet rules, real git)", () => {
   });
 
   it("every setting given that is not honoured yet is a warning naming the file, field and value; defaults say nothing", async () => {
-    const [b] = await bundlesOf({
-      "fleet.yaml": [
-        "serviceAccount: deployer",
-        "forceSyncGeneration: 2",
-        "correctDrift: {enabled: true, force: true}",
-        "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas], operations: [{op: remove, path: /spec/paused}, {op: replace, path: /spec/x, value: y}]}]}",
-        "ignore: {conditions: [{type: Ready}]}",
-        "rolloutStrategy: {maxUnavailable: 1}",
-        "helm: {chart: ./chart, timeoutSeconds: 60, atomic: true, maxHistory: 3, force: true, takeOwnership: true, waitForJobs: true}",
-        "dependsOn: [{name: db, acceptedStates: [Ready, Modified]}]",
-        "targetCustomizations:",
-        "  - name: prod",
-        "    clusterSelector: {matchLabels: {env: prod}}",
-        "    helm: {atomic: true}",
-        "    ignore: {conditions: [{type: Stalled}]}",
-      ].join("\n"),
-      "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-      "chart/templates/cm.yaml": CONFIGMAP("x"),
-    }, { serviceAccount: "repo-sa" });
+    const [b] = await bundlesOf(
+      {
+        "fleet.yaml": [
+          "serviceAccount: deployer",
+          "forceSyncGeneration: 2",
+          "correctDrift: {enabled: true, force: true}",
+          "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas], operations: [{op: remove, path: /spec/paused}, {op: replace, path: /spec/x, value: y}]}]}",
+          "ignore: {conditions: [{type: Ready}]}",
+          "rolloutStrategy: {maxUnavailable: 1}",
+          "helm: {chart: ./chart, timeoutSeconds: 60, atomic: true, maxHistory: 3, force: true, takeOwnership: true, waitForJobs: true}",
+          "dependsOn: [{name: db, acceptedStates: [Ready, Modified]}]",
+          "targetCustomizations:",
+          "  - name: prod",
+          "    clusterSelector: {matchLabels: {env: prod}}",
+          "    helm: {atomic: true}",
+          "    ignore: {conditions: [{type: Stalled}]}",
+        ].join("\n"),
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        "chart/templates/cm.yaml": CONFIGMAP("x"),
+      },
+      { serviceAccount: "repo-sa" },
+    );
     const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
     expect(fields).to.deep.equal([
-      "fleet.yaml: helm.maxHistory", "fleet.yaml: helm.force", "fleet.yaml: helm.atomic", "fleet.yaml: helm.waitForJobs",
-      "fleet.yaml: diff.comparePatches[0].operations[1].op", "fleet.yaml: correctDrift.force",
-      "fleet.yaml: targetCustomizations[0].helm.atomic", "fleet.yaml: targetCustomizations[0].ignore.conditions", "fleet.yaml: dependsOn[0].acceptedStates",
+      "fleet.yaml: helm.maxHistory",
+      "fleet.yaml: helm.force",
+      "fleet.yaml: helm.atomic",
+      "fleet.yaml: helm.waitForJobs",
+      "fleet.yaml: diff.comparePatches[0].operations[1].op",
+      "fleet.yaml: correctDrift.force",
+      "fleet.yaml: targetCustomizations[0].helm.atomic",
+      "fleet.yaml: targetCustomizations[0].ignore.conditions",
+      "fleet.yaml: dependsOn[0].acceptedStates",
     ]);
     // rolloutStrategy is honoured (core/targeting/rollout.ts): read, not warned here.
     expect(b.rolloutStrategy).to.deep.equal({ partitions: [], maxUnavailable: 1 });
-    expect(b.warnings!.join("\n")).to.contain('helm.atomic: true is not honoured yet: the engine does not roll back a failed update')
+    expect(b.warnings!.join("\n"))
+      .to.contain("helm.atomic: true is not honoured yet: the engine does not roll back a failed update")
       .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
     // The top-level ignore is honoured (status); a target's is dropped by Fleet's merge, and said so.
     expect(b.options.ignore).to.deep.equal({ conditions: [{ type: "Ready" }] });
@@ -103,9 +125,14 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const [ready] = await bundlesOf({ "fleet.yaml": "dependsOn: [{name: db, acceptedStates: [Ready]}]\n", "cm.yaml": CONFIGMAP("x") });
     expect(ready.warnings).to.deep.equal([]);
     let refused = "";
-    await bundlesOf({ "fleet.yaml": "dependsOn: [{name: db, acceptedStates: [Ready, Healthy]}]\n", "cm.yaml": CONFIGMAP("x") }).catch((e: Error) => { refused = e.message; });
+    await bundlesOf({ "fleet.yaml": "dependsOn: [{name: db, acceptedStates: [Ready, Healthy]}]\n", "cm.yaml": CONFIGMAP("x") }).catch((e: Error) => {
+      refused = e.message;
+    });
     expect(refused).to.contain('dependsOn[0].acceptedStates[1]: invalid state "Healthy", valid values are: Ready, NotReady');
-    const [plain] = await bundlesOf({ "fleet.yaml": "helm: {chart: ./chart, atomic: false, timeoutSeconds: 0}\ncorrectDrift: {enabled: false}\n", "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" });
+    const [plain] = await bundlesOf({
+      "fleet.yaml": "helm: {chart: ./chart, atomic: false, timeoutSeconds: 0}\ncorrectDrift: {enabled: false}\n",
+      "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    });
     expect(plain.warnings).to.deep.equal([]);
   });
 
@@ -116,7 +143,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const chart = {
       "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
       "values.yaml": "replicaCount: 3\n",
-      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {replicas: \"{{ .Values.replicaCount }}\"}\n",
+      "templates/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {replicas: "{{ .Values.replicaCount }}"}\n',
       "extra.yaml": "replicaCount: 7\n",
     };
     const [own] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  valuesFiles: [extra.yaml]\n" });
@@ -124,8 +151,10 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(own.options.helm!.values).to.equal(undefined);
     expect(own.files.map((f) => f.name)).not.to.include("extra.yaml");
     expect((await renderObjects(own))[0].data).to.deep.equal({ replicas: "3" });
-    expect(own.warnings).to.deep.equal(['fleet.yaml: helm.valuesFiles: ["extra.yaml"] is not read, as in Fleet: Fleet reads top-level valuesFiles only when ' +
-      "helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)"]);
+    expect(own.warnings).to.deep.equal([
+      'fleet.yaml: helm.valuesFiles: ["extra.yaml"] is not read, as in Fleet: Fleet reads top-level valuesFiles only when ' +
+        "helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)",
+    ]);
     // Not read, so not refused either: a missing file is no error in Fleet.
     const [missing] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  valuesFiles: [missing.yaml]\n" });
     expect(missing.warnings).to.have.length(1);
@@ -133,18 +162,26 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const [named] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  chart: .\n  valuesFiles: [extra.yaml]\n" });
     expect((await renderObjects(named))[0].data).to.deep.equal({ replicas: "7" });
     expect(named.warnings).to.deep.equal([]);
-    const [target] = await bundlesOf({ ...chart, "fleet.yaml": "targetCustomizations:\n  - name: all\n    clusterSelector: {}\n    helm: {valuesFiles: [extra.yaml]}\n" });
+    const [target] = await bundlesOf({
+      ...chart,
+      "fleet.yaml": "targetCustomizations:\n  - name: all\n    clusterSelector: {}\n    helm: {valuesFiles: [extra.yaml]}\n",
+    });
     expect(target.targets[0].helm!.values).to.deep.equal({ replicaCount: 7 });
     expect(target.files.map((f) => f.name)).not.to.include("extra.yaml");
     // ignoreApplyConfigs (same file) lists each values file and its filepath.Base, matched against every relative path.
-    const [based] = await bundlesOf({ "fleet.yaml": "helm:\n  chart: ./c\n  valuesFiles: [./v/prod.yaml]\n", "v/prod.yaml": "a: 1\n", "prod.yaml": CONFIGMAP("p"), "c/Chart.yaml": chart["Chart.yaml"] });
+    const [based] = await bundlesOf({
+      "fleet.yaml": "helm:\n  chart: ./c\n  valuesFiles: [./v/prod.yaml]\n",
+      "v/prod.yaml": "a: 1\n",
+      "prod.yaml": CONFIGMAP("p"),
+      "c/Chart.yaml": chart["Chart.yaml"],
+    });
     expect(based.options.helm!.values).to.deep.equal({ a: 1 });
     expect(based.files.map((f) => f.name).sort()).to.deep.equal(["c/Chart.yaml", "v/prod.yaml"]);
   });
 
   it("reads YAML as Fleet does (sigs.k8s.io/yaml, YAML 1.1), not as a YAML 1.2 parser would", async () => {
     const [b] = await bundlesOf({
-      "fleet.yaml": "helm:\n  chart: ./chart\n  values: {enabled: yes, legacy: on, port: 010, big: 1_000, plain: \"yes\", n: kept}\n  valuesFiles: [v.yaml]\n",
+      "fleet.yaml": 'helm:\n  chart: ./chart\n  values: {enabled: yes, legacy: on, port: 010, big: 1_000, plain: "yes", n: kept}\n  valuesFiles: [v.yaml]\n',
       "v.yaml": "fromFile: Off\nmode: 0644\n",
       "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
       "chart/templates/cm.yaml": CONFIGMAP("x"),
@@ -154,24 +191,27 @@ describe("bundle reader (Fleet rules, real git)", () => {
   });
 
   it("reads fleet.yaml options, values files, and names targets like Fleet", async () => {
-    const [b] = await bundlesOf({
-      "fleet.yaml": [
-        "name: custom-name",
-        "labels: {tier: web}",
-        "helm:",
-        "  chart: ./chart",
-        "  values: {a: 1, nested: {x: 1, y: 1}}",
-        "  valuesFiles: [extra-values.yaml]",
-        "targetCustomizations:",
-        "  - clusterSelector: {matchLabels: {env: prod}}",
-        "    helm: {values: {a: 2}}",
-        "  - name: named",
-        "    clusterName: c9",
-      ].join("\n"),
-      "extra-values.yaml": "nested: {y: 2}\nlist: [1]\n",
-      "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-      "chart/templates/cm.yaml": CONFIGMAP("x"),
-    }, { targets: [{ name: "all", clusterSelector: {} }] });
+    const [b] = await bundlesOf(
+      {
+        "fleet.yaml": [
+          "name: custom-name",
+          "labels: {tier: web}",
+          "helm:",
+          "  chart: ./chart",
+          "  values: {a: 1, nested: {x: 1, y: 1}}",
+          "  valuesFiles: [extra-values.yaml]",
+          "targetCustomizations:",
+          "  - clusterSelector: {matchLabels: {env: prod}}",
+          "    helm: {values: {a: 2}}",
+          "  - name: named",
+          "    clusterName: c9",
+        ].join("\n"),
+        "extra-values.yaml": "nested: {y: 2}\nlist: [1]\n",
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        "chart/templates/cm.yaml": CONFIGMAP("x"),
+      },
+      { targets: [{ name: "all", clusterSelector: {} }] },
+    );
     expect(b.name).to.equal("custom-name");
     expect(b.style).to.deep.equal({ kind: "helm", path: "chart" });
     // The key `y` is YAML 1.1's true, in fleet.yaml and in values files alike, as Fleet reads them.
@@ -196,33 +236,52 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const json = await renderObjects(b, { yaml: { overlays: ["json"] } });
     expect((json.find((o) => o.kind === "Deployment")!.spec as { replicas: number }).replicas).to.equal(7);
     // Fleet ignores an overlay with no files; here that is a warning.
-    expect((await renderBundle(b, { yaml: { overlays: ["nope"] } })).warnings).to.deep.equal(['yaml.overlays: overlay "nope" has no files under overlays/nope/ (Fleet ignores it too)']);
+    expect((await renderBundle(b, { yaml: { overlays: ["nope"] } })).warnings).to.deep.equal([
+      'yaml.overlays: overlay "nope" has no files under overlays/nope/ (Fleet ignores it too)',
+    ]);
   });
 
   it("forces a namespace, and refuses cluster-scoped objects under a forced namespace", async () => {
     const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n" });
     const objs = await renderObjects(b, {});
-    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["Namespace", undefined], ["ConfigMap", "default"]]); // Helm's install order
-    expect(await errorOf(renderObjects(b, { namespace: "forced" }, "c1")))
-      .to.match(/cluster c1: invalid cluster scoped object \[name=extra kind=Namespace apiVersion=v1\] found. Your config uses targetNamespace or namespace \(forced\) and thus forbids cluster-scoped resources. If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace/);
+    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([
+      ["Namespace", undefined],
+      ["ConfigMap", "default"],
+    ]); // Helm's install order
+    expect(await errorOf(renderObjects(b, { namespace: "forced" }, "c1"))).to.match(
+      /cluster c1: invalid cluster scoped object \[name=extra kind=Namespace apiVersion=v1\] found. Your config uses targetNamespace or namespace \(forced\) and thus forbids cluster-scoped resources. If you do not intend to disallow cluster scoped resources, you could switch to defaultNamespace/,
+    );
   });
 
   it("a chart's crds/ deploy under a forced namespace (installed outside Fleet's post-renderer); its templates still may not be cluster-scoped", async () => {
-    const crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
+    const crd =
+      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n" +
       "spec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions: [{name: v1, served: true, storage: true}]\n";
     const [b] = await bundlesOf({ "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "crds/crd.yaml": crd, "templates/cm.yaml": CONFIGMAP("a") });
     const objs = await renderObjects(b, { namespace: "forced" });
-    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([["CustomResourceDefinition", undefined], ["ConfigMap", "forced"]]);
-    const [withRole] = await bundlesOf({ "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "crds/crd.yaml": crd,
-      "templates/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules: []\n" });
-    expect(await errorOf(renderObjects(withRole, { namespace: "forced" }))).to.match(/invalid cluster scoped object \[name=r kind=ClusterRole apiVersion=rbac.authorization.k8s.io\/v1\] found/);
+    expect(objs.map((o) => [o.kind, o.metadata.namespace])).to.deep.equal([
+      ["CustomResourceDefinition", undefined],
+      ["ConfigMap", "forced"],
+    ]);
+    const [withRole] = await bundlesOf({
+      "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+      "crds/crd.yaml": crd,
+      "templates/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\nrules: []\n",
+    });
+    expect(await errorOf(renderObjects(withRole, { namespace: "forced" }))).to.match(
+      /invalid cluster scoped object \[name=r kind=ClusterRole apiVersion=rbac.authorization.k8s.io\/v1\] found/,
+    );
   });
 
   it("a kustomize.dir that is missing or outside the bundle is a warning (Fleet ignores it without a word)", async () => {
     const [plain] = await bundlesOf({ "cm.yaml": CONFIGMAP("a") });
-    expect((await renderBundle(plain, { kustomize: { dir: "../other" } })).warnings).to.deep.equal(['kustomize.dir "../other" is outside the bundle: nothing is kustomized (Fleet ignores it without a word)']);
+    expect((await renderBundle(plain, { kustomize: { dir: "../other" } })).warnings).to.deep.equal([
+      'kustomize.dir "../other" is outside the bundle: nothing is kustomized (Fleet ignores it without a word)',
+    ]);
     const [b] = await bundlesOf({ "cm.yaml": CONFIGMAP("a"), "base/kustomization.yaml": "resources: []\n" });
-    expect((await renderBundle(b, { kustomize: { dir: "overlays/prod" } })).warnings).to.include('kustomize.dir "overlays/prod" has no kustomization.yaml in the bundle: nothing is kustomized (Fleet ignores it without a word)');
+    expect((await renderBundle(b, { kustomize: { dir: "overlays/prod" } })).warnings).to.include(
+      'kustomize.dir "overlays/prod" has no kustomization.yaml in the bundle: nothing is kustomized (Fleet ignores it without a word)',
+    );
     expect((await renderBundle(b, { kustomize: { dir: "base" } })).warnings).to.deep.equal([]);
     // With a kustomization in the bundle, Fleet's kustomize fails on a directory above the bundle; so does this.
     expect(await errorOf(renderBundle(b, { kustomize: { dir: "../other" } }))).to.match(/cannot add a directory above/);
@@ -232,7 +291,9 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const a = await bundlesOf({ "x.yaml": CONFIGMAP("x"), "y.yaml": CONFIGMAP("y") });
     const b = await bundlesOf({ "y.yaml": CONFIGMAP("y"), "x.yaml": CONFIGMAP("x") });
     const c = await bundlesOf({ "x.yaml": CONFIGMAP("x"), "y.yaml": CONFIGMAP("z") });
-    expect(a[0].manifestId).to.equal(b[0].manifestId).and.match(/^s-[0-9a-f]{61}$/);
+    expect(a[0].manifestId)
+      .to.equal(b[0].manifestId)
+      .and.match(/^s-[0-9a-f]{61}$/);
     expect(c[0].manifestId).not.to.equal(a[0].manifestId);
   });
 
@@ -240,7 +301,13 @@ describe("bundle reader (Fleet rules, real git)", () => {
     it("invalid YAML names the file and line", async () => {
       const msg = await errorOf(bundlesOf({ "app/fleet.yaml": "helm:\n  values: [unclosed\n", "app/cm.yaml": CONFIGMAP("a") }));
       expect(msg).to.match(/^app\/fleet\.yaml:\d+ gitRepo repo, bundle repo-app: invalid YAML/);
-      const inValues = await errorOf(bundlesOf({ "app/fleet.yaml": "name: named\nhelm:\n  chart: ./c\n  valuesFiles: [v.yaml]\n", "app/v.yaml": "a: [unclosed\n", "app/c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" }));
+      const inValues = await errorOf(
+        bundlesOf({
+          "app/fleet.yaml": "name: named\nhelm:\n  chart: ./c\n  valuesFiles: [v.yaml]\n",
+          "app/v.yaml": "a: [unclosed\n",
+          "app/c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+        }),
+      );
       expect(inValues).to.match(/^app\/v\.yaml:\d+ gitRepo repo, bundle named: invalid YAML/);
     });
 
@@ -265,11 +332,17 @@ describe("bundle reader (Fleet rules, real git)", () => {
       const [both] = await bundlesOf({ "fleet.yaml": "defaultNamespace: first\nDefaultNamespace: second\n", "cm.yaml": CONFIGMAP("a") });
       expect(both.options.defaultNamespace).to.equal("first");
       // Values are still checked strictly.
-      expect(await errorOf(bundlesOf({ "fleet.yaml": "KeepResources: maybe\n", "cm.yaml": CONFIGMAP("a") }))).to.contain("keepResources: must be true or false");
+      expect(await errorOf(bundlesOf({ "fleet.yaml": "KeepResources: maybe\n", "cm.yaml": CONFIGMAP("a") }))).to.contain(
+        "keepResources: must be true or false",
+      );
     });
 
     it("a symlink out of the bundle", async () => {
-      const msg = await errorOf(bundlesOf({ "app/fleet.yaml": "{}\n", "app/cm.yaml": CONFIGMAP("a"), "secret.yaml": CONFIGMAP("s") }, {}, (r) => r.symlink("../secret.yaml", "app/link.yaml")));
+      const msg = await errorOf(
+        bundlesOf({ "app/fleet.yaml": "{}\n", "app/cm.yaml": CONFIGMAP("a"), "secret.yaml": CONFIGMAP("s") }, {}, (r) =>
+          r.symlink("../secret.yaml", "app/link.yaml"),
+        ),
+      );
       expect(msg).to.contain("bundle repo-app").and.contain("symlink link.yaml points outside the bundle directory");
     });
 
@@ -285,7 +358,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
       const msg = await errorOf(bundlesOf({ "fleet.yaml": "helm:\n  chart: ./app-1.0.0.tgz\n", "app-1.0.0.tgz": "an archive", "cm.yaml": CONFIGMAP("a") }));
       expect(msg).to.contain("helm.chart: helm chart app-1.0.0.tgz is a file, not a chart directory: Fleet does not unpack a chart archive in the bundle");
       const absent = await errorOf(bundlesOf({ "fleet.yaml": "helm:\n  chart: ./chart\n", "cm.yaml": CONFIGMAP("a") }));
-      expect(absent).to.contain("\"./chart\" is neither a chart in the bundle nor");
+      expect(absent).to.contain('"./chart" is neither a chart in the bundle nor');
     });
 
     it("a repository with no bundle at all", async () => {
@@ -301,7 +374,11 @@ describe("bundle reader (Fleet rules, real git)", () => {
     it("an object without a name, and a patch of a multi-document file", async () => {
       const [b] = await bundlesOf({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n" });
       expect(await errorOf(renderObjects(b, {}))).to.match(/gitRepo repo, bundle repo, cluster c1: ConfigMap has no metadata.name/);
-      const [m] = await bundlesOf({ "fleet.yaml": "{}\n", "two.yaml": `${CONFIGMAP("a")}---\n${CONFIGMAP("b")}`, "overlays/o/two_patch.yaml": "data: {k: w}\n" });
+      const [m] = await bundlesOf({
+        "fleet.yaml": "{}\n",
+        "two.yaml": `${CONFIGMAP("a")}---\n${CONFIGMAP("b")}`,
+        "overlays/o/two_patch.yaml": "data: {k: w}\n",
+      });
       expect(await errorOf(renderObjects(m, { yaml: { overlays: ["o"] } }))).to.match(/holds 2 YAML documents/);
     });
   });
@@ -310,6 +387,10 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const dir = path.resolve(__dirname, "../../examples");
     expect(fs.existsSync(dir)).to.equal(true);
     const bundles = await readBundles(dir, gitRepoConfig({ name: "examples", repo: dir, paths: ["simple", "kustomize", "helm"] }));
-    expect(bundles.map((b) => [b.name, b.style.kind])).to.deep.equal([["examples-simple", "yaml"], ["examples-kustomize", "kustomize"], ["examples-helm", "helm"]]);
+    expect(bundles.map((b) => [b.name, b.style.kind])).to.deep.equal([
+      ["examples-simple", "yaml"],
+      ["examples-kustomize", "kustomize"],
+      ["examples-helm", "helm"],
+    ]);
   });
 });

@@ -4,7 +4,10 @@ import { runInGroup } from "../../core/child-group";
 
 const alive = (pid: number) => {
   try {
-    return !fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").startsWith("Z");
+    return !fs
+      .readFileSync(`/proc/${pid}/stat`, "utf8")
+      .replace(/^.*\) /, "")
+      .startsWith("Z");
   } catch {
     return false;
   }

@@ -6,14 +6,20 @@ import { parseCommand, UsageError } from "../../scripts/cli";
 const ROOT = path.resolve(__dirname, "../..");
 const run = (script: string, ...args: string[]) =>
   spawnSync(process.execPath, [path.join(ROOT, "scripts/run-ts.js"), path.join(ROOT, script), ...args], {
-    encoding: "utf8", cwd: ROOT, env: { ...process.env, PULUMI_CONFIG_PASSPHRASE: "x" },
+    encoding: "utf8",
+    cwd: ROOT,
+    env: { ...process.env, PULUMI_CONFIG_PASSPHRASE: "x" },
   });
 
 const SPEC = {
   usage: "t -- --stack NAME",
   summary: "test",
   positionals: ["OP"],
-  options: { stack: { type: "string" as const, help: "s" }, quiet: { type: "boolean" as const, help: "q" }, label: { type: "string" as const, multiple: true, help: "l" } },
+  options: {
+    stack: { type: "string" as const, help: "s" },
+    quiet: { type: "boolean" as const, help: "q" },
+    label: { type: "string" as const, multiple: true, help: "l" },
+  },
 };
 
 describe("the command line (one strict parser for every entry point)", () => {
@@ -62,13 +68,19 @@ describe("the command line (one strict parser for every entry point)", () => {
   });
 
   for (const [script, words] of [
-    ["scripts/fleet.ts", "--wait-lock"], ["scripts/render.ts", "--revision"], ["scripts/plan.ts", "--stack NAME"],
-    ["scripts/clusters.ts", "--count N"], ["bench/run.ts", "--skip-checkpoints-only"], ["bench/git.ts", "--help"],
+    ["scripts/fleet.ts", "--wait-lock"],
+    ["scripts/render.ts", "--revision"],
+    ["scripts/plan.ts", "--stack NAME"],
+    ["scripts/clusters.ts", "--count N"],
+    ["bench/run.ts", "--skip-checkpoints-only"],
+    ["bench/git.ts", "--help"],
   ]) {
     it(`${script} --help prints its usage and options`, () => {
       const r = run(script, "--help");
       expect(r.status, r.stderr).to.equal(0);
-      expect(r.stdout).to.match(/^usage: /).and.contain(words);
+      expect(r.stdout)
+        .to.match(/^usage: /)
+        .and.contain(words);
     });
   }
 

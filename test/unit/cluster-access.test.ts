@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { accessOf, ambientKubeconfigText, kubeconfigEnvFiles, kubeconfigFiles, serverOf } from "../../core/cluster-access";
 
 describe("which server and credentials a cluster uses is decided once (core/cluster-access.ts)", () => {
-  it("a renderer job gets the stack's kubeconfig and context, \"\" for the ambient one, or the kubeconfig acting as a user", () => {
+  it('a renderer job gets the stack\'s kubeconfig and context, "" for the ambient one, or the kubeconfig acting as a user', () => {
     expect(accessOf({ kubeconfig: "KC", context: "ctx" })).to.deep.equal({ kubeconfig: "KC", context: "ctx" });
     expect(accessOf({ context: "ctx" })).to.deep.equal({ kubeconfig: "", context: "ctx" });
     expect(accessOf(undefined)).to.deep.equal({ kubeconfig: "", context: "" });
@@ -29,7 +29,8 @@ describe("which server and credentials a cluster uses is decided once (core/clus
   });
 
   it("the server of a stack kubeconfig given as text or as a path, with its context", () => {
-    const kubeconfig = "apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: https://a:6443}\n- name: b\n  cluster: {server: https://b:6443}\n" +
+    const kubeconfig =
+      "apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: https://a:6443}\n- name: b\n  cluster: {server: https://b:6443}\n" +
       "contexts:\n- name: ca\n  context: {cluster: a}\n- name: cb\n  context: {cluster: b}\ncurrent-context: ca\n";
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pf-access-")), "config");
     fs.writeFileSync(file, kubeconfig);

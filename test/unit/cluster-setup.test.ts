@@ -12,7 +12,9 @@ import { localStack } from "../support/fleet-fixtures";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const namespace = (name: string, kept: boolean): DesiredNamespace => ({
-  name: `c1/${name}`, metadata: { name, labels: { "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } }, retainOnDelete: kept,
+  name: `c1/${name}`,
+  metadata: { name, labels: { "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
+  retainOnDelete: kept,
 });
 const agent = () => {
   const config = { ...localStack("/tmp/r"), agent: { apiServerURL: "https://fleet.example.com", token: "t0ken" } };
@@ -23,15 +25,25 @@ describe("a cluster's setup: its namespaces and agent as one set (core/desired/s
   it("holds the namespaces and the agent's objects, the token apart as a secret object, deleted only if still labelled for the cluster", () => {
     const spec = clusterSetup("c1", [namespace("app", true), namespace("tmp", false)], agent())!;
     expect(Object.keys(spec.objects).sort()).to.deep.equal([
-      "/Namespace//app", "/Namespace//cattle-fleet-system", "/Namespace//tmp", "/ServiceAccount/cattle-fleet-system/fleet-agent",
-      "apps/Deployment/cattle-fleet-system/fleet-agent", "rbac.authorization.k8s.io/ClusterRole//fleet-agent-cattle-fleet-system",
+      "/Namespace//app",
+      "/Namespace//cattle-fleet-system",
+      "/Namespace//tmp",
+      "/ServiceAccount/cattle-fleet-system/fleet-agent",
+      "apps/Deployment/cattle-fleet-system/fleet-agent",
+      "rbac.authorization.k8s.io/ClusterRole//fleet-agent-cattle-fleet-system",
       "rbac.authorization.k8s.io/ClusterRoleBinding//fleet-agent-cattle-fleet-system",
     ]);
     expect(Object.keys(spec.secretObjects!)).to.deep.equal(["/Secret/cattle-fleet-system/fleet-agent-bootstrap"]);
     expect(JSON.stringify(spec.objects)).to.not.include("t0ken");
-    expect([spec.objects["/Namespace//app"].retain, spec.objects["/Namespace//tmp"].retain, spec.objects["/Namespace//cattle-fleet-system"].retain])
-      .to.deep.equal([RETAIN_REASONS.namespace, undefined, RETAIN_REASONS.agentNamespace]);
-    expect(spec.deletePolicy).to.deep.equal({ propagation: "background", ownerLabels: { "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } });
+    expect([
+      spec.objects["/Namespace//app"].retain,
+      spec.objects["/Namespace//tmp"].retain,
+      spec.objects["/Namespace//cattle-fleet-system"].retain,
+    ]).to.deep.equal([RETAIN_REASONS.namespace, undefined, RETAIN_REASONS.agentNamespace]);
+    expect(spec.deletePolicy).to.deep.equal({
+      propagation: "background",
+      ownerLabels: { "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" },
+    });
     expect(spec.timeoutSeconds, "up waits for the agent to be ready").to.equal(600);
   });
 
@@ -60,14 +72,30 @@ describe("the move from an earlier version's agent and namespace resources (auto
   const cluster = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster::c1";
   const agentUrn = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:Agent::c1";
   const child = (type: string, name: string, parent: string, inputs: Record<string, unknown>, retainOnDelete = false): StateResource => ({
-    urn: `${parent.replace("::", "$").split("::")[0]}$${type}::${name}`, type, custom: true, parent, inputs, retainOnDelete,
+    urn: `${parent.replace("::", "$").split("::")[0]}$${type}::${name}`,
+    type,
+    custom: true,
+    parent,
+    inputs,
+    retainOnDelete,
   });
   const resources: StateResource[] = [
-    { urn: root, type: "pulumi:pulumi:Stack", custom: false }, { urn: fleet, type: "pulumi-fleet:index:Fleet", custom: false, parent: root },
+    { urn: root, type: "pulumi:pulumi:Stack", custom: false },
+    { urn: fleet, type: "pulumi-fleet:index:Fleet", custom: false, parent: root },
     { urn: cluster, type: "pulumi-fleet:index:Cluster", custom: false, parent: fleet },
     { urn: agentUrn, type: "pulumi-fleet:index:Agent", custom: false, parent: cluster },
-    child("kubernetes:core/v1:Namespace", "c1/agent/namespace", agentUrn, { apiVersion: "v1", kind: "Namespace", metadata: { name: "cattle-fleet-system" } }, true),
-    child("kubernetes:apps/v1:Deployment", "c1/agent/deployment", agentUrn, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "fleet-agent", namespace: "cattle-fleet-system" } }),
+    child(
+      "kubernetes:core/v1:Namespace",
+      "c1/agent/namespace",
+      agentUrn,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "cattle-fleet-system" } },
+      true,
+    ),
+    child("kubernetes:apps/v1:Deployment", "c1/agent/deployment", agentUrn, {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "fleet-agent", namespace: "cattle-fleet-system" },
+    }),
     child("kubernetes:core/v1:Namespace", "c1/app", cluster, { apiVersion: "v1", kind: "Namespace", metadata: { name: "app", labels: {} } }, true),
     child("kubernetes:core/v1:Namespace", "c1/tmp", cluster, { apiVersion: "v1", kind: "Namespace", metadata: { name: "tmp", labels: {} } }),
   ];
@@ -76,26 +104,44 @@ describe("the move from an earlier version's agent and namespace resources (auto
     const { objects, urns } = legacySetupsOf(resources);
     expect(urns).to.have.length(4);
     expect(objects.get("c1")!.map((o) => [o.manifest.kind, o.manifest.metadata.name, o.retain])).to.deep.equal([
-      ["Namespace", "cattle-fleet-system", RETAIN_REASONS.agentNamespace], ["Deployment", "fleet-agent", undefined],
-      ["Namespace", "app", RETAIN_REASONS.namespace], ["Namespace", "tmp", undefined],
+      ["Namespace", "cattle-fleet-system", RETAIN_REASONS.agentNamespace],
+      ["Deployment", "fleet-agent", undefined],
+      ["Namespace", "app", RETAIN_REASONS.namespace],
+      ["Namespace", "tmp", undefined],
     ]);
     expect(legacySetupsOf(resources.slice(0, 4)).urns, "nothing to move").to.deep.equal([]);
   });
 
   it("a failed deployment keeps the namespaces its cluster's setup created for it, never the agent's", () => {
     const setup: StateResource = {
-      urn: `${cluster.replace("::pulumi-fleet:index:Cluster::c1", "::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1")}`, type: "pulumi-fleet:index:ClusterSetup",
-      custom: true, parent: cluster, inputs: { objects: {
-        "/Namespace//app": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app", labels: {} } }, retain: RETAIN_REASONS.namespace },
-        "/Namespace//cattle-fleet-system": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "cattle-fleet-system", labels: {} } }, retain: RETAIN_REASONS.agentNamespace },
-      } },
+      urn: `${cluster.replace("::pulumi-fleet:index:Cluster::c1", "::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1")}`,
+      type: "pulumi-fleet:index:ClusterSetup",
+      custom: true,
+      parent: cluster,
+      inputs: {
+        objects: {
+          "/Namespace//app": { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app", labels: {} } }, retain: RETAIN_REASONS.namespace },
+          "/Namespace//cattle-fleet-system": {
+            manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "cattle-fleet-system", labels: {} } },
+            retain: RETAIN_REASONS.agentNamespace,
+          },
+        },
+      },
     };
     const pair: StateResource = {
-      urn: `${fleet}$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/r/b`.replace(fleet, "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet"), type: "pulumi-fleet:index:BundleDeployment", custom: true,
-      inputs: { deploymentId: "d", objects: {
-        "/ConfigMap/app/a": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "app" } } },
-        "/ConfigMap/cattle-fleet-system/b": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "b", namespace: "cattle-fleet-system" } } },
-      } },
+      urn: `${fleet}$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/r/b`.replace(
+        fleet,
+        "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet",
+      ),
+      type: "pulumi-fleet:index:BundleDeployment",
+      custom: true,
+      inputs: {
+        deploymentId: "d",
+        objects: {
+          "/ConfigMap/app/a": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "app" } } },
+          "/ConfigMap/cattle-fleet-system/b": { manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "b", namespace: "cattle-fleet-system" } } },
+        },
+      },
     };
     const deployed = deployedObjectsOf([...resources.slice(0, 3), setup, pair]);
     expect(deployed.get("c1/r/b")!.namespaces).to.deep.equal([{ name: "c1/app", metadata: { name: "app", labels: {} }, retainOnDelete: true }]);
@@ -106,15 +152,31 @@ describe("a cluster removed from the stack keeps its access until its pairs are 
   it("carries the stack provider's access for each cluster key a pair or setup in the state names through it, and nothing else", () => {
     const provider = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi:providers:pulumi-fleet::fleet:s";
     const legacyProvider = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi:providers:pulumi-fleet::old";
-    const access = { gone: { clusterIdentifier: "gone", kubeconfig: "k" }, "gone/as/u": { clusterIdentifier: "gone" }, unused: { clusterIdentifier: "unused" } };
+    const access = {
+      gone: { clusterIdentifier: "gone", kubeconfig: "k" },
+      "gone/as/u": { clusterIdentifier: "gone" },
+      unused: { clusterIdentifier: "unused" },
+    };
     const pair = (name: string, cluster: string, via = provider): StateResource => ({
-      urn: `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:BundleDeployment::${name}`, type: "pulumi-fleet:index:BundleDeployment", custom: true, provider: `${via}::id1`, inputs: { cluster },
+      urn: `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:BundleDeployment::${name}`,
+      type: "pulumi-fleet:index:BundleDeployment",
+      custom: true,
+      provider: `${via}::id1`,
+      inputs: { cluster },
     });
     const resources: StateResource[] = [
       { urn: provider, id: "id1", type: "pulumi:providers:pulumi-fleet", custom: true, inputs: { clusters: access } },
       { urn: legacyProvider, id: "id2", type: "pulumi:providers:pulumi-fleet", custom: true, inputs: { clusterIdentifier: "old" } },
-      pair("gone/r/a", "gone"), pair("gone/r/b", "gone/as/u"), pair("old/r/c", "old", legacyProvider),
-      { urn: "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:ClusterSetup::gone", type: "pulumi-fleet:index:ClusterSetup", custom: true, provider: `${provider}::id1`, inputs: { cluster: "gone" } },
+      pair("gone/r/a", "gone"),
+      pair("gone/r/b", "gone/as/u"),
+      pair("old/r/c", "old", legacyProvider),
+      {
+        urn: "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:ClusterSetup::gone",
+        type: "pulumi-fleet:index:ClusterSetup",
+        custom: true,
+        provider: `${provider}::id1`,
+        inputs: { cluster: "gone" },
+      },
     ];
     expect(carriedAccessOf(resources)).to.deep.equal({ gone: access.gone, "gone/as/u": access["gone/as/u"] });
   });

@@ -9,7 +9,14 @@ describe("diff.comparePatches as the drift a BundleDeployment ignores (Fleet's m
   it("matches group and kind; an empty name or namespace matches any; remove operations count, other operations do not", () => {
     const patches = [
       { apiVersion: "apps/v1", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] },
-      { apiVersion: "apps/v1beta1", kind: "Deployment", operations: [{ op: "remove", path: "/spec/paused" }, { op: "replace", path: "/spec/x", value: "1" }] },
+      {
+        apiVersion: "apps/v1beta1",
+        kind: "Deployment",
+        operations: [
+          { op: "remove", path: "/spec/paused" },
+          { op: "replace", path: "/spec/x", value: "1" },
+        ],
+      },
       { apiVersion: "apps/v1", kind: "Deployment", namespace: "other", jsonPointers: ["/spec/strategy"] },
       { apiVersion: "v1", kind: "Deployment", jsonPointers: ["/spec/minReadySeconds"] },
       { apiVersion: "apps/v1", kind: "StatefulSet", jsonPointers: ["/spec/replicas"] },
@@ -26,7 +33,11 @@ describe("diff.comparePatches as the drift a BundleDeployment ignores (Fleet's m
     const changed = e("web", "c2", "aaaaaaaaaaaacccccccccccc");
     const fresh = e("db", "c1", "dddddddddddddddddddddddd");
     // The same options hash with other manifests is a change: the whole deploymentId counts.
-    const unchanged = unchangedDeployments([same, changed, fresh], { "c1/apps/web": same.deploymentId, "c2/apps/web": "s-0:aaaaaaaaaaaacccccccccccc", "c1/apps/db": "s-1:x" });
+    const unchanged = unchangedDeployments([same, changed, fresh], {
+      "c1/apps/web": same.deploymentId,
+      "c2/apps/web": "s-0:aaaaaaaaaaaacccccccccccc",
+      "c1/apps/db": "s-1:x",
+    });
     expect([...unchanged]).to.deep.equal([same]);
     expect(unchangedDeployments([same], undefined).size).to.equal(0);
   });

@@ -45,7 +45,10 @@ describe("bounds on the work content causes while read", () => {
     let files: string[] = [];
     const compiles = compilesDuring(() => (files = readBundleFiles(new Checkout(dir, "repo"), "", [], ctx).map((f) => f.name)));
     expect(compiles).to.equal(3);
-    expect(files).to.have.length(200 - 10 - 1).and.not.include("f7.yaml").and.not.include("f12.yaml");
+    expect(files)
+      .to.have.length(200 - 10 - 1)
+      .and.not.include("f7.yaml")
+      .and.not.include("f12.yaml");
   });
 
   it("the matching work does not grow with a line's length: a line longer than any file name matches nothing", () => {
@@ -71,7 +74,10 @@ describe("bounds on the work content causes while read", () => {
       err = e;
     }
     expect(err).to.be.instanceOf(FleetError);
-    expect((err as FleetError).message).to.contain("PULUMI_FLEET_MAX_IGNORE_STEPS").and.contain("gitRepo repo").and.contain("bundle b");
+    expect((err as FleetError).message)
+      .to.contain("PULUMI_FLEET_MAX_IGNORE_STEPS")
+      .and.contain("gitRepo repo")
+      .and.contain("bundle b");
     expect((err as FleetError).context.file).to.match(/^f\d+\.yaml$/);
   });
 
@@ -108,7 +114,10 @@ describe("bounds on the work content causes while read", () => {
       }
       throw new Error("expected an error");
     };
-    for (const err of [errorOf(() => discoverBundleDirs(new Checkout(dir, "repo", limits), [])), errorOf(() => readBundleFiles(new Checkout(dir, "repo", limits), ".", [], ctx))]) {
+    for (const err of [
+      errorOf(() => discoverBundleDirs(new Checkout(dir, "repo", limits), [])),
+      errorOf(() => readBundleFiles(new Checkout(dir, "repo", limits), ".", [], ctx)),
+    ]) {
       expect(err).to.be.instanceOf(FleetError);
       expect(err.message).to.contain("gitRepo repo").and.contain("more than 5 directories deep (limit PULUMI_FLEET_MAX_PATH_DEPTH)");
       expect(err.context.file).to.match(/^d\/d\/d\/d\/d\/[^/]+$/); // the first path past the limit

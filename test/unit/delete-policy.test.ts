@@ -1,18 +1,35 @@
 import { expect } from "chai";
 import { K8sObject } from "../../core/bundles/manifests";
 import {
-  DELETE_PROPAGATION, deletePolicyOf, keptByHelm, namespaceRetain, RETAIN_REASONS, retainCode, retainCodeOf, RetainCode, sweepKeeps,
+  DELETE_PROPAGATION,
+  deletePolicyOf,
+  keptByHelm,
+  namespaceRetain,
+  RETAIN_REASONS,
+  retainCode,
+  retainCodeOf,
+  RetainCode,
+  sweepKeeps,
 } from "../../core/desired/delete-policy";
 import { desiredObjects } from "../../core/desired/objects";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { PlanEntry } from "../../core/targeting/plan";
 
 const KEEP = { "helm.sh/resource-policy": "keep" };
-const cm = (name: string, annotations?: Record<string, string>): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "apps", ...(annotations ? { annotations } : {}) } });
-const crd = (annotations?: Record<string, string>): K8sObject =>
-  ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "widgets.example.com", ...(annotations ? { annotations } : {}) } });
-const pair = (over: { paused?: boolean; keepResources?: boolean; deleteCRDResources?: boolean } = {}) =>
-  ({ paused: !!over.paused, options: { keepResources: over.keepResources, deleteCRDResources: over.deleteCRDResources } });
+const cm = (name: string, annotations?: Record<string, string>): K8sObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "apps", ...(annotations ? { annotations } : {}) },
+});
+const crd = (annotations?: Record<string, string>): K8sObject => ({
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.example.com", ...(annotations ? { annotations } : {}) },
+});
+const pair = (over: { paused?: boolean; keepResources?: boolean; deleteCRDResources?: boolean } = {}) => ({
+  paused: !!over.paused,
+  options: { keepResources: over.keepResources, deleteCRDResources: over.deleteCRDResources },
+});
 
 describe("the delete policy (core/desired/delete-policy.ts): what a prune keeps, why, and how it deletes", () => {
   it("one reason code per rule, in Fleet's and Helm's order: paused, keepResources, a chart's crds/, a CRD, Helm's keep policy", () => {
@@ -47,12 +64,30 @@ describe("the delete policy (core/desired/delete-policy.ts): what a prune keeps,
 
   it("a bundle object's retain is its code's words; a state's object keeps the words it was rendered with unless the bundle is paused now", () => {
     const entry = (over: Partial<PlanEntry> = {}): PlanEntry => ({
-      gitRepo: "repo", bundle: "app", cluster: "c1", target: "all", customizations: [], options: {}, namespace: "apps", releaseName: "app",
-      manifestId: "s-1", deploymentId: "s-1:x", paused: false, dependsOn: [], ...over,
+      gitRepo: "repo",
+      bundle: "app",
+      cluster: "c1",
+      target: "all",
+      customizations: [],
+      options: {},
+      namespace: "apps",
+      releaseName: "app",
+      manifestId: "s-1",
+      deploymentId: "s-1:x",
+      paused: false,
+      dependsOn: [],
+      ...over,
     });
     const theCrd = crd(KEEP);
     const carried = cm("carried");
-    const rendered: RenderedDeployment = { objects: [theCrd, carried], style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map(), retainReasons: new Map([[carried, "keepResources"]]) };
+    const rendered: RenderedDeployment = {
+      objects: [theCrd, carried],
+      style: "yaml",
+      warnings: [],
+      chartCrds: new Set(),
+      ignoredFields: new Map(),
+      retainReasons: new Map([[carried, "keepResources"]]),
+    };
     expect(desiredObjects(entry(), rendered).map((o) => o.retain)).to.deep.equal([RETAIN_REASONS.crd, "keepResources"]);
     expect(desiredObjects(entry({ paused: true }), rendered).map((o) => o.retain)).to.deep.equal([RETAIN_REASONS.paused, RETAIN_REASONS.paused]);
   });

@@ -9,7 +9,7 @@ import { groupSteps } from "../../automation/engine/steps";
 import { reportFacts } from "../../core/desired/report-facts";
 
 const rec = (cluster: string, bundle: string, target = "prod", gitRepo = "apps"): DeploymentRecord =>
-  ({ gitRepo, bundle, cluster, target, deploymentId: "s-1:a", commit: "abc" } as DeploymentRecord);
+  ({ gitRepo, bundle, cluster, target, deploymentId: "s-1:a", commit: "abc" }) as DeploymentRecord;
 
 /** A plan of GitRepo `apps` (targets prod, canary) with bundle `web` on c1, `api` read but skipped on c2 by doNotDeploy. */
 function stateOf(over: { shardElsewhere?: string[] } = {}): FleetState {
@@ -17,10 +17,15 @@ function stateOf(over: { shardElsewhere?: string[] } = {}): FleetState {
   failures.fail({ gitRepo: "apps", bundle: "broken", cluster: "c1" }, new Error("boom"));
   return {
     config: {
-      clusters: [{ name: "c1" }, { name: "c2" }], gitRepos: [{ name: "apps", targets: [{ name: "prod" }, { name: "canary" }] }],
+      clusters: [{ name: "c1" }, { name: "c2" }],
+      gitRepos: [{ name: "apps", targets: [{ name: "prod" }, { name: "canary" }] }],
       ...(over.shardElsewhere ? { shard: { elsewhere: over.shardElsewhere } } : {}),
     },
-    bundles: [{ gitRepo: "apps", name: "web" }, { gitRepo: "apps", name: "api" }, { gitRepo: "apps", name: "broken" }],
+    bundles: [
+      { gitRepo: "apps", name: "web" },
+      { gitRepo: "apps", name: "api" },
+      { gitRepo: "apps", name: "broken" },
+    ],
     sources: new Map([["apps", { commit: "0123456789abcdef" }]]),
     plan: { entries: [{ gitRepo: "apps", bundle: "web", cluster: "c1" }], skipped: [{ gitRepo: "apps", bundle: "api", cluster: "c2", target: "canary" }] },
     failures,
@@ -49,7 +54,12 @@ describe("why a pair left (core/targeting/departures.ts): decided once, printed 
   });
 
   it("every recorded pair neither planned nor kept by a failure has left, sorted by key", () => {
-    const records = { "c1/apps/web": rec("c1", "web"), "c1/apps/broken": rec("c1", "broken"), "c2/apps/web": rec("c2", "web"), "c2/apps/api": rec("c2", "api") };
+    const records = {
+      "c1/apps/web": rec("c1", "web"),
+      "c1/apps/broken": rec("c1", "broken"),
+      "c2/apps/web": rec("c2", "web"),
+      "c2/apps/api": rec("c2", "api"),
+    };
     const left = departures(records, stateOf());
     expect([...left].map(([k, d]) => `${k} ${d.code}`)).to.deep.equal(["c2/apps/api doNotDeploy", "c2/apps/web noLongerMatching"]);
   });

@@ -21,13 +21,50 @@ const cm = (name: string) => ({ manifest: JSON.stringify({ apiVersion: "v1", kin
 const objects = { "/ConfigMap/web/a": cm("a"), "/ConfigMap/web/b": cm("b") };
 const held = { deploymentId: "s-1:web", objects, waitFor: [{ name: "c1/apps/db", state: "NotReady" }] };
 const open = { ...held, waitFor: [{ name: "c1/apps/db", state: "Ready" }] };
-const record: DeploymentRecord = { gitRepo: "apps", bundle: "web", cluster: "c1", target: "all", deploymentId: "s-1:web", commit: "abc", namespace: "web", paused: false, objectCount: 2, revision: 1 };
+const record: DeploymentRecord = {
+  gitRepo: "apps",
+  bundle: "web",
+  cluster: "c1",
+  target: "all",
+  deploymentId: "s-1:web",
+  commit: "abc",
+  namespace: "web",
+  paused: false,
+  objectCount: 2,
+  revision: 1,
+};
 
-function pairStep(op: OpType, inputs: Record<string, unknown>, state: string, oldInputs?: Record<string, unknown>, detailedDiff?: Record<string, unknown>): EngineEvent {
-  const res = (i: Record<string, unknown>) => ({ type: "pulumi-fleet:index:BundleDeployment", urn: BD, custom: true, parent: "", id: KEY, inputs: i, outputs: { state, messages: [] }, provider: "" });
+function pairStep(
+  op: OpType,
+  inputs: Record<string, unknown>,
+  state: string,
+  oldInputs?: Record<string, unknown>,
+  detailedDiff?: Record<string, unknown>,
+): EngineEvent {
+  const res = (i: Record<string, unknown>) => ({
+    type: "pulumi-fleet:index:BundleDeployment",
+    urn: BD,
+    custom: true,
+    parent: "",
+    id: KEY,
+    inputs: i,
+    outputs: { state, messages: [] },
+    provider: "",
+  });
   return {
-    sequence: 0, timestamp: 0,
-    resOutputsEvent: { metadata: { op, urn: BD, type: "pulumi-fleet:index:BundleDeployment", provider: "", new: res(inputs), ...(oldInputs ? { old: res(oldInputs) } : {}), ...(detailedDiff ? { detailedDiff } : {}) } },
+    sequence: 0,
+    timestamp: 0,
+    resOutputsEvent: {
+      metadata: {
+        op,
+        urn: BD,
+        type: "pulumi-fleet:index:BundleDeployment",
+        provider: "",
+        new: res(inputs),
+        ...(oldInputs ? { old: res(oldInputs) } : {}),
+        ...(detailedDiff ? { detailedDiff } : {}),
+      },
+    },
   } as unknown as EngineEvent;
 }
 
@@ -37,7 +74,9 @@ const events = (e: EngineEvent, before: Record<string, DeploymentRecord>) => {
   return deployEvents(groupSteps(r.steps, r.failedUrns), before, { [KEY]: record });
 };
 const change = (diffKind: string) => ({ diffKind, inputDiff: true });
-const report = (state: string): Record<string, PairReport> => ({ [KEY]: { state: state as PairReport["state"], messages: [], appliedDeploymentId: state === "Ready" ? "s-1:web" : "" } });
+const report = (state: string): Record<string, PairReport> => ({
+  [KEY]: { state: state as PairReport["state"], messages: [], appliedDeploymentId: state === "Ready" ? "s-1:web" : "" },
+});
 
 describe("deploy events of a pair a dependsOn gate held back (automation/reports/deploy-events.ts)", () => {
   it("the first `up` (WaitApplied) deploys nothing; the second, where the gate opened, deploys once, creating its objects", () => {
@@ -49,9 +88,14 @@ describe("deploy events of a pair a dependsOn gate held back (automation/reports
     expect(before, "an update that names no object is a no-op to the operations: this was the missing event").to.deep.equal([]);
 
     // As diffPair gives it now: the objects the gate held back are added.
-    const second = events(pairStep("update", open, "Ready", held, {
-      waitFor: change("update"), 'objects["/ConfigMap/web/a"]': change("add"), 'objects["/ConfigMap/web/b"]': change("add"),
-    }), { [KEY]: record });
+    const second = events(
+      pairStep("update", open, "Ready", held, {
+        waitFor: change("update"),
+        'objects["/ConfigMap/web/a"]': change("add"),
+        'objects["/ConfigMap/web/b"]': change("add"),
+      }),
+      { [KEY]: record },
+    );
     expect(second.map(formatDeployEvent)).to.deep.equal(["Deployed bundle web to c1 deploymentID=s-1:web commit=abc (2 created, 0 updated, 0 deleted)"]);
 
     // The webhooks' event carries that deploy's words, once.

@@ -8,13 +8,35 @@ import { PlanEntry } from "../../core/targeting/plan";
 
 const owner = { gitRepo: "repo", bundle: "repo-app", cluster: "c1" };
 const entry = (over: Partial<PlanEntry> = {}): PlanEntry => ({
-  gitRepo: "repo", bundle: "repo-app", cluster: "c1", target: "all", customizations: [], options: {}, namespace: "apps", releaseName: "repo-app",
-  manifestId: "s-1", deploymentId: "s-1:x", paused: false, dependsOn: [], ...over,
+  gitRepo: "repo",
+  bundle: "repo-app",
+  cluster: "c1",
+  target: "all",
+  customizations: [],
+  options: {},
+  namespace: "apps",
+  releaseName: "repo-app",
+  manifestId: "s-1",
+  deploymentId: "s-1:x",
+  paused: false,
+  dependsOn: [],
+  ...over,
 });
-const rendered = (objects: K8sObject[], over: Partial<RenderedDeployment> = {}): RenderedDeployment =>
-  ({ objects, style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map(), ...over });
+const rendered = (objects: K8sObject[], over: Partial<RenderedDeployment> = {}): RenderedDeployment => ({
+  objects,
+  style: "yaml",
+  warnings: [],
+  chartCrds: new Set(),
+  ignoredFields: new Map(),
+  ...over,
+});
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
-const crd: K8sObject = { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "widgets.example.com" }, spec: { group: "example.com", names: { kind: "Widget" } } };
+const crd: K8sObject = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.example.com" },
+  spec: { group: "example.com", names: { kind: "Widget" } },
+};
 const widget: K8sObject = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", namespace: "own" } };
 const ownNs: K8sObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "own" } };
 
@@ -30,33 +52,48 @@ describe("desired objects (core/desired)", () => {
   it("ownership labels every object, and labels are checked before anything is registered", () => {
     const obj = (labels: Record<string, string>) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "ns", labels } });
     expect(withOwnership(obj({ app: "web" }), owner).metadata.labels).to.deep.equal({
-      app: "web", "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "repo-app", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet",
+      app: "web",
+      "fleet.cattle.io/repo-name": "repo",
+      "fleet.cattle.io/bundle-name": "repo-app",
+      "fleet.cattle.io/cluster": "c1",
+      "app.kubernetes.io/managed-by": "pulumi-fleet",
     });
     expect(() => validateObjectLabels(obj({ owner: "system:kube-controller-manager" }), owner)).to.throw(
-      'gitRepo repo, bundle repo-app, cluster c1: metadata.labels: Deployment ns/web: invalid label value "system:kube-controller-manager" for key "owner"');
+      'gitRepo repo, bundle repo-app, cluster c1: metadata.labels: Deployment ns/web: invalid label value "system:kube-controller-manager" for key "owner"',
+    );
   });
 
   it("namespaces: shared by bundles, labels merged, conflicting labels are an error, deleted only with deleteNamespace", () => {
     const ns = (bundle: string, namespace: string, options: PlanEntry["options"] = {}) => entry({ bundle, namespace, options });
-    const specs = namespacesForCluster("c1", [
-      ns("a", "shared", { namespaceLabels: { team: "x" }, deleteNamespace: true }),
-      ns("b", "shared", { namespaceLabels: { tier: "web" } }),
-      ns("c", "default"),
-      ns("d", "gone", { deleteNamespace: true }),
-    ], (e) => (e.bundle === "c" ? [cm("x", "other")] : []));
+    const specs = namespacesForCluster(
+      "c1",
+      [
+        ns("a", "shared", { namespaceLabels: { team: "x" }, deleteNamespace: true }),
+        ns("b", "shared", { namespaceLabels: { tier: "web" } }),
+        ns("c", "default"),
+        ns("d", "gone", { deleteNamespace: true }),
+      ],
+      (e) => (e.bundle === "c" ? [cm("x", "other")] : []),
+    );
     expect(specs).to.deep.equal([
       { name: "gone", labels: {}, annotations: {}, deleteWithBundles: true, bundles: ["d"] },
       { name: "other", labels: {}, annotations: {}, deleteWithBundles: false, bundles: ["c"] },
       { name: "shared", labels: { team: "x", tier: "web" }, annotations: {}, deleteWithBundles: false, bundles: ["a", "b"] },
     ]);
-    expect(() => namespacesForCluster("c1", [ns("a", "ns", { namespaceLabels: { team: "x" } }), ns("b", "ns", { namespaceLabels: { team: "y" } })], () => []))
-      .to.throw('gitRepo repo, bundle b, cluster c1: namespaceLabels: namespace ns: namespaceLabels team is "x" in another bundle on this cluster (a) and "y" here');
+    expect(() =>
+      namespacesForCluster("c1", [ns("a", "ns", { namespaceLabels: { team: "x" } }), ns("b", "ns", { namespaceLabels: { team: "y" } })], () => []),
+    ).to.throw(
+      'gitRepo repo, bundle b, cluster c1: namespaceLabels: namespace ns: namespaceLabels team is "x" in another bundle on this cluster (a) and "y" here',
+    );
   });
 
   it("CRDs, then Namespaces, then the rest, keyed without their version; the pair waits for the cluster's namespaces, not its own", () => {
     const objects = desiredObjects(entry(), rendered([cm("a"), widget, ownNs, crd]));
     expect(objects.map((o) => o.key)).to.deep.equal([
-      "apiextensions.k8s.io/CustomResourceDefinition//widgets.example.com", "/Namespace//own", "/ConfigMap/apps/a", "example.com/Widget/own/w",
+      "apiextensions.k8s.io/CustomResourceDefinition//widgets.example.com",
+      "/Namespace//own",
+      "/ConfigMap/apps/a",
+      "example.com/Widget/own/w",
     ]);
     expect(clusterNamespacesOf(objects, new Set(["apps", "own"]))).to.deep.equal(["apps"]);
     expect(objects[2].manifest.metadata.labels).to.include({ "fleet.cattle.io/bundle-name": "repo-app" });
@@ -80,9 +117,21 @@ describe("desired objects (core/desired)", () => {
     expect(o.ignoreDrift).to.deep.equal(["/data/k"]);
     const spec = pairSpecOf(e, [o]);
     expect(spec).to.deep.equal({
-      deploymentId: "s-1:x", objects: { "/ConfigMap/apps/a": { manifest: o.manifest, ignoreDrift: ["/data/k"] } }, timeoutSeconds: 30, force: true, correctDrift: true,
+      deploymentId: "s-1:x",
+      objects: { "/ConfigMap/apps/a": { manifest: o.manifest, ignoreDrift: ["/data/k"] } },
+      timeoutSeconds: 30,
+      force: true,
+      correctDrift: true,
       adoptFieldManagers: ["pulumi-kubernetes-"],
-      deletePolicy: { propagation: "background", ownerLabels: { "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "repo-app", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
+      deletePolicy: {
+        propagation: "background",
+        ownerLabels: {
+          "fleet.cattle.io/repo-name": "repo",
+          "fleet.cattle.io/bundle-name": "repo-app",
+          "fleet.cattle.io/cluster": "c1",
+          "app.kubernetes.io/managed-by": "pulumi-fleet",
+        },
+      },
     });
     expect(pairSpecOf(entry(), [o]).timeoutSeconds).to.equal(600, "Helm's and the Kubernetes provider's default wait");
     expect(pairSpecOf(entry({ paused: true }), [o]).paused).to.equal(true);

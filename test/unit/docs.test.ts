@@ -12,7 +12,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 const ROOT = path.resolve(__dirname, "../..");
-const markdown = execFileSync("git", ["ls-files", "*.md"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean)
+const markdown = execFileSync("git", ["ls-files", "*.md"], { cwd: ROOT, encoding: "utf8" })
+  .split("\n")
+  .filter(Boolean)
   .filter((f) => fs.existsSync(path.join(ROOT, f)));
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");
 /** Fenced code blocks and inline code are examples, not links or prose figures. */
@@ -25,7 +27,11 @@ function anchors(text: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
   for (const m of withoutFences(text).matchAll(/^#{1,6} (.+)$/gm)) {
-    const base = m[1].toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").trim().replace(/\s/g, "-");
+    const base = m[1]
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .trim()
+      .replace(/\s/g, "-");
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     out.add(n ? `${base}-${n}` : base);
@@ -45,18 +51,28 @@ function section(text: string, anchor: string): string {
 }
 
 /** A measured figure: a decimal or a range with a unit, or "about N <unit>". Limits and defaults are whole numbers. */
-const MEASURED = /\b\d+\.\d+ ?(ms|s|min|minutes|GiB|MiB|GB|MB|%|x)(?![\w])|\b\d[\d,.]* to \d[\d,.]* ?(ms|s|min|minutes|GiB|MiB|GB|MB|%|x)(?![\w])|\babout \d[\d,.]* ?(ms|s|min|minutes|GiB|MiB|GB|MB|%)(?![\w])/g;
+const MEASURED =
+  /\b\d+\.\d+ ?(ms|s|min|minutes|GiB|MiB|GB|MB|%|x)(?![\w])|\b\d[\d,.]* to \d[\d,.]* ?(ms|s|min|minutes|GiB|MiB|GB|MB|%|x)(?![\w])|\babout \d[\d,.]* ?(ms|s|min|minutes|GiB|MiB|GB|MB|%)(?![\w])/g;
 
 describe("documentation (every markdown file in git)", () => {
   it("every relative link reaches a file here, and its anchor a heading of it; nothing links outside the repository", () => {
     const problems: string[] = [];
     for (const file of markdown) {
       for (const [, , target] of prose(read(file)).matchAll(LINK)) {
-        if (/^[a-z]+:/i.test(target)) { problems.push(`${file}: ${target}: a link outside the repository`); continue; }
+        if (/^[a-z]+:/i.test(target)) {
+          problems.push(`${file}: ${target}: a link outside the repository`);
+          continue;
+        }
         const [rel, anchor] = target.split("#");
         const abs = rel ? path.resolve(ROOT, path.dirname(file), rel) : path.join(ROOT, file);
-        if (!abs.startsWith(ROOT + path.sep) && abs !== ROOT) { problems.push(`${file}: ${target}: outside the repository`); continue; }
-        if (!fs.existsSync(abs)) { problems.push(`${file}: ${target}: no such file`); continue; }
+        if (!abs.startsWith(ROOT + path.sep) && abs !== ROOT) {
+          problems.push(`${file}: ${target}: outside the repository`);
+          continue;
+        }
+        if (!fs.existsSync(abs)) {
+          problems.push(`${file}: ${target}: no such file`);
+          continue;
+        }
         if (anchor && abs.endsWith(".md") && !anchors(fs.readFileSync(abs, "utf8")).has(anchor)) problems.push(`${file}: ${target}: no such heading`);
       }
     }
@@ -70,10 +86,12 @@ describe("documentation (every markdown file in git)", () => {
       const text = prose(read(file));
       for (const [, label, target] of text.matchAll(LINK)) {
         if (!/BENCHMARKS\.md#/.test(target) || !label.match(MEASURED)) continue;
-        if (!section(benchmarks, target.split("#")[1]).includes(label)) problems.push(`${file}: [${label}](${target}): not stated in that section of BENCHMARKS.md`);
+        if (!section(benchmarks, target.split("#")[1]).includes(label))
+          problems.push(`${file}: [${label}](${target}): not stated in that section of BENCHMARKS.md`);
       }
       const unlinked = text.replace(LINK, (_m, _label, target: string) => (/BENCHMARKS\.md#/.test(target) ? "" : _m)).match(MEASURED) ?? [];
-      for (const figure of unlinked) problems.push(`${file}: "${figure}": a measured figure outside BENCHMARKS.md (quote it as a link to the section that states it)`);
+      for (const figure of unlinked)
+        problems.push(`${file}: "${figure}": a measured figure outside BENCHMARKS.md (quote it as a link to the section that states it)`);
     }
     expect(problems).to.deep.equal([]);
   });

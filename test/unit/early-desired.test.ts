@@ -34,11 +34,19 @@ describe("the desired state computed early (automation/engine/early-desired.ts)"
   it("is taken once while the mark holds; the operation sees its plan and state only when taken", async () => {
     let mark = "m1";
     const seen: string[] = [];
-    const start = (m: string) => startEarly({
-      config: localStack(path.join(dir, "render")), state: stateOf({}), mark: m, markNow: () => mark,
-      deploy: { cacheRoot: path.join(dir, "git"), onPlanned: (_s: FleetState) => seen.push("planned"), onDesired: (_d: DesiredState) => seen.push("desired") },
-      factsOf: () => fakeFacts(),
-    });
+    const start = (m: string) =>
+      startEarly({
+        config: localStack(path.join(dir, "render")),
+        state: stateOf({}),
+        mark: m,
+        markNow: () => mark,
+        deploy: {
+          cacheRoot: path.join(dir, "git"),
+          onPlanned: (_s: FleetState) => seen.push("planned"),
+          onDesired: (_d: DesiredState) => seen.push("desired"),
+        },
+        factsOf: () => fakeFacts(),
+      });
     const early = start("m1");
     await new Promise((r) => setTimeout(r, 50));
     expect(seen, "nothing reaches the operation before the program takes it").to.deep.equal([]);

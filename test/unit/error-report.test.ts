@@ -10,7 +10,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { CommandError } from "@pulumi/pulumi/automation";
-import { CliFailure, engineFailureText, MAX_LOGS, reportFailure, userText, withoutToolPaths, worded, writeFailureLog } from "../../automation/reports/error-report";
+import {
+  CliFailure,
+  engineFailureText,
+  MAX_LOGS,
+  reportFailure,
+  userText,
+  withoutToolPaths,
+  worded,
+  writeFailureLog,
+} from "../../automation/reports/error-report";
 import { FleetError } from "../../core/errors";
 import { tempDir } from "../support/git-fixtures";
 
@@ -35,11 +44,19 @@ function expectClean(text: string): void {
 
 describe("failures, as the user reads them", () => {
   it("a wrong passphrase says so in one line, from the Automation API and from a CLI run of our own", () => {
-    const stderr = "error: could not deserialize deployment: failed to decrypt: incorrect passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase\n";
-    const execFileError = Object.assign(new Error(`Command failed: ${CLI} stack export --show-secrets --stack local\n${stderr}`), { cmd: `${CLI} stack export`, stderr, stdout: "", code: 1 });
+    const stderr =
+      "error: could not deserialize deployment: failed to decrypt: incorrect passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase\n";
+    const execFileError = Object.assign(new Error(`Command failed: ${CLI} stack export --show-secrets --stack local\n${stderr}`), {
+      cmd: `${CLI} stack export`,
+      stderr,
+      stdout: "",
+      code: 1,
+    });
     for (const err of [commandError(stderr), execFileError, worded(execFileError, "stack local")]) {
       const text = userText(err, { op: "up", stack: "local" });
-      expect(text).to.equal("error: stack local: wrong passphrase: PULUMI_CONFIG_PASSPHRASE (or the file PULUMI_CONFIG_PASSPHRASE_FILE names) does not decrypt this stack's secrets");
+      expect(text).to.equal(
+        "error: stack local: wrong passphrase: PULUMI_CONFIG_PASSPHRASE (or the file PULUMI_CONFIG_PASSPHRASE_FILE names) does not decrypt this stack's secrets",
+      );
       expectClean(text);
     }
   });
@@ -50,15 +67,23 @@ describe("failures, as the user reads them", () => {
     expect(engineFailureText(dump, [], guard)).to.equal("gitRepo examples: targets: matched 3 cluster(s) in the last deployment and matches none now");
     // Without the program's own error: the engine's error diagnostics, each once, named by their resource.
     const diagnostics = [
-      { urn: "urn:pulumi:bad::pulumi-fleet::pulumi:pulumi:Stack::pulumi-fleet-bad", message: "Unhandled exception: FleetError: gitRepo examples: no clusters\n" },
+      {
+        urn: "urn:pulumi:bad::pulumi-fleet::pulumi:pulumi:Stack::pulumi-fleet-bad",
+        message: "Unhandled exception: FleetError: gitRepo examples: no clusters\n",
+      },
       { urn: "urn:pulumi:bad::pulumi-fleet::pulumi:pulumi:Stack::pulumi-fleet-bad", message: "gitRepo examples: no clusters\n" },
-      { urn: "urn:pulumi:bad::pulumi-fleet::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::prod-3", message: "<{%reset%}>the API server refused: forbidden<{%reset%}>\n" },
+      {
+        urn: "urn:pulumi:bad::pulumi-fleet::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::prod-3",
+        message: "<{%reset%}>the API server refused: forbidden<{%reset%}>\n",
+      },
       { message: "update failed" },
     ];
     const why = engineFailureText(dump, diagnostics);
     expect(why).to.equal("gitRepo examples: no clusters\nprod-3: the API server refused: forbidden");
     // Nothing reported but the CLI's own words: its error lines, tool paths cut to the tool's name.
-    expect(engineFailureText(commandError(`Command failed with exit code 255: ${CLI} up\nerror: ${CLI}-language-nodejs exited\n`))).to.equal("pulumi-language-nodejs exited");
+    expect(engineFailureText(commandError(`Command failed with exit code 255: ${CLI} up\nerror: ${CLI}-language-nodejs exited\n`))).to.equal(
+      "pulumi-language-nodejs exited",
+    );
     const failed = worded(dump, "up of stack bad failed", diagnostics);
     expect(failed).to.be.instanceOf(CliFailure);
     const text = userText(failed, { op: "up", stack: "bad" });
@@ -106,7 +131,9 @@ describe("failures, as the user reads them", () => {
   });
 
   it("cuts tool-cache paths to the tool's name", () => {
-    expect(withoutToolPaths(`${CLI} stack export; /home/u/.cache/pulumi-fleet/tools/fleet-render-0123/fleet-render failed`)).to.equal("pulumi stack export; fleet-render failed");
+    expect(withoutToolPaths(`${CLI} stack export; /home/u/.cache/pulumi-fleet/tools/fleet-render-0123/fleet-render failed`)).to.equal(
+      "pulumi stack export; fleet-render failed",
+    );
   });
 });
 

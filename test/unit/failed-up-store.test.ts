@@ -7,9 +7,13 @@ import { failedUpStore } from "../../automation/engine/failed-up-store";
 import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
 
 /** Two machines: the same backend, each its own local directory. */
-const machines = (url: string, fileDir?: string): [Backend, Backend] => [1, 2].map((n) => ({
-  url, source: "test", fileDir, localDir: fs.mkdtempSync(path.join(os.tmpdir(), `pf-machine-${n}-`)),
-})) as [Backend, Backend];
+const machines = (url: string, fileDir?: string): [Backend, Backend] =>
+  [1, 2].map((n) => ({
+    url,
+    source: "test",
+    fileDir,
+    localDir: fs.mkdtempSync(path.join(os.tmpdir(), `pf-machine-${n}-`)),
+  })) as [Backend, Backend];
 
 describe("the last failed up's record lives in the stack's backend (automation/engine/failed-up-store.ts)", () => {
   const record = { failed: ["repo/web@c1"], message: "up of stack dev failed" };
@@ -35,8 +39,12 @@ describe("the last failed up's record lives in the stack's backend (automation/e
   describe("PostgreSQL backend (a real server)", function () {
     this.timeout(120_000);
     let pg: LocalPostgres;
-    before(async () => { pg = await startLocalPostgres(); });
-    after(async () => { await pg?.stop(); });
+    before(async () => {
+      pg = await startLocalPostgres();
+    });
+    after(async () => {
+      await pg?.stop();
+    });
 
     it("one row per stack: machine B reads what machine A wrote; rewritten, then cleared by B", async () => {
       const [a, b] = machines(pg.url);

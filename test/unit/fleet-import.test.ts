@@ -32,16 +32,28 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     expect(config["pulumi-fleet:clusters"]).to.deep.equal([
       { name: "c-m-dev1", context: "c-m-dev1", labels: { env: "dev" } },
       {
-        name: "c-m-prod1", context: "c-m-prod1",
+        name: "c-m-prod1",
+        context: "c-m-prod1",
         labels: { env: "prod", region: "eu-west", "management.cattle.io/cluster-name": "c-m-prod1" },
         annotations: { "field.cattle.io/description": "prod in Dublin" },
         templateValues: { replicas: 5, ingress: { host: "prod1.example.com" } },
         agent: {
-          env: { HTTPS_PROXY: "http://proxy.internal:3128" }, namespace: "cattle-fleet-system", privateRepoURL: "registry.internal:5000",
+          env: { HTTPS_PROXY: "http://proxy.internal:3128" },
+          namespace: "cattle-fleet-system",
+          privateRepoURL: "registry.internal:5000",
           tolerations: [{ key: "dedicated", operator: "Equal", value: "fleet", effect: "NoSchedule" }],
-          affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: "node-role.kubernetes.io/control-plane", operator: "DoesNotExist" }] }] } } },
-          resources: { limits: { memory: "512Mi" }, requests: { cpu: "100m" } }, hostNetwork: false, pullSecrets: ["registry-internal"],
-          priorityClass: { value: 1000, preemptionPolicy: "PreemptLowerPriority" }, podDisruptionBudget: { maxUnavailable: "1" },
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: "node-role.kubernetes.io/control-plane", operator: "DoesNotExist" }] }],
+              },
+            },
+          },
+          resources: { limits: { memory: "512Mi" }, requests: { cpu: "100m" } },
+          hostNetwork: false,
+          pullSecrets: ["registry-internal"],
+          priorityClass: { value: 1000, preemptionPolicy: "PreemptLowerPriority" },
+          podDisruptionBudget: { maxUnavailable: "1" },
         },
       },
       { name: "c-m-prod2", context: "c-m-prod2", labels: { env: "prod", region: "us-east" } },
@@ -52,18 +64,37 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     ]);
     expect(config["pulumi-fleet:gitRepos"]).to.deep.equal([
       {
-        name: "apps", repo: "https://git.example.com/platform/apps.git", branch: "main", targetNamespace: "apps", serviceAccount: "deployer",
-        helmRepoURLRegex: "^https://charts\\.example\\.com/", paths: ["simple", "helm"],
+        name: "apps",
+        repo: "https://git.example.com/platform/apps.git",
+        branch: "main",
+        targetNamespace: "apps",
+        serviceAccount: "deployer",
+        helmRepoURLRegex: "^https://charts\\.example\\.com/",
+        paths: ["simple", "helm"],
         targets: [
           { name: "dev", clusterGroup: "dev" },
           { name: "eu-prod", clusterSelector: { matchLabels: { env: "prod" }, matchExpressions: [{ key: "region", operator: "In", values: ["eu-west"] }] } },
           { name: "canary", clusterName: "c-m-prod2" },
         ],
-        keepResources: true, deleteNamespace: true, insecureSkipTLSVerify: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true,
+        keepResources: true,
+        deleteNamespace: true,
+        insecureSkipTLSVerify: true,
+        takeOwnership: true,
+        allowTakeOwnership: true,
+        allowOverrideTargets: true,
         caBundle: "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nZmFrZQ==\n-----END CERTIFICATE-----\n",
         pollingInterval: "1m", // read by npm run watch, as Fleet's controller reads it
       },
-      { name: "infra", repo: "git@git.example.com:platform/infra.git", revision: "v1.4.2", paused: true, disablePolling: true, takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true },
+      {
+        name: "infra",
+        repo: "git@git.example.com:platform/infra.git",
+        revision: "v1.4.2",
+        paused: true,
+        disablePolling: true,
+        takeOwnership: true,
+        allowTakeOwnership: true,
+        allowOverrideTargets: true,
+      },
     ]);
     // Fleet's behaviour kept where the stack's defaults are stricter, and said so in the file.
     expect(result.text).to.include("# Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves");
@@ -97,7 +128,9 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       "GitRepo fleet-default/infra spec.newFieldFromTheFuture",
     ]);
     for (const n of result.notes.filter((x) => x.field)) expect(result.text, n.field).to.include(`# ${n.field}: ${n.text}`);
-    expect(result.notes.find((n) => n.field === "context" && n.object.endsWith("c-m-prod2"))!.text).to.include("Secret fleet-clusters/c-m-prod2-kubeconfig, which is not copied");
+    expect(result.notes.find((n) => n.field === "context" && n.object.endsWith("c-m-prod2"))!.text).to.include(
+      "Secret fleet-clusters/c-m-prod2-kubeconfig, which is not copied",
+    );
     // The Secret in the export, its value, and the secrets Fleet's objects name never reach the file as values.
     expect(result.text).to.not.match(/c2VjcmV0LXRva2Vu|secret-token/);
     expect(result.text).to.not.include("last-applied-configuration");
@@ -107,39 +140,73 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
   it("reads multi-document YAML as it reads a List; several workspaces need --workspace; bad input names the file and object", () => {
     const list = YAML.parse(exportText()) as { items: unknown[] };
     const multi = list.items.map((i) => YAML.stringify(i)).join("---\n");
-    expect(importFleetExport(multi, "x.yaml", { workspace: "fleet-default" }).text).to.equal(importFleetExport(exportText(), "x.yaml", { workspace: "fleet-default" }).text);
+    expect(importFleetExport(multi, "x.yaml", { workspace: "fleet-default" }).text).to.equal(
+      importFleetExport(exportText(), "x.yaml", { workspace: "fleet-default" }).text,
+    );
     expect(() => importFleetExport(exportText(), EXPORT)).to.throw(`${EXPORT}: holds several Fleet workspaces (fleet-default, fleet-local)`);
-    expect(configOf(importFleetExport(exportText(), EXPORT, { workspace: "fleet-local" }).text)["pulumi-fleet:clusters"]).to.deep.equal([{ name: "local", context: "local" }]);
-    expect(() => importFleetExport(exportText(), EXPORT, { workspace: "nope" })).to.throw('has no objects in workspace "nope" (it has fleet-default, fleet-local)');
+    expect(configOf(importFleetExport(exportText(), EXPORT, { workspace: "fleet-local" }).text)["pulumi-fleet:clusters"]).to.deep.equal([
+      { name: "local", context: "local" },
+    ]);
+    expect(() => importFleetExport(exportText(), EXPORT, { workspace: "nope" })).to.throw(
+      'has no objects in workspace "nope" (it has fleet-default, fleet-local)',
+    );
     expect(() => importFleetExport("a: [", "bad.yaml")).to.throw("bad.yaml: document 1 is not valid YAML");
-    const gitRepo = (name: string, spec: object) => YAML.stringify({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepo", metadata: { name, namespace: "w" }, spec });
-    expect(() => importFleetExport(gitRepo("team.apps", { repo: "https://x/y.git" }), "e.yaml")).to.throw("e.yaml: GitRepo w/team.apps: its name is not usable");
+    const gitRepo = (name: string, spec: object) =>
+      YAML.stringify({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepo", metadata: { name, namespace: "w" }, spec });
+    expect(() => importFleetExport(gitRepo("team.apps", { repo: "https://x/y.git" }), "e.yaml")).to.throw(
+      "e.yaml: GitRepo w/team.apps: its name is not usable",
+    );
     expect(() => importFleetExport(gitRepo("apps", {}), "e.yaml")).to.throw("e.yaml: GitRepo w/apps: spec.repo is missing");
-    expect(() => importFleetExport(gitRepo("apps", { repo: "https://x/y.git", targets: [{ clusterSelector: { matchExpressions: [{ key: "a", operator: "in" }] } }] }), "e.yaml"))
-      .to.throw("targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist");
+    expect(() =>
+      importFleetExport(
+        gitRepo("apps", { repo: "https://x/y.git", targets: [{ clusterSelector: { matchExpressions: [{ key: "a", operator: "in" }] } }] }),
+        "e.yaml",
+      ),
+    ).to.throw("targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist");
     expect(() => importFleetExport("", "empty.yaml")).to.throw("empty.yaml: holds no Fleet GitRepo, Cluster or ClusterGroup");
   });
 
   it("downstreamResources of the exported Bundles: each Secret a note with the entry and the command that sets it encrypted, never a value or an empty Secret", () => {
-    const item = (kind: string, name: string, extra: object) => ({ apiVersion: "fleet.cattle.io/v1alpha1", kind, metadata: { name, namespace: "w", ...extra }, spec: {} });
+    const item = (kind: string, name: string, extra: object) => ({
+      apiVersion: "fleet.cattle.io/v1alpha1",
+      kind,
+      metadata: { name, namespace: "w", ...extra },
+      spec: {},
+    });
     const text = YAML.stringify({
-      apiVersion: "v1", kind: "List", items: [
+      apiVersion: "v1",
+      kind: "List",
+      items: [
         { ...item("GitRepo", "apps", {}), spec: { repo: "https://git.example.com/apps.git", targetNamespace: "team-a" } },
-        { ...item("Bundle", "apps-web", { labels: { "fleet.cattle.io/repo-name": "apps" } }), spec: {
-          targetNamespace: "team-a", downstreamResources: [{ kind: "Secret", name: "db" }, { kind: "ConfigMap", name: "settings" }],
-          targets: [{ name: "prod", downstreamResources: [{ kind: "Secret", name: "prod-only" }] }],
-        } },
-        { ...item("Bundle", "other-x", { labels: { "fleet.cattle.io/repo-name": "other" } }), spec: { downstreamResources: [{ kind: "Secret", name: "not-ours" }] } },
+        {
+          ...item("Bundle", "apps-web", { labels: { "fleet.cattle.io/repo-name": "apps" } }),
+          spec: {
+            targetNamespace: "team-a",
+            downstreamResources: [
+              { kind: "Secret", name: "db" },
+              { kind: "ConfigMap", name: "settings" },
+            ],
+            targets: [{ name: "prod", downstreamResources: [{ kind: "Secret", name: "prod-only" }] }],
+          },
+        },
+        {
+          ...item("Bundle", "other-x", { labels: { "fleet.cattle.io/repo-name": "other" } }),
+          spec: { downstreamResources: [{ kind: "Secret", name: "not-ours" }] },
+        },
         { apiVersion: "v1", kind: "Secret", metadata: { name: "db", namespace: "w" }, data: { password: "c2VjcmV0LXRva2Vu" } },
       ],
     });
     const result = importFleetExport(text, "w.yaml");
     const notes = result.notes.map((n) => `${n.field}: ${n.text}`);
-    expect(notes).to.include("downstreamResources: Fleet copies Secret w/db into namespace team-a for Bundle apps-web: not copied (no export holds its values): " +
-      "add {kind: Secret, name: db, namespace: team-a} as downstreamResources[0] (with its type, if not Opaque), then set each of its keys encrypted: " +
-      "npm run pulumi -- config set --secret --path 'pulumi-fleet:gitRepos[0].downstreamResources[0].stringData.KEY' < value-file");
-    expect(notes.some((n) => n.startsWith("Bundle apps-web downstreamResources: {\"kind\":\"ConfigMap\",\"name\":\"settings\"}: not mapped"))).to.equal(true);
-    expect(notes.some((n) => n.startsWith("Bundle apps-web targets[prod].downstreamResources:") && n.includes("not mapped: per-target Secrets"))).to.equal(true);
+    expect(notes).to.include(
+      "downstreamResources: Fleet copies Secret w/db into namespace team-a for Bundle apps-web: not copied (no export holds its values): " +
+        "add {kind: Secret, name: db, namespace: team-a} as downstreamResources[0] (with its type, if not Opaque), then set each of its keys encrypted: " +
+        "npm run pulumi -- config set --secret --path 'pulumi-fleet:gitRepos[0].downstreamResources[0].stringData.KEY' < value-file",
+    );
+    expect(notes.some((n) => n.startsWith('Bundle apps-web downstreamResources: {"kind":"ConfigMap","name":"settings"}: not mapped'))).to.equal(true);
+    expect(notes.some((n) => n.startsWith("Bundle apps-web targets[prod].downstreamResources:") && n.includes("not mapped: per-target Secrets"))).to.equal(
+      true,
+    );
     expect(notes.join("\n")).to.not.include("not-ours");
     expect(result.text).to.include("# downstreamResources: Fleet copies Secret w/db");
     expect((configOf(result.text)["pulumi-fleet:gitRepos"] as Record<string, unknown>[])[0]).to.not.have.property("downstreamResources");
@@ -150,12 +217,20 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     const RESTRICTED = "test/fleet-exports/restrictions.yaml";
     const restricted = () => importFleetExport(fs.readFileSync(path.join(ROOT, RESTRICTED), "utf8"), RESTRICTED);
     /** A workspace `w` of the given restriction objects and GitRepos (name -> spec), as an export. */
-    const workspace = (restrictions: object[], gitRepos: Record<string, object>) => YAML.stringify({
-      apiVersion: "v1", kind: "List", items: [
-        ...restrictions.map((r, i) => ({ apiVersion: "fleet.cattle.io/v1alpha1", metadata: { name: `r${i}`, namespace: "w" }, ...r })),
-        ...Object.entries(gitRepos).map(([name, spec]) => ({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepo", metadata: { name, namespace: "w" }, spec: { repo: "https://git.example.com/team/apps.git", ...spec } })),
-      ],
-    });
+    const workspace = (restrictions: object[], gitRepos: Record<string, object>) =>
+      YAML.stringify({
+        apiVersion: "v1",
+        kind: "List",
+        items: [
+          ...restrictions.map((r, i) => ({ apiVersion: "fleet.cattle.io/v1alpha1", metadata: { name: `r${i}`, namespace: "w" }, ...r })),
+          ...Object.entries(gitRepos).map(([name, spec]) => ({
+            apiVersion: "fleet.cattle.io/v1alpha1",
+            kind: "GitRepo",
+            metadata: { name, namespace: "w" },
+            spec: { repo: "https://git.example.com/team/apps.git", ...spec },
+          })),
+        ],
+      });
     const imported = (restrictions: object[], gitRepos: Record<string, object>) => {
       const result = importFleetExport(workspace(restrictions, gitRepos), "w.yaml");
       const repos = (configOf(result.text)["pulumi-fleet:gitRepos"] ?? []) as Record<string, unknown>[];
@@ -166,19 +241,27 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
 
     it("gives every GitRepo of the workspace the aggregated defaults and allow-lists, and says where each came from", () => {
       const result = restricted();
-      const reach = { takeOwnership: true, allowTakeOwnership: true, allowOverrideTargets: true, allowedServiceAccounts: ["deployer", "ops"], allowedTargetNamespaces: ["apps", "web"] };
+      const reach = {
+        takeOwnership: true,
+        allowTakeOwnership: true,
+        allowOverrideTargets: true,
+        allowedServiceAccounts: ["deployer", "ops"],
+        allowedTargetNamespaces: ["apps", "web"],
+      };
       expect(configOf(result.text)["pulumi-fleet:gitRepos"]).to.deep.equal([
         // No serviceAccount: a-first's default, which wins over b-later's (name order) and the Policy's (GitRepoRestriction first).
         { name: "apps", repo: "https://git.example.com/team-a/apps.git", targetNamespace: "apps", serviceAccount: "deployer", ...reach },
         { name: "mirror", repo: "https://mirror.example.com/apps.git", targetNamespace: "web", serviceAccount: "ops", ...reach },
       ]);
       expect(result.counts.gitRepos).to.equal(2);
-      expect(result.text).to.include("# serviceAccount: Fleet's defaultServiceAccount, from GitRepoRestriction team-a/a-first\n")
+      expect(result.text)
+        .to.include("# serviceAccount: Fleet's defaultServiceAccount, from GitRepoRestriction team-a/a-first\n")
         .and.include("# allowedTargetNamespaces: from GitRepoRestriction team-a/a-first, GitRepoRestriction team-a/b-later\n")
         .and.include("# allowedServiceAccounts: from Policy team-a/p-accounts\n");
       // The default client secret names the Secret to copy credentials from.
-      expect(result.notes.find((n) => n.object === "GitRepo team-a/apps" && n.field === "spec.clientSecretName")!.text)
-        .to.equal('absent; Fleet uses defaultClientSecretName "team-a-git", from GitRepoRestriction team-a/a-first: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret team-a/team-a-git');
+      expect(result.notes.find((n) => n.object === "GitRepo team-a/apps" && n.field === "spec.clientSecretName")!.text).to.equal(
+        'absent; Fleet uses defaultClientSecretName "team-a-git", from GitRepoRestriction team-a/a-first: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret team-a/team-a-git',
+      );
     });
 
     it("leaves out each GitRepo Fleet refuses, naming the field, Fleet's reason and the restrictions, in the notes and the file header", () => {
@@ -224,7 +307,9 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       const require = policy({ requireServiceAccount: true });
       const without = imported([require], { bare: {}, own: { serviceAccount: "deployer" } });
       expect(without.refused).to.deep.equal(["bare"]);
-      expect(without.noteTexts).to.include("GitRepo w/bare spec.serviceAccount: Fleet refuses this GitRepo: absent, no default, and requireServiceAccount is set (Policy w/r0); not imported");
+      expect(without.noteTexts).to.include(
+        "GitRepo w/bare spec.serviceAccount: Fleet refuses this GitRepo: absent, no default, and requireServiceAccount is set (Policy w/r0); not imported",
+      );
       expect(without.repos.own.serviceAccount).to.equal("deployer");
       const defaulted = imported([require, policy({ gitRepo: { defaultServiceAccount: "policy-default" } })], { bare: {} });
       expect(defaulted.refused).to.deep.equal([]);
@@ -235,35 +320,58 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       const selector = grr({ allowedTargetNamespaceSelector: { matchLabels: { team: "a" } } });
       const result = imported([selector], { bare: {}, placed: { targetNamespace: "apps" } });
       expect(result.refused).to.deep.equal(["bare"]);
-      expect(result.noteTexts).to.include("GitRepo w/bare spec.targetNamespace: Fleet refuses this GitRepo: absent, and allowedTargetNamespaceSelector requires one (GitRepoRestriction w/r0); not imported");
-      expect(result.noteTexts.find((t) => t.startsWith("GitRepoRestriction w/r0 allowedTargetNamespaceSelector: "))).to.include("not mapped: it selects namespaces by their labels");
+      expect(result.noteTexts).to.include(
+        "GitRepo w/bare spec.targetNamespace: Fleet refuses this GitRepo: absent, and allowedTargetNamespaceSelector requires one (GitRepoRestriction w/r0); not imported",
+      );
+      expect(result.noteTexts.find((t) => t.startsWith("GitRepoRestriction w/r0 allowedTargetNamespaceSelector: "))).to.include(
+        "not mapped: it selects namespaces by their labels",
+      );
       expect(result.repos.placed).to.not.have.property("allowedTargetNamespaces");
     });
 
     it("service accounts: the default is given unchecked (as Fleet's isAllowed); a Policy's list bounds the Bundles, so it is the one mapped", () => {
       const onlyRestriction = imported([grr({ defaultServiceAccount: "builder", allowedServiceAccounts: ["deployer"] })], { bare: {} });
       expect(onlyRestriction.refused).to.deep.equal([]);
-      expect(onlyRestriction.repos.bare).to.include({ serviceAccount: "builder" }).and.deep.include({ allowedServiceAccounts: ["deployer"] });
-      expect(onlyRestriction.noteTexts.find((t) => t.startsWith("GitRepoRestriction w/r0 allowedServiceAccounts: "))).to.include("also bounds the serviceAccount of fleet.yaml targetCustomizations");
+      expect(onlyRestriction.repos.bare)
+        .to.include({ serviceAccount: "builder" })
+        .and.deep.include({ allowedServiceAccounts: ["deployer"] });
+      expect(onlyRestriction.noteTexts.find((t) => t.startsWith("GitRepoRestriction w/r0 allowedServiceAccounts: "))).to.include(
+        "also bounds the serviceAccount of fleet.yaml targetCustomizations",
+      );
       // The GitRepo check passes (the default is not checked), Fleet's Bundle check against the Policy's list does not.
-      const withPolicy = imported([grr({ defaultServiceAccount: "builder", allowedServiceAccounts: ["builder"] }), policy({ allowedServiceAccounts: ["deployer"] })], { bare: {}, own: { serviceAccount: "deployer" } });
+      const withPolicy = imported(
+        [grr({ defaultServiceAccount: "builder", allowedServiceAccounts: ["builder"] }), policy({ allowedServiceAccounts: ["deployer"] })],
+        { bare: {}, own: { serviceAccount: "deployer" } },
+      );
       expect(withPolicy.refused).to.deep.equal(["bare"]);
-      expect(withPolicy.noteTexts).to.include('GitRepo w/bare spec.serviceAccount: Fleet refuses this GitRepo: "builder" is not in the Policies\' allowedServiceAccounts ["deployer"], so Fleet refuses each of its Bundles (Policy w/r1); not imported');
+      expect(withPolicy.noteTexts).to.include(
+        'GitRepo w/bare spec.serviceAccount: Fleet refuses this GitRepo: "builder" is not in the Policies\' allowedServiceAccounts ["deployer"], so Fleet refuses each of its Bundles (Policy w/r1); not imported',
+      );
       expect(withPolicy.repos.own.allowedServiceAccounts).to.deep.equal(["deployer"]);
     });
 
     it("repo patterns: a GitRepoRestriction's match anywhere, a Policy's the whole URL; (?i) is read; what JavaScript cannot read is named, not judged", () => {
-      const repos = { sub: { repo: "https://evil.example.org/git.example.com/team/x.git" }, exact: { repo: "https://git.example.com/team/apps.git" }, upper: { repo: "HTTPS://GIT.EXAMPLE.COM/team/apps.git" } };
+      const repos = {
+        sub: { repo: "https://evil.example.org/git.example.com/team/x.git" },
+        exact: { repo: "https://git.example.com/team/apps.git" },
+        upper: { repo: "HTTPS://GIT.EXAMPLE.COM/team/apps.git" },
+      };
       const pattern = "https://git\\.example\\.com/team/";
       expect(imported([grr({ allowedRepoPatterns: ["git\\.example\\.com/team/"] })], repos).refused).to.deep.equal(["upper"]);
       expect(imported([policy({ gitRepo: { allowedRepoPatterns: [pattern] } })], repos).refused).to.deep.equal(["exact", "sub", "upper"]);
       expect(imported([policy({ gitRepo: { allowedRepoPatterns: [`(?i)${pattern}.*`] } })], repos).refused).to.deep.equal(["sub"]);
       // Verbatim, as Fleet's plain-string allow-lists: as a regular expression this one does not match itself.
-      expect(imported([policy({ gitRepo: { allowedRepoPatterns: ["https://git.example.com/team/apps+x.git"] } })], { plus: { repo: "https://git.example.com/team/apps+x.git" } }).refused).to.deep.equal([]);
+      expect(
+        imported([policy({ gitRepo: { allowedRepoPatterns: ["https://git.example.com/team/apps+x.git"] } })], {
+          plus: { repo: "https://git.example.com/team/apps+x.git" },
+        }).refused,
+      ).to.deep.equal([]);
       // Go's \z (end of text) is no escape JavaScript knows: read leniently it would be a "z" and refuse the repo.
       const unreadable = imported([grr({ allowedRepoPatterns: ["team/apps\\.git\\z"] })], { exact: repos.exact });
       expect(unreadable.refused).to.deep.equal([]);
-      expect(unreadable.noteTexts.find((t) => t.startsWith("GitRepo w/exact spec.repo: "))).to.include("not checked against allowedRepoPatterns").and.include("check by hand");
+      expect(unreadable.noteTexts.find((t) => t.startsWith("GitRepo w/exact spec.repo: ")))
+        .to.include("not checked against allowedRepoPatterns")
+        .and.include("check by hand");
     });
 
     it("npm run import names the GitRepos it leaves out on stdout, besides the notes on stderr", () => {
@@ -271,7 +379,9 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       try {
         const run = tsScript("scripts/import.ts", [RESTRICTED, "--stack", stack]);
         expect(run.status, run.stderr).to.equal(0);
-        expect(run.stdout).to.include("not imported: GitRepo team-a/no-namespace, GitRepo team-a/wrong-account, GitRepo team-a/wrong-namespace, GitRepo team-a/wrong-repo, GitRepo team-a/wrong-secret: Fleet refuses them");
+        expect(run.stdout).to.include(
+          "not imported: GitRepo team-a/no-namespace, GitRepo team-a/wrong-account, GitRepo team-a/wrong-namespace, GitRepo team-a/wrong-repo, GitRepo team-a/wrong-secret: Fleet refuses them",
+        );
         expect(run.stderr.trim().split("\n")).to.have.length(restricted().notes.length);
       } finally {
         fs.rmSync(path.join(ROOT, "stacks", `Pulumi.${stack}.yaml`), { force: true });
@@ -279,11 +389,18 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
     });
 
     it("only the imported workspace's restrictions apply; a badly shaped one names itself", () => {
-      const other = YAML.stringify({ apiVersion: "fleet.cattle.io/v1alpha1", kind: "GitRepoRestriction", metadata: { name: "elsewhere", namespace: "other" }, allowedTargetNamespaces: ["nowhere"] });
+      const other = YAML.stringify({
+        apiVersion: "fleet.cattle.io/v1alpha1",
+        kind: "GitRepoRestriction",
+        metadata: { name: "elsewhere", namespace: "other" },
+        allowedTargetNamespaces: ["nowhere"],
+      });
       const result = importFleetExport(`${workspace([], { apps: {} })}---\n${other}`, "w.yaml");
       expect(result.workspace).to.equal("w");
       expect(result.refused).to.deep.equal([]);
-      expect(() => imported([grr({ allowedServiceAccounts: "deployer" })], { apps: {} })).to.throw("w.yaml: GitRepoRestriction w/r0: allowedServiceAccounts must be a list of strings");
+      expect(() => imported([grr({ allowedServiceAccounts: "deployer" })], { apps: {} })).to.throw(
+        "w.yaml: GitRepoRestriction w/r0: allowedServiceAccounts must be a list of strings",
+      );
     });
   });
 
@@ -298,11 +415,16 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       const infra = new TestRepo({ "cm.yaml": CONFIGMAP("infra") });
       infra.git("tag", "v1.4.2");
       const input = path.join(apps.dir, "..", `export-${process.pid}.yaml`);
-      fs.writeFileSync(input, exportText().replace("https://git.example.com/platform/apps.git", apps.url()).replace("git@git.example.com:platform/infra.git", infra.url()));
+      fs.writeFileSync(
+        input,
+        exportText().replace("https://git.example.com/platform/apps.git", apps.url()).replace("git@git.example.com:platform/infra.git", infra.url()),
+      );
 
       const imported = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
       expect(imported.status, imported.stderr).to.equal(0);
-      expect(imported.stdout).to.include(`wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 21 note(s)`);
+      expect(imported.stdout).to.include(
+        `wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 21 note(s)`,
+      );
       expect(imported.stderr.trim().split("\n")).to.have.length(21);
       expect(imported.stderr).to.include(`${input}: GitRepo fleet-default/infra: spec.imageScanInterval: "5m": not mapped`);
       const again = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
@@ -311,7 +433,10 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
 
       const plan = tsScript("scripts/plan.ts", ["--stack", stack]);
       expect(plan.status, plan.stdout + plan.stderr).to.equal(0);
-      const lines = plan.stdout.split("\n").filter((l) => /^\s+bundle /.test(l)).map((l) => l.trim());
+      const lines = plan.stdout
+        .split("\n")
+        .filter((l) => /^\s+bundle /.test(l))
+        .map((l) => l.trim());
       expect(lines).to.deep.equal([
         "bundle apps-simple (yaml, simple) -> c-m-dev1, c-m-prod1, c-m-prod2",
         "bundle apps-helm (yaml, helm) -> c-m-dev1, c-m-prod1, c-m-prod2",

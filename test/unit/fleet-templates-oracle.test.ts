@@ -43,9 +43,7 @@ interface OracleData {
 }
 
 const data = JSON.parse(fs.readFileSync(path.join(__dirname, "fleet-templates.cases.json"), "utf8")) as OracleData;
-const clusters: Record<string, ClusterConfig> = Object.fromEntries(
-  Object.entries(data.clusters).map(([k, c]) => [k, { ...c, deleteUnreachable: false }]),
-);
+const clusters: Record<string, ClusterConfig> = Object.fromEntries(Object.entries(data.clusters).map(([k, c]) => [k, { ...c, deleteUnreachable: false }]));
 
 function jobOf(c: OracleCase): ValuesJob {
   const helm: HelmOptions = {};
@@ -116,11 +114,15 @@ describe("helm values templating matches Fleet's preprocessHelmValues (oracle ca
 
   it("templateHelmValues throws the first failing job, with templateValues' key as the field", async () => {
     const byId = (id: string) => data.cases.find((c) => c.id === id)!;
-    const ok = byId("labels-001"), valuesError = byId("compare-048"), tvError = byId("template-values-005");
-    expect(await rejectionOf(templateHelmValues([ok, tvError, valuesError].map(jobOf)), FleetError))
-      .to.contain(`gitRepo oracle, bundle template-values-005, cluster eu-west-1: helm.templateValues.a: ${tvError.fleet.error}`);
-    expect(await rejectionOf(templateHelmValues([ok, valuesError, tvError].map(jobOf)), FleetError))
-      .to.contain(`cluster eu-west-1: helm.values: ${valuesError.fleet.error}`);
+    const ok = byId("labels-001"),
+      valuesError = byId("compare-048"),
+      tvError = byId("template-values-005");
+    expect(await rejectionOf(templateHelmValues([ok, tvError, valuesError].map(jobOf)), FleetError)).to.contain(
+      `gitRepo oracle, bundle template-values-005, cluster eu-west-1: helm.templateValues.a: ${tvError.fleet.error}`,
+    );
+    expect(await rejectionOf(templateHelmValues([ok, valuesError, tvError].map(jobOf)), FleetError)).to.contain(
+      `cluster eu-west-1: helm.values: ${valuesError.fleet.error}`,
+    );
     expect((await templateHelmValues([ok].map(jobOf)))[0].values).to.deep.equal(ok.fleet.values);
   });
 });

@@ -19,7 +19,11 @@ function storeOf(cache: string): string {
   const [dir] = fs.readdirSync(path.join(cache, "git"));
   return path.join(cache, "git", dir, "repo.git");
 }
-const inStore = (store: string, ...args: string[]) => execFileSync("git", ["--git-dir", store, ...args], { encoding: "utf8", env: { PATH: process.env.PATH!, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } }).trim();
+const inStore = (store: string, ...args: string[]) =>
+  execFileSync("git", ["--git-dir", store, ...args], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH!, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+  }).trim();
 
 describe("git source bounds: shallow, bounded fetches and a pruned cache", () => {
   let cache: string;
@@ -44,7 +48,9 @@ describe("git source bounds: shallow, bounded fetches and a pruned cache", () =>
   it("a fetch that brings more than PULUMI_FLEET_MAX_FETCH_MIB fails the GitRepo and leaves no store", async () => {
     const repo = new TestRepo({ "cm.yaml": CONFIGMAP("a"), "blob.bin": randomBytes(3 * 1024 * 1024).toString("base64") });
     const err = await withEnv({ PULUMI_FLEET_MAX_FETCH_MIB: "1" }, () => rejection(resolveSource(gitRepoConfig({ name: "huge", repo: repo.url() }), cache)));
-    expect(err.message).to.match(/^gitRepo huge: the fetch brought more than 1 MiB \(PULUMI_FLEET_MAX_FETCH_MIB\): it was stopped; this URL's cache was removed$/);
+    expect(err.message).to.match(
+      /^gitRepo huge: the fetch brought more than 1 MiB \(PULUMI_FLEET_MAX_FETCH_MIB\): it was stopped; this URL's cache was removed$/,
+    );
     expect(fs.existsSync(storeOf(cache))).to.equal(false);
     // Within the bound, the same remote is read.
     expect((await resolveSource(gitRepoConfig({ repo: repo.url() }), cache)).commit).to.equal(repo.head());
@@ -63,7 +69,8 @@ describe("git source bounds: shallow, bounded fetches and a pruned cache", () =>
     try {
       const started = Date.now();
       const err = await withEnv({ PULUMI_FLEET_GIT_TIMEOUT_SECONDS: "1" }, () =>
-        rejection(resolveSource(gitRepoConfig({ name: "slow", repo: `http://127.0.0.1:${port}/r.git` }), cache)));
+        rejection(resolveSource(gitRepoConfig({ name: "slow", repo: `http://127.0.0.1:${port}/r.git` }), cache)),
+      );
       expect(err.message).to.equal("gitRepo slow: git ls-remote did not finish within 1 s (PULUMI_FLEET_GIT_TIMEOUT_SECONDS): it was stopped");
       expect(Date.now() - started).to.be.below(5_000);
       // git's HTTP helper held the connection: it is closed because the whole process group was killed.
@@ -96,7 +103,12 @@ describe("git source bounds: shallow, bounded fetches and a pruned cache", () =>
   it("refsToDrop keeps exactly the pins of the kept commits", () => {
     const a = "a".repeat(40);
     const b = "b".repeat(40);
-    expect(refsToDrop([pinnedRef(a), pinnedRef(b), "refs/fleet/incoming", "refs/tags/v1", "refs/fleet/all/main"], [a])).to.deep.equal([pinnedRef(b), "refs/fleet/incoming", "refs/tags/v1", "refs/fleet/all/main"]);
+    expect(refsToDrop([pinnedRef(a), pinnedRef(b), "refs/fleet/incoming", "refs/tags/v1", "refs/fleet/all/main"], [a])).to.deep.equal([
+      pinnedRef(b),
+      "refs/fleet/incoming",
+      "refs/tags/v1",
+      "refs/fleet/all/main",
+    ]);
   });
 
   it("removes the stores of URLs unused for PULUMI_FLEET_GIT_CACHE_DAYS, never one in use or recently used", async () => {

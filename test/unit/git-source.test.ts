@@ -32,8 +32,12 @@ describe("git source (real repositories)", () => {
     process.env.PULUMI_FLEET_MAX_TREE_MIB = "2";
     try {
       const err = await rejection(resolveSource(gitRepoConfig({ name: "bomb", repo: repo.url() }), cache));
-      expect(err.message).to.match(/gitRepo bomb: .*add up to 4 MiB, over the limit of 2 MiB per checkout \(PULUMI_FLEET_MAX_TREE_MIB; the largest is "big\/zeros\.yaml", 3 MiB\)/);
-      expect(fs.existsSync(path.join(cache, "git")) ? fs.readdirSync(path.join(cache, "git"), { recursive: true }).filter((f) => String(f).includes("trees/")) : []).to.deep.equal([]);
+      expect(err.message).to.match(
+        /gitRepo bomb: .*add up to 4 MiB, over the limit of 2 MiB per checkout \(PULUMI_FLEET_MAX_TREE_MIB; the largest is "big\/zeros\.yaml", 3 MiB\)/,
+      );
+      expect(
+        fs.existsSync(path.join(cache, "git")) ? fs.readdirSync(path.join(cache, "git"), { recursive: true }).filter((f) => String(f).includes("trees/")) : [],
+      ).to.deep.equal([]);
     } finally {
       delete process.env.PULUMI_FLEET_MAX_TREE_MIB;
     }
@@ -88,7 +92,7 @@ describe("git source (real repositories)", () => {
         ["filter.evil.required", "true"],
         ["filter.evilproc.process", program("process")],
         ["filter.evilproc.required", "true"],
-        ["diff.evil.textconv", program("textconv", "cat \"$1\"")],
+        ["diff.evil.textconv", program("textconv", 'cat "$1"')],
         ["diff.external", program("external-diff")],
         ["core.attributesFile", attributes],
         ["core.fsmonitor", program("fsmonitor", "exit 1")],
@@ -103,11 +107,13 @@ describe("git source (real repositories)", () => {
       ];
     };
     const asGitConfig = (settings: [string, string][]) =>
-      settings.map(([k, v]) => {
-        const i = k.lastIndexOf(".");
-        const [section, sub] = [k.slice(0, k.indexOf(".")), k.slice(k.indexOf(".") + 1, i)];
-        return `[${section}${sub ? ` "${sub}"` : ""}]\n\t${k.slice(i + 1)} = ${JSON.stringify(v)}\n`;
-      }).join("");
+      settings
+        .map(([k, v]) => {
+          const i = k.lastIndexOf(".");
+          const [section, sub] = [k.slice(0, k.indexOf(".")), k.slice(k.indexOf(".") + 1, i)];
+          return `[${section}${sub ? ` "${sub}"` : ""}]\n\t${k.slice(i + 1)} = ${JSON.stringify(v)}\n`;
+        })
+        .join("");
     const expectUntouched = async (repo: TestRepo) => {
       const src = await resolveSource(gitRepoConfig({ repo: repo.url() }), cache);
       expect(fs.readdirSync(canaries), "runner programs that ran").to.deep.equal([]);
@@ -115,34 +121,52 @@ describe("git source (real repositories)", () => {
     };
 
     const placements: [string, (settings: [string, string][]) => void][] = [
-      ["~/.gitconfig", (s) => {
-        fs.writeFileSync(path.join(runner, ".gitconfig"), asGitConfig(s));
-        process.env.HOME = runner;
-      }],
-      ["$XDG_CONFIG_HOME/git/config", (s) => {
-        fs.mkdirSync(path.join(runner, "xdg", "git"), { recursive: true });
-        fs.writeFileSync(path.join(runner, "xdg", "git", "config"), asGitConfig(s));
-        process.env.XDG_CONFIG_HOME = path.join(runner, "xdg");
-      }],
-      ["GIT_CONFIG_GLOBAL", (s) => {
-        fs.writeFileSync(path.join(runner, "global"), asGitConfig(s));
-        process.env.GIT_CONFIG_GLOBAL = path.join(runner, "global");
-      }],
-      ["GIT_CONFIG_SYSTEM", (s) => {
-        fs.writeFileSync(path.join(runner, "system"), asGitConfig(s));
-        process.env.GIT_CONFIG_SYSTEM = path.join(runner, "system");
-        delete process.env.GIT_CONFIG_NOSYSTEM;
-      }],
-      ["GIT_CONFIG_COUNT", (s) => {
-        process.env.GIT_CONFIG_COUNT = String(s.length);
-        s.forEach(([k, v], i) => {
-          process.env[`GIT_CONFIG_KEY_${i}`] = k;
-          process.env[`GIT_CONFIG_VALUE_${i}`] = v;
-        });
-      }],
-      ["GIT_CONFIG_PARAMETERS (git -c)", (s) => {
-        process.env.GIT_CONFIG_PARAMETERS = s.map(([k, v]) => `'${k}=${v}'`).join(" ");
-      }],
+      [
+        "~/.gitconfig",
+        (s) => {
+          fs.writeFileSync(path.join(runner, ".gitconfig"), asGitConfig(s));
+          process.env.HOME = runner;
+        },
+      ],
+      [
+        "$XDG_CONFIG_HOME/git/config",
+        (s) => {
+          fs.mkdirSync(path.join(runner, "xdg", "git"), { recursive: true });
+          fs.writeFileSync(path.join(runner, "xdg", "git", "config"), asGitConfig(s));
+          process.env.XDG_CONFIG_HOME = path.join(runner, "xdg");
+        },
+      ],
+      [
+        "GIT_CONFIG_GLOBAL",
+        (s) => {
+          fs.writeFileSync(path.join(runner, "global"), asGitConfig(s));
+          process.env.GIT_CONFIG_GLOBAL = path.join(runner, "global");
+        },
+      ],
+      [
+        "GIT_CONFIG_SYSTEM",
+        (s) => {
+          fs.writeFileSync(path.join(runner, "system"), asGitConfig(s));
+          process.env.GIT_CONFIG_SYSTEM = path.join(runner, "system");
+          delete process.env.GIT_CONFIG_NOSYSTEM;
+        },
+      ],
+      [
+        "GIT_CONFIG_COUNT",
+        (s) => {
+          process.env.GIT_CONFIG_COUNT = String(s.length);
+          s.forEach(([k, v], i) => {
+            process.env[`GIT_CONFIG_KEY_${i}`] = k;
+            process.env[`GIT_CONFIG_VALUE_${i}`] = v;
+          });
+        },
+      ],
+      [
+        "GIT_CONFIG_PARAMETERS (git -c)",
+        (s) => {
+          process.env.GIT_CONFIG_PARAMETERS = s.map(([k, v]) => `'${k}=${v}'`).join(" ");
+        },
+      ],
     ];
     for (const [where, place] of placements) {
       it(`none from ${where}: filters, textconv, fsmonitor, hooks, packObjectsHook, includes, attributesFile`, async () => {
@@ -154,7 +178,10 @@ describe("git source (real repositories)", () => {
 
     it("no url.<x>.insteadOf of the runner's sends the fetch elsewhere (here to an ext:: command it allows)", async () => {
       const repo = new TestRepo(FILES);
-      fs.writeFileSync(path.join(runner, "global"), `[url "ext::${program("ext-transport")}"]\n\tinsteadOf = ${repo.url()}\n[protocol "ext"]\n\tallow = always\n`);
+      fs.writeFileSync(
+        path.join(runner, "global"),
+        `[url "ext::${program("ext-transport")}"]\n\tinsteadOf = ${repo.url()}\n[protocol "ext"]\n\tallow = always\n`,
+      );
       process.env.GIT_CONFIG_GLOBAL = path.join(runner, "global");
       await expectUntouched(repo);
     });
@@ -231,13 +258,22 @@ describe("git source (real repositories)", () => {
     const rev = await rejection(resolveSource(gitRepoConfig({ name: "apps", repo: repo.url(), revision: "v9" }), cache));
     expect(rev.message).to.contain('revision "v9" is not a tag, branch or commit');
     const gone = await rejection(resolveSource(gitRepoConfig({ name: "apps", repo: "file:///nonexistent/repo.git" }), cache));
-    expect(gone.message).to.contain("gitRepo apps").and.match(/does not appear to be a git repository|not found|No such/);
+    expect(gone.message)
+      .to.contain("gitRepo apps")
+      .and.match(/does not appear to be a git repository|not found|No such/);
   });
 
   it("never shows a token in errors", async () => {
-    const err = await rejection(resolveSource(gitRepoConfig({
-      name: "private", repo: "http://127.0.0.1:9/private.git", auth: { username: "bot", token: "s3cr3t-token-value" },
-    }), cache));
+    const err = await rejection(
+      resolveSource(
+        gitRepoConfig({
+          name: "private",
+          repo: "http://127.0.0.1:9/private.git",
+          auth: { username: "bot", token: "s3cr3t-token-value" },
+        }),
+        cache,
+      ),
+    );
     expect(err.message).to.contain("gitRepo private");
     expect(err.message).not.to.contain("s3cr3t-token-value");
   });
@@ -256,9 +292,17 @@ describe("git source (real repositories)", () => {
   it("removes the SSH key file after use, whatever the outcome", async () => {
     // A temporary directory of its own: another run on the machine (CI beside a working copy) writes key files to the shared one.
     const tmp = tempDir("pf-auth-tmp-");
-    await withEnv({ TMPDIR: tmp }, () => rejection(resolveSource(gitRepoConfig({
-      repo: "ssh://git@127.0.0.1:9/repo.git", auth: { sshPrivateKey: "-----BEGIN KEY-----\nx\n-----END KEY-----", knownHosts: "127.0.0.1 ssh-ed25519 AAAA" },
-    }), cache)));
+    await withEnv({ TMPDIR: tmp }, () =>
+      rejection(
+        resolveSource(
+          gitRepoConfig({
+            repo: "ssh://git@127.0.0.1:9/repo.git",
+            auth: { sshPrivateKey: "-----BEGIN KEY-----\nx\n-----END KEY-----", knownHosts: "127.0.0.1 ssh-ed25519 AAAA" },
+          }),
+          cache,
+        ),
+      ),
+    );
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith("pulumi-fleet-auth-"))).to.deep.equal([]);
   });
 

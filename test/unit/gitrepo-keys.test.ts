@@ -23,14 +23,23 @@ function teams(victimFirst: boolean): StackConfig {
     gitRepoConfig({ name: "beta", repo: victimFirst ? attacker.dir : victim.dir, targets: [{ clusterName: victimFirst ? "dev" : "prod" }] }),
   ];
   return {
-    file: "stacks/Pulumi.test.yaml", fleetVersion: "0.13.1", agent: { apiServerURL: "https://fleet.example.com" }, renderDir: "/tmp/pulumi-fleet-render", clusterGroups: [],
+    file: "stacks/Pulumi.test.yaml",
+    fleetVersion: "0.13.1",
+    agent: { apiServerURL: "https://fleet.example.com" },
+    renderDir: "/tmp/pulumi-fleet-render",
+    clusterGroups: [],
     clusters: ["dev", "prod"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })),
     gitRepos: repos,
   };
 }
 
-const deployed = (s: DesiredState) => s.deployments.map((d) => `${d.key}: ${d.objects.map((o) => o.manifest.metadata.name).join(",")} ` +
-  `(${d.objects[0].manifest.metadata.labels!["fleet.cattle.io/repo-name"]})`).sort();
+const deployed = (s: DesiredState) =>
+  s.deployments
+    .map(
+      (d) =>
+        `${d.key}: ${d.objects.map((o) => o.manifest.metadata.name).join(",")} ` + `(${d.objects[0].manifest.metadata.labels!["fleet.cattle.io/repo-name"]})`,
+    )
+    .sort();
 
 describe("a bundle is its GitRepo's own (core/desired/keys.ts)", function () {
   this.timeout(60_000);
@@ -40,10 +49,7 @@ describe("a bundle is its GitRepo's own (core/desired/keys.ts)", function () {
       const config = teams(victimFirst);
       const [victim, attacker] = victimFirst ? ["alpha", "beta"] : ["beta", "alpha"];
       const s = await desiredState(config, fakeFacts(), { cacheRoot });
-      expect(deployed(s)).to.deep.equal([
-        `dev/${attacker}/web: attacker (${attacker})`,
-        `prod/${victim}/web: victim-secret (${victim})`,
-      ].sort());
+      expect(deployed(s)).to.deep.equal([`dev/${attacker}/web: attacker (${attacker})`, `prod/${victim}/web: victim-secret (${victim})`].sort());
       expect(s.failures).to.deep.equal([]);
       expect(s.summary.gitRepos[victim].bundles).to.deep.equal(["web"]);
       expect(s.summary.gitRepos[victim].clusters).to.deep.equal(["prod"]);
@@ -51,14 +57,17 @@ describe("a bundle is its GitRepo's own (core/desired/keys.ts)", function () {
     });
   }
 
-  it("an earlier version's records (\"<cluster>/<bundle>\") are read under their GitRepo, and the BundleDeployment keeps its former name as an alias", async () => {
+  it('an earlier version\'s records ("<cluster>/<bundle>") are read under their GitRepo, and the BundleDeployment keeps its former name as an alias', async () => {
     const config = teams(true);
     const first = await desiredState(config, fakeFacts(), { cacheRoot });
     const legacyRecords = Object.fromEntries(Object.values(first.records).map((r) => [`${r.cluster}/${r.bundle}`, r]));
     const previous = previousFromOutputs({ gitRepos: first.summary.gitRepos, clusters: first.summary.clusters }, legacyRecords, {})!;
     expect(Object.keys(previous.records!).sort()).to.deep.equal(["dev/beta/web", "prod/alpha/web"]);
     const next = await desiredState(config, fakeFacts({ previous }), { cacheRoot });
-    expect(next.deployments.map((d) => [d.key, d.formerName]).sort()).to.deep.equal([["dev/beta/web", "dev/web"], ["prod/alpha/web", "prod/web"]]);
+    expect(next.deployments.map((d) => [d.key, d.formerName]).sort()).to.deep.equal([
+      ["dev/beta/web", "dev/web"],
+      ["prod/alpha/web", "prod/web"],
+    ]);
     // Unchanged since: the deploymentIDs read back under the new keys match.
     expect(next.warnings.join("\n")).to.contain("2 unchanged bundle deployment(s) were rendered again");
     expect(qualifyKeys({ "c/b": 1, "c/g/b": 2 }, () => undefined)).to.deep.equal({ "c/g/b": 2 });

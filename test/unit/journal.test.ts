@@ -20,14 +20,32 @@ const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1
 
 function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): PlanEntry {
   return {
-    gitRepo: "repo", bundle, cluster, target: "all", customizations: [], options: {}, namespace: "apps", releaseName: bundle,
-    manifestId: "s-1", deploymentId: `s-1:${bundle}-${cluster}`.padEnd(40, "0"), paused: false, dependsOn: [], ...over,
+    gitRepo: "repo",
+    bundle,
+    cluster,
+    target: "all",
+    customizations: [],
+    options: {},
+    namespace: "apps",
+    releaseName: bundle,
+    manifestId: "s-1",
+    deploymentId: `s-1:${bundle}-${cluster}`.padEnd(40, "0"),
+    paused: false,
+    dependsOn: [],
+    ...over,
   };
 }
-const rendered = (objects: K8sObject[]): RenderedDeployment =>
-  ({ objects, style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map() });
-const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject =>
-  ({ cluster: "c1", gitRepo: "repo", bundle: "web", apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name, ...over });
+const rendered = (objects: K8sObject[]): RenderedDeployment => ({ objects, style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map() });
+const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject => ({
+  cluster: "c1",
+  gitRepo: "repo",
+  bundle: "web",
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  namespace: "apps",
+  name,
+  ...over,
+});
 const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KC1" }];
 
 describe("crash journal (core/journal.ts): what an update records and what the next one sweeps", () => {
@@ -39,17 +57,31 @@ describe("crash journal (core/journal.ts): what an update records and what the n
     const theCrd: K8sObject = { ...crd("widgets.example.com"), metadata: { name: "widgets.example.com", annotations: { "helm.sh/resource-policy": "keep" } } };
     const ns: K8sObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } };
     const desired = (e: PlanEntry, r: RenderedDeployment) =>
-      ({ key: deploymentKey(e), entry: e, gitRepo: e.gitRepo, cluster: e.cluster, record: { bundle: e.bundle }, objects: desiredObjects(e, r) }) as DesiredDeployment;
-    const objects = journalObjects([desired(web, rendered([cm("a"), theCrd, ns])), desired(kept, rendered([cm("k")])), desired(out, rendered([cm("a")]))], new Set(["c2"]));
+      ({
+        key: deploymentKey(e),
+        entry: e,
+        gitRepo: e.gitRepo,
+        cluster: e.cluster,
+        record: { bundle: e.bundle },
+        objects: desiredObjects(e, r),
+      }) as DesiredDeployment;
+    const objects = journalObjects(
+      [desired(web, rendered([cm("a"), theCrd, ns])), desired(kept, rendered([cm("k")])), desired(out, rendered([cm("a")]))],
+      new Set(["c2"]),
+    );
     // The retain mark is the pair's retain reason (one rule, core/desired/objects.ts), in registration order.
     expect(objects.map((o) => `${o.cluster}/${o.bundle}/${o.name}${o.retain ? " retain" : ""}`)).to.deep.equal([
-      "c1/web/widgets.example.com retain", "c1/web/apps retain", "c1/web/a", "c1/keep/k retain",
+      "c1/web/widgets.example.com retain",
+      "c1/web/apps retain",
+      "c1/web/a",
+      "c1/keep/k retain",
     ]);
   });
 
   it("identities ignore the version, as the engine's aliases do", () => {
-    expect(identityOf({ cluster: "c1", apiVersion: "example.com/v1", kind: "W", namespace: "n", name: "x" }))
-      .to.equal(identityOf({ cluster: "c1", apiVersion: "example.com/v2", kind: "W", namespace: "n", name: "x" }));
+    expect(identityOf({ cluster: "c1", apiVersion: "example.com/v1", kind: "W", namespace: "n", name: "x" })).to.equal(
+      identityOf({ cluster: "c1", apiVersion: "example.com/v2", kind: "W", namespace: "n", name: "x" }),
+    );
     expect(identityOf({ cluster: "c1", apiVersion: "v1", kind: "Namespace", name: "x" })).to.equal("c1/core:Namespace:_:x");
   });
 
@@ -65,12 +97,18 @@ describe("crash journal (core/journal.ts): what an update records and what the n
   });
 
   it("a planned object on a cluster left out now is deferred, not dropped; a cluster-scoped object the renderer gave a namespace still matches the state", () => {
-    const recorded: JournalEntry[] = [{ writer: "a", objects: [
-      obj("planned-far", { cluster: "c2" }),
-      obj("policy", { apiVersion: "kyverno.io/v1", kind: "ClusterPolicy", namespace: "apps" }),
-    ] }];
-    const plan = sweepPlan(recorded, new Set([identityOf(obj("policy", { apiVersion: "kyverno.io/v1", kind: "ClusterPolicy", namespace: "" }))]),
-      new Set([identityOf(obj("planned-far", { cluster: "c2" }))]), (c) => c === "c1");
+    const recorded: JournalEntry[] = [
+      {
+        writer: "a",
+        objects: [obj("planned-far", { cluster: "c2" }), obj("policy", { apiVersion: "kyverno.io/v1", kind: "ClusterPolicy", namespace: "apps" })],
+      },
+    ];
+    const plan = sweepPlan(
+      recorded,
+      new Set([identityOf(obj("policy", { apiVersion: "kyverno.io/v1", kind: "ClusterPolicy", namespace: "" }))]),
+      new Set([identityOf(obj("planned-far", { cluster: "c2" }))]),
+      (c) => c === "c1",
+    );
     expect([...plan.candidates]).to.deep.equal([]);
     expect(plan.deferred.map((o) => `${o.cluster}/${o.name}`)).to.deep.equal(["c2/planned-far"]);
   });
@@ -82,18 +120,52 @@ describe("crash journal (core/journal.ts): what an update records and what the n
       asked.push(...jobs);
       return { c1: { objects: [{ deleted: true }, null] } };
     });
-    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KC1", context: "", delete: true, propagation: "background", objects: [
-      { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "orphan", labels: {
-        "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "web", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
-      { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "absent", labels: {
-        "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/bundle-name": "web", "fleet.cattle.io/cluster": "c1", "app.kubernetes.io/managed-by": "pulumi-fleet" } },
-    ] }]);
+    expect(asked).to.deep.equal([
+      {
+        id: "c1",
+        kubeconfig: "KC1",
+        context: "",
+        delete: true,
+        propagation: "background",
+        objects: [
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            namespace: "apps",
+            name: "orphan",
+            labels: {
+              "fleet.cattle.io/repo-name": "repo",
+              "fleet.cattle.io/bundle-name": "web",
+              "fleet.cattle.io/cluster": "c1",
+              "app.kubernetes.io/managed-by": "pulumi-fleet",
+            },
+          },
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            namespace: "apps",
+            name: "absent",
+            labels: {
+              "fleet.cattle.io/repo-name": "repo",
+              "fleet.cattle.io/bundle-name": "web",
+              "fleet.cattle.io/cluster": "c1",
+              "app.kubernetes.io/managed-by": "pulumi-fleet",
+            },
+          },
+        ],
+      },
+    ]);
     expect(result.deleted).to.deep.equal(["c1: ConfigMap apps/orphan (bundle web)"]);
   });
 
   it("a cluster that cannot be read stops the update naming it (the journal keeps the record)", async () => {
     const plan = sweepPlan([{ writer: "a", objects: [obj("orphan")] }], new Set(), new Set(), () => true);
-    expect(await rejectionOf(sweep(plan, clusters, async () => ({ c1: { error: "connection refused" } })), FleetError)).to.match(/cluster c1: cannot remove the objects an interrupted update created.*connection refused/);
+    expect(
+      await rejectionOf(
+        sweep(plan, clusters, async () => ({ c1: { error: "connection refused" } })),
+        FleetError,
+      ),
+    ).to.match(/cluster c1: cannot remove the objects an interrupted update created.*connection refused/);
   });
 
   it("the file store keeps one file per entry: adding never loses an entry written meanwhile, removing takes only the named ones", async () => {
@@ -115,10 +187,16 @@ describe("crash journal (core/journal.ts): what an update records and what the n
 
   it("reads the identities of a state's Kubernetes objects, with the cluster from the URN", () => {
     const urn = (type: string, name: string) => `urn:pulumi:dev::pulumi-fleet::pulumi-fleet:index:Fleet$${type}::${name}`;
-    const ids = stateIdentities({ resources: [
-      { urn: urn("kubernetes:core/v1:ConfigMap", "c1/web/core:ConfigMap:apps:a"), type: "kubernetes:core/v1:ConfigMap", outputs: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "apps" } } },
-      { urn: urn("pulumi:providers:kubernetes", "c1"), type: "pulumi:providers:kubernetes", outputs: {} },
-    ] });
+    const ids = stateIdentities({
+      resources: [
+        {
+          urn: urn("kubernetes:core/v1:ConfigMap", "c1/web/core:ConfigMap:apps:a"),
+          type: "kubernetes:core/v1:ConfigMap",
+          outputs: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "apps" } },
+        },
+        { urn: urn("pulumi:providers:kubernetes", "c1"), type: "pulumi:providers:kubernetes", outputs: {} },
+      ],
+    });
     expect([...ids]).to.deep.equal(["c1/core:ConfigMap:apps:a"]);
   });
 });

@@ -34,7 +34,11 @@ describe("notifications.kubernetesEvents", function () {
     expect(off.deployments.length).to.be.greaterThan(0);
     expect(off.deployments.every((d) => !("kubernetesEvents" in d.spec))).to.equal(true);
     const on = await desiredState({ ...localStack(render), notifications: { webhooks: [], kubernetesEvents: true } }, fakeFacts(), { cacheRoot });
-    expect(on.deployments.map((d) => d.spec.kubernetesEvents)).to.deep.equal(on.deployments.map((d) => ({ namespace: d.entry!.namespace, gitRepo: d.gitRepo, bundle: d.entry!.bundle })));
-    expect(on.deployments.map((d) => ({ ...d.spec, kubernetesEvents: undefined }))).to.deep.equal(off.deployments.map((d) => ({ ...d.spec, kubernetesEvents: undefined })));
+    expect(on.deployments.map((d) => d.spec.kubernetesEvents)).to.deep.equal(
+      on.deployments.map((d) => ({ namespace: d.entry!.namespace, gitRepo: d.gitRepo, bundle: d.entry!.bundle })),
+    );
+    expect(on.deployments.map((d) => ({ ...d.spec, kubernetesEvents: undefined }))).to.deep.equal(
+      off.deployments.map((d) => ({ ...d.spec, kubernetesEvents: undefined })),
+    );
   });
 });

@@ -12,13 +12,32 @@ const ERROR = `code: 255
   file:///srv/state/.pulumi/locks/organization/pulumi-fleet/team/9f1e.json: created by bob@laptop (pid 17) at 2026-11-23T10:01:02Z
 `;
 
-const holder = (over: Partial<LockHolder>): LockHolder => ({ where: "file:///x.json", user: "u", host: os.hostname(), pid: 1, since: new Date().toISOString(), ...over });
+const holder = (over: Partial<LockHolder>): LockHolder => ({
+  where: "file:///x.json",
+  user: "u",
+  host: os.hostname(),
+  pid: 1,
+  since: new Date().toISOString(),
+  ...over,
+});
 
 describe("stack locks", () => {
   it("reads every holder from the CLI's error, and nothing from other errors", () => {
     expect(lockHolders(ERROR)).to.deep.equal([
-      { where: "postgres://****:****@127.0.0.1:5432/fleet/.pulumi/locks/organization/pulumi-fleet/team/0b6c.json?sslmode=disable", user: "alice", host: "ci-7", pid: 4242, since: "2026-11-23T10:00:00Z" },
-      { where: "file:///srv/state/.pulumi/locks/organization/pulumi-fleet/team/9f1e.json", user: "bob", host: "laptop", pid: 17, since: "2026-11-23T10:01:02Z" },
+      {
+        where: "postgres://****:****@127.0.0.1:5432/fleet/.pulumi/locks/organization/pulumi-fleet/team/0b6c.json?sslmode=disable",
+        user: "alice",
+        host: "ci-7",
+        pid: 4242,
+        since: "2026-11-23T10:00:00Z",
+      },
+      {
+        where: "file:///srv/state/.pulumi/locks/organization/pulumi-fleet/team/9f1e.json",
+        user: "bob",
+        host: "laptop",
+        pid: 17,
+        since: "2026-11-23T10:01:02Z",
+      },
     ]);
     expect(lockHolders("error: resource failed to create")).to.equal(undefined);
   });
@@ -41,16 +60,20 @@ describe("stack locks", () => {
   it("a live holder fails at once with the stack and holder named, or is waited for with --wait-lock", async () => {
     // This process, on this host, since now: alive, so never removed.
     const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-    const live = ERROR.replace(/\n {2}file:.*\n/, "\n").replace("locked by 2", "locked by 1").replace("ci-7", os.hostname())
-      .replace("4242", String(process.pid)).replace("2026-11-23T10:00:00Z", now);
+    const live = ERROR.replace(/\n {2}file:.*\n/, "\n")
+      .replace("locked by 2", "locked by 1")
+      .replace("ci-7", os.hostname())
+      .replace("4242", String(process.pid))
+      .replace("2026-11-23T10:00:00Z", now);
     const failing = () => Promise.reject(new Error(live));
     const noStack = {} as never;
     const err = await withStackLock(noStack, { stack: "team", warn: () => undefined }, failing).catch((e: Error) => e);
     expect((err as Error).message).to.contain(`stack team is locked by alice@${os.hostname()} (pid ${process.pid}) since ${now}`);
     let calls = 0;
     const warnings: string[] = [];
-    const result = await withStackLock(noStack, { stack: "team", waitLock: true, pollMs: 10, warn: (m) => warnings.push(m) },
-      () => (++calls < 4 ? Promise.reject(new Error(live)) : Promise.resolve("done")));
+    const result = await withStackLock(noStack, { stack: "team", waitLock: true, pollMs: 10, warn: (m) => warnings.push(m) }, () =>
+      ++calls < 4 ? Promise.reject(new Error(live)) : Promise.resolve("done"),
+    );
     expect(result).to.equal("done");
     expect(calls).to.equal(4);
     expect(warnings).to.have.length(1);
@@ -65,7 +88,11 @@ describe("stack locks", () => {
 
 describe("the state backend", () => {
   it("PULUMI_BACKEND_URL wins, then Pulumi.yaml, then PULUMI_FLEET_STATE_DIR, then the embedded default", () => {
-    expect(resolveBackend({}, { PULUMI_BACKEND_URL: "postgres://u:p@db/fleet" })).to.include({ url: "postgres://u:p@db/fleet", source: "PULUMI_BACKEND_URL", fileDir: undefined });
+    expect(resolveBackend({}, { PULUMI_BACKEND_URL: "postgres://u:p@db/fleet" })).to.include({
+      url: "postgres://u:p@db/fleet",
+      source: "PULUMI_BACKEND_URL",
+      fileDir: undefined,
+    });
     expect(resolveBackend({}, { PULUMI_FLEET_STATE_DIR: "/srv/state" })).to.include({ url: "file:///srv/state", fileDir: "/srv/state", localDir: "/srv" });
     expect(resolveBackend({}, {}).url).to.match(/^file:\/\/.*\/\.pulumi-fleet\/state$/);
     expect(resolveBackend({ stateDir: "/tmp/s" }, { PULUMI_BACKEND_URL: "postgres://x" }).url).to.equal("file:///tmp/s");

@@ -29,8 +29,12 @@ describe("lookup scope (core/render/lookup-scope.ts)", () => {
   it("another GitRepo's namespace (its deployments were there first) is not read, even as the deployment's own, unless allowedTargetNamespaces names it", () => {
     const foreign = (ns: string) => (ns === "victim-prod" ? ["victim"] : undefined);
     const squatting = { namespace: "victim-prod", foreign };
-    expect(lookupOutOfScope(key("Secret", "victim-prod", "db"), squatting)).to.equal("reads Secret db in namespace victim-prod, which is GitRepo victim's (its deployments were there first)");
-    expect(lookupOutOfScope(key("Secret", "victim-prod", ""), squatting)).to.equal("lists Secret objects in namespace victim-prod, which is GitRepo victim's (its deployments were there first)");
+    expect(lookupOutOfScope(key("Secret", "victim-prod", "db"), squatting)).to.equal(
+      "reads Secret db in namespace victim-prod, which is GitRepo victim's (its deployments were there first)",
+    );
+    expect(lookupOutOfScope(key("Secret", "victim-prod", ""), squatting)).to.equal(
+      "lists Secret objects in namespace victim-prod, which is GitRepo victim's (its deployments were there first)",
+    );
     expect(lookupOutOfScope(key("Secret", "victim-prod", "db"), { ...squatting, allowed: ["victim-prod"] })).to.equal(undefined);
     expect(lookupOutOfScope(key("Secret", "team-a"), { namespace: "team-a", foreign })).to.equal(undefined);
   });
@@ -54,10 +58,12 @@ describe("lookup scope (core/render/lookup-scope.ts)", () => {
     const where = { gitRepo: "team-a", bundle: "team-a-app", cluster: "c1" };
     expect(lookupScopeError(key("Secret", "team-a"), own, where)).to.equal(undefined);
     const err = lookupScopeError(key("Secret", "kube-system", "admin"), allowing, where)!;
-    expect(err.message).to.equal("gitRepo team-a, bundle team-a-app, cluster c1: a template's lookup reads Secret admin in namespace kube-system " +
-      "(lookup \"v1\" \"Secret\" \"kube-system\" \"admin\"), outside this GitRepo's namespaces: it is not read. A lookup reads only the deployment's " +
-      "namespace team-a or gitRepos[team-a].allowedTargetNamespaces (team-a-*, shared); the stack setting gitRepos[team-a].allowedTargetNamespaces " +
-      "widens that (it also lets the GitRepo's objects into those namespaces)");
+    expect(err.message).to.equal(
+      "gitRepo team-a, bundle team-a-app, cluster c1: a template's lookup reads Secret admin in namespace kube-system " +
+        '(lookup "v1" "Secret" "kube-system" "admin"), outside this GitRepo\'s namespaces: it is not read. A lookup reads only the deployment\'s ' +
+        "namespace team-a or gitRepos[team-a].allowedTargetNamespaces (team-a-*, shared); the stack setting gitRepos[team-a].allowedTargetNamespaces " +
+        "widens that (it also lets the GitRepo's objects into those namespaces)",
+    );
   });
 });
 
@@ -74,7 +80,10 @@ describe("lookup secrets (core/render/lookup-secrets.ts)", () => {
     expect(got.any).to.equal(true);
     // Longest first; a value under 4 characters is not searched for (its objects are secret all the same).
     expect(got.values).to.deep.equal([b64("hunter22"), b64("tok-123"), "hunter22", "tok-123"]);
-    expect(lookedUpSecrets([{ key: key("ConfigMap", "a", "cm"), object: { kind: "ConfigMap", data: { a: "secretish" } } }])).to.deep.equal({ any: false, values: [] });
+    expect(lookedUpSecrets([{ key: key("ConfigMap", "a", "cm"), object: { kind: "ConfigMap", data: { a: "secretish" } } }])).to.deep.equal({
+      any: false,
+      values: [],
+    });
     // An empty Secret still makes the objects secret.
     expect(lookedUpSecrets([{ key: key("Secret", "a", "db"), object: secret({}) }])).to.deep.equal({ any: true, values: [] });
   });
@@ -82,8 +91,10 @@ describe("lookup secrets (core/render/lookup-secrets.ts)", () => {
   it("redacts both encodings, a JSON-escaped multi-line value and its lines, and nothing else", () => {
     const pem = "-----BEGIN KEY-----\nMIIEvQIBADANBgkq\n-----END KEY-----";
     const { values } = lookedUpSecrets([{ key: key("Secret", "a", "db"), object: secret({ password: b64("hunter22"), key: b64(pem) }) }]);
-    expect(redactSecrets(`template: fail: the password is hunter22 (${b64("hunter22")})`, values)).to.equal("template: fail: the password is [secret] ([secret])");
-    expect(redactSecrets(`bad value ${JSON.stringify(pem)}`, values)).to.equal("bad value \"[secret]\"");
+    expect(redactSecrets(`template: fail: the password is hunter22 (${b64("hunter22")})`, values)).to.equal(
+      "template: fail: the password is [secret] ([secret])",
+    );
+    expect(redactSecrets(`bad value ${JSON.stringify(pem)}`, values)).to.equal('bad value "[secret]"');
     expect(redactSecrets("line MIIEvQIBADANBgkq seen", values)).to.equal("line [secret] seen");
     expect(redactSecrets("nothing secret here", values)).to.equal("nothing secret here");
     // One pass: a value that is part of the marker ("secret") does not redact the marker again.

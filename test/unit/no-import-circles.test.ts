@@ -15,7 +15,10 @@ const ROOTS = ["index.ts", "components", "core", "automation", "scripts"];
 function tsFiles(entry: string): string[] {
   const full = path.join(ROOT, entry);
   if (!fs.statSync(full).isDirectory()) return entry.endsWith(".ts") ? [entry] : [];
-  return fs.readdirSync(full).sort().flatMap((name) => tsFiles(path.join(entry, name)));
+  return fs
+    .readdirSync(full)
+    .sort()
+    .flatMap((name) => tsFiles(path.join(entry, name)));
 }
 
 function resolveImport(from: string, spec: string): string | undefined {
@@ -25,17 +28,22 @@ function resolveImport(from: string, spec: string): string | undefined {
 
 /** The relative module names a source text imports: imports (type-only too), re-exports, import() calls. */
 function relativeImports(text: string): string[] {
-  return ts.preProcessFile(text, true, false).importedFiles.map((f) => f.fileName)
+  return ts
+    .preProcessFile(text, true, false)
+    .importedFiles.map((f) => f.fileName)
     .filter((s) => s.startsWith("./") || s.startsWith("../"));
 }
 
 /** Each file's relative imports that resolve to a TypeScript file of this tree. */
 function importGraph(files: string[]): Map<string, string[]> {
-  return new Map(files.map((file) => {
-    const targets = relativeImports(fs.readFileSync(path.join(ROOT, file), "utf8"))
-      .map((s) => resolveImport(file, s)).filter((f): f is string => f !== undefined);
-    return [file, [...new Set(targets)]];
-  }));
+  return new Map(
+    files.map((file) => {
+      const targets = relativeImports(fs.readFileSync(path.join(ROOT, file), "utf8"))
+        .map((s) => resolveImport(file, s))
+        .filter((f): f is string => f !== undefined);
+      return [file, [...new Set(targets)]];
+    }),
+  );
 }
 
 /** The strongly connected components of more than one file, or of one file importing itself (Tarjan). */
@@ -59,7 +67,8 @@ function circles(graph: Map<string, string[]>): string[][] {
     if (low.get(file) !== index.get(file)) return;
     const component: string[] = [];
     let member: string;
-    do component.push((member = stack.pop()!)); while (member !== file);
+    do component.push((member = stack.pop()!));
+    while (member !== file);
     if (component.length > 1 || graph.get(file)?.includes(file)) found.push(component.sort());
   };
   for (const file of graph.keys()) if (!index.has(file)) visit(file);
@@ -68,14 +77,24 @@ function circles(graph: Map<string, string[]>): string[][] {
 
 describe("no import circles", () => {
   it("finds a circle when there is one (the check can fail)", () => {
-    const graph = new Map([["a.ts", ["b.ts"]], ["b.ts", ["c.ts"]], ["c.ts", ["a.ts"]], ["d.ts", ["a.ts"]], ["e.ts", ["e.ts"]]]);
+    const graph = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts"]],
+      ["d.ts", ["a.ts"]],
+      ["e.ts", ["e.ts"]],
+    ]);
     expect(circles(graph)).to.deep.equal([["a.ts", "b.ts", "c.ts"], ["e.ts"]]);
   });
 
   it("reads type imports, re-exports and import() calls, not strings or comments", () => {
     const text = [
-      'import type { A } from "./a";', 'export { B } from "../b";', 'const c = await import("./c");',
-      'import * as fs from "node:fs";', 'const glob = "src/**/*.ts"; // not "./d"', 'import { E } from "./e";',
+      'import type { A } from "./a";',
+      'export { B } from "../b";',
+      'const c = await import("./c");',
+      'import * as fs from "node:fs";',
+      'const glob = "src/**/*.ts"; // not "./d"',
+      'import { E } from "./e";',
     ].join("\n");
     expect(relativeImports(text)).to.deep.equal(["./a", "../b", "./c", "./e"]);
   });
@@ -83,7 +102,12 @@ describe("no import circles", () => {
   it("the program's files import one another in one direction only", () => {
     const graph = importGraph(ROOTS.flatMap(tsFiles));
     const report = circles(graph).map((files) => {
-      const ties = files.flatMap((f) => graph.get(f)!.filter((t) => files.includes(t)).map((t) => `    ${f} -> ${t}`));
+      const ties = files.flatMap((f) =>
+        graph
+          .get(f)!
+          .filter((t) => files.includes(t))
+          .map((t) => `    ${f} -> ${t}`),
+      );
       return [`  ${files.join(", ")}`, ...ties].join("\n");
     });
     if (report.length) expect.fail(`${report.length} import circle(s):\n${report.join("\n")}`);

@@ -16,32 +16,58 @@ const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1
 
 function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): PlanEntry {
   return {
-    gitRepo: "repo", bundle, cluster, target: "all", customizations: [], options: {}, namespace: "apps", releaseName: bundle,
-    manifestId: "s-1", deploymentId: `s-1:${bundle}-${cluster}-000000000000`.padEnd(40, "0"), paused: false, dependsOn: [], ...over,
+    gitRepo: "repo",
+    bundle,
+    cluster,
+    target: "all",
+    customizations: [],
+    options: {},
+    namespace: "apps",
+    releaseName: bundle,
+    manifestId: "s-1",
+    deploymentId: `s-1:${bundle}-${cluster}-000000000000`.padEnd(40, "0"),
+    paused: false,
+    dependsOn: [],
+    ...over,
   };
 }
 
 type TestInput = OwnershipInput & { clusters: ClusterConfig[] };
 
 /** As the desired state does it: the live objects gathered (core/desired/gather-objects.ts) through `read`, then the decision. */
-async function checkTakeOwnership(input: TestInput, read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
-  onConflict?: (entry: PlanEntry, err: FleetError) => void): Promise<void> {
+async function checkTakeOwnership(
+  input: TestInput,
+  read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
+  onConflict?: (entry: PlanEntry, err: FleetError) => void,
+): Promise<void> {
   const known: KnownClusters = new Map();
   await gatherExisting(ownershipQueries(input), input.clusters, { objects: read } as Partial<Facts> as Facts, known);
   decideTakeOwnership(input, known, onConflict);
 }
 
 function input(entries: [PlanEntry, K8sObject[], K8sObject[]?][], over: Partial<OwnershipInput> = {}): TestInput {
-  const rendered = new Map<PlanEntry, RenderedDeployment>(entries.map(([e, objects, crds = []]) =>
-    [e, { objects: [...crds, ...objects], style: "yaml", warnings: [], chartCrds: new Set(crds), ignoredFields: new Map() }]));
+  const rendered = new Map<PlanEntry, RenderedDeployment>(
+    entries.map(([e, objects, crds = []]) => [
+      e,
+      { objects: [...crds, ...objects], style: "yaml", warnings: [], chartCrds: new Set(crds), ignoredFields: new Map() },
+    ]),
+  );
   return {
-    entries: entries.map(([e]) => e), rendered, clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KUBECONFIG-TEXT" }],
-    bundles: [{ gitRepo: "repo", name: "web", fleetYaml: "web/fleet.yaml" } as never], ...over,
+    entries: entries.map(([e]) => e),
+    rendered,
+    clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KUBECONFIG-TEXT" }],
+    bundles: [{ gitRepo: "repo", name: "web", fleetYaml: "web/fleet.yaml" } as never],
+    ...over,
   };
 }
 
 const ours = (bundle: string, cluster = "c1"): LiveObject => ({
-  labels: { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/bundle-name": bundle, "fleet.cattle.io/repo-name": "repo", "fleet.cattle.io/cluster": cluster },
+  labels: {
+    "app.kubernetes.io/managed-by": "pulumi-fleet",
+    "fleet.cattle.io/bundle-name": bundle,
+    "fleet.cattle.io/repo-name": "repo",
+    "fleet.cattle.io/cluster": cluster,
+  },
 });
 
 /** A fake cluster: objects by "<namespace>/<name>", recording what was asked. */
@@ -58,9 +84,20 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     const unchanged = entry("db", "c1");
     const adopting = entry("cache", "c1", { options: { helm: { takeOwnership: true } } });
     const leftOut = entry("web", "c2");
-    const q = ownershipQueries(input([[web, [cm("a")], [crd("x.example.com")]], [unchanged, [cm("b")]], [adopting, [cm("c")]], [leftOut, [cm("a")]]], {
-      unchanged: new Set([unchanged]), skip: new Set(["c2"]),
-    }));
+    const q = ownershipQueries(
+      input(
+        [
+          [web, [cm("a")], [crd("x.example.com")]],
+          [unchanged, [cm("b")]],
+          [adopting, [cm("c")]],
+          [leftOut, [cm("a")]],
+        ],
+        {
+          unchanged: new Set([unchanged]),
+          skip: new Set(["c2"]),
+        },
+      ),
+    );
     expect([...q.keys()]).to.deep.equal(["c1"]);
     expect(q.get("c1")!.map((x) => `${x.entry.bundle}:${x.object.metadata.name}`)).to.deep.equal(["web:a", "cache:c"]);
   });
@@ -74,15 +111,21 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     await checkTakeOwnership(input([[content, [cm("handmade"), cm("theirs")]]]), cluster(live), (_e, err) => errors.push(err));
     const operator = entry("web", "c1");
     await checkTakeOwnership(input([[operator, [cm("theirs")]]], { adopting: new Set(["repo"]) }), cluster(live), (_e, err) => errors.push(err));
-    expect(errors.map((e) => e.reason)).to.deep.equal([0, 1].map(() => "objects this bundle would create already exist on the cluster and are not its own: " +
-      "ConfigMap apps/theirs (it belongs to bundle api of GitRepo team-a). An object another GitRepo or the cluster's agent owns is never adopted, whatever takeOwnership says " +
-      "(the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it"));
+    expect(errors.map((e) => e.reason)).to.deep.equal(
+      [0, 1].map(
+        () =>
+          "objects this bundle would create already exist on the cluster and are not its own: " +
+          "ConfigMap apps/theirs (it belongs to bundle api of GitRepo team-a). An object another GitRepo or the cluster's agent owns is never adopted, whatever takeOwnership says " +
+          "(the GitRepo's stack entry or fleet.yaml): remove it from this bundle, or rename it",
+      ),
+    );
   });
 
   it("takeOwnership never adopts the cluster's agent (its objects and its namespace), only the namespaces the cluster creates for bundles", async () => {
     const stacks = { "app.kubernetes.io/managed-by": "pulumi-fleet", "fleet.cattle.io/cluster": "c1" };
     const live: Record<string, LiveObject> = {
-      "cattle-fleet-system/fleet-agent": { labels: { ...stacks, app: "fleet-agent" } }, "/cattle-fleet-system": { labels: { ...stacks, app: "fleet-agent" } },
+      "cattle-fleet-system/fleet-agent": { labels: { ...stacks, app: "fleet-agent" } },
+      "/cattle-fleet-system": { labels: { ...stacks, app: "fleet-agent" } },
       "/apps": { labels: stacks },
     };
     const ns = (name: string): K8sObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
@@ -90,16 +133,27 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     const content = entry("web", "c1", { options: { helm: { takeOwnership: true } } });
     const errors: FleetError[] = [];
     await checkTakeOwnership(input([[content, [sa, ns("cattle-fleet-system"), ns("apps")]]]), cluster(live), (_e, err) => errors.push(err));
-    expect(errors.map((e) => e.reason.split(". ")[0])).to.deep.equal(["objects this bundle would create already exist on the cluster and are not its own: " +
-      "ServiceAccount cattle-fleet-system/fleet-agent (it is the stack's own: its cluster's agent or a namespace the cluster creates); " +
-      "Namespace cattle-fleet-system (it is the stack's own: its cluster's agent or a namespace the cluster creates)"]);
+    expect(errors.map((e) => e.reason.split(". ")[0])).to.deep.equal([
+      "objects this bundle would create already exist on the cluster and are not its own: " +
+        "ServiceAccount cattle-fleet-system/fleet-agent (it is the stack's own: its cluster's agent or a namespace the cluster creates); " +
+        "Namespace cattle-fleet-system (it is the stack's own: its cluster's agent or a namespace the cluster creates)",
+    ]);
   });
 
   it("passes objects that are absent or carry this deployment's labels; sends the stack's kubeconfig with each cluster's lookups", async () => {
     const asked: OwnersJob[] = [];
     await checkTakeOwnership(input([[entry("web", "c1"), [cm("mine"), cm("new")]]]), cluster({ "apps/mine": ours("web") }, asked));
-    expect(asked).to.deep.equal([{ id: "c1", kubeconfig: "KUBECONFIG-TEXT", context: "", objects: [
-      { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "mine" }, { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "new" }] }]);
+    expect(asked).to.deep.equal([
+      {
+        id: "c1",
+        kubeconfig: "KUBECONFIG-TEXT",
+        context: "",
+        objects: [
+          { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "mine" },
+          { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "new" },
+        ],
+      },
+    ]);
   });
 
   it("refuses a foreign object naming it, its owner, the bundle, cluster, file and field, and counts the other deployments", async () => {
@@ -112,23 +166,35 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     };
     let err: unknown;
     try {
-      await checkTakeOwnership(input([[e, [cm("handmade"), cm("helmed"), cm("sibling"), cm("fresh")]], [other, [cm("handmade")]]]), cluster(live));
+      await checkTakeOwnership(
+        input([
+          [e, [cm("handmade"), cm("helmed"), cm("sibling"), cm("fresh")]],
+          [other, [cm("handmade")]],
+        ]),
+        cluster(live),
+      );
     } catch (x) {
       err = x;
     }
     expect(err).to.be.instanceOf(FleetError);
     const text = (err as Error).message;
-    expect(text).to.contain("ConfigMap apps/handmade (it was written by kubectl-client-side-apply)")
+    expect(text)
+      .to.contain("ConfigMap apps/handmade (it was written by kubectl-client-side-apply)")
       .and.contain("ConfigMap apps/helmed (it belongs to Helm release apps/legacy)")
       .and.contain("ConfigMap apps/sibling (it belongs to bundle api of GitRepo repo)")
-      .and.contain("helm.takeOwnership: true").and.contain("1 other bundle deployment has such objects too")
+      .and.contain("helm.takeOwnership: true")
+      .and.contain("1 other bundle deployment has such objects too")
       .and.not.contain("fresh");
     expect((err as FleetError).context).to.include({ gitRepo: "repo", bundle: "web", cluster: "c1", file: "web/fleet.yaml", field: "helm.takeOwnership" });
   });
 
   it("a cluster that cannot be read is an error naming it, never an unchecked update", async () => {
-    expect(await rejectionOf(checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), async () => ({ c1: { error: "dial tcp 127.0.0.1:1: connection refused" } })), FleetError))
-      .to.match(/cannot tell who owns .* connection refused/);
+    expect(
+      await rejectionOf(
+        checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), async () => ({ c1: { error: "dial tcp 127.0.0.1:1: connection refused" } })),
+        FleetError,
+      ),
+    ).to.match(/cannot tell who owns .* connection refused/);
   });
 
   it("describes owners from labels, Helm's annotations or field managers", () => {

@@ -12,16 +12,43 @@ import { pairFailures } from "../../core/desired/records";
 import { DeploymentRecord } from "../../core/desired/records";
 
 const BD = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
-const LEGACY_CHILD = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:a";
-const cm = (name: string, data: Record<string, string> = {}) => ({ manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns" }, data } });
+const LEGACY_CHILD =
+  "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment$kubernetes:core/v1:ConfigMap::c1/app/core:ConfigMap:ns:a";
+const cm = (name: string, data: Record<string, string> = {}) => ({
+  manifest: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns" }, data },
+});
 
-function pairEvent(op: OpType, inputs: Record<string, unknown>, oldInputs?: Record<string, unknown>, detailedDiff?: Record<string, unknown>, outputs?: Record<string, unknown>): EngineEvent {
-  const state = (i: Record<string, unknown>) => ({ type: "pulumi-fleet:index:BundleDeployment", urn: BD, custom: true, parent: "", id: "c1/app", inputs: i, outputs: outputs ?? i, provider: "" });
+function pairEvent(
+  op: OpType,
+  inputs: Record<string, unknown>,
+  oldInputs?: Record<string, unknown>,
+  detailedDiff?: Record<string, unknown>,
+  outputs?: Record<string, unknown>,
+): EngineEvent {
+  const state = (i: Record<string, unknown>) => ({
+    type: "pulumi-fleet:index:BundleDeployment",
+    urn: BD,
+    custom: true,
+    parent: "",
+    id: "c1/app",
+    inputs: i,
+    outputs: outputs ?? i,
+    provider: "",
+  });
   return {
-    sequence: 0, timestamp: 0,
-    resOutputsEvent: { metadata: {
-      op, urn: BD, type: "pulumi-fleet:index:BundleDeployment", provider: "", new: state(inputs), ...(oldInputs ? { old: state(oldInputs) } : {}), ...(detailedDiff ? { detailedDiff } : {}),
-    } },
+    sequence: 0,
+    timestamp: 0,
+    resOutputsEvent: {
+      metadata: {
+        op,
+        urn: BD,
+        type: "pulumi-fleet:index:BundleDeployment",
+        provider: "",
+        new: state(inputs),
+        ...(oldInputs ? { old: state(oldInputs) } : {}),
+        ...(detailedDiff ? { detailedDiff } : {}),
+      },
+    },
   } as unknown as EngineEvent;
 }
 
@@ -45,35 +72,60 @@ describe("a BundleDeployment's steps as its objects' (automation/engine/pair-ste
   it("an update names each object its detailed diff names: added, changed with its fields, removed", () => {
     const old = { objects: { "/ConfigMap/ns/a": cm("a", { k: "1" }), "/ConfigMap/ns/gone": cm("gone") } };
     const next = { objects: { "/ConfigMap/ns/a": cm("a", { k: "2" }), "/ConfigMap/ns/new": cm("new") } };
-    const d = grouped([pairEvent("update", next, old, {
-      'objects["/ConfigMap/ns/a"].manifest.data.k': { diffKind: "update", inputDiff: true },
-      'objects["/ConfigMap/ns/new"]': { diffKind: "add", inputDiff: true },
-      'objects["/ConfigMap/ns/gone"]': { diffKind: "delete", inputDiff: true },
-      deploymentId: { diffKind: "update", inputDiff: true },
-    })]);
-    expect(ops(d).sort()).to.deep.equal(["create c1/app/core:ConfigMap:ns:new", "delete c1/app/core:ConfigMap:ns:gone", "update c1/app/core:ConfigMap:ns:a data.k"]);
+    const d = grouped([
+      pairEvent("update", next, old, {
+        'objects["/ConfigMap/ns/a"].manifest.data.k': { diffKind: "update", inputDiff: true },
+        'objects["/ConfigMap/ns/new"]': { diffKind: "add", inputDiff: true },
+        'objects["/ConfigMap/ns/gone"]': { diffKind: "delete", inputDiff: true },
+        deploymentId: { diffKind: "update", inputDiff: true },
+      }),
+    ]);
+    expect(ops(d).sort()).to.deep.equal([
+      "create c1/app/core:ConfigMap:ns:new",
+      "delete c1/app/core:ConfigMap:ns:gone",
+      "update c1/app/core:ConfigMap:ns:a data.k",
+    ]);
   });
 
   it("a pair whose objects are a secret (blinded in the engine's events) counts as one object, its own", () => {
     const blinded = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" };
-    const updated = grouped([pairEvent("update", { objects: blinded }, { objects: blinded }, { 'objects["/ConfigMap/ns/a"].manifest.data.password': { kind: "update" } })]);
+    const updated = grouped([
+      pairEvent("update", { objects: blinded }, { objects: blinded }, { 'objects["/ConfigMap/ns/a"].manifest.data.password': { kind: "update" } }),
+    ]);
     expect(updated).to.include({ created: 0, updated: 1, deleted: 0 });
     expect(updated.steps.map((s) => `${s.op} ${s.type}`)).to.deep.equal(["update pulumi-fleet:index:BundleDeployment"]);
   });
 
   it("the pair's state comes with its step; an apply the server refused is its report", () => {
     const objects = { "/ConfigMap/ns/a": cm("a") };
-    const d = grouped([pairEvent("update", { objects }, { objects }, { deploymentId: { diffKind: "update", inputDiff: true } },
-      { objects, state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"] })]);
+    const d = grouped([
+      pairEvent(
+        "update",
+        { objects },
+        { objects },
+        { deploymentId: { diffKind: "update", inputDiff: true } },
+        { objects, state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"] },
+      ),
+    ]);
     expect(d.report).to.deep.equal({ state: "ErrApplied", applied: false, messages: ["ConfigMap/ns/a dry-run failed: denied"] });
     expect(d.steps, "a retry changes no object").to.deep.equal([]);
   });
 
   it("the move from per-object resources: adopted objects that stay are not counted, those it no longer holds are pruned, the old resources are only dropped", () => {
     const adopt = { "/ConfigMap/ns/a": cm("a"), "/ConfigMap/ns/dropped": cm("dropped") };
-    const legacyDelete = { sequence: 0, timestamp: 0, resourcePreEvent: { metadata: {
-      op: "delete", urn: LEGACY_CHILD, type: "kubernetes:core/v1:ConfigMap", provider: "",
-      old: { type: "kubernetes:core/v1:ConfigMap", urn: LEGACY_CHILD, custom: true, parent: BD, id: "x", inputs: {}, outputs: {}, provider: "" } } } } as unknown as EngineEvent;
+    const legacyDelete = {
+      sequence: 0,
+      timestamp: 0,
+      resourcePreEvent: {
+        metadata: {
+          op: "delete",
+          urn: LEGACY_CHILD,
+          type: "kubernetes:core/v1:ConfigMap",
+          provider: "",
+          old: { type: "kubernetes:core/v1:ConfigMap", urn: LEGACY_CHILD, custom: true, parent: BD, id: "x", inputs: {}, outputs: {}, provider: "" },
+        },
+      },
+    } as unknown as EngineEvent;
     const d = grouped([pairEvent("create-replacement", { objects: { "/ConfigMap/ns/a": cm("a") }, adopt }), legacyDelete], new Set([LEGACY_CHILD]));
     expect(ops(d)).to.deep.equal(["delete c1/app/core:ConfigMap:ns:dropped"]);
   });
@@ -82,13 +134,16 @@ describe("a BundleDeployment's steps as its objects' (automation/engine/pair-ste
 describe("a pair that did not reach Ready is a failure of the update, alone (core/desired/failures.ts)", () => {
   const record = (bundle: string, cluster: string) => ({ gitRepo: "r", bundle, cluster, objectCount: 2 }) as DeploymentRecord;
   it("ErrApplied, NotReady and WaitApplied fail with the provider's words; Ready and Modified do not", () => {
-    const failures = pairFailures({
-      "c2/web": { state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"], appliedDeploymentId: "s-1:old" },
-      "c1/web": { state: "Ready", messages: [], appliedDeploymentId: "s-1:new" },
-      "c1/db": { state: "NotReady", messages: ["timeout waiting for: [Deployment/ns/db status: 'InProgress']"], appliedDeploymentId: "s-1:new" },
-      "c3/web": { state: "Modified", messages: ["ConfigMap/ns/a is modified"], appliedDeploymentId: "s-1:new" },
-      "c3/db": { state: "WaitApplied", messages: ["waiting for c3/base is ErrApplied"], appliedDeploymentId: "" },
-    }, { "c2/web": record("web", "c2"), "c1/web": record("web", "c1"), "c1/db": record("db", "c1"), "c3/web": record("web", "c3"), "c3/db": record("db", "c3") });
+    const failures = pairFailures(
+      {
+        "c2/web": { state: "ErrApplied", messages: ["ConfigMap/ns/a dry-run failed: denied"], appliedDeploymentId: "s-1:old" },
+        "c1/web": { state: "Ready", messages: [], appliedDeploymentId: "s-1:new" },
+        "c1/db": { state: "NotReady", messages: ["timeout waiting for: [Deployment/ns/db status: 'InProgress']"], appliedDeploymentId: "s-1:new" },
+        "c3/web": { state: "Modified", messages: ["ConfigMap/ns/a is modified"], appliedDeploymentId: "s-1:new" },
+        "c3/db": { state: "WaitApplied", messages: ["waiting for c3/base is ErrApplied"], appliedDeploymentId: "" },
+      },
+      { "c2/web": record("web", "c2"), "c1/web": record("web", "c1"), "c1/db": record("db", "c1"), "c3/web": record("web", "c3"), "c3/db": record("db", "c3") },
+    );
     expect(failures.map((f) => [f.cluster, f.bundle, f.reason, f.kept?.deploymentId ?? null])).to.deep.equal([
       ["c1", "db", "NotReady: timeout waiting for: [Deployment/ns/db status: 'InProgress']", "s-1:new"],
       ["c2", "web", "ErrApplied: ConfigMap/ns/a dry-run failed: denied", "s-1:old"],
@@ -102,7 +157,11 @@ describe("the update's counts come from the engine's own summary event (automati
   it("the recorder keeps the summary event's resourceChanges: `up` reads no history entry back", () => {
     const r = new StepRecorder();
     expect(r.changes, "before the engine finished").to.equal(undefined);
-    r.onEvent({ sequence: 1, timestamp: 0, summaryEvent: { maybeCorrupt: false, durationSeconds: 1, resourceChanges: { same: 46, update: 2 }, policyPacks: {} } } as EngineEvent);
+    r.onEvent({
+      sequence: 1,
+      timestamp: 0,
+      summaryEvent: { maybeCorrupt: false, durationSeconds: 1, resourceChanges: { same: 46, update: 2 }, policyPacks: {} },
+    } as EngineEvent);
     expect(r.changes).to.deep.equal({ same: 46, update: 2 });
   });
 });
@@ -114,17 +173,38 @@ describe("a cluster's setup (its namespaces and agent) in the reports (automatio
   const blinded = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" };
 
   it("switching the agent off counts its objects, the blinded Secret by its key, as the agent's deletes; a namespace is not the agent's", () => {
-    const state = (inputs: Record<string, unknown>) => ({ type: "pulumi-fleet:index:ClusterSetup", urn: SETUP, custom: true, parent: "", id: "c1", inputs, outputs: inputs, provider: "" });
+    const state = (inputs: Record<string, unknown>) => ({
+      type: "pulumi-fleet:index:ClusterSetup",
+      urn: SETUP,
+      custom: true,
+      parent: "",
+      id: "c1",
+      inputs,
+      outputs: inputs,
+      provider: "",
+    });
     const before = { objects: { "/Namespace//app": ns, "apps/Deployment/cattle-fleet-system/fleet-agent": deployment }, secretObjects: blinded };
     const after = { objects: { "/Namespace//app": { ...ns, retain: "kept" } } };
     const r = new StepRecorder();
-    r.onEvent({ sequence: 0, timestamp: 0, resOutputsEvent: { metadata: {
-      op: "update", urn: SETUP, type: "pulumi-fleet:index:ClusterSetup", provider: "", new: state(after), old: state(before),
-      detailedDiff: {
-        'objects["apps/Deployment/cattle-fleet-system/fleet-agent"]': { diffKind: "delete", inputDiff: true }, 'objects["/Namespace//app"].retain': { diffKind: "update", inputDiff: true },
-        'secretObjects["/Secret/cattle-fleet-system/fleet-agent-bootstrap"]': { diffKind: "delete", inputDiff: true },
+    r.onEvent({
+      sequence: 0,
+      timestamp: 0,
+      resOutputsEvent: {
+        metadata: {
+          op: "update",
+          urn: SETUP,
+          type: "pulumi-fleet:index:ClusterSetup",
+          provider: "",
+          new: state(after),
+          old: state(before),
+          detailedDiff: {
+            'objects["apps/Deployment/cattle-fleet-system/fleet-agent"]': { diffKind: "delete", inputDiff: true },
+            'objects["/Namespace//app"].retain': { diffKind: "update", inputDiff: true },
+            'secretObjects["/Secret/cattle-fleet-system/fleet-agent-bootstrap"]': { diffKind: "delete", inputDiff: true },
+          },
+        },
       },
-    } } } as unknown as EngineEvent);
+    } as unknown as EngineEvent);
     const groups = groupSteps(r.steps, r.failedUrns);
     expect(groups.deployments.size).to.equal(0);
     expect(groups.agents.get("c1")).to.include({ created: 0, updated: 0, deleted: 2, replaced: 0 });

@@ -2,7 +2,10 @@ import { expect } from "chai";
 import { describeNotReady, judgeReadiness } from "../../core/readiness";
 
 const widget = (conditions: Record<string, unknown>[]) => ({
-  apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", namespace: "apps", generation: 1 }, status: { observedGeneration: 1, conditions },
+  apiVersion: "example.com/v1",
+  kind: "Widget",
+  metadata: { name: "w", namespace: "apps", generation: 1 },
+  status: { observedGeneration: 1, conditions },
 });
 
 describe("readiness as Fleet's agent judges it (wrangler summary, ignore.conditions)", () => {
@@ -17,7 +20,12 @@ describe("readiness as Fleet's agent judges it (wrangler summary, ignore.conditi
       { id: "configmap", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "apps" }, data: {} } },
     ]);
     expect(Object.fromEntries([...judged].map(([id, r]) => [id, r.ready]))).to.deep.equal({
-      plain: false, ignored: true, "other-value": false, "extra-key": false, healthy: true, configmap: true,
+      plain: false,
+      ignored: true,
+      "other-value": false,
+      "extra-key": false,
+      healthy: true,
+      configmap: true,
     });
     expect(describeNotReady(failing, judged.get("plain")!)).to.match(/^Widget apps\/w: .*backend down/);
   });

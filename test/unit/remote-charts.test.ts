@@ -23,9 +23,14 @@ data:
   version: {{ .Chart.Version | quote }}
   greeting: {{ .Values.greeting | quote }}
 `;
-const CHARTS = chartSources(["1.2.3", "1.2.5", "1.3.0", "2.0.0"].map((version) => ({
-  name: "demo", version, templates: { "cm.yaml": CM }, values: "greeting: hello\n",
-})));
+const CHARTS = chartSources(
+  ["1.2.3", "1.2.5", "1.3.0", "2.0.0"].map((version) => ({
+    name: "demo",
+    version,
+    templates: { "cm.yaml": CM },
+    values: "greeting: hello\n",
+  })),
+);
 
 /** The operator's allow-list for these tests: the loopback servers, any port. */
 const LOOPBACK = ["https?://127\\.0\\.0\\.1:[0-9]+/.*"];
@@ -90,8 +95,10 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
   });
 
   it("a targetCustomization's own version renders its own chart", async () => {
-    const b = await bundleWith(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n  values: {greeting: base}\n` +
-      `targetCustomizations:\n- name: canary\n  clusterSelector: {matchLabels: {canary: "true"}}\n  helm:\n    version: 1.3.0\n`);
+    const b = await bundleWith(
+      `helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n  values: {greeting: base}\n` +
+        `targetCustomizations:\n- name: canary\n  clusterSelector: {matchLabels: {canary: "true"}}\n  helm:\n    version: 1.3.0\n`,
+    );
     expect((await configMap(b)).data).to.deep.equal({ version: "1.2.3", greeting: "base" });
     const canary = b.targets.find((t) => t.name === "canary")!;
     expect((await configMap(b, { ...b.options, helm: { ...b.options.helm, ...canary.helm } })).data).to.deep.equal({ version: "1.3.0", greeting: "base" });
@@ -100,10 +107,14 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
   it("HTTPS: the server's CA is needed (cacerts), or insecureSkipVerify", async () => {
     const yaml = `helm:\n  repo: ${tls.repo}\n  chart: demo\n  version: 1.2.3\n`;
     expect(await readError(yaml)).to.match(/gitRepo charts, bundle charts[\s\S]*helm\.repo[\s\S]*certificate/);
-    expect((await configMap(await bundleWith(yaml, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } }))).data.version).to.equal("1.2.3");
+    expect((await configMap(await bundleWith(yaml, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } }))).data.version).to.equal(
+      "1.2.3",
+    );
     expect((await configMap(await bundleWith(yaml, { helmSecret: { insecureSkipVerify: true, basicHTTP: false } }))).data.version).to.equal("1.2.3");
     const oci = `helm:\n  repo: ${tls.oci}/demo\n  version: 1.2.5\n`;
-    expect((await configMap(await bundleWith(oci, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } }))).data.version).to.equal("1.2.5");
+    expect((await configMap(await bundleWith(oci, { helmSecret: { cacerts: tls.ca, insecureSkipVerify: false, basicHTTP: false } }))).data.version).to.equal(
+      "1.2.5",
+    );
   });
 
   it("credentials go only where helmRepoURLRegex allows; without it they are withheld and the run says so", async () => {
@@ -115,7 +126,9 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     expect((await configMap(b)).data.version).to.equal("1.2.3");
     expect(b.warnings).to.deep.equal([]);
     const oci = `helm:\n  repo: ${authed.oci}/demo\n  version: 1.2.3\n`;
-    expect((await configMap(await bundleWith(oci, { helmSecret: { ...secret, basicHTTP: true }, helmRepoURLRegex: "oci://127\\.0\\.0\\.1" }))).data.version).to.equal("1.2.3");
+    expect(
+      (await configMap(await bundleWith(oci, { helmSecret: { ...secret, basicHTTP: true }, helmRepoURLRegex: "oci://127\\.0\\.0\\.1" }))).data.version,
+    ).to.equal("1.2.3");
     // A regex Go cannot compile is refused by name.
     expect(await readError(yaml, { helmSecret: secret, helmRepoURLRegex: "(" })).to.match(/helmRepoURLRegex/);
     // Withheld credentials on a public chart: the chart is pulled and the warning reaches the render.
@@ -125,7 +138,9 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
 
   it("nothing is pulled unless the operator's allowedChartURLs allows the URL; the error suggests a pattern", async () => {
     const yaml = `helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 1.2.3\n`;
-    expect(await readError(yaml, { allowedChartURLs: [] })).to.match(/gitRepo charts, bundle charts: helm\.repo: [\s\S]*allowedChartURLs is not set[\s\S]*127\\\\\.0/);
+    expect(await readError(yaml, { allowedChartURLs: [] })).to.match(
+      /gitRepo charts, bundle charts: helm\.repo: [\s\S]*allowedChartURLs is not set[\s\S]*127\\\\\.0/,
+    );
     expect(await readError(yaml, { allowedChartURLs: ["https://charts\\.example\\.com/.*"] })).to.match(/allowedChartURLs/);
     expect((await configMap(await bundleWith(yaml, { allowedChartURLs: [`${plain.repo.replace(/\./g, "\\.")}/.*`] }))).data.version).to.equal("1.2.3");
   });
@@ -155,19 +170,28 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     write("lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.4\n");
     write("lib/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-lib\ndata:\n  v: {{ .Chart.Version | quote }}\n");
     const chartYaml = (deps: string) => `apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n${deps}`;
-    write("app/Chart.yaml", chartYaml(`- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n- name: demo\n  version: ^1.2.0\n  repository: ${plain.repo}\n`));
+    write(
+      "app/Chart.yaml",
+      chartYaml(`- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n- name: demo\n  version: ^1.2.0\n  repository: ${plain.repo}\n`),
+    );
     write("app/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n");
     const read = async () => (await readBundles(dir, gitRepoConfig({ name: "deps", repo: dir, paths: ["app"], allowedChartURLs: LOOPBACK })))[0];
     const names = async (b: Awaited<ReturnType<typeof read>>) => (await renderBundle(b)).objects.map((o) => `${o.kind} ${o.metadata.name}`).sort();
     expect(await names(await read())).to.deep.equal(["ConfigMap app", "ConfigMap demo", "ConfigMap from-lib"]);
     // Helm's check: the local chart's version must satisfy the constraint.
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ^0.2.0\n  repository: file://../lib\n"));
-    expect(await rejectionOf(renderBundle(await read()))).to.match(/chart app: dependency lib \(file:\/\/\.\.\/lib\) is version 0\.1\.4, which does not satisfy \^0\.2\.0/);
+    expect(await rejectionOf(renderBundle(await read()))).to.match(
+      /chart app: dependency lib \(file:\/\/\.\.\/lib\) is version 0\.1\.4, which does not satisfy \^0\.2\.0/,
+    );
     // Outside the GitRepo, or an @alias only an agent's Helm knows: an error naming the chart and dependency.
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: file://../../../etc\n"));
-    expect(await rejectionOf(read())).to.contain("app/Chart.yaml gitRepo deps, bundle deps-app: dependencies: chart .: dependency lib: file://../../../etc is not a chart directory inside the GitRepo");
-    write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: \"@stable\"\n"));
-    expect(await rejectionOf(read())).to.match(/dependency lib has repository "@stable", which is neither a file:\/\/ path in the GitRepo nor a chart repository URL/);
+    expect(await rejectionOf(read())).to.contain(
+      "app/Chart.yaml gitRepo deps, bundle deps-app: dependencies: chart .: dependency lib: file://../../../etc is not a chart directory inside the GitRepo",
+    );
+    write("app/Chart.yaml", chartYaml('- name: lib\n  version: ~0.1.0\n  repository: "@stable"\n'));
+    expect(await rejectionOf(read())).to.match(
+      /dependency lib has repository "@stable", which is neither a file:\/\/ path in the GitRepo nor a chart repository URL/,
+    );
     // Vendored already: nothing is resolved (Fleet updates only when one is missing).
     write("app/Chart.yaml", chartYaml("- name: lib\n  version: ~0.1.0\n  repository: file://../lib\n"));
     write("app/charts/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\n");
@@ -176,7 +200,9 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
   });
 
   it("a version or chart that does not exist fails naming the GitRepo, bundle and field", async () => {
-    expect(await readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(/fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/);
+    expect(await readError(`helm:\n  repo: ${plain.repo}\n  chart: demo\n  version: 9.9.9\n`)).to.match(
+      /fleet\.yaml gitRepo charts, bundle charts: helm\.repo: .*no chart version found for demo-9\.9\.9/,
+    );
     expect(await readError(`helm:\n  repo: ${plain.repo}\n  chart: nothere\n`)).to.match(/nothere/);
     expect(await readError(`helm:\n  chart: ./not-in-bundle\n`)).to.match(/helm\.chart[\s\S]*not-in-bundle/);
   });
@@ -192,7 +218,9 @@ describe("remote charts: Helm repository and OCI registry on loopback", function
     execFileSync("tar", ["-czf", path.join(work, "served", "link.tgz"), "-C", path.join(work, "in"), "chart"]);
     const files = await startChartRepo(CHARTS, { files: path.join(work, "served") });
     try {
-      expect(await readError(`helm:\n  chart: ${files.url}/files/escape.tgz\n`)).to.match(/bundle charts[\s\S]*archive entry "\.\.\/escape\.yaml" leaves the chart/);
+      expect(await readError(`helm:\n  chart: ${files.url}/files/escape.tgz\n`)).to.match(
+        /bundle charts[\s\S]*archive entry "\.\.\/escape\.yaml" leaves the chart/,
+      );
       expect(await readError(`helm:\n  chart: ${files.url}/files/link.tgz\n`)).to.match(/archive entry "chart\/passwd" is a link/);
     } finally {
       await files.stop();

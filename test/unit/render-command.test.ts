@@ -22,7 +22,11 @@ describe("render command (like fleet test)", () => {
   it("prints the rendered manifests of helm and kustomize bundles, per cluster", () => {
     const out = render("examples", "--path", "helm", "--cluster", "eu-9", "--label", "env=dev", "--label", "region=eu");
     expect(out.status, out.stderr).to.equal(0);
-    expect(out.stdout).to.contain("# style: helm").and.contain("kind: ConfigMap").and.contain("eu-9").and.match(/# deploymentID: s-[0-9a-f]+:[0-9a-f]{64}/);
+    expect(out.stdout)
+      .to.contain("# style: helm")
+      .and.contain("kind: ConfigMap")
+      .and.contain("eu-9")
+      .and.match(/# deploymentID: s-[0-9a-f]+:[0-9a-f]{64}/);
     const k = render("examples", "--path", "kustomize", "--cluster", "prod-1", "--label", "env=prod");
     expect(k.status, k.stderr).to.equal(0);
     expect(k.stdout).to.contain("# style: kustomize").and.contain("kind: ConfigMap");
@@ -34,7 +38,9 @@ describe("render command (like fleet test)", () => {
     const repo = new TestRepo({ "crds/cm.yaml": CONFIGMAP("crds"), "app/fleet.yaml": "dependsOn: [{name: web-crds}]\n", "app/cm.yaml": CONFIGMAP("app") });
     const out = render(repo.dir, "--name", "web", "--path", "app");
     expect(out.status, out.stdout + out.stderr).to.equal(0);
-    expect(out.stdout).to.contain("# Bundle: web-app (app)").and.contain("name: app")
+    expect(out.stdout)
+      .to.contain("# Bundle: web-app (app)")
+      .and.contain("name: app")
       .and.contain("# warning: app/fleet.yaml: dependsOn web-crds, which is not among the bundles read: rendered without it");
     // Read with it, the dependency is met: no warning.
     const all = render(repo.dir, "--name", "web", "--path", "app", "--path", "crds");
@@ -42,10 +48,18 @@ describe("render command (like fleet test)", () => {
     expect(all.stdout).to.contain("name: crds").and.not.contain("# warning");
     // Without the option (up's planning) the dependency that is not deployed fails the bundle.
     const cluster = { name: "local", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false };
-    const up = await planBundles([{ dir: repo.dir, repo: gitRepoConfig({ name: "web", repo: repo.dir, paths: ["app"], targets: [{ name: "default", clusterGroup: "default" }] }) }],
-      [cluster], [{ name: "default", labels: {}, selector: {} }]);
+    const up = await planBundles(
+      [{ dir: repo.dir, repo: gitRepoConfig({ name: "web", repo: repo.dir, paths: ["app"], targets: [{ name: "default", clusterGroup: "default" }] }) }],
+      [cluster],
+      [{ name: "default", labels: {}, selector: {} }],
+    );
     expect(up.plan.entries).to.deep.equal([]);
-    expect(up.failures.list().map((f) => f.message).join("\n")).to.contain("dependsOn web-crds, which is not deployed to this cluster");
+    expect(
+      up.failures
+        .list()
+        .map((f) => f.message)
+        .join("\n"),
+    ).to.contain("dependsOn web-crds, which is not deployed to this cluster");
   });
 
   it("reads a directory as it is on disk, uncommitted edits included", () => {

@@ -55,8 +55,12 @@ describe("rendering reads the bundle and nothing else", () => {
     expect(await renderError({ "kustomization.yaml": KUSTOMIZATION("resources:\n- ../secret.txt\n") })).to.match(/bundle repo[\s\S]*secret\.txt/);
     expect(await renderError({ "kustomization.yaml": KUSTOMIZATION("resources:\n- /etc/passwd\n") })).to.match(/bundle repo[\s\S]*etc\/passwd/);
     expect(await renderError({ "kustomization.yaml": KUSTOMIZATION("components:\n- ../other\n") })).to.match(/bundle repo[\s\S]*other/);
-    expect(await renderError({ "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "kustomization.yaml": KUSTOMIZATION("resources:\n- cm.yaml\npatches:\n- path: ../secret.txt\n") }))
-      .to.match(/bundle repo[\s\S]*secret\.txt/);
+    expect(
+      await renderError({
+        "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        "kustomization.yaml": KUSTOMIZATION("resources:\n- cm.yaml\npatches:\n- path: ../secret.txt\n"),
+      }),
+    ).to.match(/bundle repo[\s\S]*secret\.txt/);
   });
 
   it("kustomize: helm charts inflated by the kustomize plugin stay off", async () => {
@@ -65,22 +69,33 @@ describe("rendering reads the bundle and nothing else", () => {
   });
 
   it("a chart's file:// dependency outside the GitRepo: refused when the bundle is read, before anything is read there", async () => {
-    expect(await rejectionOf(bundlesIn({
-      "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: outside\n  version: 1.0.0\n  repository: file://../../outside\n",
-      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-    }))).to.contain("Chart.yaml gitRepo repo, bundle repo: dependencies: chart .: dependency outside: file://../../outside is not a chart directory inside the GitRepo");
+    expect(
+      await rejectionOf(
+        bundlesIn({
+          "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: outside\n  version: 1.0.0\n  repository: file://../../outside\n",
+          "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        }),
+      ),
+    ).to.contain(
+      "Chart.yaml gitRepo repo, bundle repo: dependencies: chart .: dependency outside: file://../../outside is not a chart directory inside the GitRepo",
+    );
     // An absolute path names the runner's files: refused too (never read as a path inside the checkout).
-    expect(await rejectionOf(bundlesIn({
-      "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: etc\n  version: 1.0.0\n  repository: file:///etc\n",
-      "etc/Chart.yaml": "apiVersion: v2\nname: etc\nversion: 1.0.0\n",
-      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-    }))).to.contain("dependency etc: file:///etc is not a chart directory inside the GitRepo");
+    expect(
+      await rejectionOf(
+        bundlesIn({
+          "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: etc\n  version: 1.0.0\n  repository: file:///etc\n",
+          "etc/Chart.yaml": "apiVersion: v2\nname: etc\nversion: 1.0.0\n",
+          "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        }),
+      ),
+    ).to.contain("dependency etc: file:///etc is not a chart directory inside the GitRepo");
   });
 
   it("chart templates cannot read files outside the chart (.Files)", async () => {
     const [b] = await bundlesIn({
       "Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\n",
-      "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  s: {{ .Files.Get \"../secret.txt\" | quote }}\n  p: {{ .Files.Get \"/etc/passwd\" | quote }}\n",
+      "templates/cm.yaml":
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  s: {{ .Files.Get "../secret.txt" | quote }}\n  p: {{ .Files.Get "/etc/passwd" | quote }}\n',
     });
     const { objects } = await renderBundle(b);
     expect(JSON.stringify(objects)).not.to.contain(SECRET).and.not.to.contain("root:");
@@ -96,13 +111,18 @@ describe("one owner per object and cluster", () => {
       fs.writeFileSync(path.join(root, name), content);
     }
     const bundles = await readBundles(root, gitRepoConfig({ name: "repo", repo: root, paths: ["a", "b"], targets: [{ clusterSelector: {} }] }));
-    const plan = await buildPlan(bundles, clusters.map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })), []);
+    const plan = await buildPlan(
+      bundles,
+      clusters.map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+      [],
+    );
     return renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer);
   }
 
   it("two bundles rendering the same object for one cluster fail, naming both bundles and the object", async () => {
-    expect(await rejectionOf(renderAll({ "a/cm.yaml": cm("shared", "apps"), "b/cm.yaml": cm("shared", "apps") })))
-      .to.match(/gitRepo repo, bundle repo-b, cluster c1: ConfigMap apps\/shared is also deployed by bundle repo-a/);
+    expect(await rejectionOf(renderAll({ "a/cm.yaml": cm("shared", "apps"), "b/cm.yaml": cm("shared", "apps") }))).to.match(
+      /gitRepo repo, bundle repo-b, cluster c1: ConfigMap apps\/shared is also deployed by bundle repo-a/,
+    );
     // The default namespace counts: both land in "default".
     expect(await rejectionOf(renderAll({ "a/cm.yaml": cm("shared"), "b/cm.yaml": cm("shared") }))).to.match(/ConfigMap default\/shared/);
   });
@@ -115,7 +135,8 @@ describe("one owner per object and cluster", () => {
 
 describe("objects per bundle", () => {
   it("a deployment rendering more than PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE objects fails alone, naming the limit", async () => {
-    const cms = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${prefix}${i}\n`).join("---\n");
+    const cms = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${prefix}${i}\n`).join("---\n");
     const root = tempDir("pf-objects-");
     for (const [name, content] of Object.entries({ "a/cms.yaml": cms("a", 6), "b/cms.yaml": cms("b", 5) })) {
       fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
@@ -127,12 +148,16 @@ describe("objects per bundle", () => {
     const before = process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE;
     process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE = "5";
     try {
-      const out = await renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer, { onFailure: (_e, err) => failures.push(err.message) });
+      const out = await renderDeployments(plan.entries, bundles, () => "0123456789abcdef0123456789abcdef01234567", runRenderer, {
+        onFailure: (_e, err) => failures.push(err.message),
+      });
       expect([...out.keys()].map((e) => [e.bundle, out.get(e)!.objects.length])).to.deep.equal([["repo-b", 5]]);
     } finally {
       if (before === undefined) delete process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE;
       else process.env.PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE = before;
     }
-    expect(failures).to.deep.equal(["gitRepo repo, bundle repo-a, cluster c1: the bundle renders 6 objects, over the limit of 5 per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)"]);
+    expect(failures).to.deep.equal([
+      "gitRepo repo, bundle repo-a, cluster c1: the bundle renders 6 objects, over the limit of 5 per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)",
+    ]);
   });
 });

@@ -1,7 +1,11 @@
 import { expect } from "chai";
 import { renderedSecretsNotes, setupSecretsNote } from "../../core/desired/render-secrets";
 
-const secret = (name: string, namespace: string, stringData: Record<string, string> = { password: "x" }) => ({ kind: "Secret", metadata: { name, namespace }, stringData });
+const secret = (name: string, namespace: string, stringData: Record<string, string> = { password: "x" }) => ({
+  kind: "Secret",
+  metadata: { name, namespace },
+  stringData,
+});
 
 describe("render mode says it writes Secrets in clear (core/desired/render-secrets.ts)", () => {
   it("names a deployment's decrypted Secrets by their file and every other Secret once; a set without Secrets says nothing", () => {

@@ -20,21 +20,28 @@ function valueImportsFromCore(file: string, text = fs.readFileSync(file, "utf8")
     const clause = d.importClause;
     if (!clause || clause.isTypeOnly) return clause ? [] : [`${spec} (side effects)`];
     const named = clause.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-    const values = [...(clause.name ? [clause.name.text] : []), ...(clause.namedBindings && ts.isNamespaceImport(clause.namedBindings) ? ["*"] : []),
-      ...(named ?? []).filter((e) => !e.isTypeOnly).map((e) => e.name.text)];
+    const values = [
+      ...(clause.name ? [clause.name.text] : []),
+      ...(clause.namedBindings && ts.isNamespaceImport(clause.namedBindings) ? ["*"] : []),
+      ...(named ?? []).filter((e) => !e.isTypeOnly).map((e) => e.name.text),
+    ];
     return values.length ? [`${path.relative(ROOT, file)}: ${spec} {${values.join(", ")}}`] : [];
   });
 }
 
 describe("reports import only types from core", () => {
   it("no file of automation/reports/ imports a value (a rule, a constant) from core/", () => {
-    const files = fs.readdirSync(REPORTS).filter((f) => f.endsWith(".ts")).map((f) => path.join(REPORTS, f));
+    const files = fs
+      .readdirSync(REPORTS)
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => path.join(REPORTS, f));
     expect(files.length).to.be.greaterThan(5);
     expect(files.flatMap((f) => valueImportsFromCore(f))).to.deep.equal([]);
   });
 
   it("would see one", () => {
-    const text = 'import { deploymentKey } from "../../core/desired/keys";\nimport type { FleetState } from "../../core/pipeline";\nimport { type Departure } from "../../core/targeting/departures";\n';
+    const text =
+      'import { deploymentKey } from "../../core/desired/keys";\nimport type { FleetState } from "../../core/pipeline";\nimport { type Departure } from "../../core/targeting/departures";\n';
     expect(valueImportsFromCore(path.join(REPORTS, "probe.ts"), text)).to.deep.equal(["automation/reports/probe.ts: ../../core/desired/keys {deploymentKey}"]);
   });
 });

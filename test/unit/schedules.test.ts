@@ -20,10 +20,18 @@ import { errorOf } from "../support/errors";
 
 const FILE = "stacks/Pulumi.test.yaml";
 const clusters = [
-  { name: "eu-1", labels: { region: "eu" } }, { name: "eu-2", labels: { region: "eu" } }, { name: "us-1", labels: { region: "us" } },
+  { name: "eu-1", labels: { region: "eu" } },
+  { name: "eu-2", labels: { region: "eu" } },
+  { name: "us-1", labels: { region: "us" } },
 ];
 const parse = (schedules: unknown) => parseStackConfig({ clusters, schedules }, FILE, "/project");
-const nightly = { name: "eu-nights", schedule: "0 0 22 ? * MON-FRI", duration: "4h", location: "Europe/Berlin", targets: { clusters: [{ clusterSelector: { matchLabels: { region: "eu" } } }] } };
+const nightly = {
+  name: "eu-nights",
+  schedule: "0 0 22 ? * MON-FRI",
+  duration: "4h",
+  location: "Europe/Berlin",
+  targets: { clusters: [{ clusterSelector: { matchLabels: { region: "eu" } } }] },
+};
 
 async function rejection(p: Promise<unknown>): Promise<string> {
   try {
@@ -39,34 +47,53 @@ describe("schedules: maintenance windows (core/config/schedules.ts, core/targeti
 
   it("reads Fleet's Schedule spec fields, targets as Fleet's ScheduleTarget list", () => {
     const config = parse([nightly]);
-    expect(config.schedules).to.deep.equal([{
-      name: "eu-nights", schedule: "0 0 22 ? * MON-FRI", duration: "4h", location: "Europe/Berlin",
-      targets: [{ clusterSelector: { matchLabels: { region: "eu" } } }], field: "schedules[0]",
-    }]);
+    expect(config.schedules).to.deep.equal([
+      {
+        name: "eu-nights",
+        schedule: "0 0 22 ? * MON-FRI",
+        duration: "4h",
+        location: "Europe/Berlin",
+        targets: [{ clusterSelector: { matchLabels: { region: "eu" } } }],
+        field: "schedules[0]",
+      },
+    ]);
     expect(parse(undefined).schedules).to.equal(undefined);
   });
 
   it("a bad duration, a missing target, a duplicate name or an unknown field: errors naming the file and the field", () => {
-    expect(errorOf(() => parse([{ ...nightly, duration: "1d" }]))).to.match(/^stacks\/Pulumi\.test\.yaml: schedules\[0\]\.duration: "1d" is not a Go duration .*no d or w/);
+    expect(errorOf(() => parse([{ ...nightly, duration: "1d" }]))).to.match(
+      /^stacks\/Pulumi\.test\.yaml: schedules\[0\]\.duration: "1d" is not a Go duration .*no d or w/,
+    );
     expect(errorOf(() => parse([{ ...nightly, targets: undefined }]))).to.match(/schedules\[0\]\.targets\.clusters: is required/);
     expect(errorOf(() => parse([nightly, nightly]))).to.match(/schedules\[1\]\.name: duplicate name "eu-nights"/);
-    expect(errorOf(() => parse([{ ...nightly, timezone: "UTC" }]))).to.match(/schedules\[0\]\.timezone: unknown field; valid fields are: duration, location, name, schedule, targets/);
-    expect(errorOf(() => parse([{ ...nightly, targets: { clusters: [{ clusterNmae: "x" }] } }]))).to.match(/schedules\[0\]\.targets\.clusters\[0\]\.clusterNmae: unknown field/);
+    expect(errorOf(() => parse([{ ...nightly, timezone: "UTC" }]))).to.match(
+      /schedules\[0\]\.timezone: unknown field; valid fields are: duration, location, name, schedule, targets/,
+    );
+    expect(errorOf(() => parse([{ ...nightly, targets: { clusters: [{ clusterNmae: "x" }] } }]))).to.match(
+      /schedules\[0\]\.targets\.clusters\[0\]\.clusterNmae: unknown field/,
+    );
   });
 
   it("a cron expression, duration or time zone Fleet's library refuses: an error naming the file, the schedule and the field", async () => {
     const one = (s: object) => parse([{ ...nightly, ...s }]).schedules!;
     const now = new Date("2025-06-02T12:00:00Z");
     // Fleet's expressions have a seconds field: a five-field crontab line is refused, as Fleet refuses it.
-    expect(await rejection(scheduleWindows(one({ schedule: "0 22 * * 1-5" }), now, FILE)))
-      .to.equal(`${FILE}: schedules[0].schedule: schedule eu-nights: parse cron expression: invalid expression length`);
-    expect(await rejection(scheduleWindows(one({ location: "Europe/Atlantis" }), now, FILE))).to.match(/^stacks\/Pulumi\.test\.yaml: schedules\[0\]\.location: schedule eu-nights: unknown time zone "Europe\/Atlantis"/);
-    expect(await rejection(scheduleWindows(one({ schedule: "0 0 22 * * ?", duration: "25h" }), now, FILE)))
-      .to.match(/schedules\[0\]\.duration: schedule eu-nights: 25h is too long and overlaps with the next execution time/);
+    expect(await rejection(scheduleWindows(one({ schedule: "0 22 * * 1-5" }), now, FILE))).to.equal(
+      `${FILE}: schedules[0].schedule: schedule eu-nights: parse cron expression: invalid expression length`,
+    );
+    expect(await rejection(scheduleWindows(one({ location: "Europe/Atlantis" }), now, FILE))).to.match(
+      /^stacks\/Pulumi\.test\.yaml: schedules\[0\]\.location: schedule eu-nights: unknown time zone "Europe\/Atlantis"/,
+    );
+    expect(await rejection(scheduleWindows(one({ schedule: "0 0 22 * * ?", duration: "25h" }), now, FILE))).to.match(
+      /schedules\[0\]\.duration: schedule eu-nights: 25h is too long and overlaps with the next execution time/,
+    );
   });
 
   it("where a time stands: inside until the window closes (past midnight, in its time zone), outside until the next opens", async () => {
-    const schedules = parse([nightly, { name: "us-sundays", schedule: "0 0 6 ? * SUN", duration: "2h", location: "America/New_York", targets: { clusters: [{ clusterName: "us-1" }] } }]).schedules!;
+    const schedules = parse([
+      nightly,
+      { name: "us-sundays", schedule: "0 0 6 ? * SUN", duration: "2h", location: "America/New_York", targets: { clusters: [{ clusterName: "us-1" }] } },
+    ]).schedules!;
     // Monday 2025-06-02 23:30 in Berlin (21:30 UTC): inside the night's window, until Tuesday 02:00.
     const monday = await scheduleWindows(schedules, new Date("2025-06-02T21:30:00Z"), FILE);
     expect(monday.get("eu-nights")).to.deep.equal({ name: "eu-nights", active: true, until: "2025-06-03T02:00:00+02:00" });
@@ -75,9 +102,19 @@ describe("schedules: maintenance windows (core/config/schedules.ts, core/targeti
     const saturday = await scheduleWindows(schedules, new Date("2025-06-07T10:00:00Z"), FILE);
     expect(saturday.get("eu-nights")).to.deep.equal({ name: "eu-nights", active: false, until: "2025-06-09T22:00:00+02:00" });
     // The night before New York's clocks go forward (2025-03-09): Fleet's library opens the 02:30 window at 01:30 EST.
-    const dst = parse([{ name: "ny", schedule: "0 30 2 * * ?", duration: "1h", location: "America/New_York", targets: { clusters: [{ clusterName: "us-1" }] } }]).schedules!;
-    expect((await scheduleWindows(dst, new Date("2025-03-09T06:00:00Z"), FILE)).get("ny")).to.deep.equal({ name: "ny", active: false, until: "2025-03-09T01:30:00-05:00" });
-    expect((await scheduleWindows(dst, new Date("2025-03-09T06:45:00Z"), FILE)).get("ny")).to.deep.equal({ name: "ny", active: true, until: "2025-03-09T03:30:00-04:00" });
+    const dst = parse([
+      { name: "ny", schedule: "0 30 2 * * ?", duration: "1h", location: "America/New_York", targets: { clusters: [{ clusterName: "us-1" }] } },
+    ]).schedules!;
+    expect((await scheduleWindows(dst, new Date("2025-03-09T06:00:00Z"), FILE)).get("ny")).to.deep.equal({
+      name: "ny",
+      active: false,
+      until: "2025-03-09T01:30:00-05:00",
+    });
+    expect((await scheduleWindows(dst, new Date("2025-03-09T06:45:00Z"), FILE)).get("ny")).to.deep.equal({
+      name: "ny",
+      active: true,
+      until: "2025-03-09T03:30:00-04:00",
+    });
   });
 
   it("a cluster is outside when every schedule targeting it is: several schedules are a union, the first to open is named; untargeted clusters are never held", () => {
@@ -85,11 +122,15 @@ describe("schedules: maintenance windows (core/config/schedules.ts, core/targeti
       { name: "a", schedule: "", duration: "", targets: [{ clusterSelector: { matchLabels: { region: "eu" } } }], field: "schedules[0]" },
       { name: "b", schedule: "", duration: "", targets: [{ clusterName: "eu-2" }], field: "schedules[1]" },
     ];
-    const views = clusterViews(clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })), []);
-    const windows = (bActive: boolean) => new Map([
-      ["a", { name: "a", active: false, until: "2025-06-09T22:00:00+02:00" }],
-      ["b", { name: "b", active: bActive, until: "2025-06-08T06:00:00-04:00" }],
-    ]);
+    const views = clusterViews(
+      clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+      [],
+    );
+    const windows = (bActive: boolean) =>
+      new Map([
+        ["a", { name: "a", active: false, until: "2025-06-09T22:00:00+02:00" }],
+        ["b", { name: "b", active: bActive, until: "2025-06-08T06:00:00-04:00" }],
+      ]);
     expect([...clustersOutsideWindows(schedules, windows(false), views).values()]).to.deep.equal([
       { cluster: "eu-1", schedule: "a", until: "2025-06-09T22:00:00+02:00" },
       { cluster: "eu-2", schedule: "b", until: "2025-06-08T06:00:00-04:00" },
@@ -98,14 +139,21 @@ describe("schedules: maintenance windows (core/config/schedules.ts, core/targeti
   });
 });
 
-const entry = (bundle: string, cluster: string, deploymentId: string) => ({ gitRepo: "g", bundle, cluster, deploymentId, dependsOn: [] }) as unknown as PlanEntry;
+const entry = (bundle: string, cluster: string, deploymentId: string) =>
+  ({ gitRepo: "g", bundle, cluster, deploymentId, dependsOn: [] }) as unknown as PlanEntry;
 const record = (bundle: string, cluster: string, deploymentId: string) => ({ gitRepo: "g", bundle, cluster, deploymentId, commit: "c", objectCount: 1 });
 
 describe("held pairs: outside a window, after --partition (core/desired/holds.ts)", () => {
   const outside = new Map([["eu-1", { cluster: "eu-1", schedule: "eu-nights", until: "2025-06-09T22:00:00+02:00" }]]);
   const previous = {
-    gitRepos: {}, deploymentIds: { "eu-1/g/app": "id1", "eu-1/g/same": "s1", "eu-1/g/gone": "x", "eu-1/g/left": "y" },
-    records: { "eu-1/g/app": record("app", "eu-1", "id1"), "eu-1/g/same": record("same", "eu-1", "s1"), "eu-1/g/gone": record("gone", "eu-1", "x"), "eu-1/g/left": record("left", "eu-1", "y") },
+    gitRepos: {},
+    deploymentIds: { "eu-1/g/app": "id1", "eu-1/g/same": "s1", "eu-1/g/gone": "x", "eu-1/g/left": "y" },
+    records: {
+      "eu-1/g/app": record("app", "eu-1", "id1"),
+      "eu-1/g/same": record("same", "eu-1", "s1"),
+      "eu-1/g/gone": record("gone", "eu-1", "x"),
+      "eu-1/g/left": record("left", "eu-1", "y"),
+    },
   };
 
   it("outside its window a cluster's changed and new pairs are held with until when; unchanged ones and other clusters are not", () => {
@@ -121,21 +169,45 @@ describe("held pairs: outside a window, after --partition (core/desired/holds.ts
   });
 
   it("a pair whose bundle no longer targets a cluster outside its window is kept; one whose bundle is gone is pruned, as Fleet deletes a deleted bundle's", () => {
-    const kept = keptOutsideWindows([entry("app", "eu-1", "id2"), entry("same", "eu-1", "s1")], outside, previous as never, new Set(["g/app", "g/same", "g/left"]));
+    const kept = keptOutsideWindows(
+      [entry("app", "eu-1", "id2"), entry("same", "eu-1", "s1")],
+      outside,
+      previous as never,
+      new Set(["g/app", "g/same", "g/left"]),
+    );
     expect(kept.map(([p]) => p.bundle)).to.deep.equal(["left"]);
   });
 
   const rollout = (bundle: string, waves: [string, string[]][]): BundleRollout => ({
-    gitRepo: "g", bundle, partitions: [], unpartitioned: [], warnings: [], waves: waves.map(([partition, cs], i) => ({ partition, clusters: cs, afterPrevious: i > 0 })),
+    gitRepo: "g",
+    bundle,
+    partitions: [],
+    unpartitioned: [],
+    warnings: [],
+    waves: waves.map(([partition, cs], i) => ({ partition, clusters: cs, afterPrevious: i > 0 })),
   });
   const rollouts = new Map([
-    ["g/app", rollout("app", [["canary", ["eu-1"]], ["eu", ["eu-2"]], ["rest", ["us-1"]]])],
-    ["g/db", rollout("db", [["eu", ["eu-1", "eu-2"]], ["rest", ["us-1"]]])],
+    [
+      "g/app",
+      rollout("app", [
+        ["canary", ["eu-1"]],
+        ["eu", ["eu-2"]],
+        ["rest", ["us-1"]],
+      ]),
+    ],
+    [
+      "g/db",
+      rollout("db", [
+        ["eu", ["eu-1", "eu-2"]],
+        ["rest", ["us-1"]],
+      ]),
+    ],
   ]);
   const entries = ["eu-1", "eu-2", "us-1"].flatMap((c) => [entry("app", c, "new"), entry("db", c, "new"), entry("plain", c, "new")]);
 
   it("--partition NAME deploys each rollout's partitions up to and including NAME and holds the later ones; a rollout without NAME is held whole", () => {
-    const at = (p: string, unchanged = new Set<PlanEntry>()) => partitionHolds(rollouts, entries, unchanged, p).map(([e, err]) => `${e.bundle}/${e.cluster}: ${err.reason}`);
+    const at = (p: string, unchanged = new Set<PlanEntry>()) =>
+      partitionHolds(rollouts, entries, unchanged, p).map(([e, err]) => `${e.bundle}/${e.cluster}: ${err.reason}`);
     expect(at("canary")).to.deep.equal([
       "db/eu-1: held by --partition canary: the rollout of bundle db has no partition canary (its partitions: eu, rest); a plain `up` deploys it",
       "app/eu-2: held by --partition canary: cluster eu-2 is in partition eu, after canary in the rollout of bundle app",
@@ -150,24 +222,46 @@ describe("held pairs: outside a window, after --partition (core/desired/holds.ts
   });
 
   it("an unknown partition is an error listing the known ones in rollout order", () => {
-    expect(errorOf(() => partitionHolds(rollouts, entries, new Set(), "canray"))).to.equal('--partition: --partition "canray" is no partition of this update\'s rollouts; they are: canary, eu, rest');
+    expect(errorOf(() => partitionHolds(rollouts, entries, new Set(), "canray"))).to.equal(
+      '--partition: --partition "canray" is no partition of this update\'s rollouts; they are: canary, eu, rest',
+    );
     expect(errorOf(() => partitionHolds(new Map(), entries, new Set(), "canary"))).to.match(/no bundle has a rolloutStrategy/);
   });
 
   it("the PR summary names the partitions a change touches, in order, with the command for each", () => {
     const config = { clusters: [], clusterGroups: [], gitRepos: [] };
-    const state = { config, plan: { entries: [entry("app", "eu-1", "new"), entry("app", "us-1", "new"), entry("db", "us-1", "same")] }, rollouts, failures: new FailedDeployments() } as unknown as FleetState;
+    const state = {
+      config,
+      plan: { entries: [entry("app", "eu-1", "new"), entry("app", "us-1", "new"), entry("db", "us-1", "same")] },
+      rollouts,
+      failures: new FailedDeployments(),
+    } as unknown as FleetState;
     const before = { "us-1/g/db": record("db", "us-1", "same") } as never;
     expect(partitionsMarkdown("prod", reportFacts(state, before).touchedPartitions)).to.deep.equal([
       "**Partitions** this change touches, in rollout order: `canary` → `rest`. To approve between them, run " +
-      "`npm run up -- --stack prod --partition canary`, then `npm run up -- --stack prod --partition rest` (each deploys its partitions up to that one and holds the later ones).", ""]);
+        "`npm run up -- --stack prod --partition canary`, then `npm run up -- --stack prod --partition rest` (each deploys its partitions up to that one and holds the later ones).",
+      "",
+    ]);
     expect(partitionsMarkdown("prod", reportFacts({ ...state, plan: { entries: [] } } as unknown as FleetState, {}).touchedPartitions)).to.deep.equal([]);
   });
 });
 
 describe("a rollout behind a cluster outside its window (core/desired/rollout-gates.ts)", () => {
-  const views = clusterViews(clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })), []);
-  const bundle = { gitRepo: "g", name: "app", fleetYaml: "app/fleet.yaml", rolloutStrategy: { partitions: [{ name: "canary", clusterName: "eu-1", maxUnavailable: 0 }, { name: "rest", clusterSelector: {} }] } } as never;
+  const views = clusterViews(
+    clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+    [],
+  );
+  const bundle = {
+    gitRepo: "g",
+    name: "app",
+    fleetYaml: "app/fleet.yaml",
+    rolloutStrategy: {
+      partitions: [
+        { name: "canary", clusterName: "eu-1", maxUnavailable: 0 },
+        { name: "rest", clusterSelector: {} },
+      ],
+    },
+  } as never;
   const later = [entry("app", "eu-2", "new"), entry("app", "us-1", "new")];
 
   it("the partitions after it are held, not failed; a failed canary still fails them; a --partition hold stops nothing", () => {

@@ -26,11 +26,17 @@ const clusters = [
   { name: "us-1", labels: { region: "us" } },
 ];
 const raw = (shards: unknown, extra: Record<string, unknown> = {}) => ({
-  clusters, clusterGroups: [{ name: "us", selector: { matchLabels: { region: "us" } } }],
-  gitRepos: [{ name: "apps", repo: "https://git.example.com/apps.git", paths: ["a"] }], shards, ...extra,
+  clusters,
+  clusterGroups: [{ name: "us", selector: { matchLabels: { region: "us" } } }],
+  gitRepos: [{ name: "apps", repo: "https://git.example.com/apps.git", paths: ["a"] }],
+  shards,
+  ...extra,
 });
 const parse = (r: Record<string, unknown>) => parseStackConfig(r, "stacks/Pulumi.prod.yaml", PROJECT_DIR);
-const BY_REGION = [{ name: "eu", clusterSelector: { matchLabels: { region: "eu" } } }, { name: "us", clusterGroup: "us" }];
+const BY_REGION = [
+  { name: "eu", clusterSelector: { matchLabels: { region: "eu" } } },
+  { name: "us", clusterGroup: "us" },
+];
 
 describe("shards: membership", () => {
   it("a definition keeps every cluster; a shard's stack keeps only its own and knows the others'", () => {
@@ -42,7 +48,9 @@ describe("shards: membership", () => {
   });
 
   it("a cluster in two shards is an error naming it and both shards", () => {
-    expect(() => parse(raw([...BY_REGION, { name: "all", clusters: ["eu-1"] }]))).to.throw(/stacks\/Pulumi\.prod\.yaml: shards: cluster eu-1 is in 2 shards \(eu, all\)/);
+    expect(() => parse(raw([...BY_REGION, { name: "all", clusters: ["eu-1"] }]))).to.throw(
+      /stacks\/Pulumi\.prod\.yaml: shards: cluster eu-1 is in 2 shards \(eu, all\)/,
+    );
   });
 
   it("a cluster in no shard is an error naming it", () => {
@@ -54,7 +62,9 @@ describe("shards: membership", () => {
     expect(() => parse(raw([{ name: "x", clusterGroup: "nope" }]))).to.throw(/shards\[0\]\.clusterGroup: unknown cluster group "nope"/);
     expect(() => parse(raw([{ name: "x" }]))).to.throw(/shards\[0\]: give clusters, clusterSelector or clusterGroup/);
     expect(() => parse(raw([BY_REGION[0], BY_REGION[0]]))).to.throw(/shards\[1\]\.name: duplicate shard name "eu"/);
-    expect(() => parse(raw(BY_REGION, { shard: { environment: "prod", name: "asia" } }))).to.throw(/shard\.name: "asia" is not a shard of stacks\/Pulumi\.prod\.yaml \(eu, us\)/);
+    expect(() => parse(raw(BY_REGION, { shard: { environment: "prod", name: "asia" } }))).to.throw(
+      /shard\.name: "asia" is not a shard of stacks\/Pulumi\.prod\.yaml \(eu, us\)/,
+    );
     expect(() => parse(raw(undefined, { shard: { environment: "prod", name: "eu" } }))).to.throw(/shard: names a shard, but there is no shards: rule/);
   });
 });
@@ -69,21 +79,29 @@ describe("shards: generated stack files", () => {
     const dir = tempDir("pf-shards-");
     write(dir, BY_REGION);
     expect(readShardLayout(dir, "prod")!.shards).to.deep.equal([
-      { name: "eu", stack: "prod.eu", clusters: ["eu-1", "eu-2"] }, { name: "us", stack: "prod.us", clusters: ["us-1"] },
+      { name: "eu", stack: "prod.eu", clusters: ["eu-1", "eu-2"] },
+      { name: "us", stack: "prod.us", clusters: ["us-1"] },
     ]);
     expect(shardFileProblem(dir, "prod", "eu")).to.match(/Pulumi\.prod\.eu\.yaml does not exist yet/);
     fs.writeFileSync(stackFilePath(dir, "prod.eu"), shardFileText(dir, "prod", "eu"));
     const doc = YAML.parse(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8"));
     expect(doc.encryptionsalt).to.equal("v1:salt");
     // Multi-line values as literal blocks: the CLI rewrites the file when it creates the stack, and a folded one changes on the way.
-    expect(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8")).to.contain("kubeconfig: |").and.not.match(/kubeconfig: >/);
+    expect(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8"))
+      .to.contain("kubeconfig: |")
+      .and.not.match(/kubeconfig: >/);
     expect(doc.config["pulumi-fleet:shard"]).to.deep.equal({ environment: "prod", name: "eu" });
     expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
     checkShardStackFile(dir, "prod.eu");
     checkShardStackFile(dir, "prod"); // a plain stack passes
 
-    write(dir, [{ ...BY_REGION[0], clusters: ["eu-1"] }, { name: "us", clusters: ["eu-2", "us-1"] }]);
-    expect(() => checkShardStackFile(dir, "prod.eu")).to.throw(/stacks\/Pulumi\.prod\.eu\.yaml: is out of date: its configuration differs from Pulumi\.prod\.yaml.*npm run shards -- --stack prod/);
+    write(dir, [
+      { ...BY_REGION[0], clusters: ["eu-1"] },
+      { name: "us", clusters: ["eu-2", "us-1"] },
+    ]);
+    expect(() => checkShardStackFile(dir, "prod.eu")).to.throw(
+      /stacks\/Pulumi\.prod\.eu\.yaml: is out of date: its configuration differs from Pulumi\.prod\.yaml.*npm run shards -- --stack prod/,
+    );
   });
 
   it("the move plan names each cluster whose shard changes, and new ones", () => {
@@ -91,12 +109,18 @@ describe("shards: generated stack files", () => {
     write(dir, BY_REGION);
     for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
     expect(planShards(dir, "prod").moves).to.deep.equal([]);
-    write(dir, [{ ...BY_REGION[0], clusters: ["eu-1"] }, { name: "us", clusters: ["eu-2", "us-1"] }]);
+    write(dir, [
+      { ...BY_REGION[0], clusters: ["eu-1"] },
+      { name: "us", clusters: ["eu-2", "us-1"] },
+    ]);
     const plan = planShards(dir, "prod");
     expect(plan.moves).to.deep.equal([{ cluster: "eu-2", from: "eu", to: "us" }]);
     expect([...plan.problems.values()].every(Boolean)).to.equal(true);
     fs.rmSync(stackFilePath(dir, "prod.us"));
-    expect(planShards(dir, "prod").moves).to.deep.equal([{ cluster: "eu-2", from: "eu", to: "us" }, { cluster: "us-1", from: undefined, to: "us" }]);
+    expect(planShards(dir, "prod").moves).to.deep.equal([
+      { cluster: "eu-2", from: "eu", to: "us" },
+      { cluster: "us-1", from: undefined, to: "us" },
+    ]);
   });
 });
 
@@ -105,8 +129,14 @@ describe("shards: what a move names", () => {
   const resources = [
     { type: "pulumi-fleet:index:Cluster", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster::eu-1` },
     { type: "pulumi-fleet:index:Cluster", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster::eu-10` },
-    { type: "pulumi-fleet:index:BundleDeployment", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::eu-1/apps-a` },
-    { type: "pulumi-fleet:index:BundleDeployment", urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::eu-10/apps-a` },
+    {
+      type: "pulumi-fleet:index:BundleDeployment",
+      urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::eu-1/apps-a`,
+    },
+    {
+      type: "pulumi-fleet:index:BundleDeployment",
+      urn: `${s}pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::eu-10/apps-a`,
+    },
     { type: "pulumi:providers:kubernetes", urn: `${s}pulumi-fleet:index:Fleet$pulumi:providers:kubernetes::eu-1` },
     { type: "pulumi:providers:kubernetes", urn: `${s}pulumi-fleet:index:Fleet$pulumi:providers:kubernetes::eu-1/as/system:serviceaccount:x:y` },
     { type: "pulumi:providers:kubernetes", urn: `${s}pulumi-fleet:index:Fleet$pulumi:providers:kubernetes::eu-10` },
@@ -117,8 +147,16 @@ describe("shards: what a move names", () => {
   });
 
   it("a shard ignores the records of clusters now in other shards; clusters it did not deploy last time get the move alias", () => {
-    const previous = { gitRepos: { apps: { commit: "c", clusters: ["eu-1", "us-1"] } }, deploymentIds: { "eu-1/a": "x", "us-1/a": "y" }, clusters: ["eu-1", "us-1"] };
-    expect(withoutClusters(previous, ["us-1"])).to.deep.equal({ gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } }, clusters: ["eu-1"], deploymentIds: { "eu-1/a": "x" } });
+    const previous = {
+      gitRepos: { apps: { commit: "c", clusters: ["eu-1", "us-1"] } },
+      deploymentIds: { "eu-1/a": "x", "us-1/a": "y" },
+      clusters: ["eu-1", "us-1"],
+    };
+    expect(withoutClusters(previous, ["us-1"])).to.deep.equal({
+      gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } },
+      clusters: ["eu-1"],
+      deploymentIds: { "eu-1/a": "x" },
+    });
     expect([...arrivedClusters(["eu-1", "eu-2"], previous)]).to.deep.equal(["eu-2"]);
     expect([...arrivedClusters(["eu-1"], undefined)]).to.deep.equal(["eu-1"]);
   });
@@ -127,10 +165,15 @@ describe("shards: what a move names", () => {
     const repos = parse(raw(BY_REGION)).gitRepos;
     const previous = { gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } } };
     const none = { entries: [], skipped: [] };
-    expect(await rejectionOf(checkNothingEmptied(repos, none, previous))).to.match(/matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/);
+    expect(await rejectionOf(checkNothingEmptied(repos, none, previous))).to.match(
+      /matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/,
+    );
     expect(await rejectionOf(checkNothingEmptied(repos, none, previous, async () => none))).to.match(/matches none now/);
     let planned = 0;
-    const elsewhere = async () => { planned++; return { entries: [{ gitRepo: "apps" }], skipped: [] } as never; };
+    const elsewhere = async () => {
+      planned++;
+      return { entries: [{ gitRepo: "apps" }], skipped: [] } as never;
+    };
     await checkNothingEmptied(repos, none, previous, elsewhere);
     await checkNothingEmptied(repos, { entries: [{ gitRepo: "apps" }], skipped: [] } as never, previous, elsewhere);
     expect(planned).to.equal(1);
@@ -142,8 +185,20 @@ describe("shards: merged reports", () => {
   const rollup = (state: "Ready" | "NotReady", ready: number, desired: number) => ({ state, readyClusters: ready, desiredReadyClusters: desired });
 
   it("status: deployments and clusters side by side, roll-ups added up with the worse state", () => {
-    const a = { stack: "prod.eu", deployments: [], clusters: [{ cluster: "eu-1", state: "Ready" as const, readyBundles: 1, desiredReadyBundles: 1 }], bundles: [{ gitRepo: "apps", bundle: "a", ...rollup("Ready", 1, 1) }], gitRepos: [{ gitRepo: "apps", commit: "c", ...rollup("Ready", 1, 1) }] };
-    const b = { stack: "prod.us", deployments: [], clusters: [{ cluster: "us-1", state: "NotReady" as const, readyBundles: 0, desiredReadyBundles: 1 }], bundles: [{ gitRepo: "apps", bundle: "a", ...rollup("NotReady", 0, 1) }], gitRepos: [{ gitRepo: "apps", commit: "c", ...rollup("NotReady", 0, 1) }] };
+    const a = {
+      stack: "prod.eu",
+      deployments: [],
+      clusters: [{ cluster: "eu-1", state: "Ready" as const, readyBundles: 1, desiredReadyBundles: 1 }],
+      bundles: [{ gitRepo: "apps", bundle: "a", ...rollup("Ready", 1, 1) }],
+      gitRepos: [{ gitRepo: "apps", commit: "c", ...rollup("Ready", 1, 1) }],
+    };
+    const b = {
+      stack: "prod.us",
+      deployments: [],
+      clusters: [{ cluster: "us-1", state: "NotReady" as const, readyBundles: 0, desiredReadyBundles: 1 }],
+      bundles: [{ gitRepo: "apps", bundle: "a", ...rollup("NotReady", 0, 1) }],
+      gitRepos: [{ gitRepo: "apps", commit: "c", ...rollup("NotReady", 0, 1) }],
+    };
     const m = mergeStatus("prod", [b, a]);
     expect(m.clusters.map((c) => c.cluster)).to.deep.equal(["eu-1", "us-1"]);
     expect(m.bundles).to.deep.equal([{ gitRepo: "apps", bundle: "a", ...rollup("NotReady", 1, 2) }]);
@@ -161,9 +216,23 @@ describe("shards: merged reports", () => {
   });
 
   it("deploy events of every shard once, each with its shard", () => {
-    const e = (cluster: string) => ({ event: "deployed" as const, bundle: "a", cluster, gitRepo: "apps", deploymentId: "d", commit: "c", created: 1, updated: 0, replaced: 0, deleted: 0 });
-    expect(mergeEvents([run("us", { result: { ok: true, events: [e("us-1")] } }), run("eu", { result: { ok: true, events: [e("eu-1")] } })]).map((x) => `${x.shard} ${x.cluster}`))
-      .to.deep.equal(["eu eu-1", "us us-1"]);
+    const e = (cluster: string) => ({
+      event: "deployed" as const,
+      bundle: "a",
+      cluster,
+      gitRepo: "apps",
+      deploymentId: "d",
+      commit: "c",
+      created: 1,
+      updated: 0,
+      replaced: 0,
+      deleted: 0,
+    });
+    expect(
+      mergeEvents([run("us", { result: { ok: true, events: [e("us-1")] } }), run("eu", { result: { ok: true, events: [e("eu-1")] } })]).map(
+        (x) => `${x.shard} ${x.cluster}`,
+      ),
+    ).to.deep.equal(["eu eu-1", "us us-1"]);
   });
 });
 
@@ -172,7 +241,10 @@ describe("shards: Pulumi Kubernetes Operator Stack resources", () => {
     const [s] = operatorStackObjects(["prod.eu"], { repo: "https://git.example.com/fleet.git" }) as any[];
     expect(s.metadata).to.deep.include({ name: "pulumi-fleet-prod-eu", namespace: "pulumi-fleet" });
     expect(s.spec).to.deep.include({ stack: "prod.eu", projectRepo: "https://git.example.com/fleet.git", branch: "main", destroyOnFinalize: false });
-    expect(s.spec.envRefs.PULUMI_CONFIG_PASSPHRASE).to.deep.equal({ type: "Secret", secret: { name: "pulumi-fleet-backend", key: "PULUMI_CONFIG_PASSPHRASE" } });
+    expect(s.spec.envRefs.PULUMI_CONFIG_PASSPHRASE).to.deep.equal({
+      type: "Secret",
+      secret: { name: "pulumi-fleet-backend", key: "PULUMI_CONFIG_PASSPHRASE" },
+    });
     expect(JSON.stringify(s)).to.not.match(/passphrase":"[^{]/i);
   });
 });
@@ -180,15 +252,28 @@ describe("shards: Pulumi Kubernetes Operator Stack resources", () => {
 describe("shards: which shards an up can leave out (inputs fingerprint)", () => {
   const define = (dir: string, over: { prodTarget?: Record<string, unknown>; dev2Labels?: Record<string, string> } = {}) => {
     const config = {
-      "pulumi-fleet:fleetVersion": "0.13.1", "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com" },
+      "pulumi-fleet:fleetVersion": "0.13.1",
+      "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com" },
       "pulumi-fleet:clusters": [
-        { name: "dev-1", labels: { env: "dev", region: "eu" } }, { name: "prod-1", labels: { env: "prod", region: "eu" } },
+        { name: "dev-1", labels: { env: "dev", region: "eu" } },
+        { name: "prod-1", labels: { env: "prod", region: "eu" } },
         { name: "dev-2", labels: over.dev2Labels ?? { env: "dev", region: "us" } },
       ],
-      "pulumi-fleet:gitRepos": [{ name: "examples", repo: path.join(PROJECT_DIR, "examples"), paths: ["simple"], targets: [
-        { name: "dev", clusterSelector: { matchLabels: { env: "dev" } } }, { name: "prod", clusterSelector: { matchLabels: { env: "prod" } }, ...over.prodTarget },
-      ] }],
-      "pulumi-fleet:shards": [{ name: "eu", clusterSelector: { matchLabels: { region: "eu" } } }, { name: "us", clusters: ["dev-2"] }],
+      "pulumi-fleet:gitRepos": [
+        {
+          name: "examples",
+          repo: path.join(PROJECT_DIR, "examples"),
+          paths: ["simple"],
+          targets: [
+            { name: "dev", clusterSelector: { matchLabels: { env: "dev" } } },
+            { name: "prod", clusterSelector: { matchLabels: { env: "prod" } }, ...over.prodTarget },
+          ],
+        },
+      ],
+      "pulumi-fleet:shards": [
+        { name: "eu", clusterSelector: { matchLabels: { region: "eu" } } },
+        { name: "us", clusters: ["dev-2"] },
+      ],
     };
     fs.writeFileSync(stackFilePath(dir, "env"), YAML.stringify({ config }));
     for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `env.${s}`), shardFileText(dir, "env", s));

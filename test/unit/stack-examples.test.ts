@@ -9,7 +9,11 @@ import { resolveAgents } from "../../core/agent/effective";
 import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
 
 describe("stacks/ example environments", () => {
-  const stacks = fs.readdirSync(path.join(PROJECT_DIR, "stacks")).map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1]).filter((s): s is string => !!s).sort();
+  const stacks = fs
+    .readdirSync(path.join(PROJECT_DIR, "stacks"))
+    .map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1])
+    .filter((s): s is string => !!s)
+    .sort();
 
   it("are local, dev, staging and prod", () => {
     expect(stacks).to.deep.equal(["dev", "local", "prod", "staging"]);

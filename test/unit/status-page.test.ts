@@ -36,7 +36,9 @@ describe("status page (pure renderer)", () => {
 
   it("is self-contained: no external script, style, font or image", () => {
     const html = renderStatusPage(knownFleetReport());
-    expect(html).to.not.match(/<(link|img|iframe)\b/).and.not.match(/\bsrc=|@import|url\(|https?:\/\//);
+    expect(html)
+      .to.not.match(/<(link|img|iframe)\b/)
+      .and.not.match(/\bsrc=|@import|url\(|https?:\/\//);
   });
 
   it("draws one cell per (cluster, bundle) pair, coloured by Fleet's state, with the deploymentId and message", () => {
@@ -57,20 +59,44 @@ describe("status page (pure renderer)", () => {
   it("groups rows by cluster group (a cluster in none last) or by a label, and shows agent, hash, reachability", () => {
     const m = statusMatrix(knownFleetReport());
     expect(m.rowGroups.map((g) => `${g.name}: ${g.rows.map((r) => r.cluster).join(" ")}`)).to.deep.equal([
-      "group dev: dev-1 dev-2", "group prod: prod-eu-1 prod-eu-2 prod-us-1", "no cluster group: edge-1"]);
+      "group dev: dev-1 dev-2",
+      "group prod: prod-eu-1 prod-eu-2 prod-us-1",
+      "no cluster group: edge-1",
+    ]);
     const byRegion = statusMatrix(knownFleetReport(), { label: "region" });
     expect(byRegion.rowGroups.map((g) => g.name)).to.deep.equal(["region=eu-west", "region=us-east"]);
     const edge = m.rowGroups[2].rows[0];
     expect(edge.info).to.deep.equal(["NotReady", "0/1", "rancher/fleet-agent:v0.13.1", "6a7f3c9e2b14", "unreachable: connect ECONNREFUSED 10.0.0.7:6443"]);
-    expect(m.columnGroups.map((g) => `${g.gitRepo} ${g.ready} ${g.bundles.join(",")}`)).to.deep.equal(["apps 1/5 api,web,worker", "infra 4/6 ingress,monitoring"]);
+    expect(m.columnGroups.map((g) => `${g.gitRepo} ${g.ready} ${g.bundles.join(",")}`)).to.deep.equal([
+      "apps 1/5 api,web,worker",
+      "infra 4/6 ingress,monitoring",
+    ]);
     expect(m.notes).to.deep.equal(["taken 2026-05-04T09:30:00.000Z"]);
   });
 });
 
 // A preview of: cluster a gets a new bundle and an update, b a replace and nothing else, c is pruned.
-const entry = (cluster: string, bundle: string, deploymentId: string) => ({ gitRepo: "apps", bundle, cluster, target: "all", deploymentId, paused: false, namespace: "ns" });
-const rec = (cluster: string, bundle: string, deploymentId: string): DeploymentRecord =>
-  ({ gitRepo: "apps", bundle, cluster, target: "prod", deploymentId, commit: "c0", namespace: "ns", paused: false, objectCount: 1, revision: 1 });
+const entry = (cluster: string, bundle: string, deploymentId: string) => ({
+  gitRepo: "apps",
+  bundle,
+  cluster,
+  target: "all",
+  deploymentId,
+  paused: false,
+  namespace: "ns",
+});
+const rec = (cluster: string, bundle: string, deploymentId: string): DeploymentRecord => ({
+  gitRepo: "apps",
+  bundle,
+  cluster,
+  target: "prod",
+  deploymentId,
+  commit: "c0",
+  namespace: "ns",
+  paused: false,
+  objectCount: 1,
+  revision: 1,
+});
 const dep = (key: string, counts: Partial<DeploymentSteps>): DeploymentSteps => {
   const [cluster, gitRepo, bundle] = key.split("/");
   return { key, cluster, gitRepo, bundle, created: 0, updated: 0, replaced: 0, deleted: 0, pruned: false, failed: false, steps: [], ...counts };
@@ -78,19 +104,55 @@ const dep = (key: string, counts: Partial<DeploymentSteps>): DeploymentSteps => 
 function previewReport(unreachable = new Map<string, string>()) {
   const state = {
     config: {
-      clusters: [{ name: "a", labels: { env: "dev" } }, { name: "b", labels: { env: "dev" } }, { name: "c", labels: { env: "prod" } }],
-      clusterGroups: [{ name: "dev", labels: {}, selector: { matchLabels: { env: "dev" } } }, { name: "prod", labels: {}, selector: { matchLabels: { env: "prod" } } }],
+      clusters: [
+        { name: "a", labels: { env: "dev" } },
+        { name: "b", labels: { env: "dev" } },
+        { name: "c", labels: { env: "prod" } },
+      ],
+      clusterGroups: [
+        { name: "dev", labels: {}, selector: { matchLabels: { env: "dev" } } },
+        { name: "prod", labels: {}, selector: { matchLabels: { env: "prod" } } },
+      ],
       gitRepos: [{ name: "apps", targets: [{ name: "dev" }] }],
     },
     sources: new Map([["apps", { commit: "c1c1c1c1c1c1c1c1" }]]),
-    bundles: [{ gitRepo: "apps", name: "web" }, { gitRepo: "apps", name: "api" }],
+    bundles: [
+      { gitRepo: "apps", name: "web" },
+      { gitRepo: "apps", name: "api" },
+    ],
     plan: { entries: [entry("a", "web", "s-web:2"), entry("a", "api", "s-api:1"), entry("b", "web", "s-web:1"), entry("b", "api", "s-api:2")], skipped: [] },
   } as unknown as FleetState;
-  const before = { "a/apps/web": rec("a", "web", "s-web:1"), "b/apps/web": rec("b", "web", "s-web:1"), "b/apps/api": rec("b", "api", "s-api:1"), "c/apps/web": rec("c", "web", "s-web:1") };
-  const agent = (cluster: string, c: Partial<AgentSteps> = {}): AgentSteps => ({ cluster, created: 0, updated: 0, replaced: 0, deleted: 0, replacements: [], failed: false, ...c });
+  const before = {
+    "a/apps/web": rec("a", "web", "s-web:1"),
+    "b/apps/web": rec("b", "web", "s-web:1"),
+    "b/apps/api": rec("b", "api", "s-api:1"),
+    "c/apps/web": rec("c", "web", "s-web:1"),
+  };
+  const agent = (cluster: string, c: Partial<AgentSteps> = {}): AgentSteps => ({
+    cluster,
+    created: 0,
+    updated: 0,
+    replaced: 0,
+    deleted: 0,
+    replacements: [],
+    failed: false,
+    ...c,
+  });
   const groups: GroupedSteps = {
-    deployments: new Map([dep("a/apps/web", { updated: 1 }), dep("a/apps/api", { created: 2 }), dep("b/apps/web", {}), dep("b/apps/api", { replaced: 1 }), dep("c/apps/web", { deleted: 3, pruned: true })].map((d) => [d.key, d])),
-    agents: new Map([["a", agent("a", { updated: 1 })], ["b", agent("b")], ["c", agent("c")]]),
+    deployments: new Map(
+      [
+        dep("a/apps/web", { updated: 1 }),
+        dep("a/apps/api", { created: 2 }),
+        dep("b/apps/web", {}),
+        dep("b/apps/api", { replaced: 1 }),
+        dep("c/apps/web", { deleted: 3, pruned: true }),
+      ].map((d) => [d.key, d]),
+    ),
+    agents: new Map([
+      ["a", agent("a", { updated: 1 })],
+      ["b", agent("b")],
+      ["c", agent("c")],
+    ]),
     failedClusters: [],
   };
   const prunes = [{ cluster: "c", gitRepo: "apps", bundle: "web", objects: 3, reason: "target `prod` was removed from GitRepo `apps`" }];
@@ -104,13 +166,20 @@ describe("preview page and PR summary (pure)", () => {
     // Columns: api, web.
     expect(cells).to.deep.equal(["a/create", "a/update", "b/replace", "b/unchanged", "c/NotTargeted", "c/prune"]);
     const prune = cellsOf(html).find((c) => c.kind === "prune")!;
-    expect(prune.title).to.contain("web on c: prune\ntarget prod was removed from GitRepo apps\ndeploymentId s-web:1\n0 created, 0 updated, 0 replaced, 3 deleted");
+    expect(prune.title).to.contain(
+      "web on c: prune\ntarget prod was removed from GitRepo apps\ndeploymentId s-web:1\n0 created, 0 updated, 0 replaced, 3 deleted",
+    );
     expect(cellsOf(html).find((c) => c.kind === "update")!.title).to.contain("deploymentId s-web:1\nbecomes s-web:2");
     expect(html).to.contain("objects: 2 to create, 2 to update, 1 to replace, 3 to delete");
     // Each row: its worst change first, and the agent's.
-    const rows = previewMatrix(previewReport()).rowGroups.flatMap((g) => g.rows).map((r) => `${r.cluster} ${r.kind}: ${r.info.join(" | ")}`);
+    const rows = previewMatrix(previewReport())
+      .rowGroups.flatMap((g) => g.rows)
+      .map((r) => `${r.cluster} ${r.kind}: ${r.info.join(" | ")}`);
     expect(rows).to.deep.equal([
-      "a update: 1 update, 1 create | 0 create, 1 update, 0 delete", "b replace: 1 replace | no change", "c prune: 1 prune | no change"]);
+      "a update: 1 update, 1 create | 0 create, 1 update, 0 delete",
+      "b replace: 1 replace | no change",
+      "c prune: 1 prune | no change",
+    ]);
   });
 
   it("an unreachable cluster's pairs are marked as left out", () => {
@@ -132,23 +201,47 @@ describe("preview page and PR summary (pure)", () => {
 
   it("the PR summary says which settings are not honoured, per GitRepo and bundle, even when nothing changes", () => {
     const report = previewReport();
-    const bundles = report.state.bundles.map((b) => (b.name === "web" ? { ...b, warnings: ["fleet.yaml: helm.atomic: true is not honoured yet: the engine does not roll back a failed update"] } : b));
+    const bundles = report.state.bundles.map((b) =>
+      b.name === "web" ? { ...b, warnings: ["fleet.yaml: helm.atomic: true is not honoured yet: the engine does not roll back a failed update"] } : b,
+    );
     const summary = renderSummaryMarkdown({ ...report, state: { ...report.state, bundles } as FleetState });
     expect(summary).to.contain("> **Warning:** GitRepo `apps` bundle `web`: fleet.yaml: helm.atomic: true is not honoured yet");
-    const quiet = renderSummaryMarkdown({ ...report, groups: { ...report.groups, deployments: new Map(), agents: new Map() }, state: { ...report.state, bundles } as FleetState });
+    const quiet = renderSummaryMarkdown({
+      ...report,
+      groups: { ...report.groups, deployments: new Map(), agents: new Map() },
+      state: { ...report.state, bundles } as FleetState,
+    });
     expect(quiet).to.contain("helm.atomic: true is not honoured yet").and.contain("No changes");
   });
 });
 
 const event = (kind: "pre" | "out" | "failed", op: OpType, urn: string, custom = true): EngineEvent => {
-  const metadata = { op, urn, type: urn.split("::")[2].split("$").pop()!, provider: "", new: { type: "", urn, custom, parent: "", id: "", inputs: {}, outputs: {}, provider: "" } };
-  return { sequence: 0, timestamp: 0, ...(kind === "pre" ? { resourcePreEvent: { metadata } } : kind === "out" ? { resOutputsEvent: { metadata } } : { resOpFailedEvent: { metadata, status: 1, steps: 1 } }) } as EngineEvent;
+  const metadata = {
+    op,
+    urn,
+    type: urn.split("::")[2].split("$").pop()!,
+    provider: "",
+    new: { type: "", urn, custom, parent: "", id: "", inputs: {}, outputs: {}, provider: "" },
+  };
+  return {
+    sequence: 0,
+    timestamp: 0,
+    ...(kind === "pre"
+      ? { resourcePreEvent: { metadata } }
+      : kind === "out"
+        ? { resOutputsEvent: { metadata } }
+        : { resOpFailedEvent: { metadata, status: 1, steps: 1 } }),
+  } as EngineEvent;
 };
 const obj = (cluster: string, i: number) => `urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::${cluster}/b/core:ConfigMap:ns:cm-${i}`;
 
 class FakeStream implements ProgressStream {
   text = "";
-  constructor(readonly isTTY: boolean, readonly columns = 60, readonly rows = 20) {}
+  constructor(
+    readonly isTTY: boolean,
+    readonly columns = 60,
+    readonly rows = 20,
+  ) {}
   write(t: string) {
     this.text += t;
     return true;
@@ -166,7 +259,10 @@ describe("progress of long operations", () => {
     c.onEvent(event("failed", "create", obj("dev-1", 1)));
     c.onEvent(event("out", "create", obj("dev-2", 0)));
     const none = { seen: 0, done: 0, failed: 0 };
-    expect(c.snapshot()).to.deep.equal([{ cluster: "dev-1", seen: 3, done: 2, failed: 1, bundles: none }, { cluster: "dev-2", seen: 1, done: 1, failed: 0, bundles: none }]);
+    expect(c.snapshot()).to.deep.equal([
+      { cluster: "dev-1", seen: 3, done: 2, failed: 1, bundles: none },
+      { cluster: "dev-2", seen: 1, done: 1, failed: 0, bundles: none },
+    ]);
     expect(clusterLine("up", c.snapshot()[0])).to.equal("cluster dev-1: 2/3 resources applied, 1 failed");
     const view = { op: "up", elapsedMs: 12_000, clusters: c.snapshot(), width: 40, maxListed: 5 };
     expect(progressLines(view, false)).to.deep.equal(["progress: up 12s: 3/4 steps done, 1/2 clusters caught up, 1 failed; in progress: dev-1 2/3"]);

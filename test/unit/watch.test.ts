@@ -7,9 +7,7 @@ import { expect } from "chai";
 import { parseStackConfig } from "../../core/config/stack";
 import { DEFAULT_POLLING_INTERVAL_MS, parseGoDuration } from "../../core/config/polling";
 import { remoteHead } from "../../core/source/remote-head";
-import {
-  afterUp, backoffMs, decideUp, duePolls, MAX_BACKOFF_MS, pollIntervals, polled, reschedule, wakeAt, WatchMemory,
-} from "../../automation/watch/decide";
+import { afterUp, backoffMs, decideUp, duePolls, MAX_BACKOFF_MS, pollIntervals, polled, reschedule, wakeAt, WatchMemory } from "../../automation/watch/decide";
 import { UpOutcome, watchLoop } from "../../automation/watch/loop";
 import { configHash } from "../../automation/watch/live";
 import * as fs from "node:fs";
@@ -27,8 +25,10 @@ describe("watch: the decisions", () => {
     expect(decideUp({}, inputs, 0)).to.deep.equal({ run: true, reason: "first run: bringing the stack up to date" });
     const deployed: WatchMemory = afterUp({}, inputs, { ok: true, resolved: { apps: A } }, 0, 15_000);
     expect(decideUp(deployed, inputs, 1)).to.deep.equal({ run: false });
-    expect(decideUp(deployed, { commits: { apps: B }, stackHash: "h1" }, 1))
-      .to.deep.equal({ run: true, reason: `gitRepo apps is at ${B.slice(0, 12)} (was ${A.slice(0, 12)})` });
+    expect(decideUp(deployed, { commits: { apps: B }, stackHash: "h1" }, 1)).to.deep.equal({
+      run: true,
+      reason: `gitRepo apps is at ${B.slice(0, 12)} (was ${A.slice(0, 12)})`,
+    });
     expect(decideUp(deployed, { commits: { apps: A }, stackHash: "h2" }, 1)).to.deep.equal({ run: true, reason: "the stack file changed" });
     // A GitRepo whose poll never answered is not in the inputs: it triggers nothing.
     expect(decideUp(deployed, { commits: {}, stackHash: "h1" }, 1)).to.deep.equal({ run: false });
@@ -41,7 +41,16 @@ describe("watch: the decisions", () => {
   });
 
   it("backs off from the polling interval, doubling, capped, and resets on success", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffMs(n, 15_000))).to.deep.equal([15_000, 30_000, 60_000, 120_000, 240_000, MAX_BACKOFF_MS, MAX_BACKOFF_MS, MAX_BACKOFF_MS]);
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => backoffMs(n, 15_000))).to.deep.equal([
+      15_000,
+      30_000,
+      60_000,
+      120_000,
+      240_000,
+      MAX_BACKOFF_MS,
+      MAX_BACKOFF_MS,
+      MAX_BACKOFF_MS,
+    ]);
     expect(MAX_BACKOFF_MS).to.equal(300_000);
     const inputs = { commits: { apps: A }, stackHash: "h" };
     let m: WatchMemory = {};
@@ -58,10 +67,15 @@ describe("watch: the decisions", () => {
   });
 
   it("polls each GitRepo at its own interval and wakes at the earliest thing due", () => {
-    const intervals = pollIntervals([
-      { name: "fast", paused: false, pollingInterval: 5000 }, { name: "default", paused: false },
-      { name: "paused", paused: true }, { name: "off", paused: false, disablePolling: true },
-    ], DEFAULT_POLLING_INTERVAL_MS);
+    const intervals = pollIntervals(
+      [
+        { name: "fast", paused: false, pollingInterval: 5000 },
+        { name: "default", paused: false },
+        { name: "paused", paused: true },
+        { name: "off", paused: false, disablePolling: true },
+      ],
+      DEFAULT_POLLING_INTERVAL_MS,
+    );
     expect(intervals).to.deep.equal({ fast: 5000, default: 15_000 });
     let s = reschedule({}, intervals, 100);
     expect(duePolls(s, 100)).to.deep.equal(["default", "fast"]);
@@ -92,7 +106,11 @@ describe("watch: the loop, with fake facts", () => {
         for (const [when, act] of pushes) if (when <= clock) act();
       },
       stackHash: () => stackHash,
-      readConfig: async () => ({ gitRepos: Object.entries(opts.intervals ?? { apps: "" }).map(([name, i]) => gitRepoConfig({ name, repo: "x", ...(i ? { pollingInterval: parseGoDuration(i)! } : {}) })) }),
+      readConfig: async () => ({
+        gitRepos: Object.entries(opts.intervals ?? { apps: "" }).map(([name, i]) =>
+          gitRepoConfig({ name, repo: "x", ...(i ? { pollingInterval: parseGoDuration(i)! } : {}) }),
+        ),
+      }),
       poll: async (repo: { name: string }) => heads[repo.name] ?? A,
       up: async (reason: string): Promise<UpOutcome> => {
         ups.push({ at: clock, reason, heads: { ...heads } });
@@ -103,7 +121,9 @@ describe("watch: the loop, with fake facts", () => {
       log: (l: string) => logs.push(l),
     };
     return {
-      deps, ups, logs,
+      deps,
+      ups,
+      logs,
       at: (when: number, act: () => void) => pushes.push([when, act]),
       push: (commit: string) => (heads.apps = commit),
       editStack: (h: string) => (stackHash = h),
@@ -122,7 +142,10 @@ describe("watch: the loop, with fake facts", () => {
     const w = world({ stopAt: 60_000 });
     w.at(20_000, () => w.editStack("h2"));
     await watchLoop(w.deps);
-    expect(w.ups.map((u) => [u.at, u.reason])).to.deep.equal([[0, "first run: bringing the stack up to date"], [30_000, "the stack file changed"]]);
+    expect(w.ups.map((u) => [u.at, u.reason])).to.deep.equal([
+      [0, "first run: bringing the stack up to date"],
+      [30_000, "the stack file changed"],
+    ]);
   });
 
   it("what the engine writes into the stack file while reading it (creating the stack) is no edit", async () => {
@@ -173,7 +196,8 @@ describe("watch: a stack file edit", () => {
 });
 
 describe("watch: pollingInterval in the stack file", () => {
-  const parse = (repo: Record<string, unknown>) => parseStackConfig({ gitRepos: [{ name: "a", repo: "https://example.com/a.git", ...repo }] }, "stacks/Pulumi.t.yaml", "/project").gitRepos[0];
+  const parse = (repo: Record<string, unknown>) =>
+    parseStackConfig({ gitRepos: [{ name: "a", repo: "https://example.com/a.git", ...repo }] }, "stacks/Pulumi.t.yaml", "/project").gitRepos[0];
 
   it("reads Fleet's Go durations; 0 or absent is the default", () => {
     expect(parseGoDuration("15s")).to.equal(15_000);
@@ -202,7 +226,10 @@ describe("watch: the poll of a real remote (git ls-remote, nothing fetched)", ()
     expect(await remoteHead(gitRepoConfig({ repo: repo.url(), branch: "master" }), 10_000)).to.equal(second);
     expect(await remoteHead(gitRepoConfig({ repo: repo.url(), revision: "v1" }), 10_000)).to.equal(first);
     expect(await remoteHead(gitRepoConfig({ repo: repo.url(), revision: first }), 10_000)).to.equal(first);
-    const missing = await remoteHead(gitRepoConfig({ repo: repo.url(), branch: "nope" }), 10_000).then(() => "", (e: Error) => e.message);
+    const missing = await remoteHead(gitRepoConfig({ repo: repo.url(), branch: "nope" }), 10_000).then(
+      () => "",
+      (e: Error) => e.message,
+    );
     expect(missing).to.contain('branch "nope" not found');
   });
 });
