@@ -26,7 +26,7 @@ import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./engine/deployed-objects";
 import { historyMark, startEarly } from "./engine/early-desired";
-import { DeployOptions, EarlyDesired } from "../core/desired/state";
+import { DeployOptions, EarlyDesired } from "../core/desired/options";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./engine/stack";
 import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";

@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as ops from "./operations";
-import { DeployOptions } from "../core/desired/state";
+import { DeployOptions } from "../core/desired/options";
 import { DeployEvent, formatDeployEvent } from "./reports/deploy-events";
 import { rolloutLines } from "./reports/rollout-report";
 import { Progress } from "./reports/progress";

@@ -16,7 +16,7 @@ import { FleetError } from "./errors";
 import { ClusterConfig } from "./config/stack";
 import { objectKey } from "./bundles/manifests";
 import { ownerLabels } from "./ownership";
-import { OwnersJob, OwnersResult } from "./render/fleet-render";
+import { OwnersJob, OwnersResult } from "./render/renderer-protocol";
 import { DELETE_PROPAGATION } from "./desired/delete-policy";
 import { accessOf } from "./cluster-access";
 

@@ -16,7 +16,7 @@ import { Bundle } from "./bundles/types";
 import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
-import { LiveObject, OwnersResult } from "./render/fleet-render";
+import { LiveObject, OwnersResult } from "./render/renderer-protocol";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";

@@ -28,7 +28,8 @@ import { Bundle } from "./bundles/types";
 import { buildPlan, Plan, PlanIsolation } from "./targeting/plan";
 import { Rollout } from "./targeting/rollout";
 import { FleetError, withContext } from "./errors";
-import { Renderer, runRenderer } from "./render/fleet-render";
+import { runRenderer } from "./render/fleet-render";
+import { Renderer } from "./render/renderer-protocol";
 
 /** The project root: relative paths in stack files (local repositories, renderDir) resolve against it. */
 export const PROJECT_DIR = path.resolve(__dirname, "..");

@@ -17,7 +17,7 @@ import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
 import { checkShardStackFile } from "../../core/config/shard-files";
 import { fleetProgram } from "../../components/program";
-import { DeployOptions } from "../../core/desired/state";
+import { DeployOptions } from "../../core/desired/options";
 import { PROJECT_DIR } from "../../core/pipeline";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";

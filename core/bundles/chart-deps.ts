@@ -12,7 +12,7 @@
 import * as path from "node:path";
 import { FleetError, withContext } from "../errors";
 import { GitRepoConfig } from "../config/git-repo";
-import { Renderer } from "../render/fleet-render";
+import { Renderer } from "../render/renderer-protocol";
 import { Checkout, joinRel } from "./checkout";
 import { manifestIdOf, readBundleFiles } from "./content";
 import { readYamlAsFleet } from "./goyaml";

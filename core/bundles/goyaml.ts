@@ -5,7 +5,8 @@
  * One fleet-render call per batch of texts.
  */
 import { ErrorContext, FleetError } from "../errors";
-import { Renderer, runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../render/fleet-render";
+import { Renderer } from "../render/renderer-protocol";
 
 /** A text whose syntax the caller has checked with the JavaScript parser (for line numbers). */
 export interface YamlText {

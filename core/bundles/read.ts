@@ -4,7 +4,6 @@
  * the GitRepo, bundle and file; zero bundles is an error too, never an empty result.
  */
 import * as path from "node:path";
-import deepmerge from "deepmerge";
 import { FleetError, withContext } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
 import { positiveNumber } from "../operator-env";
@@ -14,13 +13,15 @@ import { DEFAULT_TARGET, TargetCriteria } from "../config/target-criteria";
 import { Checkout, joinRel } from "./checkout";
 import { discoverBundleDirs, fleetYamlIn } from "./discover";
 import { manifestIdOf, rawManifestFiles, readBundleFiles } from "./content";
-import { checkFleetYamlText, FleetYaml, parseFleetYaml, parseYamlDocuments } from "./fleetyaml";
+import { checkFleetYamlText, FleetYaml, parseFleetYaml } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
-import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions, HelmOptions } from "./types";
+import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions } from "./types";
 import { ChartSource, PulledCharts, pullRemoteChartsEach } from "./remote-charts";
-import { Renderer, runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../render/fleet-render";
+import { readsValuesFiles, readValuesDocs, valuesFilesOf, withValuesFiles } from "./values-files";
+import { Renderer } from "../render/renderer-protocol";
 import { withChartDependencies } from "./chart-deps";
-import { Decrypter, isSopsEncrypted, withDecryptedFiles } from "./sops";
+import { Decrypter, withDecryptedFiles } from "./sops";
 
 /** A bundle that could not be read: its name (fleet.yaml's when it was read, else the one its path gives) and path. */
 export interface UnreadBundle {
@@ -166,49 +167,6 @@ async function readFleetYamls(
     });
 }
 
-/**
- * Every values file the fleet.yamls name, read as Fleet reads YAML; keyed by path from the root. A file
- * that cannot be read maps to its error, which withValuesFiles throws for the bundles naming it.
- */
-async function readValuesDocs(checkout: Checkout, parsed: ParsedFleetYaml[], repo: GitRepoConfig, render: Renderer): Promise<Map<string, unknown>> {
-  const texts: YamlText[] = [];
-  const seen = new Set<string>();
-  const failedFiles = new Map<string, FleetError>();
-  for (const { rel, fy } of parsed) {
-    const ctx = { gitRepo: repo.name, bundle: fy.name ?? bundleNameFor(repo.name, rel) };
-    const helms = [
-      readsValuesFiles(fy.options.helm) ? fy.options.helm : undefined,
-      ...fy.targets.map((t) => t.helm),
-      ...fy.targetCustomizations.map((t) => t.helm),
-    ];
-    for (const vf of helms.flatMap(valuesFilesOf)) {
-      const { file, problem } = valuesFileAt(checkout, rel, vf);
-      // A problem (outside the bundle, missing) is reported with its bundle by withValuesFiles.
-      if (problem || seen.has(file)) continue;
-      seen.add(file);
-      try {
-        const text = checkout.readText(file);
-        if (isSopsEncrypted({ name: file, content: text })) throw new FleetError(ENCRYPTED_VALUES, { file, field: "helm.valuesFiles" });
-        parseYamlDocuments(text, file);
-        texts.push({ key: file, text, file, ctx });
-      } catch (err) {
-        failedFiles.set(file, withContext(err, { file }));
-      }
-    }
-  }
-  const docs = await readYamlAsFleet(texts, render, (t, err) => failedFiles.set(t.key, err));
-  for (const [file, err] of failedFiles) docs.set(file, err);
-  return docs;
-}
-
-/**
- * Values reach a chart's templates, which may put them in any object (a ConfigMap, an annotation, a
- * message): decrypted values must not. Flux's helm-controller does not decrypt values files either.
- */
-const ENCRYPTED_VALUES =
-  "the values file is SOPS-encrypted: values files are not decrypted (a chart's templates could copy the values into any object, " +
-  "kept and shown in clear); put the secret in a SOPS-encrypted Secret manifest of a raw YAML bundle, or read it with helm.valuesFrom";
-
 /** A bundle before its files are read: everything fleet.yaml and the GitRepo decide. */
 interface PendingBundle {
   bundle: Omit<Bundle, "style" | "files" | "manifestId" | "warnings">;
@@ -321,59 +279,6 @@ function withFiles(checkout: Checkout, p: PendingBundle, pulled: PulledCharts): 
     throw new FleetError(`bundle has no resources: no Kubernetes manifests (.yaml/.yml/.json), chart or kustomization in ${b.path}`, p.ctx);
   }
   return bundle;
-}
-
-function valuesFilesOf(helm?: HelmOptions): string[] {
-  return helm?.valuesFiles ?? [];
-}
-
-/**
- * Whether Fleet reads the top-level helm's valuesFiles: only when helm.chart or helm.repo is set
- * (internal/bundlereader/resources.go, readResources; a target's are read whatever it sets). Those it
- * does not read are still left out of the bundle's files (ignoreApplyConfigs lists them all).
- */
-function readsValuesFiles(helm?: HelmOptions): boolean {
-  return !!(helm?.chart || helm?.repo);
-}
-
-/**
- * Where a values file is in the repository, and why it cannot be read: it must resolve (symlinks
- * included) to a regular file inside the bundle, checked before anything reads it.
- */
-function valuesFileAt(checkout: Checkout, rel: string, vf: string): { file: string; problem?: FleetError } {
-  const file = joinRel(rel, vf);
-  const outside = () => ({ file, problem: new FleetError(`values file ${vf} is outside the bundle`, { file, field: "helm.valuesFiles" }) });
-  if (path.posix.isAbsolute(vf) || path.posix.normalize(vf).split("/")[0] === "..") return outside();
-  try {
-    const kind = checkout.kindOf(file);
-    if (kind === undefined) return { file, problem: new FleetError(`values file not found`, { file, field: "helm.valuesFiles" }) };
-    if (kind !== "file") return { file, problem: new FleetError(`values file is a directory`, { file, field: "helm.valuesFiles" }) };
-  } catch (err) {
-    return { file, problem: withContext(err, { file, field: "helm.valuesFiles" }) };
-  }
-  if (!checkout.isInside(file, rel)) return outside();
-  return { file };
-}
-
-/** Values files are merged over `values` when the bundle is read (Fleet: at `fleet apply`). */
-function withValuesFiles(checkout: Checkout, rel: string, helm: HelmOptions, valuesDocs: Map<string, unknown>): HelmOptions {
-  if (!helm.valuesFiles?.length) return helm;
-  let values: Record<string, unknown> = helm.values ?? {};
-  for (const vf of helm.valuesFiles) {
-    const { file, problem } = valuesFileAt(checkout, rel, vf);
-    if (problem) throw problem;
-    const doc = valuesDocs.get(file);
-    if (doc instanceof FleetError) throw doc;
-    if (doc === null || doc === undefined) continue;
-    if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("values file must be a YAML mapping", { file });
-    values = mergeValues(values, doc as Record<string, unknown>);
-  }
-  return { ...helm, values };
-}
-
-/** Fleet's data.MergeMaps: maps merge recursively, anything else (lists included) is replaced. */
-export function mergeValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  return deepmerge(base, over, { arrayMerge: (_target, source) => source });
 }
 
 export function determineStyle(files: BundleFile[], options: DeploymentOptions): BundleStyle {

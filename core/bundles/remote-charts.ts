@@ -9,7 +9,8 @@
 import { FleetError } from "../errors";
 import { positiveNumber } from "../operator-env";
 import { GitRepoConfig } from "../config/git-repo";
-import { HelmAuth, PullJob, Renderer, runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../render/fleet-render";
+import { HelmAuth, PullJob, Renderer } from "../render/renderer-protocol";
 import { Checkout, joinRel } from "./checkout";
 import { BundleFile, HelmOptions } from "./types";
 

@@ -4,6 +4,7 @@
  * journal. Core reaches them only through this interface, so each decision is tested with a fake;
  * liveFacts() is the real one.
  */
+import { runRenderer } from "../render/fleet-render";
 import {
   DiscoveryJob,
   DiscoveryResult,
@@ -14,8 +15,7 @@ import {
   OwnersJob,
   OwnersResult,
   Renderer,
-  runRenderer,
-} from "../render/fleet-render";
+} from "../render/renderer-protocol";
 import { JournalEntry } from "../journal";
 import { K8sObject } from "../bundles/manifests";
 import { PairSpec } from "./pair";

@@ -9,7 +9,7 @@ import { K8sObject } from "../bundles/manifests";
 import { accessOf } from "../cluster-access";
 import { ClusterConfig } from "../config/stack";
 import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "../ownership";
-import { OwnersJob } from "../render/fleet-render";
+import { OwnersJob } from "../render/renderer-protocol";
 import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
 import { factsOf, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";

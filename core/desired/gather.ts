@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { accessOf, kubeconfigEnvFiles } from "../cluster-access";
 import { StackConfig, ClusterConfig } from "../config/stack";
 import { FleetError } from "../errors";
-import { OwnersJob } from "../render/fleet-render";
+import { OwnersJob } from "../render/renderer-protocol";
 import { DEFAULT_SERVICE_ACCOUNT, impersonationRefused } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";

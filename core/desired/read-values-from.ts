@@ -9,7 +9,7 @@
 import { GitRepoConfig } from "../config/git-repo";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
-import { LookupAnswer, LookupKey } from "../render/fleet-render";
+import { LookupAnswer, LookupKey } from "../render/renderer-protocol";
 import { lookupKeyOf, resolveValuesFrom, ResolvedValuesFrom, valuesFromProblem, valuesFromRefs, ValuesFromRef, withValuesDigest } from "../render/values-from";
 import { AccountUsers } from "../service-accounts";
 import { PlanEntry } from "../targeting/plan";

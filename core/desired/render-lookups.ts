@@ -9,7 +9,7 @@ import { stableJson } from "../hash";
 import { StackConfig } from "../config/stack";
 import { FleetState } from "../pipeline";
 import { RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
-import { LookupAnswer, LookupJob } from "../render/fleet-render";
+import { LookupAnswer, LookupJob } from "../render/renderer-protocol";
 import { lookupScopeError } from "../render/lookup-scope";
 import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { ResolvedValuesFrom } from "../render/values-from";

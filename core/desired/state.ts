@@ -21,7 +21,7 @@ import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
 import { renewedKeys, valuesFromAsks, valuesFromRead, ValuesFromReads, valuesFromVerdicts } from "./read-values-from";
 import { clusterNamespaces } from "./cluster-namespaces";
-import { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
+import { Facts } from "./facts";
 import { describeFailure, failuresOf } from "./failures";
 import { HeldDeployments, heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
 import { knownOwners, namespaceOwners, ownersUnknown } from "./owners";
@@ -32,9 +32,9 @@ import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
 import { operatorSecrets, withSecretNamespaces } from "./operator-secrets";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
-import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, PreviousDeployment, withoutClusters } from "./previous";
+import { arrivedClusters, checkNothingEmptied, formerName, pinCommits, withoutClusters } from "./previous";
 import { deploymentRecord, entriesByCluster, summarize } from "./records";
-import { ClusterAccess, DesiredCluster, DesiredDeployment, DesiredState } from "./types";
+import { DesiredCluster, DesiredDeployment, DesiredState } from "./types";
 import { deployedAsBefore, retiringDeployments } from "./from-state";
 import { journalObjects } from "./journal-objects";
 import { gatherAsUsers, gatherClusters, gatherKubeconfigs } from "./gather";
@@ -48,24 +48,7 @@ import { RolloutGates, rolloutGates } from "./rollout-gates";
 import { keptOutsideWindows, partitionHolds, windowHolds } from "./holds";
 import { clustersOutsideWindows, scheduleWindows } from "../targeting/schedule-windows";
 
-export interface DesiredOptions {
-  /** Git cache directory (default ~/.cache/pulumi-fleet). */
-  cacheRoot?: string;
-  /** Called with the checked plan before anything is rendered: the operations read it to explain a preview. */
-  onPlanned?: (state: FleetState) => void;
-  /** Called with the desired state once it is computed whole: the operations read its final plan, failures and rollouts. */
-  onDesired?: (state: DesiredState) => void;
-  /** Set by automation/operations.ts, whose `up` refreshes correctDrift bundles first; a plain `pulumi up` warns instead. */
-  correctsDrift?: boolean;
-  /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
-  leftOut?: () => ReadonlySet<string>;
-  /** The commit to deploy per GitRepo, as the shard runner resolved it for every shard (a paused GitRepo keeps its own). */
-  commits?: Record<string, string>;
-  /** This update's time (default: now): a new deploymentId's `deployedAt` (records.ts), and when maintenance windows (stack `schedules`) are read; tests set it. */
-  now?: Date;
-  /** `up --partition NAME`: rollouts deploy their partitions up to NAME and hold the later ones (holds.ts). */
-  partition?: string;
-}
+import { DesiredOptions } from "./options";
 
 export async function desiredState(config: StackConfig, facts: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
   checkNotSplit(config);
@@ -380,34 +363,3 @@ function warningsOf(e: PlanEntry, warnings: string[]): string[] {
 }
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-export type { PreviousDeployment };
-
-/** What the program (components/program.ts) is given by the operations, scripts and tests. */
-/** A desired state computed before the program ran, from the same config, facts and options. */
-export interface EarlyDesired {
-  facts: Facts;
-  desired: () => Promise<DesiredState>;
-}
-
-export interface DeployOptions extends DesiredOptions {
-  /** What the last update deployed; read from the stack's own outputs when not given (null: a new stack). */
-  previous?: PreviousDeployment | null;
-  /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
-  journal?: JournalHooks;
-  /** The objects the stack's state holds per bundle deployment, read by the operations before the engine runs (Facts.deployed). */
-  deployed?: () => ReadonlyMap<string, DeployedBundle> | undefined;
-  /** What an earlier version created per cluster as one resource per object (Facts.legacySetups), read with `deployed`. */
-  legacySetups?: () => ReadonlyMap<string, DeployedObject[]> | undefined;
-  /** The access of clusters no longer in the stack whose pairs the state still holds through the stack's provider (read with `deployed`). */
-  carriedAccess?: () => Record<string, ClusterAccess> | undefined;
-  /** The shard runner's fingerprint of this update's inputs (automation/shards/inputs.ts), kept as the output `inputs`. */
-  inputs?: string;
-  /**
-   * The desired state the operation started computing while the CLI starts (automation/engine/early-desired.ts),
-   * if it still holds when the program runs: the program registers it instead of computing its own.
-   */
-  early?: () => EarlyDesired | undefined;
-  /** Wall times of the program's own work (benchmarks): computing the desired state, and registering every resource. */
-  onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
-}

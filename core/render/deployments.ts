@@ -15,7 +15,7 @@ import { Bundle } from "../bundles/types";
 import { decryptedObjects } from "../bundles/sops";
 import { CLUSTER_SCOPED, K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
-import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./fleet-render";
+import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./renderer-protocol";
 import { ValuesFromInput } from "./values-from";
 
 export interface RenderedDeployment {

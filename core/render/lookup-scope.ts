@@ -9,7 +9,7 @@
 import { CLUSTER_SCOPED } from "../bundles/manifests";
 import { namespaceAllowed } from "../config/git-repo";
 import { FleetError } from "../errors";
-import { LookupKey } from "./fleet-render";
+import { LookupKey } from "./renderer-protocol";
 
 /** What one deployment's lookups may read. */
 export interface LookupScope {

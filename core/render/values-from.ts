@@ -14,7 +14,7 @@ import { DeploymentOptions } from "../bundles/types";
 import { FleetError } from "../errors";
 import { sha256Hex } from "../hash";
 import { positiveNumber } from "../operator-env";
-import { LookupAnswer, LookupKey } from "./fleet-render";
+import { LookupAnswer, LookupKey } from "./renderer-protocol";
 import { LookupScope, lookupOutOfScope } from "./lookup-scope";
 import { lookedUpSecrets, MIN_REDACTED_LENGTH, redactionOrder } from "./lookup-secrets";
 

@@ -4,7 +4,7 @@
  * are OR-ed, a negative helm timeout resets it to 0, correctDrift is replaced.
  */
 import { ComparePatch, DeploymentOptions, ValuesFrom } from "../bundles/types";
-import { mergeValues } from "../bundles/read";
+import { mergeValues } from "../bundles/values-files";
 
 const TARGET_ONLY_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
 

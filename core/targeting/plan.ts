@@ -14,7 +14,8 @@ import { selectorMatches } from "./selector";
 import { clusterViews, matchBundle } from "./match";
 import { mergeOptions, optionsOf } from "./merge";
 import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "./values";
-import { Renderer, runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../render/fleet-render";
+import { Renderer } from "../render/renderer-protocol";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
 

@@ -7,7 +7,8 @@
 import { FleetError } from "../errors";
 import { HelmOptions } from "../bundles/types";
 import { ClusterConfig } from "../config/stack";
-import { ClusterContext, Renderer, runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../render/fleet-render";
+import { ClusterContext, Renderer } from "../render/renderer-protocol";
 
 /** `.ClusterNamespace`: the namespace Fleet keeps Cluster objects in for downstream clusters. */
 export const CLUSTER_NAMESPACE = "fleet-default";

@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import * as path from "node:path";
 import { fleetProgram } from "../../components/program";
-import { desiredState, DeployOptions } from "../../core/desired/state";
+import { desiredState } from "../../core/desired/state";
+import { DeployOptions } from "../../core/desired/options";
 import { StackConfig } from "../../core/config/stack";
 import { runUnderMocks, Registration } from "../support/mock-engine";
 import { localStack, reordered, withoutProdTarget } from "../support/fleet-fixtures";

@@ -6,6 +6,7 @@
  */
 import { Facts, JournalHooks } from "../../core/desired/facts";
 import { PreviousDeployment } from "../../core/desired/previous";
+import { runRenderer } from "../../core/render/fleet-render";
 import {
   Capabilities,
   DiscoveryJob,
@@ -16,8 +17,7 @@ import {
   LookupResult,
   OwnersJob,
   OwnersResult,
-  runRenderer,
-} from "../../core/render/fleet-render";
+} from "../../core/render/renderer-protocol";
 
 export interface FakeFacts extends Facts {
   calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][]; discovery: DiscoveryJob[][] };

@@ -16,7 +16,7 @@ import { describeDesired } from "../../core/desired/describe";
 import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
+import { LookupJob, OwnersJob } from "../../core/render/renderer-protocol";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { localStack } from "../support/fleet-fixtures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";

@@ -7,7 +7,7 @@ import { journalObjects } from "../../core/desired/journal-objects";
 import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
-import { OwnersJob } from "../../core/render/fleet-render";
+import { OwnersJob } from "../../core/render/renderer-protocol";
 import { journalStore, stateIdentities } from "../../automation/engine/journal-store";
 import { FleetError } from "../../core/errors";
 import { desiredObjects } from "../../core/desired/objects";

@@ -8,7 +8,7 @@ import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
 import { FleetError } from "../../core/errors";
-import { LiveObject, OwnersJob, OwnersResult } from "../../core/render/fleet-render";
+import { LiveObject, OwnersJob, OwnersResult } from "../../core/render/renderer-protocol";
 import { rejectionOf } from "../support/rejection";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });

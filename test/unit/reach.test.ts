@@ -13,7 +13,7 @@ import { knownOwners } from "../../core/desired/owners";
 import { KnownClusters } from "../../core/desired/cluster-facts";
 import { Facts } from "../../core/desired/facts";
 import { gatherOwners } from "../../core/desired/gather-objects";
-import { LookupJob, OwnersJob } from "../../core/render/fleet-render";
+import { LookupJob, OwnersJob } from "../../core/render/renderer-protocol";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { deployedAfter } from "../support/deployed-after";

@@ -9,7 +9,7 @@ import { Facts } from "../../core/desired/facts";
 import { gatherDefaultAccounts, gatherKubeconfigs } from "../../core/desired/gather";
 import { PlanEntry } from "../../core/targeting/plan";
 import { ClusterConfig } from "../../core/config/stack";
-import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "../../core/render/fleet-render";
+import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "../../core/render/renderer-protocol";
 import { impersonate } from "../../core/desired/facts";
 import { rejectionOf } from "../support/rejection";
 

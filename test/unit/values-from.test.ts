@@ -13,7 +13,7 @@ import { FleetState } from "../../core/pipeline";
 import { DesiredState } from "../../core/desired/types";
 import { StackConfig } from "../../core/config/stack";
 import { FleetError } from "../../core/errors";
-import { LookupAnswer, LookupJob, LookupKey } from "../../core/render/fleet-render";
+import { LookupAnswer, LookupJob, LookupKey } from "../../core/render/renderer-protocol";
 import { maxValuesFrom, resolveValuesFrom, valuesFromProblem, valuesFromRefs, withValuesDigest } from "../../core/render/values-from";
 import { mergeOptions } from "../../core/targeting/merge";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
