@@ -11,11 +11,12 @@ import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
 import { HealthCheck } from "../../core/config/health-checks";
-import { eventually } from "../support/eventually";
+import { crdName, installStatusKind, StatusKind } from "../support/crds";
 import { failureOf, liveStack } from "../support/live-stack";
 
 const NS = "health-checks-test";
-const CRD = "gadgets.health.example.com";
+const KIND: StatusKind = { group: "health.example.com", kind: "Gadget", plural: "gadgets", singular: "gadget" };
+const CRD = crdName(KIND);
 const GADGET = `apiVersion: health.example.com/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  size: 1\n`;
 const CURRENT = "self.?status.?phase.orValue('') == 'Running'";
 const FAILED = "self.?status.?phase.orValue('') == 'Crashed'";
@@ -33,34 +34,7 @@ describe("healthChecks (CEL per kind) on a live cluster: Ready/NotReady in statu
       "app/fleet.yaml": `defaultNamespace: ${NS}\ndependsOn:\n  - name: hc-svc\n`,
     },
     stack: { healthChecks: CHECKS },
-    setup: async ({ cluster }) => {
-      await kubeRequest(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-        body: {
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: { name: CRD },
-          spec: {
-            group: "health.example.com",
-            scope: "Namespaced",
-            names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-            versions: [
-              {
-                name: "v1",
-                served: true,
-                storage: true,
-                subresources: { status: {} },
-                schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-              },
-            ],
-          },
-        },
-      });
-      await eventually(
-        "the Gadget kind is served",
-        () => kubeGet(cluster, "/apis/health.example.com/v1"),
-        (x) => !!x,
-      );
-    },
+    setup: ({ cluster }) => installStatusKind(cluster, KIND),
   });
   after(async () => {
     if (s.cluster) await kubeRequest(s.cluster, "DELETE", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`);

@@ -6,11 +6,12 @@
 import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
-import { eventually } from "../support/eventually";
+import { crdName, installStatusKind, StatusKind } from "../support/crds";
 import { liveStack } from "../support/live-stack";
 
 const NS = "ignore-conditions-test";
-const CRD = "widgets.conditions.example.com";
+const KIND: StatusKind = { group: "conditions.example.com", kind: "Widget", plural: "widgets", singular: "widget" };
+const CRD = crdName(KIND);
 const WIDGET = `apiVersion: conditions.example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 1\n`;
 const fleetYaml = (ignore: string) => `defaultNamespace: ${NS}\n${ignore}`;
 
@@ -20,34 +21,7 @@ describe("ignore.conditions on a live cluster (status judged as Fleet's agent ju
     namespace: NS,
     paths: ["app"],
     files: { "app/widget.yaml": WIDGET, "app/fleet.yaml": fleetYaml("") },
-    setup: async ({ cluster }) => {
-      await kubeRequest(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-        body: {
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: { name: CRD },
-          spec: {
-            group: "conditions.example.com",
-            scope: "Namespaced",
-            names: { plural: "widgets", singular: "widget", kind: "Widget" },
-            versions: [
-              {
-                name: "v1",
-                served: true,
-                storage: true,
-                subresources: { status: {} },
-                schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-              },
-            ],
-          },
-        },
-      });
-      await eventually(
-        "the Widget kind is served",
-        () => kubeGet(cluster, "/apis/conditions.example.com/v1"),
-        (x) => !!x,
-      );
-    },
+    setup: ({ cluster }) => installStatusKind(cluster, KIND),
   });
   after(async () => {
     if (s.cluster) await kubeRequest(s.cluster, "DELETE", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}`);
