@@ -205,7 +205,8 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   phase("operation called");
   let planned: FleetState | undefined;
   let unreachable = new Map<string, string>();
-  const store = journalStore(resolveBackend(options), PROJECT_NAME, options.stack);
+  const backend = resolveBackend(options);
+  const store = journalStore(backend, PROJECT_NAME, options.stack);
   const skip = skipsCheckpoints(op, options, store);
   if (op === "up" && skip && !store) {
     warnerOf(options)(
@@ -253,7 +254,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   };
   stack = await openStack({ ...options, env: { ...options.env, ...(skip ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) }, deploy });
   phase("workspace and stack selected");
-  const markNow = () => historyMark(resolveBackend(options).fileDir, PROJECT_NAME, options.stack);
+  const markNow = () => historyMark(backend.fileDir, options.stack);
   const mark = runsProgram ? markNow() : undefined;
   const renderMode = isRenderMode(options);
   // The stack's config (its clusters, to probe) is read beside the state: two CLI calls at once.

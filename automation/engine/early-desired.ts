@@ -13,7 +13,6 @@
  * always compute in the program.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { StackConfig } from "../../core/config/stack";
 import { Facts, liveFacts } from "../../core/desired/facts";
 import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../../core/desired/previous";
@@ -22,11 +21,12 @@ import { DeployOptions, EarlyDesired } from "../../core/desired/options";
 import { FleetState } from "../../core/pipeline";
 import { DesiredState } from "../../core/desired/types";
 import { StackState } from "./deployed-objects";
+import { fileBackendPath } from "./stack";
 
 /** The stack's history in a file backend, as a value that changes when an entry is added; undefined elsewhere. */
-export function historyMark(fileDir: string | undefined, project: string, stack: string): string | undefined {
-  if (!fileDir || !/^[A-Za-z0-9_.-]+$/.test(stack)) return undefined;
-  const dir = path.join(fileDir, ".pulumi", "history", project, stack);
+export function historyMark(fileDir: string | undefined, stack: string): string | undefined {
+  const dir = fileDir && fileBackendPath(fileDir, "history", stack);
+  if (!dir) return undefined;
   let names: string[];
   try {
     names = fs.readdirSync(dir);

@@ -158,11 +158,20 @@ export async function openStack(options: StackOptions): Promise<Stack> {
  * project, or a backend of the older layout (stacks not under their project).
  */
 function inFileBackend(backend: Backend, stack: string): boolean | undefined {
-  if (!backend.fileDir || !/^[A-Za-z0-9_.-]+$/.test(stack)) return undefined;
-  const stacks = path.join(backend.fileDir, ".pulumi", "stacks");
-  const base = path.join(stacks, PROJECT_NAME, stack);
+  const { fileDir } = backend;
+  const base = fileDir && fileBackendPath(fileDir, "stacks", stack);
+  if (!fileDir || !base) return undefined;
   if ([".json", ".json.gz", ".json.zst"].some((ext) => fs.existsSync(base + ext))) return true;
-  return projectLayout(backend.fileDir) ? false : undefined;
+  return projectLayout(fileDir) ? false : undefined;
+}
+
+/**
+ * Where a file backend keeps one of this project's stacks, as Pulumi's DIY backend lays them out per
+ * project: the base name of its state file ("stacks") or its history folder ("history"). Undefined for
+ * a stack name with an organization or project.
+ */
+export function fileBackendPath(fileDir: string, kind: "stacks" | "history", stack: string): string | undefined {
+  return /^[A-Za-z0-9_.-]+$/.test(stack) ? path.join(fileDir, ".pulumi", kind, PROJECT_NAME, stack) : undefined;
 }
 
 /**
@@ -173,13 +182,12 @@ function inFileBackend(backend: Backend, stack: string): boolean | undefined {
  * process created meanwhile is selected, never overwritten.
  */
 async function createdWithoutCli(ws: LocalWorkspace, fileDir: string, name: string): Promise<Stack> {
-  const pulumiDir = path.join(fileDir, ".pulumi");
-  const stacks = path.join(pulumiDir, "stacks", PROJECT_NAME);
-  fs.mkdirSync(stacks, { recursive: true });
-  const meta = path.join(pulumiDir, "meta.yaml");
+  const base = fileBackendPath(fileDir, "stacks", name)!; // inFileBackend told it is a file backend's plain name
+  fs.mkdirSync(path.dirname(base), { recursive: true });
+  const meta = path.join(fileDir, ".pulumi", "meta.yaml");
   if (!fs.existsSync(meta)) writeExclusive(meta, "version: 1\n"); // stacks kept per project, as this CLI lays them out
   const checkpoint = { version: 3, checkpoint: { stack: `organization/${PROJECT_NAME}/${name}`, latest: null } };
-  const created = writeExclusive(path.join(stacks, `${name}.json`), JSON.stringify(checkpoint));
+  const created = writeExclusive(`${base}.json`, JSON.stringify(checkpoint));
   const stack = await selectedWithoutCli(ws, name);
   if (created) createdNow.add(stack);
   return stack;

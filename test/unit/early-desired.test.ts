@@ -20,15 +20,15 @@ describe("the desired state computed early (automation/engine/early-desired.ts)"
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it("the history mark changes when an update, refresh or import adds an entry, and only then", () => {
-    expect(historyMark(dir, "pulumi-fleet", "s")).to.equal("none");
+    expect(historyMark(dir, "s")).to.equal("none");
     fs.mkdirSync(history, { recursive: true });
-    const empty = historyMark(dir, "pulumi-fleet", "s");
+    const empty = historyMark(dir, "s");
     fs.writeFileSync(path.join(history, "s-1.checkpoint.json"), "{}");
     fs.writeFileSync(path.join(history, "s-1.history.json.attrs"), "{}");
-    expect(historyMark(dir, "pulumi-fleet", "s")).to.equal(empty);
+    expect(historyMark(dir, "s")).to.equal(empty);
     fs.writeFileSync(path.join(history, "s-1.history.json"), "{}");
-    expect(historyMark(dir, "pulumi-fleet", "s")).to.not.equal(empty);
-    expect(historyMark(undefined, "pulumi-fleet", "s"), "another backend: never early").to.equal(undefined);
+    expect(historyMark(dir, "s")).to.not.equal(empty);
+    expect(historyMark(undefined, "s"), "another backend: never early").to.equal(undefined);
   });
 
   it("is taken once while the mark holds; the operation sees its plan and state only when taken", async () => {
