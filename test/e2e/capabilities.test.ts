@@ -14,6 +14,7 @@ import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { eventually } from "../support/eventually";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { liveClusterConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const GROUP = "caps.pulumi-fleet.test";
@@ -78,14 +79,7 @@ describe("charts render against their cluster (.Capabilities from discovery; crd
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com" },
       clusterGroups: [],
-      clusters: clusters.map((c) => ({
-        name: c.name,
-        labels: {},
-        annotations: {},
-        templateValues: {},
-        deleteUnreachable: false,
-        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-      })),
+      clusters: clusters.map((c) => liveClusterConfig(c)),
       gitRepos: [gitRepoConfig({ name: "caps", repo: repoDir, paths: ["caps", "crds", "withdep"], targets: [{ clusterSelector: {} }] })],
     };
     // The CRD on the first cluster only, installed by hand (not by any bundle).

@@ -22,6 +22,7 @@ import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
+import { liveClusterConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 import { ParsedFamily, parseExposition, sampleValue } from "../support/metrics-parser";
 
@@ -93,14 +94,7 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com", enabled: false },
       clusterGroups: [],
-      clusters: clusters.map((c) => ({
-        name: c.name,
-        labels: {},
-        annotations: {},
-        templateValues: {},
-        deleteUnreachable: false,
-        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-      })),
+      clusters: clusters.map((c) => liveClusterConfig(c)),
       gitRepos: [gitRepoConfig({ name: "metrics", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
       metrics: {
         textfileDirectory: textfiles,

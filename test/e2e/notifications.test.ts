@@ -18,6 +18,7 @@ import { NotificationEvent } from "../../automation/notify/events";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
+import { liveClusterConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "notify-e2e";
@@ -79,14 +80,7 @@ describe("notifications: a team's webhooks hear of each pair's state change, onc
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com", enabled: false },
       clusterGroups: [],
-      clusters: clusters.map((c) => ({
-        name: c.name,
-        labels: {},
-        annotations: {},
-        templateValues: {},
-        deleteUnreachable: false,
-        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-      })),
+      clusters: clusters.map((c) => liveClusterConfig(c)),
       gitRepos: [gitRepoConfig({ name: "notify", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
       notifications: {
         webhooks: [

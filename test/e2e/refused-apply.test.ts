@@ -16,6 +16,7 @@ import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
+import { liveClusterConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "refused-apply";
@@ -58,14 +59,7 @@ describe("an object one cluster refuses fails that (bundle, cluster) pair alone:
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com", enabled: false },
       clusterGroups: [],
-      clusters: clusters.map((c) => ({
-        name: c.name,
-        labels: {},
-        annotations: {},
-        templateValues: {},
-        deleteUnreachable: false,
-        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-      })),
+      clusters: clusters.map((c) => liveClusterConfig(c)),
       gitRepos: [gitRepoConfig({ name: "refused", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
     } as StackConfig;
   });

@@ -15,6 +15,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { liveClusterConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "rollout-test";
@@ -81,14 +82,7 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com" },
       clusterGroups: [],
-      clusters: clusters.map((c) => ({
-        name: c.name,
-        labels: { tier: c.name === "live-1" ? "canary" : "main" },
-        annotations: {},
-        templateValues: {},
-        deleteUnreachable: false,
-        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-      })),
+      clusters: clusters.map((c) => liveClusterConfig(c, { tier: c.name === "live-1" ? "canary" : "main" })),
       gitRepos: [gitRepoConfig({ name: "rollout", repo: repoDir, paths: ["app"], targets: [{ clusterSelector: {} }] })],
     };
   });

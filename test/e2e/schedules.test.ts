@@ -14,6 +14,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { liveClusterConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "schedules-test";
@@ -69,14 +70,7 @@ describe("schedules and up --partition on live clusters", function () {
       fleetVersion: "0.13.1",
       agent: { enabled: false },
       clusterGroups: [],
-      clusters: clusters.map((c) => ({
-        name: c.name,
-        labels: { tier: c.name === "live-1" ? "canary" : "main" },
-        annotations: {},
-        templateValues: {},
-        deleteUnreachable: false,
-        kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-      })),
+      clusters: clusters.map((c) => liveClusterConfig(c, { tier: c.name === "live-1" ? "canary" : "main" })),
       gitRepos: [gitRepoConfig({ name: "sched", repo: repoDir, paths: ["app"], targets: [{ clusterSelector: {} }] })],
     };
   });

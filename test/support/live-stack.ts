@@ -10,7 +10,7 @@ import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
-import { StackConfig } from "../../core/config/stack";
+import { ClusterConfig, StackConfig } from "../../core/config/stack";
 import { GitRepoConfig } from "../../core/config/git-repo";
 import { gitRepoConfig, tempDir } from "./git-fixtures";
 import { liveClusters } from "./live-clusters";
@@ -22,6 +22,11 @@ export interface LiveStack {
   /** Writes a file of the GitRepo (a plain directory: read as it is on disk at each operation). */
   write(file: string, text: string): void;
   options(over?: Partial<ops.OperationOptions>): ops.OperationOptions;
+}
+
+/** A live cluster's entry in a stack config: its kubeconfig's text, the given labels, nothing else set. */
+export function liveClusterConfig(c: LocalCluster, labels: Record<string, string> = {}): ClusterConfig {
+  return { name: c.name, labels, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") };
 }
 
 /** `name` names the stack, its GitRepo (so bundles are `<name>-<path>`) and its passphrase. */
@@ -72,16 +77,7 @@ export function liveStack(
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com", ...spec.agent },
       clusterGroups: [],
-      clusters: [
-        {
-          name: stack.cluster.name,
-          labels: {},
-          annotations: {},
-          templateValues: {},
-          deleteUnreachable: false,
-          kubeconfig: fs.readFileSync(stack.cluster.kubeconfig, "utf8"),
-        },
-      ],
+      clusters: [liveClusterConfig(stack.cluster)],
       gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }], ...spec.gitRepo })],
       ...spec.stack,
     };

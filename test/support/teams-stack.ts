@@ -11,7 +11,6 @@
  */
 import { expect } from "chai";
 import * as crypto from "node:crypto";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { kubeGet, kubeList, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
@@ -22,6 +21,7 @@ import { ClusterConfig, StackConfig } from "../../core/config/stack";
 import { GitRepoConfig } from "../../core/config/git-repo";
 import { DeploymentFailure } from "../../core/desired/failures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "./git-fixtures";
+import { liveClusterConfig } from "./live-stack";
 import { liveClusters } from "./live-clusters";
 
 export const VICTIM_NS = "victim-prod";
@@ -95,14 +95,7 @@ export class TeamsStack {
   }
 
   config(o: AttackOptions): StackConfig {
-    const cluster = (c: LocalCluster, env: string): ClusterConfig => ({
-      name: c.name,
-      labels: { env },
-      annotations: {},
-      templateValues: {},
-      deleteUnreachable: false,
-      kubeconfig: fs.readFileSync(c.kubeconfig, "utf8"),
-    });
+    const cluster = (c: LocalCluster, env: string): ClusterConfig => liveClusterConfig(c, { env });
     const victim = gitRepoConfig({
       name: "victim",
       repo: this.victim.url(),

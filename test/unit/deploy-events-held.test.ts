@@ -14,6 +14,7 @@ import { StepRecorder } from "../../automation/engine/step-recorder";
 import { groupSteps } from "../../automation/engine/steps";
 import { PairReport } from "../../core/desired/pair";
 import { DeploymentRecord } from "../../core/desired/records";
+import { bundleDeploymentEvent } from "../support/engine-events";
 
 const KEY = "c1/apps/web";
 const BD = `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::${KEY}`;
@@ -41,31 +42,7 @@ function pairStep(
   oldInputs?: Record<string, unknown>,
   detailedDiff?: Record<string, unknown>,
 ): EngineEvent {
-  const res = (i: Record<string, unknown>) => ({
-    type: "pulumi-fleet:index:BundleDeployment",
-    urn: BD,
-    custom: true,
-    parent: "",
-    id: KEY,
-    inputs: i,
-    outputs: { state, messages: [] },
-    provider: "",
-  });
-  return {
-    sequence: 0,
-    timestamp: 0,
-    resOutputsEvent: {
-      metadata: {
-        op,
-        urn: BD,
-        type: "pulumi-fleet:index:BundleDeployment",
-        provider: "",
-        new: res(inputs),
-        ...(oldInputs ? { old: res(oldInputs) } : {}),
-        ...(detailedDiff ? { detailedDiff } : {}),
-      },
-    },
-  } as unknown as EngineEvent;
+  return bundleDeploymentEvent({ op, urn: BD, id: KEY, inputs, oldInputs, detailedDiff, outputs: () => ({ state, messages: [] }) });
 }
 
 const events = (e: EngineEvent, before: Record<string, DeploymentRecord>) => {

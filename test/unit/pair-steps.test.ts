@@ -10,6 +10,7 @@ import { groupSteps } from "../../automation/engine/steps";
 import { StepRecorder } from "../../automation/engine/step-recorder";
 import { pairFailures } from "../../core/desired/records";
 import { DeploymentRecord } from "../../core/desired/records";
+import { bundleDeploymentEvent } from "../support/engine-events";
 
 const BD = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
 const LEGACY_CHILD =
@@ -25,31 +26,7 @@ function pairEvent(
   detailedDiff?: Record<string, unknown>,
   outputs?: Record<string, unknown>,
 ): EngineEvent {
-  const state = (i: Record<string, unknown>) => ({
-    type: "pulumi-fleet:index:BundleDeployment",
-    urn: BD,
-    custom: true,
-    parent: "",
-    id: "c1/app",
-    inputs: i,
-    outputs: outputs ?? i,
-    provider: "",
-  });
-  return {
-    sequence: 0,
-    timestamp: 0,
-    resOutputsEvent: {
-      metadata: {
-        op,
-        urn: BD,
-        type: "pulumi-fleet:index:BundleDeployment",
-        provider: "",
-        new: state(inputs),
-        ...(oldInputs ? { old: state(oldInputs) } : {}),
-        ...(detailedDiff ? { detailedDiff } : {}),
-      },
-    },
-  } as unknown as EngineEvent;
+  return bundleDeploymentEvent({ op, urn: BD, id: "c1/app", inputs, oldInputs, detailedDiff, outputs: (i) => outputs ?? i });
 }
 
 const grouped = (events: EngineEvent[], moving?: Set<string>) => {
