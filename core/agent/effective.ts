@@ -9,9 +9,8 @@
  */
 import { FleetError, withContext } from "../errors";
 import { sha256Hex, stableJson } from "../hash";
-import { Field } from "../config/reader";
 import { StackConfig } from "../config/stack";
-import { AgentSettings, parseAgentSettings, Toleration } from "./settings";
+import { AgentSettings, Toleration } from "../config/agent-settings";
 import { canonicalPem, canonicalQuantity, sortedKeys } from "./canonical";
 
 export const DEFAULT_AGENT_NAMESPACE = "cattle-fleet-system";
@@ -120,15 +119,12 @@ export function resolveAgent(clusterName: string, global: AgentSettings, cluster
   return resolved;
 }
 
-/** Every cluster's agent, from the stack configuration; errors name the file, field and cluster. */
-export function resolveClusterAgents(config: StackConfig): Map<string, ClusterAgent> {
-  const global = parseAgentSettings(new Field(config.agent, "agent", { file: config.file }));
+/** Every cluster's agent, from the stack's settings (read with the stack file); errors name the file, field and cluster. */
+export function resolveClusterAgents(config: Pick<StackConfig, "file" | "agent" | "clusters" | "fleetVersion">): Map<string, ClusterAgent> {
   return new Map(
-    config.clusters.map((c, i) => {
-      const ctx = { file: config.file, cluster: c.name };
-      const settings = parseAgentSettings(new Field(c.agent, `clusters[${i}].agent`, ctx));
+    config.clusters.map((c) => {
       try {
-        return [c.name, resolveClusterAgent(c.name, global, settings, config.fleetVersion)];
+        return [c.name, resolveClusterAgent(c.name, config.agent, c.agent ?? {}, config.fleetVersion)];
       } catch (err) {
         throw withContext(err, { file: config.file });
       }

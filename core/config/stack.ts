@@ -17,6 +17,7 @@ import { NotificationsConfig, readNotifications } from "./notifications";
 import { MetricsConfig, readMetrics } from "./metrics";
 import { HealthCheck, readHealthChecks } from "./health-checks";
 import { readSchedules, ScheduleConfig } from "./schedules";
+import { AgentSettings, parseAgentSettings } from "./agent-settings";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -37,8 +38,8 @@ export interface ClusterConfig {
    */
   kubeVersion?: string;
   apiVersions?: string[];
-  /** Per-cluster agent overrides, validated by the agent stage. */
-  agent?: Record<string, unknown>;
+  /** Per-cluster agent overrides (core/agent/effective.ts resolves them over the global ones). */
+  agent?: AgentSettings;
 }
 
 export interface ClusterGroupConfig {
@@ -56,8 +57,8 @@ export interface StackConfig {
   clusters: ClusterConfig[];
   clusterGroups: ClusterGroupConfig[];
   gitRepos: GitRepoConfig[];
-  /** Global agent settings, validated by the agent stage. */
-  agent?: Record<string, unknown>;
+  /** Global agent settings; {} when the stack file sets none. */
+  agent: AgentSettings;
   /** The environment is split into these shards (core/config/shards.ts); each shard is a stack of its own. */
   shards?: ShardSpec[];
   /** Set in a shard's stack: `clusters` then holds only this shard's clusters. */
@@ -120,7 +121,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     clusters,
     clusterGroups,
     gitRepos,
-    agent: root.child("agent").optMap(),
+    agent: parseAgentSettings(root.child("agent")),
     ...(root.child("notifications").present ? { notifications: readNotifications(root.child("notifications")) } : {}),
     ...(root.child("metrics").present ? { metrics: readMetrics(root.child("metrics"), baseDir) } : {}),
   };
@@ -189,8 +190,8 @@ function readCluster(f: Field): ClusterConfig {
   }
   const context = f.child("context").optString();
   if (context !== undefined) cluster.context = context;
-  const agent = f.child("agent").optMap();
-  if (agent !== undefined) cluster.agent = agent;
+  const agent = f.child("agent");
+  if (agent.present) cluster.agent = parseAgentSettings(new Field(agent.value, agent.path, { ...agent.context, cluster: cluster.name }));
   const kubeVersion = f.child("kubeVersion").optString();
   if (kubeVersion !== undefined) {
     if (!/^v?\d+\.\d+(\.\d+)?$/.test(kubeVersion))

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Field } from "../../core/config/reader";
-import { parseAgentSettings } from "../../core/agent/settings";
+import { parseAgentSettings } from "../../core/config/agent-settings";
 import { resolveAgent, resolveAgents } from "../../core/agent/effective";
 import { StackConfig } from "../../core/config/stack";
 import { canonicalPem, canonicalQuantity } from "../../core/agent/canonical";

@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { liveFacts } from "../../core/desired/facts";
-import { StackConfig } from "../../core/config/stack";
+import { configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "../../core/config/stack";
+import { PROJECT_DIR } from "../../core/pipeline";
 import { JournalEntry } from "../../core/journal";
 import { desiredState } from "../../core/desired/state";
 import { sweepAndRecord } from "../../core/desired/sweep";
@@ -769,7 +770,10 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       ]);
       const onlyOne = { ...withAgent({ enabled: false, apiServerURL: undefined }, { "prod-1": { enabled: true, apiServerURL: "https://fleet.example.com" } }) };
       expect((await desiredState(onlyOne, fakeFacts(), { cacheRoot })).clusters.map((x) => !!x.agent)).to.deep.equal([false, false, true]);
-      expect(await failure(desiredState({ ...c, agent: { enabled: "no" } }, fakeFacts(), { cacheRoot }))).to.include("agent.enabled");
+      // Agent settings are read with the stack file: a wrong one stops there, naming the field.
+      const file = stackFileFor("local");
+      const raw = configFromStackFile(YAML.parse(fs.readFileSync(path.join(PROJECT_DIR, file), "utf8")), file);
+      expect(() => parseStackConfig({ ...raw, agent: { enabled: "no" } }, file, PROJECT_DIR)).to.throw(/agent\.enabled/);
     });
 
     it("the agent's namespace: its own while the agent runs; the cluster's, aliased to the agent's, when a bundle needs it with the agent off", async () => {

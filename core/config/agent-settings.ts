@@ -2,7 +2,7 @@
  * Agent settings as written in the stack file: global (`pulumi-fleet:agent`) and per cluster
  * (`clusters[].agent`), same fields. Validated with the file and field path in every error.
  */
-import { Field, isPlainObject } from "../config/reader";
+import { Field, isPlainObject } from "./reader";
 import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 
 export const TLS_MODES = ["system-store", "strict"] as const;
