@@ -8,16 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import {
-  ClusterConfig,
-  ClusterGroupConfig,
-  CONFIG_NAMESPACE,
-  configFromStackFile,
-  parseStackConfig,
-  StackConfig,
-  stackFileFor,
-  TOP_LEVEL_KEYS,
-} from "./config/stack";
+import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { GitRepoConfig } from "./config/git-repo";
 import { resolveSource, Source } from "./source/git";
 import { stopSignal, throwIfStopped } from "./stop-signal";
@@ -25,7 +16,8 @@ import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
 import { bundleRef } from "./desired/keys";
 import { Bundle } from "./bundles/types";
-import { buildPlan, Plan, PlanIsolation } from "./targeting/plan";
+import { Plan, PlanIsolation, planTargets } from "./targeting/plan";
+import { decideTargets, TargetedStack, Targeting } from "./targeting/match";
 import { Rollout } from "./targeting/rollout";
 import { FleetError, withContext } from "./errors";
 import { runRenderer } from "./render/fleet-render";
@@ -50,6 +42,8 @@ export interface FleetState {
   unreadGitRepos: Map<string, FleetError>;
   /** Grows as later stages (rendering, checks) fail pairs; complete once the desired state is computed. */
   failures: FailedDeployments;
+  /** What every target of the stack and its bundles selects (core/targeting/match.ts), matched once. */
+  targeting: Targeting;
   /** Per bundle with a rolloutStrategy (by bundle ref, core/desired/keys.ts): its partitions and waves, set once the desired state is computed. */
   rollouts?: Map<string, BundleRollout>;
 }
@@ -80,7 +74,7 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
   const { sources, failed } = await readSources(config.gitRepos, cacheRoot);
   const read = config.gitRepos.filter((repo) => sources.has(repo.name)).map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
-  const planned = await planBundles(read, config.clusters, config.clusterGroups, render);
+  const planned = await planBundles(read, config, render);
   for (const [name, err] of failed) planned.unreadGitRepos.set(name, err);
   return { config, sources, ...planned };
 }
@@ -92,11 +86,10 @@ export async function planFleet(config: StackConfig, cacheRoot?: string, render:
  */
 export async function planBundles(
   read: { dir: string; repo: GitRepoConfig }[],
-  clusters: ClusterConfig[],
-  groups: ClusterGroupConfig[],
+  stack: TargetedStack & { clusters: ClusterConfig[] },
   render: Renderer = runRenderer,
   opts: Pick<PlanIsolation, "dependenciesNotRead"> = {},
-): Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos">> {
+): Promise<Pick<FleetState, "bundles" | "plan" | "unread" | "failures" | "unreadGitRepos" | "targeting">> {
   const failures = new FailedDeployments();
   const unread: UnreadBundle[] = [];
   const unreadGitRepos = new Map<string, FleetError>();
@@ -121,12 +114,14 @@ export async function planBundles(
       unreadGitRepos.set(repo.name, withContext(err, { gitRepo: repo.name }));
     }
   }
-  const plan = await buildPlan(bundles, clusters, groups, render, {
+  // Every target of the stack and of the bundles read is matched here, once; the decisions after read the answers.
+  const targeting = decideTargets(stack, bundles);
+  const plan = await planTargets(bundles, stack.clusters, targeting.bundles, render, {
     ...opts,
     onFailure: (pair, err) => failures.fail(pair, err),
     unread: new Set(unread.map(bundleRef)),
   });
-  return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos };
+  return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos, targeting };
 }
 
 /** Reads stacks/Pulumi.<stack>.yaml directly (no engine), for the plan and render commands. */

@@ -7,13 +7,12 @@
  * names the fleet.yaml field and the stack setting that would allow it. Pure: state.ts records them.
  */
 import { GitRepoConfig, namespaceAllowed } from "./config/git-repo";
-import { DEFAULT_TARGET } from "./config/target-criteria";
 import { Bundle, DeploymentOptions } from "./bundles/types";
 import { K8sObject } from "./bundles/manifests";
 import { FleetError } from "./errors";
 import { bundleRef } from "./desired/keys";
 import { PlanEntry } from "./targeting/plan";
-import { ClusterView, matchBundle, targetMatches } from "./targeting/match";
+import { Targeting } from "./targeting/match";
 import { RenderedDeployment } from "./render/deployments";
 
 type Fail = (entry: PlanEntry, err: FleetError) => void;
@@ -31,16 +30,15 @@ const setting = (stack: { file: string }, repo: GitRepoConfig, name: string, val
 /**
  * Before anything is rendered, so nothing is rendered, looked up or impersonated as content asked: the
  * clusters (overrideTargets), the service account, the namespace and adoption (helm.takeOwnership).
- * `views`: the stack's clusters as targets see them (targeting/match.ts clusterViews).
+ * `targeting`: what the bundles' and the GitRepos' targets select (targeting/match.ts).
  */
-export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bundle[], views: ClusterView[], fail: Fail): void {
+export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bundle[], targeting: Pick<Targeting, "bundles" | "gitRepos">, fail: Fail): void {
   const repos = new Map(stack.gitRepos.map((r) => [r.name, r]));
   // By bundle ref: two GitRepos' bundles of one name are two bundles (core/desired/keys.ts).
   const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
   const outside = outsideTargets(
     bundles.filter((b) => b.overrideTargets && !repos.get(b.gitRepo)?.allowOverrideTargets),
-    repos,
-    views,
+    targeting,
   );
   for (const e of entries) {
     const repo = repos.get(e.gitRepo);
@@ -63,21 +61,12 @@ export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bun
 }
 
 /** Per bundle whose fleet.yaml sets overrideTargets, the clusters it reaches that its GitRepo's targets do not. */
-function outsideTargets(bundles: Bundle[], repos: Map<string, GitRepoConfig>, views: ClusterView[]): Map<Bundle, string[]> {
+function outsideTargets(bundles: Bundle[], targeting: Pick<Targeting, "bundles" | "gitRepos">): Map<Bundle, string[]> {
   const out = new Map<Bundle, string[]>();
-  if (!bundles.length) return out;
   for (const b of bundles) {
-    const repo = repos.get(b.gitRepo)!;
-    const targets = repo.targets.length ? repo.targets : [DEFAULT_TARGET];
-    const reached = views.filter((v) => {
-      const m = matchBundle(b, v);
-      return m && !m.doNotDeploy && !targets.some((t) => targetMatches(t, v));
-    });
-    if (reached.length)
-      out.set(
-        b,
-        reached.map((v) => v.name),
-      );
+    const allowed = targeting.gitRepos.get(b.gitRepo);
+    const reached = (targeting.bundles.get(b) ?? []).filter((m) => !m.doNotDeploy && !allowed?.has(m.cluster)).map((m) => m.cluster);
+    if (reached.length) out.set(b, reached);
   }
   return out;
 }

@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     plan: planned,
     failures,
     unreadGitRepos,
-  } = await planBundles([{ dir: source.dir, repo }], [cluster], groups, runRenderer, { dependenciesNotRead: "warn" });
+  } = await planBundles([{ dir: source.dir, repo }], { clusters: [cluster], clusterGroups: groups }, runRenderer, { dependenciesNotRead: "warn" });
   for (const err of unreadGitRepos.values()) throw err;
   const rendered = await renderDeployments(planned.entries, bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
   await checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));

@@ -7,7 +7,8 @@
  */
 import { Field } from "./reader";
 import { FleetError } from "../errors";
-import { LabelSelector, readSelector, selectorMatches } from "../targeting/selector";
+import { LabelSelector, readSelector } from "../targeting/selector";
+import { selectorMatches } from "../targeting/match";
 import { dnsLabelProblem } from "../k8s-validation";
 
 /** A shard's membership rule: every given criterion must hold (as a GitRepo target's). */

@@ -8,11 +8,9 @@
  * entry goes. The GitRepo's bundles on that cluster are applied after the setup.
  */
 import { StackConfig } from "../config/stack";
-import { DEFAULT_TARGET } from "../config/target-criteria";
 import { FleetError } from "../errors";
 import { K8sObject } from "../bundles/manifests";
 import { clusterLabels } from "../ownership";
-import { ClusterView, targetMatches } from "../targeting/match";
 import { PlanEntry } from "../targeting/plan";
 import { BUILT_IN_NAMESPACES, clusterNamespaceName } from "./namespaces";
 import { DesiredNamespace } from "./types";
@@ -34,31 +32,30 @@ export interface OperatorSecret {
 }
 
 /**
- * Per cluster (only those with some), the Secrets of every GitRepo whose targets match it, in stack
- * order. `agentNamespace`: the namespace a cluster's deployed agent owns, which no GitRepo's Secret may
+ * Per cluster (only those with some), the Secrets of every GitRepo whose targets match it (`selected`:
+ * each GitRepo's clusters, match.ts), in stack order. `agentNamespace`: the namespace a cluster's deployed agent owns, which no GitRepo's Secret may
  * land in (an error naming the field: the agent's namespace is the stack's).
  */
 export function operatorSecrets(
-  config: Pick<StackConfig, "file" | "gitRepos">,
-  views: ClusterView[],
+  config: Pick<StackConfig, "file" | "gitRepos" | "clusters">,
+  selected: ReadonlyMap<string, ReadonlySet<string>>,
   agentNamespace: (cluster: string) => string | undefined,
 ): Map<string, OperatorSecret[]> {
   const out = new Map<string, OperatorSecret[]>();
   config.gitRepos.forEach((repo, r) => {
     if (!repo.downstreamResources?.length) return;
-    const targets = repo.targets.length ? repo.targets : [DEFAULT_TARGET];
-    for (const view of views.filter((v) => targets.some((t) => targetMatches(t, v)))) {
+    for (const cluster of config.clusters.filter((c) => selected.get(repo.name)?.has(c.name))) {
       repo.downstreamResources.forEach((s, i) => {
         const field = `gitRepos[${r}].downstreamResources[${i}]`;
-        if (s.namespace === agentNamespace(view.name)) {
-          throw new FleetError(`${JSON.stringify(s.namespace)} is the namespace of cluster ${view.name}'s agent, which is the stack's, not a GitRepo's`, {
+        if (s.namespace === agentNamespace(cluster.name)) {
+          throw new FleetError(`${JSON.stringify(s.namespace)} is the namespace of cluster ${cluster.name}'s agent, which is the stack's, not a GitRepo's`, {
             file: config.file,
             field: `${field}.namespace`,
             gitRepo: repo.name,
-            cluster: view.name,
+            cluster: cluster.name,
           });
         }
-        const list = out.get(view.name) ?? out.set(view.name, []).get(view.name)!;
+        const list = out.get(cluster.name) ?? out.set(cluster.name, []).get(cluster.name)!;
         list.push({
           gitRepo: repo.name,
           field,
@@ -71,7 +68,7 @@ export function operatorSecrets(
               name: s.name,
               namespace: s.namespace,
               // The stack's labels win: only an object carrying them is pruned by the setup.
-              labels: { ...s.labels, ...clusterLabels(view.name) },
+              labels: { ...s.labels, ...clusterLabels(cluster.name) },
               annotations: { ...s.annotations, [DOWNSTREAM_OF_ANNOTATION]: repo.name },
             },
           },

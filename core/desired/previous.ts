@@ -101,22 +101,21 @@ export function arrivedClusters(clusters: string[], previous: PreviousDeployment
 /**
  * Fails when a GitRepo that matched clusters last time matches none now (unless allowEmpty). A source
  * that yields no bundles already fails in the bundle reader, before this point. In a shard's stack,
- * `wholeEnvironment` plans every cluster of the definition: Fleet sees one environment.
+ * `deploysElsewhere` says whether the GitRepo's bundles still go to another shard's clusters: Fleet sees one environment.
  */
-export async function checkNothingEmptied(
+export function checkNothingEmptied(
   repos: GitRepoConfig[],
   plan: Plan,
   previous: PreviousDeployment | undefined,
-  wholeEnvironment?: () => Promise<Plan>,
-): Promise<void> {
+  deploysElsewhere?: (gitRepo: string) => boolean,
+): void {
   if (!previous) return;
-  let whole: Plan | undefined;
   for (const repo of repos) {
     const before = previous.gitRepos[repo.name]?.clusters ?? [];
     if (before.length === 0 || repo.allowEmpty) continue;
     if (plan.entries.some((e) => e.gitRepo === repo.name)) continue;
-    // A shard: the GitRepo is not emptied while it still deploys to another shard's clusters (planned only when asked).
-    if (wholeEnvironment && (whole ??= await wholeEnvironment()).entries.some((e) => e.gitRepo === repo.name)) continue;
+    // A shard: the GitRepo is not emptied while its bundles still deploy to another shard's clusters (match.ts Targeting.deploysElsewhere).
+    if (deploysElsewhere?.(repo.name)) continue;
     throw new FleetError(
       `matched ${before.length} cluster(s) in the last deployment (${before.join(", ")}) and matches none now, so this update would ` +
         `delete everything it deployed. Check the targets, cluster labels and groups; if emptying it is intended, set allowEmpty: true on this GitRepo`,

@@ -2,7 +2,6 @@
 import { Bundle } from "../bundles/types";
 import { FleetError } from "../errors";
 import { BundleRollout } from "../pipeline";
-import { ClusterView } from "../targeting/match";
 import { PlanEntry } from "../targeting/plan";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { holdMessage, rolloutHold } from "../targeting/rollout-hold";
@@ -26,9 +25,13 @@ export interface RolloutGates {
  * whose deployment failed alone (its objects as they were: not ready with this commit) holds the later
  * ones back, as Fleet's rollout pauses on an unavailable partition. The deploymentIDs do not change.
  */
-export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: ClusterView[], failures: FailedDeployments): RolloutGates {
+export function rolloutGates(
+  entries: PlanEntry[],
+  bundles: Bundle[],
+  partitions: ReadonlyMap<Bundle, readonly ReadonlySet<string>[]>,
+  failures: FailedDeployments,
+): RolloutGates {
   const out: RolloutGates = { gates: new Map(), waiting: [], heldBack: [], byBundle: new Map() };
-  const viewOf = new Map(views.map((v) => [v.name, v]));
   const staged = new Set(bundles.filter((b) => b.rolloutStrategy).map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
   if (!staged.size) return out;
   // Grouped once: a fleet of thousands of bundles must not filter every entry per bundle.
@@ -44,10 +47,7 @@ export function rolloutGates(entries: PlanEntry[], bundles: Bundle[], views: Clu
     const failedHere = (failedOf.get(ref) ?? []).map((cluster) => ({ cluster }));
     // Partitions are of every cluster the bundle targets, deploying or failed (as Fleet's targets are).
     const clusters = [...new Set([...own.map((e) => e.cluster), ...failedHere.map((f) => f.cluster)])].sort();
-    const rollout = partitionsOf(
-      bundle.rolloutStrategy,
-      clusters.map((c) => viewOf.get(c)!),
-    );
+    const rollout = partitionsOf(bundle.rolloutStrategy, clusters, partitions.get(bundle) ?? []);
     out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
     // A failed cluster holds back every wave from the next one that waits on (rollout-hold.ts).

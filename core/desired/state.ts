@@ -17,7 +17,7 @@ import { FleetState, planFleet } from "../pipeline";
 import { checkReach } from "../reach";
 import { contestedObjects, RenderedDeployment } from "../render/deployments";
 import { AccountUsers, accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
-import { buildPlan, PlanEntry, unchangedDeployments } from "../targeting/plan";
+import { PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
 import { renewedKeys, valuesFromAsks, valuesFromRead, ValuesFromReads, valuesFromVerdicts } from "./read-values-from";
 import { clusterNamespaces } from "./cluster-namespaces";
@@ -26,7 +26,6 @@ import { describeFailure, failuresOf } from "./failures";
 import { HeldDeployments, heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
 import { knownOwners, namespaceOwners, ownersUnknown } from "./owners";
 import { checkRendered } from "./checks";
-import { clusterViews } from "../targeting/match";
 import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
 import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
@@ -65,15 +64,14 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const fleet = await planFleet(pinned, options.cacheRoot, facts.render);
   const { failures } = fleet;
   const readNow = new Set(fleet.bundles.map((b) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name })));
-  const shard = config.shard;
   // A GitRepo whose failed deployments keep what they deployed is not emptied, whatever else it matches.
   const holding = new Set([...heldRecords(failures, fleet.unread, readNow, previous, fleet.unreadGitRepos).values()].map((r) => r.gitRepo));
   for (const gitRepo of fleet.unreadGitRepos.keys()) holding.add(gitRepo);
-  await checkNothingEmptied(
+  checkNothingEmptied(
     pinned.gitRepos.filter((r) => !holding.has(r.name)),
     fleet.plan,
     previous,
-    shard && (() => buildPlan(fleet.bundles, [...fleet.config.clusters, ...shard.otherClusters], fleet.config.clusterGroups, facts.render)),
+    config.shard && fleet.targeting.deploysElsewhere,
   );
   options.onPlanned?.(fleet);
   const leftOut = options.leftOut?.();
@@ -85,13 +83,17 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   /** The namespace a cluster's deployed agent creates; with the agent switched off the cluster creates it for bundles that need it. */
   const agentOwned = (cluster: string) => (agents.get(cluster)!.agent ? agentNamespace(cluster) : undefined);
   // The operator's Secrets per cluster (gitRepos[].downstreamResources): from the stack alone, whatever content says.
-  const views = clusterViews(pinned.clusters, pinned.clusterGroups);
-  const secrets = operatorSecrets(pinned, views, agentOwned);
+  const secrets = operatorSecrets(pinned, fleet.targeting.gitRepos, agentOwned);
   const namespacesBefore = namespaceOwners({ records: previous?.records });
   const fileOf = (e: PlanEntry) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml;
   const prior = { deployed: facts.deployed, records: previous?.records };
   // Maintenance windows: a cluster outside its schedules' windows keeps what it has (holds.ts).
-  const outside = clustersOutsideWindows(pinned.schedules ?? [], await scheduleWindows(pinned.schedules ?? [], options.now ?? new Date(), pinned.file), views);
+  const outside = clustersOutsideWindows(
+    pinned.schedules ?? [],
+    await scheduleWindows(pinned.schedules ?? [], options.now ?? new Date(), pinned.file),
+    fleet.targeting.schedules,
+    pinned.clusters.map((c) => c.name),
+  );
   const namespacesOf = (es: PlanEntry[], onConflict: (e: PlanEntry, err: FleetError) => void) => {
     const byCluster = entriesByCluster(es);
     return new Map(
@@ -109,7 +111,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
     fleet.plan.entries,
     [
       // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
-      { name: "reach", judge: (alive) => ({ failed: failuresOf((fail) => checkReach(alive, pinned, fleet.bundles, views, fail)) }) },
+      { name: "reach", judge: (alive) => ({ failed: failuresOf((fail) => checkReach(alive, pinned, fleet.bundles, fleet.targeting, fail)) }) },
       {
         // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.
         name: "valuesFrom",
@@ -190,7 +192,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
         untilSettled: true,
         judge: (alive) => {
           held = heldDeployments(failures, fleet, readNow, previous, facts.deployed);
-          rollouts = rolloutGates(alive, fleet.bundles, views, failures);
+          rollouts = rolloutGates(alive, fleet.bundles, fleet.targeting.partitions, failures);
           const staged = options.partition === undefined ? [] : partitionHolds(rollouts.byBundle, alive, unchanged, options.partition);
           return {
             failed: [

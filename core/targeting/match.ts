@@ -1,13 +1,15 @@
 /**
- * Fleet's target matcher (bundlematch.go / clustermatcher.go): criteria of a target are ANDed, a target
- * with no criteria matches nothing, and a cluster in several groups matches when any group satisfies
- * the target. GitRepo targets decide *whether* a cluster gets the bundle (first match, and only if the
- * cluster passes the allow-list); fleet.yaml targets and targetCustomizations decide *how*.
+ * Fleet's target matcher (bundlematch.go / clustermatcher.go) and every question it answers, decided
+ * once per run as one value (`decideTargets`): criteria of a target are ANDed, a target with no
+ * criteria matches nothing, and a cluster in several groups matches when any group satisfies the
+ * target. GitRepo targets decide *whether* a cluster gets the bundle (first match, and only if the
+ * cluster passes the allow-list); fleet.yaml targets and targetCustomizations decide *how*. The plan,
+ * the reach check, the operator's Secrets, the maintenance windows and the rollouts read the answers;
+ * none of them matches a target itself.
  */
-import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
-import { TargetCriteria } from "../config/target-criteria";
-import { selectorMatches } from "./selector";
-import { Bundle, BundleTarget } from "../bundles/types";
+import { DEFAULT_TARGET, TargetCriteria } from "../config/target-criteria";
+import { LabelSelector } from "./selector";
+import { Bundle, BundleTarget, RolloutStrategy } from "../bundles/types";
 
 /** Fleet lets clusterName also match Rancher's display-name label. */
 export const CLUSTER_DISPLAY_NAME_LABEL = "management.cattle.io/cluster-display-name";
@@ -19,7 +21,18 @@ export interface ClusterView {
   groups: Map<string, Record<string, string>>;
 }
 
-export function clusterViews(clusters: ClusterConfig[], groups: ClusterGroupConfig[]): ClusterView[] {
+/** What targeting reads of a cluster and of a cluster group (the stack's ClusterConfig and ClusterGroupConfig). */
+export interface TargetedCluster {
+  name: string;
+  labels: Record<string, string>;
+}
+export interface TargetingGroup {
+  name: string;
+  labels: Record<string, string>;
+  selector: LabelSelector;
+}
+
+export function clusterViews(clusters: TargetedCluster[], groups: TargetingGroup[]): ClusterView[] {
   return clusters.map((c) => {
     const member = new Map<string, Record<string, string>>();
     for (const g of [...groups].sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -94,4 +107,100 @@ export function matchBundle(bundle: Bundle, cluster: ClusterView): MatchResult |
     if (targetMatches(bundle.targets[i], cluster)) customizations.push(bundle.targets[i]);
   }
   return { target, customizations, doNotDeploy: !!target.doNotDeploy || customizations.some((c) => c.doNotDeploy) };
+}
+
+/** An empty selector `{}` matches everything; an absent one is handled by the caller (no criterion). As metav1.LabelSelectorAsSelector evaluates it. */
+export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
+  const { matchLabels, matchExpressions } = selector;
+  for (const k in matchLabels) {
+    if (labels[k] !== matchLabels[k]) return false;
+  }
+  if (!matchExpressions) return true;
+  for (const req of matchExpressions) {
+    const has = Object.prototype.hasOwnProperty.call(labels, req.key);
+    switch (req.operator) {
+      case "In":
+        if (!has || !(req.values ?? []).includes(labels[req.key])) return false;
+        break;
+      case "NotIn":
+        if (has && (req.values ?? []).includes(labels[req.key])) return false;
+        break;
+      case "Exists":
+        if (!has) return false;
+        break;
+      case "DoesNotExist":
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/** A bundle's match on one cluster. */
+export interface ClusterMatch extends MatchResult {
+  cluster: string;
+}
+
+/** Per explicit partition of a rolloutStrategy, the clusters its criteria match (a cluster may be in several). */
+export function partitionClusters(rollout: RolloutStrategy, views: ClusterView[]): ReadonlySet<string>[] {
+  return rollout.partitions.map((p) => new Set(views.filter((v) => targetMatches(p, v)).map((v) => v.name)));
+}
+
+/** What the stack and its bundles target, decided once per run. */
+export interface Targeting {
+  /** The stack's clusters as targets see them (their groups), in the stack's order. */
+  views: ClusterView[];
+  /** Per bundle, the clusters a GitRepo target selects and how, in the stack's cluster order (doNotDeploy included). */
+  bundles: Map<Bundle, ClusterMatch[]>;
+  /** Per GitRepo name, the clusters its stack targets select (Fleet's default target when it lists none). */
+  gitRepos: Map<string, ReadonlySet<string>>;
+  /** Per schedule name, the clusters it targets. */
+  schedules: Map<string, ReadonlySet<string>>;
+  /** Per bundle with rolloutStrategy.partitions, the clusters each partition selects, in the partitions' order. */
+  partitions: Map<Bundle, ReadonlySet<string>[]>;
+  /**
+   * In a shard's stack, whether some bundle of the GitRepo deploys to another shard's cluster (so this
+   * shard no longer deploying it is not the GitRepo emptied). Answered when asked, once per GitRepo: a
+   * shard does not match every bundle against the whole environment on each run.
+   */
+  deploysElsewhere: (gitRepo: string) => boolean;
+}
+
+/** What of the stack targeting reads. */
+export interface TargetedStack {
+  clusters: TargetedCluster[];
+  clusterGroups: TargetingGroup[];
+  gitRepos?: { name: string; targets: TargetCriteria[] }[];
+  schedules?: { name: string; targets: TargetCriteria[] }[];
+  /** A shard's stack: the environment's clusters of the other shards. */
+  shard?: { otherClusters: TargetedCluster[] };
+}
+
+/** Every target of the stack and of its bundles against the stack's clusters: pure, and the only place targets are matched. */
+export function decideTargets(stack: TargetedStack, bundles: Bundle[]): Targeting {
+  const views = clusterViews(stack.clusters, stack.clusterGroups);
+  const selected = (targets: TargetCriteria[]) => new Set(views.filter((v) => targets.some((t) => targetMatches(t, v))).map((v) => v.name));
+  const matches = (bundle: Bundle, on: ClusterView[]): ClusterMatch[] =>
+    on.flatMap((v) => {
+      const m = matchBundle(bundle, v);
+      return m ? [{ ...m, cluster: v.name }] : [];
+    });
+  let others: ClusterView[] | undefined;
+  const elsewhere = new Map<string, boolean>();
+  return {
+    views,
+    bundles: new Map(bundles.map((b) => [b, matches(b, views)])),
+    gitRepos: new Map((stack.gitRepos ?? []).map((r) => [r.name, selected(r.targets.length ? r.targets : [DEFAULT_TARGET])])),
+    schedules: new Map((stack.schedules ?? []).map((s) => [s.name, selected(s.targets)])),
+    partitions: new Map(bundles.flatMap((b) => (b.rolloutStrategy?.partitions.length ? [[b, partitionClusters(b.rolloutStrategy, views)]] : []))),
+    deploysElsewhere: (gitRepo) => {
+      others ??= clusterViews(stack.shard?.otherClusters ?? [], stack.clusterGroups);
+      if (!elsewhere.has(gitRepo))
+        elsewhere.set(
+          gitRepo,
+          bundles.some((b) => b.gitRepo === gitRepo && matches(b, others!).some((m) => !m.doNotDeploy)),
+        );
+      return elsewhere.get(gitRepo)!;
+    },
+  };
 }

@@ -10,8 +10,7 @@ import { sha256Hex, stableJson } from "../hash";
 import { helmReleaseNameOf } from "../naming";
 import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
 import { Bundle, DeploymentOptions } from "../bundles/types";
-import { selectorMatches } from "./selector";
-import { clusterViews, matchBundle } from "./match";
+import { ClusterMatch, decideTargets, MatchResult, selectorMatches } from "./match";
 import { mergeOptions, optionsOf } from "./merge";
 import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "./values";
 import { runRenderer } from "../render/fleet-render";
@@ -111,7 +110,7 @@ export interface PlanIsolation {
   dependenciesNotRead?: "warn";
 }
 
-/** `render` templates helm values in fleet-render (the real one unless a test gives a fake). */
+/** The plan of `bundles` on `clusters`, their targets matched here: for a plan alone (tests, benchmarks); a run decides its targets once (decideTargets) and plans with planTargets. */
 export async function buildPlan(
   bundles: Bundle[],
   clusters: ClusterConfig[],
@@ -119,7 +118,20 @@ export async function buildPlan(
   render: Renderer = runRenderer,
   isolation?: PlanIsolation,
 ): Promise<Plan> {
-  const views = clusterViews(clusters, groups);
+  return planTargets(bundles, clusters, decideTargets({ clusters, clusterGroups: groups }, bundles).bundles, render, isolation);
+}
+
+/**
+ * The plan from the matches targeting decided (match.ts `Targeting.bundles`: per bundle, the clusters
+ * it goes to and how). `render` templates helm values in fleet-render (the real one unless a test gives a fake).
+ */
+export async function planTargets(
+  bundles: Bundle[],
+  clusters: ClusterConfig[],
+  matches: ReadonlyMap<Bundle, ClusterMatch[]>,
+  render: Renderer = runRenderer,
+  isolation?: PlanIsolation,
+): Promise<Plan> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const skipped: Plan["skipped"] = [];
   // Two passes: match and merge everything, then template every cluster's helm values in one batch.
@@ -129,11 +141,9 @@ export async function buildPlan(
     // Merged options depend on the bundle and the matched targets only, not on the cluster: merge once
     // per combination, so a 1,000-cluster fleet does not merge (and clone) the same options 1,000 times.
     const combinations = new Map<string, Combination>();
-    for (const view of views) {
-      const match = matchBundle(bundle, view);
-      if (!match) continue;
+    for (const match of matches.get(bundle) ?? []) {
       if (match.doNotDeploy) {
-        skipped.push({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: view.name, target: match.target.name });
+        skipped.push({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: match.cluster, target: match.target.name });
         continue;
       }
       let key = match.target.name;
@@ -149,7 +159,7 @@ export async function buildPlan(
         };
         combinations.set(key, combination);
       }
-      pending.push({ bundle, combination, cluster: byName.get(view.name)! });
+      pending.push({ bundle, combination, cluster: byName.get(match.cluster)! });
     }
   }
   const helmJobs: ValuesJob[] = [];
@@ -218,7 +228,7 @@ function byRepoBundleCluster(a: { gitRepo: string; bundle: string; cluster: stri
 }
 
 /** FirstMatch: the first customization's options; AllMatches: all of them merged over the target's. */
-function customOptions(bundle: Bundle, match: NonNullable<ReturnType<typeof matchBundle>>): DeploymentOptions {
+function customOptions(bundle: Bundle, match: MatchResult): DeploymentOptions {
   let custom = optionsOf(match.target as never);
   if (bundle.targetCustomizationMode === "AllMatches") {
     for (const c of match.customizations) custom = mergeOptions(custom, optionsOf(c as never));

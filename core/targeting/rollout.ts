@@ -19,7 +19,6 @@
  */
 import { FleetError } from "../errors";
 import { IntOrString, RolloutStrategy } from "../bundles/types";
-import { ClusterView, targetMatches } from "./match";
 
 export interface RolloutPartition {
   name: string;
@@ -64,14 +63,16 @@ export function limit(count: number, field: string, ...values: (IntOrString | un
   return n <= 0 ? 1 : n > count ? count : n;
 }
 
-/** The partitions of one bundle's clusters (`clusters` in the plan's order). */
-export function partitionsOf(rollout: RolloutStrategy, clusters: ClusterView[]): Rollout {
-  const names = clusters.map((c) => c.name);
+/**
+ * The partitions of one bundle's clusters (`names` in the plan's order); `selected`: per explicit
+ * partition, the clusters its criteria match (match.ts partitionClusters, decided with every other target).
+ */
+export function partitionsOf(rollout: RolloutStrategy, names: string[], selected: readonly ReadonlySet<string>[]): Rollout {
   let partitions: Omit<RolloutPartition, "holds">[];
   let unpartitioned: string[] = [];
   if (rollout.partitions.length) {
     partitions = rollout.partitions.map((p, i) => {
-      const members = clusters.filter((c) => targetMatches(p, c)).map((c) => c.name);
+      const members = names.filter((c) => selected[i]?.has(c));
       return {
         name: p.name ?? "",
         clusters: members,

@@ -9,7 +9,6 @@ import { FleetError } from "../errors";
 import { ScheduleConfig } from "../config/schedules";
 import { childCommand, stopSignal } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
-import { ClusterView, targetMatches } from "./match";
 
 /** One schedule at `now`: in a window until it closes, or outside until the next one opens (RFC 3339, in its time zone). */
 export interface ScheduleWindow {
@@ -65,19 +64,20 @@ export async function scheduleWindows(schedules: readonly ScheduleConfig[], now:
 /**
  * The clusters outside their windows, by name: a cluster some schedule targets and none of whose
  * schedules is in a window now (several schedules are a union of windows). A cluster no schedule
- * targets is never held. Pure: the windows are given.
+ * targets is never held. Pure: the windows, and each schedule's clusters (`targeted`, match.ts), are given.
  */
 export function clustersOutsideWindows(
   schedules: readonly ScheduleConfig[],
   windows: ReadonlyMap<string, ScheduleWindow>,
-  views: readonly ClusterView[],
+  targeted: ReadonlyMap<string, ReadonlySet<string>>,
+  clusters: readonly string[],
 ): Map<string, OutsideWindow> {
   const out = new Map<string, OutsideWindow>();
-  for (const view of views) {
-    const mine = schedules.filter((s) => s.targets.some((t) => targetMatches(t, view))).map((s) => windows.get(s.name)!);
+  for (const cluster of clusters) {
+    const mine = schedules.filter((s) => targeted.get(s.name)?.has(cluster)).map((s) => windows.get(s.name)!);
     if (!mine.length || mine.some((w) => w.active)) continue;
     const first = [...mine].sort((a, b) => Date.parse(a.until) - Date.parse(b.until) || (a.name < b.name ? -1 : 1))[0];
-    out.set(view.name, { cluster: view.name, schedule: first.name, until: first.until });
+    out.set(cluster, { cluster, schedule: first.name, until: first.until });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-/** Kubernetes label selectors (matchLabels + matchExpressions), as metav1.LabelSelectorAsSelector evaluates them. */
+/** Kubernetes label selectors (matchLabels + matchExpressions), read as the API server validates them (match.ts evaluates them). */
 import { Field } from "../config/reader";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
 
@@ -14,33 +14,6 @@ export interface LabelSelectorRequirement {
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: LabelSelectorRequirement[];
-}
-
-/** An empty selector `{}` matches everything; an absent one is handled by the caller (no criterion). */
-export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
-  const { matchLabels, matchExpressions } = selector;
-  for (const k in matchLabels) {
-    if (labels[k] !== matchLabels[k]) return false;
-  }
-  if (!matchExpressions) return true;
-  for (const req of matchExpressions) {
-    const has = Object.prototype.hasOwnProperty.call(labels, req.key);
-    switch (req.operator) {
-      case "In":
-        if (!has || !(req.values ?? []).includes(labels[req.key])) return false;
-        break;
-      case "NotIn":
-        if (has && (req.values ?? []).includes(labels[req.key])) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-    }
-  }
-  return true;
 }
 
 /** Reads and validates a selector the way the API server would, with the field path in every error. */

@@ -50,8 +50,7 @@ describe("render command (like fleet test)", () => {
     const cluster = { name: "local", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false };
     const up = await planBundles(
       [{ dir: repo.dir, repo: gitRepoConfig({ name: "web", repo: repo.dir, paths: ["app"], targets: [{ name: "default", clusterGroup: "default" }] }) }],
-      [cluster],
-      [{ name: "default", labels: {}, selector: {} }],
+      { clusters: [cluster], clusterGroups: [{ name: "default", labels: {}, selector: {} }] },
     );
     expect(up.plan.entries).to.deep.equal([]);
     expect(

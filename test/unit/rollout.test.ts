@@ -4,9 +4,9 @@
  * the waves the engine walks.
  */
 import { expect } from "chai";
-import { ClusterView } from "../../core/targeting/match";
+import { ClusterView, partitionClusters } from "../../core/targeting/match";
 import { RolloutStrategy } from "../../core/bundles/types";
-import { limit, partitionsOf, rolloutWarnings } from "../../core/targeting/rollout";
+import { limit, partitionsOf as partitionsOfNames, rolloutWarnings } from "../../core/targeting/rollout";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { fakeFacts } from "../support/fake-facts";
@@ -23,6 +23,13 @@ const clusters = (
     labels: labels(from + k),
     groups: new Map(groups(from + k)),
   }));
+/** The partitions of these clusters, each partition's clusters matched as a run matches them (match.ts). */
+const partitionsOf = (rollout: RolloutStrategy, views: ClusterView[]) =>
+  partitionsOfNames(
+    rollout,
+    views.map((v) => v.name),
+    partitionClusters(rollout, views),
+  );
 const strategy = (over: Partial<RolloutStrategy> = {}): RolloutStrategy => ({ partitions: [], ...over });
 const shape = (r: ReturnType<typeof partitionsOf>) => r.partitions.map((p) => [p.clusters.length, p.maxUnavailable]);
 

@@ -8,7 +8,8 @@ import { expect } from "chai";
 import { parseStackConfig } from "../../core/config/stack";
 import { ScheduleConfig } from "../../core/config/schedules";
 import { clustersOutsideWindows, scheduleWindows } from "../../core/targeting/schedule-windows";
-import { clusterViews } from "../../core/targeting/match";
+import { clusterViews, decideTargets, partitionClusters } from "../../core/targeting/match";
+import { Bundle } from "../../core/bundles/types";
 import { keptOutsideWindows, partitionHolds, windowHolds } from "../../core/desired/holds";
 import { FailedDeployments, describeFailure } from "../../core/desired/failures";
 import { PlanEntry } from "../../core/targeting/plan";
@@ -122,20 +123,18 @@ describe("schedules: maintenance windows (core/config/schedules.ts, core/targeti
       { name: "a", schedule: "", duration: "", targets: [{ clusterSelector: { matchLabels: { region: "eu" } } }], field: "schedules[0]" },
       { name: "b", schedule: "", duration: "", targets: [{ clusterName: "eu-2" }], field: "schedules[1]" },
     ];
-    const views = clusterViews(
-      clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })),
-      [],
-    );
+    const targeted = decideTargets({ clusters, clusterGroups: [], schedules }, []).schedules;
+    const names = clusters.map((c) => c.name);
     const windows = (bActive: boolean) =>
       new Map([
         ["a", { name: "a", active: false, until: "2025-06-09T22:00:00+02:00" }],
         ["b", { name: "b", active: bActive, until: "2025-06-08T06:00:00-04:00" }],
       ]);
-    expect([...clustersOutsideWindows(schedules, windows(false), views).values()]).to.deep.equal([
+    expect([...clustersOutsideWindows(schedules, windows(false), targeted, names).values()]).to.deep.equal([
       { cluster: "eu-1", schedule: "a", until: "2025-06-09T22:00:00+02:00" },
       { cluster: "eu-2", schedule: "b", until: "2025-06-08T06:00:00-04:00" },
     ]);
-    expect([...clustersOutsideWindows(schedules, windows(true), views).keys()]).to.deep.equal(["eu-1"]);
+    expect([...clustersOutsideWindows(schedules, windows(true), targeted, names).keys()]).to.deep.equal(["eu-1"]);
   });
 });
 
@@ -247,10 +246,7 @@ describe("held pairs: outside a window, after --partition (core/desired/holds.ts
 });
 
 describe("a rollout behind a cluster outside its window (core/desired/rollout-gates.ts)", () => {
-  const views = clusterViews(
-    clusters.map((c) => ({ ...c, annotations: {}, templateValues: {}, deleteUnreachable: false })),
-    [],
-  );
+  const views = clusterViews(clusters, []);
   const bundle = {
     gitRepo: "g",
     name: "app",
@@ -270,7 +266,7 @@ describe("a rollout behind a cluster outside its window (core/desired/rollout-ga
       const canary = { gitRepo: "g", bundle: "app", cluster: "eu-1" };
       if (kind === "failed") failures.fail(canary, new Error("ErrApplied"));
       else failures.hold(canary, new Error("held"), kind);
-      const r = rolloutGates(later, [bundle], views, failures);
+      const r = rolloutGates(later, [bundle], new Map([[bundle, partitionClusters((bundle as Bundle).rolloutStrategy!, views)]]), failures);
       return { heldBack: r.heldBack.map(([e]) => e.cluster), waiting: r.waiting.map(([e]) => e.cluster) };
     };
     expect(behind("schedule")).to.deep.equal({ heldBack: ["eu-2", "us-1"], waiting: [] });

@@ -17,7 +17,9 @@ import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../cor
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shards/runner";
 import { shardInputs } from "../../automation/shards/inputs";
-import { rejectionOf } from "../support/rejection";
+import { errorOf } from "../support/errors";
+import { decideTargets } from "../../core/targeting/match";
+import { Bundle } from "../../core/bundles/types";
 
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: ${"QUJD".repeat(60)}\n`;
 const clusters = [
@@ -161,22 +163,34 @@ describe("shards: what a move names", () => {
     expect([...arrivedClusters(["eu-1"], undefined)]).to.deep.equal(["eu-1"]);
   });
 
-  it("a GitRepo a shard no longer deploys is not emptied while another shard's clusters still get it, and the whole plan is made only then", async () => {
+  it("a GitRepo a shard no longer deploys is not emptied while another shard's clusters still get it, and that is asked only then", async () => {
     const repos = parse(raw(BY_REGION)).gitRepos;
     const previous = { gitRepos: { apps: { commit: "c", clusters: ["eu-1"] } } };
     const none = { entries: [], skipped: [] };
-    expect(await rejectionOf(checkNothingEmptied(repos, none, previous))).to.match(
-      /matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/,
-    );
-    expect(await rejectionOf(checkNothingEmptied(repos, none, previous, async () => none))).to.match(/matches none now/);
+    expect(errorOf(() => checkNothingEmptied(repos, none, previous))).to.match(/matched 1 cluster\(s\) in the last deployment \(eu-1\) and matches none now/);
+    expect(errorOf(() => checkNothingEmptied(repos, none, previous, () => false))).to.match(/matches none now/);
     let planned = 0;
-    const elsewhere = async () => {
+    const elsewhere = () => {
       planned++;
-      return { entries: [{ gitRepo: "apps" }], skipped: [] } as never;
+      return true;
     };
-    await checkNothingEmptied(repos, none, previous, elsewhere);
-    await checkNothingEmptied(repos, { entries: [{ gitRepo: "apps" }], skipped: [] } as never, previous, elsewhere);
+    checkNothingEmptied(repos, none, previous, elsewhere);
+    checkNothingEmptied(repos, { entries: [{ gitRepo: "apps" }], skipped: [] } as never, previous, elsewhere);
     expect(planned).to.equal(1);
+  });
+
+  it("whether a GitRepo deploys to another shard's clusters is matched as the plan matches, doNotDeploy included, and only when asked", () => {
+    const target = (over: object = {}) => ({ name: "all", clusterSelector: {}, ...over });
+    const bundle = (gitRepo: string, over: object = {}) => ({ gitRepo, name: "a", targets: [target(over)], restrictions: [target()] }) as unknown as Bundle;
+    const stack = (otherLabels: Record<string, string>) => ({
+      clusters: [{ name: "eu-1", labels: { region: "eu" } }],
+      clusterGroups: [],
+      shard: { otherClusters: [{ name: "us-1", labels: otherLabels }] },
+    });
+    const targeting = decideTargets(stack({ region: "us" }), [bundle("apps"), bundle("off", { doNotDeploy: true })]);
+    expect(["apps", "off", "none"].map(targeting.deploysElsewhere)).to.deep.equal([true, false, false]);
+    const narrow = decideTargets(stack({ region: "us" }), [bundle("apps", { clusterSelector: { matchLabels: { region: "eu" } } })]);
+    expect(narrow.deploysElsewhere("apps")).to.equal(false);
   });
 });
 
