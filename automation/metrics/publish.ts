@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PushgatewayConfig } from "../../core/config/metrics";
+import { requestWithRetries } from "../http-request";
 
 /** The text format's media type: what node_exporter reads and the Pushgateway expects of a text body. */
 export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -50,7 +51,7 @@ export function pushgatewayBase(cfg: PushgatewayConfig, env: NodeJS.ProcessEnv):
 /**
  * Replaces the group with `text`. Credentials in the URL become a basic Authorization header (fetch
  * refuses a URL that carries them) and never appear in what is returned. Retries a network error, a
- * timeout and a 5xx or 429 answer; another answer is final. Returns undefined on success, else why not.
+ * timeout and a 5xx or 429 answer (http-request.ts); another answer is final. Returns undefined on success, else why not.
  */
 export async function pushGroup(cfg: PushgatewayConfig, grouping: [string, string][], text: string, options: PushOptions = {}): Promise<string | undefined> {
   const base = pushgatewayBase(cfg, options.env ?? process.env);
@@ -68,25 +69,17 @@ export async function pushGroup(cfg: PushgatewayConfig, grouping: [string, strin
     url.password = "";
   }
   const attempts = options.attempts ?? 3;
-  let delay = options.backoffMs ?? 500;
-  let last = "";
-  let made = 0;
-  for (let i = 1; i <= attempts; i++) {
-    made = i;
-    try {
-      const res = await fetch(url, { method: "PUT", headers, body: text, signal: AbortSignal.timeout(cfg.timeoutSeconds * 1000) });
-      const body = (await res.text().catch(() => "")).trim().slice(0, 200);
-      if (res.ok) return undefined;
-      last = `${url.origin}${url.pathname} answered ${res.status}${body ? `: ${body}` : ""}`;
-      if (res.status < 500 && res.status !== 429) break;
-    } catch (err) {
-      const e = err as Error & { cause?: Error };
-      last = `${url.origin}${url.pathname}: ${e.name === "TimeoutError" ? `no answer within ${cfg.timeoutSeconds}s` : (e.cause?.message ?? e.message)}`;
-    }
-    if (i < attempts) {
-      await new Promise((r) => setTimeout(r, delay));
-      delay *= 2;
-    }
-  }
-  return `${last}${made > 1 ? ` (after ${made} attempts)` : ""}`;
+  const first = options.backoffMs ?? 500;
+  const policy = {
+    attempts,
+    backoffMs: Array.from({ length: Math.max(1, attempts - 1) }, (_, i) => first * 2 ** i),
+    attemptTimeoutMs: cfg.timeoutSeconds * 1000,
+  };
+  // A push takes at most its attempts and pauses: a long Retry-After is not waited for past that.
+  const deadline = Date.now() + attempts * policy.attemptTimeoutMs + policy.backoffMs.reduce((a, b) => a + b, 0);
+  const r = await requestWithRetries(url, { method: "PUT", headers, body: text }, policy, deadline);
+  if (r.ok) return undefined;
+  const where = `${url.origin}${url.pathname}`;
+  const last = r.status ? `${where} answered ${r.status}${r.body ? `: ${r.body}` : ""}` : `${where}: ${r.why}`;
+  return `${last}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ""}`;
 }

@@ -4,12 +4,9 @@
  * does not take its events costs a warning naming it (never its URL, which is the credential), never the
  * operation: `up` and `status` exit as they would have without notifications.
  */
+import { RequestOutcome, requestWithRetries, RetryPolicy } from "../http-request";
 
-export interface DeliveryPolicy {
-  attempts: number;
-  /** The pause before each retry (the last one repeats). */
-  backoffMs: number[];
-  attemptTimeoutMs: number;
+export interface DeliveryPolicy extends RetryPolicy {
   /** All of one webhook's requests of one run: what is left when it passes is not sent. */
   webhookDeadlineMs: number;
   /** Webhooks sent to at once. */
@@ -34,49 +31,9 @@ export interface Delivery {
   problem?: string;
 }
 
-type Outcome = { ok: true } | { ok: false; retry: boolean; why: string; retryAfterMs?: number };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function postOnce(url: string, body: unknown, timeoutMs: number): Promise<Outcome> {
-  try {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: "error",
-    });
-    await res.arrayBuffer().catch(() => undefined); // let the connection go back to the pool
-    if (res.ok) return { ok: true };
-    const retryAfter = Number(res.headers.get("retry-after"));
-    return {
-      ok: false,
-      retry: res.status === 429 || res.status >= 500,
-      why: `HTTP ${res.status}`,
-      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
-    };
-  } catch (err) {
-    // Only the error's kind: a network error's text may name the URL.
-    const e = err as { name?: string; cause?: { code?: string } };
-    const why = e.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : (e.cause?.code ?? e.name ?? "network error");
-    return { ok: false, retry: true, why };
-  }
-}
-
-/** One payload, retried on 429, 5xx and network errors within the deadline; other 4xx are final. */
-export async function postWithRetries(url: string, body: unknown, policy: DeliveryPolicy, deadline: number): Promise<Outcome & { attempts: number }> {
-  let last: Outcome = { ok: false, retry: false, why: "deadline passed before the first attempt" };
-  for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-    const left = deadline - Date.now();
-    if (left <= 0) return { ...last, attempts: attempt - 1 };
-    last = await postOnce(url, body, Math.min(policy.attemptTimeoutMs, left));
-    if (last.ok || !last.retry || attempt === policy.attempts) return { ...last, attempts: attempt };
-    const pause = Math.max(policy.backoffMs[Math.min(attempt - 1, policy.backoffMs.length - 1)], last.retryAfterMs ?? 0);
-    if (Date.now() + pause >= deadline) return { ...last, attempts: attempt };
-    await sleep(pause);
-  }
-  return { ...last, attempts: policy.attempts };
+/** One payload, retried on 429, 5xx and network errors within the deadline; other 4xx are final (http-request.ts). */
+export function postWithRetries(url: string, body: unknown, policy: RetryPolicy, deadline: number): Promise<RequestOutcome> {
+  return requestWithRetries(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }, policy, deadline);
 }
 
 /** Each target's payloads in order (a receiver sees a pair's events as they happened); targets side by side, a few at a time. */
