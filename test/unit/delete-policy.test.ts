@@ -14,6 +14,7 @@ import {
 import { desiredObjects } from "../../core/desired/objects";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { PlanEntry } from "../../core/targeting/plan";
+import { planEntry } from "../support/plan-entries";
 
 const KEEP = { "helm.sh/resource-policy": "keep" };
 const cm = (name: string, annotations?: Record<string, string>): K8sObject => ({
@@ -63,21 +64,7 @@ describe("the delete policy (core/desired/delete-policy.ts): what a prune keeps,
   });
 
   it("a bundle object's retain is its code's words; a state's object keeps the words it was rendered with unless the bundle is paused now", () => {
-    const entry = (over: Partial<PlanEntry> = {}): PlanEntry => ({
-      gitRepo: "repo",
-      bundle: "app",
-      cluster: "c1",
-      target: "all",
-      customizations: [],
-      options: {},
-      namespace: "apps",
-      releaseName: "app",
-      manifestId: "s-1",
-      deploymentId: "s-1:x",
-      paused: false,
-      dependsOn: [],
-      ...over,
-    });
+    const entry = (over: Partial<PlanEntry> = {}): PlanEntry => planEntry("app", "c1", { deploymentId: "s-1:x", ...over });
     const theCrd = crd(KEEP);
     const carried = cm("carried");
     const rendered: RenderedDeployment = {

@@ -5,23 +5,10 @@ import { namespacesForCluster } from "../../core/desired/namespaces";
 import { objectKey, K8sObject } from "../../core/bundles/manifests";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { PlanEntry } from "../../core/targeting/plan";
+import { planEntry } from "../support/plan-entries";
 
 const owner = { gitRepo: "repo", bundle: "repo-app", cluster: "c1" };
-const entry = (over: Partial<PlanEntry> = {}): PlanEntry => ({
-  gitRepo: "repo",
-  bundle: "repo-app",
-  cluster: "c1",
-  target: "all",
-  customizations: [],
-  options: {},
-  namespace: "apps",
-  releaseName: "repo-app",
-  manifestId: "s-1",
-  deploymentId: "s-1:x",
-  paused: false,
-  dependsOn: [],
-  ...over,
-});
+const entry = (over: Partial<PlanEntry> = {}): PlanEntry => planEntry("repo-app", "c1", { deploymentId: "s-1:x", ...over });
 const rendered = (objects: K8sObject[], over: Partial<RenderedDeployment> = {}): RenderedDeployment => ({
   objects,
   style: "yaml",

@@ -14,27 +14,12 @@ import { desiredObjects } from "../../core/desired/objects";
 import { deploymentKey } from "../../core/desired/keys";
 import { DesiredDeployment } from "../../core/desired/types";
 import { rejectionOf } from "../support/rejection";
+import { planEntry } from "../support/plan-entries";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
 const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
 
-function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): PlanEntry {
-  return {
-    gitRepo: "repo",
-    bundle,
-    cluster,
-    target: "all",
-    customizations: [],
-    options: {},
-    namespace: "apps",
-    releaseName: bundle,
-    manifestId: "s-1",
-    deploymentId: `s-1:${bundle}-${cluster}`.padEnd(40, "0"),
-    paused: false,
-    dependsOn: [],
-    ...over,
-  };
-}
+const entry = planEntry;
 const rendered = (objects: K8sObject[]): RenderedDeployment => ({ objects, style: "yaml", warnings: [], chartCrds: new Set(), ignoredFields: new Map() });
 const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject => ({
   cluster: "c1",

@@ -10,27 +10,13 @@ import { K8sObject } from "../../core/bundles/manifests";
 import { FleetError } from "../../core/errors";
 import { LiveObject, OwnersJob, OwnersResult } from "../../core/render/renderer-protocol";
 import { rejectionOf } from "../support/rejection";
+import { planEntry } from "../support/plan-entries";
 
 const cm = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
 const crd = (name: string): K8sObject => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
 
-function entry(bundle: string, cluster: string, over: Partial<PlanEntry> = {}): PlanEntry {
-  return {
-    gitRepo: "repo",
-    bundle,
-    cluster,
-    target: "all",
-    customizations: [],
-    options: {},
-    namespace: "apps",
-    releaseName: bundle,
-    manifestId: "s-1",
-    deploymentId: `s-1:${bundle}-${cluster}-000000000000`.padEnd(40, "0"),
-    paused: false,
-    dependsOn: [],
-    ...over,
-  };
-}
+const entry = (bundle: string, cluster: string, over: Partial<PlanEntry> = {}): PlanEntry =>
+  planEntry(bundle, cluster, { deploymentId: `s-1:${bundle}-${cluster}-000000000000`.padEnd(40, "0"), ...over });
 
 type TestInput = OwnershipInput & { clusters: ClusterConfig[] };
 

@@ -12,23 +12,10 @@ import { ClusterConfig } from "../../core/config/stack";
 import { ImpersonateJob, ImpersonateResult, OwnersJob, OwnersResult } from "../../core/render/renderer-protocol";
 import { impersonate } from "../../core/desired/facts";
 import { rejectionOf } from "../support/rejection";
+import { planEntry } from "../support/plan-entries";
 
-function entry(bundle: string, cluster: string, serviceAccount?: string): PlanEntry {
-  return {
-    gitRepo: "repo",
-    bundle,
-    cluster,
-    target: "all",
-    customizations: [],
-    options: serviceAccount ? { serviceAccount } : {},
-    namespace: "apps",
-    releaseName: bundle,
-    manifestId: "s-1",
-    deploymentId: `s-1:${bundle}`,
-    paused: false,
-    dependsOn: [],
-  };
-}
+const entry = (bundle: string, cluster: string, serviceAccount?: string): PlanEntry =>
+  planEntry(bundle, cluster, { options: serviceAccount ? { serviceAccount } : {}, deploymentId: `s-1:${bundle}` });
 
 // Two contexts: the one named for the cluster must be the one impersonated, and the other left out.
 const KUBECONFIG = `apiVersion: v1
