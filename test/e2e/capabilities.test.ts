@@ -13,8 +13,8 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { eventually } from "../support/eventually";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
-import { liveClusterConfig } from "../support/live-stack";
+import { tempDir } from "../support/git-fixtures";
+import { liveStackConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const GROUP = "caps.pulumi-fleet.test";
@@ -74,14 +74,7 @@ describe("charts render against their cluster (.Capabilities from discovery; crd
       fs.mkdirSync(path.dirname(path.join(repoDir, name)), { recursive: true });
       fs.writeFileSync(path.join(repoDir, name), content);
     }
-    config = {
-      file: "stacks/Pulumi.caps.yaml",
-      fleetVersion: "0.13.1",
-      agent: { apiServerURL: "https://fleet.example.com" },
-      clusterGroups: [],
-      clusters: clusters.map((c) => liveClusterConfig(c)),
-      gitRepos: [gitRepoConfig({ name: "caps", repo: repoDir, paths: ["caps", "crds", "withdep"], targets: [{ clusterSelector: {} }] })],
-    };
+    config = liveStackConfig("caps", clusters, { dir: repoDir, paths: ["caps", "crds", "withdep"] });
     // The CRD on the first cluster only, installed by hand (not by any bundle).
     await kubeRequest(clusters[0], "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd(GROUP) });
     await eventually(

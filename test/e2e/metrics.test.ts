@@ -20,9 +20,9 @@ import { runFileName, stateFileName } from "../../automation/metrics/report";
 import { STATES } from "../../automation/metrics/exposition";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
-import { liveClusterConfig } from "../support/live-stack";
+import { liveStackConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 import { ParsedFamily, parseExposition, sampleValue } from "../support/metrics-parser";
 
@@ -89,18 +89,20 @@ describe("metrics after real operations on live clusters, read by Prometheus's t
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     write({ m0: 1, m1: 1 });
-    config = {
-      file: `stacks/Pulumi.${STACK}.yaml`,
-      fleetVersion: "0.13.1",
-      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
-      clusterGroups: [],
-      clusters: clusters.map((c) => liveClusterConfig(c)),
-      gitRepos: [gitRepoConfig({ name: "metrics", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
-      metrics: {
-        textfileDirectory: textfiles,
-        pushgateway: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/gw`, job: "pulumi-fleet", timeoutSeconds: 5 },
+    config = liveStackConfig(
+      STACK,
+      clusters,
+      { dir: repoDir, paths: BUNDLES },
+      {
+        agent: { enabled: false },
+        stack: {
+          metrics: {
+            textfileDirectory: textfiles,
+            pushgateway: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/gw`, job: "pulumi-fleet", timeoutSeconds: 5 },
+          },
+        },
       },
-    } as StackConfig;
+    );
   });
 
   after(async function () {

@@ -16,9 +16,9 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { NotificationEvent } from "../../automation/notify/events";
 import { StackConfig } from "../../core/config/stack";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
-import { liveClusterConfig } from "../support/live-stack";
+import { liveStackConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "notify-e2e";
@@ -75,20 +75,22 @@ describe("notifications: a team's webhooks hear of each pair's state change, onc
     process.env.PF_TEST_SLACK_HOOK = `http://127.0.0.1:${port}/services/T0/B0/slack-secret`;
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     write(1);
-    config = {
-      file: "stacks/Pulumi.notify.yaml",
-      fleetVersion: "0.13.1",
-      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
-      clusterGroups: [],
-      clusters: clusters.map((c) => liveClusterConfig(c)),
-      gitRepos: [gitRepoConfig({ name: "notify", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
-      notifications: {
-        webhooks: [
-          { name: "ops", urlFromEnv: "PF_TEST_JSON_HOOK", format: "json", events: ["deployed", "failed", "held", "drift", "pruned"] },
-          { name: "team-chat", urlFromEnv: "PF_TEST_SLACK_HOOK", format: "slack", events: ["failed", "drift"] },
-        ],
+    config = liveStackConfig(
+      "notify",
+      clusters,
+      { dir: repoDir, paths: BUNDLES },
+      {
+        agent: { enabled: false },
+        stack: {
+          notifications: {
+            webhooks: [
+              { name: "ops", urlFromEnv: "PF_TEST_JSON_HOOK", format: "json", events: ["deployed", "failed", "held", "drift", "pruned"] },
+              { name: "team-chat", urlFromEnv: "PF_TEST_SLACK_HOOK", format: "slack", events: ["failed", "drift"] },
+            ],
+          },
+        },
       },
-    } as StackConfig;
+    );
   });
 
   after(async function () {

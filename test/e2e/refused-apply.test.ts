@@ -14,9 +14,9 @@ import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
-import { liveClusterConfig } from "../support/live-stack";
+import { liveStackConfig } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "refused-apply";
@@ -54,14 +54,7 @@ describe("an object one cluster refuses fails that (bundle, cluster) pair alone:
     clusters = liveClusters().clusters;
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     write(1);
-    config = {
-      file: "stacks/Pulumi.refused.yaml",
-      fleetVersion: "0.13.1",
-      agent: { apiServerURL: "https://fleet.example.com", enabled: false },
-      clusterGroups: [],
-      clusters: clusters.map((c) => liveClusterConfig(c)),
-      gitRepos: [gitRepoConfig({ name: "refused", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
-    } as StackConfig;
+    config = liveStackConfig("refused", clusters, { dir: repoDir, paths: BUNDLES }, { agent: { enabled: false } });
   });
 
   after(async function () {

@@ -12,6 +12,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { ClusterConfig, StackConfig } from "../../core/config/stack";
 import { GitRepoConfig } from "../../core/config/git-repo";
+import { AgentSettings } from "../../core/config/agent-settings";
 import { gitRepoConfig, tempDir } from "./git-fixtures";
 import { liveClusters } from "./live-clusters";
 
@@ -29,6 +30,27 @@ export function liveClusterConfig(c: LocalCluster, labels: Record<string, string
   return { name: c.name, labels, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") };
 }
 
+/**
+ * The stack config of the live tests: the given live clusters, one GitRepo `name` (also the stack's
+ * name) reading `paths` of the directory `repo` on every cluster, and a management endpoint for the agents.
+ */
+export function liveStackConfig(
+  name: string,
+  clusters: LocalCluster[],
+  repo: { dir: string; paths: string[] },
+  over: { agent?: AgentSettings; gitRepo?: Partial<GitRepoConfig>; stack?: Partial<StackConfig> } = {},
+): StackConfig {
+  return {
+    file: `stacks/Pulumi.${name}.yaml`,
+    fleetVersion: "0.13.1",
+    agent: { apiServerURL: "https://fleet.example.com", ...over.agent },
+    clusterGroups: [],
+    clusters: clusters.map((c) => liveClusterConfig(c)),
+    gitRepos: [gitRepoConfig({ name, repo: repo.dir, paths: repo.paths, targets: [{ clusterSelector: {} }], ...over.gitRepo })],
+    ...over.stack,
+  };
+}
+
 /** `name` names the stack, its GitRepo (so bundles are `<name>-<path>`) and its passphrase. */
 export function liveStack(
   name: string,
@@ -38,7 +60,7 @@ export function liveStack(
     files: Record<string, string>;
     setup?: (s: LiveStack) => Promise<void>;
     /** Global agent settings beside the management endpoint (for example its namespace). */
-    agent?: Record<string, unknown>;
+    agent?: AgentSettings;
     /** Settings of the GitRepo's stack entry (for example allowTakeOwnership). */
     gitRepo?: Partial<GitRepoConfig>;
     /** More top-level settings of the stack file (for example healthChecks). */
@@ -72,15 +94,7 @@ export function liveStack(
     stack.cluster = liveClusters().clusters[0];
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     for (const [file, text] of Object.entries(spec.files)) stack.write(file, text);
-    config = {
-      file: `stacks/Pulumi.${name}.yaml`,
-      fleetVersion: "0.13.1",
-      agent: { apiServerURL: "https://fleet.example.com", ...spec.agent },
-      clusterGroups: [],
-      clusters: [liveClusterConfig(stack.cluster)],
-      gitRepos: [gitRepoConfig({ name, repo: repoDir, paths: spec.paths, targets: [{ clusterSelector: {} }], ...spec.gitRepo })],
-      ...spec.stack,
-    };
+    config = liveStackConfig(name, [stack.cluster], { dir: repoDir, paths: spec.paths }, spec);
     await spec.setup?.(stack);
   });
 
