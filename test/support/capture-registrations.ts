@@ -23,6 +23,7 @@ import { runUnderMocks } from "./mock-engine";
 const ROOT = "/tmp/pf-capture";
 const RENDER = path.join(ROOT, "render");
 const cacheRoot = path.join(ROOT, "cache");
+const CAPTURED_AT = new Date("2026-01-01T00:00:00Z");
 
 const crd = (group: string, scope = "Namespaced") =>
   `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.${group}\n` +
@@ -104,7 +105,8 @@ interface Captured {
 
 async function capture(config: StackConfig, options: Parameters<typeof fleetProgram>[1]): Promise<Captured> {
   const run = await runUnderMocks(async () => {
-    const out = await fleetProgram(config, { cacheRoot, ...options });
+    // A fixed clock: two captures differ only where the registrations do (records carry deployedAt).
+    const out = await fleetProgram(config, { cacheRoot, now: CAPTURED_AT, ...options });
     const deployments = await new Promise((resolve) => pulumi.output(out.deployments).apply(resolve));
     return { summary: out.summary, deployments };
   });
