@@ -10,6 +10,7 @@ import { DeploymentRecord, deploymentRecord, pairFailures } from "../core/desire
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../core/desired/previous";
 import { deploymentKey, legacyKey, parseDeploymentKey, qualifyKeys } from "../core/desired/keys";
 import { configFromValues, FleetState } from "../core/pipeline";
+import { clustersOutsideWindowsAt } from "../core/targeting/schedule-windows";
 import { DeployEvent, deployEvents } from "./reports/deploy-events";
 import { Prune, prunesOf } from "./reports/preview-report";
 import { renderSummaryMarkdown } from "./reports/pr-summary";
@@ -161,6 +162,8 @@ export class BundlesFailedError extends OperationError {
 
 interface Session {
   stack: Stack;
+  /** The stack's configuration, read once (with the state when the operation probes clusters). */
+  config: () => Promise<StackConfig>;
   /** Runs an engine command that takes the stack lock (locks.ts). */
   locked: <T>(run: () => Promise<T>) => Promise<T>;
   recorder: StepRecorder;
@@ -258,7 +261,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   const mark = runsProgram ? markNow() : undefined;
   const renderMode = isRenderMode(options);
   // The stack's config (its clusters, to probe) is read beside the state: two CLI calls at once.
-  const config = options.config || !renderMode ? configOf(stack, options) : undefined;
+  let config = options.config || !renderMode ? configOf(stack, options) : undefined;
   config?.catch(() => undefined); // awaited below; a failure is reported there
   const clusterNames = async (of: Promise<StackConfig>) => new Set((await of).clusters.map((c) => c.name));
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts
@@ -289,6 +292,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   }
   return {
     stack,
+    config: () => (config ??= configOf(stack, options)),
     locked,
     recorder: new StepRecorder(options.onEvent),
     before,
@@ -359,7 +363,7 @@ async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise
   if (!s.store || s.renderMode) return;
   const entries = await s.store.list();
   if (!entries.length) return;
-  const clusters = (await configOf(s.stack, options)).clusters;
+  const clusters = (await s.config()).clusters;
   const warn = warnerOf(options);
   // The state is empty after a destroy: everything recorded on a reachable cluster is a candidate.
   await settleEarlier(
@@ -424,8 +428,8 @@ function movingNote(s: Session): string | undefined {
 }
 
 /** What an operation's metrics read of its session (automation/metrics/report.ts). */
-function watched(m: RunFacts, s: Session, options: OperationOptions): Session {
-  m.config = async () => (s.planned()?.config ?? (await configOf(s.stack, options))).metrics;
+function watched(m: RunFacts, s: Session): Session {
+  m.config = async () => (s.planned()?.config ?? (await s.config())).metrics;
   m.engine = () => s.recorder.changes;
   return s;
 }
@@ -435,7 +439,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 }
 
 async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
-  const s = watched(m, await open(options, "read", true), options);
+  const s = watched(m, await open(options, "read", true));
   throwIfStopped();
   const result = await withoutStackTraces(() =>
     s.stack.preview({
@@ -491,16 +495,16 @@ async function journalNotice(options: OperationOptions): Promise<string | undefi
  * of such a bundle on its own; here `up` first refreshes the objects of the deployments that have it
  * (as recorded by the last update), so the update that follows diffs them against the cluster and
  * re-applies what was edited by hand. Other bundles' drift is left alone, and reported by `status`,
- * until `up --refresh`.
+ * until `up --refresh`. A cluster outside its maintenance window is not refreshed: Fleet's agent
+ * clears drift correction off schedule, so a hand edit there stays until the window opens.
  */
 async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
   if (options.refresh) return; // everything is refreshed anyway
+  const drifting = Object.entries(s.before).filter(([, r]) => r.correctDrift);
+  if (!drifting.length) return;
+  const outside = await clustersOutsideWindowsAt(await s.config(), options.deploy?.now ?? new Date());
   // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
-  const keys = new Set(
-    Object.entries(s.before)
-      .filter(([, r]) => r.correctDrift)
-      .flatMap(([key]) => [key, legacyKey(parseDeploymentKey(key))]),
-  );
+  const keys = new Set(drifting.flatMap(([key]) => (outside.has(parseDeploymentKey(key).cluster) ? [] : [key, legacyKey(parseDeploymentKey(key))])));
   if (!keys.size) return;
   const excluded = new Set(s.excluded);
   const targets = s.state.resources
@@ -516,7 +520,7 @@ export async function up(options: OperationOptions): Promise<UpResult> {
 }
 
 async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult> {
-  const s = watched(m, await open(options, "up", true), options);
+  const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
     await s.locked(() => markRetained(s.stack, [...s.moving]));
@@ -630,7 +634,7 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
 }
 
 async function statusOnce(options: OperationOptions, m: RunFacts): Promise<StatusReport> {
-  const s = watched(m, await open(options, "read", true), options);
+  const s = watched(m, await open(options, "read", true));
   throwIfStopped();
   await withoutStackTraces(() =>
     s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }),

@@ -7,6 +7,8 @@
 import { runInGroup } from "../child-group";
 import { FleetError } from "../errors";
 import { ScheduleConfig } from "../config/schedules";
+import { StackConfig } from "../config/stack";
+import { decideTargets } from "./match";
 import { childCommand, stopSignal } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
 
@@ -80,6 +82,25 @@ export function clustersOutsideWindows(
     out.set(cluster, { cluster, schedule: first.name, until: first.until });
   }
   return out;
+}
+
+/**
+ * The stack's clusters outside their windows at `now`, for a caller that does not plan (the operations'
+ * drift refresh before `up`): the same answer the desired state reaches, from the stack alone.
+ */
+export async function clustersOutsideWindowsAt(
+  stack: Pick<StackConfig, "file" | "clusters" | "clusterGroups" | "schedules">,
+  now: Date,
+): Promise<Map<string, OutsideWindow>> {
+  const schedules = stack.schedules ?? [];
+  if (!schedules.length) return new Map();
+  const targeted = decideTargets({ clusters: stack.clusters, clusterGroups: stack.clusterGroups, schedules }, []).schedules;
+  return clustersOutsideWindows(
+    schedules,
+    await scheduleWindows(schedules, now, stack.file),
+    targeted,
+    stack.clusters.map((c) => c.name),
+  );
 }
 
 /** The one phrasing of a window hold. */

@@ -3,7 +3,7 @@
  * window is closed (until 2099) holds live-3: a content change updates live-1 and live-2, while
  * live-3's ConfigMap keeps its data and UID; `up` succeeds and lists the pair it held, and `status`
  * says until when. Then `up --partition canary` updates the canary only; an unknown partition is an
- * error naming the known ones.
+ * error naming the known ones. Last, correctDrift leaves a hand edit on live-3 while its window is closed.
  */
 import { expect } from "chai";
 import * as fs from "node:fs";
@@ -127,5 +127,24 @@ describe("schedules and up --partition on live clusters", function () {
     });
     expect(message).to.contain('--partition "canray" is no partition of this update\'s rollouts; they are: canary, rest');
     expect(await values()).to.deep.equal(["v3", "v2", "v1"]);
+  });
+
+  it("correctDrift puts a hand edit back inside the window and leaves it outside (Fleet's agent clears drift correction off schedule)", async () => {
+    write("drift/fleet.yaml", `defaultNamespace: ${NS}\ncorrectDrift:\n  enabled: true\n`);
+    write("drift/configmap.yaml", configMap("from-git").replace("name: settings", "name: watched"));
+    config = { ...config, schedules: undefined, gitRepos: [{ ...config.gitRepos[0], paths: ["app", "drift"] }] };
+    await ops.up(options());
+    const watched = () =>
+      Promise.all(clusters.map(async (c) => ((await kubeGet(c, `/api/v1/namespaces/${NS}/configmaps/watched`)) as { data: { value: string } }).data.value));
+    expect(await watched()).to.deep.equal(["from-git", "from-git", "from-git"]);
+
+    config = { ...config, schedules: [CLOSED] };
+    for (const c of clusters.slice(1)) await kubeRequest(c, "PATCH", `/api/v1/namespaces/${NS}/configmaps/watched`, { body: { data: { value: "by-hand" } } });
+    await ops.up(options());
+    expect(await watched()).to.deep.equal(["from-git", "from-git", "by-hand"]);
+
+    config = { ...config, schedules: undefined };
+    await ops.up(options());
+    expect(await watched()).to.deep.equal(["from-git", "from-git", "from-git"]);
   });
 });

@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import { parseStackConfig } from "../../core/config/stack";
 import { ScheduleConfig } from "../../core/config/schedules";
-import { clustersOutsideWindows, scheduleWindows } from "../../core/targeting/schedule-windows";
+import { clustersOutsideWindows, clustersOutsideWindowsAt, scheduleWindows } from "../../core/targeting/schedule-windows";
 import { clusterViews, decideTargets, partitionClusters } from "../../core/targeting/match";
 import { Bundle } from "../../core/bundles/types";
 import { keptOutsideWindows, partitionHolds, windowHolds } from "../../core/desired/holds";
@@ -73,6 +73,16 @@ describe("schedules: maintenance windows (core/config/schedules.ts, core/targeti
     expect(errorOf(() => parse([{ ...nightly, targets: { clusters: [{ clusterNmae: "x" }] } }]))).to.match(
       /schedules\[0\]\.targets\.clusters\[0\]\.clusterNmae: unknown field/,
     );
+  });
+
+  it("the clusters outside their windows from the stack alone (the drift refresh before up asks this), as the desired state decides them", async () => {
+    // Monday 12:00 in Berlin: the eu-nights window (22:00, 4 h) is closed, so the eu clusters are outside; us-1 has no schedule.
+    const now = new Date("2025-06-02T10:00:00Z");
+    const outside = await clustersOutsideWindowsAt(parse([nightly]), now);
+    expect([...outside.keys()]).to.deep.equal(["eu-1", "eu-2"]);
+    expect(outside.get("eu-1")).to.deep.include({ schedule: "eu-nights" });
+    expect((await clustersOutsideWindowsAt(parse([nightly]), new Date("2025-06-02T21:00:00Z"))).size).to.equal(0);
+    expect((await clustersOutsideWindowsAt(parse(undefined), now)).size).to.equal(0);
   });
 
   it("a cron expression, duration or time zone Fleet's library refuses: an error naming the file, the schedule and the field", async () => {
