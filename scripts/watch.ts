@@ -1,15 +1,14 @@
 /**
  * `npm run watch -- --stack NAME`: deploys commits as they land. Polls each GitRepo's remote at its
  * pollingInterval (Fleet's 15 s by default) and runs `up` when a commit or the stack file changed
- * (automation/watch/). Meant to run as a service (docs/continuous-delivery.md); SIGTERM or SIGINT
+ * (automation/watch/); a sharded environment runs one watcher per shard stack. Meant to run as a service (docs/continuous-delivery.md); SIGTERM or SIGINT
  * stops it: at once when idle, and during an `up` the way `npm run up` stops; it then exits 0.
  */
 import * as fs from "node:fs";
 import { guarded } from "../automation/engine/process-guard";
-import { stackFileOf, stacksDir } from "../automation/engine/stack";
+import { stackFileOf } from "../automation/engine/stack";
 import { watchLoop } from "../automation/watch/loop";
 import { liveWatchDeps } from "../automation/watch/live";
-import { shardOfFile } from "../core/config/shard-files";
 import { stopOnSignals } from "../core/stop-signal";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 import { shardLayoutOf } from "./fleet-shards";
@@ -29,8 +28,12 @@ async function main(): Promise<void> {
   const { values } = parseCommand(process.argv.slice(2), SPEC);
   stack = required(values.stack, "stack", "name the environment to watch");
   if (!fs.existsSync(stackFileOf({ stack }))) throw new UsageError(`stack ${stack}: ${stackFileOf({ stack })} not found`);
-  if (shardOfFile(stacksDir(), stack) || shardLayoutOf(stack))
-    throw new UsageError(`stack ${stack} is sharded: the watcher runs on an environment without shards (not available for shards yet)`);
+  const layout = shardLayoutOf(stack);
+  if (layout)
+    throw new UsageError(
+      `stack ${stack} is split into shards: run one watcher per shard stack (${layout.shards.map((s) => `npm run watch -- --stack ${s.stack}`).join("; ")}), ` +
+        "as Fleet runs one controller per shard",
+    );
   const log = (line: string) => console.log(`${new Date().toISOString()} watch ${stack}: ${line}`);
   let idle = true;
   stopOnSignals({

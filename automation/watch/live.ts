@@ -2,7 +2,8 @@
  * The watcher's real dependencies (loop.ts WatchDeps): the clock, the stack file, the stack's
  * configuration read through the engine (GitRepo credentials are secrets), `git ls-remote` per GitRepo
  * (core/source/remote-head.ts), and `up` in this process (automation/operations.ts), which waits for the
- * stack's lock instead of failing. A signal (core/stop-signal.ts) ends a sleep at once and stops an
+ * stack's lock instead of failing; a shard's stack decides its inputs first, as a sharded run does, and
+ * is left out when they are unchanged. A signal (core/stop-signal.ts) ends a sleep at once and stops an
  * `up` the way `npm run up` stops.
  */
 import { createHash } from "node:crypto";
@@ -19,7 +20,9 @@ import { formatDeployEvent } from "../reports/deploy-events";
 import { reportFailure } from "../reports/error-report";
 import { StackLockedError } from "../engine/locks";
 import * as ops from "../operations";
-import { openStack, stackFileOf } from "../engine/stack";
+import { openStack, stackFileOf, stacksDir } from "../engine/stack";
+import { decideShards } from "../shards/inputs";
+import { shardOfFile } from "../../core/config/shard-files";
 import { UpOutcome, WatchDeps } from "./loop";
 
 /** A poll that takes longer than this (or the operator's git timeout, if shorter) is stopped and counts as failed. */
@@ -60,12 +63,20 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
     up: async (): Promise<UpOutcome> => {
       let resolved: Record<string, string> = {};
       try {
+        // A shard's stack records its inputs and deploys the commits they were computed from, as in a sharded run (shards/inputs.ts).
+        const shard = shardOfFile(stacksDir(), stack);
+        const decided = shard ? (await decideShards(stacksDir(), [{ shard: shard.name, stack }], true))[0] : undefined;
+        if (decided?.skip) {
+          log(`up of stack ${stack} left out: ${decided.skip}`);
+          return { ok: true, resolved: decided.commits };
+        }
         const r = await ops.up({
           stack,
           waitLock: true,
           onWarning: log,
           onOutput: settings.quiet ? undefined : (text) => process.stdout.write(text),
           deploy: {
+            ...(decided ? { inputs: decided.fingerprint, commits: decided.commits } : {}),
             onPlanned: (state) => {
               resolved = Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit]));
             },

@@ -3,10 +3,11 @@
  * real engine): a git remote on disk tracked by branch with pollingInterval 1s; the watcher's first
  * `up` deploys it, a pushed commit changes the object on the cluster within a bound, and nothing runs
  * while nothing changes. SIGTERM while idle, and again during an `up`: the process exits 0 within
- * seconds, no process it started is left and the stack's lock is released.
+ * seconds, no process it started is left and the stack's lock is released. A sharded environment
+ * runs one watcher per shard stack, each deploying its own clusters.
  */
 import { expect } from "chai";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
@@ -76,14 +77,15 @@ describe("npm run watch: commits deployed as they land, stopped cleanly by a sig
   });
 
   /** The watcher as a service runs it; its output is collected, and every process it started is remembered. */
-  function startWatcher() {
-    const child = spawn(process.execPath, ["scripts/run-ts.js", "scripts/watch.ts", "--stack", STACK, "--quiet"], {
+  function startWatcher(stack = STACK) {
+    const child = spawn(process.execPath, ["scripts/run-ts.js", "scripts/watch.ts", "--stack", stack, "--quiet"], {
       cwd: PROJECT_DIR,
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
     const w = {
       child,
+      stack,
       output: "",
       seen: new Map<string, SeenProc>(),
       exited: undefined as unknown as Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
@@ -133,7 +135,7 @@ describe("npm run watch: commits deployed as they land, stopped cleanly by a sig
       }
       expect(left, `${label}: processes the watcher started are still running`).to.deep.equal([]);
       expect(lockFiles(), `${label}: the stack's lock is released`).to.deep.equal([]);
-      expect(w.output).to.contain("watch watch: stopped");
+      expect(w.output).to.contain(`watch ${w.stack}: stopped`);
     } finally {
       for (const p of w.seen.values()) if (stillRunning(p)) process.kill(p.pid, "SIGKILL");
     }
@@ -183,6 +185,67 @@ describe("npm run watch: commits deployed as they land, stopped cleanly by a sig
       await stopsCleanly(again, "idle, second watcher");
     } finally {
       await cleanUp(again);
+    }
+  });
+
+  it("a sharded environment: one watcher per shard stack deploys its own clusters only; the environment as a whole is refused, naming the shard stacks", async () => {
+    const NS2 = "watch-shard-test";
+    const shardRepo = new TestRepo({
+      "app/fleet.yaml": `defaultNamespace: ${NS2}\n`,
+      "app/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  value: "s1"\n',
+    });
+    const [first, second] = liveClusters().clusters;
+    const shardValue = async (c: LocalCluster) => (await kubeGet(c, `/api/v1/namespaces/${NS2}/configmaps/watched`))?.data?.value as string | undefined;
+    fs.writeFileSync(
+      path.join(stacksDir, "Pulumi.wsh.yaml"),
+      YAML.stringify({
+        config: {
+          "pulumi-fleet:agent": { enabled: false },
+          "pulumi-fleet:clusters": [first, second].map((c) => ({ name: c.name, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
+          "pulumi-fleet:gitRepos": [
+            { name: "sharded", repo: shardRepo.url(), branch: "master", paths: ["app"], pollingInterval: "1s", targets: [{ clusterSelector: {} }] },
+          ],
+          "pulumi-fleet:shards": [
+            { name: "a", clusters: [first.name] },
+            { name: "b", clusters: [second.name] },
+          ],
+        },
+      }),
+    );
+    const shards = spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/shards.ts", "--stack", "wsh", "--apply"], {
+      cwd: PROJECT_DIR,
+      env,
+      encoding: "utf8",
+    });
+    expect(shards.status, shards.stdout + shards.stderr).to.equal(0);
+    const whole = spawnSync(process.execPath, ["scripts/run-ts.js", "scripts/watch.ts", "--stack", "wsh"], { cwd: PROJECT_DIR, env, encoding: "utf8" });
+    expect(whole.status).to.not.equal(0);
+    expect(whole.stderr).to.contain(
+      "stack wsh is split into shards: run one watcher per shard stack (npm run watch -- --stack wsh.a; npm run watch -- --stack wsh.b)",
+    );
+
+    const w = startWatcher("wsh.a");
+    try {
+      await eventually(
+        "the shard's first up deploys its cluster",
+        () => shardValue(first),
+        (v) => v === "s1",
+        5 * 60_000,
+      );
+      await untilOutput(w, /up of stack wsh\.a succeeded/, 60_000);
+      shardRepo.commit({ "app/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  value: "s2"\n' });
+      await eventually(
+        "the pushed commit reaches the shard's cluster",
+        () => shardValue(first),
+        (v) => v === "s2",
+        DEPLOY_BOUND_MS,
+      );
+      expect(await shardValue(second), "the other shard's cluster is not this watcher's").to.equal(undefined);
+      await stopsCleanly(w, "shard watcher");
+    } finally {
+      await cleanUp(w);
+      await ops.destroy({ stack: "wsh.a", stateDir, stackConfigDir: stacksDir, env: { PULUMI_CONFIG_PASSPHRASE: STACK } });
+      if (await kubeGet(first, `/api/v1/namespaces/${NS2}`)) await kubeRequest(first, "DELETE", `/api/v1/namespaces/${NS2}`);
     }
   });
 });
