@@ -148,8 +148,6 @@ export function partitionClusters(rollout: RolloutStrategy, views: ClusterView[]
 
 /** What the stack and its bundles target, decided once per run. */
 export interface Targeting {
-  /** The stack's clusters as targets see them (their groups), in the stack's order. */
-  views: ClusterView[];
   /** Per bundle, the clusters a GitRepo target selects and how, in the stack's cluster order (doNotDeploy included). */
   bundles: Map<Bundle, ClusterMatch[]>;
   /** Per GitRepo name, the clusters its stack targets select (Fleet's default target when it lists none). */
@@ -188,7 +186,6 @@ export function decideTargets(stack: TargetedStack, bundles: Bundle[]): Targetin
   let others: ClusterView[] | undefined;
   const elsewhere = new Map<string, boolean>();
   return {
-    views,
     bundles: new Map(bundles.map((b) => [b, matches(b, views)])),
     gitRepos: new Map((stack.gitRepos ?? []).map((r) => [r.name, selected(r.targets.length ? r.targets : [DEFAULT_TARGET])])),
     schedules: new Map((stack.schedules ?? []).map((s) => [s.name, selected(s.targets)])),
