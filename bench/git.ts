@@ -9,7 +9,7 @@ import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import { resolveSource } from "../core/source/git";
-import { GitRepoConfig } from "../core/config/git-repo";
+import { gitRepoEntry } from "../core/config/git-repo";
 import { parseCommand, runMain } from "../scripts/cli";
 
 const RUNS = 20;
@@ -71,17 +71,7 @@ function serve(dir: string): Promise<{ url: string; close: () => void }> {
 
 async function measure(label: string, repo: string) {
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-cache-"));
-  const cfg: GitRepoConfig = {
-    name: "bench",
-    repo,
-    paths: [],
-    targets: [],
-    keepResources: false,
-    deleteNamespace: false,
-    paused: false,
-    allowEmpty: false,
-    insecureSkipTLSVerify: false,
-  };
+  const cfg = gitRepoEntry("bench", repo);
   let t = Date.now();
   const cold = await resolveSource(cfg, cache);
   const coldMs = Date.now() - t;

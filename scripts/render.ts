@@ -13,7 +13,7 @@ import { planBundles } from "../core/pipeline";
 import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
 import { ClusterConfig } from "../core/config/stack";
-import { GitRepoConfig } from "../core/config/git-repo";
+import { gitRepoEntry } from "../core/config/git-repo";
 import { FleetError } from "../core/errors";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 
@@ -75,20 +75,12 @@ function parse(argv: string[]): Args {
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   const isUrl = /^(https?|ssh|git|file):\/\/|^[\w.-]+@[\w.-]+:/.test(args.repo);
-  const repo: GitRepoConfig = {
-    name: args.name,
-    repo: isUrl ? args.repo : path.resolve(args.repo),
+  const repo = gitRepoEntry(args.name, isUrl ? args.repo : path.resolve(args.repo), {
     paths: args.paths,
     branch: args.branch,
     revision: args.revision,
-    targets: [],
-    keepResources: false,
-    deleteNamespace: false,
-    paused: false,
-    allowEmpty: false,
-    insecureSkipTLSVerify: false,
     allowedChartURLs: args.allowedChartURLs,
-  };
+  });
   const cluster: ClusterConfig = { name: args.cluster, labels: args.labels, annotations: {}, templateValues: {}, deleteUnreachable: false };
   // As `fleet test`: the cluster is in the given groups (default: "default", Fleet's default target),
   // and the GitRepo targets those groups.

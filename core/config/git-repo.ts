@@ -84,6 +84,22 @@ export interface HelmSecret {
 
 const REMOTE_URL = /^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/;
 
+/** A GitRepo entry as a stack file naming only `name` and `repo` reads (every other setting at its default), for commands and tools that build one. */
+export function gitRepoEntry(name: string, repo: string, over: Partial<GitRepoConfig> = {}): GitRepoConfig {
+  return {
+    name,
+    repo,
+    paths: [],
+    targets: [],
+    keepResources: false,
+    deleteNamespace: false,
+    paused: false,
+    allowEmpty: false,
+    insecureSkipTLSVerify: false,
+    ...over,
+  };
+}
+
 export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   f.object([
     "name",

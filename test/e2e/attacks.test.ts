@@ -14,7 +14,7 @@ import * as path from "node:path";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { GitRepoConfig } from "../../core/config/git-repo";
+import { GitRepoConfig, gitRepoEntry } from "../../core/config/git-repo";
 import { PROJECT_DIR } from "../../core/pipeline";
 import { NESTED_FOREVER } from "../support/attack-content";
 import { ChartRepo, chartSources, startChartRepo } from "../support/chart-repo";
@@ -518,15 +518,7 @@ describe("attack suite: GitRepo content cannot reach the runner (issue 27)", fun
     try {
       const esc = (s: string) => s.replace(/[.]/g, "\\.");
       const repoCfg = (over: Partial<GitRepoConfig>): GitRepoConfig => ({
-        name: "attack",
-        repo: "",
-        paths: [],
-        targets: [],
-        keepResources: false,
-        deleteNamespace: false,
-        paused: false,
-        allowEmpty: false,
-        insecureSkipTLSVerify: false,
+        ...gitRepoEntry("attack", ""),
         helmSecret: { username: "fleet", password: CANARY.cred, insecureSkipVerify: false, basicHTTP: false },
         helmRepoURLRegex: `${esc(a.url)}/`,
         allowedChartURLs: [`${esc(a.url)}/.*`, `${esc(b.url)}/.*`],

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { GitRepoConfig } from "../../core/config/git-repo";
+import { GitRepoConfig, gitRepoEntry } from "../../core/config/git-repo";
 
 export function tempDir(prefix = "pf-test-"): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -59,17 +59,7 @@ export class TestRepo {
 }
 
 export function gitRepoConfig(over: Partial<GitRepoConfig> & { repo: string }): GitRepoConfig {
-  return {
-    name: "test",
-    paths: [],
-    targets: [],
-    keepResources: false,
-    deleteNamespace: false,
-    paused: false,
-    allowEmpty: false,
-    insecureSkipTLSVerify: false,
-    ...over,
-  };
+  return gitRepoEntry("test", over.repo, over);
 }
 
 export const CONFIGMAP = (name: string, data: Record<string, string> = { k: "v" }) =>

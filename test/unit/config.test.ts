@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { parseStackConfig } from "../../core/config/stack";
+import { gitRepoEntry } from "../../core/config/git-repo";
 import { errorOf } from "../support/errors";
 
 const FILE = "stacks/Pulumi.test.yaml";
@@ -22,6 +23,11 @@ describe("stack configuration", () => {
     expect(msg).to.equal(
       `${FILE}: gitRepos[1].targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist (got "in")`,
     );
+  });
+
+  it("a GitRepo entry built by a command (gitRepoEntry) is what the stack file naming only name and repo reads", () => {
+    const read = parseStackConfig({ gitRepos: [{ name: "apps", repo: "https://git.example.com/apps.git" }] }, "stacks/Pulumi.test.yaml", "/project");
+    expect(gitRepoEntry("apps", "https://git.example.com/apps.git")).to.deep.equal(read.gitRepos[0]);
   });
 
   it("rejects unknown fields and lists the valid ones", () => {
