@@ -15,6 +15,7 @@ import { StackConfig } from "../../core/config/stack";
 import { eventually } from "../support/eventually";
 import { CONFIGMAP, gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
+import { liveClusterConfig } from "../support/live-stack";
 
 const crd = (group: string) => `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -70,16 +71,7 @@ describe("prune and CRDs on a live cluster (deleteCRDResources)", function () {
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com" },
       clusterGroups: [],
-      clusters: [
-        {
-          name: cluster.name,
-          labels: {},
-          annotations: {},
-          templateValues: {},
-          deleteUnreachable: false,
-          kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8"),
-        },
-      ],
+      clusters: [liveClusterConfig(cluster)],
       gitRepos: [gitRepoConfig({ name: "crds", repo: repoDir, paths, targets: [{ clusterSelector: {} }] })],
     });
   });

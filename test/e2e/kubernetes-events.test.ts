@@ -17,6 +17,7 @@ import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps, writeConfigMapBundles } from "../support/admission";
 import { liveClusters } from "../support/live-clusters";
+import { liveClusterConfig } from "../support/live-stack";
 
 const NS = "kevents";
 const POLICY = "kevents-refuse-deny";
@@ -65,16 +66,7 @@ describe("notifications.kubernetesEvents: Events on the downstream cluster when 
       fleetVersion: "0.13.1",
       agent: { apiServerURL: "https://fleet.example.com", enabled: false },
       clusterGroups: [],
-      clusters: [
-        {
-          name: cluster.name,
-          labels: {},
-          annotations: {},
-          templateValues: {},
-          deleteUnreachable: false,
-          kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8"),
-        },
-      ],
+      clusters: [liveClusterConfig(cluster)],
       gitRepos: [gitRepoConfig({ name: "kevents", repo: repoDir, paths: BUNDLES, targets: [{ clusterSelector: {} }] })],
     } as StackConfig;
   });

@@ -18,6 +18,7 @@ import { StackConfig } from "../../core/config/stack";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 import { ageKey, sopsEncrypt } from "../support/sops";
+import { liveClusterConfig } from "../support/live-stack";
 
 const STACK = "sops";
 const NS_A = "sops-team-a";
@@ -89,16 +90,7 @@ describe("SOPS-encrypted Secrets on a live cluster: decrypted with the GitRepo's
       file: `stacks/Pulumi.${STACK}.yaml`,
       agent: { enabled: false },
       clusterGroups: [],
-      clusters: [
-        {
-          name: cluster.name,
-          labels: {},
-          annotations: {},
-          templateValues: {},
-          deleteUnreachable: false,
-          kubeconfig: fs.readFileSync(cluster.kubeconfig, "utf8"),
-        },
-      ],
+      clusters: [liveClusterConfig(cluster)],
       gitRepos: [
         gitRepoConfig({ name: "team-a", repo: teamA.url(), targets: [{ clusterSelector: {} }], sopsAgeKey: keyA.identity }),
         gitRepoConfig({ name: "team-b", repo: teamB.url(), targets: [{ clusterSelector: {} }], sopsAgeKey: keyB.identity }),
