@@ -53,6 +53,18 @@ export async function decideAlone(
   return "left out";
 }
 
+/** The command line's settings every operation takes, a shard's run and a single stack's alike. */
+export function operationFlagsOf(v: ShardFlags) {
+  return {
+    expectNoChanges: v["expect-no-changes"],
+    refresh: v.refresh,
+    skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
+    waitLock: v["wait-lock"],
+    forceUnlock: v["force-unlock"],
+    quiet: v.quiet,
+  };
+}
+
 /** The environment's shard layout when stacks/Pulumi.<stack>.yaml is a sharded definition. */
 export function shardLayoutOf(stack: string): ShardLayout | undefined {
   const dir = stacksDir();
@@ -77,14 +89,7 @@ export async function runAllShards(op: Operation, layout: ShardLayout, v: ShardF
     dir: stacksDir(),
     parallel,
     allShards: v["all-shards"],
-    flags: {
-      expectNoChanges: v["expect-no-changes"],
-      refresh: v.refresh,
-      skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
-      waitLock: v["wait-lock"],
-      forceUnlock: v["force-unlock"],
-      quiet: v.quiet,
-    },
+    flags: operationFlagsOf(v),
     // With --json, stdout carries the merged JSON only: the shards' own output goes to stderr.
     note: (l) => console.error(l),
     line: (text, stream) => (stream === "stdout" && !v.json ? process.stdout : process.stderr).write(text + "\n"),

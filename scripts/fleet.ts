@@ -9,7 +9,7 @@ import { stopOnSignals } from "../core/stop-signal";
 import { FailureContext } from "../automation/reports/error-report";
 import { Operation, OPERATIONS, runOperation } from "../automation/run-operation";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
-import { decideAlone, runAllShards, shardLayoutOf, shardStack } from "./fleet-shards";
+import { decideAlone, operationFlagsOf, runAllShards, shardLayoutOf, shardStack } from "./fleet-shards";
 
 const SPEC = {
   usage: `npm run <${OPERATIONS.join("|")}> -- --stack NAME [options]`,
@@ -100,12 +100,7 @@ async function main(): Promise<void> {
       stack,
       deploy: { ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
       flags: {
-        expectNoChanges: v["expect-no-changes"],
-        refresh: v.refresh,
-        skipCheckpoints: v.checkpoints ? false : v["skip-checkpoints"],
-        waitLock: v["wait-lock"],
-        forceUnlock: v["force-unlock"],
-        quiet: v.quiet,
+        ...operationFlagsOf(v),
         json: v.json,
         html: v.html,
         summaryMd: v["summary-md"],
