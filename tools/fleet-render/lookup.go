@@ -28,10 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -67,11 +65,10 @@ const lookupTimeout = 60 * time.Second
 
 // readLookups reads every key of a job: a Get for a name, a List without one. Read-only by construction.
 func readLookups(job LookupJob) LookupResult {
-	config, disco, err := clusterClient(job.Kubeconfig, job.Context)
+	config, mapper, err := clusterMapper(job.Kubeconfig, job.Context)
 	if err != nil {
 		return LookupResult{Error: err.Error()}
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	client, err := dynamic.NewForConfig(config)
 	if err != nil {
 		return LookupResult{Error: err.Error()}

@@ -72,11 +72,10 @@ type OwnersResult struct {
 const ownersTimeout = 60 * time.Second
 
 func readOwners(job OwnersJob) OwnersResult {
-	config, disco, err := clusterClient(job.Kubeconfig, job.Context)
+	config, mapper, err := clusterMapper(job.Kubeconfig, job.Context)
 	if err != nil {
 		return OwnersResult{Error: err.Error()}
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	client, err := metadata.NewForConfig(config)
 	if err != nil {
 		return OwnersResult{Error: err.Error()}
@@ -258,6 +257,15 @@ func clientConfigOf(kubeconfig, context string) (clientcmd.ClientConfig, error) 
 
 // clusterClient: a cluster's rest config, as kubectl loads the kubeconfig, with the client settings
 // every read of this program uses, and a discovery client on it.
+// clusterMapper is clusterClient with a REST mapper over its discovery, cached for the one job.
+func clusterMapper(kubeconfig, context string) (*rest.Config, meta.RESTMapper, error) {
+	config, disco, err := clusterClient(kubeconfig, context)
+	if err != nil {
+		return nil, nil, err
+	}
+	return config, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)), nil
+}
+
 func clusterClient(kubeconfig, context string) (*rest.Config, *discovery.DiscoveryClient, error) {
 	loader, err := clientConfigOf(kubeconfig, context)
 	if err != nil {
