@@ -27,19 +27,11 @@ sum=h1:F2TGCISi1mvvgJ5UFkHj/YY4WYLa37MrJspru6eKoaA=
 apis_sum=h1:M1O9JjqInoAVT+rjG8K56eywhwDtMYfiSS1ImNEg9PQ=
 commit=c1a4325041578226f4f333b9f05d651ee4b03577
 
-want_path=0
-for a in "$@"; do
-  case "$a" in
-    --path) want_path=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build-fleet.sh: unknown argument: $a (try --help)" >&2; exit 2 ;;
-  esac
-done
-
 tools_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 # shellcheck source=tools/lib.sh
 source "$tools_dir/lib.sh"
+path_flag_args "$0" "$@"
 go_build_env
 
 dir=$cache_root/tools/fleet-$version
