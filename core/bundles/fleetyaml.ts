@@ -55,6 +55,18 @@ export const NOT_HONOURED = {
   maxHistory: "there are no Helm release revisions here",
 } as const;
 
+/** helm's on/off settings: true when set, absent otherwise. */
+const HELM_FLAGS = [
+  "force",
+  "takeOwnership",
+  "atomic",
+  "waitForJobs",
+  "disablePreProcess",
+  "disableDNS",
+  "skipSchemaValidation",
+  "disableDependencyUpdate",
+] as const;
+
 const HELM_FIELDS = [
   "chart",
   "repo",
@@ -65,14 +77,7 @@ const HELM_FIELDS = [
   "valuesFrom",
   "templateValues",
   "timeoutSeconds",
-  "force",
-  "takeOwnership",
-  "atomic",
-  "waitForJobs",
-  "disablePreProcess",
-  "disableDNS",
-  "skipSchemaValidation",
-  "disableDependencyUpdate",
+  ...HELM_FLAGS,
   "maxHistory",
 ] as const;
 
@@ -349,18 +354,7 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
     if (v !== undefined) h[key] = v;
     if (v && key === "maxHistory") note(f.child(key), NOT_HONOURED[key]);
   }
-  for (const key of [
-    "force",
-    "takeOwnership",
-    "atomic",
-    "waitForJobs",
-    "disablePreProcess",
-    "disableDNS",
-    "skipSchemaValidation",
-    "disableDependencyUpdate",
-  ] as const) {
-    if (f.child(key).bool()) h[key] = true;
-  }
+  for (const key of HELM_FLAGS) if (f.child(key).bool()) h[key] = true;
   // takeOwnership is honoured (core/ownership.ts): false refuses an existing object this bundle does not own.
   for (const key of ["force", "atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
   if (h.releaseName) {
