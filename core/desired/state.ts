@@ -45,7 +45,7 @@ import { clusterReach, providerSettings } from "./providers";
 import { renderWithLookups } from "./render-lookups";
 import { RolloutGates, rolloutGates } from "./rollout-gates";
 import { keptOutsideWindows, partitionHolds, windowHolds } from "./holds";
-import { clustersOutsideWindows, scheduleWindows } from "../targeting/schedule-windows";
+import { clustersOutsideWindowsAt } from "../targeting/schedule-windows";
 
 import { DesiredOptions } from "./options";
 
@@ -88,12 +88,7 @@ export async function desiredState(config: StackConfig, facts: Facts, options: D
   const fileOf = (e: PlanEntry) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml;
   const prior = { deployed: facts.deployed, records: previous?.records };
   // Maintenance windows: a cluster outside its schedules' windows keeps what it has (holds.ts).
-  const outside = clustersOutsideWindows(
-    pinned.schedules ?? [],
-    await scheduleWindows(pinned.schedules ?? [], options.now ?? new Date(), pinned.file),
-    fleet.targeting.schedules,
-    pinned.clusters.map((c) => c.name),
-  );
+  const outside = await clustersOutsideWindowsAt(pinned, options.now ?? new Date(), fleet.targeting.schedules);
   const namespacesOf = (es: PlanEntry[], onConflict: (e: PlanEntry, err: FleetError) => void) => {
     const byCluster = entriesByCluster(es);
     return new Map(

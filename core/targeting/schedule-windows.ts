@@ -85,20 +85,21 @@ export function clustersOutsideWindows(
 }
 
 /**
- * The stack's clusters outside their windows at `now`, for a caller that does not plan (the operations'
- * drift refresh before `up`): the same answer the desired state reaches, from the stack alone.
+ * The stack's clusters outside their windows at `now`: the desired state's answer, and the operations'
+ * drift refresh before `up`. `targeted`: each schedule's clusters, when the caller has matched them
+ * already (match.ts Targeting.schedules); else matched here from the stack alone.
  */
 export async function clustersOutsideWindowsAt(
   stack: Pick<StackConfig, "file" | "clusters" | "clusterGroups" | "schedules">,
   now: Date,
+  targeted?: ReadonlyMap<string, ReadonlySet<string>>,
 ): Promise<Map<string, OutsideWindow>> {
   const schedules = stack.schedules ?? [];
   if (!schedules.length) return new Map();
-  const targeted = decideTargets({ clusters: stack.clusters, clusterGroups: stack.clusterGroups, schedules }, []).schedules;
   return clustersOutsideWindows(
     schedules,
     await scheduleWindows(schedules, now, stack.file),
-    targeted,
+    targeted ?? decideTargets({ clusters: stack.clusters, clusterGroups: stack.clusterGroups, schedules }, []).schedules,
     stack.clusters.map((c) => c.name),
   );
 }
