@@ -504,7 +504,12 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
   if (!drifting.length) return;
   const outside = await clustersOutsideWindowsAt(await s.config(), options.deploy?.now ?? new Date());
   // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
-  const keys = new Set(drifting.flatMap(([key]) => (outside.has(parseDeploymentKey(key).cluster) ? [] : [key, legacyKey(parseDeploymentKey(key))])));
+  const keys = new Set(
+    drifting.flatMap(([key]) => {
+      const pair = parseDeploymentKey(key);
+      return outside.has(pair.cluster) ? [] : [key, legacyKey(pair)];
+    }),
+  );
   if (!keys.size) return;
   const excluded = new Set(s.excluded);
   const targets = s.state.resources
