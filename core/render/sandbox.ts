@@ -27,7 +27,7 @@ export interface SandboxLimits {
   totalOutputMiB: number;
   /**
    * The time one GitRepo's jobs of a batch may take together, seconds, spent while any of them runs
-   * and counted across the batch's runs (PULUMI_FLEET_GITREPO_RENDER_SECONDS, default 60): the most a
+   * and counted across the batch's runs (PULUMI_FLEET_GITREPO_RENDER_SECONDS, default 20): the most a
    * GitRepo's content can hold a batch, and so everyone's `up`, whatever its number of jobs.
    */
   gitRepoSeconds: number;
@@ -40,7 +40,7 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
   memoryMiB: 2048,
   outputMiB: 64,
   totalOutputMiB: 256,
-  gitRepoSeconds: 60,
+  gitRepoSeconds: 20,
   processes: 2,
 };
 

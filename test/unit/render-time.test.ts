@@ -17,6 +17,7 @@ import {
   SandboxLimits,
   StoppedFor,
 } from "../../core/render/sandbox";
+import type { RenderJob } from "../../core/render/renderer-protocol";
 import { withEnv } from "../support/env";
 
 const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, jobSeconds: 5, gitRepoSeconds: 20, processes: 2 };
@@ -139,7 +140,7 @@ describe("render time: the real sandbox", function () {
       loop: { name: "loop", manifestId: "m", commit: "c", files: chart(FOREVER) },
       good: { name: "good", manifestId: "m", commit: "c", files: chart("{{ .Chart.Name }}") },
     };
-    const renders = [];
+    const renders: RenderJob[] = [];
     const gitRepoOf: Record<string, string> = {};
     for (let b = 0; b < 6; b++)
       for (const c of ["c1", "c2"]) {

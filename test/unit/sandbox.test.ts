@@ -104,7 +104,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
   });
 
   it("limits come from the operator's environment, with defaults, and refuse nonsense", () => {
-    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 60, processes: 2 });
+    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 20, processes: 2 });
     expect(sandboxLimits({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "5", PULUMI_FLEET_RENDER_MEMORY_MIB: "900" })).to.include({ jobSeconds: 5, memoryMiB: 900 });
     expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_MEMORY_MIB: "-1" })).to.throw(/PULUMI_FLEET_RENDER_MEMORY_MIB="-1": expected a positive number/);
     expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB: "1000" })).to.throw(/up to 400/);
