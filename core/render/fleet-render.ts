@@ -48,7 +48,7 @@ export async function runRenderer(request: RendererRequest): Promise<RendererRes
     );
   }
   if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
-    Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml"]));
+    Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml", "gitRepoSpentSeconds"]));
   }
   return response;
 }
@@ -97,7 +97,9 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
     return gitRepos.get(name);
   };
   jobs.forEach(gitRepoOf);
-  const groups = { of: gitRepoOf, secondsLeft: [...gitRepos.keys()].map(() => limits.gitRepoSeconds) };
+  const names = [...gitRepos.keys()];
+  const groups = { of: gitRepoOf, secondsLeft: names.map((n) => request.gitRepoSecondsLeft?.[n] ?? limits.gitRepoSeconds) };
+  const spentMs = names.map(() => 0);
   await runPerGitRepo<{ response: RendererResponse; valuesAt: number[] }>(
     jobs,
     async (group, secondsLeft) => {
@@ -135,7 +137,8 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
         const g = gitRepoOf(key);
         if (g !== undefined) sub.jobGroups[local] = g;
       }
-      const o = await runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
+      const o = await runSandboxOnce<RendererResponse & { groupUsedMs?: number[] }>(rendererBinary(), sub, limits);
+      for (const [g, ms] of o.ok ? (o.response.groupUsedMs ?? []).entries() : o.spentMs) spentMs[g] += ms;
       if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
       const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
       return { ...o, running: o.running.map(global), stopped: new Map([...o.stopped].map(([k, why]) => [global(k), why])) };
@@ -154,6 +157,7 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
     limits,
     groups,
   );
+  out.gitRepoSpentSeconds = Object.fromEntries(names.map((n, g) => [n, spentMs[g] / 1000]));
   // Equal results share one object, as the renderer's own `valueOf` does within one run.
   const distinct = new Map<ValuesResult, number>();
   for (const r of valueResults) {

@@ -17,7 +17,8 @@ import {
   SandboxLimits,
   StoppedFor,
 } from "../../core/render/sandbox";
-import type { RenderJob } from "../../core/render/renderer-protocol";
+import type { Renderer, RenderJob } from "../../core/render/renderer-protocol";
+import { withRenderBudget } from "../../core/render/render-budget";
 import { withEnv } from "../support/env";
 
 const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, jobSeconds: 5, gitRepoSeconds: 20, processes: 2 };
@@ -46,13 +47,20 @@ describe("render time: the decision after a sandbox run ends early", () => {
     const d = afterEarlyEnd(["a", "b", "c"], ended({ memory: true, running: ["a", "b"] }), limits);
     expect(d).to.deep.equal({ failed: [], next: [["c"], ["a"], ["b"]] });
     const e = afterEarlyEnd(["a", "b"], ended({ stopped: new Map([["a", "time"]]) }), limits);
-    expect(e).to.deep.equal({ failed: [["a", "rendering took longer than the limit of 5 s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped"]], next: [["b"]] });
+    expect(e).to.deep.equal({
+      failed: [["a", "rendering took longer than the limit of 5 s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped"]],
+      next: [["b"]],
+    });
     expect(() => afterEarlyEnd(["a"], ended({ stderr: "boom" }), limits)).to.throw(/failed with no job running: boom/);
   });
 
   it("each GitRepo's jobs are apart, in order of first job; jobs of no GitRepo together", () => {
     const of = (j: string) => ({ a1: 0, b1: 1, a2: 0, b2: 1 })[j];
-    expect(partitionByGitRepo(["a1", "b1", "x", "a2", "b2", "y"], of)).to.deep.equal([["a1", "a2"], ["b1", "b2"], ["x", "y"]]);
+    expect(partitionByGitRepo(["a1", "b1", "x", "a2", "b2", "y"], of)).to.deep.equal([
+      ["a1", "a2"],
+      ["b1", "b2"],
+      ["x", "y"],
+    ]);
   });
 });
 
@@ -125,6 +133,36 @@ describe("render time: sandbox processes per GitRepo", () => {
   });
 });
 
+describe("render time: one budget per GitRepo across an operation's batches", () => {
+  it("each batch gets what the GitRepo has left; what it spent is charged; batches without GitRepos pass through", async () => {
+    const asked: (Record<string, number> | undefined)[] = [];
+    const fake: Renderer = async (request) => {
+      asked.push(request.gitRepoSecondsLeft);
+      const spent = Object.fromEntries(Object.keys(request.gitRepoSecondsLeft ?? {}).map((n) => [n, n === "evil" ? 8 : 0.5]));
+      return {
+        values: [],
+        valueOf: [],
+        renders: {},
+        pulls: {},
+        yaml: {},
+        owners: {},
+        impersonate: {},
+        readiness: {},
+        discovery: {},
+        lookupReads: {},
+        gitRepoSpentSeconds: spent,
+      };
+    };
+    const render = withRenderBudget(fake, 20);
+    await render({ yaml: { a: "x" }, gitRepoOf: { yaml: { a: "evil" } } }); // fleet.yaml
+    await render({ values: [["c", "h"]], gitRepoOf: { values: ["evil"] } }); // values
+    await render({ renders: [], gitRepoOf: { renders: { r1: "evil", r2: "good" } } }); // renders
+    await render({ renders: [], gitRepoOf: { renders: { r1: "evil", r2: "good" } } }); // a lookup round
+    await render({ discovery: [] });
+    expect(asked).to.deep.equal([{ evil: 20 }, { evil: 12 }, { evil: 4, good: 20 }, { evil: 0, good: 19.5 }, undefined]);
+  });
+});
+
 const chart = (template: string) => [
   { name: "Chart.yaml", content: "apiVersion: v2\nname: c\nversion: 0.1.0\n" },
   { name: "templates/cm.yaml", content: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  x: "${template}"\n` },
@@ -159,5 +197,20 @@ describe("render time: the real sandbox", function () {
     expect((r.renders.victim.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("c");
     // Once: 3 s and a process start. One after the other it was 12 x 60 s (per job) or 3 s per rerun.
     expect(elapsed).to.be.lessThan(3 + 4);
+    expect(r.gitRepoSpentSeconds!.evil).to.be.within(3, 3 + 4); // charged to the operation's account (render-budget.ts)
+    expect(r.gitRepoSpentSeconds!.victim).to.be.lessThan(3);
+  });
+
+  it("a GitRepo with little of its budget left in this operation gets that much, and its jobs fail naming the limit", async () => {
+    const bundles = { loop: { name: "loop", manifestId: "m", commit: "c", files: chart(FOREVER) } };
+    const start = Date.now();
+    const r = await runRenderer({
+      bundles,
+      renders: [{ id: "l", bundle: "loop", releaseName: "r", namespace: "default", options: { helm: { chart: "." }, kustomize: {}, yaml: {} } }],
+      gitRepoOf: { renders: { l: "evil" } },
+      gitRepoSecondsLeft: { evil: 0.5 },
+    });
+    expect(r.renders.l.error).to.match(/PULUMI_FLEET_GITREPO_RENDER_SECONDS/);
+    expect((Date.now() - start) / 1000).to.be.lessThan(0.5 + 3);
   });
 });

@@ -67,6 +67,20 @@ func (w *jobWatch) setGroups(groupOf map[string]int, seconds []float64) {
 	}
 }
 
+// usedMs: the time each group spent (nil outside the sandbox).
+func (w *jobWatch) usedMs() []int64 {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	used := make([]int64, len(w.groupUsed))
+	for g, d := range w.groupUsed {
+		used[g] = d.Milliseconds()
+	}
+	return used
+}
+
 func (w *jobWatch) timeReason() string {
 	return fmt.Sprintf("rendering took longer than the limit of %g s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped", w.limits.jobTimeout.Seconds())
 }

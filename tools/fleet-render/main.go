@@ -79,6 +79,7 @@ func main() {
 	// A batch is short-lived and memory is plentiful: collect garbage less often.
 	debug.SetGCPercent(400)
 	resp := run(&req, watch)
+	resp.GroupUsedMs = watch.usedMs()
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(resp); err != nil {
