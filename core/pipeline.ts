@@ -21,6 +21,7 @@ import { decideTargets, TargetedStack, Targeting } from "./targeting/match";
 import { Rollout } from "./targeting/rollout";
 import { FleetError, withContext } from "./errors";
 import { runRenderer } from "./render/fleet-render";
+import { withRenderBudget } from "./render/render-budget";
 import { Renderer } from "./render/renderer-protocol";
 
 /** The project root: relative paths in stack files (local repositories, renderDir) resolve against it. */
@@ -71,7 +72,7 @@ export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): P
 }
 
 /** `render` runs fleet-render's content jobs (core/desired/facts.ts); the real one by default. */
-export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = runRenderer): Promise<FleetState> {
+export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = withRenderBudget(runRenderer)): Promise<FleetState> {
   const { sources, failed } = await readSources(config.gitRepos, cacheRoot);
   const read = config.gitRepos.filter((repo) => sources.has(repo.name)).map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
   const planned = await planBundles(read, config, render);

@@ -12,6 +12,7 @@ import { resolveSource, Source } from "../core/source/git";
 import { planBundles } from "../core/pipeline";
 import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
+import { withRenderBudget } from "../core/render/render-budget";
 import { ClusterConfig } from "../core/config/stack";
 import { gitRepoEntry } from "../core/config/git-repo";
 import { FleetError } from "../core/errors";
@@ -89,6 +90,8 @@ async function main(): Promise<void> {
   repo.targets = groupNames.map((g) => ({ name: g, clusterGroup: g }));
   const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo);
+  // One render budget for the GitRepo over every batch, as in `up` (core/render/render-budget.ts).
+  const render = withRenderBudget(runRenderer);
   // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
   // A dependsOn on a bundle outside the paths read is a warning, as `fleet test` renders such a bundle (up refuses it).
   const {
@@ -96,9 +99,9 @@ async function main(): Promise<void> {
     plan: planned,
     failures,
     unreadGitRepos,
-  } = await planBundles([{ dir: source.dir, repo }], { clusters: [cluster], clusterGroups: groups }, runRenderer, { dependenciesNotRead: "warn" });
+  } = await planBundles([{ dir: source.dir, repo }], { clusters: [cluster], clusterGroups: groups }, render, { dependenciesNotRead: "warn" });
   for (const err of unreadGitRepos.values()) throw err;
-  const rendered = await renderDeployments(planned.entries, bundles, () => source.commit, runRenderer, { onFailure: (e, err) => failures.fail(e, err) });
+  const rendered = await renderDeployments(planned.entries, bundles, () => source.commit, render, { onFailure: (e, err) => failures.fail(e, err) });
   await checkSingleOwner(new Map(planned.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));
   const plan = { ...planned, entries: failures.settle(planned.entries.filter((e) => rendered.has(e))) };
   for (const b of bundles) {

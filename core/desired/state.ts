@@ -48,8 +48,11 @@ import { keptOutsideWindows, partitionHolds, windowHolds } from "./holds";
 import { clustersOutsideWindowsAt } from "../targeting/schedule-windows";
 
 import { DesiredOptions } from "./options";
+import { withRenderBudget } from "../render/render-budget";
 
-export async function desiredState(config: StackConfig, facts: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
+export async function desiredState(config: StackConfig, given: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
+  // Every render batch of this state spends from one budget per GitRepo (render-budget.ts).
+  const facts: Facts = { ...given, render: withRenderBudget(given.render) };
   checkNotSplit(config);
   const previous = withoutClusters(await facts.previous(), config.shard?.elsewhere);
   if (previous?.objectLayout && !facts.deployed) {

@@ -10,7 +10,7 @@
 import { runInGroup } from "../child-group";
 import { childCommand, stopSignal, throwIfStopped } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
-import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runIsolating, runSandboxOnce, sandboxLimits } from "./sandbox";
+import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runPerGitRepo, runSandboxOnce, sandboxLimits } from "./sandbox";
 import type { RendererRequest, RendererResponse, ValuesResult } from "./renderer-protocol";
 
 let binary: string | undefined;
@@ -48,7 +48,7 @@ export async function runRenderer(request: RendererRequest): Promise<RendererRes
     );
   }
   if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
-    Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml"]));
+    Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml", "gitRepoSpentSeconds"]));
   }
   return response;
 }
@@ -97,20 +97,23 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
     return gitRepos.get(name);
   };
   jobs.forEach(gitRepoOf);
-  const groups = { of: gitRepoOf, secondsLeft: [...gitRepos.keys()].map(() => limits.gitRepoSeconds) };
-  await runIsolating<{ response: RendererResponse; valuesAt: number[] }>(
+  const names = [...gitRepos.keys()];
+  const groups = { of: gitRepoOf, secondsLeft: names.map((n) => request.gitRepoSecondsLeft?.[n] ?? limits.gitRepoSeconds) };
+  const spentMs = names.map(() => 0);
+  await runPerGitRepo<{ response: RendererResponse; valuesAt: number[] }>(
     jobs,
     async (group, secondsLeft) => {
-      const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: (number | null)[] } = {
-        bundles: request.bundles,
-        clusters: request.clusters,
-        helm: request.helm,
+      // Only what this group's jobs read: each GitRepo's process gets its own bundles and values.
+      const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: number[] } = {
+        bundles: {},
+        clusters: {},
+        helm: {},
         capabilities: request.capabilities,
         yaml: {},
         values: [],
         renders: [],
         jobGroups: {},
-        groupSeconds: secondsLeft.map((s) => (Number.isFinite(s) ? Math.max(s, 0) : null)),
+        groupSeconds: secondsLeft,
       };
       const valuesAt: number[] = []; // position in sub.values -> index in values
       for (const key of group) {
@@ -123,17 +126,22 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
           local = `values ${valuesAt.length}`;
           valuesAt.push(i);
           sub.values!.push(values[i]);
+          const [cluster, helm] = values[i];
+          if (request.clusters?.[cluster]) sub.clusters![cluster] = request.clusters[cluster];
+          if (request.helm?.[helm]) sub.helm![helm] = request.helm[helm];
         } else {
           sub.renders!.push({ ...renders[i], id: String(i) });
+          if (request.bundles?.[renders[i].bundle]) sub.bundles![renders[i].bundle] = request.bundles[renders[i].bundle];
           local = key;
         }
         const g = gitRepoOf(key);
-        if (g !== undefined && Number.isFinite(secondsLeft[g])) sub.jobGroups[local] = g;
+        if (g !== undefined) sub.jobGroups[local] = g;
       }
-      const o = await runSandboxOnce<RendererResponse>(rendererBinary(), sub, limits);
+      const o = await runSandboxOnce<RendererResponse & { groupUsedMs?: number[] }>(rendererBinary(), sub, limits);
+      for (const [g, ms] of o.ok ? (o.response.groupUsedMs ?? []).entries() : o.spentMs) spentMs[g] += ms;
       if (o.ok) return { ok: true, response: { response: o.response, valuesAt } };
       const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
-      return { ...o, running: o.running.map(global), limit: o.limit?.kind === "time" ? { kind: "time", job: global(o.limit.job) } : o.limit };
+      return { ...o, running: o.running.map(global), stopped: new Map([...o.stopped].map(([k, why]) => [global(k), why])) };
     },
     ({ response, valuesAt }) => {
       for (const [i, r] of Object.entries(response.yaml)) out.yaml[yamlKeys[Number(i)]] = r;
@@ -149,6 +157,7 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
     limits,
     groups,
   );
+  out.gitRepoSpentSeconds = Object.fromEntries(names.map((n, g) => [n, spentMs[g] / 1000]));
   // Equal results share one object, as the renderer's own `valueOf` does within one run.
   const distinct = new Map<ValuesResult, number>();
   for (const r of valueResults) {

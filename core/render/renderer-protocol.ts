@@ -144,6 +144,8 @@ export interface RendererRequest {
    * PULUMI_FLEET_GITREPO_RENDER_SECONDS (sandbox.ts); a job without one has only the per-job limit.
    */
   gitRepoOf?: { yaml?: Record<string, string>; values?: string[]; renders?: Record<string, string> };
+  /** The time each GitRepo has left of its budget, seconds (core/render/render-budget.ts); absent: all of it. */
+  gitRepoSecondsLeft?: Record<string, number>;
 }
 
 /** A cluster's connection (the stack's kubeconfig text or path, else the ambient one and context) and objects to look up. */
@@ -274,4 +276,6 @@ export interface RendererResponse {
   readiness: Record<string, Readiness>;
   discovery: Record<string, DiscoveryResult>;
   lookupReads: Record<string, LookupResult>;
+  /** The time each GitRepo's content jobs took in this batch, seconds (core/render/render-budget.ts). */
+  gitRepoSpentSeconds?: Record<string, number>;
 }

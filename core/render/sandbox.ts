@@ -1,11 +1,14 @@
 /**
  * GitRepo content is evaluated only by `fleet-render --sandbox` (tools/fleet-render/sandbox.go): an
  * empty environment, a seccomp filter that refuses every path, socket and program, and limits on each
- * job's time, the process's memory and each result's size. A template that loops forever or a values
- * file that expands to gigabytes makes the sandbox end itself, writing on stderr which job it was
- * running; this module turns that into an error for that job alone and runs the others again, so
- * one bundle hitting a limit never takes the other bundles' results with it. The jobs of one GitRepo
- * also share one time limit (runIsolating), so many looping bundles cost it once.
+ * job's time, its GitRepo's time, the process's memory and each result's size.
+ *
+ * Time is each GitRepo's own: its jobs run in a sandbox process of their own (at most `processes` at
+ * once), and a job past its time, or past its GitRepo's shared time, gets an error while the process
+ * goes on with the rest (tools/fleet-render/jobwatch.go). Nothing is run again for time, so N looping
+ * bundles cost their GitRepo its time once, and another GitRepo's jobs are neither stopped nor queued
+ * behind them. Only a memory limit (or a crash) ends a process early; then the jobs that were running
+ * each run alone (the one that hits it again gets the error) and the rest of that GitRepo together.
  *
  * The limits are the operator's (environment of `up`/`preview`/`render`), never the content's.
  */
@@ -24,13 +27,22 @@ export interface SandboxLimits {
   totalOutputMiB: number;
   /**
    * The time one GitRepo's jobs of a batch may take together, seconds, spent while any of them runs
-   * and counted across the batch's runs (PULUMI_FLEET_GITREPO_RENDER_SECONDS, default 300): N looping
-   * bundles cost this once, where the per-job limit alone cost N times it, one after the other.
+   * and counted across the batch's runs (PULUMI_FLEET_GITREPO_RENDER_SECONDS, default 20): the most a
+   * GitRepo's content can hold a batch, and so everyone's `up`, whatever its number of jobs.
    */
   gitRepoSeconds: number;
+  /** Sandbox processes at once, one GitRepo each (PULUMI_FLEET_RENDER_PROCESSES, default 2). */
+  processes: number;
 }
 
-export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 300 };
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
+  jobSeconds: 120,
+  memoryMiB: 2048,
+  outputMiB: 64,
+  totalOutputMiB: 256,
+  gitRepoSeconds: 20,
+  processes: 2,
+};
 
 export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimits {
   const d = DEFAULT_SANDBOX_LIMITS;
@@ -40,6 +52,7 @@ export function sandboxLimits(env: NodeJS.ProcessEnv = process.env): SandboxLimi
     outputMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_OUTPUT_MIB", d.outputMiB)),
     totalOutputMiB: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB", d.totalOutputMiB, 400)),
     gitRepoSeconds: positiveNumber(env, "PULUMI_FLEET_GITREPO_RENDER_SECONDS", d.gitRepoSeconds),
+    processes: Math.floor(positiveNumber(env, "PULUMI_FLEET_RENDER_PROCESSES", d.processes, 64)),
   };
 }
 
@@ -48,6 +61,8 @@ export function sandboxArgs(l: SandboxLimits): string[] {
     "--sandbox",
     "--job-timeout",
     `${l.jobSeconds}s`,
+    "--gitrepo-seconds",
+    String(l.gitRepoSeconds),
     "--memory-mib",
     String(l.memoryMiB),
     "--output-mib",
@@ -60,14 +75,16 @@ export function sandboxArgs(l: SandboxLimits): string[] {
 /** A job of a sandbox batch: its kind and id as the sandbox names them on stderr. */
 export type JobKey = string; // `${kind} ${id}`
 
-type Limit = { kind: "time"; job: JobKey } | { kind: "memory" } | { kind: "gitRepo"; group: number };
+/** Why the sandbox gave up on a job and went on: its own time, or its GitRepo's. */
+export type StoppedFor = "time" | "gitRepo";
 
 /**
- * What a run of a group of jobs gave: the results, or which jobs were running when it ended, which had
- * finished, and the time each GitRepo (by index) had spent, in ms.
+ * What a run of a group of jobs gave: the results (the jobs it gave up on carry their error), or, when
+ * it ended early (memory, crash), which jobs were running, which it had given up on, and the time each
+ * GitRepo (by index) had spent, in ms.
  */
 export type GroupOutcome<R> =
-  { ok: true; response: R } | { ok: false; limit?: Limit; running: JobKey[]; done?: JobKey[]; spentMs?: Map<number, number>; stderr: string };
+  { ok: true; response: R } | { ok: false; memory: boolean; running: JobKey[]; stopped: Map<JobKey, StoppedFor>; spentMs: Map<number, number>; stderr: string };
 
 /** Stdout of a run as spawnSync allowed it (the sandbox bounds its results far below: totalOutputMiB). */
 export const MAX_RENDERER_OUTPUT_BYTES = 2 ** 31 - 1;
@@ -84,34 +101,35 @@ export async function runSandboxOnce<R>(binary: string, request: unknown, limits
   if (result.aborted) throw stopSignal.reason;
   if (result.stopped) throw new Error(`fleet-render could not run: ${result.stopped}`);
   if (result.code === 0) return { ok: true, response: JSON.parse(result.stdout.toString("utf8")) as R };
+  return { ok: false, ...readMarkers(result.stderr) };
+}
+
+/** The job markers of tools/fleet-render/jobwatch.go on stderr; other lines are kept (shortened) for messages. */
+export function readMarkers(stderr: string): Omit<Extract<GroupOutcome<unknown>, { ok: false }>, "ok"> {
   const running = new Set<JobKey>();
-  const done: JobKey[] = [];
+  const stopped = new Map<JobKey, StoppedFor>();
   const spentMs = new Map<number, number>();
-  let limit: Limit | undefined;
+  let memory = false;
   const other: string[] = [];
-  for (const line of result.stderr.split("\n")) {
+  for (const line of stderr.split("\n")) {
     let m: RegExpExecArray | null;
     if ((m = /^fleet-render-job (start|done) (.*)$/.exec(line))) {
       if (m[1] === "start") running.add(m[2]);
-      else {
-        running.delete(m[2]);
-        done.push(m[2]);
-      }
-    } else if ((m = /^fleet-render-limit time (.*)$/.exec(line))) {
-      limit = { kind: "time", job: m[1] };
-    } else if ((m = /^fleet-render-limit group (\d+)$/.exec(line))) {
-      limit = { kind: "gitRepo", group: Number(m[1]) };
+      else running.delete(m[2]);
+    } else if ((m = /^fleet-render-job stopped (.*) (time|group)$/.exec(line))) {
+      running.delete(m[1]);
+      stopped.set(m[1], m[2] === "time" ? "time" : "gitRepo");
     } else if ((m = /^fleet-render-group-used (\d+) (\d+)$/.exec(line))) {
       spentMs.set(Number(m[1]), Number(m[2]));
     } else if (/^fleet-render-limit memory /.test(line)) {
-      limit = { kind: "memory" };
+      memory = true;
     } else if (line.trim()) {
       other.push(line);
     }
   }
   // Go's own "out of memory" (an allocation past the address-space limit, before the watchdog saw it).
-  if (!limit && other.some((l) => /^fatal error: (runtime: )?out of memory|cannot allocate memory/.test(l))) limit = { kind: "memory" };
-  return { ok: false, limit, running: [...running], done, spentMs, stderr: other.slice(0, 20).join("\n").slice(0, 4000) };
+  if (other.some((l) => /^fatal error: (runtime: )?out of memory|cannot allocate memory/.test(l))) memory = true;
+  return { memory, running: [...running], stopped, spentMs, stderr: other.slice(0, 20).join("\n").slice(0, 4000) };
 }
 
 /** Each job's GitRepo, by index into the time each has left (seconds); undefined: no GitRepo limit. */
@@ -120,14 +138,33 @@ export interface JobGroups {
   secondsLeft: number[];
 }
 
+/** What follows a run that ended early: the jobs that fail, with why, and the groups of jobs to run next. */
+export interface AfterEarlyEnd {
+  failed: [JobKey, string][];
+  next: JobKey[][];
+}
+
 /**
- * Runs `jobs` in the sandbox, in one process while nothing goes wrong. When the process ends early,
- * the job that hit the time limit gets an error and the others run again; when a GitRepo's jobs run
- * out of their shared time, each of them that had not finished gets an error and the others (its
- * finished ones too, with no GitRepo limit left to hit) run again; after a memory limit or a crash, the
- * jobs that were running each run alone (the one that hits it again gets the error) and the rest
- * together. A GitRepo's time spent is carried from run to run. `run` runs one group with the time each
- * GitRepo has left; `failed` records a job's error.
+ * The decision after a run of `group` ended early: the jobs the sandbox had given up on fail with their
+ * time limit (never run again: the same input hits it again); of the jobs that were running, a single
+ * one fails with the memory limit or the crash, several each run alone next; the rest run together.
+ */
+export function afterEarlyEnd(group: JobKey[], o: Extract<GroupOutcome<unknown>, { ok: false }>, l: SandboxLimits): AfterEarlyEnd {
+  const members = new Set(group);
+  const failed: [JobKey, string][] = [];
+  for (const [j, why] of o.stopped) if (members.has(j)) failed.push([j, stoppedReason(why, l)]);
+  const suspects = o.running.filter((j) => members.has(j) && !o.stopped.has(j));
+  if (!suspects.length && !failed.length) throw new Error(`fleet-render --sandbox failed with no job running: ${o.stderr}`);
+  if (suspects.length === 1) failed.push([suspects[0], crashReason(o, l)]);
+  const settled = new Set(failed.map(([j]) => j));
+  const rest = group.filter((j) => !settled.has(j) && !suspects.includes(j));
+  return { failed, next: [rest, ...(suspects.length > 1 ? suspects.map((j) => [j]) : [])].filter((g) => g.length) };
+}
+
+/**
+ * Runs `jobs` (one GitRepo's, or those with none) in the sandbox, in one process while nothing ends it
+ * early, then as afterEarlyEnd decides. A GitRepo's time spent is carried from run to run. `run` runs
+ * one group with the time each GitRepo has left; `failed` records a job's error.
  */
 export async function runIsolating<R>(
   jobs: JobKey[],
@@ -135,54 +172,63 @@ export async function runIsolating<R>(
   done: (response: R) => void,
   failed: (job: JobKey, reason: string) => void,
   limits: SandboxLimits,
-  groups: JobGroups = { of: () => undefined, secondsLeft: [] },
+  secondsLeft: number[] = [],
 ): Promise<void> {
-  const left = [...groups.secondsLeft];
-  const exhausted = new Set<number>();
-  const groupOf = (j: JobKey) => {
-    const g = groups.of(j);
-    return g === undefined || exhausted.has(g) ? undefined : g;
-  };
+  const left = [...secondsLeft];
   const queue: JobKey[][] = [jobs];
   while (queue.length) {
     const group = queue.shift()!;
     if (!group.length) continue;
-    const outcome = await run(
-      group,
-      left.map((s, g) => (exhausted.has(g) ? Infinity : s)),
-    );
+    const outcome = await run(group, [...left]);
     if (outcome.ok) {
       done(outcome.response);
       continue;
     }
-    for (const [g, ms] of outcome.spentMs ?? []) left[g] -= ms / 1000;
-    if (outcome.limit?.kind === "gitRepo") {
-      const g = outcome.limit.group;
-      const finished = new Set(outcome.done ?? []);
-      const unfinished = new Set(group.filter((j) => groupOf(j) === g && !finished.has(j)));
-      const reason = `rendering this GitRepo's jobs took longer than the limit of ${limits.gitRepoSeconds} s per GitRepo (PULUMI_FLEET_GITREPO_RENDER_SECONDS): stopped before this one finished`;
-      for (const j of unfinished) failed(j, reason);
-      exhausted.add(g); // its finished jobs run again without the GitRepo limit: they ended once already
-      queue.push(group.filter((j) => !unfinished.has(j)));
-      continue;
-    }
-    const members = new Set(group);
-    const suspects = outcome.limit?.kind === "time" ? [outcome.limit.job] : outcome.running.filter((j) => members.has(j));
-    if (!suspects.length) throw new Error(`fleet-render --sandbox failed with no job running: ${outcome.stderr}`);
-    if (suspects.length === 1) {
-      failed(suspects[0], limitReason(outcome, limits));
-      queue.push(group.filter((j) => j !== suspects[0]));
-    } else {
-      queue.push(
-        group.filter((j) => !suspects.includes(j)),
-        ...suspects.map((j) => [j]),
-      );
-    }
+    for (const [g, ms] of outcome.spentMs) left[g] = Math.max(0, left[g] - ms / 1000);
+    const next = afterEarlyEnd(group, outcome, limits);
+    for (const [j, reason] of next.failed) failed(j, reason);
+    queue.push(...next.next);
   }
 }
 
-function limitReason(o: Extract<GroupOutcome<unknown>, { ok: false }>, l: SandboxLimits): string {
-  if (o.limit?.kind === "time") return `rendering took longer than the limit of ${l.jobSeconds} s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped`;
-  if (o.limit?.kind === "memory") return `rendering needed more than the limit of ${l.memoryMiB} MiB of memory (PULUMI_FLEET_RENDER_MEMORY_MIB): stopped`;
+/** The jobs of each GitRepo apart (in order of first job), and those of none together. */
+export function partitionByGitRepo(jobs: JobKey[], of: (job: JobKey) => number | undefined): JobKey[][] {
+  const parts = new Map<number | undefined, JobKey[]>();
+  for (const j of jobs) {
+    const g = of(j);
+    if (!parts.has(g)) parts.set(g, []);
+    parts.get(g)!.push(j);
+  }
+  return [...parts.values()];
+}
+
+/**
+ * Runs each GitRepo's jobs in sandbox processes of their own, at most `limits.processes` at once: one
+ * GitRepo's looping jobs hold one process for at most its time, never another GitRepo's process.
+ */
+export async function runPerGitRepo<R>(
+  jobs: JobKey[],
+  run: (group: JobKey[], secondsLeft: number[]) => Promise<GroupOutcome<R>>,
+  done: (response: R) => void,
+  failed: (job: JobKey, reason: string) => void,
+  limits: SandboxLimits,
+  groups: JobGroups = { of: () => undefined, secondsLeft: [] },
+): Promise<void> {
+  const parts = partitionByGitRepo(jobs, groups.of);
+  let next = 0;
+  const worker = async () => {
+    while (next < parts.length) await runIsolating(parts[next++], run, done, failed, limits, groups.secondsLeft);
+  };
+  await Promise.all(Array.from({ length: Math.min(limits.processes, parts.length) }, worker));
+}
+
+function stoppedReason(why: StoppedFor, l: SandboxLimits): string {
+  return why === "time"
+    ? `rendering took longer than the limit of ${l.jobSeconds} s per job (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS): stopped`
+    : `rendering this GitRepo's jobs took longer than the limit of ${l.gitRepoSeconds} s per GitRepo (PULUMI_FLEET_GITREPO_RENDER_SECONDS): stopped before this one finished`;
+}
+
+function crashReason(o: Extract<GroupOutcome<unknown>, { ok: false }>, l: SandboxLimits): string {
+  if (o.memory) return `rendering needed more than the limit of ${l.memoryMiB} MiB of memory (PULUMI_FLEET_RENDER_MEMORY_MIB): stopped`;
   return `the renderer crashed on this job: ${o.stderr.split("\n")[0].slice(0, 400)}`;
 }

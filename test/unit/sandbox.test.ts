@@ -62,7 +62,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
       expect(r.renders[id].error).to.match(/longer than the limit of 2 s per GitRepo \(PULUMI_FLEET_GITREPO_RENDER_SECONDS\)/);
     expect((r.renders.a.objects![0] as unknown as { data: Record<string, string> }).data.x).to.equal("c"); // another GitRepo's job
     expect(r.renders.f.error ?? "").to.satisfy((e: string) => e === "" || /PULUMI_FLEET_GITREPO_RENDER_SECONDS/.test(e)); // the same GitRepo: rendered if it finished in time
-    expect(elapsed).to.be.lessThan(5); // the per-job limit alone made it 3 x 60 s; the GitRepo's 2 s once, plus runs again
+    expect(elapsed).to.be.lessThan(5); // the per-job limit alone made it 3 x 60 s; the GitRepo's 2 s once, nothing run again
   });
 
   it("values templating that exhausts memory fails that values job alone", async () => {
@@ -104,7 +104,7 @@ describe("render sandbox: limits fail one job, never the batch", function () {
   });
 
   it("limits come from the operator's environment, with defaults, and refuse nonsense", () => {
-    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 300 });
+    expect(sandboxLimits({})).to.deep.equal({ jobSeconds: 120, memoryMiB: 2048, outputMiB: 64, totalOutputMiB: 256, gitRepoSeconds: 20, processes: 2 });
     expect(sandboxLimits({ PULUMI_FLEET_RENDER_TIMEOUT_SECONDS: "5", PULUMI_FLEET_RENDER_MEMORY_MIB: "900" })).to.include({ jobSeconds: 5, memoryMiB: 900 });
     expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_MEMORY_MIB: "-1" })).to.throw(/PULUMI_FLEET_RENDER_MEMORY_MIB="-1": expected a positive number/);
     expect(() => sandboxLimits({ PULUMI_FLEET_RENDER_TOTAL_OUTPUT_MIB: "1000" })).to.throw(/up to 400/);

@@ -29,7 +29,7 @@ import (
 )
 
 const usage = `usage: fleet-render < request.json > response.json
-       fleet-render --sandbox [--job-timeout D] [--memory-mib N] [--output-mib N] < request.json > response.json
+       fleet-render --sandbox [--job-timeout D] [--gitrepo-seconds S] [--memory-mib N] [--output-mib N] < request.json > response.json
        fleet-render --version
 
 Reads {"bundles": {...}, "clusters": {...}, "helm": {...}, "values": [...], "renders": [...], "pulls": [...],
@@ -79,6 +79,7 @@ func main() {
 	// A batch is short-lived and memory is plentiful: collect garbage less often.
 	debug.SetGCPercent(400)
 	resp := run(&req, watch)
+	resp.GroupUsedMs = watch.usedMs()
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(resp); err != nil {
@@ -105,13 +106,11 @@ func run(req *Request, watch *jobWatch) *Response {
 		resp.Readiness[job.ID] = readiness(job)
 	}
 	for id, text := range req.YAML {
-		watch.run("yaml", id, func() {
-			result := yamlToJSON(text)
-			if err := watch.check(result.JSON); err != nil {
-				result = YAMLResult{Error: err.Error()}
-			}
-			resp.YAML[id] = result
-		})
+		result := runJob(watch, "yaml", id, func() YAMLResult { return yamlToJSON(text) }, func(reason string) YAMLResult { return YAMLResult{Error: reason} })
+		if err := watch.check(result.JSON); err != nil {
+			result = YAMLResult{Error: err.Error()}
+		}
+		resp.YAML[id] = result
 	}
 	var mu sync.Mutex
 	parallel(len(req.Pulls), func(i int) {
@@ -129,24 +128,23 @@ func run(req *Request, watch *jobWatch) *Response {
 	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
 		job := ValuesJob{Cluster: req.Values[i][0], Helm: req.Values[i][1]}
-		watch.run("values", strconv.Itoa(i), func() {
-			result := processValuesEncoded(job, req.Helm[job.Helm], req.Clusters[job.Cluster])
-			if err := watch.check(result); err != nil {
-				result = mustEncode(ValuesResult{Error: err.Error()})
-			}
-			encoded[i] = result // each worker writes its own slot
-		})
+		result := runJob(watch, "values", strconv.Itoa(i), func() json.RawMessage {
+			return processValuesEncoded(job, req.Helm[job.Helm], req.Clusters[job.Cluster])
+		}, func(reason string) json.RawMessage { return mustEncode(ValuesResult{Error: reason}) })
+		if err := watch.check(result); err != nil {
+			result = mustEncode(ValuesResult{Error: err.Error()})
+		}
+		encoded[i] = result // each worker writes its own slot
 	})
 	resp.Values, resp.ValueOf = distinct(encoded)
 	parallel(len(req.Renders), func(i int) {
 		job := req.Renders[i]
-		var result json.RawMessage
-		watch.run("renders", job.ID, func() {
-			result = mustEncode(renderJob(job, req.Bundles[job.Bundle], req.Capabilities))
-			if err := watch.check(result); err != nil {
-				result = mustEncode(RenderResult{Error: err.Error()})
-			}
-		})
+		result := runJob(watch, "renders", job.ID, func() json.RawMessage {
+			return mustEncode(renderJob(job, req.Bundles[job.Bundle], req.Capabilities))
+		}, func(reason string) json.RawMessage { return mustEncode(RenderResult{Error: reason}) })
+		if err := watch.check(result); err != nil {
+			result = mustEncode(RenderResult{Error: err.Error()})
+		}
 		mu.Lock()
 		resp.Renders[job.ID] = result
 		mu.Unlock()

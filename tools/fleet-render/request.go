@@ -165,4 +165,7 @@ type Response struct {
 	Readiness   map[string]ReadinessResult   `json:"readiness"`
 	Discovery   map[string]DiscoveryResult   `json:"discovery"`
 	LookupReads map[string]LookupResult      `json:"lookupReads"`
+	// GroupUsedMs: the time each group (GitRepo, by index) spent here, which the caller charges to it
+	// across the batches of one operation (core/render/render-budget.ts).
+	GroupUsedMs []int64 `json:"groupUsedMs,omitempty"`
 }
