@@ -181,7 +181,7 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 		return Status{}, err
 	}
 	if dir := c.config.RenderYamlToDirectory; dir != "" {
-		return renderPair(dir, prev, spec), nil
+		return pairOwnPanic(prev, func() Status { return renderPair(dir, prev, spec) }), nil
 	}
 	rm, err := c.manager()
 	if err != nil {
@@ -193,7 +193,23 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 	if prev != nil {
 		before = &prev.Status
 	}
-	return announced(s.ctx, rm.Client(), actionApply, before, told(applyPair(s.ctx, rm, prev, spec, !creating), spec), spec), nil
+	st := pairOwnPanic(prev, func() Status { return applyPair(s.ctx, rm, prev, spec, !creating) })
+	return announced(s.ctx, rm.Client(), actionApply, before, told(st, spec), spec), nil
+}
+
+// pairOwnPanic runs one pair's apply; a panic in it (a library meeting content it does not expect)
+// is that pair's ErrApplied, keeping what the pair had: the provider is one process for every pair
+// of the stack, and a crash would fail them all. A panic in a goroutine a library starts is not
+// caught here (Go cannot), only one on the call's own stack.
+func pairOwnPanic(prev *Outputs, apply func() Status) (st Status) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, _ = carriedStatus(prev)
+			st.State = StateErrApplied
+			st.Messages = []string{fmt.Sprintf("the provider failed while applying this bundle deployment, which alone fails: %v", r)}
+		}
+	}()
+	return apply()
 }
 
 // previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
@@ -217,7 +233,8 @@ func (s *server) stateOf(inputs, outputs *structpb.Struct) (Outputs, *cluster, e
 	return olds, c, err
 }
 
-func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*pbempty.Empty, error) {
+func (s *server) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (_ *pbempty.Empty, err error) {
+	defer errorOnPanic(req.GetUrn(), &err)
 	olds, c, err := s.stateOf(req.GetOldInputs(), req.GetProperties())
 	if err != nil {
 		return nil, err
@@ -244,7 +261,8 @@ func unreachable(err error) bool {
 }
 
 // Read (a refresh) looks for drift; the inputs stay as they were.
-func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
+func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (_ *pulumirpc.ReadResponse, err error) {
+	defer errorOnPanic(req.GetUrn(), &err)
 	olds, c, err := s.stateOf(req.GetInputs(), req.GetProperties())
 	if err != nil {
 		return nil, err
@@ -263,6 +281,14 @@ func (s *server) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc
 		return nil, err
 	}
 	return &pulumirpc.ReadResponse{Id: req.GetId(), Properties: props, Inputs: req.GetInputs()}, nil
+}
+
+// errorOnPanic makes a panic in a delete or a refresh that resource's error, not the process's end
+// (which would fail every other resource of the update).
+func errorOnPanic(urn string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: the provider failed on this resource: %v", urn, r)
+	}
 }
 
 // configured is the cluster a pair names (its spec's `cluster`), or the provider's only one.
