@@ -12,9 +12,9 @@
  */
 import * as fs from "node:fs";
 import { Stack } from "@pulumi/pulumi/automation";
-import * as os from "node:os";
 import { stopSignal, throwIfStopped } from "../../core/stop-signal";
 import { processAlive } from "./engine-tmp";
+import { seesProcessesOf } from "../../core/process-identity";
 import { HeldLease, LeaseOptions, LeaseStore, LeaseWindow, leftoverOf, takeLease } from "./stack-lease";
 
 export interface LockHolder {
@@ -90,6 +90,8 @@ export function leaseHolder(w: LeaseWindow, where: string): LockHolder {
 
 /** Why a lease accounts for a lock as a leftover, for the warning. */
 function leftoverWhy(w: LeaseWindow): string {
+  if (w.diedAt !== undefined && w.endedAt === undefined)
+    return `the pulumi-fleet command that held the stack when it was taken (pid ${w.pid} on ${w.host}, lease ${w.id}) is no longer running on this host`;
   const gone =
     w.endedAt !== undefined
       ? `ended at ${new Date(w.endedAt).toISOString()}`
@@ -131,9 +133,12 @@ export async function withStackLock<T>(stack: Stack, policy: LockPolicy, run: ()
         if (!holders) throw err;
         const book = await policy.leases?.read();
         const now = (policy.lease?.now ?? Date.now)();
-        const hostname = policy.lease?.hostname ?? os.hostname();
-        // A veto, never a proof: on this host a process of the lock's pid may be its CLI still finishing.
-        const proofs = holders.map((h) => (h.host === hostname && processAlive(h.pid) ? undefined : leftoverOf(h, book, now, lease?.window.id)));
+        // A veto, never a proof: where the lease's command ran in this pid namespace, a live process of the
+        // lock's pid may be its CLI still finishing (a stopped command's lease is left to expire).
+        const proofs = holders.map((h) => {
+          const w = leftoverOf(h, book, now, lease?.window.id);
+          return w && seesProcessesOf(w.proc) && processAlive(h.pid) ? undefined : w;
+        });
         const stale = holders.length > 0 && proofs.every((p) => p !== undefined);
         // Bounded: a holder that keeps coming back is a live update, not a leftover.
         if ((stale || policy.forceUnlock) && removals++ < 3) {

@@ -10,13 +10,15 @@
  *
  * A CLI lock is then proven left over when a pulumi-fleet lease that is over (ended, or expired) was
  * held on the lock's host when the lock was taken: that command's CLI took it, and that command is
- * gone. A lock no lease accounts for (a plain `pulumi` command, an earlier version, a backend this
+ * gone. A command that sees the holder's processes (same boot and pid namespace) and finds it gone
+ * (core/process-identity.ts) need not wait for the lease to expire. A lock no lease accounts for (a plain `pulumi` command, an earlier version, a backend this
  * machine does not share) is never removed without --force-unlock.
  */
 import * as crypto from "node:crypto";
 import * as os from "node:os";
 import { Backend } from "./backend";
 import { StackRecordStore, stackRecordStore } from "./stack-record-store";
+import { ProcessIdentity, processIdentity, provenGone } from "../../core/process-identity";
 
 /** How long a lease outlives its holder's last renewal (renewed every quarter of it). */
 export const STACK_LEASE_MS = 60_000;
@@ -34,6 +36,9 @@ export interface LeaseWindow {
   expiresAt: number;
   /** Released by its holder. */
   endedAt?: number;
+  /** When a command that sees its processes found its holder gone (core/process-identity.ts). */
+  diedAt?: number;
+  proc?: ProcessIdentity;
 }
 
 export interface LeaseBook {
@@ -47,7 +52,8 @@ export function stackLeaseStore(backend: Backend, project: string, stack: string
   return stackRecordStore<LeaseBook>(backend, project, stack, { file: "stack-lease", table: "pulumi_fleet_stack_lease", column: "book" });
 }
 
-const isOver = (w: LeaseWindow, now: number) => w.endedAt !== undefined || w.expiresAt <= now;
+const isOver = (w: LeaseWindow, now: number) => w.endedAt !== undefined || w.diedAt !== undefined || w.expiresAt <= now;
+const overAt = (w: LeaseWindow) => w.endedAt ?? Math.min(w.diedAt ?? Infinity, w.expiresAt);
 
 /** The lease held now, if any. */
 export function liveLease(book: LeaseBook | undefined, now: number): LeaseWindow | undefined {
@@ -62,7 +68,7 @@ export function leftoverOf(lock: { host: string; since: string }, book: LeaseBoo
   const taken = Date.parse(lock.since);
   if (!book || !Number.isFinite(taken)) return undefined;
   return [...(book.current ? [book.current] : []), ...book.past].find(
-    (w) => w.id !== own && w.host === lock.host && isOver(w, now) && w.startedAt - SLACK_MS <= taken && taken <= (w.endedAt ?? w.expiresAt) + SLACK_MS,
+    (w) => w.id !== own && w.host === lock.host && isOver(w, now) && w.startedAt - SLACK_MS <= taken && taken <= overAt(w) + SLACK_MS,
   );
 }
 
@@ -88,18 +94,25 @@ export interface HeldLease {
 export async function takeLease(store: LeaseStore, options: LeaseOptions = {}): Promise<HeldLease | { heldBy: LeaseWindow }> {
   const leaseMs = options.leaseMs ?? STACK_LEASE_MS;
   const now = options.now ?? Date.now;
+  const proc = processIdentity();
   const mine: LeaseWindow = {
     id: crypto.randomUUID(),
     host: options.hostname ?? os.hostname(),
     pid: process.pid,
     startedAt: now(),
     expiresAt: now() + leaseMs,
+    ...(proc ? { proc } : {}),
   };
   const book = await store.update((b) => {
-    if (liveLease(b, now()) && !options.force) return b!;
+    let previous = b?.current;
+    if (previous && liveLease(b, now())) {
+      // Its holder proven gone (it ran where this process sees its processes): no need to wait for its lease.
+      if (provenGone(previous.proc, proc)) previous = { ...previous, diedAt: now() };
+      else if (!options.force) return b!;
+    }
     return {
       current: { ...mine, startedAt: now(), expiresAt: now() + leaseMs },
-      past: [...(b?.current ? [b.current] : []), ...(b?.past ?? [])].slice(0, KEPT),
+      past: [...(previous ? [previous] : []), ...(b?.past ?? [])].slice(0, KEPT),
     };
   });
   if (book.current?.id !== mine.id) return { heldBy: book.current! };

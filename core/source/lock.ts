@@ -8,8 +8,9 @@
  * The holder renews a lease while it holds the lock: it touches the file (by its descriptor, so only its
  * own file) every quarter of the lease. A waiter removes a lock only when that lease expired, never by
  * pid or host: pids mean nothing across containers. A holder that crashed or was killed leaves a lock
- * that expires by itself within GIT_LOCK_LEASE_MS. Removing an expired lock is itself serialised (a
- * `.break` file taken the same way), so two waiters that both saw it expired cannot remove the lock the
+ * that expires by itself within GIT_LOCK_LEASE_MS, or at once for a waiter that sees its processes and
+ * finds it gone (same boot and pid namespace, pid and start time: core/process-identity.ts). Removing an
+ * expired lock is itself serialised (a `.break` file taken the same way), so two waiters that both saw it expired cannot remove the lock the
  * first of them took next. Clocks of the hosts sharing the cache are assumed within the lease.
  */
 import * as crypto from "node:crypto";
@@ -17,6 +18,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { throwIfStopped } from "../stop-signal";
+import { ProcessIdentity, processIdentity, provenGone } from "../process-identity";
 
 /** How long a lock outlives its holder's last renewal. */
 export const GIT_LOCK_LEASE_MS = 60_000;
@@ -29,6 +31,8 @@ export interface LockOwner {
   host: string;
   pid: number;
   leaseMs: number;
+  /** Proves the holder gone at once to a waiter that sees its processes (core/process-identity.ts). */
+  proc?: ProcessIdentity;
 }
 
 export interface HeldLock {
@@ -89,20 +93,24 @@ export function leaseExpired(at: { owner?: LockOwner; renewedMs: number }, now: 
   return now - at.renewedMs > lease;
 }
 
+/** Whether the lock is over: its lease expired, or its holder is proven gone. */
+const isOver = (at: { owner?: LockOwner; renewedMs: number }, now: number) => leaseExpired(at, now) || provenGone(at.owner?.proc);
+
 /** Removes the lock at `file` if it is the same expired one, serialised with every other remover. */
 function breakExpired(file: string, seen: { ino: number }, o: Required<LockOptions>): void {
   const guard = `${file}.break`;
-  const guardOwner: LockOwner = { id: crypto.randomUUID(), host: o.hostname, pid: process.pid, leaseMs: BREAK_STALE_MS };
+  const proc = processIdentity();
+  const guardOwner: LockOwner = { id: crypto.randomUUID(), host: o.hostname, pid: process.pid, leaseMs: BREAK_STALE_MS, ...(proc ? { proc } : {}) };
   const fd = publish(guard, guardOwner);
   if (fd === undefined) {
     const g = inspect(guard);
-    if (g && leaseExpired(g, o.now())) fs.rmSync(guard, { recursive: true, force: true });
+    if (g && isOver(g, o.now())) fs.rmSync(guard, { recursive: true, force: true });
     return;
   }
   try {
     // Synchronous from here to the removal: nothing else of this process runs in between.
     const now = inspect(file);
-    if (now && now.ino === seen.ino && leaseExpired(now, o.now())) fs.rmSync(file, { recursive: true, force: true });
+    if (now && now.ino === seen.ino && isOver(now, o.now())) fs.rmSync(file, { recursive: true, force: true });
   } finally {
     if (inspect(guard)?.ino === fs.fstatSync(fd).ino) fs.rmSync(guard, { force: true });
     fs.closeSync(fd);
@@ -112,7 +120,8 @@ function breakExpired(file: string, seen: { ino: number }, o: Required<LockOptio
 /** Takes the lock at `file` once, or returns undefined when a live holder has it (an expired one is removed first). */
 export function tryLock(file: string, options: LockOptions = {}): HeldLock | undefined {
   const o: Required<LockOptions> = { leaseMs: GIT_LOCK_LEASE_MS, hostname: os.hostname(), now: Date.now, ...options };
-  const owner: LockOwner = { id: crypto.randomUUID(), host: o.hostname, pid: process.pid, leaseMs: o.leaseMs };
+  const proc = processIdentity();
+  const owner: LockOwner = { id: crypto.randomUUID(), host: o.hostname, pid: process.pid, leaseMs: o.leaseMs, ...(proc ? { proc } : {}) };
   let fd: number | undefined;
   for (let attempt = 0; fd === undefined && attempt < 2; attempt++) {
     try {
@@ -125,7 +134,7 @@ export function tryLock(file: string, options: LockOptions = {}): HeldLock | und
     }
     if (fd !== undefined) break;
     const seen = inspect(file);
-    if (!seen || !leaseExpired(seen, o.now())) return undefined;
+    if (!seen || !isOver(seen, o.now())) return undefined;
     breakExpired(file, seen, o);
   }
   if (fd === undefined) return undefined;

@@ -13,6 +13,20 @@ import { Backend } from "../../automation/engine/backend";
 import { StackLockedError, withStackLock } from "../../automation/engine/locks";
 import { HeldLease, LeaseStore, stackLeaseStore, takeLease } from "../../automation/engine/stack-lease";
 import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
+import { ProcessIdentity, processIdentity } from "../../core/process-identity";
+import { spawn } from "node:child_process";
+
+/** The identity of a process that ran here and is gone now: a holder killed with SIGKILL. */
+async function killedProcess(): Promise<ProcessIdentity> {
+  const child = spawn("sleep", ["30"]);
+  await new Promise((r) => child.once("spawn", r));
+  const id = processIdentity(child.pid!)!;
+  expect(id, "/proc tells this process's identity").to.not.equal(undefined);
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await exited;
+  return id;
+}
 
 const HOST = "box"; // both holders' hostname
 const DEAD_PID = 999_999_99; // above pid_max: no process here has it
@@ -69,9 +83,10 @@ describe("the git cache lock (core/source/lock.ts)", () => {
   });
 
   it("a live holder renewing its lease is never removed by a waiter of the same hostname, however long it holds", async () => {
-    const a = take({ leaseMs: 200 })!;
-    await elapse(600); // three leases: a lock not renewed would have expired
-    expect(take({ leaseMs: 200 })).to.equal(undefined);
+    // Leases of a second (renewed every 250 ms): long enough for a loaded machine's timers.
+    const a = take({ leaseMs: 1000 })!;
+    await elapse(2500); // more than two leases: a lock not renewed would have expired
+    expect(take({ leaseMs: 1000 })).to.equal(undefined);
     expect(a.held()).to.equal(true);
   });
 
@@ -85,6 +100,16 @@ describe("the git cache lock (core/source/lock.ts)", () => {
     a.release();
     expect(b.held(), "the new holder's lock survives the old holder's release").to.equal(true);
     expect(JSON.parse(fs.readFileSync(file, "utf8")).id).to.equal(b.owner.id);
+  });
+
+  it("a holder that this process sees gone (same boot and pid namespace, its pid gone) is removed at once; one seen elsewhere is not", async () => {
+    const gone = await killedProcess();
+    fs.writeFileSync(file, JSON.stringify({ id: "x", host: HOST, pid: gone.pid, leaseMs: GIT_LOCK_LEASE_MS, proc: gone }));
+    expect(take(), "its pid and start time are gone here").to.not.equal(undefined);
+    held.splice(0).forEach((l) => l.release());
+    // Another container: another pid namespace, whose pids mean nothing here.
+    fs.writeFileSync(file, JSON.stringify({ id: "y", host: HOST, pid: gone.pid, leaseMs: GIT_LOCK_LEASE_MS, proc: { ...gone, pidNs: "pid:[1]" } }));
+    expect(take(), "another pid namespace's holder").to.equal(undefined);
   });
 
   it("an unexpired lock of a pid that runs nowhere here is not removed: pids prove nothing", () => {
@@ -113,7 +138,7 @@ const lockError = (lockFile: string, since: number, host = HOST, pid = DEAD_PID)
   );
 
 function leaseCases(storeFor: (machine: number) => LeaseStore) {
-  const LEASE = 300;
+  const LEASE = 1000; // renewed every 250 ms: long enough for a loaded machine's timers
   const opts = { hostname: HOST, leaseMs: LEASE };
   const leases: HeldLease[] = [];
   afterEach(async () => {
@@ -129,7 +154,7 @@ function leaseCases(storeFor: (machine: number) => LeaseStore) {
   it("a live command's lease, renewed, is never taken over nor its lock removed by a command of the same hostname", async () => {
     const [a, b] = [storeFor(1), storeFor(2)];
     const lease = await held(a);
-    await elapse(LEASE * 3);
+    await elapse(LEASE * 2.5);
     const got = await takeLease(b, opts);
     expect(got).to.have.property("heldBy").that.deep.includes({ id: lease.window.id, host: HOST });
     const lockFile = path.join(tmp("pf-cli-lock-"), "lock.json");
@@ -162,6 +187,31 @@ function leaseCases(storeFor: (machine: number) => LeaseStore) {
         `removing the lock on stack team left by alice@${HOST} \\(pid ${DEAD_PID}\\).*lease ${crashed.window.id}\\) held the stack, and that command stopped renewing`,
       ),
     );
+  });
+
+  it("a command killed where this process sees its processes: its lease is taken at once, and its CLI's lock removed", async () => {
+    const [a, b] = [storeFor(1), storeFor(2)];
+    const gone = await killedProcess();
+    const started = Date.now() - 1000;
+    await a.update(() => ({ current: { id: "killed", host: HOST, pid: gone.pid, startedAt: started, expiresAt: Date.now() + 60_000, proc: gone }, past: [] }));
+    const lockFile = path.join(tmp("pf-cli-lock-"), "lock.json");
+    fs.writeFileSync(lockFile, "{}");
+    const warnings: string[] = [];
+    let calls = 0;
+    await withStackLock({} as never, { stack: "team", warn: (m) => warnings.push(m), leases: b, lease: opts }, () =>
+      ++calls === 1 ? Promise.reject(lockError(lockFile, started + 500)) : Promise.resolve(),
+    );
+    expect(fs.existsSync(lockFile)).to.equal(false);
+    expect(warnings[0]).to.contain(`(pid ${gone.pid} on ${HOST}, lease killed) is no longer running on this host`);
+    // The same record from another pid namespace (another container of that hostname) is waited for.
+    const c = storeFor(3);
+    await c.update(() => ({
+      current: { id: "elsewhere", host: HOST, pid: gone.pid, startedAt: started, expiresAt: Date.now() + 60_000, proc: { ...gone, pidNs: "pid:[1]" } },
+      past: [],
+    }));
+    expect(await takeLease(c, opts))
+      .to.have.property("heldBy")
+      .that.deep.includes({ id: "elsewhere" });
   });
 
   it("a lock no lease accounts for (a plain pulumi command's) is never removed without --force-unlock, and the error says so", async () => {
