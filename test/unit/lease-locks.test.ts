@@ -214,6 +214,30 @@ function leaseCases(storeFor: (machine: number) => LeaseStore) {
       .that.deep.includes({ id: "elsewhere" });
   });
 
+  it("a command that ended while its CLI was killed (out of memory): the lock taken in its lease is removed by the next command", async () => {
+    const [a, b] = [storeFor(1), storeFor(2)];
+    const ended = await held(a);
+    const since = ended.window.startedAt + 100;
+    await ended.release();
+    leases.splice(leases.indexOf(ended), 1);
+    const lockFile = path.join(tmp("pf-cli-lock-"), "lock.json");
+    fs.writeFileSync(lockFile, "{}");
+    const warnings: string[] = [];
+    let calls = 0;
+    await withStackLock({} as never, { stack: "team", warn: (m) => warnings.push(m), leases: b, lease: opts }, () =>
+      ++calls === 1 ? Promise.reject(lockError(lockFile, since)) : Promise.resolve(),
+    );
+    expect(fs.existsSync(lockFile)).to.equal(false);
+    expect(warnings[0]).to.match(/held the stack, and that command ended at /);
+    // The same lock taken on another host (its hostname differs): no lease of that host accounts for it.
+    fs.writeFileSync(lockFile, "{}");
+    const err = await withStackLock({} as never, { stack: "team", warn: () => undefined, leases: b, lease: opts }, () =>
+      Promise.reject(lockError(lockFile, since, "another-host")),
+    ).catch((e: Error) => e);
+    expect(err).to.be.instanceOf(StackLockedError);
+    expect(fs.existsSync(lockFile)).to.equal(true);
+  });
+
   it("a lock no lease accounts for (a plain pulumi command's) is never removed without --force-unlock, and the error says so", async () => {
     const b = storeFor(2);
     const lockFile = path.join(tmp("pf-cli-lock-"), "lock.json");
