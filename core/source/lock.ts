@@ -141,7 +141,11 @@ export function tryLock(file: string, options: LockOptions = {}): HeldLock | und
   const ino = fs.fstatSync(fd).ino;
   const renew = setInterval(() => {
     const t = new Date(o.now());
-    fs.futimesSync(fd!, t, t);
+    try {
+      fs.futimesSync(fd!, t, t);
+    } catch {
+      // A failed renewal only lets the lease run out: the lock then ends as a crashed holder's would.
+    }
   }, o.leaseMs / 4);
   renew.unref();
   const held = () => inspect(file)?.ino === ino;
