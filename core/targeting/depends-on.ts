@@ -52,7 +52,8 @@ export function namesGitRepos(selector: LabelSelector | undefined): boolean {
 }
 
 /** The labels Fleet's BundleDeployment of a bundle carries: its own, then the ones content cannot set. */
-const labelsOf = (b: Bundle) => ({ ...b.labels, [REPO_NAME_LABEL]: b.gitRepo, [BUNDLE_NAME_LABEL]: b.name });
+const labelCache = new WeakMap<Bundle, Record<string, string>>();
+const labelsOf = (b: Bundle) => labelCache.get(b) ?? labelCache.set(b, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo, [BUNDLE_NAME_LABEL]: b.name }).get(b)!;
 const refOf = (b: Bundle) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name });
 
 /** One dependsOn entry of a bundle, resolved once for all its clusters. */
@@ -74,6 +75,9 @@ function resolve(bundle: Bundle, d: DependsOn, bundles: Bundle[], byName: Map<st
     const required = bundleRef({ gitRepo: bundle.gitRepo, bundle: d.name });
     const named = (byName.get(d.name) ?? []).filter((b) => !d.selector || selectorMatches(d.selector, labelsOf(b)));
     const elsewhere = [...new Set(named.filter((b) => b.gitRepo !== bundle.gitRepo).map((b) => b.gitRepo))].sort();
+    // With a selector too (ANDed, as Fleet's agent does): the own bundle read but not matching it matches nothing.
+    const ownRead = (byName.get(d.name) ?? []).some((b) => b.gitRepo === bundle.gitRepo);
+    if (d.selector && ownRead && !named.some((b) => b.gitRepo === bundle.gitRepo)) return { matching: [], fleetAlso: [], elsewhere };
     return { required, matching: [], fleetAlso: [], elsewhere };
   }
   const candidates = d.name ? (byName.get(d.name) ?? []) : bundles;

@@ -124,6 +124,17 @@ describe("dependsOn between GitRepos", () => {
     ]);
   });
 
+  it("a name and a selector are ANDed, as Fleet's agent does: the own bundle not matching the selector is no match", async () => {
+    const { failures } = await plan([
+      bundle("team-b", "db", { labels: { tier: "cache" } }),
+      dependant("team-b", { name: "db", selector: { matchLabels: { tier: "db" } } }),
+    ]);
+    expect(failures).to.have.length(2);
+    expect(failures[0]).to.match(
+      /^c1\/team-b\/app: dependsOn\[0\] matches no bundle deployed to this cluster: .*fleet.cattle.io\/bundle-name=db \{"matchLabels":\{"tier":"db"\}\}/,
+    );
+  });
+
   it("a selector with matchExpressions on fleet.cattle.io/repo-name reaches the GitRepos it names", async () => {
     const sel = {
       selector: {
