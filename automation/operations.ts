@@ -30,7 +30,9 @@ import { historyMark, startEarly } from "./engine/early-desired";
 import { DeployOptions, EarlyDesired } from "../core/desired/options";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./engine/stack";
-import { describeHolder, isStale, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
+import { describeHolder, leaseHolder, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
+import { leftoverOf, liveLease, stackLeaseStore } from "./engine/stack-lease";
+import { provenGone } from "../core/process-identity";
 import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./engine/stack";
 import { engineFailureText, worded } from "./reports/error-report";
 import { AgentInfo, computeStatus, StatusReport } from "./reports/status";
@@ -281,7 +283,8 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   // The program's desired state, computed while the CLI starts (automation/engine/early-desired.ts).
   if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
   const warn = warnerOf(options);
-  const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn };
+  const leases = stackLeaseStore(resolveBackend(options), PROJECT_NAME, options.stack);
+  const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
   // An earlier version's per-object resources on clusters still configured move into their
   // BundleDeployments (deployed-objects.ts markRetained); on a cluster no longer configured they go
@@ -707,8 +710,9 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
 }
 
 /**
- * `npm run cancel`: removes the stack's lock by hand. A lock whose holder may still be running (alive
- * on this host, or on another host) is only removed with forceUnlock. Returns what was removed.
+ * `npm run cancel`: removes the stack's lock by hand. Only a lock a pulumi-fleet lease that is over
+ * accounts for (engine/stack-lease.ts) is removed without forceUnlock, and none while a command holds
+ * the stack's lease. Returns what was removed.
  */
 export async function cancel(options: OperationOptions): Promise<string[]> {
   const s = await open(options);
@@ -720,7 +724,14 @@ export async function cancel(options: OperationOptions): Promise<string[]> {
   } catch (err) {
     const holders = lockHolders((err as Error).message ?? "");
     if (!holders) throw err;
-    const live = holders.filter((h) => !isStale(h));
+    const leases = stackLeaseStore(resolveBackend(options), PROJECT_NAME, options.stack);
+    const book = await leases.read();
+    const now = Date.now();
+    const current = liveLease(book, now);
+    const running = current && !provenGone(current.proc) ? current : undefined;
+    // A holder proven gone here is over, as the next up would find it (engine/stack-lease.ts takeLease).
+    const seen = current && !running ? { ...book!, current: { ...current, diedAt: now } } : book;
+    const live = running ? [leaseHolder(running, leases.where), ...holders] : holders.filter((h) => !leftoverOf(h, seen, now));
     if (live.length && !options.forceUnlock) throw new StackLockedError(options.stack, live);
     await removeLocks(s.stack, holders);
     return holders.map(describeHolder);

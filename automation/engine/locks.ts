@@ -2,16 +2,20 @@
  * The stack lock of Pulumi's DIY backends (file://, postgres://, s3://, ...): one lock object per
  * running update, `{pid, username, hostname, timestamp}`, taken by up, refresh, destroy and import (not
  * by preview). The CLI never waits for a lock and never removes one left by a dead process; a team's
- * next `up` after a crash would stay blocked. Here:
- *  - a lock whose process is dead on this same host is removed, with a warning that says so;
- *  - a lock held by a live process, or taken on another host, is never removed unless the user says
- *    --force-unlock: the update fails at once naming the stack and the holder, or waits (--wait-lock).
+ * next `up` after a crash would stay blocked. Here every such command holds pulumi-fleet's own lease on
+ * the stack (stack-lease.ts) around the CLI's lock, and:
+ *  - a lock taken while a pulumi-fleet lease that is now over (released, or expired: its holder stopped
+ *    renewing) was held on the lock's host is that command's leftover: removed, with a warning that says so;
+ *  - any other lock (a live command's, a plain `pulumi` command's, an earlier version's) is never
+ *    removed unless the user says --force-unlock: the update fails at once naming the stack and the
+ *    holder, or waits (--wait-lock). Hostnames and pids alone prove nothing: two containers share them.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import { Stack } from "@pulumi/pulumi/automation";
+import { stopSignal, throwIfStopped } from "../../core/stop-signal";
 import { processAlive } from "./engine-tmp";
-import { throwIfStopped } from "../../core/stop-signal";
+import { seesProcessesOf } from "../../core/process-identity";
+import { HeldLease, LeaseOptions, LeaseStore, LeaseWindow, leftoverOf, takeLease } from "./stack-lease";
 
 export interface LockHolder {
   /** The lock object's address as the CLI prints it (credentials masked). */
@@ -32,30 +36,6 @@ export function lockHolders(errorText: string): LockHolder[] | undefined {
   return [...errorText.matchAll(HOLDER)].map((m) => ({ where: m[1], user: m[2], host: m[3], pid: Number(m[4]), since: m[5] }));
 }
 
-/**
- * A holder is known to be gone only when it ran on this host and its pid is dead, or the pid now
- * belongs to a process started after the lock was taken (pid reuse). Anything else may be running.
- */
-export function isStale(h: LockHolder, hostname = os.hostname()): boolean {
-  if (h.host !== hostname || !Number.isInteger(h.pid) || h.pid <= 0) return false;
-  if (!processAlive(h.pid)) return true;
-  const taken = Date.parse(h.since);
-  const started = processStartMs(h.pid);
-  // Lock timestamps have one-second precision: allow for it before calling the pid reused.
-  return started !== undefined && Number.isFinite(taken) && started > taken + 2000;
-}
-
-function processStartMs(pid: number): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
-    const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
-    return Date.now() - (uptime - ticks / 100) * 1000; // USER_HZ is 100 on Linux
-  } catch {
-    return undefined;
-  }
-}
-
 export function describeHolder(h: LockHolder): string {
   return `${h.user}@${h.host} (pid ${h.pid}) since ${h.since}`;
 }
@@ -67,8 +47,9 @@ export class StackLockedError extends Error {
     readonly holders: LockHolder[],
   ) {
     super(
-      `stack ${stack} is locked by ${holders.map(describeHolder).join("; ") || "an unknown holder"}: another update of this stack is running ` +
-        "(or ran on another host and died there). Wait for it (--wait-lock), or if you know it is gone, remove the lock with " +
+      `stack ${stack} is locked by ${holders.map(describeHolder).join("; ") || "an unknown holder"}: another update of this stack is running, ` +
+        "or a lock no pulumi-fleet lease accounts for (a plain `pulumi` command's, or an earlier version's) was left: such a lock is never removed " +
+        "without --force-unlock. Wait for it (--wait-lock), or if you know it is gone, remove the lock with " +
         `\`npm run cancel -- --stack ${stack} --force-unlock\` (or --force-unlock on this command).`,
     );
   }
@@ -97,36 +78,88 @@ export interface LockPolicy {
   /** Poll interval while waiting (default 2 s). */
   pollMs?: number;
   warn: (message: string) => void;
+  /** Where pulumi-fleet's leases on the stack are (stack-lease.ts); without it no lock is ever proven left over. */
+  leases?: LeaseStore;
+  lease?: Omit<LeaseOptions, "warn">;
+}
+
+/** A lease's holder, in the words of a CLI lock's. */
+export function leaseHolder(w: LeaseWindow, where: string): LockHolder {
+  return { where, user: "pulumi-fleet", host: w.host, pid: w.pid, since: new Date(w.startedAt).toISOString() };
+}
+
+/** Why a lease accounts for a lock as a leftover, for the warning. */
+function leftoverWhy(w: LeaseWindow): string {
+  if (w.diedAt !== undefined && w.endedAt === undefined)
+    return `the pulumi-fleet command that held the stack when it was taken (pid ${w.pid} on ${w.host}, lease ${w.id}) is no longer running on this host`;
+  const gone =
+    w.endedAt !== undefined
+      ? `ended at ${new Date(w.endedAt).toISOString()}`
+      : `stopped renewing its lease, which expired at ${new Date(w.expiresAt).toISOString()}`;
+  return `it was taken while pulumi-fleet's command on ${w.host} (pid ${w.pid}, lease ${w.id}) held the stack, and that command ${gone}`;
+}
+
+/** Takes the stack's lease, waiting (--wait-lock) for a live holder or failing naming it; --force-unlock takes it over. */
+async function leaseFor(leases: LeaseStore, policy: LockPolicy, deadline: number): Promise<HeldLease> {
+  let waiting = false;
+  for (;;) {
+    throwIfStopped();
+    const got = await takeLease(leases, { ...policy.lease, warn: policy.warn, force: policy.forceUnlock });
+    if (!("heldBy" in got)) return got;
+    const holder = leaseHolder(got.heldBy, leases.where);
+    if (!policy.waitLock || Date.now() > deadline) throw new StackLockedError(policy.stack, [holder]);
+    if (!waiting) policy.warn(`stack ${policy.stack} is held by ${describeHolder(holder)}; waiting for it (--wait-lock)`);
+    waiting = true;
+    await new Promise((r) => setTimeout(r, policy.pollMs ?? 2000));
+  }
 }
 
 /**
- * Runs an engine command that takes the stack lock. A lock error is handled by the policy above and
- * the command is retried; any other error is the command's own.
+ * Runs an engine command that takes the stack lock, holding pulumi-fleet's lease on the stack. A lock
+ * error is handled by the policy above and the command is retried; any other error is the command's own.
  */
 export async function withStackLock<T>(stack: Stack, policy: LockPolicy, run: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + (policy.waitLimitMs ?? 30 * 60_000);
+  const lease = policy.leases ? await leaseFor(policy.leases, policy, deadline) : undefined;
   let waiting = false;
   let removals = 0;
-  for (;;) {
-    throwIfStopped(); // a stopped operation starts no engine command, and stops waiting (--wait-lock)
-    try {
-      return await run();
-    } catch (err) {
-      const holders = lockHolders((err as Error).message ?? "");
-      if (!holders) throw err;
-      const stale = holders.length > 0 && holders.every((h) => isStale(h));
-      // Bounded: a holder that keeps coming back is a live update, not a leftover.
-      if ((stale || policy.forceUnlock) && removals++ < 3) {
-        const why = stale ? "its process is no longer running on this host" : "--force-unlock";
-        for (const h of holders) policy.warn(`warning: removing the lock on stack ${policy.stack} left by ${describeHolder(h)}: ${why}`);
-        await removeLocks(stack, holders);
-        continue;
+  try {
+    for (;;) {
+      throwIfStopped(); // a stopped operation starts no engine command, and stops waiting (--wait-lock)
+      try {
+        return await run();
+      } catch (err) {
+        const holders = lockHolders((err as Error).message ?? "");
+        if (!holders) throw err;
+        const book = await policy.leases?.read();
+        const now = (policy.lease?.now ?? Date.now)();
+        // A veto, never a proof: where the lease's command ran in this pid namespace, a live process of the
+        // lock's pid may be its CLI still finishing (a stopped command's lease is left to expire).
+        const proofs = holders.map((h) => {
+          const w = leftoverOf(h, book, now, lease?.window.id);
+          return w && seesProcessesOf(w.proc) && processAlive(h.pid) ? undefined : w;
+        });
+        const stale = holders.length > 0 && proofs.every((p) => p !== undefined);
+        // Bounded: a holder that keeps coming back is a live update, not a leftover.
+        if ((stale || policy.forceUnlock) && removals++ < 3) {
+          holders.forEach((h, i) =>
+            policy.warn(
+              `warning: removing the lock on stack ${policy.stack} left by ${describeHolder(h)}: ${proofs[i] ? leftoverWhy(proofs[i]!) : "--force-unlock"}`,
+            ),
+          );
+          await removeLocks(stack, holders);
+          continue;
+        }
+        if (!policy.waitLock) throw new StackLockedError(policy.stack, holders);
+        if (Date.now() > deadline) throw new StackLockedError(policy.stack, holders);
+        if (!waiting) policy.warn(`stack ${policy.stack} is locked by ${holders.map(describeHolder).join("; ")}; waiting for it (--wait-lock)`);
+        waiting = true;
+        await new Promise((r) => setTimeout(r, policy.pollMs ?? 2000));
       }
-      if (!policy.waitLock) throw new StackLockedError(policy.stack, holders);
-      if (Date.now() > deadline) throw new StackLockedError(policy.stack, holders);
-      if (!waiting) policy.warn(`stack ${policy.stack} is locked by ${holders.map(describeHolder).join("; ")}; waiting for it (--wait-lock)`);
-      waiting = true;
-      await new Promise((r) => setTimeout(r, policy.pollMs ?? 2000));
     }
+  } finally {
+    // A stopped command's CLI may still be finishing: its lease is left to expire by itself, not ended now.
+    if (stopSignal.aborted) lease?.abandon();
+    else await lease?.release();
   }
 }

@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Backend } from "./backend";
 import { isPostgresUrl, withTable } from "./postgres-table";
+import { withLock } from "../../core/source/lock";
 
 export interface StackRecordStore<T> {
   /** Where it is, for messages. */
@@ -20,6 +21,8 @@ export interface StackRecordStore<T> {
   read(): Promise<T | undefined>;
   write(record: T): Promise<void>;
   clear(): Promise<void>;
+  /** Reads and rewrites the record as one step: no other update of it runs in between (on any machine that sees the store). */
+  update(change: (record: T | undefined) => T): Promise<T>;
 }
 
 export interface StackRecordKind {
@@ -44,16 +47,25 @@ export function stackRecordStore<T>(backend: Backend, project: string, stack: st
 }
 
 function fileStore<T>(file: string): StackRecordStore<T> {
+  const read = () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as T) : undefined);
+  const write = (record: T) => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    fs.writeFileSync(temp, JSON.stringify(record, null, 2));
+    fs.renameSync(temp, file);
+  };
   return {
     where: file,
-    read: async () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as T) : undefined),
-    write: async (record) => {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      const temp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(temp, JSON.stringify(record, null, 2));
-      fs.renameSync(temp, file);
-    },
+    read: async () => read(),
+    write: async (record) => write(record),
     clear: async () => fs.rmSync(file, { force: true }),
+    // Held for one read and one write: a holder that died mid-way is outlived by the lock's lease (core/source/lock.ts).
+    update: (change) =>
+      withLock(`${file}.lock`, async () => {
+        const next = change(read());
+        write(next);
+        return next;
+      }),
   };
 }
 
@@ -80,5 +92,24 @@ function postgresStore<T>(url: string, project: string, stack: string, kind: Sta
       await withClient((c) => c.query(`delete from ${table} where project = $1 and stack = $2`, [project, stack]));
       await before?.clear();
     },
+    // One transaction holding an advisory lock on (table, project, stack): PostgreSQL releases it with the transaction or the connection.
+    update: (change) =>
+      withClient(async (c) => {
+        await c.query("begin");
+        try {
+          await c.query("select pg_advisory_xact_lock(hashtext($1))", [`${table}/${project}/${stack}`]);
+          const rows = await c.query(`select ${column} from ${table} where project = $1 and stack = $2`, [project, stack]);
+          const next = change(rows.rows.length ? (rows.rows[0][column] as T) : undefined);
+          await c.query(
+            `insert into ${table} (project, stack, ${column}) values ($1, $2, $3) on conflict (project, stack) do update set ${column} = excluded.${column}`,
+            [project, stack, JSON.stringify(next)],
+          );
+          await c.query("commit");
+          return next;
+        } catch (err) {
+          await c.query("rollback").catch(() => undefined);
+          throw err;
+        }
+      }),
   };
 }

@@ -10,13 +10,14 @@ import { sha256Hex, stableJson } from "../hash";
 import { helmReleaseNameOf } from "../naming";
 import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
 import { Bundle, DeploymentOptions } from "../bundles/types";
-import { ClusterMatch, decideTargets, MatchResult, selectorMatches } from "./match";
+import { ClusterMatch, decideTargets, MatchResult } from "./match";
+import { resolveDependencies } from "./depends-on";
 import { mergeOptions, optionsOf } from "./merge";
 import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "./values";
 import { runRenderer } from "../render/fleet-render";
 import { Renderer } from "../render/renderer-protocol";
 
-export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
+export { REPO_NAME_LABEL } from "./depends-on";
 
 export interface PlanEntry {
   gitRepo: string;
@@ -236,69 +237,4 @@ function customOptions(bundle: Bundle, match: MatchResult): DeploymentOptions {
     custom = optionsOf(match.customizations[0] as never);
   }
   return custom;
-}
-
-/**
- * dependsOn by name or label selector; the dependency must be deployed to the same cluster (Fleet's
- * agent finds no BundleDeployment otherwise, and the bundle never deploys). A name is the bundle's own
- * GitRepo's first; another GitRepo's bundle of that name only when exactly one has it (a bundle name
- * is a GitRepo's own, keys.ts). Dependencies are kept as bundle refs. Returns the entries whose
- * dependencies can be met; with `isolation` the others go to its onFailure, else the first is thrown.
- */
-function resolveDependencies(entries: PlanEntry[], bundles: Bundle[], isolation?: PlanIsolation, failed: ReadonlySet<string> = new Set()): PlanEntry[] {
-  if (!bundles.some((b) => b.dependsOn.length > 0)) return entries;
-  const refOf = (b: Bundle) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name });
-  const onCluster = new Map<string, Set<string>>();
-  for (const e of entries) {
-    if (!onCluster.has(e.cluster)) onCluster.set(e.cluster, new Set());
-    onCluster.get(e.cluster)!.add(bundleRef(e));
-  }
-  const bundleByRef = new Map(bundles.map((b) => [refOf(b), b]));
-  const byName = new Map<string, Bundle[]>();
-  for (const b of bundles) byName.set(b.name, [...(byName.get(b.name) ?? []), b]);
-  const named = (bundle: Bundle, name: string): string => {
-    const own = bundleRef({ gitRepo: bundle.gitRepo, bundle: name });
-    if (bundleByRef.has(own) || isolation?.unread.has(own)) return own;
-    const others = byName.get(name) ?? [];
-    return others.length === 1 ? refOf(others[0]) : own;
-  };
-  return entries.filter((e) => {
-    const bundle = bundleByRef.get(bundleRef(e))!;
-    const deps = new Set<string>();
-    for (const d of bundle.dependsOn) {
-      const refs = d.name
-        ? [named(bundle, d.name)]
-        : bundles.filter((b) => b !== bundle && selectorMatches(d.selector!, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo })).map(refOf);
-      for (const ref of refs) {
-        if (isolation?.dependenciesNotRead === "warn" && !bundleByRef.has(ref) && !isolation.unread.has(ref)) {
-          const n = ref.startsWith(`${e.gitRepo}/`) ? ref.slice(e.gitRepo.length + 1) : ref;
-          const w = `${bundle.fleetYaml ?? bundle.path}: dependsOn ${n}, which is not among the bundles read: rendered without it (up refuses the bundle unless ${n} is deployed to the same cluster)`;
-          const warnings = (bundle.warnings ??= []);
-          if (!warnings.includes(w)) warnings.push(w);
-          continue;
-        }
-        if (!onCluster.get(e.cluster)?.has(ref)) {
-          const n = ref.startsWith(`${e.gitRepo}/`) ? ref.slice(e.gitRepo.length + 1) : ref;
-          const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: bundle.fleetYaml, field: "dependsOn" };
-          const err =
-            isolation?.unread.has(ref) || failed.has(`${e.cluster}\u0000${ref}`)
-              ? new FleetError(
-                  `dependent bundle(s) are not ready: [${n}] (${isolation?.unread.has(ref) ? "it could not be read" : "failed on this cluster"})`,
-                  ctx,
-                )
-              : new FleetError(
-                  `dependsOn ${n}, which is not deployed to this cluster: Fleet's agent finds no bundle deployment of it (no bundles matching labels ` +
-                    `fleet.cattle.io/bundle-name=${n.slice(n.indexOf("/") + 1)}) and never deploys this one`,
-                  ctx,
-                );
-          if (!isolation) throw err;
-          isolation.onFailure(e, err);
-          return false;
-        }
-        deps.add(ref);
-      }
-    }
-    e.dependsOn = [...deps].sort();
-    return true;
-  });
 }
