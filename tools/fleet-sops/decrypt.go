@@ -86,7 +86,7 @@ func decryptFile(f file, ids sopsage.ParsedIdentities) (objects []map[string]any
 	if err != nil {
 		return nil, err
 	}
-	if err := checkYAMLExpansion([]byte(f.Content)); err != nil {
+	if err := checkYAMLBudget([]byte(f.Content)); err != nil {
 		return nil, err
 	}
 	tree, err := store.LoadEncryptedFile([]byte(f.Content))

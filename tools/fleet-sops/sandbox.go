@@ -10,7 +10,8 @@ package main
 //   - a watchdog that ends the process when it passes its memory or a file its time, naming the
 //     file on stderr (the caller fails that file's bundle and decrypts the others again);
 //   - each file's result and all results bounded in size.
-// Files are decrypted one after another; stderr carries `fleet-sops-file <name>` before each one.
+// Files are decrypted one after another; stderr carries `fleet-sops-file <name>` before each one and
+// `fleet-sops-file-done` after it.
 
 import (
 	"encoding/json"
@@ -121,6 +122,7 @@ func (w *watch) done() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.current = ""
+	fmt.Fprintln(os.Stderr, "fleet-sops-file-done")
 }
 
 // accept says whether one file's result fits its limit and what is left of all results'; it counts it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -88,7 +89,7 @@ func TestTheAliasBombIsRefusedBeforeSOPSReadsIt(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	if msg := res.Files["team/secrets/bomb.yaml"].Error; !strings.Contains(msg, "aliases expand to more than 1000000 nodes") {
+	if msg := res.Files["team/secrets/bomb.yaml"].Error; !strings.Contains(msg, "more than 200000 YAML nodes once its aliases are expanded") {
 		t.Fatalf("the bomb was not refused by its expansion: %q", msg)
 	}
 	if took > 10*time.Second {
@@ -170,5 +171,35 @@ func TestTheSandboxRefusesPathsNetworkAndPrograms(t *testing.T) {
 	}
 	if got["env"] != "" {
 		t.Errorf("the environment was kept: %q", got["env"])
+	}
+}
+
+func TestAFileOverTheNodeOrKeyBudgetIsRefusedBeforeSOPSReadsIt(t *testing.T) {
+	k := newKey(t)
+	var wide, many strings.Builder
+	wide.WriteString("apiVersion: v1\nkind: Secret\nsops:\n  mac: ENC[x]\ndata:\n")
+	for i := 0; i < 20_000; i++ {
+		fmt.Fprintf(&wide, "  k%d: v\n", i)
+	}
+	many.WriteString("sops:\n  mac: ENC[x]\nlist:\n")
+	for i := 0; i < 20_000; i++ { // 13 nodes each
+		fmt.Fprintf(&many, "  - {a: [1, 2, 3], b: [4, 5, 6], c: x}\n")
+	}
+	for content, want := range map[string]string{wide.String(): "more than 10000 keys", many.String(): "more than 200000 YAML nodes"} {
+		start := time.Now()
+		r := decryptOne(t, k.Identity, file{Name: "s.yaml", Content: content})
+		if !strings.Contains(r.Error, want) || time.Since(start) > 5*time.Second {
+			t.Fatalf("%q after %s, want %q", r.Error, time.Since(start), want)
+		}
+	}
+	// A real Secret of 2,000 keys is decrypted.
+	var ok strings.Builder
+	ok.WriteString("apiVersion: v1\nkind: Secret\nmetadata:\n  name: big\nstringData:\n")
+	for i := 0; i < 2_000; i++ {
+		fmt.Fprintf(&ok, "  k%d: v%d\n", i, i)
+	}
+	r := decryptOne(t, k.Identity, file{Name: "ok.yaml", Content: encrypted(t, "ok.yaml", ok.String(), "", k.Recipient)})
+	if r.Error != "" || len(r.Objects) != 1 {
+		t.Fatalf("%+v", r.Error)
 	}
 }

@@ -1,11 +1,14 @@
 package main
 
-// YAML alias expansion, bounded before SOPS's YAML store sees a file: the store reads each document as
-// nodes and expands every alias while building its tree, with no limit (yaml.v3's own alias check
-// covers only decoding into Go values, which the store does for the first document alone). A 1 KB
-// file with a fake `sops` block and nested anchors in its second document grew this process past
-// 3 GiB. Here each document's expanded size is counted on the nodes, memoized, so the count costs the
-// size of the text, not of the expansion; over the bound the file is refused, naming it.
+// The work a file makes SOPS's stores do, bounded before they see it. The YAML store reads each
+// document as nodes and expands every alias while building its tree, with no limit (yaml.v3's own
+// alias check covers only decoding into Go values, which the store does for the first document
+// alone): a 1 KB file with a fake `sops` block and nested anchors in its second document grew this
+// process past 3 GiB. That one decoding into Go values compares each key of a mapping with every
+// earlier one: a 2 MB file of 50,000 keys took 19 s. So each file is first parsed as nodes (aliases
+// stay references; linear in the text) and counted: its nodes as expanded (memoized, so the count
+// costs the size of the text, not of the expansion) and the keys of its largest mapping. Over either
+// budget the file is refused, naming the budget. A Secret, even at the API server's 1 MiB, is far below.
 
 import (
 	"bytes"
@@ -14,51 +17,60 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxExpandedNodes: how many nodes a YAML file may expand to through its aliases, all documents
-// together (as fleet-render bounds every YAML text of content). A file SOPS wrote has no aliases
-// (its emitter writes the tree out); this bounds only hand-made ones.
-var maxExpandedNodes = 1_000_000
+// maxExpandedNodes: how many nodes one file may hold, all documents together, aliases expanded.
+var maxExpandedNodes = 200_000
 
-// checkYAMLExpansion returns an error when a YAML text's aliases expand past maxExpandedNodes.
-// Text that does not parse is left to the store, which reports it.
-func checkYAMLExpansion(data []byte) error {
-	if !bytes.ContainsRune(data, '*') || !bytes.ContainsRune(data, '&') {
-		return nil // no alias can be used without an anchor and a reference
-	}
+// maxMappingKeys: how many keys one mapping may hold (the store's duplicate-key check is quadratic in it).
+const maxMappingKeys = 10_000
+
+// checkYAMLBudget returns an error when a file is over either budget. JSON is YAML to this parser;
+// text that does not parse is left to the store, which reports it.
+func checkYAMLBudget(data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	sizes := map[*yaml.Node]int{}
+	c := counter{sizes: map[*yaml.Node]int{}}
 	total := 0
 	for {
 		var doc yaml.Node
 		if err := dec.Decode(&doc); err != nil {
 			return nil // the end, or not YAML
 		}
-		total += expandedSize(&doc, sizes, 0)
+		total += c.expandedSize(&doc, 0)
+		if c.widest > maxMappingKeys {
+			return fmt.Errorf("is not decrypted: a mapping in it has more than %d keys; the limit bounds the work one file may cause", maxMappingKeys)
+		}
 		if total > maxExpandedNodes {
-			return fmt.Errorf("is not decrypted: its YAML aliases expand to more than %d nodes (an alias bomb?); the limit bounds what one file may expand to", maxExpandedNodes)
+			return fmt.Errorf("is not decrypted: it holds more than %d YAML nodes once its aliases are expanded (an alias bomb?); the limit bounds what one file may expand to", maxExpandedNodes)
 		}
 	}
 }
 
+type counter struct {
+	sizes  map[*yaml.Node]int
+	widest int
+}
+
 // expandedSize counts a node as the store would expand it, each distinct node once.
-func expandedSize(n *yaml.Node, sizes map[*yaml.Node]int, depth int) int {
+func (c *counter) expandedSize(n *yaml.Node, depth int) int {
 	if n == nil || depth > 10_000 {
 		return 1
 	}
-	if s, ok := sizes[n]; ok {
+	if s, ok := c.sizes[n]; ok {
 		return s
 	}
-	sizes[n] = maxExpandedNodes + 1 // a cycle through an alias counts as too large
+	c.sizes[n] = maxExpandedNodes + 1 // a cycle through an alias counts as too large
+	if n.Kind == yaml.MappingNode && len(n.Content)/2 > c.widest {
+		c.widest = len(n.Content) / 2
+	}
 	size := 1
 	if n.Kind == yaml.AliasNode {
-		size = expandedSize(n.Alias, sizes, depth+1)
+		size = c.expandedSize(n.Alias, depth+1)
 	}
-	for _, c := range n.Content {
-		size += expandedSize(c, sizes, depth+1)
+	for _, ch := range n.Content {
+		size += c.expandedSize(ch, depth+1)
 		if size > maxExpandedNodes {
 			break
 		}
 	}
-	sizes[n] = size
+	c.sizes[n] = size
 	return size
 }
