@@ -185,9 +185,15 @@ func TestAFileOverTheNodeOrKeyBudgetIsRefusedBeforeSOPSReadsIt(t *testing.T) {
 	for i := 0; i < 20_000; i++ { // 13 nodes each
 		fmt.Fprintf(&many, "  - {a: [1, 2, 3], b: [4, 5, 6], c: x}\n")
 	}
-	for content, want := range map[string]string{wide.String(): "more than 10000 keys", many.String(): "more than 200000 YAML nodes"} {
+	deep := "sops:\n  mac: ENC[x]\ndata: " + strings.Repeat("[", 600) + strings.Repeat("]", 600) + "\n"
+	deepJSON := `{"sops": {"mac": "ENC[x]"}, "data": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + "}"
+	for content, want := range map[string]string{wide.String(): "more than 10000 keys", many.String(): "more than 200000 YAML nodes", deep: "nest more than 512 levels", deepJSON: "nest more than 512 levels"} {
 		start := time.Now()
-		r := decryptOne(t, k.Identity, file{Name: "s.yaml", Content: content})
+		name := "s.yaml"
+		if content == deepJSON {
+			name = "s.json"
+		}
+		r := decryptOne(t, k.Identity, file{Name: name, Content: content})
 		if !strings.Contains(r.Error, want) || time.Since(start) > 5*time.Second {
 			t.Fatalf("%q after %s, want %q", r.Error, time.Since(start), want)
 		}

@@ -7,8 +7,8 @@ package main
 // process past 3 GiB. That one decoding into Go values compares each key of a mapping with every
 // earlier one: a 2 MB file of 50,000 keys took 19 s. So each file is first parsed as nodes (aliases
 // stay references; linear in the text) and counted: its nodes as expanded (memoized, so the count
-// costs the size of the text, not of the expansion) and the keys of its largest mapping. Over either
-// budget the file is refused, naming the budget. A Secret, even at the API server's 1 MiB, is far below.
+// costs the size of the text, not of the expansion), the keys of its largest mapping and its depth.
+// Over a budget the file is refused, naming the budget. A Secret the API server takes is far below.
 
 import (
 	"bytes"
@@ -23,6 +23,11 @@ var maxExpandedNodes = 200_000
 // maxMappingKeys: how many keys one mapping may hold (the store's duplicate-key check is quadratic in it).
 const maxMappingKeys = 10_000
 
+// maxDepth: how deeply a file's collections may nest. The caller's JavaScript walks the decrypted
+// objects recursively (hashing, copying, printing), as it does the renderer's results (fleet-render's
+// maxResultDepth, the same bound); a Secret the API server takes is far shallower.
+const maxDepth = 512
+
 // checkYAMLBudget returns an error when a file is over either budget. JSON is YAML to this parser;
 // text that does not parse is left to the store, which reports it.
 func checkYAMLBudget(data []byte) error {
@@ -35,6 +40,9 @@ func checkYAMLBudget(data []byte) error {
 			return nil // the end, or not YAML
 		}
 		total += c.expandedSize(&doc, 0)
+		if c.deepest > maxDepth {
+			return fmt.Errorf("is not decrypted: its collections nest more than %d levels deep; the limit bounds what one file may make the runner walk", maxDepth)
+		}
 		if c.widest > maxMappingKeys {
 			return fmt.Errorf("is not decrypted: a mapping in it has more than %d keys; the limit bounds the work one file may cause", maxMappingKeys)
 		}
@@ -45,13 +53,17 @@ func checkYAMLBudget(data []byte) error {
 }
 
 type counter struct {
-	sizes  map[*yaml.Node]int
-	widest int
+	sizes   map[*yaml.Node]int
+	widest  int
+	deepest int
 }
 
 // expandedSize counts a node as the store would expand it, each distinct node once.
 func (c *counter) expandedSize(n *yaml.Node, depth int) int {
-	if n == nil || depth > 10_000 {
+	if depth > c.deepest {
+		c.deepest = depth
+	}
+	if n == nil || depth > maxDepth {
 		return 1
 	}
 	if s, ok := c.sizes[n]; ok {
