@@ -31,8 +31,11 @@ export function yamlBudget(env: NodeJS.ProcessEnv = process.env): YamlBudget {
   return { ...d, bytes: Math.floor(positiveNumber(env, "PULUMI_FLEET_MAX_YAML_MIB", d.bytes / 1024 / 1024) * 1024 * 1024) };
 }
 
-/** Parses YAML text, reporting syntax errors with file and line; over a budget, an error naming it. */
-export function parseYamlDocuments(text: string, file: string, budget: YamlBudget = yamlBudget()): unknown[] {
+/**
+ * The documents of a YAML text as the library composes them (aliases unexpanded), one at a time, within
+ * the budget's size, nesting and document count: the one way content's YAML reaches the library here.
+ */
+export function* budgetedDocuments(text: string, file: string, budget: YamlBudget, lineCounter?: YAML.LineCounter): Generator<YAML.Document.Parsed> {
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > budget.bytes)
     throw new FleetError(
@@ -46,15 +49,23 @@ export function parseYamlDocuments(text: string, file: string, budget: YamlBudge
         file,
       },
     );
-  // Duplicate keys are checked below in one pass: the parser's own check (uniqueKeys) compares each key
-  // with every earlier one, and a values file of 40,000 keys took 25 s (content could hold the runner).
-  const lineCounter = new YAML.LineCounter();
+  // Duplicate keys are checked by the caller in one pass: the parser's own check (uniqueKeys) compares
+  // each key with every earlier one, and a values file of 40,000 keys took 25 s.
   const composer = new YAML.Composer({ uniqueKeys: false });
+  let count = 0;
+  for (const doc of composer.compose(new YAML.Parser(lineCounter?.addNewLine).parse(text))) {
+    if (++count > budget.documents)
+      throw new FleetError(`more than ${budget.documents} YAML documents: the limit bounds what one file may make the runner parse`, { file });
+    yield doc;
+  }
+}
+
+/** Parses YAML text, reporting syntax errors with file and line; over a budget, an error naming it. */
+export function parseYamlDocuments(text: string, file: string, budget: YamlBudget = yamlBudget()): unknown[] {
+  const lineCounter = new YAML.LineCounter();
   const out: unknown[] = [];
   let expanded = 0;
-  for (const doc of composer.compose(new YAML.Parser(lineCounter.addNewLine).parse(text))) {
-    if (out.length >= budget.documents)
-      throw new FleetError(`more than ${budget.documents} YAML documents: the limit bounds what one file may make the runner parse`, { file });
+  for (const doc of budgetedDocuments(text, file, budget, lineCounter)) {
     const err = doc.errors[0];
     if (err) {
       const line = err.pos ? lineCounter.linePos(err.pos[0]).line : undefined;
