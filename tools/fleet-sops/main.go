@@ -65,6 +65,18 @@ func main() {
 		}
 		out = k
 	case "decrypt", "encrypt":
+		var w *watch
+		if os.Args[1] == "decrypt" {
+			// Bounded and confined before the request (GitRepo content) is read.
+			l, err := parseLimits(os.Args[2:])
+			if err != nil {
+				fail(err.Error())
+			}
+			if err := enterSandbox(l); err != nil {
+				fail("cannot confine the decryption: " + err.Error())
+			}
+			w = newWatch(l)
+		}
 		var req request
 		data, err := io.ReadAll(os.Stdin)
 		if err == nil {
@@ -73,15 +85,8 @@ func main() {
 		if err != nil {
 			fail("cannot read the request: " + err.Error())
 		}
-		if os.Args[1] == "decrypt" {
-			l, err := parseLimits(os.Args[2:])
-			if err != nil {
-				fail(err.Error())
-			}
-			if err := enterSandbox(l); err != nil {
-				fail("cannot confine the decryption: " + err.Error())
-			}
-			out = decryptAll(req, newWatch(l))
+		if w != nil {
+			out = decryptAll(req, w)
 		} else {
 			out = encryptAll(req)
 		}

@@ -4,7 +4,7 @@ package main
 // looks SOPS-encrypted reaches SOPS's stores, which expand YAML aliases without limit. So `decrypt`
 // runs as the renderer's sandbox does (tools/fleet-render/sandbox.go), with the same flags and the
 // operator's same limits (core/render/sandbox.ts SandboxLimits):
-//   - after the request is read: no environment, a seccomp filter under which every path, socket,
+//   - before the request is read: no environment, a seccomp filter under which every path, socket,
 //     program and other process is refused (decryption needs none: the key arrives in the request),
 //     an address-space rlimit;
 //   - a watchdog that ends the process when it passes its memory or a file its time, naming the
@@ -53,7 +53,7 @@ func parseLimits(args []string) (limits, error) {
 	return limits{fileTimeout: *timeout, memory: *memory << 20, output: *output << 20, totalOutput: *total << 20}, nil
 }
 
-// deniedSyscalls: what decryption never needs once the request is read: every path (open, stat,
+// deniedSyscalls: what decryption never needs (the request arrives on stdin): every path (open, stat,
 // links, directories), every socket, programs, other processes, mounts and namespaces.
 var deniedSyscalls = []string{
 	"open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at",
