@@ -2,19 +2,18 @@
  * SOPS-encrypted manifests in a GitRepo (issue 43), decrypted as Flux's kustomize-controller decrypts
  * them, with three differences that keep a GitRepo a team's boundary: the key is the GitRepo's own
  * (`gitRepos[].sopsAgeKey`, a stack secret; nothing of the runner's), the decryption runs outside the
- * content sandbox (fleet-sops, tools/fleet-sops: SOPS's own Go libraries, MAC checked), and what it
+ * content sandbox (fleet-sops, tools/fleet-sops: SOPS's own Go libraries, MAC checked; confined and
+ * bounded as the sandbox is: core/bundles/fleet-sops.ts), and what it
  * gives never enters the sandbox: the encrypted files are taken out of the files the sandbox renders,
  * and their Secrets join each deployment's rendered objects afterwards (core/render/deployments.ts),
  * registered as Pulumi secrets. So no template, kustomization or overlay can read a decrypted value,
  * and a file copied from another team's repository does not open without that team's key.
  */
-import { runInGroup } from "../child-group";
 import { FleetError } from "../errors";
-import { sandboxLimits } from "../render/sandbox";
-import { childCommand, stopSignal } from "../stop-signal";
-import { builtToolPath } from "../tool-build";
+import { stopSignal } from "../stop-signal";
 import { GitRepoConfig } from "../config/git-repo";
 import { joinRel } from "./checkout";
+import { decryptBounded } from "./fleet-sops";
 import { rawManifestFiles } from "./content";
 import { K8sObject } from "./manifests";
 import { Bundle, BundleFile, DecryptedFile } from "./types";
@@ -39,12 +38,12 @@ export function isSopsEncrypted(f: BundleFile): boolean {
 }
 
 /**
- * Each bundle with its encrypted files decrypted (one fleet-sops run for the GitRepo) and taken out of
+ * Each bundle with its encrypted files decrypted (fleet-sops, one run for the GitRepo unless a file ends it) and taken out of
  * its files; a bundle that cannot be decrypted carries `decryptError`, which fails each of its
  * deployments alone. Its manifestID stays the one of its files as committed: a new ciphertext is a new
  * deploymentID, as any changed file is.
  */
-export async function withDecryptedFiles(bundles: Bundle[], repo: GitRepoConfig, decrypt: Decrypter = runFleetSops): Promise<Bundle[]> {
+export async function withDecryptedFiles(bundles: Bundle[], repo: GitRepoConfig, decrypt: Decrypter = decryptBounded): Promise<Bundle[]> {
   const found = bundles.map((b) => ({ bundle: b, encrypted: b.files.filter((f) => !f.name.startsWith(".chart/") && isSopsEncrypted(f)) }));
   const request: DecryptRequest = { identities: repo.sopsAgeKey ?? "", files: [] };
   const problems = new Map<Bundle, FleetError>();
@@ -123,26 +122,4 @@ function unreadEncrypted(b: Bundle, encrypted: BundleFile[]): { file: BundleFile
 /** The decrypted Secrets of a bundle, copies for one deployment (each is placed in its namespace apart). */
 export function decryptedObjects(b: Bundle): K8sObject[] {
   return (b.decrypted ?? []).flatMap((d) => d.objects.map((o) => structuredClone(o)));
-}
-
-/**
- * fleet-sops, built on first use (tools/build-sops.sh), with an empty environment (so nothing of the
- * runner's SOPS settings or credentials can take part) and the render job's time limit.
- */
-async function runFleetSops(request: DecryptRequest): Promise<DecryptResults> {
-  const bin = builtToolPath("build-sops.sh", "fleet-sops (SOPS decryption)");
-  const [file, args] = childCommand(bin, ["decrypt"]);
-  const seconds = sandboxLimits().jobSeconds;
-  const r = await runInGroup(file, args, {
-    env: {},
-    input: JSON.stringify(request),
-    name: "fleet-sops",
-    maxOutputBytes: 256 * 1024 * 1024,
-    stderrKeptBytes: 4096,
-    deadlineMs: seconds * 1000,
-    deadlineReason: `fleet-sops took more than ${seconds} s (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS)`,
-  });
-  if (r.aborted) throw stopSignal.reason;
-  if (r.stopped || r.code !== 0) throw new FleetError(`fleet-sops failed: ${r.stopped ?? r.stderr.trim()}`, {});
-  return (JSON.parse(r.stdout.toString("utf8")) as { files: DecryptResults }).files;
 }

@@ -11,6 +11,7 @@
 import { createHmac } from "node:crypto";
 import * as YAML from "yaml";
 import { DeploymentOptions } from "../bundles/types";
+import { budgetedDocuments, yamlBudget } from "../bundles/yaml-documents";
 import { FleetError } from "../errors";
 import { sha256Hex } from "../hash";
 import { positiveNumber } from "../operator-env";
@@ -164,7 +165,8 @@ const NOT_SECRET = new Set(["true", "false", "null"]);
 function scalarsOf(text: string): string[] {
   const out: string[] = [];
   try {
-    for (const doc of YAML.parseAllDocuments(text, { uniqueKeys: false })) {
+    // Within the runner's YAML budgets (a value over one is redacted whole, as text that is not YAML).
+    for (const doc of budgetedDocuments(text, "valuesFrom", yamlBudget())) {
       YAML.visit(doc, {
         Scalar(key, node) {
           const source = (node as YAML.Scalar & { source?: string }).source ?? String(node.value);

@@ -10,6 +10,8 @@ import { isArchiveOf, namesChart } from "../../core/bundles/chart-deps";
 import { Checkout, DEFAULT_CONTENT_LIMITS } from "../../core/bundles/checkout";
 import { readBundleFiles } from "../../core/bundles/content";
 import { discoverBundleDirs } from "../../core/bundles/discover";
+import { checkFleetYamlText } from "../../core/bundles/fleetyaml";
+import { DEFAULT_YAML_BUDGET, parseYamlDocuments, yamlBudget } from "../../core/bundles/yaml-documents";
 import * as goGlob from "../../core/bundles/go-glob";
 import { FleetError } from "../../core/errors";
 import { tempDir } from "../support/git-fixtures";
@@ -139,5 +141,64 @@ describe("bounds on the work content causes while read", () => {
     expect(isArchiveOf("redis-v17.tgz", "redis")).to.equal(true);
     expect(isArchiveOf("redis-latest.tgz", "redis")).to.equal(false);
     expect(isArchiveOf("redis-1.tgz/x", "redis")).to.equal(false);
+  });
+
+  describe("the runner's YAML parser (fleet.yaml, values files): budgets before the library sees a text", () => {
+    const refusal = (text: string, budget = DEFAULT_YAML_BUDGET) => {
+      const t = Date.now();
+      try {
+        parseYamlDocuments(text, "team/app/values.yaml", budget);
+      } catch (err) {
+        expect(err).to.be.instanceOf(FleetError);
+        expect((err as FleetError).context.file).to.equal("team/app/values.yaml");
+        return { message: (err as FleetError).message, ms: Date.now() - t };
+      }
+      throw new Error("expected a refusal");
+    };
+    const nested = (levels: string[]) =>
+      levels
+        .map((l, i) =>
+          i === 0
+            ? `${l}: &${l} [${Array(9).fill('"lol"').join(",")}]`
+            : `${l}: &${l} [${Array(9)
+                .fill(`*${levels[i - 1]}`)
+                .join(",")}]`,
+        )
+        .join("\n");
+
+    it("a text over PULUMI_FLEET_MAX_YAML_MIB is refused before it is parsed, however it is shaped", () => {
+      expect(yamlBudget({ PULUMI_FLEET_MAX_YAML_MIB: "0.5" }).bytes).to.equal(512 * 1024);
+      const big = Array.from({ length: 300_000 }, (_, i) => `k${i}: v`).join("\n"); // 3 MB: 5 s and 370 MB in the library
+      const r = refusal(big);
+      expect(r.message).to.contain("over the limit of 2 MiB per YAML file read by the runner (PULUMI_FLEET_MAX_YAML_MIB)");
+      expect(r.ms).to.be.lessThan(500);
+    });
+
+    it("aliases: nested (billion laughs) and wide (one large list repeated) are refused by their expanded nodes, not expanded", () => {
+      const laughs = refusal(nested(["a", "b", "c", "d", "e", "f", "g", "h", "i"]));
+      expect(laughs.message).to.contain("more than 1000000 nodes once its aliases are expanded");
+      // The library's own maxAliasCount counts aliases inside aliases: 600 uses of a 2,000-item list pass it.
+      const wide = `a: &a [${Array(2000).fill("x").join(",")}]\n` + Array.from({ length: 600 }, (_, i) => `b${i}: *a`).join("\n");
+      expect(refusal(wide).message).to.contain("more than 1000000 nodes once its aliases are expanded");
+      // A cycle is not followed forever; within the budget, aliases are read as before.
+      expect(parseYamlDocuments("x: &x {a: 1}\ny: [*x, *x]\n", "f")).to.deep.equal([{ x: { a: 1 }, y: [{ a: 1 }, { a: 1 }] }]);
+    });
+
+    it("documents and flow nesting are bounded; the errors name the file", () => {
+      const docs = refusal(Array.from({ length: 100_000 }, () => "a: 1").join("\n---\n"));
+      expect(docs.message).to.contain("more than 1000 YAML documents");
+      expect(docs.ms).to.be.lessThan(2_000);
+      const deep = refusal("[".repeat(1_000_000) + "]".repeat(1_000_000)); // 13 s in the library before it gave up
+      expect(deep.message).to.contain("nested more than 512 levels deep");
+      expect(deep.ms).to.be.lessThan(500);
+      expect(parseYamlDocuments(`a: ${"[".repeat(100)}1${"]".repeat(100)}\n`, "f")).to.have.length(1);
+    });
+
+    it("fleet.yaml is read with the same budgets", () => {
+      expect(() => checkFleetYamlText(nested(["a", "b", "c", "d", "e", "f", "g"]), "team/app/fleet.yaml")).to.throw(
+        FleetError,
+        "once its aliases are expanded",
+      );
+    });
   });
 });

@@ -18,7 +18,9 @@ import (
 	"filippo.io/age"
 )
 
-func decryptAll(req request) response {
+// decryptAll decrypts each file on its own; w (nil in tests) marks each file for the watchdog and
+// bounds its result.
+func decryptAll(req request, w *watch) response {
 	out := response{Files: map[string]fileResult{}}
 	ids, idErr := parseIdentities(req.Identities)
 	for _, f := range req.Files {
@@ -26,12 +28,22 @@ func decryptAll(req request) response {
 			out.Files[f.Name] = fileResult{Error: idErr.Error()}
 			continue
 		}
-		objects, err := decryptFile(f, ids)
-		if err != nil {
-			out.Files[f.Name] = fileResult{Error: err.Error()}
-		} else {
-			out.Files[f.Name] = fileResult{Objects: objects}
+		if w != nil {
+			w.start(f.Name)
 		}
+		var r fileResult
+		if objects, err := decryptFile(f, ids); err != nil {
+			r = fileResult{Error: err.Error()}
+		} else {
+			r = fileResult{Objects: objects}
+		}
+		if w != nil {
+			if err := w.accept(r); err != nil {
+				r = fileResult{Error: err.Error()}
+			}
+			w.done()
+		}
+		out.Files[f.Name] = r
 	}
 	return out
 }
@@ -72,6 +84,9 @@ func decryptFile(f file, ids sopsage.ParsedIdentities) (objects []map[string]any
 	}()
 	store, err := storeFor(f.Name)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkYAMLBudget([]byte(f.Content)); err != nil {
 		return nil, err
 	}
 	tree, err := store.LoadEncryptedFile([]byte(f.Content))

@@ -30,7 +30,7 @@ func encrypted(t *testing.T, name, content, regex string, recipients ...string) 
 
 func decryptOne(t *testing.T, identities string, f file) fileResult {
 	t.Helper()
-	res := decryptAll(request{Identities: identities, Files: []file{f}})
+	res := decryptAll(request{Identities: identities, Files: []file{f}}, nil)
 	r, ok := res.Files[f.Name]
 	if !ok {
 		t.Fatalf("no result for %s", f.Name)

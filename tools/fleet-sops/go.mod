@@ -4,8 +4,11 @@ go 1.26
 
 require (
 	filippo.io/age v1.3.2
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/getsops/sops/v3 v3.13.3
 	github.com/sirupsen/logrus v1.9.4
+	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -114,12 +117,10 @@ require (
 	go.opentelemetry.io/otel/sdk v1.44.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect

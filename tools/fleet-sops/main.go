@@ -6,12 +6,14 @@
 //
 // Usage (a JSON request on stdin, a JSON answer on stdout; an error of one file is that file's):
 //
-//	fleet-sops decrypt   {"identities": "AGE-SECRET-KEY-1...", "files": [{"name": "secret.yaml", "content": "..."}]}
+//	fleet-sops decrypt [--sandbox --job-timeout D --memory-mib N --output-mib N --total-output-mib N]
+//	                     {"identities": "AGE-SECRET-KEY-1...", "files": [{"name": "secret.yaml", "content": "..."}]}
 //	                     -> {"files": {"secret.yaml": {"objects": [{...Secret...}]} | {"error": "..."}}}
 //	fleet-sops encrypt   {"recipients": ["age1..."], "encryptedRegex": "^(data|stringData)$", "files": [...]}
 //	                     -> {"files": {"secret.yaml": {"content": "..."}}}
 //	fleet-sops keygen    -> {"identity": "AGE-SECRET-KEY-1...", "recipient": "age1..."}
 //
+// decrypt always runs confined and bounded (sandbox.go), its flags those of fleet-render --sandbox.
 // encrypt and keygen exist for tests and for operators without the sops binary; only decrypt is
 // used by a deployment.
 package main
@@ -51,8 +53,8 @@ type response struct {
 func main() {
 	// SOPS logs each recovered data key at info level: nothing of it is wanted on stderr.
 	sopslog.SetLevel(logrus.WarnLevel)
-	if len(os.Args) != 2 {
-		fail("usage: fleet-sops decrypt|encrypt|keygen (a JSON request on stdin)")
+	if len(os.Args) < 2 || (os.Args[1] != "decrypt" && len(os.Args) != 2) {
+		fail("usage: fleet-sops decrypt [--job-timeout D --memory-mib N --output-mib N --total-output-mib N] | encrypt | keygen (a JSON request on stdin)")
 	}
 	var out any
 	switch os.Args[1] {
@@ -63,6 +65,18 @@ func main() {
 		}
 		out = k
 	case "decrypt", "encrypt":
+		var w *watch
+		if os.Args[1] == "decrypt" {
+			// Bounded and confined before the request (GitRepo content) is read.
+			l, err := parseLimits(os.Args[2:])
+			if err != nil {
+				fail(err.Error())
+			}
+			if err := enterSandbox(l); err != nil {
+				fail("cannot confine the decryption: " + err.Error())
+			}
+			w = newWatch(l)
+		}
 		var req request
 		data, err := io.ReadAll(os.Stdin)
 		if err == nil {
@@ -71,8 +85,8 @@ func main() {
 		if err != nil {
 			fail("cannot read the request: " + err.Error())
 		}
-		if os.Args[1] == "decrypt" {
-			out = decryptAll(req)
+		if w != nil {
+			out = decryptAll(req, w)
 		} else {
 			out = encryptAll(req)
 		}
