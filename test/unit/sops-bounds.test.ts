@@ -55,7 +55,7 @@ describe("fleet-sops's bounds: the file that hits one fails alone", () => {
       clock += 200_000; // each run spends 200 s of the GitRepo's 300
       return { ok: false, file: req.files[0].name, limit: "time", reason: "per-file time" };
     };
-    const timed = await decryptBounded(request("a.yaml", "b.yaml", "c.yaml"), slow as never, DEFAULT_SANDBOX_LIMITS, () => clock);
+    const timed = await decryptBounded(request("a.yaml", "b.yaml", "c.yaml"), slow as never, { ...DEFAULT_SANDBOX_LIMITS, gitRepoSeconds: 300 }, () => clock);
     expect(deadlines).to.deep.equal([300_000, 100_000]);
     expect(timed["c.yaml"].error).to.contain("longer than the limit of 300 s per GitRepo (PULUMI_FLEET_GITREPO_RENDER_SECONDS)");
   });

@@ -40,6 +40,8 @@ type limits struct {
 func parseLimits(args []string) (limits, error) {
 	fs := flag.NewFlagSet("fleet-sops decrypt", flag.ContinueOnError)
 	fs.Bool("sandbox", true, "always on for decrypt")
+	// The GitRepo's time is bounded by the caller (core/bundles/fleet-sops.ts), which ends the process; accepted so both tools take one set of flags.
+	fs.Float64("gitrepo-seconds", 0, "the time limit of one GitRepo's runs, seconds (enforced by the caller)")
 	timeout := fs.Duration("job-timeout", 2*time.Minute, "time limit of one file")
 	memory := fs.Int64("memory-mib", 2048, "memory limit of the process, MiB")
 	output := fs.Int64("output-mib", 64, "size limit of one file's result, MiB")
