@@ -26,7 +26,7 @@ describe("attacks between GitRepos: a silent remote, on live clusters (issue 53)
         const deployedRound = String(t.round);
         t.commitVictim();
         const run = await withEnv({ PULUMI_FLEET_GIT_LOW_SPEED_SECONDS: String(LOW_SPEED_SECONDS) }, () =>
-          t.attack({ attacker: { repo: `${scheme}://127.0.0.1:${remote.port}/team.git` }, noPreview: scheme === "git" }),
+          t.attack({ attacker: { repo: `${scheme}://127.0.0.1:${remote.port}/team.git` } }),
         );
         figures.push(`${scheme}:// silent remote: up took ${(run.ms / 1000).toFixed(1)} s (low-speed time ${LOW_SPEED_SECONDS} s, overall git timeout 600 s)`);
         const reason =
