@@ -19,6 +19,13 @@ describe("attacks between GitRepos: a silent remote, on live clusters (issue 53)
   const t = new TeamsStack();
   t.register();
 
+  it("baseline for the figures: the same up with no silent remote", async () => {
+    t.commitVictim();
+    const run = await t.attack();
+    figures.push(`no silent remote: up took ${(run.ms / 1000).toFixed(1)} s`);
+    await t.expectContained(run, {});
+  });
+
   for (const scheme of ["http", "git"]) {
     it(`${scheme}://: the attacker's GitRepo fails alone within the low-speed time; the victim's commit deploys in the same up; nothing of the attacker pruned`, async () => {
       const remote = await silentRemote();

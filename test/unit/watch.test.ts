@@ -14,6 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { errorOf } from "../support/errors";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { silentRemote } from "../support/silent-remote";
 
 const A = "a".repeat(40);
 const B = "b".repeat(40);
@@ -279,5 +280,52 @@ describe("watch: the poll of a real remote (git ls-remote, nothing fetched)", ()
       (e: Error) => e.message,
     );
     expect(missing).to.contain('branch "nope" not found');
+  });
+});
+
+describe("watch: the loop with real polls, one remote silent (real git, real clock)", () => {
+  it("another GitRepo's pushed commit starts an up while the silent remote's poll is still waiting", async function () {
+    this.timeout(60_000);
+    const remote = await silentRemote();
+    const repo = new TestRepo({ "a.yaml": "a: 1\n" });
+    const repos = [
+      gitRepoConfig({ name: "evil", repo: `http://127.0.0.1:${remote.port}/r.git`, pollingInterval: 1000 }),
+      gitRepoConfig({ name: "apps", repo: repo.url(), branch: "master", pollingInterval: 1000 }),
+    ];
+    const events: string[] = [];
+    let stop = false;
+    let pushed = "";
+    try {
+      await watchLoop({
+        now: () => Date.now(),
+        stopped: () => stop,
+        sleepUntil: (at, wake) => Promise.race([wake, new Promise<void>((r) => setTimeout(r, Math.max(0, at - Date.now())))]),
+        stackHash: () => "h",
+        readConfig: async () => ({ gitRepos: repos }),
+        // The overall poll timeout and the low-speed time (30 s by default) both outlast the test.
+        poll: async (r) => {
+          try {
+            return await remoteHead(r, 600_000);
+          } finally {
+            events.push(`${r.name} poll ended`);
+          }
+        },
+        up: async (reason) => {
+          events.push(`up: ${reason}`);
+          const read = repo.head();
+          if (!pushed)
+            pushed = repo.commit({ "a.yaml": "a: 2\n" }); // pushed after the first up read
+          else stop = true; // the up that deploys the push
+          return { ok: true, resolved: { apps: read } };
+        },
+        log: () => undefined,
+      });
+      const ups = events.filter((e) => e.startsWith("up:"));
+      expect(ups[1]).to.contain(`gitRepo apps is at ${pushed.slice(0, 12)}`);
+      // Detected and deployed before the silent remote's one poll ended.
+      expect(events.indexOf("evil poll ended")).to.equal(-1);
+    } finally {
+      await remote.close();
+    }
   });
 });
