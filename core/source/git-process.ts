@@ -60,8 +60,9 @@ export function gitReason(stderr: string): string {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l);
-  const useful = lines.filter((l) => /^(fatal|error|remote|ssh|Permission|Host key|ERROR)/i.test(l));
+  const useful = lines.filter((l) => /^(fatal|error|remote|ssh|Permission|Host key|ERROR|Connection .* timed out)/i.test(l));
   const reason = (useful.length ? useful : lines).slice(0, 3).join("; ");
-  // curl's low-speed limit (git-env.ts): the operator's variables that set it.
-  return /Operation too slow/.test(reason) ? `${reason} (PULUMI_FLEET_GIT_LOW_SPEED_BYTES, PULUMI_FLEET_GIT_LOW_SPEED_SECONDS)` : reason;
+  // curl's low-speed limit and ssh's ConnectTimeout (git-env.ts): the operator's variables that set them.
+  if (/Operation too slow/.test(reason)) return `${reason} (PULUMI_FLEET_GIT_LOW_SPEED_BYTES, PULUMI_FLEET_GIT_LOW_SPEED_SECONDS)`;
+  return /^Connection .* timed out/im.test(reason) ? `${reason} (PULUMI_FLEET_GIT_LOW_SPEED_SECONDS)` : reason;
 }

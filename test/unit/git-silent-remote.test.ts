@@ -4,6 +4,9 @@
  * timeout, and every other GitRepo is read meanwhile (core/pipeline.ts readSources).
  */
 import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { resolveSource } from "../../core/source/git";
 import { remoteHead } from "../../core/source/remote-head";
 import { readSources } from "../../core/pipeline";
@@ -57,6 +60,18 @@ describe("git source: a silent remote costs its own GitRepo the low-speed time",
       expect(Date.now() - started).to.be.below(15_000);
     });
   }
+
+  it("ssh://: the host that accepts and never sends its banner is given up at the low-speed time (ConnectTimeout)", async () => {
+    const keyDir = tempDir("pf-key-");
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(keyDir, "k")]);
+    const auth = { sshPrivateKey: fs.readFileSync(path.join(keyDir, "k"), "utf8"), knownHosts: "" };
+    const started = Date.now();
+    const err = await withEnv(LOW_SPEED, () =>
+      rejectionWith(resolveSource(gitRepoConfig({ name: "evil", repo: `ssh://git@127.0.0.1:${remote.port}/r.git`, auth }), cache), FleetError),
+    );
+    expect(err.message).to.match(/^gitRepo evil: .*(timed out.*\(PULUMI_FLEET_GIT_LOW_SPEED_SECONDS\)|the remote sent nothing for 2 s)/);
+    expect(Date.now() - started).to.be.below(15_000);
+  });
 
   it("with two GitRepos, the other is read (and done) while the silent one is still waiting; only the silent one fails", async () => {
     const good = new TestRepo({ "cm.yaml": CONFIGMAP("a") });
