@@ -98,6 +98,7 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
     const due = duePolls(schedule, at).filter((name) => !polling.has(name));
     for (const name of due) startPoll(name, at);
     schedule = polled(schedule, due, intervals, at);
+    if (deps.stopped()) break;
     const inputs: WatchInputs = { commits: { ...heads }, stackHash };
     const decision = decideUp(memory, inputs, deps.now());
     if (decision.run) {
