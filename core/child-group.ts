@@ -26,6 +26,11 @@ export interface GroupRun {
   deadlineReason?: string;
   /** Checked every 200 ms while the child runs: a reason stops it. */
   watch?: () => string | undefined;
+  /** No output, and no change of `progress`, for this long stops the child (a peer that went silent). */
+  idleMs?: number;
+  idleReason?: string;
+  /** A measure of the child's work besides its output (bytes it wrote to disk), checked every 200 ms. */
+  progress?: () => number;
 }
 
 /**
@@ -78,19 +83,26 @@ export function runInGroup(file: string, args: string[], run: GroupRun): Promise
     };
     if (stopSignal.aborted) onStop();
     else stopSignal.addEventListener("abort", onStop);
+    let activeAt = Date.now();
+    let lastProgress = run.progress?.();
     const watcher =
-      run.watch &&
+      (run.watch || run.idleMs !== undefined) &&
       setInterval(() => {
-        const reason = run.watch!();
-        if (reason) stop(reason);
+        const reason = run.watch?.();
+        if (reason) return stop(reason);
+        const progress = run.progress?.();
+        if (progress !== lastProgress) [lastProgress, activeAt] = [progress, Date.now()];
+        if (run.idleMs !== undefined && Date.now() - activeAt >= run.idleMs) stop(run.idleReason ?? `no output for ${run.idleMs} ms`);
       }, WATCH_INTERVAL_MS);
     child.stdout!.on("data", (chunk: Buffer) => {
+      activeAt = Date.now();
       outBytes += chunk.length;
       if (outBytes > run.maxOutputBytes) stop(`${run.name ?? file} printed more than ${run.maxOutputBytes / 1024 / 1024} MiB`);
       else out.push(chunk);
     });
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => {
+      activeAt = Date.now();
       stderr += chunk;
       if (run.stderrKeptBytes !== undefined && stderr.length > run.stderrKeptBytes) stderr = stderr.slice(-run.stderrKeptBytes);
     });

@@ -11,6 +11,8 @@ import * as YAML from "yaml";
 import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { GitRepoConfig } from "./config/git-repo";
 import { resolveSource, Source } from "./source/git";
+import { gitBounds } from "./source/git-bounds";
+import { settleLimited } from "./settle-limited";
 import { stopSignal, throwIfStopped } from "./stop-signal";
 import { readBundles, UnreadBundle } from "./bundles/read";
 import { FailedDeployments } from "./desired/failures";
@@ -56,10 +58,20 @@ export interface BundleRollout extends Rollout {
   warnings: string[];
 }
 
-/** Each GitRepo's source, and why those that cannot be read could not (each fails alone). */
-export async function readSources(repos: GitRepoConfig[], cacheRoot?: string): Promise<{ sources: Map<string, Source>; failed: Map<string, FleetError> }> {
+/**
+ * Each GitRepo's source, and why those that cannot be read could not (each fails alone): every read is
+ * its own task with its own bounds (git-bounds.ts), at most PULUMI_FLEET_GIT_CONCURRENCY at once, so a
+ * remote that stalls holds one slot for its low-speed time and every other GitRepo is read meanwhile.
+ */
+export async function readSources(
+  repos: GitRepoConfig[],
+  cacheRoot?: string,
+  resolve: typeof resolveSource = resolveSource,
+): Promise<{ sources: Map<string, Source>; failed: Map<string, FleetError> }> {
+  // The operator's setting: a bad value stops the run (naming the variable), not one GitRepo.
+  const { concurrency } = gitBounds();
   // One at a time per URL is enforced by the cache lock; different repositories resolve in parallel.
-  const results = await Promise.allSettled(repos.map((r) => resolveSource(r, cacheRoot)));
+  const results = await settleLimited(repos, concurrency, (r) => resolve(r, cacheRoot));
   const sources = new Map<string, Source>();
   const failed = new Map<string, FleetError>();
   results.forEach((r, i) => {

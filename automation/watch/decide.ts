@@ -36,13 +36,17 @@ export function backoffMs(failures: number, baseMs: number, maxMs = MAX_BACKOFF_
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
 }
 
-/** What differs between two sets of inputs, in words; empty when nothing does. Only GitRepos polled now count. */
-export function changes(before: WatchInputs | undefined, now: WatchInputs): string[] {
+/**
+ * What differs between two sets of inputs, in words; empty when nothing does. Only GitRepos polled now
+ * count; with `knownOnly`, only those `before` had a commit for (the rest the up read itself).
+ */
+export function changes(before: WatchInputs | undefined, now: WatchInputs, knownOnly = false): string[] {
   if (!before) return [];
   const out: string[] = [];
   if (before.stackHash !== now.stackHash) out.push("the stack file changed");
   for (const [repo, commit] of Object.entries(now.commits).sort()) {
     const was = before.commits[repo];
+    if (knownOnly && was === undefined) continue;
     if (was !== commit) out.push(`gitRepo ${repo} is at ${short(commit)}${was ? ` (was ${short(was)})` : ""}`);
   }
   return out;
@@ -51,7 +55,8 @@ export function changes(before: WatchInputs | undefined, now: WatchInputs): stri
 export function decideUp(memory: WatchMemory, now: WatchInputs, at: number): Decision {
   const failed = memory.failed;
   if (failed) {
-    const news = changes(failed.inputs, now);
+    // Polls are independent (loop.ts): a GitRepo whose first answer came after the failed up began is no new input.
+    const news = changes(failed.inputs, now, true);
     if (news.length) return { run: true, reason: news.join("; ") };
     if (at >= failed.retryAt) return { run: true, reason: `trying again after ${failed.failures} failed up(s) with these inputs` };
     return { run: false, wait: `the last up failed; trying again in ${Math.ceil((failed.retryAt - at) / 1000)} s` };

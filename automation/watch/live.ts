@@ -25,7 +25,10 @@ import { decideShards } from "../shards/inputs";
 import { shardOfFile } from "../../core/config/shard-files";
 import { UpOutcome, WatchDeps } from "./loop";
 
-/** A poll that takes longer than this (or the operator's git timeout, if shorter) is stopped and counts as failed. */
+/**
+ * A poll that takes longer than this (or the operator's git timeout, if shorter) is stopped and counts as
+ * failed; a silent remote is given up sooner, at the git low-speed time (core/source/git-bounds.ts).
+ */
 export const POLL_TIMEOUT_MS = 60_000;
 
 export interface WatchSettings {
@@ -42,7 +45,7 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
   return {
     now: () => Date.now(),
     stopped: () => stopSignal.aborted,
-    sleepUntil: (at) =>
+    sleepUntil: (at, wake) =>
       new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -52,6 +55,7 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
         const timer = setTimeout(done, Math.max(0, at - Date.now()));
         if (stopSignal.aborted) done();
         else stopSignal.addEventListener("abort", done);
+        void wake.then(done);
       }),
     stackHash: () => configHash(file),
     readConfig: async () => {

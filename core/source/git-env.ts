@@ -16,6 +16,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { GitRepoConfig } from "../config/git-repo";
+import { GitBounds } from "./git-bounds";
+
+/** How slow a remote may be before it is given up (git-bounds.ts); the same for every protocol. */
+export type LowSpeed = Pick<GitBounds, "lowSpeedBytes" | "lowSpeedSeconds">;
 
 /** Options every git command gets (the repository's own config can only have what we wrote). */
 const FIXED_CONFIG: [string, string][] = [
@@ -51,10 +55,23 @@ export function protocolsFor(url: string): string[] {
   return [];
 }
 
+/**
+ * Whether git has no low-speed limit of its own for this URL (git://, ssh after the handshake): the
+ * git process is then watched for output instead (git-process.ts idle), at the same low-speed time.
+ */
+export function watchedForSilence(url: string): boolean {
+  return protocolsFor(url).some((p) => p === "git" || p === "ssh");
+}
+
 /** The configuration a git command runs with, as key/value pairs (see FIXED_CONFIG). */
-export function gitConfigFor(url: string, token?: { username?: string; token: string }): [string, string][] {
+export function gitConfigFor(url: string, lowSpeed: LowSpeed, token?: { username?: string; token: string }): [string, string][] {
   const config: [string, string][] = [...FIXED_CONFIG, ["protocol.allow", "never"]];
-  for (const p of protocolsFor(url)) config.push([`protocol.${p}.allow`, "always"]);
+  const protocols = protocolsFor(url);
+  for (const p of protocols) config.push([`protocol.${p}.allow`, "always"]);
+  if (protocols.includes("https")) {
+    // curl gives up a transfer slower than this (a remote that accepts and never answers included).
+    config.push(["http.lowSpeedLimit", String(lowSpeed.lowSpeedBytes)], ["http.lowSpeedTime", String(lowSpeed.lowSpeedSeconds)]);
+  }
   if (token) {
     const basic = Buffer.from(`${token.username ?? "git"}:${token.token}`).toString("base64");
     config.push(["http.extraHeader", `Authorization: Basic ${basic}`]);
@@ -67,7 +84,7 @@ export class GitSession {
   private readonly tmp: string;
   private readonly vars: Record<string, string>;
 
-  constructor(repo: GitRepoConfig) {
+  constructor(repo: GitRepoConfig, lowSpeed: LowSpeed) {
     this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-fleet-auth-"));
     const home = path.join(this.tmp, "home");
     fs.mkdirSync(home);
@@ -75,7 +92,7 @@ export class GitSession {
       fs.writeFileSync(path.join(this.tmp, name), content, { mode: 0o600 });
       return path.join(this.tmp, name);
     };
-    const config = gitConfigFor(repo.repo, repo.auth?.token ? { username: repo.auth.username, token: repo.auth.token } : undefined);
+    const config = gitConfigFor(repo.repo, lowSpeed, repo.auth?.token ? { username: repo.auth.username, token: repo.auth.token } : undefined);
     this.vars = {
       HOME: home,
       XDG_CONFIG_HOME: path.join(home, ".config"),
@@ -100,7 +117,9 @@ export class GitSession {
       this.vars.GIT_SSH_VARIANT = "ssh";
       this.vars.GIT_SSH_COMMAND =
         `ssh -F /dev/null -i ${q(key)} -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes ` +
-        `-o StrictHostKeyChecking=yes -o UserKnownHostsFile=${q(knownHosts)} -o GlobalKnownHostsFile=/dev/null`;
+        `-o StrictHostKeyChecking=yes -o UserKnownHostsFile=${q(knownHosts)} -o GlobalKnownHostsFile=/dev/null ` +
+        // A host that accepts and never speaks (connect and banner), or stops answering, is given up at the low-speed time.
+        `-o ConnectTimeout=${lowSpeed.lowSpeedSeconds} -o ServerAliveInterval=${Math.max(1, Math.ceil(lowSpeed.lowSpeedSeconds / 3))} -o ServerAliveCountMax=3`;
     }
     if (repo.caBundle) this.vars.GIT_SSL_CAINFO = file("ca.pem", repo.caBundle);
     if (repo.insecureSkipTLSVerify) this.vars.GIT_SSL_NO_VERIFY = "true";

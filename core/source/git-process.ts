@@ -18,6 +18,8 @@ export interface GitRun {
   deadlineReason: string;
   /** Checked every 200 ms while git runs: a reason stops it (the fetch size bound). */
   watch?: () => string | undefined;
+  /** For a transport with no low-speed limit of its own: no output (nor `progress`) for this long stops git. */
+  idle?: { ms: number; reason: string; progress?: () => number };
   /** Written to git's standard input (update-ref --stdin). */
   input?: string;
 }
@@ -43,6 +45,9 @@ export async function runGit(args: string[], run: GitRun): Promise<string> {
     deadlineMs: run.deadlineMs,
     deadlineReason: run.deadlineReason,
     watch: run.watch,
+    idleMs: run.idle?.ms,
+    idleReason: run.idle?.reason,
+    progress: run.idle?.progress,
   });
   if (r.stopped) throw new GitFailure(r.stopped, true);
   if (r.code === 0) return r.stdout.toString("utf8");
@@ -55,6 +60,9 @@ export function gitReason(stderr: string): string {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l);
-  const useful = lines.filter((l) => /^(fatal|error|remote|ssh|Permission|Host key|ERROR)/i.test(l));
-  return (useful.length ? useful : lines).slice(0, 3).join("; ");
+  const useful = lines.filter((l) => /^(fatal|error|remote|ssh|Permission|Host key|ERROR|Connection .* timed out)/i.test(l));
+  const reason = (useful.length ? useful : lines).slice(0, 3).join("; ");
+  // curl's low-speed limit and ssh's ConnectTimeout (git-env.ts): the operator's variables that set them.
+  if (/Operation too slow/.test(reason)) return `${reason} (PULUMI_FLEET_GIT_LOW_SPEED_BYTES, PULUMI_FLEET_GIT_LOW_SPEED_SECONDS)`;
+  return /^Connection .* timed out/im.test(reason) ? `${reason} (PULUMI_FLEET_GIT_LOW_SPEED_SECONDS)` : reason;
 }

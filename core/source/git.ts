@@ -22,7 +22,7 @@ import { defaultCacheRoot } from "../tool-build";
 import { GitRepoConfig } from "../config/git-repo";
 import { withLock } from "./lock";
 import { GitFailure, runGit } from "./git-process";
-import { GitSession, protocolsFor } from "./git-env";
+import { GitSession, protocolsFor, watchedForSilence } from "./git-env";
 import { GitBounds, gitBounds } from "./git-bounds";
 import { markUsed, packBytes, pinnedRef, pruneStore, pruneTrees, sweepUnusedStores } from "./git-cache";
 import { stopSignal } from "../stop-signal";
@@ -77,17 +77,20 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
   }
   const gitRoot = path.join(cacheRoot, "git");
   const dir = path.join(gitRoot, sha256Hex(repo.repo).slice(0, 24));
-  const session = new GitSession(repo);
+  const session = new GitSession(repo, bounds);
+  const silenceWatched = watchedForSilence(repo.repo);
   try {
     const source = await withLock(path.join(dir, "lock"), async () => {
       markUsed(dir);
       const store = path.join(dir, "repo.git");
+      const talksToRemote = (command: string) => silenceWatched && (command === "ls-remote" || command === "fetch");
       const git: Git = (args, extra = {}) =>
         runGit(args, {
           cwd: store,
           env: { ...session.env(), ...extra.env },
           watch: extra.watch,
           input: extra.input,
+          idle: talksToRemote(args[0]) ? silence(args[0], bounds, () => packBytes(store)) : undefined,
           deadlineMs: bounds.timeoutMs,
           deadlineReason: `git ${args[0]} did not finish within ${bounds.timeoutMs / 1000} s (PULUMI_FLEET_GIT_TIMEOUT_SECONDS): it was stopped`,
         });
@@ -118,6 +121,12 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
   } finally {
     session.dispose();
   }
+}
+
+/** The idle bound of a git command talking to a remote with no low-speed limit of its own (git://, ssh). */
+export function silence(command: string, bounds: GitBounds, progress?: () => number): { ms: number; reason: string; progress?: () => number } {
+  const s = bounds.lowSpeedSeconds;
+  return { ms: s * 1000, reason: `git ${command}: the remote sent nothing for ${s} s (PULUMI_FLEET_GIT_LOW_SPEED_SECONDS): it was stopped`, progress };
 }
 
 /** A git command whose failure is this GitRepo's failure. */

@@ -7,8 +7,9 @@
  */
 import { FleetError } from "../errors";
 import { GitRepoConfig } from "../config/git-repo";
-import { directorySource, displayUrl, isPlainDirectory, redact } from "./git";
-import { GitSession, protocolsFor } from "./git-env";
+import { directorySource, displayUrl, isPlainDirectory, redact, silence } from "./git";
+import { GitSession, protocolsFor, watchedForSilence } from "./git-env";
+import { gitBounds } from "./git-bounds";
 import { runGit } from "./git-process";
 import { chooseRef, FULL_SHA, parseLsRemote } from "./remote-refs";
 
@@ -20,7 +21,13 @@ export async function remoteHead(repo: GitRepoConfig, deadlineMs: number): Promi
     throw new FleetError(redact(reason, secrets), { gitRepo: repo.name });
   };
   if (protocolsFor(repo.repo).length === 0) fail(`${displayUrl(repo.repo)} is not a URL the git source reads`);
-  const session = new GitSession(repo);
+  let bounds;
+  try {
+    bounds = gitBounds();
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  const session = new GitSession(repo, bounds);
   try {
     const env = session.env();
     // Run in the session's empty HOME: no repository around it whose configuration git would read.
@@ -29,6 +36,7 @@ export async function remoteHead(repo: GitRepoConfig, deadlineMs: number): Promi
       env,
       deadlineMs,
       deadlineReason: `git ls-remote did not answer within ${deadlineMs / 1000} s: it was stopped`,
+      idle: watchedForSilence(repo.repo) ? silence("ls-remote", bounds) : undefined,
     }).catch((err: Error) => fail(err.message));
     const choice = chooseRef(parseLsRemote(out), repo, displayUrl(repo.repo));
     if (choice.problem) fail(choice.problem);

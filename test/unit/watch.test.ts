@@ -14,6 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { errorOf } from "../support/errors";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { silentRemote } from "../support/silent-remote";
 
 const A = "a".repeat(40);
 const B = "b".repeat(40);
@@ -101,7 +102,10 @@ describe("watch: the loop, with fake facts", () => {
     const deps = {
       now: () => clock,
       stopped: () => clock >= opts.stopAt,
-      sleepUntil: async (at: number) => {
+      // A poll that answers (at once, in the fakes) wakes the loop before the clock moves; one that hangs does not.
+      sleepUntil: async (at: number, wake: Promise<void>) => {
+        const woken = await Promise.race([wake.then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]);
+        if (woken) return;
         clock = Math.max(clock, at);
         for (const [when, act] of pushes) if (when <= clock) act();
       },
@@ -116,7 +120,8 @@ describe("watch: the loop, with fake facts", () => {
         ups.push({ at: clock, reason, heads: { ...heads } });
         clock += 3000; // an up takes time
         if (opts.failUps?.includes(ups.length)) return { ok: false };
-        return { ok: true, resolved: { ...heads } };
+        // What the up read: every GitRepo of the stack (a real up reads them all).
+        return { ok: true, resolved: Object.fromEntries(Object.keys(opts.intervals ?? { apps: "" }).map((n) => [n, heads[n] ?? A])) };
       },
       log: (l: string) => logs.push(l),
     };
@@ -165,6 +170,50 @@ describe("watch: the loop, with fake facts", () => {
     // up 1 fails at 3 s: retry 15 s later (18 s); up 2 fails at 21 s: 30 s later (51 s); up 3 fails at 54 s: 60 s later (114 s), succeeds.
     expect(w.ups.map((u) => u.at)).to.deep.equal([0, 18_000, 51_000, 114_000]);
     expect(w.logs.filter((l) => l.startsWith("up failed"))).to.have.length(3);
+  });
+
+  it("a poll that hangs delays no other GitRepo: its pushed commit deploys within its polling interval", async () => {
+    const w = world({ stopAt: 120_000, intervals: { apps: "", evil: "" } });
+    const poll = w.deps.poll;
+    const started: string[] = [];
+    w.deps.poll = (repo) => {
+      started.push(`${w.deps.now()} ${repo.name}`);
+      return repo.name === "evil" ? new Promise<string>(() => undefined) : poll(repo); // accepts, never answers
+    };
+    w.at(40_000, () => w.push(B));
+    await watchLoop(w.deps);
+    // The same times as with no hanging GitRepo: at start, and the first apps poll after the push.
+    expect(w.ups.map((u) => u.at)).to.deep.equal([0, 45_000]);
+    expect(w.ups[1].reason).to.equal(`gitRepo apps is at ${B.slice(0, 12)} (was ${A.slice(0, 12)})`);
+    // The hung poll is not started again while it runs; apps is polled every interval meanwhile.
+    expect(started.filter((p) => p.endsWith("evil"))).to.deep.equal(["0 evil"]);
+    expect(started.filter((p) => p.endsWith("apps"))).to.deep.equal([
+      "0 apps",
+      "15000 apps",
+      "30000 apps",
+      "45000 apps",
+      "60000 apps",
+      "75000 apps",
+      "90000 apps",
+      "105000 apps",
+    ]);
+  });
+
+  it("a poll that answered before the up began never overrides the newer commit the up read", async () => {
+    const w = world({ stopAt: 40_000 });
+    let answer!: (c: string) => void;
+    const poll = w.deps.poll;
+    let calls = 0;
+    w.deps.poll = (repo) => (++calls === 1 ? new Promise<string>((r) => (answer = r)) : poll(repo));
+    const up = w.deps.up;
+    w.deps.up = async (reason) => {
+      w.push(B); // the up reads B; the poll begun before it answers A afterwards
+      const outcome = await up(reason);
+      answer(A);
+      return outcome;
+    };
+    await watchLoop(w.deps);
+    expect(w.ups.map((u) => u.reason)).to.deep.equal(["first run: bringing the stack up to date"]);
   });
 
   it("each GitRepo at its own interval", async () => {
@@ -231,5 +280,52 @@ describe("watch: the poll of a real remote (git ls-remote, nothing fetched)", ()
       (e: Error) => e.message,
     );
     expect(missing).to.contain('branch "nope" not found');
+  });
+});
+
+describe("watch: the loop with real polls, one remote silent (real git, real clock)", () => {
+  it("another GitRepo's pushed commit starts an up while the silent remote's poll is still waiting", async function () {
+    this.timeout(60_000);
+    const remote = await silentRemote();
+    const repo = new TestRepo({ "a.yaml": "a: 1\n" });
+    const repos = [
+      gitRepoConfig({ name: "evil", repo: `http://127.0.0.1:${remote.port}/r.git`, pollingInterval: 1000 }),
+      gitRepoConfig({ name: "apps", repo: repo.url(), branch: "master", pollingInterval: 1000 }),
+    ];
+    const events: string[] = [];
+    let stop = false;
+    let pushed = "";
+    try {
+      await watchLoop({
+        now: () => Date.now(),
+        stopped: () => stop,
+        sleepUntil: (at, wake) => Promise.race([wake, new Promise<void>((r) => setTimeout(r, Math.max(0, at - Date.now())))]),
+        stackHash: () => "h",
+        readConfig: async () => ({ gitRepos: repos }),
+        // The overall poll timeout and the low-speed time (30 s by default) both outlast the test.
+        poll: async (r) => {
+          try {
+            return await remoteHead(r, 600_000);
+          } finally {
+            events.push(`${r.name} poll ended`);
+          }
+        },
+        up: async (reason) => {
+          events.push(`up: ${reason}`);
+          const read = repo.head();
+          if (!pushed)
+            pushed = repo.commit({ "a.yaml": "a: 2\n" }); // pushed after the first up read
+          else stop = true; // the up that deploys the push
+          return { ok: true, resolved: { apps: read } };
+        },
+        log: () => undefined,
+      });
+      const ups = events.filter((e) => e.startsWith("up:"));
+      expect(ups[1]).to.contain(`gitRepo apps is at ${pushed.slice(0, 12)}`);
+      // Detected and deployed before the silent remote's one poll ended.
+      expect(events.indexOf("evil poll ended")).to.equal(-1);
+    } finally {
+      await remote.close();
+    }
   });
 });
