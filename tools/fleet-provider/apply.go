@@ -38,6 +38,11 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	if spec.Paused {
 		return paused(st)
 	}
+	if len(spec.NamespacesRefused) > 0 {
+		// A namespace it needs is not there as asked: nothing is applied or pruned until it is.
+		st.State, st.Messages = StateErrApplied, refusedNamespaceMessages(spec.NamespacesRefused)
+		return st
+	}
 	if msg := gateMessage(spec.WaitFor); msg != "" {
 		st.State, st.Messages = StateWaitApplied, []string{msg}
 		return st
@@ -55,18 +60,37 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	desired := inventoryOf(objects)
 	opts := applyOptions(spec, takeOverFields)
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
-	cs, err := applySet(ctx, rm, objects, opts, !takeOverFields && len(st.Inventory) == 0)
+	first := !takeOverFields && len(st.Inventory) == 0
+	apart := namespacesApart{rest: objects}
+	if spec.namespacesApart {
+		apart = applyNamespacesApart(ctx, rm, objects, opts)
+	}
+	st.Refused = nil
+	if len(apart.refused) > 0 {
+		st.Refused = apart.refused
+	}
+	cs, err := applySet(ctx, rm, apart.rest, opts, first)
+	if cs != nil {
+		cs.Append(apart.entries)
+	}
 	if err != nil {
 		// Nothing is pruned; what this apply created before it stopped joins the inventory (read back:
 		// an object the server refused is not there, and a later delete must not ask for it as an
 		// identity that may not even read it: that failed every later update of a dropped bundle).
-		st.State, st.Messages = StateErrApplied, refusals(ctx, rm, objects, err)
+		st.State, st.Messages = StateErrApplied, append(refusals(ctx, rm, apart.rest, err), leftOutMessages(apart.leftOut, apart.refused)...)
 		st.Inventory = mergeInventory(st.Inventory, existing(withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels)))
 		return st
 	}
+	// The set's objects, as prune and inventory know them: a refused namespace and what lives in it keep
+	// their place in the set (never pruned for it), and are in the inventory only as far as they exist.
 	prune := planPrune(st.Inventory, previous, spec.set())
 	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
-	st.Inventory = mergeInventory(left, withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels))
+	applied := withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels)
+	if len(apart.refused) > 0 {
+		applied = existing(applied)
+	}
+	st.Inventory = mergeInventory(left, applied)
+	deleteMsgs = append(deleteMsgs, leftOutMessages(apart.leftOut, apart.refused)...)
 	st.Retained = prune.Retained
 	st.AppliedDeploymentID = spec.DeploymentID
 	st.Revision++

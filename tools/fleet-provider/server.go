@@ -132,12 +132,13 @@ func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties())}, nil
+		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties(), nil)}, nil
 	}
 	prev, err := adopted(spec)
 	if err != nil {
 		return nil, err
 	}
+	spec.namespacesApart = isSetupURN(req.GetUrn())
 	st, err := s.deploy(prev, spec, true)
 	if err != nil {
 		return nil, err
@@ -159,8 +160,9 @@ func (s *server) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews())}, nil
+		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews(), olds.Refused)}, nil
 	}
+	news.namespacesApart = isSetupURN(req.GetUrn())
 	st, err := s.deploy(&olds, news, false)
 	if err != nil {
 		return nil, err
@@ -196,14 +198,22 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 	return announced(s.ctx, rm.Client(), actionApply, before, told(applyPair(s.ctx, rm, prev, spec, !creating), spec), spec), nil
 }
 
-// previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
-func previewOutputs(inputs *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields()))}
+// previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded),
+// and the namespaces refused as the last apply left them (none for a new one). Known, not unknown: the
+// pairs on a setup's cluster take their namespacesRefused from it, and an unknown would show every one
+// of them as changing in a preview whenever the setup changes.
+func previewOutputs(inputs *structpb.Struct, refused map[string]string) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields())+1)}
 	for k, v := range inputs.GetFields() {
 		if k != "objects" && k != "secretObjects" && k != "adopt" {
 			out.Fields[k] = v
 		}
 	}
+	fields := make(map[string]*structpb.Value, len(refused))
+	for ns, msg := range refused {
+		fields[ns] = structpb.NewStringValue(msg)
+	}
+	out.Fields["refused"] = structpb.NewStructValue(&structpb.Struct{Fields: fields})
 	return out
 }
 
