@@ -7,6 +7,7 @@
 import { expect } from "chai";
 import { annotationsProblem, ANNOTATIONS_MAX_BYTES, labelKeyProblem, labelValueProblem } from "../../core/k8s-validation";
 import { readBundles } from "../../core/bundles/read";
+import { namespacesRefusedFor } from "../../core/desired/namespaces";
 import { resolveSource } from "../../core/source/git";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
@@ -92,5 +93,33 @@ describe("namespace labels and annotations as the API server validates them", ()
           m[0].includes("namespaceLabels.Example.com/owner: invalid label key") && m[1].includes('namespaceLabels.owner: invalid label value "a/b"'),
       );
     });
+  });
+});
+
+describe("a refused namespace fails the pairs that need it, and only them", () => {
+  // The setup's messages as tools/fleet-provider writes them (namespaceRefusalLine), beside its other lines.
+  const setupMessages = [
+    "/Secret/team-a/ops not applied: its namespace team-a was refused: denied",
+    'namespace team-a was refused by the API server: admission webhook "deny" denied the request: no\nsecond line',
+    "namespace team-x was refused by the API server: exceeded quota",
+  ];
+
+  it("a pair that needs a refused namespace fails with it, named with the server's words", () => {
+    expect(namespacesRefusedFor(["team-a", "shared"], setupMessages)).to.deep.equal({
+      "team-a": 'admission webhook "deny" denied the request: no\nsecond line',
+    });
+    expect(namespacesRefusedFor(["team-x", "team-a", "team-a"], setupMessages)).to.have.keys("team-a", "team-x");
+  });
+
+  it("a bystander's pair, in namespaces that were created, does not", () => {
+    expect(namespacesRefusedFor(["team-b"], setupMessages)).to.equal(undefined);
+    // A namespace whose name only begins like a refused one is another namespace.
+    expect(namespacesRefusedFor(["team"], setupMessages)).to.equal(undefined);
+    expect(namespacesRefusedFor([], setupMessages)).to.equal(undefined);
+  });
+
+  it("a setup with no message, or messages of its own objects only, fails no pair", () => {
+    expect(namespacesRefusedFor(["team-a"], null)).to.equal(undefined);
+    expect(namespacesRefusedFor(["team-a"], [setupMessages[0], "Deployment cattle-fleet-system/fleet-agent: not ready"])).to.equal(undefined);
   });
 });

@@ -34,6 +34,16 @@ const waitInterval = 500 * time.Millisecond
 // outputs (nil when new): its inventory is what a prune may delete. takeOverFields: move the fields of
 // spec.AdoptFieldManagers to this provider's field manager (a metadata write on each such object).
 func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec Spec, takeOverFields bool) Status {
+	st := applyOnce(ctx, rm, prev, spec, takeOverFields)
+	// A setup's refused namespaces are in its messages too, whatever its state: the program reads them
+	// there for the pairs that need them (namespaceRefusalLine).
+	for _, ns := range sortedNames(st.Refused) {
+		st.Messages = append(st.Messages, namespaceRefusalLine(ns, st.Refused[ns]))
+	}
+	return st
+}
+
+func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec Spec, takeOverFields bool) Status {
 	st, previous := carriedStatus(prev)
 	if spec.Paused {
 		return paused(st)
@@ -65,7 +75,6 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	if spec.namespacesApart {
 		apart = applyNamespacesApart(ctx, rm, objects, opts)
 	}
-	st.Refused = nil
 	if len(apart.refused) > 0 {
 		st.Refused = apart.refused
 	}
@@ -168,7 +177,7 @@ func carriedStatus(prev *Outputs) (Status, map[string]DesiredObject) {
 		return Status{Inventory: []InventoryID{}}, nil
 	}
 	st := prev.Status
-	st.Messages, st.Drifted = nil, nil
+	st.Messages, st.Drifted, st.Refused = nil, nil, nil
 	return st, prev.set()
 }
 

@@ -5,7 +5,7 @@ package main
 // name another owner holds) stopped every other namespace, the agent and the Secrets, and so every
 // team's bundles on the cluster. So a setup applies each namespace on its own first; a refused one is
 // left out with what lives in it, its refusal is reported by name (Status.Refused) to the pairs that
-// need it (Spec.NamespacesRefused), and the rest of the set is applied as before.
+// need it (Spec.NamespacesRefused, which the program takes from the setup's messages), and the rest of the set is applied as before.
 
 import (
 	"context"
@@ -76,18 +76,30 @@ func isNamespace(o *unstructured.Unstructured) bool {
 	return o.GetKind() == "Namespace" && groupOf(o.GetAPIVersion()) == ""
 }
 
+// namespaceRefusalLine is a setup's message for a namespace the API server refused. The program reads
+// these lines (core/desired/namespaces.ts namespacesRefusedIn), not the structured Refused: a stored
+// output that an earlier version did not write is unknown to a preview, and every pair on the cluster
+// would then show as changing; messages are in every stored status.
+func namespaceRefusalLine(namespace, why string) string {
+	return fmt.Sprintf("namespace %s was refused by the API server: %s", namespace, why)
+}
+
 // refusedNamespaceMessages are a pair's messages when a namespace it needs was refused: each named, with the server's words.
 func refusedNamespaceMessages(refused map[string]string) []string {
-	names := make([]string, 0, len(refused))
-	for name := range refused {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	msgs := make([]string, 0, len(names))
-	for _, name := range names {
+	msgs := make([]string, 0, len(refused))
+	for _, name := range sortedNames(refused) {
 		msgs = append(msgs, fmt.Sprintf("namespace %s was refused by the API server, so nothing was applied: %s", name, refused[name]))
 	}
 	return msgs
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // leftOutMessages are a setup's messages for its own objects (the agent's, the operator's Secrets) that

@@ -63,7 +63,8 @@ func TestASetupAppliesEachNamespaceApart(t *testing.T) {
 		t.Fatalf("the agent's Secret waited on the refused namespace: %v", err)
 	}
 	// The operator's Secret in the refused namespace is the setup's own failure, named with its namespace.
-	if st.State != StateErrApplied || len(st.Messages) != 1 || !strings.Contains(st.Messages[0], "/Secret/team-a/ops not applied: its namespace team-a was refused") {
+	if st.State != StateErrApplied || len(st.Messages) != 2 || !strings.Contains(st.Messages[0], "/Secret/team-a/ops not applied: its namespace team-a was refused") ||
+		st.Messages[1] != "namespace team-a was refused by the API server: "+st.Refused["team-a"] {
 		t.Fatalf("state %s messages %q", st.State, st.Messages)
 	}
 	for _, id := range st.Inventory {
@@ -111,5 +112,22 @@ func TestAPairFailsWithTheNamespaceItNeeds(t *testing.T) {
 	ready := readyOutputs(spec("m:1", s.Objects))
 	if d := diffPair(ready, s); d.Detailed["namespacesRefused"] == 0 || !d.Changes {
 		t.Fatalf("a refusal must change the pair: %+v", d)
+	}
+}
+
+// A setup's preview keeps the messages its last apply left, known: the pairs on its cluster read their
+// refused namespaces there and would all show as changing if they were unknown. A pair's preview adds nothing.
+func TestASetupsPreviewKeepsItsMessages(t *testing.T) {
+	inputs, _ := toStruct(spec("setup-2", nil))
+	setupURN := "urn:pulumi:s::p::pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1"
+	out := previewOutputs(inputs, setupURN, []string{"namespace team-a was refused by the API server: denied"}).AsMap()
+	if !reflect.DeepEqual(out["messages"], []any{"namespace team-a was refused by the API server: denied"}) {
+		t.Fatalf("%v", out["messages"])
+	}
+	if created := previewOutputs(inputs, setupURN, nil).AsMap(); !reflect.DeepEqual(created["messages"], []any{}) {
+		t.Fatalf("a new setup's preview: %v", created["messages"])
+	}
+	if _, ok := previewOutputs(inputs, "urn:pulumi:s::p::pulumi-fleet:index:BundleDeployment::c1/r/b", nil).AsMap()["messages"]; ok {
+		t.Fatal("a pair's preview messages are unknown, as before")
 	}
 }

@@ -132,7 +132,7 @@ func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties(), nil)}, nil
+		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties(), req.GetUrn(), nil)}, nil
 	}
 	prev, err := adopted(spec)
 	if err != nil {
@@ -160,7 +160,7 @@ func (s *server) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews(), olds.Refused)}, nil
+		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews(), req.GetUrn(), olds.Messages)}, nil
 	}
 	news.namespacesApart = isSetupURN(req.GetUrn())
 	st, err := s.deploy(&olds, news, false)
@@ -198,22 +198,24 @@ func (s *server) deploy(prev *Outputs, spec Spec, creating bool) (Status, error)
 	return announced(s.ctx, rm.Client(), actionApply, before, told(applyPair(s.ctx, rm, prev, spec, !creating), spec), spec), nil
 }
 
-// previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded),
-// and the namespaces refused as the last apply left them (none for a new one). Known, not unknown: the
-// pairs on a setup's cluster take their namespacesRefused from it, and an unknown would show every one
-// of them as changing in a preview whenever the setup changes.
-func previewOutputs(inputs *structpb.Struct, refused map[string]string) *structpb.Struct {
+// previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
+// A setup's messages stay as its last apply left them (none when new): the pairs on its cluster read
+// its refused namespaces there, and unknown messages would show each of them as changing whenever the
+// setup changes.
+func previewOutputs(inputs *structpb.Struct, urn string, messages []string) *structpb.Struct {
 	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields())+1)}
 	for k, v := range inputs.GetFields() {
 		if k != "objects" && k != "secretObjects" && k != "adopt" {
 			out.Fields[k] = v
 		}
 	}
-	fields := make(map[string]*structpb.Value, len(refused))
-	for ns, msg := range refused {
-		fields[ns] = structpb.NewStringValue(msg)
+	if isSetupURN(urn) {
+		lines := make([]*structpb.Value, 0, len(messages))
+		for _, m := range messages {
+			lines = append(lines, structpb.NewStringValue(m))
+		}
+		out.Fields["messages"] = structpb.NewListValue(&structpb.ListValue{Values: lines})
 	}
-	out.Fields["refused"] = structpb.NewStructValue(&structpb.Struct{Fields: fields})
 	return out
 }
 
