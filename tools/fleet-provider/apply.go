@@ -93,18 +93,18 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	// The set's objects, as prune and inventory know them: a refused namespace and what lives in it keep
 	// their place in the set (never pruned for it), and are in the inventory only as far as they exist.
 	prune := planPrune(st.Inventory, previous, spec.set())
-	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
+	left, failed := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
 	applied := withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels)
 	if len(apart.refused) > 0 {
 		applied = existing(applied)
 	}
 	st.Inventory = mergeInventory(left, applied)
-	deleteMsgs = append(deleteMsgs, leftOutMessages(apart.leftOut, apart.refused)...)
+	failed = append(failed, leftOutMessages(apart.leftOut, apart.refused)...)
 	st.Retained = prune.Retained
 	st.AppliedDeploymentID = spec.DeploymentID
 	st.Revision++
-	if len(deleteMsgs) > 0 {
-		st.State, st.Messages = StateErrApplied, deleteMsgs
+	if len(failed) > 0 {
+		st.State, st.Messages = StateErrApplied, failed
 		return st
 	}
 	if spec.TimeoutSeconds > 0 {
