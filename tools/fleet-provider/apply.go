@@ -37,9 +37,7 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	st := applyOnce(ctx, rm, prev, spec, takeOverFields)
 	// A setup's refused namespaces are in its messages too, whatever its state: the program reads them
 	// there for the pairs that need them (namespaceRefusalLine).
-	for _, ns := range sortedNames(st.Refused) {
-		st.Messages = append(st.Messages, namespaceRefusalLine(ns, st.Refused[ns]))
-	}
+	st.Messages = append(st.Messages, refusalLines(st.Refused)...)
 	return st
 }
 
@@ -428,6 +426,8 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 	default:
 		st.State, st.Messages = StateReady, nil
 	}
+	// The messages were replaced: a setup's refused namespaces stay in them for the pairs that need them.
+	st.Messages = append(st.Messages, refusalLines(st.Refused)...)
 	return st, live
 }
 

@@ -84,6 +84,15 @@ func namespaceRefusalLine(namespace, why string) string {
 	return fmt.Sprintf("namespace %s was refused by the API server: %s", namespace, why)
 }
 
+// refusalLines are a setup's messages for its refused namespaces, sorted.
+func refusalLines(refused map[string]string) []string {
+	lines := make([]string, 0, len(refused))
+	for _, ns := range sortedNames(refused) {
+		lines = append(lines, namespaceRefusalLine(ns, refused[ns]))
+	}
+	return lines
+}
+
 // refusedNamespaceMessages are a pair's messages when a namespace it needs was refused: each named, with the server's words.
 func refusedNamespaceMessages(refused map[string]string) []string {
 	msgs := make([]string, 0, len(refused))

@@ -131,3 +131,16 @@ func TestASetupsPreviewKeepsItsMessages(t *testing.T) {
 		t.Fatal("a pair's preview messages are unknown, as before")
 	}
 }
+
+// A refresh replaces a setup's messages with what drifted; its refused namespaces stay in them, so the
+// pairs that need them still fail with them after `up --refresh`.
+func TestARefreshKeepsASetupsRefusals(t *testing.T) {
+	kube := fake.NewClientBuilder().Build()
+	rm := ssa.NewResourceManager(kube, nil, ssa.Owner{Field: fieldManager, Group: "fleet.cattle.io"})
+	s := spec("setup-1", map[string]DesiredObject{"/Namespace//team-a": namespaceObject("team-a")})
+	olds := Outputs{Spec: s, Status: Status{State: StateReady, AppliedDeploymentID: "setup-1", Refused: map[string]string{"team-a": "denied"}}}
+	st, _ := driftOf(context.Background(), rm, olds)
+	if st.State != StateModified || st.Messages[len(st.Messages)-1] != "namespace team-a was refused by the API server: denied" {
+		t.Fatalf("%s %q", st.State, st.Messages)
+	}
+}
