@@ -7,8 +7,9 @@
  * its delete policy) in the same update.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { namespacesRefusedFor } from "../core/desired/namespaces";
 import { DesiredDeployment } from "../core/desired/types";
-import { BundleDeploymentPair, FleetProvider } from "./pair";
+import { BundleDeploymentPair, ClusterSetupSet, FleetProvider } from "./pair";
 
 export interface BundleDeploymentArgs {
   deployment: DesiredDeployment;
@@ -17,7 +18,7 @@ export interface BundleDeploymentArgs {
   /** The key of the provider's configuration the pair is applied through: its cluster, as its service account when it has one. */
   cluster: string;
   /** The cluster's namespaces, agent and operator's Secrets, applied first when some of its objects are in those namespaces or its GitRepo has Secrets there. */
-  setup?: pulumi.Resource;
+  setup?: ClusterSetupSet;
   /** The pairs this one waits for (fleet.yaml dependsOn, rollout), by key: it applies once each is Ready. */
   waitFor: [string, BundleDeploymentPair][];
 }
@@ -29,9 +30,12 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
   // Its Secrets (core/desired/objects.ts pairSpecOf): a secret in the state and the preview, whatever the rest is.
   const secretObjects = d.spec.secretObjects ? { secretObjects: pulumi.secret(d.spec.secretObjects) } : {};
+  // A namespace of its cluster's setup that the API server refused fails the pairs that need it, and only them.
+  const needed = d.clusterNamespaces;
+  const refused = args.setup && needed.length ? { namespacesRefused: args.setup.messages.apply((m) => namespacesRefusedFor(needed, m)) } : {};
   const pair = new BundleDeploymentPair(
     name,
-    { ...d.spec, cluster: args.cluster, objects, ...secretObjects, ...(waitFor.length ? { waitFor } : {}) },
+    { ...d.spec, cluster: args.cluster, objects, ...secretObjects, ...(waitFor.length ? { waitFor } : {}), ...refused },
     {
       ...opts,
       provider: args.provider,

@@ -32,6 +32,26 @@ export function labelValueProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** The API server's bound on an object's annotations: keys and values together, in bytes (apimachinery's TotalAnnotationSizeLimitB). */
+export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
+
+/**
+ * Why `annotations` would be refused, as apimachinery's ValidateAnnotations refuses them, or undefined:
+ * each key a qualified name with case ignored (so an upper-case prefix passes, as there), and keys and
+ * values together at most 256 KiB.
+ */
+export function annotationsProblem(annotations: Record<string, string>): string | undefined {
+  let bytes = 0;
+  for (const [k, v] of Object.entries(annotations)) {
+    const kp = labelKeyProblem(k.toLowerCase());
+    if (kp) return `invalid annotation key ${JSON.stringify(k)}: ${kp}`;
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+  }
+  if (bytes > ANNOTATIONS_MAX_BYTES)
+    return `annotations are ${bytes} bytes, more than the API server's limit of ${ANNOTATIONS_MAX_BYTES} (keys and values together)`;
+  return undefined;
+}
+
 export function dnsLabelProblem(name: string): string | undefined {
   if (name.length > 63) return "must be no more than 63 characters";
   if (!dns1123Label.test(name)) return "must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with an alphanumeric character)";

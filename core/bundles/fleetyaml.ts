@@ -7,7 +7,7 @@ import { Field } from "../config/reader";
 import { FleetError } from "../errors";
 import { readTargetCriteria, TargetCriteria } from "../config/target-criteria";
 import { readSelector } from "../targeting/selector";
-import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { annotationsProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 import {
   BundleTarget,
   DependsOn,
@@ -241,6 +241,14 @@ function readLabelMap(f: Field): Record<string, string> {
   return map;
 }
 
+/** Annotations as the API server validates them (k8s-validation.ts annotationsProblem), refused when fleet.yaml is read. */
+function readAnnotationMap(f: Field): Record<string, string> {
+  const map = f.stringMap();
+  const problem = annotationsProblem(map);
+  if (problem) f.fail(problem);
+  return map;
+}
+
 function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOptions {
   const o: DeploymentOptions = {};
   // Fleet copies the named Secrets of the management cluster's workspace: content choosing the operator's secrets. Refused, never ignored.
@@ -257,7 +265,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   str("namespace");
   str("serviceAccount");
   if (f.child("namespaceLabels").present) o.namespaceLabels = readLabelMap(f.child("namespaceLabels"));
-  if (f.child("namespaceAnnotations").present) o.namespaceAnnotations = f.child("namespaceAnnotations").stringMap();
+  if (f.child("namespaceAnnotations").present) o.namespaceAnnotations = readAnnotationMap(f.child("namespaceAnnotations"));
   for (const key of ["keepResources", "deleteNamespace", "deleteCRDResources"] as const) {
     if (f.child(key).bool()) o[key] = true;
   }

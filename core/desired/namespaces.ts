@@ -95,3 +95,25 @@ function merge(into: Record<string, string>, from: Record<string, string>, field
 
 /** The logical name of the Namespace resource a cluster creates: "<cluster>/<namespace>". */
 export const clusterNamespaceName = (cluster: string, namespace: string) => `${cluster}/${namespace}`;
+
+/**
+ * A setup's message for a namespace the API server refused (tools/fleet-provider namespaceRefusalLine).
+ * Read from the messages, which every stored status holds: an output an earlier version did not store
+ * is unknown to a preview, and every pair on the cluster would show as changing.
+ */
+const REFUSAL_LINE = /^namespace ([a-z0-9-]+) was refused by the API server: ([\s\S]*)$/;
+
+/**
+ * The refusals a pair fails with: those of the namespaces it needs among what its cluster's setup
+ * reported refused, or undefined when it needs none of them. A namespace is the failure domain of the
+ * pairs that use it: a team's namespace the API server refuses fails that team's pairs, never a bystander's.
+ */
+export function namespacesRefusedFor(needed: readonly string[], setupMessages: readonly string[] | null | undefined): Record<string, string> | undefined {
+  const refused = new Map<string, string>();
+  for (const line of setupMessages ?? []) {
+    const m = REFUSAL_LINE.exec(line);
+    if (m) refused.set(m[1], m[2]);
+  }
+  const mine = [...new Set(needed)].filter((ns) => refused.has(ns)).sort();
+  return mine.length ? Object.fromEntries(mine.map((ns) => [ns, refused.get(ns)!])) : undefined;
+}

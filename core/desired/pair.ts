@@ -49,6 +49,8 @@ export interface PairSpec {
   deletePolicy: DeletePolicy;
   /** What an earlier version's per-object resources deployed for this pair: its inventory when it is created. */
   adopt?: Record<string, PairObject>;
+  /** The namespaces it needs that its cluster's setup could not create, with the API server's words: it fails with them (namespacesRefusedFor). */
+  namespacesRefused?: Record<string, string>;
 }
 
 export interface InventoryEntry {

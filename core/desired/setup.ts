@@ -1,7 +1,9 @@
 /**
  * What a cluster needs before its bundles, as one engine resource: the namespaces its bundles need
  * (namespaces.ts), its agent's objects (agent.ts) and the operator's Secrets (operator-secrets.ts), applied as one set by pulumi-fleet's provider
- * (tools/fleet-provider), pruned and deleted as a BundleDeployment is. One resource per cluster instead
+ * (tools/fleet-provider), pruned and deleted as a BundleDeployment is. Each namespace is applied on its
+ * own first: one the API server refuses fails only the pairs that need it (namespaces.ts
+ * namespacesRefusedFor), never the agent, the Secrets or another team's namespace. One resource per cluster instead
  * of one per object, and no Kubernetes provider process per cluster (BENCHMARKS.md §13).
  */
 import { sha256Hex, stableJson } from "../hash";

@@ -34,9 +34,22 @@ const waitInterval = 500 * time.Millisecond
 // outputs (nil when new): its inventory is what a prune may delete. takeOverFields: move the fields of
 // spec.AdoptFieldManagers to this provider's field manager (a metadata write on each such object).
 func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec Spec, takeOverFields bool) Status {
+	st := applyOnce(ctx, rm, prev, spec, takeOverFields)
+	// A setup's refused namespaces are in its messages too, whatever its state: the program reads them
+	// there for the pairs that need them (namespaceRefusalLine).
+	st.Messages = append(st.Messages, refusalLines(st.Refused)...)
+	return st
+}
+
+func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec Spec, takeOverFields bool) Status {
 	st, previous := carriedStatus(prev)
 	if spec.Paused {
 		return paused(st)
+	}
+	if len(spec.NamespacesRefused) > 0 {
+		// A namespace it needs is not there as asked: nothing is applied or pruned until it is.
+		st.State, st.Messages = StateErrApplied, refusedNamespaceMessages(spec.NamespacesRefused)
+		return st
 	}
 	if msg := gateMessage(spec.WaitFor); msg != "" {
 		st.State, st.Messages = StateWaitApplied, []string{msg}
@@ -55,23 +68,41 @@ func applyPair(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	desired := inventoryOf(objects)
 	opts := applyOptions(spec, takeOverFields)
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
-	cs, err := applySet(ctx, rm, objects, opts, !takeOverFields && len(st.Inventory) == 0)
+	first := !takeOverFields && len(st.Inventory) == 0
+	apart := namespacesApart{rest: objects}
+	if spec.namespacesApart {
+		apart = applyNamespacesApart(ctx, rm, objects, opts)
+	}
+	if len(apart.refused) > 0 {
+		st.Refused = apart.refused
+	}
+	cs, err := applySet(ctx, rm, apart.rest, opts, first)
+	if cs != nil {
+		cs.Append(apart.entries)
+	}
 	if err != nil {
 		// Nothing is pruned; what this apply created before it stopped joins the inventory (read back:
 		// an object the server refused is not there, and a later delete must not ask for it as an
 		// identity that may not even read it: that failed every later update of a dropped bundle).
-		st.State, st.Messages = StateErrApplied, refusals(ctx, rm, objects, err)
+		st.State, st.Messages = StateErrApplied, append(refusals(ctx, rm, apart.rest, err), leftOutMessages(apart.leftOut, apart.refused)...)
 		st.Inventory = mergeInventory(st.Inventory, existing(withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels)))
 		return st
 	}
+	// The set's objects, as prune and inventory know them: a refused namespace and what lives in it keep
+	// their place in the set (never pruned for it), and are in the inventory only as far as they exist.
 	prune := planPrune(st.Inventory, previous, spec.set())
-	left, deleteMsgs := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
-	st.Inventory = mergeInventory(left, withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels))
+	left, failed := deleteObjects(ctx, rm, prune.Delete, spec.DeletePolicy, timeoutOf(spec))
+	applied := withUIDs(ctx, rm, desired, st.Inventory, spec.DeletePolicy.OwnerLabels)
+	if len(apart.refused) > 0 {
+		applied = existing(applied)
+	}
+	st.Inventory = mergeInventory(left, applied)
+	failed = append(failed, leftOutMessages(apart.leftOut, apart.refused)...)
 	st.Retained = prune.Retained
 	st.AppliedDeploymentID = spec.DeploymentID
 	st.Revision++
-	if len(deleteMsgs) > 0 {
-		st.State, st.Messages = StateErrApplied, deleteMsgs
+	if len(failed) > 0 {
+		st.State, st.Messages = StateErrApplied, failed
 		return st
 	}
 	if spec.TimeoutSeconds > 0 {
@@ -144,7 +175,7 @@ func carriedStatus(prev *Outputs) (Status, map[string]DesiredObject) {
 		return Status{Inventory: []InventoryID{}}, nil
 	}
 	st := prev.Status
-	st.Messages, st.Drifted = nil, nil
+	st.Messages, st.Drifted, st.Refused = nil, nil, nil
 	return st, prev.set()
 }
 
@@ -395,6 +426,8 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 	default:
 		st.State, st.Messages = StateReady, nil
 	}
+	// The messages were replaced: a setup's refused namespaces stay in them for the pairs that need them.
+	st.Messages = append(st.Messages, refusalLines(st.Refused)...)
 	return st, live
 }
 

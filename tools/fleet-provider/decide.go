@@ -54,6 +54,7 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 	diffTop("deletePolicy", olds.DeletePolicy, news.DeletePolicy)
 	diffTop("waitFor", olds.WaitFor, news.WaitFor)
 	diffTop("healthChecks", olds.HealthChecks, news.HealthChecks)
+	diffTop("namespacesRefused", olds.NamespacesRefused, news.NamespacesRefused)
 	d.Changes = len(d.Detailed) > 0
 	if d.Changes && !news.Paused {
 		heldObjects(d.Detailed, olds, news)
@@ -160,6 +161,8 @@ func retryReason(s Status, news Spec) string {
 	switch {
 	case s.AppliedDeploymentID != news.DeploymentID:
 		return fmt.Sprintf("applied %q, not %q yet", s.AppliedDeploymentID, news.DeploymentID)
+	case len(s.Refused) > 0:
+		return fmt.Sprintf("%d namespace(s) refused by the API server", len(s.Refused))
 	case s.State == StateReady:
 		return ""
 	case s.State == StateModified:

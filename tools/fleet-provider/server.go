@@ -132,12 +132,13 @@ func (s *server) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties())}, nil
+		return &pulumirpc.CreateResponse{Properties: previewOutputs(req.GetProperties(), req.GetUrn(), nil)}, nil
 	}
 	prev, err := adopted(spec)
 	if err != nil {
 		return nil, err
 	}
+	spec.namespacesApart = isSetupURN(req.GetUrn())
 	st, err := s.deploy(prev, spec, true)
 	if err != nil {
 		return nil, err
@@ -159,8 +160,9 @@ func (s *server) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulum
 		return nil, err
 	}
 	if req.GetPreview() {
-		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews())}, nil
+		return &pulumirpc.UpdateResponse{Properties: previewOutputs(req.GetNews(), req.GetUrn(), olds.Messages)}, nil
 	}
+	news.namespacesApart = isSetupURN(req.GetUrn())
 	st, err := s.deploy(&olds, news, false)
 	if err != nil {
 		return nil, err
@@ -213,12 +215,22 @@ func pairOwnPanic(prev *Outputs, apply func() Status) (st Status) {
 }
 
 // previewOutputs are a preview's outputs of a pair: its inputs without the set's objects (as recorded).
-func previewOutputs(inputs *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields()))}
+// A setup's messages stay as its last apply left them (none when new): the pairs on its cluster read
+// its refused namespaces there, and unknown messages would show each of them as changing whenever the
+// setup changes.
+func previewOutputs(inputs *structpb.Struct, urn string, messages []string) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields())+1)}
 	for k, v := range inputs.GetFields() {
 		if k != "objects" && k != "secretObjects" && k != "adopt" {
 			out.Fields[k] = v
 		}
+	}
+	if isSetupURN(urn) {
+		lines := make([]*structpb.Value, 0, len(messages))
+		for _, m := range messages {
+			lines = append(lines, structpb.NewStringValue(m))
+		}
+		out.Fields["messages"] = structpb.NewListValue(&structpb.ListValue{Values: lines})
 	}
 	return out
 }

@@ -62,6 +62,12 @@ type Spec struct {
 	WaitFor []Gate `json:"waitFor,omitempty"`
 	// How objects that leave the set, or the whole pair, are deleted: decided by the program, obeyed here.
 	DeletePolicy DeletePolicy `json:"deletePolicy"`
+	// The namespaces this pair needs that its cluster's setup could not create, with the API server's
+	// words (the setup's Status.Refused): the pair fails with them and applies nothing.
+	NamespacesRefused map[string]string `json:"namespacesRefused,omitempty"`
+	// A cluster's setup (told by its resource type, never by its inputs): each namespace is applied on
+	// its own, so a refused one fails only the pairs that need it (namespaces_apart.go).
+	namespacesApart bool
 }
 
 // DeletePolicy is the one value that says how this pair deletes (with each object's Retain).
@@ -133,6 +139,8 @@ type Status struct {
 	Retained []string `json:"retained"`
 	// A refresh only: the keys of the objects that drifted or are missing (state Modified).
 	Drifted []string `json:"drifted,omitempty"`
+	// A setup only: the namespaces the API server refused, with its words, for the pairs that need them.
+	Refused map[string]string `json:"refused,omitempty"`
 }
 
 // InventoryID names one object this pair applied.
