@@ -12,7 +12,15 @@ import { runInGroup } from "../child-group";
 import { SandboxLimits, sandboxArgs, sandboxLimits } from "../render/sandbox";
 import { childCommand, stopSignal } from "../stop-signal";
 import { builtToolPath } from "../tool-build";
-import type { DecryptRequest, DecryptResults } from "./sops";
+import type { K8sObject } from "./manifests";
+
+/** What fleet-sops is asked: the GitRepo's age identities and the files to decrypt. */
+export interface DecryptRequest {
+  identities: string;
+  files: { name: string; content: string }[];
+}
+/** Per file name: its Secrets, or why it cannot be decrypted (never a value of it). */
+export type DecryptResults = Record<string, { objects?: K8sObject[]; error?: string }>;
 
 /** How one run of fleet-sops ended: its answer, or the file in flight, the limit it hit, and why. */
 export type SopsRun = { ok: true; files: DecryptResults } | { ok: false; file?: string; limit?: "memory" | "time"; reason: string };

@@ -13,17 +13,11 @@ import { FleetError } from "../errors";
 import { stopSignal } from "../stop-signal";
 import { GitRepoConfig } from "../config/git-repo";
 import { joinRel } from "./checkout";
-import { decryptBounded } from "./fleet-sops";
+import { decryptBounded, DecryptRequest, DecryptResults } from "./fleet-sops";
 import { rawManifestFiles } from "./content";
 import { K8sObject } from "./manifests";
 import { Bundle, BundleFile, DecryptedFile } from "./types";
 
-export interface DecryptRequest {
-  identities: string;
-  files: { name: string; content: string }[];
-}
-/** Per file name: its Secrets, or why it cannot be decrypted (never a value of it). */
-export type DecryptResults = Record<string, { objects?: K8sObject[]; error?: string }>;
 export type Decrypter = (request: DecryptRequest) => Promise<DecryptResults>;
 
 /**

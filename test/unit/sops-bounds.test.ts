@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { decryptBounded, readSopsStderr, SopsRun } from "../../core/bundles/fleet-sops";
 import { readBundles } from "../../core/bundles/read";
-import { DecryptRequest } from "../../core/bundles/sops";
+import { DecryptRequest } from "../../core/bundles/fleet-sops";
 import { DEFAULT_SANDBOX_LIMITS } from "../../core/render/sandbox";
 import { CONFIGMAP, gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { ageKey, fakeSopsBomb, sopsEncrypt } from "../support/sops";
