@@ -191,10 +191,10 @@ describe("preview page and PR summary (pure)", () => {
 
   it("the PR summary embeds the blast radius: only the clusters and bundles that change", () => {
     const md = blastRadiusMarkdown(previewMatrix(previewReport())).join("\n");
-    expect(md).to.contain("### Blast radius").and.contain("| cluster | api | web |\n|---|:-:|:-:|\n| a | + | ~ |\n| b | ± | · |\n| c |  | − |");
+    expect(md).to.contain("### Blast radius").and.contain("| cluster | `api` | `web` |\n|---|:-:|:-:|\n| `a` | + | ~ |\n| `b` | ± | · |\n| `c` |  | − |");
     const report = previewReport();
     const summary = renderSummaryMarkdown(report);
-    expect(summary).to.contain("| a | + | ~ |");
+    expect(summary).to.contain("| `a` | + | ~ |");
     expect(summary.indexOf("### Blast radius")).to.be.lessThan(summary.indexOf("### Bundle deployments"));
     expect(renderSummaryMarkdown(report)).to.equal(summary);
   });
