@@ -23,7 +23,7 @@ function unescapedMarkdown(s: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < s.length; i++) {
     if (s[i] === "\\") i++;
-    else if ("[]()`*_|<>!~$".includes(s[i])) out.push(s[i]);
+    else if ("[]`*_|<>!~$".includes(s[i])) out.push(s[i]);
   }
   return out;
 }

@@ -6,10 +6,10 @@
  */
 import { capped, defused, MAX_SINK_TEXT, plainLine } from "./text";
 
-// Markdown's inline punctuation (emphasis, code, links, images, tables, strikethrough, GitHub's math):
+// Markdown's inline punctuation (emphasis, code, links and images (their `[`), tables, strikethrough, GitHub's math):
 // each is escaped with a backslash, as CommonMark lets any ASCII punctuation be. `<`, `>` and `&` are
 // HTML's and become entities.
-const MARKDOWN_PUNCTUATION = /[\\`*_[\]()!|~$]/g;
+const MARKDOWN_PUNCTUATION = /[\\`*_[\]!|~$]/g;
 // What starts a block at a line's start (a heading, a list, a setext underline; a quote's `>` is an entity): escaped there.
 const BLOCK_START = /^(\s*)([#+\-=]|\d+[.)])/;
 const HTML = /[&<>]/g;
