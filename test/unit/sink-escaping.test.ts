@@ -125,6 +125,26 @@ describe("sink escaping: the CI log's guard on a stream", () => {
     expect(g.out()).to.include("\\::error::split").and.include("mid ::not at start").and.include("\\::add-mask::at the end");
   });
 
+  it("JSON printed through it (status --json, shards --matrix) stays valid JSON with the same keys", () => {
+    const chunks: string[] = [];
+    const stream = { write: (s: string) => (chunks.push(s), true) };
+    guardCiLog(stream, () => {});
+    const value = { ...HOSTILE, tricky: 'a\u009b","b', quote: 'x\u001b]8;;"},"y' };
+    stream.write(JSON.stringify(value, null, 2) + "\n");
+    stream.write(JSON.stringify(value) + "\n");
+    const [pretty, compact] = chunks
+      .join("")
+      .trimEnd()
+      .split(/\n(?=\{)/);
+    expect(Object.keys(JSON.parse(pretty))).to.deep.equal(Object.keys(value));
+    expect(Object.keys(JSON.parse(compact))).to.deep.equal(Object.keys(value));
+    expect(JSON.parse(compact).long).to.equal(HOSTILE.long);
+  });
+
+  it("an unterminated OSC sequence does not swallow the lines after it", () => {
+    expect(ciLogText("\x1b]8;;https://evil.example\nnext team's line")).to.equal("\nnext team's line");
+  });
+
   it("writeRaw passes the program's own escape sequences; content's are removed", () => {
     const chunks: string[] = [];
     const stream = { write: (s: string) => (chunks.push(s), true) };

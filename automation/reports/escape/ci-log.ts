@@ -6,7 +6,7 @@
  * process's stdout and stderr (guardCiLog, installed by every entry point through scripts/cli.ts),
  * line by line, whatever printed them.
  */
-import { plainLines } from "./text";
+import { plainStream } from "./text";
 
 // A line a runner takes as a command: GitHub reads `::` and `##[` after leading whitespace.
 const COMMAND_START = /^(\s*)(::|##\[|##vso\[)/i;
@@ -19,11 +19,11 @@ export function ciLogLine(line: string): string {
 }
 
 /**
- * Text for the CI log: every line break (CR, U+2028 and the rest, which runners and viewers may split
- * on) a "\n", escape sequences and control characters removed, and no line a workflow command.
+ * Text for the CI log: every line break a runner splits on (CR, LF) a "\n" and U+2028 and its kind a
+ * space (plainStream), escape sequences and control characters removed, and no line a workflow command.
  */
 export function ciLogText(s: string): string {
-  return plainLines(s).split("\n").map(ciLogLine).join("\n");
+  return plainStream(s).split("\n").map(ciLogLine).join("\n");
 }
 
 interface Writable {
@@ -53,7 +53,7 @@ export function guardCiLog(stream: Writable, onExit: (flush: () => void) => void
   };
   const guardedWrite: AnyWrite = (chunk, ...rest) => {
     if (typeof chunk !== "string" && !(chunk instanceof Uint8Array)) return original(chunk, ...rest);
-    const lines = plainLines(held + (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))).split("\n");
+    const lines = plainStream(held + (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))).split("\n");
     held = "";
     const last = lines.pop()!;
     const out = lines.map((l, i) => (i === 0 && midLine ? l : ciLogLine(l)));

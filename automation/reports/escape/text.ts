@@ -8,9 +8,11 @@
 export const MAX_SINK_TEXT = 2000;
 
 // ANSI/VT escape sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST, e.g. hyperlinks and window
-// titles), the 8-bit CSI/OSC forms, and any other two-character ESC sequence.
+// titles; one never runs past its line, so it cannot swallow the lines after it), and any other
+// two-character ESC sequence. The 8-bit forms (U+009B, U+009D) are removed as
+// control characters, alone: matching their parameters could swallow a JSON string's closing quote.
 // eslint-disable-next-line no-control-regex -- control characters are what this removes
-const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x9c]*[\x07\x9c]?|\x1b[@-_]?/g;
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\r\n]*(?:\x07|\x1b\\)?|\x1b[@-_]?/g;
 // Every line break a renderer or a log viewer may honour: CR LF, CR, LF, VT, FF, NEL, LS, PS.
 const LINE_BREAK = /\r\n|[\r\n\v\f\u0085\u2028\u2029]/g;
 // Control characters left after line breaks are normalised (tab kept), and the bidirectional
@@ -21,6 +23,19 @@ const CONTROL = /[\x00-\x08\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2
 /** Content's text with escape sequences and control characters removed and every line break a "\n". */
 export function plainLines(s: string): string {
   return String(s).replace(ANSI, "").replace(LINE_BREAK, "\n").replace(CONTROL, "");
+}
+
+/**
+ * plainLines for a stream that also carries JSON (`status --json`, `shards --matrix`): JSON.stringify
+ * escapes CR, LF, VT and FF but not U+2028, U+2029 and NEL, so those become spaces, not line breaks
+ * (a CI runner splits lines on CR and LF only), and the JSON stays valid.
+ */
+export function plainStream(s: string): string {
+  return String(s)
+    .replace(ANSI, "")
+    .replace(/\r\n|[\r\n\v\f]/g, "\n")
+    .replace(/[\u0085\u2028\u2029]/g, " ")
+    .replace(CONTROL, "");
 }
 
 /** plainLines on one line: every line break a space. */
