@@ -116,12 +116,18 @@ func capitalized(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// eventObject is the core/v1 Event for e, named by the pair and the reason (the same reason again,
-// whatever its words, is the same Event, counted and its message updated); its message through eventText. Both the legacy fields (source, timestamps, count: what `kubectl get events` and
+// eventObject is the core/v1 Event for e, named by the pair and the reason (a Warning's same reason
+// again, whatever its words, is the same Event, counted and its message updated; a deploy's by its
+// words); its message through eventText. Both the legacy fields (source, timestamps, count: what `kubectl get events` and
 // `kubectl describe` print) and events.k8s.io/v1's (reportingComponent, reportingInstance, action, eventTime).
 func eventObject(on EventsSpec, e pairEvent, instance string, now time.Time) *corev1.Event {
-	// One Event per pair and reason: a failure's words (content's) changing updates it, never adds one.
-	sum := sha256.Sum256([]byte(strings.Join([]string{on.GitRepo, on.Bundle, e.Reason}, "\x00")))
+	// A failure or drift is one Event per pair and reason: its words (content's, an API server quoting
+	// the object) changing update it, never add one. A deploy is one per deploymentID, as before.
+	identity := []string{on.GitRepo, on.Bundle, e.Reason}
+	if e.Type == corev1.EventTypeNormal {
+		identity = append(identity, e.Message)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(identity, "\x00")))
 	name := on.Bundle
 	if len(name) > 200 {
 		name = name[:200]

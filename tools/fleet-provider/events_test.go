@@ -106,6 +106,12 @@ func TestEventObjectIsAValidEventOnTheBundlesNamespace(t *testing.T) {
 	if same.Name != ev.Name || words.Name != ev.Name || other.Name == ev.Name || !strings.HasPrefix(ev.Name, "web.") {
 		t.Fatalf("names: %s %s %s %s", ev.Name, same.Name, words.Name, other.Name)
 	}
+	// A deploy is one Event per deploymentID (its words), not content's.
+	d1 := eventObject(on, pairEvent{Type: "Normal", Reason: "Deployed", Message: "Deployed bundle web deploymentID=s-1:a"}, "i", now)
+	d2 := eventObject(on, pairEvent{Type: "Normal", Reason: "Deployed", Message: "Deployed bundle web deploymentID=s-1:b"}, "i", now)
+	if d1.Name == d2.Name {
+		t.Fatalf("two deploys share an Event: %s", d1.Name)
+	}
 }
 
 // Posting: a new Event is created; the same words again raise its count; a refusal (RBAC) is a warning
