@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { FailureContext } from "../automation/reports/error-report";
 import { stoppedCode } from "../core/stop-signal";
+import { guardCiLog } from "../automation/reports/escape/ci-log";
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -85,6 +86,10 @@ export function required(value: string | undefined, option: string, why = ""): s
  * @param context what was running when it failed (the operation and stack, once parsed)
  */
 export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () => Promise<void>, context: () => FailureContext = () => ({})): void {
+  // Content's words (bundle names, a template's `fail`, an API server's answer) are in what every
+  // command prints: no line of it may be a CI runner's workflow command or a terminal escape sequence.
+  guardCiLog(process.stdout);
+  guardCiLog(process.stderr);
   main().catch(async (err: Error) => {
     if (err instanceof UsageError) {
       console.error(`error: ${err.message}\nusage: ${spec.usage}\n(--help for the options)`);

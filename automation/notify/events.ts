@@ -2,7 +2,7 @@
  * Which (bundle, cluster) pairs changed state, as events for the team's webhooks: a pure decision of
  * what was last said about each pair (the memory, notify-memory.ts) and what is observed now. A pair
  * that stays as it was sends nothing: no "deployed" on a no-op `up` (unlike Fleet's "Deployed bundle"
- * on every reconcile, fleet#2856), no second "failed" while it fails with the same words, no second
+ * on every reconcile, fleet#2856), no second "failed" while it fails for the same reason, no second
  * "drift" from each scheduled `status` while the same objects stay edited.
  */
 import { NotificationType } from "../../core/config/notifications";
@@ -67,7 +67,7 @@ interface Context {
 }
 
 /**
- * After an `up`: one event per pair whose state changed, or whose failure's words changed, or whose
+ * After an `up`: one event per pair whose state changed (a failure's changing words are not news: sameEvent), or whose
  * objects this update actually changed (`deployed`: its deploy event's words, automation/reports/deploy-events.ts),
  * and one per pair pruned. Pairs not observed and not pruned are forgotten (no longer in the stack).
  */
@@ -83,7 +83,7 @@ export function decideAfterUp(memory: Memory, observed: PairObservation[], deplo
       continue;
     }
     next[o.key] = { state: o.state, message: o.message };
-    const changed = before ? before.state !== o.state || (o.state !== "Ready" && before.message !== o.message) : o.state !== "Ready";
+    const changed = before ? !sameEvent(before, o) : o.state !== "Ready";
     if (!changed && !deployedNow) continue;
     events.push(eventOf(o, before, ctx, deployedNow ? deployed.get(o.key)! : o.message || (before ? `${before.state} -> Ready` : "Ready")));
   }
@@ -106,12 +106,24 @@ export function decideAfterStatus(memory: Memory, observed: PairObservation[], c
     const before = memory[o.key];
     if (o.state === "Modified") {
       next[o.key] = { state: o.state, message: o.message };
-      if (!before || before.state !== "Modified" || before.message !== o.message) events.push(eventOf(o, before, ctx, o.message));
+      if (!before || !sameEvent(before, o)) events.push(eventOf(o, before, ctx, o.message));
     } else if (before?.state === "Modified") {
       next[o.key] = { state: o.state, message: o.message };
     }
   }
   return { events: sorted(events), memory: next };
+}
+
+/**
+ * Whether what is observed is what was last said. A failure (ErrApplied, NotReady) or a hold is one
+ * event per pair and reason (its state): its words are content's (a template's `fail`, an API server
+ * quoting an object) and may change on every run, and each change must not be a new event that crowds
+ * out other teams'. Drift is said again when other objects drift: its words are the objects edited by
+ * hand on the cluster, not content.
+ */
+export function sameEvent(before: Remembered, now: { state: string; message: string }): boolean {
+  if (before.state !== now.state) return false;
+  return now.state !== "Modified" || before.message === now.message;
 }
 
 function eventOf(o: PairObservation, before: Remembered | undefined, ctx: Context, message: string): NotificationEvent {

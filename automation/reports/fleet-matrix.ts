@@ -10,6 +10,7 @@ import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./preview-report";
 import { hasChanges } from "../engine/steps";
 import { DeploymentState, STATE_RANK, StatusReport } from "./status";
+import { markdownCell } from "./escape/markdown";
 
 /** Fleet's states, plus what a preview does to a pair, plus a pair no target selects. */
 export type CellKind = DeploymentState | "create" | "update" | "replace" | "prune" | "unchanged" | "unreachable" | "NotTargeted";
@@ -332,8 +333,8 @@ const MAX_MD_ROWS = 200;
 export function blastRadiusMarkdown(m: Matrix): string[] {
   const b = blastRadius(m);
   if (!b.clusters.length) return [];
-  const head = `| cluster | ${b.columns.map((c) => c.bundle).join(" | ")} |`;
-  const rows = b.clusters.slice(0, MAX_MD_ROWS).map((c, i) => `| ${c} | ${b.cells[i].map((x) => MD_MARK[x.kind] ?? "").join(" | ")} |`);
+  const head = `| cluster | ${b.columns.map((c) => markdownCell(c.bundle)).join(" | ")} |`;
+  const rows = b.clusters.slice(0, MAX_MD_ROWS).map((c, i) => `| ${markdownCell(c)} | ${b.cells[i].map((x) => MD_MARK[x.kind] ?? "").join(" | ")} |`);
   const more = b.clusters.length > MAX_MD_ROWS ? [``, `… and ${b.clusters.length - MAX_MD_ROWS} more cluster(s): see the HTML page (\`preview --html\`).`] : [];
   const big = b.clusters.length > 20 || b.columns.length > 12;
   return [

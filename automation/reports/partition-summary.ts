@@ -4,13 +4,14 @@
  * partitions the change touches (core/desired/report-facts.ts), in order, with the command that deploys each.
  */
 import type { DeploymentFailure } from "../../core/desired/failures";
+import { markdownCell, markdownCode, markdownText } from "./escape/markdown";
 
 /** One line: the partitions the change touches, and the commands of a pipeline that approves between them. */
 export function partitionsMarkdown(stack: string, touched: string[]): string[] {
   if (!touched.length) return [];
-  const commands = touched.map((p) => `\`npm run up -- --stack ${stack} --partition ${quoted(p)}\``);
+  const commands = touched.map((p) => markdownCode(`npm run up -- --stack ${quoted(stack)} --partition ${quoted(p)}`, 600));
   return [
-    `**Partitions** this change touches, in rollout order: ${touched.map((p) => `\`${p}\``).join(" → ")}. ` +
+    `**Partitions** this change touches, in rollout order: ${touched.map((p) => markdownCode(p)).join(" → ")}. ` +
       `To approve between them, run ${commands.join(", then ")} (each deploys its partitions up to that one and holds the later ones).`,
     "",
   ];
@@ -19,7 +20,6 @@ export function partitionsMarkdown(stack: string, touched: string[]): string[] {
 /** Bundle deployments the update holds, not fails: each keeps what it has. */
 export function heldMarkdown(held: DeploymentFailure[]): string[] {
   if (!held.length) return [];
-  const cell = (t: string) => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
   return [
     "### Held bundle deployments",
     "",
@@ -28,7 +28,8 @@ export function heldMarkdown(held: DeploymentFailure[]): string[] {
     "| cluster | bundle | GitRepo | keeps | why |",
     "|---|---|---|---|---|",
     ...held.map(
-      (f) => `| ${f.cluster} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s)` : "nothing deployed yet"} | ${cell(f.reason)} |`,
+      (f) =>
+        `| ${markdownCell(f.cluster)} | ${markdownCell(f.bundle)} | ${markdownCell(f.gitRepo)} | ${f.kept ? `${f.kept.objects} object(s)` : "nothing deployed yet"} | ${markdownText(f.reason)} |`,
     ),
     "",
   ];

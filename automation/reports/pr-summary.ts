@@ -2,16 +2,18 @@
  * The pull-request summary of a preview, as Markdown: per cluster and bundle what the update would
  * create, update, replace and delete with the deploymentId before and after, the agents (a replace is
  * a warning: it restarts the agent), and every prune with its reason. Everything is sorted, so the
- * same change always gives the same text.
+ * same change always gives the same text. Every name and word that comes from the fleet goes through
+ * escape/markdown.ts: a name as code, a sentence as text, a table's cell as a cell.
  */
 import type { FleetState } from "../../core/pipeline";
 import type { DeploymentFailure } from "../../core/desired/failures";
-import { rolloutLines } from "./rollout-report";
 import { heldMarkdown, partitionsMarkdown } from "./partition-summary";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";
 import { PreviewReport, prunesOf } from "./preview-report";
 import { ChangeCounts, hasChanges } from "../engine/steps";
+import { markdownCell, markdownCode, markdownText } from "./escape/markdown";
+import { describeRollout } from "./rollout-report";
 
 /** "s-1234567890ab…:89abcdef": enough to tell two deploymentIds apart in a table. */
 export function shortId(id: string | undefined): string {
@@ -20,9 +22,11 @@ export function shortId(id: string | undefined): string {
   return `\`${manifest.slice(0, 14)}…${options ? `:${options.slice(0, 8)}` : ""}\``;
 }
 
-/** "GitRepo `g` bundle `b`: <warning>" for every bundle's reading warnings, sorted. */
+/** "GitRepo `g` bundle `b`: <warning>" for every bundle's reading warnings, sorted, as Markdown. */
 export function bundleWarnings(state: FleetState): string[] {
-  const lines = state.bundles.flatMap((b) => (b.warnings ?? []).map((w) => `GitRepo \`${b.gitRepo}\` bundle \`${b.name}\`: ${w}`));
+  const lines = state.bundles.flatMap((b) =>
+    (b.warnings ?? []).map((w) => `GitRepo ${markdownCode(b.gitRepo)} bundle ${markdownCode(b.name)}: ${markdownText(w)}`),
+  );
   return [...new Set(lines)].sort(compare);
 }
 
@@ -42,27 +46,27 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   );
   const clusters = new Set([...deployments.map((d) => d.cluster), ...agents.map((a) => a.cluster)]);
 
-  const out: string[] = [`## pulumi-fleet preview of stack \`${report.stack}\``, ""];
+  const out: string[] = [`## pulumi-fleet preview of stack ${markdownCode(report.stack)}`, ""];
   for (const [c, why] of [...(report.unreachable ?? [])].sort()) {
-    out.push(`> **Warning:** cluster \`${c}\` is unreachable (${why}): it was left out of this preview.`, "");
+    out.push(`> **Warning:** cluster ${markdownCode(c)} is unreachable (${markdownText(why)}): it was left out of this preview.`, "");
   }
   // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
   for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
   out.push(...failuresMarkdown(report.state.failures?.list().filter((f) => !f.held) ?? []));
   out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));
   // The order a change reaches the clusters in, before anyone merges it.
-  const rollouts = rolloutLines(report.state);
+  const rollouts = [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b)).map(([, r]) => r);
   if (rollouts.length)
     out.push(
       "### Rollout",
       "",
-      ...rollouts.map((l) => `- ${l.replace(/bundle (\S+)/, "bundle `$1`")}`),
+      ...rollouts.map((r) => `- bundle ${markdownCode(r.bundle)} (GitRepo ${markdownCode(r.gitRepo)}) rolls out: ${markdownText(describeRollout(r))}`),
       "",
       ...partitionsMarkdown(report.stack, report.facts.touchedPartitions),
     );
   // Where this rollout differs from what Fleet's code would do: said on every preview, as other settings are.
   for (const [, r] of [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b))) {
-    for (const w of r.warnings) out.push(`> **Warning:** GitRepo \`${r.gitRepo}\` bundle \`${r.bundle}\`: ${w}`, "");
+    for (const w of r.warnings) out.push(`> **Warning:** GitRepo ${markdownCode(r.gitRepo)} bundle ${markdownCode(r.bundle)}: ${markdownText(w)}`, "");
   }
   if (!clusters.size) {
     out.push("No changes: every bundle deployment and agent is up to date.");
@@ -75,7 +79,7 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
 
   const warnings = agents.filter((a) => a.replaced > 0);
   for (const a of warnings) {
-    out.push(`> **Warning:** the agent on \`${a.cluster}\` would be replaced (${a.replacements.join(", ")}), which restarts it.`, "");
+    out.push(`> **Warning:** the agent on ${markdownCode(a.cluster)} would be replaced (${markdownText(a.replacements.join(", "))}), which restarts it.`, "");
   }
   // The compact picture first: which clusters and bundles the change touches, at a glance.
   out.push(...blastRadiusMarkdown(previewMatrix({ ...report, prunes })));
@@ -89,19 +93,19 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
     );
     for (const d of deployments) {
       out.push(
-        `| ${d.cluster} | ${d.bundle} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`,
+        `| ${markdownCell(d.cluster)} | ${markdownCell(d.bundle)} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`,
       );
     }
     out.push("");
   }
   if (agents.length) {
     out.push("### Agents", "", "| cluster | create | update | replace | delete |", "|---|---:|---:|---:|---:|");
-    for (const a of agents) out.push(`| ${a.cluster} | ${a.created} | ${a.updated} | ${a.replaced ? `**${a.replaced}** ⚠` : 0} | ${a.deleted} |`);
+    for (const a of agents) out.push(`| ${markdownCell(a.cluster)} | ${a.created} | ${a.updated} | ${a.replaced ? `**${a.replaced}** ⚠` : 0} | ${a.deleted} |`);
     out.push("");
   }
   if (prunes.length) {
     out.push("### Prunes", "", "| cluster | bundle | objects removed | why |", "|---|---|---:|---|");
-    for (const p of prunes) out.push(`| ${p.cluster} | ${p.bundle} | ${p.objects} | ${p.reason} |`);
+    for (const p of prunes) out.push(`| ${markdownCell(p.cluster)} | ${markdownCell(p.bundle)} | ${p.objects} | ${markdownText(p.reason)} |`);
     out.push("");
   }
   return out.join("\n");
@@ -110,7 +114,6 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
 /** Bundle deployments that fail: each fails alone and keeps what it last deployed; the preview fails with them. */
 export function failuresMarkdown(failed: DeploymentFailure[]): string[] {
   if (!failed.length) return [];
-  const cell = (t: string) => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
   return [
     `> **Failed:** ${failed.length} bundle deployment(s) cannot be deployed from this commit. Each fails alone: everything else deploys, and these keep exactly what they last deployed (nothing is pruned or changed).`,
     "",
@@ -120,8 +123,8 @@ export function failuresMarkdown(failed: DeploymentFailure[]): string[] {
     "|---|---|---|---|---|",
     ...failed.map(
       (f) =>
-        `| ${f.cluster || "—"} | ${f.bundle} | ${f.gitRepo} | ${f.kept ? `${f.kept.objects} object(s) at ${shortId(f.kept.deploymentId)}` : "nothing deployed"} | ` +
-        `${cell(`${f.file ? `${f.file}${f.field ? ` ${f.field}` : ""}: ` : f.field ? `${f.field}: ` : ""}${f.reason}`)} |`,
+        `| ${f.cluster ? markdownCell(f.cluster) : "—"} | ${markdownCell(f.bundle)} | ${markdownCell(f.gitRepo)} | ${f.kept ? `${f.kept.objects} object(s) at ${shortId(f.kept.deploymentId)}` : "nothing deployed"} | ` +
+        `${markdownText(`${f.file ? `${f.file}${f.field ? ` ${f.field}` : ""}: ` : f.field ? `${f.field}: ` : ""}${f.reason}`)} |`,
     ),
     "",
   ];

@@ -14,6 +14,7 @@
  */
 import { EngineEvent } from "@pulumi/pulumi/automation";
 import { clusterOfUrn, isBundleDeployment } from "../engine/steps";
+import { writeRaw } from "./escape/ci-log";
 
 export interface ClusterProgress {
   cluster: string;
@@ -253,7 +254,8 @@ export class Progress {
 
   private erase(): void {
     // Cursor to the start of the block's first line, then clear to the end of the screen.
-    if (this.drawn) this.stream.write(`\x1b[${this.drawn}F\x1b[J`);
+    // The display's own escape sequence, past the CI log's guard (which removes content's).
+    if (this.drawn) writeRaw(this.stream, `\x1b[${this.drawn}F\x1b[J`);
     this.drawn = 0;
   }
 

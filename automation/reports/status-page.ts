@@ -9,11 +9,9 @@
  */
 import { CellKind, GroupBy, KIND_LABEL, KIND_MARK, Matrix, PreviewInput, previewMatrix, statusMatrix } from "./fleet-matrix";
 import { StatusReport } from "./status";
+import { escapeHtml } from "./escape/html";
 
-/** Text for HTML element content and attribute values (double-quoted). */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
+export { escapeHtml };
 
 /** Fill and text colours; the light "not targeted" keeps a border so the grid stays visible. */
 export const KIND_COLOUR: Record<CellKind, [string, string]> = {

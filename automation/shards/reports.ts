@@ -7,6 +7,7 @@ import { deploymentKey } from "../../core/desired/keys";
 import { compare, DeployEvent } from "../reports/deploy-events";
 import { RollUp, STATE_RANK, StatusReport } from "../reports/status";
 import { ShardRun } from "./runner";
+import { markdownCode, markdownText } from "../reports/escape/markdown";
 
 export function failedShards(runs: ShardRun[]): ShardRun[] {
   return runs.filter((r) => r.exitCode !== 0 || !r.result?.ok);
@@ -19,7 +20,7 @@ function whyFailed(r: ShardRun): string {
 /** Every shard's summary under one heading, with a table of shards first; headings one level down. */
 export function mergeSummaries(environment: string, runs: ShardRun[]): string {
   const out = [
-    `## pulumi-fleet preview of environment \`${environment}\` (${runs.length} shards)`,
+    `## pulumi-fleet preview of environment ${markdownCode(environment)} (${runs.length} shards)`,
     "",
     "| shard | stack | result | changes |",
     "|---|---|---|---|",
@@ -30,7 +31,7 @@ export function mergeSummaries(environment: string, runs: ShardRun[]): string {
         .filter(([k]) => k !== "same" && k !== "read")
         .map(([k, n]) => `${n} ${k}`)
         .join(", ") || "none";
-    const result = r.skipped ? `not previewed: ${r.skipped}` : r.exitCode === 0 && r.result?.ok ? "ok" : `**failed**: ${whyFailed(r).replace(/\|/g, "\\|")}`;
+    const result = r.skipped ? `not previewed: ${r.skipped}` : r.exitCode === 0 && r.result?.ok ? "ok" : `**failed**: ${markdownText(whyFailed(r))}`;
     out.push(`| ${r.shard} | ${r.stack} | ${result} | ${changes} |`);
   }
   out.push("");

@@ -82,15 +82,15 @@ describe("real engine, render mode (e2e)", function () {
     expect(result.summary.result).to.equal("succeeded");
     for (const cluster of ["dev-1", "dev-2", "prod-1"]) {
       expect(renderedFiles(path.join(renderDir, cluster)), cluster).to.include.members([
-        "1-manifest/apps_v1-deployment-simple-hello.yaml",
-        "1-manifest/v1-configmap-simple-app-config.yaml",
-        "1-manifest/v1-configmap-helm-app-helm-app-settings.yaml",
-        "1-manifest/v1-namespace-default-simple.yaml",
+        "1-manifest/apps~v1_Deployment_simple_hello.yaml",
+        "1-manifest/v1_ConfigMap_simple_app-config.yaml",
+        "1-manifest/v1_ConfigMap_helm-app_helm-app-settings.yaml",
+        "1-manifest/v1_Namespace__simple.yaml",
       ]);
     }
-    expect(renderedFiles(path.join(renderDir, "prod-1"))).to.include("1-manifest/v1-configmap-kustomize-prod-kustomized.yaml");
-    expect(renderedFiles(path.join(renderDir, "dev-1"))).to.include("1-manifest/v1-configmap-kustomize-dev-kustomized.yaml");
-    const helm = fs.readFileSync(path.join(renderDir, "prod-1/1-manifest/v1-configmap-helm-app-helm-app-settings.yaml"), "utf8");
+    expect(renderedFiles(path.join(renderDir, "prod-1"))).to.include("1-manifest/v1_ConfigMap_kustomize-prod_kustomized.yaml");
+    expect(renderedFiles(path.join(renderDir, "dev-1"))).to.include("1-manifest/v1_ConfigMap_kustomize-dev_kustomized.yaml");
+    const helm = fs.readFileSync(path.join(renderDir, "prod-1/1-manifest/v1_ConfigMap_helm-app_helm-app-settings.yaml"), "utf8");
     expect(helm).to.contain("cluster: prod-1").and.contain("memory: 512Mi").and.contain("fleet.cattle.io/bundle-name: examples-helm");
     const outputs = await stack.outputs();
     expect(outputs.summary.value.gitRepos.examples.clusters).to.deep.equal(["dev-1", "dev-2", "prod-1"]);
@@ -120,12 +120,12 @@ describe("real engine, render mode (e2e)", function () {
     expect(result.summary.resourceChanges).to.not.have.any.keys("create", "replace");
     const prod = renderedFiles(path.join(renderDir, "prod-1")).filter((f) => !f.includes("fleet-agent") && !f.includes("cattle-fleet-system"));
     // Objects gone in the same update; the namespaces stay (retained: no bundle set deleteNamespace); the agent stays.
-    expect(prod).to.deep.equal(["1-manifest/v1-namespace-default-helm-app.yaml", "1-manifest/v1-namespace-default-simple.yaml"]);
+    expect(prod).to.deep.equal(["1-manifest/v1_Namespace__helm-app.yaml", "1-manifest/v1_Namespace__simple.yaml"]);
     expect(renderedFiles(path.join(renderDir, "dev-1"))).to.deep.equal(before);
   });
 
   const agentImage = (cluster: string) =>
-    /image: (\S+)/.exec(fs.readFileSync(path.join(renderDir, cluster, "1-manifest/apps_v1-deployment-cattle-fleet-system-fleet-agent.yaml"), "utf8"))![1];
+    /image: (\S+)/.exec(fs.readFileSync(path.join(renderDir, cluster, "1-manifest/apps~v1_Deployment_cattle-fleet-system_fleet-agent.yaml"), "utf8"))![1];
   const pruned = () => withoutProdTarget(localStack(renderDir));
   const withAgent = (c: StackConfig, global: Record<string, unknown>, perCluster: Record<string, Record<string, unknown>> = {}) => ({
     ...c,

@@ -72,7 +72,7 @@ describe("a broken bundle fails alone on a live cluster: the others update, its 
     // The held deployment changes nothing: the preview expects no changes, and still reports the failure.
     const preview = await ops.preview(s.options({ expectNoChanges: true }));
     expect(preview.failures.map((f) => `${f.cluster}/${f.bundle}`)).to.deep.equal(["live-1/isolation-c"]);
-    expect(preview.summaryMarkdown).to.contain("### Failed bundle deployments").and.contain("| live-1 | isolation-c | isolation | 2 object(s) at");
+    expect(preview.summaryMarkdown).to.contain("### Failed bundle deployments").and.contain("| `live-1` | `isolation-c` | `isolation` | 2 object(s) at");
     expect(preview.prunes).to.deep.equal([]);
     expect(await identity()).to.deep.equal(before);
   });

@@ -73,8 +73,8 @@ describe("operations: events, PR summary, status (real engine, render mode)", fu
     }
     const md = first.summaryMarkdown;
     expect(md).to.contain("## pulumi-fleet preview of stack `ops`").and.contain("### Prunes");
-    expect(md).to.contain("| prod-1 | examples-simple |");
-    expect(md).to.not.match(/\| dev-[12] \|/); // nothing else changes
+    expect(md).to.contain("| `prod-1` | `examples-simple` |");
+    expect(md).to.not.match(/\| `dev-[12]` \|/); // nothing else changes
     expect(md).to.not.contain("### Agents"); // the agent of a cluster that stays in the stack is untouched
     console.log(
       `      PR summary:\n${md

@@ -122,7 +122,7 @@ describe("rolloutStrategy on four live clusters: the canary first, the rest only
     const preview = await ops.preview(options());
     expect(preview.summaryMarkdown)
       .to.contain("### Rollout")
-      .and.contain("- bundle `rollout-app` (GitRepo rollout) rolls out: canary (live-1) → once ready, rest (live-2, live-3, live-4)")
+      .and.contain("- bundle `rollout-app` (GitRepo `rollout`) rolls out: canary (live-1) → once ready, rest (live-2, live-3, live-4)")
       .and.contain("> **Warning:** GitRepo `rollout` bundle `rollout-app`: rolloutStrategy: partition canary has maxUnavailable 0");
     const updateEvents: EngineEvent[] = [];
     const update = await ops.up(options({ onEvent: (e) => updateEvents.push(e) }));

@@ -147,7 +147,7 @@ describe("status page in headless Chromium", function () {
         ...BUNDLES.map(() => "prod-1 prune"),
       ]);
       for (const c of cells.filter((x) => x.kind === "prune")) expect(c.title).to.contain("target prod was removed from GitRepo examples");
-      expect(r.summaryMarkdown).to.contain("### Blast radius").and.contain("| prod-1 | − | − | − |");
+      expect(r.summaryMarkdown).to.contain("### Blast radius").and.contain("| `prod-1` | − | − | − |");
       screenshot(file, path.join(ARTIFACTS, "example-preview.png"));
     });
 

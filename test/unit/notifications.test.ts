@@ -5,6 +5,7 @@ import { decideAfterStatus, decideAfterUp, eventsFor, Memory, NotificationEvent,
 import { deploysOf, observedAfterUp, recordedStates } from "../../automation/notify/observe";
 import { MAX_MESSAGE_CHARS, redactMessage } from "../../automation/notify/redact";
 import { MAX_CHAT_EVENTS, payloadsFor } from "../../automation/notify/formats";
+import { MAX_CHAT_EVENTS_PER_GITREPO, selectForChat } from "../../automation/notify/fair";
 import { DeploymentFailure } from "../../core/desired/failures";
 import { PairReport } from "../../core/desired/pair";
 import { DeploymentRecord } from "../../core/desired/records";
@@ -89,16 +90,15 @@ describe("notifications: which pairs changed", () => {
 
     const again = decideAfterUp(second.memory, [pair("c1", "Ready"), pair("c2", "ErrApplied", refused)], new Map(), [], ctx);
     expect(again.events, "an unchanged pair and the same failure send nothing").to.deep.equal([]);
+    // A failure is one event per pair and reason: its words (content's, the server's) changing is not a new one.
     const otherWords = decideAfterUp(again.memory, [pair("c1", "Ready"), pair("c2", "ErrApplied", "ErrApplied: quota exceeded")], new Map(), [], ctx);
-    expect(summary(otherWords.events)).to.deep.equal(["failed c2/web ErrApplied->ErrApplied"]);
+    expect(otherWords.events, "the same failure in other words sends nothing").to.deep.equal([]);
+    const otherReason = decideAfterUp(otherWords.memory, [pair("c1", "Ready"), pair("c2", "NotReady", "not ready")], new Map(), [], ctx);
+    expect(summary(otherReason.events)).to.deep.equal(["failed c2/web ErrApplied->NotReady"]);
+    const back = decideAfterUp(otherReason.memory, [pair("c1", "Ready"), pair("c2", "ErrApplied", "quota exceeded")], new Map(), [], ctx);
+    expect(summary(back.events)).to.deep.equal(["failed c2/web NotReady->ErrApplied"]);
 
-    const fixed = decideAfterUp(
-      otherWords.memory,
-      [pair("c1", "Ready"), pair("c2", "Ready")],
-      new Map([["c2/apps/web", "Deployed bundle web to c2"]]),
-      [],
-      ctx,
-    );
+    const fixed = decideAfterUp(back.memory, [pair("c1", "Ready"), pair("c2", "Ready")], new Map([["c2/apps/web", "Deployed bundle web to c2"]]), [], ctx);
     expect(summary(fixed.events)).to.deep.equal(["deployed c2/web ErrApplied->Ready"]);
   });
 
@@ -257,8 +257,9 @@ describe("notifications: webhook bodies", () => {
     expect(msg.text).to.equal("pulumi-fleet, stack prod: 1 deployed, 1 failed");
     expect(msg.blocks.map((b) => b.type)).to.deep.equal(["header", "section", "section"]);
     expect(msg.blocks[0].text).to.deep.equal({ type: "plain_text", text: msg.text });
-    expect(msg.blocks[2].text!.type).to.equal("mrkdwn");
-    expect(msg.blocks[2].text!.text)
+    // Failures first.
+    expect(msg.blocks[1].text!.type).to.equal("mrkdwn");
+    expect(msg.blocks[1].text!.text)
       .to.include("apps/web failed on c2: ErrApplied")
       .and.to.include("&lt;denied&gt; &amp; refused")
       .and.not.to.include("<denied>");
@@ -267,29 +268,82 @@ describe("notifications: webhook bodies", () => {
   it("teams: a message with one Adaptive Card attachment", () => {
     const [msg] = payloadsFor("teams", events) as {
       type: string;
-      attachments: { contentType: string; content: { type: string; version: string; body: { type: string; text: string }[] } }[];
+      attachments: { contentType: string; content: { type: string; version: string; body: { type: string; inlines: { type: string; text: string }[] }[] } }[];
     }[];
     expect(msg.type).to.equal("message");
     expect(msg.attachments).to.have.length(1);
     expect(msg.attachments[0].contentType).to.equal("application/vnd.microsoft.card.adaptive");
     const card = msg.attachments[0].content;
     expect([card.type, card.version]).to.deep.equal(["AdaptiveCard", "1.4"]);
-    expect(card.body.every((b) => b.type === "TextBlock")).to.equal(true);
-    expect(card.body.map((b) => b.text).join("\n"))
+    // Content is never a TextBlock's text (Markdown): each is a TextRun of a RichTextBlock, plain text.
+    expect(card.body.every((b) => b.type === "RichTextBlock" && b.inlines.every((r) => r.type === "TextRun"))).to.equal(true);
+    expect(card.body.flatMap((b) => b.inlines.map((r) => r.text)).join("\n"))
       .to.include("apps/web failed on c2: ErrApplied")
       .and.to.include("<denied> & refused");
   });
 
-  it("a chat message lists at most MAX_CHAT_EVENTS and counts the rest", () => {
-    const many = decideAfterUp(
-      {},
-      Array.from({ length: MAX_CHAT_EVENTS + 5 }, (_, i) => pair(`c${String(i).padStart(2, "0")}`, "ErrApplied", "no")),
-      new Map(),
-      [],
-      ctx,
-    ).events;
-    const [slack] = payloadsFor("slack", many) as { blocks: { type: string; elements?: { text: string }[] }[] }[];
-    expect(slack.blocks.filter((b) => b.type === "section")).to.have.length(MAX_CHAT_EVENTS);
-    expect(slack.blocks[slack.blocks.length - 1].elements![0].text).to.include("and 5 more event(s)");
+  it("a chat message lists at most MAX_CHAT_EVENTS, each GitRepo's capped, and counts the rest per GitRepo", () => {
+    const repo = (name: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ ...pair(`c${String(i).padStart(2, "0")}`, "ErrApplied", "no"), key: `c${i}/${name}/web`, gitRepo: name }));
+    const many = decideAfterUp({}, [...repo("a-noisy", 30), ...Array.from({ length: 5 }, (_, i) => repo(`team-${i}`, 4)).flat()], new Map(), [], ctx).events;
+    const [slack] = payloadsFor("slack", many) as { blocks: { type: string; text?: { text: string }; elements?: { text: string }[] }[] }[];
+    const sections = slack.blocks.filter((b) => b.type === "section").map((b) => b.text!.text);
+    expect(sections).to.have.length(MAX_CHAT_EVENTS);
+    // Turns by GitRepo: the noisy one (first by name) takes no more than its turn.
+    expect(sections.filter((t) => t.includes("a-noisy/"))).to.have.length(4);
+    expect(sections.filter((t) => t.includes("team-0/"))).to.have.length(4);
+    for (let i = 1; i < 5; i++)
+      expect(
+        sections.filter((t) => t.includes(`team-${i}/`)),
+        `team-${i}`,
+      ).to.have.length(3);
+    const context = slack.blocks.find((b) => b.type === "context")!.elements!.map((e) => e.text);
+    expect(context).to.have.length(5);
+    expect(context[0]).to.include("a-noisy").and.include("and 26 more (26 failed)");
+    expect(context[1]).to.include("team-1").and.include("and 1 more (1 failed)");
+
+    // A GitRepo's own cap: with room to spare, the noisy one still lists at most MAX_CHAT_EVENTS_PER_GITREPO.
+    const few = decideAfterUp({}, [...repo("a-noisy", 30), ...repo("z-quiet", 1)], new Map(), [], ctx).events;
+    const [quiet] = payloadsFor("slack", few) as { blocks: { type: string; text?: { text: string } }[] }[];
+    const listed = quiet.blocks.filter((b) => b.type === "section").map((b) => b.text!.text);
+    expect(listed.filter((t) => t.includes("a-noisy/"))).to.have.length(MAX_CHAT_EVENTS_PER_GITREPO);
+    expect(listed.filter((t) => t.includes("z-quiet/"))).to.have.length(1);
+  });
+});
+
+describe("notifications: fair between GitRepos", () => {
+  const ev = (gitRepo: string, cluster: string, state: string): NotificationEvent => ({
+    type: state === "Ready" ? "deployed" : "failed",
+    stack: "prod",
+    gitRepo,
+    bundle: "web",
+    cluster,
+    state,
+    previousState: null,
+    deploymentId: "",
+    commit: "",
+    message: "",
+    time: ctx.time,
+  });
+
+  it("a GitRepo with a failure takes its turn before GitRepos that only deployed, whatever their names", () => {
+    const deploys = Array.from({ length: 40 }, (_, i) => ev("a-platform", `c${i}`, "Ready"));
+    const s = selectForChat([...deploys, ev("zz-team", "c1", "ErrApplied")]);
+    expect(s.listed[0]).to.include({ gitRepo: "zz-team", state: "ErrApplied" });
+    expect(s.leftOut).to.deep.equal([{ gitRepo: "a-platform", count: 35, byType: { deployed: 35 } }]);
+  });
+
+  it("each GitRepo's failures come before its deploys, and the GitRepos beyond the summary's lines share one", () => {
+    const events = Array.from({ length: 30 }, (_, r) => [
+      ev(`repo-${String(r).padStart(2, "0")}`, "c1", "Ready"),
+      ev(`repo-${String(r).padStart(2, "0")}`, "c2", "ErrApplied"),
+    ]).flat();
+    const s = selectForChat(events, { total: 20, perGitRepo: 5, summaryLines: 3 });
+    expect(s.listed).to.have.length(20);
+    expect(s.listed.every((e) => e.state === "ErrApplied")).to.equal(true);
+    expect(s.leftOut).to.have.length(3);
+    // Those whose failures were left out get the summary's lines first.
+    expect(s.leftOut[0]).to.deep.equal({ gitRepo: "repo-20", count: 2, byType: { failed: 1, deployed: 1 } });
+    expect(s.otherGitRepos).to.deep.equal({ gitRepos: 27, events: 34 });
   });
 });

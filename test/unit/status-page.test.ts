@@ -15,6 +15,7 @@ import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/pipeline";
 import { reportFacts } from "../../core/desired/report-facts";
 import { INJECTION, KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";
+import { HOSTILE } from "../support/hostile-text";
 
 /** Cells of the matrix in page order, as "cluster/kind", from the HTML text. */
 function cellsOf(html: string): { cluster: string; kind: string; title: string }[] {
@@ -191,12 +192,37 @@ describe("preview page and PR summary (pure)", () => {
 
   it("the PR summary embeds the blast radius: only the clusters and bundles that change", () => {
     const md = blastRadiusMarkdown(previewMatrix(previewReport())).join("\n");
-    expect(md).to.contain("### Blast radius").and.contain("| cluster | api | web |\n|---|:-:|:-:|\n| a | + | ~ |\n| b | ± | · |\n| c |  | − |");
+    expect(md).to.contain("### Blast radius").and.contain("| cluster | `api` | `web` |\n|---|:-:|:-:|\n| `a` | + | ~ |\n| `b` | ± | · |\n| `c` |  | − |");
     const report = previewReport();
     const summary = renderSummaryMarkdown(report);
-    expect(summary).to.contain("| a | + | ~ |");
+    expect(summary).to.contain("| `a` | + | ~ |");
     expect(summary.indexOf("### Blast radius")).to.be.lessThan(summary.indexOf("### Bundle deployments"));
     expect(renderSummaryMarkdown(report)).to.equal(summary);
+  });
+
+  it("the PR summary shows every hostile warning, name and failure as text: no HTML, link, mention, broken table or new block", () => {
+    const report = previewReport();
+    const shapes = Object.values(HOSTILE).filter((t) => t.length < 1000);
+    const bundles = report.state.bundles.map((b) => ({ ...b, warnings: shapes.map((t) => `fleet.yaml in ${t}: not honoured`) }));
+    const failures = {
+      list: () => shapes.map((t, i) => ({ gitRepo: `apps${t}`, bundle: `web|${t}`, cluster: i % 2 ? "a" : "", message: t, reason: t, file: `dir ${t}` })),
+    };
+    const md = renderSummaryMarkdown({ ...report, state: { ...report.state, bundles, failures } as unknown as FleetState });
+    // Outside code spans (where nothing is markup, a link or a mention), no HTML, link, image, mention or URL.
+    const text = md.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, "");
+    expect(text).to.not.match(/<!--|<script|<img|<https?:|[^\\]\]\(|@channel|@octocat|https:\/\/evil/i);
+    expect(md).to.not.match(/[\r\u2028\u2029\u0085\v\f]/);
+    // eslint-disable-next-line no-control-regex -- what must not reach the summary
+    expect(md).to.not.match(/[\x00-\x08\x1b\x7f]/);
+    const rows = md.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| cluster |") && !l.startsWith("|---"));
+    const cells = (row: string) => row.replace(/\\\|/g, "").split("|").length;
+    for (const row of md.split("\n").filter((l) => l.includes("nothing deployed"))) expect(cells(row), row).to.equal(7);
+    expect(rows.length).to.be.greaterThan(0);
+    // Every line is one of the summary's own: a heading, a quote, a table row, a list item, or plain text of ours.
+    for (const line of md.split("\n"))
+      expect(line, line).to.not.match(
+        /^\s*(#{1,6} (?!pulumi-fleet|Failed|Blast|Bundle|Prunes|Agents|Rollout|Held)|<(?!\/?details>|details><summary>)|::|##\[)/,
+      );
   });
 
   it("the PR summary says which settings are not honoured, per GitRepo and bundle, even when nothing changes", () => {

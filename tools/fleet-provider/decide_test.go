@@ -140,11 +140,11 @@ func TestMergeInventoryKeepsUIDsAndAddsTheSet(t *testing.T) {
 	}
 }
 
-func TestRenderPathFollowsTheKubernetesProvider(t *testing.T) {
+func TestRenderPathKeepsTheProvidersDirectoriesWithInjectiveNames(t *testing.T) {
 	cases := map[string]map[string]any{
-		"d/1-manifest/apps_v1-deployment-simple-hello.yaml": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "hello", "namespace": "simple"}},
-		"d/1-manifest/v1-namespace-default-simple.yaml":     {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "simple"}},
-		"d/0-crd/apiextensions.k8s.io_v1-customresourcedefinition-default-x.example.com.yaml": {
+		"d/1-manifest/apps~v1_Deployment_simple_hello.yaml": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "hello", "namespace": "simple"}},
+		"d/1-manifest/v1_Namespace__simple.yaml":            {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "simple"}},
+		"d/0-crd/apiextensions.k8s.io~v1_CustomResourceDefinition__x.example.com.yaml": {
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "x.example.com"}},
 	}
 	for want, m := range cases {

@@ -116,11 +116,18 @@ func capitalized(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// eventObject is the core/v1 Event for e, named by what it says (the same words again are the same
-// Event, counted). Both the legacy fields (source, timestamps, count: what `kubectl get events` and
+// eventObject is the core/v1 Event for e, named by the pair and the reason (a Warning's same reason
+// again, whatever its words, is the same Event, counted and its message updated; a deploy's by its
+// words); its message through eventText. Both the legacy fields (source, timestamps, count: what `kubectl get events` and
 // `kubectl describe` print) and events.k8s.io/v1's (reportingComponent, reportingInstance, action, eventTime).
 func eventObject(on EventsSpec, e pairEvent, instance string, now time.Time) *corev1.Event {
-	sum := sha256.Sum256([]byte(strings.Join([]string{on.GitRepo, on.Bundle, e.Reason, e.Message}, "\x00")))
+	// A failure or drift is one Event per pair and reason: its words (content's, an API server quoting
+	// the object) changing update it, never add one. A deploy is one per deploymentID, as before.
+	identity := []string{on.GitRepo, on.Bundle, e.Reason}
+	if e.Type == corev1.EventTypeNormal {
+		identity = append(identity, e.Message)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(identity, "\x00")))
 	name := on.Bundle
 	if len(name) > 200 {
 		name = name[:200]
@@ -138,7 +145,7 @@ func eventObject(on EventsSpec, e pairEvent, instance string, now time.Time) *co
 		InvolvedObject:      corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: on.Namespace, Namespace: on.Namespace},
 		Type:                e.Type,
 		Reason:              e.Reason,
-		Message:             cut(e.Message, maxEventMessage),
+		Message:             eventText(e.Message),
 		Action:              e.Action,
 		Source:              corev1.EventSource{Component: eventReporter},
 		ReportingController: eventReporter,
@@ -162,7 +169,7 @@ func cut(s string, n int) string {
 	return s + "..."
 }
 
-// postEvent creates the Event, or raises the count of the one with the same words. Bounded by eventTimeout.
+// postEvent creates the Event, or raises the count of the one of the same pair and reason and updates its message. Bounded by eventTimeout.
 func postEvent(ctx context.Context, c client.Client, ev *corev1.Event, now time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, eventTimeout)
 	defer cancel()
@@ -176,6 +183,7 @@ func postEvent(ctx context.Context, c client.Client, ev *corev1.Event, now time.
 	}
 	existing.Count++
 	existing.LastTimestamp = metav1.NewTime(now)
+	existing.Message = ev.Message
 	return c.Update(ctx, existing)
 }
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -98,9 +100,17 @@ func TestEventObjectIsAValidEventOnTheBundlesNamespace(t *testing.T) {
 		t.Fatalf("labels %v", ev.Labels)
 	}
 	same := eventObject(on, long, "other", now.Add(time.Hour))
-	other := eventObject(on, pairEvent{Type: "Warning", Reason: "ErrApplied", Message: "other words"}, "pulumi-fleet@runner", now)
-	if same.Name != ev.Name || other.Name == ev.Name || !strings.HasPrefix(ev.Name, "web.") {
-		t.Fatalf("names: %s %s %s", ev.Name, same.Name, other.Name)
+	// One Event per pair and reason: other words (content's, changing each run) are the same Event.
+	words := eventObject(on, pairEvent{Type: "Warning", Reason: "ErrApplied", Message: "other words"}, "pulumi-fleet@runner", now)
+	other := eventObject(on, pairEvent{Type: "Warning", Reason: "NotReady", Message: "other words"}, "pulumi-fleet@runner", now)
+	if same.Name != ev.Name || words.Name != ev.Name || other.Name == ev.Name || !strings.HasPrefix(ev.Name, "web.") {
+		t.Fatalf("names: %s %s %s %s", ev.Name, same.Name, words.Name, other.Name)
+	}
+	// A deploy is one Event per deploymentID (its words), not content's.
+	d1 := eventObject(on, pairEvent{Type: "Normal", Reason: "Deployed", Message: "Deployed bundle web deploymentID=s-1:a"}, "i", now)
+	d2 := eventObject(on, pairEvent{Type: "Normal", Reason: "Deployed", Message: "Deployed bundle web deploymentID=s-1:b"}, "i", now)
+	if d1.Name == d2.Name {
+		t.Fatalf("two deploys share an Event: %s", d1.Name)
 	}
 }
 
@@ -147,5 +157,29 @@ func TestEventsSettingIsNeverADiff(t *testing.T) {
 	}
 	if d := diffPair(readyOutputs(eventsOn(s)), s); d.Changes {
 		t.Fatalf("off: %+v", d)
+	}
+}
+
+// Content's words as an Event's message: one line, no escape sequence or control character, bounded.
+func TestEventTextIsOnePlainBoundedLine(t *testing.T) {
+	hostile := []string{
+		"a\nb\rc\r\nd\u2028e\u2029f\u0085g\vh\fi",
+		"\x1b[31mred\x1b[0m \x1b]8;;https://evil.example\x07link\x1b]8;;\x07 \x1b[2J",
+		"nul\x00bel\x07del\x7f c1\u009b",
+		"bidi \u202eexe.txt \u2066x\u2069",
+		"::error::x\n##[group]y",
+		"invalid utf8 \xff\xfe",
+		strings.Repeat("é", 2000),
+		strings.Repeat("x\n", 5000),
+	}
+	bad := regexp.MustCompile(`[\x00-\x1f\x7f\x{0080}-\x{009f}\x{2028}\x{2029}\x{202a}-\x{202e}\x{2066}-\x{2069}]`)
+	for _, h := range hostile {
+		got := eventText(h)
+		if bad.MatchString(got) || len(got) > maxEventMessage || !utf8.ValidString(got) {
+			t.Errorf("eventText(%q) = %q", h[:min(len(h), 40)], got[:min(len(got), 80)])
+		}
+	}
+	if got := eventText("ConfigMap web/a: denied\nsecond"); got != "ConfigMap web/a: denied second" {
+		t.Errorf("the words changed: %q", got)
 	}
 }

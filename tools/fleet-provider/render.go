@@ -1,10 +1,16 @@
 package main
 
 // Render mode (the provider's renderYamlToDirectory): the pair's objects are written as YAML files in
-// the layout the Kubernetes provider uses (0-crd/ for CRDs, 1-manifest/ for the rest, one file per
-// object named <apiVersion>-<kind>-<namespace>-<name>.yaml), and nothing is applied.
+// the layout the Kubernetes provider uses (0-crd/ for CRDs, 1-manifest/ for the rest), one file per
+// object named so that two objects never share one (render_name.go), and nothing is applied. A file is
+// only overwritten or removed when it holds the same object (apiVersion, kind, namespace, name): a
+// file another object owns (a case-insensitive file system, a hand-placed file) is refused, never
+// replaced or pruned. Files of the earlier, colliding names are moved to the new ones the same way.
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,22 +18,66 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// renderSubdir is the directory an object's file is in.
+func renderSubdir(dir, kind string) string {
+	if kind == "CustomResourceDefinition" {
+		return filepath.Join(dir, "0-crd")
+	}
+	return filepath.Join(dir, "1-manifest")
+}
+
 // renderPath is an object's file under the render directory.
 func renderPath(dir string, manifest map[string]any) string {
-	apiVersion, _ := manifest["apiVersion"].(string)
-	kind, _ := manifest["kind"].(string)
-	meta, _ := manifest["metadata"].(map[string]any)
-	name, _ := meta["name"].(string)
-	namespace, _ := meta["namespace"].(string)
-	if namespace == "" {
-		namespace = "default"
+	id := identityOf(manifest)
+	return filepath.Join(renderSubdir(dir, id.Kind), renderFileName(id))
+}
+
+// legacyRenderPath is where earlier versions wrote the object, or "" when that name was not one file.
+func legacyRenderPath(dir string, manifest map[string]any) string {
+	id := identityOf(manifest)
+	name := legacyRenderFileName(id)
+	if name != filepath.Base(name) || name == "." || name == ".." {
+		return ""
 	}
-	sub := "1-manifest"
-	if kind == "CustomResourceDefinition" {
-		sub = "0-crd"
+	return filepath.Join(renderSubdir(dir, id.Kind), name)
+}
+
+// fileHolds: the file at path is absent (false, nil), holds the object (true, nil), or holds another
+// one or something unreadable (false, error saying which).
+func fileHolds(path string, id renderIdentity) (bool, error) {
+	text, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
 	}
-	file := strings.Join([]string{strings.ReplaceAll(apiVersion, "/", "_"), strings.ToLower(kind), namespace, name}, "-") + ".yaml"
-	return filepath.Join(dir, sub, file)
+	if err != nil {
+		return false, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(text, &m); err != nil || m == nil {
+		return false, fmt.Errorf("%s holds no object pulumi-fleet wrote: not overwritten", path)
+	}
+	if other := identityOf(m); other != id {
+		return false, fmt.Errorf("%s holds %s %s/%s, not %s %s/%s: not overwritten", path, other.Kind, other.Namespace, other.Name, id.Kind, id.Namespace, id.Name)
+	}
+	return true, nil
+}
+
+// removeOwnFile removes the object's file at path if it holds that object, and the directories a long
+// name made, once empty.
+func removeOwnFile(path string, id renderIdentity) {
+	if path == "" {
+		return
+	}
+	if own, _ := fileHolds(path, id); !own {
+		return
+	}
+	_ = os.Remove(path)
+	// A long name's directories (each ending in "+"), innermost first, while empty.
+	for parent := filepath.Dir(path); strings.HasSuffix(parent, "+"); parent = filepath.Dir(parent) {
+		if os.Remove(parent) != nil {
+			break
+		}
+	}
 }
 
 // renderPair writes the set and removes the files of objects that left it (under the same retain rules).
@@ -50,7 +100,7 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 	}
 	prune := planPrune(st.Inventory, previous, set)
 	for _, id := range prune.Delete {
-		_ = os.Remove(renderPath(dir, previous[id.Key()].Manifest))
+		removeRendered(dir, previous[id.Key()].Manifest)
 	}
 	st.Inventory = inventoryOf(objects)
 	st.Retained = prune.Retained
@@ -61,7 +111,10 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 }
 
 func writeManifest(dir string, manifest map[string]any) error {
-	path := renderPath(dir, manifest)
+	path, id := renderPath(dir, manifest), identityOf(manifest)
+	if _, err := fileHolds(path, id); err != nil {
+		return err
+	}
 	text, err := yaml.Marshal(manifest)
 	if err != nil {
 		return err
@@ -69,7 +122,20 @@ func writeManifest(dir string, manifest map[string]any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, text, 0o644)
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		return err
+	}
+	// Its file under the earlier name, if that file is its own.
+	removeOwnFile(legacyRenderPath(dir, manifest), id)
+	return nil
+}
+
+// removeRendered removes the object's file, under its name and under the earlier one, only where the
+// file holds that object.
+func removeRendered(dir string, manifest map[string]any) {
+	id := identityOf(manifest)
+	removeOwnFile(renderPath(dir, manifest), id)
+	removeOwnFile(legacyRenderPath(dir, manifest), id)
 }
 
 // unrenderPair removes the pair's files, except those a retain rule keeps.
@@ -77,7 +143,7 @@ func unrenderPair(dir string, olds Outputs) {
 	set := olds.set()
 	for _, id := range planPrune(olds.Inventory, set, nil).Delete {
 		if o, ok := set[id.Key()]; ok {
-			_ = os.Remove(renderPath(dir, o.Manifest))
+			removeRendered(dir, o.Manifest)
 		}
 	}
 }

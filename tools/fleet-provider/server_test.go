@@ -25,7 +25,7 @@ func TestOneProviderAppliesEachPairToTheClusterItNames(t *testing.T) {
 	if _, err := s.Create(context.Background(), &pulumirpc.CreateRequest{Name: "b/r/x", Properties: props}); err != nil {
 		t.Fatal(err)
 	}
-	file := "1-manifest/v1-configmap-app-a.yaml"
+	file := "1-manifest/v1_ConfigMap_app_a.yaml"
 	if _, err := os.Stat(filepath.Join(dirB, file)); err != nil {
 		t.Fatalf("the pair was not rendered to cluster b: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestTheProviderHonoursTheReceivedDeletePolicy(t *testing.T) {
 	if _, err := s.Configure(context.Background(), &pulumirpc.ConfigureRequest{Args: args}); err != nil {
 		t.Fatal(err)
 	}
-	file := func(name string) string { return filepath.Join(dir, "1-manifest", "v1-configmap-app-"+name+".yaml") }
+	file := func(name string) string { return filepath.Join(dir, "1-manifest", "v1_ConfigMap_app_"+name+".yaml") }
 	exists := func(name string) bool { _, err := os.Stat(file(name)); return err == nil }
 	first := spec("m:1", map[string]DesiredObject{
 		"/ConfigMap/app/kept": {Manifest: configMap("kept", nil), Retain: "keepResources"},
