@@ -14,6 +14,7 @@ import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
 import { factsOf, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { claimKey } from "./owners";
+import { byGitRepo, clusterReadBounds, ClusterReadBounds, overReadBound, readError, readId } from "./cluster-reads";
 
 const objectRef = (o: K8sObject) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name });
 
@@ -53,22 +54,36 @@ export async function gatherOwners(
   }
 }
 
-/** The live objects of each cluster's queries (core/ownership.ts ownershipQueries), in their order: one read per cluster with any. */
+/**
+ * The live objects of each cluster's queries (core/ownership.ts ownershipQueries), in their order: one
+ * read per (cluster, GitRepo), each with the operator's deadline (cluster-reads.ts), so one GitRepo's
+ * slow or huge read is its own pairs' failure on that cluster. A GitRepo asking for more objects than
+ * the operator's count bound is not read: its answer is why.
+ */
 export async function gatherExisting(
   queries: ReadonlyMap<string, { entry: PlanEntry; object: K8sObject }[]>,
   clusters: ClusterConfig[],
   facts: Facts,
   known: KnownClusters,
+  bounds: ClusterReadBounds = clusterReadBounds(),
 ): Promise<void> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...queries]
-    .filter(([, q]) => q.length)
-    .map(([cluster, q]) => ({
-      id: cluster,
-      ...accessOf(byName.get(cluster)!),
-      objects: q.map(({ object }) => objectRef(object)),
-    }));
+  const jobs: OwnersJob[] = [];
+  const asked: { cluster: string; gitRepo: string; id: string }[] = [];
+  for (const [cluster, q] of queries) {
+    for (const [gitRepo, own] of byGitRepo(q)) {
+      const id = readId(cluster, gitRepo);
+      asked.push({ cluster, gitRepo, id });
+      const over = overReadBound(own.length, bounds);
+      if (over) factsOf(known, cluster).existing.set(gitRepo, { error: over });
+      else jobs.push({ id, ...accessOf(byName.get(cluster)!), objects: own.map(({ object }) => objectRef(object)), timeoutSeconds: bounds.seconds });
+    }
+  }
   if (!jobs.length) return;
   const results = await facts.objects(jobs);
-  for (const job of jobs) factsOf(known, job.id).existing = results[job.id] ?? { error: "no answer" };
+  for (const { cluster, gitRepo, id } of asked) {
+    if (!jobs.some((j) => j.id === id)) continue;
+    const r = results[id] ?? { error: "no answer" };
+    factsOf(known, cluster).existing.set(gitRepo, r.error ? { error: readError(r.error, bounds) } : r);
+  }
 }

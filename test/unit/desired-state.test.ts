@@ -324,7 +324,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       };
       const facts = fakeFacts({ objects: nothingExists, impersonate, previous, discovery: discovered() });
       await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: () => new Set(["c3"]) });
-      expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2"]]);
+      expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2\u0000t"]]);
       expect(facts.calls.discovery.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c1", "c2"]]);
     });
 
