@@ -20,36 +20,36 @@ const objectRef = (o: K8sObject) => ({ apiVersion: o.apiVersion, kind: o.kind, n
 
 /**
  * The live owners of contested objects, by claimKey, from their ownership labels, on the stack's
- * clusters not left out. A cluster that cannot be read tells nothing (plan order decides).
+ * clusters not left out: one read per cluster and set of GitRepos declaring them (`gitRepos`), each
+ * with the operator's deadline and count bound, so GitRepos contesting only among themselves read for
+ * themselves. A read that cannot be made or fails tells nothing of its objects (plan order decides).
  */
 export async function gatherOwners(
-  unknown: { cluster: string; object: K8sObject }[],
+  unknown: { cluster: string; object: K8sObject; gitRepos?: string[] }[],
   clusters: ClusterConfig[],
   facts: Facts,
   known: KnownClusters,
   skip?: ReadonlySet<string>,
+  bounds: ClusterReadBounds = clusterReadBounds(),
 ): Promise<void> {
-  const byCluster = new Map<string, K8sObject[]>();
-  for (const c of unknown) {
-    if (skip?.has(c.cluster)) continue;
-    (byCluster.get(c.cluster) ?? byCluster.set(c.cluster, []).get(c.cluster)!).push(c.object);
-  }
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...byCluster]
-    .filter(([cluster]) => byName.has(cluster))
-    .map(([cluster, objects]) => ({
-      id: cluster,
-      ...accessOf(byName.get(cluster)),
-      objects: objects.map(objectRef),
-    }));
+  const groups = new Map<string, { cluster: string; objects: K8sObject[] }>();
+  for (const c of unknown) {
+    if (skip?.has(c.cluster) || !byName.has(c.cluster)) continue;
+    const id = readId(c.cluster, (c.gitRepos ?? []).join(","));
+    (groups.get(id) ?? groups.set(id, { cluster: c.cluster, objects: [] }).get(id)!).objects.push(c.object);
+  }
+  const jobs: OwnersJob[] = [...groups]
+    .filter(([, g]) => !overReadBound(g.objects.length, bounds))
+    .map(([id, g]) => ({ id, ...accessOf(byName.get(g.cluster)), objects: g.objects.map(objectRef), timeoutSeconds: bounds.seconds }));
   if (!jobs.length) return;
   const results = await facts.objects(jobs);
   for (const job of jobs) {
-    const objects = byCluster.get(job.id)!;
+    const { cluster, objects } = groups.get(job.id)!;
     results[job.id]?.objects?.forEach((l, i) => {
       const labels = l?.labels ?? {};
-      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY || labels[CLUSTER_LABEL] !== job.id || !labels[REPO_NAME_LABEL] || !labels[BUNDLE_NAME_LABEL]) return;
-      factsOf(known, job.id).owners.set(claimKey(job.id, objects[i]), { gitRepo: labels[REPO_NAME_LABEL], bundle: labels[BUNDLE_NAME_LABEL] });
+      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY || labels[CLUSTER_LABEL] !== cluster || !labels[REPO_NAME_LABEL] || !labels[BUNDLE_NAME_LABEL]) return;
+      factsOf(known, cluster).owners.set(claimKey(cluster, objects[i]), { gitRepo: labels[REPO_NAME_LABEL], bundle: labels[BUNDLE_NAME_LABEL] });
     });
   }
 }

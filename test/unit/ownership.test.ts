@@ -3,7 +3,8 @@ import { checkTakeOwnership as decideTakeOwnership, describeOwner, OwnershipInpu
 import { ClusterConfig } from "../../core/config/stack";
 import { KnownClusters } from "../../core/desired/cluster-facts";
 import { Facts } from "../../core/desired/facts";
-import { gatherExisting } from "../../core/desired/gather-objects";
+import { gatherExisting, gatherOwners } from "../../core/desired/gather-objects";
+import { claimKey } from "../../core/desired/owners";
 import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
@@ -260,6 +261,38 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
       expect(asked.map((j) => j.id)).to.deep.equal(["c1\u0000victim"]);
       expect(failed.map(([e]) => e)).to.deep.equal([a]);
       expect(failed[0][1].message).to.contain("101 objects").and.contain("PULUMI_FLEET_CLUSTER_READ_OBJECTS=100");
+    });
+
+    it("contested objects' owners: one read per cluster and set of GitRepos declaring them; one that fails or is over the bound tells nothing of its own only", async () => {
+      const asked: OwnersJob[] = [];
+      const labelsOf = (gitRepo: string) => ({
+        labels: {
+          "app.kubernetes.io/managed-by": "pulumi-fleet",
+          "fleet.cattle.io/cluster": "c1",
+          "fleet.cattle.io/repo-name": gitRepo,
+          "fleet.cattle.io/bundle-name": `${gitRepo}-b`,
+        },
+      });
+      const read = async (jobs: OwnersJob[]) => {
+        asked.push(...jobs);
+        return Object.fromEntries(
+          jobs.map((j) => [j.id, j.id === "c1\u0000attacker" ? { error: "deadline exceeded" } : { objects: j.objects.map(() => labelsOf("victim")) }]),
+        );
+      };
+      const known: KnownClusters = new Map();
+      const contested = [
+        { cluster: "c1", object: cm("a"), gitRepos: ["attacker"] },
+        { cluster: "c1", object: cm("shared"), gitRepos: ["attacker", "victim"] },
+        { cluster: "c1", object: cm("v"), gitRepos: ["victim"] },
+        ...Array.from({ length: 3 }, (_, i) => ({ cluster: "c1", object: cm(`m${i}`), gitRepos: ["many"] })),
+      ];
+      await gatherOwners(contested, clusters, { objects: read } as Partial<Facts> as Facts, known, undefined, { seconds: 2, objects: 2 });
+      expect(asked.map((j) => [j.id, j.objects.length, j.timeoutSeconds])).to.deep.equal([
+        ["c1\u0000attacker", 1, 2],
+        ["c1\u0000attacker,victim", 1, 2],
+        ["c1\u0000victim", 1, 2],
+      ]);
+      expect([...known.get("c1")!.owners.keys()]).to.deep.equal([claimKey("c1", cm("shared")), claimKey("c1", cm("v"))]);
     });
 
     it("a read with no answer at all is that GitRepo's failure too", async () => {
