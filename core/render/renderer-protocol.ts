@@ -92,6 +92,8 @@ export interface LookupJob {
   kubeconfig: string;
   context: string;
   keys: LookupKey[];
+  /** The job's own deadline (the operator's PULUMI_FLEET_CLUSTER_READ_SECONDS); absent: fleet-render's 60 s. */
+  timeoutSeconds?: number;
 }
 
 export interface LookupResult {
