@@ -11,7 +11,7 @@ export interface ClusterFacts {
   defaultAccount?: true | { unread: string };
   /** Per user, the cluster's kubeconfig acting as that user (serviceAccount impersonation). */
   kubeconfigs: Map<string, string>;
-  /** Per identity ("" for the stack's credentials, else the user), the answer to what helm.valuesFrom references. */
+  /** Per identity ("" for the stack's credentials, else the user) and GitRepo (read-values-from.ts valuesFromKey), the answer to what helm.valuesFrom references. */
   valuesFrom: Map<string, LookupResult>;
   /** What charts see as `.Capabilities`: the live cluster's, or the stack's kubeVersion and apiVersions in render mode. */
   capabilities?: ClusterCapabilities;

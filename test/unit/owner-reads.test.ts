@@ -16,10 +16,12 @@ const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n";
 const TIMED_OUT = "the read did not finish within 2s: context deadline exceeded";
 
 /** GitRepos "victim" and "attacker", each a chart whose template looks a ConfigMap of its namespace up, both on c1 and c2. */
-function twoTeams(): StackConfig {
+function twoTeams(o: { valuesFrom?: boolean } = {}): StackConfig {
+  const valuesFrom = (name: string) =>
+    o.valuesFrom ? `helm:\n  valuesFrom:\n    - configMapKeyRef: {name: vals, namespace: ${name}, key: values.yaml}\n` : "";
   const team = (name: string) =>
     new TestRepo({
-      "app/fleet.yaml": `defaultNamespace: ${name}\n`,
+      "app/fleet.yaml": `defaultNamespace: ${name}\n${valuesFrom(name)}`,
       "app/Chart.yaml": `apiVersion: v2\nname: ${name}\nversion: 0.1.0\n`,
       "app/templates/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}-config\ndata:\n  seen: {{ (lookup "v1" "ConfigMap" "${name}" "x") | toJson | quote }}\n`,
     });
@@ -70,6 +72,23 @@ describe("each GitRepo's reads of a cluster are its own (desired state, fake fac
     const s = await desiredState(twoTeams(), fakeFacts({ objects: nothingExists, lookup, discovery: discovered(CAPS) }), { cacheRoot });
     expect(s.failures.map((f) => [f.gitRepo, f.cluster])).to.deep.equal([["attacker", "c1"]]);
     expect(s.failures[0].message).to.contain("lookup").and.contain("PULUMI_FLEET_CLUSTER_READ_SECONDS");
+    expect(deployed(s)).to.deep.equal(["c1/victim/victim-app", "c2/attacker/attacker-app", "c2/victim/victim-app"]);
+  });
+
+  it("the attacker's helm.valuesFrom read timing out on c1 fails only its pair there; the victim's valuesFrom on c1 is read", async () => {
+    const vals = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vals" }, data: { "values.yaml": "x: 1\n" } };
+    const lookup = (jobs: LookupJob[]) =>
+      Object.fromEntries(
+        jobs.map((j) => [
+          j.id,
+          j.id.startsWith("c1 ") && j.keys.some((k) => k.namespace === "attacker" && k.name === "vals")
+            ? { error: TIMED_OUT }
+            : { answers: j.keys.map((key) => (key.name === "vals" ? { key, object: vals } : { key })) },
+        ]),
+      );
+    const s = await desiredState(twoTeams({ valuesFrom: true }), fakeFacts({ objects: nothingExists, lookup, discovery: discovered(CAPS) }), { cacheRoot });
+    expect(s.failures.map((f) => [f.gitRepo, f.cluster])).to.deep.equal([["attacker", "c1"]]);
+    expect(s.failures[0].message).to.contain("valuesFrom").and.contain("PULUMI_FLEET_CLUSTER_READ_SECONDS");
     expect(deployed(s)).to.deep.equal(["c1/victim/victim-app", "c2/attacker/attacker-app", "c2/victim/victim-app"]);
   });
 });
