@@ -6,6 +6,7 @@
  */
 import { positiveNumber } from "../operator-env";
 import { PlanEntry } from "../targeting/plan";
+import { stopSignal } from "../stop-signal";
 
 export interface ClusterReadBounds {
   /** The deadline of one GitRepo's read on one cluster (PULUMI_FLEET_CLUSTER_READ_SECONDS). */
@@ -45,5 +46,40 @@ export function readError(error: string, bounds: ClusterReadBounds): string {
 export function byGitRepo<Q extends { entry: PlanEntry }>(queries: readonly Q[]): Map<string, Q[]> {
   const out = new Map<string, Q[]>();
   for (const q of queries) (out.get(q.entry.gitRepo) ?? out.set(q.entry.gitRepo, []).get(q.entry.gitRepo)!).push(q);
+  return out;
+}
+
+/** How many GitRepos' read batches run at once (each one fleet-render process reading its clusters concurrently). */
+const READ_BATCHES_AT_ONCE = 4;
+
+/**
+ * Runs the read jobs (ids made by readId) in one batch per GitRepo, a few batches at once: a batch that
+ * fails as a whole (the tool crashed, was killed, answered nothing) is the error of its own GitRepo's
+ * jobs only, never every GitRepo's. A stop (Ctrl-C) still stops everything.
+ */
+export async function readEachGitRepo<J extends { id: string }, R>(
+  jobs: J[],
+  read: (jobs: J[]) => Promise<Record<string, R>>,
+  failed: (error: string) => R,
+): Promise<Record<string, R>> {
+  const groups = new Map<string, J[]>();
+  for (const j of jobs) {
+    const gitRepo = j.id.slice(j.id.lastIndexOf("\u0000") + 1);
+    (groups.get(gitRepo) ?? groups.set(gitRepo, []).get(gitRepo)!).push(j);
+  }
+  const queue = [...groups.values()];
+  const out: Record<string, R> = {};
+  const worker = async () => {
+    for (let batch = queue.shift(); batch; batch = queue.shift()) {
+      try {
+        Object.assign(out, await read(batch));
+      } catch (err) {
+        if (stopSignal.aborted) throw err;
+        const why = err instanceof Error ? err.message : String(err);
+        for (const j of batch) out[j.id] = failed(why);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_BATCHES_AT_ONCE, queue.length) }, worker));
   return out;
 }

@@ -14,7 +14,7 @@ import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
 import { factsOf, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { claimKey } from "./owners";
-import { byGitRepo, clusterReadBounds, ClusterReadBounds, overReadBound, readError, readId } from "./cluster-reads";
+import { byGitRepo, readEachGitRepo, clusterReadBounds, ClusterReadBounds, overReadBound, readError, readId } from "./cluster-reads";
 
 const objectRef = (o: K8sObject) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name });
 
@@ -43,7 +43,7 @@ export async function gatherOwners(
     .filter(([, g]) => !overReadBound(g.objects.length, bounds))
     .map(([id, g]) => ({ id, ...accessOf(byName.get(g.cluster)), objects: g.objects.map(objectRef), timeoutSeconds: bounds.seconds }));
   if (!jobs.length) return;
-  const results = await facts.objects(jobs);
+  const results = await readEachGitRepo(jobs, facts.objects, (error) => ({ error }));
   for (const job of jobs) {
     const { cluster, objects } = groups.get(job.id)!;
     results[job.id]?.objects?.forEach((l, i) => {
@@ -80,7 +80,7 @@ export async function gatherExisting(
     }
   }
   if (!jobs.length) return;
-  const results = await facts.objects(jobs);
+  const results = await readEachGitRepo(jobs, facts.objects, (error) => ({ error }));
   for (const { cluster, gitRepo, id } of asked) {
     if (!jobs.some((j) => j.id === id)) continue;
     const r = results[id] ?? { error: "no answer" };

@@ -17,7 +17,7 @@ import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { valuesFromKey, ValuesFromAsks } from "./read-values-from";
-import { clusterReadBounds, readError } from "./cluster-reads";
+import { clusterReadBounds, readEachGitRepo, readError } from "./cluster-reads";
 
 /**
  * The first stage, from the plan alone: every cluster of the stack, whether `fleet-default` exists on
@@ -122,7 +122,7 @@ async function gatherValuesFrom(asks: ValuesFromAsks, clusters: ClusterConfig[],
     ...accessOf(byName.get(a.cluster), kubeconfigAs(known, a.cluster, a.user)),
     timeoutSeconds: bounds.seconds,
   }));
-  const results = await facts.lookup(jobs);
+  const results = await readEachGitRepo(jobs, facts.lookup, (error) => ({ error }));
   for (const [id, a] of asks.asks) {
     const r = results[id] ?? { error: "no answer" };
     factsOf(known, a.cluster).valuesFrom.set(valuesFromKey(a), r.error ? { error: readError(r.error, bounds) } : r);

@@ -3,7 +3,7 @@
  * and Helm's `lookup` answered from the clusters, the one loop where gathering and rendering must
  * alternate, since a render's answers decide what it asks next.
  */
-import { clusterReadBounds, readError, readId } from "./cluster-reads";
+import { clusterReadBounds, readEachGitRepo, readError, readId } from "./cluster-reads";
 import { accessOf } from "../cluster-access";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
@@ -147,7 +147,11 @@ export async function renderWithLookups(
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
     }
     if (!jobs.size) break;
-    const results = await facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
+    const results = await readEachGitRepo(
+      [...jobs.values()].map(({ entries: _e, ...job }) => job),
+      facts.lookup,
+      (error) => ({ error }),
+    );
     const again: PlanEntry[] = [];
     for (const job of jobs.values()) {
       const r = results[job.id];

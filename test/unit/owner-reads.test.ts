@@ -91,4 +91,24 @@ describe("each GitRepo's reads of a cluster are its own (desired state, fake fac
     expect(s.failures[0].message).to.contain("valuesFrom").and.contain("PULUMI_FLEET_CLUSTER_READ_SECONDS");
     expect(deployed(s)).to.deep.equal(["c1/victim/victim-app", "c2/attacker/attacker-app", "c2/victim/victim-app"]);
   });
+
+  it("the reads run in one batch per GitRepo: the attacker's batch crashing fails only its pairs, on every cluster; the victim deploys", async () => {
+    const batches: string[][] = [];
+    const objects = (jobs: OwnersJob[]) => {
+      batches.push(jobs.map((j) => j.id));
+      if (jobs.some((j) => j.id.endsWith("\u0000attacker"))) throw new Error("fleet-render failed (exit 2): out of memory");
+      return nothingExists(jobs);
+    };
+    const s = await desiredState(twoTeams(), fakeFacts({ objects, lookup: answers, discovery: discovered(CAPS) }), { cacheRoot });
+    expect(s.failures.map((f) => [f.gitRepo, f.cluster])).to.deep.equal([
+      ["attacker", "c1"],
+      ["attacker", "c2"],
+    ]);
+    expect(s.failures[0].message).to.contain("out of memory");
+    expect(deployed(s)).to.deep.equal(["c1/victim/victim-app", "c2/victim/victim-app"]);
+    expect(batches.filter((b) => b.some((id) => id.includes("\u0000"))).map((b) => b.sort())).to.deep.equal([
+      ["c1\u0000attacker", "c2\u0000attacker"],
+      ["c1\u0000victim", "c2\u0000victim"],
+    ]);
+  });
 });

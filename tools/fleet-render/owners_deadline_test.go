@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,5 +60,23 @@ func TestLookupJobDeadlineFailsTheJob(t *testing.T) {
 	r := readLookups(LookupJob{ID: "c", Kubeconfig: fakeCluster(t, true), Keys: []LookupKey{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "a", Name: "x"}}, TimeoutSeconds: 1})
 	if !strings.Contains(r.Error, "did not finish within 1s") {
 		t.Fatalf("expected the deadline's error, got %+v", r)
+	}
+}
+
+// A read that panics answers with its error; the batch and its other jobs go on.
+func TestReadClustersRecoversAJobsPanic(t *testing.T) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	into := map[string]OwnersResult{}
+	read := func(j OwnersJob) OwnersResult {
+		if j.ID == "bad" {
+			panic("boom")
+		}
+		return OwnersResult{Objects: []*LiveObject{nil}}
+	}
+	readClusters(&wg, &mu, []OwnersJob{{ID: "bad"}, {ID: "good"}}, func(j OwnersJob) string { return j.ID }, read, func(e string) OwnersResult { return OwnersResult{Error: e} }, into)
+	wg.Wait()
+	if !strings.Contains(into["bad"].Error, "boom") || into["good"].Error != "" || len(into["good"].Objects) != 1 {
+		t.Fatalf("got %+v", into)
 	}
 }
