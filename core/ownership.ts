@@ -4,8 +4,8 @@
  * The Kubernetes provider at the pinned version creates with server-side apply, which adopts any
  * existing object silently; a later prune would then delete an object this fleet never owned. So
  * before anything is registered, the objects of every bundle deployment that is new or changed since
- * the last update are looked up on their cluster (gathered by core/desired/gather-objects.ts), and one that exists without
- * this bundle's ownership labels stops the program, naming it and its owner.
+ * the last update are looked up on their cluster (gathered per GitRepo by core/desired/gather-objects.ts), and one that exists without
+ * this bundle's ownership labels fails that deployment, naming it and its owner.
  *
  * Left out, as Helm leaves them out: a chart's crds/ (Helm installs them only when absent and never
  * checks their owner). Unchanged deployments (same deploymentId as the last update) are not read:
