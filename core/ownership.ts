@@ -4,8 +4,8 @@
  * The Kubernetes provider at the pinned version creates with server-side apply, which adopts any
  * existing object silently; a later prune would then delete an object this fleet never owned. So
  * before anything is registered, the objects of every bundle deployment that is new or changed since
- * the last update are looked up on their cluster (gathered by core/desired/gather-objects.ts), and one that exists without
- * this bundle's ownership labels stops the program, naming it and its owner.
+ * the last update are looked up on their cluster (gathered per GitRepo by core/desired/gather-objects.ts), and one that exists without
+ * this bundle's ownership labels fails that deployment, naming it and its owner.
  *
  * Left out, as Helm leaves them out: a chart's crds/ (Helm installs them only when absent and never
  * checks their owner). Unchanged deployments (same deploymentId as the last update) are not read:
@@ -17,6 +17,7 @@ import { K8sObject } from "./bundles/manifests";
 import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
 import { RenderedDeployment } from "./render/deployments";
 import { LiveObject, OwnersResult } from "./render/renderer-protocol";
+import { byGitRepo } from "./desired/cluster-reads";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -108,33 +109,41 @@ export function describeOwner(live: LiveObject): string {
  * Throws a FleetError for the first deployment (in plan order) that would take over an object it does
  * not own, listing all of that deployment's such objects and how many other deployments have some; the
  * live objects are those gathered for ownershipQueries (ClusterFacts.existing, core/desired/gather-objects.ts).
- * A cluster that could not be read is an error too: unchecked is not safe.
+ * A GitRepo's read of a cluster that failed or timed out is an error too (unchecked is not safe), for
+ * that GitRepo's deployments on that cluster only: each fails alone with `onConflict`; the others go on.
  */
 export function checkTakeOwnership(
   input: OwnershipInput,
-  known: ReadonlyMap<string, { existing?: OwnersResult }>,
+  known: ReadonlyMap<string, { existing: ReadonlyMap<string, OwnersResult> }>,
   onConflict?: (entry: PlanEntry, err: FleetError) => void,
 ): void {
   const conflicts = new Map<PlanEntry, string[]>();
   // Objects another GitRepo owns: never adopted, whatever takeOwnership says.
   const foreign = new Set<PlanEntry>();
+  const unread = new Map<PlanEntry, FleetError>();
   for (const [cluster, queries] of ownershipQueries(input)) {
-    if (!queries.length) continue;
-    const result = known.get(cluster)?.existing;
-    if (!result || result.error) {
-      throw new FleetError(`cannot tell who owns the objects this update would create: ${result?.error ?? "no answer"}`, { cluster });
+    for (const [gitRepo, own] of byGitRepo(queries)) {
+      const result = known.get(cluster)?.existing.get(gitRepo);
+      if (!result || result.error) {
+        const why = `cannot tell who owns the objects this update would create: ${result?.error ?? "no answer"}`;
+        for (const { entry } of own) unread.set(entry, new FleetError(why, { gitRepo, bundle: entry.bundle, cluster }));
+        continue;
+      }
+      own.forEach(({ entry, object }, i) => {
+        const live = result.objects?.[i];
+        if (!live || ownedBy(live, entry)) return;
+        const other = otherGitRepo(live, entry) ?? (agentOwned(live, object) ? "the cluster's agent" : undefined);
+        if (adopts(entry, input) && !other) return;
+        if (other) foreign.add(entry);
+        const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
+        const list = conflicts.get(entry) ?? conflicts.set(entry, []).get(entry)!;
+        list.push(`${object.kind} ${where} (${describeOwner(live)})`);
+      });
     }
-    queries.forEach(({ entry, object }, i) => {
-      const live = result.objects?.[i];
-      if (!live || ownedBy(live, entry)) return;
-      const other = otherGitRepo(live, entry) ?? (agentOwned(live, object) ? "the cluster's agent" : undefined);
-      if (adopts(entry, input) && !other) return;
-      if (other) foreign.add(entry);
-      const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
-      const list = conflicts.get(entry) ?? conflicts.set(entry, []).get(entry)!;
-      list.push(`${object.kind} ${where} (${describeOwner(live)})`);
-    });
   }
+  const firstUnread = input.entries.find((e) => unread.has(e));
+  if (firstUnread && !onConflict) throw unread.get(firstUnread)!;
+  for (const e of input.entries) if (unread.has(e)) onConflict!(e, unread.get(e)!);
   const conflicting = input.entries.filter((e) => conflicts.has(e));
   const errorFor = (e: PlanEntry, others: number) =>
     new FleetError(

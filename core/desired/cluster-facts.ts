@@ -11,14 +11,14 @@ export interface ClusterFacts {
   defaultAccount?: true | { unread: string };
   /** Per user, the cluster's kubeconfig acting as that user (serviceAccount impersonation). */
   kubeconfigs: Map<string, string>;
-  /** Per identity ("" for the stack's credentials, else the user), the answer to what helm.valuesFrom references. */
+  /** Per identity ("" for the stack's credentials, else the user) and GitRepo (read-values-from.ts valuesFromKey), the answer to what helm.valuesFrom references. */
   valuesFrom: Map<string, LookupResult>;
   /** What charts see as `.Capabilities`: the live cluster's, or the stack's kubeVersion and apiVersions in render mode. */
   capabilities?: ClusterCapabilities;
   /** By claimKey (owners.ts), who deployed a contested object the state does not know, as its live labels say. */
   owners: Map<string, { gitRepo: string; bundle: string }>;
-  /** The live objects this update's new and changed deployments would create, in ownershipQueries' order, or why they could not be read. */
-  existing?: OwnersResult;
+  /** Per GitRepo, the live objects its new and changed deployments would create, in ownershipQueries' order, or why they could not be read. */
+  existing: Map<string, OwnersResult>;
   /** The ambient kubeconfig reduced to the cluster's context (when KUBECONFIG lists several files). */
   ambientKubeconfig?: string;
 }
@@ -28,7 +28,7 @@ export type KnownClusters = Map<string, ClusterFacts>;
 
 /** A cluster's facts, made empty on first use (a held deployment's cluster may have left the stack). */
 export function factsOf(known: KnownClusters, cluster: string): ClusterFacts {
-  return known.get(cluster) ?? known.set(cluster, { kubeconfigs: new Map(), valuesFrom: new Map(), owners: new Map() }).get(cluster)!;
+  return known.get(cluster) ?? known.set(cluster, { kubeconfigs: new Map(), valuesFrom: new Map(), owners: new Map(), existing: new Map() }).get(cluster)!;
 }
 
 /** The kubeconfig a job on the cluster uses for `user`: undefined (the cluster's own) without one. */

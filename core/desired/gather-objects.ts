@@ -14,61 +14,76 @@ import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
 import { factsOf, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { claimKey } from "./owners";
+import { byGitRepo, readEachGitRepo, clusterReadBounds, ClusterReadBounds, overReadBound, readError, readId } from "./cluster-reads";
 
 const objectRef = (o: K8sObject) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? "", name: o.metadata.name });
 
 /**
  * The live owners of contested objects, by claimKey, from their ownership labels, on the stack's
- * clusters not left out. A cluster that cannot be read tells nothing (plan order decides).
+ * clusters not left out: one read per cluster and set of GitRepos declaring them (`gitRepos`), each
+ * with the operator's deadline and count bound, so GitRepos contesting only among themselves read for
+ * themselves. A read that cannot be made or fails tells nothing of its objects (plan order decides).
  */
 export async function gatherOwners(
-  unknown: { cluster: string; object: K8sObject }[],
+  unknown: { cluster: string; object: K8sObject; gitRepos?: string[] }[],
   clusters: ClusterConfig[],
   facts: Facts,
   known: KnownClusters,
   skip?: ReadonlySet<string>,
+  bounds: ClusterReadBounds = clusterReadBounds(),
 ): Promise<void> {
-  const byCluster = new Map<string, K8sObject[]>();
-  for (const c of unknown) {
-    if (skip?.has(c.cluster)) continue;
-    (byCluster.get(c.cluster) ?? byCluster.set(c.cluster, []).get(c.cluster)!).push(c.object);
-  }
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...byCluster]
-    .filter(([cluster]) => byName.has(cluster))
-    .map(([cluster, objects]) => ({
-      id: cluster,
-      ...accessOf(byName.get(cluster)),
-      objects: objects.map(objectRef),
-    }));
+  const groups = new Map<string, { cluster: string; objects: K8sObject[] }>();
+  for (const c of unknown) {
+    if (skip?.has(c.cluster) || !byName.has(c.cluster)) continue;
+    const id = readId(c.cluster, (c.gitRepos ?? []).join(","));
+    (groups.get(id) ?? groups.set(id, { cluster: c.cluster, objects: [] }).get(id)!).objects.push(c.object);
+  }
+  const jobs: OwnersJob[] = [...groups]
+    .filter(([, g]) => !overReadBound(g.objects.length, bounds))
+    .map(([id, g]) => ({ id, ...accessOf(byName.get(g.cluster)), objects: g.objects.map(objectRef), timeoutSeconds: bounds.seconds }));
   if (!jobs.length) return;
-  const results = await facts.objects(jobs);
+  const results = await readEachGitRepo(jobs, facts.objects, (error) => ({ error }));
   for (const job of jobs) {
-    const objects = byCluster.get(job.id)!;
+    const { cluster, objects } = groups.get(job.id)!;
     results[job.id]?.objects?.forEach((l, i) => {
       const labels = l?.labels ?? {};
-      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY || labels[CLUSTER_LABEL] !== job.id || !labels[REPO_NAME_LABEL] || !labels[BUNDLE_NAME_LABEL]) return;
-      factsOf(known, job.id).owners.set(claimKey(job.id, objects[i]), { gitRepo: labels[REPO_NAME_LABEL], bundle: labels[BUNDLE_NAME_LABEL] });
+      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY || labels[CLUSTER_LABEL] !== cluster || !labels[REPO_NAME_LABEL] || !labels[BUNDLE_NAME_LABEL]) return;
+      factsOf(known, cluster).owners.set(claimKey(cluster, objects[i]), { gitRepo: labels[REPO_NAME_LABEL], bundle: labels[BUNDLE_NAME_LABEL] });
     });
   }
 }
 
-/** The live objects of each cluster's queries (core/ownership.ts ownershipQueries), in their order: one read per cluster with any. */
+/**
+ * The live objects of each cluster's queries (core/ownership.ts ownershipQueries), in their order: one
+ * read per (cluster, GitRepo), each with the operator's deadline (cluster-reads.ts), so one GitRepo's
+ * slow or huge read is its own pairs' failure on that cluster. A GitRepo asking for more objects than
+ * the operator's count bound is not read: its answer is why.
+ */
 export async function gatherExisting(
   queries: ReadonlyMap<string, { entry: PlanEntry; object: K8sObject }[]>,
   clusters: ClusterConfig[],
   facts: Facts,
   known: KnownClusters,
+  bounds: ClusterReadBounds = clusterReadBounds(),
 ): Promise<void> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [...queries]
-    .filter(([, q]) => q.length)
-    .map(([cluster, q]) => ({
-      id: cluster,
-      ...accessOf(byName.get(cluster)!),
-      objects: q.map(({ object }) => objectRef(object)),
-    }));
+  const jobs: OwnersJob[] = [];
+  const asked: { cluster: string; gitRepo: string; id: string }[] = [];
+  for (const [cluster, q] of queries) {
+    for (const [gitRepo, own] of byGitRepo(q)) {
+      const id = readId(cluster, gitRepo);
+      asked.push({ cluster, gitRepo, id });
+      const over = overReadBound(own.length, bounds);
+      if (over) factsOf(known, cluster).existing.set(gitRepo, { error: over });
+      else jobs.push({ id, ...accessOf(byName.get(cluster)!), objects: own.map(({ object }) => objectRef(object)), timeoutSeconds: bounds.seconds });
+    }
+  }
   if (!jobs.length) return;
-  const results = await facts.objects(jobs);
-  for (const job of jobs) factsOf(known, job.id).existing = results[job.id] ?? { error: "no answer" };
+  const results = await readEachGitRepo(jobs, facts.objects, (error) => ({ error }));
+  for (const { cluster, gitRepo, id } of asked) {
+    if (!jobs.some((j) => j.id === id)) continue;
+    const r = results[id] ?? { error: "no answer" };
+    factsOf(known, cluster).existing.set(gitRepo, r.error ? { error: readError(r.error, bounds) } : r);
+  }
 }

@@ -16,7 +16,8 @@ import { DEFAULT_SERVICE_ACCOUNT, impersonationRefused } from "../service-accoun
 import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
-import { ValuesFromAsks } from "./read-values-from";
+import { valuesFromKey, ValuesFromAsks } from "./read-values-from";
+import { clusterReadBounds, readEachGitRepo, readError } from "./cluster-reads";
 
 /**
  * The first stage, from the plan alone: every cluster of the stack, whether `fleet-default` exists on
@@ -107,17 +108,25 @@ export async function gatherKubeconfigs<W extends { cluster: string; user: strin
   }
 }
 
-/** What helm.valuesFrom references, read on each cluster as each identity that asked (read-values-from.ts), one job per cluster and identity. */
+/**
+ * What helm.valuesFrom references, read on each cluster as each identity that asked (read-values-from.ts),
+ * one job per cluster, identity and GitRepo, each with the operator's deadline (cluster-reads.ts).
+ */
 async function gatherValuesFrom(asks: ValuesFromAsks, clusters: ClusterConfig[], facts: Facts, known: KnownClusters): Promise<void> {
   if (!asks.asks.size) return;
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs = [...asks.asks.values()].map((a) => ({
-    id: `${a.cluster} ${a.user ?? ""}`,
+  const bounds = clusterReadBounds();
+  const jobs = [...asks.asks].map(([id, a]) => ({
+    id,
     keys: a.keys,
     ...accessOf(byName.get(a.cluster), kubeconfigAs(known, a.cluster, a.user)),
+    timeoutSeconds: bounds.seconds,
   }));
-  const results = await facts.lookup(jobs);
-  for (const a of asks.asks.values()) factsOf(known, a.cluster).valuesFrom.set(a.user ?? "", results[`${a.cluster} ${a.user ?? ""}`] ?? { error: "no answer" });
+  const results = await readEachGitRepo(jobs, facts.lookup, (error) => ({ error }));
+  for (const [id, a] of asks.asks) {
+    const r = results[id] ?? { error: "no answer" };
+    factsOf(known, a.cluster).valuesFrom.set(valuesFromKey(a), r.error ? { error: readError(r.error, bounds) } : r);
+  }
 }
 
 /**

@@ -45,7 +45,7 @@ function ownersInState(contested: { cluster: string; object: K8sObject }[], prio
 }
 
 /** The contested objects whose owner the state does not tell: their live labels are read (gather-objects.ts). */
-export function ownersUnknown(contested: { cluster: string; object: K8sObject }[], prior: Prior): { cluster: string; object: K8sObject }[] {
+export function ownersUnknown<C extends { cluster: string; object: K8sObject }>(contested: C[], prior: Prior): C[] {
   const inState = ownersInState(contested, prior);
   return contested.filter((c) => !inState.has(claimKey(c.cluster, c.object)));
 }

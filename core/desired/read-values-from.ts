@@ -1,8 +1,9 @@
 /**
  * `helm.valuesFrom` (core/render/values-from.ts resolves): each deployment's referenced ConfigMaps and
  * Secrets are read on its cluster with the identity that deploys it (its serviceAccount's impersonating
- * kubeconfig, else the cluster's), through the read-only reader `lookup` uses: one read per cluster and
- * identity (gather.ts), a Get per object. Here is what is asked, and what the answers give: a
+ * kubeconfig, else the cluster's), through the read-only reader `lookup` uses: one read per cluster,
+ * identity and GitRepo (gather.ts), a Get per object, with the operator's deadline: one GitRepo's
+ * slow read fails only its own deployments there. Here is what is asked, and what the answers give: a
  * deployment that may not read, or whose read or values fail, fails alone. Nothing is read in render
  * mode (as `fleet test`) or on a cluster left out: each such deployment says so.
  */
@@ -17,10 +18,11 @@ import { ClusterFacts } from "./cluster-facts";
 import { Failed } from "./failures";
 import { StepVerdicts } from "./steps";
 import { foreignOwners } from "./owners";
+import { readId } from "./cluster-reads";
 
-/** What is read per cluster and identity, and which deployments asked it. */
+/** What is read per cluster, identity and GitRepo, and which deployments asked it. */
 export interface ValuesFromAsks {
-  asks: Map<string, { cluster: string; user?: string; keys: LookupKey[]; entries: [PlanEntry, ValuesFromRef[]][] }>;
+  asks: Map<string, { cluster: string; user?: string; gitRepo: string; keys: LookupKey[]; entries: [PlanEntry, ValuesFromRef[]][] }>;
   /** Per deployment whose valuesFrom is not read (render mode, a cluster left out): its warning. */
   notRead: Map<PlanEntry, string>;
   /** Deployments whose references reach outside what their GitRepo may read. */
@@ -74,8 +76,8 @@ export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAs
       continue;
     }
     const user = ctx.users.userOf.get(e);
-    const id = `${e.cluster} ${user ?? ""}`;
-    const ask = out.asks.get(id) ?? out.asks.set(id, { cluster: e.cluster, ...(user ? { user } : {}), keys: [], entries: [] }).get(id)!;
+    const id = readId(`${e.cluster} ${user ?? ""}`, e.gitRepo);
+    const ask = out.asks.get(id) ?? out.asks.set(id, { cluster: e.cluster, ...(user ? { user } : {}), gitRepo: e.gitRepo, keys: [], entries: [] }).get(id)!;
     const keys = asked.get(id) ?? asked.set(id, new Set()).get(id)!;
     ask.entries.push([e, refs]);
     for (const ref of refs) {
@@ -89,11 +91,14 @@ export function valuesFromAsks(entries: PlanEntry[], ctx: Context): ValuesFromAs
   return out;
 }
 
+/** A read's key in ClusterFacts.valuesFrom: its identity and GitRepo. */
+export const valuesFromKey = (ask: { user?: string; gitRepo: string }): string => readId(ask.user ?? "", ask.gitRepo);
+
 /** What the answers (ClusterFacts.valuesFrom) give each deployment that asked; one that cannot be read, or whose values fail, fails alone. */
 export function valuesFromRead(asks: ValuesFromAsks, known: ReadonlyMap<string, ClusterFacts>, ctx: Pick<Context, "fileOf">): ValuesFromReads {
   const out: ValuesFromReads = { read: new Map(), notRead: asks.notRead, failed: [...asks.failed] };
   for (const ask of asks.asks.values()) {
-    const r = known.get(ask.cluster)?.valuesFrom.get(ask.user ?? "");
+    const r = known.get(ask.cluster)?.valuesFrom.get(valuesFromKey(ask));
     const answers = new Map((r?.answers ?? []).map((a): [string, LookupAnswer] => [stableJson(a.key), a]));
     for (const [e, refs] of ask.entries) {
       const where = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file: ctx.fileOf(e) };

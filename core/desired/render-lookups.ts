@@ -3,6 +3,7 @@
  * and Helm's `lookup` answered from the clusters, the one loop where gathering and rendering must
  * alternate, since a render's answers decide what it asks next.
  */
+import { clusterReadBounds, readEachGitRepo, readError, readId } from "./cluster-reads";
 import { accessOf } from "../cluster-access";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
@@ -93,10 +94,12 @@ export async function renderWithLookups(
     });
   rendered = await renderSome(entries);
   const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
+  const bounds = clusterReadBounds();
   for (let round = 1; ; round++) {
     const asking = entries.filter((e) => rendered.has(e) && unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
     if (!asking.length) break;
-    // One read job per cluster and identity, every missing key of its deployments.
+    // One read job per cluster, identity and GitRepo, every missing key of its deployments: a GitRepo's slow
+    // lookups fail its own deployments there, with the operator's deadline (cluster-reads.ts), no other GitRepo's.
     const jobs = new Map<string, LookupJob & { entries: PlanEntry[] }>();
     for (const e of asking) {
       const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
@@ -127,7 +130,7 @@ export async function renderWithLookups(
         continue;
       }
       const user = users.userOf.get(e);
-      const id = `${e.cluster} ${user ?? ""}`;
+      const id = readId(`${e.cluster} ${user ?? ""}`, e.gitRepo);
       const c = clusters.get(e.cluster)!;
       const job =
         jobs.get(id) ??
@@ -136,6 +139,7 @@ export async function renderWithLookups(
             id,
             keys: [],
             entries: [],
+            timeoutSeconds: bounds.seconds,
             ...accessOf(c, kubeconfigAs(known, e.cluster, user)),
           })
           .get(id)!;
@@ -143,7 +147,11 @@ export async function renderWithLookups(
       for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
     }
     if (!jobs.size) break;
-    const results = await facts.lookup([...jobs.values()].map(({ entries: _e, ...job }) => job));
+    const results = await readEachGitRepo(
+      [...jobs.values()].map(({ entries: _e, ...job }) => job),
+      facts.lookup,
+      (error) => ({ error }),
+    );
     const again: PlanEntry[] = [];
     for (const job of jobs.values()) {
       const r = results[job.id];
@@ -151,7 +159,7 @@ export async function renderWithLookups(
         if (!r?.answers) {
           failed(
             e,
-            new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${r?.error ?? "no answer"}`, {
+            new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${readError(r?.error ?? "no answer", bounds)}`, {
               gitRepo: e.gitRepo,
               bundle: e.bundle,
               cluster: e.cluster,

@@ -307,9 +307,13 @@ function claimsOf(alive: PlanEntry[], rendered: ReadonlyMap<PlanEntry, RenderedD
   return [...claims].filter(([, c]) => c.by.length > 1);
 }
 
-/** The objects checkSingleOwner must know the owners of: those more than one deployment declares on a cluster. */
-export function contestedObjects(rendered: ReadonlyMap<PlanEntry, RenderedDeployment>): { cluster: string; object: K8sObject }[] {
-  return claimsOf([...rendered.keys()], rendered).map(([, c]) => ({ cluster: c.by[0].cluster, object: c.object }));
+/** The objects checkSingleOwner must know the owners of: those more than one deployment declares on a cluster, with the GitRepos declaring them. */
+export function contestedObjects(rendered: ReadonlyMap<PlanEntry, RenderedDeployment>): { cluster: string; object: K8sObject; gitRepos: string[] }[] {
+  return claimsOf([...rendered.keys()], rendered).map(([, c]) => ({
+    cluster: c.by[0].cluster,
+    object: c.object,
+    gitRepos: [...new Set(c.by.map((e) => e.gitRepo))].sort(),
+  }));
 }
 
 function withNamespaces(

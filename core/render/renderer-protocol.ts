@@ -92,6 +92,8 @@ export interface LookupJob {
   kubeconfig: string;
   context: string;
   keys: LookupKey[];
+  /** The job's own deadline (the operator's PULUMI_FLEET_CLUSTER_READ_SECONDS); absent: fleet-render's 60 s. */
+  timeoutSeconds?: number;
 }
 
 export interface LookupResult {
@@ -158,6 +160,8 @@ export interface OwnersJob {
   delete?: boolean;
   /** How those deletes propagate, as the delete policy decided (core/desired/delete-policy.ts); required with `delete`. */
   propagation?: DeletePolicy["propagation"];
+  /** The job's own deadline (the operator's PULUMI_FLEET_CLUSTER_READ_SECONDS); absent: fleet-render's 60 s. */
+  timeoutSeconds?: number;
 }
 
 /** What runs a renderer request: runRenderer, or a fake in unit tests (core/desired/facts.ts). */

@@ -324,7 +324,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       };
       const facts = fakeFacts({ objects: nothingExists, impersonate, previous, discovery: discovered() });
       await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: () => new Set(["c3"]) });
-      expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2"]]);
+      expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2\u0000t"]]);
       expect(facts.calls.discovery.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c1", "c2"]]);
     });
 
@@ -469,15 +469,15 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
       expect(secretOf(s, "c1").stringData).to.deep.equal({ password: "kept" });
       expect((secretOf(s, "c2").stringData as { password: string }).password).to.match(/^[A-Za-z0-9]{16}$/);
       expect(deployment(s, "c2/t/t-app").objects.find((o) => o.manifest.kind === "ConfigMap")!.manifest.data).to.deep.equal({ region: "region-of-c2" });
-      // One read per cluster and identity, as the deploying service account, of exactly what was asked.
+      // One read per cluster, identity and GitRepo, as the deploying service account, of exactly what was asked.
       expect(asked.map((j) => [j.id, j.kubeconfig, j.keys.map((k) => `${k.kind} ${k.namespace}/${k.name}`)])).to.deep.equal([
         [
-          "c1 system:serviceaccount:cattle-fleet-system:deployer",
+          "c1 system:serviceaccount:cattle-fleet-system:deployer\u0000t",
           "kubeconfig of c1 system:serviceaccount:cattle-fleet-system:deployer as system:serviceaccount:cattle-fleet-system:deployer",
           ["ConfigMap kube-public/cluster-info", "Secret default/db"],
         ],
         [
-          "c2 system:serviceaccount:cattle-fleet-system:deployer",
+          "c2 system:serviceaccount:cattle-fleet-system:deployer\u0000t",
           "kubeconfig of c2 system:serviceaccount:cattle-fleet-system:deployer as system:serviceaccount:cattle-fleet-system:deployer",
           ["ConfigMap kube-public/cluster-info", "Secret default/db"],
         ],

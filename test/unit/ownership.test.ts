@@ -3,7 +3,8 @@ import { checkTakeOwnership as decideTakeOwnership, describeOwner, OwnershipInpu
 import { ClusterConfig } from "../../core/config/stack";
 import { KnownClusters } from "../../core/desired/cluster-facts";
 import { Facts } from "../../core/desired/facts";
-import { gatherExisting } from "../../core/desired/gather-objects";
+import { gatherExisting, gatherOwners } from "../../core/desired/gather-objects";
+import { claimKey } from "../../core/desired/owners";
 import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { K8sObject } from "../../core/bundles/manifests";
@@ -131,13 +132,14 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
     await checkTakeOwnership(input([[entry("web", "c1"), [cm("mine"), cm("new")]]]), cluster({ "apps/mine": ours("web") }, asked));
     expect(asked).to.deep.equal([
       {
-        id: "c1",
+        id: "c1\u0000repo",
         kubeconfig: "KUBECONFIG-TEXT",
         context: "",
         objects: [
           { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "mine" },
           { apiVersion: "v1", kind: "ConfigMap", namespace: "apps", name: "new" },
         ],
+        timeoutSeconds: 60,
       },
     ]);
   });
@@ -177,10 +179,134 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
   it("a cluster that cannot be read is an error naming it, never an unchecked update", async () => {
     expect(
       await rejectionOf(
-        checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), async () => ({ c1: { error: "dial tcp 127.0.0.1:1: connection refused" } })),
+        checkTakeOwnership(input([[entry("web", "c1"), [cm("a")]]]), async () => ({ "c1\u0000repo": { error: "dial tcp 127.0.0.1:1: connection refused" } })),
         FleetError,
       ),
     ).to.match(/cannot tell who owns .* connection refused/);
+  });
+
+  describe("each GitRepo's read of a cluster is its own (one GitRepo's slow or huge read fails only its pairs there)", () => {
+    const attacker = (bundle: string, cluster = "c1") => entry(bundle, cluster, { gitRepo: "attacker" });
+    const victim = (bundle: string, cluster = "c1") => entry(bundle, cluster, { gitRepo: "victim" });
+    const clusters = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "K" }));
+    /** Fails the attacker's read on c1 as `error`; every other read answers "absent". */
+    const slowFor =
+      (error: string, asked: OwnersJob[] = []) =>
+      async (jobs: OwnersJob[]) => {
+        asked.push(...jobs);
+        return Object.fromEntries(jobs.map((j) => [j.id, j.id === "c1\u0000attacker" ? { error } : { objects: j.objects.map(() => null) }]));
+      };
+    const decide = async (
+      entries: [PlanEntry, K8sObject[]][],
+      read: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
+      bounds = { seconds: 2, objects: 100 },
+    ) => {
+      const i = { ...input(entries), clusters };
+      const known: KnownClusters = new Map();
+      await gatherExisting(ownershipQueries(i), clusters, { objects: read } as Partial<Facts> as Facts, known, bounds);
+      const failed: [PlanEntry, FleetError][] = [];
+      decideTakeOwnership(i, known, (e, err) => failed.push([e, err]));
+      return failed;
+    };
+
+    it("reads once per (cluster, GitRepo), each job with the operator's deadline", async () => {
+      const asked: OwnersJob[] = [];
+      await decide(
+        [
+          [attacker("a1"), [cm("x1")]],
+          [attacker("a2"), [cm("x2")]],
+          [victim("v"), [cm("y")]],
+          [victim("v", "c2"), [cm("y")]],
+        ],
+        slowFor("none", asked),
+      );
+      expect(asked.map((j) => [j.id, j.objects.length, j.timeoutSeconds])).to.deep.equal([
+        ["c1\u0000attacker", 2, 2],
+        ["c1\u0000victim", 1, 2],
+        ["c2\u0000victim", 1, 2],
+      ]);
+    });
+
+    it("a read that times out fails only that GitRepo's pairs on that cluster, naming the bound; the other GitRepo's go on; nothing throws", async () => {
+      const a1 = attacker("a1");
+      const a2 = attacker("a2");
+      const a1c2 = attacker("a1", "c2");
+      const v = victim("v");
+      const failed = await decide(
+        [
+          [a1, [cm("x1")]],
+          [a2, [cm("x2")]],
+          [a1c2, [cm("x1")]],
+          [v, [cm("y")]],
+        ],
+        slowFor("the read did not finish within 2s: context deadline exceeded"),
+      );
+      expect(failed.map(([e]) => e)).to.deep.equal([a1, a2]);
+      expect(failed[0][1].message).to.contain("cannot tell who owns").and.contain("PULUMI_FLEET_CLUSTER_READ_SECONDS=2");
+      expect(failed[0][1].context).to.include({ gitRepo: "attacker", bundle: "a1", cluster: "c1" });
+    });
+
+    it("a GitRepo asking for more objects than the count bound is not read, and fails alone naming the bound", async () => {
+      const asked: OwnersJob[] = [];
+      const many = Array.from({ length: 101 }, (_, i) => cm(`x${i}`));
+      const a = attacker("a1");
+      const v = victim("v");
+      const failed = await decide(
+        [
+          [a, many],
+          [v, [cm("y")]],
+        ],
+        slowFor("none", asked),
+      );
+      expect(asked.map((j) => j.id)).to.deep.equal(["c1\u0000victim"]);
+      expect(failed.map(([e]) => e)).to.deep.equal([a]);
+      expect(failed[0][1].message).to.contain("101 objects").and.contain("PULUMI_FLEET_CLUSTER_READ_OBJECTS=100");
+    });
+
+    it("contested objects' owners: one read per cluster and set of GitRepos declaring them; one that fails or is over the bound tells nothing of its own only", async () => {
+      const asked: OwnersJob[] = [];
+      const labelsOf = (gitRepo: string) => ({
+        labels: {
+          "app.kubernetes.io/managed-by": "pulumi-fleet",
+          "fleet.cattle.io/cluster": "c1",
+          "fleet.cattle.io/repo-name": gitRepo,
+          "fleet.cattle.io/bundle-name": `${gitRepo}-b`,
+        },
+      });
+      const read = async (jobs: OwnersJob[]) => {
+        asked.push(...jobs);
+        return Object.fromEntries(
+          jobs.map((j) => [j.id, j.id === "c1\u0000attacker" ? { error: "deadline exceeded" } : { objects: j.objects.map(() => labelsOf("victim")) }]),
+        );
+      };
+      const known: KnownClusters = new Map();
+      const contested = [
+        { cluster: "c1", object: cm("a"), gitRepos: ["attacker"] },
+        { cluster: "c1", object: cm("shared"), gitRepos: ["attacker", "victim"] },
+        { cluster: "c1", object: cm("v"), gitRepos: ["victim"] },
+        ...Array.from({ length: 3 }, (_, i) => ({ cluster: "c1", object: cm(`m${i}`), gitRepos: ["many"] })),
+      ];
+      await gatherOwners(contested, clusters, { objects: read } as Partial<Facts> as Facts, known, undefined, { seconds: 2, objects: 2 });
+      expect(asked.map((j) => [j.id, j.objects.length, j.timeoutSeconds])).to.deep.equal([
+        ["c1\u0000attacker", 1, 2],
+        ["c1\u0000attacker,victim", 1, 2],
+        ["c1\u0000victim", 1, 2],
+      ]);
+      expect([...known.get("c1")!.owners.keys()]).to.deep.equal([claimKey("c1", cm("shared")), claimKey("c1", cm("v"))]);
+    });
+
+    it("a read with no answer at all is that GitRepo's failure too", async () => {
+      const a = attacker("a1");
+      const failed = await decide(
+        [
+          [a, [cm("x")]],
+          [victim("v"), [cm("y")]],
+        ],
+        async (jobs) => Object.fromEntries(jobs.filter((j) => j.id !== "c1\u0000attacker").map((j) => [j.id, { objects: [null] }])),
+      );
+      expect(failed.map(([e]) => e)).to.deep.equal([a]);
+      expect(failed[0][1].message).to.contain("no answer");
+    });
   });
 
   it("describes owners from labels, Helm's annotations or field managers", () => {

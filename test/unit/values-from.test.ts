@@ -234,12 +234,12 @@ describe("helm.valuesFrom in the desired state (fake facts)", function () {
     expect(dataOf(s, "c2")).to.deep.equal({ a: "values", b: "file", c: "configmap", d: "secret", e: "c2-only" });
     expect(asked.map((j) => [j.id, j.kubeconfig, j.keys.map((k) => `${k.kind} ${k.namespace}/${k.name}`)])).to.deep.equal([
       [
-        "c1 system:serviceaccount:cattle-fleet-system:deployer",
+        "c1 system:serviceaccount:cattle-fleet-system:deployer\u0000t",
         "kubeconfig of c1 system:serviceaccount:cattle-fleet-system:deployer",
         ["ConfigMap app/settings", "Secret app/creds"],
       ],
       [
-        "c2 system:serviceaccount:cattle-fleet-system:deployer",
+        "c2 system:serviceaccount:cattle-fleet-system:deployer\u0000t",
         "kubeconfig of c2 system:serviceaccount:cattle-fleet-system:deployer",
         ["ConfigMap app/settings", "Secret app/creds", "ConfigMap app/c2-only"],
       ],

@@ -54,6 +54,8 @@ type LookupJob struct {
 	Kubeconfig string      `json:"kubeconfig"`
 	Context    string      `json:"context"`
 	Keys       []LookupKey `json:"keys"`
+	// TimeoutSeconds: the job's own deadline (the operator's, per GitRepo and cluster); 0: lookupTimeout.
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 }
 
 type LookupResult struct {
@@ -73,11 +75,16 @@ func readLookups(job LookupJob) LookupResult {
 	if err != nil {
 		return LookupResult{Error: err.Error()}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	timeout := jobTimeout(job.TimeoutSeconds, lookupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out := LookupResult{Answers: make([]LookupAnswer, len(job.Keys))}
 	for i, key := range job.Keys {
 		out.Answers[i] = readLookup(ctx, mapper, client, key)
+	}
+	if ctx.Err() != nil {
+		// An answer cut short by the deadline is no answer: the job fails, never reads as "absent".
+		return LookupResult{Error: deadlineError(ctx, ctx.Err(), timeout).Error()}
 	}
 	return out
 }

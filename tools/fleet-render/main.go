@@ -121,9 +121,9 @@ func run(req *Request, watch *jobWatch) *Response {
 	})
 	// Clusters are read concurrently (network-bound, not CPU-bound: not limited to GOMAXPROCS).
 	var reads sync.WaitGroup
-	readClusters(&reads, &mu, req.Owners, func(j OwnersJob) string { return j.ID }, readOwners, resp.Owners)
-	readClusters(&reads, &mu, req.LookupReads, func(j LookupJob) string { return j.ID }, readLookups, resp.LookupReads)
-	readClusters(&reads, &mu, req.Discovery, func(j DiscoveryJob) string { return j.ID }, discover, resp.Discovery)
+	readClusters(&reads, &mu, req.Owners, func(j OwnersJob) string { return j.ID }, readOwners, func(e string) OwnersResult { return OwnersResult{Error: e} }, resp.Owners)
+	readClusters(&reads, &mu, req.LookupReads, func(j LookupJob) string { return j.ID }, readLookups, func(e string) LookupResult { return LookupResult{Error: e} }, resp.LookupReads)
+	readClusters(&reads, &mu, req.Discovery, func(j DiscoveryJob) string { return j.ID }, discover, func(e string) DiscoveryResult { return DiscoveryResult{Error: e} }, resp.Discovery)
 	reads.Wait()
 	encoded := make([]json.RawMessage, len(req.Values))
 	parallel(len(req.Values), func(i int) {
@@ -153,17 +153,28 @@ func run(req *Request, watch *jobWatch) *Response {
 }
 
 // readClusters starts one goroutine per job (each reads one cluster) that stores its result by id under mu.
-func readClusters[J, R any](wg *sync.WaitGroup, mu *sync.Mutex, jobs []J, id func(J) string, read func(J) R, into map[string]R) {
+// readClusters runs each job in its own goroutine; a job that panics answers with its error, never
+// ending the batch (and so every other GitRepo's reads).
+func readClusters[J, R any](wg *sync.WaitGroup, mu *sync.Mutex, jobs []J, id func(J) string, read func(J) R, failed func(string) R, into map[string]R) {
 	for _, job := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			result := read(job)
+			result := readRecovering(job, read, failed)
 			mu.Lock()
 			into[id(job)] = result
 			mu.Unlock()
 		}()
 	}
+}
+
+func readRecovering[J, R any](job J, read func(J) R, failed func(string) R) (result R) {
+	defer func() {
+		if p := recover(); p != nil {
+			result = failed(fmt.Sprintf("the read failed: %v", p))
+		}
+	}()
+	return read(job)
 }
 
 // mustEncode: JSON without HTML escaping, as the response encoder writes it.

@@ -44,6 +44,8 @@ type OwnersJob struct {
 	// Propagation of those deletes, as the delete policy decided it (core/desired/delete-policy.ts):
 	// "background", "foreground" or "orphan"; a Delete job without one is refused.
 	Propagation string `json:"propagation,omitempty"`
+	// TimeoutSeconds: the job's own deadline (the operator's, per GitRepo and cluster); 0: ownersTimeout.
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 }
 
 type ObjectRef struct {
@@ -71,6 +73,22 @@ type OwnersResult struct {
 
 const ownersTimeout = 60 * time.Second
 
+// jobTimeout is a job's own deadline when it names one, else the tool's default.
+func jobTimeout(seconds int, fallback time.Duration) time.Duration {
+	if seconds > 0 {
+		return time.Duration(seconds) * time.Second
+	}
+	return fallback
+}
+
+// deadlineError says that the job's deadline ended it, rather than the request it was in when it did.
+func deadlineError(ctx context.Context, err error, timeout time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the read did not finish within %s: %w", timeout, err)
+	}
+	return err
+}
+
 func readOwners(job OwnersJob) OwnersResult {
 	config, mapper, err := clusterMapper(job.Kubeconfig, job.Context)
 	if err != nil {
@@ -86,11 +104,12 @@ func readOwners(job OwnersJob) OwnersResult {
 			return OwnersResult{Error: err.Error()}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ownersTimeout)
+	timeout := jobTimeout(job.TimeoutSeconds, ownersTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	objects, err := lookUp(ctx, mapper, client, job.Objects, del)
 	if err != nil {
-		return OwnersResult{Error: err.Error()}
+		return OwnersResult{Error: deadlineError(ctx, err, timeout).Error()}
 	}
 	return OwnersResult{Objects: objects}
 }
