@@ -30,8 +30,8 @@ import { historyMark, startEarly } from "./engine/early-desired";
 import { DeployOptions, EarlyDesired } from "../core/desired/options";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./engine/stack";
-import { describeHolder, leaseHolder, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
-import { leftoverOf, liveLease, stackLeaseStore } from "./engine/stack-lease";
+import { describeHolder, leaseHolder, leftoverProof, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
+import { liveLease, stackLeaseStore } from "./engine/stack-lease";
 import { provenGone } from "../core/process-identity";
 import { isRenderMode, openStack, programErrorOf, StackOptions, upWithoutReadBack } from "./engine/stack";
 import { engineFailureText, worded } from "./reports/error-report";
@@ -731,7 +731,7 @@ export async function cancel(options: OperationOptions): Promise<string[]> {
     const running = current && !provenGone(current.proc) ? current : undefined;
     // A holder proven gone here is over, as the next up would find it (engine/stack-lease.ts takeLease).
     const seen = current && !running ? { ...book!, current: { ...current, diedAt: now } } : book;
-    const live = running ? [leaseHolder(running, leases.where), ...holders] : holders.filter((h) => !leftoverOf(h, seen, now));
+    const live = running ? [leaseHolder(running, leases.where), ...holders] : holders.filter((h) => !leftoverProof(h, seen, now));
     if (live.length && !options.forceUnlock) throw new StackLockedError(options.stack, live);
     await removeLocks(s.stack, holders);
     return holders.map(describeHolder);

@@ -15,7 +15,7 @@ import { Stack } from "@pulumi/pulumi/automation";
 import { stopSignal, throwIfStopped } from "../../core/stop-signal";
 import { processAlive } from "./engine-tmp";
 import { seesProcessesOf } from "../../core/process-identity";
-import { HeldLease, LeaseOptions, LeaseStore, LeaseWindow, leftoverOf, takeLease } from "./stack-lease";
+import { HeldLease, LeaseBook, LeaseOptions, LeaseStore, LeaseWindow, leftoverOf, takeLease } from "./stack-lease";
 
 export interface LockHolder {
   /** The lock object's address as the CLI prints it (credentials masked). */
@@ -88,6 +88,17 @@ export function leaseHolder(w: LeaseWindow, where: string): LockHolder {
   return { where, user: "pulumi-fleet", host: w.host, pid: w.pid, since: new Date(w.startedAt).toISOString() };
 }
 
+/**
+ * The lease that proves a CLI lock left over (stack-lease.ts leftoverOf), the one rule `up` and `cancel`
+ * share. A veto, never a proof: where the lease's command ran in this pid namespace, a live process of
+ * the lock's pid may be its CLI still finishing (a stopped command's lease is left to expire), or
+ * another holder that took the lock just after the lease ended.
+ */
+export function leftoverProof(h: LockHolder, book: LeaseBook | undefined, now: number, own?: string): LeaseWindow | undefined {
+  const w = leftoverOf(h, book, now, own);
+  return w && seesProcessesOf(w.proc) && processAlive(h.pid) ? undefined : w;
+}
+
 /** Why a lease accounts for a lock as a leftover, for the warning. */
 function leftoverWhy(w: LeaseWindow): string {
   if (w.diedAt !== undefined && w.endedAt === undefined)
@@ -133,12 +144,7 @@ export async function withStackLock<T>(stack: Stack, policy: LockPolicy, run: ()
         if (!holders) throw err;
         const book = await policy.leases?.read();
         const now = (policy.lease?.now ?? Date.now)();
-        // A veto, never a proof: where the lease's command ran in this pid namespace, a live process of the
-        // lock's pid may be its CLI still finishing (a stopped command's lease is left to expire).
-        const proofs = holders.map((h) => {
-          const w = leftoverOf(h, book, now, lease?.window.id);
-          return w && seesProcessesOf(w.proc) && processAlive(h.pid) ? undefined : w;
-        });
+        const proofs = holders.map((h) => leftoverProof(h, book, now, lease?.window.id));
         const stale = holders.length > 0 && proofs.every((p) => p !== undefined);
         // Bounded: a holder that keeps coming back is a live update, not a leftover.
         if ((stale || policy.forceUnlock) && removals++ < 3) {

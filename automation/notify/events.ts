@@ -82,7 +82,7 @@ export function decideAfterUp(memory: Memory, observed: PairObservation[], deplo
       next[o.key] = before;
       continue;
     }
-    next[o.key] = { state: o.state, message: o.message };
+    next[o.key] = remembered(o);
     const changed = before ? !sameEvent(before, o) : o.state !== "Ready";
     if (!changed && !deployedNow) continue;
     events.push(eventOf(o, before, ctx, deployedNow ? deployed.get(o.key)! : o.message || (before ? `${before.state} -> Ready` : "Ready")));
@@ -105,10 +105,10 @@ export function decideAfterStatus(memory: Memory, observed: PairObservation[], c
   for (const o of observed) {
     const before = memory[o.key];
     if (o.state === "Modified") {
-      next[o.key] = { state: o.state, message: o.message };
+      next[o.key] = remembered(o);
       if (!before || !sameEvent(before, o)) events.push(eventOf(o, before, ctx, o.message));
     } else if (before?.state === "Modified") {
-      next[o.key] = { state: o.state, message: o.message };
+      next[o.key] = remembered(o);
     }
   }
   return { events: sorted(events), memory: next };
@@ -123,8 +123,17 @@ export function decideAfterStatus(memory: Memory, observed: PairObservation[], c
  */
 export function sameEvent(before: Remembered, now: { state: string; message: string }): boolean {
   if (before.state !== now.state) return false;
-  return now.state !== "Modified" || before.message === now.message;
+  return now.state !== "Modified" || before.message === rememberedMessage(now.message);
 }
+
+/** What is kept of a pair's words (they are content's): at most this many characters, and how many there were. */
+export const REMEMBERED_CHARS = 2000;
+
+export function rememberedMessage(message: string): string {
+  return message.length <= REMEMBERED_CHARS ? message : `${message.slice(0, REMEMBERED_CHARS)}… (${message.length} characters)`;
+}
+
+const remembered = (o: { state: string; message: string }): Remembered => ({ state: o.state, message: rememberedMessage(o.message) });
 
 function eventOf(o: PairObservation, before: Remembered | undefined, ctx: Context, message: string): NotificationEvent {
   return {

@@ -11,6 +11,7 @@ import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import { CONFIGMAP } from "../support/git-fixtures";
+import { eventually } from "../support/eventually";
 import { ATTACKER_NS, TeamsStack } from "../support/teams-stack";
 
 const API = "/apis/admissionregistration.k8s.io/v1";
@@ -57,8 +58,16 @@ describe("attacks on namespaces: a namespace fails only the pairs that use it, o
     if (!t.dev) return;
     await liftNamespacePolicy(t.dev);
     for (const c of [t.prod, t.dev])
-      for (const ns of [VICTIM_NEW_NS, REFUSED_NS])
+      for (const ns of [VICTIM_NEW_NS, REFUSED_NS]) {
         if (await kubeGet(c, `/api/v1/namespaces/${ns}`)) await kubeRequest(c, "DELETE", `/api/v1/namespaces/${ns}`);
+        // Gone before the next file's teams look for what the attacker left outside its namespace.
+        await eventually(
+          `namespace ${ns} gone from ${c.name}`,
+          () => kubeGet(c, `/api/v1/namespaces/${ns}`),
+          (n) => n === undefined,
+          120_000,
+        );
+      }
   });
 
   it("the attacker's namespace refused by the API server, and one with an annotation key it would refuse: the victim's new namespace and bundle deploy in the same up", async () => {

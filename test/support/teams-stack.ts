@@ -23,6 +23,7 @@ import { DeploymentFailure } from "../../core/desired/failures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "./git-fixtures";
 import { liveClusterConfig } from "./live-stack";
 import { liveClusters } from "./live-clusters";
+import { eventually } from "./eventually";
 
 export const VICTIM_NS = "victim-prod";
 export const ATTACKER_NS = "attacker-dev";
@@ -350,6 +351,15 @@ export class TeamsStack {
         .map((b) => `${RBAC}/clusterrolebindings/${b.metadata.name}`);
       for (const p of [`${RBAC}/clusterrolebindings/teams-restricted`, `${RBAC}/clusterroles/teams-restricted`, ...escalations]) await del(c, p);
     }
+    // A namespace is deleted by its controller after the request: the next file's set-up creates the same ones.
+    for (const c of [this.prod, this.dev].filter(Boolean))
+      for (const ns of [VICTIM_NS, ATTACKER_NS, AGENTS])
+        await eventually(
+          `namespace ${ns} gone from ${c.name}`,
+          () => kubeGet(c, `/api/v1/namespaces/${ns}`),
+          (n) => n === undefined,
+          120_000,
+        );
     if (failed) throw failed;
   }
 }

@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { GIT_LOCK_LEASE_MS, HeldLock, tryLock, withLock } from "../../core/source/lock";
 import { Backend } from "../../automation/engine/backend";
-import { StackLockedError, withStackLock } from "../../automation/engine/locks";
+import { leftoverProof, StackLockedError, withStackLock } from "../../automation/engine/locks";
 import { HeldLease, LeaseStore, stackLeaseStore, takeLease } from "../../automation/engine/stack-lease";
 import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
 import { ProcessIdentity, processIdentity } from "../../core/process-identity";
@@ -236,6 +236,23 @@ function leaseCases(storeFor: (machine: number) => LeaseStore) {
     ).catch((e: Error) => e);
     expect(err).to.be.instanceOf(StackLockedError);
     expect(fs.existsSync(lockFile)).to.equal(true);
+  });
+
+  it("a lock taken by a live process just after a lease ended is not that lease's leftover, for up and cancel alike (leftoverProof)", () => {
+    const t0 = Date.now() - 10_000;
+    const ended = {
+      id: "l1",
+      host: os.hostname(),
+      pid: DEAD_PID,
+      startedAt: t0,
+      expiresAt: t0 + 60_000,
+      endedAt: t0 + 5_000,
+      proc: processIdentity(process.pid)!,
+    };
+    const book = { past: [ended] };
+    const lockOf = (pid: number) => ({ where: "file:///x", user: "someone", host: os.hostname(), pid, since: new Date(t0 + 5_500).toISOString() });
+    expect(leftoverProof(lockOf(process.pid), book, Date.now()), "its pid runs here: another holder, or the CLI finishing").to.equal(undefined);
+    expect(leftoverProof(lockOf(DEAD_PID), book, Date.now())?.id, "no process of its pid here: the lease accounts for it").to.equal("l1");
   });
 
   it("a lock no lease accounts for (a plain pulumi command's) is never removed without --force-unlock, and the error says so", async () => {

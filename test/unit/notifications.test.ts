@@ -1,7 +1,7 @@
 /** Notifications (automation/notify/): the stack setting, which pairs changed, redaction, and the Slack and Teams bodies. */
 import { expect } from "chai";
 import { parseStackConfig } from "../../core/config/stack";
-import { decideAfterStatus, decideAfterUp, eventsFor, Memory, NotificationEvent, PairObservation } from "../../automation/notify/events";
+import { decideAfterStatus, decideAfterUp, eventsFor, Memory, NotificationEvent, PairObservation, REMEMBERED_CHARS } from "../../automation/notify/events";
 import { deploysOf, observedAfterUp, recordedStates } from "../../automation/notify/observe";
 import { MAX_MESSAGE_CHARS, redactMessage } from "../../automation/notify/redact";
 import { MAX_CHAT_EVENTS, payloadsFor } from "../../automation/notify/formats";
@@ -114,6 +114,14 @@ describe("notifications: which pairs changed", () => {
     expect(summary(d.events)).to.deep.equal(["held c2/web -->WaitApplied", "pruned c3/web -->Pruned"]);
     expect(d.events.find((e) => e.type === "pruned")).to.include({ cluster: "c3", state: "Pruned" });
     expect(Object.keys(d.memory).sort(), "pruned pairs are forgotten").to.deep.equal(["c1/apps/web", "c2/apps/web"]);
+  });
+
+  it("what is remembered of a pair's words is bounded (they are content's), and a long drift is still sent once", () => {
+    const long = `modified ${"ConfigMap ns/x ".repeat(10_000)}`;
+    const s1 = decideAfterStatus({}, [pair("c1", "Modified", long), pair("c2", "ErrApplied", "y".repeat(100_000))], ctx);
+    for (const r of Object.values(s1.memory)) expect(r.message.length).to.be.at.most(REMEMBERED_CHARS + 40);
+    expect(decideAfterStatus(s1.memory, [pair("c1", "Modified", long)], ctx).events, "the same drift again").to.deep.equal([]);
+    expect(decideAfterStatus(s1.memory, [pair("c1", "Modified", `${long}ConfigMap ns/z`)], ctx).events, "a longer list is news").to.have.length(1);
   });
 
   it("drift from status once, not again while unchanged; an up without --refresh does not call it deployed", () => {
