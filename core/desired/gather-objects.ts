@@ -68,21 +68,29 @@ export async function gatherExisting(
   bounds: ClusterReadBounds = clusterReadBounds(),
 ): Promise<void> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
-  const jobs: OwnersJob[] = [];
-  const asked: { cluster: string; gitRepo: string; id: string }[] = [];
+  const jobs: (OwnersJob & { cluster: string; gitRepo: string })[] = [];
   for (const [cluster, q] of queries) {
     for (const [gitRepo, own] of byGitRepo(q)) {
-      const id = readId(cluster, gitRepo);
-      asked.push({ cluster, gitRepo, id });
       const over = overReadBound(own.length, bounds);
       if (over) factsOf(known, cluster).existing.set(gitRepo, { error: over });
-      else jobs.push({ id, ...accessOf(byName.get(cluster)!), objects: own.map(({ object }) => objectRef(object)), timeoutSeconds: bounds.seconds });
+      else
+        jobs.push({
+          id: readId(cluster, gitRepo),
+          cluster,
+          gitRepo,
+          ...accessOf(byName.get(cluster)!),
+          objects: own.map(({ object }) => objectRef(object)),
+          timeoutSeconds: bounds.seconds,
+        });
     }
   }
   if (!jobs.length) return;
-  const results = await readEachGitRepo(jobs, facts.objects, (error) => ({ error }));
-  for (const { cluster, gitRepo, id } of asked) {
-    if (!jobs.some((j) => j.id === id)) continue;
+  const results = await readEachGitRepo(
+    jobs.map(({ cluster: _c, gitRepo: _g, ...job }) => job),
+    facts.objects,
+    (error) => ({ error }),
+  );
+  for (const { cluster, gitRepo, id } of jobs) {
     const r = results[id] ?? { error: "no answer" };
     factsOf(known, cluster).existing.set(gitRepo, r.error ? { error: readError(r.error, bounds) } : r);
   }
