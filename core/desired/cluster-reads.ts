@@ -7,6 +7,7 @@
 import { positiveNumber } from "../operator-env";
 import { PlanEntry } from "../targeting/plan";
 import { stopSignal } from "../stop-signal";
+import { settleLimited } from "../settle-limited";
 
 export interface ClusterReadBounds {
   /** The deadline of one GitRepo's read on one cluster (PULUMI_FLEET_CLUSTER_READ_SECONDS). */
@@ -67,19 +68,17 @@ export async function readEachGitRepo<J extends { id: string }, R>(
     const gitRepo = j.id.slice(j.id.lastIndexOf("\u0000") + 1);
     (groups.get(gitRepo) ?? groups.set(gitRepo, []).get(gitRepo)!).push(j);
   }
-  const queue = [...groups.values()];
+  const batches = [...groups.values()];
+  const settled = await settleLimited(batches, READ_BATCHES_AT_ONCE, read);
   const out: Record<string, R> = {};
-  const worker = async () => {
-    for (let batch = queue.shift(); batch; batch = queue.shift()) {
-      try {
-        Object.assign(out, await read(batch));
-      } catch (err) {
-        if (stopSignal.aborted) throw err;
-        const why = err instanceof Error ? err.message : String(err);
-        for (const j of batch) out[j.id] = failed(why);
-      }
+  settled.forEach((r, i) => {
+    if (r.status === "fulfilled") {
+      Object.assign(out, r.value);
+      return;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_BATCHES_AT_ONCE, queue.length) }, worker));
+    if (stopSignal.aborted) throw r.reason;
+    const why = r.reason instanceof Error ? r.reason.message : String(r.reason);
+    for (const j of batches[i]) out[j.id] = failed(why);
+  });
   return out;
 }

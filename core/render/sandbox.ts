@@ -15,6 +15,7 @@
 import { runInGroup } from "../child-group";
 import { positiveNumber } from "../operator-env";
 import { childCommand, stopSignal } from "../stop-signal";
+import { settleLimited } from "../settle-limited";
 
 export interface SandboxLimits {
   /** One job's time, seconds (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS, default 120). */
@@ -214,12 +215,11 @@ export async function runPerGitRepo<R>(
   limits: SandboxLimits,
   groups: JobGroups = { of: () => undefined, secondsLeft: [] },
 ): Promise<void> {
-  const parts = partitionByGitRepo(jobs, groups.of);
-  let next = 0;
-  const worker = async () => {
-    while (next < parts.length) await runIsolating(parts[next++], run, done, failed, limits, groups.secondsLeft);
-  };
-  await Promise.all(Array.from({ length: Math.min(limits.processes, parts.length) }, worker));
+  const settled = await settleLimited(partitionByGitRepo(jobs, groups.of), limits.processes, (part) =>
+    runIsolating(part, run, done, failed, limits, groups.secondsLeft),
+  );
+  const rejected = settled.find((r) => r.status === "rejected");
+  if (rejected) throw rejected.reason;
 }
 
 function stoppedReason(why: StoppedFor, l: SandboxLimits): string {
