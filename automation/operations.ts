@@ -30,6 +30,7 @@ import { historyMark, startEarly } from "./engine/early-desired";
 import { DeployOptions, EarlyDesired } from "../core/desired/options";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./engine/stack";
+import { stackLockStore } from "./engine/own-locks";
 import { describeHolder, leaseHolder, leftoverProof, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
 import { liveLease, stackLeaseStore } from "./engine/stack-lease";
 import { provenGone } from "../core/process-identity";
@@ -284,7 +285,8 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
   const warn = warnerOf(options);
   const leases = stackLeaseStore(resolveBackend(options), PROJECT_NAME, options.stack);
-  const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases };
+  const locks = stackLockStore(resolveBackend(options), PROJECT_NAME, options.stack);
+  const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
   // An earlier version's per-object resources on clusters still configured move into their
   // BundleDeployments (deployed-objects.ts markRetained); on a cluster no longer configured they go

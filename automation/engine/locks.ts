@@ -16,6 +16,7 @@ import { stopSignal, throwIfStopped } from "../../core/stop-signal";
 import { processAlive } from "./engine-tmp";
 import { seesProcessesOf } from "../../core/process-identity";
 import { HeldLease, LeaseBook, LeaseOptions, LeaseStore, LeaseWindow, leftoverOf, takeLease } from "./stack-lease";
+import { ownLeftovers, StackLockStore } from "./own-locks";
 
 export interface LockHolder {
   /** The lock object's address as the CLI prints it (credentials masked). */
@@ -81,6 +82,8 @@ export interface LockPolicy {
   /** Where pulumi-fleet's leases on the stack are (stack-lease.ts); without it no lock is ever proven left over. */
   leases?: LeaseStore;
   lease?: Omit<LeaseOptions, "warn">;
+  /** The stack's lock objects (own-locks.ts): where a stopped command's CLI left its lock, it is removed at the stop. */
+  locks?: StackLockStore;
 }
 
 /** A lease's holder, in the words of a CLI lock's. */
@@ -164,8 +167,26 @@ export async function withStackLock<T>(stack: Stack, policy: LockPolicy, run: ()
       }
     }
   } finally {
-    // A stopped command's CLI may still be finishing: its lease is left to expire by itself, not ended now.
-    if (stopSignal.aborted) lease?.abandon();
+    if (stopSignal.aborted && lease) await afterStop(lease, policy);
     else await lease?.release();
   }
+}
+
+/**
+ * A stopped command: its CLI has exited (the Automation API awaits it), but may have left its lock
+ * (own-locks.ts); that lock is removed and the lease ended. Where a lock of this lease's time is still
+ * held by a live process (its CLI still finishing), the lease is left to expire by itself instead.
+ */
+export async function afterStop(lease: HeldLease, policy: Pick<LockPolicy, "stack" | "warn" | "locks" | "lease">): Promise<void> {
+  try {
+    const now = (policy.lease?.now ?? Date.now)();
+    const locks = (await policy.locks?.list()) ?? [];
+    const left = ownLeftovers(locks, lease.window, now, processAlive);
+    if (left.length) await policy.locks!.remove(left.map((l) => l.key));
+    const stillHeld = ownLeftovers(locks, lease.window, now, () => false).length > left.length;
+    if (policy.locks && !stillHeld) return await lease.release();
+  } catch (err) {
+    policy.warn(`warning: the lock the stopped command's CLI may have left on stack ${policy.stack} was not checked: ${(err as Error).message}`);
+  }
+  lease.abandon();
 }

@@ -11,6 +11,7 @@ import { expect } from "chai";
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { PROJECT_DIR } from "../../core/pipeline";
@@ -78,8 +79,15 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
    * Starts `up`, waits until `stalled` holds of its process tree, sends SIGTERM to its own process only,
    * and checks how it ended. Everything it started is killed afterwards whatever the outcome.
    */
-  async function stopWhileStalled(label: string, stalled: (tree: SeenProc[]) => boolean): Promise<void> {
+  async function stopWhileStalled(label: string, stalled: (tree: SeenProc[]) => boolean, signalNow?: (signal: () => void) => () => void): Promise<void> {
     const child = spawn(process.execPath, fleet, { cwd: PROJECT_DIR, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let t0 = 0;
+    const signal = () => {
+      if (t0) return;
+      t0 = Date.now();
+      process.kill(child.pid!, "SIGTERM");
+    };
+    const unwatch = signalNow?.(signal);
     let output = "";
     child.stdout!.on("data", (d) => (output += d));
     child.stderr!.on("data", (d) => (output += d));
@@ -93,14 +101,14 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
       for (;;) {
         const tree = processTree(child.pid!);
         see(tree);
-        if (stalled(tree)) break;
+        if (t0 || stalled(tree)) break;
         if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${label}: the stall never began:\n${output}`);
-        await new Promise((r) => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, signalNow ? 2 : 200));
       }
-      expect(lockFiles(), `${label}: the update holds the stack's lock while it stalls`).to.have.length(1);
+      if (!signalNow) expect(lockFiles(), `${label}: the update holds the stack's lock while it stalls`).to.have.length(1);
       see(processTree(child.pid!));
-      const t0 = Date.now();
-      process.kill(child.pid!, "SIGTERM");
+      signal();
+      unwatch?.();
       const ended = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 30_000))]);
       const ms = Date.now() - t0;
       figures[`${label}: exited after SIGTERM`] = ended ? `${(ms / 1000).toFixed(1)} s` : "not within 30 s";
@@ -114,6 +122,7 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
       expect(left, `${label}: processes of the stopped operation still running`).to.deep.equal([]);
       expect(lockFiles(), `${label}: the stack's lock is released`).to.deep.equal([]);
     } finally {
+      unwatch?.();
       for (const p of seen.values()) {
         try {
           if (stillRunning(p)) process.kill(p.pid, "SIGKILL");
@@ -165,7 +174,49 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
     writeStack(repo.dir);
     nextUpStartsFree("git stall");
   });
+
+  it("SIGTERM the moment the CLI writes its lock, before its own cancellation handler is installed: lock released, nothing left", async () => {
+    // The Pulumi CLI takes the lock before its update listens for SIGINT (pkg/backend/diy: Lock, then
+    // apply's NewScope); a SIGINT there ends it by Go's default action, its lock left (own-locks.ts).
+    writeStack(repo.dir);
+    repo.commit(chartFiles("now"));
+    const dir = path.join(stateDir, ".pulumi", "locks", "organization", "pulumi-fleet", STACK);
+    fs.mkdirSync(dir, { recursive: true });
+    await stopWhileStalled(
+      "lock taken",
+      () => false,
+      (signal) => {
+        // The CLI is frozen as it writes the lock (its pid is in it), the stop sent, and the CLI let go
+        // once the SIGINT waits for it: it meets the signal where it stood.
+        const watcher = fs.watch(dir, (_event, file) => {
+          if (!String(file).endsWith(".json")) return;
+          let pid: number;
+          try {
+            pid = JSON.parse(fs.readFileSync(path.join(dir, String(file)), "utf8")).pid;
+          } catch {
+            return; // removed: the CLI's own unlock
+          }
+          process.kill(pid, "SIGSTOP");
+          signal();
+          void untilPending(pid, "SIGINT").finally(() => process.kill(pid, "SIGCONT"));
+        });
+        return () => watcher.close();
+      },
+    );
+    nextUpStartsFree("lock taken");
+  });
 });
+
+/** Until `signal` is pending for process `pid` (its /proc status), at most 10 s. */
+async function untilPending(pid: number, signal: "SIGINT"): Promise<void> {
+  const bit = 1n << BigInt(os.constants.signals[signal] - 1);
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const pending = [...status.matchAll(/^(SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].reduce((acc, m) => acc | BigInt(`0x${m[2]}`), 0n);
+    if (pending & bit) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 /** Waits up to `ms` for the given processes to end; returns those still running. */
 async function settled(procs: SeenProc[], ms: number): Promise<string[]> {
