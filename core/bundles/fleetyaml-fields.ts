@@ -100,6 +100,14 @@ export const FLEET_YAML_FIELDS: FieldTable = {
   imageScans: refused("image scans are not supported by pulumi-fleet"),
 };
 
+/**
+ * Fields of Fleet's published fleet.yaml schema (its main branch, after v0.16) that this reader does not
+ * read, and why: each is warned as an unknown field, as Fleet v0.16 ignores it (test/unit/schemas.test.ts).
+ */
+export const FLEET_FIELDS_NOT_READ: Readonly<Record<string, string>> = {
+  createNamespace: "added to Fleet after v0.16 (rancher/fleet#5351); pulumi-fleet follows v0.16, which ignores it, so it is warned as an unknown field",
+};
+
 /** The table one level down, for the reader. */
 export const fieldsAt = (table: FieldTable, key: string): FieldTable => tableOf(table[key]);
 

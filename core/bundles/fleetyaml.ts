@@ -238,7 +238,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
         .child("comparePatches")
         .items()
         .map((p) => {
-          p.object(keysOf(COMPARE_PATCH_FIELDS));
+          checkComparePatch(p);
           return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
         }),
     };
@@ -278,6 +278,17 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
 
 const VALUES_FROM_FIELDS = fieldsAt(HELM_FIELDS, "valuesFrom");
 const COMPARE_PATCH_FIELDS = fieldsAt(fieldsAt(OPTION_FIELDS, "diff"), "comparePatches");
+
+/** A comparePatches entry's types, as Go's decoding of Fleet's ComparePatch refuses a wrong one; kept as given. */
+function checkComparePatch(p: Field): void {
+  p.object(keysOf(COMPARE_PATCH_FIELDS));
+  for (const key of ["apiVersion", "kind", "name", "namespace"]) p.child(key).optString();
+  for (const pointer of p.child("jsonPointers").items()) pointer.optString();
+  for (const op of p.child("operations").items()) {
+    op.object(keysOf(fieldsAt(COMPARE_PATCH_FIELDS, "operations")));
+    for (const key of ["op", "path", "value"]) op.child(key).optString();
+  }
+}
 
 /** A helm.valuesFrom entry as Fleet's ValuesFrom decodes it; what it refers to is read per cluster (core/render/values-from.ts). */
 function readValuesFrom(f: Field): ValuesFrom {
