@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   for (const p of problems) console.log(p);
   const objects = [...rendered.values()].reduce((n, r) => n + r.objects.length, 0);
   console.log(
-    `${bundles.length} bundles, ${rendered.size} (bundle, cluster) renders of ${config.clusters.length} clusters, ${objects} objects, ${problems.length} problems (${Date.now() - started} ms)`,
+    `${bundles.length} bundles, ${rendered.size} (bundle, cluster) renders of ${config.clusters.length} clusters, ${objects} objects, ${problems.length} problem${problems.length === 1 ? "" : "s"} (${Date.now() - started} ms)`,
   );
   if (problems.length) process.exitCode = 1;
 }
