@@ -1,5 +1,5 @@
 /**
- * `npm run validate -- REPO [--stack NAME] [--path P] [--name GITREPO] [--branch B | --revision R]`
+ * `npm run validate -- REPO [--stack NAME] [--path P] [--name GITREPO] [--branch B | --revision R] [--allow-chart-url REGEX]`
  * Checks a GitRepo's fleet.yaml files and renders every bundle for the stack's clusters (their labels,
  * groups and templateValues from stacks/Pulumi.<stack>.yaml), offline: no kubeconfig is read, no
  * cluster is contacted, no engine runs. Each problem is one line, `file:line field: reason (bundle,
@@ -21,7 +21,7 @@ import { problemLines, warningLine } from "./validate-report";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {
-  usage: "npm run validate -- REPO [--stack NAME] [--path P] [--name GITREPO] [--branch B | --revision R]",
+  usage: "npm run validate -- REPO [--stack NAME] [--path P] [--name GITREPO] [--branch B | --revision R] [--allow-chart-url REGEX]",
   summary: "Checks REPO's fleet.yaml files (a git URL or a directory) and renders every bundle for the stack's clusters, offline.",
   positionals: ["REPO"],
   options: {
@@ -30,6 +30,12 @@ const SPEC = {
     name: { type: "string", value: "GITREPO", help: "the GitRepo's name (default: the stack's GitRepo of this repo, else validate)" },
     branch: { type: "string", value: "B", help: "the branch to read" },
     revision: { type: "string", value: "R", help: "the commit or tag to read" },
+    "allow-chart-url": {
+      type: "string",
+      value: "REGEX",
+      multiple: true,
+      help: "a chart URL remote charts may be pulled from (default: the stack's GitRepo's allowedChartURLs, else none)",
+    },
   },
 } satisfies CommandSpec<Record<string, OptionSpec>>;
 
@@ -51,10 +57,19 @@ function readStack(stack: string): StackConfig {
  * The GitRepo to validate: the stack's GitRepo of this repository (its targets, paths and settings), else
  * one that targets every cluster of the stack, so every bundle is rendered for every cluster it may reach.
  */
-function gitRepoFor(repoArg: string, config: StackConfig, v: { path?: string[]; name?: string; branch?: string; revision?: string }): GitRepoConfig {
+function gitRepoFor(
+  repoArg: string,
+  config: StackConfig,
+  v: { path?: string[]; name?: string; branch?: string; revision?: string; "allow-chart-url"?: string[] },
+): GitRepoConfig {
   const repo = isUrl(repoArg) ? repoArg : path.resolve(repoArg);
   const known = config.gitRepos.find((g) => g.repo === repo && (v.name === undefined || g.name === v.name));
-  const over = { ...(v.path ? { paths: v.path } : {}), ...(v.branch ? { branch: v.branch } : {}), ...(v.revision ? { revision: v.revision } : {}) };
+  const over = {
+    ...(v.path ? { paths: v.path } : {}),
+    ...(v.branch ? { branch: v.branch } : {}),
+    ...(v.revision ? { revision: v.revision } : {}),
+    ...(v["allow-chart-url"] ? { allowedChartURLs: v["allow-chart-url"] } : {}),
+  };
   if (known) {
     console.error(`validating as GitRepo ${known.name} of ${config.file} (its targets and paths)`);
     return { ...known, ...over };
