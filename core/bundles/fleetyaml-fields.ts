@@ -100,12 +100,21 @@ export const FLEET_YAML_FIELDS: FieldTable = {
   imageScans: refused("image scans are not supported by pulumi-fleet"),
 };
 
+const FLEET_BOOKKEEPING =
+  'Fleet\'s own bookkeeping in its BundleSpec (filled by Fleet, marked jsonschema:"-" and left out of its published fleet.yaml schema since v0.16); warned as an unknown field';
+
 /**
- * Fields of Fleet's published fleet.yaml schema (its main branch, after v0.16) that this reader does not
- * read, and why: each is warned as an unknown field, as Fleet v0.16 ignores it (test/unit/schemas.test.ts).
+ * Fields of Fleet's fleet.yaml (its v0.16.0 Go types, its published schema) that this reader does not
+ * read, and why: each is warned as an unknown field (test/unit/schemas.test.ts checks the list is whole).
  */
 export const FLEET_FIELDS_NOT_READ: Readonly<Record<string, string>> = {
   createNamespace: "added to Fleet after v0.16 (rancher/fleet#5351); pulumi-fleet follows v0.16, which ignores it, so it is warned as an unknown field",
+  ...Object.fromEntries(
+    ["resources", "targetRestrictions", "contentsId", "helmOpOptions", "valuesHash", "overwrites", "allowedTargetNamespaceSelector"].map((k) => [
+      k,
+      FLEET_BOOKKEEPING,
+    ]),
+  ),
 };
 
 /** The table one level down, for the reader. */

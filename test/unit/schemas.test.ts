@@ -5,7 +5,8 @@
  * and every field of Fleet's published fleet.yaml schema is ours, refused, or listed as not read.
  */
 import { expect } from "chai";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import * as os from "node:os";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Ajv from "ajv";
@@ -21,6 +22,8 @@ import { coverage, schemaPaths } from "../support/schema-paths";
 
 const ROOT = path.resolve(__dirname, "../..");
 const FLEET_FIELDS = path.join(ROOT, "test/fleet-schema/fleet-yaml-fields.json");
+/** Fleet v0.16.0's FleetYAML field paths, from its Go types' json tags (test/fleet-schema/go-fields). */
+const FLEET_GO_FIELDS = path.join(ROOT, "test/fleet-schema/fleet-v0.16.0-go-fields.txt");
 /** A clone of rancher/fleet, to derive its field list again (default: this machine's mirror; absent: that part skips). */
 const FLEET_REPO = process.env.PULUMI_FLEET_FLEET_REPO ?? "/work/.mirror/rancher+fleet/repo";
 
@@ -109,11 +112,42 @@ describe("JSON Schemas generated from the readers' field tables", () => {
     }
   });
 
-  it("every field of Fleet's published fleet.yaml schema is ours, kept as data, refused, or listed as not read", () => {
+  it("every field of Fleet's published fleet.yaml schema and of its v0.16.0 Go types is ours, kept as data, refused, or listed as not read", () => {
     const { paths } = JSON.parse(fs.readFileSync(FLEET_FIELDS, "utf8")) as { paths: string[] };
-    expect(paths).to.include.members(["helm.chart", "targetCustomizations[].helm.values", "rolloutStrategy.partitions[].maxUnavailable"]);
-    const uncovered = paths.filter((p) => coverage(FLEET_YAML_FIELDS, p) === "missing" && !(p.split(".").pop()! in FLEET_FIELDS_NOT_READ));
-    expect(uncovered).to.deep.equal([]);
+    const goPaths = fs.readFileSync(FLEET_GO_FIELDS, "utf8").trim().split("\n");
+    for (const list of [paths, goPaths]) {
+      expect(list).to.include.members(["helm.chart", "targetCustomizations[].helm.values", "rolloutStrategy.partitions[].maxUnavailable"]);
+      const uncovered = list.filter(
+        (p) => coverage(FLEET_YAML_FIELDS, p) === "missing" && !p.split(/\[\]\.|\./).some((k) => k.replace("[]", "") in FLEET_FIELDS_NOT_READ),
+      );
+      expect(uncovered).to.deep.equal([]);
+    }
+    // Each field listed as not read is one of Fleet's, and not one of ours.
+    for (const key of Object.keys(FLEET_FIELDS_NOT_READ)) {
+      expect(
+        [...paths, ...goPaths].some((p) => p === key || p.endsWith(`.${key}`)),
+        key,
+      ).to.equal(true);
+      expect(FLEET_YAML_FIELDS, key).not.to.have.property(key);
+    }
+  });
+
+  it("the committed list of Fleet v0.16.0's Go fields is what its Go types say (when a clone of rancher/fleet and Go are here)", function () {
+    this.timeout(180_000);
+    if (!fs.existsSync(FLEET_REPO) || spawnSync("go", ["version"]).status !== 0) this.skip();
+    const src = fs.mkdtempSync(path.join(os.tmpdir(), "pf-fleet-apis-"));
+    try {
+      const archive = execFileSync("git", ["-C", FLEET_REPO, "archive", "v0.16.0", "pkg/apis/fleet.cattle.io/v1alpha1"]);
+      execFileSync("tar", ["-x", "-C", src], { input: archive });
+      const out = execFileSync("go", ["run", ".", path.join(src, "pkg/apis/fleet.cattle.io/v1alpha1")], {
+        cwd: path.join(ROOT, "test/fleet-schema/go-fields"),
+        env: { ...process.env, GOTOOLCHAIN: "local", GOWORK: "off", GOFLAGS: "-mod=mod" },
+        encoding: "utf8",
+      });
+      expect(out).to.equal(fs.readFileSync(FLEET_GO_FIELDS, "utf8"));
+    } finally {
+      fs.rmSync(src, { recursive: true, force: true });
+    }
   });
 
   it("the committed list of Fleet's fields is what Fleet's schema at that commit says (when a clone of rancher/fleet is here)", function () {
