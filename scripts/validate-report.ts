@@ -7,14 +7,20 @@ import { DeploymentFailure } from "../core/desired/failures";
 import { lineOfField } from "../core/bundles/field-lines";
 
 /**
- * @param textOf the text of a file of the repository, for the line of the field it names (undefined: no line)
- * @param shownDir the repository as the user named it, prefixed to files (a directory), or ""
+ * @param textOf the text of a file of a GitRepo, for the line of the field it names (undefined: no line)
+ * @param shownDir a GitRepo's directory as the user named it, prefixed to its files, or ""
  */
-export function problemLines(failed: DeploymentFailure[], textOf: (file: string) => string | undefined, shownDir: string): string[] {
+export function problemLines(
+  failed: DeploymentFailure[],
+  textOf: (gitRepo: string, file: string) => string | undefined,
+  shownDir: (gitRepo: string) => string,
+): string[] {
   const byCause = new Map<string, { head: string; bundle: string; clusters: string[] }>();
   for (const f of failed) {
     if (f.held) continue;
-    const head = f.file ? `${location({ ...f, file: f.file }, textOf, shownDir)}${f.field ? ` ${f.field}` : ""}: ${f.reason}` : f.reason;
+    const head = f.file
+      ? `${location({ ...f, file: f.file }, (file) => textOf(f.gitRepo, file), shownDir(f.gitRepo))}${f.field ? ` ${f.field}` : ""}: ${f.reason}`
+      : f.reason;
     const key = `${f.gitRepo}\0${f.bundle}\0${head}`;
     const cause = byCause.get(key) ?? { head, bundle: f.bundle, clusters: [] };
     if (f.cluster) cause.clusters.push(f.cluster);

@@ -54,50 +54,59 @@ function readStack(stack: string): StackConfig {
 }
 
 /**
- * The GitRepo to validate: the stack's GitRepo of this repository (its targets, paths and settings), else
- * one that targets every cluster of the stack, so every bundle is rendered for every cluster it may reach.
+ * The GitRepos to validate: the stack's GitRepos of this repository (their targets, paths and settings;
+ * --name picks one), else one that targets every cluster of the stack, so every bundle is rendered for
+ * every cluster it may reach.
  */
-function gitRepoFor(
+function gitReposFor(
   repoArg: string,
   config: StackConfig,
   v: { path?: string[]; name?: string; branch?: string; revision?: string; "allow-chart-url"?: string[] },
-): GitRepoConfig {
+): GitRepoConfig[] {
   const repo = isUrl(repoArg) ? repoArg : path.resolve(repoArg);
-  const known = config.gitRepos.find((g) => g.repo === repo && (v.name === undefined || g.name === v.name));
+  const known = config.gitRepos.filter((g) => g.repo === repo && (v.name === undefined || g.name === v.name));
   const over = {
     ...(v.path ? { paths: v.path } : {}),
     ...(v.branch ? { branch: v.branch } : {}),
     ...(v.revision ? { revision: v.revision } : {}),
     ...(v["allow-chart-url"] ? { allowedChartURLs: v["allow-chart-url"] } : {}),
   };
-  if (known) {
-    console.error(`validating as GitRepo ${known.name} of ${config.file} (its targets and paths)`);
-    return { ...known, ...over };
+  if (known.length) {
+    console.error(`validating as GitRepo ${known.map((g) => g.name).join(", ")} of ${config.file} (targets, paths and settings)`);
+    return known.map((g) => ({ ...g, ...over }));
   }
   console.error(`${repoArg} is not a GitRepo of ${config.file}: validating it as one that targets every cluster of the stack`);
-  return gitRepoEntry(v.name ?? "validate", repo, { ...over, targets: [{ name: "all", clusterSelector: {} }] });
+  return [gitRepoEntry(v.name ?? "validate", repo, { ...over, targets: [{ name: "all", clusterSelector: {} }] })];
 }
+
+const onDisk = (repo: GitRepoConfig) => !isUrl(repo.repo) && repo.branch === undefined && repo.revision === undefined;
 
 async function main(): Promise<void> {
   const started = Date.now();
   const { values: v, positionals } = parseCommand(process.argv.slice(2), SPEC);
   if (v.branch !== undefined && v.revision !== undefined) throw new UsageError("--branch and --revision exclude each other");
   const config = readStack(v.stack ?? "local");
-  const repo = gitRepoFor(positionals[0], config, v);
-  const onDisk = !isUrl(repo.repo) && repo.branch === undefined && repo.revision === undefined;
-  const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo);
+  const repos = gitReposFor(positionals[0], config, v);
+  const sources = new Map<string, Source>();
+  for (const repo of repos)
+    sources.set(repo.name, onDisk(repo) ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo));
   const render = withRenderBudget(runRenderer);
-  const { bundles, plan, failures, unreadGitRepos } = await planBundles([{ dir: source.dir, repo }], config, render, { dependenciesNotRead: "warn" });
+  const read = repos.map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
+  const { bundles, plan, failures, unreadGitRepos } = await planBundles(read, config, render, { dependenciesNotRead: "warn" });
   for (const err of unreadGitRepos.values()) throw err;
   const byCluster = new Map(config.clusters.map((c) => [c.name, c]));
-  const rendered = await renderDeployments(plan.entries, bundles, () => source.commit, render, {
+  const rendered = await renderDeployments(plan.entries, bundles, (g) => sources.get(g)!.commit, render, {
     capabilitiesOf: (c) => ({ kubeVersion: byCluster.get(c)?.kubeVersion, apiVersions: byCluster.get(c)?.apiVersions }),
     onFailure: (e, err) => failures.fail(e, err),
   });
   await checkSingleOwner(new Map(plan.entries.filter((e) => rendered.has(e)).map((e) => [e, rendered.get(e)!])), (e, err) => failures.fail(e, err));
-  const shown = onDisk ? positionals[0] : "";
-  const textOf = (file: string) => fs.readFileSync(path.join(source.dir, file), "utf8");
-  const warnings = new Set([...bundles.flatMap((b) => (b.warnings ?? []).map((w) => warningLine(b.name, w, textOf, shown))), ...source.warnings]);
+  // Files are shown as the user named the directory; a fetched repository's as its paths inside it.
+  const shown = (gitRepo: string) => (onDisk(repos.find((r) => r.name === gitRepo)!) ? positionals[0] : "");
+  const textOf = (gitRepo: string, file: string) => fs.readFileSync(path.join(sources.get(gitRepo)!.dir, file), "utf8");
+  const warnings = new Set([
+    ...bundles.flatMap((b) => (b.warnings ?? []).map((w) => warningLine(b.name, w, (f) => textOf(b.gitRepo, f), shown(b.gitRepo)))),
+    ...[...sources.values()].flatMap((s) => s.warnings),
+  ]);
   for (const w of warnings) console.log(w);
   const problems = problemLines(failures.list(), textOf, shown);
   for (const p of problems) console.log(p);
