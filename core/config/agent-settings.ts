@@ -4,11 +4,10 @@
  */
 import { Field, isPlainObject } from "./reader";
 import { keysOf, tableOf } from "../schema/field-table";
-import { AGENT_FIELDS } from "./stack-fields";
+import { AGENT_FIELDS, PULL_POLICIES, TLS_MODES } from "./stack-fields";
 import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 
-export const TLS_MODES = ["system-store", "strict"] as const;
-export const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
+export { PULL_POLICIES, TLS_MODES };
 
 export interface Toleration {
   key?: string;

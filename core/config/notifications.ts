@@ -5,12 +5,11 @@
  */
 import { Field } from "./reader";
 import { keysOf, tableOf } from "../schema/field-table";
-import { NOTIFICATIONS_FIELDS } from "./stack-fields";
+import { NOTIFICATION_TYPES, NOTIFICATIONS_FIELDS, WEBHOOK_FORMATS } from "./stack-fields";
 
-export const NOTIFICATION_TYPES = ["deployed", "failed", "held", "drift", "pruned"] as const;
+export { NOTIFICATION_TYPES, WEBHOOK_FORMATS };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
-export const WEBHOOK_FORMATS = ["json", "slack", "teams"] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 export interface WebhookConfig {

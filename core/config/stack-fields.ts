@@ -9,16 +9,22 @@ import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "../schema/common-
 
 const selector = (description?: string) => ref("LabelSelector", LABEL_SELECTOR_FIELDS, description);
 
+export const TLS_MODES = ["system-store", "strict"] as const;
+export const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
+/** What a webhook is told about: a pair's state changes (core/config/notifications.ts). */
+export const NOTIFICATION_TYPES = ["deployed", "failed", "held", "drift", "pruned"] as const;
+export const WEBHOOK_FORMATS = ["json", "slack", "teams"] as const;
+
 export const AGENT_FIELDS: FieldTable = {
   enabled: bool("deploy Fleet's agent to every cluster (default true)"),
   imageRepository: str(),
   imageTag: str(),
-  imagePullPolicy: str("Always, IfNotPresent or Never"),
+  imagePullPolicy: str(undefined, PULL_POLICIES),
   privateRepoURL: str(),
   pullSecrets: stringList("image pull Secrets' names"),
   apiServerURL: str("the Fleet management API server the agents register with"),
   apiServerCA: str("a PEM certificate bundle"),
-  tlsMode: str(),
+  tlsMode: str(undefined, TLS_MODES),
   checkinInterval: str("a Go duration"),
   garbageCollectionInterval: str("a Go duration"),
   env: stringMap("environment variables of the agent"),
@@ -39,8 +45,8 @@ export const NOTIFICATIONS_FIELDS: FieldTable = {
       name: str(),
       url: refused("a webhook URL is a credential and is never kept in the stack file: name an environment variable holding it in urlFromEnv"),
       urlFromEnv: str("the environment variable holding the webhook's URL"),
-      format: str("json (default), slack or teams"),
-      events: stringList("the event types sent (default: all)"),
+      format: str("default json", WEBHOOK_FORMATS),
+      events: listOf(str(undefined, NOTIFICATION_TYPES), "the event types sent (default: all)"),
     }),
   ),
   kubernetesEvents: bool("a Kubernetes Event on each cluster when a pair's state changes"),
