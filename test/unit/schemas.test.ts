@@ -17,6 +17,7 @@ import { FLEET_FIELDS_NOT_READ, FLEET_YAML_FIELDS } from "../../core/bundles/fle
 import { parseFleetYaml } from "../../core/bundles/fleetyaml";
 import { parseYamlDocuments } from "../../core/bundles/yaml-documents";
 import { configFromStackFile, parseStackConfig } from "../../core/config/stack";
+import { STACK_FIELDS } from "../../core/config/stack-fields";
 import { FleetError } from "../../core/errors";
 import { coverage, schemaPaths } from "../support/schema-paths";
 
@@ -110,6 +111,22 @@ describe("JSON Schemas generated from the readers' field tables", () => {
       expect(validStack(typo), `${f} with a typo in a cluster`).to.equal(false);
       expect(() => parseStackConfig(configFromStackFile(typo, f), f, ROOT)).to.throw(/clusters\[0\]\.lables: unknown field/);
     }
+  });
+
+  it("a wrong type at any top-level key of the stack file is refused by both the schema and the reader, at that key", () => {
+    const disagree: string[] = [];
+    for (const [key, def] of Object.entries(STACK_FIELDS)) {
+      const wrong = def.type.kind === "string" ? 12 : def.type.kind === "list" ? "text" : ["a list"];
+      const schemaValid = validStack({ config: { [`pulumi-fleet:${key}`]: wrong } });
+      let field: string | undefined;
+      try {
+        parseStackConfig({ [key]: wrong }, "stack", ROOT);
+      } catch (err) {
+        field = (err as FleetError).context?.field;
+      }
+      if (schemaValid || field !== key) disagree.push(`${key}: schema ${schemaValid ? "accepts" : "refuses"}, reader ${field ?? "accepts"}`);
+    }
+    expect(disagree).to.deep.equal([]);
   });
 
   it("every field of Fleet's published fleet.yaml schema and of its v0.16.0 Go types is ours, kept as data, refused, or listed as not read", () => {
