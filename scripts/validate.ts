@@ -79,6 +79,8 @@ function gitReposFor(
   return [gitRepoEntry(v.name ?? "validate", repo, { ...over, targets: [{ name: "all", clusterSelector: {} }] })];
 }
 
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
 const onDisk = (repo: GitRepoConfig) => !isUrl(repo.repo) && repo.branch === undefined && repo.revision === undefined;
 
 async function main(): Promise<void> {
@@ -112,7 +114,7 @@ async function main(): Promise<void> {
   for (const p of problems) console.log(p);
   const objects = [...rendered.values()].reduce((n, r) => n + r.objects.length, 0);
   console.log(
-    `${bundles.length} bundles, ${rendered.size} (bundle, cluster) renders of ${config.clusters.length} clusters, ${objects} objects, ${problems.length} problem${problems.length === 1 ? "" : "s"} (${Date.now() - started} ms)`,
+    `${count(bundles.length, "bundle")}, ${count(rendered.size, "(bundle, cluster) render")} of ${count(config.clusters.length, "cluster")}, ${count(objects, "object")}, ${count(problems.length, "problem")} (${Date.now() - started} ms)`,
   );
   if (problems.length) process.exitCode = 1;
 }
