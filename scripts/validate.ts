@@ -27,7 +27,7 @@ const SPEC = {
   options: {
     stack: { type: "string", value: "NAME", help: "the clusters (labels, groups, templateValues) of stacks/Pulumi.NAME.yaml (default local)" },
     path: { type: "string", value: "P", multiple: true, help: "a bundle path inside the repository (default: the stack's GitRepo's paths, else all)" },
-    name: { type: "string", value: "GITREPO", help: "the GitRepo's name (default: the stack's GitRepo of this repo, else validate)" },
+    name: { type: "string", value: "GITREPO", help: "the GitRepo's name (default: the stack's GitRepos of this repo, else the repository's own name)" },
     branch: { type: "string", value: "B", help: "the branch to read" },
     revision: { type: "string", value: "R", help: "the commit or tag to read" },
     "allow-chart-url": {
@@ -76,7 +76,19 @@ function gitReposFor(
     return known.map((g) => ({ ...g, ...over }));
   }
   console.error(`${repoArg} is not a GitRepo of ${config.file}: validating it as one that targets every cluster of the stack`);
-  return [gitRepoEntry(v.name ?? "validate", repo, { ...over, targets: [{ name: "all", clusterSelector: {} }] })];
+  return [gitRepoEntry(v.name ?? defaultName(repo), repo, { ...over, targets: [{ name: "all", clusterSelector: {} }] })];
+}
+
+/** The repository's own name (its directory, or its URL's last part), as a GitRepo is usually named: bundle names and dependsOn carry it. */
+function defaultName(repo: string): string {
+  const base = (repo.split(/[/:]/).filter(Boolean).pop() ?? "").replace(/\.git$/, "");
+  const name = base
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 63)
+    .replace(/-+$/, "");
+  return name || "validate";
 }
 
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;

@@ -48,18 +48,30 @@ describe("validate command (offline)", () => {
       "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
       "chart/templates/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  x: {{ required "x is required" .Values.x }}\n',
     });
-    const out = validate(dir, "--stack", "local");
+    const out = validate(dir, "--stack", "local", "--name", "vt");
     fs.rmSync(dir, { recursive: true, force: true });
     expect(out.status, out.stdout + out.stderr).to.equal(1);
     const lines = out.stdout.trim().split("\n");
-    expect(lines).to.include(`${dir}/typo/fleet.yaml:3 helm.releaseName: must be a string (got number 12) (bundle validate-typo)`);
-    expect(lines).to.include(`${dir}/deep/fleet.yaml:4 targetCustomizations[0].yaml.overlays[0]: must be a string (got number 1) (bundle validate-deep)`);
+    expect(lines).to.include(`${dir}/typo/fleet.yaml:3 helm.releaseName: must be a string (got number 12) (bundle vt-typo)`);
+    expect(lines).to.include(`${dir}/deep/fleet.yaml:4 targetCustomizations[0].yaml.overlays[0]: must be a string (got number 1) (bundle vt-deep)`);
     expect(lines.find((l) => l.startsWith(`${dir}/syntax/fleet.yaml:`) && l.includes(": invalid YAML: Flow sequence"))).to.match(/fleet\.yaml:\d+: /);
-    expect(lines).to.include(`${dir}/chart/fleet.yaml:3 helm.valuez: warning: unknown field, ignored as Fleet ignores it (bundle validate-chart)`);
+    expect(lines).to.include(`${dir}/chart/fleet.yaml:3 helm.valuez: warning: unknown field, ignored as Fleet ignores it (bundle vt-chart)`);
     const template = lines.filter((l) => l.includes("x is required"));
     expect(template).to.have.length(1);
-    expect(template[0]).to.contain("(bundle validate-chart, clusters dev-1, dev-2, prod-1)");
+    expect(template[0]).to.contain("(bundle vt-chart, clusters dev-1, dev-2, prod-1)");
     expect(lines[lines.length - 1]).to.match(/^2 bundles, 3 \(bundle, cluster\) renders of 3 clusters, 3 objects, 4 problems/);
+  });
+
+  it("a repository the stack does not name is validated under its own name, so its bundles' dependsOn find each other", () => {
+    // The corpus case: web depends on api, api on db, and db is targeted to prod only.
+    const out = validate("test/corpus/depends-on-not-targeted");
+    expect(out.status, out.stdout + out.stderr).to.equal(1);
+    expect(out.stderr).to.contain("is not a GitRepo of stacks/Pulumi.local.yaml");
+    expect(out.stdout).not.to.contain("not among the bundles read");
+    expect(out.stdout).to.contain(
+      "test/corpus/depends-on-not-targeted/api/fleet.yaml:2 dependsOn: dependsOn depends-on-not-targeted-db, which is not deployed to this cluster",
+    );
+    expect(out.stdout).to.match(/\(bundle depends-on-not-targeted-api, clusters dev-1, dev-2\)$/m);
   });
 
   it("a stack file's error names its line", () => {
