@@ -22,6 +22,19 @@ import {
 } from "./types";
 import { limit } from "../targeting/rollout";
 import { parseYamlDocuments } from "./yaml-documents";
+import { keysOf } from "../schema/field-table";
+import {
+  BUNDLE_STATES,
+  DEPENDS_ON_FIELDS,
+  fieldsAt,
+  FLEET_YAML_FIELDS,
+  HELM_FIELDS,
+  HELM_FLAGS,
+  OPTION_FIELDS,
+  refusedReason,
+  ROLLOUT_FIELDS,
+  TARGET_FIELDS,
+} from "./fleetyaml-fields";
 
 export interface FleetYaml {
   name?: string;
@@ -55,67 +68,6 @@ export const NOT_HONOURED = {
   maxHistory: "there are no Helm release revisions here",
 } as const;
 
-/** helm's on/off settings: true when set, absent otherwise. */
-const HELM_FLAGS = [
-  "force",
-  "takeOwnership",
-  "atomic",
-  "waitForJobs",
-  "disablePreProcess",
-  "disableDNS",
-  "skipSchemaValidation",
-  "disableDependencyUpdate",
-] as const;
-
-const HELM_FIELDS = [
-  "chart",
-  "repo",
-  "version",
-  "releaseName",
-  "values",
-  "valuesFiles",
-  "valuesFrom",
-  "templateValues",
-  "timeoutSeconds",
-  ...HELM_FLAGS,
-  "maxHistory",
-] as const;
-
-const OPTION_FIELDS = [
-  "defaultNamespace",
-  "namespace",
-  "namespaceLabels",
-  "namespaceAnnotations",
-  "serviceAccount",
-  "keepResources",
-  "deleteNamespace",
-  "deleteCRDResources",
-  "forceSyncGeneration",
-  "helm",
-  "kustomize",
-  "yaml",
-  "diff",
-  "correctDrift",
-  "ignore",
-  "downstreamResources",
-] as const;
-
-const TARGET_FIELDS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy", ...OPTION_FIELDS];
-
-const TOP_FIELDS = [
-  ...OPTION_FIELDS,
-  "name",
-  "labels",
-  "paused",
-  "targets",
-  "targetCustomizations",
-  "targetCustomizationMode",
-  "overrideTargets",
-  "dependsOn",
-  "rolloutStrategy",
-  "imageScans",
-] as const;
-
 /** The documents of a fleet.yaml that count: one at most (Fleet would read the first and drop the rest). */
 export function checkFleetYamlText(text: string, file: string): void {
   const docs = parseYamlDocuments(text, file).filter((d) => d !== null && d !== undefined);
@@ -125,8 +77,8 @@ export function checkFleetYamlText(text: string, file: string): void {
 /** A fleet.yaml's data (as Fleet reads the YAML: core/bundles/goyaml.ts), validated strictly. */
 export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
   const matching = { warnings: [] as string[] };
-  const root = new Field(doc ?? {}, "", { file }, matching).object(TOP_FIELDS);
-  if (root.child("imageScans").present) root.child("imageScans").fail("image scans are not supported by pulumi-fleet; remove this field");
+  const root = new Field(doc ?? {}, "", { file }, matching).object(keysOf(FLEET_YAML_FIELDS));
+  if (root.child("imageScans").present) root.child("imageScans").fail(`${refusedReason(FLEET_YAML_FIELDS, "imageScans")}; remove this field`);
   const unhonoured: string[] = [];
   const note: Unhonoured = (f, instead) => unhonoured.push(`${f.path}: ${JSON.stringify(f.value)} is not honoured yet: ${instead}`);
   const fy: FleetYaml = {
@@ -162,7 +114,7 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
 
 /** rolloutStrategy (core/targeting/rollout.ts), each int-or-percentage checked as Fleet's limit reads it. */
 function readRollout(f: Field): RolloutStrategy {
-  f.object(["maxUnavailable", "maxUnavailablePartitions", "autoPartitionSize", "autoPartitionThreshold", "maxNew", "partitions"]);
+  f.object(keysOf(ROLLOUT_FIELDS));
   const intOrString = (x: Field): IntOrString | undefined => {
     if (!x.present || x.value === null) return undefined;
     if (typeof x.value === "number" && Number.isInteger(x.value)) return x.value;
@@ -196,18 +148,15 @@ function readRollout(f: Field): RolloutStrategy {
 }
 
 function readBundleTarget(f: Field, note: Unhonoured): BundleTarget {
-  f.object(TARGET_FIELDS);
-  const criteria = readTargetCriteria(f, [...OPTION_FIELDS, "doNotDeploy"]);
+  f.object(keysOf(TARGET_FIELDS));
+  const criteria = readTargetCriteria(f, [...keysOf(OPTION_FIELDS), "doNotDeploy"]);
   const target: BundleTarget = { ...criteria, ...readOptions(f, note, true), name: criteria.name ?? "" };
   if (f.child("doNotDeploy").bool()) target.doNotDeploy = true;
   return target;
 }
 
-/** Fleet's BundleState values (StateRank keys). */
-const BUNDLE_STATES = ["Ready", "NotReady", "Pending", "OutOfSync", "Modified", "WaitApplied", "ErrApplied"];
-
 function readDependsOn(f: Field, note: Unhonoured): DependsOn {
-  f.object(["name", "selector", "acceptedStates"]);
+  f.object(keysOf(DEPENDS_ON_FIELDS));
   const d: DependsOn = {};
   const name = f.child("name").optString();
   if (name) d.name = name;
@@ -217,7 +166,7 @@ function readDependsOn(f: Field, note: Unhonoured): DependsOn {
   const states = f.child("acceptedStates").stringList();
   states.forEach((state, j) => {
     // Fleet refuses the same when it reads the fleet.yaml (bundlereader validateBundleRef).
-    if (!BUNDLE_STATES.includes(state))
+    if (!(BUNDLE_STATES as readonly string[]).includes(state))
       f.child("acceptedStates")
         .index(j)
         .fail(`invalid state ${JSON.stringify(state)}, valid values are: ${BUNDLE_STATES.join(", ")}`);
@@ -253,9 +202,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   const o: DeploymentOptions = {};
   // Fleet copies the named Secrets of the management cluster's workspace: content choosing the operator's secrets. Refused, never ignored.
   if (f.child("downstreamResources").present) {
-    f.child("downstreamResources").fail(
-      "content cannot name the operator's Secrets here: the stack file hands them to the GitRepo's clusters (gitRepos[].downstreamResources, docs/configuration.md); remove this field",
-    );
+    f.child("downstreamResources").fail(`${refusedReason(OPTION_FIELDS, "downstreamResources")}; remove this field`);
   }
   const str = (key: "defaultNamespace" | "namespace" | "serviceAccount") => {
     const v = f.child(key).optString();
@@ -273,25 +220,25 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   if (fsg) {
     o.forceSyncGeneration = fsg;
   }
-  if (f.child("helm").present) o.helm = readHelm(f.child("helm").object(HELM_FIELDS), note);
+  if (f.child("helm").present) o.helm = readHelm(f.child("helm").object(keysOf(HELM_FIELDS)), note);
   if (f.child("kustomize").present) {
-    const k = f.child("kustomize").object(["dir"]);
+    const k = f.child("kustomize").object(keysOf(fieldsAt(OPTION_FIELDS, "kustomize")));
     o.kustomize = {};
     const dir = k.child("dir").optString();
     if (dir) o.kustomize.dir = dir;
   }
   if (f.child("yaml").present) {
-    const y = f.child("yaml").object(["overlays"]);
+    const y = f.child("yaml").object(keysOf(fieldsAt(OPTION_FIELDS, "yaml")));
     o.yaml = { overlays: y.child("overlays").stringList() };
   }
   if (f.child("diff").present) {
-    const d = f.child("diff").object(["comparePatches"]);
+    const d = f.child("diff").object(keysOf(fieldsAt(OPTION_FIELDS, "diff")));
     o.diff = {
       comparePatches: d
         .child("comparePatches")
         .items()
         .map((p) => {
-          p.object(["apiVersion", "kind", "name", "namespace", "jsonPointers", "operations"]);
+          checkComparePatch(p);
           return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
         }),
     };
@@ -308,7 +255,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
       );
   }
   if (f.child("correctDrift").present) {
-    const c = f.child("correctDrift").object(["enabled", "force", "keepFailHistory"]);
+    const c = f.child("correctDrift").object(keysOf(fieldsAt(OPTION_FIELDS, "correctDrift")));
     o.correctDrift = { enabled: c.child("enabled").bool(), force: c.child("force").bool(), keepFailHistory: c.child("keepFailHistory").bool() };
     // enabled is honoured by the operations' up (automation/operations.ts correctDrift); force and keepFailHistory are not.
     if (o.correctDrift.force) note(c.child("force"), NOT_HONOURED.correctDrift);
@@ -316,7 +263,10 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   }
   if (f.child("ignore").present) {
     // Honoured by `status`'s readiness (core/readiness.ts), as Fleet's agent honours it; a target's is dropped by Fleet's merge.
-    const conditions = f.child("ignore").object(["conditions"]).child("conditions");
+    const conditions = f
+      .child("ignore")
+      .object(keysOf(fieldsAt(OPTION_FIELDS, "ignore")))
+      .child("conditions");
     const list = conditions.items().map((c) => c.stringMap());
     if (list.length) {
       o.ignore = { conditions: list };
@@ -326,13 +276,27 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   return o;
 }
 
+const VALUES_FROM_FIELDS = fieldsAt(HELM_FIELDS, "valuesFrom");
+const COMPARE_PATCH_FIELDS = fieldsAt(fieldsAt(OPTION_FIELDS, "diff"), "comparePatches");
+
+/** A comparePatches entry's types, as Go's decoding of Fleet's ComparePatch refuses a wrong one; kept as given. */
+function checkComparePatch(p: Field): void {
+  p.object(keysOf(COMPARE_PATCH_FIELDS));
+  for (const key of ["apiVersion", "kind", "name", "namespace"]) p.child(key).optString();
+  for (const pointer of p.child("jsonPointers").items()) pointer.optString();
+  for (const op of p.child("operations").items()) {
+    op.object(keysOf(fieldsAt(COMPARE_PATCH_FIELDS, "operations")));
+    for (const key of ["op", "path", "value"]) op.child(key).optString();
+  }
+}
+
 /** A helm.valuesFrom entry as Fleet's ValuesFrom decodes it; what it refers to is read per cluster (core/render/values-from.ts). */
 function readValuesFrom(f: Field): ValuesFrom {
-  f.object(["configMapKeyRef", "secretKeyRef"]);
+  f.object(keysOf(VALUES_FROM_FIELDS));
   const out: ValuesFrom = {};
   for (const kind of ["configMapKeyRef", "secretKeyRef"] as const) {
     if (!f.child(kind).present) continue;
-    const r = f.child(kind).object(["name", "namespace", "key"]);
+    const r = f.child(kind).object(keysOf(fieldsAt(VALUES_FROM_FIELDS, kind)));
     const ref: ValuesKeyRef = { name: r.child("name").optString() ?? "" };
     for (const key of ["namespace", "key"] as const) {
       const v = r.child(key).optString();

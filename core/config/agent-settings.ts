@@ -3,10 +3,11 @@
  * (`clusters[].agent`), same fields. Validated with the file and field path in every error.
  */
 import { Field, isPlainObject } from "./reader";
+import { keysOf, tableOf } from "../schema/field-table";
+import { AGENT_FIELDS, PULL_POLICIES, TLS_MODES } from "./stack-fields";
 import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 
-export const TLS_MODES = ["system-store", "strict"] as const;
-export const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
+export { PULL_POLICIES, TLS_MODES };
 
 export interface Toleration {
   key?: string;
@@ -44,29 +45,7 @@ export interface AgentSettings {
   token?: string;
 }
 
-const FIELDS = [
-  "enabled",
-  "imageRepository",
-  "imageTag",
-  "imagePullPolicy",
-  "privateRepoURL",
-  "pullSecrets",
-  "apiServerURL",
-  "apiServerCA",
-  "tlsMode",
-  "checkinInterval",
-  "garbageCollectionInterval",
-  "env",
-  "tolerations",
-  "affinity",
-  "resources",
-  "hostNetwork",
-  "priorityClass",
-  "podDisruptionBudget",
-  "namespace",
-  "labels",
-  "token",
-] as const;
+const FIELDS = keysOf(AGENT_FIELDS);
 
 const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE]|n|u)?$/;
@@ -108,7 +87,7 @@ export function parseAgentSettings(f: Field): AgentSettings {
   const affinity = f.child("affinity").optMap();
   if (affinity) s.affinity = affinity;
   if (f.child("resources").present) {
-    const r = f.child("resources").object(["limits", "requests"]);
+    const r = f.child("resources").object(keysOf(tableOf(AGENT_FIELDS.resources)));
     s.resources = {};
     for (const k of ["limits", "requests"] as const) {
       if (!r.child(k).present) continue;
@@ -124,7 +103,7 @@ export function parseAgentSettings(f: Field): AgentSettings {
   const hostNetwork = f.child("hostNetwork").optBool();
   if (hostNetwork !== undefined) s.hostNetwork = hostNetwork;
   if (f.child("priorityClass").present) {
-    const p = f.child("priorityClass").object(["value", "preemptionPolicy"]);
+    const p = f.child("priorityClass").object(keysOf(tableOf(AGENT_FIELDS.priorityClass)));
     const value = p.child("value").optNumber();
     if (value === undefined || !Number.isInteger(value)) return p.child("value").fail("is required and must be an integer");
     const priorityClass: NonNullable<AgentSettings["priorityClass"]> = { value };
@@ -132,7 +111,7 @@ export function parseAgentSettings(f: Field): AgentSettings {
     s.priorityClass = priorityClass;
   }
   if (f.child("podDisruptionBudget").present) {
-    const p = f.child("podDisruptionBudget").object(["minAvailable", "maxUnavailable"]);
+    const p = f.child("podDisruptionBudget").object(keysOf(tableOf(AGENT_FIELDS.podDisruptionBudget)));
     const min = intOrPercent(p.child("minAvailable"));
     const max = intOrPercent(p.child("maxUnavailable"));
     if ((min === undefined) === (max === undefined))
@@ -159,7 +138,7 @@ export function parseAgentSettings(f: Field): AgentSettings {
 }
 
 function readToleration(f: Field): Toleration {
-  f.object(["key", "operator", "value", "effect", "tolerationSeconds"]);
+  f.object(keysOf(tableOf(AGENT_FIELDS.tolerations)));
   const t: Toleration = {};
   for (const k of ["key", "value"] as const) {
     const v = f.child(k).optString();

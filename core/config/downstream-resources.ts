@@ -7,6 +7,8 @@
  * GitRepo's (docs/fleet-compatibility.md says where it differs from Fleet).
  */
 import { Field, isPlainObject } from "./reader";
+import { keysOf } from "../schema/field-table";
+import { DOWNSTREAM_SECRET_FIELDS } from "./stack-fields";
 import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
 
 /** One Secret for every cluster the GitRepo targets. */
@@ -66,7 +68,7 @@ function readSecretEntry(
   repo: { targetNamespace?: string; allowedTargetNamespaces?: string[] },
   namespaceAllowed: (ns: string, allowed: readonly string[]) => boolean,
 ): DownstreamSecret {
-  f.object(["kind", "name", "namespace", "type", "labels", "annotations", "data", "stringData"]);
+  f.object(keysOf(DOWNSTREAM_SECRET_FIELDS));
   // Fleet matches the kind without regard to case.
   const kind = f.child("kind").string();
   if (kind.toLowerCase() === "configmap") {

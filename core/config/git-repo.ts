@@ -5,6 +5,8 @@
  */
 import * as path from "node:path";
 import { Field } from "./reader";
+import { keysOf, tableOf } from "../schema/field-table";
+import { GIT_REPO_FIELDS } from "./stack-fields";
 import { TargetCriteria, readTargetCriteria } from "./target-criteria";
 import { DownstreamSecret, readDownstreamResources } from "./downstream-resources";
 import { PollingSettings, readPolling } from "./polling";
@@ -101,35 +103,7 @@ export function gitRepoEntry(name: string, repo: string, over: Partial<GitRepoCo
 }
 
 export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
-  f.object([
-    "name",
-    "repo",
-    "branch",
-    "revision",
-    "paths",
-    "targets",
-    "targetNamespace",
-    "serviceAccount",
-    "keepResources",
-    "deleteNamespace",
-    "paused",
-    "allowEmpty",
-    "takeOwnership",
-    "auth",
-    "caBundle",
-    "insecureSkipTLSVerify",
-    "helmSecret",
-    "helmRepoURLRegex",
-    "allowedChartURLs",
-    "allowedServiceAccounts",
-    "allowedTargetNamespaces",
-    "allowOverrideTargets",
-    "allowTakeOwnership",
-    "downstreamResources",
-    "sopsAgeKey",
-    "pollingInterval",
-    "disablePolling",
-  ]);
+  f.object(keysOf(GIT_REPO_FIELDS));
   let repo = f.child("repo").string();
   if (!REMOTE_URL.test(repo) && !repo.startsWith("file://")) repo = path.resolve(baseDir, repo);
   if (/^https?:\/\/[^/]*@/.test(repo)) {
@@ -191,7 +165,7 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   if (caBundle) g.caBundle = caBundle;
   const auth = f.child("auth");
   if (auth.present) {
-    auth.object(["sshPrivateKey", "knownHosts", "username", "token"]);
+    auth.object(keysOf(tableOf(GIT_REPO_FIELDS.auth)));
     const a: GitAuth = {};
     const key = readSecret(auth.child("sshPrivateKey"));
     if (key) a.sshPrivateKey = key;
@@ -206,7 +180,7 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   }
   const helmSecret = f.child("helmSecret");
   if (helmSecret.present) {
-    helmSecret.object(["username", "password", "cacerts", "insecureSkipVerify", "basicHTTP"]);
+    helmSecret.object(keysOf(tableOf(GIT_REPO_FIELDS.helmSecret)));
     const h: HelmSecret = { insecureSkipVerify: helmSecret.child("insecureSkipVerify").bool(), basicHTTP: helmSecret.child("basicHTTP").bool() };
     const username = helmSecret.child("username").optString();
     const password = readSecret(helmSecret.child("password"));

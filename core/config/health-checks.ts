@@ -7,6 +7,8 @@
  * empty, so a stack without it registers exactly what it did before.
  */
 import { Field } from "./reader";
+import { keysOf } from "../schema/field-table";
+import { HEALTH_CHECK_FIELDS } from "./stack-fields";
 import { FleetError } from "../errors";
 
 export interface HealthCheck {
@@ -26,7 +28,7 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
 export function readHealthChecks(list: Field): HealthCheck[] {
   const seen = new Map<string, number>();
   return list.items().map((f, i) => {
-    f.object(["apiVersion", "kind", "current", "inProgress", "failed"]);
+    f.object(keysOf(HEALTH_CHECK_FIELDS));
     const apiVersion = f.child("apiVersion").string();
     if (!API_VERSION.test(apiVersion)) f.child("apiVersion").fail(`must be <group>/<version> or <version> (got ${JSON.stringify(apiVersion)})`);
     const kind = f.child("kind").string();

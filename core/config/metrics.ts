@@ -5,6 +5,8 @@
  */
 import * as path from "node:path";
 import { Field } from "./reader";
+import { keysOf, tableOf } from "../schema/field-table";
+import { METRICS_FIELDS } from "./stack-fields";
 
 export interface PushgatewayConfig {
   /** The Pushgateway's base URL (http or https), or undefined when `urlFromEnv` names it. */
@@ -29,7 +31,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function readMetrics(f: Field, baseDir: string): MetricsConfig | undefined {
   if (!f.present) return undefined;
-  f.object(["textfileDirectory", "pushgateway"]);
+  f.object(keysOf(METRICS_FIELDS));
   const dir = f.child("textfileDirectory").optString();
   if (dir === "") f.child("textfileDirectory").fail("must not be empty");
   const pushgateway = readPushgateway(f.child("pushgateway"));
@@ -39,7 +41,7 @@ export function readMetrics(f: Field, baseDir: string): MetricsConfig | undefine
 
 function readPushgateway(f: Field): PushgatewayConfig | undefined {
   if (!f.present) return undefined;
-  f.object(["url", "urlFromEnv", "job", "timeoutSeconds"]);
+  f.object(keysOf(tableOf(METRICS_FIELDS.pushgateway)));
   const url = f.child("url").optString();
   const urlFromEnv = f.child("urlFromEnv").optString();
   if ((url === undefined) === (urlFromEnv === undefined)) f.fail("needs exactly one of url and urlFromEnv");

@@ -4,11 +4,12 @@
  * file never holds it: each webhook names the environment variable the runner gets it from (a CI secret).
  */
 import { Field } from "./reader";
+import { keysOf, tableOf } from "../schema/field-table";
+import { NOTIFICATION_TYPES, NOTIFICATIONS_FIELDS, WEBHOOK_FORMATS } from "./stack-fields";
 
-export const NOTIFICATION_TYPES = ["deployed", "failed", "held", "drift", "pruned"] as const;
+export { NOTIFICATION_TYPES, WEBHOOK_FORMATS };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
-export const WEBHOOK_FORMATS = ["json", "slack", "teams"] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 export interface WebhookConfig {
@@ -31,7 +32,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function readNotifications(f: Field): NotificationsConfig | undefined {
   if (!f.present) return undefined;
-  f.object(["webhooks", "kubernetesEvents"]);
+  f.object(keysOf(NOTIFICATIONS_FIELDS));
   const webhooks = f.child("webhooks").items().map(readWebhook);
   const seen = new Map<string, number>();
   webhooks.forEach((w, i) => {
@@ -58,7 +59,7 @@ export function kubernetesEventsInput(
 }
 
 function readWebhook(f: Field): WebhookConfig {
-  f.object(["name", "url", "urlFromEnv", "format", "events"]);
+  f.object(keysOf(tableOf(NOTIFICATIONS_FIELDS.webhooks)));
   if (f.child("url").present) {
     f.child("url").fail(
       "a webhook URL is a credential and is never kept in the stack file: put it in an environment variable of the runner (a CI secret) and name that variable in urlFromEnv",

@@ -7,6 +7,8 @@
  * Fleet's own cron library; here the shape, the names and the duration's syntax.
  */
 import { Field } from "./reader";
+import { keysOf, tableOf } from "../schema/field-table";
+import { SCHEDULE_FIELDS } from "./stack-fields";
 import { dnsLabelProblem } from "../k8s-validation";
 import type { TargetCriteria } from "./target-criteria";
 
@@ -26,7 +28,7 @@ const GO_DURATION = /^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 
 export function readSchedules(list: Field, readTarget: (f: Field) => TargetCriteria): ScheduleConfig[] {
   const out = list.items().map((f): ScheduleConfig => {
-    f.object(["name", "schedule", "duration", "location", "targets"]);
+    f.object(keysOf(SCHEDULE_FIELDS));
     const name = f.child("name").string();
     const problem = dnsLabelProblem(name);
     if (problem) f.child("name").fail(`invalid name ${JSON.stringify(name)}: ${problem}`);
@@ -37,7 +39,14 @@ export function readSchedules(list: Field, readTarget: (f: Field) => TargetCrite
       );
     }
     const location = f.child("location").optString();
-    const targets = f.child("targets").present ? f.child("targets").object(["clusters"]).child("clusters").items().map(readTarget) : [];
+    const targets = f.child("targets").present
+      ? f
+          .child("targets")
+          .object(keysOf(tableOf(SCHEDULE_FIELDS.targets)))
+          .child("clusters")
+          .items()
+          .map(readTarget)
+      : [];
     if (!targets.length)
       f.child("targets")
         .child("clusters")

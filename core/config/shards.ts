@@ -6,6 +6,8 @@
  * program deploys only its own clusters.
  */
 import { Field } from "./reader";
+import { keysOf } from "../schema/field-table";
+import { SHARD_FIELDS, SHARD_OF_FIELDS } from "./stack-fields";
 import { FleetError } from "../errors";
 import { LabelSelector, readSelector } from "../targeting/selector";
 import { selectorMatches } from "../targeting/match";
@@ -44,7 +46,7 @@ export function shardStackName(environment: string, shard: string): string {
 export function readShards(f: Field): ShardSpec[] | undefined {
   if (!f.present) return undefined;
   const shards = f.items().map((s) => {
-    s.object(["name", "clusters", "clusterSelector", "clusterGroup"]);
+    s.object(keysOf(SHARD_FIELDS));
     const name = s.child("name").string();
     const problem = dnsLabelProblem(name);
     if (problem) s.child("name").fail(`invalid shard name ${JSON.stringify(name)}: ${problem}`);
@@ -72,7 +74,7 @@ export function readShards(f: Field): ShardSpec[] | undefined {
 
 export function readShardOf(f: Field): ShardOf | undefined {
   if (!f.present) return undefined;
-  f.object(["environment", "name"]);
+  f.object(keysOf(SHARD_OF_FIELDS));
   return { environment: f.child("environment").string(), name: f.child("name").string() };
 }
 

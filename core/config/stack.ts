@@ -18,6 +18,8 @@ import { MetricsConfig, readMetrics } from "./metrics";
 import { HealthCheck, readHealthChecks } from "./health-checks";
 import { readSchedules, ScheduleConfig } from "./schedules";
 import { AgentSettings, parseAgentSettings } from "./agent-settings";
+import { keysOf } from "../schema/field-table";
+import { CLUSTER_FIELDS, CLUSTER_GROUP_FIELDS, STACK_FIELDS } from "./stack-fields";
 
 export const CONFIG_NAMESPACE = "pulumi-fleet";
 
@@ -81,20 +83,7 @@ export interface ShardContext extends ShardOf {
   otherClusters: ClusterConfig[];
 }
 
-export const TOP_LEVEL_KEYS = [
-  "fleetVersion",
-  "renderDir",
-  "clusters",
-  "clusterGroups",
-  "gitRepos",
-  "agent",
-  "shards",
-  "shard",
-  "notifications",
-  "metrics",
-  "healthChecks",
-  "schedules",
-] as const;
+export const TOP_LEVEL_KEYS = keysOf(STACK_FIELDS);
 
 /**
  * Validates raw configuration. `raw` maps keys without the `pulumi-fleet:` prefix to values;
@@ -175,7 +164,7 @@ function uniqueNames(list: Field, items: { name: string }[]): void {
 }
 
 function readCluster(f: Field): ClusterConfig {
-  f.object(["name", "labels", "annotations", "templateValues", "kubeconfig", "context", "deleteUnreachable", "agent", "kubeVersion", "apiVersions"]);
+  f.object(keysOf(CLUSTER_FIELDS));
   const cluster: ClusterConfig = {
     name: readName(f.child("name")),
     labels: readLabels(f.child("labels"), "label"),
@@ -211,7 +200,7 @@ function readCluster(f: Field): ClusterConfig {
 }
 
 function readClusterGroup(f: Field): ClusterGroupConfig {
-  f.object(["name", "labels", "selector"]);
+  f.object(keysOf(CLUSTER_GROUP_FIELDS));
   const selector = readSelector(f.child("selector"));
   if (!selector) return f.child("selector").fail("is required (use {} to select every cluster)");
   return { name: readName(f.child("name")), labels: readLabels(f.child("labels"), "label"), selector };

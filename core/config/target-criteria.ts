@@ -5,6 +5,8 @@
  */
 import { Field } from "./reader";
 import { LabelSelector, readSelector } from "../targeting/selector";
+import { keysOf } from "../schema/field-table";
+import { TARGET_CRITERIA_FIELDS } from "../schema/common-fields";
 
 /** A GitRepo target (Fleet's GitTarget): all given criteria must hold; none given matches nothing. */
 export interface TargetCriteria {
@@ -16,7 +18,7 @@ export interface TargetCriteria {
 }
 
 export function readTargetCriteria(f: Field, extra: readonly string[] = []): TargetCriteria {
-  f.object(["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", ...extra]);
+  f.object([...keysOf(TARGET_CRITERIA_FIELDS), ...extra]);
   const t: TargetCriteria = {};
   const name = f.child("name").optString();
   if (name) t.name = name;

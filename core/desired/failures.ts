@@ -21,6 +21,8 @@ export interface DeploymentFailure {
   /** The file and field it names, if any. */
   file?: string;
   field?: string;
+  /** The file's line, when the error knows it (a YAML syntax error). */
+  line?: number;
   /** Where the deployment stands now: its objects kept as last deployed, or nothing deployed yet. */
   kept?: { deploymentId: string; objects: number };
   /** Not a failure: held by a maintenance window (stack `schedules`) or by `up --partition`; it keeps what it has, and the update succeeds. */
@@ -72,6 +74,7 @@ export class FailedDeployments {
       reason: redactSecrets(e.reason, secrets),
       ...(e.context.file ? { file: e.context.file } : {}),
       ...(e.context.field ? { field: e.context.field } : {}),
+      ...(e.context.line ? { line: e.context.line } : {}),
     });
   }
 

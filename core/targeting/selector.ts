@@ -1,8 +1,10 @@
 /** Kubernetes label selectors (matchLabels + matchExpressions), read as the API server validates them (match.ts evaluates them). */
 import { Field } from "../config/reader";
 import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { keysOf, tableOf } from "../schema/field-table";
+import { LABEL_SELECTOR_FIELDS, SELECTOR_OPERATORS } from "../schema/common-fields";
 
-export const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
+export { SELECTOR_OPERATORS };
 export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];
 
 export interface LabelSelectorRequirement {
@@ -19,7 +21,7 @@ export interface LabelSelector {
 /** Reads and validates a selector the way the API server would, with the field path in every error. */
 export function readSelector(f: Field): LabelSelector | undefined {
   if (!f.present) return undefined;
-  f.object(["matchLabels", "matchExpressions"]);
+  f.object(keysOf(LABEL_SELECTOR_FIELDS));
   const matchLabels = f.child("matchLabels").stringMap();
   for (const [k, v] of Object.entries(matchLabels)) {
     const keyProblem = labelKeyProblem(k);
@@ -34,7 +36,7 @@ export function readSelector(f: Field): LabelSelector | undefined {
     .child("matchExpressions")
     .items()
     .map((e) => {
-      e.object(["key", "operator", "values"]);
+      e.object(keysOf(tableOf(LABEL_SELECTOR_FIELDS.matchExpressions)));
       const key = e.child("key").string();
       const keyProblem = labelKeyProblem(key);
       if (keyProblem) e.child("key").fail(`invalid label key: ${keyProblem}`);

@@ -86,7 +86,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
           "serviceAccount: deployer",
           "forceSyncGeneration: 2",
           "correctDrift: {enabled: true, force: true}",
-          "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas], operations: [{op: remove, path: /spec/paused}, {op: replace, path: /spec/x, value: y}]}]}",
+          "diff: {comparePatches: [{kind: Deployment, name: web, jsonPointers: [/spec/replicas], operations: [{op: remove, path: /spec/paused}, {op: replace, path: /spec/x, value: x}]}]}",
           "ignore: {conditions: [{type: Ready}]}",
           "rolloutStrategy: {maxUnavailable: 1}",
           "helm: {chart: ./chart, timeoutSeconds: 60, atomic: true, maxHistory: 3, force: true, takeOwnership: true, waitForJobs: true}",

@@ -1,0 +1,158 @@
+/**
+ * The stack file's fields (keys under `pulumi-fleet:`), as one table: stack.ts and git-repo.ts take
+ * their allowed keys from here, and schemas/stack.schema.json is generated from it (scripts/schemas.ts).
+ * Each section's reader (agent-settings.ts, notifications.ts, ...) takes its keys from its table here;
+ * what a schema cannot say (a Go duration, a PEM bundle, an expression) stays in the reader.
+ */
+import { anyMap, bool, FieldTable, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "../schema/field-table";
+import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "../schema/common-fields";
+
+const selector = (description?: string) => ref("LabelSelector", LABEL_SELECTOR_FIELDS, description);
+
+export const TLS_MODES = ["system-store", "strict"] as const;
+export const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
+/** What a webhook is told about: a pair's state changes (core/config/notifications.ts). */
+export const NOTIFICATION_TYPES = ["deployed", "failed", "held", "drift", "pruned"] as const;
+export const WEBHOOK_FORMATS = ["json", "slack", "teams"] as const;
+
+export const AGENT_FIELDS: FieldTable = {
+  enabled: bool("deploy Fleet's agent to every cluster (default true)"),
+  imageRepository: str(),
+  imageTag: str(),
+  imagePullPolicy: str(undefined, PULL_POLICIES),
+  privateRepoURL: str(),
+  pullSecrets: stringList("image pull Secrets' names"),
+  apiServerURL: str("the Fleet management API server the agents register with"),
+  apiServerCA: str("a PEM certificate bundle"),
+  tlsMode: str(undefined, TLS_MODES),
+  checkinInterval: str("a Go duration"),
+  garbageCollectionInterval: str("a Go duration"),
+  env: stringMap("environment variables of the agent"),
+  tolerations: listOf(obj({ key: str(), operator: str("Exists or Equal"), value: str(), effect: str(), tolerationSeconds: num() })),
+  affinity: anyMap("a Kubernetes affinity"),
+  resources: obj({ limits: stringMap(), requests: stringMap() }),
+  hostNetwork: bool(),
+  priorityClass: obj({ value: num("an integer"), preemptionPolicy: str("PreemptLowerPriority or Never") }),
+  podDisruptionBudget: obj({ minAvailable: intOrString(), maxUnavailable: intOrString() }),
+  namespace: str(),
+  labels: stringMap(),
+  token: secret("the agents' registration token"),
+};
+
+export const NOTIFICATIONS_FIELDS: FieldTable = {
+  webhooks: listOf(
+    obj({
+      name: str(),
+      url: refused("a webhook URL is a credential and is never kept in the stack file: name an environment variable holding it in urlFromEnv"),
+      urlFromEnv: str("the environment variable holding the webhook's URL"),
+      format: str("default json", WEBHOOK_FORMATS),
+      events: listOf(str(undefined, NOTIFICATION_TYPES), "the event types sent (default: all)"),
+    }),
+  ),
+  kubernetesEvents: bool("a Kubernetes Event on each cluster when a pair's state changes"),
+};
+
+export const METRICS_FIELDS: FieldTable = {
+  textfileDirectory: str("node_exporter's textfile collector directory"),
+  pushgateway: obj({ url: str(), urlFromEnv: str(), job: str(), timeoutSeconds: num() }),
+};
+
+export const HEALTH_CHECK_FIELDS: FieldTable = {
+  apiVersion: str(),
+  kind: str(),
+  current: str("a CEL expression: the object is ready"),
+  inProgress: str("a CEL expression"),
+  failed: str("a CEL expression"),
+};
+
+export const SCHEDULE_FIELDS: FieldTable = {
+  name: str(),
+  schedule: str("a cron expression"),
+  duration: str("a Go duration"),
+  location: str("a time zone"),
+  targets: obj({ clusters: listOf(ref("GitTarget", TARGET_CRITERIA_FIELDS)) }),
+};
+
+export const SHARD_FIELDS: FieldTable = {
+  name: str(),
+  clusters: stringList("clusters' names"),
+  clusterSelector: selector(),
+  clusterGroup: str(),
+};
+
+export const SHARD_OF_FIELDS: FieldTable = { environment: str(), name: str() };
+
+export const DOWNSTREAM_SECRET_FIELDS: FieldTable = {
+  kind: str("Secret"),
+  name: str(),
+  namespace: str(),
+  type: str("default Opaque"),
+  labels: stringMap(),
+  annotations: stringMap(),
+  data: anyMap("key to base64 value, each a Pulumi secret"),
+  stringData: anyMap("key to value, each a Pulumi secret"),
+};
+
+export const CLUSTER_FIELDS: FieldTable = {
+  name: str("the cluster's name (a DNS label)"),
+  labels: stringMap("the cluster's labels, matched by targets"),
+  annotations: stringMap("the cluster's annotations"),
+  templateValues: anyMap("values templates read as .ClusterValues"),
+  kubeconfig: secret("the kubeconfig's contents (a Pulumi secret)"),
+  context: str("a context of the ambient kubeconfig, when kubeconfig is not given"),
+  deleteUnreachable: bool("decommissioning: drop this cluster's resources from state when it is unreachable"),
+  agent: obj(AGENT_FIELDS, "overrides of the global agent settings"),
+  kubeVersion: str("render mode only: the Kubernetes version charts see"),
+  apiVersions: stringList("render mode only: extra API versions charts see"),
+};
+
+export const CLUSTER_GROUP_FIELDS: FieldTable = {
+  name: str("the group's name (a DNS label)"),
+  labels: stringMap("the group's labels"),
+  selector: selector("the clusters in the group ({} selects every cluster)"),
+};
+
+export const GIT_REPO_FIELDS: FieldTable = {
+  name: str("the GitRepo's name (a DNS label)"),
+  repo: str("a git URL, or a local directory relative to the project"),
+  branch: str(),
+  revision: str("a commit or tag (excludes branch)"),
+  paths: stringList("bundle paths inside the repository"),
+  targets: listOf(ref("GitTarget", TARGET_CRITERIA_FIELDS), "default: cluster group default"),
+  targetNamespace: str(),
+  serviceAccount: str(),
+  keepResources: bool(),
+  deleteNamespace: bool(),
+  paused: bool(),
+  allowEmpty: bool(),
+  takeOwnership: bool(),
+  auth: obj({ sshPrivateKey: secret(), knownHosts: str(), username: str(), token: secret() }),
+  caBundle: str(),
+  insecureSkipTLSVerify: bool(),
+  helmSecret: obj({ username: str(), password: secret(), cacerts: str(), insecureSkipVerify: bool(), basicHTTP: bool() }),
+  helmRepoURLRegex: str(),
+  allowedChartURLs: stringList(),
+  allowedServiceAccounts: stringList(),
+  allowedTargetNamespaces: stringList(),
+  allowOverrideTargets: bool(),
+  allowTakeOwnership: bool(),
+  downstreamResources: listOf(obj(DOWNSTREAM_SECRET_FIELDS), "Secrets handed to the GitRepo's clusters"),
+  sopsAgeKey: secret(),
+  pollingInterval: str("a Go duration (e.g. 15s, 5m)"),
+  disablePolling: bool(),
+};
+
+export const STACK_FIELDS: FieldTable = {
+  fleetVersion: str(),
+  renderDir: str("render mode: manifests are written here instead of applied"),
+  clusters: listOf(obj(CLUSTER_FIELDS)),
+  clusterGroups: listOf(obj(CLUSTER_GROUP_FIELDS)),
+  gitRepos: listOf(obj(GIT_REPO_FIELDS)),
+  agent: obj(AGENT_FIELDS),
+  shards: listOf(obj(SHARD_FIELDS), "the environment split into shards, each a stack of its own"),
+  shard: obj(SHARD_OF_FIELDS, "set in a shard's stack"),
+  notifications: obj(NOTIFICATIONS_FIELDS),
+  metrics: obj(METRICS_FIELDS),
+  healthChecks: listOf(obj(HEALTH_CHECK_FIELDS)),
+  schedules: listOf(obj(SCHEDULE_FIELDS), "maintenance windows"),
+};
