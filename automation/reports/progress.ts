@@ -158,6 +158,7 @@ export class Progress {
   private lastLine = ""; // plain mode: the same line is not printed twice
   private readonly printed = new Map<string, string>(); // cluster -> its last line printed
   private timer?: NodeJS.Timeout;
+  private unreachable: ReadonlyMap<string, string> = new Map();
 
   constructor(
     private readonly op: string,
@@ -194,14 +195,29 @@ export class Progress {
     this.redraw();
   };
 
-  /** The block gone and, after a long run, each cluster's final line (not again where it was the last one printed). */
-  finish(): void {
+  /** Clusters the operation could not read (cluster -> why): their lines say so, never that their bundles were done. */
+  readonly leftOut = (clusters: ReadonlyMap<string, string>): void => {
+    this.unreachable = new Map(clusters);
+  };
+
+  /** One line of ours (a warning) on the progress stream, above the block. */
+  readonly note = (line: string): void => {
+    this.erase();
+    this.stream.write(line + "\n");
+    if (this.tty) this.redraw();
+  };
+
+  /**
+   * The block gone and, after a long run, each cluster's final line (not again where it was the last
+   * one printed), unless `final` is false (the operation prints its own table, run-summary.ts).
+   */
+  finish(final = true): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     if (this.partial) (this.options.output ?? process.stdout).write(this.partial);
     this.partial = "";
     this.erase();
-    if (this.long()) this.clusterLines(() => true);
+    if (final && this.long()) this.clusterLines(() => true);
   }
 
   private now(): number {
@@ -233,7 +249,8 @@ export class Progress {
 
   private clusterLines(which: (c: ClusterProgress) => boolean): void {
     for (const c of this.counter.snapshot().filter(which)) {
-      const line = clusterLine(this.op, c);
+      const why = this.unreachable.get(c.cluster);
+      const line = why === undefined ? clusterLine(this.op, c) : `cluster ${c.cluster}: not read (${why})`;
       if (this.printed.get(c.cluster) !== line) this.stream.write(line + "\n");
       this.printed.set(c.cluster, line);
     }
