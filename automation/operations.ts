@@ -22,7 +22,7 @@ import { phase } from "./engine/timings";
 import { FailedUpStore, failedUpStore } from "./engine/failed-up-store";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./engine/journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
-import { DeploymentFailure, describeFailure } from "../core/desired/failures";
+import { DeploymentFailure, describeFailures } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./engine/deployed-objects";
@@ -408,14 +408,18 @@ async function configOf(stack: Stack, options: OperationOptions): Promise<StackC
   return configFromValues((key) => all[key]?.value, options.stack);
 }
 
-/** "N bundle deployment(s) failed: ..." with one line each (core/desired/failures.ts). */
+/** "N bundle deployment(s) failed: ..." with one line per cause (core/desired/failures.ts). */
 export function failuresNote(failed: DeploymentFailure[]): string {
-  return `${failed.length} bundle deployment(s) failed, each alone:\n${failed.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
+  return `${failed.length} bundle deployment(s) failed, each alone:\n${describeFailures(failed)
+    .map((l) => `  ${l}`)
+    .join("\n")}`;
 }
 
-/** "N bundle deployment(s) held ..." with one line each: not failures, each keeps what it has. */
+/** "N bundle deployment(s) held ..." with one line per cause: not failures, each keeps what it has. */
 export function heldNote(held: DeploymentFailure[]): string {
-  return `${held.length} bundle deployment(s) held, each keeping what it has:\n${held.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
+  return `${held.length} bundle deployment(s) held, each keeping what it has:\n${describeFailures(held)
+    .map((l) => `  ${l}`)
+    .join("\n")}`;
 }
 
 function unreachableNote(s: Session): string {

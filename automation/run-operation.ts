@@ -93,13 +93,15 @@ export async function runOperation(req: OperationRequest, running: FailureContex
       progress?.finish(op !== "up" && op !== "preview");
     }
   };
-  // Without the engine's output, the program's warnings are printed here, once each.
+  // Without the engine's output, the program's warnings are printed here, once each, at the end.
   const warnings = new WarningsOnce();
   const streamed = f.engineOutput && !f.quiet && !(op === "status" && f.json);
   const onEvent = (e: Parameters<NonNullable<ops.OperationOptions["onEvent"]>>[0]) => {
     progress?.onEvent(e);
-    const w = streamed ? undefined : warnings.next(e);
-    if (w) progress ? progress.note(w) : console.error(w);
+    if (!streamed) warnings.add(e);
+  };
+  const warn = (restated: { message: string }[] = []) => {
+    for (const line of warnings.lines(restated.map((x) => x.message))) console.error(line);
   };
   const options: ops.OperationOptions = {
     stack,
@@ -132,6 +134,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
     switch (op) {
       case "preview": {
         const r = await track(ops.preview(options));
+        warn([...r.failures, ...r.held]);
         if (f.summaryMd) fs.writeFileSync(f.summaryMd, r.summaryMarkdown);
         // A broken bundle fails the preview (a pull request's check), after everything else was shown.
         // A cluster that could not be read was not previewed: the preview says so and does not pass (exit-codes.ts).
@@ -155,6 +158,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
       case "up":
       case "destroy": {
         const r = await track(op === "up" ? ops.up(options) : ops.destroy(options));
+        warn(r.held);
         if (streamed) console.log("");
         if (!req.merged) writeEvents(r.events, f.eventsJson);
         give({ ok: true, changes: r.changes, events: r.events });
@@ -170,6 +174,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
       }
       case "refresh": {
         const r = await track(ops.refresh(options));
+        warn();
         give({ ok: true, changes: r.changes });
         done(r);
         break;
@@ -182,6 +187,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
       }
       case "status": {
         const r = await track(ops.status(options));
+        warn();
         page(f.html, () => renderStatusPage(r));
         give({ ok: true, status: r });
         process.stdout.write(f.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
@@ -190,6 +196,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
     }
   } catch (err) {
     if (err instanceof OutcomeGiven || err instanceof ClustersUnreachableError) throw err;
+    warn(err instanceof ops.BundlesFailedError ? err.failures : []);
     const events = err instanceof ops.OperationError ? err.events : [];
     if (!req.merged && err instanceof ops.OperationError) writeEvents(events, f.eventsJson);
     if (err instanceof ops.OperationError && op === "up") summary("up", err.outcomes, unreachableOf(err));

@@ -200,13 +200,6 @@ export class Progress {
     this.unreachable = new Map(clusters);
   };
 
-  /** One line of ours (a warning) on the progress stream, above the block. */
-  readonly note = (line: string): void => {
-    this.erase();
-    this.stream.write(line + "\n");
-    if (this.tty) this.redraw();
-  };
-
   /**
    * The block gone and, after a long run, each cluster's final line (not again where it was the last
    * one printed), unless `final` is false (the operation prints its own table, run-summary.ts).

@@ -7,7 +7,9 @@ import { WarningsOnce } from "../../automation/reports/engine-warnings";
 import { lockHolders } from "../../automation/engine/locks";
 import { Progress } from "../../automation/reports/progress";
 import { DeploymentSteps, GroupedSteps } from "../../automation/engine/steps";
-import { DeploymentFailure } from "../../core/desired/failures";
+import { DeploymentFailure, describeFailures } from "../../core/desired/failures";
+import { renderErrorWhere } from "../../core/render/render-error";
+import { parseYamlFile, yamlSyntaxText } from "../../core/bundles/yaml-documents";
 
 const steps = (cluster: string, bundle: string, counts: Partial<DeploymentSteps> = {}): DeploymentSteps => ({
   key: `${cluster}/repo/${bundle}`,
@@ -150,5 +152,86 @@ describe("progress of a cluster that could not be read", () => {
     now = 10_000;
     p.finish();
     expect(text).to.equal("cluster c3: not read (https://10.0.0.3:6443: connect ECONNREFUSED)\n");
+  });
+});
+
+describe("every failure is one line per cause, naming what caused it", () => {
+  const unread = (bundle: string, cluster: string): DeploymentFailure => ({
+    gitRepo: "broken",
+    bundle,
+    cluster,
+    message: `gitRepo broken, bundle ${bundle}, cluster ${cluster}: kept as deployed: the GitRepo could not be read: fatal: unable to access`,
+    reason: "kept as deployed: the GitRepo could not be read: fatal: unable to access",
+    kept: { deploymentId: "s-1:abcdef0123456789", objects: 1 },
+  });
+  it("an unreadable GitRepo is one line, however many pairs it holds; other causes keep their own line", () => {
+    const pairs = ["a", "b"].flatMap((b) => ["c1", "c2", "c3"].map((c) => unread(`broken-${b}`, c)));
+    const other = { ...failure("c1", "x"), gitRepo: "other", message: "gitRepo other, bundle x, cluster c1: boom", reason: "boom" };
+    expect(describeFailures([...pairs, other])).to.deep.equal([
+      "gitRepo broken: kept as deployed: the GitRepo could not be read: fatal: unable to access " +
+        "(6 bundle deployment(s): bundle(s) broken-a, broken-b on cluster(s) c1, c2, c3; each kept as last deployed)",
+      "gitRepo other, bundle x, cluster c1: boom (nothing deployed)",
+    ]);
+  });
+
+  it("a template error on several clusters is one line naming the template file and line", () => {
+    const tpl = (cluster: string): DeploymentFailure => ({
+      gitRepo: "g",
+      bundle: "web",
+      cluster,
+      file: "web/chart/templates/cm.yaml",
+      line: 9,
+      message: "m",
+      reason: "column 15: executing",
+    });
+    expect(describeFailures([tpl("c1"), tpl("c2")])).to.deep.equal([
+      "web/chart/templates/cm.yaml:9 gitRepo g, bundle web: column 15: executing (2 bundle deployment(s): bundle(s) web on cluster(s) c1, c2; nothing deployed)",
+    ]);
+  });
+
+  it("a render error is labelled with the template or manifest the renderer names, on one line", () => {
+    const helm = { kind: "helm" as const, path: "chart" };
+    const multiline =
+      'cchart/templates/cm.yaml:9:15\n  executing "cchart/templates/cm.yaml" at <.Values.nope.deeper>:\n    nil pointer evaluating interface {}.deeper';
+    expect(renderErrorWhere(multiline, "apps/web", helm)).to.deep.equal({
+      file: "apps/web/chart/templates/cm.yaml",
+      line: 9,
+      reason: 'column 15: executing "cchart/templates/cm.yaml" at <.Values.nope.deeper>: nil pointer evaluating interface {}.deeper',
+    });
+    expect(renderErrorWhere("template: web/charts/db/templates/x.yaml:12:3: executing boom", "web", { kind: "helm", path: "." })).to.deep.equal({
+      file: "web/charts/db/templates/x.yaml",
+      line: 12,
+      reason: "column 3: executing boom",
+    });
+    // A remote chart is not in the repository: Helm's own name for the file.
+    expect(renderErrorWhere("template: redis/templates/x.yaml:4:1: boom", "r", { kind: "helm", repo: "https://charts", chart: "redis" }).file).to.equal(
+      "redis/templates/x.yaml",
+    );
+    expect(renderErrorWhere('parse error at (c/templates/a.yaml:7): function "nope" not defined', ".", { kind: "helm", path: "." })).to.deep.equal({
+      file: "templates/a.yaml",
+      line: 7,
+      reason: 'parse error at (c/templates/a.yaml:7): function "nope" not defined',
+    });
+    expect(renderErrorWhere("error while running post render on files: cm.yaml: yaml: line 4: did not find expected key", "d", { kind: "yaml" })).to.deep.equal(
+      {
+        file: "d/cm.yaml",
+        line: 4,
+        reason: "YAML: did not find expected key",
+      },
+    );
+    expect(renderErrorWhere("kustomize build failed:\n  no such file", "k", { kind: "kustomize", dir: "." })).to.deep.equal({
+      reason: "kustomize build failed: no such file",
+    });
+  });
+
+  it("a YAML syntax error's words end in what is wrong, not in a dangling colon", () => {
+    expect(yamlSyntaxText('Implicit keys need to be on a single line at line 1, column 4:\n\na: "x\n   ^\n')).to.equal(
+      "Implicit keys need to be on a single line (column 4)",
+    );
+    expect(yamlSyntaxText("All mapping items must start at the same column")).to.equal("All mapping items must start at the same column");
+    // A stack file, as every command reads it first: file, line, one line of words.
+    expect(() => parseYamlFile("config:\n  pulumi-fleet:clusters: [\n   a: b\n", "stacks/Pulumi.bad.yaml")).to.throw(
+      /^stacks\/Pulumi\.bad\.yaml:4: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a \] \(column 1\)$/,
+    );
   });
 });
