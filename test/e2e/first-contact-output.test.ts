@@ -2,7 +2,8 @@
  * What a person reads, through the command users run (`npm run up|preview`, scripts/fleet.ts) with the
  * real engine on the live local clusters: a no-op `up` prints a line or two, never the stack's outputs;
  * a `preview` with one cluster's API server down says it could not read that cluster, in its output and
- * in its pull-request summary, and exits with the distinct code of automation/reports/exit-codes.ts.
+ * in its pull-request summary, and exits with the distinct code of automation/reports/exit-codes.ts;
+ * a Deployment whose pod cannot be scheduled is named with the scheduler's words beside kstatus's.
  */
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
@@ -54,14 +55,14 @@ describe("output a person reads: a no-op up, a preview with a cluster down (live
     });
     return { code: r.status, out: r.stdout, err: r.stderr, all: r.stdout + r.stderr };
   };
-  const define = (withDown: boolean) => {
+  const define = (withDown: boolean, paths = ["app"]) => {
     const clusters = live.map((c) => ({ name: c.name, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") }));
     if (withDown) clusters.push({ name: "down-1", kubeconfig: downKubeconfig });
     const config = {
       "pulumi-fleet:fleetVersion": "0.13.1",
       "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com", namespace: AGENT_NS },
       "pulumi-fleet:clusters": clusters,
-      "pulumi-fleet:gitRepos": [{ name: "contact", repo, paths: ["app"], targets: [{ clusterSelector: {} }] }],
+      "pulumi-fleet:gitRepos": [{ name: "contact", repo, paths, targets: [{ clusterSelector: {} }] }],
     };
     fs.writeFileSync(path.join(stacks, "Pulumi.contact.yaml"), YAML.stringify({ config }));
   };
@@ -78,6 +79,25 @@ describe("output a person reads: a no-op up, a preview with a cluster down (live
     fs.mkdirSync(path.join(repo, "app"), { recursive: true });
     fs.writeFileSync(path.join(repo, "app", "fleet.yaml"), `defaultNamespace: ${NS}\n`);
     fs.writeFileSync(path.join(repo, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  k: v\n");
+    // A Deployment whose pod no node takes (a node selector nothing matches): the scheduler says why.
+    fs.mkdirSync(path.join(repo, "stuck"), { recursive: true });
+    fs.writeFileSync(path.join(repo, "stuck", "fleet.yaml"), `defaultNamespace: ${NS}\nhelm:\n  timeoutSeconds: 5\n`);
+    fs.writeFileSync(
+      path.join(repo, "stuck", "deploy.yaml"),
+      YAML.stringify({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "stuck" },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: "stuck" } },
+          template: {
+            metadata: { labels: { app: "stuck" } },
+            spec: { nodeSelector: { "first-contact/nowhere": "true" }, containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+          },
+        },
+      }),
+    );
   });
 
   after(async function () {
@@ -128,5 +148,18 @@ describe("output a person reads: a no-op up, a preview with a cluster down (live
     const up = fleet(["up", "--stack", "contact"]);
     expect(up.code, up.all.slice(-3000)).to.equal(EXIT.clustersUnreachable);
     expect(up.err).to.contain("cluster down-1 is unreachable");
+  });
+
+  it("a workload not ready says why in its own words beside kstatus's: the pod the scheduler could not place", () => {
+    define(false, ["app", "stuck"]);
+    const r = fleet(["up", "--stack", "contact", "--quiet"]);
+    expect(r.code, r.all.slice(-3000)).to.equal(EXIT.failed);
+    expect(r.err).to.match(
+      new RegExp(
+        `Deployment ${NS}/stuck is not ready after the timeout of 5s: InProgress: [^\n]*\\(pod stuck-\\S+: PodScheduled: Unschedulable: 0/1 nodes are available: 1 node\\(s\\) didn't match Pod's node affinity/selector`,
+      ),
+    );
+    // The two clusters' one cause, each its own pair: one line per pair here (their pods differ).
+    expect(r.err.match(/is not ready after the timeout/g)).to.have.length(2);
   });
 });
