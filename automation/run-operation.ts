@@ -168,7 +168,8 @@ export async function runOperation(req: OperationRequest, running: FailureContex
           break;
         }
         const headline = summary("up", r.outcomes, new Map());
-        if (f.outputs) console.log(JSON.stringify(r.outputs ?? {}, null, 2));
+        // With the engine's output streamed, the engine showed them already.
+        if (f.outputs && !streamed) console.log(JSON.stringify(r.outputs ?? {}, null, 2));
         console.log(`up of stack ${stack} succeeded in ${seconds(r)}: ${headline}`);
         break;
       }
