@@ -84,13 +84,13 @@ export async function runOperation(req: OperationRequest, running: FailureContex
   const { op, stack, flags: f } = req;
   const give = (o: OperationOutcome) => req.outcome?.(o);
   // Per-cluster progress on stderr once a run is long: redrawn in place on a terminal, a line now and then elsewhere.
-  const progress = op === "cancel" || f.quiet ? undefined : new Progress(op, process.stderr);
   // up and preview end with their own table of the clusters (run-summary.ts), not a line per cluster.
+  const progress = op === "cancel" || f.quiet ? undefined : new Progress(op, process.stderr, { perCluster: op !== "up" && op !== "preview" });
   const track = async <T>(p: Promise<T>): Promise<T> => {
     try {
       return await p;
     } finally {
-      progress?.finish(op !== "up" && op !== "preview");
+      progress?.finish();
     }
   };
   // Without the engine's output, the program's warnings are printed here, once each, at the end.

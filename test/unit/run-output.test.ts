@@ -152,6 +152,18 @@ describe("progress of a cluster that could not be read", () => {
     now = 10_000;
     p.finish();
     expect(text).to.equal("cluster c3: not read (https://10.0.0.3:6443: connect ECONNREFUSED)\n");
+    // up and preview end with their own table: no line per cluster at all.
+    let quiet = "";
+    const q = new Progress(
+      "up",
+      { write: (t: string) => (quiet += t), isTTY: false },
+      { output: { write: () => true }, longMs: 0, now: () => now, perCluster: false },
+    );
+    q.onEvent({ sequence: 0, timestamp: 0, resourcePreEvent: { metadata: meta } } as EngineEvent);
+    q.onEvent({ sequence: 0, timestamp: 0, resOutputsEvent: { metadata: meta } } as EngineEvent);
+    (q as unknown as { tick(): void }).tick();
+    q.finish();
+    expect(quiet).to.equal("");
   });
 });
 
