@@ -125,10 +125,10 @@ export async function runOperation(req: OperationRequest, running: FailureContex
   const done = (r: ops.OperationResult) =>
     console.log(`${streamed ? "\n" : ""}${op} of stack ${stack} succeeded in ${seconds(r)}: ${JSON.stringify(r.changes)}`);
   /** up and preview: the clusters with something to say, and one line on the whole run. */
-  const summary = (kind: "up" | "preview", outcomes: PairOutcome[], unreachable: ReadonlyMap<string, string>) => {
+  const summary = (kind: "up" | "preview", outcomes: PairOutcome[], unreachable: ReadonlyMap<string, string>, changes?: Record<string, number>) => {
     const rows = clusterRows(outcomes, unreachable);
     for (const line of clusterTable(kind, rows)) console.log(line);
-    return runHeadline(kind, rows);
+    return runHeadline(kind, rows, changes);
   };
   try {
     switch (op) {
@@ -149,7 +149,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
         for (const line of bounded(prunes, MAX_LISTED, (n) => `… and ${n} more prune(s) (--summary-md FILE lists them all)`)) console.log(line);
         for (const line of rolloutLines(r.state)) console.log(line.replace(/^bundle/, "Bundle"));
         if (r.held.length) console.log(`This update: ${ops.heldNote(r.held)}`);
-        const headline = summary("preview", r.outcomes, r.unreachable);
+        const headline = summary("preview", r.outcomes, r.unreachable, r.changes);
         if (failed) throw new OutcomeGiven(failed);
         if (error) throw new ClustersUnreachableError(error, r.unreachable);
         console.log(`preview of stack ${stack} succeeded in ${seconds(r)}: ${headline}`);
@@ -167,7 +167,7 @@ export async function runOperation(req: OperationRequest, running: FailureContex
           done(r);
           break;
         }
-        const headline = summary("up", r.outcomes, new Map());
+        const headline = summary("up", r.outcomes, new Map(), r.changes);
         // With the engine's output streamed, the engine showed them already.
         if (f.outputs && !streamed) console.log(JSON.stringify(r.outputs ?? {}, null, 2));
         console.log(`up of stack ${stack} succeeded in ${seconds(r)}: ${headline}`);

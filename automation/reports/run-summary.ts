@@ -86,15 +86,33 @@ export function clusterTable(op: "up" | "preview", rows: ClusterRow[]): string[]
   return lines;
 }
 
-/** "9 bundle deployment(s) changed on 3 cluster(s)", "nothing to do (9 bundle deployment(s) on 3 cluster(s) unchanged)". */
-export function runHeadline(op: "up" | "preview", all: ClusterRow[]): string {
+/** The engine's steps that change something ("1 delete, 1 update"), "" when it only read and compared. */
+export function engineChanges(changes: Record<string, number>): string {
+  return Object.entries(changes)
+    .filter(([op, n]) => n > 0 && op !== "same" && op !== "read" && op !== "refresh")
+    .sort(([a], [b]) => compare(a, b))
+    .map(([op, n]) => `${n} ${op}`)
+    .join(", ");
+}
+
+/**
+ * "5 of 600 bundle deployment(s) changed on 5 of 200 cluster(s)", "nothing to do (600 bundle deployment(s)
+ * on 200 cluster(s) unchanged)"; the engine's own counts after it when it changes anything (a provider's
+ * configuration, an agent: resources that are no bundle deployment).
+ */
+export function runHeadline(op: "up" | "preview", all: ClusterRow[], changes: Record<string, number> = {}): string {
   const rows = all.filter((r) => r.unreachable === undefined);
   const pairs = rows.reduce((n, r) => n + r.bundles, 0);
   const changed = rows.reduce((n, r) => n + r.changed, 0);
   const on = rows.filter((r) => r.changed).length;
   const read = rows.length;
-  if (!changed) return `nothing to ${op === "up" ? "do" : "change"} (${pairs} bundle deployment(s) on ${read} cluster(s) unchanged)`;
-  return `${changed} of ${pairs} bundle deployment(s) ${op === "up" ? "changed" : "would change"} on ${on} of ${read} cluster(s)`;
+  const engine = engineChanges(changes);
+  if (!changed && !engine) return `nothing to ${op === "up" ? "do" : "change"} (${pairs} bundle deployment(s) on ${read} cluster(s) unchanged)`;
+  const verb = op === "up" ? "changed" : "would change";
+  const head = changed
+    ? `${changed} of ${pairs} bundle deployment(s) ${verb} on ${on} of ${read} cluster(s)`
+    : `no bundle deployment ${verb} (${pairs} on ${read} cluster(s))`;
+  return `${head}${engine ? `; engine steps: ${engine}` : ""}`;
 }
 
 /**

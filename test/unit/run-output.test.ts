@@ -90,6 +90,15 @@ describe("what a run prints at its end (run-summary.ts)", () => {
     expect(clusterRows(outcomes)).to.deep.equal([{ cluster: "c1", bundles: 2, changed: 0, failed: 1 }]);
   });
 
+  it("the engine's own steps that change something are counted in the last line; reads and compares are not", () => {
+    const rows = clusterRows(pairOutcomes({ entries: [entry("c1", "a")], failures: [], held: [], groups: groupsOf(), ready: () => true }));
+    expect(runHeadline("up", rows, { same: 19, read: 1 })).to.equal("nothing to do (1 bundle deployment(s) on 1 cluster(s) unchanged)");
+    // A provider's configuration changes, no bundle deployment does: not "nothing to change".
+    expect(runHeadline("preview", rows, { same: 5, update: 1, delete: 1 })).to.equal(
+      "no bundle deployment would change (1 on 1 cluster(s)); engine steps: 1 delete, 1 update",
+    );
+  });
+
   it("a long list is cut with a line that counts the rest", () => {
     expect(bounded(["a", "b"], 2, (n) => `${n} more`)).to.deep.equal(["a", "b"]);
     expect(bounded(["a", "b", "c", "d"], 2, (n) => `${n} more`)).to.deep.equal(["a", "b", "2 more"]);
