@@ -22,7 +22,7 @@ import { phase } from "./engine/timings";
 import { FailedUpStore, failedUpStore } from "./engine/failed-up-store";
 import { JournalStore, journalStore, stateIdentities, writerId } from "./engine/journal-store";
 import { DeployedBundle, DeployedObject, JournalHooks, readObjects } from "../core/desired/facts";
-import { DeploymentFailure, describeFailure } from "../core/desired/failures";
+import { DeploymentFailure, describeFailures } from "../core/desired/failures";
 import { applied, PairReport } from "../core/desired/pair";
 import { rolloutHoldMessages } from "../core/targeting/rollout-hold";
 import { markRetained, readState, StackState } from "./engine/deployed-objects";
@@ -45,6 +45,9 @@ import { stopSignal, throwIfStopped } from "../core/stop-signal";
 import { notifyAfterStatus, notifyAfterUp } from "./notify/notify";
 import { RunFacts, withMetrics } from "./metrics/report";
 import { pairsAfterUp, pairsOfStatus } from "./metrics/pairs";
+import type { PairOutcome } from "./reports/run-summary";
+import { pairOutcomes } from "./engine/pair-outcomes";
+import { ClustersUnreachableError } from "./reports/exit-codes";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
 function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
@@ -103,6 +106,10 @@ export interface OperationOptions extends StackOptions {
   onWarning?: (message: string) => void;
   /** Every engine event of the operation, as it comes (e.g. a progress display, automation/reports/progress.ts). */
   onEvent?: (event: EngineEvent) => void;
+  /** The clusters found unreachable before the engine runs (cluster -> why), left out of the operation. */
+  onUnreachable?: (clusters: ReadonlyMap<string, string>) => void;
+  /** Show the stack's outputs in the engine's output (default: suppressed, they are thousands of lines at scale). */
+  showOutputs?: boolean;
 }
 
 export interface OperationResult {
@@ -130,6 +137,8 @@ export interface PreviewResult extends OperationResult {
   failures: DeploymentFailure[];
   /** Bundle deployments the update would hold, not fail (a maintenance window, --partition). */
   held: DeploymentFailure[];
+  /** Each pair once, with what would happen to it (automation/reports/run-summary.ts tabulates them). */
+  outcomes: PairOutcome[];
 }
 
 export interface UpResult extends OperationResult {
@@ -137,6 +146,10 @@ export interface UpResult extends OperationResult {
   events: DeployEvent[];
   /** Bundle deployments held, not failed (a maintenance window, --partition): each kept what it had. */
   held: DeploymentFailure[];
+  /** Each pair once, with what happened to it (automation/reports/run-summary.ts tabulates them). */
+  outcomes: PairOutcome[];
+  /** The stack's outputs the update wrote (secret ones as "[secret]"); up only. */
+  outputs?: Record<string, unknown>;
 }
 
 /** An operation failed; what did change before the failure is still reported. */
@@ -146,6 +159,8 @@ export class OperationError extends Error {
     readonly events: DeployEvent[],
     readonly groups: GroupedSteps,
     readonly cause?: Error,
+    /** Each pair of the plan once, with what happened to it, where the plan was known. */
+    readonly outcomes: PairOutcome[] = [],
   ) {
     super(message);
   }
@@ -158,8 +173,9 @@ export class BundlesFailedError extends OperationError {
     events: DeployEvent[],
     groups: GroupedSteps,
     readonly failures: DeploymentFailure[],
+    outcomes: PairOutcome[],
   ) {
-    super(message, events, groups);
+    super(message, events, groups, undefined, outcomes);
   }
 }
 
@@ -279,6 +295,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   if (!renderMode) {
     unreachable = await unreachableClusters((await config!).clusters);
     if (unreachable.size) excluded = state.resources.map((r) => r.urn).filter((urn) => unreachable.has(clusterOfUrn(urn) ?? ""));
+    if (unreachable.size) options.onUnreachable?.(unreachable);
   }
   phase("clusters probed");
   // The program's desired state, computed while the CLI starts (automation/engine/early-desired.ts).
@@ -393,14 +410,18 @@ async function configOf(stack: Stack, options: OperationOptions): Promise<StackC
   return configFromValues((key) => all[key]?.value, options.stack);
 }
 
-/** "N bundle deployment(s) failed: ..." with one line each (core/desired/failures.ts). */
+/** "N bundle deployment(s) failed: ..." with one line per cause (core/desired/failures.ts). */
 export function failuresNote(failed: DeploymentFailure[]): string {
-  return `${failed.length} bundle deployment(s) failed, each alone:\n${failed.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
+  return `${failed.length} bundle deployment(s) failed, each alone:\n${describeFailures(failed)
+    .map((l) => `  ${l}`)
+    .join("\n")}`;
 }
 
-/** "N bundle deployment(s) held ..." with one line each: not failures, each keeps what it has. */
+/** "N bundle deployment(s) held ..." with one line per cause: not failures, each keeps what it has. */
 export function heldNote(held: DeploymentFailure[]): string {
-  return `${held.length} bundle deployment(s) held, each keeping what it has:\n${held.map((f) => `  ${describeFailure(f)}`).join("\n")}`;
+  return `${held.length} bundle deployment(s) held, each keeping what it has:\n${describeFailures(held)
+    .map((l) => `  ${l}`)
+    .join("\n")}`;
 }
 
 function unreachableNote(s: Session): string {
@@ -451,6 +472,7 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
       signal: stopSignal,
       onOutput: options.onOutput,
       onEvent: s.recorder.onEvent,
+      suppressOutputs: !options.showOutputs,
       expectNoChanges: options.expectNoChanges,
       refresh: options.refresh,
       diff: true,
@@ -476,6 +498,12 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
     takenAt: new Date().toISOString(),
     failures: state.failures.list().filter((f) => !f.held),
     held: state.failures.list().filter((f) => f.held),
+    outcomes: pairOutcomes({
+      entries: state.plan.entries,
+      failures: state.failures.list().filter((f) => !f.held),
+      held: state.failures.list().filter((f) => f.held),
+      groups: r.groups,
+    }),
   };
 }
 
@@ -541,6 +569,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
           signal: stopSignal,
           onOutput: options.onOutput,
           onEvent: s.recorder.onEvent,
+          suppressOutputs: !options.showOutputs,
           expectNoChanges: options.expectNoChanges,
           refresh: options.refresh,
           continueOnError: options.continueOnError ?? false,
@@ -558,7 +587,8 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     });
     await s.settleJournal();
     const r = base(options, s, s.recorder.changes);
-    if (s.unreachable.size) throw new Error(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`);
+    if (s.unreachable.size)
+      throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
     const after = deploymentsOutput(outputs);
     const events = deployEvents(r.groups, s.before, after);
     // Broken bundles and refused or unready pairs failed alone: everything else was deployed; the update
@@ -569,6 +599,14 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     const failedKeys = new Set(rendered.filter((f) => f.cluster).map(deploymentKey));
     const failed = [...rendered, ...pairFailures(statesOutput(outputs), after).filter((f) => !failedKeys.has(deploymentKey(f)))];
     const setups = setupFailures(outputs);
+    const states = statesOutput(outputs);
+    const outcomes = pairOutcomes({
+      entries: s.planned()?.plan.entries ?? [],
+      failures: failed,
+      held,
+      groups: r.groups,
+      ready: (key) => states[key]?.state === "Ready",
+    });
     await notifyAfterUp(
       { stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
       { statesBefore: statesOutput(s.state.outputs), statesAfter: statesOutput(outputs), before: s.before, after, failures: rendered, deploys: events },
@@ -590,10 +628,11 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
         events,
         r.groups,
         failed,
+        outcomes,
       );
     }
     await failedUps(options).clear();
-    return { ...r, events, held };
+    return { ...r, events, held, outcomes, outputs: Object.fromEntries(Object.entries(outputs).map(([k, o]) => [k, o.secret ? "[secret]" : o.value])) };
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     if (err instanceof BundlesFailedError) throw err; // the engine succeeded; the failed bundles are recorded above
@@ -616,7 +655,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
     );
     await sweepAfterDestroy(s, options);
     const r = base(options, s, result.summary.resourceChanges);
-    return { ...r, events: deployEvents(r.groups, s.before, {}), held: [] };
+    return { ...r, events: deployEvents(r.groups, s.before, {}), held: [], outcomes: [] };
   } catch (err) {
     if (err instanceof StackLockedError) throw err;
     throw failure("destroy", options, s, err as Error);
@@ -708,7 +747,13 @@ function failure(op: string, options: OperationOptions, s: Session, err: Error):
   const message =
     `${op} of stack ${options.stack} failed${where}${failed.length ? ` (${failed.join(", ")})` : ""}:${stops.length || why.includes("\n") ? "\n" : " "}${stops.map((x) => `${x}\n`).join("")}${why}` +
     (alone.length ? `\nand ${failuresNote(alone)}` : "");
-  return new OperationError(message, deployEvents(completed, s.before, planned), groups, err);
+  const outcomes = pairOutcomes({
+    entries: state?.plan.entries ?? [],
+    failures: [...alone, ...failedDeployments.map((d) => ({ gitRepo: d.gitRepo, bundle: d.bundle, cluster: d.cluster, message: "", reason: "" }))],
+    held: state?.failures?.list().filter((f) => f.held) ?? [],
+    groups,
+  });
+  return new OperationError(message, deployEvents(completed, s.before, planned), groups, err, outcomes);
 }
 
 /**

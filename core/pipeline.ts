@@ -5,9 +5,9 @@
  * `failures` and left out of the plan, with whatever depends on it on that cluster
  * (core/desired/failures.ts): the rest still deploys.
  */
+import { parseYamlFile } from "./bundles/yaml-documents";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import * as YAML from "yaml";
 import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
 import { GitRepoConfig } from "./config/git-repo";
 import { resolveSource, Source } from "./source/git";
@@ -142,7 +142,7 @@ export function loadStackFile(stack: string, projectDir: string): StackConfig {
   const file = stackFileFor(stack);
   const abs = path.join(projectDir, file);
   if (!fs.existsSync(abs)) throw withContext(new Error(`stack file not found`), { file });
-  const doc = YAML.parse(fs.readFileSync(abs, "utf8"));
+  const doc = parseYamlFile(fs.readFileSync(abs, "utf8"), file) as Parameters<typeof configFromStackFile>[0];
   return parseStackConfig(configFromStackFile(doc, file), file, projectDir);
 }
 

@@ -80,8 +80,9 @@ export function required(value: string | undefined, option: string, why = ""): s
 }
 
 /**
- * Runs an entry point: usage errors exit 2 with the usage line; any other failure exits 1 (or 130/143
- * when a signal stopped the operation, core/stop-signal.ts) with one clear text and the path of a log
+ * Runs an entry point: usage errors exit 2 with the usage line; any other failure exits 1, 3 when only
+ * clusters could not be read (automation/reports/exit-codes.ts), or 130/143 when a signal stopped the
+ * operation (core/stop-signal.ts), with one clear text and the path of a log
  * that holds its details (automation/reports/error-report.ts, the one place that words failures).
  * @param context what was running when it failed (the operation and stack, once parsed)
  */
@@ -98,7 +99,8 @@ export function runMain(spec: CommandSpec<Record<string, OptionSpec>>, main: () 
     // Loaded only now: the backend's module reads the project's settings.
     const { resolveBackend } = await import("../automation/engine/backend");
     const { reportFailure } = await import("../automation/reports/error-report");
+    const { exitCodeOf } = await import("../automation/reports/exit-codes");
     console.error(reportFailure(err, context(), path.join(resolveBackend().localDir, "logs")));
-    process.exit(stoppedCode() ?? 1);
+    process.exit(stoppedCode() ?? exitCodeOf(err));
   });
 }

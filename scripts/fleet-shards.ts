@@ -62,6 +62,7 @@ export function operationFlagsOf(v: ShardFlags) {
     waitLock: v["wait-lock"],
     forceUnlock: v["force-unlock"],
     quiet: v.quiet,
+    engineOutput: v.verbose,
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * `npm run preview|up|destroy|refresh|status|cancel -- --stack NAME [options]`, and `npm start` (= up of
- * the local stack): the operations of automation/operations.ts on one environment's stack, with the
- * engine's live output, a final summary, deploy events after up/destroy, and a non-zero exit on failure.
+ * the local stack): the operations of automation/operations.ts on one environment's stack, with
+ * per-cluster progress, a final summary (a table of the clusters with something to say), deploy events
+ * after up/destroy, and a non-zero exit on failure (automation/reports/exit-codes.ts).
  * `--help` lists the options; an option that does not apply to the operation is an error.
  */
 import { guarded } from "../automation/engine/process-guard";
@@ -23,8 +24,12 @@ const SPEC = {
     "events-json": { type: "string", value: "FILE", help: "up, destroy: also write the deploy events as JSON lines to FILE" },
     json: { type: "boolean", help: "status: print JSON instead of the table" },
     html: { type: "string", value: "FILE", help: "preview, status: also write the fleet as one self-contained HTML page (clusters x bundles) to FILE" },
-    quiet: { type: "boolean", help: "do not stream the engine's output or show progress" },
-    verbose: { type: "boolean", help: "also show the toolchain's details (what the build scripts reused, and where); PULUMI_FLEET_VERBOSE=1 does the same" },
+    quiet: { type: "boolean", help: "show no progress (warnings, the summary and errors are still printed)" },
+    verbose: {
+      type: "boolean",
+      help: "also stream the engine's own output (every step, the preview's diff) and the toolchain's details (what the build scripts reused, and where); PULUMI_FLEET_VERBOSE=1 shows the toolchain's",
+    },
+    outputs: { type: "boolean", help: "up: also print the stack's outputs (JSON), which the summary leaves out" },
     "skip-checkpoints": {
       type: "boolean",
       help: "write the state once at the end (the default on file and PostgreSQL backends, where the crash journal is kept)",
@@ -53,6 +58,7 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   "summary-md": ["preview"],
   "events-json": ["up", "destroy"],
   json: ["status"],
+  outputs: ["up"],
   html: ["preview", "status"],
   "skip-checkpoints": ["up", "destroy", "refresh"],
   checkpoints: ["up", "destroy", "refresh"],
@@ -102,6 +108,7 @@ async function main(): Promise<void> {
       flags: {
         ...operationFlagsOf(v),
         json: v.json,
+        outputs: v.outputs,
         html: v.html,
         summaryMd: v["summary-md"],
         eventsJson: v["events-json"],

@@ -34,7 +34,9 @@ const HOLDER = /^\s*(\S+): created by (.*)@(\S+) \(pid (\d+)\) at (\S+)\s*$/gm;
 /** The holders named in a CLI error, or undefined when the error is not a lock error. */
 export function lockHolders(errorText: string): LockHolder[] | undefined {
   if (!LOCKED.test(errorText)) return undefined;
-  return [...errorText.matchAll(HOLDER)].map((m) => ({ where: m[1], user: m[2], host: m[3], pid: Number(m[4]), since: m[5] }));
+  const all = [...errorText.matchAll(HOLDER)].map((m) => ({ where: m[1], user: m[2], host: m[3], pid: Number(m[4]), since: m[5] }));
+  // The Automation API's error holds the CLI's stderr twice (as its own and in the command's error): one holder per lock.
+  return all.filter((h, i) => all.findIndex((x) => x.where === h.where) === i);
 }
 
 export function describeHolder(h: LockHolder): string {

@@ -7,6 +7,7 @@
  * The inline program runs in this process, so the operations can watch the plan it computes; the
  * real CLI on index.ts (`npm run pulumi -- up -s <env>`) registers the same resources (tested).
  */
+import { parseYamlFile } from "../../core/bundles/yaml-documents";
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -58,7 +59,7 @@ function checkStackFile(options: StackOptions): void {
   const file = stackFileOf(options);
   const shown = path.relative(PROJECT_DIR, file);
   if (!fs.existsSync(file)) throw new Error(`stack ${options.stack}: ${shown} not found (one file per environment under stacks/)`);
-  const config = YAML.parse(fs.readFileSync(file, "utf8"))?.config ?? {};
+  const config = (parseYamlFile(fs.readFileSync(file, "utf8"), shown) as { config?: Record<string, unknown> } | null)?.config ?? {};
   if (!Object.keys(config).some((k) => k.startsWith(`${CONFIG_NAMESPACE}:`))) {
     throw new Error(`stack ${options.stack}: ${shown} has no ${CONFIG_NAMESPACE}: configuration`);
   }

@@ -5,7 +5,8 @@
  * short run shows nothing. On a terminal it redraws a small block in place under the engine's output;
  * anywhere else (CI logs, files) it prints, at most every few seconds, a line per cluster that caught
  * up ("cluster prod-3: 10/10 bundles applied") and one naming those still in progress, with no control
- * characters. At the end of a long run, every cluster's line.
+ * characters. At the end of a long run, every cluster's line. Where the operation ends with its own
+ * table of the clusters (up, preview), only the line naming those in progress.
  *
  * A step is one real object (a custom resource) of a cluster: its pre event starts it, its outputs
  * or failure event ends it. Components are not counted, because the engine does not report outputs
@@ -145,6 +146,12 @@ export interface ProgressOptions {
   /** Terminal mode: at most one redraw per interval (default 100 ms). */
   redrawMs?: number;
   now?: () => number;
+  /**
+   * Plain mode: a line per cluster as it catches up, and each cluster's at the end (default true).
+   * false where the operation ends with its own table of the clusters (up, preview: run-summary.ts):
+   * at 200 clusters those lines would be hundreds more.
+   */
+  perCluster?: boolean;
 }
 
 export class Progress {
@@ -158,6 +165,7 @@ export class Progress {
   private lastLine = ""; // plain mode: the same line is not printed twice
   private readonly printed = new Map<string, string>(); // cluster -> its last line printed
   private timer?: NodeJS.Timeout;
+  private unreachable: ReadonlyMap<string, string> = new Map();
 
   constructor(
     private readonly op: string,
@@ -194,14 +202,22 @@ export class Progress {
     this.redraw();
   };
 
-  /** The block gone and, after a long run, each cluster's final line (not again where it was the last one printed). */
+  /** Clusters the operation could not read (cluster -> why): their lines say so, never that their bundles were done. */
+  readonly leftOut = (clusters: ReadonlyMap<string, string>): void => {
+    this.unreachable = new Map(clusters);
+  };
+
+  /**
+   * The block gone and, after a long run, each cluster's final line (not again where it was the last
+   * one printed), unless the operation prints its own table (options.perCluster false).
+   */
   finish(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     if (this.partial) (this.options.output ?? process.stdout).write(this.partial);
     this.partial = "";
     this.erase();
-    if (this.long()) this.clusterLines(() => true);
+    if (this.options.perCluster !== false && this.long()) this.clusterLines(() => true);
   }
 
   private now(): number {
@@ -220,7 +236,7 @@ export class Progress {
 
   /** A line per cluster that caught up since the last one, then one naming those still in progress. */
   private plain(maxListed: number): void {
-    this.clusterLines((c) => c.done === c.seen);
+    if (this.options.perCluster !== false) this.clusterLines((c) => c.done === c.seen);
     if (this.counter.snapshot().some((c) => c.done < c.seen)) {
       const line = this.lines(false, maxListed).join("\n");
       // Elapsed time alone does not make a new line.
@@ -233,7 +249,8 @@ export class Progress {
 
   private clusterLines(which: (c: ClusterProgress) => boolean): void {
     for (const c of this.counter.snapshot().filter(which)) {
-      const line = clusterLine(this.op, c);
+      const why = this.unreachable.get(c.cluster);
+      const line = why === undefined ? clusterLine(this.op, c) : `cluster ${c.cluster}: not read (${why})`;
       if (this.printed.get(c.cluster) !== line) this.stream.write(line + "\n");
       this.printed.set(c.cluster, line);
     }

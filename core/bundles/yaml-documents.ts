@@ -60,6 +60,28 @@ export function* budgetedDocuments(text: string, file: string, budget: YamlBudge
   }
 }
 
+/**
+ * The yaml package's syntax error on one line, its position given as the error's line (and here the
+ * column): "Implicit keys need to be on a single line at line 1, column 4:\n\n<snippet>" reads
+ * "Implicit keys need to be on a single line (column 4)", not a first line ending in a dangling colon.
+ */
+export function yamlSyntaxText(message: string): string {
+  const first = message.split("\n")[0].trim();
+  const at = / at line \d+, column (\d+):?$/.exec(first);
+  const text = (at ? first.slice(0, at.index) : first).replace(/:+$/, "").trim();
+  return at ? `${text} (column ${at[1]})` : text;
+}
+
+/** One YAML document of ours (a stack file): a syntax error names the file and line, on one line. */
+export function parseYamlFile(text: string, file: string): unknown {
+  try {
+    return YAML.parse(text);
+  } catch (err) {
+    if (!(err instanceof YAML.YAMLError)) throw err;
+    throw new FleetError(`invalid YAML: ${yamlSyntaxText(err.message)}`, { file, ...(err.linePos ? { line: err.linePos[0].line } : {}) });
+  }
+}
+
 /** Parses YAML text, reporting syntax errors with file and line; over a budget, an error naming it. */
 export function parseYamlDocuments(text: string, file: string, budget: YamlBudget = yamlBudget()): unknown[] {
   const lineCounter = new YAML.LineCounter();
@@ -69,7 +91,7 @@ export function parseYamlDocuments(text: string, file: string, budget: YamlBudge
     const err = doc.errors[0];
     if (err) {
       const line = err.pos ? lineCounter.linePos(err.pos[0]).line : undefined;
-      throw new FleetError(`invalid YAML: ${err.message.split("\n")[0]}`, { file, line });
+      throw new FleetError(`invalid YAML: ${yamlSyntaxText(err.message)}`, { file, line });
     }
     const duplicate = firstDuplicateKey(doc.contents);
     if (duplicate)

@@ -18,8 +18,9 @@ export interface DeploymentFailure {
   message: string;
   /** The failure's own reason, without the location prefix. */
   reason: string;
-  /** The file and field it names, if any. */
+  /** The file (and line) and field it names, if any. */
   file?: string;
+  line?: number;
   field?: string;
   /** The file's line, when the error knows it (a YAML syntax error). */
   line?: number;
@@ -73,6 +74,7 @@ export class FailedDeployments {
       message: redactSecrets(e.message, secrets),
       reason: redactSecrets(e.reason, secrets),
       ...(e.context.file ? { file: e.context.file } : {}),
+      ...(e.context.line ? { line: e.context.line } : {}),
       ...(e.context.field ? { field: e.context.field } : {}),
       ...(e.context.line ? { line: e.context.line } : {}),
     });
@@ -169,4 +171,45 @@ export function describeFailure(f: DeploymentFailure): string {
   if (f.held) return `${f.message} (${f.kept ? `keeps ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "not deployed yet"})`;
   const kept = f.kept ? `kept as last deployed: ${f.kept.objects} object(s), deploymentID …${f.kept.deploymentId.slice(-12)}` : "nothing deployed";
   return `${f.message} (${kept})`;
+}
+
+/**
+ * One line per cause: pairs of one GitRepo that failed (or are held) for the same reason, such as a
+ * GitRepo that could not be read, are one line naming their bundles and clusters, not one line per pair.
+ */
+export function describeFailures(failures: DeploymentFailure[]): string[] {
+  const groups = new Map<string, DeploymentFailure[]>();
+  for (const f of failures) {
+    const key = JSON.stringify([f.gitRepo, f.held ?? "", f.file ?? "", f.line ?? 0, f.field ?? "", f.reason]);
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  return [...groups.values()].map((g) => (g.length === 1 ? describeFailure(g[0]) : describeGroup(g)));
+}
+
+function describeGroup(g: DeploymentFailure[]): string {
+  const list = (xs: string[]) => [...new Set(xs)].sort().join(", ");
+  const bundles = list(g.map((f) => f.bundle));
+  const clusters = list(g.map((f) => f.cluster).filter((c) => c));
+  const { gitRepo, file, line, field, reason } = g[0];
+  const one = new Set(g.map((f) => f.bundle)).size === 1;
+  const kept = g.filter((f) => f.kept).length;
+  const keeps =
+    kept === g.length
+      ? g[0].held
+        ? "each keeps what it last deployed"
+        : "each kept as last deployed"
+      : kept === 0
+        ? g[0].held
+          ? "none deployed yet"
+          : "nothing deployed"
+        : `${kept} kept as last deployed, ${g.length - kept} with nothing deployed`;
+  // Worded as the error of one pair is (core/errors.ts), without the cluster (and the bundle where several).
+  const what = new FleetError(reason, {
+    gitRepo,
+    ...(one ? { bundle: bundles } : {}),
+    ...(file ? { file } : {}),
+    ...(line ? { line } : {}),
+    ...(field ? { field } : {}),
+  });
+  return `${what.message} (${g.length} bundle deployment(s): bundle(s) ${bundles}${clusters ? ` on cluster(s) ${clusters}` : ""}; ${keeps})`;
 }

@@ -8,6 +8,7 @@
  * is dropped without a word; Bundles (when exported) only for their downstreamResources. Secrets are never copied: Fleet keeps credentials in Secrets that this
  * export only names, and the stack takes them as Pulumi secrets.
  */
+import { yamlSyntaxText } from "../bundles/yaml-documents";
 import * as YAML from "yaml";
 import { FleetError } from "../errors";
 import { dnsLabelProblem } from "../k8s-validation";
@@ -117,7 +118,7 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
   const fleet: Fleet[] = [];
   const other: string[] = [];
   YAML.parseAllDocuments(text).forEach((doc, d) => {
-    if (doc.errors.length) throw new FleetError(`document ${d + 1} is not valid YAML: ${doc.errors[0].message.split("\n")[0]}`, { file: source });
+    if (doc.errors.length) throw new FleetError(`document ${d + 1} is not valid YAML: ${yamlSyntaxText(doc.errors[0].message)}`, { file: source });
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) return;
     if (!isObj(value)) throw new FleetError(`document ${d + 1} is not a Kubernetes object or List`, { file: source });

@@ -4,6 +4,7 @@
  * Pairs that render the same bundle with the same options share one render. Then Fleet's namespace
  * rules, checked here so nothing is registered when any object is wrong.
  */
+import { renderErrorWhere } from "./render-error";
 import { comparePatchPointers } from "../compare-patches";
 import { nullStringValues } from "../desired/api-ignored";
 import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
@@ -175,7 +176,11 @@ export async function renderDeployments(
         continue;
       }
       const b = byRef.get(bundleRef(e))!;
-      if (r.error) throw new FleetError(r.error, { ...ctx, file: b.fleetYaml });
+      if (r.error) {
+        // Labelled with the template or manifest the renderer names, else the bundle's fleet.yaml.
+        const at = renderErrorWhere(r.error, b.path, b.style);
+        throw new FleetError(at.reason, { ...ctx, file: at.file ?? b.fleetYaml, ...(at.line ? { line: at.line } : {}) });
+      }
       // Decrypted Secrets join the objects the sandbox rendered without them, placed as raw manifests are.
       const decrypted = decryptedObjects(b);
       const all = decrypted.length ? { ...r, objects: [...(r.objects ?? []), ...decrypted] } : r;

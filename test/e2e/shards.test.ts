@@ -191,9 +191,11 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     // came with the pairs leaves a's state): state only, nothing else.
     const previewed = ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--all-shards"]));
     expect(previewed.err).to.contain("2 of 2 shards");
-    // The engine's summary per shard: a updates its provider and drops b's copy, b updates its provider.
+    // The engine's steps per shard (the preview's last line): a updates its provider and drops b's copy, b updates its provider.
     const summary = (shard: string) =>
-      [...previewed.out.matchAll(new RegExp(`^\\[${shard}\\]\\s+[~+-]?\\s*(\\d+) to (\\w+)`, "gm"))].map((m) => `${m[1]} ${m[2]}`).sort();
+      (new RegExp(`^\\[${shard}\\] .*preview of stack fleetsh\\.${shard} succeeded .*; engine steps: (.*)$`, "m").exec(previewed.out)?.[1] ?? "")
+        .split(", ")
+        .sort();
     expect([summary("a"), summary("b")], previewed.out.slice(-3000)).to.deep.equal([["1 delete", "1 update"], ["1 update"]]);
     ok(cli("fleet.ts", ["up", "--stack", "fleetsh"]));
     ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));

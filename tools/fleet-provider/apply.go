@@ -144,7 +144,7 @@ func notReady(ctx context.Context, rm *ssa.ResourceManager, set object.ObjMetada
 			msgs = append(msgs, fmt.Sprintf("%s %s: %v", id.GroupKind.Kind, qualified(id.Namespace, id.Name), err))
 			continue
 		}
-		if line := notReadyLine(ctx, u, rules, timeout); line != "" {
+		if line := notReadyLine(ctx, u, rules, timeout, func() []map[string]any { return podsOf(ctx, rm.Client(), u) }); line != "" {
 			msgs = append(msgs, line)
 		}
 	}

@@ -69,8 +69,8 @@ func (h *healthReader) ReadStatusForObject(ctx context.Context, r engine.Cluster
 }
 
 // notReadyLine names an object the wait left not ready, by its check when its kind has one, else by
-// kstatus; "" when it is ready.
-func notReadyLine(ctx context.Context, u *unstructured.Unstructured, rules healthRules, timeout time.Duration) string {
+// kstatus and the object's own words (own_words.go, `pods`: a workload's); "" when it is ready.
+func notReadyLine(ctx context.Context, u *unstructured.Unstructured, rules healthRules, timeout time.Duration, pods func() []map[string]any) string {
 	gvk := u.GroupVersionKind()
 	name := fmt.Sprintf("%s %s", gvk.Kind, qualified(u.GetNamespace(), u.GetName()))
 	if kc := rules.of(gvk.Group, gvk.Kind); kc != nil {
@@ -84,7 +84,11 @@ func notReadyLine(ctx context.Context, u *unstructured.Unstructured, rules healt
 		}
 	}
 	if r, err := kstatus.Compute(u); err == nil && r.Status != kstatus.CurrentStatus {
-		return fmt.Sprintf("%s is not ready after the timeout of %s: %s: %s", name, timeout, r.Status, r.Message)
+		line := fmt.Sprintf("%s is not ready after the timeout of %s: %s: %s", name, timeout, r.Status, r.Message)
+		if words := ownWords(u.Object, pods()); words != "" {
+			line += " (" + words + ")"
+		}
+		return line
 	}
 	return ""
 }
