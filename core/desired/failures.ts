@@ -18,12 +18,10 @@ export interface DeploymentFailure {
   message: string;
   /** The failure's own reason, without the location prefix. */
   reason: string;
-  /** The file (and line) and field it names, if any. */
+  /** The file, its line where the error knows it (a YAML syntax error, a template's), and the field it names, if any. */
   file?: string;
   line?: number;
   field?: string;
-  /** The file's line, when the error knows it (a YAML syntax error). */
-  line?: number;
   /** Where the deployment stands now: its objects kept as last deployed, or nothing deployed yet. */
   kept?: { deploymentId: string; objects: number };
   /** Not a failure: held by a maintenance window (stack `schedules`) or by `up --partition`; it keeps what it has, and the update succeeds. */
@@ -76,7 +74,6 @@ export class FailedDeployments {
       ...(e.context.file ? { file: e.context.file } : {}),
       ...(e.context.line ? { line: e.context.line } : {}),
       ...(e.context.field ? { field: e.context.field } : {}),
-      ...(e.context.line ? { line: e.context.line } : {}),
     });
   }
 
