@@ -52,8 +52,11 @@ export interface FleetYaml {
   unhonoured: string[];
 }
 
-/** Collects "<field>: <value> is not honoured yet: <what happens instead>" while a fleet.yaml is read. */
-type Unhonoured = (f: Field, instead: string) => void;
+/**
+ * Collects "<field>: <value> is not honoured yet: <what happens instead>" (or "is honoured differently:
+ * <how>") while a fleet.yaml is read.
+ */
+type Unhonoured = (f: Field, instead: string, differently?: "differently") => void;
 
 /** What happens here instead of each setting Fleet has and this product does not honour yet (issue 14). */
 export const NOT_HONOURED = {
@@ -62,10 +65,19 @@ export const NOT_HONOURED = {
   ignoreConditions: "Fleet's options merge drops a target's `ignore`, so it has no effect there; set it at the top level of fleet.yaml",
   acceptedStates:
     "the bundle waits, within the same update, until the other is applied and its workloads ready (a Pulumi dependency, Fleet's default [Ready]); it does not start earlier for the other states listed, and a failed dependency stops it",
-  force: "objects are applied with server-side apply, never deleted and recreated",
   atomic: "the engine does not roll back a failed update",
   waitForJobs: "Jobs are awaited as the Kubernetes provider awaits them, whatever this says",
   maxHistory: "there are no Helm release revisions here",
+} as const;
+
+/**
+ * Settings honoured with another meaning than Fleet's, said as visibly as those not honoured. helm.force:
+ * Fleet's Helm replaces each object whole (a PUT) and fails on a change to an immutable field; here
+ * the provider applies with fluxcd/pkg/ssa's Force, which deletes and recreates such an object.
+ */
+export const HONOURED_DIFFERENTLY = {
+  force:
+    "an object whose immutable fields changed is deleted and recreated (fluxcd/pkg/ssa's Force: destructive, its data and status go with it); Fleet's Helm instead replaces each object whole and fails on an immutable change",
 } as const;
 
 /** The documents of a fleet.yaml that count: one at most (Fleet would read the first and drop the rest). */
@@ -80,7 +92,8 @@ export function parseFleetYaml(doc: unknown, file: string): FleetYaml {
   const root = new Field(doc ?? {}, "", { file }, matching).object(keysOf(FLEET_YAML_FIELDS));
   if (root.child("imageScans").present) root.child("imageScans").fail(`${refusedReason(FLEET_YAML_FIELDS, "imageScans")}; remove this field`);
   const unhonoured: string[] = [];
-  const note: Unhonoured = (f, instead) => unhonoured.push(`${f.path}: ${JSON.stringify(f.value)} is not honoured yet: ${instead}`);
+  const note: Unhonoured = (f, instead, differently) =>
+    unhonoured.push(`${f.path}: ${JSON.stringify(f.value)} is ${differently ? "honoured differently" : "not honoured yet"}: ${instead}`);
   const fy: FleetYaml = {
     labels: readLabelMap(root.child("labels")),
     options: readOptions(root, note),
@@ -328,7 +341,8 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
   }
   for (const key of HELM_FLAGS) if (f.child(key).bool()) h[key] = true;
   // takeOwnership is honoured (core/ownership.ts): false refuses an existing object this bundle does not own.
-  for (const key of ["force", "atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
+  for (const key of ["atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
+  if (h.force) note(f.child("force"), HONOURED_DIFFERENTLY.force, "differently");
   if (h.releaseName) {
     if (h.releaseName.length > 53 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(h.releaseName)) {
       f.child("releaseName").fail(`invalid Helm release name ${JSON.stringify(h.releaseName)}: at most 53 lowercase alphanumeric characters, '-' or '.'`);

@@ -79,7 +79,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(b.files.map((f) => f.name)).to.deep.equal(["cm.yaml", "sub/b.yaml"]);
   });
 
-  it("every setting given that is not honoured yet is a warning naming the file, field and value; defaults say nothing", async () => {
+  it("every setting given that is not honoured yet (or honoured differently) is a warning naming the file, field and value; defaults say nothing", async () => {
     const [b] = await bundlesOf(
       {
         "fleet.yaml": [
@@ -105,9 +105,9 @@ describe("bundle reader (Fleet rules, real git)", () => {
     const fields = b.warnings!.map((w) => w.split(": ").slice(0, 2).join(": "));
     expect(fields).to.deep.equal([
       "fleet.yaml: helm.maxHistory",
-      "fleet.yaml: helm.force",
       "fleet.yaml: helm.atomic",
       "fleet.yaml: helm.waitForJobs",
+      "fleet.yaml: helm.force",
       "fleet.yaml: diff.comparePatches[0].operations[1].op",
       "fleet.yaml: correctDrift.force",
       "fleet.yaml: targetCustomizations[0].helm.atomic",
@@ -118,6 +118,9 @@ describe("bundle reader (Fleet rules, real git)", () => {
     expect(b.rolloutStrategy).to.deep.equal({ partitions: [], maxUnavailable: 1 });
     expect(b.warnings!.join("\n"))
       .to.contain("helm.atomic: true is not honoured yet: the engine does not roll back a failed update")
+      // The provider acts on helm.force (fluxcd/pkg/ssa's Force): the user is told what it destroys, never that it is ignored.
+      .and.contain("helm.force: true is honoured differently: an object whose immutable fields changed is deleted and recreated")
+      .and.not.match(/helm\.force: true is not honoured/)
       .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
     // The top-level ignore is honoured (status); a target's is dropped by Fleet's merge, and said so.
     expect(b.options.ignore).to.deep.equal({ conditions: [{ type: "Ready" }] });
