@@ -11,6 +11,9 @@
 #   tools/build-pulumi.sh          build, or reuse a finished build; progress on stderr
 #   tools/build-pulumi.sh --env    the same, then print shell exports on stdout:
 #                                    eval "$(tools/build-pulumi.sh --env)"
+#   --k8s-provider                 also build the Kubernetes provider (only a stack of an earlier version,
+#                                  whose state holds its per-object resources, needs it: the engine asks
+#                                  for it then, automation/engine/toolchain.ts ensureKubernetesProvider)
 #   --verbose (or PULUMI_FLEET_VERBOSE=1): also report what was reused, and where, when nothing was
 #                                  built (a build always reports)
 #
@@ -41,9 +44,11 @@
 set -euo pipefail
 
 want_env=0
+want_k8s=0
 for arg in "$@"; do
   case "$arg" in
     --env) want_env=1 ;;
+    --k8s-provider) want_k8s=1 ;;
     --verbose) export PULUMI_FLEET_VERBOSE=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-pulumi.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
@@ -142,6 +147,9 @@ k8s_hash=$(hash_of "$k8s_ldflags $k8s_plugin_version" "$k8s_mod/go.mod" "$k8s_mo
 k8s_bin=$build_dir/provider/pulumi-resource-kubernetes
 if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $k8s_stamp && $(<"$k8s_stamp") == "$k8s_hash" && -x $k8s_bin && -x $plugin_dir/pulumi-resource-kubernetes ]]; then
   k8s_status="reused"
+elif ((!want_k8s)); then
+  # Built on demand only: a new stack never loads it (12 minutes of a cold start otherwise).
+  k8s_status="not built: no stack asked for it"
 else
   rm -f "$k8s_stamp"
   command -v node >/dev/null || die "node not found on PATH (needed to write the provider's embedded schema)"
