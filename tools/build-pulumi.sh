@@ -20,11 +20,11 @@
 # Environment:
 #   PULUMI_FLEET_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet);
 #                        builds go to $PULUMI_FLEET_CACHE/tools/pulumi-<ver>-k8s-<ver>/
-#   PULUMI_FLEET_USE_SYSTEM_PULUMI=1
-#                        use the `pulumi` on PATH (and the language host installed
-#                        next to it) instead of building the CLI; the Kubernetes
-#                        provider is still built and installed in the isolated
-#                        PULUMI_HOME.
+#   A `pulumi` on PATH of the pinned major and at least the pinned version, with the
+#   Node.js language host installed next to it, is used instead of building the CLI
+#   (tools/pulumi-choice.sh; the choice is printed). PULUMI_FLEET_USE_SYSTEM_PULUMI=0
+#   never uses it; =1 uses it whatever its version. Providers are installed in the
+#   isolated PULUMI_HOME either way.
 #   PULUMI_FLEET_REBUILD=1   rebuild even if a finished build is present.
 #   GOPROXY, GOMODCACHE, GOCACHE, GOFLAGS are honoured; GOTOOLCHAIN is forced to
 #   "local", so a go.mod "go" line newer than the installed Go fails at once
@@ -95,14 +95,29 @@ cli_ldflags="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=
 cli_tags=osusergo,grpcnotrace
 cli_stamp=$build_dir/.cli.stamp
 cli_hash=$(hash_of "$cli_ldflags $cli_tags ${cli_tools[*]}" "$cli_mod/go.mod" "$cli_mod/go.sum")
-if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 ]] && ! command -v pulumi >/dev/null; then
-  log "build-pulumi.sh: PULUMI_FLEET_USE_SYSTEM_PULUMI=1 but no pulumi on PATH; building it"
+# A compatible CLI on PATH is used as it is (tools/pulumi-choice.sh); this project's own build, on PATH
+# once its --env was applied, is not "another" CLI.
+# shellcheck source=tools/pulumi-choice.sh
+source "$tools_dir/pulumi-choice.sh"
+sys_pulumi=$(command -v pulumi 2>/dev/null || true)
+[[ -n $sys_pulumi ]] && sys_pulumi=$(readlink -f "$sys_pulumi")
+[[ $sys_pulumi == "$cache_root"/* ]] && sys_pulumi=""
+sys_version="" sys_langhost=0
+if [[ -n $sys_pulumi && ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} != 0 ]]; then
+  sys_version=$(timeout 20 "$sys_pulumi" version 2>/dev/null | head -n 1 || true)
+  [[ -x $(dirname "$sys_pulumi")/pulumi-language-nodejs ]] && sys_langhost=1
 fi
-if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 ]] && command -v pulumi >/dev/null; then
-  sys_pulumi=$(readlink -f "$(command -v pulumi)")
+choice=$(pulumi_choice "${PULUMI_FLEET_USE_SYSTEM_PULUMI:-}" "$sys_pulumi" "$sys_version" "$sys_langhost" "$cli_version")
+# Said once per run: scripts/setup.sh passes the result on (PULUMI_FLEET_TOOLCHAIN_ENV), so this runs once.
+if [[ $choice == use* ]]; then
+  log "using pulumi ${choice#use }"
+elif [[ -n $sys_pulumi ]]; then
+  log "not using the pulumi on PATH: ${choice#build }; using this project's build"
+fi
+if [[ $choice == use* ]]; then
   bin_dir=$(dirname "$sys_pulumi")
-  cli_version=$("$sys_pulumi" version 2>/dev/null || echo '?')
-  cli_status="system CLI, PULUMI_FLEET_USE_SYSTEM_PULUMI=1"
+  cli_version=${sys_version:-?}
+  cli_status="system CLI: ${choice#use }"
 elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $cli_stamp && $(<"$cli_stamp") == "$cli_hash" && -x $bin_dir/pulumi ]]; then
   cli_status="reused"
 else
@@ -126,7 +141,7 @@ mapfile -t lh_tools < <(mod_entries tool "$lh_mod/go.mod" | awk '{ print $1 }')
 lh_ldflags="-s -w -X $lh_module/go/common/version.Version=$lh_version"
 lh_stamp=$build_dir/.language-host.stamp
 lh_hash=$(hash_of "$lh_ldflags $cli_tags ${lh_tools[*]}" "$lh_mod/go.mod" "$lh_mod/go.sum")
-if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 && -n ${sys_pulumi:-} ]]; then
+if [[ $choice == use* ]]; then
   lh_status="system install"
 elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $lh_stamp && $(<"$lh_stamp") == "$lh_hash" && -x $bin_dir/pulumi-language-nodejs ]]; then
   lh_status="reused"
