@@ -123,7 +123,7 @@ elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $cli_stamp && $(<"$cli_stamp") == "
 else
   rm -f "$cli_stamp"
   mkdir -p "$bin_dir"
-  log "build-pulumi.sh: building ${cli_tools[*]} at $cli_version (a cold build takes minutes)..."
+  build_begin pulumi "$cache_root/tools/.durations"
   t=$(now)
   # Fetch just the modules the build needs (verified against go.sum), timed apart.
   (cd "$cli_mod" && go list -mod=readonly -deps -tags "$cli_tags" "${cli_tools[@]}" >/dev/null)
@@ -132,6 +132,7 @@ else
   (cd "$cli_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$cli_ldflags" -o "$bin_dir/" "${cli_tools[@]}")
   printf '%s\n' "$cli_hash" >"$cli_stamp"
   cli_status="built: modules $t_dl, compile $(since "$t")"
+  build_end pulumi "$cache_root/tools/.durations"
 fi
 # ---- Node.js language host (its own module: see tools/language-nodejs/go.mod) ----
 lh_module=github.com/pulumi/pulumi/sdk/v3
@@ -147,11 +148,12 @@ elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $lh_stamp && $(<"$lh_stamp") == "$l
   lh_status="reused"
 else
   rm -f "$lh_stamp"
-  log "build-pulumi.sh: building pulumi-language-nodejs from $lh_module@$lh_version..."
+  build_begin pulumi-language-nodejs "$cache_root/tools/.durations"
   t=$(now)
   (cd "$lh_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$lh_ldflags" -o "$bin_dir/" "${lh_tools[@]}")
   printf '%s\n' "$lh_hash" >"$lh_stamp"
   lh_status="built in $(since "$t")"
+  build_end pulumi-language-nodejs "$cache_root/tools/.durations"
 fi
 langhost="$bin_dir/pulumi-language-nodejs  $lh_version  [$lh_status]"
 
@@ -168,7 +170,7 @@ elif ((!want_k8s)); then
 else
   rm -f "$k8s_stamp"
   command -v node >/dev/null || die "node not found on PATH (needed to write the provider's embedded schema)"
-  log "build-pulumi.sh: building pulumi-resource-kubernetes $k8s_release ($k8s_pseudo)..."
+  build_begin pulumi-resource-kubernetes "$cache_root/tools/.durations"
   t=$(now)
   src=$build_dir/src/kubernetes
   rm -rf "$src"
@@ -197,6 +199,7 @@ else
   mv -f "$plugin_dir/.pulumi-resource-kubernetes.tmp" "$plugin_dir/pulumi-resource-kubernetes"
   printf '%s\n' "$k8s_hash" >"$k8s_stamp"
   k8s_status="built: modules+embeds $t_dl, compile $(since "$t")"
+  build_end pulumi-resource-kubernetes "$cache_root/tools/.durations"
 fi
 
 # ---- pulumi-fleet's own provider (the BundleDeployment resource; tools/build-provider.sh) ----
@@ -232,7 +235,8 @@ elif [[ ! -f $engine_logs ]]; then
 fi
 
 # The summary only when something was built or installed, or on request (--verbose): a warm start says nothing.
-if [[ "$cli_status $lh_status $k8s_status $fleet_status" == *built* || $fleet_status != reused ]] || verbose; then
+# The details of a build on request (--verbose): each build already said its one line (build_begin).
+if verbose; then
   log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
   build dir     $build_dir
   pulumi CLI    $bin_dir/pulumi  $cli_version  [$cli_status]
