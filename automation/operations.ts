@@ -31,6 +31,7 @@ import { DeployOptions, EarlyDesired } from "../core/desired/options";
 import { settleEarlier } from "../core/journal";
 import { PROJECT_NAME } from "./engine/stack";
 import { stackLockStore } from "./engine/own-locks";
+import { ensureKubernetesProvider, needsKubernetesProvider } from "./engine/toolchain";
 import { describeHolder, leaseHolder, leftoverProof, lockHolders, removeLocks, StackLockedError, withStackLock } from "./engine/locks";
 import { liveLease, stackLeaseStore } from "./engine/stack-lease";
 import { provenGone } from "../core/process-identity";
@@ -287,6 +288,7 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   // deployedAsBefore), and the outputs the last update left: one read of the state.
   const state = await readState(stack, async () => (config ? clusterNames(config) : undefined));
   phase("state read");
+  if (needsKubernetesProvider(state.resources.map((r) => r.type))) ensureKubernetesProvider(options.stack);
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
   let legacy = state.legacy;

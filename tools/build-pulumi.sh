@@ -11,17 +11,20 @@
 #   tools/build-pulumi.sh          build, or reuse a finished build; progress on stderr
 #   tools/build-pulumi.sh --env    the same, then print shell exports on stdout:
 #                                    eval "$(tools/build-pulumi.sh --env)"
+#   --k8s-provider                 also build the Kubernetes provider (only a stack of an earlier version,
+#                                  whose state holds its per-object resources, needs it: the engine asks
+#                                  for it then, automation/engine/toolchain.ts ensureKubernetesProvider)
 #   --verbose (or PULUMI_FLEET_VERBOSE=1): also report what was reused, and where, when nothing was
 #                                  built (a build always reports)
 #
 # Environment:
 #   PULUMI_FLEET_CACHE   cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet);
 #                        builds go to $PULUMI_FLEET_CACHE/tools/pulumi-<ver>-k8s-<ver>/
-#   PULUMI_FLEET_USE_SYSTEM_PULUMI=1
-#                        use the `pulumi` on PATH (and the language host installed
-#                        next to it) instead of building the CLI; the Kubernetes
-#                        provider is still built and installed in the isolated
-#                        PULUMI_HOME.
+#   A `pulumi` on PATH of the pinned major and at least the pinned version, with the
+#   Node.js language host installed next to it, is used instead of building the CLI
+#   (tools/pulumi-choice.sh; the choice is printed). PULUMI_FLEET_USE_SYSTEM_PULUMI=0
+#   never uses it; =1 uses it whatever its version. Providers are installed in the
+#   isolated PULUMI_HOME either way.
 #   PULUMI_FLEET_REBUILD=1   rebuild even if a finished build is present.
 #   GOPROXY, GOMODCACHE, GOCACHE, GOFLAGS are honoured; GOTOOLCHAIN is forced to
 #   "local", so a go.mod "go" line newer than the installed Go fails at once
@@ -41,9 +44,11 @@
 set -euo pipefail
 
 want_env=0
+want_k8s=0
 for arg in "$@"; do
   case "$arg" in
     --env) want_env=1 ;;
+    --k8s-provider) want_k8s=1 ;;
     --verbose) export PULUMI_FLEET_VERBOSE=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-pulumi.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
@@ -90,20 +95,35 @@ cli_ldflags="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=
 cli_tags=osusergo,grpcnotrace
 cli_stamp=$build_dir/.cli.stamp
 cli_hash=$(hash_of "$cli_ldflags $cli_tags ${cli_tools[*]}" "$cli_mod/go.mod" "$cli_mod/go.sum")
-if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 ]] && ! command -v pulumi >/dev/null; then
-  log "build-pulumi.sh: PULUMI_FLEET_USE_SYSTEM_PULUMI=1 but no pulumi on PATH; building it"
+# A compatible CLI on PATH is used as it is (tools/pulumi-choice.sh); this project's own build, on PATH
+# once its --env was applied, is not "another" CLI.
+# shellcheck source=tools/pulumi-choice.sh
+source "$tools_dir/pulumi-choice.sh"
+sys_pulumi=$(command -v pulumi 2>/dev/null || true)
+[[ -n $sys_pulumi ]] && sys_pulumi=$(readlink -f "$sys_pulumi")
+[[ $sys_pulumi == "$cache_root"/* ]] && sys_pulumi=""
+sys_version="" sys_langhost=0
+if [[ -n $sys_pulumi && ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} != 0 ]]; then
+  sys_version=$(timeout 20 "$sys_pulumi" version 2>/dev/null | head -n 1 || true)
+  [[ -x $(dirname "$sys_pulumi")/pulumi-language-nodejs ]] && sys_langhost=1
 fi
-if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 ]] && command -v pulumi >/dev/null; then
-  sys_pulumi=$(readlink -f "$(command -v pulumi)")
+choice=$(pulumi_choice "${PULUMI_FLEET_USE_SYSTEM_PULUMI:-}" "$sys_pulumi" "$sys_version" "$sys_langhost" "$cli_version")
+# Said once per run: scripts/setup.sh passes the result on (PULUMI_FLEET_TOOLCHAIN_ENV), so this runs once.
+if [[ $choice == use* ]]; then
+  log "using pulumi ${choice#use }"
+elif [[ -n $sys_pulumi ]]; then
+  log "not using the pulumi on PATH: ${choice#build }; using this project's build"
+fi
+if [[ $choice == use* ]]; then
   bin_dir=$(dirname "$sys_pulumi")
-  cli_version=$("$sys_pulumi" version 2>/dev/null || echo '?')
-  cli_status="system CLI, PULUMI_FLEET_USE_SYSTEM_PULUMI=1"
+  cli_version=${sys_version:-?}
+  cli_status="system CLI: ${choice#use }"
 elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $cli_stamp && $(<"$cli_stamp") == "$cli_hash" && -x $bin_dir/pulumi ]]; then
   cli_status="reused"
 else
   rm -f "$cli_stamp"
   mkdir -p "$bin_dir"
-  log "build-pulumi.sh: building ${cli_tools[*]} at $cli_version (a cold build takes minutes)..."
+  build_begin pulumi "$cache_root/tools/.durations"
   t=$(now)
   # Fetch just the modules the build needs (verified against go.sum), timed apart.
   (cd "$cli_mod" && go list -mod=readonly -deps -tags "$cli_tags" "${cli_tools[@]}" >/dev/null)
@@ -112,6 +132,7 @@ else
   (cd "$cli_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$cli_ldflags" -o "$bin_dir/" "${cli_tools[@]}")
   printf '%s\n' "$cli_hash" >"$cli_stamp"
   cli_status="built: modules $t_dl, compile $(since "$t")"
+  build_end pulumi "$cache_root/tools/.durations"
 fi
 # ---- Node.js language host (its own module: see tools/language-nodejs/go.mod) ----
 lh_module=github.com/pulumi/pulumi/sdk/v3
@@ -121,17 +142,18 @@ mapfile -t lh_tools < <(mod_entries tool "$lh_mod/go.mod" | awk '{ print $1 }')
 lh_ldflags="-s -w -X $lh_module/go/common/version.Version=$lh_version"
 lh_stamp=$build_dir/.language-host.stamp
 lh_hash=$(hash_of "$lh_ldflags $cli_tags ${lh_tools[*]}" "$lh_mod/go.mod" "$lh_mod/go.sum")
-if [[ ${PULUMI_FLEET_USE_SYSTEM_PULUMI:-} == 1 && -n ${sys_pulumi:-} ]]; then
+if [[ $choice == use* ]]; then
   lh_status="system install"
 elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $lh_stamp && $(<"$lh_stamp") == "$lh_hash" && -x $bin_dir/pulumi-language-nodejs ]]; then
   lh_status="reused"
 else
   rm -f "$lh_stamp"
-  log "build-pulumi.sh: building pulumi-language-nodejs from $lh_module@$lh_version..."
+  build_begin pulumi-language-nodejs "$cache_root/tools/.durations"
   t=$(now)
   (cd "$lh_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$lh_ldflags" -o "$bin_dir/" "${lh_tools[@]}")
   printf '%s\n' "$lh_hash" >"$lh_stamp"
   lh_status="built in $(since "$t")"
+  build_end pulumi-language-nodejs "$cache_root/tools/.durations"
 fi
 langhost="$bin_dir/pulumi-language-nodejs  $lh_version  [$lh_status]"
 
@@ -142,10 +164,13 @@ k8s_hash=$(hash_of "$k8s_ldflags $k8s_plugin_version" "$k8s_mod/go.mod" "$k8s_mo
 k8s_bin=$build_dir/provider/pulumi-resource-kubernetes
 if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $k8s_stamp && $(<"$k8s_stamp") == "$k8s_hash" && -x $k8s_bin && -x $plugin_dir/pulumi-resource-kubernetes ]]; then
   k8s_status="reused"
+elif ((!want_k8s)); then
+  # Built on demand only: a new stack never loads it (12 minutes of a cold start otherwise).
+  k8s_status="not built: no stack asked for it"
 else
   rm -f "$k8s_stamp"
   command -v node >/dev/null || die "node not found on PATH (needed to write the provider's embedded schema)"
-  log "build-pulumi.sh: building pulumi-resource-kubernetes $k8s_release ($k8s_pseudo)..."
+  build_begin pulumi-resource-kubernetes "$cache_root/tools/.durations"
   t=$(now)
   src=$build_dir/src/kubernetes
   rm -rf "$src"
@@ -174,6 +199,7 @@ else
   mv -f "$plugin_dir/.pulumi-resource-kubernetes.tmp" "$plugin_dir/pulumi-resource-kubernetes"
   printf '%s\n' "$k8s_hash" >"$k8s_stamp"
   k8s_status="built: modules+embeds $t_dl, compile $(since "$t")"
+  build_end pulumi-resource-kubernetes "$cache_root/tools/.durations"
 fi
 
 # ---- pulumi-fleet's own provider (the BundleDeployment resource; tools/build-provider.sh) ----
@@ -209,7 +235,8 @@ elif [[ ! -f $engine_logs ]]; then
 fi
 
 # The summary only when something was built or installed, or on request (--verbose): a warm start says nothing.
-if [[ "$cli_status $lh_status $k8s_status $fleet_status" == *built* || $fleet_status != reused ]] || verbose; then
+# The details of a build on request (--verbose): each build already said its one line (build_begin).
+if verbose; then
   log "pulumi-fleet engine ($(go env GOVERSION), total $(since "$t_start"))
   build dir     $build_dir
   pulumi CLI    $bin_dir/pulumi  $cli_version  [$cli_status]

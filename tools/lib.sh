@@ -54,18 +54,35 @@ pinned_module_dir() {
   printf '%s' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
 }
 
+# A build says one line: what it builds and how long the last build of it took (a fresh build directory
+# is made per source hash, so the duration is kept beside them, in <cache>/tools/.durations/<name>).
+# build_begin <name> <durations dir>; build_end <name> <durations dir> (records the duration).
+build_begin() {
+  local last=$2/$1 said="no earlier build recorded"
+  [[ -r $last ]] && said="last build $(<"$last")"
+  log "building $1 ($said; cached after)"
+  build_started=$(now)
+}
+build_end() {
+  mkdir -p "$2"
+  awk -v a="$build_started" -v b="$(now)" 'BEGIN { s = int(b - a + 0.5); if (s >= 60) printf "%d min %d s\n", s / 60, s % 60; else printf "%d s\n", s }' >"$2/$1"
+  vlog "$1: built in $(<"$2/$1")"
+}
+
 # build_once <binary> <module dir> <label> <go build flags...>: build the module's main package into
 # <binary> unless it is there (or PULUMI_FLEET_REBUILD=1); it appears only complete (built beside, then
 # renamed), so an interrupted build is never used. Callers hold the build directory's lock (lock_dir).
 build_once() {
-  local bin=$1 src=$2 label=$3 start
+  local bin=$1 src=$2 label=$3
   shift 3
   if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then vlog "$label: reusing $bin"; return 0; fi
-  log "$label: building into $(dirname "$bin")"
-  start=$(now)
+  local durations
+  durations=$(dirname "$(dirname "$bin")")/.durations
+  build_begin "$(basename "$bin")" "$durations"
+  vlog "$label: building into $(dirname "$bin")"
   (cd "$src" && go build "$@" -o "$bin.tmp" .) || die "go build of $label ($src) failed"
   mv -f "$bin.tmp" "$bin"
-  log "$label: built in $(since "$start")"
+  build_end "$(basename "$bin")" "$durations"
 }
 
 # path_flag_args <script> <args...>: the small tools' command line: --path (sets want_path=1) and

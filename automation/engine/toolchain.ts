@@ -90,3 +90,29 @@ function parseVersion(version: string): unknown {
   if (!parsed) throw new Error(`tools/build-pulumi.sh printed PULUMI_FLEET_PULUMI_VERSION=${version}, which is not a version`);
   return parsed;
 }
+
+let kubernetesProvider = false;
+
+/**
+ * Whether a stack's state holds resources only the Kubernetes provider can manage: an earlier version's
+ * per-object resources or its provider instances. Only such a stack needs that provider built.
+ */
+export function needsKubernetesProvider(types: readonly string[]): boolean {
+  return types.some((t) => t.startsWith("kubernetes:") || t === "pulumi:providers:kubernetes");
+}
+
+/**
+ * Build (or reuse) the Kubernetes provider, once per process, and say why: tools/build-pulumi.sh leaves it
+ * out unless asked, since a new stack never loads it. It lands in the toolchain's PULUMI_HOME, where the
+ * engine looks plugins up by name and version.
+ */
+export function ensureKubernetesProvider(stack: string): void {
+  if (kubernetesProvider) return;
+  process.stderr.write(`stack ${stack} holds resources of an earlier version's Kubernetes provider: building it once to move them\n`);
+  try {
+    execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--k8s-provider"], { stdio: ["ignore", "ignore", "inherit"], env: process.env });
+  } catch (err) {
+    throw new Error(`the Kubernetes provider could not be built (tools/build-pulumi.sh --k8s-provider failed: ${(err as Error).message.split("\n")[0]})`);
+  }
+  kubernetesProvider = true;
+}
