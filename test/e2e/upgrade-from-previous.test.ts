@@ -222,6 +222,10 @@ function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: bo
         );
       }
       toolchain();
+      // The previous version registers Kubernetes provider resources; this version builds that provider
+      // only when an operation reads such a state, and the previous version never asks: built here (once
+      // per cache, minutes on a new machine, within this hook's hour).
+      execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--k8s-provider"], { stdio: ["ignore", "ignore", "inherit"] });
       clusters = liveClusters().clusters;
       expect(clusters.map((c) => c.name)).to.deep.equal(LIVE_CLUSTER_NAMES);
 
