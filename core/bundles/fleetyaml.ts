@@ -333,7 +333,7 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
   const from = f.child("valuesFrom").items().map(readValuesFrom);
   if (from.length) h.valuesFrom = from;
   if (f.child("templateValues").present) h.templateValues = f.child("templateValues").stringMap();
-  // timeoutSeconds is honoured: the objects' create and update awaits (core/desired/objects.ts customTimeoutsOf).
+  // timeoutSeconds is honoured: the provider's readiness wait after an apply (core/desired/objects.ts timeoutSecondsOf).
   for (const key of ["timeoutSeconds", "maxHistory"] as const) {
     const v = f.child(key).optNumber();
     if (v !== undefined) h[key] = v;
