@@ -115,7 +115,12 @@ elif [[ -n $sys_pulumi ]]; then
   log "not using the pulumi on PATH: ${choice#build }; using this project's build"
 fi
 if [[ $choice == use* ]]; then
-  bin_dir=$(dirname "$sys_pulumi")
+  # The Automation API and proc-guard run <root>/bin/pulumi: a root of links to the CLI on PATH and its
+  # language host, wherever they are installed (a directory not named bin, say), one per CLI path.
+  bin_dir=$cache_root/tools/system-pulumi-$(printf '%s' "$sys_pulumi" | sha256sum | cut -c1-12)/bin
+  mkdir -p "$bin_dir"
+  ln -sfn "$sys_pulumi" "$bin_dir/pulumi"
+  ln -sfn "$(dirname "$sys_pulumi")/pulumi-language-nodejs" "$bin_dir/pulumi-language-nodejs"
   cli_version=${sys_version:-?}
   cli_status="system CLI: ${choice#use }"
 elif [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -f $cli_stamp && $(<"$cli_stamp") == "$cli_hash" && -x $bin_dir/pulumi ]]; then
