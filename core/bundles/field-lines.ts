@@ -5,6 +5,7 @@
  * are matched as the fleet.yaml reader matches them: exactly, else without regard to case.
  */
 import * as YAML from "yaml";
+import { budgetedDocuments, yamlBudget } from "./yaml-documents";
 
 /** The path's segments: keys and list indexes. A key holding dots (a label key) is matched greedily below. */
 function segments(field: string): (string | number)[] {
@@ -24,13 +25,15 @@ function segments(field: string): (string | number)[] {
  */
 export function lineOfField(text: string, field: string, prefix: string[] = []): number | undefined {
   const lineCounter = new YAML.LineCounter();
-  let doc: YAML.Document.Parsed;
+  let doc: YAML.Document.Parsed | undefined;
   try {
-    doc = YAML.parseDocument(text, { lineCounter, uniqueKeys: false });
+    // The one gate content's YAML passes (size, nesting and document budgets): the file named by an
+    // error may be one only the renderer read, never parsed here under those budgets before.
+    doc = budgetedDocuments(text, "", yamlBudget(), lineCounter).next().value ?? undefined;
   } catch {
     return undefined;
   }
-  if (doc.errors.length) return undefined;
+  if (!doc || doc.errors.length) return undefined;
   const parts = [...prefix, ...segments(field)];
   let node: unknown = doc.contents;
   let at: number | undefined = undefined;

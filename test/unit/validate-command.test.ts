@@ -110,4 +110,9 @@ describe("lineOfField: a reader's field path to its line in the YAML text", () =
     expect(lineOfField(text, "targetCustomizations[5].name")).to.equal(4);
     expect(lineOfField("a: [", "a")).to.equal(undefined);
   });
+  it("parses only within the YAML budgets (the file an error names may be one only the renderer read)", () => {
+    const deep = `a: ${"[".repeat(600)}${"]".repeat(600)}\nb: 1\n`; // nested past the YAML budget's 512 levels (DEFAULT_YAML_BUDGET.depth)
+    expect(lineOfField(deep, "b")).to.equal(undefined);
+    expect(lineOfField(`${"x: 1\n".repeat(10)}b: 1\n`, "b"), "within the budgets").to.equal(11);
+  });
 });
