@@ -303,8 +303,8 @@ async function openSession(options: OperationOptions, op: "up" | "destroy" | "re
   // The program's desired state, computed while the CLI starts (automation/engine/early-desired.ts).
   if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
   const warn = warnerOf(options);
-  const leases = stackLeaseStore(resolveBackend(options), PROJECT_NAME, options.stack);
-  const locks = stackLockStore(resolveBackend(options), PROJECT_NAME, options.stack);
+  const leases = stackLeaseStore(backend, PROJECT_NAME, options.stack);
+  const locks = stackLockStore(backend, PROJECT_NAME, options.stack);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
   // An earlier version's per-object resources on clusters still configured move into their

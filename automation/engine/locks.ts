@@ -182,11 +182,10 @@ export async function withStackLock<T>(stack: Stack, policy: LockPolicy, run: ()
 export async function afterStop(lease: HeldLease, policy: Pick<LockPolicy, "stack" | "warn" | "locks" | "lease">): Promise<void> {
   try {
     const now = (policy.lease?.now ?? Date.now)();
-    const locks = (await policy.locks?.list()) ?? [];
-    const left = ownLeftovers(locks, lease.window, now, processAlive);
+    const mine = ownLeftovers((await policy.locks?.list()) ?? [], lease.window, now, () => false);
+    const left = mine.filter((l) => !processAlive(l.pid));
     if (left.length) await policy.locks!.remove(left.map((l) => l.key));
-    const stillHeld = ownLeftovers(locks, lease.window, now, () => false).length > left.length;
-    if (policy.locks && !stillHeld) return await lease.release();
+    if (policy.locks && left.length === mine.length) return await lease.release();
   } catch (err) {
     policy.warn(`warning: the lock the stopped command's CLI may have left on stack ${policy.stack} was not checked: ${(err as Error).message}`);
   }

@@ -10,9 +10,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Backend } from "./backend";
-import { isPostgresUrl } from "./postgres-table";
-import { LeaseWindow } from "./stack-lease";
-import { Client } from "pg";
+import { isPostgresUrl, withClient } from "./postgres-table";
+import { LeaseWindow, SLACK_MS } from "./stack-lease";
 
 export interface StackLock {
   /** The lock object's key in the backend (a file path for a file backend). */
@@ -21,9 +20,6 @@ export interface StackLock {
   hostname: string;
   timestamp: string;
 }
-
-/** The CLI's lock timestamps have one-second precision. */
-const SLACK_MS = 2000;
 
 /** The locks `lease`'s command left: taken on its host while it held the stack, by a process now gone. */
 export function ownLeftovers(locks: StackLock[], lease: LeaseWindow, now: number, alive: (pid: number) => boolean): StackLock[] {
@@ -76,25 +72,16 @@ export function stackLockStore(backend: Backend, project: string, stack: string)
   }
   if (isPostgresUrl(backend.url)) {
     const table = new URL(backend.url).searchParams.get("table") || "pulumi_state";
-    const withClient = async <T>(f: (c: Client) => Promise<T>): Promise<T> => {
-      const client = new Client({ connectionString: backend.url });
-      await client.connect();
-      try {
-        return await f(client);
-      } finally {
-        await client.end();
-      }
-    };
     return {
       list: () =>
-        withClient(async (c) => {
+        withClient(backend.url, async (c) => {
           const { rows } = await c.query(
             `select key, data from ${c.escapeIdentifier(table)} where ${prefixes.map((_, i) => `starts_with(key, $${i + 1})`).join(" or ")}`,
             prefixes,
           );
           return rows.map((r) => parsed(r.key, r.data)).filter((l): l is StackLock => !!l);
         }),
-      remove: (keys) => withClient(async (c) => void (await c.query(`delete from ${c.escapeIdentifier(table)} where key = any($1)`, [keys]))),
+      remove: (keys) => withClient(backend.url, async (c) => void (await c.query(`delete from ${c.escapeIdentifier(table)} where key = any($1)`, [keys]))),
     };
   }
   return undefined;

@@ -4,20 +4,27 @@
  */
 import { Client } from "pg";
 
-export async function withTable<T>(url: string, table: string, columns: string, f: (c: Client) => Promise<T>): Promise<T> {
+/** One connection for `f`, ended whatever `f` does. */
+export async function withClient<T>(url: string, f: (c: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
+    return await f(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function withTable<T>(url: string, table: string, columns: string, f: (c: Client) => Promise<T>): Promise<T> {
+  return withClient(url, async (client) => {
     try {
       await client.query(`create table if not exists ${table} (${columns})`);
     } catch (err) {
       // Two stacks (shards) creating it at the same moment: PostgreSQL's "if not exists" can still race.
       if (!["23505", "42P07"].includes((err as { code?: string }).code ?? "")) throw err;
     }
-    return await f(client);
-  } finally {
-    await client.end();
-  }
+    return f(client);
+  });
 }
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);

@@ -25,7 +25,7 @@ export const STACK_LEASE_MS = 60_000;
 /** Leases kept after they are over, to account for locks their commands left. */
 const KEPT = 16;
 /** The CLI's lock timestamps have one-second precision. */
-const SLACK_MS = 2000;
+export const SLACK_MS = 2000;
 
 export interface LeaseWindow {
   id: string;
