@@ -59,20 +59,15 @@ build() {
   else
     rm -f "$stamp"
     mkdir -p "$dir/bin"
-    log "build-clusters.sh: building $name $version (${outs[*]}; a cold build takes minutes)..."
-    local t
-    t=$(now)
-    (cd "$mod" && go list -mod=readonly -deps -tags "$tags" "${pkgs[@]}" >/dev/null)
-    local t_dl
-    t_dl=$(since "$t")
-    t=$(now)
+    build_begin "$name" "$cache_root/tools/.durations"
     if ((${#pkgs[@]} == 1)); then
-      (cd "$mod" && go build -mod=readonly -trimpath -tags "$tags" -ldflags "$ldflags" -o "$dir/bin/${outs[0]}" "${pkgs[0]}")
+      (cd "$mod" && go_quiet build -mod=readonly -trimpath -tags "$tags" -ldflags "$ldflags" -o "$dir/bin/${outs[0]}" "${pkgs[0]}")
     else
-      (cd "$mod" && go build -mod=readonly -trimpath -tags "$tags" -ldflags "$ldflags" -o "$dir/bin/" "${pkgs[@]}")
+      (cd "$mod" && go_quiet build -mod=readonly -trimpath -tags "$tags" -ldflags "$ldflags" -o "$dir/bin/" "${pkgs[@]}")
     fi
+    build_end "$name" "$cache_root/tools/.durations"
     printf '%s\n' "$hash" >"$stamp"
-    status[$name]="built: modules $t_dl, compile $(since "$t")"
+    status[$name]="built in $(<"$cache_root/tools/.durations/$name")"
   fi
   exec 9>&-
   for o in "${outs[@]}"; do ln -sfn "$dir/bin/$o" "$bin_dir/$o"; done
@@ -98,7 +93,7 @@ fi
 build etcd "$tools_dir/etcd" "$etcd_version" "-s -w" "" etcd -- go.etcd.io/etcd/server/v3
 build kwok "$tools_dir/kwok" "$kwok_version" "-s -w" "" kwok -- sigs.k8s.io/kwok/cmd/kwok
 
-log "pulumi-fleet local clusters ($(go env GOVERSION), total $(since "$t_start"))
+vlog "pulumi-fleet local clusters ($(go env GOVERSION), total $(since "$t_start"))
   bin dir     $bin_dir
   kubernetes  $k8s_version  [${status[kubernetes]}]
   etcd        $etcd_version  [${status[etcd]}]

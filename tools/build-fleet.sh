@@ -49,34 +49,31 @@ else
   rm -f "$dir/.stamp"
   src=$(pinned_module_dir "$module@$version" "$sum")
   apis=$(pinned_module_dir "$module/pkg/apis@$version" "$apis_sum")
-  log "build-fleet.sh: building Fleet $version (controller, agent, CLI; a cold build takes minutes)..."
+  build_begin "fleet-$version" "$cache_root/tools/.durations"
   rm -rf "$dir/src"
   cp -r "$src" "$dir/src"
   chmod -R u+w "$dir/src"
   rm -rf "$dir/src/pkg/apis"
   cp -r "$apis" "$dir/src/pkg/apis"
   chmod -R u+w "$dir/src/pkg/apis"
-  t=$(now)
-  (cd "$dir/src" && go list -mod=readonly -deps ./cmd/fleetcontroller ./cmd/fleetagent ./cmd/fleetcli >/dev/null)
-  t_dl=$(since "$t")
-  t=$(now)
   mkdir -p "$dir/bin"
-  (cd "$dir/src" && go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$dir/bin/" ./cmd/fleetcontroller ./cmd/fleetagent ./cmd/fleetcli)
+  (cd "$dir/src" && go_quiet build -mod=readonly -trimpath -ldflags "$ldflags" -o "$dir/bin/" ./cmd/fleetcontroller ./cmd/fleetagent ./cmd/fleetcli)
   mv "$dir/bin/fleetcli" "$dir/bin/fleet"
   # Helm's CLI at the version Fleet's go.mod selects; -mod=mod adds the CLI's few extra
   # dependencies to this copy's go.sum (checked against the checksum database as usual).
   helm_version=$(cd "$dir/src" && go list -mod=readonly -m -f '{{.Version}}' helm.sh/helm/v4)
-  (cd "$dir/src" && go build -mod=mod -trimpath -ldflags "-w -s -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$dir/bin/helm" helm.sh/helm/v4/cmd/helm)
+  (cd "$dir/src" && go_quiet build -mod=mod -trimpath -ldflags "-w -s -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$dir/bin/helm" helm.sh/helm/v4/cmd/helm)
   # Keep only what the benchmark reads: the CRDs.
   mkdir -p "$dir/share"
   cp "$dir/src/charts/fleet-crd/templates/crds.yaml" "$dir/share/crds.yaml"
   rm -rf "$dir/src"
   printf '%s\n' "$hash" >"$dir/.stamp"
-  status="built: modules $t_dl, compile $(since "$t")"
+  build_end "fleet-$version" "$cache_root/tools/.durations"
+  status="built in $(<"$cache_root/tools/.durations/fleet-$version")"
 fi
 exec 9>&-
 
-log "Fleet $version ($(go env GOVERSION), total $(since "$t_start"))
+vlog "Fleet $version ($(go env GOVERSION), total $(since "$t_start"))
   bin dir  $dir/bin  [$status]"
 if ((want_path)); then printf '%s\n' "$dir/bin"; fi
 exit 0

@@ -2,7 +2,8 @@
 # Build pulumi-resource-pulumi-fleet (tools/fleet-provider: the provider of the BundleDeployment
 # resource, one per bundle and cluster, applying with fluxcd/pkg/ssa; modules pinned in its go.mod)
 # into a per-user cache outside the repository, or reuse a finished build. The cache directory is named
-# after a hash of the sources, go.mod, go.sum and the Go version, so an edit builds anew and an
+# after a hash of the sources, go.mod, go.sum, tools/go.work (the module graph it shares with
+# fleet-render) and the Go version, so an edit builds anew and an
 # interrupted build is never used. tools/build-pulumi.sh installs it in the engine's PULUMI_HOME.
 #
 # The plugin's version is 0.1.0-h<that hash>: tools/build-pulumi.sh installs it under that version, and
@@ -35,8 +36,9 @@ cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 # shellcheck source=tools/lib.sh
 source "$tools_dir/lib.sh"
 go_build_env
+go_workspace_env
 
-mapfile -t sources < <(cd "$src" && ls go.mod go.sum *.go | grep -v '_test\.go$' | LC_ALL=C sort)
+mapfile -t sources < <(cd "$src" && ls go.mod go.sum "${workspace_files[@]}" *.go | grep -v '_test\.go$' | LC_ALL=C sort)
 hash=$(cd "$src" && hash_of "-trimpath" "${sources[@]}")
 build_dir=$cache_root/tools/fleet-provider-$hash
 bin=$build_dir/pulumi-resource-pulumi-fleet

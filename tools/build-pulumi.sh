@@ -131,10 +131,10 @@ else
   build_begin pulumi "$cache_root/tools/.durations"
   t=$(now)
   # Fetch just the modules the build needs (verified against go.sum), timed apart.
-  (cd "$cli_mod" && go list -mod=readonly -deps -tags "$cli_tags" "${cli_tools[@]}" >/dev/null)
+  (cd "$cli_mod" && go_quiet list -mod=readonly -deps -tags "$cli_tags" "${cli_tools[@]}" >/dev/null)
   t_dl=$(since "$t")
   t=$(now)
-  (cd "$cli_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$cli_ldflags" -o "$bin_dir/" "${cli_tools[@]}")
+  (cd "$cli_mod" && go_quiet build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$cli_ldflags" -o "$bin_dir/" "${cli_tools[@]}")
   printf '%s\n' "$cli_hash" >"$cli_stamp"
   cli_status="built: modules $t_dl, compile $(since "$t")"
   build_end pulumi "$cache_root/tools/.durations"
@@ -155,7 +155,7 @@ else
   rm -f "$lh_stamp"
   build_begin pulumi-language-nodejs "$cache_root/tools/.durations"
   t=$(now)
-  (cd "$lh_mod" && go build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$lh_ldflags" -o "$bin_dir/" "${lh_tools[@]}")
+  (cd "$lh_mod" && go_quiet build "${gomod_flags[@]}" -tags "$cli_tags" -ldflags "$lh_ldflags" -o "$bin_dir/" "${lh_tools[@]}")
   printf '%s\n' "$lh_hash" >"$lh_stamp"
   lh_status="built in $(since "$t")"
   build_end pulumi-language-nodejs "$cache_root/tools/.durations"
@@ -183,8 +183,8 @@ else
   cp "$k8s_mod/go.mod" "$k8s_mod/go.sum" "$k8s_mod/main.go" "$src/"
   # Upstream generates these two go:embed files (cmd/pulumi-resource-kubernetes/generate.go)
   # and does not commit them, so they are missing from the module zip.
-  (cd "$src" && go mod download "$k8s_module")
-  upstream_cmd=$(cd "$src" && go list -mod=readonly -m -f '{{.Dir}}' "$k8s_module")/cmd/pulumi-resource-kubernetes
+  (cd "$src" && go_quiet mod download "$k8s_module")
+  upstream_cmd=$(cd "$src" && go_quiet list -mod=readonly -m -f '{{.Dir}}' "$k8s_module")/cmd/pulumi-resource-kubernetes
   node -e '
     const fs = require("fs");
     const [schemaIn, tfIn, dir, version] = process.argv.slice(1);
@@ -193,10 +193,10 @@ else
     fs.writeFileSync(dir + "/schema-embed.json", JSON.stringify(schema));
     fs.writeFileSync(dir + "/terraform-mapping-embed.json", JSON.stringify(JSON.parse(fs.readFileSync(tfIn, "utf8"))));
   ' "$upstream_cmd/schema.json" "$upstream_cmd/terraform-mapping.json" "$src" "$k8s_reported"
-  (cd "$src" && go list -mod=readonly -deps . >/dev/null)
+  (cd "$src" && go_quiet list -mod=readonly -deps . >/dev/null)
   t_dl=$(since "$t")
   t=$(now)
-  (cd "$src" && go build "${gomod_flags[@]}" -ldflags "$k8s_ldflags" -o "$k8s_bin" .)
+  (cd "$src" && go_quiet build "${gomod_flags[@]}" -ldflags "$k8s_ldflags" -o "$k8s_bin" .)
   # Install under the exact directory name the engine looks up.
   mkdir -p "$plugin_dir"
   ln -f "$k8s_bin" "$plugin_dir/.pulumi-resource-kubernetes.tmp" 2>/dev/null ||

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go
 # libraries, pinned in its go.mod) into a per-user cache outside the repository, or reuse a finished
-# build. The cache directory is named after a hash of the sources, go.mod, go.sum and the Go version,
+# build. The cache directory is named after a hash of the sources, go.mod, go.sum, tools/go.work (the
+# module graph it shares with fleet-provider) and the Go version,
 # so an edit or a version bump builds anew and an interrupted build is never used.
 #
 # Usage:
@@ -32,10 +33,11 @@ cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 # shellcheck source=tools/lib.sh
 source "$tools_dir/lib.sh"
 go_build_env
+go_workspace_env
 
 pkg=.
 [[ $tool == chart-repo ]] && pkg=./chart-repo
-mapfile -t sources < <(cd "$src" && ls go.mod go.sum "$pkg"/*.go | sort)
+mapfile -t sources < <(cd "$src" && ls go.mod go.sum "${workspace_files[@]}" "$pkg"/*.go | sort)
 hash=$(cd "$src" && hash_of "-trimpath" "${sources[@]}")
 build_dir=$cache_root/tools/$tool-$hash
 bin=$build_dir/$tool
@@ -44,10 +46,10 @@ lock_dir "$build_dir"
 if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then
   vlog "build-render: reusing $bin"
 else
-  log "build-render: building $tool from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
-  start=$(now)
-  (cd "$src" && go build -trimpath -o "$bin.tmp" "$pkg") || die "go build of $tool (tools/fleet-render) failed"
+  build_begin "$tool" "$cache_root/tools/.durations"
+  vlog "build-render: building $tool from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
+  (cd "$src" && go_quiet build -mod=readonly -trimpath -o "$bin.tmp" "$pkg") || die "go build of $tool (tools/fleet-render) failed"
   mv -f "$bin.tmp" "$bin"
-  log "build-render: built in $(since "$start")"
+  build_end "$tool" "$cache_root/tools/.durations"
 fi
 if ((want_path)); then printf '%s\n' "$bin"; fi

@@ -26,10 +26,24 @@ mod_meta() { sed -n "s|^//[[:space:]]*$1:[[:space:]]*\([0-9][^[:space:]]*\).*|\1
 # Hash of a string plus the contents (not the paths) of files: the stamp value.
 hash_of() { { go version; printf '%s\n' "$1"; cat "${@:2}"; } | sha256sum | cut -c1-16; }
 
-# Go settings every tool build uses: the installed toolchain only, no workspace, static binaries.
+# Go settings every tool build uses: the installed toolchain only, no workspace (but go_workspace_env),
+# static binaries.
 go_build_env() {
   command -v go >/dev/null || die "go not found on PATH"
   export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
+}
+
+# fleet-render and fleet-provider build in one module graph (tools/go.work, written by
+# scripts/go-workspace.js), so the packages both import compile once into the shared Go build cache.
+go_workspace_env() { export GOWORK=$tools_dir/go.work; }
+# The workspace files, for a build's stamp (paths relative to a tool's directory).
+workspace_files=(../go.work ../go.work.sum)
+
+# go_quiet <go arguments...>: go without its "go: downloading" lines (a cold module cache prints hundreds);
+# --verbose keeps them. Errors pass through.
+go_quiet() {
+  if verbose; then go "$@"; return; fi
+  go "$@" 2> >(grep -v '^go: downloading ' >&2)
 }
 
 # Serialise builds of one directory (parallel test workers, several shells): lock fd 9 on <dir>/.lock.
@@ -80,7 +94,7 @@ build_once() {
   durations=$(dirname "$(dirname "$bin")")/.durations
   build_begin "$(basename "$bin")" "$durations"
   vlog "$label: building into $(dirname "$bin")"
-  (cd "$src" && go build "$@" -o "$bin.tmp" .) || die "go build of $label ($src) failed"
+  (cd "$src" && go_quiet build "$@" -o "$bin.tmp" .) || die "go build of $label ($src) failed"
   mv -f "$bin.tmp" "$bin"
   build_end "$(basename "$bin")" "$durations"
 }
