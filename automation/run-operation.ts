@@ -190,8 +190,14 @@ export async function runOperation(req: OperationRequest, running: FailureContex
         const r = await track(ops.status(options));
         warn();
         page(f.html, () => renderStatusPage(r));
-        give({ ok: true, status: r });
+        const unread = new Map(r.clusters.flatMap((c) => (c.unreachableReason !== undefined ? [[c.cluster, c.unreachableReason] as const] : [])));
+        const error = unread.size
+          ? `status of stack ${stack} could not read ${unreachableText(unread)}: its pairs are shown NotReady, not observed now`
+          : undefined;
+        give({ ok: !error, ...(error ? { error } : {}), status: r });
         process.stdout.write(f.json ? JSON.stringify(r, null, 2) + "\n" : "\n" + formatStatusTable(r));
+        // As a preview: what could be read is shown, and a cluster that could not be does not pass (exit-codes.ts).
+        if (error) throw new ClustersUnreachableError(error, unread);
         break;
       }
     }

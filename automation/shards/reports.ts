@@ -7,10 +7,26 @@ import { deploymentKey } from "../../core/desired/keys";
 import { compare, DeployEvent } from "../reports/deploy-events";
 import { RollUp, STATE_RANK, StatusReport } from "../reports/status";
 import { ShardRun } from "./runner";
+import { ClustersUnreachableError, EXIT } from "../reports/exit-codes";
 import { markdownCode, markdownText } from "../reports/escape/markdown";
 
 export function failedShards(runs: ShardRun[]): ShardRun[] {
   return runs.filter((r) => r.exitCode !== 0 || !r.result?.ok);
+}
+
+/**
+ * The environment's error, from its failed shards: none, or the exit code 3 of "a cluster could not be
+ * read" when that was every failed shard's only trouble (automation/reports/exit-codes.ts), else a failure.
+ */
+export function shardsError(op: string, environment: string, failed: ShardRun[]): Error | undefined {
+  if (!failed.length) return undefined;
+  const names = failed.map((r) => r.shard).join(", ");
+  if (failed.every((r) => r.exitCode === EXIT.clustersUnreachable))
+    return new ClustersUnreachableError(
+      `${op} of environment ${environment}: shard(s) ${names} could not read a cluster; every other cluster was done`,
+      new Map(),
+    );
+  return new Error(`${op} failed on shard(s) ${names}; the other shards ran to the end`);
 }
 
 function whyFailed(r: ShardRun): string {

@@ -132,7 +132,7 @@ describe("output a person reads: a no-op up, a preview with a cluster down (live
     expect(outputs.out).to.contain('"deploymentStates"');
   });
 
-  it("a preview that cannot read a cluster says so, in its output and its summary, and exits with its own code", () => {
+  it("a preview, an up and a status that cannot read a cluster say so, in their output and the summary, and exit with their own code", () => {
     define(true);
     const summary = path.join(work, "summary.md");
     const r = fleet(["preview", "--stack", "contact", "--summary-md", summary]);
@@ -148,6 +148,12 @@ describe("output a person reads: a no-op up, a preview with a cluster down (live
     const up = fleet(["up", "--stack", "contact"]);
     expect(up.code, up.all.slice(-3000)).to.equal(EXIT.clustersUnreachable);
     expect(up.err).to.contain("cluster down-1 is unreachable");
+    // status: what it could read, the cluster it could not, and the same code.
+    const status = fleet(["status", "--stack", "contact"]);
+    expect(status.code, status.all.slice(-3000)).to.equal(EXIT.clustersUnreachable);
+    expect(status.err).to.match(
+      /^error: status of stack contact could not read cluster down-1 \(.*ECONNREFUSED.*\): its pairs are shown NotReady, not observed now$/m,
+    );
   });
 
   it("a workload not ready says why in its own words beside kstatus's: the pod the scheduler could not place", () => {

@@ -11,7 +11,8 @@ import { parseStackConfig } from "../../core/config/stack";
 import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/pipeline";
 import { clusterUrns, planShards, providerUrns } from "../../automation/shards/moves";
-import { mergeEvents, mergeStatus, mergeSummaries } from "../../automation/shards/reports";
+import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
+import { exitCodeOf } from "../../automation/reports/exit-codes";
 import { operatorStackObjects } from "../../automation/shards/operator-stacks";
 import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../core/desired/previous";
 import { tempDir } from "../support/git-fixtures";
@@ -227,6 +228,16 @@ describe("shards: merged reports", () => {
     expect(md).to.contain("| eu | prod.eu | ok | 2 delete |");
     expect(md).to.contain("| us | prod.us | **failed**: cluster us-1 \\| unreachable | none |");
     expect(md).to.contain("### pulumi-fleet preview of stack `prod.eu`\n\n#### Prunes");
+  });
+
+  it("the environment's exit code: 3 when every failed shard only could not read a cluster, 1 when any failed otherwise", () => {
+    expect(shardsError("up", "prod", [])).to.equal(undefined);
+    const unread = shardsError("preview", "prod", [run("eu", { exitCode: 3 }), run("us", { exitCode: 3 })]);
+    expect(exitCodeOf(unread)).to.equal(3);
+    expect(unread!.message).to.equal("preview of environment prod: shard(s) eu, us could not read a cluster; every other cluster was done");
+    const mixed = shardsError("up", "prod", [run("eu", { exitCode: 3 }), run("us", { exitCode: 1 })]);
+    expect(exitCodeOf(mixed)).to.equal(1);
+    expect(mixed!.message).to.equal("up failed on shard(s) eu, us; the other shards ran to the end");
   });
 
   it("deploy events of every shard once, each with its shard", () => {
