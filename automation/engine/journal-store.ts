@@ -4,7 +4,7 @@
  *  - file backend: one file per entry in <state dir>/.pulumi-fleet-journal/<project>/<stack>/;
  *  - PostgreSQL backend: one row per entry in table pulumi_fleet_journal of the same database (node-postgres).
  * Other backends (s3, gs, azblob, Pulumi Cloud) have no journal here: their updates keep the engine's
- * checkpoint after every step (operations.ts), which needs none.
+ * checkpoint after every step (automation/operation/plan.ts), which needs none.
  * Only the program reads and writes it, while the engine holds the stack's lock.
  */
 import * as fs from "node:fs";

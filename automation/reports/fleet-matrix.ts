@@ -192,7 +192,7 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
   };
 }
 
-/** What a preview page needs: the report and its prunes (a PreviewResult of operations.ts is one). */
+/** What a preview page needs: the report and its prunes (a PreviewResult of automation/operation/preview.ts is one). */
 export type PreviewInput = PreviewReport & { prunes: Prune[]; takenAt?: string };
 
 /** A preview as a matrix: what the update would do to every (cluster, bundle) pair, prunes with their reason. */

@@ -270,7 +270,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
   if (f.child("correctDrift").present) {
     const c = f.child("correctDrift").object(keysOf(fieldsAt(OPTION_FIELDS, "correctDrift")));
     o.correctDrift = { enabled: c.child("enabled").bool(), force: c.child("force").bool(), keepFailHistory: c.child("keepFailHistory").bool() };
-    // enabled is honoured by the operations' up (automation/operations.ts correctDrift); force and keepFailHistory are not.
+    // enabled is honoured by the operations' up (automation/operation/up.ts correctDrift); force and keepFailHistory are not.
     if (o.correctDrift.force) note(c.child("force"), NOT_HONOURED.correctDrift);
     if (o.correctDrift.keepFailHistory) note(c.child("keepFailHistory"), NOT_HONOURED.correctDrift);
   }

@@ -14,7 +14,7 @@ export interface DesiredOptions {
   onPlanned?: (state: FleetState) => void;
   /** Called with the desired state once it is computed whole: the operations read its final plan, failures and rollouts. */
   onDesired?: (state: DesiredState) => void;
-  /** Set by automation/operations.ts, whose `up` refreshes correctDrift bundles first; a plain `pulumi up` warns instead. */
+  /** Set by automation/operation/session.ts, whose `up` refreshes correctDrift bundles first; a plain `pulumi up` warns instead. */
   correctsDrift?: boolean;
   /** Clusters the operation leaves out (unreachable, excluded from the engine): their objects' owners are not read. */
   leftOut?: () => ReadonlySet<string>;

@@ -1,0 +1,67 @@
+/**
+ * What an operation will do, decided from what it read (pure; session.ts gathers the facts and acts):
+ * whether the engine writes the state once at the end and the program keeps the crash journal for it,
+ * which resources the engine leaves alone (those of clusters that did not answer), and which of an
+ * earlier version's resources this operation moves.
+ */
+import { clusterOfUrn } from "../engine/steps";
+
+/** The engine command an operation runs: preview and status only read. */
+export type EngineCommand = "up" | "destroy" | "refresh" | "read";
+
+export interface WritePlan {
+  /** PULUMI_SKIP_CHECKPOINTS: the state written once at the end. */
+  skipCheckpoints: boolean;
+  /** The program records what it creates in the crash journal first (core/journal.ts). */
+  journal: boolean;
+  /** Said before the update runs: an update written once at the end with nothing to recover its creations from. */
+  warning?: string;
+}
+
+/**
+ * The state written only at the end: the caller's choice, else yes for destroy and refresh (they create
+ * nothing a crash could orphan) and for up where the backend keeps a crash journal.
+ */
+export function planWrites(op: EngineCommand, stack: string, callersChoice: boolean | undefined, backendKeepsJournal: boolean): WritePlan {
+  if (op === "read") return { skipCheckpoints: false, journal: false }; // preview and status write no state
+  const skipCheckpoints = callersChoice ?? (op !== "up" || backendKeepsJournal);
+  const unguarded = op === "up" && skipCheckpoints && !backendKeepsJournal;
+  return {
+    skipCheckpoints,
+    journal: op === "up" && skipCheckpoints && backendKeepsJournal,
+    ...(unguarded
+      ? {
+          warning:
+            `warning: stack ${stack}: the state is written only at the end and this backend keeps no crash journal: ` +
+            'if this update is killed, objects it created may be left on the clusters owned by nothing (docs/state-and-recovery.md, "Crash journal")',
+        }
+      : {}),
+  };
+}
+
+export interface ScopeFacts {
+  /** The URNs of the stack's resources. */
+  urns: string[];
+  /** An earlier version's per-object resources in the state (deployed-objects.ts). */
+  legacy: string[];
+  /** Clusters that did not answer (cluster -> why). */
+  unreachable: ReadonlyMap<string, string>;
+  /** The stack's clusters; needed only when there is something legacy to move. */
+  configured?: ReadonlySet<string>;
+}
+
+export interface Scope {
+  /** The engine's exclude list: the resources of the clusters that did not answer. */
+  excluded: string[];
+  /**
+   * An earlier version's resources on clusters still configured, moved into their BundleDeployments
+   * (deployed-objects.ts markRetained); on a cluster no longer configured they go with their old provider.
+   */
+  moving: Set<string>;
+}
+
+export function planScope(f: ScopeFacts): Scope {
+  const excluded = f.unreachable.size ? f.urns.filter((urn) => f.unreachable.has(clusterOfUrn(urn) ?? "")) : [];
+  const moving = new Set(f.legacy.filter((urn) => f.configured?.has(clusterOfUrn(urn) ?? "")));
+  return { excluded, moving };
+}

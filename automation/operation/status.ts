@@ -1,0 +1,52 @@
+/** status: Fleet's status of every planned bundle deployment, read from the clusters without changing anything. */
+import { withoutStackTraces } from "../engine/stack-traces";
+import { resolveBackend } from "../engine/backend";
+import { computeStatus, StatusReport } from "../reports/status";
+import { nonReadyByDeployment } from "../engine/live-readiness";
+import { reportFacts } from "../../core/desired/report-facts";
+import { groupSteps } from "../engine/steps";
+import { stopSignal, throwIfStopped } from "../../core/stop-signal";
+import { notifyAfterStatus } from "../notify/notify";
+import { RunFacts, withMetrics } from "../metrics/report";
+import { pairsOfStatus } from "../metrics/pairs";
+import { OperationOptions } from "./results";
+import { open, warnerOf, watched } from "./session";
+import { failedUps, readFailure } from "./failure";
+import { statesOutput } from "./outputs";
+
+/**
+ * Fleet's status of every planned bundle deployment: a refresh-preview reads the clusters (readiness,
+ * drift) without changing anything; the last failed update (if any) marks its deployments ErrApplied.
+ * In render mode there is no cluster to read: the states come from the records and the plan alone.
+ */
+export async function status(options: OperationOptions): Promise<StatusReport> {
+  return withMetrics("status", options, (m) => statusOnce(options, m));
+}
+
+async function statusOnce(options: OperationOptions, m: RunFacts): Promise<StatusReport> {
+  const s = watched(m, await open(options, "read", true));
+  throwIfStopped();
+  await withoutStackTraces(() =>
+    s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }),
+  ).catch((err) => {
+    throw readFailure("status", options, s, err);
+  });
+  const state = s.planned();
+  if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
+  const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);
+  const groups = groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving);
+  const report = computeStatus(options.stack, state, s.before, reportFacts(state, s.before), groups, failed, s.unreachable, {
+    agents: s.agentsBefore,
+    probed: !s.renderMode,
+    takenAt: new Date().toISOString(),
+    nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
+  });
+  await notifyAfterStatus(
+    { stack: options.stack, config: state.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
+    report.deployments,
+    s.before,
+    statesOutput(s.state.outputs),
+  );
+  m.pairs = pairsOfStatus(report.deployments, s.before);
+  return report;
+}

@@ -1,0 +1,26 @@
+/** The operations' pure decisions (automation/operation/plan.ts): how the state is written, and the engine's scope. */
+import { expect } from "chai";
+import { planScope, planWrites } from "../../automation/operation/plan";
+
+describe("an operation's plan: state writes and the engine's scope", () => {
+  it("writes once at the end where a crash journal is kept (up), always for destroy and refresh, never for a read; the caller decides first", () => {
+    expect(planWrites("up", "s", undefined, true)).to.deep.equal({ skipCheckpoints: true, journal: true });
+    expect(planWrites("up", "s", undefined, false)).to.deep.equal({ skipCheckpoints: false, journal: false });
+    expect(planWrites("destroy", "s", undefined, false)).to.deep.equal({ skipCheckpoints: true, journal: false });
+    expect(planWrites("refresh", "s", undefined, true)).to.deep.equal({ skipCheckpoints: true, journal: false });
+    expect(planWrites("read", "s", true, true)).to.deep.equal({ skipCheckpoints: false, journal: false });
+    expect(planWrites("up", "s", false, true)).to.deep.equal({ skipCheckpoints: false, journal: false });
+    const unguarded = planWrites("up", "prod", true, false);
+    expect(unguarded).to.include({ skipCheckpoints: true, journal: false });
+    expect(unguarded.warning).to.match(/^warning: stack prod: the state is written only at the end and this backend keeps no crash journal/);
+  });
+
+  it("excludes the resources of clusters that did not answer, and moves an earlier version's resources only on clusters still configured", () => {
+    const urn = (cluster: string, name: string) => `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:BundleDeployment::${cluster}/apps/${name}`;
+    const urns = [urn("c1", "a"), urn("c2", "a"), urn("c3", "a")];
+    const scope = planScope({ urns, legacy: [urns[0], urns[2]], unreachable: new Map([["c2", "timeout"]]), configured: new Set(["c1", "c2"]) });
+    expect(scope.excluded).to.deep.equal([urns[1]]);
+    expect([...scope.moving]).to.deep.equal([urns[0]]);
+    expect(planScope({ urns, legacy: [], unreachable: new Map() })).to.deep.equal({ excluded: [], moving: new Set() });
+  });
+});
