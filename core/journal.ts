@@ -132,9 +132,7 @@ export interface JournalWriter {
  */
 export async function settleEarlier(
   earlier: { key: string; entry: JournalEntry }[],
-  journal: JournalWriter,
-  writer: string,
-  warn: (message: string) => void,
+  { journal, writer, warn }: { journal: JournalWriter; writer: string; warn: (message: string) => void },
   where: { inState: ReadonlySet<string>; planned: ReadonlySet<string>; readable: (cluster: string) => boolean; clusters: ClusterConfig[] },
   run: (jobs: OwnersJob[]) => Promise<Record<string, OwnersResult>>,
 ): Promise<void> {

@@ -24,9 +24,7 @@ async function sweepAfterDestroy(s: Session, options: OperationOptions): Promise
   // The state is empty after a destroy: everything recorded on a reachable cluster is a candidate.
   await settleEarlier(
     entries,
-    s.store,
-    writerId(),
-    (m) => warn(`warning: stack ${options.stack}: ${m}`),
+    { journal: s.store, writer: writerId(), warn: (m) => warn(`warning: stack ${options.stack}: ${m}`) },
     {
       inState: new Set(),
       planned: new Set(),

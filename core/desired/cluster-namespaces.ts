@@ -17,12 +17,11 @@ export function clusterNamespaces(
   cluster: string,
   entries: PlanEntry[],
   rendered: Map<PlanEntry, RenderedDeployment>,
-  agentNamespace: string,
-  agentDeployed: boolean,
+  agent: { namespace: string; deployed: boolean },
   onConflict: (entry: PlanEntry, err: FleetError) => void,
 ): DesiredNamespace[] {
   return namespacesForCluster(cluster, entries, (e) => rendered.get(e)!.objects, onConflict)
-    .filter((ns) => !agentDeployed || ns.name !== agentNamespace)
+    .filter((ns) => !agent.deployed || ns.name !== agent.namespace)
     .map((ns) => ({
       name: clusterNamespaceName(cluster, ns.name),
       metadata: {
@@ -31,6 +30,6 @@ export function clusterNamespaces(
         ...(Object.keys(ns.annotations).length ? { annotations: ns.annotations } : {}),
       },
       retainOnDelete: !!namespaceRetain(ns.deleteWithBundles),
-      ...(ns.name === agentNamespace ? { wasAgentNamespace: true as const } : {}),
+      ...(ns.name === agent.namespace ? { wasAgentNamespace: true as const } : {}),
     }));
 }

@@ -29,8 +29,7 @@ export async function gatherOwners(
   clusters: ClusterConfig[],
   facts: Facts,
   known: KnownClusters,
-  skip?: ReadonlySet<string>,
-  bounds: ClusterReadBounds = clusterReadBounds(),
+  { skip, bounds = clusterReadBounds() }: { skip?: ReadonlySet<string>; bounds?: ClusterReadBounds } = {},
 ): Promise<void> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   const groups = new Map<string, { cluster: string; objects: K8sObject[] }>();

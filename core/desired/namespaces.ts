@@ -44,8 +44,8 @@ export function namespacesForCluster(
     spec.deleteWithBundles &&= !!entry.options.deleteNamespace;
     if (own) {
       // namespaceLabels/namespaceAnnotations describe the bundle's own namespace.
-      merge(spec.labels, entry.options.namespaceLabels ?? {}, "namespaceLabels", spec, entry, cluster);
-      merge(spec.annotations, entry.options.namespaceAnnotations ?? {}, "namespaceAnnotations", spec, entry, cluster);
+      merge(spec.labels, entry.options.namespaceLabels ?? {}, "namespaceLabels", { spec, entry, cluster });
+      merge(spec.annotations, entry.options.namespaceAnnotations ?? {}, "namespaceAnnotations", { spec, entry, cluster });
     }
     if (!spec.bundles.includes(entry.bundle)) spec.bundles.push(entry.bundle);
   };
@@ -68,15 +68,21 @@ export function namespacesForCluster(
 /** The error merging this entry's namespaceLabels/namespaceAnnotations into its namespace would raise, if any. */
 function conflictOf(spec: NamespaceSpec, entry: PlanEntry, cluster: string): FleetError | undefined {
   try {
-    merge({ ...spec.labels }, entry.options.namespaceLabels ?? {}, "namespaceLabels", spec, entry, cluster);
-    merge({ ...spec.annotations }, entry.options.namespaceAnnotations ?? {}, "namespaceAnnotations", spec, entry, cluster);
+    merge({ ...spec.labels }, entry.options.namespaceLabels ?? {}, "namespaceLabels", { spec, entry, cluster });
+    merge({ ...spec.annotations }, entry.options.namespaceAnnotations ?? {}, "namespaceAnnotations", { spec, entry, cluster });
     return undefined;
   } catch (err) {
     return err as FleetError;
   }
 }
 
-function merge(into: Record<string, string>, from: Record<string, string>, field: string, spec: NamespaceSpec, entry: PlanEntry, cluster: string): void {
+function merge(
+  into: Record<string, string>,
+  from: Record<string, string>,
+  field: string,
+  at: { spec: NamespaceSpec; entry: PlanEntry; cluster: string },
+): void {
+  const { spec, entry, cluster } = at;
   for (const [k, v] of Object.entries(from)) {
     if (k in into && into[k] !== v) {
       throw new FleetError(

@@ -53,6 +53,22 @@ const LOOKUP_ROUNDS = 4;
 /** Distinct lookups one deployment's templates may make: content must not make the runner read a cluster without bound. */
 const MAX_LOOKUPS = 100;
 
+/** What the whole run gives every render: the plan, the facts, who owned which namespace, the clusters left out. */
+export interface RenderRun {
+  fleet: FleetState;
+  facts: Facts;
+  namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>;
+  leftOut?: ReadonlySet<string>;
+}
+
+/** What the steps before gathered for it: the clusters' facts, the identities that deploy, valuesFrom, last Helm revisions. */
+export interface RenderReads {
+  known: KnownClusters;
+  users: AccountUsers;
+  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>;
+  lastRevisions: ReadonlyMap<PlanEntry, number>;
+}
+
 /**
  * Renders, and answers Helm's `lookup` as Fleet's agent does: from the deployment's cluster, read with
  * the identity that deploys it (its serviceAccount's impersonating kubeconfig, else the cluster's). A
@@ -63,15 +79,11 @@ const MAX_LOOKUPS = 100;
  */
 export async function renderWithLookups(
   entries: PlanEntry[],
-  fleet: FleetState,
-  known: KnownClusters,
-  users: AccountUsers,
-  facts: Facts,
-  lastRevisions: ReadonlyMap<PlanEntry, number>,
-  namespacesBefore: ReadonlyMap<string, ReadonlySet<string>>,
-  valuesFrom: ReadonlyMap<PlanEntry, ResolvedValuesFrom>,
-  leftOut?: ReadonlySet<string>,
+  run: RenderRun,
+  read: RenderReads,
 ): Promise<{ rendered: Map<PlanEntry, RenderedDeployment>; verdicts: Verdicts }> {
+  const { fleet, facts, namespacesBefore, leftOut } = run;
+  const { known, users, valuesFrom, lastRevisions } = read;
   await gatherCapabilities(fleet.config, entries, facts, known, leftOut);
   // Render mode and clusters left out get no lookups, as in `helm template`.
   const noLookups = fleet.config.renderDir ? new Set(fleet.config.clusters.map((c) => c.name)) : leftOut;

@@ -28,9 +28,7 @@ export async function sweepAndRecord(facts: Pick<Facts, "journal" | "objects">, 
     const configured = new Set(state.fleet.config.clusters.map((c) => c.name));
     await settleEarlier(
       earlier,
-      journal,
-      journal.writer,
-      journal.warn,
+      { journal, writer: journal.writer, warn: journal.warn },
       {
         inState: await journal.stateIdentities(),
         planned,

@@ -111,7 +111,7 @@ export function importFleetExport(text: string, source: string, options: { works
   // What is written must be a valid stack: checked as `npm run plan` will read it, before anything is written.
   resolveClusterAgents(parseStackConfig(config, source, "/"));
   const counts = { clusters: clusters.length, clusterGroups: clusterGroups.length, gitRepos: gitRepos.length };
-  return { text: render(config, comments, headerNotes, source, workspace, counts), notes, workspace, counts, refused };
+  return { text: render(config, comments, { headerNotes, source, workspace, counts }), notes, workspace, counts, refused };
 }
 
 function readObjects(text: string, source: string): { fleet: Fleet[]; other: string[] } {
@@ -308,10 +308,7 @@ function mapGitRepo(o: Fleet, note: Note, remark: Note, source: string, reach: G
 function render(
   config: Obj,
   comments: Map<string, string[]>,
-  headerNotes: string[],
-  source: string,
-  workspace: string,
-  counts: ImportResult["counts"],
+  { headerNotes, source, workspace, counts }: { headerNotes: string[]; source: string; workspace: string; counts: ImportResult["counts"] },
 ): string {
   const doc = new YAML.Document({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`${CONFIG_NAMESPACE}:${k}`, v])) });
   doc.commentBefore = [

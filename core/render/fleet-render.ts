@@ -143,16 +143,18 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
       const global = (k: JobKey) => (k.startsWith("values ") ? `values ${valuesAt[indexOf(k)[1]]}` : k);
       return { ...o, running: o.running.map(global), stopped: new Map([...o.stopped].map(([k, why]) => [global(k), why])) };
     },
-    ({ response, valuesAt }) => {
-      for (const [i, r] of Object.entries(response.yaml)) out.yaml[yamlKeys[Number(i)]] = r;
-      for (const [i, r] of Object.entries(response.renders)) out.renders[renders[Number(i)].id] = r;
-      valuesAt.forEach((i, pos) => (valueResults[i] = response.values[response.valueOf[pos]]));
-    },
-    (key, reason) => {
-      const [kind, i] = indexOf(key);
-      if (kind === "yaml") out.yaml[yamlKeys[i]] = { error: reason };
-      else if (kind === "values") valueResults[i] = { changed: false, error: reason };
-      else out.renders[renders[i].id] = { objects: null, crds: null, hooks: null, style: "yaml", error: reason };
+    {
+      done: ({ response, valuesAt }) => {
+        for (const [i, r] of Object.entries(response.yaml)) out.yaml[yamlKeys[Number(i)]] = r;
+        for (const [i, r] of Object.entries(response.renders)) out.renders[renders[Number(i)].id] = r;
+        valuesAt.forEach((i, pos) => (valueResults[i] = response.values[response.valueOf[pos]]));
+      },
+      failed: (key, reason) => {
+        const [kind, i] = indexOf(key);
+        if (kind === "yaml") out.yaml[yamlKeys[i]] = { error: reason };
+        else if (kind === "values") valueResults[i] = { changed: false, error: reason };
+        else out.renders[renders[i].id] = { objects: null, crds: null, hooks: null, style: "yaml", error: reason };
+      },
     },
     limits,
     groups,

@@ -133,6 +133,12 @@ export function readMarkers(stderr: string): Omit<Extract<GroupOutcome<unknown>,
   return { memory, running: [...running], stopped, spentMs, stderr: other.slice(0, 20).join("\n").slice(0, 4000) };
 }
 
+/** Where a job's outcome goes: its response, or why it failed. */
+export interface JobSink<R> {
+  done: (response: R) => void;
+  failed: (job: JobKey, reason: string) => void;
+}
+
 /** Each job's GitRepo, by index into the time each has left (seconds); undefined: no GitRepo limit. */
 export interface JobGroups {
   of: (job: JobKey) => number | undefined;
@@ -170,8 +176,7 @@ export function afterEarlyEnd(group: JobKey[], o: Extract<GroupOutcome<unknown>,
 export async function runIsolating<R>(
   jobs: JobKey[],
   run: (group: JobKey[], secondsLeft: number[]) => Promise<GroupOutcome<R>>,
-  done: (response: R) => void,
-  failed: (job: JobKey, reason: string) => void,
+  { done, failed }: JobSink<R>,
   limits: SandboxLimits,
   secondsLeft: number[] = [],
 ): Promise<void> {
@@ -210,13 +215,12 @@ export function partitionByGitRepo(jobs: JobKey[], of: (job: JobKey) => number |
 export async function runPerGitRepo<R>(
   jobs: JobKey[],
   run: (group: JobKey[], secondsLeft: number[]) => Promise<GroupOutcome<R>>,
-  done: (response: R) => void,
-  failed: (job: JobKey, reason: string) => void,
+  sink: JobSink<R>,
   limits: SandboxLimits,
   groups: JobGroups = { of: () => undefined, secondsLeft: [] },
 ): Promise<void> {
   const settled = await settleLimited(partitionByGitRepo(jobs, groups.of), limits.processes, (part) =>
-    runIsolating(part, run, done, failed, limits, groups.secondsLeft),
+    runIsolating(part, run, sink, limits, groups.secondsLeft),
   );
   const rejected = settled.find((r) => r.status === "rejected");
   if (rejected) throw rejected.reason;

@@ -99,7 +99,7 @@ export async function resolveSource(repo: GitRepoConfig, cacheRoot = defaultCach
         await must(git(["init", "--bare", "--quiet", "--template=", "."]), fail);
       }
       const warnings: string[] = [];
-      const { commit, fetched } = await resolveCommit(git, store, repo, bounds, fail, warnings);
+      const { commit, fetched } = await resolveCommit({ git, store }, repo, bounds, fail, warnings);
       if (!fs.existsSync(path.join(store, pinnedRef(commit)))) await must(git(["update-ref", pinnedRef(commit), commit]), fail);
       const { tree, kept } = await checkoutTree(git, store, dir, commit, fail);
       if (fetched)
@@ -170,8 +170,7 @@ export function directorySource(repo: GitRepoConfig): Source {
 }
 
 async function resolveCommit(
-  git: Git,
-  store: string,
+  { git, store }: { git: Git; store: string },
   repo: GitRepoConfig,
   bounds: GitBounds,
   fail: Fail,

@@ -286,7 +286,7 @@ describe("helm.takeOwnership (an existing object this bundle does not own is ref
         { cluster: "c1", object: cm("v"), gitRepos: ["victim"] },
         ...Array.from({ length: 3 }, (_, i) => ({ cluster: "c1", object: cm(`m${i}`), gitRepos: ["many"] })),
       ];
-      await gatherOwners(contested, clusters, { objects: read } as Partial<Facts> as Facts, known, undefined, { seconds: 2, objects: 2 });
+      await gatherOwners(contested, clusters, { objects: read } as Partial<Facts> as Facts, known, { bounds: { seconds: 2, objects: 2 } });
       expect(asked.map((j) => [j.id, j.objects.length, j.timeoutSeconds])).to.deep.equal([
         ["c1\u0000attacker", 1, 2],
         ["c1\u0000attacker,victim", 1, 2],

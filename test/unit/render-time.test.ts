@@ -77,8 +77,7 @@ describe("render time: sandbox processes per GitRepo", () => {
           return ended({ memory: true, running: ["evil 0"], stopped: new Map(), spentMs: new Map([[0, 4000]]) });
         return { ok: true, response: group };
       },
-      () => {},
-      (j) => failed.push(j),
+      { done: () => {}, failed: (j) => failed.push(j) },
       limits,
       { of, secondsLeft: [20, 20] },
     );
@@ -104,8 +103,7 @@ describe("render time: sandbox processes per GitRepo", () => {
         now--;
         return { ok: true, response: group };
       },
-      () => {},
-      () => {},
+      { done: () => {}, failed: () => {} },
       limits,
       { of, secondsLeft: [20, 20, 20, 20] },
     );
@@ -124,8 +122,7 @@ describe("render time: sandbox processes per GitRepo", () => {
         lefts.push(left[0]);
         return group.length === 2 ? ended({ memory: true, running: ["a"], spentMs: new Map([[0, 30_000]]) }) : { ok: true, response: group };
       },
-      () => {},
-      () => {},
+      { done: () => {}, failed: () => {} },
       limits,
       [20],
     );
