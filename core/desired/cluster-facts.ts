@@ -3,7 +3,7 @@
  * gather-objects.ts) fill and the decisions read. A decision never reaches a cluster; adding a fact the
  * renderer needs adds a field here and its read in gathering.
  */
-import { ClusterCapabilities } from "../render/deployments";
+import { ClusterCapabilities } from "../render/render-request";
 import { LookupResult, OwnersResult } from "../render/renderer-protocol";
 
 export interface ClusterFacts {

@@ -3,7 +3,7 @@
  * and Helm's `lookup` answered from the clusters, the one loop where gathering and rendering must
  * alternate, since a render's answers decide what it asks next.
  */
-import { clusterReadBounds, readEachGitRepo, readError, readId } from "./cluster-reads";
+import { ClusterReadBounds, clusterReadBounds, readEachGitRepo, readError, readId } from "./cluster-reads";
 import { accessOf } from "../cluster-access";
 import { FleetError } from "../errors";
 import { stableJson } from "../hash";
@@ -82,127 +82,146 @@ export async function renderWithLookups(
   run: RenderRun,
   read: RenderReads,
 ): Promise<{ rendered: Map<PlanEntry, RenderedDeployment>; verdicts: Verdicts }> {
-  const { fleet, facts, namespacesBefore, leftOut } = run;
-  const { known, users, valuesFrom, lastRevisions } = read;
+  const { fleet, facts, leftOut } = run;
+  const { known, valuesFrom, lastRevisions } = read;
   await gatherCapabilities(fleet.config, entries, facts, known, leftOut);
   // Render mode and clusters left out get no lookups, as in `helm template`.
   const noLookups = fleet.config.renderDir ? new Set(fleet.config.clusters.map((c) => c.name)) : leftOut;
-  const tables = new Map<PlanEntry, LookupAnswer[]>(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []]));
-  // A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts).
-  let rendered = new Map<PlanEntry, RenderedDeployment>();
-  const failures: Failed[] = [];
-  const secrets = new Map<PlanEntry, readonly string[]>();
-  const failed = (e: PlanEntry, error: unknown) => {
-    failures.push({ pair: e, error });
-    rendered.delete(e);
+  const r: Rounds = {
+    run,
+    read,
+    tables: new Map(entries.filter((e) => !noLookups?.has(e.cluster)).map((e) => [e, []])),
+    rendered: new Map(),
+    failures: [],
+    secrets: new Map(),
+    failed: (e, error) => {
+      r.failures.push({ pair: e, error });
+      r.rendered.delete(e);
+    },
   };
   const renderSome = (some: PlanEntry[]) =>
     renderDeployments(some, fleet.bundles, (g) => fleet.sources.get(g)!.commit, facts.render, {
       capabilitiesOf: (c) => known.get(c)?.capabilities ?? {},
-      lookupsOf: (e) => tables.get(e),
+      lookupsOf: (e) => r.tables.get(e),
       valuesFromOf: (e) => valuesFrom.get(e)?.inputs,
       revisionOf: (e) => (noLookups?.has(e.cluster) ? undefined : lastRevisions.get(e)),
-      onFailure: (e, err) => failed(e, err),
+      onFailure: (e, err) => r.failed(e, err),
     });
-  rendered = await renderSome(entries);
-  const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
+  r.rendered = await renderSome(entries);
   const bounds = clusterReadBounds();
   for (let round = 1; ; round++) {
-    const asking = entries.filter((e) => rendered.has(e) && unanswered(rendered.get(e)!.lookups, tables.get(e)).length);
+    const asking = entries.filter((e) => r.rendered.has(e) && unanswered(r.rendered.get(e)!.lookups, r.tables.get(e)).length);
     if (!asking.length) break;
-    // One read job per cluster, identity and GitRepo, every missing key of its deployments: a GitRepo's slow
-    // lookups fail its own deployments there, with the operator's deadline (cluster-reads.ts), no other GitRepo's.
-    const jobs = new Map<string, LookupJob & { entries: PlanEntry[] }>();
-    for (const e of asking) {
-      const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
-      if (round > LOOKUP_ROUNDS) {
-        failed(e, new FleetError(`its templates kept asking lookup for new objects after ${LOOKUP_ROUNDS} rounds`, ctx));
-        continue;
-      }
-      if (rendered.get(e)!.lookups!.length > MAX_LOOKUPS) {
-        failed(
-          e,
-          new FleetError(
-            `its templates make ${rendered.get(e)!.lookups!.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`,
-            ctx,
-          ),
-        );
-        continue;
-      }
-      const scope = {
-        namespace: e.namespace,
-        allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
-        foreign: (namespace: string) => foreignOwners(namespacesBefore, { cluster: e.cluster, gitRepo: e.gitRepo, namespace }),
-      };
-      const outOfScope = unanswered(rendered.get(e)!.lookups, tables.get(e))
-        .map((k) => lookupScopeError(k, scope, ctx))
-        .find((err) => err);
-      if (outOfScope) {
-        failed(e, outOfScope);
-        continue;
-      }
-      const user = users.userOf.get(e);
-      const id = readId(`${e.cluster} ${user ?? ""}`, e.gitRepo);
-      const c = clusters.get(e.cluster)!;
-      const job =
-        jobs.get(id) ??
-        jobs
-          .set(id, {
-            id,
-            keys: [],
-            entries: [],
-            timeoutSeconds: bounds.seconds,
-            ...accessOf(c, kubeconfigAs(known, e.cluster, user)),
-          })
-          .get(id)!;
-      job.entries.push(e);
-      for (const k of unanswered(rendered.get(e)!.lookups, tables.get(e))) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
-    }
+    const jobs = lookupJobs(r, asking, round, bounds);
     if (!jobs.size) break;
     const results = await readEachGitRepo(
       [...jobs.values()].map(({ entries: _e, ...job }) => job),
       facts.lookup,
       (error) => ({ error }),
     );
-    const again: PlanEntry[] = [];
-    for (const job of jobs.values()) {
-      const r = results[job.id];
-      for (const e of job.entries) {
-        if (!r?.answers) {
-          failed(
-            e,
-            new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${readError(r?.error ?? "no answer", bounds)}`, {
-              gitRepo: e.gitRepo,
-              bundle: e.bundle,
-              cluster: e.cluster,
-            }),
-          );
-          continue;
-        }
-        tables.get(e)!.push(...r.answers.filter((a) => unanswered([a.key], tables.get(e)).length));
-        secrets.set(e, lookedUpSecrets(tables.get(e)!).values);
-        again.push(e);
-      }
-    }
-    for (const [e, r] of await renderSome(again)) rendered.set(e, r);
+    for (const [e, x] of await renderSome(answered(r, jobs, results, bounds))) r.rendered.set(e, x);
   }
-  for (const [e, r] of rendered) {
-    const secrets = lookedUpSecrets(tables.get(e) ?? []);
-    const fromValues = valuesFrom.get(e);
+  settleRendered(r);
+  return { rendered: r.rendered, verdicts: { failed: r.failures, secrets: r.secrets } };
+}
+
+/** A render's rounds of lookups: what was asked and answered per deployment, and what failed. */
+interface Rounds {
+  run: RenderRun;
+  read: RenderReads;
+  tables: Map<PlanEntry, LookupAnswer[]>;
+  /** A deployment that fails (its render, its lookups) is left out here and fails alone (failures.ts). */
+  rendered: Map<PlanEntry, RenderedDeployment>;
+  failures: Failed[];
+  /** The values each deployment looked up in Secrets, which no failure's words may show. */
+  secrets: Map<PlanEntry, readonly string[]>;
+  failed: (e: PlanEntry, error: unknown) => void;
+}
+
+/**
+ * One read job per cluster, identity and GitRepo, every missing key of its deployments: a GitRepo's slow
+ * lookups fail its own deployments there, with the operator's deadline (cluster-reads.ts), no other
+ * GitRepo's. A deployment over the rounds or the lookups it may make, or asking outside its scope, fails.
+ */
+function lookupJobs(r: Rounds, asking: PlanEntry[], round: number, bounds: ClusterReadBounds): Map<string, LookupJob & { entries: PlanEntry[] }> {
+  const { fleet, namespacesBefore } = r.run;
+  const clusters = new Map(fleet.config.clusters.map((c) => [c.name, c]));
+  const jobs = new Map<string, LookupJob & { entries: PlanEntry[] }>();
+  for (const e of asking) {
+    const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
+    const lookups = r.rendered.get(e)!.lookups!;
+    if (round > LOOKUP_ROUNDS) {
+      r.failed(e, new FleetError(`its templates kept asking lookup for new objects after ${LOOKUP_ROUNDS} rounds`, ctx));
+      continue;
+    }
+    if (lookups.length > MAX_LOOKUPS) {
+      r.failed(e, new FleetError(`its templates make ${lookups.length} different lookups, over the limit of ${MAX_LOOKUPS} per bundle deployment`, ctx));
+      continue;
+    }
+    const scope = {
+      namespace: e.namespace,
+      allowed: fleet.config.gitRepos.find((g) => g.name === e.gitRepo)?.allowedTargetNamespaces,
+      foreign: (namespace: string) => foreignOwners(namespacesBefore, { cluster: e.cluster, gitRepo: e.gitRepo, namespace }),
+    };
+    const missing = unanswered(lookups, r.tables.get(e));
+    const outOfScope = missing.map((k) => lookupScopeError(k, scope, ctx)).find((err) => err);
+    if (outOfScope) {
+      r.failed(e, outOfScope);
+      continue;
+    }
+    const user = r.read.users.userOf.get(e);
+    const id = readId(`${e.cluster} ${user ?? ""}`, e.gitRepo);
+    const access = accessOf(clusters.get(e.cluster)!, kubeconfigAs(r.read.known, e.cluster, user));
+    const job = jobs.get(id) ?? jobs.set(id, { id, keys: [], entries: [], timeoutSeconds: bounds.seconds, ...access }).get(id)!;
+    job.entries.push(e);
+    for (const k of missing) if (!job.keys.some((x) => stableJson(x) === stableJson(k))) job.keys.push(k);
+  }
+  return jobs;
+}
+
+/** The answers read, added to each deployment's table; the deployments to render again (a failed read fails its own). */
+function answered(
+  r: Rounds,
+  jobs: Map<string, LookupJob & { entries: PlanEntry[] }>,
+  results: Record<string, { answers?: LookupAnswer[]; error?: string } | undefined>,
+  bounds: ClusterReadBounds,
+): PlanEntry[] {
+  const again: PlanEntry[] = [];
+  for (const job of jobs.values()) {
+    const x = results[job.id];
+    for (const e of job.entries) {
+      if (!x?.answers) {
+        const why = readError(x?.error ?? "no answer", bounds);
+        r.failed(
+          e,
+          new FleetError(`cannot read what its templates look up (lookup) on the cluster: ${why}`, {
+            gitRepo: e.gitRepo,
+            bundle: e.bundle,
+            cluster: e.cluster,
+          }),
+        );
+        continue;
+      }
+      r.tables.get(e)!.push(...x.answers.filter((a) => unanswered([a.key], r.tables.get(e)).length));
+      r.secrets.set(e, lookedUpSecrets(r.tables.get(e)!).values);
+      again.push(e);
+    }
+  }
+  return again;
+}
+
+/** Each deployment that read Secrets (lookup, valuesFrom) is secret, its warnings redacted; a render's pending error fails it now. */
+function settleRendered(r: Rounds): void {
+  for (const [e, x] of r.rendered) {
+    const secrets = lookedUpSecrets(r.tables.get(e) ?? []);
+    const fromValues = r.read.valuesFrom.get(e);
     if (secrets.any || fromValues?.secret) {
       const values = redactionOrder([...secrets.values, ...(fromValues?.redact ?? [])]);
-      rendered.set(e, { ...r, secret: true, warnings: r.warnings.map((w) => redactSecrets(w, values)) });
+      r.rendered.set(e, { ...x, secret: true, warnings: x.warnings.map((w) => redactSecrets(w, values)) });
     }
-    if (r.pendingError)
-      failed(
-        e,
-        new FleetError(r.pendingError, {
-          gitRepo: e.gitRepo,
-          bundle: e.bundle,
-          cluster: e.cluster,
-          file: fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml,
-        }),
-      );
+    if (x.pendingError) {
+      const file = r.run.fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml;
+      r.failed(e, new FleetError(x.pendingError, { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, file }));
+    }
   }
-  return { rendered, verdicts: { failed: failures, secrets } };
 }

@@ -11,13 +11,13 @@ import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } fr
 import { FleetError } from "../errors";
 import { bundleRef } from "../desired/keys";
 import { positiveNumber } from "../operator-env";
-import { sha256Hex, stableJson } from "../hash";
+import { stableJson } from "../hash";
 import { Bundle } from "../bundles/types";
 import { decryptedObjects } from "../bundles/sops";
 import { CLUSTER_SCOPED, K8sObject, objectKey } from "../bundles/manifests";
 import { PlanEntry } from "../targeting/plan";
-import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./renderer-protocol";
-import { ValuesFromInput } from "./values-from";
+import { LookupAnswer, LookupKey, Renderer, RenderHook, RenderResult } from "./renderer-protocol";
+import { RenderContext, renderRequest } from "./render-request";
 
 export interface RenderedDeployment {
   /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
@@ -50,29 +50,6 @@ export interface RenderedDeployment {
 const DEPLOYED_HOOK_EVENTS = new Set(["pre-install", "post-install", "pre-upgrade", "post-upgrade"]);
 
 /**
- * What a chart sees of the cluster it is rendered for: a live cluster's own capabilities (discovery),
- * or in render mode Helm's --kube-version and --api-versions (the cluster's kubeVersion, apiVersions).
- */
-export type ClusterCapabilities = { live: Capabilities } | { kubeVersion?: string; apiVersions?: string[] };
-
-/** What a render sees of the deployment's cluster, beyond the bundle (all optional: `fleet test`'s defaults). */
-export interface RenderContext {
-  /** Each cluster's capabilities (default: Helm's defaults at v1.25.0, as `fleet test`). */
-  capabilitiesOf?: (cluster: string) => ClusterCapabilities;
-  /** A live deployment's lookup table (absent: `lookup` finds nothing, as in `helm template`). */
-  lookupsOf?: (entry: PlanEntry) => LookupAnswer[] | undefined;
-  /** The Helm revision a live deployment last deployed: it renders as Helm's upgrade to the next one. */
-  revisionOf?: (entry: PlanEntry) => number | undefined;
-  /** A live deployment's helm.valuesFrom as read on its cluster (values-from.ts), merged over its values by fleet-render. */
-  valuesFromOf?: (entry: PlanEntry) => ValuesFromInput[] | undefined;
-  /**
-   * Where a deployment whose render fails goes (left out of the result, the others rendered): a broken
-   * bundle fails alone. Absent: the first failure is thrown, and objects are checked for one owner here.
-   */
-  onFailure?: (entry: PlanEntry, err: FleetError) => void;
-}
-
-/**
  * `render` runs the request (fleet-render's sandbox; core/desired/facts.ts). A render that fails after
  * a lookup its table cannot answer yet is not an error here: it comes back with `pendingError`, for
  * the caller to read the lookups and render it again.
@@ -84,36 +61,9 @@ export async function renderDeployments(
   render: Renderer,
   context: RenderContext = {},
 ): Promise<Map<PlanEntry, RenderedDeployment>> {
-  const capabilitiesOf = context.capabilitiesOf ?? ((): ClusterCapabilities => ({}));
   const lookupsOf = context.lookupsOf ?? (() => undefined);
-  const revisionOf = context.revisionOf ?? (() => undefined);
   // Keyed by bundle ref: two GitRepos' bundles of one name are two bundles, each rendered from its own files.
   const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
-  const request = {
-    bundles: {} as Record<string, { name: string; manifestId: string; commit: string; files: RenderFile[] }>,
-    renders: [] as RenderJob[],
-    capabilities: {} as Record<string, Capabilities>,
-    gitRepoOf: { renders: {} as Record<string, string> },
-  };
-  // Clusters with the same capabilities share one key, so their renders stay one render.
-  const capabilityKeys = new Map<string, Pick<RenderJob, "kubeVersion" | "apiVersions" | "capabilities">>();
-  const capabilitiesJob = (cluster: string) => {
-    let job = capabilityKeys.get(cluster);
-    if (!job) {
-      const c = capabilitiesOf(cluster);
-      if ("live" in c) {
-        const key = sha256Hex(stableJson(c.live)).slice(0, 16);
-        request.capabilities[key] = c.live;
-        job = { capabilities: key };
-      } else {
-        job = { ...(c.kubeVersion ? { kubeVersion: c.kubeVersion } : {}), ...(c.apiVersions?.length ? { apiVersions: c.apiVersions } : {}) };
-      }
-      capabilityKeys.set(cluster, job);
-    }
-    return job;
-  };
-  const jobOf = new Map<PlanEntry, string>();
-  const jobIds = new Map<string, string>();
   // A bundle whose SOPS files cannot be decrypted fails on each of its clusters, unrendered.
   const undecrypted = entries.filter((e) => byRef.get(bundleRef(e))!.decryptError);
   for (const e of undecrypted) {
@@ -122,47 +72,7 @@ export async function renderDeployments(
     context.onFailure(e, err);
   }
   entries = entries.filter((e) => !undecrypted.includes(e));
-  for (const e of entries) {
-    const ref = bundleRef(e);
-    const b = byRef.get(ref)!;
-    request.bundles[ref] ??= { name: b.name, manifestId: b.manifestId, commit: commitOf(b.gitRepo), files: b.files };
-    const helm = e.options.helm ?? {};
-    const job: Omit<RenderJob, "id"> = {
-      bundle: ref,
-      releaseName: e.releaseName,
-      namespace: e.namespace,
-      ...capabilitiesJob(e.cluster),
-      ...optional("lookups", lookupsOf(e)),
-      ...optional("revision", revisionOf(e)),
-      ...optional("valuesFrom", context.valuesFromOf?.(e)),
-      options: {
-        defaultNamespace: e.options.defaultNamespace,
-        namespace: e.options.namespace,
-        deleteCRDResources: e.options.deleteCRDResources,
-        helm: {
-          chart: helm.chart,
-          repo: helm.repo,
-          version: helm.version,
-          releaseName: helm.releaseName,
-          values: helm.values,
-          disableDNS: helm.disableDNS,
-          skipSchemaValidation: helm.skipSchemaValidation,
-          disableDependencyUpdate: helm.disableDependencyUpdate,
-        },
-        kustomize: { dir: e.options.kustomize?.dir },
-        yaml: { overlays: e.options.yaml?.overlays },
-      },
-    };
-    const key = stableJson(job);
-    let id = jobIds.get(key);
-    if (id === undefined) {
-      id = String(jobIds.size);
-      jobIds.set(key, id);
-      request.renders.push({ id, ...job });
-      request.gitRepoOf.renders[id] = e.gitRepo;
-    }
-    jobOf.set(e, id);
-  }
+  const { request, jobOf } = renderRequest(entries, byRef, commitOf, context);
   const results = request.renders.length ? (await render(request)).renders : {};
   const maxObjects = maxObjectsPerBundle();
   const out = new Map<PlanEntry, RenderedDeployment>();
@@ -175,30 +85,7 @@ export async function renderDeployments(
         out.set(e, { objects: [], style: r.style, warnings: [], chartCrds: new Set(), ignoredFields: new Map(), lookups: r.lookups, pendingError: r.error });
         continue;
       }
-      const b = byRef.get(bundleRef(e))!;
-      if (r.error) {
-        // Labelled with the template or manifest the renderer names, else the bundle's fleet.yaml.
-        const at = renderErrorWhere(r.error, b.path, b.style);
-        throw new FleetError(at.reason, { ...ctx, file: at.file ?? b.fleetYaml, ...(at.line ? { line: at.line } : {}) });
-      }
-      // Decrypted Secrets join the objects the sandbox rendered without them, placed as raw manifests are.
-      const decrypted = decryptedObjects(b);
-      const all = decrypted.length ? { ...r, objects: [...(r.objects ?? []), ...decrypted] } : r;
-      checkObjectCount(all, maxObjects, ctx);
-      const rendered = withNamespaces(all, e, ctx);
-      const ignoredFields = new Map(
-        rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length),
-      );
-      out.set(e, {
-        ...rendered,
-        warnings: [...(b.warnings ?? []), ...rendered.warnings],
-        style: r.style,
-        ignoredFields,
-        ...(r.lookups?.length ? { lookups: r.lookups } : {}),
-        ...(decrypted.length
-          ? { secret: true as const, decrypted: decryptedNames(b, rendered.objects.slice(firstDecrypted(r), firstDecrypted(r) + decrypted.length)) }
-          : {}),
-      });
+      out.set(e, renderedOf(e, r, byRef.get(bundleRef(e))!, maxObjects));
     } catch (err) {
       if (!context.onFailure || !(err instanceof FleetError)) throw err;
       context.onFailure(e, err);
@@ -206,6 +93,34 @@ export async function renderDeployments(
   }
   if (!context.onFailure) checkSingleOwner(out);
   return out;
+}
+
+/** A pair's render as deployed: its objects with Fleet's namespace rules, decrypted Secrets placed, fields comparePatches ignores. */
+function renderedOf(e: PlanEntry, r: RenderResult, b: Bundle, maxObjects: number): RenderedDeployment {
+  const ctx = { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster };
+  if (r.error) {
+    // Labelled with the template or manifest the renderer names, else the bundle's fleet.yaml.
+    const at = renderErrorWhere(r.error, b.path, b.style);
+    throw new FleetError(at.reason, { ...ctx, file: at.file ?? b.fleetYaml, ...(at.line ? { line: at.line } : {}) });
+  }
+  // Decrypted Secrets join the objects the sandbox rendered without them, placed as raw manifests are.
+  const decrypted = decryptedObjects(b);
+  const all = decrypted.length ? { ...r, objects: [...(r.objects ?? []), ...decrypted] } : r;
+  checkObjectCount(all, maxObjects, ctx);
+  const rendered = withNamespaces(all, e, ctx);
+  const ignoredFields = new Map(
+    rendered.objects.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length),
+  );
+  return {
+    ...rendered,
+    warnings: [...(b.warnings ?? []), ...rendered.warnings],
+    style: r.style,
+    ignoredFields,
+    ...(r.lookups?.length ? { lookups: r.lookups } : {}),
+    ...(decrypted.length
+      ? { secret: true as const, decrypted: decryptedNames(b, rendered.objects.slice(firstDecrypted(r), firstDecrypted(r) + decrypted.length)) }
+      : {}),
+  };
 }
 
 /** Where the decrypted Secrets are among the placed objects: after the chart's CRDs and the rendered objects, before hooks (withNamespaces). */
@@ -233,11 +148,6 @@ function checkObjectCount(r: RenderResult, max: number, ctx: { gitRepo: string; 
   const count = (r.objects?.length ?? 0) + (r.crds?.length ?? 0) + (r.hooks?.length ?? 0);
   if (count > max)
     throw new FleetError(`the bundle renders ${count} objects, over the limit of ${max} per bundle and cluster (PULUMI_FLEET_MAX_OBJECTS_PER_BUNDLE)`, ctx);
-}
-
-/** `{ [key]: value }`, or nothing when the value is absent (a render job carries only what is set). */
-function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
-  return value ? ({ [key]: value } as Record<K, V>) : {};
 }
 
 /** The lookups a render made that its table does not answer. */
