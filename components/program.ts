@@ -58,14 +58,14 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
   const early = options.early?.();
   if (early) selfReference(); // registered as when the last outputs are read through it, so the state does not change
   const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const facts = early?.facts ?? liveFacts(previous, options.journal, options.deployed?.(), options.legacySetups?.());
+  const facts = early?.facts ?? liveFacts(previous, options.journal, options.deployed, options.legacySetups);
   const desired = early ? await early.desired() : await desiredState(config ?? configFromPulumi(), facts, options);
   // Before anything is registered: a broken expression stops here, naming the stack file and field.
   compileHealthChecks(desired.fleet.config.file, desired.fleet.config.healthChecks);
   // The crash journal is swept and this update recorded before anything is registered (core/desired/sweep.ts).
-  await sweepAndRecord(facts, desired, options.leftOut?.());
+  await sweepAndRecord(facts, desired, options.leftOut);
   const planned = performance.now();
-  const fleet = new Fleet("fleet", desired, {}, options.carriedAccess?.() ?? {});
+  const fleet = new Fleet("fleet", desired, {}, options.carriedAccess ?? {});
   options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi

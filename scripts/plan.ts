@@ -66,7 +66,7 @@ function failIfAny(failed: DeploymentFailure[]): void {
  */
 async function printDesired(stack: string, config: StackConfig, json: boolean): Promise<void> {
   const clusters = new Set(config.clusters.map((c) => c.name));
-  const state = await desiredState(config, offlineFacts(), { leftOut: () => clusters });
+  const state = await desiredState(config, offlineFacts(), { leftOut: clusters });
   console.error(
     `stack ${stack}: the desired state without the engine or the clusters (as for a new stack: no last outputs, no takeOwnership check, fleet-default not looked up)`,
   );

@@ -51,7 +51,7 @@ export interface EarlyStart {
 }
 
 const liveFactsOf = (previous: () => Promise<PreviousDeployment | undefined>, deploy: DeployOptions) =>
-  liveFacts(previous, deploy.journal, deploy.deployed?.(), deploy.legacySetups?.());
+  liveFacts(previous, deploy.journal, deploy.deployed, deploy.legacySetups);
 
 /**
  * Starts computing the desired state; the returned function is the program's `early`: the computation,

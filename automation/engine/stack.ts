@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, OutputMap, ProjectSettings, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, OutputMap, ProjectSettings, PulumiFn, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
 import { checkShardStackFile } from "../../core/config/shard-files";
@@ -111,22 +111,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
   fs.mkdirSync(workDir, { recursive: true });
   const captured: Captured = {};
   const ws = await LocalWorkspace.create({
-    program: async () => {
-      phase("program started");
-      captured.programError = undefined;
-      let outputs: Awaited<ReturnType<typeof fleetProgram>>;
-      try {
-        outputs = await fleetProgram(options.config, options.deploy);
-      } catch (err) {
-        // Kept for the operation's failure (automation/reports/error-report.ts); the engine gets a RunError,
-        // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
-        captured.programError = err instanceof Error ? err : new Error(String(err));
-        throw new pulumi.RunError(captured.programError.message);
-      }
-      phase("program registered everything");
-      captureOutputs(outputs as unknown as Record<string, pulumi.Input<unknown>>, captured);
-      return outputs;
-    },
+    program: inlineProgram(options.config, options.deploy, captured),
     workDir,
     pulumiCommand: command,
     envVars: env,
@@ -257,6 +242,34 @@ export function isNewStack(stack: Stack): boolean {
  * The outputs of the program's last run in this process, once the engine had them all (none in a
  * preview), and the error it threw, if it threw one.
  */
+/** The program the engine runs in this process, with plain inputs: the config (else the stack's) and the deploy options. */
+function inlineProgram(config: StackConfig | undefined, deploy: DeployOptions | undefined, captured: Captured): PulumiFn {
+  return async () => {
+    phase("program started");
+    captured.programError = undefined;
+    let outputs: Awaited<ReturnType<typeof fleetProgram>>;
+    try {
+      outputs = await fleetProgram(config, deploy);
+    } catch (err) {
+      // Kept for the operation's failure (automation/reports/error-report.ts); the engine gets a RunError,
+      // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
+      captured.programError = err instanceof Error ? err : new Error(String(err));
+      throw new pulumi.RunError(captured.programError.message);
+    }
+    phase("program registered everything");
+    captureOutputs(outputs as unknown as Record<string, pulumi.Input<unknown>>, captured);
+    return outputs;
+  };
+}
+
+/**
+ * The program the stack's next engine commands run, given once the operation has read what it needs
+ * (the state, the clusters probed): its inputs are values, not functions the program calls back.
+ */
+export function setProgram(stack: Stack, config: StackConfig | undefined, deploy: DeployOptions): void {
+  stack.workspace.program = inlineProgram(config, deploy, capturedOf.get(stack)!);
+}
+
 interface Captured {
   outputs?: OutputMap;
   programError?: Error;

@@ -3,7 +3,7 @@
  * clusters probed, and the program's options; every operation (preview.ts, up.ts, status.ts, ...) starts here.
  */
 import { Stack } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../../core/desired/types";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/pipeline";
 import { StackConfig } from "../../core/config/stack";
@@ -11,7 +11,7 @@ import { unreachableClusters } from "../clusters/reachability";
 import { resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "../engine/journal-store";
-import { DeployedBundle, DeployedObject, JournalHooks } from "../../core/desired/facts";
+import { JournalHooks } from "../../core/desired/facts";
 import { readState, StackState } from "../engine/deployed-objects";
 import { historyMark, startEarly } from "../engine/early-desired";
 import { DeployOptions, EarlyDesired } from "../../core/desired/options";
@@ -20,7 +20,7 @@ import { stackLockStore } from "../engine/own-locks";
 import { ensureKubernetesProvider, needsKubernetesProvider } from "../engine/toolchain";
 import { withStackLock } from "../engine/locks";
 import { stackLeaseStore } from "../engine/stack-lease";
-import { isRenderMode, openStack } from "../engine/stack";
+import { isRenderMode, openStack, setProgram } from "../engine/stack";
 import { worded } from "../reports/error-report";
 import { AgentInfo } from "../reports/status";
 import { groupSteps } from "../engine/steps";
@@ -75,9 +75,6 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   if (writes.warning) warnerOf(options)(writes.warning);
   let stack: Stack | undefined;
   let journalKey: string | undefined;
-  let deployed: Map<string, DeployedBundle> | undefined;
-  let legacySetups: Map<string, DeployedObject[]> | undefined;
-  let access: Record<string, ClusterAccess> | undefined;
   const journal: JournalHooks | undefined =
     writes.journal && store
       ? {
@@ -92,26 +89,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
           warn: (m) => warnerOf(options)(`warning: stack ${options.stack}: ${m}`),
         }
       : undefined;
-  let early: (() => EarlyDesired | undefined) | undefined;
-  const deploy: DeployOptions = {
-    ...options.deploy,
-    onPlanned: (s) => {
-      planned = s;
-      options.deploy?.onPlanned?.(s);
-    },
-    onDesired: (d) => {
-      planned = d.fleet;
-      options.deploy?.onDesired?.(d);
-    },
-    leftOut: () => new Set([...unreachable.keys(), ...(options.deploy?.leftOut?.() ?? [])]),
-    correctsDrift: true,
-    journal,
-    deployed: () => deployed,
-    legacySetups: () => legacySetups,
-    carriedAccess: () => access,
-    early: () => early?.(),
-  };
-  stack = await openStack({ ...options, env: { ...options.env, ...(writes.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) }, deploy });
+  stack = await openStack({ ...options, env: { ...options.env, ...(writes.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) }, deploy: undefined });
   phase("workspace and stack selected");
   const markNow = () => historyMark(backend.fileDir, options.stack);
   const mark = runsProgram ? markNow() : undefined;
@@ -127,12 +105,30 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   if (needsKubernetesProvider(state.resources.map((r) => r.type))) ensureKubernetesProvider(options.stack);
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
-  if (op === "up" || op === "read") ({ deployed, legacySetups, access } = state);
   if (!renderMode) {
     unreachable = await unreachableClusters((await config!).clusters);
     if (unreachable.size) options.onUnreachable?.(unreachable);
   }
   phase("clusters probed");
+  // The program's inputs, now known: what the state holds and the clusters left out.
+  let early: (() => EarlyDesired | undefined) | undefined;
+  const deploy: DeployOptions = {
+    ...options.deploy,
+    onPlanned: (s) => {
+      planned = s;
+      options.deploy?.onPlanned?.(s);
+    },
+    onDesired: (d) => {
+      planned = d.fleet;
+      options.deploy?.onDesired?.(d);
+    },
+    leftOut: new Set([...unreachable.keys(), ...(options.deploy?.leftOut ?? [])]),
+    correctsDrift: true,
+    journal,
+    ...(op === "up" || op === "read" ? { deployed: state.deployed, legacySetups: state.legacySetups, carriedAccess: state.access } : {}),
+    early: () => early?.(),
+  };
+  setProgram(stack, options.config, deploy);
   // The program's desired state, computed while the CLI starts (automation/engine/early-desired.ts).
   if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
   const warn = warnerOf(options);

@@ -91,7 +91,7 @@ export async function groundOf(config: StackConfig, given: Facts, options: Desir
     fleet,
     failures: fleet.failures,
     readNow,
-    leftOut: options.leftOut?.(),
+    leftOut: options.leftOut,
     renderMode: !!pinned.renderDir,
     deployedNow,
     agents,

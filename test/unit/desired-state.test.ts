@@ -323,7 +323,7 @@ describe("desired state (core/desired/state.ts, fake facts)", function () {
         deploymentIds: { "c1/t/t-app": first.records["c1/t/t-app"].deploymentId },
       };
       const facts = fakeFacts({ objects: nothingExists, impersonate, previous, discovery: discovered() });
-      await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: () => new Set(["c3"]) });
+      await desiredState(live(fleetOf(repo.url(), ["app"])), facts, { cacheRoot, leftOut: new Set(["c3"]) });
       expect(facts.calls.objects.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c2\u0000t"]]);
       expect(facts.calls.discovery.map((jobs) => jobs.map((j) => j.id))).to.deep.equal([["c1", "c2"]]);
     });
