@@ -5,6 +5,8 @@
 # tool fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Every process this run starts carries its name, so the leftover check below counts this run's alone.
+export PULUMI_FLEET_TEST_RUN=npm-test-$$-$(date +%s%N)
 leftovers=$(mktemp)
 trap 'rm -f "$leftovers"' EXIT
 node scripts/run-ts.js scripts/check-leftovers.ts --snapshot "$leftovers"

@@ -219,7 +219,9 @@ function launch(state: LocalClusters, c: LocalCluster, comp: Component): void {
   const child = spawn(path.join(state.binDir, comp), componentArgs(state, c, comp), {
     detached: true,
     stdio: ["ignore", log, log],
-    env: { ...process.env, GOMAXPROCS: "2" },
+    // Clusters started outside a test run name a run of their own (test/support/processes.ts), so a leftover
+    // check of a test run on the same machine does not count them.
+    env: { ...process.env, GOMAXPROCS: "2", PULUMI_FLEET_TEST_RUN: process.env.PULUMI_FLEET_TEST_RUN ?? `clusters ${state.baseDir}` },
   });
   fs.closeSync(log);
   child.unref();

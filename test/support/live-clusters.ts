@@ -6,6 +6,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import * as fs from "node:fs";
+import { TEST_RUN_VAR } from "./processes";
 import { LocalClusters, readLocalClusters, residentMemory, startLocalClusters, stopLocalClusters } from "../../automation/clusters/local-clusters";
 
 export const LIVE_CLUSTER_NAMES = ["live-1", "live-2", "live-3"];
@@ -14,6 +15,8 @@ const ENV_KEY = "PULUMI_FLEET_TEST_CLUSTERS_DIR";
 export async function mochaGlobalSetup(): Promise<void> {
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-live-"));
   process.env[ENV_KEY] = baseDir;
+  // An e2e run by hand is a test run of its own: what it starts names it (test/support/processes.ts).
+  process.env[TEST_RUN_VAR] ??= `e2e ${baseDir}`;
   // However mocha ends, the clusters' processes must not outlive it. A SIGTERM (a CI runner's timeout,
   // `kill`) ends Node without "exit" handlers unless it is turned into an exit.
   process.once("SIGTERM", () => process.exit(143));

@@ -24,8 +24,32 @@ export interface Proc {
   command: string;
 }
 
-/** Running processes whose program is one of an operation's, except those in `except`. */
-export function engineProcesses(except: Set<number> = new Set(), programs: Set<string> = ENGINE_PROGRAMS): Proc[] {
+/**
+ * The environment variable that names a test run: `npm test` sets it (scripts/test.sh), an e2e run by
+ * hand gets one from its cluster fixture, local clusters started by hand one of their own; every
+ * process a run starts inherits it, so a leftover check can leave another run's processes alone.
+ */
+export const TEST_RUN_VAR = "PULUMI_FLEET_TEST_RUN";
+
+/** The test run a process belongs to, from its environment; undefined when it names none (or it cannot be read). */
+export function testRunOf(pid: number): string | undefined {
+  try {
+    const prefix = `${TEST_RUN_VAR}=`;
+    return fs
+      .readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .find((v) => v.startsWith(prefix))
+      ?.slice(prefix.length);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Running processes whose program is one of an operation's, except those in `except`; with `run`, also
+ * except those of another test run (a process that names no run counts: a sandbox clears its environment).
+ */
+export function engineProcesses(except: Set<number> = new Set(), programs: Set<string> = ENGINE_PROGRAMS, run?: string): Proc[] {
   const out: Proc[] = [];
   for (const entry of fs.readdirSync("/proc")) {
     const pid = Number(entry);
@@ -43,7 +67,10 @@ export function engineProcesses(except: Set<number> = new Set(), programs: Set<s
     } catch {
       continue; // ended meanwhile
     }
-    if (argv.length && programs.has(path.basename(argv[0]))) out.push({ pid, command: argv.join(" ").slice(0, 200) });
+    if (!argv.length || !programs.has(path.basename(argv[0]))) continue;
+    const other = run === undefined ? undefined : testRunOf(pid);
+    if (other !== undefined && other !== run) continue;
+    out.push({ pid, command: argv.join(" ").slice(0, 200) });
   }
   return out;
 }
