@@ -8,7 +8,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readBundles } from "../core/bundles/read";
-import { loadStackFile, PROJECT_DIR } from "../core/pipeline";
+import { loadStackFile } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { buildPlan } from "../core/targeting/plan";
 import { renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";

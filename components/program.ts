@@ -16,7 +16,8 @@ import { DeploymentRecord, FleetSummary } from "../core/desired/records";
 import { desiredState } from "../core/desired/state";
 import { DeployOptions } from "../core/desired/options";
 import { sweepAndRecord } from "../core/desired/sweep";
-import { configFromValues, PROJECT_DIR } from "../core/pipeline";
+import { configFromValues } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { Fleet } from "./fleet";
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */

@@ -25,9 +25,7 @@ import { FleetError, withContext } from "./errors";
 import { runRenderer } from "./render/fleet-render";
 import { withRenderBudget } from "./render/render-budget";
 import { Renderer } from "./render/renderer-protocol";
-
-/** The project root: relative paths in stack files (local repositories, renderDir) resolve against it. */
-export const PROJECT_DIR = path.resolve(__dirname, "..");
+import { PROJECT_DIR } from "./base/project-dir";
 
 export interface FleetState {
   config: StackConfig;

@@ -5,7 +5,8 @@
  * register it. Reads stacks/Pulumi.<stack>.yaml directly (secrets stay encrypted, so it never needs the
  * passphrase).
  */
-import { loadStackFile, planFleet, PROJECT_DIR } from "../core/pipeline";
+import { loadStackFile, planFleet } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { describeDesired } from "../core/desired/describe";
 import { offlineFacts } from "../core/desired/facts";
 import { desiredState } from "../core/desired/state";

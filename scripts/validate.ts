@@ -9,7 +9,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveSource, Source } from "../core/source/git";
-import { loadStackFile, planBundles, PROJECT_DIR } from "../core/pipeline";
+import { loadStackFile, planBundles } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
 import { runRenderer } from "../core/render/fleet-render";
 import { withRenderBudget } from "../core/render/render-budget";

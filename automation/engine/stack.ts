@@ -19,7 +19,7 @@ import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
 import { checkShardStackFile } from "../../core/config/shard-files";
 import { fleetProgram } from "../../components/program";
 import { DeployOptions } from "../../core/desired/options";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
 import { pulumiCommand, toolchain } from "./toolchain";

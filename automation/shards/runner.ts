@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { spawn } from "node:child_process";
 import * as readline from "node:readline";
 import { stopSignal } from "../../core/stop-signal";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guarded } from "../engine/process-guard";
 import type { OperationFlags, OperationOutcome, OperationRequest } from "../run-operation";
 import type { ShardJob } from "./shard-process";

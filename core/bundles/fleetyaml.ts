@@ -20,7 +20,7 @@ import {
   ValuesFrom,
   ValuesKeyRef,
 } from "./types";
-import { limit } from "../targeting/rollout";
+import { limit } from "./rollout-limit";
 import { parseYamlDocuments } from "./yaml-documents";
 import { keysOf } from "../schema/field-table";
 import {

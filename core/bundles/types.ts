@@ -1,5 +1,5 @@
 /** The bundle model: what a directory of a Fleet repository means, before any cluster is considered. */
-import { LabelSelector } from "../targeting/selector";
+import { LabelSelector } from "../model/selector";
 import { TargetCriteria } from "../config/target-criteria";
 import { FleetError } from "../errors";
 import { K8sObject } from "./manifests";

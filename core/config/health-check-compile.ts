@@ -6,7 +6,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { builtToolPath } from "../tool-build";
-import { HealthCheck, healthCheckError, HealthCheckProblem } from "./health-checks";
+import { healthCheckError, HealthCheckProblem } from "./health-checks";
+import { HealthCheck } from "../desired/pair";
 
 /** Throws the configuration error naming each expression that does not compile; nothing to do without checks. */
 export function compileHealthChecks(file: string, checks: HealthCheck[] | undefined, providerPath: () => string = defaultProviderPath): void {

@@ -10,14 +10,7 @@ import { Field } from "./reader";
 import { keysOf } from "../schema/field-table";
 import { HEALTH_CHECK_FIELDS } from "./stack-fields";
 import { FleetError } from "../errors";
-
-export interface HealthCheck {
-  apiVersion: string;
-  kind: string;
-  current: string;
-  inProgress?: string;
-  failed?: string;
-}
+import type { HealthCheck } from "../desired/pair";
 
 /** An expression longer than this is refused: the stack file is no place for a program. */
 export const MAX_EXPRESSION_LENGTH = 4096;

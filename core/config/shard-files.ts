@@ -14,7 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { FleetError } from "../errors";
-import { PROJECT_DIR } from "../pipeline";
+import { PROJECT_DIR } from "../base/project-dir";
 import { CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "./stack";
 import { shardMembership, shardStackName } from "./shards";
 import { stableJson } from "../hash";

@@ -9,8 +9,8 @@ import { Field } from "./reader";
 import { keysOf } from "../schema/field-table";
 import { SHARD_FIELDS, SHARD_OF_FIELDS } from "./stack-fields";
 import { FleetError } from "../errors";
-import { LabelSelector, readSelector } from "../targeting/selector";
-import { selectorMatches } from "../targeting/match";
+import { readSelector } from "../targeting/selector";
+import { LabelSelector, selectorMatches } from "../model/selector";
 import { dnsLabelProblem } from "../k8s-validation";
 
 /** A shard's membership rule: every given criterion must hold (as a GitRepo target's). */

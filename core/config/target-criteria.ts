@@ -4,7 +4,8 @@
  * schedules) and from fleet.yaml alike.
  */
 import { Field } from "./reader";
-import { LabelSelector, readSelector } from "../targeting/selector";
+import { readSelector } from "../targeting/selector";
+import { LabelSelector } from "../model/selector";
 import { keysOf } from "../schema/field-table";
 import { TARGET_CRITERIA_FIELDS } from "../schema/common-fields";
 

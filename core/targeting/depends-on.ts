@@ -19,8 +19,7 @@
 import { FleetError } from "../errors";
 import { bundleRef } from "../desired/keys";
 import { Bundle, DependsOn } from "../bundles/types";
-import { selectorMatches } from "./match";
-import { LabelSelector } from "./selector";
+import { LabelSelector, selectorMatches } from "../model/selector";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
 const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";

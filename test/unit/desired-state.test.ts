@@ -9,7 +9,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { liveFacts } from "../../core/desired/facts";
 import { configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "../../core/config/stack";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { JournalEntry } from "../../core/journal";
 import { desiredState } from "../../core/desired/state";
 import { sweepAndRecord } from "../../core/desired/sweep";
