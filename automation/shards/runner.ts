@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
 import * as readline from "node:readline";
-import { stopSignal } from "../../core/stop-signal";
+import { stopSignal } from "../../core/base/stop-signal";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guarded } from "../engine/process-guard";
 import type { OperationFlags, OperationOutcome, OperationRequest } from "../run-operation";

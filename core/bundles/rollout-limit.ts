@@ -1,5 +1,5 @@
 /** Fleet's int-or-percentage limits of a rolloutStrategy: fleet.yaml's reader checks them, the rollout (core/targeting/rollout.ts) counts with them. */
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { IntOrString } from "./types";
 
 /**

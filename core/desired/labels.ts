@@ -3,9 +3,9 @@
  * halfway through an update. A label value such as `system:kube-controller-manager` is rejected here,
  * before registration, with the object, key and value named (fleet#3483 was such a value).
  */
-import { FleetError } from "../errors";
-import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { ownerLabels } from "../ownership";
+import { FleetError } from "../base/errors";
+import { labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
+import { ownerLabels } from "./ownership";
 import { DELETE_PROPAGATION } from "./delete-policy";
 
 export interface Owner {

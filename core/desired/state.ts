@@ -11,22 +11,22 @@ import { StackConfig } from "../config/stack";
 import { healthChecksInput } from "../config/health-checks";
 import { kubernetesEventsInput } from "../config/notifications";
 import { shardStackName } from "../config/shards";
-import { FleetError } from "../errors";
-import { checkTakeOwnership, ownershipQueries } from "../ownership";
-import { FleetState, planFleet } from "../pipeline";
-import { checkReach } from "../reach";
+import { FleetError } from "../base/errors";
+import { checkTakeOwnership, ownershipQueries } from "./ownership";
+import { FleetState, planFleet } from "../plan/pipeline";
+import { checkReach } from "./reach";
 import { contestedObjects, RenderedDeployment } from "../render/deployments";
-import { AccountUsers, accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
+import { AccountUsers, accountUsers, defaultAccountClusters, wantedUsers } from "./service-accounts";
 import { PlanEntry, unchangedDeployments } from "../targeting/plan";
 import { agentObjects } from "./agent";
 import { renewedKeys, valuesFromAsks, valuesFromRead, ValuesFromReads, valuesFromVerdicts } from "./read-values-from";
 import { clusterNamespaces } from "./cluster-namespaces";
 import { Facts } from "./facts";
-import { describeFailure, failuresOf } from "./failures";
+import { describeFailure, failuresOf } from "../plan/failures";
 import { HeldDeployments, heldDeployments, heldNamespaces, heldObjects, heldRecords } from "./held";
 import { knownOwners, namespaceOwners, ownersUnknown } from "./owners";
 import { checkRendered } from "./checks";
-import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
+import { bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 import { withSetup } from "./setup";
 import { renderedSecretsNotes, setupSecretsNote } from "./render-secrets";
 import { operatorSecrets, withSecretNamespaces } from "./operator-secrets";
@@ -48,7 +48,7 @@ import { keptOutsideWindows, partitionHolds, windowHolds } from "./holds";
 import { clustersOutsideWindowsAt } from "../targeting/schedule-windows";
 
 import { DesiredOptions } from "./options";
-import { withRenderBudget } from "../render/render-budget";
+import { withRenderBudget } from "../renderer/render-budget";
 
 export async function desiredState(config: StackConfig, given: Facts, options: DesiredOptions = {}): Promise<DesiredState> {
   // Every render batch of this state spends from one budget per GitRepo (render-budget.ts).
@@ -108,7 +108,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   const entries = await decideInSteps(
     fleet.plan.entries,
     [
-      // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/reach.ts).
+      // What content asks beyond its GitRepo's stack entry fails before anything renders as it asked (core/desired/reach.ts).
       { name: "reach", judge: (alive) => ({ failed: failuresOf((fail) => checkReach(alive, pinned, fleet.bundles, fleet.targeting, fail)) }) },
       {
         // helm.valuesFrom, read from each cluster as the deploying identity: a changed value is a new deploymentID.

@@ -5,7 +5,7 @@
  * sees a deployment an earlier one failed, and the order is the list's.
  */
 import { PlanEntry } from "../targeting/plan";
-import { FailedDeployments, Verdicts } from "./failures";
+import { FailedDeployments, Verdicts } from "../plan/failures";
 
 export interface Step {
   /** What it decides, for the reader of the list. */

@@ -8,10 +8,10 @@
  * is dropped without a word; Bundles (when exported) only for their downstreamResources. Secrets are never copied: Fleet keeps credentials in Secrets that this
  * export only names, and the stack takes them as Pulumi secrets.
  */
-import { yamlSyntaxText } from "../bundles/yaml-documents";
+import { yamlSyntaxText } from "../base/yaml-documents";
 import * as YAML from "yaml";
-import { FleetError } from "../errors";
-import { dnsLabelProblem } from "../k8s-validation";
+import { FleetError } from "../base/errors";
+import { dnsLabelProblem } from "../base/k8s-validation";
 import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
 import { MIN_POLLING_INTERVAL_MS, parseGoDuration } from "../config/polling";
 import { resolveClusterAgents } from "../agent/effective";

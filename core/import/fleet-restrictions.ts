@@ -6,8 +6,8 @@
  * stack settings that carry them, or the reasons Fleet refuses the GitRepo. What has no stack setting
  * is checked here once and named in a note.
  */
-import { FleetError } from "../errors";
-import { dnsLabelProblem } from "../k8s-validation";
+import { FleetError } from "../base/errors";
+import { dnsLabelProblem } from "../base/k8s-validation";
 import { Fields, FleetObject, Note, readMetadata } from "./fields";
 
 /** Values of one kind from several objects, with the objects that gave them (`GitRepoRestriction ns/a`). */

@@ -5,18 +5,18 @@
  * rules, checked here so nothing is registered when any object is wrong.
  */
 import { renderErrorWhere } from "./render-error";
-import { comparePatchPointers } from "../compare-patches";
-import { nullStringValues } from "../desired/api-ignored";
-import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../k8s-validation";
-import { FleetError } from "../errors";
-import { bundleRef } from "../desired/keys";
-import { positiveNumber } from "../operator-env";
-import { sha256Hex, stableJson } from "../hash";
+import { comparePatchPointers } from "./compare-patches";
+import { nullStringValues } from "./api-ignored";
+import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../base/k8s-validation";
+import { FleetError } from "../base/errors";
+import { bundleRef } from "../model/keys";
+import { positiveNumber } from "../base/operator-env";
+import { sha256Hex, stableJson } from "../base/hash";
 import { Bundle } from "../bundles/types";
 import { decryptedObjects } from "../bundles/sops";
-import { CLUSTER_SCOPED, K8sObject, objectKey } from "../bundles/manifests";
+import { CLUSTER_SCOPED, K8sObject, objectKey } from "../model/k8s-object";
 import { PlanEntry } from "../targeting/plan";
-import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "./renderer-protocol";
+import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "../model/renderer-protocol";
 import { ValuesFromInput } from "./values-from";
 
 export interface RenderedDeployment {
@@ -29,7 +29,7 @@ export interface RenderedDeployment {
   chartCrds: Set<K8sObject>;
   /** Objects taken from the state (an unchanged deployment): why each is retained, as decided when it was rendered. */
   retainReasons?: Map<K8sObject, string>;
-  /** Per object, the fields diff.comparePatches leave out of drift (JSON pointers; core/compare-patches.ts). */
+  /** Per object, the fields diff.comparePatches leave out of drift (JSON pointers; core/render/compare-patches.ts). */
   ignoredFields: Map<K8sObject, string[]>;
   /** Every `lookup` the templates made (rendered with a lookup table). */
   lookups?: LookupKey[];

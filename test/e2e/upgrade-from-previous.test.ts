@@ -27,7 +27,7 @@ import * as ops from "../../automation/operations";
 import { openStack } from "../../automation/engine/stack";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { loadStackFile } from "../../core/pipeline";
+import { loadStackFile } from "../../core/plan/pipeline";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters, LIVE_CLUSTER_NAMES } from "../support/live-clusters";

@@ -3,7 +3,7 @@
  * the embedded local stack, and the edits the tests apply to it.
  */
 import { StackConfig } from "../../core/config/stack";
-import { loadStackFile } from "../../core/pipeline";
+import { loadStackFile } from "../../core/plan/pipeline";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 
 /** The local stack (examples/ to dev-1, dev-2, prod-1), rendering under `renderDir`. */

@@ -3,8 +3,8 @@
  * the matching conditions, then wrangler's summary (the library Fleet's agent uses, run inside
  * fleet-render) decides. One batch per call, however many objects.
  */
-import { runRenderer } from "./render/fleet-render";
-import { Readiness } from "./render/renderer-protocol";
+import { runRenderer } from "./fleet-render";
+import { Readiness } from "../model/renderer-protocol";
 
 export interface ReadinessQuery {
   id: string;

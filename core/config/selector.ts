@@ -1,8 +1,8 @@
 /** Kubernetes label selectors (core/model/selector.ts), read from configuration as the API server validates them. */
-import { Field } from "../config/reader";
-import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { keysOf, tableOf } from "../schema/field-table";
-import { LABEL_SELECTOR_FIELDS } from "../schema/common-fields";
+import { Field } from "./reader";
+import { labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
+import { keysOf, tableOf } from "./field-table";
+import { LABEL_SELECTOR_FIELDS } from "./common-fields";
 import { LabelSelector, LabelSelectorRequirement, SELECTOR_OPERATORS } from "../model/selector";
 
 /** Reads and validates a selector the way the API server would, with the field path in every error. */

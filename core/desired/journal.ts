@@ -12,13 +12,13 @@
  * was created by an update that died and is deleted, unless Fleet would keep it (keepResources, paused,
  * a kept CRD). Both happen inside the program, while the engine holds the stack's lock.
  */
-import { FleetError } from "./errors";
-import { ClusterConfig } from "./config/stack";
-import { objectKey } from "./bundles/manifests";
+import { FleetError } from "../base/errors";
+import { ClusterConfig } from "../config/stack";
+import { objectKey } from "../model/k8s-object";
 import { ownerLabels } from "./ownership";
-import { OwnersJob, OwnersResult } from "./render/renderer-protocol";
-import { DELETE_PROPAGATION } from "./desired/delete-policy";
-import { accessOf } from "./cluster-access";
+import { OwnersJob, OwnersResult } from "../model/renderer-protocol";
+import { DELETE_PROPAGATION } from "./delete-policy";
+import { accessOf } from "../config/cluster-access";
 
 /** One object an update may create, with what identifies and owns it. */
 export interface JournalObject {

@@ -11,13 +11,13 @@
  * checks their owner). Unchanged deployments (same deploymentId as the last update) are not read:
  * their objects are already this stack's.
  */
-import { FleetError } from "./errors";
-import { Bundle } from "./bundles/types";
-import { K8sObject } from "./bundles/manifests";
-import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
-import { RenderedDeployment } from "./render/deployments";
-import { LiveObject, OwnersResult } from "./render/renderer-protocol";
-import { byGitRepo } from "./desired/cluster-reads";
+import { FleetError } from "../base/errors";
+import { Bundle } from "../bundles/types";
+import { K8sObject } from "../model/k8s-object";
+import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
+import { RenderedDeployment } from "../render/deployments";
+import { LiveObject, OwnersResult } from "../model/renderer-protocol";
+import { byGitRepo } from "./cluster-reads";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -52,7 +52,7 @@ export interface OwnershipInput {
   adopting?: ReadonlySet<string>;
 }
 
-/** Whether the deployment may adopt what exists: its GitRepo's stack entry or its content (checked by core/reach.ts) says so. */
+/** Whether the deployment may adopt what exists: its GitRepo's stack entry or its content (checked by core/desired/reach.ts) says so. */
 const adopts = (entry: PlanEntry, input: OwnershipInput) => !!entry.options.helm?.takeOwnership || !!input.adopting?.has(entry.gitRepo);
 
 /** The GitRepo of this project that owns a live object, when it is not the deployment's own. */

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_DIR } from "./base/project-dir";
+import { PROJECT_DIR } from "./project-dir";
 
 /** The path `tools/<script> --path [...args]` prints after building or reusing `what`. */
 export function builtToolPath(script: string, what: string, args: string[] = []): string {
