@@ -15,7 +15,7 @@ import { PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { deletePolicyOf } from "./delete-policy";
 import { formerName, PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
-import { objectKey } from "../model/k8s-object";
+import { describeObject, objectKey } from "../model/k8s-object";
 import { FleetState } from "../plan/pipeline";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
@@ -144,7 +144,7 @@ export function heldDeployments(
       const [o, ref] = ownerOf(e, r)!;
       const owner = parseBundleRef(ref!);
       return new FleetError(
-        `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
+        `${describeObject(o)} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
           "which failed and keeps its objects as last deployed; an object has one owner",
         { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
       );

@@ -14,7 +14,7 @@
  */
 import { FleetError } from "../base/errors";
 import { ClusterConfig } from "../config/stack";
-import { objectKey } from "../model/k8s-object";
+import { objectKey, objectName } from "../model/k8s-object";
 import { ownerLabels } from "./ownership";
 import { OwnersJob, OwnersResult } from "../model/renderer-protocol";
 import { DELETE_PROPAGATION } from "./delete-policy";
@@ -113,7 +113,7 @@ export async function sweep(
       });
     }
     plan.candidates.get(job.id)!.forEach((o, i) => {
-      if (r.objects?.[i]?.deleted) deleted.push(`${o.cluster}: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle})`);
+      if (r.objects?.[i]?.deleted) deleted.push(`${o.cluster}: ${objectName(o)} (bundle ${o.bundle})`);
     });
   }
   return { deleted };
@@ -148,7 +148,7 @@ export async function settleEarlier(
   for (const d of deleted) warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
   for (const o of plan.deferred) {
     warn(
-      `crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
+      `crash journal: ${objectName(o)} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
         "the cluster is not reachable or not configured now, so it is kept in the journal for a later up",
     );
   }

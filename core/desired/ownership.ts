@@ -13,7 +13,7 @@
  */
 import { FleetError } from "../base/errors";
 import { Bundle } from "../bundles/types";
-import { K8sObject } from "../model/k8s-object";
+import { describeObject, K8sObject } from "../model/k8s-object";
 import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
 import { RenderedDeployment } from "../render/deployments";
 import { LiveObject, OwnersResult } from "../model/renderer-protocol";
@@ -135,9 +135,8 @@ export function checkTakeOwnership(
         const other = otherGitRepo(live, entry) ?? (agentOwned(live, object) ? "the cluster's agent" : undefined);
         if (adopts(entry, input) && !other) return;
         if (other) foreign.add(entry);
-        const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
         const list = conflicts.get(entry) ?? conflicts.set(entry, []).get(entry)!;
-        list.push(`${object.kind} ${where} (${describeOwner(live)})`);
+        list.push(`${describeObject(object)} (${describeOwner(live)})`);
       });
     }
   }

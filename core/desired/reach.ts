@@ -8,7 +8,7 @@
  */
 import { GitRepoConfig, namespaceAllowed } from "../config/git-repo";
 import { Bundle, DeploymentOptions } from "../bundles/types";
-import { K8sObject } from "../model/k8s-object";
+import { describeObject, K8sObject } from "../model/k8s-object";
 import { FleetError } from "../base/errors";
 import { bundleRef } from "../model/keys";
 import { PlanEntry } from "../targeting/plan";
@@ -150,7 +150,7 @@ export function checkReachObjects(
     const refused = rendered
       .get(e)!
       .objects.filter((o) => !objectAllowed(o, allowed))
-      .map((o) => (o.metadata.namespace ? `${o.kind} ${o.metadata.namespace}/${o.metadata.name}` : `${o.kind} ${o.metadata.name} (cluster-scoped)`));
+      .map((o) => `${describeObject(o)}${o.metadata.namespace ? "" : " (cluster-scoped)"}`);
     if (!refused.length) continue;
     fail(
       e,

@@ -14,7 +14,7 @@ import { positiveNumber } from "../base/operator-env";
 import { sha256Hex, stableJson } from "../base/hash";
 import { Bundle } from "../bundles/types";
 import { decryptedObjects } from "../bundles/sops";
-import { CLUSTER_SCOPED, K8sObject, objectKey } from "../model/k8s-object";
+import { CLUSTER_SCOPED, describeObject, K8sObject, objectKey } from "../model/k8s-object";
 import { PlanEntry } from "../targeting/plan";
 import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "../model/renderer-protocol";
 import { ValuesFromInput } from "./values-from";
@@ -270,13 +270,12 @@ export function checkSingleOwner(
       const owner = owners.get(key);
       const known = owner && by.find((e) => e.gitRepo === owner.gitRepo && e.bundle === owner.bundle);
       const winner = known ?? by[0];
-      const where = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
       for (const e of by) {
         if (e === winner) continue;
         (lost.get(e) ?? lost.set(e, []).get(e)!).push({
           winner,
           err: new FleetError(
-            `${o.kind} ${where} is also deployed by bundle ${winner.bundle} (GitRepo ${winner.gitRepo}) on this cluster${known ? ", which deployed it before and keeps it" : ""}; ` +
+            `${describeObject(o)} is also deployed by bundle ${winner.bundle} (GitRepo ${winner.gitRepo}) on this cluster${known ? ", which deployed it before and keeps it" : ""}; ` +
               "an object has one owner (Fleet's Helm refuses an object another release owns): change its namespace or name in one of the bundles",
             { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
           ),
