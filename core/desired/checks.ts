@@ -7,7 +7,8 @@
 import { GitRepoConfig } from "../config/git-repo";
 import { Bundle } from "../bundles/types";
 import { checkReachObjects } from "./reach";
-import { checkSingleOwner, RenderedDeployment } from "../render/deployments";
+import { RenderedDeployment } from "../render/deployments";
+import { checkSingleOwner } from "../render/single-owner";
 import { PlanEntry } from "../targeting/plan";
 import { Failed } from "../plan/failures";
 import { validateObjectLabels } from "./labels";
