@@ -14,7 +14,8 @@
 import { FleetError } from "../base/errors";
 import { Bundle } from "../bundles/types";
 import { describeObject, K8sObject } from "../model/k8s-object";
-import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
+import { PlanEntry } from "../targeting/plan";
+import { REPO_NAME_LABEL } from "../targeting/depends-on";
 import { RenderedDeployment } from "../render/deployments";
 import { LiveObject, OwnersResult } from "../model/renderer-protocol";
 import { byGitRepo } from "./cluster-reads";

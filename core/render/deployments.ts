@@ -17,7 +17,7 @@ import { decryptedObjects } from "../bundles/sops";
 import { CLUSTER_SCOPED, K8sObject } from "../model/k8s-object";
 import { checkSingleOwner } from "./single-owner";
 import { PlanEntry } from "../targeting/plan";
-import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderHook, RenderResult } from "../model/renderer-protocol";
+import { Capabilities, LookupAnswer, LookupKey, Renderer, RenderFile, RenderJob, RenderResult } from "../model/renderer-protocol";
 import { ValuesFromInput } from "./values-from";
 
 export interface RenderedDeployment {
@@ -327,5 +327,3 @@ function checkNames(obj: K8sObject, ctx: { gitRepo: string; bundle: string; clus
     if (nsProblem) throw new FleetError(`${obj.kind} ${JSON.stringify(name)}: metadata.namespace ${JSON.stringify(ns)} ${nsProblem}`, ctx);
   }
 }
-
-export type { RenderHook };

@@ -17,8 +17,6 @@ import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "./values"
 import { runRenderer } from "../renderer/fleet-render";
 import { Renderer } from "../model/renderer-protocol";
 
-export { REPO_NAME_LABEL } from "./depends-on";
-
 export interface PlanEntry {
   gitRepo: string;
   bundle: string;
