@@ -19,7 +19,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { kubeGet, kubeList, kubeRequest } from "../automation/clusters/kube-client";
 import { isRunning, killGroup, LocalCluster } from "../automation/clusters/local-clusters";
-import { builtToolPath } from "../core/tool-build";
+import { builtToolPath } from "../core/base/tool-build";
 
 export const FLEET_VERSION = "v0.16.0";
 const SYSTEM = "cattle-fleet-system";

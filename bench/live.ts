@@ -5,7 +5,7 @@
  *    from the update's start until its objects are gone (polled every 100 ms), and until `up` returns;
  *  - a 500-object bundle applied by `up` and the same 500 objects by `kubectl apply --server-side`
  *    (kubectl built from the control plane's own Kubernetes release) against the same API server;
- *    and the time helm.takeOwnership's read of those 500 objects takes (core/ownership.ts);
+ *    and the time helm.takeOwnership's read of those 500 objects takes (core/desired/ownership.ts);
  *  - agent churn: 20 no-op updates, then agent pod UIDs, restarts and replacements.
  * `--parts prune,apply,churn` picks parts. Writes bench/results/live.json.
  */
@@ -140,7 +140,7 @@ async function applyVsKubectl(ctx: Ctx, kubectl: string) {
   };
   const kubectlMs = timeKubectl();
   const kubectlNoopMs = timeKubectl();
-  // helm.takeOwnership's read (core/ownership.ts, through core/desired/facts.ts): what a first up of this bundle pays before registering.
+  // helm.takeOwnership's read (core/desired/ownership.ts, through core/desired/facts.ts): what a first up of this bundle pays before registering.
   const tOwners = performance.now();
   const owners = (
     await readObjects([

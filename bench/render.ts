@@ -8,12 +8,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { readBundles } from "../core/bundles/read";
-import { loadStackFile, PROJECT_DIR } from "../core/pipeline";
+import { loadStackFile } from "../core/plan/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { buildPlan } from "../core/targeting/plan";
 import { renderDeployments } from "../core/render/deployments";
-import { runRenderer } from "../core/render/fleet-render";
+import { runRenderer } from "../core/renderer/fleet-render";
 import { ClusterConfig } from "../core/config/stack";
-import { stableJson } from "../core/hash";
+import { stableJson } from "../core/base/hash";
 import { arg, RESULTS_DIR } from "./support";
 
 async function run(nClusters: number) {

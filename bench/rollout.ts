@@ -13,7 +13,8 @@ import { EngineEvent } from "@pulumi/pulumi/automation";
 import { startLocalClusters, stopLocalClusters } from "../automation/clusters/local-clusters";
 import * as ops from "../automation/operations";
 import { toolchain } from "../automation/engine/toolchain";
-import { loadStackFile, PROJECT_DIR } from "../core/pipeline";
+import { loadStackFile } from "../core/plan/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { StackConfig } from "../core/config/stack";
 import { arg, engineEnvArg, printTable, seconds, writeResult } from "./support";
 

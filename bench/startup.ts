@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { arg, engineEnvArg, printTable, seconds, writeResult } from "./support";
 
 function npmUp(env: NodeJS.ProcessEnv): { ms: number; phases: Record<string, number> } {

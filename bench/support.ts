@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ClusterConfig, parseStackConfig, StackConfig } from "../core/config/stack";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 
 export const RESULTS_DIR = path.join(__dirname, "results");
 

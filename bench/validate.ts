@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { parseCommand, runMain } from "../scripts/cli";
 import { printTable, seconds, writeResult } from "./support";
 

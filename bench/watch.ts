@@ -15,7 +15,7 @@ import { kubeGet } from "../automation/clusters/kube-client";
 import { LocalCluster, startLocalClusters, stopLocalClusters } from "../automation/clusters/local-clusters";
 import { toolchain } from "../automation/engine/toolchain";
 import { DEFAULT_POLLING_INTERVAL_MS } from "../core/config/polling";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { arg, printTable, seconds, writeResult } from "./support";
 
 const STACK = "bench-watch";

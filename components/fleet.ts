@@ -5,7 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { DeploymentRecord } from "../core/desired/records";
-import { PairReport, withheldMessages } from "../core/desired/pair";
+import { PairReport, withheldMessages } from "../core/model/pair";
 import { ClusterAccess, DesiredState, FLEET_TYPE, ProviderSettings, stackProviderName } from "../core/desired/types";
 import { bundleDeployment } from "./bundle-deployment";
 import { BundleDeploymentPair, FleetProvider } from "./pair";

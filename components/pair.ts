@@ -4,7 +4,7 @@
  * cluster's namespaces and agent are one more such set, its ClusterSetup.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { EngineObject, PairObject, PairSpec, PairStatus, toEngineObjects } from "../core/desired/pair";
+import { EngineObject, PairObject, PairSpec, PairStatus, toEngineObjects } from "../core/model/pair";
 import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess } from "../core/desired/types";
 import { CLUSTER_SETUP_TYPE } from "../core/desired/setup";
 
@@ -59,7 +59,7 @@ abstract class AppliedSet extends pulumi.CustomResource {
   }
 }
 
-/** Objects as the engine holds them (core/desired/pair.ts toEngineObjects), a secret staying one. */
+/** Objects as the engine holds them (core/model/pair.ts toEngineObjects), a secret staying one. */
 function engineObjects(objects: pulumi.Input<Record<string, PairObject> | undefined>): pulumi.Input<Record<string, EngineObject> | undefined> {
   if (objects === undefined) return undefined;
   if (pulumi.Output.isInstance(objects) || objects instanceof Promise)

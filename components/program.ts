@@ -11,12 +11,13 @@ import { compileHealthChecks } from "../core/config/health-check-compile";
 import { StackConfig } from "../core/config/stack";
 import { liveFacts } from "../core/desired/facts";
 import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../core/desired/previous";
-import { applied, PairReport } from "../core/desired/pair";
+import { applied, PairReport } from "../core/model/pair";
 import { DeploymentRecord, FleetSummary } from "../core/desired/records";
 import { desiredState } from "../core/desired/state";
 import { DeployOptions } from "../core/desired/options";
 import { sweepAndRecord } from "../core/desired/sweep";
-import { configFromValues, PROJECT_DIR } from "../core/pipeline";
+import { configFromValues } from "../core/plan/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { Fleet } from "./fleet";
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import type { FailureContext } from "../automation/reports/error-report";
-import { stoppedCode } from "../core/stop-signal";
+import { stoppedCode } from "../core/base/stop-signal";
 import { guardCiLog } from "../automation/reports/escape/ci-log";
 
 export interface OptionSpec {
@@ -82,7 +82,7 @@ export function required(value: string | undefined, option: string, why = ""): s
 /**
  * Runs an entry point: usage errors exit 2 with the usage line; any other failure exits 1, 3 when only
  * clusters could not be read (automation/reports/exit-codes.ts), or 130/143 when a signal stopped the
- * operation (core/stop-signal.ts), with one clear text and the path of a log
+ * operation (core/base/stop-signal.ts), with one clear text and the path of a log
  * that holds its details (automation/reports/error-report.ts, the one place that words failures).
  * @param context what was running when it failed (the operation and stack, once parsed)
  */

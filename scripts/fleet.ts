@@ -6,7 +6,7 @@
  * `--help` lists the options; an option that does not apply to the operation is an error.
  */
 import { guarded } from "../automation/engine/process-guard";
-import { stopOnSignals } from "../core/stop-signal";
+import { stopOnSignals } from "../core/base/stop-signal";
 import { FailureContext } from "../automation/reports/error-report";
 import { Operation, OPERATIONS, runOperation } from "../automation/run-operation";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";

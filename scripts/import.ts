@@ -8,9 +8,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { importFleetExport } from "../core/import/fleet-export";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { stackFileFor } from "../core/config/stack";
-import { FleetError } from "../core/errors";
+import { FleetError } from "../core/base/errors";
 import { parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {

@@ -5,13 +5,14 @@
  * register it. Reads stacks/Pulumi.<stack>.yaml directly (secrets stay encrypted, so it never needs the
  * passphrase).
  */
-import { loadStackFile, planFleet, PROJECT_DIR } from "../core/pipeline";
+import { loadStackFile, planFleet } from "../core/plan/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { describeDesired } from "../core/desired/describe";
 import { offlineFacts } from "../core/desired/facts";
 import { desiredState } from "../core/desired/state";
 import { StackConfig } from "../core/config/stack";
-import { DeploymentFailure } from "../core/desired/failures";
-import { FleetError } from "../core/errors";
+import { DeploymentFailure } from "../core/plan/failures";
+import { FleetError } from "../core/base/errors";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 
 const SPEC = {

@@ -13,7 +13,7 @@ import { resolveBackend } from "../automation/engine/backend";
 import { engineTempDir } from "../automation/engine/engine-tmp";
 import { LOCAL_PASSPHRASE } from "../automation/engine/stack";
 import { toolchain } from "../automation/engine/toolchain";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { guardCiLog } from "../automation/reports/escape/ci-log";
 
 const args = process.argv.slice(2);

@@ -9,13 +9,14 @@
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { resolveSource, Source } from "../core/source/git";
-import { planBundles } from "../core/pipeline";
-import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
-import { runRenderer } from "../core/render/fleet-render";
-import { withRenderBudget } from "../core/render/render-budget";
+import { planBundles } from "../core/plan/pipeline";
+import { renderDeployments } from "../core/render/deployments";
+import { checkSingleOwner } from "../core/render/single-owner";
+import { runRenderer } from "../core/renderer/fleet-render";
+import { withRenderBudget } from "../core/renderer/render-budget";
 import { ClusterConfig } from "../core/config/stack";
 import { gitRepoEntry } from "../core/config/git-repo";
-import { FleetError } from "../core/errors";
+import { FleetError } from "../core/base/errors";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";
 
 const SPEC = {
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
   repo.targets = groupNames.map((g) => ({ name: g, clusterGroup: g }));
   const onDisk = !isUrl && args.branch === undefined && args.revision === undefined;
   const source: Source = onDisk ? { gitRepo: repo.name, commit: "", dir: repo.repo, fetched: false, warnings: [] } : await resolveSource(repo);
-  // One render budget for the GitRepo over every batch, as in `up` (core/render/render-budget.ts).
+  // One render budget for the GitRepo over every batch, as in `up` (core/renderer/render-budget.ts).
   const render = withRenderBudget(runRenderer);
   // A broken bundle fails alone, as in `up`: the others are rendered, each failure printed, and the command fails at the end.
   // A dependsOn on a bundle outside the paths read is a warning, as `fleet test` renders such a bundle (up refuses it).

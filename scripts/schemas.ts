@@ -5,7 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../core/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
 import { schemaTexts } from "../core/schema/schemas";
 import { runMain } from "./cli";
 

@@ -3,7 +3,7 @@
  * shared by several clusters (a template that fails everywhere) is one line naming them all.
  */
 import * as path from "node:path";
-import { DeploymentFailure } from "../core/desired/failures";
+import { DeploymentFailure } from "../core/plan/failures";
 import { lineOfField } from "../core/bundles/field-lines";
 
 /**

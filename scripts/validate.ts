@@ -3,19 +3,21 @@
  * Checks a GitRepo's fleet.yaml files and renders every bundle for the stack's clusters (their labels,
  * groups and templateValues from stacks/Pulumi.<stack>.yaml), offline: no kubeconfig is read, no
  * cluster is contacted, no engine runs. Each problem is one line, `file:line field: reason (bundle,
- * clusters)`; the exit code is 1 when there is any. The pipeline is `up`'s (core/pipeline.ts
+ * clusters)`; the exit code is 1 when there is any. The pipeline is `up`'s (core/plan/pipeline.ts
  * planBundles, core/render/deployments.ts), so what passes here renders the same there.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveSource, Source } from "../core/source/git";
-import { loadStackFile, planBundles, PROJECT_DIR } from "../core/pipeline";
-import { checkSingleOwner, renderDeployments } from "../core/render/deployments";
-import { runRenderer } from "../core/render/fleet-render";
-import { withRenderBudget } from "../core/render/render-budget";
+import { loadStackFile, planBundles } from "../core/plan/pipeline";
+import { PROJECT_DIR } from "../core/base/project-dir";
+import { renderDeployments } from "../core/render/deployments";
+import { checkSingleOwner } from "../core/render/single-owner";
+import { runRenderer } from "../core/renderer/fleet-render";
+import { withRenderBudget } from "../core/renderer/render-budget";
 import { CONFIG_NAMESPACE, StackConfig, stackFileFor } from "../core/config/stack";
 import { GitRepoConfig, gitRepoEntry } from "../core/config/git-repo";
-import { FleetError } from "../core/errors";
+import { FleetError } from "../core/base/errors";
 import { lineOfField } from "../core/bundles/field-lines";
 import { problemLines, warningLine } from "./validate-report";
 import { CommandSpec, OptionSpec, parseCommand, runMain, UsageError } from "./cli";

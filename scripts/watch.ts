@@ -9,7 +9,7 @@ import { guarded } from "../automation/engine/process-guard";
 import { stackFileOf } from "../automation/engine/stack";
 import { watchLoop } from "../automation/watch/loop";
 import { liveWatchDeps } from "../automation/watch/live";
-import { stopOnSignals } from "../core/stop-signal";
+import { stopOnSignals } from "../core/base/stop-signal";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 import { shardLayoutOf } from "./fleet-shards";
 

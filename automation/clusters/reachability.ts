@@ -2,12 +2,12 @@
  * Which clusters answer at all, checked before an update: a cluster whose API server cannot be
  * reached is left out of the update (its resources excluded, so nothing of it is deleted or changed
  * in the state) while the rest of the fleet converges, and the operation then fails naming it.
- * Reachable means a TCP connection to the kubeconfig's server (core/cluster-access.ts) opens; credentials are the engine's
+ * Reachable means a TCP connection to the kubeconfig's server (core/config/cluster-access.ts) opens; credentials are the engine's
  * business and fail there, clearly, per resource.
  */
 import * as net from "node:net";
 import { ClusterConfig } from "../../core/config/stack";
-import { serverOf } from "../../core/cluster-access";
+import { serverOf } from "../../core/config/cluster-access";
 
 /** Why a TCP connection to the server fails, or undefined when it opens. */
 export function probe(server: string, timeoutMs = 3000): Promise<string | undefined> {

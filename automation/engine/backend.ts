@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 
 export interface BackendOptions {
   /** A backend URL chosen by the caller (file://, postgres://, s3://, ...): wins over everything. */

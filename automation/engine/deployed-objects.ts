@@ -7,10 +7,10 @@
  */
 import { OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { DeployedBundle, DeployedNamespace, DeployedObject } from "../../core/desired/facts";
-import { clusterOfKey, qualifyKeys } from "../../core/desired/keys";
-import { REPO_NAME_LABEL } from "../../core/targeting/plan";
-import { K8sObject } from "../../core/bundles/manifests";
-import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/desired/pair";
+import { clusterOfKey, qualifyKeys } from "../../core/model/keys";
+import { REPO_NAME_LABEL } from "../../core/targeting/depends-on";
+import { K8sObject } from "../../core/model/k8s-object";
+import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";

@@ -18,7 +18,7 @@ import { Facts, liveFacts } from "../../core/desired/facts";
 import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previousFromOutputs, RECORD_OUTPUT } from "../../core/desired/previous";
 import { desiredState } from "../../core/desired/state";
 import { DeployOptions, EarlyDesired } from "../../core/desired/options";
-import { FleetState } from "../../core/pipeline";
+import { FleetState } from "../../core/plan/pipeline";
 import { DesiredState } from "../../core/desired/types";
 import { StackState } from "./deployed-objects";
 import { fileBackendPath } from "./stack";

@@ -8,7 +8,7 @@ import { Backend } from "./backend";
 import { StackRecordStore, stackRecordStore } from "./stack-record-store";
 
 export interface FailedUp {
-  /** The deployment keys (core/desired/keys.ts) whose last `up` failed. */
+  /** The deployment keys (core/model/keys.ts) whose last `up` failed. */
   failed: string[];
   /** What the failed `up` said, shortened. */
   message: string;

@@ -1,5 +1,5 @@
 /**
- * Where the crash journal (core/journal.ts) lives: beside the state, in the same backend, so whoever
+ * Where the crash journal (core/desired/journal.ts) lives: beside the state, in the same backend, so whoever
  * runs the next `up` of the stack (another checkout, another CI runner) finds it.
  *  - file backend: one file per entry in <state dir>/.pulumi-fleet-journal/<project>/<stack>/;
  *  - PostgreSQL backend: one row per entry in table pulumi_fleet_journal of the same database (node-postgres).
@@ -14,8 +14,8 @@ import { randomBytes } from "node:crypto";
 import type { Client } from "pg";
 import { isPostgresUrl, withTable } from "./postgres-table";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
-import { InventoryEntry } from "../../core/desired/pair";
-import { identityOf, JournalEntry } from "../../core/journal";
+import { InventoryEntry } from "../../core/model/pair";
+import { identityOf, JournalEntry } from "../../core/desired/journal";
 import { clusterOfUrn } from "./steps";
 import { Backend } from "./backend";
 
@@ -108,7 +108,7 @@ function postgresStore(url: string, project: string, stack: string): JournalStor
   };
 }
 
-/** identityOf (core/journal.ts) of every Kubernetes object in an exported state: a BundleDeployment's inventory, and per-object resources. */
+/** identityOf (core/desired/journal.ts) of every Kubernetes object in an exported state: a BundleDeployment's inventory, and per-object resources. */
 export function stateIdentities(deployment: { resources?: { urn: string; type: string; outputs?: Record<string, unknown> }[] } | undefined): Set<string> {
   const out = new Set<string>();
   for (const r of deployment?.resources ?? []) {

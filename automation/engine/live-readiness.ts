@@ -1,15 +1,15 @@
 /**
  * Which objects of each bundle deployment are not ready, as the refresh of a `status` read them live:
- * judged by fleet-render as Fleet's agent judges them (core/readiness.ts). The status report
+ * judged by fleet-render as Fleet's agent judges them (core/renderer/readiness.ts). The status report
  * (automation/reports/status.ts) receives the result.
  */
-import { deploymentKey } from "../../core/desired/keys";
+import { deploymentKey } from "../../core/model/keys";
 import { PlanEntry } from "../../core/targeting/plan";
-import { describeNotReady, judgeReadiness, ReadinessQuery } from "../../core/readiness";
+import { describeNotReady, judgeReadiness, ReadinessQuery } from "../../core/renderer/readiness";
 import { GroupedSteps } from "./steps";
 
 /**
- * Per deployment, its objects that are not ready, judged as Fleet's agent judges them (core/readiness.ts:
+ * Per deployment, its objects that are not ready, judged as Fleet's agent judges them (core/renderer/readiness.ts:
  * wrangler's summary after the bundle's ignore.conditions), from the live objects a refresh read.
  */
 export async function nonReadyByDeployment(groups: GroupedSteps, entries: PlanEntry[]): Promise<Map<string, string[]>> {

@@ -12,9 +12,9 @@
  */
 import * as fs from "node:fs";
 import { Stack } from "@pulumi/pulumi/automation";
-import { stopSignal, throwIfStopped } from "../../core/stop-signal";
+import { stopSignal, throwIfStopped } from "../../core/base/stop-signal";
 import { processAlive } from "./engine-tmp";
-import { seesProcessesOf } from "../../core/process-identity";
+import { seesProcessesOf } from "../../core/base/process-identity";
 import { HeldLease, LeaseBook, LeaseOptions, LeaseStore, LeaseWindow, leftoverOf, takeLease } from "./stack-lease";
 import { ownLeftovers, StackLockStore } from "./own-locks";
 

@@ -2,8 +2,8 @@
  * Each pair of an `up` or a `preview` once, with what happened to it (changed, failed, ready), from the
  * plan, the failures and the engine's steps: what automation/reports/run-summary.ts tabulates. Pure.
  */
-import { deploymentKey } from "../../core/desired/keys";
-import type { DeploymentFailure } from "../../core/desired/failures";
+import { deploymentKey } from "../../core/model/keys";
+import type { DeploymentFailure } from "../../core/plan/failures";
 import type { PairOutcome } from "../reports/run-summary";
 import { GroupedSteps, hasChanges } from "./steps";
 

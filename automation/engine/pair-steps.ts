@@ -7,10 +7,10 @@
  * provider reported. The pair itself then counts as a component, as the earlier BundleDeployment did.
  * A cluster's setup (its namespaces and agent) is such a set too, and is expanded the same way.
  */
-import { K8sObject, objectKey } from "../../core/bundles/manifests";
+import { K8sObject, objectKey } from "../../core/model/k8s-object";
 import { typeTokenOf } from "../../core/desired/objects";
-import { fromEngineObjects, PairObject } from "../../core/desired/pair";
-import { stableJson } from "../../core/hash";
+import { fromEngineObjects, PairObject } from "../../core/model/pair";
+import { stableJson } from "../../core/base/hash";
 import { isAppliedSet } from "../../core/desired/setup";
 import type { Step } from "./step-recorder";
 

@@ -14,8 +14,8 @@
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../../core/pipeline";
-import { builtToolPath, defaultCacheRoot } from "../../core/tool-build";
+import { PROJECT_DIR } from "../../core/base/project-dir";
+import { builtToolPath, defaultCacheRoot } from "../../core/base/tool-build";
 
 const SOURCE_DIR = path.join(PROJECT_DIR, "tools", "proc-guard");
 

@@ -11,14 +11,14 @@
  * A CLI lock is then proven left over when a pulumi-fleet lease that is over (ended, or expired) was
  * held on the lock's host when the lock was taken: that command's CLI took it, and that command is
  * gone. A command that sees the holder's processes (same boot and pid namespace) and finds it gone
- * (core/process-identity.ts) need not wait for the lease to expire. A lock no lease accounts for (a plain `pulumi` command, an earlier version, a backend this
+ * (core/base/process-identity.ts) need not wait for the lease to expire. A lock no lease accounts for (a plain `pulumi` command, an earlier version, a backend this
  * machine does not share) is never removed without --force-unlock.
  */
 import * as crypto from "node:crypto";
 import * as os from "node:os";
 import { Backend } from "./backend";
 import { StackRecordStore, stackRecordStore } from "./stack-record-store";
-import { ProcessIdentity, processIdentity, provenGone } from "../../core/process-identity";
+import { ProcessIdentity, processIdentity, provenGone } from "../../core/base/process-identity";
 
 /** How long a lease outlives its holder's last renewal (renewed every quarter of it). */
 export const STACK_LEASE_MS = 60_000;
@@ -36,7 +36,7 @@ export interface LeaseWindow {
   expiresAt: number;
   /** Released by its holder. */
   endedAt?: number;
-  /** When a command that sees its processes found its holder gone (core/process-identity.ts). */
+  /** When a command that sees its processes found its holder gone (core/base/process-identity.ts). */
   diedAt?: number;
   proc?: ProcessIdentity;
 }

@@ -7,7 +7,7 @@
  * The inline program runs in this process, so the operations can watch the plan it computes; the
  * real CLI on index.ts (`npm run pulumi -- up -s <env>`) registers the same resources (tested).
  */
-import { parseYamlFile } from "../../core/bundles/yaml-documents";
+import { parseYamlFile } from "../../core/base/yaml-documents";
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -19,11 +19,11 @@ import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
 import { checkShardStackFile } from "../../core/config/shard-files";
 import { fleetProgram } from "../../components/program";
 import { DeployOptions } from "../../core/desired/options";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
 import { pulumiCommand, toolchain } from "./toolchain";
-import { stopSignal } from "../../core/stop-signal";
+import { stopSignal } from "../../core/base/stop-signal";
 import { phase } from "./timings";
 
 export const PROJECT_NAME = "pulumi-fleet";

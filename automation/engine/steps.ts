@@ -7,8 +7,8 @@ import { OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE } from "../../core/desired/setup";
 import { AGENT_BOOTSTRAP_SECRET } from "../../core/desired/agent";
-import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../../core/desired/keys";
-import { applied, withheldMessages } from "../../core/desired/pair";
+import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../../core/model/keys";
+import { applied, withheldMessages } from "../../core/model/pair";
 import { expandPairSteps } from "./pair-steps";
 import { Step } from "./step-recorder";
 

@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guardedCliRoot, guardSupported } from "./process-guard";
 
 export interface Toolchain {

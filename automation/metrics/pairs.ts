@@ -3,10 +3,10 @@
  * reported states and the records the update wrote; after `status`, its report and the records of what
  * is applied. Pure: the operations hand the facts in.
  */
-import { deploymentKey } from "../../core/desired/keys";
+import { deploymentKey } from "../../core/model/keys";
 import { DeploymentRecord } from "../../core/desired/records";
-import { DeploymentFailure } from "../../core/desired/failures";
-import { PairReport } from "../../core/desired/pair";
+import { DeploymentFailure } from "../../core/plan/failures";
+import { PairReport } from "../../core/model/pair";
 import { PlanEntry } from "../../core/targeting/plan";
 import { DeploymentState, DeploymentStatus, STATE_RANK } from "../reports/status";
 import { PairMetrics } from "./exposition";
@@ -14,7 +14,7 @@ import { PairMetrics } from "./exposition";
 export interface UpFacts {
   /** The plan as it deployed (the failed deployments left out). */
   entries: PlanEntry[];
-  /** Deployments that failed alone before the engine (core/desired/failures.ts): ErrApplied, keeping what they had. */
+  /** Deployments that failed alone before the engine (core/plan/failures.ts): ErrApplied, keeping what they had. */
   failures: DeploymentFailure[];
   /** The `deploymentStates` output the update wrote. */
   states: Record<string, PairReport>;

@@ -4,8 +4,8 @@
  * Nothing here fails the operation: every problem is a warning naming the webhook.
  */
 import { NotificationsConfig } from "../../core/config/notifications";
-import { DeploymentFailure } from "../../core/desired/failures";
-import { PairReport } from "../../core/desired/pair";
+import { DeploymentFailure } from "../../core/plan/failures";
+import { PairReport } from "../../core/model/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 import { Backend } from "../engine/backend";
 import { DeployEvent } from "../reports/deploy-events";

@@ -3,9 +3,9 @@
  * the BundleDeployments' reports (the stack's `deploymentStates` output) with the failures found before
  * the engine (a broken bundle, a rollout that holds a cluster back) over them; after `status`, its report.
  */
-import { DeploymentFailure } from "../../core/desired/failures";
-import { deploymentKey, parseDeploymentKey } from "../../core/desired/keys";
-import { PairReport } from "../../core/desired/pair";
+import { DeploymentFailure } from "../../core/plan/failures";
+import { deploymentKey, parseDeploymentKey } from "../../core/model/keys";
+import { PairReport } from "../../core/model/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 import { DeployEvent, formatDeployEvent } from "../reports/deploy-events";
 import { DeploymentStatus } from "../reports/status";
@@ -22,7 +22,7 @@ export function recordedStates(states: Record<string, PairReport>): Memory {
 /**
  * @param states the `deploymentStates` output after the update
  * @param records the `deployments` output after it (deploymentId, commit)
- * @param failures the failures of the desired state (core/desired/failures.ts), decided before the engine
+ * @param failures the failures of the desired state (core/plan/failures.ts), decided before the engine
  */
 export function observedAfterUp(
   states: Record<string, PairReport>,

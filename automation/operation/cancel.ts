@@ -3,7 +3,7 @@ import { resolveBackend } from "../engine/backend";
 import { PROJECT_NAME } from "../engine/stack";
 import { describeHolder, leaseHolder, leftoverProof, lockHolders, removeLocks, StackLockedError } from "../engine/locks";
 import { liveLease, stackLeaseStore } from "../engine/stack-lease";
-import { provenGone } from "../../core/process-identity";
+import { provenGone } from "../../core/base/process-identity";
 import { OperationOptions } from "./results";
 import { open, stackRootUrn } from "./session";
 

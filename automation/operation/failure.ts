@@ -1,6 +1,6 @@
 /** An operation that failed, worded: what did change before the failure, and the record `status` reads. */
 import { DeploymentRecord, deploymentRecord } from "../../core/desired/records";
-import { deploymentKey } from "../../core/desired/keys";
+import { deploymentKey } from "../../core/model/keys";
 import { deployEvents } from "../reports/deploy-events";
 import { resolveBackend } from "../engine/backend";
 import { FailedUpStore, failedUpStore } from "../engine/failed-up-store";

@@ -2,8 +2,8 @@
 import { OutputMap } from "@pulumi/pulumi/automation";
 import { DeploymentRecord } from "../../core/desired/records";
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../../core/desired/previous";
-import { qualifyKeys } from "../../core/desired/keys";
-import { applied, PairReport } from "../../core/desired/pair";
+import { qualifyKeys } from "../../core/model/keys";
+import { applied, PairReport } from "../../core/model/pair";
 import { AgentInfo } from "../reports/status";
 
 /** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */

@@ -1,5 +1,5 @@
 /** Operations a killed update left in flight, resolved before an operation runs (up, destroy, refresh). */
-import { stopSignal } from "../../core/stop-signal";
+import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions } from "./results";
 import { Session, stackRootUrn, warnerOf } from "./session";
 

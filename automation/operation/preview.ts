@@ -7,7 +7,7 @@ import { journalStore } from "../engine/journal-store";
 import { PROJECT_NAME } from "../engine/stack";
 import { isRenderMode } from "../engine/stack";
 import { reportFacts } from "../../core/desired/report-facts";
-import { stopSignal, throwIfStopped } from "../../core/stop-signal";
+import { stopSignal, throwIfStopped } from "../../core/base/stop-signal";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairOutcomes } from "../engine/pair-outcomes";
 import { OperationOptions, PreviewResult } from "./results";

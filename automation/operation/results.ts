@@ -4,10 +4,10 @@
  */
 import { EngineEvent } from "@pulumi/pulumi/automation";
 import { DeploymentRecord } from "../../core/desired/records";
-import { FleetState } from "../../core/pipeline";
+import { FleetState } from "../../core/plan/pipeline";
 import { DeployEvent } from "../reports/deploy-events";
 import { Prune } from "../reports/preview-report";
-import { DeploymentFailure, describeFailures } from "../../core/desired/failures";
+import { DeploymentFailure, describeFailures } from "../../core/plan/failures";
 import { StackOptions } from "../engine/stack";
 import { ReportFacts } from "../../core/desired/report-facts";
 import { GroupedSteps } from "../engine/steps";

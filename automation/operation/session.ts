@@ -5,7 +5,7 @@
 import { Stack } from "@pulumi/pulumi/automation";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { DeploymentRecord } from "../../core/desired/records";
-import { configFromValues, FleetState } from "../../core/pipeline";
+import { configFromValues, FleetState } from "../../core/plan/pipeline";
 import { StackConfig } from "../../core/config/stack";
 import { unreachableClusters } from "../clusters/reachability";
 import { resolveBackend } from "../engine/backend";

@@ -5,7 +5,7 @@ import { computeStatus, StatusReport } from "../reports/status";
 import { nonReadyByDeployment } from "../engine/live-readiness";
 import { reportFacts } from "../../core/desired/report-facts";
 import { groupSteps } from "../engine/steps";
-import { stopSignal, throwIfStopped } from "../../core/stop-signal";
+import { stopSignal, throwIfStopped } from "../../core/base/stop-signal";
 import { notifyAfterStatus } from "../notify/notify";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairsOfStatus } from "../metrics/pairs";

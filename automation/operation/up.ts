@@ -4,7 +4,7 @@
  */
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { pairFailures } from "../../core/desired/records";
-import { deploymentKey, legacyKey, parseDeploymentKey } from "../../core/desired/keys";
+import { deploymentKey, legacyKey, parseDeploymentKey } from "../../core/model/keys";
 import { clustersOutsideWindowsAt } from "../../core/targeting/schedule-windows";
 import { deployEvents } from "../reports/deploy-events";
 import { withoutStackTraces } from "../engine/stack-traces";
@@ -14,7 +14,7 @@ import { rolloutHoldMessages } from "../../core/targeting/rollout-hold";
 import { markRetained } from "../engine/deployed-objects";
 import { StackLockedError } from "../engine/locks";
 import { upWithoutReadBack } from "../engine/stack";
-import { stopSignal } from "../../core/stop-signal";
+import { stopSignal } from "../../core/base/stop-signal";
 import { notifyAfterUp } from "../notify/notify";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairsAfterUp } from "../metrics/pairs";

@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CommandError } from "@pulumi/pulumi/automation";
-import type { FleetError } from "../../core/errors";
+import type { FleetError } from "../../core/base/errors";
 
 export interface FailureContext {
   /** "up", "preview", ... (the command's name when it is not an operation). */
@@ -69,7 +69,7 @@ export function withoutToolPaths(text: string): string {
 }
 
 /** The engine's markup (colour tags, ANSI codes) out of a message. */
-/** core's own errors (core/errors.ts), told by the name FleetError gives every one of them: reports import only types from core. */
+/** core's own errors (core/base/errors.ts), told by the name FleetError gives every one of them: reports import only types from core. */
 function isFleetError(err: unknown): err is FleetError {
   return err instanceof Error && err.name === "FleetError";
 }

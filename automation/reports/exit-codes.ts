@@ -28,7 +28,7 @@ export class ClustersUnreachableError extends Error {
   }
 }
 
-/** The exit code of a command that ended with `err` (a signal's own code is decided by core/stop-signal.ts first). */
+/** The exit code of a command that ended with `err` (a signal's own code is decided by core/base/stop-signal.ts first). */
 export function exitCodeOf(err: unknown): number {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
     if (e instanceof ClustersUnreachableError) return EXIT.clustersUnreachable;

@@ -3,7 +3,7 @@
  * partition: the held pairs (a maintenance window, `up --partition`; not failures), and the rollout
  * partitions the change touches (core/desired/report-facts.ts), in order, with the command that deploys each.
  */
-import type { DeploymentFailure } from "../../core/desired/failures";
+import type { DeploymentFailure } from "../../core/plan/failures";
 import { markdownCell, markdownCode, markdownText } from "./escape/markdown";
 
 /** One line: the partitions the change touches, and the commands of a pipeline that approves between them. */

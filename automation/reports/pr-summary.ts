@@ -5,8 +5,8 @@
  * same change always gives the same text. Every name and word that comes from the fleet goes through
  * escape/markdown.ts: a name as code, a sentence as text, a table's cell as a cell.
  */
-import type { FleetState } from "../../core/pipeline";
-import type { DeploymentFailure } from "../../core/desired/failures";
+import type { FleetState } from "../../core/plan/pipeline";
+import type { DeploymentFailure } from "../../core/plan/failures";
 import { heldMarkdown, partitionsMarkdown } from "./partition-summary";
 import { compare } from "./deploy-events";
 import { blastRadiusMarkdown, previewMatrix } from "./fleet-matrix";

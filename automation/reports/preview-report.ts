@@ -3,8 +3,8 @@
  * it: the engine's steps per pair, the records before, the plan, and each prune with why it left.
  */
 import type { DeploymentRecord } from "../../core/desired/records";
-import type { FleetState } from "../../core/pipeline";
-import type { Departure } from "../../core/targeting/departures";
+import type { FleetState } from "../../core/plan/pipeline";
+import type { Departure } from "../../core/desired/departures";
 import type { ReportFacts } from "../../core/desired/report-facts";
 import { compare } from "./deploy-events";
 import { GroupedSteps } from "../engine/steps";
@@ -32,7 +32,7 @@ export interface Prune {
   reason: string;
 }
 
-/** Each pair the engine prunes, with why it left (core/targeting/departures.ts). */
+/** Each pair the engine prunes, with why it left (core/desired/departures.ts). */
 export function prunesOf(report: PreviewReport): Prune[] {
   return [...report.groups.deployments.values()]
     .filter((d) => d.pruned)

@@ -2,7 +2,7 @@
  * How a bundle's rolloutStrategy reads to people (core/targeting/rollout.ts): the partitions in order
  * for a preview and a pull request (where one is held is core's: core/targeting/rollout-hold.ts).
  */
-import type { BundleRollout, FleetState } from "../../core/pipeline";
+import type { BundleRollout, FleetState } from "../../core/plan/pipeline";
 
 /** "canary (live-1), then rest (live-2, live-3)": each partition with its clusters, and which ones wait. */
 export function describeRollout(r: BundleRollout): string {

@@ -6,8 +6,8 @@
  * `readyClusters x/y` count.
  */
 import type { DeploymentRecord } from "../../core/desired/records";
-import type { FleetState } from "../../core/pipeline";
-import type { DepartureCode } from "../../core/targeting/departures";
+import type { FleetState } from "../../core/plan/pipeline";
+import type { DepartureCode } from "../../core/desired/departures";
 import type { ReportFacts } from "../../core/desired/report-facts";
 import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
@@ -73,7 +73,7 @@ export interface StatusReport {
   bundles: (RollUp & { gitRepo: string; bundle: string })[];
   gitRepos: (RollUp & { gitRepo: string; commit: string })[];
   clusters: ClusterStatus[];
-  /** Pairs the last update deployed that this plan no longer holds, with why (core/targeting/departures.ts); absent in older reports. */
+  /** Pairs the last update deployed that this plan no longer holds, with why (core/desired/departures.ts); absent in older reports. */
   leaving?: LeavingPair[];
   /** When the clusters were read (ISO 8601); set by the operation, not by the pure computation. */
   takenAt?: string;
@@ -133,7 +133,7 @@ export function computeStatus(
     })
     .concat(
       (state.failures?.list() ?? []).map((f): DeploymentStatus => ({
-        // A bundle deployment that failed alone (core/desired/failures.ts): Fleet's ErrApplied, with why and what it keeps.
+        // A bundle deployment that failed alone (core/plan/failures.ts): Fleet's ErrApplied, with why and what it keeps.
         // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
         gitRepo: f.gitRepo,
         bundle: f.bundle,

@@ -10,7 +10,7 @@
  *    options and deploymentID (Fleet's content address of the bundle, pulled charts included) and the
  *    commits the GitRepos resolved to: that is what a target edit or a new commit changes;
  *  - the code that turns them into resources (core/, components/, fleet-render, the tool pins), and
- *    the ambient kubeconfig's content when one of its clusters is reached through it (core/cluster-access.ts).
+ *    the ambient kubeconfig's content when one of its clusters is reached through it (core/config/cluster-access.ts).
  * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
  * starts. A shard runs anyway when its last update was not a successful `up` run this way (a failed or
  * interrupted one, a refresh, a plain `pulumi up`), when its crash journal has entries, when one of its
@@ -21,9 +21,10 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { loadStackConfig } from "../../core/config/shard-files";
-import { stableJson } from "../../core/hash";
-import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/cluster-access";
-import { planFleet, PROJECT_DIR, readSources } from "../../core/pipeline";
+import { stableJson } from "../../core/base/hash";
+import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
+import { planFleet, readSources } from "../../core/plan/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
 import { journalStore } from "../engine/journal-store";

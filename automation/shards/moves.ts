@@ -15,7 +15,7 @@ import * as path from "node:path";
 import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
 import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../../core/config/shard-files";
 import { shardStackName } from "../../core/config/shards";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { BackendOptions, resolveBackend } from "../engine/backend";
 import { journalStore } from "../engine/journal-store";
 import { openStack, PROJECT_NAME, runCli, stacksDir } from "../engine/stack";

@@ -3,7 +3,7 @@
  * deploy events and the status of a sharded environment read as one fleet's, with the shards that
  * failed named first.
  */
-import { deploymentKey } from "../../core/desired/keys";
+import { deploymentKey } from "../../core/model/keys";
 import { compare, DeployEvent } from "../reports/deploy-events";
 import { RollUp, STATE_RANK, StatusReport } from "../reports/status";
 import { ShardRun } from "./runner";

@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { stopOnSignals, stoppedCode } from "../../core/stop-signal";
+import { stopOnSignals, stoppedCode } from "../../core/base/stop-signal";
 import { guarded } from "../engine/process-guard";
 import { resolveBackend } from "../engine/backend";
 import { reportFailure } from "../reports/error-report";

@@ -3,18 +3,18 @@
  * configuration read through the engine (GitRepo credentials are secrets), `git ls-remote` per GitRepo
  * (core/source/remote-head.ts), and `up` in this process (automation/operations.ts), which waits for the
  * stack's lock instead of failing; a shard's stack decides its inputs first, as a sharded run does, and
- * is left out when they are unchanged. A signal (core/stop-signal.ts) ends a sleep at once and stops an
+ * is left out when they are unchanged. A signal (core/base/stop-signal.ts) ends a sleep at once and stops an
  * `up` the way `npm run up` stops.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { stableJson } from "../../core/hash";
-import { configFromValues } from "../../core/pipeline";
+import { stableJson } from "../../core/base/hash";
+import { configFromValues } from "../../core/plan/pipeline";
 import { remoteHead } from "../../core/source/remote-head";
 import { gitBounds } from "../../core/source/git-bounds";
-import { stopSignal } from "../../core/stop-signal";
+import { stopSignal } from "../../core/base/stop-signal";
 import { resolveBackend } from "../engine/backend";
 import { formatDeployEvent } from "../reports/deploy-events";
 import { reportFailure } from "../reports/error-report";

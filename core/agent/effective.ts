@@ -7,8 +7,8 @@
  * configuration reached another way never changes a byte (fleet#3061 compared the global value with the
  * cluster's own and redeployed every agent on each restart).
  */
-import { FleetError, withContext } from "../errors";
-import { sha256Hex, stableJson } from "../hash";
+import { FleetError, withContext } from "../base/errors";
+import { sha256Hex, stableJson } from "../base/hash";
 import { StackConfig } from "../config/stack";
 import { AgentSettings, Toleration } from "../config/agent-settings";
 import { canonicalPem, canonicalQuantity, sortedKeys } from "./canonical";

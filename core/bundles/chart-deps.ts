@@ -10,9 +10,9 @@
  * agent's Helm repositories) is an error naming the chart and dependency.
  */
 import * as path from "node:path";
-import { FleetError, withContext } from "../errors";
+import { FleetError, withContext } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
-import { Renderer } from "../render/renderer-protocol";
+import { Renderer } from "../model/renderer-protocol";
 import { Checkout, joinRel } from "./checkout";
 import { manifestIdOf, readBundleFiles } from "./content";
 import { readYamlAsFleet } from "./goyaml";

@@ -9,8 +9,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { FleetError } from "../errors";
-import { positiveNumber } from "../operator-env";
+import { FleetError } from "../base/errors";
+import { positiveNumber } from "../base/operator-env";
 
 /** Bounds on what one checkout may make the runner read (the operator's, see contentLimits()). */
 export interface ContentLimits {

@@ -8,8 +8,8 @@
  * name x pattern, but a .fleetignore of many patterns is tested against every name below it).
  * Their content address is Fleet's manifestID (manifestIdOf).
  */
-import { FleetError } from "../errors";
-import { sha256Hex, stableJson } from "../hash";
+import { FleetError } from "../base/errors";
+import { sha256Hex, stableJson } from "../base/hash";
 import { Checkout, joinRel, mib } from "./checkout";
 import { BadPattern, compileGoPattern, GoPattern } from "./go-glob";
 import { BundleFile } from "./types";

@@ -4,7 +4,7 @@
  * fleet.yaml) directly holds .yaml/.yml files; a subdirectory is a bundle when it has a fleet.yaml.
  * Every look at the tree goes through the checkout (checkout.ts): nothing outside it is ever seen.
  */
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { Checkout, joinRel } from "./checkout";
 import { BadPattern, goMatch } from "./go-glob";
 

@@ -5,7 +5,7 @@
  * are matched as the fleet.yaml reader matches them: exactly, else without regard to case.
  */
 import * as YAML from "yaml";
-import { budgetedDocuments, yamlBudget } from "./yaml-documents";
+import { budgetedDocuments, yamlBudget } from "../base/yaml-documents";
 
 /** The path's segments: keys and list indexes. A key holding dots (a label key) is matched greedily below. */
 function segments(field: string): (string | number)[] {

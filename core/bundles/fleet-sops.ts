@@ -8,11 +8,11 @@
  * so only the bundles that need the offending file fail. All runs of one GitRepo together have that
  * GitRepo's time (PULUMI_FLEET_GITREPO_RENDER_SECONDS).
  */
-import { runInGroup } from "../child-group";
-import { SandboxLimits, sandboxArgs, sandboxLimits } from "../render/sandbox";
-import { childCommand, stopSignal } from "../stop-signal";
-import { builtToolPath } from "../tool-build";
-import type { K8sObject } from "./manifests";
+import { runInGroup } from "../base/child-group";
+import { SandboxLimits, sandboxArgs, sandboxLimits } from "../renderer/sandbox";
+import { childCommand, stopSignal } from "../base/stop-signal";
+import { builtToolPath } from "../base/tool-build";
+import type { K8sObject } from "../model/k8s-object";
 
 /** What fleet-sops is asked: the GitRepo's age identities and the files to decrypt. */
 export interface DecryptRequest {

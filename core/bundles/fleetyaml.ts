@@ -4,10 +4,10 @@
  * it (preview, PR summary, render), never silent. Values are checked strictly.
  */
 import { Field } from "../config/reader";
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { readTargetCriteria, TargetCriteria } from "../config/target-criteria";
-import { readSelector } from "../targeting/selector";
-import { annotationsProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { readSelector } from "../config/selector";
+import { annotationsProblem, labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
 import {
   BundleTarget,
   DependsOn,
@@ -20,9 +20,9 @@ import {
   ValuesFrom,
   ValuesKeyRef,
 } from "./types";
-import { limit } from "../targeting/rollout";
-import { parseYamlDocuments } from "./yaml-documents";
-import { keysOf } from "../schema/field-table";
+import { limit } from "./rollout-limit";
+import { parseYamlDocuments } from "../base/yaml-documents";
+import { keysOf } from "../config/field-table";
 import {
   BUNDLE_STATES,
   DEPENDS_ON_FIELDS,
@@ -203,7 +203,7 @@ function readLabelMap(f: Field): Record<string, string> {
   return map;
 }
 
-/** Annotations as the API server validates them (k8s-validation.ts annotationsProblem), refused when fleet.yaml is read. */
+/** Annotations as the API server validates them (core/base/k8s-validation.ts annotationsProblem), refused when fleet.yaml is read. */
 function readAnnotationMap(f: Field): Record<string, string> {
   const map = f.stringMap();
   const problem = annotationsProblem(map);
@@ -255,7 +255,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
           return p.value as NonNullable<NonNullable<DeploymentOptions["diff"]>["comparePatches"]>[number];
         }),
     };
-    // jsonPointers and remove operations are honoured (core/compare-patches.ts); other operations are warned.
+    // jsonPointers and remove operations are honoured (core/render/compare-patches.ts); other operations are warned.
     d.child("comparePatches")
       .items()
       .forEach((p) =>
@@ -275,7 +275,7 @@ function readOptions(f: Field, note: Unhonoured, inTarget = false): DeploymentOp
     if (o.correctDrift.keepFailHistory) note(c.child("keepFailHistory"), NOT_HONOURED.correctDrift);
   }
   if (f.child("ignore").present) {
-    // Honoured by `status`'s readiness (core/readiness.ts), as Fleet's agent honours it; a target's is dropped by Fleet's merge.
+    // Honoured by `status`'s readiness (core/renderer/readiness.ts), as Fleet's agent honours it; a target's is dropped by Fleet's merge.
     const conditions = f
       .child("ignore")
       .object(keysOf(fieldsAt(OPTION_FIELDS, "ignore")))
@@ -340,7 +340,7 @@ function readHelm(f: Field, note: Unhonoured): HelmOptions {
     if (v && key === "maxHistory") note(f.child(key), NOT_HONOURED[key]);
   }
   for (const key of HELM_FLAGS) if (f.child(key).bool()) h[key] = true;
-  // takeOwnership is honoured (core/ownership.ts): false refuses an existing object this bundle does not own.
+  // takeOwnership is honoured (core/desired/ownership.ts): false refuses an existing object this bundle does not own.
   for (const key of ["atomic", "waitForJobs"] as const) if (h[key]) note(f.child(key), NOT_HONOURED[key]);
   if (h.force) note(f.child("force"), HONOURED_DIFFERENTLY.force, "differently");
   if (h.releaseName) {

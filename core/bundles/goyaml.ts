@@ -4,9 +4,9 @@
  * data. Callers check each text's syntax with the JavaScript parser first, for errors with line numbers.
  * One fleet-render call per batch of texts.
  */
-import { ErrorContext, FleetError } from "../errors";
-import { runRenderer } from "../render/fleet-render";
-import { Renderer } from "../render/renderer-protocol";
+import { ErrorContext, FleetError } from "../base/errors";
+import { runRenderer } from "../renderer/fleet-render";
+import { Renderer } from "../model/renderer-protocol";
 
 /** A text whose syntax the caller has checked with the JavaScript parser (for line numbers). */
 export interface YamlText {

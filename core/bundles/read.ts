@@ -4,10 +4,10 @@
  * the GitRepo, bundle and file; zero bundles is an error too, never an empty result.
  */
 import * as path from "node:path";
-import { FleetError, withContext } from "../errors";
-import { dnsLabelProblem } from "../k8s-validation";
-import { positiveNumber } from "../operator-env";
-import { bundleNameFor } from "../naming";
+import { FleetError, withContext } from "../base/errors";
+import { dnsLabelProblem } from "../base/k8s-validation";
+import { positiveNumber } from "../base/operator-env";
+import { bundleNameFor } from "../base/naming";
 import { GitRepoConfig } from "../config/git-repo";
 import { DEFAULT_TARGET, TargetCriteria } from "../config/target-criteria";
 import { Checkout, joinRel } from "./checkout";
@@ -17,9 +17,9 @@ import { checkFleetYamlText, FleetYaml, parseFleetYaml } from "./fleetyaml";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { Bundle, BundleFile, BundleStyle, BundleTarget, DeploymentOptions } from "./types";
 import { ChartSource, PulledCharts, pullRemoteChartsEach } from "./remote-charts";
-import { runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../renderer/fleet-render";
 import { readsValuesFiles, readValuesDocs, valuesFilesOf, withValuesFiles } from "./values-files";
-import { Renderer } from "../render/renderer-protocol";
+import { Renderer } from "../model/renderer-protocol";
 import { withChartDependencies } from "./chart-deps";
 import { Decrypter, withDecryptedFiles } from "./sops";
 

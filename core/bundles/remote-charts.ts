@@ -6,11 +6,11 @@
  * bundle under Fleet's `.chart/<sha256 of chart:repo:version>/`, so they count in the manifestID and
  * a newer chart matching a version range redeploys, as in Fleet.
  */
-import { FleetError } from "../errors";
-import { positiveNumber } from "../operator-env";
+import { FleetError } from "../base/errors";
+import { positiveNumber } from "../base/operator-env";
 import { GitRepoConfig } from "../config/git-repo";
-import { runRenderer } from "../render/fleet-render";
-import { HelmAuth, PullJob, Renderer } from "../render/renderer-protocol";
+import { runRenderer } from "../renderer/fleet-render";
+import { HelmAuth, PullJob, Renderer } from "../model/renderer-protocol";
 import { Checkout, joinRel } from "./checkout";
 import { BundleFile, HelmOptions } from "./types";
 

@@ -9,13 +9,13 @@
  * registered as Pulumi secrets. So no template, kustomization or overlay can read a decrypted value,
  * and a file copied from another team's repository does not open without that team's key.
  */
-import { FleetError } from "../errors";
-import { stopSignal } from "../stop-signal";
+import { FleetError } from "../base/errors";
+import { stopSignal } from "../base/stop-signal";
 import { GitRepoConfig } from "../config/git-repo";
 import { joinRel } from "./checkout";
 import { decryptBounded, DecryptRequest, DecryptResults } from "./fleet-sops";
 import { rawManifestFiles } from "./content";
-import { K8sObject } from "./manifests";
+import { K8sObject } from "../model/k8s-object";
 import { Bundle, BundleFile, DecryptedFile } from "./types";
 
 export type Decrypter = (request: DecryptRequest) => Promise<DecryptResults>;

@@ -1,8 +1,8 @@
 /** The bundle model: what a directory of a Fleet repository means, before any cluster is considered. */
-import { LabelSelector } from "../targeting/selector";
+import { LabelSelector } from "../model/selector";
 import { TargetCriteria } from "../config/target-criteria";
-import { FleetError } from "../errors";
-import { K8sObject } from "./manifests";
+import { FleetError } from "../base/errors";
+import { K8sObject } from "../model/k8s-object";
 
 /** A key of a ConfigMap or Secret on the target cluster (Fleet's ConfigMapKeySelector / SecretKeySelector). */
 export interface ValuesKeyRef {
@@ -137,7 +137,7 @@ export interface Bundle {
   targets: BundleTarget[];
   /** The GitRepo targets (or overrideTargets) as an allow-list; the matcher's restrictions. */
   restrictions: TargetCriteria[];
-  /** fleet.yaml sets overrideTargets: `restrictions` are content's, checked against the GitRepo's targets (core/reach.ts). */
+  /** fleet.yaml sets overrideTargets: `restrictions` are content's, checked against the GitRepo's targets (core/desired/reach.ts). */
   overrideTargets?: true;
   targetCustomizationMode: TargetCustomizationMode;
   dependsOn: DependsOn[];

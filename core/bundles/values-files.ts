@@ -5,13 +5,13 @@
  */
 import * as path from "node:path";
 import deepmerge from "deepmerge";
-import { FleetError, withContext } from "../errors";
-import { bundleNameFor } from "../naming";
+import { FleetError, withContext } from "../base/errors";
+import { bundleNameFor } from "../base/naming";
 import { GitRepoConfig } from "../config/git-repo";
-import { Renderer } from "../render/renderer-protocol";
+import { Renderer } from "../model/renderer-protocol";
 import { Checkout, joinRel } from "./checkout";
 import { FleetYaml } from "./fleetyaml";
-import { parseYamlDocuments } from "./yaml-documents";
+import { parseYamlDocuments } from "../base/yaml-documents";
 import { readYamlAsFleet, YamlText } from "./goyaml";
 import { HelmOptions } from "./types";
 import { isSopsEncrypted } from "./sops";

@@ -3,9 +3,9 @@
  * (`clusters[].agent`), same fields. Validated with the file and field path in every error.
  */
 import { Field, isPlainObject } from "./reader";
-import { keysOf, tableOf } from "../schema/field-table";
+import { keysOf, tableOf } from "./field-table";
 import { AGENT_FIELDS, PULL_POLICIES, TLS_MODES } from "./stack-fields";
-import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
 
 export { PULL_POLICIES, TLS_MODES };
 

@@ -7,9 +7,9 @@
  * GitRepo's (docs/fleet-compatibility.md says where it differs from Fleet).
  */
 import { Field, isPlainObject } from "./reader";
-import { keysOf } from "../schema/field-table";
+import { keysOf } from "./field-table";
 import { DOWNSTREAM_SECRET_FIELDS } from "./stack-fields";
-import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { dnsLabelProblem, dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
 
 /** One Secret for every cluster the GitRepo targets. */
 export interface DownstreamSecret {

@@ -3,7 +3,7 @@
  * a secret field, which is `{secure: ...}` until the engine decrypts it.
  */
 import { Field, isPlainObject } from "./reader";
-import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../k8s-validation";
+import { dnsLabelProblem, labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
 
 export function readName(f: Field): string {
   const name = f.string();

@@ -1,17 +1,17 @@
 /**
  * A stack file's `gitRepos` entry, typed and validated: where the repository is and how it is reached,
  * which clusters it targets, and what the operator lets its content do (service accounts, namespaces,
- * chart URLs, takeOwnership). Content can narrow these, never widen them (core/reach.ts).
+ * chart URLs, takeOwnership). Content can narrow these, never widen them (core/desired/reach.ts).
  */
 import * as path from "node:path";
 import { Field } from "./reader";
-import { keysOf, tableOf } from "../schema/field-table";
+import { keysOf, tableOf } from "./field-table";
 import { GIT_REPO_FIELDS } from "./stack-fields";
 import { TargetCriteria, readTargetCriteria } from "./target-criteria";
 import { DownstreamSecret, readDownstreamResources } from "./downstream-resources";
 import { PollingSettings, readPolling } from "./polling";
 import { readName, readSecret } from "./fields";
-import { dnsLabelProblem } from "../k8s-validation";
+import { dnsLabelProblem } from "../base/k8s-validation";
 
 export interface GitAuth {
   sshPrivateKey?: string;
@@ -55,7 +55,7 @@ export interface GitRepoConfig extends PollingSettings {
   /**
    * The service accounts this GitRepo's content may deploy as (fleet.yaml and targetCustomizations
    * `serviceAccount`), besides the stack's own `serviceAccount`, as Fleet's GitRepoRestriction and Policy
-   * `allowedServiceAccounts`. Unset: content may name none when the stack names one (core/reach.ts).
+   * `allowedServiceAccounts`. Unset: content may name none when the stack names one (core/desired/reach.ts).
    */
   allowedServiceAccounts?: string[];
   /**

@@ -5,8 +5,9 @@
  * file with a broken expression stops the program with the stack file, field, kind and expression named.
  */
 import { execFileSync } from "node:child_process";
-import { builtToolPath } from "../tool-build";
-import { HealthCheck, healthCheckError, HealthCheckProblem } from "./health-checks";
+import { builtToolPath } from "../base/tool-build";
+import { healthCheckError, HealthCheckProblem } from "./health-checks";
+import { HealthCheck } from "../model/pair";
 
 /** Throws the configuration error naming each expression that does not compile; nothing to do without checks. */
 export function compileHealthChecks(file: string, checks: HealthCheck[] | undefined, providerPath: () => string = defaultProviderPath): void {

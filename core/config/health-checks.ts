@@ -7,17 +7,10 @@
  * empty, so a stack without it registers exactly what it did before.
  */
 import { Field } from "./reader";
-import { keysOf } from "../schema/field-table";
+import { keysOf } from "./field-table";
 import { HEALTH_CHECK_FIELDS } from "./stack-fields";
-import { FleetError } from "../errors";
-
-export interface HealthCheck {
-  apiVersion: string;
-  kind: string;
-  current: string;
-  inProgress?: string;
-  failed?: string;
-}
+import { FleetError } from "../base/errors";
+import type { HealthCheck } from "../model/pair";
 
 /** An expression longer than this is refused: the stack file is no place for a program. */
 export const MAX_EXPRESSION_LENGTH = 4096;

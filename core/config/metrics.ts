@@ -5,7 +5,7 @@
  */
 import * as path from "node:path";
 import { Field } from "./reader";
-import { keysOf, tableOf } from "../schema/field-table";
+import { keysOf, tableOf } from "./field-table";
 import { METRICS_FIELDS } from "./stack-fields";
 
 export interface PushgatewayConfig {

@@ -4,7 +4,7 @@
  * file never holds it: each webhook names the environment variable the runner gets it from (a CI secret).
  */
 import { Field } from "./reader";
-import { keysOf, tableOf } from "../schema/field-table";
+import { keysOf, tableOf } from "./field-table";
 import { NOTIFICATION_TYPES, NOTIFICATIONS_FIELDS, WEBHOOK_FORMATS } from "./stack-fields";
 
 export { NOTIFICATION_TYPES, WEBHOOK_FORMATS };

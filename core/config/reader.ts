@@ -3,7 +3,7 @@
  * error names the file and the exact field: `gitRepos[1].targets[0].clusterName: must be a string`.
  * Unknown keys are errors that list the valid ones: a typo must never silently drop a setting.
  */
-import { FleetError, ErrorContext } from "../errors";
+import { FleetError, ErrorContext } from "../base/errors";
 
 /**
  * Fleet's matching of field names, for files Fleet decodes with Go's JSON (fleet.yaml): a key that

@@ -7,9 +7,9 @@
  * Fleet's own cron library; here the shape, the names and the duration's syntax.
  */
 import { Field } from "./reader";
-import { keysOf, tableOf } from "../schema/field-table";
+import { keysOf, tableOf } from "./field-table";
 import { SCHEDULE_FIELDS } from "./stack-fields";
-import { dnsLabelProblem } from "../k8s-validation";
+import { dnsLabelProblem } from "../base/k8s-validation";
 import type { TargetCriteria } from "./target-criteria";
 
 export interface ScheduleConfig {

@@ -6,12 +6,12 @@
  * program deploys only its own clusters.
  */
 import { Field } from "./reader";
-import { keysOf } from "../schema/field-table";
+import { keysOf } from "./field-table";
 import { SHARD_FIELDS, SHARD_OF_FIELDS } from "./stack-fields";
-import { FleetError } from "../errors";
-import { LabelSelector, readSelector } from "../targeting/selector";
-import { selectorMatches } from "../targeting/match";
-import { dnsLabelProblem } from "../k8s-validation";
+import { FleetError } from "../base/errors";
+import { readSelector } from "./selector";
+import { LabelSelector, selectorMatches } from "../model/selector";
+import { dnsLabelProblem } from "../base/k8s-validation";
 
 /** A shard's membership rule: every given criterion must hold (as a GitRepo target's). */
 export interface ShardSpec {

@@ -4,8 +4,8 @@
  * Each section's reader (agent-settings.ts, notifications.ts, ...) takes its keys from its table here;
  * what a schema cannot say (a Go duration, a PEM bundle, an expression) stays in the reader.
  */
-import { anyMap, bool, FieldTable, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "../schema/field-table";
-import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "../schema/common-fields";
+import { anyMap, bool, FieldTable, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "./field-table";
+import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "./common-fields";
 
 const selector = (description?: string) => ref("LabelSelector", LABEL_SELECTOR_FIELDS, description);
 

@@ -4,9 +4,10 @@
  * schedules) and from fleet.yaml alike.
  */
 import { Field } from "./reader";
-import { LabelSelector, readSelector } from "../targeting/selector";
-import { keysOf } from "../schema/field-table";
-import { TARGET_CRITERIA_FIELDS } from "../schema/common-fields";
+import { readSelector } from "./selector";
+import { LabelSelector } from "../model/selector";
+import { keysOf } from "./field-table";
+import { TARGET_CRITERIA_FIELDS } from "./common-fields";
 
 /** A GitRepo target (Fleet's GitTarget): all given criteria must hold; none given matches nothing. */
 export interface TargetCriteria {

@@ -10,7 +10,7 @@
  * RollingUpdate (maxSurge 0) gives the same count but still overlaps pods during termination.
  */
 import { ResolvedAgent } from "../agent/effective";
-import { clusterLabels } from "../ownership";
+import { clusterLabels } from "./ownership";
 import { PATCH_FORCE_ANNOTATION } from "./labels";
 import { clusterNamespaceName } from "./namespaces";
 

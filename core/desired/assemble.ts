@@ -11,7 +11,7 @@ import { agentObjects } from "./agent";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { Ground } from "./ground";
 import { heldNamespaces, heldObjects, HeldDeployments } from "./held";
-import { deploymentKey, parseBundleRef } from "./keys";
+import { deploymentKey, parseBundleRef } from "../model/keys";
 import { withSecretNamespaces } from "./operator-secrets";
 import { formerName } from "./previous";
 import { clusterReach, providerSettings } from "./providers";

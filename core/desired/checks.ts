@@ -6,10 +6,11 @@
  */
 import { GitRepoConfig } from "../config/git-repo";
 import { Bundle } from "../bundles/types";
-import { checkReachObjects } from "../reach";
-import { checkSingleOwner, RenderedDeployment } from "../render/deployments";
+import { checkReachObjects } from "./reach";
+import { RenderedDeployment } from "../render/deployments";
+import { checkSingleOwner } from "../render/single-owner";
 import { PlanEntry } from "../targeting/plan";
-import { Failed } from "./failures";
+import { Failed } from "../plan/failures";
 import { validateObjectLabels } from "./labels";
 import { checkSecretClaims, OperatorSecret } from "./operator-secrets";
 import { checkNamespaceMetadata, checkNamespaceSquats, Owner, Prior } from "./owners";

@@ -4,7 +4,7 @@
  * renderer needs adds a field here and its read in gathering.
  */
 import { ClusterCapabilities } from "../render/render-request";
-import { LookupResult, OwnersResult } from "../render/renderer-protocol";
+import { LookupResult, OwnersResult } from "../model/renderer-protocol";
 
 export interface ClusterFacts {
   /** `fleet-default` in the agent namespace: true when it exists, the warning when it could not be read; absent when it does not exist or was not read. */

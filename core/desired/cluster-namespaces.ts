@@ -1,6 +1,6 @@
 /** The namespaces each cluster creates, as the desired state registers them (DesiredNamespace, types.ts). */
-import { FleetError } from "../errors";
-import { clusterLabels } from "../ownership";
+import { FleetError } from "../base/errors";
+import { clusterLabels } from "./ownership";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { namespaceRetain } from "./delete-policy";

@@ -4,10 +4,10 @@
  * (cluster, GitRepo), each with the operator's deadline and count bound, so a GitRepo whose objects
  * make its read slow or huge fails only its own pairs on that cluster, never another GitRepo's.
  */
-import { positiveNumber } from "../operator-env";
+import { positiveNumber } from "../base/operator-env";
 import { PlanEntry } from "../targeting/plan";
-import { stopSignal } from "../stop-signal";
-import { settleLimited } from "../settle-limited";
+import { stopSignal } from "../base/stop-signal";
+import { settleLimited } from "../base/settle-limited";
 
 export interface ClusterReadBounds {
   /** The deadline of one GitRepo's read on one cluster (PULUMI_FLEET_CLUSTER_READ_SECONDS). */

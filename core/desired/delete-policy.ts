@@ -2,12 +2,12 @@
  * The delete policy, decided here once: per object, whether a prune or a deletion leaves it on the
  * cluster and why (a reason code), and per pair, how what goes is deleted (propagation, owner labels).
  * Whatever deletes receives it and obeys: the BundleDeployment and ClusterSetup (tools/fleet-provider,
- * each object's `retain` and the pair's `deletePolicy`) and the crash journal's sweep (core/journal.ts).
+ * each object's `retain` and the pair's `deletePolicy`) and the crash journal's sweep (core/desired/journal.ts).
  * Reports print the reasons; nothing else decides them.
  */
-import { K8sObject } from "../bundles/manifests";
+import { K8sObject } from "../model/k8s-object";
 import { DeploymentOptions } from "../bundles/types";
-import { DeletePolicy } from "./pair";
+import { DeletePolicy } from "../model/pair";
 
 /** Why a prune leaves an object on the cluster. */
 export type RetainCode =

@@ -4,6 +4,7 @@
  */
 import { DesiredObject } from "./objects";
 import { DesiredState } from "./types";
+import { describeObject } from "../model/k8s-object";
 
 export function describeDesired(state: DesiredState): string[] {
   const lines: string[] = [];
@@ -20,15 +21,15 @@ export function describeDesired(state: DesiredState): string[] {
       lines.push(
         `  bundle ${d.record.bundle} (GitRepo ${d.gitRepo} @ ${d.commit.slice(0, 12)}, deploymentID …${d.record.deploymentId.slice(-12)})${d.held ? " [failed: kept as last deployed]" : ""}${d.account ? ` as ${d.account}` : ""}${after}`,
       );
-      for (const o of d.objects) lines.push(`    ${describeObject(o)}`);
+      for (const o of d.objects) lines.push(`    ${desiredObjectLine(o)}`);
       for (const w of d.warnings) lines.push(`    warning: ${w}`);
     }
   }
   return lines;
 }
 
-function describeObject(o: DesiredObject): string {
+function desiredObjectLine(o: DesiredObject): string {
   const m = o.manifest;
   const flags = [...(o.retain ? [`kept on delete: ${o.retain}`] : []), ...(o.ignoreDrift ? [`drift ignores ${o.ignoreDrift.join(", ")}`] : [])];
-  return `${m.apiVersion} ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}${flags.length ? ` [${flags.join("; ")}]` : ""}`;
+  return `${m.apiVersion} ${describeObject(m)}${flags.length ? ` [${flags.join("; ")}]` : ""}`;
 }

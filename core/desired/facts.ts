@@ -4,7 +4,7 @@
  * journal. Core reaches them only through this interface, so each decision is tested with a fake;
  * liveFacts() is the real one.
  */
-import { runRenderer } from "../render/fleet-render";
+import { runRenderer } from "../renderer/fleet-render";
 import {
   DiscoveryJob,
   DiscoveryResult,
@@ -15,10 +15,10 @@ import {
   OwnersJob,
   OwnersResult,
   Renderer,
-} from "../render/renderer-protocol";
-import { JournalEntry } from "../journal";
-import { K8sObject } from "../bundles/manifests";
-import { PairSpec } from "./pair";
+} from "../model/renderer-protocol";
+import { JournalEntry } from "./journal";
+import { K8sObject } from "../model/k8s-object";
+import { PairSpec } from "../model/pair";
 import { PreviousDeployment } from "./previous";
 
 export interface Facts {

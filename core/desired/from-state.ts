@@ -2,19 +2,19 @@
  * Deployments decided from what the stack's state holds (Facts.deployed): those deployed exactly as
  * before, taken from the state instead of rendered again, and an earlier version's that now retire.
  */
-import { K8sObject } from "../bundles/manifests";
+import { K8sObject } from "../model/k8s-object";
 import { determineStyle } from "../bundles/read";
 import { Bundle } from "../bundles/types";
-import { comparePatchPointers } from "../compare-patches";
+import { comparePatchPointers } from "../render/compare-patches";
 import { ClusterConfig } from "../config/stack";
-import { ownerLabels } from "../ownership";
+import { ownerLabels } from "./ownership";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { deletePolicyOf } from "./delete-policy";
 import { DeployedBundle } from "./facts";
 import { heldObjects } from "./held";
-import { bundleRef, deploymentKey, parseDeploymentKey } from "./keys";
-import { pairObjects } from "./pair";
+import { bundleRef, deploymentKey, parseDeploymentKey } from "../model/keys";
+import { pairObjects } from "../model/pair";
 import { PreviousDeployment } from "./previous";
 import { RetiringDeployment } from "./types";
 

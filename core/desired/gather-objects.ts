@@ -2,15 +2,16 @@
  * Gathering, after rendering: what is read of the rendered objects on their clusters (the stack's
  * credentials), into each cluster's ClusterFacts. Who deployed a contested object the state does not
  * know (its live labels), and the live objects this update's new and changed deployments would create
- * (helm.takeOwnership). What to read is the decisions' (owners.ts, core/ownership.ts); what the
+ * (helm.takeOwnership). What to read is the decisions' (owners.ts, core/desired/ownership.ts); what the
  * answers mean is theirs too.
  */
-import { K8sObject } from "../bundles/manifests";
-import { accessOf } from "../cluster-access";
+import { K8sObject } from "../model/k8s-object";
+import { accessOf } from "../config/cluster-access";
 import { ClusterConfig } from "../config/stack";
-import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "../ownership";
-import { OwnersJob } from "../render/renderer-protocol";
-import { PlanEntry, REPO_NAME_LABEL } from "../targeting/plan";
+import { BUNDLE_NAME_LABEL, CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from "./ownership";
+import { OwnersJob } from "../model/renderer-protocol";
+import { PlanEntry } from "../targeting/plan";
+import { REPO_NAME_LABEL } from "../targeting/depends-on";
 import { factsOf, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
 import { claimKey } from "./owners";
@@ -54,7 +55,7 @@ export async function gatherOwners(
 }
 
 /**
- * The live objects of each cluster's queries (core/ownership.ts ownershipQueries), in their order: one
+ * The live objects of each cluster's queries (core/desired/ownership.ts ownershipQueries), in their order: one
  * read per (cluster, GitRepo), each with the operator's deadline (cluster-reads.ts), so one GitRepo's
  * slow or huge read is its own pairs' failure on that cluster. A GitRepo asking for more objects than
  * the operator's count bound is not read: its answer is why.

@@ -8,11 +8,11 @@
  * read of the rendered objects by gather-objects.ts.
  */
 import * as path from "node:path";
-import { accessOf, kubeconfigEnvFiles } from "../cluster-access";
+import { accessOf, kubeconfigEnvFiles } from "../config/cluster-access";
 import { StackConfig, ClusterConfig } from "../config/stack";
-import { FleetError } from "../errors";
-import { OwnersJob } from "../render/renderer-protocol";
-import { DEFAULT_SERVICE_ACCOUNT, impersonationRefused } from "../service-accounts";
+import { FleetError } from "../base/errors";
+import { OwnersJob } from "../model/renderer-protocol";
+import { DEFAULT_SERVICE_ACCOUNT, impersonationRefused } from "./service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";

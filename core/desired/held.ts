@@ -5,18 +5,18 @@
  * Fleet gets the same by leaving the BundleDeployment's release alone while the new one cannot be applied.
  */
 import { UnreadBundle } from "../bundles/read";
-import { FleetError } from "../errors";
-import { describeFailure, FailedDeployments } from "./failures";
+import { FleetError } from "../base/errors";
+import { describeFailure, FailedDeployments } from "../plan/failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
-import { bundleRef, deploymentKey, parseBundleRef } from "./keys";
+import { bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 import { clusterNamespacesOf, DesiredObject } from "./objects";
-import { ownerLabels } from "../ownership";
-import { PairSpec, pairObjectKey, pairObjects } from "./pair";
+import { ownerLabels } from "./ownership";
+import { PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { deletePolicyOf } from "./delete-policy";
 import { formerName, PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
-import { objectKey } from "../bundles/manifests";
-import { FleetState } from "../pipeline";
+import { describeObject, objectKey } from "../model/k8s-object";
+import { FleetState } from "../plan/pipeline";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { DesiredDeployment } from "./types";
@@ -144,7 +144,7 @@ export function heldDeployments(
       const [o, ref] = ownerOf(e, r)!;
       const owner = parseBundleRef(ref!);
       return new FleetError(
-        `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
+        `${describeObject(o)} is also deployed by bundle ${owner.bundle} of GitRepo ${owner.gitRepo} on this cluster, ` +
           "which failed and keeps its objects as last deployed; an object has one owner",
         { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster },
       );

@@ -4,11 +4,11 @@
  * deploymentID unchanged); a new pair is not deployed. Only pairs that would change are held: one whose
  * deploymentID is unchanged has nothing to hold. Pure decisions of the plan, the last records and the windows.
  */
-import { FleetError } from "../errors";
-import { BundleRollout } from "../pipeline";
+import { FleetError } from "../base/errors";
+import { BundleRollout } from "../plan/pipeline";
 import { OutsideWindow, outsideWindowMessage } from "../targeting/schedule-windows";
 import { PlanEntry } from "../targeting/plan";
-import { bundleRef, deploymentKey } from "./keys";
+import { bundleRef, deploymentKey } from "../model/keys";
 import { PreviousDeployment } from "./previous";
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };

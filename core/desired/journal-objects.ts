@@ -1,5 +1,5 @@
-/** This update's crash journal entry (core/journal.ts), computed with the rest of the desired state. */
-import { JournalObject } from "../journal";
+/** This update's crash journal entry (core/desired/journal.ts), computed with the rest of the desired state. */
+import { JournalObject } from "./journal";
 import { sweepKeeps } from "./delete-policy";
 import { DesiredDeployment } from "./types";
 

@@ -3,10 +3,11 @@
  * halfway through an update. A label value such as `system:kube-controller-manager` is rejected here,
  * before registration, with the object, key and value named (fleet#3483 was such a value).
  */
-import { FleetError } from "../errors";
-import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { ownerLabels } from "../ownership";
+import { FleetError } from "../base/errors";
+import { labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
+import { ownerLabels } from "./ownership";
 import { DELETE_PROPAGATION } from "./delete-policy";
+import { describeObject } from "../model/k8s-object";
 
 export interface Owner {
   gitRepo: string;
@@ -19,11 +20,6 @@ interface ObjectLike {
   kind?: string;
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { metadata?: { labels?: Record<string, string> } } };
-}
-
-export function describeObject(obj: ObjectLike): string {
-  const ns = obj.metadata?.namespace ? `${obj.metadata.namespace}/` : "";
-  return `${obj.kind ?? "object"} ${ns}${obj.metadata?.name ?? "(unnamed)"}`;
 }
 
 /** Throws a FleetError naming the object, field, key and value for the first label Kubernetes would reject. */

@@ -3,8 +3,8 @@
  * owned by the cluster, not by one bundle: one resource per (cluster, namespace). Namespaces a bundle
  * defines itself, and the ones every cluster has, are left alone.
  */
-import { K8sObject } from "../bundles/manifests";
-import { FleetError } from "../errors";
+import { K8sObject } from "../model/k8s-object";
+import { FleetError } from "../base/errors";
 import { PlanEntry } from "../targeting/plan";
 
 /** The namespaces every cluster has: never created nor deleted by this stack. */

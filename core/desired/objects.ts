@@ -4,13 +4,13 @@
  * leaves out. Why a prune keeps one is the delete policy's (delete-policy.ts); the BundleDeployment's
  * prune and the crash journal's "never sweep" both read `retain`.
  */
-import { K8sObject } from "../bundles/manifests";
+import { K8sObject } from "../model/k8s-object";
 import { PlanEntry } from "../targeting/plan";
 import { RenderedDeployment } from "../render/deployments";
-import { withoutApiIgnored } from "./api-ignored";
+import { withoutApiIgnored } from "../render/api-ignored";
 import { Owner, withOwnership } from "./labels";
-import { ownerLabels } from "../ownership";
-import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairSpec, pairObjectKey, pairObjects } from "./pair";
+import { ownerLabels } from "./ownership";
+import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { deletePolicyOf, RETAIN_REASONS, retainCode } from "./delete-policy";
 
 export interface DesiredObject {

@@ -8,9 +8,9 @@
  * entry goes. The GitRepo's bundles on that cluster are applied after the setup.
  */
 import { StackConfig } from "../config/stack";
-import { FleetError } from "../errors";
-import { K8sObject } from "../bundles/manifests";
-import { clusterLabels } from "../ownership";
+import { FleetError } from "../base/errors";
+import { K8sObject } from "../model/k8s-object";
+import { clusterLabels } from "./ownership";
 import { PlanEntry } from "../targeting/plan";
 import { BUILT_IN_NAMESPACES, clusterNamespaceName } from "./namespaces";
 import { DesiredNamespace } from "./types";

@@ -2,7 +2,7 @@
  * What the desired-state computation (state.ts) and the program (components/program.ts) are given
  * besides the stack's config: where to cache, what the operation already read, and its callbacks.
  */
-import type { FleetState } from "../pipeline";
+import type { FleetState } from "../plan/pipeline";
 import type { ClusterAccess, DesiredState } from "./types";
 import type { DeployedBundle, DeployedObject, Facts, JournalHooks } from "./facts";
 import type { PreviousDeployment } from "./previous";
@@ -36,7 +36,7 @@ export interface EarlyDesired {
 export interface DeployOptions extends DesiredOptions {
   /** What the last update deployed; read from the stack's own outputs when not given (null: a new stack). */
   previous?: PreviousDeployment | null;
-  /** The crash journal (core/journal.ts), given by the operations' `up` when the state is written once at the end. */
+  /** The crash journal (core/desired/journal.ts), given by the operations' `up` when the state is written once at the end. */
   journal?: JournalHooks;
   /** The objects the stack's state holds per bundle deployment, read by the operations before the engine runs (Facts.deployed). */
   deployed?: ReadonlyMap<string, DeployedBundle>;

@@ -1,7 +1,7 @@
 /** Dependency order: the order the engine registers deployments in (fleet.yaml dependsOn, rollout gates). */
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { PlanEntry } from "../targeting/plan";
-import { deploymentKey, parseBundleRef } from "./keys";
+import { deploymentKey, parseBundleRef } from "../model/keys";
 
 /**
  * The plan's entries with each one's dependsOn (same cluster) before it, in plan order otherwise: the

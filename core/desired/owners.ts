@@ -6,12 +6,12 @@
  * for them) cannot be declared by a bundle of a different GitRepo: declaring it would make it that
  * bundle's, to change and to delete with everything in it.
  */
-import { K8sObject, objectKey } from "../bundles/manifests";
-import { FleetError } from "../errors";
+import { K8sObject, objectKey } from "../model/k8s-object";
+import { FleetError } from "../base/errors";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { DeployedBundle } from "./facts";
-import { clusterOfKey, deploymentKey } from "./keys";
+import { clusterOfKey, deploymentKey } from "../model/keys";
 import { DeploymentRecord } from "./records";
 import { ClusterFacts } from "./cluster-facts";
 

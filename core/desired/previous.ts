@@ -4,10 +4,10 @@
  * to zero (a wrong selector would wipe a fleet in one update: argo-cd#18480), and a paused GitRepo
  * stays on the commit it last deployed.
  */
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
 import { Plan } from "../targeting/plan";
-import { clusterOfKey, qualifiedKey, qualifyKeys } from "./keys";
+import { clusterOfKey, qualifiedKey, qualifyKeys } from "../model/keys";
 import { DeploymentRecord } from "./records";
 
 export interface DeployedGitRepo {

@@ -8,14 +8,14 @@
  * mode (as `fleet test`) or on a cluster left out: each such deployment says so.
  */
 import { GitRepoConfig } from "../config/git-repo";
-import { FleetError } from "../errors";
-import { stableJson } from "../hash";
-import { LookupAnswer, LookupKey } from "../render/renderer-protocol";
+import { FleetError } from "../base/errors";
+import { stableJson } from "../base/hash";
+import { LookupAnswer, LookupKey } from "../model/renderer-protocol";
 import { lookupKeyOf, resolveValuesFrom, ResolvedValuesFrom, valuesFromProblem, valuesFromRefs, ValuesFromRef, withValuesDigest } from "../render/values-from";
-import { AccountUsers } from "../service-accounts";
+import { AccountUsers } from "./service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { ClusterFacts } from "./cluster-facts";
-import { Failed } from "./failures";
+import { Failed } from "../plan/failures";
 import { StepVerdicts } from "./steps";
 import { foreignOwners } from "./owners";
 import { readId } from "./cluster-reads";

@@ -4,11 +4,11 @@
  * summary and deploy events); read back after an update, the pairs whose BundleDeployment is not Ready.
  */
 import { ResolvedAgent } from "../agent/effective";
-import { FleetState } from "../pipeline";
+import { FleetState } from "../plan/pipeline";
 import { PlanEntry } from "../targeting/plan";
-import { DeploymentFailure } from "./failures";
-import { deploymentKey } from "./keys";
-import { applied, PairReport } from "./pair";
+import { DeploymentFailure } from "../plan/failures";
+import { deploymentKey } from "../model/keys";
+import { applied, PairReport } from "../model/pair";
 
 export interface FleetSummary {
   /** Per cluster: the agent image and the hash of its effective configuration. */

@@ -4,21 +4,21 @@
  * alternate, since a render's answers decide what it asks next.
  */
 import { ClusterReadBounds, clusterReadBounds, readEachGitRepo, readError, readId } from "./cluster-reads";
-import { accessOf } from "../cluster-access";
-import { FleetError } from "../errors";
-import { stableJson } from "../hash";
+import { accessOf } from "../config/cluster-access";
+import { FleetError } from "../base/errors";
+import { stableJson } from "../base/hash";
 import { StackConfig } from "../config/stack";
-import { FleetState } from "../pipeline";
+import { FleetState } from "../plan/pipeline";
 import { RenderedDeployment, renderDeployments, unanswered } from "../render/deployments";
-import { LookupAnswer, LookupJob } from "../render/renderer-protocol";
+import { LookupAnswer, LookupJob } from "../model/renderer-protocol";
 import { lookupScopeError } from "../render/lookup-scope";
 import { lookedUpSecrets, redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { ResolvedValuesFrom } from "../render/values-from";
-import { AccountUsers } from "../service-accounts";
+import { AccountUsers } from "./service-accounts";
 import { PlanEntry } from "../targeting/plan";
 import { factsOf, kubeconfigAs, KnownClusters } from "./cluster-facts";
 import { Facts } from "./facts";
-import { Failed, Verdicts } from "./failures";
+import { Failed, Verdicts } from "../plan/failures";
 import { foreignOwners } from "./owners";
 
 /**

@@ -5,11 +5,11 @@
  * this value and import only types from core, so none of these rules is applied a second time there
  * (the deployment key's format included).
  */
-import type { FleetState } from "../pipeline";
+import type { FleetState } from "../plan/pipeline";
 import type { DeploymentRecord } from "./records";
-import { deploymentKey } from "./keys";
+import { deploymentKey } from "../model/keys";
 import { knownPartitions } from "./holds";
-import { Departure, departures, departureText, UNRECORDED_DEPARTURE } from "../targeting/departures";
+import { Departure, departures, departureText, UNRECORDED_DEPARTURE } from "./departures";
 import { clusterViews } from "../targeting/match";
 import { holdMessage, rolloutHold } from "../targeting/rollout-hold";
 
@@ -31,7 +31,7 @@ export interface HeldRollout {
 export interface ReportFacts {
   /** A pair's deployment key (keys.ts), by which records, steps and these facts name it. */
   keyOf: (pair: { gitRepo: string; bundle: string; cluster: string }) => string;
-  /** By deployment key, in key order (core/targeting/departures.ts). */
+  /** By deployment key, in key order (core/desired/departures.ts). */
   leaving: Map<string, Leaving>;
   /** What a pruned pair that no record explains is said to be. */
   unrecorded: string;

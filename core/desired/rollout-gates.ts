@@ -1,12 +1,12 @@
 /** Which deployments a bundle's rolloutStrategy makes wait for others, and which it holds back: a pure decision of the plan and the failures. */
 import { Bundle } from "../bundles/types";
-import { FleetError } from "../errors";
-import { BundleRollout } from "../pipeline";
+import { FleetError } from "../base/errors";
+import { BundleRollout } from "../plan/pipeline";
 import { PlanEntry } from "../targeting/plan";
 import { partitionsOf, rolloutWarnings } from "../targeting/rollout";
 import { holdMessage, rolloutHold } from "../targeting/rollout-hold";
-import { FailedDeployments } from "./failures";
-import { bundleRef } from "./keys";
+import { FailedDeployments } from "../plan/failures";
+import { bundleRef } from "../model/keys";
 
 export interface RolloutGates {
   /** Per deployment, the deployments of its bundle on other clusters it waits for (earlier waves). */

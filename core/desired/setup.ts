@@ -6,13 +6,13 @@
  * namespacesRefusedFor), never the agent, the Secrets or another team's namespace. One resource per cluster instead
  * of one per object, and no Kubernetes provider process per cluster (BENCHMARKS.md §13).
  */
-import { sha256Hex, stableJson } from "../hash";
-import { clusterLabels } from "../ownership";
+import { sha256Hex, stableJson } from "../base/hash";
+import { clusterLabels } from "./ownership";
 import { AgentObjects } from "./agent";
 import { deletePolicyOf, RETAIN_REASONS } from "./delete-policy";
 import { DeployedObject } from "./facts";
 import { OperatorSecret } from "./operator-secrets";
-import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "./pair";
+import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "../model/pair";
 import { BUNDLE_DEPLOYMENT_TYPE, DesiredCluster, DesiredNamespace } from "./types";
 
 export const CLUSTER_SETUP_TYPE = "pulumi-fleet:index:ClusterSetup";

@@ -3,23 +3,24 @@
  * alive (steps.ts) and gives the later steps what it gathered or decided as a typed value, so what a
  * step needs is in its parameters.
  */
-import { checkTakeOwnership, ownershipQueries } from "../ownership";
-import { checkReach } from "../reach";
-import { contestedObjects, RenderedDeployment } from "../render/deployments";
-import { AccountUsers, accountUsers, defaultAccountClusters, wantedUsers } from "../service-accounts";
+import { checkTakeOwnership, ownershipQueries } from "./ownership";
+import { checkReach } from "./reach";
+import { RenderedDeployment } from "../render/deployments";
+import { contestedObjects } from "../render/single-owner";
+import { AccountUsers, accountUsers, defaultAccountClusters, wantedUsers } from "./service-accounts";
 import { PlanEntry, unchangedDeployments } from "../targeting/plan";
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { checkRendered } from "./checks";
 import { clusterNamespaces } from "./cluster-namespaces";
 import { KnownClusters } from "./cluster-facts";
-import { failuresOf } from "./failures";
+import { failuresOf } from "../plan/failures";
 import { deployedAsBefore } from "./from-state";
 import { gatherAsUsers, gatherClusters } from "./gather";
 import { gatherExisting, gatherOwners } from "./gather-objects";
 import { Ground } from "./ground";
 import { HeldDeployments, heldDeployments } from "./held";
 import { partitionHolds, windowHolds } from "./holds";
-import { deploymentKey } from "./keys";
+import { deploymentKey } from "../model/keys";
 import { inDependencyOrder } from "./order";
 import { knownOwners, ownersUnknown } from "./owners";
 import { renewedKeys, valuesFromAsks, valuesFromRead, ValuesFromReads, valuesFromVerdicts } from "./read-values-from";

@@ -9,11 +9,11 @@
  */
 import { deployedAgents } from "../agent/effective";
 import { StackConfig } from "../config/stack";
-import { FleetError } from "../errors";
-import { FleetState } from "../pipeline";
+import { FleetError } from "../base/errors";
+import { FleetState } from "../plan/pipeline";
 import { desiredClusters, desiredDeployment, finalNamespaces } from "./assemble";
 import { Facts } from "./facts";
-import { describeFailure } from "./failures";
+import { describeFailure } from "../plan/failures";
 import { gatherKubeconfigs } from "./gather";
 import { groundOf } from "./ground";
 import { heldDeployments } from "./held";

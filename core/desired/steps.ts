@@ -7,7 +7,7 @@
  * type error rather than a variable read before it was set.
  */
 import { PlanEntry } from "../targeting/plan";
-import { FailedDeployments, Verdicts } from "./failures";
+import { FailedDeployments, Verdicts } from "../plan/failures";
 
 export interface StepVerdicts extends Verdicts {
   /** Deployments the step gives anew (a deploymentID with its valuesFrom digest): they replace the ones it judged, which stay as handed on. */

@@ -1,9 +1,9 @@
 /**
- * The crash journal's sweep (core/journal.ts), run by the program after the desired state is computed
+ * The crash journal's sweep (core/desired/journal.ts), run by the program after the desired state is computed
  * and before anything is registered (the engine holds the stack's lock): it acts on clusters, so it is
  * no part of computing the desired state.
  */
-import { identityOf, settleEarlier } from "../journal";
+import { identityOf, settleEarlier } from "./journal";
 import { Facts } from "./facts";
 import { DesiredState } from "./types";
 

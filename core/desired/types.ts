@@ -3,13 +3,13 @@
  * computes it; components/ only maps it to resources). Lists are in registration order.
  */
 import { PlanEntry } from "../targeting/plan";
-import { FleetState } from "../pipeline";
-import { JournalObject } from "../journal";
+import { FleetState } from "../plan/pipeline";
+import { JournalObject } from "./journal";
 import { AgentObjects } from "./agent";
 import { DesiredObject } from "./objects";
-import { PairSpec } from "./pair";
+import { PairSpec } from "../model/pair";
 import { DeploymentRecord, FleetSummary } from "./records";
-import { DeploymentFailure } from "./failures";
+import { DeploymentFailure } from "../plan/failures";
 
 /** The type tokens of the project's components (automation/ reads steps by them). */
 export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
@@ -127,7 +127,7 @@ export interface DesiredState {
   summary: FleetSummary;
   /** The `deployments` output, keyed by deploymentKey, in the order of `deployments`. */
   records: Record<string, DeploymentRecord>;
-  /** What this update may create, for the crash journal (core/journal.ts). */
+  /** What this update may create, for the crash journal (core/desired/journal.ts). */
   journal: JournalObject[];
   /** Bundle deployments that failed this update (failures.ts), sorted; each keeps what it last deployed. */
   failures: DeploymentFailure[];

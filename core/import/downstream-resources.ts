@@ -8,6 +8,7 @@
  * encrypted, not an entry that would create an empty or placeholder Secret on the clusters.
  */
 import { isObj, Note, Obj } from "./fields";
+import { objectName } from "../model/k8s-object";
 
 /** The label Fleet puts on a Bundle: the GitRepo it came from. */
 const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
@@ -34,7 +35,7 @@ export function noteDownstreamResources(gitRepo: string, index: number, workspac
       seen.add(entry);
       note(
         "downstreamResources",
-        `Fleet copies Secret ${workspace}/${name} into namespace ${namespace} for Bundle ${b.name}: not copied (no export holds its values): add ${entry} ` +
+        `Fleet copies ${objectName({ kind: "Secret", namespace: workspace, name })} into namespace ${namespace} for Bundle ${b.name}: not copied (no export holds its values): add ${entry} ` +
           `as downstreamResources[${j}] (with its type, if not Opaque), then set each of its keys encrypted: ` +
           `npm run pulumi -- config set --secret --path 'pulumi-fleet:gitRepos[${index}].downstreamResources[${j}].stringData.KEY' < value-file`,
       );

@@ -8,16 +8,17 @@
  * is dropped without a word; Bundles (when exported) only for their downstreamResources. Secrets are never copied: Fleet keeps credentials in Secrets that this
  * export only names, and the stack takes them as Pulumi secrets.
  */
-import { yamlSyntaxText } from "../bundles/yaml-documents";
+import { yamlSyntaxText } from "../base/yaml-documents";
 import * as YAML from "yaml";
-import { FleetError } from "../errors";
-import { dnsLabelProblem } from "../k8s-validation";
+import { FleetError } from "../base/errors";
+import { dnsLabelProblem } from "../base/k8s-validation";
 import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
 import { MIN_POLLING_INTERVAL_MS, parseGoDuration } from "../config/polling";
 import { resolveClusterAgents } from "../agent/effective";
 import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
 import { GitRepoReach, readWorkspaceRestrictions, restrictGitRepo } from "./fleet-restrictions";
 import { noteDownstreamResources } from "./downstream-resources";
+import { objectName } from "../model/k8s-object";
 
 export interface ImportNote {
   /** For example `GitRepo fleet-default/web`. */
@@ -73,7 +74,7 @@ export function importFleetExport(text: string, source: string, options: { works
 
   const comments = new Map<string, string[]>();
   const noteFor = (o: Fleet, path: string) => (field: string, textOf: string) => {
-    notes.push({ object: `${o.kind} ${o.namespace}/${o.name}`, field, text: textOf });
+    notes.push({ object: objectName(o), field, text: textOf });
     comments.set(path, [...(comments.get(path) ?? []), ` ${field}: ${textOf}`]);
   };
   /** A line in the file only, beside the object: where a value came from, nothing to act on. */
@@ -81,8 +82,8 @@ export function importFleetExport(text: string, source: string, options: { works
   /** Notes on what the file has no place for (restriction objects, refused GitRepos): in its header. */
   const headerNotes: string[] = [];
   const headerNoteFor = (o: Fleet) => (field: string, textOf: string) => {
-    notes.push({ object: `${o.kind} ${o.namespace}/${o.name}`, field, text: textOf });
-    headerNotes.push(` ${o.kind} ${o.namespace}/${o.name}: ${field}: ${textOf}`);
+    notes.push({ object: objectName(o), field, text: textOf });
+    headerNotes.push(` ${objectName(o)}: ${field}: ${textOf}`);
   };
   const clusters = mine("Cluster").map((o, i) => mapCluster(o, noteFor(o, `clusters.${i}`), source));
   const clusterGroups = mine("ClusterGroup").map((o, i) => mapClusterGroup(o, noteFor(o, `clusterGroups.${i}`), source));
@@ -130,7 +131,7 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
       const kind = String(item.kind ?? "");
       const name = item.metadata.name;
       if (!String(item.apiVersion ?? "").startsWith(FLEET_GROUP) || !(KINDS as readonly string[]).includes(kind)) {
-        other.push(`${kind || "object"} ${String(item.metadata.namespace ?? "")}/${name}`.replace(" /", " "));
+        other.push(objectName({ kind: kind || "object", namespace: String(item.metadata.namespace ?? ""), name }));
         return;
       }
       fleet.push({ kind: kind as Fleet["kind"], name, namespace: String(item.metadata.namespace ?? ""), raw: item });
@@ -142,8 +143,7 @@ function readObjects(text: string, source: string): { fleet: Fleet[]; other: str
 function checkName(o: Fleet, source: string): string {
   const problem = dnsLabelProblem(o.name);
   // Names carry over into bundle names and every object's labels: renaming here would redeploy everything.
-  if (problem)
-    throw new FleetError(`${o.kind} ${o.namespace}/${o.name}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
+  if (problem) throw new FleetError(`${objectName(o)}: its name is not usable as a stack name (${problem}); rename it in Fleet first`, { file: source });
   return o.name;
 }
 
@@ -155,7 +155,7 @@ function mapCluster(o: Fleet, note: Note, source: string): Obj {
   const secretNs = spec.str("kubeConfigSecretNamespace") ?? o.namespace;
   note(
     "context",
-    `placeholder: the kubectl context that reaches this cluster, or a kubeconfig as a Pulumi secret instead (docs/coming-from-fleet.md)${secret ? `; Fleet read it from Secret ${secretNs}/${secret}, which is not copied` : ""}`,
+    `placeholder: the kubectl context that reaches this cluster, or a kubeconfig as a Pulumi secret instead (docs/coming-from-fleet.md)${secret ? `; Fleet read it from ${objectName({ kind: "Secret", namespace: secretNs, name: secret })}, which is not copied` : ""}`,
   );
   const out: Obj = { name, context: name };
   if (Object.keys(labels).length) out.labels = labels;
@@ -229,7 +229,7 @@ function gitRepoSpec(o: Fleet, source: string): Parameters<typeof restrictGitRep
   const spec = isObj(o.raw.spec) ? o.raw.spec : {};
   const str = (k: string) => (typeof spec[k] === "string" && spec[k] !== "" ? (spec[k] as string) : undefined);
   const repo = str("repo");
-  if (!repo) throw new FleetError(`GitRepo ${o.namespace}/${o.name}: spec.repo is missing`, { file: source });
+  if (!repo) throw new FleetError(`${objectName(o)}: spec.repo is missing`, { file: source });
   return { repo, serviceAccount: str("serviceAccount"), targetNamespace: str("targetNamespace"), clientSecretName: str("clientSecretName") };
 }
 
@@ -279,13 +279,13 @@ function mapGitRepo(o: Fleet, note: Note, remark: Note, source: string, reach: G
   if (auth)
     note(
       "spec.clientSecretName",
-      `${defaulted}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from Secret ${o.namespace}/${auth.value}`,
+      `${defaulted}: not copied: set auth (username + token, or sshPrivateKey + knownHosts) as Pulumi secrets, from ${objectName({ kind: "Secret", namespace: o.namespace, name: auth.value })}`,
     );
   const helm = spec.str("helmSecretName");
   if (helm)
     note(
       "spec.helmSecretName",
-      `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from Secret ${o.namespace}/${helm}; remote charts also need allowedChartURLs`,
+      `${JSON.stringify(helm)}: not copied: set helmSecret (username + password as Pulumi secrets, cacerts, insecureSkipVerify, basicHTTP) from ${objectName({ kind: "Secret", namespace: o.namespace, name: helm })}; remote charts also need allowedChartURLs`,
     );
   spec.unmapped("helmSecretNameForPaths", "per-path Helm credentials are not offered; give the GitRepo one helmSecret, or split it");
   // Read by `npm run watch` as Fleet's controller reads them (core/config/polling.ts refuses less than a second).

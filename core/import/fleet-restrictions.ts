@@ -6,9 +6,10 @@
  * stack settings that carry them, or the reasons Fleet refuses the GitRepo. What has no stack setting
  * is checked here once and named in a note.
  */
-import { FleetError } from "../errors";
-import { dnsLabelProblem } from "../k8s-validation";
+import { FleetError } from "../base/errors";
+import { dnsLabelProblem } from "../base/k8s-validation";
 import { Fields, FleetObject, Note, readMetadata } from "./fields";
+import { objectName } from "../model/k8s-object";
 
 /** Values of one kind from several objects, with the objects that gave them (`GitRepoRestriction ns/a`). */
 interface Sourced<T> {
@@ -46,7 +47,7 @@ export interface GitRepoReach {
   allowedTargetNamespaces?: Sourced<string[]>;
 }
 
-const named = (o: FleetObject) => `${o.kind} ${o.namespace}/${o.name}`;
+const named = (o: FleetObject) => objectName(o);
 const byName = (a: FleetObject, b: FleetObject) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const unique = (values: string[]) => [...new Set(values)];
 const sources = (...lists: Sourced<unknown>[]) => unique(lists.flatMap((l) => l.from)).join(", ");

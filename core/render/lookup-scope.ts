@@ -6,10 +6,10 @@
  * Anything else fails the deployment before it is read (never a silent "not found": the chart would
  * render differently than on Fleet without anyone knowing).
  */
-import { CLUSTER_SCOPED } from "../bundles/manifests";
+import { CLUSTER_SCOPED } from "../model/k8s-object";
 import { namespaceAllowed } from "../config/git-repo";
-import { FleetError } from "../errors";
-import { LookupKey } from "./renderer-protocol";
+import { FleetError } from "../base/errors";
+import { LookupKey } from "../model/renderer-protocol";
 
 /** What one deployment's lookups may read. */
 export interface LookupScope {

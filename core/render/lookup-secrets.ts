@@ -4,7 +4,7 @@
  * objects could be complete), and its error messages and warnings, which reach the preview, the PR
  * summary, the status page and the logs, have the values replaced by `[secret]`.
  */
-import { LookupAnswer } from "./renderer-protocol";
+import { LookupAnswer } from "../model/renderer-protocol";
 
 export const REDACTED = "[secret]";
 

@@ -3,13 +3,13 @@
  * render job per distinct (bundle, options, cluster capabilities, lookups, revision, valuesFrom), so
  * pairs that render the same bundle the same way share one render.
  */
-import { bundleRef } from "../desired/keys";
-import { sha256Hex, stableJson } from "../hash";
+import { bundleRef } from "../model/keys";
+import { sha256Hex, stableJson } from "../base/hash";
 import { Bundle } from "../bundles/types";
 import { PlanEntry } from "../targeting/plan";
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { ValuesFromInput } from "./values-from";
-import { Capabilities, LookupAnswer, RenderFile, RenderJob } from "./renderer-protocol";
+import { Capabilities, LookupAnswer, RenderFile, RenderJob } from "../model/renderer-protocol";
 
 /**
  * What a chart sees of the cluster it is rendered for: a live cluster's own capabilities (discovery),

@@ -11,11 +11,11 @@
 import { createHmac } from "node:crypto";
 import * as YAML from "yaml";
 import { DeploymentOptions } from "../bundles/types";
-import { budgetedDocuments, yamlBudget } from "../bundles/yaml-documents";
-import { FleetError } from "../errors";
-import { sha256Hex } from "../hash";
-import { positiveNumber } from "../operator-env";
-import { LookupAnswer, LookupKey } from "./renderer-protocol";
+import { budgetedDocuments, yamlBudget } from "../base/yaml-documents";
+import { FleetError } from "../base/errors";
+import { sha256Hex } from "../base/hash";
+import { positiveNumber } from "../base/operator-env";
+import { LookupAnswer, LookupKey } from "../model/renderer-protocol";
 import { LookupScope, lookupOutOfScope } from "./lookup-scope";
 import { lookedUpSecrets, MIN_REDACTED_LENGTH, redactionOrder } from "./lookup-secrets";
 

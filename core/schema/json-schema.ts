@@ -3,7 +3,7 @@
  * read). Unknown keys are marked (additionalProperties: false) so an editor underlines a typo; the
  * readers say the same (an error, or for fleet.yaml a warning, as Fleet ignores them).
  */
-import { FieldDef, FieldTable, FieldType } from "./field-table";
+import { FieldDef, FieldTable, FieldType } from "../config/field-table";
 
 export interface JsonSchema {
   [key: string]: unknown;

@@ -1,6 +1,6 @@
 /** The operator's bounds on what a GitRepo's remote can make the git source do (never the content's). */
 import * as os from "node:os";
-import { positiveNumber } from "../operator-env";
+import { positiveNumber } from "../base/operator-env";
 
 export interface GitBounds {
   /** What one fetch may add to the object store. */

@@ -2,9 +2,9 @@
  * One git command of the git source: in a process group of its own, with exactly the environment it
  * is given, killed together with everything it started (ssh, remote helpers, index-pack) when its
  * deadline passes, its watch says so or the operation is stopped, and with its output bounded
- * (core/child-group.ts). Nothing of the group outlives it.
+ * (core/base/child-group.ts). Nothing of the group outlives it.
  */
-import { runInGroup } from "../child-group";
+import { runInGroup } from "../base/child-group";
 
 /** ls-remote and ls-tree print one line per ref or file; more than this is not a repository we serve. */
 export const MAX_GIT_OUTPUT_BYTES = 256 * 1024 * 1024;

@@ -15,17 +15,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { createHash } from "node:crypto";
-import { FleetError } from "../errors";
-import { sha256Hex } from "../hash";
+import { FleetError } from "../base/errors";
+import { sha256Hex } from "../base/hash";
 import { contentLimits } from "../bundles/checkout";
-import { defaultCacheRoot } from "../tool-build";
+import { defaultCacheRoot } from "../base/tool-build";
 import { GitRepoConfig } from "../config/git-repo";
 import { withLock } from "./lock";
 import { GitFailure, runGit } from "./git-process";
 import { GitSession, protocolsFor, watchedForSilence } from "./git-env";
 import { GitBounds, gitBounds } from "./git-bounds";
 import { markUsed, packBytes, pinnedRef, pruneStore, pruneTrees, sweepUnusedStores } from "./git-cache";
-import { stopSignal } from "../stop-signal";
+import { stopSignal } from "../base/stop-signal";
 import { chooseRef, FULL_SHA, parseLsRemote } from "./remote-refs";
 
 export interface Source {

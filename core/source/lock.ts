@@ -9,7 +9,7 @@
  * own file) every quarter of the lease. A waiter removes a lock only when that lease expired, never by
  * pid or host: pids mean nothing across containers. A holder that crashed or was killed leaves a lock
  * that expires by itself within GIT_LOCK_LEASE_MS, or at once for a waiter that sees its processes and
- * finds it gone (same boot and pid namespace, pid and start time: core/process-identity.ts). Removing an
+ * finds it gone (same boot and pid namespace, pid and start time: core/base/process-identity.ts). Removing an
  * expired lock is itself serialised (a `.break` file taken the same way), so two waiters that both saw it expired cannot remove the lock the
  * first of them took next. Clocks of the hosts sharing the cache are assumed within the lease.
  */
@@ -17,8 +17,8 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { throwIfStopped } from "../stop-signal";
-import { ProcessIdentity, processIdentity, provenGone } from "../process-identity";
+import { throwIfStopped } from "../base/stop-signal";
+import { ProcessIdentity, processIdentity, provenGone } from "../base/process-identity";
 
 /** How long a lock outlives its holder's last renewal. */
 export const GIT_LOCK_LEASE_MS = 60_000;
@@ -31,7 +31,7 @@ export interface LockOwner {
   host: string;
   pid: number;
   leaseMs: number;
-  /** Proves the holder gone at once to a waiter that sees its processes (core/process-identity.ts). */
+  /** Proves the holder gone at once to a waiter that sees its processes (core/base/process-identity.ts). */
   proc?: ProcessIdentity;
 }
 

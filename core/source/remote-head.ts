@@ -5,7 +5,7 @@
  * A plain directory's "commit" is its content hash, as the git source computes it; a full commit id
  * names itself and costs nothing.
  */
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
 import { directorySource, displayUrl, isPlainDirectory, redact, silence } from "./git";
 import { GitSession, protocolsFor, watchedForSilence } from "./git-env";

@@ -1,5 +1,5 @@
 /**
- * fleet.yaml dependsOn, resolved to bundle refs (core/desired/keys.ts) on each cluster. Fleet's agent
+ * fleet.yaml dependsOn, resolved to bundle refs (core/model/keys.ts) on each cluster. Fleet's agent
  * lists the BundleDeployments of the dependant's cluster matching `name` (the label
  * fleet.cattle.io/bundle-name, in the bundle's workspace) and `selector` (the bundle's labels, which
  * carry fleet.cattle.io/repo-name), both ANDed, and deploys nothing while none is found or one is not
@@ -16,11 +16,10 @@
  *  - a `selector` without that key matches the bundle's own GitRepo's bundles only, with a warning on
  *    the bundle naming what Fleet would also wait for, whenever another GitRepo has such a bundle.
  */
-import { FleetError } from "../errors";
-import { bundleRef } from "../desired/keys";
+import { FleetError } from "../base/errors";
+import { bundleRef } from "../model/keys";
 import { Bundle, DependsOn } from "../bundles/types";
-import { selectorMatches } from "./match";
-import { LabelSelector } from "./selector";
+import { LabelSelector, selectorMatches } from "../model/selector";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
 const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";

@@ -8,7 +8,7 @@
  * none of them matches a target itself.
  */
 import { DEFAULT_TARGET, TargetCriteria } from "../config/target-criteria";
-import { LabelSelector } from "./selector";
+import { LabelSelector, selectorMatches } from "../model/selector";
 import { Bundle, BundleTarget, RolloutStrategy } from "../bundles/types";
 
 /** Fleet lets clusterName also match Rancher's display-name label. */
@@ -107,33 +107,6 @@ export function matchBundle(bundle: Bundle, cluster: ClusterView): MatchResult |
     if (targetMatches(bundle.targets[i], cluster)) customizations.push(bundle.targets[i]);
   }
   return { target, customizations, doNotDeploy: !!target.doNotDeploy || customizations.some((c) => c.doNotDeploy) };
-}
-
-/** An empty selector `{}` matches everything; an absent one is handled by the caller (no criterion). As metav1.LabelSelectorAsSelector evaluates it. */
-export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
-  const { matchLabels, matchExpressions } = selector;
-  for (const k in matchLabels) {
-    if (labels[k] !== matchLabels[k]) return false;
-  }
-  if (!matchExpressions) return true;
-  for (const req of matchExpressions) {
-    const has = Object.prototype.hasOwnProperty.call(labels, req.key);
-    switch (req.operator) {
-      case "In":
-        if (!has || !(req.values ?? []).includes(labels[req.key])) return false;
-        break;
-      case "NotIn":
-        if (has && (req.values ?? []).includes(labels[req.key])) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-    }
-  }
-  return true;
 }
 
 /** A bundle's match on one cluster. */

@@ -4,20 +4,18 @@
  * entries are sorted by GitRepo, bundle and cluster, so reordering any list in the stack file changes
  * nothing.
  */
-import { FleetError } from "../errors";
-import { bundleRef, deploymentKey } from "../desired/keys";
-import { sha256Hex, stableJson } from "../hash";
-import { helmReleaseNameOf } from "../naming";
+import { FleetError } from "../base/errors";
+import { bundleRef, deploymentKey } from "../model/keys";
+import { sha256Hex, stableJson } from "../base/hash";
+import { helmReleaseNameOf } from "../base/naming";
 import { ClusterConfig, ClusterGroupConfig } from "../config/stack";
 import { Bundle, DeploymentOptions } from "../bundles/types";
 import { ClusterMatch, decideTargets, MatchResult } from "./match";
 import { resolveDependencies } from "./depends-on";
 import { mergeOptions, optionsOf } from "./merge";
 import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "./values";
-import { runRenderer } from "../render/fleet-render";
-import { Renderer } from "../render/renderer-protocol";
-
-export { REPO_NAME_LABEL } from "./depends-on";
+import { runRenderer } from "../renderer/fleet-render";
+import { Renderer } from "../model/renderer-protocol";
 
 export interface PlanEntry {
   gitRepo: string;
@@ -34,7 +32,7 @@ export interface PlanEntry {
   manifestId: string;
   deploymentId: string;
   paused: boolean;
-  /** Bundles (same cluster) this one waits for, as bundle refs (core/desired/keys.ts). */
+  /** Bundles (same cluster) this one waits for, as bundle refs (core/model/keys.ts). */
   dependsOn: string[];
 }
 

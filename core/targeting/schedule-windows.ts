@@ -4,13 +4,13 @@
  * own library (go-quartz) so every fire time is Fleet's; and which clusters are outside their windows,
  * decided here from those answers alone.
  */
-import { runInGroup } from "../child-group";
-import { FleetError } from "../errors";
+import { runInGroup } from "../base/child-group";
+import { FleetError } from "../base/errors";
 import { ScheduleConfig } from "../config/schedules";
 import { StackConfig } from "../config/stack";
 import { decideTargets } from "./match";
-import { childCommand, stopSignal } from "../stop-signal";
-import { builtToolPath } from "../tool-build";
+import { childCommand, stopSignal } from "../base/stop-signal";
+import { builtToolPath } from "../base/tool-build";
 
 /** One schedule at `now`: in a window until it closes, or outside until the next one opens (RFC 3339, in its time zone). */
 export interface ScheduleWindow {

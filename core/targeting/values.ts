@@ -4,11 +4,11 @@
  * fleet-render with Fleet's own libraries: Go's text/template, sprig and sigs.k8s.io/yaml, so
  * number formatting, type errors and YAML re-typing are Fleet's. One batch for the whole plan.
  */
-import { FleetError } from "../errors";
+import { FleetError } from "../base/errors";
 import { HelmOptions } from "../bundles/types";
 import { ClusterConfig } from "../config/stack";
-import { runRenderer } from "../render/fleet-render";
-import { ClusterContext, Renderer } from "../render/renderer-protocol";
+import { runRenderer } from "../renderer/fleet-render";
+import { ClusterContext, Renderer } from "../model/renderer-protocol";
 
 /** `.ClusterNamespace`: the namespace Fleet keeps Cluster objects in for downstream clusters. */
 export const CLUSTER_NAMESPACE = "fleet-default";

@@ -9,7 +9,7 @@ import { runUnderMocks } from "../support/mock-engine";
 import { localStack } from "../support/fleet-fixtures";
 import { fakeFacts } from "../support/fake-facts";
 import { tempDir } from "../support/git-fixtures";
-import { EngineObject, fromEngineObjects } from "../../core/desired/pair";
+import { EngineObject, fromEngineObjects } from "../../core/model/pair";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const cacheRoot = tempDir("pf-cache-");

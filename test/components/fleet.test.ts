@@ -10,7 +10,7 @@ import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixt
 import { fakeFacts } from "../support/fake-facts";
 import { Fleet } from "../../components/fleet";
 import { stackProviderName } from "../../core/desired/types";
-import { EngineObject, fromEngineObjects, toEngineObjects } from "../../core/desired/pair";
+import { EngineObject, fromEngineObjects, toEngineObjects } from "../../core/model/pair";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const RENDER = "/tmp/pulumi-fleet-render";
@@ -255,7 +255,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
       expect(bd.parent, d.key).to.match(new RegExp(`GitRepo::${d.gitRepo}$`));
       expect(bd.provider, d.key).to.match(PROVIDER_REF);
       const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
-      // Each manifest is registered as JSON text (core/desired/pair.ts toEngineObjects).
+      // Each manifest is registered as JSON text (core/model/pair.ts toEngineObjects).
       expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, cluster: d.cluster, objects: toEngineObjects(d.spec.objects) })));
       expect(
         (waitFor ?? []).map((w) => w.name),

@@ -9,7 +9,7 @@ import { expect } from "chai";
 import { NESTED_FOREVER } from "../support/attack-content";
 import { CONFIGMAP } from "../support/git-fixtures";
 import { ATTACKER_NS, TeamsStack } from "../support/teams-stack";
-import { DEFAULT_SANDBOX_LIMITS } from "../../core/render/sandbox";
+import { DEFAULT_SANDBOX_LIMITS } from "../../core/renderer/sandbox";
 
 const LOOPS = 6;
 const loopBundle = (dir: string) => ({

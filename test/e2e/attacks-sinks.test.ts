@@ -16,7 +16,7 @@ import * as path from "node:path";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { parseStackConfig } from "../../core/config/stack";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "../support/git-fixtures";
 
 const COMMAND_LINE = /^\s*(::|##\[|##vso\[)/i;

@@ -15,7 +15,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { GitRepoConfig, gitRepoEntry } from "../../core/config/git-repo";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { NESTED_FOREVER } from "../support/attack-content";
 import { ChartRepo, chartSources, startChartRepo } from "../support/chart-repo";
 import { localStack } from "../support/fleet-fixtures";

@@ -16,7 +16,7 @@ import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import { toolchain } from "../../automation/engine/toolchain";
 import { BundleDeploymentPair, FleetProvider, PairArgs } from "../../components/pair";
-import { PairObject, PairStatus, pairObjectKey } from "../../core/desired/pair";
+import { PairObject, PairStatus, pairObjectKey } from "../../core/model/pair";
 import { tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps } from "../support/admission";
 import { liveClusters } from "../support/live-clusters";

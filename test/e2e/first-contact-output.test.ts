@@ -15,7 +15,7 @@ import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import { toolchain } from "../../automation/engine/toolchain";
 import { EXIT } from "../../automation/reports/exit-codes";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 

@@ -10,7 +10,7 @@
 import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import * as ops from "../../automation/operations";
-import { HealthCheck } from "../../core/config/health-checks";
+import { HealthCheck } from "../../core/model/pair";
 import { crdName, installStatusKind, StatusKind } from "../support/crds";
 import { failureOf, liveStack } from "../support/live-stack";
 

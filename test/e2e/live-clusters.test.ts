@@ -13,7 +13,8 @@ import { LocalCluster, LocalClusters, startComponent, stopComponent } from "../.
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
+import { loadStackFile } from "../../core/plan/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters, LIVE_CLUSTER_NAMES } from "../support/live-clusters";

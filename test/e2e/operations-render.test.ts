@@ -12,7 +12,7 @@ import { formatDeployEvent } from "../../automation/reports/deploy-events";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 

@@ -3,7 +3,7 @@
  * cannot escalate through its content. A targetCustomization naming the agent's own account
  * (fleet-agent, bound to a ClusterRole of every verb) fails that bundle, naming the fleet.yaml field
  * and the stack setting that would allow it; its ClusterRoleBinding is never created; another GitRepo's
- * bundle deploys in the same `up` (core/reach.ts).
+ * bundle deploys in the same `up` (core/desired/reach.ts).
  */
 import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";

@@ -14,7 +14,7 @@ import * as YAML from "yaml";
 import { kubeGet, kubeList, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import { toolchain } from "../../automation/engine/toolchain";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 import { eventually } from "../support/eventually";

@@ -16,7 +16,7 @@ import * as ops from "../../automation/operations";
 import { KIND_COLOUR, renderPreviewPage, renderStatusPage } from "../../automation/reports/status-page";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { localStack, withoutProdTarget } from "../support/fleet-fixtures";
 import { tempDir } from "../support/git-fixtures";
 import { countColour, readPng } from "../support/png";

@@ -14,7 +14,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { toolchain } from "../../automation/engine/toolchain";
 import { tempDir, TestRepo } from "../support/git-fixtures";
 import { processTree, SeenProc, stillRunning } from "../support/processes";

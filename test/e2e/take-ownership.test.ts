@@ -3,7 +3,7 @@
  * a bundle's objects: Fleet's Helm refuses to install over it, and so must `preview` and `up` here
  * (before, the provider's server-side apply adopted it silently and a later prune deleted it). With
  * `helm.takeOwnership: true` the bundle adopts it, as in Fleet, here only where the stack's
- * `allowTakeOwnership` lets the GitRepo's content adopt (core/reach.ts).
+ * `allowTakeOwnership` lets the GitRepo's content adopt (core/desired/reach.ts).
  */
 import { expect } from "chai";
 import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";

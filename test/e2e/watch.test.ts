@@ -15,7 +15,7 @@ import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { eventually } from "../support/eventually";
 import { tempDir, TestRepo } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";

@@ -8,7 +8,7 @@ import { spawn, ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
-import { builtToolPath } from "../../core/tool-build";
+import { builtToolPath } from "../../core/base/tool-build";
 import { tempDir } from "./git-fixtures";
 
 export interface ChartRepo {

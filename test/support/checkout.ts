@@ -6,7 +6,7 @@
 import { execFileSync, spawn, spawnSync, SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "./git-fixtures";
 
 export class Checkout {

@@ -6,7 +6,7 @@
  */
 import { Facts, JournalHooks } from "../../core/desired/facts";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { runRenderer } from "../../core/render/fleet-render";
+import { runRenderer } from "../../core/renderer/fleet-render";
 import {
   Capabilities,
   DiscoveryJob,
@@ -17,7 +17,7 @@ import {
   LookupResult,
   OwnersJob,
   OwnersResult,
-} from "../../core/render/renderer-protocol";
+} from "../../core/model/renderer-protocol";
 
 export interface FakeFacts extends Facts {
   calls: { objects: OwnersJob[][]; impersonate: ImpersonateJob[][]; discovery: DiscoveryJob[][] };

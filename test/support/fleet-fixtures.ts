@@ -3,7 +3,8 @@
  * the embedded local stack, and the edits the tests apply to it.
  */
 import { StackConfig } from "../../core/config/stack";
-import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
+import { loadStackFile } from "../../core/plan/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 
 /** The local stack (examples/ to dev-1, dev-2, prod-1), rendering under `renderDir`. */
 export function localStack(renderDir: string): StackConfig {

@@ -4,7 +4,7 @@
  * parsing). Throws with the parser's words on anything it refuses.
  */
 import { spawnSync } from "node:child_process";
-import { builtToolPath } from "../../core/tool-build";
+import { builtToolPath } from "../../core/base/tool-build";
 
 export interface ParsedFamily {
   name: string;

@@ -1,10 +1,10 @@
 /** Renders one bundle for one set of options through fleet-render, as the pipeline does for a plan entry. */
 import { Bundle, DeploymentOptions } from "../../core/bundles/types";
-import { K8sObject } from "../../core/bundles/manifests";
-import { helmReleaseNameOf } from "../../core/naming";
+import { K8sObject } from "../../core/model/k8s-object";
+import { helmReleaseNameOf } from "../../core/base/naming";
 import { PlanEntry } from "../../core/targeting/plan";
 import { renderDeployments } from "../../core/render/deployments";
-import { runRenderer } from "../../core/render/fleet-render";
+import { runRenderer } from "../../core/renderer/fleet-render";
 
 export async function renderBundle(
   bundle: Bundle,

@@ -2,7 +2,7 @@
  * Field paths of a JSON Schema (Fleet's published fleet.yaml schema) and how our field table covers
  * each: `helm.valuesFrom[].configMapKeyRef.name`. Used by test/unit/schemas.test.ts.
  */
-import { FieldDef, FieldTable, FieldType } from "../../core/schema/field-table";
+import { FieldDef, FieldTable, FieldType } from "../../core/config/field-table";
 
 type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema; [k: string]: unknown };
 

@@ -3,7 +3,7 @@
  * SOPS's and age's Go libraries; no sops binary is needed), as `age-keygen` and `sops --encrypt --age`.
  */
 import { execFileSync } from "node:child_process";
-import { builtToolPath } from "../../core/tool-build";
+import { builtToolPath } from "../../core/base/tool-build";
 
 const fleetSops = () => builtToolPath("build-sops.sh", "fleet-sops");
 

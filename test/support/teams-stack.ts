@@ -19,7 +19,7 @@ import { openStack, runCli } from "../../automation/engine/stack";
 import { toolchain } from "../../automation/engine/toolchain";
 import { ClusterConfig, StackConfig } from "../../core/config/stack";
 import { GitRepoConfig } from "../../core/config/git-repo";
-import { DeploymentFailure } from "../../core/desired/failures";
+import { DeploymentFailure } from "../../core/plan/failures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "./git-fixtures";
 import { liveClusterConfig } from "./live-stack";
 import { liveClusters } from "./live-clusters";

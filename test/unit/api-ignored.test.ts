@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { K8sObject } from "../../core/bundles/manifests";
-import { nullStringValues, withoutApiIgnored } from "../../core/desired/api-ignored";
+import { K8sObject } from "../../core/model/k8s-object";
+import { nullStringValues, withoutApiIgnored } from "../../core/render/api-ignored";
 import { desiredObjects } from "../../core/desired/objects";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { PlanEntry } from "../../core/targeting/plan";
@@ -26,7 +26,7 @@ const komposeDeployment = (): K8sObject =>
     status: {},
   }) as unknown as K8sObject;
 
-describe("what the API server ignores (core/desired/api-ignored)", () => {
+describe("what the API server ignores (core/render/api-ignored)", () => {
   it("drops null map entries at any depth, creationTimestamp: null and an empty status; keeps empty structs", () => {
     expect(withoutApiIgnored(komposeDeployment())).to.deep.equal({
       apiVersion: "apps/v1",
@@ -107,7 +107,7 @@ describe("what the API server ignores (core/desired/api-ignored)", () => {
   });
 });
 
-describe('null string values, which Fleet\'s Helm stores as "" (core/desired/api-ignored nullStringValues)', () => {
+describe('null string values, which Fleet\'s Helm stores as "" (core/render/api-ignored nullStringValues)', () => {
   it("names each null in labels, annotations and a ConfigMap's or Secret's data, and nothing else; a render says so", async () => {
     const cm = {
       apiVersion: "v1",

@@ -121,7 +121,7 @@ describe("bundle reader (Fleet rules, real git)", () => {
       // The provider acts on helm.force (fluxcd/pkg/ssa's Force): the user is told what it destroys, never that it is ignored.
       .and.contain("helm.force: true is honoured differently: an object whose immutable fields changed is deleted and recreated")
       .and.not.match(/helm\.force: true is not honoured/)
-      .and.not.contain("serviceAccount"); // honoured: core/service-accounts.ts
+      .and.not.contain("serviceAccount"); // honoured: core/desired/service-accounts.ts
     // The top-level ignore is honoured (status); a target's is dropped by Fleet's merge, and said so.
     expect(b.options.ignore).to.deep.equal({ conditions: [{ type: "Ready" }] });
     // acceptedStates: [Ready] is Fleet's default (no warning); an unknown state is refused, as Fleet's reader refuses it.

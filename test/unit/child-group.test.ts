@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
-import { runInGroup } from "../../core/child-group";
+import { runInGroup } from "../../core/base/child-group";
 
 const alive = (pid: number) => {
   try {
@@ -13,7 +13,7 @@ const alive = (pid: number) => {
   }
 };
 
-describe("a child in its own process group (core/child-group.ts)", () => {
+describe("a child in its own process group (core/base/child-group.ts)", () => {
   it("past its deadline it is killed with what it started, and says why", async () => {
     const t0 = Date.now();
     // The grandchild prints its pid and outlives the child's own shell unless the group is killed.

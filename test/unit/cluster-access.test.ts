@@ -2,9 +2,9 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { accessOf, ambientKubeconfigText, kubeconfigEnvFiles, kubeconfigFiles, serverOf } from "../../core/cluster-access";
+import { accessOf, ambientKubeconfigText, kubeconfigEnvFiles, kubeconfigFiles, serverOf } from "../../core/config/cluster-access";
 
-describe("which server and credentials a cluster uses is decided once (core/cluster-access.ts)", () => {
+describe("which server and credentials a cluster uses is decided once (core/config/cluster-access.ts)", () => {
   it('a renderer job gets the stack\'s kubeconfig and context, "" for the ambient one, or the kubeconfig acting as a user', () => {
     expect(accessOf({ kubeconfig: "KC", context: "ctx" })).to.deep.equal({ kubeconfig: "KC", context: "ctx" });
     expect(accessOf({ context: "ctx" })).to.deep.equal({ kubeconfig: "", context: "ctx" });

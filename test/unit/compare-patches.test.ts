@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { comparePatchPointers } from "../../core/compare-patches";
-import { K8sObject } from "../../core/bundles/manifests";
+import { comparePatchPointers } from "../../core/render/compare-patches";
+import { K8sObject } from "../../core/model/k8s-object";
 import { PlanEntry, unchangedDeployments } from "../../core/targeting/plan";
 
 const deployment = (name: string, namespace = "apps"): K8sObject => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace } });

@@ -11,9 +11,9 @@ import { Checkout, DEFAULT_CONTENT_LIMITS } from "../../core/bundles/checkout";
 import { readBundleFiles } from "../../core/bundles/content";
 import { discoverBundleDirs } from "../../core/bundles/discover";
 import { checkFleetYamlText } from "../../core/bundles/fleetyaml";
-import { DEFAULT_YAML_BUDGET, parseYamlDocuments, yamlBudget } from "../../core/bundles/yaml-documents";
+import { DEFAULT_YAML_BUDGET, parseYamlDocuments, yamlBudget } from "../../core/base/yaml-documents";
 import * as goGlob from "../../core/bundles/go-glob";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { tempDir } from "../support/git-fixtures";
 
 function treeOf(files: Record<string, string>): string {

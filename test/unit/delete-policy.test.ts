@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { K8sObject } from "../../core/bundles/manifests";
+import { K8sObject } from "../../core/model/k8s-object";
 import {
   DELETE_PROPAGATION,
   deletePolicyOf,

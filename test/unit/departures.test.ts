@@ -1,8 +1,8 @@
 import { expect } from "chai";
-import { FleetState } from "../../core/pipeline";
+import { FleetState } from "../../core/plan/pipeline";
 import { DeploymentRecord } from "../../core/desired/records";
-import { FailedDeployments } from "../../core/desired/failures";
-import { departureOf, departures, departureText, UNRECORDED_DEPARTURE } from "../../core/targeting/departures";
+import { FailedDeployments } from "../../core/plan/failures";
+import { departureOf, departures, departureText, UNRECORDED_DEPARTURE } from "../../core/desired/departures";
 import { computeStatus, formatStatusTable } from "../../automation/reports/status";
 import { mergeStatus } from "../../automation/shards/reports";
 import { groupSteps } from "../../automation/engine/steps";
@@ -32,7 +32,7 @@ function stateOf(over: { shardElsewhere?: string[] } = {}): FleetState {
   } as unknown as FleetState;
 }
 
-describe("why a pair left (core/targeting/departures.ts): decided once, printed by the preview, the PR summary and status", () => {
+describe("why a pair left (core/desired/departures.ts): decided once, printed by the preview, the PR summary and status", () => {
   it("one code per cause, each with its one phrasing", () => {
     const s = stateOf({ shardElsewhere: ["c9"] });
     const cases: [DeploymentRecord, string, string][] = [

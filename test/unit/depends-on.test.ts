@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { buildPlan, Plan } from "../../core/targeting/plan";
 import { Bundle, DependsOn } from "../../core/bundles/types";
 import { ClusterConfig } from "../../core/config/stack";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 
 const clusters: ClusterConfig[] = ["c1", "c2"].map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }));
 

@@ -12,7 +12,7 @@ import { decideAfterUp } from "../../automation/notify/events";
 import { deploysOf, observedAfterUp, recordedStates } from "../../automation/notify/observe";
 import { StepRecorder } from "../../automation/engine/step-recorder";
 import { groupSteps } from "../../automation/engine/steps";
-import { PairReport } from "../../core/desired/pair";
+import { PairReport } from "../../core/model/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 import { bundleDeploymentEvent } from "../support/engine-events";
 

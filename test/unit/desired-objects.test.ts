@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { validateObjectLabels, withOwnership } from "../../core/desired/labels";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf, typeTokenOf } from "../../core/desired/objects";
 import { namespacesForCluster } from "../../core/desired/namespaces";
-import { objectKey, K8sObject } from "../../core/bundles/manifests";
+import { objectKey, K8sObject } from "../../core/model/k8s-object";
 import { RenderedDeployment } from "../../core/render/deployments";
 import { PlanEntry } from "../../core/targeting/plan";
 import { planEntry } from "../support/plan-entries";

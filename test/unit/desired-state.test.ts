@@ -9,15 +9,15 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { liveFacts } from "../../core/desired/facts";
 import { configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "../../core/config/stack";
-import { PROJECT_DIR } from "../../core/pipeline";
-import { JournalEntry } from "../../core/journal";
+import { PROJECT_DIR } from "../../core/base/project-dir";
+import { JournalEntry } from "../../core/desired/journal";
 import { desiredState } from "../../core/desired/state";
 import { sweepAndRecord } from "../../core/desired/sweep";
 import { describeDesired } from "../../core/desired/describe";
 import { DeployedBundle } from "../../core/desired/facts";
 import { DesiredState } from "../../core/desired/types";
 import { PreviousDeployment } from "../../core/desired/previous";
-import { LookupJob, OwnersJob } from "../../core/render/renderer-protocol";
+import { LookupJob, OwnersJob } from "../../core/model/renderer-protocol";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { localStack } from "../support/fleet-fixtures";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
@@ -46,7 +46,7 @@ const failure = (p: Promise<unknown>) =>
     },
     (e: Error) => e.message,
   );
-/** The failed deployments' messages: a broken bundle fails alone (core/desired/failures.ts). */
+/** The failed deployments' messages: a broken bundle fails alone (core/plan/failures.ts). */
 const failedAlone = async (p: Promise<DesiredState>) => (await p).failures.map((f) => f.message);
 const deployment = (s: DesiredState, key: string) => s.deployments.find((d) => d.key === key)!;
 

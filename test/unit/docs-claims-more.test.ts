@@ -6,8 +6,8 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../../core/pipeline";
-import { keysOf } from "../../core/schema/field-table";
+import { PROJECT_DIR } from "../../core/base/project-dir";
+import { keysOf } from "../../core/config/field-table";
 import { GIT_REPO_FIELDS } from "../../core/config/stack-fields";
 
 const read = (rel: string) => fs.readFileSync(path.join(PROJECT_DIR, rel), "utf8");

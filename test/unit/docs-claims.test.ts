@@ -5,9 +5,9 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { HONOURED_DIFFERENTLY, NOT_HONOURED } from "../../core/bundles/fleetyaml";
-import { keysOf, FieldTable } from "../../core/schema/field-table";
+import { keysOf, FieldTable } from "../../core/config/field-table";
 import * as stack from "../../core/config/stack-fields";
 
 const doc = (name: string) => fs.readFileSync(path.join(PROJECT_DIR, "docs", name), "utf8");

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { historyMark, startEarly } from "../../automation/engine/early-desired";
 import { stateOf } from "../../automation/engine/deployed-objects";
-import { FleetState } from "../../core/pipeline";
+import { FleetState } from "../../core/plan/pipeline";
 import { DesiredState } from "../../core/desired/types";
 import { fakeFacts } from "../support/fake-facts";
 import { localStack } from "../support/fleet-fixtures";

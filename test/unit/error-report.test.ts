@@ -20,7 +20,7 @@ import {
   worded,
   writeFailureLog,
 } from "../../automation/reports/error-report";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { tempDir } from "../support/git-fixtures";
 
 const ROOT = path.resolve(__dirname, "../..");

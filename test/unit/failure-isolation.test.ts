@@ -1,5 +1,5 @@
 /**
- * A broken bundle fails alone (core/desired/failures.ts, held.ts): every failure a (bundle, cluster)
+ * A broken bundle fails alone (core/plan/failures.ts, held.ts): every failure a (bundle, cluster)
  * pair can have leaves the others deploying, and a pair that deployed before keeps exactly what the
  * state holds. Fake facts, real git and the real renderer.
  */
@@ -33,7 +33,7 @@ function fleetOf(repo: string, paths: string[]): StackConfig {
 const keys = (s: DesiredState) => s.deployments.map((d) => `${d.key}${d.held ? " held" : ""}`).sort();
 const failed = (s: DesiredState) => s.failures.map((f) => `${f.cluster}/${f.bundle} ${f.kept ? "kept" : "new"}: ${f.reason}`);
 
-describe("a broken bundle fails alone (core/desired/failures.ts, held.ts)", function () {
+describe("a broken bundle fails alone (core/plan/failures.ts, held.ts)", function () {
   this.timeout(60_000);
 
   it("a GitRepo that cannot be read as a whole keeps everything it deployed, frozen, and says why on each deployment", async () => {

@@ -21,7 +21,7 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { templateHelmValues, templateHelmValuesEach, ValuesJob } from "../../core/targeting/values";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { ClusterConfig } from "../../core/config/stack";
 import { HelmOptions } from "../../core/bundles/types";
 import { rejectionOf } from "../support/rejection";

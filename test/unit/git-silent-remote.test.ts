@@ -1,7 +1,7 @@
 /**
  * A remote that accepts the connection and never answers, read with real git (http:// and git://):
  * it costs its own GitRepo the low-speed time (PULUMI_FLEET_GIT_LOW_SPEED_SECONDS), not the overall
- * timeout, and every other GitRepo is read meanwhile (core/pipeline.ts readSources).
+ * timeout, and every other GitRepo is read meanwhile (core/plan/pipeline.ts readSources).
  */
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
@@ -9,10 +9,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveSource } from "../../core/source/git";
 import { remoteHead } from "../../core/source/remote-head";
-import { readSources } from "../../core/pipeline";
-import { settleLimited } from "../../core/settle-limited";
+import { readSources } from "../../core/plan/pipeline";
+import { settleLimited } from "../../core/base/settle-limited";
 import { gitBounds } from "../../core/source/git-bounds";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { rejectionWith } from "../support/rejection";
 import { withEnv } from "../support/env";

@@ -6,7 +6,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { resolveSource } from "../../core/source/git";
 import { KEEP_TREES, pinnedRef, refsToDrop, sweepUnusedStores } from "../../core/source/git-cache";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { rejectionWith } from "../support/rejection";
 import { withEnv } from "../support/env";

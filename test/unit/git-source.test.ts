@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveSource } from "../../core/source/git";
 import { protocolsFor } from "../../core/source/git-env";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { rejectionWith } from "../support/rejection";
 import { withEnv } from "../support/env";

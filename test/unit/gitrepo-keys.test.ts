@@ -1,5 +1,5 @@
 /**
- * Each GitRepo's bundles live in its own key space (core/desired/keys.ts, issue 41): a fleet.yaml
+ * Each GitRepo's bundles live in its own key space (core/model/keys.ts, issue 41): a fleet.yaml
  * `name:` equal to another GitRepo's bundle names a different bundle. Fake facts, real git and the
  * real renderer; the swap the issue found (the victim's manifests to the attacker's cluster, the
  * attacker's to the victim's, the victim's pruned) is checked in both orders.
@@ -9,7 +9,7 @@ import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { DesiredState } from "../../core/desired/types";
 import { previousFromOutputs } from "../../core/desired/previous";
-import { qualifyKeys } from "../../core/desired/keys";
+import { qualifyKeys } from "../../core/model/keys";
 import { fakeFacts } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
@@ -41,7 +41,7 @@ const deployed = (s: DesiredState) =>
     )
     .sort();
 
-describe("a bundle is its GitRepo's own (core/desired/keys.ts)", function () {
+describe("a bundle is its GitRepo's own (core/model/keys.ts)", function () {
   this.timeout(60_000);
 
   for (const victimFirst of [true, false]) {

@@ -2,16 +2,16 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { identityOf, JournalEntry, JournalObject, sweep, sweepPlan } from "../../core/journal";
+import { identityOf, JournalEntry, JournalObject, sweep, sweepPlan } from "../../core/desired/journal";
 import { journalObjects } from "../../core/desired/journal-objects";
 import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
-import { K8sObject } from "../../core/bundles/manifests";
-import { OwnersJob } from "../../core/render/renderer-protocol";
+import { K8sObject } from "../../core/model/k8s-object";
+import { OwnersJob } from "../../core/model/renderer-protocol";
 import { journalStore, stateIdentities } from "../../automation/engine/journal-store";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { desiredObjects } from "../../core/desired/objects";
-import { deploymentKey } from "../../core/desired/keys";
+import { deploymentKey } from "../../core/model/keys";
 import { DesiredDeployment } from "../../core/desired/types";
 import { rejectionOf } from "../support/rejection";
 import { planEntry } from "../support/plan-entries";
@@ -33,7 +33,7 @@ const obj = (name: string, over: Partial<JournalObject> = {}): JournalObject => 
 });
 const clusters = [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false, kubeconfig: "KC1" }];
 
-describe("crash journal (core/journal.ts): what an update records and what the next one sweeps", () => {
+describe("crash journal (core/desired/journal.ts): what an update records and what the next one sweeps", () => {
   it("records every desired object on the clusters this update applies to; what a prune retains and namespaces are marked retain", () => {
     const web = entry("web", "c1");
     const kept = entry("keep", "c1", { options: { keepResources: true } });

@@ -13,7 +13,7 @@ import { Backend } from "../../automation/engine/backend";
 import { leftoverProof, StackLockedError, withStackLock } from "../../automation/engine/locks";
 import { HeldLease, LeaseStore, stackLeaseStore, takeLease } from "../../automation/engine/stack-lease";
 import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
-import { ProcessIdentity, processIdentity } from "../../core/process-identity";
+import { ProcessIdentity, processIdentity } from "../../core/base/process-identity";
 import { spawn } from "node:child_process";
 
 /** The identity of a process that ran here and is gone now: a holder killed with SIGKILL. */

@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { lookupOutOfScope, lookupScopeError } from "../../core/render/lookup-scope";
 import { lookedUpSecrets, redactSecrets } from "../../core/render/lookup-secrets";
-import { LookupKey } from "../../core/render/renderer-protocol";
+import { LookupKey } from "../../core/model/renderer-protocol";
 
 const key = (kind: string, namespace: string, name = "x", apiVersion = "v1"): LookupKey => ({ apiVersion, kind, namespace, name });
 const b64 = (s: string) => Buffer.from(s).toString("base64");

@@ -5,7 +5,7 @@
  * reaching the cluster's namespaces.
  */
 import { expect } from "chai";
-import { annotationsProblem, ANNOTATIONS_MAX_BYTES, labelKeyProblem, labelValueProblem } from "../../core/k8s-validation";
+import { annotationsProblem, ANNOTATIONS_MAX_BYTES, labelKeyProblem, labelValueProblem } from "../../core/base/k8s-validation";
 import { readBundles } from "../../core/bundles/read";
 import { namespacesRefusedFor } from "../../core/desired/namespaces";
 import { resolveSource } from "../../core/source/git";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { bundleNameFor, helmReleaseNameOf, limit, safeConcatName } from "../../core/naming";
+import { bundleNameFor, helmReleaseNameOf, limit, safeConcatName } from "../../core/base/naming";
 
 describe("Fleet naming", () => {
   // The expected values are Fleet's own test vectors (rancher/fleet internal/names/name_test.go).

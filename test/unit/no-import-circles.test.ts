@@ -5,46 +5,9 @@
  * Relative imports only (`from "./x"`, `import("../x")`), resolved to x.ts or x/index.ts.
  */
 import { expect } from "chai";
-import * as fs from "node:fs";
-import * as path from "node:path";
-import * as ts from "typescript";
+import { importGraph, relativeImports, tsFiles } from "../support/import-graph";
 
-const ROOT = path.resolve(__dirname, "../..");
 const ROOTS = ["index.ts", "components", "core", "automation", "scripts"];
-
-function tsFiles(entry: string): string[] {
-  const full = path.join(ROOT, entry);
-  if (!fs.statSync(full).isDirectory()) return entry.endsWith(".ts") ? [entry] : [];
-  return fs
-    .readdirSync(full)
-    .sort()
-    .flatMap((name) => tsFiles(path.join(entry, name)));
-}
-
-function resolveImport(from: string, spec: string): string | undefined {
-  const base = path.join(path.dirname(from), spec);
-  return [`${base}.ts`, path.join(base, "index.ts")].find((f) => fs.existsSync(path.join(ROOT, f)));
-}
-
-/** The relative module names a source text imports: imports (type-only too), re-exports, import() calls. */
-function relativeImports(text: string): string[] {
-  return ts
-    .preProcessFile(text, true, false)
-    .importedFiles.map((f) => f.fileName)
-    .filter((s) => s.startsWith("./") || s.startsWith("../"));
-}
-
-/** Each file's relative imports that resolve to a TypeScript file of this tree. */
-function importGraph(files: string[]): Map<string, string[]> {
-  return new Map(
-    files.map((file) => {
-      const targets = relativeImports(fs.readFileSync(path.join(ROOT, file), "utf8"))
-        .map((s) => resolveImport(file, s))
-        .filter((f): f is string => f !== undefined);
-      return [file, [...new Set(targets)]];
-    }),
-  );
-}
 
 /** The strongly connected components of more than one file, or of one file importing itself (Tarjan). */
 function circles(graph: Map<string, string[]>): string[][] {

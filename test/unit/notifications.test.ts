@@ -6,8 +6,8 @@ import { deploysOf, observedAfterUp, recordedStates } from "../../automation/not
 import { MAX_MESSAGE_CHARS, redactMessage } from "../../automation/notify/redact";
 import { MAX_CHAT_EVENTS, payloadsFor } from "../../automation/notify/formats";
 import { MAX_CHAT_EVENTS_PER_GITREPO, selectForChat } from "../../automation/notify/fair";
-import { DeploymentFailure } from "../../core/desired/failures";
-import { PairReport } from "../../core/desired/pair";
+import { DeploymentFailure } from "../../core/plan/failures";
+import { PairReport } from "../../core/model/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 import { DeployEvent } from "../../automation/reports/deploy-events";
 import { errorOf } from "../support/errors";

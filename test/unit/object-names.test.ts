@@ -1,6 +1,6 @@
-/** Names from GitRepo content checked as the API server checks them (core/k8s-validation.ts). */
+/** Names from GitRepo content checked as the API server checks them (core/base/k8s-validation.ts). */
 import { expect } from "chai";
-import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../../core/k8s-validation";
+import { apiVersionProblem, dnsLabelProblem, kindProblem, objectNameProblem } from "../../core/base/k8s-validation";
 
 describe("object names, as the API server validates them", () => {
   it("most kinds: DNS-1123 subdomains; Namespaces DNS-1123 labels; Services DNS-1035 labels", () => {

@@ -11,14 +11,14 @@ import * as path from "node:path";
 import { EngineEvent, OpType } from "@pulumi/pulumi/automation";
 import { deployEvents, formatDeployEvent } from "../../automation/reports/deploy-events";
 import { probe } from "../../automation/clusters/reachability";
-import { serverOf } from "../../core/cluster-access";
+import { serverOf } from "../../core/config/cluster-access";
 import { deployedObjectsOf, legacyObjectUrns } from "../../automation/engine/deployed-objects";
 import { clusterOfUrn, groupSteps } from "../../automation/engine/steps";
 import { StepRecorder } from "../../automation/engine/step-recorder";
 import { computeStatus } from "../../automation/reports/status";
 import { reportFacts } from "../../core/desired/report-facts";
 import { DeploymentRecord } from "../../core/desired/records";
-import { FleetState } from "../../core/pipeline";
+import { FleetState } from "../../core/plan/pipeline";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const PREFIX = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$";

@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
-import { LookupJob, OwnersJob } from "../../core/render/renderer-protocol";
+import { LookupJob, OwnersJob } from "../../core/model/renderer-protocol";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { checkTakeOwnership as decideTakeOwnership, describeOwner, OwnershipInput, ownershipQueries } from "../../core/ownership";
+import { checkTakeOwnership as decideTakeOwnership, describeOwner, OwnershipInput, ownershipQueries } from "../../core/desired/ownership";
 import { ClusterConfig } from "../../core/config/stack";
 import { KnownClusters } from "../../core/desired/cluster-facts";
 import { Facts } from "../../core/desired/facts";
@@ -7,9 +7,9 @@ import { gatherExisting, gatherOwners } from "../../core/desired/gather-objects"
 import { claimKey } from "../../core/desired/owners";
 import { PlanEntry } from "../../core/targeting/plan";
 import { RenderedDeployment } from "../../core/render/deployments";
-import { K8sObject } from "../../core/bundles/manifests";
-import { FleetError } from "../../core/errors";
-import { LiveObject, OwnersJob, OwnersResult } from "../../core/render/renderer-protocol";
+import { K8sObject } from "../../core/model/k8s-object";
+import { FleetError } from "../../core/base/errors";
+import { LiveObject, OwnersJob, OwnersResult } from "../../core/model/renderer-protocol";
 import { rejectionOf } from "../support/rejection";
 import { planEntry } from "../support/plan-entries";
 

@@ -108,7 +108,7 @@ describe("a BundleDeployment's steps as its objects' (automation/engine/pair-ste
   });
 });
 
-describe("a pair that did not reach Ready is a failure of the update, alone (core/desired/failures.ts)", () => {
+describe("a pair that did not reach Ready is a failure of the update, alone (core/plan/failures.ts)", () => {
   const record = (bundle: string, cluster: string) => ({ gitRepo: "r", bundle, cluster, objectCount: 2 }) as DeploymentRecord;
   it("ErrApplied, NotReady and WaitApplied fail with the provider's words; Ready and Modified do not", () => {
     const failures = pairFailures(

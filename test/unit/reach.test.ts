@@ -1,6 +1,6 @@
 /**
  * Between GitRepos (issue 41): content may narrow what the stack gives its GitRepo, never widen it
- * (core/reach.ts), and an object another GitRepo owns is never taken (core/desired/owners.ts). Each
+ * (core/desired/reach.ts), and an object another GitRepo owns is never taken (core/desired/owners.ts). Each
  * refusal fails that bundle deployment alone, naming the fleet.yaml field and the stack setting that
  * would allow it, while the other GitRepo's deployments proceed. Fake facts, real git and renderer.
  */
@@ -13,7 +13,7 @@ import { knownOwners } from "../../core/desired/owners";
 import { KnownClusters } from "../../core/desired/cluster-facts";
 import { Facts } from "../../core/desired/facts";
 import { gatherOwners } from "../../core/desired/gather-objects";
-import { LookupJob, OwnersJob } from "../../core/render/renderer-protocol";
+import { LookupJob, OwnersJob } from "../../core/model/renderer-protocol";
 import { discovered, fakeFacts, nothingExists } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { deployedAfter } from "../support/deployed-after";

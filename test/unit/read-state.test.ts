@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { needsSecrets, stateOf, StateResource } from "../../automation/engine/deployed-objects";
-import { toEngineObjects } from "../../core/desired/pair";
+import { toEngineObjects } from "../../core/model/pair";
 
 // A secret as `pulumi stack export` (without --show-secrets) shows it.
 const cipher = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { describeNotReady, judgeReadiness } from "../../core/readiness";
+import { describeNotReady, judgeReadiness } from "../../core/renderer/readiness";
 
 const widget = (conditions: Record<string, unknown>[]) => ({
   apiVersion: "example.com/v1",

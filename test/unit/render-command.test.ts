@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CONFIGMAP, gitRepoConfig, TestRepo } from "../support/git-fixtures";
-import { planBundles } from "../../core/pipeline";
+import { planBundles } from "../../core/plan/pipeline";
 
 const ROOT = path.resolve(__dirname, "../..");
 const render = (...args: string[]) =>

@@ -12,7 +12,7 @@ import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";
 import { buildPlan } from "../../core/targeting/plan";
 import { renderDeployments } from "../../core/render/deployments";
-import { runRenderer } from "../../core/render/fleet-render";
+import { runRenderer } from "../../core/renderer/fleet-render";
 import { rejectionOf } from "../support/rejection";
 
 const SECRET = "runner-secret-do-not-ship";

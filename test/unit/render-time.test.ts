@@ -1,11 +1,11 @@
 /**
- * Render time is each GitRepo's own (core/render/sandbox.ts): the decision after a sandbox run ends
+ * Render time is each GitRepo's own (core/renderer/sandbox.ts): the decision after a sandbox run ends
  * early, the split of a batch by GitRepo, the processes' bound, the budget carried from run to run;
  * and, with the real sandbox, N looping bundles of one GitRepo costing its budget once while another
  * GitRepo of the same batch renders.
  */
 import { expect } from "chai";
-import { rendererBinary, runRenderer } from "../../core/render/fleet-render";
+import { rendererBinary, runRenderer } from "../../core/renderer/fleet-render";
 import {
   afterEarlyEnd,
   DEFAULT_SANDBOX_LIMITS,
@@ -16,9 +16,9 @@ import {
   runPerGitRepo,
   SandboxLimits,
   StoppedFor,
-} from "../../core/render/sandbox";
-import type { Renderer, RenderJob } from "../../core/render/renderer-protocol";
-import { withRenderBudget } from "../../core/render/render-budget";
+} from "../../core/renderer/sandbox";
+import type { Renderer, RenderJob } from "../../core/model/renderer-protocol";
+import { withRenderBudget } from "../../core/renderer/render-budget";
 import { withEnv } from "../support/env";
 
 const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, jobSeconds: 5, gitRepoSeconds: 20, processes: 2 };

@@ -41,7 +41,7 @@ describe("reports import only types from core", () => {
 
   it("would see one", () => {
     const text =
-      'import { deploymentKey } from "../../core/desired/keys";\nimport type { FleetState } from "../../core/pipeline";\nimport { type Departure } from "../../core/targeting/departures";\n';
-    expect(valueImportsFromCore(path.join(REPORTS, "probe.ts"), text)).to.deep.equal(["automation/reports/probe.ts: ../../core/desired/keys {deploymentKey}"]);
+      'import { deploymentKey } from "../../core/model/keys";\nimport type { FleetState } from "../../core/plan/pipeline";\nimport { type Departure } from "../../core/desired/departures";\n';
+    expect(valueImportsFromCore(path.join(REPORTS, "probe.ts"), text)).to.deep.equal(["automation/reports/probe.ts: ../../core/model/keys {deploymentKey}"]);
   });
 });

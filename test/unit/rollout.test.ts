@@ -6,7 +6,8 @@
 import { expect } from "chai";
 import { ClusterView, partitionClusters } from "../../core/targeting/match";
 import { RolloutStrategy } from "../../core/bundles/types";
-import { limit, partitionsOf as partitionsOfNames, rolloutWarnings } from "../../core/targeting/rollout";
+import { partitionsOf as partitionsOfNames, rolloutWarnings } from "../../core/targeting/rollout";
+import { limit } from "../../core/bundles/rollout-limit";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { fakeFacts } from "../support/fake-facts";

@@ -7,9 +7,9 @@ import { WarningsOnce } from "../../automation/reports/engine-warnings";
 import { lockHolders } from "../../automation/engine/locks";
 import { Progress } from "../../automation/reports/progress";
 import { DeploymentSteps, GroupedSteps } from "../../automation/engine/steps";
-import { DeploymentFailure, describeFailures } from "../../core/desired/failures";
+import { DeploymentFailure, describeFailures } from "../../core/plan/failures";
 import { renderErrorWhere } from "../../core/render/render-error";
-import { parseYamlFile, yamlSyntaxText } from "../../core/bundles/yaml-documents";
+import { parseYamlFile, yamlSyntaxText } from "../../core/base/yaml-documents";
 
 const steps = (cluster: string, bundle: string, counts: Partial<DeploymentSteps> = {}): DeploymentSteps => ({
   key: `${cluster}/repo/${bundle}`,

@@ -1,12 +1,12 @@
 /**
- * The render sandbox's bounds (core/render/sandbox.ts, tools/fleet-render/sandbox.go): a job that hits
+ * The render sandbox's bounds (core/renderer/sandbox.ts, tools/fleet-render/sandbox.go): a job that hits
  * a limit fails alone, naming the limit, and every other job of the batch gets its real result; the
  * limits are the operator's environment and refuse nonsense.
  */
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { rendererBinary, runRenderer } from "../../core/render/fleet-render";
-import { sandboxLimits } from "../../core/render/sandbox";
+import { rendererBinary, runRenderer } from "../../core/renderer/fleet-render";
+import { sandboxLimits } from "../../core/renderer/sandbox";
 import { withEnv } from "../support/env";
 
 const chart = (template: string) => [

@@ -11,9 +11,9 @@ import { clustersOutsideWindows, clustersOutsideWindowsAt, scheduleWindows } fro
 import { clusterViews, decideTargets, partitionClusters } from "../../core/targeting/match";
 import { Bundle } from "../../core/bundles/types";
 import { keptOutsideWindows, partitionHolds, windowHolds } from "../../core/desired/holds";
-import { FailedDeployments, describeFailure } from "../../core/desired/failures";
+import { FailedDeployments, describeFailure } from "../../core/plan/failures";
 import { PlanEntry } from "../../core/targeting/plan";
-import { BundleRollout, FleetState } from "../../core/pipeline";
+import { BundleRollout, FleetState } from "../../core/plan/pipeline";
 import { partitionsMarkdown } from "../../automation/reports/partition-summary";
 import { reportFacts } from "../../core/desired/report-facts";
 import { rolloutGates } from "../../core/desired/rollout-gates";

@@ -12,13 +12,13 @@ import * as path from "node:path";
 import Ajv from "ajv";
 import * as YAML from "yaml";
 import { fleetYamlSchema, schemaTexts, stackSchema } from "../../core/schema/schemas";
-import { FieldTable, FieldType } from "../../core/schema/field-table";
+import { FieldTable, FieldType } from "../../core/config/field-table";
 import { FLEET_FIELDS_NOT_READ, FLEET_YAML_FIELDS } from "../../core/bundles/fleetyaml-fields";
 import { parseFleetYaml } from "../../core/bundles/fleetyaml";
-import { parseYamlDocuments } from "../../core/bundles/yaml-documents";
+import { parseYamlDocuments } from "../../core/base/yaml-documents";
 import { configFromStackFile, parseStackConfig } from "../../core/config/stack";
 import { STACK_FIELDS } from "../../core/config/stack-fields";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { coverage } from "../support/schema-paths";
 
 const ROOT = path.resolve(__dirname, "../..");

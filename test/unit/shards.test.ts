@@ -9,7 +9,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { parseStackConfig } from "../../core/config/stack";
 import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
-import { PROJECT_DIR } from "../../core/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 import { clusterUrns, planShards, providerUrns } from "../../automation/shards/moves";
 import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
 import { exitCodeOf } from "../../automation/reports/exit-codes";

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { decryptBounded, readSopsStderr, SopsRun } from "../../core/bundles/fleet-sops";
 import { readBundles } from "../../core/bundles/read";
 import { DecryptRequest } from "../../core/bundles/fleet-sops";
-import { DEFAULT_SANDBOX_LIMITS } from "../../core/render/sandbox";
+import { DEFAULT_SANDBOX_LIMITS } from "../../core/renderer/sandbox";
 import { CONFIGMAP, gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { ageKey, fakeSopsBomb, sopsEncrypt } from "../support/sops";
 

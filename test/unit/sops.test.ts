@@ -10,7 +10,7 @@ import { readBundles } from "../../core/bundles/read";
 import { manifestIdOf } from "../../core/bundles/content";
 import { parseStackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
-import { FleetError } from "../../core/errors";
+import { FleetError } from "../../core/base/errors";
 import { fakeFacts } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { renderBundle } from "../support/render";

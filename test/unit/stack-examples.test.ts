@@ -6,7 +6,8 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { resolveAgents } from "../../core/agent/effective";
-import { loadStackFile, PROJECT_DIR } from "../../core/pipeline";
+import { loadStackFile } from "../../core/plan/pipeline";
+import { PROJECT_DIR } from "../../core/base/project-dir";
 
 describe("stacks/ example environments", () => {
   const stacks = fs

@@ -12,7 +12,7 @@ import { clusterLine, Progress, ProgressCounter, progressLines, ProgressStream }
 import { escapeHtml, renderPreviewPage, renderStatusPage } from "../../automation/reports/status-page";
 import { AgentSteps, DeploymentSteps, GroupedSteps } from "../../automation/engine/steps";
 import { DeploymentRecord } from "../../core/desired/records";
-import { FleetState } from "../../core/pipeline";
+import { FleetState } from "../../core/plan/pipeline";
 import { reportFacts } from "../../core/desired/report-facts";
 import { INJECTION, KNOWN_COUNTS, knownFleetReport } from "../support/status-fixtures";
 import { HOSTILE } from "../support/hostile-text";

@@ -3,7 +3,15 @@
  * pair, as the provider in tools/fleet-provider reads and writes them (spec.go). Plain values: core
  * builds them, components/ registers them, automation/ reads the outputs.
  */
-import type { HealthCheck } from "../config/health-checks";
+
+/** The operator's readiness rule for one kind (stack file `healthChecks`, read by core/config/health-checks.ts): CEL over the live object. */
+export interface HealthCheck {
+  apiVersion: string;
+  kind: string;
+  current: string;
+  inProgress?: string;
+  failed?: string;
+}
 
 /** Fleet's BundleDeployment states (fleet.cattle.io/v1alpha1 BundleState). */
 export type PairState = "Ready" | "NotReady" | "WaitApplied" | "ErrApplied" | "Modified" | "OutOfSync";

@@ -11,13 +11,14 @@
  * checks their owner). Unchanged deployments (same deploymentId as the last update) are not read:
  * their objects are already this stack's.
  */
-import { FleetError } from "./errors";
-import { Bundle } from "./bundles/types";
-import { K8sObject } from "./bundles/manifests";
-import { PlanEntry, REPO_NAME_LABEL } from "./targeting/plan";
-import { RenderedDeployment } from "./render/deployments";
-import { LiveObject, OwnersResult } from "./render/renderer-protocol";
-import { byGitRepo } from "./desired/cluster-reads";
+import { FleetError } from "../base/errors";
+import { Bundle } from "../bundles/types";
+import { describeObject, K8sObject } from "../model/k8s-object";
+import { PlanEntry } from "../targeting/plan";
+import { REPO_NAME_LABEL } from "../targeting/depends-on";
+import { RenderedDeployment } from "../render/deployments";
+import { LiveObject, OwnersResult } from "../model/renderer-protocol";
+import { byGitRepo } from "./cluster-reads";
 
 export const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 export const CLUSTER_LABEL = "fleet.cattle.io/cluster";
@@ -52,7 +53,7 @@ export interface OwnershipInput {
   adopting?: ReadonlySet<string>;
 }
 
-/** Whether the deployment may adopt what exists: its GitRepo's stack entry or its content (checked by core/reach.ts) says so. */
+/** Whether the deployment may adopt what exists: its GitRepo's stack entry or its content (checked by core/desired/reach.ts) says so. */
 const adopts = (entry: PlanEntry, input: OwnershipInput) => !!entry.options.helm?.takeOwnership || !!input.adopting?.has(entry.gitRepo);
 
 /** The GitRepo of this project that owns a live object, when it is not the deployment's own. */
@@ -135,9 +136,8 @@ export function checkTakeOwnership(
         const other = otherGitRepo(live, entry) ?? (agentOwned(live, object) ? "the cluster's agent" : undefined);
         if (adopts(entry, input) && !other) return;
         if (other) foreign.add(entry);
-        const where = object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
         const list = conflicts.get(entry) ?? conflicts.set(entry, []).get(entry)!;
-        list.push(`${object.kind} ${where} (${describeOwner(live)})`);
+        list.push(`${describeObject(object)} (${describeOwner(live)})`);
       });
     }
   }

@@ -4,7 +4,7 @@
  * `status: {}` and `value: null` into every manifest). Only what never reaches the cluster or is
  * discarded there goes; everything else is kept as written ("never silently different").
  */
-import { K8sObject } from "../bundles/manifests";
+import { K8sObject } from "../model/k8s-object";
 
 /**
  * The object without null-valued map entries (at any depth, `metadata.creationTimestamp: null`

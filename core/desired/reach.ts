@@ -3,17 +3,17 @@
  * (issue 41). Each rule decides, for one bundle deployment, whether its content (fleet.yaml and its
  * targetCustomizations, the rendered objects, the templates' lookups) asks for more than its GitRepo's
  * stack entry gives: which clusters, which service account, which namespaces, whether existing objects
- * may be adopted. A refusal fails that deployment alone (core/desired/failures.ts), and its message
+ * may be adopted. A refusal fails that deployment alone (core/plan/failures.ts), and its message
  * names the fleet.yaml field and the stack setting that would allow it. Pure: state.ts records them.
  */
-import { GitRepoConfig, namespaceAllowed } from "./config/git-repo";
-import { Bundle, DeploymentOptions } from "./bundles/types";
-import { K8sObject } from "./bundles/manifests";
-import { FleetError } from "./errors";
-import { bundleRef } from "./desired/keys";
-import { PlanEntry } from "./targeting/plan";
-import { Targeting } from "./targeting/match";
-import { RenderedDeployment } from "./render/deployments";
+import { GitRepoConfig, namespaceAllowed } from "../config/git-repo";
+import { Bundle, DeploymentOptions } from "../bundles/types";
+import { describeObject, K8sObject } from "../model/k8s-object";
+import { FleetError } from "../base/errors";
+import { bundleRef } from "../model/keys";
+import { PlanEntry } from "../targeting/plan";
+import { Targeting } from "../targeting/match";
+import { RenderedDeployment } from "../render/deployments";
 
 type Fail = (entry: PlanEntry, err: FleetError) => void;
 
@@ -34,7 +34,7 @@ const setting = (stack: { file: string }, repo: GitRepoConfig, name: string, val
  */
 export function checkReach(entries: PlanEntry[], stack: ReachStack, bundles: Bundle[], targeting: Pick<Targeting, "bundles" | "gitRepos">, fail: Fail): void {
   const repos = new Map(stack.gitRepos.map((r) => [r.name, r]));
-  // By bundle ref: two GitRepos' bundles of one name are two bundles (core/desired/keys.ts).
+  // By bundle ref: two GitRepos' bundles of one name are two bundles (core/model/keys.ts).
   const byRef = new Map(bundles.map((b) => [bundleRef({ gitRepo: b.gitRepo, bundle: b.name }), b]));
   const outside = outsideTargets(
     bundles.filter((b) => b.overrideTargets && !repos.get(b.gitRepo)?.allowOverrideTargets),
@@ -150,7 +150,7 @@ export function checkReachObjects(
     const refused = rendered
       .get(e)!
       .objects.filter((o) => !objectAllowed(o, allowed))
-      .map((o) => (o.metadata.namespace ? `${o.kind} ${o.metadata.namespace}/${o.metadata.name}` : `${o.kind} ${o.metadata.name} (cluster-scoped)`));
+      .map((o) => `${describeObject(o)}${o.metadata.namespace ? "" : " (cluster-scoped)"}`);
     if (!refused.length) continue;
     fail(
       e,

@@ -17,7 +17,7 @@ export interface ClusterReach {
 
 /**
  * The credentials a renderer job (fleet-render) gets for a cluster: "" means the ambient kubeconfig, its
- * current context; `impersonating`, a kubeconfig acting as a user (core/service-accounts.ts), replaces both.
+ * current context; `impersonating`, a kubeconfig acting as a user (core/desired/service-accounts.ts), replaces both.
  */
 export function accessOf(c: ClusterReach | undefined, impersonating?: string): { kubeconfig: string; context: string } {
   if (impersonating !== undefined) return { kubeconfig: impersonating, context: "" };

@@ -12,13 +12,13 @@
  * was created by an update that died and is deleted, unless Fleet would keep it (keepResources, paused,
  * a kept CRD). Both happen inside the program, while the engine holds the stack's lock.
  */
-import { FleetError } from "./errors";
-import { ClusterConfig } from "./config/stack";
-import { objectKey } from "./bundles/manifests";
+import { FleetError } from "../base/errors";
+import { ClusterConfig } from "../config/stack";
+import { objectKey, objectName } from "../model/k8s-object";
 import { ownerLabels } from "./ownership";
-import { OwnersJob, OwnersResult } from "./render/renderer-protocol";
-import { DELETE_PROPAGATION } from "./desired/delete-policy";
-import { accessOf } from "./cluster-access";
+import { OwnersJob, OwnersResult } from "../model/renderer-protocol";
+import { DELETE_PROPAGATION } from "./delete-policy";
+import { accessOf } from "../config/cluster-access";
 
 /** One object an update may create, with what identifies and owns it. */
 export interface JournalObject {
@@ -113,7 +113,7 @@ export async function sweep(
       });
     }
     plan.candidates.get(job.id)!.forEach((o, i) => {
-      if (r.objects?.[i]?.deleted) deleted.push(`${o.cluster}: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle})`);
+      if (r.objects?.[i]?.deleted) deleted.push(`${o.cluster}: ${objectName(o)} (bundle ${o.bundle})`);
     });
   }
   return { deleted };
@@ -146,7 +146,7 @@ export async function settleEarlier(
   for (const d of deleted) warn(`crash journal: deleted ${d}: an interrupted update created it and nothing owns it now`);
   for (const o of plan.deferred) {
     warn(
-      `crash journal: ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
+      `crash journal: ${objectName(o)} (bundle ${o.bundle}) may have been left on cluster ${o.cluster} by an interrupted update; ` +
         "the cluster is not reachable or not configured now, so it is kept in the journal for a later up",
     );
   }

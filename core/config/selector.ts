@@ -1,22 +1,9 @@
-/** Kubernetes label selectors (matchLabels + matchExpressions), read as the API server validates them (match.ts evaluates them). */
-import { Field } from "../config/reader";
-import { labelKeyProblem, labelValueProblem } from "../k8s-validation";
-import { keysOf, tableOf } from "../schema/field-table";
-import { LABEL_SELECTOR_FIELDS, SELECTOR_OPERATORS } from "../schema/common-fields";
-
-export { SELECTOR_OPERATORS };
-export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: SelectorOperator;
-  values?: string[];
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
+/** Kubernetes label selectors (core/model/selector.ts), read from configuration as the API server validates them. */
+import { Field } from "./reader";
+import { labelKeyProblem, labelValueProblem } from "../base/k8s-validation";
+import { keysOf, tableOf } from "./field-table";
+import { LABEL_SELECTOR_FIELDS } from "./common-fields";
+import { LabelSelector, LabelSelectorRequirement, SELECTOR_OPERATORS } from "../model/selector";
 
 /** Reads and validates a selector the way the API server would, with the field path in every error. */
 export function readSelector(f: Field): LabelSelector | undefined {

@@ -8,8 +8,8 @@
  * Fleet (Argo CD's ignore-differences rules): the apiVersion's group and the kind must match; an empty
  * name or namespace matches any.
  */
-import { K8sObject, groupOf } from "./bundles/manifests";
-import { ComparePatch } from "./bundles/types";
+import { K8sObject, groupOf } from "../model/k8s-object";
+import { ComparePatch } from "../bundles/types";
 
 /** The JSON pointers of the object's fields that comparePatches leave out of drift (the root never). */
 export function comparePatchPointers(obj: K8sObject, patches: ComparePatch[] | undefined): string[] {

@@ -4,7 +4,7 @@
  * An entry point arms it (`stopOnSignals`, scripts/fleet.ts); the library alone (tests, users' scripts)
  * keeps Node's own handling. Armed, the first signal aborts `stopSignal`: the engine gets the SIGINT of
  * its own cancellation (the Automation API's `signal`), git and the renderer are killed with their
- * process groups (core/child-group.ts), no new step starts (`throwIfStopped`); the operation fails
+ * process groups (core/base/child-group.ts), no new step starts (`throwIfStopped`); the operation fails
  * through its usual path (locks released, journal and failure records written) and the process exits
  * 130 (SIGINT) or 143 (SIGTERM). If that takes longer than the grace period, or on a second signal, it
  * exits at once.

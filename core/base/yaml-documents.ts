@@ -10,8 +10,8 @@
  * on the AST, each node once) before anything expands them; the library's own alias check stays behind.
  */
 import * as YAML from "yaml";
-import { FleetError } from "../errors";
-import { positiveNumber } from "../operator-env";
+import { FleetError } from "./errors";
+import { positiveNumber } from "./operator-env";
 
 export interface YamlBudget {
   /** One text, bytes (PULUMI_FLEET_MAX_YAML_MIB, default 2: Fleet stores a bundle's files in its Bundle resource, limited by etcd's 1.5 MiB). */

@@ -3,31 +3,29 @@
  * targeting. A GitRepo that cannot be read is in `unreadGitRepos` (it never becomes "no bundles": its
  * deployments are held, held.ts); a bundle, or a (bundle, cluster) pair, that fails is recorded in
  * `failures` and left out of the plan, with whatever depends on it on that cluster
- * (core/desired/failures.ts): the rest still deploys.
+ * (core/plan/failures.ts): the rest still deploys.
  */
-import { parseYamlFile } from "./bundles/yaml-documents";
+import { parseYamlFile } from "../base/yaml-documents";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "./config/stack";
-import { GitRepoConfig } from "./config/git-repo";
-import { resolveSource, Source } from "./source/git";
-import { gitBounds } from "./source/git-bounds";
-import { settleLimited } from "./settle-limited";
-import { stopSignal, throwIfStopped } from "./stop-signal";
-import { readBundles, UnreadBundle } from "./bundles/read";
-import { FailedDeployments } from "./desired/failures";
-import { bundleRef } from "./desired/keys";
-import { Bundle } from "./bundles/types";
-import { Plan, PlanIsolation, planTargets } from "./targeting/plan";
-import { decideTargets, TargetedStack, Targeting } from "./targeting/match";
-import { Rollout } from "./targeting/rollout";
-import { FleetError, withContext } from "./errors";
-import { runRenderer } from "./render/fleet-render";
-import { withRenderBudget } from "./render/render-budget";
-import { Renderer } from "./render/renderer-protocol";
-
-/** The project root: relative paths in stack files (local repositories, renderDir) resolve against it. */
-export const PROJECT_DIR = path.resolve(__dirname, "..");
+import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../config/stack";
+import { GitRepoConfig } from "../config/git-repo";
+import { resolveSource, Source } from "../source/git";
+import { gitBounds } from "../source/git-bounds";
+import { settleLimited } from "../base/settle-limited";
+import { stopSignal, throwIfStopped } from "../base/stop-signal";
+import { readBundles, UnreadBundle } from "../bundles/read";
+import { FailedDeployments } from "./failures";
+import { bundleRef } from "../model/keys";
+import { Bundle } from "../bundles/types";
+import { Plan, PlanIsolation, planTargets } from "../targeting/plan";
+import { decideTargets, TargetedStack, Targeting } from "../targeting/match";
+import { Rollout } from "../targeting/rollout";
+import { FleetError, withContext } from "../base/errors";
+import { runRenderer } from "../renderer/fleet-render";
+import { withRenderBudget } from "../renderer/render-budget";
+import { Renderer } from "../model/renderer-protocol";
+import { PROJECT_DIR } from "../base/project-dir";
 
 export interface FleetState {
   config: StackConfig;
@@ -47,7 +45,7 @@ export interface FleetState {
   failures: FailedDeployments;
   /** What every target of the stack and its bundles selects (core/targeting/match.ts), matched once. */
   targeting: Targeting;
-  /** Per bundle with a rolloutStrategy (by bundle ref, core/desired/keys.ts): its partitions and waves, set once the desired state is computed. */
+  /** Per bundle with a rolloutStrategy (by bundle ref, core/model/keys.ts): its partitions and waves, set once the desired state is computed. */
   rollouts?: Map<string, BundleRollout>;
 }
 

@@ -12,10 +12,10 @@
  *
  * The limits are the operator's (environment of `up`/`preview`/`render`), never the content's.
  */
-import { runInGroup } from "../child-group";
-import { positiveNumber } from "../operator-env";
-import { childCommand, stopSignal } from "../stop-signal";
-import { settleLimited } from "../settle-limited";
+import { runInGroup } from "../base/child-group";
+import { positiveNumber } from "../base/operator-env";
+import { childCommand, stopSignal } from "../base/stop-signal";
+import { settleLimited } from "../base/settle-limited";
 
 export interface SandboxLimits {
   /** One job's time, seconds (PULUMI_FLEET_RENDER_TIMEOUT_SECONDS, default 120). */

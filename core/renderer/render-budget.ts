@@ -4,7 +4,7 @@
  * GitRepo's content can add to an `up` is that budget once, however many batches it reaches; a GitRepo
  * with nothing left fails its next jobs at once, naming the limit.
  */
-import type { Renderer, RendererRequest } from "./renderer-protocol";
+import type { Renderer, RendererRequest } from "../model/renderer-protocol";
 import { sandboxLimits } from "./sandbox";
 
 /** `render`, charging each GitRepo's time to one account kept for as long as the returned renderer is used. */

@@ -1,7 +1,6 @@
 /** Field tables the stack file and fleet.yaml share: a label selector and a target's criteria. */
 import { FieldTable, listOf, obj, ref, str, stringList, stringMap } from "./field-table";
-
-export const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
+import { SELECTOR_OPERATORS } from "../model/selector";
 
 export const LABEL_SELECTOR_FIELDS: FieldTable = {
   matchLabels: stringMap("labels that must all be equal"),

@@ -3,15 +3,15 @@
  * helm values templating (text/template + sprig), Helm's chart rendering and kustomize, and pulling
  * remote charts with Helm's downloader. One process per batch: the pipeline sends every job of a stage
  * at once and awaits every result. The batch runs asynchronously in a process group of its own
- * (core/child-group.ts), so a stopped operation kills it at once (core/stop-signal.ts). The binary is
+ * (core/base/child-group.ts), so a stopped operation kills it at once (core/base/stop-signal.ts). The binary is
  * built from pinned modules on first use (tools/build-render.sh) and cached outside the repository; a
  * build failure is an error, never a fallback to something approximate.
  */
-import { runInGroup } from "../child-group";
-import { childCommand, stopSignal, throwIfStopped } from "../stop-signal";
-import { builtToolPath } from "../tool-build";
+import { runInGroup } from "../base/child-group";
+import { childCommand, stopSignal, throwIfStopped } from "../base/stop-signal";
+import { builtToolPath } from "../base/tool-build";
 import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runPerGitRepo, runSandboxOnce, sandboxLimits } from "./sandbox";
-import type { RendererRequest, RendererResponse, ValuesResult } from "./renderer-protocol";
+import type { RendererRequest, RendererResponse, ValuesResult } from "../model/renderer-protocol";
 
 let binary: string | undefined;
 
@@ -28,7 +28,7 @@ export function rendererBinary(): string {
  * evaluate GitRepo content (yaml, values, renders) run in the sandbox (sandbox.ts), the others (pulls,
  * owners, impersonate, readiness, discovery, lookupReads: the network and the clusters' credentials,
  * the operator's data) in a plain process, which the sandbox refuses to be. A stopped operation starts
- * no batch and kills the one running: it throws StoppedError (core/stop-signal.ts).
+ * no batch and kills the one running: it throws StoppedError (core/base/stop-signal.ts).
  */
 export async function runRenderer(request: RendererRequest): Promise<RendererResponse> {
   throwIfStopped();

@@ -3,9 +3,9 @@
  * once from the stack's configuration, the bundles read and the plan; the preview, the PR summary, the
  * preview page and `status` print it. A pair that failed and keeps what it deployed has not left.
  */
-import type { FleetState } from "../pipeline";
-import type { DeploymentRecord } from "../desired/records";
-import { deploymentKey } from "../desired/keys";
+import type { FleetState } from "../plan/pipeline";
+import type { DeploymentRecord } from "./records";
+import { deploymentKey } from "../model/keys";
 
 export type DepartureCode =
   "clusterRemoved" | "movedToShard" | "gitRepoRemoved" | "bundleGone" | "doNotDeploy" | "targetRemoved" | "noLongerMatching" | "noTargetMatches";

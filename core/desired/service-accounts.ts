@@ -10,9 +10,9 @@
  * cluster's agent namespace once per preview or up (the stack's credentials here). What is read and the
  * impersonating kubeconfigs are gathered (core/desired/gather.ts); here is only who applies what.
  */
-import { FleetError } from "./errors";
-import { PlanEntry } from "./targeting/plan";
-import { ClusterFacts } from "./desired/cluster-facts";
+import { FleetError } from "../base/errors";
+import { PlanEntry } from "../targeting/plan";
+import { ClusterFacts } from "./cluster-facts";
 
 /** Fleet's account for bundles that name none, used when it exists (helmdeployer DefaultServiceAccount). */
 export const DEFAULT_SERVICE_ACCOUNT = "fleet-default";

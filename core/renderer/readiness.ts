@@ -3,8 +3,9 @@
  * the matching conditions, then wrangler's summary (the library Fleet's agent uses, run inside
  * fleet-render) decides. One batch per call, however many objects.
  */
-import { runRenderer } from "./render/fleet-render";
-import { Readiness } from "./render/renderer-protocol";
+import { runRenderer } from "./fleet-render";
+import { Readiness } from "../model/renderer-protocol";
+import { describeObject } from "../model/k8s-object";
 
 export interface ReadinessQuery {
   id: string;
@@ -20,8 +21,6 @@ export async function judgeReadiness(queries: ReadinessQuery[]): Promise<Map<str
 
 /** Fleet's one-line account of a non-ready object: "<Kind> <namespace>/<name>: <state>: <messages>". */
 export function describeNotReady(object: { kind?: unknown; metadata?: { name?: string; namespace?: string } }, r: Readiness): string {
-  const md = object.metadata ?? {};
-  const name = `${md.namespace ? `${md.namespace}/` : ""}${md.name}`;
   const detail = [r.state || (r.problem ? "unreadable" : "not ready"), ...(r.message ?? []), ...(r.problem ? [r.problem] : [])].join(": ");
-  return `${object.kind} ${name}: ${detail}`;
+  return `${describeObject(object)}: ${detail}`;
 }

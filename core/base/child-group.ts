@@ -1,6 +1,6 @@
 /**
  * The one way a long-running child of an operation runs: asynchronously (the event loop, and so the
- * signal handlers of core/stop-signal.ts, keep running), in a process group of its own, and killed
+ * signal handlers of core/base/stop-signal.ts, keep running), in a process group of its own, and killed
  * with that whole group (SIGKILL) when the operation is stopped, when its deadline passes, when its
  * watch says so or when it prints more than its bound. Nothing of the group outlives the run.
  */

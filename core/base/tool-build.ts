@@ -6,8 +6,7 @@
 import { execFileSync } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
-
-const PROJECT_DIR = path.resolve(__dirname, "..");
+import { PROJECT_DIR } from "./project-dir";
 
 /** The path `tools/<script> --path [...args]` prints after building or reusing `what`. */
 export function builtToolPath(script: string, what: string, args: string[] = []): string {

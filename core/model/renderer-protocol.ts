@@ -3,7 +3,7 @@
  * batch, one response of results by job (the Go side's request.go mirrors these shapes). The bridge
  * that runs a batch is fleet-render.ts.
  */
-import type { DeletePolicy } from "../desired/pair";
+import type { DeletePolicy } from "./pair";
 
 export interface ClusterContext {
   name: string;
@@ -129,11 +129,11 @@ export interface RendererRequest {
   pulls?: PullJob[];
   /** YAML texts to read as Fleet reads them (sigs.k8s.io/yaml), by key. */
   yaml?: Record<string, string>;
-  /** Per cluster, objects whose live metadata to read (core/ownership.ts). */
+  /** Per cluster, objects whose live metadata to read (core/desired/ownership.ts). */
   owners?: OwnersJob[];
-  /** Kubeconfigs to rewrite so they act as a service account (core/service-accounts.ts). */
+  /** Kubeconfigs to rewrite so they act as a service account (core/desired/service-accounts.ts). */
   impersonate?: ImpersonateJob[];
-  /** Live objects to judge ready or not, as Fleet's agent does (core/readiness.ts). */
+  /** Live objects to judge ready or not, as Fleet's agent does (core/renderer/readiness.ts). */
   readiness?: { id: string; object: Record<string, unknown>; ignore: Record<string, string>[] }[];
   /** Clusters whose capabilities to read (discovery). */
   discovery?: DiscoveryJob[];
@@ -146,7 +146,7 @@ export interface RendererRequest {
    * PULUMI_FLEET_GITREPO_RENDER_SECONDS (sandbox.ts); a job without one has only the per-job limit.
    */
   gitRepoOf?: { yaml?: Record<string, string>; values?: string[]; renders?: Record<string, string> };
-  /** The time each GitRepo has left of its budget, seconds (core/render/render-budget.ts); absent: all of it. */
+  /** The time each GitRepo has left of its budget, seconds (core/renderer/render-budget.ts); absent: all of it. */
   gitRepoSecondsLeft?: Record<string, number>;
 }
 
@@ -156,7 +156,7 @@ export interface OwnersJob {
   kubeconfig: string;
   context: string;
   objects: { apiVersion: string; kind: string; namespace: string; name: string; labels?: Record<string, string> }[];
-  /** Delete each object that exists and carries all of its `labels` (the crash journal's sweep, core/journal.ts). */
+  /** Delete each object that exists and carries all of its `labels` (the crash journal's sweep, core/desired/journal.ts). */
   delete?: boolean;
   /** How those deletes propagate, as the delete policy decided (core/desired/delete-policy.ts); required with `delete`. */
   propagation?: DeletePolicy["propagation"];
@@ -254,7 +254,7 @@ export interface RenderResult {
   lookups?: LookupKey[];
 }
 
-/** A live object judged as Fleet's agent judges it (core/readiness.ts asks). */
+/** A live object judged as Fleet's agent judges it (core/renderer/readiness.ts asks). */
 export interface Readiness {
   ready: boolean;
   state?: string;
@@ -280,6 +280,6 @@ export interface RendererResponse {
   readiness: Record<string, Readiness>;
   discovery: Record<string, DiscoveryResult>;
   lookupReads: Record<string, LookupResult>;
-  /** The time each GitRepo's content jobs took in this batch, seconds (core/render/render-budget.ts). */
+  /** The time each GitRepo's content jobs took in this batch, seconds (core/renderer/render-budget.ts). */
   gitRepoSpentSeconds?: Record<string, number>;
 }

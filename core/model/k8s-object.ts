@@ -18,6 +18,20 @@ export function objectKey(obj: K8sObject): string {
   return [group, obj.kind, obj.metadata.namespace ?? "_", obj.metadata.name].join(":");
 }
 
+/**
+ * How every message names an object: "Kind namespace/name", or "Kind name" for one without a namespace
+ * (cluster-scoped). Content that is no valid object reads "object" for a missing kind and "(unnamed)"
+ * for a missing name. A sink that must escape content escapes this text like any other.
+ */
+export function objectName(o: { kind?: unknown; namespace?: string; name?: string }): string {
+  return `${o.kind ?? "object"} ${o.namespace ? `${o.namespace}/` : ""}${o.name ?? "(unnamed)"}`;
+}
+
+/** objectName of an object as its manifest (or a live object) has it. */
+export function describeObject(obj: { kind?: unknown; metadata?: { name?: string; namespace?: string } }): string {
+  return objectName({ kind: obj.kind, namespace: obj.metadata?.namespace, name: obj.metadata?.name });
+}
+
 /** Kinds that are not namespaced, beyond CRDs of cluster scope declared in the same bundle. */
 export const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
   "Namespace",

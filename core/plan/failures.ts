@@ -5,9 +5,9 @@
  * deployed (state.ts registers the state's objects unchanged), and the operations exit non-zero naming
  * it. What depends on a failed pair on the same cluster waits, as Fleet's agent makes it wait.
  */
-import { FleetError, withContext } from "../errors";
+import { FleetError, withContext } from "../base/errors";
 import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
-import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "./keys";
+import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 
 export interface DeploymentFailure {
   gitRepo: string;
@@ -200,7 +200,7 @@ function describeGroup(g: DeploymentFailure[]): string {
           ? "none deployed yet"
           : "nothing deployed"
         : `${kept} kept as last deployed, ${g.length - kept} with nothing deployed`;
-  // Worded as the error of one pair is (core/errors.ts), without the cluster (and the bundle where several).
+  // Worded as the error of one pair is (core/base/errors.ts), without the cluster (and the bundle where several).
   const what = new FleetError(reason, {
     gitRepo,
     ...(one ? { bundle: bundles } : {}),
