@@ -1,23 +1,27 @@
 #!/usr/bin/env node
-// tools/go.work builds fleet-render and fleet-provider as one module graph, so the Kubernetes, gRPC and
-// OpenAPI packages both import compile once into the Go build cache (a cold start builds both).
+// tools/workspace/go.work builds fleet-render and fleet-provider as one module graph, so the Kubernetes,
+// gRPC and OpenAPI packages both import compile once into the Go build cache (a cold start builds both).
 // fleet-render's versions are Fleet's own (its go.mod follows rancher/fleet's), so the workspace pins
-// every module both compile to fleet-render's version; the provider runs on them too.
+// every module fleet-render compiles to fleet-render's version; the provider runs on them too, where its
+// own go.mod asks for newer ones (docs/contributing.md lists what that means). The file sits in a folder
+// of its own, not in tools/, so a `go` command run by hand in another tool's folder does not find it.
 //
-//   node scripts/go-workspace.js          rewrite tools/go.work from the two go.mod files
-//   node scripts/go-workspace.js --check  fail, naming the module, if tools/go.work is not what the
-//                                         go.mod files give, if a module both compile is at two
-//                                         versions, or if fleet-render's versions moved (npm test)
+//   node scripts/go-workspace.js          rewrite tools/workspace/go.work (and go.work.sum) from the go.mod files
+//   node scripts/go-workspace.js --check  fail if the committed go.work is not what the go.mod files give
+//                                         (naming the pins that differ), or if fleet-render would compile
+//                                         anything but its own go.mod's versions in it (npm test); writes
+//                                         nothing under tools/
 const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
+const os = require("node:os");
 const path = require("node:path");
 
 const tools = path.resolve(__dirname, "../tools");
-const workFile = path.join(tools, "go.work");
+const workDir = path.join(tools, "workspace");
 const RENDER = "fleet-render";
 const PROVIDER = "fleet-provider";
-// Modules where the provider's newer version stays (fleet-render then builds with it too), each with why.
-// Both are outside what fleet-render renders with.
+// Modules where the provider's newer version stays (fleet-render then builds with it too), with why; it
+// is outside what fleet-render renders with.
 const PROVIDER_WINS = {
   "github.com/mattn/go-runewidth":
     "Pulumi's SDK (charmbracelet/x/ansi) needs v0.0.20's API; fleet-render uses it only in helm's table printer (gosuri/uitable)",
@@ -25,32 +29,43 @@ const PROVIDER_WINS = {
 // Modules the provider's winners bring into fleet-render's build that Fleet's graph lacks.
 const BROUGHT_BY_WINNERS = { "github.com/clipperhouse/uax29/v2": "github.com/mattn/go-runewidth v0.0.20 imports it" };
 
-/** module path -> { version (required), used (after replace) } of what a module's packages and tests
- * compile; in the workspace with writeSums, go may add to go.work.sum. */
-function compiled(dir, workspace, writeSums = false) {
+/** module path -> { version (required), used (after replace) } of what a module's packages and tests compile. */
+function compiled(dir, goWork, writeSums = false) {
   const format = "{{with .Module}}{{.Path}} {{.Version}}{{with .Replace}} {{.Path}} {{.Version}}{{end}}{{end}}";
-  return modules(dir, workspace, writeSums, ["list", "-deps", "-test", "-f", format, "./..."]);
+  return modules(dir, goWork, writeSums, ["list", "-deps", "-test", "-f", format, "./..."]);
 }
 
 /** The same for every module in a module's graph (what it could raise in a workspace). */
 function graph(dir) {
-  return modules(dir, false, false, ["list", "-m", "-f", "{{.Path}} {{.Version}}{{with .Replace}} {{.Path}} {{.Version}}{{end}}", "all"]);
+  return modules(dir, "off", false, ["list", "-m", "-f", "{{.Path}} {{.Version}}{{with .Replace}} {{.Path}} {{.Version}}{{end}}", "all"]);
 }
 
-function modules(dir, workspace, writeSums, args) {
+/** In a workspace with writeSums, go may add to that workspace's go.work.sum; otherwise nothing is written. */
+function modules(dir, goWork, writeSums, args) {
   const out = execFileSync("go", args, {
     cwd: path.join(tools, dir),
-    env: { ...process.env, GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: writeSums ? "" : "-mod=readonly", GOWORK: workspace ? workFile : "off" },
+    env: {
+      ...process.env,
+      GOTOOLCHAIN: "local",
+      CGO_ENABLED: "0",
+      GOFLAGS: [process.env.GOFLAGS, writeSums ? "" : "-mod=readonly"].filter(Boolean).join(" "),
+      GOWORK: goWork,
+    },
     encoding: "utf8",
     maxBuffer: 64 << 20,
   });
-  const modules = new Map();
+  const found = new Map();
   for (const line of out.split("\n")) {
     const [mod, version, replacePath, replaceVersion] = line.split(" ");
     if (!version) continue; // the main module itself
-    modules.set(mod, { version, used: replaceVersion ? `${replacePath} ${replaceVersion}` : `${mod} ${version}` });
+    if (replacePath && !replaceVersion)
+      // A directory replace cannot be pinned by version: a workspace pin would silently override it.
+      throw new Error(
+        `go workspace: ${dir} replaces ${mod} with the directory ${replacePath}; pin it in tools/workspace/go.work by hand and teach this script`,
+      );
+    found.set(mod, { version, used: replaceVersion ? `${replacePath} ${replaceVersion}` : `${mod} ${version}` });
   }
-  return modules;
+  return found;
 }
 
 /** The replace lines: every module fleet-render compiles that the provider's graph holds at another
@@ -69,14 +84,15 @@ function drift(render, wsRender) {
   return [...wsRender].filter(([mod, r]) => render.has(mod) && render.get(mod).used !== r.used && !(mod in PROVIDER_WINS)).map(([mod]) => mod);
 }
 
-function workText(lines) {
+/** The file; `useFrom`: the tools' folder as the workspace names it (relative when committed). */
+function workText(lines, useFrom) {
   return [
     "// Written by `node scripts/go-workspace.js` (read it for why); checked by `npm test`. Do not edit by hand.",
     "go 1.26.0",
     "",
     "use (",
-    `\t./${PROVIDER}`,
-    `\t./${RENDER}`,
+    `\t${useFrom}/${PROVIDER}`,
+    `\t${useFrom}/${RENDER}`,
     ")",
     "",
     "replace (",
@@ -86,16 +102,30 @@ function workText(lines) {
   ].join("\n");
 }
 
-/** With tools/go.work as written: both tools compile each shared module at one version, and
- * fleet-render compiles its own go.mod's versions (but the listed winners). */
+/**
+ * The pins that make fleet-render compile exactly its own versions, found in a scratch workspace: the
+ * provider's differences, then what they raise further, until nothing moves (a few rounds at most).
+ * The scratch folder ends with the go.work and go.work.sum found.
+ */
+function generate(render, scratch) {
+  const provider = graph(PROVIDER);
+  const goWork = path.join(scratch, "go.work");
+  let drifted = [];
+  for (let round = 0; ; round++) {
+    fs.writeFileSync(goWork, workText(replaces(render, provider, drifted), tools));
+    const more = drift(render, compiled(RENDER, goWork, true));
+    if (!more.length) break;
+    if (round === 5) throw new Error(`go workspace: fleet-render's versions still move after ${round} rounds: ${more.join(", ")}`);
+    drifted = [...drifted, ...more];
+  }
+  compiled(PROVIDER, goWork, true); // the workspace's own checksums: what neither go.sum holds
+  return replaces(render, provider, drifted);
+}
+
+/** With the committed tools/workspace/go.work: fleet-render compiles its own go.mod's versions (but the listed winners). */
 function check(render) {
   const problems = [];
-  const wsRender = compiled(RENDER, true);
-  const wsProvider = compiled(PROVIDER, true);
-  for (const [mod, r] of wsRender) {
-    const p = wsProvider.get(mod);
-    if (p && (p.version !== r.version || p.used !== r.used))
-      problems.push(`${mod}: fleet-render compiles ${r.used} (${r.version}), fleet-provider ${p.used} (${p.version})`);
+  for (const [mod, r] of compiled(RENDER, path.join(workDir, "go.work"))) {
     if (mod in PROVIDER_WINS || mod in BROUGHT_BY_WINNERS) continue;
     const own = render.get(mod);
     if (!own) problems.push(`${mod}: in fleet-render's build only through the workspace (not in Fleet's graph)`);
@@ -104,30 +134,30 @@ function check(render) {
   return problems;
 }
 
-const render = compiled(RENDER, false);
-const provider = graph(PROVIDER);
-const sumFile = `${workFile}.sum`;
-const read = (f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "");
-const committed = read(workFile);
-const committedSums = read(sumFile);
-// The pins that make fleet-render compile exactly its own versions: the provider's differences, then what
-// they raise further, until nothing moves (a few rounds at most).
-let drifted = [];
-for (let round = 0; ; round++) {
-  fs.writeFileSync(workFile, workText(replaces(render, provider, drifted)));
-  const more = drift(render, compiled(RENDER, true, true));
-  if (!more.length) break;
-  if (round === 5) throw new Error(`go workspace: fleet-render's versions still move after ${round} rounds: ${more.join(", ")}`);
-  drifted = [...drifted, ...more];
+const pinsOf = (text) => text.split("\n").filter((l) => l.includes(" => "));
+const render = compiled(RENDER, "off");
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pf-go-work-"));
+try {
+  const sums = path.join(workDir, "go.work.sum");
+  if (fs.existsSync(sums)) fs.copyFileSync(sums, path.join(scratch, "go.work.sum"));
+  const lines = generate(render, scratch);
+  if (process.argv.includes("--check")) {
+    const committed = pinsOf(fs.readFileSync(path.join(workDir, "go.work"), "utf8"));
+    const stale = [
+      ...lines.filter((l) => !committed.includes(l)).map((l) => `missing ${l.trim()}`),
+      ...committed.filter((l) => !lines.includes(l)).map((l) => `stale ${l.trim()}`),
+    ];
+    const problems = stale.length
+      ? [`tools/workspace/go.work is not what the go.mod files give (run node scripts/go-workspace.js): ${stale.join("; ")}`]
+      : check(render);
+    for (const p of problems) console.error(`go workspace: ${p}`);
+    process.exitCode = problems.length ? 1 : 0;
+  } else {
+    fs.mkdirSync(workDir, { recursive: true });
+    fs.writeFileSync(path.join(workDir, "go.work"), workText(lines, ".."));
+    fs.copyFileSync(path.join(scratch, "go.work.sum"), path.join(workDir, "go.work.sum"));
+    console.log(`tools/workspace/go.work: ${lines.length} modules pinned to fleet-render's versions`);
+  }
+} finally {
+  fs.rmSync(scratch, { recursive: true, force: true });
 }
-compiled(PROVIDER, true, true); // the workspace's own checksums (go.work.sum): what neither go.sum holds
-if (process.argv.includes("--check")) {
-  const now = read(workFile);
-  // --check leaves the files as they were; go reads the committed ones below.
-  fs.writeFileSync(workFile, committed);
-  fs.writeFileSync(sumFile, committedSums);
-  const problems = committed === now ? check(render) : ["tools/go.work is not what the go.mod files give: run node scripts/go-workspace.js"];
-  for (const p of problems) console.error(`go workspace: ${p}`);
-  process.exit(problems.length ? 1 : 0);
-}
-console.log(`tools/go.work: ${replaces(render, provider, drifted).length} modules pinned to fleet-render's versions`);

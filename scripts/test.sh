@@ -17,11 +17,11 @@ eslint .
 prettier --check . >/dev/null || { prettier --list-different .; echo "these files are not formatted: npm run format" >&2; exit 1; }
 echo "== unit + component tests"
 mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*.test.ts'
-echo "== Go module graph shared by fleet-render and fleet-provider (tools/go.work: Fleet's versions, each package compiled once)"
+echo "== Go module graph shared by fleet-render and fleet-provider (tools/workspace/go.work: Fleet's versions, each package compiled once)"
 node scripts/go-workspace.js --check
 echo "== Go unit tests of pulumi-fleet's provider (tools/fleet-provider: its decisions) and of fleet-render (owners, value files, job bounds), in that graph"
-(cd tools/fleet-provider && GOTOOLCHAIN=local GOWORK="$PWD/../go.work" CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
-(cd tools/fleet-render && GOTOOLCHAIN=local GOWORK="$PWD/../go.work" CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
+(cd tools/fleet-provider && GOTOOLCHAIN=local GOWORK="$PWD/../workspace/go.work" CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
+(cd tools/fleet-render && GOTOOLCHAIN=local GOWORK="$PWD/../workspace/go.work" CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
 echo "== Go unit tests of fleet-sops (tools/fleet-sops: SOPS decryption with a GitRepo's age key)"
 (cd tools/fleet-sops && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
 echo "== Go unit tests of metrics-check (tools/metrics-check: Prometheus's text parser, which the metrics tests read through)"

@@ -2,8 +2,8 @@
 # Build pulumi-resource-pulumi-fleet (tools/fleet-provider: the provider of the BundleDeployment
 # resource, one per bundle and cluster, applying with fluxcd/pkg/ssa; modules pinned in its go.mod)
 # into a per-user cache outside the repository, or reuse a finished build. The cache directory is named
-# after a hash of the sources, go.mod, go.sum, tools/go.work (the module graph it shares with
-# fleet-render) and the Go version, so an edit builds anew and an
+# after a hash of the sources, go.mod, go.sum, tools/workspace/go.work (the module graph it shares
+# with fleet-render) and fleet-render's requirements and the Go version, so an edit builds anew and an
 # interrupted build is never used. tools/build-pulumi.sh installs it in the engine's PULUMI_HOME.
 #
 # The plugin's version is 0.1.0-h<that hash>: tools/build-pulumi.sh installs it under that version, and

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build fleet-render (tools/fleet-render: Fleet's templating and rendering with Fleet's own Go
 # libraries, pinned in its go.mod) into a per-user cache outside the repository, or reuse a finished
-# build. The cache directory is named after a hash of the sources, go.mod, go.sum, tools/go.work (the
-# module graph it shares with fleet-provider) and the Go version,
+# build. The cache directory is named after a hash of the sources, go.mod, go.sum, tools/workspace/go.work (the
+# module graph it shares with fleet-provider) and fleet-provider's requirements and the Go version,
 # so an edit or a version bump builds anew and an interrupted build is never used.
 #
 # Usage:
@@ -37,7 +37,7 @@ go_workspace_env
 
 pkg=.
 [[ $tool == chart-repo ]] && pkg=./chart-repo
-mapfile -t sources < <(cd "$src" && ls go.mod go.sum "${workspace_files[@]}" "$pkg"/*.go | sort)
+mapfile -t sources < <(cd "$src" && ls go.mod go.sum "${workspace_files[@]}" "$pkg"/*.go | LC_ALL=C sort)
 hash=$(cd "$src" && hash_of "-trimpath" "${sources[@]}")
 build_dir=$cache_root/tools/$tool-$hash
 bin=$build_dir/$tool

@@ -33,17 +33,23 @@ go_build_env() {
   export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
 }
 
-# fleet-render and fleet-provider build in one module graph (tools/go.work, written by
+# fleet-render and fleet-provider build in one module graph (tools/workspace/go.work, written by
 # scripts/go-workspace.js), so the packages both import compile once into the shared Go build cache.
-go_workspace_env() { export GOWORK=$tools_dir/go.work; }
-# The workspace files, for a build's stamp (paths relative to a tool's directory).
-workspace_files=(../go.work ../go.work.sum)
+go_workspace_env() { export GOWORK=$tools_dir/workspace/go.work; }
+# What decides a workspace build besides the tool's own files, for its stamp (paths relative to a tool's
+# directory): the workspace and both modules' requirements (either can move the other's versions).
+workspace_files=(../workspace/go.work ../workspace/go.work.sum ../fleet-render/go.mod ../fleet-render/go.sum ../fleet-provider/go.mod ../fleet-provider/go.sum)
 
 # go_quiet <go arguments...>: go without its "go: downloading" lines (a cold module cache prints hundreds);
 # --verbose keeps them. Errors pass through.
 go_quiet() {
   if verbose; then go "$@"; return; fi
-  go "$@" 2> >(grep -v '^go: downloading ' >&2)
+  local rc errexit=0
+  [[ $- == *e* ]] && errexit=1
+  set +e # go's status is read from the pipeline, which ends only once the filter has written everything
+  { go "$@" 2>&1 1>&3 3>&- | grep --line-buffered -v '^go: downloading ' >&2 3>&-; rc=${PIPESTATUS[0]}; } 3>&1
+  ((errexit)) && set -e
+  return "$rc"
 }
 
 # Serialise builds of one directory (parallel test workers, several shells): lock fd 9 on <dir>/.lock.
@@ -72,7 +78,7 @@ pinned_module_dir() {
 # is made per source hash, so the duration is kept beside them, in <cache>/tools/.durations/<name>).
 # build_begin <name> <durations dir>; build_end <name> <durations dir> (records the duration).
 build_begin() {
-  local last=$2/$1 said="no earlier build recorded"
+  local last=$2/$1 said="first build here: minutes"
   [[ -r $last ]] && said="last build $(<"$last")"
   log "building $1 ($said; cached after)"
   build_started=$(now)

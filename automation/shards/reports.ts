@@ -47,7 +47,11 @@ export function mergeSummaries(environment: string, runs: ShardRun[]): string {
         .filter(([k]) => k !== "same" && k !== "read")
         .map(([k, n]) => `${n} ${k}`)
         .join(", ") || "none";
-    const result = r.skipped ? `not previewed: ${r.skipped}` : r.exitCode === 0 && r.result?.ok ? "ok" : `**failed**: ${markdownText(whyFailed(r))}`;
+    const result = r.skipped
+      ? `not previewed: ${r.skipped}`
+      : r.exitCode === 0 && r.result?.ok
+        ? "ok"
+        : `${r.exitCode === EXIT.clustersUnreachable ? "**a cluster could not be read**" : "**failed**"}: ${markdownText(whyFailed(r))}`;
     out.push(`| ${r.shard} | ${r.stack} | ${result} | ${changes} |`);
   }
   out.push("");

@@ -10,6 +10,7 @@ import { stopOnSignals, stoppedCode } from "../../core/base/stop-signal";
 import { guarded } from "../engine/process-guard";
 import { resolveBackend } from "../engine/backend";
 import { reportFailure } from "../reports/error-report";
+import { exitCodeOf } from "../reports/exit-codes";
 import { OperationOutcome, OperationRequest, runOperation } from "../run-operation";
 
 export interface ShardJob {
@@ -28,7 +29,8 @@ async function main(jobFile: string): Promise<void> {
     await runOperation({ ...job.request, outcome }, context);
   } catch (err) {
     console.error(reportFailure(err, context, path.join(resolveBackend().localDir, "logs")));
-    process.exitCode = stoppedCode() ?? 1;
+    // The CLI's own codes (reports/exit-codes.ts): a shard that only could not read a cluster exits 3, for shardsError.
+    process.exitCode = stoppedCode() ?? exitCodeOf(err);
   }
 }
 

@@ -50,6 +50,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   if (leaving.length) holds = { ...holds, held: heldDeployments(failures, fleet, g.readNow, previous, facts.deployed) };
   const { held, rollouts } = holds;
   const namespaces = finalNamespaces(g, r, entries, held);
+  // Into got.known, which desiredClusters reads (each held user's account provider): before it.
   await gatherKubeconfigs(
     held.accounts(),
     pinned.clusters,

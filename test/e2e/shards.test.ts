@@ -12,7 +12,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { kubeGet, kubeList, kubeRequest } from "../../automation/clusters/kube-client";
-import { LocalCluster } from "../../automation/clusters/local-clusters";
+import { LocalCluster, startComponent, stopComponent } from "../../automation/clusters/local-clusters";
+import { EXIT } from "../../automation/reports/exit-codes";
 import { toolchain } from "../../automation/engine/toolchain";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "../support/git-fixtures";
@@ -174,6 +175,22 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
       .to.match(/fleetsh\.a: ok/)
       .and.match(/fleetsh\.b: FAILED/);
     expect(r.err).to.contain("up failed on shard(s) b; the other shards ran to the end");
+  });
+
+  it("a shard whose only trouble is a cluster it cannot read exits 3, and so does the environment; the other shard is ok", async () => {
+    const state = liveClusters();
+    const down = live[1];
+    await stopComponent(state, down, "kube-apiserver");
+    try {
+      const r = cli("fleet.ts", ["status", "--stack", "fleetsh"]);
+      expect(r.code, r.all.slice(-3000)).to.equal(EXIT.clustersUnreachable);
+      expect(r.out)
+        .to.match(/fleetsh\.[ab]: a cluster could not be read/)
+        .and.match(/fleetsh\.[ab]: ok/);
+      expect(r.err).to.match(/status of environment fleetsh: shard\(s\) [ab] could not read a cluster; every other cluster was done/);
+    } finally {
+      await startComponent(state, down, "kube-apiserver");
+    }
   });
 
   it(`moving a cluster between shards moves its state: every object and the agent pod keep their UIDs; each shard's next update changes only its provider's configuration`, async () => {

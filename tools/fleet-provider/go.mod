@@ -1,7 +1,7 @@
 // fleet-provider: the Pulumi resource provider of pulumi-fleet's BundleDeployment, built by
 // tools/build-provider.sh. fluxcd/pkg/ssa applies, prunes and waits (Flux's own library for exactly
 // this); Pulumi's Go SDK serves the provider protocol. No GONOSUMDB needed. Built in one module graph
-// with fleet-render (tools/go.work, at fleet-render's versions: docs/contributing.md).
+// with fleet-render (tools/workspace/go.work, at fleet-render's versions: docs/contributing.md).
 
 module pulumi-fleet/tools/fleet-provider
 
