@@ -7,11 +7,11 @@ import { journalStore } from "../engine/journal-store";
 import { PROJECT_NAME } from "../engine/stack";
 import { isRenderMode } from "../engine/stack";
 import { reportFacts } from "../../core/desired/report-facts";
-import { stopSignal, throwIfStopped } from "../../core/base/stop-signal";
+import { throwIfStopped } from "../../core/base/stop-signal";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairOutcomes } from "../engine/pair-outcomes";
 import { OperationOptions, PreviewResult } from "./results";
-import { base, movingNote, open, warnerOf, watched } from "./session";
+import { base, changeRun, movingNote, open, warnerOf, watched } from "./session";
 import { readFailure } from "./failure";
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
@@ -21,18 +21,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
   const s = watched(m, await open(options, "read", true));
   throwIfStopped();
-  const result = await withoutStackTraces(() =>
-    s.stack.preview({
-      signal: stopSignal,
-      onOutput: options.onOutput,
-      onEvent: s.recorder.onEvent,
-      suppressOutputs: !options.showOutputs,
-      expectNoChanges: options.expectNoChanges,
-      refresh: options.refresh,
-      diff: true,
-      exclude: s.excluded,
-    }),
-  ).catch((err) => {
+  const result = await withoutStackTraces(() => s.stack.preview({ ...changeRun(s, options), diff: true })).catch((err) => {
     throw readFailure("preview", options, s, err);
   });
   const state = s.planned();

@@ -26,6 +26,7 @@ import { AgentInfo } from "../reports/status";
 import { groupSteps } from "../engine/steps";
 import { StepRecorder } from "../engine/step-recorder";
 import { RunFacts } from "../metrics/report";
+import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions, OperationResult } from "./results";
 import { EngineCommand, planScope, planWrites } from "./plan";
 import { agentsOutput, deploymentsOutput } from "./outputs";
@@ -214,4 +215,17 @@ export function watched(m: RunFacts, s: Session): Session {
   m.config = async () => (s.planned()?.config ?? (await s.config())).metrics;
   m.engine = () => s.recorder.changes;
   return s;
+}
+
+/** What a preview and an up give the engine alike: the stop, the output and events, the drift gate, the clusters left out. */
+export function changeRun(s: Session, options: OperationOptions) {
+  return {
+    signal: stopSignal,
+    onOutput: options.onOutput,
+    onEvent: s.recorder.onEvent,
+    suppressOutputs: !options.showOutputs,
+    expectNoChanges: options.expectNoChanges,
+    refresh: options.refresh,
+    exclude: s.excluded,
+  };
 }

@@ -21,7 +21,7 @@ import { pairsAfterUp } from "../metrics/pairs";
 import { pairOutcomes } from "../engine/pair-outcomes";
 import { ClustersUnreachableError } from "../reports/exit-codes";
 import { BundlesFailedError, failuresNote, heldNote, OperationOptions, UpResult } from "./results";
-import { base, open, Session, stackRootUrn, unreachableNote, warnerOf, watched } from "./session";
+import { base, changeRun, open, Session, stackRootUrn, unreachableNote, warnerOf, watched } from "./session";
 import { failedUps, failure } from "./failure";
 import { deploymentsOutput, setupFailures, statesOutput } from "./outputs";
 import { resolvePendingOperations } from "./pending";
@@ -67,18 +67,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     await s.locked(() => markRetained(s.stack, [...s.moving]));
     await correctDrift(s, options);
     const outputs = await withoutStackTraces(() =>
-      s.locked(() =>
-        upWithoutReadBack(s.stack, {
-          signal: stopSignal,
-          onOutput: options.onOutput,
-          onEvent: s.recorder.onEvent,
-          suppressOutputs: !options.showOutputs,
-          expectNoChanges: options.expectNoChanges,
-          refresh: options.refresh,
-          continueOnError: options.continueOnError ?? false,
-          exclude: s.excluded,
-        }),
-      ),
+      s.locked(() => upWithoutReadBack(s.stack, { ...changeRun(s, options), continueOnError: options.continueOnError ?? false })),
     );
     phase("engine finished");
     m.pairs = pairsAfterUp({
