@@ -171,7 +171,7 @@ type Outputs struct {
 	Spec
 	Status
 	// A refresh only: each inventory object as it is on the cluster (apiVersion, kind, metadata, status),
-	// for readiness judged as Fleet judges it (core/readiness.ts).
+	// for readiness judged as Fleet judges it (core/renderer/readiness.ts).
 	Live []map[string]any `json:"live,omitempty"`
 }
 

@@ -5,7 +5,7 @@ package main
 // goroutine dies with the process when the batch is answered. Nothing else of the batch is stopped or
 // run again, so N looping jobs cost their GitRepo its time once, never N job limits one after the
 // other. Only the memory limit ends the process (a memory bomb cannot be left running); the caller
-// then reads the markers on stderr (core/render/sandbox.ts):
+// then reads the markers on stderr (core/renderer/sandbox.ts):
 //   fleet-render-job start|done KEY      a job began, or finished with its result
 //   fleet-render-job stopped KEY time|group   a job was abandoned (its error is in the result)
 //   fleet-render-group-used G MS         group G's time spent here, written when the process ends early

@@ -166,6 +166,6 @@ type Response struct {
 	Discovery   map[string]DiscoveryResult   `json:"discovery"`
 	LookupReads map[string]LookupResult      `json:"lookupReads"`
 	// GroupUsedMs: the time each group (GitRepo, by index) spent here, which the caller charges to it
-	// across the batches of one operation (core/render/render-budget.ts).
+	// across the batches of one operation (core/renderer/render-budget.ts).
 	GroupUsedMs []int64 `json:"groupUsedMs,omitempty"`
 }

@@ -13,7 +13,7 @@ package main
 // Jobs are bounded (jobwatch.go): each one's time and its GitRepo's time, the process's memory (checked
 // every few milliseconds, with RLIMIT_AS behind it) and each result's size. A job past a time limit gets
 // an error and the batch goes on; only the memory limit ends the process, and the trusted caller reads
-// the job markers written on stderr to learn which jobs were running (core/render/sandbox.ts).
+// the job markers written on stderr to learn which jobs were running (core/renderer/sandbox.ts).
 
 import (
 	"errors"

@@ -3,7 +3,7 @@ package main
 // The bounds of a decryption. The files come from a GitRepo (untrusted content): a file that only
 // looks SOPS-encrypted reaches SOPS's stores, which expand YAML aliases without limit. So `decrypt`
 // runs as the renderer's sandbox does (tools/fleet-render/sandbox.go), with the same flags and the
-// operator's same limits (core/render/sandbox.ts SandboxLimits):
+// operator's same limits (core/renderer/sandbox.ts SandboxLimits):
 //   - before the request is read: no environment, a seccomp filter under which every path, socket,
 //     program and other process is refused (decryption needs none: the key arrives in the request),
 //     an address-space rlimit;
@@ -35,7 +35,7 @@ type limits struct {
 	totalOutput int64
 }
 
-// parseLimits reads the renderer's sandbox flags (core/render/sandbox.ts sandboxArgs): one home for
+// parseLimits reads the renderer's sandbox flags (core/renderer/sandbox.ts sandboxArgs): one home for
 // the limits. --job-timeout is one file's time here.
 func parseLimits(args []string) (limits, error) {
 	fs := flag.NewFlagSet("fleet-sops decrypt", flag.ContinueOnError)
