@@ -21,7 +21,7 @@ describe("a tool build says one line: what it builds and how long its last build
   it("first build, a rebuild after its sources changed (a new directory), then a warm run that says nothing", () => {
     const first = build();
     expect(first.status, first.stderr).to.equal(0);
-    expect(first.stderr).to.equal("building proc-guard (no earlier build recorded; cached after)\n");
+    expect(first.stderr).to.equal("building proc-guard (first build here: minutes; cached after)\n");
     for (const dir of fs.readdirSync(path.join(cache, "tools")).filter((d) => d.startsWith("proc-guard-"))) {
       fs.rmSync(path.join(cache, "tools", dir), { recursive: true });
     }
