@@ -27,10 +27,10 @@ func TestLiveWaitForReadiness(t *testing.T) {
 	t.Run("NotReady after the timeout with the pod's words", func(t *testing.T) {
 		t.Parallel()
 		spec := specOf("w-2", deployment(ns, "too-big", "1000"))
-		spec.TimeoutSeconds = 10
+		spec.TimeoutSeconds = 6
 		o := applied(t, live, nil, spec)
 		msg := strings.Join(o.Messages, "\n")
-		if o.State != StateNotReady || !strings.Contains(msg, "Deployment "+ns+"/too-big is not ready after the timeout of 10s") || !strings.Contains(msg, "Insufficient cpu") {
+		if o.State != StateNotReady || !strings.Contains(msg, "Deployment "+ns+"/too-big is not ready after the timeout of 6s") || !strings.Contains(msg, "Insufficient cpu") {
 			t.Fatalf("state %s, messages %q: want NotReady naming the Deployment, the timeout and the scheduler's words (Insufficient cpu)", o.State, o.Messages)
 		}
 	})
