@@ -57,7 +57,7 @@ if [ "${1:-}" = --live ]; then
 fi
 
 echo "-- gofmt: every Go file in git"
-mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.go')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.go' | while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done)
 unformatted=$(gofmt -l "${files[@]}")
 if [ -n "$unformatted" ]; then
   echo "$unformatted"
