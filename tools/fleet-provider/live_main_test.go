@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strings"
@@ -55,16 +56,16 @@ var owner = map[string]string{"fleet.cattle.io/repo-name": "go-live", "app.kuber
 
 var (
 	namespaces atomic.Int64
-	nonLabel   = regexp.MustCompile(`[^a-z0-9-]+`)
+	// Another run's namespaces may still be terminating on the same cluster.
+	runID    = rand.IntN(1_000_000)
+	nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
 )
 
 // liveNamespace creates a namespace for one test, deleted when it ends.
 func liveNamespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("go-live-%s-%d", nonLabel.ReplaceAllString(strings.ToLower(t.Name()), "-"), namespaces.Add(1))
-	if len(name) > 63 {
-		name = fmt.Sprintf("go-live-%d", namespaces.Add(1))
-	}
+	test := nonLabel.ReplaceAllString(strings.ToLower(t.Name()), "-")
+	name := fmt.Sprintf("go-live-%.36s-%d-%d", test, runID, namespaces.Add(1))
 	ns := manifestObject(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}})
 	if err := live.Client().Create(t.Context(), ns); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
