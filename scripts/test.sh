@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: type check, unit tests (pure stages, real git), component tests (Pulumi mocks),
-# then end-to-end tests with the real engine, in render mode and on three live local clusters (started
+# the Go code's gofmt, vet and tests (the provider's apply, prune and wait on a local cluster of their
+# own, scripts/go-tests.sh), then end-to-end tests with the real engine, in render mode and on three live local clusters (started
 # once by the mocha global fixture; PostgreSQL for the shared-state tests). Nothing skips itself: a missing
 # tool fails the run.
 set -euo pipefail
@@ -19,15 +20,8 @@ echo "== unit + component tests"
 mocha --config test/.mocharc.json 'test/unit/**/*.test.ts' 'test/components/**/*.test.ts'
 echo "== Go module graph shared by fleet-render and fleet-provider (tools/workspace/go.work: Fleet's versions, each package compiled once)"
 node scripts/go-workspace.js --check
-echo "== Go unit tests of pulumi-fleet's provider (tools/fleet-provider: its decisions) and of fleet-render (owners, value files, job bounds), in that graph"
-(cd tools/fleet-provider && GOTOOLCHAIN=local GOWORK="$PWD/../workspace/go.work" CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
-(cd tools/fleet-render && GOTOOLCHAIN=local GOWORK="$PWD/../workspace/go.work" CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
-echo "== Go unit tests of fleet-sops (tools/fleet-sops: SOPS decryption with a GitRepo's age key)"
-(cd tools/fleet-sops && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
-echo "== Go unit tests of metrics-check (tools/metrics-check: Prometheus's text parser, which the metrics tests read through)"
-(cd tools/metrics-check && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
-echo "== Go unit tests of fleet-schedule (tools/fleet-schedule: maintenance windows, Fleet's cron library)"
-(cd tools/fleet-schedule && GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 go test -mod=readonly -count=1 ./...)
+echo "== Go: gofmt, go vet and the tests of every Go tool with our code; the provider's apply, prune and wait from Go on one local cluster (scripts/go-tests.sh)"
+bash scripts/go-tests.sh
 echo "== end-to-end tests (real Pulumi engine; live clusters from tools/build-clusters.sh)"
 bash tools/build-clusters.sh
 bash scripts/ensure-postgres.sh

@@ -93,11 +93,22 @@ export function readLocalClusters(baseDir = DEFAULT_CLUSTERS_DIR): LocalClusters
   return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as LocalClusters) : undefined;
 }
 
-/** Stops every process of every cluster (TERM, then KILL after 10 s) and removes the data. */
+/**
+ * Stops every process of every cluster (TERM, then KILL after 10 s) and removes the data. The clusters
+ * stop at once, each from the top down (kwok and the controllers, then the API server, then etcd): an
+ * API server whose etcd went first does not end on TERM and waited out the 10 s.
+ */
 export async function stopLocalClusters(baseDir = DEFAULT_CLUSTERS_DIR): Promise<void> {
   const state = readLocalClusters(baseDir) ?? pendingStates.get(baseDir);
   if (state) {
-    await Promise.all(state.clusters.flatMap((c) => [...COMPONENTS].reverse().map((comp) => stopComponent(state, c, comp))));
+    const clients = COMPONENTS.filter((comp) => comp !== "kube-apiserver" && comp !== "etcd");
+    await Promise.all(
+      state.clusters.map(async (c) => {
+        await Promise.all(clients.map((comp) => stopComponent(state, c, comp)));
+        await stopComponent(state, c, "kube-apiserver");
+        await stopComponent(state, c, "etcd");
+      }),
+    );
   }
   pendingStates.delete(baseDir);
   fs.rmSync(baseDir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ package main
 // How a set is applied and its UIDs read. fluxcd/pkg/ssa's ApplyAll reads, dry-runs and then applies
 // each object, the applies one after another, so a 500-object set took several times kubectl's time.
 // The set keeps ssa's stages (cluster definitions, classes, custom stage kinds first, each stage ready
-// before the next). Its last stage is, on a pair's first apply, applied directly: one server-side apply
+// before the next; a kind a CRD of the set defines also served, kindsServed). Its last stage is, on a pair's first apply, applied directly: one server-side apply
 // per object, several at once (there is no earlier apply to compare with, no drift to keep and no field
 // manager to take over, which is what ssa's read and dry run are for); otherwise ssa applies it, in
 // chunks at once when it is large.
@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -46,7 +48,8 @@ func applySet(ctx context.Context, rm *ssa.ResourceManager, objects []*unstructu
 		}
 	}
 	direct := first && !opts.Force && len(opts.DriftIgnoreRules) == 0 && len(opts.Cleanup.FieldManagers) == 0
-	if !direct && len(rest) <= chunkedAbove {
+	defined := definedKindsUsed(staged, rest)
+	if !direct && len(rest) <= chunkedAbove && len(defined) == 0 {
 		return rm.ApplyAllStaged(ctx, objects, opts)
 	}
 	cs := ssa.NewChangeSet()
@@ -58,13 +61,19 @@ func applySet(ctx context.Context, rm *ssa.ResourceManager, objects []*unstructu
 		if err != nil {
 			return cs, err
 		}
+		if err := kindsServed(ctx, rm, defined, opts.WaitTimeout); err != nil {
+			return cs, err
+		}
 	}
 	if direct {
 		applied, err := applyDirect(ctx, rm, rest)
 		cs.Append(applied)
 		return cs, err
 	}
-	chunks := chunksOf(rest, applyChunks)
+	chunks := [][]*unstructured.Unstructured{rest}
+	if len(rest) > chunkedAbove {
+		chunks = chunksOf(rest, applyChunks)
+	}
 	results := make([]*ssa.ChangeSet, len(chunks))
 	var g errgroup.Group
 	for i, chunk := range chunks {
@@ -81,6 +90,51 @@ func applySet(ctx context.Context, rm *ssa.ResourceManager, objects []*unstructu
 		}
 	}
 	return cs, err
+}
+
+// definedKindsUsed are the kinds the set's CustomResourceDefinitions define that its other objects
+// use, as those objects name them (group, version, kind).
+func definedKindsUsed(staged, rest []*unstructured.Unstructured) []schema.GroupVersionKind {
+	defined := map[schema.GroupKind]bool{}
+	for _, o := range staged {
+		if o.GetKind() != "CustomResourceDefinition" || groupOf(o.GetAPIVersion()) != "apiextensions.k8s.io" {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		defined[schema.GroupKind{Group: group, Kind: kind}] = true
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	var used []schema.GroupVersionKind
+	for _, o := range rest {
+		gvk := o.GroupVersionKind()
+		if defined[gvk.GroupKind()] && !seen[gvk] {
+			seen[gvk] = true
+			used = append(used, gvk)
+		}
+	}
+	return used
+}
+
+// kindsServed waits, at most timeout, until the client maps each kind. An API server marks a CRD
+// Established before its discovery serves the kind, and the client's REST mapper reads discovery: a
+// pair's first apply of a CRD and a resource of it failed now and then with "no matches for kind"
+// (found by the live tests). Each try of the mapper reads discovery again.
+func kindsServed(ctx context.Context, rm *ssa.ResourceManager, kinds []schema.GroupVersionKind, timeout time.Duration) error {
+	mapper := rm.Client().RESTMapper()
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, gvk := range kinds {
+		var last error
+		err := wait.PollUntilContextCancel(waitCtx, waitInterval, true, func(context.Context) (bool, error) {
+			_, last = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			return last == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s is defined by a CustomResourceDefinition of this set, established, but the API server does not serve it after %s: %v", gvk, timeout, last)
+		}
+	}
+	return nil
 }
 
 // applyDirect applies each object once, as ssa applies (forced, as this provider's field manager),

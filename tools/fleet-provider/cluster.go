@@ -100,7 +100,14 @@ func connect(cfg Config) (*ssa.ResourceManager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cfg.ClusterIdentifier, err)
 	}
-	rm := ssa.NewResourceManager(kube, polling.NewStatusPoller(kube, mapper, polling.Options{}), ssa.Owner{Field: fieldManager, Group: "fleet.cattle.io"})
+	return managerOn(kube, polling.NewStatusPoller(kube, mapper, polling.Options{})), nil
+}
+
+// managerOn is the provider's resource manager on a client: what it applies is owned by fieldManager,
+// its own labels are fleet.cattle.io's, and it reads and waits 8 objects at a time. One home for the
+// connection (connect), the readiness wait with health checks (waiter) and the live tests' client.
+func managerOn(kube client.Client, poller *polling.StatusPoller) *ssa.ResourceManager {
+	rm := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: fieldManager, Group: "fleet.cattle.io"})
 	rm.SetConcurrency(8)
-	return rm, nil
+	return rm
 }

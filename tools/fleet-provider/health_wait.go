@@ -44,10 +44,7 @@ func waiter(ctx context.Context, rm *ssa.ResourceManager, rules healthRules) *ss
 		v := rules.of(gvk.Group, gvk.Kind).judge(ctx, u.Object)
 		return &kstatus.Result{Status: v.Status, Message: v.Message}, nil
 	})}
-	poller := polling.NewStatusPoller(rm.Client(), mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{reader}})
-	w := ssa.NewResourceManager(rm.Client(), poller, ssa.Owner{Field: fieldManager, Group: "fleet.cattle.io"})
-	w.SetConcurrency(8)
-	return w
+	return managerOn(rm.Client(), polling.NewStatusPoller(rm.Client(), mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{reader}}))
 }
 
 // healthReader is kstatus's generic reader for every kind with a health check.
