@@ -5,10 +5,9 @@
  */
 import * as fs from "node:fs";
 import { formatDeployEvent } from "../automation/reports/deploy-events";
-import { failedShards, shardsError, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shards/reports";
+import { failedShards, onlyUnreachable, shardsError, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shards/reports";
 import { decideShards } from "../automation/shards/inputs";
 import { runSharded } from "../automation/shards/run";
-import { EXIT } from "../automation/reports/exit-codes";
 import { stacksDir } from "../automation/engine/stack";
 import { formatStatusTable } from "../automation/reports/status";
 import { renderStatusPage } from "../automation/reports/status-page";
@@ -117,7 +116,7 @@ export async function runAllShards(op: Operation, layout: ShardLayout, v: ShardF
   say("");
   for (const r of runs)
     say(
-      `${r.stack}: ${failed.includes(r) ? (r.exitCode === EXIT.clustersUnreachable ? "a cluster could not be read" : "FAILED") : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`,
+      `${r.stack}: ${failed.includes(r) ? (onlyUnreachable(r) ? "a cluster could not be read" : "FAILED") : r.skipped ? `left out (${r.skipped})` : "ok"} in ${(r.durationMs / 1000).toFixed(1)} s${r.result?.changes ? ` ${JSON.stringify(r.result.changes)}` : ""}`,
     );
   say(
     `${op} of environment ${layout.environment}: ${runs.length - failed.length}/${runs.length} shards succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`,

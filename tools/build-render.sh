@@ -43,13 +43,5 @@ build_dir=$cache_root/tools/$tool-$hash
 bin=$build_dir/$tool
 lock_dir "$build_dir"
 
-if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then
-  vlog "build-render: reusing $bin"
-else
-  build_begin "$tool" "$cache_root/tools/.durations"
-  vlog "build-render: building $tool from tools/fleet-render (helm, sprig, kustomize from its go.mod) into $build_dir"
-  (cd "$src" && go_quiet build -mod=readonly -trimpath -o "$bin.tmp" "$pkg") || die "go build of $tool (tools/fleet-render) failed"
-  mv -f "$bin.tmp" "$bin"
-  build_end "$tool" "$cache_root/tools/.durations"
-fi
+build_once "$bin" "$src" "build-render: $tool (tools/fleet-render: helm, sprig, kustomize from its go.mod)" --package "$pkg" -mod=readonly -trimpath
 if ((want_path)); then printf '%s\n' "$bin"; fi

@@ -89,18 +89,20 @@ build_end() {
   vlog "$1: built in $(<"$2/$1")"
 }
 
-# build_once <binary> <module dir> <label> <go build flags...>: build the module's main package into
-# <binary> unless it is there (or PULUMI_FLEET_REBUILD=1); it appears only complete (built beside, then
-# renamed), so an interrupted build is never used. Callers hold the build directory's lock (lock_dir).
+# build_once <binary> <module dir> <label> [--package <pkg>] <go build flags...>: build the module's main
+# package (or <pkg>, relative to the module) into <binary> unless it is there (or PULUMI_FLEET_REBUILD=1);
+# it appears only complete (built beside, then renamed), so an interrupted build is never used. Callers
+# hold the build directory's lock (lock_dir).
 build_once() {
-  local bin=$1 src=$2 label=$3
+  local bin=$1 src=$2 label=$3 pkg=.
   shift 3
+  if [[ ${1:-} == --package ]]; then pkg=$2; shift 2; fi
   if [[ ${PULUMI_FLEET_REBUILD:-} != 1 && -x $bin ]]; then vlog "$label: reusing $bin"; return 0; fi
   local durations
   durations=$(dirname "$(dirname "$bin")")/.durations
   build_begin "$(basename "$bin")" "$durations"
   vlog "$label: building into $(dirname "$bin")"
-  (cd "$src" && go_quiet build "$@" -o "$bin.tmp" .) || die "go build of $label ($src) failed"
+  (cd "$src" && go_quiet build "$@" -o "$bin.tmp" "$pkg") || die "go build of $label ($src) failed"
   mv -f "$bin.tmp" "$bin"
   build_end "$(basename "$bin")" "$durations"
 }

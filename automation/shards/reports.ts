@@ -14,6 +14,11 @@ export function failedShards(runs: ShardRun[]): ShardRun[] {
   return runs.filter((r) => r.exitCode !== 0 || !r.result?.ok);
 }
 
+/** A failed shard whose only trouble was a cluster it could not read (exit code 3, automation/reports/exit-codes.ts). */
+export function onlyUnreachable(r: ShardRun): boolean {
+  return r.exitCode === EXIT.clustersUnreachable;
+}
+
 /**
  * The environment's error, from its failed shards: none, or the exit code 3 of "a cluster could not be
  * read" when that was every failed shard's only trouble (automation/reports/exit-codes.ts), else a failure.
@@ -21,7 +26,7 @@ export function failedShards(runs: ShardRun[]): ShardRun[] {
 export function shardsError(op: string, environment: string, failed: ShardRun[]): Error | undefined {
   if (!failed.length) return undefined;
   const names = failed.map((r) => r.shard).join(", ");
-  if (failed.every((r) => r.exitCode === EXIT.clustersUnreachable))
+  if (failed.every(onlyUnreachable))
     return new ClustersUnreachableError(
       `${op} of environment ${environment}: shard(s) ${names} could not read a cluster; every other cluster was done`,
       new Map(),
@@ -51,7 +56,7 @@ export function mergeSummaries(environment: string, runs: ShardRun[]): string {
       ? `not previewed: ${r.skipped}`
       : r.exitCode === 0 && r.result?.ok
         ? "ok"
-        : `${r.exitCode === EXIT.clustersUnreachable ? "**a cluster could not be read**" : "**failed**"}: ${markdownText(whyFailed(r))}`;
+        : `${onlyUnreachable(r) ? "**a cluster could not be read**" : "**failed**"}: ${markdownText(whyFailed(r))}`;
     out.push(`| ${r.shard} | ${r.stack} | ${result} | ${changes} |`);
   }
   out.push("");
