@@ -24,11 +24,9 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     stateDir: path.join(work, "state"),
     stackConfigDir: work,
     config,
-    deploy: {
-      cacheRoot: path.join(work, "git"),
-      onProgramTimings: (t) => {
-        program = t;
-      },
+    deploy: { cacheRoot: path.join(work, "git") },
+    onProgramTimings: (t) => {
+      program = t;
     },
     env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
     skipCheckpoints,

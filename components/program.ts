@@ -14,8 +14,8 @@ import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, PreviousDeployment, previ
 import { applied, PairReport } from "../core/model/pair";
 import { DeploymentRecord, FleetSummary } from "../core/desired/records";
 import { desiredState } from "../core/desired/state";
+import { ClusterAccess, DesiredState } from "../core/desired/types";
 import { DeployOptions } from "../core/desired/options";
-import { sweepAndRecord } from "../core/desired/sweep";
 import { configFromValues } from "../core/plan/pipeline";
 import { PROJECT_DIR } from "../core/base/project-dir";
 import { Fleet } from "./fleet";
@@ -54,20 +54,23 @@ export interface FleetOutputs {
   inputs?: pulumi.Output<string | undefined>;
 }
 
-export async function fleetProgram(config?: StackConfig, options: DeployOptions = {}): Promise<FleetOutputs> {
-  const started = performance.now();
-  const early = options.early?.();
-  if (early) selfReference(); // registered as when the last outputs are read through it, so the state does not change
-  const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const facts = early?.facts ?? liveFacts(previous, options.journal, options.deployed, options.legacySetups);
-  const desired = early ? await early.desired() : await desiredState(config ?? configFromPulumi(), facts, options);
-  // Before anything is registered: a broken expression stops here, naming the stack file and field.
-  compileHealthChecks(desired.fleet.config.file, desired.fleet.config.healthChecks);
-  // The crash journal is swept and this update recorded before anything is registered (core/desired/sweep.ts).
-  await sweepAndRecord(facts, desired, options.leftOut);
-  const planned = performance.now();
+/**
+ * What the program is given: values. The operations hand it the desired state they computed
+ * (automation/operation/desired.ts); without one (a plain `pulumi up`, tests) it computes its own from
+ * the settings, reading the last outputs through a StackReference to itself.
+ */
+export interface ProgramInputs extends DeployOptions {
+  /** The desired state, as the operation computed it; the program registers it as it is. */
+  desired?: Promise<DesiredState>;
+  /** The access of clusters no longer in the stack whose pairs the state still holds through the stack's provider (automation/engine/deployed-objects.ts carriedAccessOf). */
+  carriedAccess?: Record<string, ClusterAccess>;
+}
+
+export async function fleetProgram(config?: StackConfig, options: ProgramInputs = {}): Promise<FleetOutputs> {
+  // The reference reading the last outputs registers, registered whoever read them, so the state does not change.
+  if (options.desired && options.previous === undefined) selfReference();
+  const desired = options.desired ? await options.desired : await ownDesiredState(config, options);
   const fleet = new Fleet("fleet", desired, {}, options.carriedAccess ?? {});
-  options.onProgramTimings?.({ planMs: planned - started, registerMs: performance.now() - planned });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi
     .all([fleet.deploymentStates, fleet.clusterSetupStates])
@@ -79,6 +82,15 @@ export async function fleetProgram(config?: StackConfig, options: DeployOptions 
     clusterSetupStates: fleet.clusterSetupStates,
     ...(options.inputs && !desired.failures.length ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
   };
+}
+
+/** The desired state computed in the program, with the last outputs read from the stack itself. */
+async function ownDesiredState(config: StackConfig | undefined, options: DeployOptions): Promise<DesiredState> {
+  const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
+  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous), options);
+  // Before anything is registered: a broken expression stops here, naming the stack file and field.
+  compileHealthChecks(desired.fleet.config.file, desired.fleet.config.healthChecks);
+  return desired;
 }
 
 /**

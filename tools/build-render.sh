@@ -43,5 +43,5 @@ build_dir=$cache_root/tools/$tool-$hash
 bin=$build_dir/$tool
 lock_dir "$build_dir"
 
-build_once "$bin" "$src" "build-render: $tool (tools/fleet-render: helm, sprig, kustomize from its go.mod)" --package "$pkg" -mod=readonly -trimpath
+build_once "$bin" "$src" "build-render" --package "$pkg" -mod=readonly -trimpath
 if ((want_path)); then printf '%s\n' "$bin"; fi

@@ -12,13 +12,12 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, OutputMap, ProjectSettings, PulumiFn, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, OutputMap, ProjectSettings, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
 import { checkShardStackFile } from "../../core/config/shard-files";
-import { fleetProgram } from "../../components/program";
-import { DeployOptions } from "../../core/desired/options";
+import { ProgramInputs } from "../../components/program";
+import { attachCaptured, Captured, capturedOutputsOf, inlineProgram } from "./inline-program";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
@@ -36,7 +35,7 @@ export interface StackOptions extends BackendOptions {
   config?: StackConfig;
   /** Directory holding Pulumi.<stack>.yaml (default <project>/stacks). */
   stackConfigDir?: string;
-  deploy?: DeployOptions;
+  deploy?: ProgramInputs;
   /** Extra environment for the engine (for example PULUMI_CONFIG_PASSPHRASE). */
   env?: Record<string, string>;
 }
@@ -134,7 +133,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
         found === false
         ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
         : await Stack.createOrSelect(options.stack, ws);
-  capturedOf.set(stack, captured);
+  attachCaptured(stack, captured);
   return stack;
 }
 
@@ -239,73 +238,13 @@ export function isNewStack(stack: Stack): boolean {
 }
 
 /**
- * The outputs of the program's last run in this process, once the engine had them all (none in a
- * preview), and the error it threw, if it threw one.
- */
-/** The program the engine runs in this process, with plain inputs: the config (else the stack's) and the deploy options. */
-function inlineProgram(config: StackConfig | undefined, deploy: DeployOptions | undefined, captured: Captured): PulumiFn {
-  return async () => {
-    phase("program started");
-    captured.programError = undefined;
-    let outputs: Awaited<ReturnType<typeof fleetProgram>>;
-    try {
-      outputs = await fleetProgram(config, deploy);
-    } catch (err) {
-      // Kept for the operation's failure (automation/reports/error-report.ts); the engine gets a RunError,
-      // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
-      captured.programError = err instanceof Error ? err : new Error(String(err));
-      throw new pulumi.RunError(captured.programError.message);
-    }
-    phase("program registered everything");
-    captureOutputs(outputs as unknown as Record<string, pulumi.Input<unknown>>, captured);
-    return outputs;
-  };
-}
-
-/**
- * The program the stack's next engine commands run, given once the operation has read what it needs
- * (the state, the clusters probed): its inputs are values, not functions the program calls back.
- */
-export function setProgram(stack: Stack, config: StackConfig | undefined, deploy: DeployOptions): void {
-  stack.workspace.program = inlineProgram(config, deploy, capturedOf.get(stack)!);
-}
-
-interface Captured {
-  outputs?: OutputMap;
-  programError?: Error;
-}
-const capturedOf = new WeakMap<Stack, Captured>();
-
-/** The error the stack's program threw in its last run in this process, if it threw one. */
-export function programErrorOf(stack: Stack): Error | undefined {
-  return capturedOf.get(stack)?.programError;
-}
-
-/**
- * Keeps the program's outputs as they resolve (before the engine finishes), as `stack output` would show
- * them. A secret output is not kept: the SDK reads those back with --show-secrets.
- */
-function captureOutputs(outputs: Record<string, pulumi.Input<unknown>>, into: Captured): void {
-  into.outputs = undefined;
-  const entries = Object.entries(outputs).filter(([, v]) => v !== undefined);
-  pulumi.all(entries.map(([, v]) => pulumi.output(v))).apply(async (values) => {
-    const secret = await Promise.all(entries.map(([, v]) => pulumi.isSecret(pulumi.output(v))));
-    if (secret.some((x) => x)) return;
-    into.outputs = Object.fromEntries(
-      entries.flatMap(([k], i) => (values[i] === undefined ? [] : [[k, { value: JSON.parse(JSON.stringify(values[i])), secret: false }]])),
-    );
-  });
-}
-
-/**
  * The SDK's `up` followed by nothing: its own up() reads the outputs and the update's history entry back
  * with three CLI calls once the engine has exited (0.4 to 0.5 s of every `up`). The outputs are the
  * program's own (captured as they resolved); the summary is the engine's summary event, which the
  * caller's onEvent sees. Only when the outputs were not captured does the SDK read them back.
  */
 export async function upWithoutReadBack(stack: Stack, opts: UpOptions): Promise<OutputMap> {
-  const captured = capturedOf.get(stack);
-  const outputs = async () => captured?.outputs ?? Stack.prototype.outputs.call(stack);
+  const outputs = async () => capturedOutputsOf(stack) ?? Stack.prototype.outputs.call(stack);
   return withMethods(stack, { outputs, info: async () => undefined }, async () => (await stack.up(opts)).outputs);
 }
 

@@ -7,7 +7,7 @@ import { settleEarlier } from "../../core/desired/journal";
 import { StackLockedError } from "../engine/locks";
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions, OperationResult, UpResult } from "./results";
-import { base, open, Session, warnerOf } from "./session";
+import { open, Session, warnerOf } from "./session";
 import { failure, readFailure } from "./failure";
 import { resolvePendingOperations } from "./pending";
 
@@ -45,7 +45,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
       ),
     );
     await sweepAfterDestroy(s, options);
-    const r = base(options, s, result.summary.resourceChanges);
+    const r = s.result(result.summary.resourceChanges);
     return { ...r, events: deployEvents(r.groups, s.before, {}), held: [], outcomes: [] };
   } catch (err) {
     if (err instanceof StackLockedError) throw err;
@@ -61,5 +61,5 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
   ).catch((err) => {
     throw readFailure("refresh", options, s, err);
   });
-  return base(options, s, result.summary.resourceChanges);
+  return s.result(result.summary.resourceChanges);
 }

@@ -7,7 +7,7 @@ import { FailedUpStore, failedUpStore } from "../engine/failed-up-store";
 import { rolloutHoldMessages } from "../../core/targeting/rollout-hold";
 import { PROJECT_NAME } from "../engine/stack";
 import { StackLockedError } from "../engine/locks";
-import { programErrorOf } from "../engine/stack";
+import { programErrorOf } from "../engine/inline-program";
 import { engineFailureText, worded } from "../reports/error-report";
 import { GroupedSteps, groupSteps } from "../engine/steps";
 import { pairOutcomes } from "../engine/pair-outcomes";

@@ -1,9 +1,10 @@
 /**
  * What an operation will do, decided from what it read (pure; session.ts gathers the facts and acts):
- * whether the engine writes the state once at the end and the program keeps the crash journal for it,
- * which resources the engine leaves alone (those of clusters that did not answer), and which of an
- * earlier version's resources this operation moves.
+ * whether the engine writes the state once at the end and the operation keeps the crash journal for it,
+ * which resources the engine leaves alone (those of clusters that did not answer), which of an
+ * earlier version's resources this operation moves, and what its desired state is computed with.
  */
+import { DeployOptions } from "../../core/desired/options";
 import { clusterOfUrn } from "../engine/steps";
 
 /** The engine command an operation runs: preview and status only read. */
@@ -12,7 +13,7 @@ export type EngineCommand = "up" | "destroy" | "refresh" | "read";
 export interface WritePlan {
   /** PULUMI_SKIP_CHECKPOINTS: the state written once at the end. */
   skipCheckpoints: boolean;
-  /** The program records what it creates in the crash journal first (core/journal.ts). */
+  /** What the update may create is recorded in the crash journal before the program registers it (desired.ts, core/desired/journal.ts). */
   journal: boolean;
   /** Said before the update runs: an update written once at the end with nothing to recover its creations from. */
   warning?: string;
@@ -64,4 +65,14 @@ export function planScope(f: ScopeFacts): Scope {
   const excluded = f.unreachable.size ? f.urns.filter((urn) => f.unreachable.has(clusterOfUrn(urn) ?? "")) : [];
   const moving = new Set(f.legacy.filter((urn) => f.configured?.has(clusterOfUrn(urn) ?? "")));
   return { excluded, moving };
+}
+
+/** The settings the operation's desired state is computed with: the caller's, with the clusters left out and drift corrected by `up` (correct-drift.ts). */
+export function planDesired(callers: DeployOptions | undefined, unreachable: ReadonlyMap<string, string>): DeployOptions {
+  return { ...callers, leftOut: new Set([...unreachable.keys(), ...(callers?.leftOut ?? [])]), correctsDrift: true };
+}
+
+/** Whether an operation's desired state is computed before it holds the stack's lock: a preview's and status's always; an up's only where the history can tell under the lock whether it still holds (history-mark.ts). */
+export function computesEarly(op: EngineCommand, runsProgram: boolean, mark: string | undefined): boolean {
+  return runsProgram && (op !== "up" || mark !== undefined);
 }

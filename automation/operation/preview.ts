@@ -11,7 +11,7 @@ import { throwIfStopped } from "../../core/base/stop-signal";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairOutcomes } from "../engine/pair-outcomes";
 import { OperationOptions, PreviewResult } from "./results";
-import { base, changeRun, movingNote, open, warnerOf, watched } from "./session";
+import { movingNote, open, programTimings, warnerOf, watched } from "./session";
 import { readFailure } from "./failure";
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
@@ -21,12 +21,13 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
   const s = watched(m, await open(options, "read", true));
   throwIfStopped();
-  const result = await withoutStackTraces(() => s.stack.preview({ ...changeRun(s, options), diff: true })).catch((err) => {
+  const result = await withoutStackTraces(() => s.stack.preview({ ...s.changeRun, diff: true })).catch((err) => {
     throw readFailure("preview", options, s, err);
   });
+  options.onProgramTimings?.(programTimings(s));
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
-  const r = base(options, s, result.changeSummary);
+  const r = s.result(result.changeSummary);
   const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable, facts: reportFacts(state, s.before) };
   const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);

@@ -9,11 +9,16 @@ import { DeployEvent } from "../reports/deploy-events";
 import { Prune } from "../reports/preview-report";
 import { DeploymentFailure, describeFailures } from "../../core/plan/failures";
 import { StackOptions } from "../engine/stack";
+import { DeployOptions } from "../../core/desired/options";
 import { ReportFacts } from "../../core/desired/report-facts";
 import { GroupedSteps } from "../engine/steps";
 import type { PairOutcome } from "../reports/run-summary";
 
-export interface OperationOptions extends StackOptions {
+export interface OperationOptions extends Omit<StackOptions, "deploy"> {
+  /** The settings of the desired state the operation computes (core/desired/options.ts). */
+  deploy?: DeployOptions;
+  /** Wall times of computing the desired state the program was given and of registering it (benchmarks). */
+  onProgramTimings?: (t: { planMs: number; registerMs: number }) => void;
   /** The engine's progress output, as it comes (default: none). */
   onOutput?: (text: string) => void;
   /** Fail if the operation would change anything (a CI drift gate). */
@@ -88,6 +93,8 @@ export interface UpResult extends OperationResult {
   held: DeploymentFailure[];
   /** Each pair once, with what happened to it (automation/reports/run-summary.ts tabulates them). */
   outcomes: PairOutcome[];
+  /** The commit each GitRepo deployed was read at (the plan's), by GitRepo. */
+  commits?: Record<string, string>;
   /** The stack's outputs the update wrote (secret ones as "[secret]"); up only. */
   outputs?: Record<string, unknown>;
 }

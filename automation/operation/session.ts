@@ -13,14 +13,15 @@ import { phase } from "../engine/timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "../engine/journal-store";
 import { JournalHooks } from "../../core/desired/facts";
 import { readState, StackState } from "../engine/deployed-objects";
-import { historyMark, startEarly } from "../engine/early-desired";
-import { DeployOptions, EarlyDesired } from "../../core/desired/options";
+import { historyMark, stillHolds } from "../engine/history-mark";
+import { DesiredRun } from "./desired";
 import { PROJECT_NAME } from "../engine/stack";
 import { stackLockStore } from "../engine/own-locks";
 import { ensureKubernetesProvider, needsKubernetesProvider } from "../engine/toolchain";
 import { withStackLock } from "../engine/locks";
 import { stackLeaseStore } from "../engine/stack-lease";
-import { isRenderMode, openStack, setProgram } from "../engine/stack";
+import { isRenderMode, openStack } from "../engine/stack";
+import { registerMsOf, setProgram } from "../engine/inline-program";
 import { worded } from "../reports/error-report";
 import { AgentInfo } from "../reports/status";
 import { groupSteps } from "../engine/steps";
@@ -28,7 +29,7 @@ import { StepRecorder } from "../engine/step-recorder";
 import { RunFacts } from "../metrics/report";
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions, OperationResult } from "./results";
-import { EngineCommand, planScope, planWrites } from "./plan";
+import { computesEarly, EngineCommand, planDesired, planScope, planWrites } from "./plan";
 import { agentsOutput, deploymentsOutput } from "./outputs";
 
 export interface Session {
@@ -41,7 +42,16 @@ export interface Session {
   before: Record<string, DeploymentRecord>;
   /** The stack's `summary.agents` output before the operation. */
   agentsBefore: Record<string, AgentInfo>;
+  /** The plan of the desired state the program was given: as deployed once it is computed, the checked plan if it failed after. */
   planned: () => FleetState | undefined;
+  /**
+   * up, under the stack's lock: gives the program the desired state computed while the CLI started if
+   * the stack's history is unchanged since its state was read, else one computed now from the state read
+   * again (desired.ts). preview and status are given theirs when the session opens.
+   */
+  settleDesired: () => Promise<void>;
+  /** How long computing the desired state the program was given took, once it has (benchmarks). */
+  computeMs: () => number | undefined;
   renderMode: boolean;
   /** Clusters whose API server did not answer (cluster -> reason), left out of this operation. */
   unreachable: Map<string, string>;
@@ -56,6 +66,20 @@ export interface Session {
   moving: Set<string>;
   /** The state as the operation found it, before taking the stack's lock (readState). */
   state: StackState;
+  /** What a preview and an up give the engine alike: the stop, the output and events, the drift gate, the clusters left out. */
+  changeRun: ChangeRun;
+  /** The operation's result so far: its changes, its steps grouped, the records before, its duration. */
+  result: (changes: Record<string, number> | undefined) => OperationResult;
+}
+
+export interface ChangeRun {
+  signal: AbortSignal;
+  onOutput?: (text: string) => void;
+  onEvent: StepRecorder["onEvent"];
+  suppressOutputs: boolean;
+  expectNoChanges?: boolean;
+  refresh?: boolean;
+  exclude: string[];
 }
 
 export async function open(options: OperationOptions, op: EngineCommand = "read", runsProgram = false): Promise<Session> {
@@ -68,99 +92,112 @@ export async function open(options: OperationOptions, op: EngineCommand = "read"
 
 async function openSession(options: OperationOptions, op: EngineCommand, runsProgram: boolean): Promise<Session> {
   phase("operation called");
-  let planned: FleetState | undefined;
   let unreachable = new Map<string, string>();
   const backend = resolveBackend(options);
   const store = journalStore(backend, PROJECT_NAME, options.stack);
   const writes = planWrites(op, options.stack, options.skipCheckpoints, store !== undefined);
-  if (writes.warning) warnerOf(options)(writes.warning);
-  let stack: Stack | undefined;
+  const warn = warnerOf(options);
+  if (writes.warning) warn(writes.warning);
   let journalKey: string | undefined;
+  const stack = await openStack({
+    ...options,
+    env: { ...options.env, ...(writes.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) },
+    deploy: undefined,
+  });
+  phase("workspace and stack selected");
   const journal: JournalHooks | undefined =
     writes.journal && store
       ? {
           list: () => store.list(),
           add: (e) => store.add(e),
           remove: (keys) => store.remove(keys),
-          stateIdentities: async () => stateIdentities((await stack!.exportStack()).deployment),
+          stateIdentities: async () => stateIdentities((await stack.exportStack()).deployment),
           writer: writerId(),
           onRecorded: (key) => {
             journalKey = key;
           },
-          warn: (m) => warnerOf(options)(`warning: stack ${options.stack}: ${m}`),
+          warn: (m) => warn(`warning: stack ${options.stack}: ${m}`),
         }
       : undefined;
-  stack = await openStack({ ...options, env: { ...options.env, ...(writes.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) }, deploy: undefined });
-  phase("workspace and stack selected");
   const markNow = () => historyMark(backend.fileDir, options.stack);
   const mark = runsProgram ? markNow() : undefined;
   const renderMode = isRenderMode(options);
   // The stack's config (its clusters, to probe) is read beside the state: two CLI calls at once.
   let config = options.config || !renderMode ? configOf(stack, options) : undefined;
   config?.catch(() => undefined); // awaited below; a failure is reported there
-  const clusterNames = async (of: Promise<StackConfig>) => new Set((await of).clusters.map((c) => c.name));
+  const readConfig = () => (config ??= configOf(stack, options));
+  const clusterNames = async () => new Set((await readConfig()).clusters.map((c) => c.name));
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts
   // deployedAsBefore), and the outputs the last update left: one read of the state.
-  const state = await readState(stack, async () => (config ? clusterNames(config) : undefined));
+  const state = await readState(stack, async () => (config ? clusterNames() : undefined));
   phase("state read");
   if (needsKubernetesProvider(state.resources.map((r) => r.type))) ensureKubernetesProvider(options.stack);
-  const outputs = state.outputs;
-  const before = deploymentsOutput(outputs);
   if (!renderMode) {
     unreachable = await unreachableClusters((await config!).clusters);
     if (unreachable.size) options.onUnreachable?.(unreachable);
   }
   phase("clusters probed");
-  // The program's inputs, now known: what the state holds and the clusters left out.
-  let early: (() => EarlyDesired | undefined) | undefined;
-  const deploy: DeployOptions = {
-    ...options.deploy,
-    onPlanned: (s) => {
-      planned = s;
-      options.deploy?.onPlanned?.(s);
-    },
-    onDesired: (d) => {
-      planned = d.fleet;
-      options.deploy?.onDesired?.(d);
-    },
-    leftOut: new Set([...unreachable.keys(), ...(options.deploy?.leftOut ?? [])]),
-    correctsDrift: true,
-    journal,
-    ...(op === "up" || op === "read" ? { deployed: state.deployed, legacySetups: state.legacySetups, carriedAccess: state.access } : {}),
-    early: () => early?.(),
+  // The desired state the program registers, computed here from what was read (desired.ts).
+  const deploy = planDesired(options.deploy, unreachable);
+  const runOf = async (read: StackState) => new DesiredRun({ config: await readConfig(), state: read, deploy, ...(journal ? { journal } : {}) });
+  let given: DesiredRun | undefined;
+  const give = (run: DesiredRun) => {
+    given = run;
+    const inputs = { ...deploy, desired: run.forProgram(), carriedAccess: run.inputs.state.access };
+    setProgram(stack, options.config, inputs, journal ? (d) => run.recordJournal(d) : undefined);
   };
-  setProgram(stack, options.config, deploy);
-  // The program's desired state, computed while the CLI starts (automation/engine/early-desired.ts).
-  if (mark && config && options.deploy?.previous === undefined) early = startEarly({ config: await config, state, deploy, mark, markNow });
-  const warn = warnerOf(options);
+  const early = computesEarly(op, runsProgram, mark) ? await runOf(state) : undefined;
+  if (early && op !== "up") give(early);
   const leases = stackLeaseStore(backend, PROJECT_NAME, options.stack);
   const locks = stackLockStore(backend, PROJECT_NAME, options.stack);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
-  const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
   const { excluded, moving } = planScope({
     urns: state.resources.map((r) => r.urn),
     legacy: state.legacy,
     unreachable,
-    configured: state.legacy.length ? await clusterNames(config ?? configOf(stack, options)) : undefined,
+    configured: state.legacy.length ? await clusterNames() : undefined,
   });
+  const recorder = new StepRecorder(options.onEvent);
+  const started = Date.now();
+  const before = deploymentsOutput(state.outputs);
   return {
     stack,
-    config: () => (config ??= configOf(stack, options)),
-    locked,
-    recorder: new StepRecorder(options.onEvent),
+    config: readConfig,
+    locked: (run) => withStackLock(stack, policy, run),
+    recorder,
     before,
-    agentsBefore: agentsOutput(outputs),
-    planned: () => planned,
+    agentsBefore: agentsOutput(state.outputs),
+    planned: () => given?.settled?.fleet ?? given?.planned,
+    settleDesired: async () => {
+      give(early && stillHolds(mark, markNow()) ? early : await runOf(await readState(stack, clusterNames)));
+    },
+    computeMs: () => given?.computeMs,
     renderMode,
     unreachable,
     excluded,
-    started: Date.now(),
+    started,
     moving,
     state,
     settleJournal: async () => {
       if (journalKey && store) await store.remove([journalKey]);
     },
     store,
+    changeRun: {
+      signal: stopSignal,
+      onOutput: options.onOutput,
+      onEvent: recorder.onEvent,
+      suppressOutputs: !options.showOutputs,
+      expectNoChanges: options.expectNoChanges,
+      refresh: options.refresh,
+      exclude: excluded,
+    },
+    result: (changes) => ({
+      stack: options.stack,
+      changes: changes ?? {},
+      groups: groupSteps(recorder.steps, recorder.failedUrns, moving),
+      before,
+      durationMs: Date.now() - started,
+    }),
   };
 }
 
@@ -185,16 +222,6 @@ export function unreachableNote(s: Session): string {
   return [...s.unreachable].map(([c, why]) => `cluster ${c} is unreachable (${why})`).join("; ");
 }
 
-export function base(options: OperationOptions, s: Session, changes: Record<string, number> | undefined): OperationResult {
-  return {
-    stack: options.stack,
-    changes: changes ?? {},
-    groups: groupSteps(s.recorder.steps, s.recorder.failedUrns, s.moving),
-    before: s.before,
-    durationMs: Date.now() - s.started,
-  };
-}
-
 /** What a stack of an earlier version's first `up` of this version does besides what the preview lists. */
 export function movingNote(s: Session): string | undefined {
   if (!s.moving.size) return undefined;
@@ -217,15 +244,7 @@ export function watched(m: RunFacts, s: Session): Session {
   return s;
 }
 
-/** What a preview and an up give the engine alike: the stop, the output and events, the drift gate, the clusters left out. */
-export function changeRun(s: Session, options: OperationOptions) {
-  return {
-    signal: stopSignal,
-    onOutput: options.onOutput,
-    onEvent: s.recorder.onEvent,
-    suppressOutputs: !options.showOutputs,
-    expectNoChanges: options.expectNoChanges,
-    refresh: options.refresh,
-    exclude: s.excluded,
-  };
+/** How long the program's desired state took to compute and to register (benchmarks: OperationOptions.onProgramTimings). */
+export function programTimings(s: Session): { planMs: number; registerMs: number } {
+  return { planMs: s.computeMs() ?? 0, registerMs: registerMsOf(s.stack) ?? 0 };
 }

@@ -65,7 +65,6 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
     },
     poll: (repo) => remoteHead(repo, pollTimeout),
     up: async (): Promise<UpOutcome> => {
-      let resolved: Record<string, string> = {};
       try {
         // A shard's stack records its inputs and deploys the commits they were computed from, as in a sharded run (shards/inputs.ts).
         const shard = shardOfFile(stacksDir(), stack);
@@ -81,14 +80,11 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
           onOutput: settings.quiet ? undefined : (text) => process.stdout.write(text),
           deploy: {
             ...(decided ? { inputs: decided.fingerprint, commits: decided.commits } : {}),
-            onPlanned: (state) => {
-              resolved = Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit]));
-            },
           },
         });
         for (const e of r.events) log(formatDeployEvent(e));
         log(`up of stack ${stack} succeeded in ${(r.durationMs / 1000).toFixed(1)} s: ${JSON.stringify(r.changes)}`);
-        return { ok: true, resolved };
+        return { ok: true, resolved: r.commits ?? {} };
       } catch (err) {
         if (stopSignal.aborted) return { ok: false };
         if (err instanceof StackLockedError) {

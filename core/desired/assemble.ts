@@ -1,25 +1,16 @@
 /**
  * The desired state's parts assembled once the steps have decided (state.ts): each cluster's
- * namespaces, the clusters with their providers and setup, and each deployment as the program
- * registers it.
+ * namespaces, and the clusters with their providers and setup (each deployment: deployment.ts).
  */
-import { healthChecksInput } from "../config/health-checks";
-import { kubernetesEventsInput } from "../config/notifications";
-import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { agentObjects } from "./agent";
-import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { Ground } from "./ground";
-import { heldNamespaces, heldObjects, HeldDeployments } from "./held";
-import { deploymentKey, parseBundleRef } from "../model/keys";
+import { heldNamespaces, HeldDeployments } from "./held";
 import { withSecretNamespaces } from "./operator-secrets";
-import { formerName } from "./previous";
 import { clusterReach, providerSettings } from "./providers";
-import { deploymentRecord } from "./records";
-import { renderedSecretsNotes } from "./render-secrets";
 import { withSetup } from "./setup";
-import { Gathered, Holds, namespacesOf, Rendered } from "./state-steps";
-import { DesiredCluster, DesiredDeployment, DesiredNamespace } from "./types";
+import { Gathered, namespacesOf, Rendered } from "./state-steps";
+import { DesiredCluster, DesiredNamespace } from "./types";
 
 export const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -62,81 +53,4 @@ export function desiredClusters(g: Ground, got: Gathered, namespaces: Map<string
       g.secrets.get(c.name),
     );
   });
-}
-
-/** Where a deployment lands: its cluster's namespaces, and the clusters new to this stack. */
-export interface Placement {
-  namespaces: Map<string, DesiredNamespace[]>;
-  arrived: Set<string>;
-}
-
-/** What the steps produced that a deployment's registration reads. */
-export interface Decided {
-  got: Gathered;
-  r: Rendered;
-  holds: Holds;
-}
-
-/** One deployment as the program registers it. */
-export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: PlanEntry, at: Placement): DesiredDeployment {
-  const key = deploymentKey(e);
-  const rendered = r.rendered.get(e)!;
-  const nsNames = new Set(at.namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
-  const objects = desiredObjects(e, rendered);
-  const account = got.accounts.userOf.get(e);
-  const legacy = g.facts.deployed?.get(key);
-  const commit = g.commitOf(e.gitRepo);
-  const revision = r.unchanged.has(e) ? (r.lastRevisions.get(e) ?? 1) : (r.lastRevisions.get(e) ?? 0) + 1;
-  return {
-    key,
-    ...formerName(g.previous, key),
-    entry: e,
-    gitRepo: e.gitRepo,
-    cluster: e.cluster,
-    commit,
-    dependsOn: [
-      ...e.dependsOn.map((ref) => deploymentKey({ ...parseBundleRef(ref), cluster: e.cluster })),
-      ...(holds.rollouts.gates.get(e) ?? []).map(deploymentKey),
-    ],
-    ...(account ? { account } : {}),
-    clusterNamespaces: clusterNamespacesOf(objects, nsNames),
-    ...(g.secrets.get(e.cluster)?.some((s) => s.gitRepo === e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
-    ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === g.agentOwned(e.cluster))
-      ? { inAgentNamespace: true as const }
-      : {}),
-    spec: {
-      ...pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, rendered.secret),
-      ...healthChecksInput(g.config.healthChecks),
-      ...kubernetesEventsInput(g.config.notifications, e),
-    },
-    warnings: warningsOf(e, [...rendered.warnings, ...notesOf(g, got, e, rendered)]),
-    objects,
-    arrived: at.arrived.has(e.cluster),
-    ...(rendered.secret ? { secret: true as const } : {}),
-    record: deploymentRecord(e, commit, objects.length, revision, r.unchanged.has(e) ? g.previous?.records?.[key]?.deployedAt : g.deployedNow),
-  };
-}
-
-/** What the deployment says beyond its render: who it cannot act as, values not read, Secrets written in render mode, drift not corrected. */
-function notesOf(g: Ground, got: Gathered, e: PlanEntry, r: RenderedDeployment): string[] {
-  const unread = e.options.serviceAccount ? undefined : got.accounts.unread.get(e.cluster);
-  const valuesNotRead = got.valuesFrom.notRead.get(e);
-  return [
-    ...(unread ? [`serviceAccount: ${unread}`] : []),
-    ...(valuesNotRead ? [valuesNotRead] : []),
-    ...(g.renderMode ? renderedSecretsNotes(g.pinned.renderDir!, e.cluster, r.objects, r.decrypted) : []),
-    ...(e.options.correctDrift?.enabled && !g.options.correctsDrift
-      ? [
-          "correctDrift.enabled is honoured by `npm run up` and the operations' Automation API (it refreshes this bundle's objects first); a plain `pulumi up` corrects drift only with --refresh",
-        ]
-      : []),
-  ];
-}
-
-/** The deployment's preview lines: paused first, then what the bundle, the render and the checks said. */
-function warningsOf(e: PlanEntry, warnings: string[]): string[] {
-  return [
-    ...(e.paused ? [`bundle ${e.bundle} is paused on cluster ${e.cluster}: its objects stay exactly as deployed (no update, no delete)`] : []),
-    ...warnings.map((w) => `bundle ${e.bundle} on cluster ${e.cluster}: ${w}`),
-  ];
 }

@@ -5,13 +5,14 @@
  * fail fails here, so a read error or a fleet about to be emptied stops the program while the engine
  * still has nothing to delete. What it needs from outside (rendering, clusters, the last outputs, the
  * crash journal) comes through `facts` (facts.ts). ground.ts builds the plan, state-steps.ts decides
- * in steps (steps.ts), assemble.ts puts the parts together.
+ * in steps (steps.ts), assemble.ts (the clusters) and deployment.ts (each deployment) put the parts together.
  */
 import { deployedAgents } from "../agent/effective";
 import { StackConfig } from "../config/stack";
 import { FleetError } from "../base/errors";
 import { FleetState } from "../plan/pipeline";
-import { desiredClusters, desiredDeployment, finalNamespaces } from "./assemble";
+import { desiredClusters, finalNamespaces } from "./assemble";
+import { desiredDeployment } from "./deployment";
 import { Facts } from "./facts";
 import { describeFailure } from "../plan/failures";
 import { gatherKubeconfigs } from "./gather";
@@ -98,6 +99,5 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
       ...(renderMode ? clusters.flatMap((c) => setupSecretsNote(pinned.renderDir!, c.name, Object.values(c.setup?.secretObjects ?? {}))) : []),
     ],
   };
-  options.onDesired?.(state);
   return state;
 }

@@ -1,7 +1,7 @@
 /**
- * The crash journal's sweep (core/desired/journal.ts), run by the program after the desired state is computed
- * and before anything is registered (the engine holds the stack's lock): it acts on clusters, so it is
- * no part of computing the desired state.
+ * The crash journal's sweep (core/desired/journal.ts), run by the operation under the stack's lock
+ * (automation/operation/desired.ts) once the desired state is computed and before the program registers
+ * anything: it acts on clusters, so it is no part of computing the desired state.
  */
 import { identityOf, settleEarlier } from "./journal";
 import { Facts } from "./facts";

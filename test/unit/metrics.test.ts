@@ -13,28 +13,14 @@ import { fleetStateExposition, PairMetrics, runExposition, STATES } from "../../
 import { pairsAfterUp, pairsOfStatus } from "../../automation/metrics/pairs";
 import { groupUrl, pushGroup, writeTextfile } from "../../automation/metrics/publish";
 import { runFileName, stateFileName, withMetrics } from "../../automation/metrics/report";
-import { DeploymentRecord } from "../../core/desired/records";
 import { PlanEntry } from "../../core/targeting/plan";
 import { parseExposition, sampleValue } from "../support/metrics-parser";
 import { errorOf } from "../support/errors";
 import { tempDir } from "../support/git-fixtures";
+import { record } from "../support/records";
 
 const FILE = "stacks/Pulumi.test.yaml";
 const parse = (metrics: unknown) => parseStackConfig({ metrics }, FILE, "/project").metrics;
-
-const record = (cluster: string, bundle: string, over: Partial<DeploymentRecord> = {}): DeploymentRecord => ({
-  gitRepo: "apps",
-  bundle,
-  cluster,
-  target: "all",
-  deploymentId: `s-${bundle}:1`,
-  commit: "c0ffee",
-  namespace: "default",
-  paused: false,
-  objectCount: 3,
-  revision: 1,
-  ...over,
-});
 
 /** A tiny HTTP server on loopback that records each request and answers with the next status given. */
 async function receiver(

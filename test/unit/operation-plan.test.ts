@@ -1,6 +1,6 @@
 /** The operations' pure decisions (automation/operation/plan.ts): how the state is written, and the engine's scope. */
 import { expect } from "chai";
-import { planScope, planWrites } from "../../automation/operation/plan";
+import { computesEarly, planDesired, planScope, planWrites } from "../../automation/operation/plan";
 
 describe("an operation's plan: state writes and the engine's scope", () => {
   it("writes once at the end where a crash journal is kept (up), always for destroy and refresh, never for a read; the caller decides first", () => {
@@ -22,5 +22,15 @@ describe("an operation's plan: state writes and the engine's scope", () => {
     expect(scope.excluded).to.deep.equal([urns[1]]);
     expect([...scope.moving]).to.deep.equal([urns[0]]);
     expect(planScope({ urns, legacy: [], unreachable: new Map() })).to.deep.equal({ excluded: [], moving: new Set() });
+  });
+
+  it("the desired state is computed with the clusters left out added to the caller's, and early only where it can be checked under the lock", () => {
+    const d = planDesired({ leftOut: new Set(["c9"]), partition: "canary" }, new Map([["c2", "timeout"]]));
+    expect([...(d.leftOut ?? [])].sort()).to.deep.equal(["c2", "c9"]);
+    expect(d).to.include({ partition: "canary", correctsDrift: true });
+    expect(computesEarly("read", true, undefined), "a preview or status computes it at once").to.equal(true);
+    expect(computesEarly("up", true, "3:x"), "an up with a history to check").to.equal(true);
+    expect(computesEarly("up", true, undefined), "an up without one computes it under the lock").to.equal(false);
+    expect(computesEarly("destroy", false, "3:x"), "no program, no desired state").to.equal(false);
   });
 });

@@ -1,0 +1,102 @@
+/**
+ * The program the engine runs in this process (the Automation API's inline program): the same
+ * fleetProgram index.ts runs, given plain inputs (components/program.ts ProgramInputs), and what each run
+ * leaves for the operation: its outputs as they resolved, the error it threw, how long it registered.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { OutputMap, PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { StackConfig } from "../../core/config/stack";
+import { DesiredState } from "../../core/desired/types";
+import { fleetProgram, ProgramInputs } from "../../components/program";
+import { phase } from "./timings";
+
+/** The program the engine runs in this process, with plain inputs: the config (else the stack's) and the desired state or what computes it. */
+/**
+ * The operation's own step between the engine starting the program and the program registering the
+ * desired state it was given (the crash journal's record, automation/operation/desired.ts): it runs
+ * under the engine's lock, and not at all when the engine never starts the program.
+ */
+export type BeforeRegister = (desired: DesiredState) => Promise<void>;
+
+export function inlineProgram(
+  config: StackConfig | undefined,
+  inputs: ProgramInputs | undefined,
+  captured: Captured,
+  beforeRegister?: BeforeRegister,
+): PulumiFn {
+  return async () => {
+    phase("program started");
+    captured.programError = undefined;
+    captured.registerMs = undefined;
+    let outputs: Awaited<ReturnType<typeof fleetProgram>>;
+    try {
+      // The operation's desired state is awaited first, so what is timed after is the registering alone.
+      const desired = await inputs?.desired;
+      if (desired && beforeRegister) await beforeRegister(desired);
+      const started = performance.now();
+      outputs = await fleetProgram(config, inputs);
+      if (desired) captured.registerMs = performance.now() - started;
+    } catch (err) {
+      // Kept for the operation's failure (automation/reports/error-report.ts); the engine gets a RunError,
+      // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
+      captured.programError = err instanceof Error ? err : new Error(String(err));
+      throw new pulumi.RunError(captured.programError.message);
+    }
+    phase("program registered everything");
+    captureOutputs(outputs as unknown as Record<string, pulumi.Input<unknown>>, captured);
+    return outputs;
+  };
+}
+
+/**
+ * The program the stack's next engine commands run, given once the operation has read what it needs
+ * (the state, the clusters probed): its inputs are values, not functions the program calls back.
+ */
+export function setProgram(stack: Stack, config: StackConfig | undefined, inputs: ProgramInputs, beforeRegister?: BeforeRegister): void {
+  stack.workspace.program = inlineProgram(config, inputs, capturedOf.get(stack)!, beforeRegister);
+}
+
+/** What the program's last run in this process left: its outputs once the engine had them all (none in a preview), the error it threw, its timing. */
+export interface Captured {
+  outputs?: OutputMap;
+  programError?: Error;
+  /** How long the program's last run took to register an operation's desired state (benchmarks). */
+  registerMs?: number;
+}
+const capturedOf = new WeakMap<Stack, Captured>();
+
+/** Where openStack's program keeps what its runs leave, for the stack it made. */
+export function attachCaptured(stack: Stack, captured: Captured): void {
+  capturedOf.set(stack, captured);
+}
+
+/** The outputs of the program's last run, as they resolved; undefined when not all were captured (a secret, a preview). */
+export function capturedOutputsOf(stack: Stack): OutputMap | undefined {
+  return capturedOf.get(stack)?.outputs;
+}
+
+/** How long the stack's program last took to register the desired state an operation gave it. */
+export function registerMsOf(stack: Stack): number | undefined {
+  return capturedOf.get(stack)?.registerMs;
+}
+
+/** The error the stack's program threw in its last run in this process, if it threw one. */
+export function programErrorOf(stack: Stack): Error | undefined {
+  return capturedOf.get(stack)?.programError;
+}
+
+/**
+ * Keeps the program's outputs as they resolve (before the engine finishes), as `stack output` would show
+ * them. A secret output is not kept: the SDK reads those back with --show-secrets.
+ */
+function captureOutputs(outputs: Record<string, pulumi.Input<unknown>>, into: Captured): void {
+  into.outputs = undefined;
+  const entries = Object.entries(outputs).filter(([, v]) => v !== undefined);
+  pulumi.all(entries.map(([, v]) => pulumi.output(v))).apply(async (values) => {
+    const secret = await Promise.all(entries.map(([, v]) => pulumi.isSecret(pulumi.output(v))));
+    if (secret.some((x) => x)) return;
+    into.outputs = Object.fromEntries(
+      entries.flatMap(([k], i) => (values[i] === undefined ? [] : [[k, { value: JSON.parse(JSON.stringify(values[i])), secret: false }]])),
+    );
+  });
+}

@@ -1,0 +1,37 @@
+/** up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand. */
+import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
+import { legacyKey, parseDeploymentKey } from "../../core/model/keys";
+import { clustersOutsideWindowsAt } from "../../core/targeting/schedule-windows";
+import { stopSignal } from "../../core/base/stop-signal";
+import { OperationOptions } from "./results";
+import { Session, stackRootUrn } from "./session";
+
+/**
+ * fleet.yaml correctDrift.enabled, mapped onto the engine: Fleet's agent re-applies a drifted object
+ * of such a bundle on its own; here `up` first refreshes the objects of the deployments that have it
+ * (as recorded by the last update), so the update that follows diffs them against the cluster and
+ * re-applies what was edited by hand. Other bundles' drift is left alone, and reported by `status`,
+ * until `up --refresh`. A cluster outside its maintenance window is not refreshed: Fleet's agent
+ * clears drift correction off schedule, so a hand edit there stays until the window opens.
+ */
+export async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
+  if (options.refresh) return; // everything is refreshed anyway
+  const drifting = Object.entries(s.before).filter(([, r]) => r.correctDrift);
+  if (!drifting.length) return;
+  const outside = await clustersOutsideWindowsAt(await s.config(), options.deploy?.now ?? new Date());
+  // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
+  const keys = new Set(
+    drifting.flatMap(([key]) => {
+      const pair = parseDeploymentKey(key);
+      return outside.has(pair.cluster) ? [] : [key, legacyKey(pair)];
+    }),
+  );
+  if (!keys.size) return;
+  const excluded = new Set(s.excluded);
+  const targets = s.state.resources
+    .filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn))
+    .map((r) => r.urn);
+  if (!targets.length) return;
+  const root = stackRootUrn(s.state);
+  await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
+}
