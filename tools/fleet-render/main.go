@@ -24,7 +24,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -69,10 +71,10 @@ func main() {
 	}
 	// GitRepo content is evaluated only in the sandbox; the jobs that need the network or a cluster's
 	// credentials (and read only the operator's data) only outside it.
-	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness) + len(req.Discovery) + len(req.LookupReads)
-	content := len(req.YAML) + len(req.Values) + len(req.Renders)
+	// Each job kind's class is the schema's (core/model/schema/renderer-request.ts, jobTrust).
+	content, trusted := req.jobCounts()
 	if watch != nil && trusted > 0 || watch == nil && content > 0 {
-		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate, readiness, discovery and lookupReads only without")
+		fmt.Fprintf(os.Stderr, "fleet-render: %s jobs run only with --sandbox; %s only without\n", kindsOf("content"), kindsOf("trusted"))
 		os.Exit(2)
 	}
 	watch.setGroups(req.JobGroups, req.GroupSeconds)
@@ -150,6 +152,18 @@ func run(req *Request, watch *jobWatch) *Response {
 		mu.Unlock()
 	})
 	return resp
+}
+
+// kindsOf names the job kinds of a trust class, for messages.
+func kindsOf(class string) string {
+	var kinds []string
+	for kind, c := range jobTrust {
+		if c == class {
+			kinds = append(kinds, kind)
+		}
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, ", ")
 }
 
 // readClusters starts one goroutine per job (each reads one cluster) that stores its result by id under mu.

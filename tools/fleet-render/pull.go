@@ -48,33 +48,6 @@ const (
 	pullTimeout = 5 * time.Minute
 )
 
-// PullJob is one remote chart of a bundle (the bundle's helm options or a target customization's).
-type PullJob struct {
-	ID      string   `json:"id"`
-	Chart   string   `json:"chart"`
-	Repo    string   `json:"repo"`
-	Version string   `json:"version"`
-	Auth    HelmAuth `json:"auth"`
-	// CredentialsRegex is the GitRepo's helmRepoURLRegex: the credentials in Auth are sent only with
-	// requests whose normalized URL (pull_transport.go) it matches from the start; empty sends them nowhere.
-	CredentialsRegex string `json:"credentialsRegex,omitempty"`
-	// AllowedURLs is the GitRepo's allowedChartURLs (the operator's, never the content's): regular
-	// expressions, each matched against the whole normalized URL of a request; a request none matches
-	// is refused. Empty: no remote chart may be pulled.
-	AllowedURLs []string `json:"allowedURLs,omitempty"`
-	// TimeoutSeconds bounds the whole pull (default pullTimeout); set by the operator's environment.
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
-}
-
-// HelmAuth is a GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys).
-type HelmAuth struct {
-	Username           string `json:"username,omitempty"`
-	Password           string `json:"password,omitempty"`
-	CABundle           string `json:"caBundle,omitempty"`
-	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
-	BasicHTTP          bool   `json:"basicHTTP,omitempty"`
-}
-
 type PullResult struct {
 	// Prefix is the bundle directory the files belong under: Fleet's `.chart/<sha256>`.
 	Prefix string      `json:"prefix"`
