@@ -4,7 +4,7 @@
  * the provider's diffPair treats it (`diff`, with the reason when it is never compared), and a field
  * that carries a merged fleet.yaml option as is names it (`fromOption`: core/desired/objects.ts copies it).
  */
-import { anyMap, bool, describe, int, list, map, oneOf, struct, text } from "./describe";
+import { anyMap, bool, describe, int, list, map, oneOf, struct, text, type Field, type Shape } from "./describe";
 
 /** The operator's readiness rule for one kind (stack file `healthChecks`, read by core/config/health-checks.ts): CEL over the live object. */
 export const HEALTH_CHECK = describe({
@@ -101,7 +101,13 @@ export const PAIR_SPEC = describe({
       doc: "Seconds to wait for the set to be ready after applying (helm.timeoutSeconds), and for pruned objects to be gone; 0: no readiness wait, and 10 minutes for pruned objects (timeoutOf).",
     },
     force: { type: bool, optional: true, diff: "diff", fromOption: "helm.force", doc: "Recreate objects whose immutable fields changed (helm.force)." },
-    correctDrift: { type: bool, optional: true, diff: "diff", doc: "Re-apply when the last refresh found drift (correctDrift.enabled)." },
+    correctDrift: {
+      type: bool,
+      optional: true,
+      diff: "diff",
+      fromOption: "correctDrift.enabled",
+      doc: "Re-apply when the last refresh found drift (correctDrift.enabled).",
+    },
     paused: { type: bool, optional: true, diff: "diff", doc: "A paused bundle: nothing is applied or pruned; the pair keeps what it has." },
     adoptFieldManagers: {
       type: list(text),
@@ -147,3 +153,17 @@ export const PAIR_SPEC = describe({
     },
   },
 });
+
+/**
+ * The pair-spec fields that carry a merged fleet.yaml option as is (`fromOption`), in the schema's
+ * order: present only when the option is set (true, a value), so a stack without it registers what it did before.
+ */
+export function optionsCarried(options: object): Partial<Shape<typeof PAIR_SPEC>> {
+  const out: Record<string, unknown> = {};
+  for (const [key, f] of Object.entries(PAIR_SPEC.fields) as [string, Field][]) {
+    if (!f.fromOption) continue;
+    const value = f.fromOption.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], options);
+    if (value !== undefined && value !== false) out[key] = value;
+  }
+  return out;
+}
