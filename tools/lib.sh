@@ -46,7 +46,8 @@ workspace_files=(../workspace/go.work ../workspace/go.work.sum ../fleet-render/g
 go_schema() {
   local root want f node=node
   root=$(cd "$tools_dir/.." && pwd)
-  command -v node >/dev/null || node=$root/node_modules/.bin/node
+  # The project's Node (22, from node_modules), not whichever is first on PATH: run-ts.js refuses older ones.
+  [[ -x $root/node_modules/.bin/node ]] && node=$root/node_modules/.bin/node
   want=$(cd "$root" && LC_ALL=C ls core/model/schema/*.ts scripts/go-schema.ts | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
   for f in fleet-provider fleet-render; do
     if ! grep -qs "^// schema sources $want\$" "$tools_dir/$f/zz_generated_schema.go" || [[ ! -f $tools_dir/$f/zz_generated_schema_test.go ]]; then
