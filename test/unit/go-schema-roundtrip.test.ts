@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { samples } from "../../scripts/go-schema";
-import { PAIR_SPEC } from "../../core/model/schema/pair-spec";
+import { optionsCarried, PAIR_SPEC } from "../../core/model/schema/pair-spec";
 import { RENDER_OPTIONS } from "../../core/model/schema/render-options";
 import { RENDERER_REQUEST, TRUST } from "../../core/model/schema/renderer-request";
 import type { Field, Struct, Type } from "../../core/model/schema/describe";
@@ -112,6 +112,22 @@ describe("the TypeScript <-> Go schema (core/model/schema)", function () {
         expect(def, `${key}: fromOption ${f.fromOption}`).to.not.equal(undefined);
       }
     }
+  });
+
+  it("carries each option a pair-spec field names into the pair's spec, and nothing when it is unset or false", () => {
+    const carriers = (Object.entries(PAIR_SPEC.fields) as [string, Field][]).filter(([, f]) => f.fromOption);
+    expect(carriers.map(([k]) => k)).to.include.members(["force", "correctDrift"]);
+    const options = (value: unknown) => {
+      const o: Record<string, Record<string, unknown>> = {};
+      for (const [, f] of carriers) {
+        const [first, second] = f.fromOption!.split(".");
+        (o[first] ??= {})[second] = value;
+      }
+      return o;
+    };
+    expect(optionsCarried(options(true))).to.deep.equal(Object.fromEntries(carriers.map(([k]) => [k, true])));
+    expect(optionsCarried(options(false))).to.deep.equal({});
+    expect(optionsCarried({})).to.deep.equal({});
   });
 
   it("reads render options only from fleet.yaml's options, with their types", () => {
