@@ -135,10 +135,10 @@ function trustTable(s: Struct): string {
       .map(([json]) => `len(r.${goName(json, s.fields[json])})`)
       .join(" + ");
   return `
-// jobTrust: each job kind's trust class. "content" evaluates GitRepo content (only in the sandbox);
+// jobTrust: each job kind's trust class, in the schema's order. "content" evaluates GitRepo content (only in the sandbox);
 // "trusted" reaches the network or a cluster's credentials with the operator's data (only outside it).
-var jobTrust = map[string]string{
-${kinds.map(([json, c]) => `\t${JSON.stringify(json)}: ${JSON.stringify(c)},\n`).join("")}}
+var jobTrust = []struct{ kind, class string }{
+${kinds.map(([json, c]) => `\t{${JSON.stringify(json)}, ${JSON.stringify(c)}},\n`).join("")}}
 
 // jobCounts: the request's jobs of each trust class.
 func (r *${s.name}) jobCounts() (content, trusted int) {
@@ -202,9 +202,9 @@ function goTestSource(roots: Struct[]): string {
 \tif err := json.Unmarshal(s.Types["Request"], &fields); err != nil {
 \t\tt.Fatal(err)
 \t}
-\tfor kind, class := range jobTrust {
-\t\tif s.Trust[kind] != class {
-\t\t\tt.Errorf("job kind %s: Go's trust class is %q, TypeScript's %q", kind, class, s.Trust[kind])
+\tfor _, k := range jobTrust {
+\t\tif s.Trust[k.kind] != k.class {
+\t\t\tt.Errorf("job kind %s: Go's trust class is %q, TypeScript's %q", k.kind, k.class, s.Trust[k.kind])
 \t\t}
 \t}
 \tfor kind, class := range s.Trust {

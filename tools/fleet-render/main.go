@@ -24,7 +24,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,16 +153,18 @@ func run(req *Request, watch *jobWatch) *Response {
 	return resp
 }
 
-// kindsOf names the job kinds of a trust class, for messages.
+// kindsOf names the job kinds of a trust class, for messages ("yaml, values and renders").
 func kindsOf(class string) string {
 	var kinds []string
-	for kind, c := range jobTrust {
-		if c == class {
-			kinds = append(kinds, kind)
+	for _, k := range jobTrust {
+		if k.class == class {
+			kinds = append(kinds, k.kind)
 		}
 	}
-	sort.Strings(kinds)
-	return strings.Join(kinds, ", ")
+	if len(kinds) < 2 {
+		return strings.Join(kinds, "")
+	}
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
 }
 
 // readClusters starts one goroutine per job (each reads one cluster) that stores its result by id under mu.

@@ -232,6 +232,13 @@ export const RENDERER_REQUEST = describe({
       goPointer: true,
       doc: "Helm: helm options by key, shared by the values jobs of many clusters.",
     },
+    yaml: {
+      type: map(text),
+      optional: true,
+      trust: "content",
+      goName: "YAML",
+      doc: "YAML: texts (fleet.yaml, values files) to read as Fleet reads them (sigs.k8s.io/yaml), by id (yamljson.go).",
+    },
     values: {
       type: list(pair),
       optional: true,
@@ -244,13 +251,6 @@ export const RENDERER_REQUEST = describe({
       optional: true,
       trust: "trusted",
       doc: "Pulls: remote charts to download into bundles (pull.go), run before any render of the batch.",
-    },
-    yaml: {
-      type: map(text),
-      optional: true,
-      trust: "content",
-      goName: "YAML",
-      doc: "YAML: texts (fleet.yaml, values files) to read as Fleet reads them (sigs.k8s.io/yaml), by id (yamljson.go).",
     },
     owners: { type: list(struct(OWNERS_JOB)), optional: true, trust: "trusted", doc: "Owners: per cluster, objects whose live metadata to read (owners.go)." },
     impersonate: {
