@@ -1,8 +1,8 @@
 /**
  * What pulumi-fleet and fleet-render (tools/fleet-render) say to each other: one request of jobs per
- * batch, one response of results by job. The request's types are inferred from the schema
- * (schema/renderer-request.ts), from which fleet-render's are generated; the results' are written on
- * both sides still (request.go). The bridge that runs a batch is fleet-render.ts.
+ * batch, one response of results by job. Their types are inferred from the schema
+ * (schema/renderer-request.ts, schema/renderer-response.ts), from which fleet-render's are generated.
+ * The bridge that runs a batch is fleet-render.ts.
  */
 import type { Shape } from "./schema/describe";
 import type {
@@ -22,6 +22,7 @@ import type {
   RENDERER_REQUEST,
 } from "./schema/renderer-request";
 import type { RENDER_OPTIONS } from "./schema/render-options";
+import type { READINESS_RESULT, RENDER_HOOK, RENDER_RESULT, RENDERER_RESPONSE, VALUES_RESULT } from "./schema/renderer-response";
 
 export type ClusterContext = Shape<typeof CLUSTER_CONTEXT>;
 export type HelmValuesInput = Shape<typeof HELM_VALUES_INPUT>;
@@ -64,51 +65,8 @@ export type RendererRequest = Omit<RendererWireRequest, "jobGroups" | "groupSeco
   gitRepoSecondsLeft?: Record<string, number>;
 };
 
-export interface LookupResult {
-  answers?: LookupAnswer[];
-  error?: string;
-}
-
-export interface DiscoveryResult {
-  capabilities?: Capabilities;
-  error?: string;
-}
-
 /** What runs a renderer request: runRenderer, or a fake in unit tests (core/desired/facts.ts). */
 export type Renderer = (request: RendererRequest) => Promise<RendererResponse>;
-
-export interface ImpersonateResult {
-  kubeconfig?: string;
-  error?: string;
-}
-
-/** An object's live metadata; null in OwnersResult.objects when it does not exist. */
-export interface LiveObject {
-  labels?: Record<string, string> | null;
-  annotations?: Record<string, string> | null;
-  managers?: string[] | null;
-  deleted?: boolean;
-}
-
-export interface OwnersResult {
-  objects?: (LiveObject | null)[] | null;
-  error?: string;
-}
-
-/** The chart's files, named under `prefix` (Fleet's `.chart/<sha256>`), or why it could not be had. */
-export interface PullResult {
-  prefix: string;
-  files: RenderFile[] | null;
-  source: string;
-  warnings?: string[];
-  error?: string;
-}
-
-export interface ValuesResult {
-  values?: Record<string, unknown>;
-  changed: boolean;
-  error?: string;
-}
 
 export type RenderedObject = Record<string, unknown> & {
   apiVersion: string;
@@ -116,50 +74,35 @@ export type RenderedObject = Record<string, unknown> & {
   metadata: { name: string; namespace?: string; [k: string]: unknown };
 };
 
-export interface RenderHook {
-  events: string[];
-  weight: number;
-  deletePolicies: string[];
-  object: RenderedObject;
-}
+/** A batch's results as fleet-render writes them (schema/renderer-response.ts). */
+type WireResponse = Shape<typeof RENDERER_RESPONSE>;
 
-export interface RenderResult {
+export type ValuesResult = Shape<typeof VALUES_RESULT>;
+/** A live object judged as Fleet's agent judges it (core/renderer/readiness.ts asks). */
+export type Readiness = Shape<typeof READINESS_RESULT>;
+export type PullResult = WireResponse["pulls"][string];
+export type OwnersResult = WireResponse["owners"][string];
+/** An object's live metadata; null in OwnersResult.objects when it does not exist. */
+export type LiveObject = NonNullable<NonNullable<OwnersResult["objects"]>[number]>;
+export type ImpersonateResult = WireResponse["impersonate"][string];
+export type DiscoveryResult = WireResponse["discovery"][string];
+export type LookupResult = WireResponse["lookupReads"][string];
+
+export type RenderHook = Omit<Shape<typeof RENDER_HOOK>, "object"> & { object: RenderedObject };
+
+/** A render's objects, as the schema gives them, typed as the Kubernetes objects they are. */
+export type RenderResult = Omit<Shape<typeof RENDER_RESULT>, "objects" | "crds" | "hooks"> & {
   objects: RenderedObject[] | null;
   crds: RenderedObject[] | null;
   hooks: RenderHook[] | null;
-  style: "helm" | "kustomize" | "yaml";
-  warnings?: string[];
-  error?: string;
-  /** Every `lookup` the templates made (only with a table: RenderJob.lookups). */
-  lookups?: LookupKey[];
-}
-
-/** A live object judged as Fleet's agent judges it (core/renderer/readiness.ts asks). */
-export interface Readiness {
-  ready: boolean;
-  state?: string;
-  error?: boolean;
-  transitioning?: boolean;
-  message?: string[];
-  /** The object could not be read as one (not judged). */
-  problem?: string;
-}
+};
 
 /**
  * `values`: the distinct results of the values jobs; `valueOf[i]`: the index of job i's result in it
  * (jobs with equal results share one, so they are parsed once and share one object).
  */
-export interface RendererResponse {
-  values: ValuesResult[];
-  valueOf: number[];
+export type RendererResponse = Omit<WireResponse, "renders" | "groupUsedMs"> & {
   renders: Record<string, RenderResult>;
-  pulls: Record<string, PullResult>;
-  yaml: Record<string, { json?: unknown; error?: string }>;
-  owners: Record<string, OwnersResult>;
-  impersonate: Record<string, ImpersonateResult>;
-  readiness: Record<string, Readiness>;
-  discovery: Record<string, DiscoveryResult>;
-  lookupReads: Record<string, LookupResult>;
   /** The time each GitRepo's content jobs took in this batch, seconds (core/renderer/render-budget.ts). */
   gitRepoSpentSeconds?: Record<string, number>;
-}
+};

@@ -14,11 +14,6 @@ import (
 	"k8s.io/client-go/discovery"
 )
 
-type DiscoveryResult struct {
-	Capabilities *Capabilities `json:"capabilities,omitempty"`
-	Error        string        `json:"error,omitempty"`
-}
-
 func discover(job DiscoveryJob) DiscoveryResult {
 	_, dc, err := clusterClient(job.Kubeconfig, job.Context)
 	if err != nil {

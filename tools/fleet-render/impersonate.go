@@ -14,11 +14,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-type ImpersonateResult struct {
-	Kubeconfig string `json:"kubeconfig,omitempty"`
-	Error      string `json:"error,omitempty"`
-}
-
 func impersonate(job ImpersonateJob) ImpersonateResult {
 	raw, err := rawConfigOf(job.Kubeconfig, job.Context)
 	if err != nil {

@@ -33,11 +33,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-type LookupResult struct {
-	Answers []LookupAnswer `json:"answers"`
-	Error   string         `json:"error,omitempty"`
-}
-
 const lookupTimeout = 60 * time.Second
 
 // readLookups reads every key of a job: a Get for a name, a List without one. Read-only by construction.

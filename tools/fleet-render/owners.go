@@ -30,20 +30,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// LiveObject: an object as it exists on the cluster (metadata only); absent objects are null.
-type LiveObject struct {
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-	Managers    []string          `json:"managers"`
-	// Deleted: a Delete job removed it.
-	Deleted bool `json:"deleted,omitempty"`
-}
-
-type OwnersResult struct {
-	Objects []*LiveObject `json:"objects"`
-	Error   string        `json:"error,omitempty"`
-}
-
 const ownersTimeout = 60 * time.Second
 
 // jobTimeout is a job's own deadline when it names one, else the tool's default.

@@ -48,16 +48,6 @@ const (
 	pullTimeout = 5 * time.Minute
 )
 
-type PullResult struct {
-	// Prefix is the bundle directory the files belong under: Fleet's `.chart/<sha256>`.
-	Prefix string      `json:"prefix"`
-	Files  []FileInput `json:"files"`
-	// Source is what was downloaded (the archive URL or OCI reference), for messages.
-	Source   string   `json:"source"`
-	Warnings []string `json:"warnings,omitempty"`
-	Error    string   `json:"error,omitempty"`
-}
-
 // chartPrefix is Fleet's checksum(helm): where a remote chart's files live in the bundle.
 func chartPrefix(chart, repo, version string) string {
 	return fmt.Sprintf(".chart/%x", sha256.Sum256([]byte(chart+":"+repo+":"+version)))

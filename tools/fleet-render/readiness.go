@@ -10,15 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-type ReadinessResult struct {
-	Ready         bool     `json:"ready"`
-	State         string   `json:"state,omitempty"`
-	Error         bool     `json:"error,omitempty"`
-	Transitioning bool     `json:"transitioning,omitempty"`
-	Message       []string `json:"message,omitempty"`
-	Problem       string   `json:"problem,omitempty"`
-}
-
 func readiness(job ReadinessJob) ReadinessResult {
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(job.Object); err != nil {

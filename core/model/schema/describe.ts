@@ -22,7 +22,9 @@ export type Type =
   | { readonly kind: "map"; readonly of: Type }
   /** A fixed-length list of strings ([cluster, helm]): Go [N]string. */
   | { readonly kind: "pair" }
-  | { readonly kind: "struct"; readonly struct: Struct };
+  | { readonly kind: "struct"; readonly struct: Struct }
+  /** The value or null (Go: nil; a struct is then a pointer). */
+  | { readonly kind: "nullable"; readonly of: Type };
 
 /** How diffPair (tools/fleet-provider decide.go) treats a pair-spec field, with the reason in `doc`. */
 export type DiffClass =
@@ -50,6 +52,10 @@ export interface Field {
   readonly goName?: string;
   /** A pointer in Go: an optional struct or list whose absence means something, or a map's values. */
   readonly goPointer?: boolean;
+  /** Go keeps the value as its JSON text (json.RawMessage; a list's or map's values): a worker encoded it, or a library decodes it. */
+  readonly goRaw?: boolean;
+  /** Go writes the field even when empty (no omitempty) where TypeScript reads it as optional. */
+  readonly goKeepEmpty?: boolean;
   /** Renderer-request fields: the job kind's trust class (absent: an input jobs reference by key). */
   readonly trust?: Trust;
   /** Pair-spec fields: diffPair's class. */
@@ -83,6 +89,7 @@ export const pair = { kind: "pair" } as const;
 export const list = <T extends Type>(of: T) => ({ kind: "list", of }) as const;
 export const map = <T extends Type>(of: T) => ({ kind: "map", of }) as const;
 export const struct = <S extends Struct>(s: S) => ({ kind: "struct", struct: s }) as const;
+export const nullable = <T extends Type>(of: T) => ({ kind: "nullable", of }) as const;
 /** A descriptor, checked, with its literal types kept for inference. */
 export const describe = <const S extends Struct>(s: S): S => s;
 
@@ -107,7 +114,9 @@ export type TypeOf<T extends Type> = T extends { kind: "string"; values: readonl
                   ? Record<string, TypeOf<O>>
                   : T extends { kind: "struct"; struct: infer S extends Struct }
                     ? Shape<S>
-                    : never;
+                    : T extends { kind: "nullable"; of: infer O extends Type }
+                      ? TypeOf<O> | null
+                      : never;
 
 type Flat<T> = { [K in keyof T]: T[K] };
 type OptionalKeys<F> = { [K in keyof F]: F[K] extends { optional: true } ? K : never }[keyof F];
