@@ -50,14 +50,20 @@ live_tests() { # the provider's tests with one local cluster (its pure tests run
     in_module tools/fleet-provider work go test -mod=readonly -count=1 -tags live -parallel 8 -timeout 10m "$@" ./...
 }
 
+# fleet-provider's and fleet-render's types of the boundary's schema (core/model/schema): generated, not committed.
+tools_dir=$PWD/tools
+# shellcheck source=tools/lib.sh
+source tools/lib.sh
+go_schema
+
 if [ "${1:-}" = --live ]; then
   shift
   live_tests "$@"
   exit
 fi
 
-echo "-- gofmt: every Go file in git"
-mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.go' | while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done)
+echo "-- gofmt: every Go file in git, and the generated ones"
+mapfile -t files < <({ git ls-files --cached --others --exclude-standard '*.go'; ls tools/*/zz_generated_*.go; } | while read -r f; do if [ -f "$f" ]; then echo "$f"; fi; done)
 unformatted=$(gofmt -l "${files[@]}")
 if [ -n "$unformatted" ]; then
   echo "$unformatted"

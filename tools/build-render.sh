@@ -34,6 +34,8 @@ cache_root=${PULUMI_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-fleet}
 source "$tools_dir/lib.sh"
 go_build_env
 go_workspace_env
+# The Go side of the boundary's schema (core/model/schema): generated, part of the sources hashed below.
+go_schema
 
 pkg=.
 [[ $tool == chart-repo ]] && pkg=./chart-repo

@@ -40,6 +40,24 @@ go_workspace_env() { export GOWORK=$tools_dir/workspace/go.work; }
 # directory): the workspace and both modules' requirements (either can move the other's versions).
 workspace_files=(../workspace/go.work ../workspace/go.work.sum ../fleet-render/go.mod ../fleet-render/go.sum ../fleet-provider/go.mod ../fleet-provider/go.sum)
 
+# go_schema: write fleet-provider's and fleet-render's zz_generated_schema*.go from the one schema of the
+# TypeScript <-> Go boundary (core/model/schema, scripts/go-schema.ts), unless each already carries the hash
+# of those sources (the generator stamps the same). Not committed; written before every build or test of them.
+go_schema() {
+  local root want f node=node
+  root=$(cd "$tools_dir/.." && pwd)
+  # The project's Node (22, from node_modules), not whichever is first on PATH: run-ts.js refuses older ones.
+  [[ -x $root/node_modules/.bin/node ]] && node=$root/node_modules/.bin/node
+  want=$(cd "$root" && LC_ALL=C ls core/model/schema/*.ts scripts/go-schema.ts | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+  for f in fleet-provider fleet-render; do
+    if ! grep -qs "^// schema sources $want\$" "$tools_dir/$f/zz_generated_schema.go" || [[ ! -f $tools_dir/$f/zz_generated_schema_test.go ]]; then
+      vlog "go_schema: writing tools/*/zz_generated_schema.go from core/model/schema"
+      "$node" "$root/scripts/run-ts.js" "$root/scripts/go-schema.ts" || die "scripts/go-schema.ts failed: the Go side of the schema could not be written"
+      return
+    fi
+  done
+}
+
 # go_quiet <go arguments...>: go without its "go: downloading" lines (a cold module cache prints hundreds);
 # --verbose keeps them. Errors pass through.
 go_quiet() {

@@ -21,6 +21,12 @@ export const HELM_FLAGS = [
   "disableDependencyUpdate",
 ] as const;
 
+/**
+ * The helm flags a target customization turns on over the bundle's (core/targeting/merge.ts ORs them,
+ * in this order); a customization's other flags are not merged.
+ */
+export const HELM_FLAGS_MERGED: readonly (typeof HELM_FLAGS)[number][] = ["force", "atomic", "takeOwnership", "disablePreProcess", "waitForJobs", "disableDNS"];
+
 const keyRef = obj({ name: str("the object's name"), namespace: str("default: the deployment's namespace"), key: str("default: values.yaml") });
 
 export const HELM_FIELDS: FieldTable = {

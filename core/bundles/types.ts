@@ -3,6 +3,7 @@ import { LabelSelector } from "../model/selector";
 import { TargetCriteria } from "../config/target-criteria";
 import { FleetError } from "../base/errors";
 import { K8sObject } from "../model/k8s-object";
+import type { HELM_FLAGS } from "./fleetyaml-fields";
 
 /** A key of a ConfigMap or Secret on the target cluster (Fleet's ConfigMapKeySelector / SecretKeySelector). */
 export interface ValuesKeyRef {
@@ -20,7 +21,10 @@ export interface ValuesFrom {
   secretKeyRef?: ValuesKeyRef;
 }
 
-export interface HelmOptions {
+/** helm's on/off settings (fleetyaml-fields.ts HELM_FLAGS): true when set, absent otherwise. */
+export type HelmFlags = { [K in (typeof HELM_FLAGS)[number]]?: boolean };
+
+export interface HelmOptions extends HelmFlags {
   chart?: string;
   repo?: string;
   version?: string;
@@ -30,14 +34,6 @@ export interface HelmOptions {
   valuesFrom?: ValuesFrom[];
   templateValues?: Record<string, string>;
   timeoutSeconds?: number;
-  force?: boolean;
-  takeOwnership?: boolean;
-  atomic?: boolean;
-  waitForJobs?: boolean;
-  disablePreProcess?: boolean;
-  disableDNS?: boolean;
-  skipSchemaValidation?: boolean;
-  disableDependencyUpdate?: boolean;
   maxHistory?: number;
 }
 

@@ -11,6 +11,7 @@ import { withoutApiIgnored } from "../render/api-ignored";
 import { Owner, withOwnership } from "./labels";
 import { ownerLabels } from "./ownership";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairSpec, pairObjectKey, pairObjects } from "../model/pair";
+import { optionsCarried } from "../model/schema/pair-spec";
 import { deletePolicyOf, RETAIN_REASONS, retainCode } from "./delete-policy";
 
 export interface DesiredObject {
@@ -100,8 +101,8 @@ export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: D
     // The whole set is a secret (types.ts DesiredDeployment.secret): the provider withholds its messages.
     ...(secretSet ? { secretSet: true } : {}),
     timeoutSeconds: timeoutSecondsOf(entry),
-    ...(entry.options.helm?.force ? { force: true } : {}),
-    ...(entry.options.correctDrift?.enabled ? { correctDrift: true } : {}),
+    // helm.force, correctDrift.enabled...: the schema's fields that carry an option (core/model/schema/pair-spec.ts).
+    ...optionsCarried(entry.options),
     ...(entry.paused ? { paused: true } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
     deletePolicy: deletePolicyOf(ownerLabels(entry)),

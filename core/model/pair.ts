@@ -3,63 +3,23 @@
  * pair, as the provider in tools/fleet-provider reads and writes them (spec.go). Plain values: core
  * builds them, components/ registers them, automation/ reads the outputs.
  */
+import { DELETE_POLICY, HEALTH_CHECK, PAIR_OBJECT, PAIR_SPEC } from "./schema/pair-spec";
+import type { Shape } from "./schema/describe";
 
 /** The operator's readiness rule for one kind (stack file `healthChecks`, read by core/config/health-checks.ts): CEL over the live object. */
-export interface HealthCheck {
-  apiVersion: string;
-  kind: string;
-  current: string;
-  inProgress?: string;
-  failed?: string;
-}
+export type HealthCheck = Shape<typeof HEALTH_CHECK>;
 
 /** Fleet's BundleDeployment states (fleet.cattle.io/v1alpha1 BundleState). */
 export type PairState = "Ready" | "NotReady" | "WaitApplied" | "ErrApplied" | "Modified" | "OutOfSync";
 
 /** One rendered object and why a prune would leave it on the cluster ("" or absent: it is deleted). */
-export interface PairObject {
-  manifest: Record<string, unknown>;
-  retain?: string;
-  /** JSON pointers drift leaves out (diff.comparePatches). */
-  ignoreDrift?: string[];
-}
+export type PairObject = Shape<typeof PAIR_OBJECT>;
 
 /** How the pair deletes: the one value its apply and its deletion obey. */
-export interface DeletePolicy {
-  propagation: "background" | "foreground" | "orphan";
-  /** Only an object still carrying all of these labels is deleted. */
-  ownerLabels: Record<string, string>;
-}
+export type DeletePolicy = Shape<typeof DELETE_POLICY>;
 
-export interface PairSpec {
-  deploymentId: string;
-  /** The key of the provider's configuration it is applied through (components/fleet.ts): its cluster, or "<cluster>/as/<user>". */
-  cluster?: string;
-  /** By pairObjectKey. */
-  objects: Record<string, PairObject>;
-  /** More of the set, whose manifests are secrets (the agent's token): registered as a secret property of their own, the rest of the set stays readable. */
-  secretObjects?: Record<string, PairObject>;
-  /** The whole set is a secret (a lookup or helm.valuesFrom read a Secret, decrypted SOPS files): the provider withholds its messages, which may quote any value. */
-  secretSet?: boolean;
-  /** Readiness wait after applying, and the wait for pruned objects to be gone, in seconds; 0 or absent: no readiness wait, and 10 minutes for pruned objects (tools/fleet-provider timeoutOf). */
-  timeoutSeconds?: number;
-  force?: boolean;
-  correctDrift?: boolean;
-  paused?: boolean;
-  /** Field managers whose fields the pair takes over (objects the per-object resources applied before). */
-  adoptFieldManagers?: string[];
-  /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when the stack has none. */
-  healthChecks?: HealthCheck[];
-  /** notifications.kubernetesEvents: where the provider posts an Event when the pair's state changes; absent when off. */
-  kubernetesEvents?: { namespace: string; gitRepo: string; bundle: string };
-  /** Pairs this one waits for, with their last state (Ready lets it apply). */
-  waitFor?: { name: string; state: string }[];
-  deletePolicy: DeletePolicy;
-  /** What an earlier version's per-object resources deployed for this pair: its inventory when it is created. */
-  adopt?: Record<string, PairObject>;
-  /** The namespaces it needs that its cluster's setup could not create, with the API server's words: it fails with them (namespacesRefusedFor). */
-  namespacesRefused?: Record<string, string>;
-}
+/** A BundleDeployment's inputs, as schema/pair-spec.ts describes them (the provider's Spec is generated from it). */
+export type PairSpec = Shape<typeof PAIR_SPEC>;
 
 export interface InventoryEntry {
   group: string;

@@ -11,7 +11,9 @@ import { runInGroup } from "../base/child-group";
 import { childCommand, stopSignal, throwIfStopped } from "../base/stop-signal";
 import { builtToolPath } from "../base/tool-build";
 import { JobKey, MAX_RENDERER_OUTPUT_BYTES, runPerGitRepo, runSandboxOnce, sandboxLimits } from "./sandbox";
-import type { RendererRequest, RendererResponse, ValuesResult } from "../model/renderer-protocol";
+import type { RendererRequest, RendererResponse, RendererWireRequest, ValuesResult } from "../model/renderer-protocol";
+import { TRUST } from "../model/schema/renderer-request";
+import type { Trust } from "../model/schema/describe";
 
 let binary: string | undefined;
 
@@ -32,25 +34,28 @@ export function rendererBinary(): string {
  */
 export async function runRenderer(request: RendererRequest): Promise<RendererResponse> {
   throwIfStopped();
-  const { pulls, owners, impersonate, readiness, discovery, lookupReads, ...content } = request;
   const response = emptyResponse();
-  if (pulls?.length || owners?.length || impersonate?.length || readiness?.length || discovery?.length || lookupReads?.length) {
-    Object.assign(
-      response,
-      pick(await runTrusted({ pulls, owners, impersonate, readiness, discovery, lookupReads }), [
-        "pulls",
-        "owners",
-        "impersonate",
-        "readiness",
-        "discovery",
-        "lookupReads",
-      ]),
-    );
+  const trusted = jobKinds("trusted");
+  if (trusted.some((kind) => hasJobs(request, kind))) {
+    const only = Object.fromEntries(trusted.map((kind) => [kind, request[kind]])) as RendererRequest;
+    Object.assign(response, pick(await runTrusted(only), trusted as (keyof RendererResponse)[]));
   }
-  if (Object.keys(content.yaml ?? {}).length || content.values?.length || content.renders?.length) {
-    Object.assign(response, pick(await runContent(content), ["values", "valueOf", "renders", "yaml", "gitRepoSpentSeconds"]));
+  if (jobKinds("content").some((kind) => hasJobs(request, kind))) {
+    Object.assign(response, pick(await runContent(request), ["values", "valueOf", "renders", "yaml", "gitRepoSpentSeconds"]));
   }
   return response;
+}
+
+type JobKind = keyof RendererRequest & keyof RendererResponse;
+
+/** The job kinds of a trust class, as the schema gives them (tools/fleet-render/main.go refuses a mix by the same). */
+function jobKinds(trust: Trust): JobKind[] {
+  return Object.keys(TRUST).filter((kind) => TRUST[kind] === trust) as JobKind[];
+}
+
+function hasJobs(request: RendererRequest, kind: JobKind): boolean {
+  const jobs = request[kind];
+  return Array.isArray(jobs) ? jobs.length > 0 : Object.keys(jobs ?? {}).length > 0;
 }
 
 function emptyResponse(): RendererResponse {
@@ -61,7 +66,7 @@ function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> 
   return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 }
 
-async function runTrusted(request: RendererRequest): Promise<RendererResponse> {
+async function runTrusted(request: RendererWireRequest): Promise<RendererResponse> {
   const [file, args] = childCommand(rendererBinary(), []);
   const result = await runInGroup(file, args, { input: JSON.stringify(request), name: "fleet-render", maxOutputBytes: MAX_RENDERER_OUTPUT_BYTES });
   if (result.aborted) throw stopSignal.reason;
@@ -104,7 +109,7 @@ async function runContent(request: RendererRequest): Promise<RendererResponse> {
     jobs,
     async (group, secondsLeft) => {
       // Only what this group's jobs read: each GitRepo's process gets its own bundles and values.
-      const sub: RendererRequest & { jobGroups: Record<string, number>; groupSeconds: number[] } = {
+      const sub: RendererWireRequest & { jobGroups: Record<string, number> } = {
         bundles: {},
         clusters: {},
         helm: {},

@@ -5,6 +5,7 @@
  */
 import { ComparePatch, DeploymentOptions, ValuesFrom } from "../bundles/types";
 import { mergeValues } from "../bundles/values-files";
+import { HELM_FLAGS_MERGED } from "../bundles/fleetyaml-fields";
 
 const TARGET_ONLY_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
 
@@ -31,7 +32,7 @@ export function mergeOptions(base: DeploymentOptions, custom: DeploymentOptions)
     else if (c.templateValues) Object.assign(h.templateValues, c.templateValues);
     if (c.valuesFrom?.length) h.valuesFrom = mergeByKey(h.valuesFrom ?? [], c.valuesFrom, valuesFromKey);
     for (const key of ["repo", "chart", "version", "releaseName"] as const) if (c[key]) h[key] = c[key];
-    for (const key of ["force", "atomic", "takeOwnership", "disablePreProcess", "waitForJobs", "disableDNS"] as const) {
+    for (const key of HELM_FLAGS_MERGED) {
       if (h[key] || c[key]) h[key] = true;
     }
     for (const key of Object.keys(h) as (keyof typeof h)[]) if (h[key] === undefined) delete h[key];

@@ -37,24 +37,16 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 		d.Changes = true
 		return d
 	}
-	diffObjects(d.Detailed, "objects", olds.Objects, news.Objects)
-	diffObjects(d.Detailed, "secretObjects", olds.SecretObjects, news.SecretObjects)
-	diffTop := func(name string, a, b any) {
-		if !reflect.DeepEqual(a, b) {
-			d.Detailed[name] = pulumirpc.PropertyDiff_UPDATE
+	// Which fields are compared, and how, is the schema's (core/model/schema/pair-spec.ts, each field's
+	// diff class): zz_generated_schema.go lists them.
+	for _, f := range specObjectSets {
+		diffObjects(d.Detailed, f.json, f.get(&olds.Spec), f.get(&news))
+	}
+	for _, f := range specDiffed {
+		if !reflect.DeepEqual(f.get(&olds.Spec), f.get(&news)) {
+			d.Detailed[f.json] = pulumirpc.PropertyDiff_UPDATE
 		}
 	}
-	diffTop("deploymentId", olds.DeploymentID, news.DeploymentID)
-	diffTop("cluster", olds.Cluster, news.Cluster)
-	diffTop("timeoutSeconds", olds.TimeoutSeconds, news.TimeoutSeconds)
-	diffTop("force", olds.Force, news.Force)
-	diffTop("correctDrift", olds.CorrectDrift, news.CorrectDrift)
-	diffTop("paused", olds.Paused, news.Paused)
-	diffTop("adoptFieldManagers", olds.AdoptFieldManagers, news.AdoptFieldManagers)
-	diffTop("deletePolicy", olds.DeletePolicy, news.DeletePolicy)
-	diffTop("waitFor", olds.WaitFor, news.WaitFor)
-	diffTop("healthChecks", olds.HealthChecks, news.HealthChecks)
-	diffTop("namespacesRefused", olds.NamespacesRefused, news.NamespacesRefused)
 	d.Changes = len(d.Detailed) > 0
 	if d.Changes && !news.Paused {
 		heldObjects(d.Detailed, olds, news)

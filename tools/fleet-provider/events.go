@@ -31,16 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// EventsSpec is where and about what a pair's Events are posted: present only when the operator turned
-// Events on. Never diffed (decide.go): turning Events on or off applies nothing, it takes effect at the
-// pair's next apply or refresh.
-type EventsSpec struct {
-	// The namespace the bundle deploys into (fleet.yaml namespace, else defaultNamespace, else default).
-	Namespace string `json:"namespace"`
-	GitRepo   string `json:"gitRepo,omitempty"`
-	Bundle    string `json:"bundle"`
-}
-
 const (
 	// The Event's reportingComponent and source: who says it.
 	eventReporter = "pulumi-fleet"

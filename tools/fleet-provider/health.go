@@ -39,15 +39,6 @@ const (
 	healthInterruptEvery = 100
 )
 
-// HealthCheck is one kind's expressions, as the stack file gives them (core/config/health-checks.ts).
-type HealthCheck struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Current    string `json:"current"`
-	InProgress string `json:"inProgress,omitempty"`
-	Failed     string `json:"failed,omitempty"`
-}
-
 // expression is one compiled expression and where it came from, for messages.
 type expression struct {
 	field string // current, inProgress or failed

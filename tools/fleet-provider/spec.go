@@ -22,64 +22,16 @@ const (
 	unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 )
 
-// Spec is a BundleDeployment's inputs: everything that decides the pair, as core/desired computed it.
-type Spec struct {
-	DeploymentID string `json:"deploymentId"`
-	// Which of the provider's clusters (and impersonated users) the pair is applied to: a key of its
-	// configuration's `clusters`; absent: the provider's only cluster (a stack of an earlier version).
-	Cluster string `json:"cluster,omitempty"`
-	// Objects by objectKey (group/kind/namespace/name, version left out so a version move is the same object).
-	// Only in the inputs (omitted from the outputs, see recorded).
-	Objects map[string]DesiredObject `json:"objects,omitempty"`
-	// More of the set, whose manifests are secrets (the agent's token): a property of their own, so the
-	// engine keeps only these secret and the rest of the set stays readable in previews and the state.
-	SecretObjects map[string]DesiredObject `json:"secretObjects,omitempty"`
-	// The whole set is a secret (what a lookup or helm.valuesFrom read from a Secret, Secrets decrypted
-	// from SOPS files): a message about it may quote any of its values, transformed or not, so its
-	// messages are withheld from the outputs (see told).
-	SecretSet bool `json:"secretSet,omitempty"`
-	// Seconds to wait for the set to be ready after applying (helm.timeoutSeconds); 0: do not wait.
-	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
-	// Recreate objects whose immutable fields changed (helm.force).
-	Force bool `json:"force,omitempty"`
-	// Re-apply when the last refresh found drift (correctDrift.enabled).
-	CorrectDrift bool `json:"correctDrift,omitempty"`
-	// A paused bundle: nothing is applied or pruned; the pair keeps what it has.
-	Paused bool `json:"paused,omitempty"`
-	// Field managers (name prefixes) whose fields this pair takes over when it next changes an object:
-	// the per-object resources of earlier versions applied each object as pulumi-kubernetes-<random>.
-	AdoptFieldManagers []string `json:"adoptFieldManagers,omitempty"`
-	// Objects this pair takes over when it is created: what the per-object resources of an earlier
-	// version deployed for it. They are its inventory before its first apply, so what the set no longer
-	// holds is pruned under their retain rules; read only by Create, never diffed.
-	Adopt map[string]DesiredObject `json:"adopt,omitempty"`
-	// The operator's health checks per kind (health.go): they judge readiness instead of kstatus. Absent
-	// when the stack has none, so a stack without them registers what it did before.
-	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
-	// Kubernetes Events on the cluster when the pair's state changes (events.go); absent: none.
-	KubernetesEvents *EventsSpec `json:"kubernetesEvents,omitempty"`
-	// Gates: the states of the pairs this one waits for (dependsOn, rollout); all must be Ready to apply.
-	WaitFor []Gate `json:"waitFor,omitempty"`
-	// How objects that leave the set, or the whole pair, are deleted: decided by the program, obeyed here.
-	DeletePolicy DeletePolicy `json:"deletePolicy"`
-	// The namespaces this pair needs that its cluster's setup could not create, with the API server's
-	// words (the setup's Status.Refused): the pair fails with them and applies nothing.
-	NamespacesRefused map[string]string `json:"namespacesRefused,omitempty"`
+// Spec, the pair's inputs, is generated from the schema (core/model/schema/pair-spec.ts) into
+// zz_generated_schema.go; what never crosses the boundary is here.
+type specLocal struct {
 	// A cluster's setup (told by its resource type, never by its inputs): each namespace is applied on
 	// its own, so a refused one fails only the pairs that need it (namespaces_apart.go).
 	namespacesApart bool
 }
 
-// DeletePolicy is the one value that says how this pair deletes (with each object's Retain).
-type DeletePolicy struct {
-	// "background" (as Helm's uninstall and so Fleet), "foreground" or "orphan".
-	Propagation string `json:"propagation"`
-	// Only an object that still carries all of these labels is deleted: one adopted or relabelled by
-	// another owner since is left alone.
-	OwnerLabels map[string]string `json:"ownerLabels"`
-}
-
-// DesiredObject is one rendered object and what a prune does with it.
+// DesiredObject is one rendered object and what a prune does with it (its fields: the schema's
+// PAIR_OBJECT, core/model/schema/pair-spec.ts; written here for its UnmarshalJSON).
 type DesiredObject struct {
 	Manifest map[string]any `json:"manifest"`
 	// Why a prune leaves it on the cluster (keepResources, Helm's keep policy, a chart's CRD...); empty: deleted.
@@ -118,12 +70,6 @@ func (o *DesiredObject) UnmarshalJSON(b []byte) error {
 	}
 	*o = DesiredObject{Manifest: manifest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift}
 	return nil
-}
-
-// Gate is another pair this one waits for.
-type Gate struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
 }
 
 // Status is Fleet's BundleDeployment status, the pair's outputs beside its inputs.

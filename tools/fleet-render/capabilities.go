@@ -14,27 +14,6 @@ import (
 	"k8s.io/client-go/discovery"
 )
 
-// DiscoveryJob: one cluster's connection (as OwnersJob's).
-type DiscoveryJob struct {
-	ID         string `json:"id"`
-	Kubeconfig string `json:"kubeconfig"`
-	Context    string `json:"context"`
-}
-
-type Capabilities struct {
-	KubeVersion struct {
-		Version string `json:"version"`
-		Major   string `json:"major"`
-		Minor   string `json:"minor"`
-	} `json:"kubeVersion"`
-	APIVersions []string `json:"apiVersions"`
-}
-
-type DiscoveryResult struct {
-	Capabilities *Capabilities `json:"capabilities,omitempty"`
-	Error        string        `json:"error,omitempty"`
-}
-
 func discover(job DiscoveryJob) DiscoveryResult {
 	_, dc, err := clusterClient(job.Kubeconfig, job.Context)
 	if err != nil {

@@ -14,20 +14,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-type ImpersonateJob struct {
-	ID         string `json:"id"`
-	Kubeconfig string `json:"kubeconfig"`
-	Context    string `json:"context"`
-	// As: the user to act as, system:serviceaccount:<namespace>:<name>; empty: none, the kubeconfig as
-	// kubectl reads it (an ambient KUBECONFIG's files merged, the context found in any of them).
-	As string `json:"as"`
-}
-
-type ImpersonateResult struct {
-	Kubeconfig string `json:"kubeconfig,omitempty"`
-	Error      string `json:"error,omitempty"`
-}
-
 func impersonate(job ImpersonateJob) ImpersonateResult {
 	raw, err := rawConfigOf(job.Kubeconfig, job.Context)
 	if err != nil {

@@ -33,36 +33,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// LookupKey: one call of `lookup apiVersion kind namespace name` (an empty name lists).
-type LookupKey struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-}
-
-// LookupAnswer: the object (or list) as the cluster returned it; neither when it does not exist.
-type LookupAnswer struct {
-	Key    LookupKey      `json:"key"`
-	Object map[string]any `json:"object,omitempty"`
-	Error  string         `json:"error,omitempty"`
-}
-
-// LookupJob: read these on one cluster, with the deploying identity's kubeconfig (trusted side).
-type LookupJob struct {
-	ID         string      `json:"id"`
-	Kubeconfig string      `json:"kubeconfig"`
-	Context    string      `json:"context"`
-	Keys       []LookupKey `json:"keys"`
-	// TimeoutSeconds: the job's own deadline (the operator's, per GitRepo and cluster); 0: lookupTimeout.
-	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
-}
-
-type LookupResult struct {
-	Answers []LookupAnswer `json:"answers"`
-	Error   string         `json:"error,omitempty"`
-}
-
 const lookupTimeout = 60 * time.Second
 
 // readLookups reads every key of a job: a Get for a name, a List without one. Read-only by construction.

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -69,10 +70,10 @@ func main() {
 	}
 	// GitRepo content is evaluated only in the sandbox; the jobs that need the network or a cluster's
 	// credentials (and read only the operator's data) only outside it.
-	trusted := len(req.Pulls) + len(req.Owners) + len(req.Impersonate) + len(req.Readiness) + len(req.Discovery) + len(req.LookupReads)
-	content := len(req.YAML) + len(req.Values) + len(req.Renders)
+	// Each job kind's class is the schema's (core/model/schema/renderer-request.ts, jobTrust).
+	content, trusted := req.jobCounts()
 	if watch != nil && trusted > 0 || watch == nil && content > 0 {
-		fmt.Fprintln(os.Stderr, "fleet-render: yaml, values and renders jobs run only with --sandbox; pulls, owners, impersonate, readiness, discovery and lookupReads only without")
+		fmt.Fprintf(os.Stderr, "fleet-render: %s jobs run only with --sandbox; %s only without\n", kindsOf("content"), kindsOf("trusted"))
 		os.Exit(2)
 	}
 	watch.setGroups(req.JobGroups, req.GroupSeconds)
@@ -150,6 +151,20 @@ func run(req *Request, watch *jobWatch) *Response {
 		mu.Unlock()
 	})
 	return resp
+}
+
+// kindsOf names the job kinds of a trust class, for messages ("yaml, values and renders").
+func kindsOf(class string) string {
+	var kinds []string
+	for _, k := range jobTrust {
+		if k.class == class {
+			kinds = append(kinds, k.kind)
+		}
+	}
+	if len(kinds) < 2 {
+		return strings.Join(kinds, "")
+	}
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
 }
 
 // readClusters starts one goroutine per job (each reads one cluster) that stores its result by id under mu.

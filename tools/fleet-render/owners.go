@@ -30,47 +30,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// OwnersJob: one cluster's connection and the objects to look up.
-type OwnersJob struct {
-	ID string `json:"id"`
-	// Kubeconfig: the stack's kubeconfig for the cluster, as text or as a path; empty for the ambient
-	// kubeconfig (KUBECONFIG or ~/.kube/config) with Context.
-	Kubeconfig string      `json:"kubeconfig"`
-	Context    string      `json:"context"`
-	Objects    []ObjectRef `json:"objects"`
-	// Delete: remove each object that exists and carries all of its ref's Labels (the crash journal's
-	// sweep of objects an interrupted update created and nothing now owns; automation/journal.ts).
-	Delete bool `json:"delete,omitempty"`
-	// Propagation of those deletes, as the delete policy decided it (core/desired/delete-policy.ts):
-	// "background", "foreground" or "orphan"; a Delete job without one is refused.
-	Propagation string `json:"propagation,omitempty"`
-	// TimeoutSeconds: the job's own deadline (the operator's, per GitRepo and cluster); 0: ownersTimeout.
-	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
-}
-
-type ObjectRef struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	// Labels an object must carry to be deleted (Delete jobs only).
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// LiveObject: an object as it exists on the cluster (metadata only); absent objects are null.
-type LiveObject struct {
-	Labels      map[string]string `json:"labels"`
-	Annotations map[string]string `json:"annotations"`
-	Managers    []string          `json:"managers"`
-	// Deleted: a Delete job removed it.
-	Deleted bool `json:"deleted,omitempty"`
-}
-
-type OwnersResult struct {
-	Objects []*LiveObject `json:"objects"`
-	Error   string        `json:"error,omitempty"`
-}
-
 const ownersTimeout = 60 * time.Second
 
 // jobTimeout is a job's own deadline when it names one, else the tool's default.

@@ -48,43 +48,6 @@ const (
 	pullTimeout = 5 * time.Minute
 )
 
-// PullJob is one remote chart of a bundle (the bundle's helm options or a target customization's).
-type PullJob struct {
-	ID      string   `json:"id"`
-	Chart   string   `json:"chart"`
-	Repo    string   `json:"repo"`
-	Version string   `json:"version"`
-	Auth    HelmAuth `json:"auth"`
-	// CredentialsRegex is the GitRepo's helmRepoURLRegex: the credentials in Auth are sent only with
-	// requests whose normalized URL (pull_transport.go) it matches from the start; empty sends them nowhere.
-	CredentialsRegex string `json:"credentialsRegex,omitempty"`
-	// AllowedURLs is the GitRepo's allowedChartURLs (the operator's, never the content's): regular
-	// expressions, each matched against the whole normalized URL of a request; a request none matches
-	// is refused. Empty: no remote chart may be pulled.
-	AllowedURLs []string `json:"allowedURLs,omitempty"`
-	// TimeoutSeconds bounds the whole pull (default pullTimeout); set by the operator's environment.
-	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
-}
-
-// HelmAuth is a GitRepo's Helm credentials and transport settings (Fleet's helmSecretName keys).
-type HelmAuth struct {
-	Username           string `json:"username,omitempty"`
-	Password           string `json:"password,omitempty"`
-	CABundle           string `json:"caBundle,omitempty"`
-	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
-	BasicHTTP          bool   `json:"basicHTTP,omitempty"`
-}
-
-type PullResult struct {
-	// Prefix is the bundle directory the files belong under: Fleet's `.chart/<sha256>`.
-	Prefix string      `json:"prefix"`
-	Files  []FileInput `json:"files"`
-	// Source is what was downloaded (the archive URL or OCI reference), for messages.
-	Source   string   `json:"source"`
-	Warnings []string `json:"warnings,omitempty"`
-	Error    string   `json:"error,omitempty"`
-}
-
 // chartPrefix is Fleet's checksum(helm): where a remote chart's files live in the bundle.
 func chartPrefix(chart, repo, version string) string {
 	return fmt.Sprintf(".chart/%x", sha256.Sum256([]byte(chart+":"+repo+":"+version)))

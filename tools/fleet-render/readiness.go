@@ -6,26 +6,9 @@ package main
 // hand-written copy of its per-kind rules.
 
 import (
-	"encoding/json"
-
 	"github.com/rancher/wrangler/v3/pkg/summary"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
-
-type ReadinessJob struct {
-	ID     string              `json:"id"`
-	Object json.RawMessage     `json:"object"`
-	Ignore []map[string]string `json:"ignore"`
-}
-
-type ReadinessResult struct {
-	Ready         bool     `json:"ready"`
-	State         string   `json:"state,omitempty"`
-	Error         bool     `json:"error,omitempty"`
-	Transitioning bool     `json:"transitioning,omitempty"`
-	Message       []string `json:"message,omitempty"`
-	Problem       string   `json:"problem,omitempty"`
-}
 
 func readiness(job ReadinessJob) ReadinessResult {
 	obj := &unstructured.Unstructured{}

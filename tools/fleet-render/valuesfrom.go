@@ -18,13 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// ValuesFromInput: one referenced key, in Fleet's order. From names it in errors
-// (`configmap ns/name key k`); Data is the key's bytes, base64.
-type ValuesFromInput struct {
-	From string `json:"from"`
-	Data string `json:"data"`
-}
-
 // withValuesFrom returns the values Fleet's agent installs with: values, then each input merged over it.
 func withValuesFrom(values map[string]any, inputs []ValuesFromInput) (map[string]any, error) {
 	if values == nil {

@@ -6,15 +6,8 @@ package main
 // `enabled: yes` as the string "yes": the values would silently differ.
 
 import (
-	"encoding/json"
-
 	kyaml "sigs.k8s.io/yaml"
 )
-
-type YAMLResult struct {
-	JSON  json.RawMessage `json:"json,omitempty"`
-	Error string          `json:"error,omitempty"`
-}
 
 func yamlToJSON(text string) YAMLResult {
 	if err := checkYAMLExpansion([]byte(text)); err != nil {
