@@ -61,7 +61,7 @@ export interface FleetOutputs {
  */
 export interface ProgramInputs extends DeployOptions {
   /** The desired state, as the operation computed it; the program registers it as it is. */
-  desired?: Promise<DesiredState>;
+  desired?: DesiredState;
   /** The access of clusters no longer in the stack whose pairs the state still holds through the stack's provider (automation/engine/deployed-objects.ts carriedAccessOf). */
   carriedAccess?: Record<string, ClusterAccess>;
 }
@@ -69,7 +69,7 @@ export interface ProgramInputs extends DeployOptions {
 export async function fleetProgram(config?: StackConfig, options: ProgramInputs = {}): Promise<FleetOutputs> {
   // The reference reading the last outputs registers, registered whoever read them, so the state does not change.
   if (options.desired && options.previous === undefined) selfReference();
-  const desired = options.desired ? await options.desired : await ownDesiredState(config, options);
+  const desired = options.desired ?? (await ownDesiredState(config, options));
   const fleet = new Fleet("fleet", desired, {}, options.carriedAccess ?? {});
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi

@@ -6,36 +6,31 @@
 import * as pulumi from "@pulumi/pulumi";
 import { OutputMap, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { StackConfig } from "../../core/config/stack";
-import { DesiredState } from "../../core/desired/types";
 import { fleetProgram, ProgramInputs } from "../../components/program";
 import { phase } from "./timings";
 
-/** The program the engine runs in this process, with plain inputs: the config (else the stack's) and the desired state or what computes it. */
 /**
- * The operation's own step between the engine starting the program and the program registering the
- * desired state it was given (the crash journal's record, automation/operation/desired.ts): it runs
- * under the engine's lock, and not at all when the engine never starts the program.
+ * The operation's part of a program run (automation/operation/session.ts): once the engine has started
+ * the program, and so holds the stack's lock, the inputs the program is given, values only: which desired
+ * state it registers (decided now, so a computation started before the lock is used only if the stack's
+ * history is unchanged) and the operation's own step before it registers anything (the crash journal's
+ * record). Nothing of it runs when the engine never starts the program.
  */
-export type BeforeRegister = (desired: DesiredState) => Promise<void>;
+export type ProgramInputsAtRun = () => Promise<ProgramInputs>;
 
-export function inlineProgram(
-  config: StackConfig | undefined,
-  inputs: ProgramInputs | undefined,
-  captured: Captured,
-  beforeRegister?: BeforeRegister,
-): PulumiFn {
+/** The program the engine runs in this process: the config (else the stack's) and the inputs, fixed ones or the operation's at run time. */
+export function inlineProgram(config: StackConfig | undefined, inputs: ProgramInputs | ProgramInputsAtRun | undefined, captured: Captured): PulumiFn {
   return async () => {
     phase("program started");
     captured.programError = undefined;
     captured.registerMs = undefined;
     let outputs: Awaited<ReturnType<typeof fleetProgram>>;
     try {
-      // The operation's desired state is awaited first, so what is timed after is the registering alone.
-      const desired = await inputs?.desired;
-      if (desired && beforeRegister) await beforeRegister(desired);
+      const given = typeof inputs === "function" ? await inputs() : inputs;
+      // What is timed is the registering alone: the operation's desired state is settled above.
       const started = performance.now();
-      outputs = await fleetProgram(config, inputs);
-      if (desired) captured.registerMs = performance.now() - started;
+      outputs = await fleetProgram(config, given);
+      if (given?.desired) captured.registerMs = performance.now() - started;
     } catch (err) {
       // Kept for the operation's failure (automation/reports/error-report.ts); the engine gets a RunError,
       // which the SDK reports as its message alone, not as "Unhandled exception: <stack trace>".
@@ -48,12 +43,9 @@ export function inlineProgram(
   };
 }
 
-/**
- * The program the stack's next engine commands run, given once the operation has read what it needs
- * (the state, the clusters probed): its inputs are values, not functions the program calls back.
- */
-export function setProgram(stack: Stack, config: StackConfig | undefined, inputs: ProgramInputs, beforeRegister?: BeforeRegister): void {
-  stack.workspace.program = inlineProgram(config, inputs, capturedOf.get(stack)!, beforeRegister);
+/** The program the stack's next engine commands run, with the operation's inputs decided when the engine runs it. */
+export function setProgram(stack: Stack, config: StackConfig | undefined, inputs: ProgramInputsAtRun): void {
+  stack.workspace.program = inlineProgram(config, inputs, capturedOf.get(stack)!);
 }
 
 /** What the program's last run in this process left: its outputs once the engine had them all (none in a preview), the error it threw, its timing. */

@@ -72,7 +72,12 @@ export function planDesired(callers: DeployOptions | undefined, unreachable: Rea
   return { ...callers, leftOut: new Set([...unreachable.keys(), ...(callers?.leftOut ?? [])]), correctsDrift: true };
 }
 
-/** Whether an operation's desired state is computed before it holds the stack's lock: a preview's and status's always; an up's only where the history can tell under the lock whether it still holds (history-mark.ts). */
-export function computesEarly(op: EngineCommand, runsProgram: boolean, mark: string | undefined): boolean {
-  return runsProgram && (op !== "up" || mark !== undefined);
+/**
+ * Whether an operation computes its desired state before the engine runs its program (while the CLI
+ * starts): only where the program can then tell whether it still holds (a file backend's history mark),
+ * and not when the operation writes history itself before its update (its own refresh, pending
+ * operations, a move), which would make it not hold anyway.
+ */
+export function computesEarly(runsProgram: boolean, mark: string | undefined, writesHistoryFirst: boolean): boolean {
+  return runsProgram && mark !== undefined && !writesHistoryFirst;
 }

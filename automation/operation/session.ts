@@ -39,17 +39,13 @@ export interface Session {
   /** Runs an engine command that takes the stack lock (locks.ts). */
   locked: <T>(run: () => Promise<T>) => Promise<T>;
   recorder: StepRecorder;
-  before: Record<string, DeploymentRecord>;
+  /** The records and outputs before: of the state the program's desired state was computed from (else as the operation found it). */
+  readonly before: Record<string, DeploymentRecord>;
+  readonly outputsBefore: StackState["outputs"];
   /** The stack's `summary.agents` output before the operation. */
   agentsBefore: Record<string, AgentInfo>;
   /** The plan of the desired state the program was given: as deployed once it is computed, the checked plan if it failed after. */
   planned: () => FleetState | undefined;
-  /**
-   * up, under the stack's lock: gives the program the desired state computed while the CLI started if
-   * the stack's history is unchanged since its state was read, else one computed now from the state read
-   * again (desired.ts). preview and status are given theirs when the session opens.
-   */
-  settleDesired: () => Promise<void>;
   /** How long computing the desired state the program was given took, once it has (benchmarks). */
   computeMs: () => number | undefined;
   renderMode: boolean;
@@ -137,17 +133,6 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     if (unreachable.size) options.onUnreachable?.(unreachable);
   }
   phase("clusters probed");
-  // The desired state the program registers, computed here from what was read (desired.ts).
-  const deploy = planDesired(options.deploy, unreachable);
-  const runOf = async (read: StackState) => new DesiredRun({ config: await readConfig(), state: read, deploy, ...(journal ? { journal } : {}) });
-  let given: DesiredRun | undefined;
-  const give = (run: DesiredRun) => {
-    given = run;
-    const inputs = { ...deploy, desired: run.forProgram(), carriedAccess: run.inputs.state.access };
-    setProgram(stack, options.config, inputs, journal ? (d) => run.recordJournal(d) : undefined);
-  };
-  const early = computesEarly(op, runsProgram, mark) ? await runOf(state) : undefined;
-  if (early && op !== "up") give(early);
   const leases = stackLeaseStore(backend, PROJECT_NAME, options.stack);
   const locks = stackLockStore(backend, PROJECT_NAME, options.stack);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
@@ -157,20 +142,42 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     unreachable,
     configured: state.legacy.length ? await clusterNames() : undefined,
   });
+  // The desired state the program registers, computed by the operation from what it read (desired.ts).
+  const deploy = planDesired(options.deploy, unreachable);
+  const runOf = async (read: StackState) => new DesiredRun({ config: await readConfig(), state: read, deploy, ...(journal ? { journal } : {}) });
+  // Started now, while the CLI starts, where the program can tell whether it still holds (a history mark)
+  // and nothing this operation does first writes history (pending operations, a move, its own refresh).
+  const writesFirst = op === "up" && (state.pending.length > 0 || moving.size > 0 || (!options.refresh && correctsDriftFirst(state)));
+  const early = computesEarly(runsProgram, mark, writesFirst) ? await runOf(state).catch(() => undefined) : undefined;
+  let given: DesiredRun | undefined;
+  if (runsProgram) {
+    // Decided once the engine runs the program, under its lock: the early computation if the stack's
+    // history is unchanged since its state was read, else one from the state read now.
+    setProgram(stack, options.config, async () => {
+      const run = early && stillHolds(mark, markNow()) ? early : await runOf(await readState(stack, clusterNames));
+      given = run;
+      const desired = await run.forProgram();
+      if (journal) await run.recordJournal(desired);
+      return { ...deploy, desired, carriedAccess: run.inputs.state.access };
+    });
+  }
   const recorder = new StepRecorder(options.onEvent);
   const started = Date.now();
-  const before = deploymentsOutput(state.outputs);
+  // The records before: of the state the program's desired state was computed from, once it was given one.
+  const beforeOf = memoized((read: StackState) => deploymentsOutput(read.outputs));
   return {
     stack,
     config: readConfig,
     locked: (run) => withStackLock(stack, policy, run),
     recorder,
-    before,
+    get before() {
+      return beforeOf(given?.inputs.state ?? state);
+    },
+    get outputsBefore() {
+      return (given?.inputs.state ?? state).outputs;
+    },
     agentsBefore: agentsOutput(state.outputs),
     planned: () => given?.settled?.fleet ?? given?.planned,
-    settleDesired: async () => {
-      give(early && stillHolds(mark, markNow()) ? early : await runOf(await readState(stack, clusterNames)));
-    },
     computeMs: () => given?.computeMs,
     renderMode,
     unreachable,
@@ -195,7 +202,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       stack: options.stack,
       changes: changes ?? {},
       groups: groupSteps(recorder.steps, recorder.failedUrns, moving),
-      before,
+      before: beforeOf(given?.inputs.state ?? state),
       durationMs: Date.now() - started,
     }),
   };
@@ -247,4 +254,15 @@ export function watched(m: RunFacts, s: Session): Session {
 /** How long the program's desired state took to compute and to register (benchmarks: OperationOptions.onProgramTimings). */
 export function programTimings(s: Session): { planMs: number; registerMs: number } {
   return { planMs: s.computeMs() ?? 0, registerMs: registerMsOf(s.stack) ?? 0 };
+}
+
+/** Whether an up refreshes correctDrift bundles before its update (correct-drift.ts), writing the stack's history. */
+function correctsDriftFirst(state: StackState): boolean {
+  return Object.values(deploymentsOutput(state.outputs)).some((r) => r.correctDrift);
+}
+
+/** f, remembered for the last argument it was called with. */
+function memoized<A, R>(f: (a: A) => R): (a: A) => R {
+  let last: { a: A; r: R } | undefined;
+  return (a) => (last?.a === a ? last.r : (last = { a, r: f(a) }).r);
 }

@@ -32,10 +32,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     await s.locked(() => markRetained(s.stack, [...s.moving]));
     await correctDrift(s, options);
     const outputs = await withoutStackTraces(() =>
-      s.locked(async () => {
-        await s.settleDesired();
-        return upWithoutReadBack(s.stack, { ...s.changeRun, continueOnError: options.continueOnError ?? false });
-      }),
+      s.locked(() => upWithoutReadBack(s.stack, { ...s.changeRun, continueOnError: options.continueOnError ?? false })),
     );
     phase("engine finished");
     options.onProgramTimings?.(programTimings(s));
@@ -43,7 +40,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
       plan: s.planned(),
       groups: s.result(undefined).groups,
       before: s.before,
-      outputsBefore: s.state.outputs,
+      outputsBefore: s.outputsBefore,
       outputs,
       stack: options.stack,
     });

@@ -24,13 +24,13 @@ describe("an operation's plan: state writes and the engine's scope", () => {
     expect(planScope({ urns, legacy: [], unreachable: new Map() })).to.deep.equal({ excluded: [], moving: new Set() });
   });
 
-  it("the desired state is computed with the clusters left out added to the caller's, and early only where it can be checked under the lock", () => {
+  it("the desired state is computed with the clusters left out added to the caller's, and early only where it can still hold when the engine runs the program", () => {
     const d = planDesired({ leftOut: new Set(["c9"]), partition: "canary" }, new Map([["c2", "timeout"]]));
     expect([...(d.leftOut ?? [])].sort()).to.deep.equal(["c2", "c9"]);
     expect(d).to.include({ partition: "canary", correctsDrift: true });
-    expect(computesEarly("read", true, undefined), "a preview or status computes it at once").to.equal(true);
-    expect(computesEarly("up", true, "3:x"), "an up with a history to check").to.equal(true);
-    expect(computesEarly("up", true, undefined), "an up without one computes it under the lock").to.equal(false);
-    expect(computesEarly("destroy", false, "3:x"), "no program, no desired state").to.equal(false);
+    expect(computesEarly(true, "3:x", false), "a file backend's history can tell whether it still holds").to.equal(true);
+    expect(computesEarly(true, undefined, false), "another backend: computed when the engine runs the program").to.equal(false);
+    expect(computesEarly(true, "3:x", true), "an up that writes history first (its refresh, a move) would not keep it").to.equal(false);
+    expect(computesEarly(false, "3:x", false), "no program, no desired state").to.equal(false);
   });
 });
