@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guardedCliRoot, guardSupported } from "./process-guard";
+import { isKubernetesProviders } from "../../core/migrate/legacy-resources";
 
 export interface Toolchain {
   /**
@@ -98,7 +99,7 @@ let kubernetesProvider = false;
  * per-object resources or its provider instances. Only such a stack needs that provider built.
  */
 export function needsKubernetesProvider(types: readonly string[]): boolean {
-  return types.some((t) => t.startsWith("kubernetes:") || t === "pulumi:providers:kubernetes");
+  return types.some(isKubernetesProviders);
 }
 
 /**

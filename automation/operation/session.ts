@@ -3,7 +3,7 @@
  * clusters probed, and the program's options; every operation (preview.ts, up.ts, status.ts, ...) starts here.
  */
 import { Stack } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
+import { Migration, migrationNote, planMigration } from "../../core/migrate/migrate";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
 import { StackConfig } from "../../core/config/stack";
@@ -54,6 +54,8 @@ export interface Session {
   store?: JournalStore;
   /** An earlier version's per-object resources this operation moves into their BundleDeployments. */
   moving: Set<string>;
+  /** The state's migration from an earlier version's layout (core/migrate), undefined for a current state. */
+  migration?: Migration;
   /** The state as the operation found it, before taking the stack's lock (readState). */
   state: StackState;
 }
@@ -137,12 +139,11 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const locks = stackLockStore(backend, PROJECT_NAME, options.stack);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
-  const { excluded, moving } = planScope({
-    urns: state.resources.map((r) => r.urn),
-    legacy: state.legacy,
-    unreachable,
-    configured: state.legacy.length ? await clusterNames(config ?? configOf(stack, options)) : undefined,
-  });
+  const { excluded } = planScope({ urns: state.resources.map((r) => r.urn), unreachable });
+  // An earlier version's layout: what the migration moves, decided in memory (the act: up.ts, under the lock).
+  const migration = state.legacy.length
+    ? planMigration({ deployment: { resources: state.resources } }, { configured: await clusterNames(config ?? configOf(stack, options)) })
+    : undefined;
   return {
     stack,
     config: () => (config ??= configOf(stack, options)),
@@ -155,7 +156,8 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     unreachable,
     excluded,
     started: Date.now(),
-    moving,
+    moving: new Set(migration?.moving),
+    migration,
     state,
     settleJournal: async () => {
       if (journalKey && store) await store.remove([journalKey]);
@@ -197,17 +199,7 @@ export function base(options: OperationOptions, s: Session, changes: Record<stri
 
 /** What a stack of an earlier version's first `up` of this version does besides what the preview lists. */
 export function movingNote(s: Session): string | undefined {
-  if (!s.moving.size) return undefined;
-  const bundleObjects = [...s.moving].filter((urn) => urn.includes(`${BUNDLE_DEPLOYMENT_TYPE}$`)).length;
-  const setups = s.moving.size - bundleObjects;
-  const moves = [
-    ...(bundleObjects ? [`those ${bundleObjects} resource(s) into one BundleDeployment per bundle and cluster`] : []),
-    ...(setups ? [`the ${setups} resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster`] : []),
-  ];
-  return (
-    `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves ${moves.join(", and ")}, ` +
-    "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides"
-  );
+  return s.migration && migrationNote(s.migration);
 }
 
 /** What an operation's metrics read of its session (automation/metrics/report.ts). */

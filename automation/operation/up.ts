@@ -11,7 +11,7 @@ import { withoutStackTraces } from "../engine/stack-traces";
 import { resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
 import { rolloutHoldMessages } from "../../core/targeting/rollout-hold";
-import { markRetained } from "../engine/deployed-objects";
+import { migrateState } from "../engine/migrate-state";
 import { StackLockedError } from "../engine/locks";
 import { upWithoutReadBack } from "../engine/stack";
 import { stopSignal } from "../../core/base/stop-signal";
@@ -56,6 +56,12 @@ async function correctDrift(s: Session, options: OperationOptions): Promise<void
   await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
 }
 
+/** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
+async function migrateUnderLock(s: Session): Promise<void> {
+  const configured = new Set((await s.config()).clusters.map((c) => c.name));
+  s.moving = new Set((await s.locked(() => migrateState(s.stack, configured))).moving);
+}
+
 export async function up(options: OperationOptions): Promise<UpResult> {
   return withMetrics("up", options, (m) => upOnce(options, m));
 }
@@ -64,7 +70,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
   const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
-    await s.locked(() => markRetained(s.stack, [...s.moving]));
+    if (s.migration?.moving.length) await migrateUnderLock(s);
     await correctDrift(s, options);
     const outputs = await withoutStackTraces(() =>
       s.locked(() => upWithoutReadBack(s.stack, { ...changeRun(s, options), continueOnError: options.continueOnError ?? false })),

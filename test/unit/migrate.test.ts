@@ -1,0 +1,109 @@
+/**
+ * The one migration of a stack's state (core/migrate): each earlier layout, as the versions that wrote
+ * it left it (test/fixtures/migrate/, shaped after what test/e2e/upgrade-from-previous.test.ts deploys
+ * with those versions), is recognised and moved; a current state is left as it is.
+ */
+import { expect } from "chai";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CURRENT_LAYOUT, LAYOUTS, layoutOf } from "../../core/migrate/layouts";
+import { migrationNote, planMigration } from "../../core/migrate/migrate";
+import { ExportedState, StateResource } from "../../core/migrate/state-shape";
+import { RETAIN_REASONS } from "../../core/desired/delete-policy";
+
+const fixture = (name: string): ExportedState => JSON.parse(fs.readFileSync(path.join(__dirname, "../fixtures/migrate", `${name}.json`), "utf8"));
+const resources = (s: ExportedState): StateResource[] => s.deployment?.resources ?? [];
+const names = (urns: string[]) => urns.map((u) => u.slice(u.lastIndexOf("::") + 2));
+const c1 = { configured: new Set(["c1"]) };
+
+describe("the state's migration (core/migrate)", () => {
+  it("numbers the layouts in order, the current one last", () => {
+    expect(LAYOUTS.map((l) => l.version)).to.deep.equal([1, 2, 3, 4]);
+    expect(CURRENT_LAYOUT).to.equal(4);
+  });
+
+  it("recognises each earlier layout by its shape, and a new or current state as current", () => {
+    expect(layoutOf(resources(fixture("layout-1-chart-components")))).to.equal(1);
+    expect(layoutOf(resources(fixture("layout-2-per-object")))).to.equal(2);
+    expect(layoutOf(resources(fixture("layout-2-interrupted")))).to.equal(2);
+    expect(layoutOf(resources(fixture("layout-3-pairs-without-gitrepo")))).to.equal(3);
+    expect(layoutOf(resources(fixture("layout-4-current")))).to.equal(4);
+    expect(layoutOf([])).to.equal(4);
+  });
+
+  it("layout 1: the objects under the Kubernetes provider's Chart and Directory components move into their pairs, the agent and namespaces into the ClusterSetup", () => {
+    const m = planMigration(fixture("layout-1-chart-components"), c1);
+    expect([m.from, m.to]).to.deep.equal([1, 4]);
+    expect(m.steps.map((s) => [s.into, names(s.urns)])).to.deep.equal([
+      [
+        "pairs",
+        ["c1/helm-app:helm-app/settings", "c1/kustomize:kustomize/settings", "c1/simple/core:ConfigMap:simple:cfg", "c1/simple/core:Service:simple:svc"],
+      ],
+      ["setups", ["c1-agent-ns", "c1-agent-sa", "c1-agent", "c1/simple"]],
+    ]);
+  });
+
+  it("layout 2: marks exactly the moving resources retained, on clusters still configured; the rest of the state is unchanged", () => {
+    const before = fixture("layout-2-per-object");
+    const copy = JSON.parse(JSON.stringify(before));
+    const m = planMigration(before, c1);
+    expect(before, "the input is not mutated").to.deep.equal(copy);
+    expect(m.moving).to.have.length(6);
+    const after = resources(m.state);
+    expect(after.map((r) => r.urn)).to.deep.equal(resources(before).map((r) => r.urn));
+    for (const [i, r] of after.entries()) {
+      const moves = m.moving.includes(r.urn);
+      expect(r.retainOnDelete ?? null, r.urn).to.equal(moves ? true : (resources(before)[i].retainOnDelete ?? null));
+      // A cluster no longer configured: its resources go with their old provider, as its removal says.
+      if (r.urn.includes("::gone")) expect(moves, r.urn).to.equal(false);
+    }
+  });
+
+  it("layout 2: hands each configured cluster's agent and namespace objects to its ClusterSetup, with their retain rules", () => {
+    const m = planMigration(fixture("layout-2-per-object"), c1);
+    expect([...m.setups.keys()]).to.deep.equal(["c1"]);
+    expect(m.setups.get("c1")!.map((o) => [o.manifest.kind, o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([
+      ["Namespace", "cattle-fleet-system", RETAIN_REASONS.agentNamespace],
+      ["ServiceAccount", "fleet-agent", null],
+      ["Deployment", "fleet-agent", null],
+      ["Namespace", "simple", RETAIN_REASONS.namespace],
+    ]);
+  });
+
+  it("an interrupted move (the marks of a failed up are there) is finished: the same steps, and nothing new to import where every mark is set", () => {
+    const interrupted = fixture("layout-2-interrupted");
+    const m = planMigration(interrupted, c1);
+    expect(m.steps.map((s) => s.into)).to.deep.equal(["pairs", "setups"]);
+    const again = planMigration(m.state, c1);
+    expect(again.moving).to.deep.equal(m.moving);
+    expect(again.state, "a migrated state migrates to itself").to.equal(m.state);
+  });
+
+  it("layout 3: only the agents and namespaces move; its BundleDeployments are renamed by alias (the program), not in the state", () => {
+    const before = fixture("layout-3-pairs-without-gitrepo");
+    const m = planMigration(before, c1);
+    expect(m.from).to.equal(3);
+    expect(m.steps.map((s) => s.into)).to.deep.equal(["setups"]);
+    const pair = resources(m.state).find((r) => r.type === "pulumi-fleet:index:BundleDeployment")!;
+    expect(pair).to.deep.equal(resources(before).find((r) => r.type === "pulumi-fleet:index:BundleDeployment"));
+  });
+
+  it("a current state: nothing moves, the same state comes back, and there is nothing to say", () => {
+    const current = fixture("layout-4-current");
+    const m = planMigration(current, c1);
+    expect([m.from, m.steps, m.moving, m.setups.size]).to.deep.equal([4, [], [], 0]);
+    expect(m.state).to.equal(current);
+    expect(migrationNote(m)).to.equal(undefined);
+  });
+
+  it("says what the next up moves, in the state only (the words preview and up print)", () => {
+    const note = migrationNote(planMigration(fixture("layout-2-per-object"), c1))!;
+    expect(note).to.include(
+      "the next `up` moves those 2 resource(s) into one BundleDeployment per bundle and cluster, and the 4 resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster",
+    );
+    expect(note).to.include("in the state only");
+    expect(migrationNote(planMigration(fixture("layout-3-pairs-without-gitrepo"), c1))).to.include(
+      "the next `up` moves the 4 resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster, in the state only",
+    );
+  });
+});
