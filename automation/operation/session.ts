@@ -105,7 +105,14 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   // deployedAsBefore), and the outputs the last update left: one read of the state.
   const state = await readState(stack, async () => (config ? clusterNames(config) : undefined));
   phase("state read");
-  if (needsKubernetesProvider(state.resources.map((r) => r.type))) ensureKubernetesProvider(options.stack);
+  // An earlier version's layout: what the migration moves, decided in memory (the act: up.ts, under the lock).
+  const migration =
+    state.legacy.length || needsKubernetesProvider(state.resources)
+      ? planMigration({ deployment: { resources: state.resources } }, { configured: await clusterNames(config ?? configOf(stack, options)) })
+      : undefined;
+  // The engine of an up sees the migrated state: the Kubernetes provider only where the migration leaves it a resource.
+  if (needsKubernetesProvider(op === "up" && migration ? (migration.state.deployment?.resources ?? []) : state.resources))
+    ensureKubernetesProvider(options.stack);
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
   if (!renderMode) {
@@ -140,10 +147,6 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
   const locked = <T>(run: () => Promise<T>) => withStackLock(stack, policy, run);
   const { excluded } = planScope({ urns: state.resources.map((r) => r.urn), unreachable });
-  // An earlier version's layout: what the migration moves, decided in memory (the act: up.ts, under the lock).
-  const migration = state.legacy.length
-    ? planMigration({ deployment: { resources: state.resources } }, { configured: await clusterNames(config ?? configOf(stack, options)) })
-    : undefined;
   return {
     stack,
     config: () => (config ??= configOf(stack, options)),

@@ -11,8 +11,17 @@ import { nameOfUrn, StateResource } from "./state-shape";
 
 export const NAMESPACE_TYPE = "kubernetes:core/v1:Namespace";
 
-/** A Kubernetes provider's resource or provider instance: only that plugin can load it. */
-export const isKubernetesProviders = (type: string) => type.startsWith("kubernetes:") || type === "pulumi:providers:kubernetes";
+export const KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes";
+
+/** A Kubernetes provider's resource type or its provider instance's. */
+export const isKubernetesProviders = (type: string) => type.startsWith("kubernetes:") || type === KUBERNETES_PROVIDER_TYPE;
+
+/**
+ * One Kubernetes object's resource of the Kubernetes provider (its inputs are the object), custom as
+ * that version registered it or state-only as the migration leaves it (migrate.ts): read alike.
+ */
+export const isObjectResource = (r: StateResource): r is StateResource & { inputs: Record<string, unknown> } =>
+  r.type.startsWith("kubernetes:") && typeof r.inputs?.apiVersion === "string" && typeof r.inputs?.kind === "string";
 
 export type LegacyObject = StateResource & { component: string; inputs: Record<string, unknown> };
 
@@ -25,7 +34,7 @@ export function legacyObjects(resources: StateResource[]): LegacyObject[] {
   const parentOf = new Map(resources.map((r) => [r.urn, r]));
   const out: LegacyObject[] = [];
   for (const r of resources) {
-    if (!r.custom || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
+    if (!isObjectResource(r)) continue;
     // Bounded: a Chart's children sit at most a few components below their BundleDeployment.
     for (let p = r.parent ? parentOf.get(r.parent) : undefined, hops = 0; p && hops < 5; p = p.parent ? parentOf.get(p.parent) : undefined, hops++) {
       if (p.type === BUNDLE_DEPLOYMENT_TYPE && !p.custom) out.push({ ...r, inputs: r.inputs, component: p.urn });
@@ -53,9 +62,9 @@ export function legacySetups(resources: StateResource[]): LegacySetup[] {
   const byUrn = new Map(resources.map((r) => [r.urn, r]));
   const out: LegacySetup[] = [];
   for (const r of resources) {
-    if (!r.custom || !r.inputs || !r.parent) continue;
+    if (!isObjectResource(r) || !r.parent) continue;
     const parent = byUrn.get(r.parent);
-    const underAgent = parent?.type === AGENT_TYPE && r.type.startsWith("kubernetes:");
+    const underAgent = parent?.type === AGENT_TYPE;
     if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
     const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? RETAIN_REASONS.agentNamespace : r.retainOnDelete ? RETAIN_REASONS.namespace : undefined;
     // The Agent and Cluster components are named after their cluster.

@@ -5,17 +5,17 @@
  * only this, in memory, to say what the next `up` moves.
  *
  * What moves: an earlier version's per-object resources (a bundle's objects, a cluster's agent and
- * namespaces) on a cluster the stack still configures are marked retained, so the engine drops them
- * from the state without deleting their objects, which the pair's BundleDeployment and the cluster's
- * ClusterSetup adopt in the same update (the adoption is handed to the program as values: `setups`
+ * namespaces) on a cluster the stack still configures are made state-only (stateOnly), so the engine
+ * drops them from the state without deleting their objects or loading the Kubernetes provider, and the
+ * pair's BundleDeployment and the cluster's ClusterSetup adopt the objects in the same update (the adoption is handed to the program as values: `setups`
  * here, and the deployments read by automation/engine/deployed-objects.ts). Nothing on a cluster is
- * written by the move, and if the update fails the marks stay: the next `up` finishes it. Resources
+ * written by the move, and if the update fails the state-only resources stay: the next `up` finishes it. Resources
  * on a cluster no longer configured go with their old provider, as that cluster's removal says.
  * BundleDeployments named without their GitRepo (layout 3) are renamed by alias by the program.
  */
 import { DeployedObject } from "../desired/facts";
 import { CURRENT_LAYOUT, layoutOf } from "./layouts";
-import { clusterOfLegacyObject, legacyObjects, legacySetups } from "./legacy-resources";
+import { clusterOfLegacyObject, KUBERNETES_PROVIDER_TYPE, legacyObjects, legacySetups } from "./legacy-resources";
 import { ExportedState, StateResource } from "./state-shape";
 
 export interface MigrationFacts {
@@ -34,11 +34,11 @@ export interface Migration {
   from: number;
   to: number;
   steps: MigrationStep[];
-  /** Every URN the steps move: left by the engine's update in the state only. */
+  /** Every URN the steps move: dropped by the engine's update from the state only. */
   moving: string[];
   /** Per configured cluster, the objects of its earlier agent and namespace resources, which its ClusterSetup adopts. */
   setups: Map<string, DeployedObject[]>;
-  /** The state with the moving resources marked retained: the same object when nothing changes. */
+  /** The state with the moving resources made state-only (stateOnly): the same object when nothing changes. */
   state: ExportedState;
 }
 
@@ -60,17 +60,39 @@ export function planMigration(exported: ExportedState, facts: MigrationFacts): M
     ...(setupUrns.length ? [{ into: "setups" as const, urns: setupUrns }] : []),
   ];
   const moving = steps.flatMap((s) => s.urns);
-  return { from, to: CURRENT_LAYOUT, steps, moving, setups, state: retained(exported, new Set(moving)) };
+  return { from, to: CURRENT_LAYOUT, steps, moving, setups, state: stateOnly(exported, new Set(moving)) };
 }
 
-/** The state with the given resources marked retained (a copy; the same object when none is unmarked). */
-function retained(exported: ExportedState, urns: ReadonlySet<string>): ExportedState {
+/**
+ * The state with the moving resources made state-only (no longer custom, no id or provider: the
+ * engine drops a component from the state without asking any provider) and the Kubernetes provider
+ * instances no custom resource uses any more removed, with the references of the components that
+ * named them (the Chart and Directory components, whose delete asks no provider either). A state that
+ * then holds no Kubernetes provider needs no Kubernetes provider plugin. The same object when nothing changes.
+ */
+function stateOnly(exported: ExportedState, urns: ReadonlySet<string>): ExportedState {
   const resources = exported.deployment?.resources ?? [];
-  if (!resources.some((r) => urns.has(r.urn) && r.retainOnDelete !== true)) return exported;
-  return {
-    ...exported,
-    deployment: { ...exported.deployment, resources: resources.map((r) => (urns.has(r.urn) ? { ...r, retainOnDelete: true } : r)) },
-  };
+  const moved = resources.map((r) => (urns.has(r.urn) && (r.custom || r.id !== undefined || r.provider !== undefined) ? movedResource(r) : r));
+  const used = new Set(moved.filter((r) => r.custom && r.provider).map((r) => providerUrn(r.provider!)));
+  const dropped = new Set(moved.filter((r) => r.type === KUBERNETES_PROVIDER_TYPE && !used.has(r.urn)).map((r) => r.urn));
+  if (!dropped.size && moved.every((r, i) => r === resources[i])) return exported;
+  const kept = moved
+    .filter((r) => !dropped.has(r.urn))
+    .map((r) => {
+      if (!r.provider || !dropped.has(providerUrn(r.provider))) return r;
+      const { provider: _dropped, ...rest } = r;
+      return rest;
+    });
+  return { ...exported, deployment: { ...exported.deployment, resources: kept } };
+}
+
+/** A provider reference is "<provider's URN>::<its id>". */
+const providerUrn = (ref: string) => ref.slice(0, ref.lastIndexOf("::"));
+
+/** A resource left in the state only, its inputs (the object it held, which its new owner adopts) kept. */
+function movedResource(r: StateResource): StateResource {
+  const { id: _id, provider: _provider, ...rest } = r;
+  return { ...rest, custom: false, retainOnDelete: true };
 }
 
 /** What the migration's `up` does besides what the preview lists (undefined: nothing moves). */

@@ -7,7 +7,8 @@
  *   component.
  * Now each (bundle, cluster) pair is one BundleDeployment resource of pulumi-fleet's provider, which
  * adopts those objects, and each cluster's agent and namespaces (the Kubernetes provider's resources in
- * all three) are one ClusterSetup resource of the same provider, which adopts theirs. For each, the previous version's own code (a `git archive` of it, run in a
+ * all three) are one ClusterSetup resource of the same provider, which adopts theirs; the state's
+ * migration (core/migrate) leaves the old resources state-only, so the upgrade needs no Kubernetes provider. For each, the previous version's own code (a `git archive` of it, run in a
  * child process) deploys the example fleet, this version's preview says what the move does, this
  * version's operations library runs `up` on the same stack and state, and every object's UID and
  * resourceVersion is read back from the API servers.
@@ -25,7 +26,9 @@ import { kubeList, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { openStack } from "../../automation/engine/stack";
-import { toolchain } from "../../automation/engine/toolchain";
+import { needsKubernetesProvider, toolchain } from "../../automation/engine/toolchain";
+import { planMigration } from "../../core/migrate/migrate";
+import { ExportedState } from "../../core/migrate/state-shape";
 import { StackConfig } from "../../core/config/stack";
 import { loadStackFile } from "../../core/plan/pipeline";
 import { PROJECT_DIR } from "../../core/base/project-dir";
@@ -377,6 +380,12 @@ function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: bo
           });
       };
       const t = Date.now();
+      // The migration of this real state (core/migrate) leaves the engine no Kubernetes provider or custom resource of it.
+      const migrated = planMigration((await (await openStack(options())).exportStack()) as unknown as ExportedState, {
+        configured: new Set(clusters.map((c) => c.name)),
+      });
+      expect(migrated.from).to.equal(pairs ? 3 : updates ? 1 : 2);
+      expect(needsKubernetesProvider(migrated.state.deployment?.resources ?? []), "the migrated state needs the Kubernetes provider").to.equal(false);
       const r = await ops.up(options({ onEvent }));
       figures["this version: up (upgrade)"] = `${Date.now() - t} ms`;
       figures["upgrade: engine changes"] = JSON.stringify(r.changes);

@@ -10,6 +10,7 @@ import { CURRENT_LAYOUT, LAYOUTS, layoutOf } from "../../core/migrate/layouts";
 import { migrationNote, planMigration } from "../../core/migrate/migrate";
 import { ExportedState, StateResource } from "../../core/migrate/state-shape";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
+import { needsKubernetesProvider } from "../../automation/engine/toolchain";
 
 const fixture = (name: string): ExportedState => JSON.parse(fs.readFileSync(path.join(__dirname, "../fixtures/migrate", `${name}.json`), "utf8"));
 const resources = (s: ExportedState): StateResource[] => s.deployment?.resources ?? [];
@@ -43,19 +44,47 @@ describe("the state's migration (core/migrate)", () => {
     ]);
   });
 
-  it("layout 2: marks exactly the moving resources retained, on clusters still configured; the rest of the state is unchanged", () => {
+  it("layout 2: makes exactly the moving resources state-only, on clusters still configured, and drops the Kubernetes providers nothing uses; the rest is unchanged", () => {
     const before = fixture("layout-2-per-object");
     const copy = JSON.parse(JSON.stringify(before));
     const m = planMigration(before, c1);
     expect(before, "the input is not mutated").to.deep.equal(copy);
     expect(m.moving).to.have.length(6);
-    const after = resources(m.state);
-    expect(after.map((r) => r.urn)).to.deep.equal(resources(before).map((r) => r.urn));
-    for (const [i, r] of after.entries()) {
-      const moves = m.moving.includes(r.urn);
-      expect(r.retainOnDelete ?? null, r.urn).to.equal(moves ? true : (resources(before)[i].retainOnDelete ?? null));
-      // A cluster no longer configured: its resources go with their old provider, as its removal says.
-      if (r.urn.includes("::gone")) expect(moves, r.urn).to.equal(false);
+    const after = new Map(resources(m.state).map((r) => [r.urn, r]));
+    for (const r of resources(before)) {
+      const moved = after.get(r.urn);
+      if (r.type === "pulumi:providers:kubernetes") {
+        // c1's objects all moved: its provider goes; the removed cluster's stays, to delete its objects as its removal says.
+        expect(moved === undefined, r.urn).to.equal(r.urn.endsWith("::c1"));
+      } else if (m.moving.includes(r.urn)) {
+        const { id: _id, provider: _provider, ...rest } = r;
+        expect(moved, r.urn).to.deep.equal({ ...rest, custom: false, retainOnDelete: true });
+      } else {
+        expect(moved, r.urn).to.deep.equal(r);
+        if (r.urn.includes("::gone")) expect(m.moving, r.urn).to.not.include(r.urn);
+      }
+    }
+    expect(
+      resources(m.state)
+        .filter((r) => r.type === "pulumi:providers:kubernetes")
+        .map((r) => r.urn),
+    ).to.deep.equal(["urn:pulumi:upgrade::pulumi-fleet::pulumi:providers:kubernetes::gone"]);
+  });
+
+  it("every earlier layout on configured clusters: the migrated state holds no Kubernetes provider, so the engine needs no Kubernetes plugin", () => {
+    for (const name of ["layout-1-chart-components", "layout-2-interrupted", "layout-3-pairs-without-gitrepo"]) {
+      const after = resources(planMigration(fixture(name), c1).state);
+      expect(
+        after.filter((r) => r.custom && r.type.startsWith("kubernetes:")).map((r) => r.urn),
+        name,
+      ).to.deep.equal([]);
+      expect(needsKubernetesProvider(after), name).to.equal(false);
+      const referenced = after.map((r) => r.provider).filter((p): p is string => !!p);
+      for (const ref of referenced)
+        expect(
+          after.map((r) => r.urn),
+          `${name}: ${ref}`,
+        ).to.include(ref.slice(0, ref.lastIndexOf("::")));
     }
   });
 
