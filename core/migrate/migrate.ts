@@ -89,10 +89,14 @@ function stateOnly(exported: ExportedState, urns: ReadonlySet<string>): Exported
 /** A provider reference is "<provider's URN>::<its id>". */
 const providerUrn = (ref: string) => ref.slice(0, ref.lastIndexOf("::"));
 
-/** A resource left in the state only, its inputs (the object it held, which its new owner adopts) kept. */
+/**
+ * A resource left in the state only, its inputs (the object it held, which its new owner adopts) and
+ * its retainOnDelete (the retain rule it was registered with, read by legacy-resources.ts) kept: a
+ * component's delete touches no cluster whatever that says.
+ */
 function movedResource(r: StateResource): StateResource {
   const { id: _id, provider: _provider, ...rest } = r;
-  return { ...rest, custom: false, retainOnDelete: true };
+  return { ...rest, custom: false };
 }
 
 /** What the migration's `up` does besides what the preview lists (undefined: nothing moves). */

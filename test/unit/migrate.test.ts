@@ -11,6 +11,7 @@ import { migrationNote, planMigration } from "../../core/migrate/migrate";
 import { ExportedState, StateResource } from "../../core/migrate/state-shape";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 import { needsKubernetesProvider } from "../../automation/engine/toolchain";
+import { deployedObjectsOf, legacySetupsOf } from "../../automation/engine/deployed-objects";
 
 const fixture = (name: string): ExportedState => JSON.parse(fs.readFileSync(path.join(__dirname, "../fixtures/migrate", `${name}.json`), "utf8"));
 const resources = (s: ExportedState): StateResource[] => s.deployment?.resources ?? [];
@@ -58,7 +59,7 @@ describe("the state's migration (core/migrate)", () => {
         expect(moved === undefined, r.urn).to.equal(r.urn.endsWith("::c1"));
       } else if (m.moving.includes(r.urn)) {
         const { id: _id, provider: _provider, ...rest } = r;
-        expect(moved, r.urn).to.deep.equal({ ...rest, custom: false, retainOnDelete: true });
+        expect(moved, r.urn).to.deep.equal({ ...rest, custom: false });
       } else {
         expect(moved, r.urn).to.deep.equal(r);
         if (r.urn.includes("::gone")) expect(m.moving, r.urn).to.not.include(r.urn);
@@ -88,8 +89,9 @@ describe("the state's migration (core/migrate)", () => {
     }
   });
 
-  it("layout 2: hands each configured cluster's agent and namespace objects to its ClusterSetup, with their retain rules", () => {
+  it("layout 2: hands each configured cluster's agent and namespace objects to its ClusterSetup, with their retain rules, read alike from the migrated state", () => {
     const m = planMigration(fixture("layout-2-per-object"), c1);
+    expect(planMigration(m.state, c1).setups, "an interrupted move reads the same").to.deep.equal(m.setups);
     expect([...m.setups.keys()]).to.deep.equal(["c1"]);
     expect(m.setups.get("c1")!.map((o) => [o.manifest.kind, o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([
       ["Namespace", "cattle-fleet-system", RETAIN_REASONS.agentNamespace],
@@ -97,6 +99,15 @@ describe("the state's migration (core/migrate)", () => {
       ["Deployment", "fleet-agent", null],
       ["Namespace", "simple", RETAIN_REASONS.namespace],
     ]);
+  });
+
+  it("the program's inputs read from a migrated state are those read from the state before (an up interrupted after the import)", () => {
+    for (const name of ["layout-1-chart-components", "layout-2-per-object", "layout-3-pairs-without-gitrepo"]) {
+      const before = resources(fixture(name));
+      const after = resources(planMigration(fixture(name), c1).state);
+      expect(deployedObjectsOf(after), name).to.deep.equal(deployedObjectsOf(before));
+      expect(legacySetupsOf(after), name).to.deep.equal(legacySetupsOf(before));
+    }
   });
 
   it("an interrupted move (the marks of a failed up are there) is finished: the same steps, and nothing new to import where every mark is set", () => {
