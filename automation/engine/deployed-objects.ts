@@ -16,7 +16,7 @@ import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
 import { clusterNamespaceName } from "../../core/desired/namespaces";
 import { isNewStack, runCli } from "./stack";
-import { nameOfUrn, StateResource } from "../../core/migrate/state-shape";
+import { nameOfUrn, providerOf, StateResource } from "../../core/migrate/state-shape";
 import { legacyObjects, legacySetups, NAMESPACE_TYPE } from "../../core/migrate/legacy-resources";
 
 export type { StateResource };
@@ -138,7 +138,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
   for (const r of legacyObjects(resources)) {
     const [urn, bundle] = [r.component, legacy.get(r.component)!];
     bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, ...(r.retainOnDelete ? { retain: RETAIN_REASONS.legacy } : {}) });
-    const account = accountOf(nameOfUrn(urn), r.provider);
+    const account = accountOf(nameOfUrn(urn), providerOf(r));
     if (account) bundle.account = account;
   }
   for (const [urn, bundle] of legacy) {

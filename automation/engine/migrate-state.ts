@@ -14,6 +14,6 @@ import { ExportedState } from "../../core/migrate/state-shape";
 export async function migrateState(stack: Stack, configured: ReadonlySet<string>): Promise<Migration> {
   const exported = (await stack.exportStack()) as unknown as ExportedState;
   const migration = planMigration(exported, { configured });
-  if (migration.state !== exported) await stack.importStack(migration.state as never);
+  if (migration.changed) await stack.importStack(migration.state as never);
   return migration;
 }

@@ -70,7 +70,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
   const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
-    if (s.migration?.moving.length) await migrateUnderLock(s);
+    if (s.migration?.changed) await migrateUnderLock(s);
     await correctDrift(s, options);
     const outputs = await withoutStackTraces(() =>
       s.locked(() => upWithoutReadBack(s.stack, { ...changeRun(s, options), continueOnError: options.continueOnError ?? false })),

@@ -16,7 +16,7 @@
 import { DeployedObject } from "../desired/facts";
 import { CURRENT_LAYOUT, layoutOf } from "./layouts";
 import { clusterOfLegacyObject, KUBERNETES_PROVIDER_TYPE, legacyObjects, legacySetups } from "./legacy-resources";
-import { ExportedState, StateResource } from "./state-shape";
+import { ExportedState, MOVED_FROM_PROVIDER, StateResource } from "./state-shape";
 
 export interface MigrationFacts {
   /** The clusters the stack configures now. */
@@ -40,6 +40,8 @@ export interface Migration {
   setups: Map<string, DeployedObject[]>;
   /** The state with the moving resources made state-only (stateOnly): the same object when nothing changes. */
   state: ExportedState;
+  /** Whether `state` differs from the state given: only then does `up` import it. */
+  changed: boolean;
 }
 
 export function planMigration(exported: ExportedState, facts: MigrationFacts): Migration {
@@ -60,7 +62,8 @@ export function planMigration(exported: ExportedState, facts: MigrationFacts): M
     ...(setupUrns.length ? [{ into: "setups" as const, urns: setupUrns }] : []),
   ];
   const moving = steps.flatMap((s) => s.urns);
-  return { from, to: CURRENT_LAYOUT, steps, moving, setups, state: stateOnly(exported, new Set(moving)) };
+  const state = stateOnly(exported, new Set(moving));
+  return { from, to: CURRENT_LAYOUT, steps, moving, setups, state, changed: state !== exported };
 }
 
 /**
@@ -90,13 +93,14 @@ function stateOnly(exported: ExportedState, urns: ReadonlySet<string>): Exported
 const providerUrn = (ref: string) => ref.slice(0, ref.lastIndexOf("::"));
 
 /**
- * A resource left in the state only, its inputs (the object it held, which its new owner adopts) and
- * its retainOnDelete (the retain rule it was registered with, read by legacy-resources.ts) kept: a
- * component's delete touches no cluster whatever that says.
+ * A resource left in the state only, its inputs (the object it held, which its new owner adopts), its
+ * retainOnDelete (the retain rule it was registered with, read by legacy-resources.ts) and its provider
+ * reference (as an output: providerOf) kept: a component's delete touches no cluster whatever they say.
  */
 function movedResource(r: StateResource): StateResource {
-  const { id: _id, provider: _provider, ...rest } = r;
-  return { ...rest, custom: false };
+  const { id: _id, provider, ...rest } = r;
+  // The provider's name says the user the object was applied as ("<cluster>/as/<user>"): kept for the pair that adopts it.
+  return { ...rest, custom: false, ...(provider ? { outputs: { ...r.outputs, [MOVED_FROM_PROVIDER]: provider } } : {}) };
 }
 
 /** What the migration's `up` does besides what the preview lists (undefined: nothing moves). */

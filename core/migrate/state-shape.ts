@@ -23,3 +23,12 @@ export interface ExportedState {
 
 /** The logical name at the end of a URN. */
 export const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+
+/** The output under which a resource the migration left state-only keeps the provider reference it had. */
+export const MOVED_FROM_PROVIDER = "pulumi-fleet:movedFromProvider";
+
+/** The provider reference a resource has, or had before the migration left it state-only. */
+export function providerOf(r: StateResource): string | undefined {
+  const moved = r.outputs?.[MOVED_FROM_PROVIDER];
+  return r.provider ?? (typeof moved === "string" ? moved : undefined);
+}

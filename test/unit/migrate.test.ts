@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CURRENT_LAYOUT, LAYOUTS, layoutOf } from "../../core/migrate/layouts";
 import { migrationNote, planMigration } from "../../core/migrate/migrate";
-import { ExportedState, StateResource } from "../../core/migrate/state-shape";
+import { ExportedState, MOVED_FROM_PROVIDER, StateResource } from "../../core/migrate/state-shape";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 import { needsKubernetesProvider } from "../../automation/engine/toolchain";
 import { deployedObjectsOf, legacySetupsOf } from "../../automation/engine/deployed-objects";
@@ -55,11 +55,11 @@ describe("the state's migration (core/migrate)", () => {
     for (const r of resources(before)) {
       const moved = after.get(r.urn);
       if (r.type === "pulumi:providers:kubernetes") {
-        // c1's objects all moved: its provider goes; the removed cluster's stays, to delete its objects as its removal says.
-        expect(moved === undefined, r.urn).to.equal(r.urn.endsWith("::c1"));
+        // c1's objects all moved: its providers (its own, and the one applying as a user) go; the removed cluster's stays, to delete its objects as its removal says.
+        expect(moved === undefined, r.urn).to.equal(!r.urn.endsWith("::gone"));
       } else if (m.moving.includes(r.urn)) {
-        const { id: _id, provider: _provider, ...rest } = r;
-        expect(moved, r.urn).to.deep.equal({ ...rest, custom: false });
+        const { id: _id, provider, ...rest } = r;
+        expect(moved, r.urn).to.deep.equal({ ...rest, custom: false, outputs: { ...r.outputs, [MOVED_FROM_PROVIDER]: provider } });
       } else {
         expect(moved, r.urn).to.deep.equal(r);
         if (r.urn.includes("::gone")) expect(m.moving, r.urn).to.not.include(r.urn);
@@ -108,6 +108,9 @@ describe("the state's migration (core/migrate)", () => {
       expect(deployedObjectsOf(after), name).to.deep.equal(deployedObjectsOf(before));
       expect(legacySetupsOf(after), name).to.deep.equal(legacySetupsOf(before));
     }
+    // The user a bundle was applied as, which its provider's name said, is kept with the objects.
+    const after = deployedObjectsOf(resources(planMigration(fixture("layout-2-per-object"), c1).state));
+    expect(after.get("c1/examples/simple")?.account).to.equal("system:serviceaccount:apps:deployer");
   });
 
   it("an interrupted move (the marks of a failed up are there) is finished: the same steps, and nothing new to import where every mark is set", () => {
@@ -131,9 +134,23 @@ describe("the state's migration (core/migrate)", () => {
   it("a current state: nothing moves, the same state comes back, and there is nothing to say", () => {
     const current = fixture("layout-4-current");
     const m = planMigration(current, c1);
-    expect([m.from, m.steps, m.moving, m.setups.size]).to.deep.equal([4, [], [], 0]);
+    expect([m.from, m.steps, m.moving, m.setups.size, m.changed]).to.deep.equal([4, [], [], 0, false]);
     expect(m.state).to.equal(current);
     expect(migrationNote(m)).to.equal(undefined);
+  });
+
+  it("a Kubernetes provider instance left with nothing to manage is dropped, so the engine never loads that plugin for it", () => {
+    const current = fixture("layout-4-current");
+    const orphan: StateResource = {
+      urn: "urn:pulumi:upgrade::pulumi-fleet::pulumi:providers:kubernetes::c1",
+      type: "pulumi:providers:kubernetes",
+      custom: true,
+      id: "x",
+    };
+    const m = planMigration({ ...current, deployment: { ...current.deployment, resources: [...resources(current), orphan] } }, c1);
+    expect([m.from, m.moving, m.changed]).to.deep.equal([3, [], true]);
+    expect(resources(m.state)).to.deep.equal(resources(current));
+    expect(needsKubernetesProvider(resources(m.state))).to.equal(false);
   });
 
   it("says what the next up moves, in the state only (the words preview and up print)", () => {
