@@ -110,9 +110,10 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     state.legacy.length || needsKubernetesProvider(state.resources)
       ? planMigration({ deployment: { resources: state.resources } }, { configured: await clusterNames(config ?? configOf(stack, options)) })
       : undefined;
-  // The engine of an up sees the migrated state: the Kubernetes provider only where the migration leaves it a resource.
-  if (needsKubernetesProvider(op === "up" && migration ? (migration.state.deployment?.resources ?? []) : state.resources))
-    ensureKubernetesProvider(options.stack);
+  // The engine of an up sees the migrated state (unless a killed update's operations are resolved first,
+  // on the state as it is: pending.ts): the Kubernetes provider only where the migration leaves it a resource.
+  const engineSees = op === "up" && migration && !state.pending.length ? (migration.state.deployment?.resources ?? []) : state.resources;
+  if (needsKubernetesProvider(engineSees)) ensureKubernetesProvider(options.stack);
   const outputs = state.outputs;
   const before = deploymentsOutput(outputs);
   if (!renderMode) {
