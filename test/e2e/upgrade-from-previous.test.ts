@@ -130,6 +130,28 @@ function oldSetupResources(state: StateResource[]): StateResource[] {
   );
 }
 
+/**
+ * A PULUMI_HOME holding the toolchain's plugins but the Kubernetes provider's: a directory per plugin
+ * (the CLI lists directories, not links to them) whose files are links; nothing copied.
+ */
+function homeWithoutKubernetesProvider(work: string): string {
+  const home = path.join(work, "home-without-kubernetes");
+  const plugins = path.join(toolchain().env.PULUMI_HOME, "plugins");
+  fs.rmSync(home, { recursive: true, force: true });
+  fs.mkdirSync(path.join(home, "plugins"), { recursive: true });
+  for (const entry of fs.readdirSync(plugins, { withFileTypes: true })) {
+    if (entry.name.startsWith("resource-kubernetes-")) continue;
+    const [from, to] = [path.join(plugins, entry.name), path.join(home, "plugins", entry.name)];
+    if (!entry.isDirectory()) {
+      fs.copyFileSync(from, to); // a .lastused stamp the CLI rewrites
+      continue;
+    }
+    fs.mkdirSync(to);
+    for (const file of fs.readdirSync(from)) fs.symlinkSync(path.join(from, file), path.join(to, file));
+  }
+  return home;
+}
+
 /** One step per resource of an update, from the engine's events. */
 interface EngineStep {
   op: string;
@@ -386,7 +408,8 @@ function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: bo
       });
       expect(migrated.from).to.equal(pairs ? 3 : updates ? 1 : 2);
       expect(needsKubernetesProvider(migrated.state.deployment?.resources ?? []), "the migrated state needs the Kubernetes provider").to.equal(false);
-      const r = await ops.up(options({ onEvent }));
+      // ...and the engine proves it: this up runs with a plugin cache that lacks the Kubernetes provider (plugin download is off).
+      const r = await ops.up(options({ onEvent, env: { PULUMI_CONFIG_PASSPHRASE: PASSPHRASE, PULUMI_HOME: homeWithoutKubernetesProvider(work) } }));
       figures["this version: up (upgrade)"] = `${Date.now() - t} ms`;
       figures["upgrade: engine changes"] = JSON.stringify(r.changes);
       steps = [...byUrn.values()];
