@@ -11,30 +11,17 @@ import { clusterOfKey, qualifyKeys } from "../../core/model/keys";
 import { REPO_NAME_LABEL } from "../../core/targeting/depends-on";
 import { K8sObject } from "../../core/model/k8s-object";
 import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
-import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
+import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
 import { clusterNamespaceName } from "../../core/desired/namespaces";
 import { isNewStack, runCli } from "./stack";
+import { nameOfUrn, providerOf, StateResource } from "../../core/migrate/state-shape";
+import { legacyObjects, legacySetups, NAMESPACE_TYPE } from "../../core/migrate/legacy-resources";
+
+export type { StateResource };
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-
-export interface StateResource {
-  urn: string;
-  type: string;
-  id?: string;
-  custom?: boolean;
-  parent?: string;
-  provider?: string;
-  inputs?: Record<string, unknown>;
-  outputs?: Record<string, unknown>;
-  retainOnDelete?: boolean | null;
-}
-
-const NAMESPACE_TYPE = "kubernetes:core/v1:Namespace";
-
-/** The logical name at the end of a URN (a provider reference ends in "::<id>" after it). */
-const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 
 /** One read of the stack's state, for everything an operation needs of it before the engine runs. */
 export interface StackState {
@@ -110,20 +97,6 @@ function holdsSecret(v: unknown): boolean {
 }
 
 /**
- * The move from one resource per object: the given resources are marked retained in the state (one
- * export and import, under the stack's lock), so the update that follows drops them from the state
- * without deleting their objects, which their BundleDeployments adopt in the same update. Nothing on
- * a cluster is touched. If that update fails, the marks stay and the next one finishes the move.
- */
-export async function markRetained(stack: Stack, urns: string[]): Promise<void> {
-  if (!urns.length) return;
-  const wanted = new Set(urns);
-  const state = await stack.exportStack();
-  for (const r of state.deployment?.resources ?? []) if (wanted.has(r.urn)) r.retainOnDelete = true;
-  await stack.importStack(state);
-}
-
-/**
  * Per BundleDeployment's logical name (its deploymentKey): the deploymentID its objects were all applied
  * at (its `appliedDeploymentId` output), its objects, its last inputs, the user they were applied as,
  * and the namespaces its cluster created for them: what a failed deployment keeps. A stack deployed by
@@ -165,7 +138,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
   for (const r of legacyObjects(resources)) {
     const [urn, bundle] = [r.component, legacy.get(r.component)!];
     bundle.objects.push({ manifest: revealed(r.inputs) as K8sObject, ...(r.retainOnDelete ? { retain: RETAIN_REASONS.legacy } : {}) });
-    const account = accountOf(nameOfUrn(urn), r.provider);
+    const account = accountOf(nameOfUrn(urn), providerOf(r));
     if (account) bundle.account = account;
   }
   for (const [urn, bundle] of legacy) {
@@ -236,28 +209,13 @@ function clusterNamespacesIn(resources: StateResource[], clusterUrns: Set<string
   return out;
 }
 
-/**
- * Per cluster, what an earlier version created as one resource per object: its agent's objects (under
- * the Agent component) and its namespaces (Namespace resources under the Cluster), with their retain
- * rules and their URNs. The first `up` of this version marks those resources retained in the state,
- * and the cluster's ClusterSetup adopts the objects (core/desired/setup.ts): nothing on the cluster is
- * written or deleted by the move.
- */
+/** Per cluster, the objects of an earlier version's agent and namespace resources (core/migrate legacySetups), secrets revealed. */
 export function legacySetupsOf(resources: StateResource[]): { objects: Map<string, DeployedObject[]>; urns: string[] } {
-  const byUrn = new Map(resources.map((r) => [r.urn, r]));
   const objects = new Map<string, DeployedObject[]>();
-  const urns: string[] = [];
-  for (const r of resources) {
-    if (!r.custom || !r.inputs || !r.parent) continue;
-    const parent = byUrn.get(r.parent);
-    const underAgent = parent?.type === AGENT_TYPE && r.type.startsWith("kubernetes:");
-    if (!underAgent && !(r.type === NAMESPACE_TYPE && parent?.type === CLUSTER_TYPE)) continue;
-    const cluster = nameOfUrn(parent!.urn); // the Agent and Cluster components are named after their cluster
-    const retain = r.type !== NAMESPACE_TYPE ? undefined : underAgent ? RETAIN_REASONS.agentNamespace : r.retainOnDelete ? RETAIN_REASONS.namespace : undefined;
-    objects.set(cluster, [...(objects.get(cluster) ?? []), { manifest: revealed(r.inputs) as K8sObject, ...(retain ? { retain } : {}) }]);
-    urns.push(r.urn);
-  }
-  return { objects, urns };
+  const found = legacySetups(resources);
+  for (const { cluster, object } of found)
+    objects.set(cluster, [...(objects.get(cluster) ?? []), { ...object, manifest: revealed(object.manifest) as K8sObject }]);
+  return { objects, urns: found.map((s) => s.urn) };
 }
 
 /**
@@ -272,31 +230,9 @@ function accountOf(key: string, providerRef: string | undefined, access?: unknow
   return provider.startsWith(prefix) ? provider.slice(prefix.length) : undefined;
 }
 
-/**
- * The URNs of an earlier version's per-object resources (children of a BundleDeployment component):
- * the first `up` of this version marks them retained in the state before the engine runs, so the
- * engine drops them from the state without deleting the objects, which their BundleDeployments adopt.
- */
+/** The URNs of an earlier version's per-object resources (children of a BundleDeployment component: core/migrate). */
 export function legacyObjectUrns(resources: StateResource[]): string[] {
   return legacyObjects(resources).map((r) => r.urn);
-}
-
-/**
- * An earlier version's Kubernetes objects: the custom resources under a BundleDeployment component,
- * directly or under the Kubernetes provider's Chart and Directory components of older versions, with
- * the component they belong to.
- */
-function legacyObjects(resources: StateResource[]): (StateResource & { component: string; inputs: Record<string, unknown> })[] {
-  const parentOf = new Map(resources.map((r) => [r.urn, r]));
-  const out: (StateResource & { component: string; inputs: Record<string, unknown> })[] = [];
-  for (const r of resources) {
-    if (!r.custom || !r.type.startsWith("kubernetes:") || !r.inputs) continue;
-    for (let p = r.parent ? parentOf.get(r.parent) : undefined, hops = 0; p && hops < 5; p = p.parent ? parentOf.get(p.parent) : undefined, hops++) {
-      if (p.type === BUNDLE_DEPLOYMENT_TYPE && !p.custom) out.push({ ...r, inputs: r.inputs, component: p.urn });
-      if (p.type === BUNDLE_DEPLOYMENT_TYPE) break;
-    }
-  }
-  return out;
 }
 
 const isSecret = (v: unknown) => !!v && typeof v === "object" && SECRET_SIG in v;

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guardedCliRoot, guardSupported } from "./process-guard";
+import { isKubernetesProviders, KUBERNETES_PROVIDER_TYPE } from "../../core/migrate/legacy-resources";
 
 export interface Toolchain {
   /**
@@ -95,10 +96,11 @@ let kubernetesProvider = false;
 
 /**
  * Whether a stack's state holds resources only the Kubernetes provider can manage: an earlier version's
- * per-object resources or its provider instances. Only such a stack needs that provider built.
+ * custom resources or its provider instances. Only such a stack needs that provider built; a state the
+ * migration moved (core/migrate) holds none where all its clusters are still configured.
  */
-export function needsKubernetesProvider(types: readonly string[]): boolean {
-  return types.some((t) => t.startsWith("kubernetes:") || t === "pulumi:providers:kubernetes");
+export function needsKubernetesProvider(resources: readonly { type: string; custom?: boolean }[]): boolean {
+  return resources.some((r) => r.type === KUBERNETES_PROVIDER_TYPE || (r.custom === true && isKubernetesProviders(r.type)));
 }
 
 /**

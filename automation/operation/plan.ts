@@ -1,8 +1,8 @@
 /**
  * What an operation will do, decided from what it read (pure; session.ts gathers the facts and acts):
  * whether the engine writes the state once at the end and the operation keeps the crash journal for it,
- * which resources the engine leaves alone (those of clusters that did not answer), which of an
- * earlier version's resources this operation moves, and what its desired state is computed with.
+ * which resources the engine leaves alone (those of clusters that did not answer), and what its desired
+ * state is computed with. What an earlier version's resources become is the migration's (core/migrate).
  */
 import { DeployOptions } from "../../core/desired/options";
 import { clusterOfUrn } from "../engine/steps";
@@ -43,28 +43,18 @@ export function planWrites(op: EngineCommand, stack: string, callersChoice: bool
 export interface ScopeFacts {
   /** The URNs of the stack's resources. */
   urns: string[];
-  /** An earlier version's per-object resources in the state (deployed-objects.ts). */
-  legacy: string[];
   /** Clusters that did not answer (cluster -> why). */
   unreachable: ReadonlyMap<string, string>;
-  /** The stack's clusters; needed only when there is something legacy to move. */
-  configured?: ReadonlySet<string>;
 }
 
 export interface Scope {
   /** The engine's exclude list: the resources of the clusters that did not answer. */
   excluded: string[];
-  /**
-   * An earlier version's resources on clusters still configured, moved into their BundleDeployments
-   * (deployed-objects.ts markRetained); on a cluster no longer configured they go with their old provider.
-   */
-  moving: Set<string>;
 }
 
 export function planScope(f: ScopeFacts): Scope {
   const excluded = f.unreachable.size ? f.urns.filter((urn) => f.unreachable.has(clusterOfUrn(urn) ?? "")) : [];
-  const moving = new Set(f.legacy.filter((urn) => f.configured?.has(clusterOfUrn(urn) ?? "")));
-  return { excluded, moving };
+  return { excluded };
 }
 
 /** The settings the operation's desired state is computed with: the caller's, with the clusters left out and drift corrected by `up` (correct-drift.ts). */

@@ -3,7 +3,7 @@
  * clusters probed, and the program's options; every operation (preview.ts, up.ts, status.ts, ...) starts here.
  */
 import { Stack } from "@pulumi/pulumi/automation";
-import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
+import { Migration, migrationNote, planMigration } from "../../core/migrate/migrate";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
 import { StackConfig } from "../../core/config/stack";
@@ -60,6 +60,8 @@ export interface Session {
   store?: JournalStore;
   /** An earlier version's per-object resources this operation moves into their BundleDeployments. */
   moving: Set<string>;
+  /** The state's migration from an earlier version's layout (core/migrate), undefined for a current state. */
+  migration?: Migration;
   /** The state as the operation found it, before taking the stack's lock (readState). */
   state: StackState;
   /** What a preview and an up give the engine alike: the stop, the output and events, the drift gate, the clusters left out. */
@@ -127,7 +129,15 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   // deployedAsBefore), and the outputs the last update left: one read of the state.
   const state = await readState(stack, async () => (config ? clusterNames() : undefined));
   phase("state read");
-  if (needsKubernetesProvider(state.resources.map((r) => r.type))) ensureKubernetesProvider(options.stack);
+  // An earlier version's layout: what the migration moves, decided in memory (the act: up.ts, under the lock).
+  const migration =
+    state.legacy.length || needsKubernetesProvider(state.resources)
+      ? planMigration({ deployment: { resources: state.resources } }, { configured: await clusterNames() })
+      : undefined;
+  // The engine of an up sees the migrated state (unless a killed update's operations are resolved first,
+  // on the state as it is: pending.ts): the Kubernetes provider only where the migration leaves it a resource.
+  const engineSees = op === "up" && migration && !state.pending.length ? (migration.state.deployment?.resources ?? []) : state.resources;
+  if (needsKubernetesProvider(engineSees)) ensureKubernetesProvider(options.stack);
   if (!renderMode) {
     unreachable = await unreachableClusters((await config!).clusters);
     if (unreachable.size) options.onUnreachable?.(unreachable);
@@ -136,18 +146,13 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const leases = stackLeaseStore(backend, PROJECT_NAME, options.stack);
   const locks = stackLockStore(backend, PROJECT_NAME, options.stack);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
-  const { excluded, moving } = planScope({
-    urns: state.resources.map((r) => r.urn),
-    legacy: state.legacy,
-    unreachable,
-    configured: state.legacy.length ? await clusterNames() : undefined,
-  });
+  const { excluded } = planScope({ urns: state.resources.map((r) => r.urn), unreachable });
   // The desired state the program registers, computed by the operation from what it read (desired.ts).
   const deploy = planDesired(options.deploy, unreachable);
   const runOf = async (read: StackState) => new DesiredRun({ config: await readConfig(), state: read, deploy, ...(journal ? { journal } : {}) });
   // Started now, while the CLI starts, where the program can tell whether it still holds (a history mark)
   // and nothing this operation does first writes history (pending operations, a move, its own refresh).
-  const writesFirst = op === "up" && (state.pending.length > 0 || moving.size > 0 || (!options.refresh && correctsDriftFirst(state)));
+  const writesFirst = op === "up" && (state.pending.length > 0 || !!migration?.changed || (!options.refresh && correctsDriftFirst(state)));
   const early = computesEarly(runsProgram, mark, writesFirst) ? await runOf(state).catch(() => undefined) : undefined;
   let given: DesiredRun | undefined;
   if (runsProgram) {
@@ -165,7 +170,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const started = Date.now();
   // The records before: of the state the program's desired state was computed from, once it was given one.
   const beforeOf = memoized((read: StackState) => deploymentsOutput(read.outputs));
-  return {
+  const session: Session = {
     stack,
     config: readConfig,
     locked: (run) => withStackLock(stack, policy, run),
@@ -183,7 +188,8 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     unreachable,
     excluded,
     started,
-    moving,
+    moving: new Set(migration?.moving),
+    migration,
     state,
     settleJournal: async () => {
       if (journalKey && store) await store.remove([journalKey]);
@@ -201,11 +207,13 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     result: (changes) => ({
       stack: options.stack,
       changes: changes ?? {},
-      groups: groupSteps(recorder.steps, recorder.failedUrns, moving),
+      // The moves as the migration under the lock decided them (up.ts migrateUnderLock), not as read at open.
+      groups: groupSteps(recorder.steps, recorder.failedUrns, session.moving),
       before: beforeOf(given?.inputs.state ?? state),
       durationMs: Date.now() - started,
     }),
   };
+  return session;
 }
 
 /** Where an operation's warnings go: the caller's handler, else stderr. */
@@ -231,17 +239,7 @@ export function unreachableNote(s: Session): string {
 
 /** What a stack of an earlier version's first `up` of this version does besides what the preview lists. */
 export function movingNote(s: Session): string | undefined {
-  if (!s.moving.size) return undefined;
-  const bundleObjects = [...s.moving].filter((urn) => urn.includes(`${BUNDLE_DEPLOYMENT_TYPE}$`)).length;
-  const setups = s.moving.size - bundleObjects;
-  const moves = [
-    ...(bundleObjects ? [`those ${bundleObjects} resource(s) into one BundleDeployment per bundle and cluster`] : []),
-    ...(setups ? [`the ${setups} resource(s) of the clusters' agents and namespaces into one ClusterSetup per cluster`] : []),
-  ];
-  return (
-    `this stack was deployed by an earlier version, one engine resource per Kubernetes object: the next \`up\` moves ${moves.join(", and ")}, ` +
-    "in the state only: no object is created, changed or deleted for it, and the preview lists only what changes besides"
-  );
+  return s.migration && migrationNote(s.migration);
 }
 
 /** What an operation's metrics read of its session (automation/metrics/report.ts). */

@@ -6,7 +6,7 @@ import { deploymentKey } from "../../core/model/keys";
 import { withoutStackTraces } from "../engine/stack-traces";
 import { resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
-import { markRetained } from "../engine/deployed-objects";
+import { migrateState } from "../engine/migrate-state";
 import { StackLockedError } from "../engine/locks";
 import { upWithoutReadBack } from "../engine/stack";
 import { OutputMap } from "@pulumi/pulumi/automation";
@@ -21,6 +21,12 @@ import { resolvePendingOperations } from "./pending";
 import { correctDrift } from "./correct-drift";
 import { UpOutcome, upOutcome } from "./up-outcome";
 
+/** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
+async function migrateUnderLock(s: Session): Promise<void> {
+  const configured = new Set((await s.config()).clusters.map((c) => c.name));
+  s.moving = new Set((await s.locked(() => migrateState(s.stack, configured))).moving);
+}
+
 export async function up(options: OperationOptions): Promise<UpResult> {
   return withMetrics("up", options, (m) => upOnce(options, m));
 }
@@ -29,7 +35,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
   const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
-    await s.locked(() => markRetained(s.stack, [...s.moving]));
+    if (s.migration?.changed) await migrateUnderLock(s);
     await correctDrift(s, options);
     const outputs = await withoutStackTraces(() =>
       s.locked(() => upWithoutReadBack(s.stack, { ...s.changeRun, continueOnError: options.continueOnError ?? false })),

@@ -7,7 +7,8 @@
  *   component.
  * Now each (bundle, cluster) pair is one BundleDeployment resource of pulumi-fleet's provider, which
  * adopts those objects, and each cluster's agent and namespaces (the Kubernetes provider's resources in
- * all three) are one ClusterSetup resource of the same provider, which adopts theirs. For each, the previous version's own code (a `git archive` of it, run in a
+ * all three) are one ClusterSetup resource of the same provider, which adopts theirs; the state's
+ * migration (core/migrate) leaves the old resources state-only, so the upgrade needs no Kubernetes provider. For each, the previous version's own code (a `git archive` of it, run in a
  * child process) deploys the example fleet, this version's preview says what the move does, this
  * version's operations library runs `up` on the same stack and state, and every object's UID and
  * resourceVersion is read back from the API servers.
@@ -25,7 +26,9 @@ import { kubeList, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { openStack } from "../../automation/engine/stack";
-import { toolchain } from "../../automation/engine/toolchain";
+import { needsKubernetesProvider, toolchain } from "../../automation/engine/toolchain";
+import { planMigration } from "../../core/migrate/migrate";
+import { ExportedState } from "../../core/migrate/state-shape";
 import { StackConfig } from "../../core/config/stack";
 import { loadStackFile } from "../../core/plan/pipeline";
 import { PROJECT_DIR } from "../../core/base/project-dir";
@@ -125,6 +128,28 @@ function oldSetupResources(state: StateResource[]): StateResource[] {
       r.type.startsWith("kubernetes:") &&
       (r.urn.includes("pulumi-fleet:index:Agent$") || /pulumi-fleet:index:Cluster\$kubernetes:core\/v1:Namespace::/.test(r.urn)),
   );
+}
+
+/**
+ * A PULUMI_HOME holding the toolchain's plugins but the Kubernetes provider's: a directory per plugin
+ * (the CLI lists directories, not links to them) whose files are links; nothing copied.
+ */
+function homeWithoutKubernetesProvider(work: string): string {
+  const home = path.join(work, "home-without-kubernetes");
+  const plugins = path.join(toolchain().env.PULUMI_HOME, "plugins");
+  fs.rmSync(home, { recursive: true, force: true });
+  fs.mkdirSync(path.join(home, "plugins"), { recursive: true });
+  for (const entry of fs.readdirSync(plugins, { withFileTypes: true })) {
+    if (entry.name.startsWith("resource-kubernetes-")) continue;
+    const [from, to] = [path.join(plugins, entry.name), path.join(home, "plugins", entry.name)];
+    if (!entry.isDirectory()) {
+      fs.copyFileSync(from, to); // a .lastused stamp the CLI rewrites
+      continue;
+    }
+    fs.mkdirSync(to);
+    for (const file of fs.readdirSync(from)) fs.symlinkSync(path.join(from, file), path.join(to, file));
+  }
+  return home;
 }
 
 /** One step per resource of an update, from the engine's events. */
@@ -377,7 +402,14 @@ function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: bo
           });
       };
       const t = Date.now();
-      const r = await ops.up(options({ onEvent }));
+      // The migration of this real state (core/migrate) leaves the engine no Kubernetes provider or custom resource of it.
+      const migrated = planMigration((await (await openStack(options())).exportStack()) as unknown as ExportedState, {
+        configured: new Set(clusters.map((c) => c.name)),
+      });
+      expect(migrated.from).to.equal(pairs ? 3 : updates ? 1 : 2);
+      expect(needsKubernetesProvider(migrated.state.deployment?.resources ?? []), "the migrated state needs the Kubernetes provider").to.equal(false);
+      // ...and the engine proves it: this up runs with a plugin cache that lacks the Kubernetes provider (plugin download is off).
+      const r = await ops.up(options({ onEvent, env: { PULUMI_CONFIG_PASSPHRASE: PASSPHRASE, PULUMI_HOME: homeWithoutKubernetesProvider(work) } }));
       figures["this version: up (upgrade)"] = `${Date.now() - t} ms`;
       figures["upgrade: engine changes"] = JSON.stringify(r.changes);
       steps = [...byUrn.values()];

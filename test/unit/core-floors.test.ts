@@ -23,6 +23,7 @@ const FLOORS: Record<string, number> = {
   render: 5,
   plan: 6,
   desired: 7,
+  migrate: 8,
 };
 
 /** The core folder a file lies in ("" for a file at core's root); undefined outside core. */

@@ -15,13 +15,11 @@ describe("an operation's plan: state writes and the engine's scope", () => {
     expect(unguarded.warning).to.match(/^warning: stack prod: the state is written only at the end and this backend keeps no crash journal/);
   });
 
-  it("excludes the resources of clusters that did not answer, and moves an earlier version's resources only on clusters still configured", () => {
+  it("excludes the resources of clusters that did not answer", () => {
     const urn = (cluster: string, name: string) => `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:BundleDeployment::${cluster}/apps/${name}`;
     const urns = [urn("c1", "a"), urn("c2", "a"), urn("c3", "a")];
-    const scope = planScope({ urns, legacy: [urns[0], urns[2]], unreachable: new Map([["c2", "timeout"]]), configured: new Set(["c1", "c2"]) });
-    expect(scope.excluded).to.deep.equal([urns[1]]);
-    expect([...scope.moving]).to.deep.equal([urns[0]]);
-    expect(planScope({ urns, legacy: [], unreachable: new Map() })).to.deep.equal({ excluded: [], moving: new Set() });
+    expect(planScope({ urns, unreachable: new Map([["c2", "timeout"]]) }).excluded).to.deep.equal([urns[1]]);
+    expect(planScope({ urns, unreachable: new Map() })).to.deep.equal({ excluded: [] });
   });
 
   it("the desired state is computed with the clusters left out added to the caller's, and early only where it can still hold when the engine runs the program", () => {
