@@ -12,18 +12,21 @@ import { Session, stackRootUrn } from "./session";
  * (as recorded by the last update), so the update that follows diffs them against the cluster and
  * re-applies what was edited by hand. Other bundles' drift is left alone, and reported by `status`,
  * until `up --refresh`. A cluster outside its maintenance window is not refreshed: Fleet's agent
- * clears drift correction off schedule, so a hand edit there stays until the window opens.
+ * clears drift correction off schedule, so a hand edit there stays until the window opens. Nor is a
+ * paused cluster (its pairs are registered paused: nothing is corrected there).
  */
 export async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
   if (options.refresh) return; // everything is refreshed anyway
   const drifting = Object.entries(s.before).filter(([, r]) => r.correctDrift);
   if (!drifting.length) return;
-  const outside = await clustersOutsideWindowsAt(await s.config(), options.deploy?.now ?? new Date());
+  const config = await s.config();
+  const outside = await clustersOutsideWindowsAt(config, options.deploy?.now ?? new Date());
+  const leftAlone = new Set([...outside.keys(), ...config.clusters.filter((c) => c.paused).map((c) => c.name)]);
   // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
   const keys = new Set(
     drifting.flatMap(([key]) => {
       const pair = parseDeploymentKey(key);
-      return outside.has(pair.cluster) ? [] : [key, legacyKey(pair)];
+      return leftAlone.has(pair.cluster) ? [] : [key, legacyKey(pair)];
     }),
   );
   if (!keys.size) return;

@@ -23,7 +23,7 @@ export function heldMarkdown(held: DeploymentFailure[]): string[] {
   return [
     "### Held bundle deployments",
     "",
-    "Not failures: each keeps what it has until its window opens or its partition is deployed.",
+    "Not failures: each keeps what it has until its window opens, its partition is deployed or its cluster is resumed.",
     "",
     "| cluster | bundle | GitRepo | keeps | why |",
     "|---|---|---|---|---|",

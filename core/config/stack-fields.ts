@@ -101,6 +101,14 @@ export const CLUSTER_FIELDS: FieldTable = {
   kubeconfig: secret("the kubeconfig's contents (a Pulumi secret)"),
   context: str("a context of the ambient kubeconfig, when kubeconfig is not given"),
   deleteUnreachable: bool("decommissioning: drop this cluster's resources from state when it is unreachable"),
+  paused: obj(
+    {
+      reason: str("why, said in every preview and report (required)"),
+      by: str("who paused it"),
+      since: str("when (RFC 3339)"),
+    },
+    "leave everything on the cluster exactly as it is (its bundle deployments, agent and namespaces) until removed",
+  ),
   agent: obj(AGENT_FIELDS, "overrides of the global agent settings"),
   kubeVersion: str("render mode only: the Kubernetes version charts see"),
   apiVersions: stringList("render mode only: extra API versions charts see"),

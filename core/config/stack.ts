@@ -44,6 +44,15 @@ export interface ClusterConfig {
   apiVersions?: string[];
   /** Per-cluster agent overrides (core/agent/effective.ts resolves them over the global ones). */
   agent?: AgentSettings;
+  /** Paused (an incident): every runner leaves its bundle deployments, agent and namespaces exactly as they are (core/desired/holds.ts). */
+  paused?: ClusterPause;
+}
+
+/** Why and by whom a cluster is paused (Fleet's Cluster `spec.paused`, with the words every report says). */
+export interface ClusterPause {
+  reason: string;
+  by?: string;
+  since?: string;
 }
 
 export interface ClusterGroupConfig {
@@ -165,6 +174,22 @@ function uniqueNames(list: Field, items: { name: string }[]): void {
   });
 }
 
+function readPause(f: Field): ClusterPause {
+  f.object(["reason", "by", "since"]);
+  const reason = f.child("reason").optString()?.trim();
+  if (!reason) f.child("reason").fail("is required: say why the cluster is paused (every preview and report shows it)");
+  const pause: ClusterPause = { reason: reason! };
+  const by = f.child("by").optString();
+  if (by) pause.by = by;
+  const since = f.child("since").optString();
+  if (since !== undefined) {
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(since) || Number.isNaN(Date.parse(since)))
+      f.child("since").fail(`must be an RFC 3339 time such as 2026-11-29T04:40:00Z (got ${JSON.stringify(since)})`);
+    pause.since = since;
+  }
+  return pause;
+}
+
 function readCluster(f: Field): ClusterConfig {
   f.object(keysOf(CLUSTER_FIELDS));
   const cluster: ClusterConfig = {
@@ -181,6 +206,8 @@ function readCluster(f: Field): ClusterConfig {
   }
   const context = f.child("context").optString();
   if (context !== undefined) cluster.context = context;
+  const paused = f.child("paused");
+  if (paused.present) cluster.paused = readPause(paused);
   const agent = f.child("agent");
   if (agent.present) cluster.agent = parseAgentSettings(new Field(agent.value, agent.path, { ...agent.context, cluster: cluster.name }));
   const kubeVersion = f.child("kubeVersion").optString();

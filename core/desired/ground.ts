@@ -5,7 +5,7 @@
  * the engine still has nothing to delete.
  */
 import { ClusterAgent, resolveClusterAgents } from "../agent/effective";
-import { StackConfig } from "../config/stack";
+import { ClusterPause, StackConfig } from "../config/stack";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../base/errors";
 import { FleetState, planFleet } from "../plan/pipeline";
@@ -46,6 +46,8 @@ export interface Ground {
   prior: Prior;
   /** Clusters outside their maintenance windows now: they keep what they have (holds.ts). */
   outside: Awaited<ReturnType<typeof clustersOutsideWindowsAt>>;
+  /** Clusters paused (stack `clusters[].paused`): everything on them stays exactly as it is (holds.ts). */
+  paused: Map<string, ClusterPause>;
   fileOf: (e: PlanEntry) => string | undefined;
   commitOf: (gitRepo: string) => string;
   agentNamespace: (cluster: string) => string;
@@ -99,6 +101,7 @@ export async function groundOf(config: StackConfig, given: Facts, options: Desir
     namespacesBefore: namespaceOwners({ records: previous?.records }),
     prior: { deployed: facts.deployed, records: previous?.records },
     outside: await clustersOutsideWindowsAt(pinned, options.now ?? new Date(), fleet.targeting.schedules),
+    paused: new Map(pinned.clusters.flatMap((c) => (c.paused ? [[c.name, c.paused] as const] : []))),
     fileOf: (e) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml,
     commitOf: (gitRepo) => fleet.sources.get(gitRepo)!.commit,
     agentNamespace,

@@ -165,7 +165,8 @@ export function heldDeployments(
             `bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`,
           ],
           objects,
-          spec: heldSpec(record, deployed, objects),
+          // A paused cluster's pair is registered paused: its provider neither applies, retries nor prunes it.
+          spec: failures.get(record)!.held === "paused" ? { ...heldSpec(record, deployed, objects), paused: true } : heldSpec(record, deployed, objects),
           record,
           arrived: arrived.has(record.cluster),
           held: true,

@@ -1,15 +1,18 @@
 /**
- * Pairs held back without failing: by a maintenance window (stack `schedules`) and by `up --partition`.
+ * Pairs held back without failing: by a maintenance window (stack `schedules`), by `up --partition`
+ * and by their cluster paused (stack `clusters[].paused`).
  * A held pair keeps what it has, as a failed one does (held.ts registers the state's objects and
  * deploymentID unchanged); a new pair is not deployed. Only pairs that would change are held: one whose
  * deploymentID is unchanged has nothing to hold. Pure decisions of the plan, the last records and the windows.
  */
 import { FleetError } from "../base/errors";
+import { ClusterPause } from "../config/stack";
 import { BundleRollout } from "../plan/pipeline";
 import { OutsideWindow, outsideWindowMessage } from "../targeting/schedule-windows";
 import { PlanEntry } from "../targeting/plan";
 import { bundleRef, deploymentKey } from "../model/keys";
 import { PreviousDeployment } from "./previous";
+import { FleetSummary } from "./records";
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };
 
@@ -49,6 +52,57 @@ export function keptOutsideWindows(
 }
 
 const windowError = (o: OutsideWindow) => new FleetError(outsideWindowMessage(o), { field: "schedules" });
+
+/** The one phrasing of a paused cluster. */
+export function pausedMessage(cluster: string, p: ClusterPause): string {
+  const who = [p.by ? `by ${p.by}` : "", p.since ? `since ${p.since}` : ""].filter(Boolean).join(" ");
+  return `held: cluster ${cluster} is paused${who ? ` ${who}` : ""}: ${p.reason} (clusters[].paused; it keeps exactly what it has until resumed)`;
+}
+
+/**
+ * Fleet's paused Cluster (`spec.paused`): its BundleDeployments are not updated. Here, for an incident,
+ * stricter: every pair planned on a paused cluster is held (registered as the state holds it, paused, so
+ * the provider neither applies, retries nor prunes; one new to the cluster is not deployed).
+ */
+export function pausedHolds(alive: readonly PlanEntry[], paused: ReadonlyMap<string, ClusterPause>): [Pair, FleetError][] {
+  if (!paused.size) return [];
+  return alive.filter((e) => paused.has(e.cluster)).map((e) => [e, pausedError(e.cluster, paused.get(e.cluster)!)]);
+}
+
+/**
+ * A pair leaving a paused cluster (a target edit, a bundle or GitRepo gone) is kept as it is: nothing on
+ * the cluster changes until the pause is removed. Decided after the rollouts: a pair leaving is in no
+ * partition. `planned`: every pair of the plan.
+ */
+export function keptWhilePaused(
+  planned: readonly PlanEntry[],
+  paused: ReadonlyMap<string, ClusterPause>,
+  previous: PreviousDeployment | undefined,
+): [Pair, FleetError][] {
+  if (!paused.size) return [];
+  const targeted = new Set(planned.map(deploymentKey));
+  return Object.entries(previous?.records ?? {})
+    .filter(([key, r]) => paused.has(r.cluster) && !targeted.has(key))
+    .map(([, r]) => [r, pausedError(r.cluster, paused.get(r.cluster)!)]);
+}
+
+/** The agents the summary records: a paused cluster's is the one it still runs (the last update's), not the one configured. */
+export function agentsWhilePaused(
+  agents: FleetSummary["agents"],
+  paused: ReadonlyMap<string, ClusterPause>,
+  previous: PreviousDeployment | undefined,
+): FleetSummary["agents"] {
+  if (!paused.size) return agents;
+  const out = { ...agents };
+  for (const cluster of paused.keys()) {
+    const last = previous?.agents?.[cluster];
+    if (last) out[cluster] = last;
+    else delete out[cluster];
+  }
+  return out;
+}
+
+const pausedError = (cluster: string, p: ClusterPause) => new FleetError(pausedMessage(cluster, p), { cluster, field: "paused" });
 
 /** Every partition name of this update's rollouts, in rollout order (first seen first). */
 export function knownPartitions(rollouts: Iterable<BundleRollout>): string[] {

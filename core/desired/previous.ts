@@ -8,7 +8,7 @@ import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
 import { Plan } from "../targeting/plan";
 import { clusterOfKey, qualifiedKey, qualifyKeys } from "../model/keys";
-import { DeploymentRecord } from "./records";
+import { DeploymentRecord, FleetSummary } from "./records";
 
 export interface DeployedGitRepo {
   commit: string;
@@ -23,6 +23,8 @@ export interface PreviousDeployment {
   paused?: Record<string, boolean>;
   /** Each BundleDeployment's Helm revision, from the same output (absent in records older than it). */
   revisions?: Record<string, number>;
+  /** Each cluster's agent as the last update recorded it (`summary.agents`): what a paused cluster still runs. */
+  agents?: FleetSummary["agents"];
   /** Every cluster the last update deployed, from `summary.clusters` (`summary.agents` in summaries older than the agent switch, when every cluster had one). */
   clusters?: string[];
   /** The `deployments` output's records with a deploymentId: what a failed deployment keeps (held.ts). */
@@ -81,6 +83,7 @@ export function previousFromOutputs(summary: unknown, deployments: unknown, stat
     ...(paused ? { paused } : {}),
     ...(revisions ? { revisions } : {}),
     ...(clusters ? { clusters: Object.keys(clusters) } : {}),
+    ...(listed.agents && typeof listed.agents === "object" ? { agents: listed.agents as FleetSummary["agents"] } : {}),
     ...(objectLayout ? { objectLayout: true as const } : {}),
     // An earlier version's per-object components are not renamed: their objects are adopted by new BundleDeployments.
     ...(Object.keys(formerNames).length && !objectLayout ? { formerNames } : {}),

@@ -51,11 +51,12 @@ export function rolloutGates(
     out.byBundle.set(ref, { gitRepo: bundle.gitRepo, bundle: bundle.name, ...rollout, warnings: rolloutWarnings(bundle.rolloutStrategy, rollout) });
     const byCluster = new Map(own.map((e) => [e.cluster, e]));
     // A failed cluster holds back every wave from the next one that waits on (rollout-hold.ts).
-    // A cluster held by `--partition` stops nothing (the waves after it are held by it too); one outside its window does, as a failed one.
+    // A cluster held by `--partition` stops nothing (the waves after it are held by it too); one outside its
+    // window or paused does, as a failed one, and holds the later waves back without failing them.
     const failureOn = (c: string) => failures.get({ gitRepo: bundle.gitRepo, bundle: bundle.name, cluster: c });
     const hold = rolloutHold({ ...rollout, bundle: bundle.name }, (c) => !!failureOn(c) && failureOn(c)!.held !== "partition");
     const held = new Set(hold?.held ?? []);
-    const behindWindows = !!hold && hold.notReady.every((c) => failureOn(c)?.held === "schedule");
+    const behindWindows = !!hold && hold.notReady.every((c) => failureOn(c)?.held === "schedule" || failureOn(c)?.held === "paused");
     let before: string[] = [];
     let since: string[] = [];
     for (const wave of rollout.waves) {

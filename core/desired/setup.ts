@@ -92,7 +92,7 @@ function identityOnly(manifest: Record<string, unknown>): Record<string, unknown
 const keyOf = (m: Record<string, unknown>) => pairObjectKey(m as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
 
 /** The cluster with the one resource that creates its namespaces and agent, when it has any. */
-export function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined, secrets: OperatorSecret[] = []): DesiredCluster {
+export function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined, secrets: OperatorSecret[] = [], paused = false): DesiredCluster {
   const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy, secrets);
-  return setup ? { ...c, setup } : c;
+  return setup ? { ...c, setup: paused ? { ...setup, paused: true } : setup } : c;
 }

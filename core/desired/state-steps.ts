@@ -19,7 +19,7 @@ import { gatherAsUsers, gatherClusters } from "./gather";
 import { gatherExisting, gatherOwners } from "./gather-objects";
 import { Ground } from "./ground";
 import { HeldDeployments, heldDeployments } from "./held";
-import { partitionHolds, windowHolds } from "./holds";
+import { partitionHolds, pausedHolds, windowHolds } from "./holds";
 import { deploymentKey } from "../model/keys";
 import { inDependencyOrder } from "./order";
 import { knownOwners, ownersUnknown } from "./owners";
@@ -72,6 +72,11 @@ export async function valuesFrom(g: Ground, alive: PlanEntry[]): Promise<Judged<
       valuesFrom: { ...reads, read: renewedKeys(reads.read, verdicts.renewed) },
     },
   };
+}
+
+/** Pairs on a paused cluster: held as the state holds them, before anything about them is read or rendered (holds.ts). */
+export function pausedClusters(g: Ground, alive: PlanEntry[]): Judged<undefined> {
+  return verdictsOnly({ failed: pausedHolds(alive, g.paused).map(([pair, error]) => ({ pair, error, held: "paused" as const })) });
 }
 
 export function maintenanceWindows(g: Ground, alive: PlanEntry[]): Judged<undefined> {

@@ -18,7 +18,7 @@ import { describeFailure } from "../plan/failures";
 import { gatherKubeconfigs } from "./gather";
 import { groundOf } from "./ground";
 import { heldDeployments } from "./held";
-import { keptOutsideWindows } from "./holds";
+import { agentsWhilePaused, keptOutsideWindows, keptWhilePaused, pausedMessage } from "./holds";
 import { journalObjects } from "./journal-objects";
 import { DesiredOptions } from "./options";
 import { inDependencyOrder } from "./order";
@@ -35,6 +35,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   const { fleet, failures, previous, pinned, facts, renderMode, leftOut } = g;
   // Each step fails the deployments it finds wrong, alone, with what waits for them on their cluster (steps.ts).
   const steps = new Steps(fleet.plan.entries, failures);
+  await steps.judge("paused clusters", (alive) => step.pausedClusters(g, alive));
   await steps.judge("reach", (alive) => step.reach(g, alive));
   const got = await steps.judge("valuesFrom", (alive) => step.valuesFrom(g, alive));
   await steps.judge("maintenance windows", (alive) => step.maintenanceWindows(g, alive));
@@ -47,8 +48,14 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   const entries = steps.entries;
   // A pair leaving a cluster outside its windows is kept, decided after the rollouts: it is in no partition, and nothing alive waits on it.
   const leaving = keptOutsideWindows(fleet.plan.entries, g.outside, previous, g.readNow);
-  failures.record({ failed: leaving.map(([pair, error]) => ({ pair, error, held: "schedule" })) });
-  if (leaving.length) holds = { ...holds, held: heldDeployments(failures, fleet, g.readNow, previous, facts.deployed) };
+  const leavingPaused = keptWhilePaused(fleet.plan.entries, g.paused, previous);
+  failures.record({
+    failed: [
+      ...leavingPaused.map(([pair, error]) => ({ pair, error, held: "paused" as const })),
+      ...leaving.map(([pair, error]) => ({ pair, error, held: "schedule" as const })),
+    ],
+  });
+  if (leaving.length || leavingPaused.length) holds = { ...holds, held: heldDeployments(failures, fleet, g.readNow, previous, facts.deployed) };
   const { held, rollouts } = holds;
   const namespaces = finalNamespaces(g, r, entries, held);
   // Into got.known, which desiredClusters reads (each held user's account provider): before it.
@@ -71,7 +78,8 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   const retiring = retiringDeployments(facts.deployed, new Set(deployments.map((d) => d.key)), pinned.clusters, previous, leftOut);
   // The plan as it deploys: what failed left out, each bundle's rollout; the planned value stays as handed to onPlanned.
   const final: FleetState = { ...fleet, plan: { ...fleet.plan, entries }, rollouts: rollouts.byBundle };
-  const summary = summarize(final, deployedAgents(g.agents), held.records());
+  const summarized = summarize(final, deployedAgents(g.agents), held.records());
+  const summary = { ...summarized, agents: agentsWhilePaused(summarized.agents, g.paused, previous) };
   const state: DesiredState = {
     fleet: final,
     clusters,
@@ -96,6 +104,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
         .filter((f) => !f.kept)
         .map((f) => (f.held ? describeFailure(f) : `failed: ${describeFailure(f)}`)),
       ...[...rollouts.byBundle.values()].flatMap((x) => x.warnings.map((w) => `bundle ${x.bundle}: ${w}`)),
+      ...[...g.paused].map(([c, p]) => `${pausedMessage(c, p)}: its bundle deployments, agent and namespaces are registered as they are, paused`),
       ...(renderMode ? clusters.flatMap((c) => setupSecretsNote(pinned.renderDir!, c.name, Object.values(c.setup?.secretObjects ?? {}))) : []),
     ],
   };

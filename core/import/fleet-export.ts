@@ -164,7 +164,8 @@ function mapCluster(o: Fleet, note: Note, source: string): Obj {
   if (isObj(templateValues) && Object.keys(templateValues).length) out.templateValues = templateValues;
   const agent = clusterAgent(spec, note);
   if (Object.keys(agent).length) out.agent = agent;
-  spec.unmapped("paused", "a paused cluster; pause its GitRepos (paused) or its bundles (fleet.yaml paused) instead");
+  // Fleet's paused Cluster: its BundleDeployments are not updated. Here nothing on it changes until the pause is removed.
+  if (spec.take("paused") === true) out.paused = { reason: "paused in Fleet (Cluster spec.paused) when it was imported" };
   spec.unmapped("clientID", "the identity Fleet's agent registers with; deploys here use the cluster's credentials");
   spec.unmapped("redeployAgentGeneration", "forces Fleet to redeploy its agent; this project's agent rolls when its configuration changes");
   spec.rest("not known to this importer");

@@ -9,6 +9,9 @@ import { FleetError, withContext } from "../base/errors";
 import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 
+/** What holds a pair back without failing it: a maintenance window, `up --partition`, or its cluster paused (core/desired/holds.ts). */
+export type HoldKind = "schedule" | "partition" | "paused";
+
 export interface DeploymentFailure {
   gitRepo: string;
   bundle: string;
@@ -24,8 +27,8 @@ export interface DeploymentFailure {
   field?: string;
   /** Where the deployment stands now: its objects kept as last deployed, or nothing deployed yet. */
   kept?: { deploymentId: string; objects: number };
-  /** Not a failure: held by a maintenance window (stack `schedules`) or by `up --partition`; it keeps what it has, and the update succeeds. */
-  held?: "schedule" | "partition";
+  /** Not a failure: held by a maintenance window (stack `schedules`), by `up --partition` or by its paused cluster; it keeps what it has, and the update succeeds. */
+  held?: HoldKind;
 }
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };
@@ -34,7 +37,7 @@ type Pair = { gitRepo: string; bundle: string; cluster: string };
 export interface Failed {
   pair: Pair;
   error: unknown;
-  held?: "schedule" | "partition";
+  held?: HoldKind;
 }
 
 /** What one decision says: the pairs it fails or holds, in the order it found them, and what pairs read from Secrets. */
@@ -98,7 +101,7 @@ export class FailedDeployments {
   }
 
   /** Records a hold (core/desired/holds.ts): kept like a failure, reported as held, and no failure of the update. */
-  hold(pair: Pair, err: unknown, by: "schedule" | "partition"): void {
+  hold(pair: Pair, err: unknown, by: HoldKind): void {
     if (this.has(pair)) return;
     this.fail(pair, err);
     this.byKey.get(pairKey(pair))!.held = by;

@@ -56,7 +56,12 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
           podDisruptionBudget: { maxUnavailable: "1" },
         },
       },
-      { name: "c-m-prod2", context: "c-m-prod2", labels: { env: "prod", region: "us-east" } },
+      {
+        name: "c-m-prod2",
+        context: "c-m-prod2",
+        labels: { env: "prod", region: "us-east" },
+        paused: { reason: "paused in Fleet (Cluster spec.paused) when it was imported" },
+      },
     ]);
     expect(config["pulumi-fleet:clusterGroups"]).to.deep.equal([
       { name: "dev", labels: { tier: "nonprod" }, selector: { matchLabels: { env: "dev" } } },
@@ -112,7 +117,6 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       "Cluster fleet-default/c-m-prod1 spec.clientID",
       "Cluster fleet-default/c-m-prod1 spec.redeployAgentGeneration",
       "Cluster fleet-default/c-m-prod2 context",
-      "Cluster fleet-default/c-m-prod2 spec.paused",
       "ClusterGroup fleet-default/empty spec.selector",
       "GitRepo fleet-default/apps metadata.labels",
       "GitRepo fleet-default/apps spec.clientSecretName",
@@ -423,9 +427,9 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       const imported = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
       expect(imported.status, imported.stderr).to.equal(0);
       expect(imported.stdout).to.include(
-        `wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 21 note(s)`,
+        `wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 20 note(s)`,
       );
-      expect(imported.stderr.trim().split("\n")).to.have.length(21);
+      expect(imported.stderr.trim().split("\n")).to.have.length(20);
       expect(imported.stderr).to.include(`${input}: GitRepo fleet-default/infra: spec.imageScanInterval: "5m": not mapped`);
       const again = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
       expect(again.status).to.equal(1);
