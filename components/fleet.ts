@@ -33,8 +33,16 @@ export class Fleet extends pulumi.ComponentResource {
    * `carried`: the access of clusters no longer in the stack whose pairs the state still holds through
    * this provider (automation/engine/deployed-objects.ts carriedAccessOf): the engine deletes them with the
    * provider's new configuration, so it keeps their access until they are gone.
+   * `namesInState`: the name the state still holds a pair under until an earlier version's state is
+   * migrated (components/program.ts ProgramInputs), its alias.
    */
-  constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}, carried: Record<string, ClusterAccess> = {}) {
+  constructor(
+    name: string,
+    desired: DesiredState,
+    opts: pulumi.ComponentResourceOptions = {},
+    carried: Record<string, ClusterAccess> = {},
+    namesInState: Record<string, string> = {},
+  ) {
     super(FLEET_TYPE, name, {}, opts);
     for (const w of desired.warnings) pulumi.log.warn(w, this);
     // One provider for the stack (a plugin process), named after it: a cluster moved here from another
@@ -57,7 +65,7 @@ export class Fleet extends pulumi.ComponentResource {
             setup: cluster.setup,
             waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
           },
-          { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(d.formerName ? [{ name: d.formerName }] : [])] },
+          { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(namesInState[d.key] ? [{ name: namesInState[d.key] }] : [])] },
         ),
       );
     }

@@ -1,6 +1,7 @@
 /** up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand. */
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
-import { legacyKey, parseDeploymentKey } from "../../core/model/keys";
+import { parseDeploymentKey } from "../../core/model/keys";
+import { nameOfUrn } from "../../core/migrate/state-shape";
 import { clustersOutsideWindowsAt } from "../../core/targeting/schedule-windows";
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions } from "./results";
@@ -19,18 +20,14 @@ export async function correctDrift(s: Session, options: OperationOptions): Promi
   const drifting = Object.entries(s.before).filter(([, r]) => r.correctDrift);
   if (!drifting.length) return;
   const outside = await clustersOutsideWindowsAt(await s.config(), options.deploy?.now ?? new Date());
-  // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
-  const keys = new Set(
-    drifting.flatMap(([key]) => {
-      const pair = parseDeploymentKey(key);
-      return outside.has(pair.cluster) ? [] : [key, legacyKey(pair)];
-    }),
-  );
+  const keys = new Set(drifting.map(([key]) => key).filter((key) => !outside.has(parseDeploymentKey(key).cluster)));
   if (!keys.size) return;
   const excluded = new Set(s.excluded);
+  // The state was read before the migration this up imported: a pair it renamed is refreshed by its name now.
   const targets = s.state.resources
-    .filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn))
-    .map((r) => r.urn);
+    .filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE)
+    .map((r) => s.renames.get(r.urn) ?? r.urn)
+    .filter((urn) => keys.has(nameOfUrn(urn)) && !excluded.has(urn));
   if (!targets.length) return;
   const root = stackRootUrn(s.state);
   await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));

@@ -10,7 +10,6 @@ import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { Ground } from "./ground";
 import { heldObjects } from "./held";
 import { deploymentKey, parseBundleRef } from "../model/keys";
-import { formerName } from "./previous";
 import { deploymentRecord } from "./records";
 import { renderedSecretsNotes } from "./render-secrets";
 import { Gathered, Holds, Rendered } from "./state-steps";
@@ -41,7 +40,6 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
   const revision = r.unchanged.has(e) ? (r.lastRevisions.get(e) ?? 1) : (r.lastRevisions.get(e) ?? 0) + 1;
   return {
     key,
-    ...formerName(g.previous, key),
     entry: e,
     gitRepo: e.gitRepo,
     cluster: e.cluster,

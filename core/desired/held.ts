@@ -13,7 +13,7 @@ import { clusterNamespacesOf, DesiredObject } from "./objects";
 import { ownerLabels } from "./ownership";
 import { PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { deletePolicyOf } from "./delete-policy";
-import { formerName, PreviousDeployment } from "./previous";
+import { PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
 import { describeObject, objectKey } from "../model/k8s-object";
 import { FleetState } from "../plan/pipeline";
@@ -154,7 +154,6 @@ export function heldDeployments(
         const objects = heldObjects(deployed);
         return {
           key,
-          ...formerName(previous, key),
           gitRepo: record.gitRepo,
           cluster: record.cluster,
           commit: record.commit,

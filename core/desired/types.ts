@@ -74,8 +74,6 @@ export interface DesiredGitRepo {
 export interface DesiredDeployment {
   /** deploymentKey: "<cluster>/<gitRepo>/<bundle>", the BundleDeployment's logical name. */
   key: string;
-  /** The name an earlier version registered its BundleDeployment with (keys.ts legacyKey): an alias, so the rename changes nothing. */
-  formerName?: string;
   /** The plan entry it deploys; absent for a held deployment. */
   entry?: PlanEntry;
   gitRepo: string;

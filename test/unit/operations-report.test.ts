@@ -163,6 +163,8 @@ describe("operations: steps, events, status", () => {
 describe("the state's objects per bundle deployment (automation/engine/deployed-objects.ts)", () => {
   // Named as an earlier version named them ("<cluster>/<bundle>"): read back under the key with their GitRepo.
   const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
+  /** A pair as this version names it (an earlier version's "<cluster>/<bundle>" is renamed by the migration: core/migrate/renames.ts). */
+  const pairUrn = bd.replace(/::c1\/app$/, "::c1/repo/app");
   const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
 
   it("an earlier version's BundleDeployment component: its Kubernetes objects by its key, in order, retained ones marked, secrets opened; legacy", () => {
@@ -217,7 +219,7 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
     };
     const resources = [
       {
-        urn: bd,
+        urn: pairUrn,
         type: "pulumi-fleet:index:BundleDeployment",
         custom: true,
         provider: "urn:pulumi:s::p::pulumi:providers:pulumi-fleet::c1/as/system:serviceaccount:ns:deployer::uuid",
@@ -257,12 +259,13 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
       objects: secret(objects),
     };
     const d = deployedObjectsOf([
-      { urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs, outputs: { ...inputs, appliedDeploymentId: "s-1:new" } },
+      { urn: pairUrn, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs, outputs: { ...inputs, appliedDeploymentId: "s-1:new" } },
     ]).get("c1/repo/app")!;
     expect(d.secret).to.equal(true);
     expect(d.objects.map((o) => o.manifest.data)).to.deep.equal([{ password: "s3cr3t" }]);
     expect(
-      deployedObjectsOf([{ urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs: { ...inputs, objects } }]).get("c1/repo/app")!.secret,
+      deployedObjectsOf([{ urn: pairUrn, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs: { ...inputs, objects } }]).get("c1/repo/app")!
+        .secret,
     ).to.equal(undefined);
   });
 });
