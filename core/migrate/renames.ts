@@ -62,8 +62,9 @@ export function layout3Renames(resources: StateResource[]): Map<string, string> 
 
 /**
  * The resources with each renamed URN changed wherever the state names it: the resource itself, and
- * every parent, dependency, property dependency and deletedWith naming it (what `pulumi state rename`
- * changes; a BundleDeployment is no provider, so no provider reference names it). The root's output
+ * every parent, dependency, property dependency, deletedWith and replaceWith naming it (what `pulumi
+ * state rename` changes: test/e2e/migrate-rename-engine.test.ts compares the two; a BundleDeployment is
+ * no provider, so no provider reference names it, and a child's URN holds its parent's type, not its name). The root's output
  * keys are qualified too. The same array when nothing is renamed.
  */
 export function renamed(resources: StateResource[], renames: ReadonlyMap<string, string>): StateResource[] {
@@ -80,6 +81,7 @@ export function renamed(resources: StateResource[], renames: ReadonlyMap<string,
         Object.entries(x.propertyDependencies as Record<string, string[]>).map(([k, urns]) => [k, (urns ?? []).map(to)]),
       );
     if (typeof x.deletedWith === "string") x.deletedWith = to(x.deletedWith);
+    if (Array.isArray(x.replaceWith)) x.replaceWith = (x.replaceWith as string[]).map(to);
     if (isStackRoot(r) && outputKeys) x.outputs = outputKeys;
     return x;
   });
