@@ -21,6 +21,7 @@ import { PROJECT_DIR } from "../core/base/project-dir";
 import { Fleet } from "./fleet";
 import { FleetError } from "../core/base/errors";
 import { outputsShowEarlierLayout } from "../core/migrate/layouts";
+import { Adoptions } from "../core/migrate/adoptions";
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
 export function configFromPulumi(): StackConfig {
@@ -80,13 +81,15 @@ export interface ProgramInputs extends DeployOptions {
    * version's state is not migrated yet (a preview or status: core/migrate Migration.aliases), an alias.
    */
   namesInState?: Record<string, string>;
+  /** What the ClusterSetups take over of an earlier version's resources (core/migrate/adoptions.ts), while the state holds them. */
+  adoptions?: Adoptions;
 }
 
 export async function fleetProgram(config?: StackConfig, options: ProgramInputs = {}): Promise<FleetOutputs> {
   // The reference reading the last outputs registers, registered whoever read them, so the state does not change.
   if (options.desired && options.previous === undefined) selfReference();
   const desired = options.desired ?? (await ownDesiredState(config, options));
-  const fleet = new Fleet("fleet", desired, {}, options.carriedAccess ?? {}, options.namesInState ?? {});
+  const fleet = new Fleet("fleet", desired, {}, { carried: options.carriedAccess, namesInState: options.namesInState, adoptions: options.adoptions });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi
     .all([fleet.deploymentStates, fleet.clusterSetupStates])

@@ -76,5 +76,5 @@ function stateFacts(i: DesiredInputs): Facts {
   const { outputs } = i.state;
   const previous =
     i.deploy.previous !== undefined ? (i.deploy.previous ?? undefined) : previousFromOutputs(outputs[RECORD_OUTPUT]?.value, outputs[DEPLOYMENTS_OUTPUT]?.value);
-  return liveFacts(async () => previous, i.journal, i.state.deployed, i.state.legacySetups);
+  return liveFacts(async () => previous, i.journal, i.state.deployed);
 }

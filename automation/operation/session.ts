@@ -4,6 +4,7 @@
  */
 import { Stack } from "@pulumi/pulumi/automation";
 import { Migration, migrationNote } from "../../core/migrate/migrate";
+import { setupAdoptions } from "../../core/migrate/adoptions";
 import { migratedView } from "../engine/migrate-state";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
@@ -167,7 +168,8 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       given = run;
       const desired = await run.forProgram();
       if (journal) await run.recordJournal(desired);
-      return { ...deploy, desired, carriedAccess: run.inputs.state.access, namesInState };
+      const adoptions = { setups: setupAdoptions(run.inputs.state.legacySetups) };
+      return { ...deploy, desired, carriedAccess: run.inputs.state.access, namesInState, adoptions };
     });
   }
   const recorder = new StepRecorder(options.onEvent);

@@ -49,7 +49,6 @@ export function desiredClusters(g: Ground, got: Gathered, namespaces: Map<string
         ...(agent ? { agent: agentObjects(c.name, agent) } : {}),
         arrived: arrived.has(c.name),
       },
-      g.facts.legacySetups?.get(c.name),
       g.secrets.get(c.name),
     );
   });

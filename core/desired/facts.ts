@@ -46,11 +46,6 @@ export interface Facts {
    * which read the state before the engine runs; absent under a plain `pulumi up`.
    */
   deployed?: ReadonlyMap<string, DeployedBundle>;
-  /**
-   * Per cluster, what an earlier version created for it as one resource per object (its agent's objects,
-   * its namespaces): its ClusterSetup adopts them when it is created (core/desired/setup.ts).
-   */
-  legacySetups?: ReadonlyMap<string, DeployedObject[]>;
 }
 
 /** A bundle deployment as the state holds it: the deploymentID all its objects were applied at, and those objects. */
@@ -108,7 +103,6 @@ export function liveFacts(
   previous: () => Promise<PreviousDeployment | undefined>,
   journal?: JournalHooks,
   deployed?: ReadonlyMap<string, DeployedBundle>,
-  legacySetups?: ReadonlyMap<string, DeployedObject[]>,
 ): Facts {
   return {
     render: runRenderer,
@@ -120,7 +114,6 @@ export function liveFacts(
     previous,
     ...(journal ? { journal } : {}),
     ...(deployed ? { deployed } : {}),
-    ...(legacySetups ? { legacySetups } : {}),
   };
 }
 
