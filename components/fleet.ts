@@ -43,7 +43,8 @@ export class Fleet extends pulumi.ComponentResource {
    * holds through this provider (automation/engine/deployed-objects.ts carriedAccessOf): the engine deletes
    * them with the provider's new configuration, so it keeps their access until they are gone;
    * `namesInState`, the name the state still holds a pair under until an earlier version's state is
-   * migrated, its alias; `adoptions`, what the ClusterSetups take over of an earlier version's resources.
+   * migrated, its alias; `adoptions`, what the pairs and ClusterSetups take over of an earlier version's
+   * resources, and the pairs that retire its deployments no longer deployed.
    */
   constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}, state: FromState = {}) {
     super(FLEET_TYPE, name, {}, opts);
@@ -72,6 +73,7 @@ export class Fleet extends pulumi.ComponentResource {
             cluster: cluster.accessKey(d.account),
             setup: cluster.setup,
             waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
+            adopt: state.adoptions?.pairs[d.key],
           },
           {
             parent: gitRepos.get(d.gitRepo)!,
@@ -81,7 +83,7 @@ export class Fleet extends pulumi.ComponentResource {
       );
     }
     // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
-    for (const r of desired.retiring) {
+    for (const r of state.adoptions?.retiring ?? []) {
       new BundleDeploymentPair(r.key, { ...r.spec, cluster: clusters.get(r.cluster)!.accessKey() }, { parent: this, provider });
     }
     this.deploymentRecords = pulumi.output(desired.records);

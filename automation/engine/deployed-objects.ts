@@ -22,6 +22,9 @@ import { legacyObjects, legacySetups, NAMESPACE_TYPE } from "../../core/migrate/
 
 export type { StateResource };
 
+/** A deployment as the state holds it; `earlier`: an earlier version's, one resource per object, whose objects its pair adopts (core/migrate/adoptions.ts). */
+export type StateBundle = DeployedBundle & { earlier?: true };
+
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 /** One read of the stack's state, for everything an operation needs of it before the engine runs. */
@@ -32,7 +35,7 @@ export interface StackState {
   /** The stack's outputs as the last update left them, secrets revealed (as `stack output --show-secrets`). */
   outputs: OutputMap;
   /** What the state holds per BundleDeployment (deployedObjectsOf). */
-  deployed: Map<string, DeployedBundle>;
+  deployed: Map<string, StateBundle>;
   /** Per cluster, the objects of an earlier version's agent and namespace resources (legacySetupsOf). */
   legacySetups: Map<string, DeployedObject[]>;
   /** The access the stack's provider had for each cluster key its pairs and setups name (carriedAccessOf). */
@@ -99,11 +102,11 @@ function holdsSecret(v: unknown): boolean {
  * at (its `appliedDeploymentId` output), its objects, its last inputs, the user they were applied as,
  * and the namespaces its cluster created for them: what a failed deployment keeps. A stack deployed by
  * an earlier version holds a component per deployment with one resource per object: read the same way,
- * marked `legacy` (its BundleDeployment adopts them).
+ * marked `earlier` (its BundleDeployment adopts them: core/migrate/adoptions.ts).
  */
-export function deployedObjectsOf(resources: StateResource[]): Map<string, DeployedBundle> {
-  const out = new Map<string, DeployedBundle>();
-  const legacy = new Map<string, DeployedBundle>();
+export function deployedObjectsOf(resources: StateResource[]): Map<string, StateBundle> {
+  const out = new Map<string, StateBundle>();
+  const legacy = new Map<string, StateBundle>();
   const clusterUrns = new Set(resources.filter((r) => r.type === CLUSTER_TYPE).map((r) => r.urn));
   const namespaces = clusterNamespacesIn(resources, clusterUrns);
   const withNamespaces = (bundle: DeployedBundle, cluster: string) => {
@@ -130,7 +133,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
       withNamespaces(bundle, clusterOfKey(key));
       out.set(key, bundle);
     } else if (!r.custom) {
-      legacy.set(r.urn, { ...bundle, legacy: true });
+      legacy.set(r.urn, { ...bundle, earlier: true });
     }
   }
   for (const r of legacyObjects(resources)) {

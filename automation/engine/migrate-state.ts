@@ -9,6 +9,8 @@ import { Migration, planMigration } from "../../core/migrate/migrate";
 import { ExportedState } from "../../core/migrate/state-shape";
 import { CURRENT_LAYOUT, layoutOf } from "../../core/migrate/layouts";
 import { StackState, stateOf } from "./deployed-objects";
+import { Adoptions, pairAdoptions, retiringPairs, setupAdoptions } from "../../core/migrate/adoptions";
+import { DesiredState } from "../../core/desired/types";
 
 /**
  * Migrates the stack's state as it is now (exported again: the caller holds the lock, and what it
@@ -38,4 +40,17 @@ export async function migratedView(read: StackState, configured: () => Promise<R
   if (layoutOf(read.resources) === CURRENT_LAYOUT) return { state: read, namesInState: {} };
   const migration = planMigration({ deployment: { resources: read.resources, pending_operations: read.pending } }, { configured: await configured() });
   return { migration, state: migration.changed ? stateOf(migration.state) : read, namesInState: migration.aliases };
+}
+
+/**
+ * What the program's pairs and setups adopt of an earlier version's resources the state (as the
+ * migration leaves it) holds, given the desired state computed from it: one value (core/migrate/adoptions.ts).
+ */
+export function adoptionsFor(state: StackState, desired: DesiredState, configured: ReadonlySet<string>, leftOut?: ReadonlySet<string>): Adoptions {
+  const pairs = pairAdoptions(state.deployed);
+  return {
+    setups: setupAdoptions(state.legacySetups),
+    pairs,
+    retiring: retiringPairs(pairs, new Set(desired.deployments.map((d) => d.key)), configured, leftOut),
+  };
 }

@@ -4,7 +4,7 @@
  */
 import { Stack } from "@pulumi/pulumi/automation";
 import { Migration, migrationNote } from "../../core/migrate/migrate";
-import { setupAdoptions } from "../../core/migrate/adoptions";
+import { adoptionsFor } from "../engine/migrate-state";
 import { migratedView } from "../engine/migrate-state";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
@@ -168,7 +168,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       given = run;
       const desired = await run.forProgram();
       if (journal) await run.recordJournal(desired);
-      const adoptions = { setups: setupAdoptions(run.inputs.state.legacySetups) };
+      const adoptions = adoptionsFor(run.inputs.state, desired, new Set((await readConfig()).clusters.map((c) => c.name)), deploy.leftOut);
       return { ...deploy, desired, carriedAccess: run.inputs.state.access, namesInState, adoptions };
     });
   }

@@ -52,10 +52,8 @@ export interface Facts {
 export interface DeployedBundle {
   appliedDeploymentId?: string;
   objects: DeployedObject[];
-  /** Its BundleDeployment's last inputs; absent when an earlier version deployed it as one resource per object (`legacy`). */
+  /** Its BundleDeployment's last inputs; absent when an earlier version deployed it as one resource per object. */
   spec?: PairSpec;
-  /** Deployed by an earlier version, one resource per object: its BundleDeployment adopts them when it is created. */
-  legacy?: true;
   /** The user its objects were applied as (serviceAccount); absent: the cluster's own provider. */
   account?: string;
   /** The namespaces its cluster created that its objects are in, as registered. */

@@ -12,6 +12,7 @@ import { ExportedState, MOVED_FROM_PROVIDER, StateResource } from "../../core/mi
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 import { needsKubernetesProvider } from "../../automation/engine/toolchain";
 import { deployedObjectsOf, legacySetupsOf } from "../../automation/engine/deployed-objects";
+import { pairAdoptions, retiringPairs } from "../../core/migrate/adoptions";
 
 const fixture = (name: string): ExportedState => JSON.parse(fs.readFileSync(path.join(__dirname, "../fixtures/migrate", `${name}.json`), "utf8"));
 const resources = (s: ExportedState): StateResource[] => s.deployment?.resources ?? [];
@@ -145,6 +146,23 @@ describe("the state's migration (core/migrate)", () => {
     expect(outputsShowEarlierLayout(undefined, undefined), "a new stack").to.equal(false);
     expect(outputsShowEarlierLayout({ "c/g/b": record }, undefined), "layouts 1 and 2: no deploymentStates").to.equal(true);
     expect(outputsShowEarlierLayout({ "c/b": record }, { "c/b": { state: "Ready" } }), "layout 3: keys without the GitRepo").to.equal(true);
+  });
+
+  it("the pairs' adoptions: each earlier deployment's objects, with their retain rules; those no longer deployed retire on configured clusters not left out", () => {
+    const deployed = deployedObjectsOf(resources(planMigration(fixture("layout-2-per-object"), c1).state));
+    const pairs = pairAdoptions(deployed);
+    const earlier = [...deployed].filter(([, d]) => d.earlier).map(([key]) => key);
+    expect(Object.keys(pairs)).to.deep.equal(earlier).and.to.not.be.empty;
+    const [key] = earlier;
+    expect(Object.values(pairs[key]).map((o) => o.manifest)).to.deep.equal(deployed.get(key)!.objects.map((o) => o.manifest));
+    const cluster = key.split("/")[0];
+    expect(retiringPairs(pairs, new Set(earlier), new Set([cluster])), "all still deployed").to.deep.equal([]);
+    const retiring = retiringPairs(pairs, new Set(), new Set([cluster]));
+    expect(retiring.map((r) => r.key)).to.deep.equal(earlier.filter((k) => k.startsWith(`${cluster}/`)).sort());
+    expect(retiring[0].spec).to.deep.include({ deploymentId: "", objects: {}, adopt: pairs[retiring[0].key] });
+    expect(retiring[0].spec.deletePolicy?.ownerLabels).to.include({ "fleet.cattle.io/cluster": cluster });
+    expect(retiringPairs(pairs, new Set(), new Set(["elsewhere"])), "a cluster no longer configured: its old provider deletes").to.deep.equal([]);
+    expect(retiringPairs(pairs, new Set(), new Set([cluster]), new Set([cluster])), "a cluster left out (unreachable)").to.deep.equal([]);
   });
 
   it("a current state: nothing moves, the same state comes back, and there is nothing to say", () => {

@@ -199,7 +199,7 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
     ];
     const objects = deployedObjectsOf(resources);
     expect([...objects.keys()]).to.deep.equal(["c1/repo/app"]);
-    expect(objects.get("c1/repo/app")).to.include({ appliedDeploymentId: "s-1:old", legacy: true });
+    expect(objects.get("c1/repo/app")).to.include({ appliedDeploymentId: "s-1:old", earlier: true });
     expect(objects.get("c1/repo/app")!.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null, o.manifest.data ?? null])).to.deep.equal([
       ["pw", null, { password: "c2VjcmV0" }],
       ["kept", RETAIN_REASONS.legacy, null],
@@ -229,7 +229,7 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
     ];
     const d = deployedObjectsOf(resources).get("c1/repo/app")!;
     expect(d).to.include({ appliedDeploymentId: "s-1:new", account: "system:serviceaccount:ns:deployer" });
-    expect(d.legacy).to.equal(undefined);
+    expect(d.earlier).to.equal(undefined);
     expect(d.spec).to.not.have.property("waitFor");
     expect((d.spec!.objects["/Secret/ns/pw"].manifest as { data: unknown }).data).to.deep.equal({ password: "c2VjcmV0" });
     expect(d.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([
