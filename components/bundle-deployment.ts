@@ -9,6 +9,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { namespacesRefusedFor } from "../core/desired/namespaces";
 import { DesiredDeployment } from "../core/desired/types";
+import { PairObject } from "../core/model/pair";
 import { BundleDeploymentPair, ClusterSetupSet, FleetProvider } from "./pair";
 
 export interface BundleDeploymentArgs {
@@ -21,6 +22,8 @@ export interface BundleDeploymentArgs {
   setup?: ClusterSetupSet;
   /** The pairs this one waits for (fleet.yaml dependsOn, rollout), by key: it applies once each is Ready. */
   waitFor: [string, BundleDeploymentPair][];
+  /** What it takes over of an earlier version's resources (core/migrate/adoptions.ts), while the state holds them. */
+  adopt?: Record<string, PairObject>;
 }
 
 export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts: pulumi.CustomResourceOptions): BundleDeploymentPair {
@@ -35,7 +38,15 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const refused = args.setup && needed.length ? { namespacesRefused: args.setup.messages.apply((m) => namespacesRefusedFor(needed, m)) } : {};
   const pair = new BundleDeploymentPair(
     name,
-    { ...d.spec, cluster: args.cluster, objects, ...secretObjects, ...(waitFor.length ? { waitFor } : {}), ...refused },
+    {
+      ...d.spec,
+      cluster: args.cluster,
+      objects,
+      ...secretObjects,
+      ...(waitFor.length ? { waitFor } : {}),
+      ...refused,
+      ...(args.adopt && Object.keys(args.adopt).length ? { adopt: args.adopt } : {}),
+    },
     {
       ...opts,
       provider: args.provider,

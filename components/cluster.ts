@@ -7,17 +7,20 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { CLUSTER_TYPE, DesiredCluster } from "../core/desired/types";
+import { PairObject } from "../core/model/pair";
 import { ClusterSetupSet, FleetProvider } from "./pair";
 
 export class Cluster extends pulumi.ComponentResource {
   /** Its namespaces and agent; absent when it has neither. Bundles in them are applied after it. */
   readonly setup?: ClusterSetupSet;
 
+  /** `adopt`: what its setup takes over of an earlier version's resources (core/migrate/adoptions.ts), when it has a setup. */
   constructor(
     name: string,
     private readonly c: DesiredCluster,
     provider: FleetProvider,
     opts: pulumi.ComponentResourceOptions = {},
+    adopt?: Record<string, PairObject>,
   ) {
     super(CLUSTER_TYPE, name, {}, opts);
     if (c.setup) {
@@ -29,6 +32,7 @@ export class Cluster extends pulumi.ComponentResource {
           ...c.setup,
           cluster: this.accessKey(),
           ...(secretObjects ? { secretObjects: pulumi.secret(secretObjects) } : {}),
+          ...(adopt ? { adopt } : {}),
         },
         { parent: this, provider },
       );

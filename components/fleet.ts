@@ -10,6 +10,7 @@ import { ClusterAccess, DesiredState, FLEET_TYPE, ProviderSettings, stackProvide
 import { bundleDeployment } from "./bundle-deployment";
 import { BundleDeploymentPair, FleetProvider } from "./pair";
 import { Cluster } from "./cluster";
+import { Adoptions } from "../core/migrate/adoptions";
 import { GitRepo } from "./git-repo";
 
 /** Every cluster's access, and each impersonated user's, by the provider settings' names (core/desired/state.ts providerSettings). */
@@ -23,6 +24,13 @@ function clusterAccess(clusters: DesiredState["clusters"]): Record<string, Clust
 /** A moved-in cluster's components were moved to the root of the state (core/desired/previous.ts arrivedClusters). */
 const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent: pulumi.rootStackResource }] : []);
 
+/** What the program is given of the stack's state besides the desired state (Fleet's constructor). */
+export interface FromState {
+  carried?: Record<string, ClusterAccess>;
+  namesInState?: Record<string, string>;
+  adoptions?: Adoptions;
+}
+
 export class Fleet extends pulumi.ComponentResource {
   readonly deploymentRecords: pulumi.Output<Record<string, DeploymentRecord>>;
   readonly deploymentStates: pulumi.Output<Record<string, PairReport>>;
@@ -30,18 +38,27 @@ export class Fleet extends pulumi.ComponentResource {
   readonly clusterSetupStates: pulumi.Output<Record<string, PairReport>>;
 
   /**
-   * `carried`: the access of clusters no longer in the stack whose pairs the state still holds through
-   * this provider (automation/engine/deployed-objects.ts carriedAccessOf): the engine deletes them with the
-   * provider's new configuration, so it keeps their access until they are gone.
+   * `state`: what the operation read of the stack's state besides the desired state (components/program.ts
+   * ProgramInputs): `carried`, the access of clusters no longer in the stack whose pairs the state still
+   * holds through this provider (automation/engine/deployed-objects.ts carriedAccessOf): the engine deletes
+   * them with the provider's new configuration, so it keeps their access until they are gone;
+   * `namesInState`, the name the state still holds a pair under until an earlier version's state is
+   * migrated, its alias; `adoptions`, what the pairs and ClusterSetups take over of an earlier version's
+   * resources, and the pairs that retire its deployments no longer deployed.
    */
-  constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}, carried: Record<string, ClusterAccess> = {}) {
+  constructor(name: string, desired: DesiredState, opts: pulumi.ComponentResourceOptions = {}, state: FromState = {}) {
     super(FLEET_TYPE, name, {}, opts);
     for (const w of desired.warnings) pulumi.log.warn(w, this);
     // One provider for the stack (a plugin process), named after it: a cluster moved here from another
     // shard arrives with a copy of that shard's provider (automation/shards/moves.ts), which must not
     // collide with this one; its pairs move to this one by their next update, and the copy goes.
-    const provider = new FleetProvider(stackProviderName(pulumi.getStack()), { ...carried, ...clusterAccess(desired.clusters) }, { parent: this });
-    const clusters = new Map(desired.clusters.map((c) => [c.name, new Cluster(c.name, c, provider, { parent: this, aliases: fromStateRoot(c.arrived) })]));
+    const provider = new FleetProvider(stackProviderName(pulumi.getStack()), { ...state.carried, ...clusterAccess(desired.clusters) }, { parent: this });
+    const clusters = new Map(
+      desired.clusters.map((c) => [
+        c.name,
+        new Cluster(c.name, c, provider, { parent: this, aliases: fromStateRoot(c.arrived) }, state.adoptions?.setups[c.name]),
+      ]),
+    );
     const gitRepos = new Map(desired.gitRepos.map((r) => [r.name, new GitRepo(r.name, r, { parent: this })]));
     const deployments = new Map<string, BundleDeploymentPair>();
     for (const d of desired.deployments) {
@@ -56,13 +73,17 @@ export class Fleet extends pulumi.ComponentResource {
             cluster: cluster.accessKey(d.account),
             setup: cluster.setup,
             waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
+            adopt: state.adoptions?.pairs[d.key],
           },
-          { parent: gitRepos.get(d.gitRepo)!, aliases: [...fromStateRoot(d.arrived), ...(d.formerName ? [{ name: d.formerName }] : [])] },
+          {
+            parent: gitRepos.get(d.gitRepo)!,
+            aliases: [...fromStateRoot(d.arrived), ...(state.namesInState?.[d.key] ? [{ name: state.namesInState[d.key] }] : [])],
+          },
         ),
       );
     }
     // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
-    for (const r of desired.retiring) {
+    for (const r of state.adoptions?.retiring ?? []) {
       new BundleDeploymentPair(r.key, { ...r.spec, cluster: clusters.get(r.cluster)!.accessKey() }, { parent: this, provider });
     }
     this.deploymentRecords = pulumi.output(desired.records);

@@ -19,6 +19,9 @@ import { DeployOptions } from "../core/desired/options";
 import { configFromValues } from "../core/plan/pipeline";
 import { PROJECT_DIR } from "../core/base/project-dir";
 import { Fleet } from "./fleet";
+import { FleetError } from "../core/base/errors";
+import { outputsShowEarlierLayout } from "../core/migrate/layouts";
+import { Adoptions } from "../core/migrate/adoptions";
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
 export function configFromPulumi(): StackConfig {
@@ -28,14 +31,23 @@ export function configFromPulumi(): StackConfig {
 /**
  * This stack's last outputs, read through a StackReference to itself. A new stack has none: undefined.
  * Any failure to read propagates: without the record the guards cannot run, so the update must stop.
+ * Outputs of an earlier version's layout stop it too: only the operations' `up` migrates the state
+ * (core/migrate), and a plain `pulumi up` on it would delete and recreate every object.
  */
-export async function readPreviousDeployment(): Promise<PreviousDeployment | undefined> {
+export async function readPreviousDeployment(file?: string): Promise<PreviousDeployment | undefined> {
   const self = selfReference();
   const summary = await self.getOutputDetails(RECORD_OUTPUT);
   if (!(summary.value ?? summary.secretValue)) return undefined;
   const deployments = await self.getOutputDetails(DEPLOYMENTS_OUTPUT);
   const states = await self.getOutputDetails(DEPLOYMENT_STATES_OUTPUT);
-  return previousFromOutputs(summary.value ?? summary.secretValue, deployments.value ?? deployments.secretValue, states.value ?? states.secretValue);
+  if (outputsShowEarlierLayout(deployments.value ?? deployments.secretValue, states.value ?? states.secretValue)) {
+    throw new FleetError(
+      "this stack was deployed by an earlier version of pulumi-fleet, whose state `npm run up` migrates (core/migrate) without touching the clusters " +
+        "(a plain `pulumi up` cannot: it would delete and recreate every object). Run it once, then `pulumi up` works as before",
+      { ...(file ? { file } : {}) },
+    );
+  }
+  return previousFromOutputs(summary.value ?? summary.secretValue, deployments.value ?? deployments.secretValue);
 }
 
 /** The StackReference to this stack: a read resource every state of this program holds. */
@@ -64,13 +76,20 @@ export interface ProgramInputs extends DeployOptions {
   desired?: DesiredState;
   /** The access of clusters no longer in the stack whose pairs the state still holds through the stack's provider (automation/engine/deployed-objects.ts carriedAccessOf). */
   carriedAccess?: Record<string, ClusterAccess>;
+  /**
+   * The name the stack's state still holds a BundleDeployment under, by its key: while an earlier
+   * version's state is not migrated yet (a preview or status: core/migrate Migration.aliases), an alias.
+   */
+  namesInState?: Record<string, string>;
+  /** What the ClusterSetups take over of an earlier version's resources (core/migrate/adoptions.ts), while the state holds them. */
+  adoptions?: Adoptions;
 }
 
 export async function fleetProgram(config?: StackConfig, options: ProgramInputs = {}): Promise<FleetOutputs> {
   // The reference reading the last outputs registers, registered whoever read them, so the state does not change.
   if (options.desired && options.previous === undefined) selfReference();
   const desired = options.desired ?? (await ownDesiredState(config, options));
-  const fleet = new Fleet("fleet", desired, {}, options.carriedAccess ?? {});
+  const fleet = new Fleet("fleet", desired, {}, { carried: options.carriedAccess, namesInState: options.namesInState, adoptions: options.adoptions });
   // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
   const done = pulumi
     .all([fleet.deploymentStates, fleet.clusterSetupStates])
@@ -86,8 +105,9 @@ export async function fleetProgram(config?: StackConfig, options: ProgramInputs 
 
 /** The desired state computed in the program, with the last outputs read from the stack itself. */
 async function ownDesiredState(config: StackConfig | undefined, options: DeployOptions): Promise<DesiredState> {
-  const previous = options.previous === undefined ? readPreviousDeployment : async () => options.previous ?? undefined;
-  const desired = await desiredState(config ?? configFromPulumi(), liveFacts(previous), options);
+  const stack = config ?? configFromPulumi();
+  const previous = options.previous === undefined ? () => readPreviousDeployment(stack.file) : async () => options.previous ?? undefined;
+  const desired = await desiredState(stack, liveFacts(previous), options);
   // Before anything is registered: a broken expression stops here, naming the stack file and field.
   compileHealthChecks(desired.fleet.config.file, desired.fleet.config.healthChecks);
   return desired;

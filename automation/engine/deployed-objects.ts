@@ -7,7 +7,8 @@
  */
 import { OutputMap, Stack } from "@pulumi/pulumi/automation";
 import { DeployedBundle, DeployedNamespace, DeployedObject } from "../../core/desired/facts";
-import { clusterOfKey, qualifyKeys } from "../../core/model/keys";
+import { clusterOfKey } from "../../core/model/keys";
+import { isUnqualifiedKey, qualifiedKey } from "../../core/migrate/renames";
 import { REPO_NAME_LABEL } from "../../core/targeting/depends-on";
 import { K8sObject } from "../../core/model/k8s-object";
 import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
@@ -21,6 +22,9 @@ import { legacyObjects, legacySetups, NAMESPACE_TYPE } from "../../core/migrate/
 
 export type { StateResource };
 
+/** A deployment as the state holds it; `earlier`: an earlier version's, one resource per object, whose objects its pair adopts (core/migrate/adoptions.ts). */
+export type StateBundle = DeployedBundle & { earlier?: true };
+
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 /** One read of the stack's state, for everything an operation needs of it before the engine runs. */
@@ -31,9 +35,7 @@ export interface StackState {
   /** The stack's outputs as the last update left them, secrets revealed (as `stack output --show-secrets`). */
   outputs: OutputMap;
   /** What the state holds per BundleDeployment (deployedObjectsOf). */
-  deployed: Map<string, DeployedBundle>;
-  /** An earlier version's per-object resources (legacyObjectUrns, and its agents' and namespaces' legacySetupsOf). */
-  legacy: string[];
+  deployed: Map<string, StateBundle>;
   /** Per cluster, the objects of an earlier version's agent and namespace resources (legacySetupsOf). */
   legacySetups: Map<string, DeployedObject[]>;
   /** The access the stack's provider had for each cluster key its pairs and setups name (carriedAccessOf). */
@@ -66,7 +68,6 @@ export function stateOf(exported: { deployment?: { resources?: StateResource[]; 
     pending: exported?.deployment?.pending_operations ?? [],
     outputs,
     deployed: deployedObjectsOf(resources),
-    legacy: [...legacyObjectUrns(resources), ...setups.urns],
     legacySetups: setups.objects,
     access: carriedAccessOf(resources),
   };
@@ -101,11 +102,11 @@ function holdsSecret(v: unknown): boolean {
  * at (its `appliedDeploymentId` output), its objects, its last inputs, the user they were applied as,
  * and the namespaces its cluster created for them: what a failed deployment keeps. A stack deployed by
  * an earlier version holds a component per deployment with one resource per object: read the same way,
- * marked `legacy` (its BundleDeployment adopts them).
+ * marked `earlier` (its BundleDeployment adopts them: core/migrate/adoptions.ts).
  */
-export function deployedObjectsOf(resources: StateResource[]): Map<string, DeployedBundle> {
-  const out = new Map<string, DeployedBundle>();
-  const legacy = new Map<string, DeployedBundle>();
+export function deployedObjectsOf(resources: StateResource[]): Map<string, StateBundle> {
+  const out = new Map<string, StateBundle>();
+  const legacy = new Map<string, StateBundle>();
   const clusterUrns = new Set(resources.filter((r) => r.type === CLUSTER_TYPE).map((r) => r.urn));
   const namespaces = clusterNamespacesIn(resources, clusterUrns);
   const withNamespaces = (bundle: DeployedBundle, cluster: string) => {
@@ -132,7 +133,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
       withNamespaces(bundle, clusterOfKey(key));
       out.set(key, bundle);
     } else if (!r.custom) {
-      legacy.set(r.urn, { ...bundle, legacy: true });
+      legacy.set(r.urn, { ...bundle, earlier: true });
     }
   }
   for (const r of legacyObjects(resources)) {
@@ -142,21 +143,24 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, Deplo
     if (account) bundle.account = account;
   }
   for (const [urn, bundle] of legacy) {
-    const key = nameOfUrn(urn);
+    const key = legacyKeyNow(nameOfUrn(urn), bundle);
+    if (!key) continue;
     withNamespaces(bundle, clusterOfKey(key));
     if (!out.has(key)) out.set(key, bundle);
   }
-  // Names of earlier versions lack the GitRepo: it is the one the objects' ownership labels name.
-  return new Map(
-    Object.entries(
-      qualifyKeys(
-        Object.fromEntries(out),
-        (_key, d) =>
-          d.spec?.deletePolicy?.ownerLabels?.[REPO_NAME_LABEL] ??
-          d.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL],
-      ),
-    ),
-  );
+  // A pair still named without its GitRepo is one the migration could not rename (no GitRepo known): nothing matches it.
+  return new Map([...out].filter(([key]) => !isUnqualifiedKey(key)));
+}
+
+/**
+ * The key now of an earlier version's BundleDeployment component, named "<cluster>/<bundle>" (those
+ * components are not renamed: their objects move into the pair registered under the key now): its
+ * GitRepo is the one its objects' ownership labels name. Undefined when none does.
+ */
+function legacyKeyNow(name: string, bundle: DeployedBundle): string | undefined {
+  if (!isUnqualifiedKey(name)) return name;
+  const gitRepo = bundle.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL];
+  return gitRepo ? qualifiedKey(name, gitRepo) : undefined;
 }
 
 /**

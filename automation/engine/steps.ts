@@ -7,7 +7,8 @@ import { OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE } from "../../core/desired/setup";
 import { AGENT_BOOTSTRAP_SECRET } from "../../core/desired/agent";
-import { clusterOfKey, isLegacyKey, parseDeploymentKey } from "../../core/model/keys";
+import { clusterOfKey, parseDeploymentKey } from "../../core/model/keys";
+import { isUnqualifiedKey } from "../../core/migrate/renames";
 import { applied, withheldMessages } from "../../core/model/pair";
 import { expandPairSteps } from "./pair-steps";
 import { Step } from "./step-recorder";
@@ -22,7 +23,7 @@ export interface ChangeCounts {
 export interface DeploymentSteps extends ChangeCounts {
   key: string;
   cluster: string;
-  /** "" for a BundleDeployment still named by an earlier version's key (keys.ts legacyKey), which named no GitRepo. */
+  /** "" for an earlier version's BundleDeployment component, named "<cluster>/<bundle>" (core/migrate/renames.ts), which leaves the state. */
   gitRepo: string;
   bundle: string;
   /** The BundleDeployment itself is deleted: the bundle is pruned from the cluster. */
@@ -146,7 +147,7 @@ function isPrune(s: Step): boolean {
 
 /** The cluster, GitRepo and bundle a BundleDeployment's name says (an earlier version's names have no GitRepo). */
 function deploymentOfName(name: string): { cluster: string; gitRepo: string; bundle: string } {
-  if (!isLegacyKey(name)) return parseDeploymentKey(name);
+  if (!isUnqualifiedKey(name)) return parseDeploymentKey(name);
   const cluster = clusterOfKey(name);
   return { cluster, gitRepo: "", bundle: name.slice(cluster.length + 1) };
 }

@@ -1,6 +1,7 @@
 /** up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand. */
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
-import { legacyKey, parseDeploymentKey } from "../../core/model/keys";
+import { parseDeploymentKey } from "../../core/model/keys";
+import { nameOfUrn } from "../../core/migrate/state-shape";
 import { clustersOutsideWindowsAt } from "../../core/targeting/schedule-windows";
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions } from "./results";
@@ -22,18 +23,14 @@ export async function correctDrift(s: Session, options: OperationOptions): Promi
   const config = await s.config();
   const outside = await clustersOutsideWindowsAt(config, options.deploy?.now ?? new Date());
   const leftAlone = new Set([...outside.keys(), ...config.clusters.filter((c) => c.paused).map((c) => c.name)]);
-  // A BundleDeployment an earlier version registered is still named by its legacy key until this update renames it.
-  const keys = new Set(
-    drifting.flatMap(([key]) => {
-      const pair = parseDeploymentKey(key);
-      return leftAlone.has(pair.cluster) ? [] : [key, legacyKey(pair)];
-    }),
-  );
+  const keys = new Set(drifting.map(([key]) => key).filter((key) => !leftAlone.has(parseDeploymentKey(key).cluster)));
   if (!keys.size) return;
   const excluded = new Set(s.excluded);
+  // The state was read before the migration this up imported: a pair it renamed is refreshed by its name now.
   const targets = s.state.resources
-    .filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && keys.has(r.urn.split("::").pop()!) && !excluded.has(r.urn))
-    .map((r) => r.urn);
+    .filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE)
+    .map((r) => s.renames.get(r.urn) ?? r.urn)
+    .filter((urn) => keys.has(nameOfUrn(urn)) && !excluded.has(urn));
   if (!targets.length) return;
   const root = stackRootUrn(s.state);
   await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));

@@ -10,7 +10,7 @@ import { compileHealthChecks } from "../../core/config/health-check-compile";
 import { StackConfig } from "../../core/config/stack";
 import { Facts, JournalHooks, liveFacts } from "../../core/desired/facts";
 import { DeployOptions } from "../../core/desired/options";
-import { DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT, previousFromOutputs, RECORD_OUTPUT } from "../../core/desired/previous";
+import { DEPLOYMENTS_OUTPUT, previousFromOutputs, RECORD_OUTPUT } from "../../core/desired/previous";
 import { desiredState } from "../../core/desired/state";
 import { sweepAndRecord } from "../../core/desired/sweep";
 import { DesiredState } from "../../core/desired/types";
@@ -75,8 +75,6 @@ export class DesiredRun {
 function stateFacts(i: DesiredInputs): Facts {
   const { outputs } = i.state;
   const previous =
-    i.deploy.previous !== undefined
-      ? (i.deploy.previous ?? undefined)
-      : previousFromOutputs(outputs[RECORD_OUTPUT]?.value, outputs[DEPLOYMENTS_OUTPUT]?.value, outputs[DEPLOYMENT_STATES_OUTPUT]?.value);
-  return liveFacts(async () => previous, i.journal, i.state.deployed, i.state.legacySetups);
+    i.deploy.previous !== undefined ? (i.deploy.previous ?? undefined) : previousFromOutputs(outputs[RECORD_OUTPUT]?.value, outputs[DEPLOYMENTS_OUTPUT]?.value);
+  return liveFacts(async () => previous, i.journal, i.state.deployed);
 }

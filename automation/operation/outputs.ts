@@ -2,13 +2,12 @@
 import { OutputMap } from "@pulumi/pulumi/automation";
 import { DeploymentRecord } from "../../core/desired/records";
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT, DEPLOYMENTS_OUTPUT } from "../../core/desired/previous";
-import { qualifyKeys } from "../../core/model/keys";
 import { applied, PairReport } from "../../core/model/pair";
 import { AgentInfo } from "../reports/status";
 
-/** The records by deployment key; an earlier version's keys, without the GitRepo, are qualified with their record's. */
+/** The records by deployment key (an earlier version's keys are renamed by the state's migration: core/migrate). */
 export function deploymentsOutput(outputs: OutputMap): Record<string, DeploymentRecord> {
-  return qualifyKeys((outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>, (_key, r) => r?.gitRepo);
+  return (outputs[DEPLOYMENTS_OUTPUT]?.value ?? {}) as Record<string, DeploymentRecord>;
 }
 
 /** Each BundleDeployment's state as its provider reported it (components/fleet.ts deploymentStates). */

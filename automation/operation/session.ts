@@ -3,7 +3,9 @@
  * clusters probed, and the program's options; every operation (preview.ts, up.ts, status.ts, ...) starts here.
  */
 import { Stack } from "@pulumi/pulumi/automation";
-import { Migration, migrationNote, planMigration } from "../../core/migrate/migrate";
+import { Migration, migrationNote } from "../../core/migrate/migrate";
+import { adoptionsFor } from "../engine/migrate-state";
+import { migratedView } from "../engine/migrate-state";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
 import { StackConfig } from "../../core/config/stack";
@@ -60,6 +62,8 @@ export interface Session {
   store?: JournalStore;
   /** An earlier version's per-object resources this operation moves into their BundleDeployments. */
   moving: Set<string>;
+  /** The BundleDeployments the migration an `up` imported renamed (old URN -> new URN: core/migrate/renames.ts). */
+  renames: ReadonlyMap<string, string>;
   /** The state's migration from an earlier version's layout (core/migrate), undefined for a current state. */
   migration?: Migration;
   /** The state as the operation found it, before taking the stack's lock (readState). */
@@ -130,10 +134,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const state = await readState(stack, async () => (config ? clusterNames() : undefined));
   phase("state read");
   // An earlier version's layout: what the migration moves, decided in memory (the act: up.ts, under the lock).
-  const migration =
-    state.legacy.length || needsKubernetesProvider(state.resources)
-      ? planMigration({ deployment: { resources: state.resources } }, { configured: await clusterNames() })
-      : undefined;
+  const { migration, state: view } = await migratedView(state, clusterNames);
   // The engine of an up sees the migrated state (unless a killed update's operations are resolved first,
   // on the state as it is: pending.ts): the Kubernetes provider only where the migration leaves it a resource.
   const engineSees = op === "up" && migration && !state.pending.length ? (migration.state.deployment?.resources ?? []) : state.resources;
@@ -146,10 +147,14 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const leases = stackLeaseStore(backend, PROJECT_NAME, options.stack);
   const locks = stackLockStore(backend, PROJECT_NAME, options.stack);
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
-  const { excluded } = planScope({ urns: state.resources.map((r) => r.urn), unreachable });
+  const { excluded } = planScope({ urns: engineSees.map((r) => r.urn), unreachable });
   // The desired state the program registers, computed by the operation from what it read (desired.ts).
   const deploy = planDesired(options.deploy, unreachable);
-  const runOf = async (read: StackState) => new DesiredRun({ config: await readConfig(), state: read, deploy, ...(journal ? { journal } : {}) });
+  // Computed from the state as the migration leaves it (in memory; an up imported it already), so core reads only the current layout.
+  const runOf = async (read: StackState) => {
+    const seen = await migratedView(read, clusterNames);
+    return { run: new DesiredRun({ config: await readConfig(), state: seen.state, deploy, ...(journal ? { journal } : {}) }), namesInState: seen.namesInState };
+  };
   // Started now, while the CLI starts, where the program can tell whether it still holds (a history mark)
   // and nothing this operation does first writes history (pending operations, a move, its own refresh).
   const writesFirst = op === "up" && (state.pending.length > 0 || !!migration?.changed || (!options.refresh && correctsDriftFirst(state)));
@@ -159,11 +164,12 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     // Decided once the engine runs the program, under its lock: the early computation if the stack's
     // history is unchanged since its state was read, else one from the state read now.
     setProgram(stack, options.config, async () => {
-      const run = early && stillHolds(mark, markNow()) ? early : await runOf(await readState(stack, clusterNames));
+      const { run, namesInState } = early && stillHolds(mark, markNow()) ? early : await runOf(await readState(stack, clusterNames));
       given = run;
       const desired = await run.forProgram();
       if (journal) await run.recordJournal(desired);
-      return { ...deploy, desired, carriedAccess: run.inputs.state.access };
+      const adoptions = adoptionsFor(run.inputs.state, desired, new Set((await readConfig()).clusters.map((c) => c.name)), deploy.leftOut);
+      return { ...deploy, desired, carriedAccess: run.inputs.state.access, namesInState, adoptions };
     });
   }
   const recorder = new StepRecorder(options.onEvent);
@@ -176,10 +182,10 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     locked: (run) => withStackLock(stack, policy, run),
     recorder,
     get before() {
-      return beforeOf(given?.inputs.state ?? state);
+      return beforeOf(given?.inputs.state ?? view);
     },
     get outputsBefore() {
-      return (given?.inputs.state ?? state).outputs;
+      return (given?.inputs.state ?? view).outputs;
     },
     agentsBefore: agentsOutput(state.outputs),
     planned: () => given?.settled?.fleet ?? given?.planned,
@@ -189,6 +195,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     excluded,
     started,
     moving: new Set(migration?.moving),
+    renames: new Map(),
     migration,
     state,
     settleJournal: async () => {
@@ -209,7 +216,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       changes: changes ?? {},
       // The moves as the migration under the lock decided them (up.ts migrateUnderLock), not as read at open.
       groups: groupSteps(recorder.steps, recorder.failedUrns, session.moving),
-      before: beforeOf(given?.inputs.state ?? state),
+      before: beforeOf(given?.inputs.state ?? view),
       durationMs: Date.now() - started,
     }),
   };

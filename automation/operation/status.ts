@@ -45,7 +45,7 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
     { stack: options.stack, config: state.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
     report.deployments,
     s.before,
-    statesOutput(s.state.outputs),
+    statesOutput(s.outputsBefore),
   );
   m.pairs = pairsOfStatus(report.deployments, s.before);
   return report;

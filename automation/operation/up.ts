@@ -24,7 +24,9 @@ import { UpOutcome, upOutcome } from "./up-outcome";
 /** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
 async function migrateUnderLock(s: Session): Promise<void> {
   const configured = new Set((await s.config()).clusters.map((c) => c.name));
-  s.moving = new Set((await s.locked(() => migrateState(s.stack, configured))).moving);
+  const migration = await s.locked(() => migrateState(s.stack, configured));
+  s.moving = new Set(migration.moving);
+  s.renames = migration.renames;
 }
 
 export async function up(options: OperationOptions): Promise<UpResult> {

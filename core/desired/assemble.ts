@@ -49,7 +49,6 @@ export function desiredClusters(g: Ground, got: Gathered, namespaces: Map<string
         ...(agent ? { agent: agentObjects(c.name, agent) } : {}),
         arrived: arrived.has(c.name),
       },
-      g.facts.legacySetups?.get(c.name),
       g.secrets.get(c.name),
       // A paused cluster's setup (its agent, namespaces, the operator's Secrets) is registered paused: its
       // provider applies nothing until the pause is removed, then the setup's deploymentID differs from the applied one.

@@ -8,9 +8,7 @@ import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
 import { Ground } from "./ground";
-import { heldObjects } from "./held";
 import { deploymentKey, parseBundleRef } from "../model/keys";
-import { formerName } from "./previous";
 import { deploymentRecord } from "./records";
 import { renderedSecretsNotes } from "./render-secrets";
 import { Gathered, Holds, Rendered } from "./state-steps";
@@ -36,12 +34,10 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
   const nsNames = new Set(at.namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
   const objects = desiredObjects(e, rendered);
   const account = got.accounts.userOf.get(e);
-  const legacy = g.facts.deployed?.get(key);
   const commit = g.commitOf(e.gitRepo);
   const revision = r.unchanged.has(e) ? (r.lastRevisions.get(e) ?? 1) : (r.lastRevisions.get(e) ?? 0) + 1;
   return {
     key,
-    ...formerName(g.previous, key),
     entry: e,
     gitRepo: e.gitRepo,
     cluster: e.cluster,
@@ -57,7 +53,7 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
       ? { inAgentNamespace: true as const }
       : {}),
     spec: {
-      ...pairSpecOf(e, objects, legacy?.legacy ? heldObjects(legacy) : undefined, rendered.secret),
+      ...pairSpecOf(e, objects, rendered.secret),
       ...healthChecksInput(g.config.healthChecks),
       ...kubernetesEventsInput(g.config.notifications, e),
     },

@@ -46,21 +46,14 @@ export interface Facts {
    * which read the state before the engine runs; absent under a plain `pulumi up`.
    */
   deployed?: ReadonlyMap<string, DeployedBundle>;
-  /**
-   * Per cluster, what an earlier version created for it as one resource per object (its agent's objects,
-   * its namespaces): its ClusterSetup adopts them when it is created (core/desired/setup.ts).
-   */
-  legacySetups?: ReadonlyMap<string, DeployedObject[]>;
 }
 
 /** A bundle deployment as the state holds it: the deploymentID all its objects were applied at, and those objects. */
 export interface DeployedBundle {
   appliedDeploymentId?: string;
   objects: DeployedObject[];
-  /** Its BundleDeployment's last inputs; absent when an earlier version deployed it as one resource per object (`legacy`). */
+  /** Its BundleDeployment's last inputs; absent when an earlier version deployed it as one resource per object. */
   spec?: PairSpec;
-  /** Deployed by an earlier version, one resource per object: its BundleDeployment adopts them when it is created. */
-  legacy?: true;
   /** The user its objects were applied as (serviceAccount); absent: the cluster's own provider. */
   account?: string;
   /** The namespaces its cluster created that its objects are in, as registered. */
@@ -108,7 +101,6 @@ export function liveFacts(
   previous: () => Promise<PreviousDeployment | undefined>,
   journal?: JournalHooks,
   deployed?: ReadonlyMap<string, DeployedBundle>,
-  legacySetups?: ReadonlyMap<string, DeployedObject[]>,
 ): Facts {
   return {
     render: runRenderer,
@@ -120,7 +112,6 @@ export function liveFacts(
     previous,
     ...(journal ? { journal } : {}),
     ...(deployed ? { deployed } : {}),
-    ...(legacySetups ? { legacySetups } : {}),
   };
 }
 

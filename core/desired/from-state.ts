@@ -1,22 +1,16 @@
 /**
  * Deployments decided from what the stack's state holds (Facts.deployed): those deployed exactly as
- * before, taken from the state instead of rendered again, and an earlier version's that now retire.
+ * before, taken from the state instead of rendered again.
  */
 import { K8sObject } from "../model/k8s-object";
 import { determineStyle } from "../bundles/read";
 import { Bundle } from "../bundles/types";
 import { comparePatchPointers } from "../render/compare-patches";
-import { ClusterConfig } from "../config/stack";
-import { ownerLabels } from "./ownership";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
-import { deletePolicyOf } from "./delete-policy";
 import { DeployedBundle } from "./facts";
-import { heldObjects } from "./held";
-import { bundleRef, deploymentKey, parseDeploymentKey } from "../model/keys";
-import { pairObjects } from "../model/pair";
+import { bundleRef, deploymentKey } from "../model/keys";
 import { PreviousDeployment } from "./previous";
-import { RetiringDeployment } from "./types";
 
 /**
  * Fleet renders a BundleDeployment again only when its deploymentID changes. So does this: a deployment
@@ -64,35 +58,4 @@ export function deployedAsBefore(
     });
   }
   return out;
-}
-
-/**
- * Deployments an earlier version deployed as one resource per object that this update no longer
- * deploys: the first `up` of this version marks those resources retained in the state (so the engine
- * drops them without deleting), so each gets a BundleDeployment that adopts its objects and prunes
- * them all, under their retain rules, in the same update (as the cluster's own identity); the next
- * update deletes the empty pair.
- * A cluster no longer configured is not among them (its objects go with its old provider, as before).
- */
-export function retiringDeployments(
-  deployed: ReadonlyMap<string, DeployedBundle> | undefined,
-  registered: ReadonlySet<string>,
-  clusters: ClusterConfig[],
-  previous: PreviousDeployment | undefined,
-  leftOut?: ReadonlySet<string>,
-): RetiringDeployment[] {
-  const configured = new Set(clusters.map((c) => c.name));
-  return [...(deployed ?? [])]
-    .filter(([key, d]) => d.legacy && !registered.has(key) && configured.has(parseDeploymentKey(key).cluster) && !leftOut?.has(parseDeploymentKey(key).cluster))
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([key, d]) => {
-      const owner = parseDeploymentKey(key);
-      const cluster = owner.cluster;
-      const objects = heldObjects(d);
-      return {
-        key,
-        cluster,
-        spec: { deploymentId: "", objects: {}, deletePolicy: deletePolicyOf(ownerLabels(owner)), adopt: pairObjects(objects) },
-      };
-    });
 }

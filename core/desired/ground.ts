@@ -60,13 +60,6 @@ export async function groundOf(config: StackConfig, given: Facts, options: Desir
   const facts: Facts = { ...given, render: withRenderBudget(given.render) };
   checkNotSplit(config);
   const previous = withoutClusters(await facts.previous(), config.shard?.elsewhere);
-  if (previous?.objectLayout && !facts.deployed) {
-    throw new FleetError(
-      "this stack was deployed by an earlier version, one engine resource per Kubernetes object; `npm run up` moves it to one BundleDeployment " +
-        "per bundle and cluster without touching the clusters (a plain `pulumi up` cannot: it would delete and recreate every object). Run it once, then `pulumi up` works as before",
-      { file: config.file },
-    );
-  }
   const pinned: StackConfig = { ...config, gitRepos: pinCommits(config.gitRepos, options.commits, previous) };
   const deployedNow = (options.now ?? new Date()).toISOString();
   const fleet = await planFleet(pinned, options.cacheRoot, facts.render);

@@ -13,7 +13,7 @@ import { clusterNamespacesOf, DesiredObject } from "./objects";
 import { ownerLabels } from "./ownership";
 import { PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { deletePolicyOf } from "./delete-policy";
-import { formerName, PreviousDeployment } from "./previous";
+import { PreviousDeployment } from "./previous";
 import { DeploymentRecord } from "./records";
 import { describeObject, objectKey } from "../model/k8s-object";
 import { FleetState } from "../plan/pipeline";
@@ -80,7 +80,8 @@ export function heldObjects(deployed: DeployedBundle): DesiredObject[] {
 /**
  * A held deployment's BundleDeployment: its last inputs, frozen, so the engine changes nothing (and
  * retries it only if its last apply did not reach Ready). Deployed by an earlier version (one resource
- * per object), it adopts those objects, paused: they stay as they are, in its inventory.
+ * per object, no inputs), it holds those objects, paused: they stay as they are, in its inventory (its
+ * adoption of them is the migration's: core/migrate/adoptions.ts).
  */
 export function heldSpec(record: DeploymentRecord, deployed: DeployedBundle, objects: DesiredObject[]): PairSpec {
   if (deployed.spec) return deployed.spec;
@@ -89,7 +90,6 @@ export function heldSpec(record: DeploymentRecord, deployed: DeployedBundle, obj
     objects: pairObjects(objects),
     paused: true,
     deletePolicy: deletePolicyOf(ownerLabels(record)),
-    adopt: pairObjects(objects),
   };
 }
 
@@ -154,7 +154,6 @@ export function heldDeployments(
         const objects = heldObjects(deployed);
         return {
           key,
-          ...formerName(previous, key),
           gitRepo: record.gitRepo,
           cluster: record.cluster,
           commit: record.commit,

@@ -87,9 +87,9 @@ export function clusterNamespacesOf(objects: DesiredObject[], clusterNamespaces:
  * The BundleDeployment's inputs: its objects, how they are applied (timeout, force, correctDrift,
  * paused) and the one delete policy its prune and its deletion obey (delete-policy.ts): only objects
  * that still carry the deployment's owner labels are deleted.
- * `adopt`: what an earlier version's per-object resources deployed for it (taken over when it is created).
+ * What it adopts of an earlier version's resources is the migration's (core/migrate/adoptions.ts).
  */
-export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: DesiredObject[], secretSet?: boolean): PairSpec {
+export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], secretSet?: boolean): PairSpec {
   const secrets = objects.filter((o) => o.manifest.kind === "Secret");
   return {
     deploymentId: entry.deploymentId,
@@ -106,6 +106,5 @@ export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], adopt?: D
     ...(entry.paused ? { paused: true } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
     deletePolicy: deletePolicyOf(ownerLabels(entry)),
-    ...(adopt?.length ? { adopt: pairObjects(adopt) } : {}),
   };
 }

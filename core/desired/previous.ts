@@ -7,7 +7,7 @@
 import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
 import { Plan } from "../targeting/plan";
-import { clusterOfKey, qualifiedKey, qualifyKeys } from "../model/keys";
+import { clusterOfKey } from "../model/keys";
 import { DeploymentRecord, FleetSummary } from "./records";
 
 export interface DeployedGitRepo {
@@ -29,13 +29,6 @@ export interface PreviousDeployment {
   clusters?: string[];
   /** The `deployments` output's records with a deploymentId: what a failed deployment keeps (held.ts). */
   records?: Record<string, DeploymentRecord>;
-  /** Deployed by an earlier version, one resource per object (no `deploymentStates` output). */
-  objectLayout?: true;
-  /**
-   * BundleDeployments an earlier version named by a legacy key (keys.ts), by their key now: the name
-   * each is registered with as an alias, so the rename is no change on any cluster.
-   */
-  formerNames?: Record<string, string>;
 }
 
 /** The output the per-BundleDeployment records are exported under (index.ts). */
@@ -51,31 +44,23 @@ export const CLUSTER_SETUP_STATES_OUTPUT = "clusterSetupStates";
 export const RECORD_OUTPUT = "summary";
 
 /**
- * The previous deployment from the two outputs as the engine returns them (either may be missing on a
- * new stack, or hold anything after a hand edit): undefined when there is no usable summary.
+ * The previous deployment from the outputs as the engine returns them (either may be missing on a
+ * new stack, or hold anything after a hand edit): undefined when there is no usable summary. The
+ * outputs are of the current layout (an earlier one is migrated first: core/migrate).
  */
-export function previousFromOutputs(summary: unknown, deployments: unknown, states?: unknown): PreviousDeployment | undefined {
+export function previousFromOutputs(summary: unknown, deployments: unknown): PreviousDeployment | undefined {
   const value = summary as PreviousDeployment | undefined;
   if (!value || typeof value !== "object" || !value.gitRepos) return undefined;
-  const raw =
+  const byKey =
     deployments && typeof deployments === "object"
       ? (deployments as Record<string, { deploymentId?: string; paused?: boolean; revision?: number; gitRepo?: string }>)
       : undefined;
-  const formerNames: Record<string, string> = {};
-  const byKey =
-    raw &&
-    qualifyKeys(raw, (legacy, r) => {
-      if (typeof r?.gitRepo !== "string") return undefined;
-      formerNames[qualifiedKey(legacy, r.gitRepo)] = legacy;
-      return r.gitRepo;
-    });
   const records = byKey ? Object.entries(byKey).filter(([, r]) => typeof r?.deploymentId === "string") : undefined;
   const deploymentIds = records && Object.fromEntries(records.map(([k, r]) => [k, r.deploymentId!]));
   const paused = records && Object.fromEntries(records.map(([k, r]) => [k, r.paused === true]));
   const revisions = records && Object.fromEntries(records.filter(([, r]) => typeof r.revision === "number").map(([k, r]) => [k, r.revision!]));
   const listed = value as { clusters?: unknown; agents?: unknown };
   const clusters = [listed.clusters, listed.agents].find((m): m is Record<string, unknown> => !!m && typeof m === "object");
-  const objectLayout = !!records?.length && (!states || typeof states !== "object");
   return {
     gitRepos: value.gitRepos,
     deploymentIds,
@@ -84,9 +69,6 @@ export function previousFromOutputs(summary: unknown, deployments: unknown, stat
     ...(revisions ? { revisions } : {}),
     ...(clusters ? { clusters: Object.keys(clusters) } : {}),
     ...(listed.agents && typeof listed.agents === "object" ? { agents: listed.agents as FleetSummary["agents"] } : {}),
-    ...(objectLayout ? { objectLayout: true as const } : {}),
-    // An earlier version's per-object components are not renamed: their objects are adopted by new BundleDeployments.
-    ...(Object.keys(formerNames).length && !objectLayout ? { formerNames } : {}),
   };
 }
 
@@ -157,13 +139,5 @@ export function withoutClusters(previous: PreviousDeployment | undefined, cluste
     ...(previous.paused ? { paused: Object.fromEntries(Object.entries(previous.paused).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
     ...(previous.records ? { records: Object.fromEntries(Object.entries(previous.records).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
     ...(previous.revisions ? { revisions: Object.fromEntries(Object.entries(previous.revisions).filter(([key]) => !gone.has(clusterOfKey(key)))) } : {}),
-    ...(previous.formerNames ? { formerNames: previous.formerNames } : {}),
-    ...(previous.objectLayout ? { objectLayout: previous.objectLayout } : {}),
   };
-}
-
-/** The alias of a BundleDeployment an earlier version named without its GitRepo (previous.ts formerNames). */
-export function formerName(previous: PreviousDeployment | undefined, key: string): { formerName?: string } {
-  const name = previous?.formerNames?.[key];
-  return name ? { formerName: name } : {};
 }

@@ -10,7 +10,6 @@ import { sha256Hex, stableJson } from "../base/hash";
 import { clusterLabels } from "./ownership";
 import { AgentObjects } from "./agent";
 import { deletePolicyOf, RETAIN_REASONS } from "./delete-policy";
-import { DeployedObject } from "./facts";
 import { OperatorSecret } from "./operator-secrets";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "../model/pair";
 import { BUNDLE_DEPLOYMENT_TYPE, DesiredCluster, DesiredNamespace } from "./types";
@@ -24,15 +23,13 @@ export const isAppliedSet = (type: string) => type === BUNDLE_DEPLOYMENT_TYPE ||
 const AGENT_READY_SECONDS = 600;
 
 /**
- * The cluster's setup, or undefined when it has nothing to create. `adopt`: what an earlier version's
- * per-object resources created for the cluster (its agent's objects, its namespaces), taken over when
- * the setup resource is created, so nothing on the cluster is written or deleted by the move.
+ * The cluster's setup, or undefined when it has nothing to create. What it adopts of an earlier
+ * version's resources is the migration's (core/migrate/adoptions.ts), added by components/cluster.ts.
  */
 export function clusterSetup(
   cluster: string,
   namespaces: DesiredNamespace[],
   agent: AgentObjects | undefined,
-  adopt?: DeployedObject[],
   operatorSecrets: OperatorSecret[] = [],
 ): PairSpec | undefined {
   const objects: { manifest: Record<string, unknown>; retain?: string }[] = [
@@ -57,13 +54,6 @@ export function clusterSetup(
     ...(agent ? { timeoutSeconds: AGENT_READY_SECONDS } : {}),
     adoptFieldManagers: [KUBERNETES_PROVIDER_FIELD_MANAGERS],
     deletePolicy: deletePolicyOf(clusterLabels(cluster)),
-    ...(adopt?.length
-      ? {
-          adopt: byKey(
-            adopt.map((o) => ({ manifest: identityOnly(o.manifest as unknown as Record<string, unknown>), ...(o.retain ? { retain: o.retain } : {}) })),
-          ),
-        }
-      : {}),
   };
 }
 
@@ -82,17 +72,10 @@ function agentManifests(a: AgentObjects): { manifest: Record<string, unknown>; r
   ];
 }
 
-/** What a prune needs of an adopted Secret is its identity: its values are left out, so `adopt` holds no secret. */
-function identityOnly(manifest: Record<string, unknown>): Record<string, unknown> {
-  if (manifest.kind !== "Secret") return manifest;
-  const { data: _data, stringData: _stringData, ...rest } = manifest;
-  return rest;
-}
-
 const keyOf = (m: Record<string, unknown>) => pairObjectKey(m as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
 
 /** The cluster with the one resource that creates its namespaces and agent, when it has any. */
-export function withSetup(c: DesiredCluster, legacy: DeployedObject[] | undefined, secrets: OperatorSecret[] = [], paused = false): DesiredCluster {
-  const setup = clusterSetup(c.name, c.namespaces, c.agent, legacy, secrets);
+export function withSetup(c: DesiredCluster, secrets: OperatorSecret[] = [], paused = false): DesiredCluster {
+  const setup = clusterSetup(c.name, c.namespaces, c.agent, secrets);
   return setup ? { ...c, setup: paused ? { ...setup, paused: true } : setup } : c;
 }

@@ -25,7 +25,6 @@ import { inDependencyOrder } from "./order";
 import { arrivedClusters } from "./previous";
 import { summarize } from "./records";
 import { setupSecretsNote } from "./render-secrets";
-import { retiringDeployments } from "./from-state";
 import * as step from "./state-steps";
 import { Steps } from "./steps";
 import { DesiredState } from "./types";
@@ -75,7 +74,6 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
     ...inDependencyOrder(entries, undefined, rollouts.gates).map((e) => desiredDeployment(g, { got, r, holds }, e, { namespaces, arrived })),
     ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived),
   ];
-  const retiring = retiringDeployments(facts.deployed, new Set(deployments.map((d) => d.key)), pinned.clusters, previous, leftOut);
   // The plan as it deploys: what failed left out, each bundle's rollout; the planned value stays as handed to onPlanned.
   const final: FleetState = { ...fleet, plan: { ...fleet.plan, entries }, rollouts: rollouts.byBundle };
   const summarized = summarize(final, deployedAgents(g.agents), held.records());
@@ -84,7 +82,6 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
     fleet: final,
     clusters,
     deployments,
-    retiring,
     summary,
     gitRepos: Object.entries(summary.gitRepos).map(([name, x]) => ({ name, ...x })),
     records: Object.fromEntries(deployments.map((d) => [d.key, d.record])),

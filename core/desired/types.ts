@@ -74,8 +74,6 @@ export interface DesiredGitRepo {
 export interface DesiredDeployment {
   /** deploymentKey: "<cluster>/<gitRepo>/<bundle>", the BundleDeployment's logical name. */
   key: string;
-  /** The name an earlier version registered its BundleDeployment with (keys.ts legacyKey): an alias, so the rename changes nothing. */
-  formerName?: string;
   /** The plan entry it deploys; absent for a held deployment. */
   entry?: PlanEntry;
   gitRepo: string;
@@ -106,13 +104,6 @@ export interface DesiredDeployment {
   secret?: true;
 }
 
-/** An earlier version's deployment that is no longer deployed: a BundleDeployment adopts its objects and prunes them (state.ts retiringDeployments). */
-export interface RetiringDeployment {
-  key: string;
-  cluster: string;
-  spec: PairSpec;
-}
-
 export interface DesiredState {
   /** Sources, bundles and plan the state was computed from (the operations explain previews with it). */
   fleet: FleetState;
@@ -122,8 +113,6 @@ export interface DesiredState {
   gitRepos: DesiredGitRepo[];
   /** In dependency order: a deployment's dependsOn come before it. */
   deployments: DesiredDeployment[];
-  /** An earlier version's deployments that are no longer deployed, pruned by adoption (sorted by key). */
-  retiring: RetiringDeployment[];
   summary: FleetSummary;
   /** The `deployments` output, keyed by deploymentKey, in the order of `deployments`. */
   records: Record<string, DeploymentRecord>;

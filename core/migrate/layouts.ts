@@ -4,7 +4,7 @@
  * program), so the number is read from the state's shape: each layout leaves resources no later one
  * registers, and a state holding several (an upgrade interrupted half-way) is at the earliest.
  */
-import { isLegacyKey } from "../model/keys";
+import { isUnqualifiedKey } from "./renames";
 import { BUNDLE_DEPLOYMENT_TYPE } from "../desired/types";
 import { isKubernetesProviders, legacyObjects, legacySetups } from "./legacy-resources";
 import { nameOfUrn, StateResource } from "./state-shape";
@@ -31,7 +31,19 @@ const isChartComponent = (type: string) => /^kubernetes:(helm\.sh|kustomize)\/v\
 export function layoutOf(resources: StateResource[]): number {
   if (resources.some((r) => isChartComponent(r.type))) return 1;
   if (legacyObjects(resources).length) return 2;
-  const unqualified = resources.some((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && r.custom && isLegacyKey(nameOfUrn(r.urn)));
+  const unqualified = resources.some((r) => r.type === BUNDLE_DEPLOYMENT_TYPE && r.custom && isUnqualifiedKey(nameOfUrn(r.urn)));
   if (unqualified || legacySetups(resources).length || resources.some((r) => isKubernetesProviders(r.type))) return 3;
   return CURRENT_LAYOUT;
+}
+
+/**
+ * Whether the stack's outputs (what a plain `pulumi up` reads of its last update: components/program.ts)
+ * show an earlier layout: deployment records without the `deploymentStates` output (layouts 1 and 2,
+ * one resource per object), or keyed without their GitRepo (up to layout 3). Only the operations'
+ * `up` migrates such a stack.
+ */
+export function outputsShowEarlierLayout(deployments: unknown, states: unknown): boolean {
+  const records = deployments && typeof deployments === "object" ? Object.keys(deployments) : [];
+  if (!records.length) return false;
+  return !states || typeof states !== "object" || records.some(isUnqualifiedKey);
 }

@@ -11,12 +11,15 @@
  * here, and the deployments read by automation/engine/deployed-objects.ts). Nothing on a cluster is
  * written by the move, and if the update fails the state-only resources stay: the next `up` finishes it. Resources
  * on a cluster no longer configured go with their old provider, as that cluster's removal says.
- * BundleDeployments named without their GitRepo (layout 3) are renamed by alias by the program.
+ * BundleDeployments named without their GitRepo (layout 3) are renamed in the state, with the root's
+ * output keys (renames.ts): after the migration nothing reads an old name. A preview, which imports
+ * nothing, registers those pairs with their old names as aliases (`aliases`).
  */
 import { DeployedObject } from "../desired/facts";
 import { CURRENT_LAYOUT, layoutOf } from "./layouts";
 import { clusterOfLegacyObject, KUBERNETES_PROVIDER_TYPE, legacyObjects, legacySetups } from "./legacy-resources";
-import { ExportedState, MOVED_FROM_PROVIDER, StateResource } from "./state-shape";
+import { layout3Renames, renamed } from "./renames";
+import { ExportedState, MOVED_FROM_PROVIDER, nameOfUrn, StateResource } from "./state-shape";
 
 export interface MigrationFacts {
   /** The clusters the stack configures now. */
@@ -38,6 +41,13 @@ export interface Migration {
   moving: string[];
   /** Per configured cluster, the objects of its earlier agent and namespace resources, which its ClusterSetup adopts. */
   setups: Map<string, DeployedObject[]>;
+  /** Layout 3's BundleDeployments renamed in the state: old URN -> new URN (renames.ts). */
+  renames: Map<string, string>;
+  /**
+   * The name the state still holds each renamed pair under, by its key now: the alias the program gives
+   * it while the state is not migrated (a preview, status); empty once `up` imported the migrated state.
+   */
+  aliases: Record<string, string>;
   /** The state with the moving resources made state-only (stateOnly): the same object when nothing changes. */
   state: ExportedState;
   /** Whether `state` differs from the state given: only then does `up` import it. */
@@ -62,8 +72,17 @@ export function planMigration(exported: ExportedState, facts: MigrationFacts): M
     ...(setupUrns.length ? [{ into: "setups" as const, urns: setupUrns }] : []),
   ];
   const moving = steps.flatMap((s) => s.urns);
-  const state = stateOnly(exported, new Set(moving));
-  return { from, to: CURRENT_LAYOUT, steps, moving, setups, state, changed: state !== exported };
+  const renames = layout3Renames(resources);
+  const state = withRenames(stateOnly(exported, new Set(moving)), renames);
+  const aliases = Object.fromEntries([...renames].map(([from, to]) => [nameOfUrn(to), nameOfUrn(from)]));
+  return { from, to: CURRENT_LAYOUT, steps, moving, setups, renames, aliases, state, changed: state !== exported };
+}
+
+/** The state with layout 3's names moved to the current ones (renames.ts): the same object when nothing changes. */
+function withRenames(exported: ExportedState, renames: ReadonlyMap<string, string>): ExportedState {
+  const resources = exported.deployment?.resources ?? [];
+  const next = renamed(resources, renames);
+  return next === resources ? exported : { ...exported, deployment: { ...exported.deployment, resources: next } };
 }
 
 /**

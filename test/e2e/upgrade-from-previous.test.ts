@@ -42,7 +42,7 @@ const PREVIOUS = [
   { commit: "84ad92a679936220e0df96e84c6c13ae8881a735", layout: "helm and kustomize as the Kubernetes provider's components", updates: true },
   // The same objects: nothing on a cluster is written.
   { commit: "b501f27832f3fe26cb266ef978488123f5840481", layout: "one engine resource per Kubernetes object", updates: false },
-  // One BundleDeployment per pair, named "<cluster>/<bundle>" before bundles were keyed by GitRepo (issue 41): renamed by alias.
+  // One BundleDeployment per pair, named "<cluster>/<bundle>" before bundles were keyed by GitRepo (issue 41): renamed in the state by the migration.
   { commit: "c93238e68450a4a2884bea121b9c223c22c51cb1", layout: "one BundleDeployment per pair, named without its GitRepo", updates: false, pairs: true },
 ];
 const STACK = "upgrade";
@@ -436,7 +436,12 @@ function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: bo
         .map((x) => x.uid!)
         .sort();
       if (pairs) {
-        // Renamed by alias: each BundleDeployment keeps its inputs and objects, under "<cluster>/<gitRepo>/<bundle>".
+        // Renamed in the state by the migration (core/migrate/renames.ts), not by an alias of the engine's update: each
+        // BundleDeployment keeps its inputs and objects, under "<cluster>/<gitRepo>/<bundle>".
+        expect(
+          steps.filter((s) => s.type === "pulumi-fleet:index:BundleDeployment" && s.oldUrn),
+          "BundleDeployments the update renamed by alias",
+        ).to.deep.equal([]);
         expect(
           pairSteps.map((s) => s.op),
           JSON.stringify(pairSteps),

@@ -2,6 +2,8 @@
  * A cluster's namespaces and agent as one set (core/desired/setup.ts), and the move from an earlier
  * version's per-object agent and namespace resources (automation/engine/deployed-objects.ts legacySetupsOf).
  */
+import { setupAdoptions } from "../../core/migrate/adoptions";
+import { DeployedObject } from "../../core/desired/facts";
 import { expect } from "chai";
 import { clusterSetup } from "../../core/desired/setup";
 import { agentObjects } from "../../core/desired/agent";
@@ -55,14 +57,26 @@ describe("a cluster's setup: its namespaces and agent as one set (core/desired/s
     expect(clusterSetup("c1", [], undefined)).to.equal(undefined);
   });
 
-  it("adopts what an earlier version created for the cluster, with its retain rules; of a Secret only its identity", () => {
+  it("adopts what an earlier version created for the cluster, with its retain rules; of a Secret only its identity (core/migrate/adoptions.ts)", () => {
     const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: "app" } };
     const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "app" }, stringData: { token: "t0ken" } };
-    const spec = clusterSetup("c1", [namespace("app", true)], undefined, [{ manifest: ns, retain: RETAIN_REASONS.namespace }, { manifest: secret }])!;
-    expect(spec.adopt).to.deep.equal({
-      "/Namespace//app": { manifest: ns, retain: RETAIN_REASONS.namespace },
-      "/Secret/app/s": { manifest: { apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "app" } } },
+    const objects = [{ manifest: ns, retain: RETAIN_REASONS.namespace }, { manifest: secret }] as unknown as DeployedObject[];
+    expect(
+      setupAdoptions(
+        new Map([
+          ["c1", objects],
+          ["c2", []],
+        ]),
+      ),
+    ).to.deep.equal({
+      c1: {
+        "/Namespace//app": { manifest: ns, retain: RETAIN_REASONS.namespace },
+        "/Secret/app/s": { manifest: { apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "app" } } },
+      },
     });
+    expect(clusterSetup("c1", [namespace("app", true)], undefined)!.adopt, "the desired state adopts nothing: the program adds the migration's").to.equal(
+      undefined,
+    );
   });
 });
 

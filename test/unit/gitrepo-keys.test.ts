@@ -9,7 +9,8 @@ import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { DesiredState } from "../../core/desired/types";
 import { previousFromOutputs } from "../../core/desired/previous";
-import { qualifyKeys } from "../../core/model/keys";
+import { planMigration } from "../../core/migrate/migrate";
+import { StateResource } from "../../core/migrate/state-shape";
 import { fakeFacts } from "../support/fake-facts";
 import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 
@@ -57,19 +58,55 @@ describe("a bundle is its GitRepo's own (core/model/keys.ts)", function () {
     });
   }
 
-  it('an earlier version\'s records ("<cluster>/<bundle>") are read under their GitRepo, and the BundleDeployment keeps its former name as an alias', async () => {
+  it("an earlier version's pairs and records (\"<cluster>/<bundle>\") are renamed by the state's migration, every reference with them, and read back under their GitRepo", async () => {
     const config = teams(true);
     const first = await desiredState(config, fakeFacts(), { cacheRoot });
     const legacyRecords = Object.fromEntries(Object.values(first.records).map((r) => [`${r.cluster}/${r.bundle}`, r]));
-    const previous = previousFromOutputs({ gitRepos: first.summary.gitRepos, clusters: first.summary.clusters }, legacyRecords, {})!;
+    const urn = (name: string) =>
+      `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::${name}`;
+    const root = "urn:pulumi:s::pulumi-fleet::pulumi:pulumi:Stack::pulumi-fleet-s";
+    const pair = (name: string, gitRepo: string | undefined, more: Record<string, unknown> = {}): StateResource =>
+      ({
+        urn: urn(name),
+        type: "pulumi-fleet:index:BundleDeployment",
+        custom: true,
+        parent: root,
+        inputs: gitRepo ? { deletePolicy: { ownerLabels: { "fleet.cattle.io/repo-name": gitRepo } } } : {},
+        ...more,
+      }) as StateResource;
+    const states = Object.fromEntries(Object.keys(legacyRecords).map((k) => [k, { state: "Ready" }]));
+    const resources: StateResource[] = [
+      {
+        urn: root,
+        type: "pulumi:pulumi:Stack",
+        outputs: { summary: first.summary, deployments: legacyRecords, deploymentStates: { ...states, "x/unknown": {} } },
+      },
+      pair("dev/web", "beta"),
+      // Its GitRepo from its record when its inputs name none; its references to the other pair renamed with it.
+      pair("prod/web", undefined, { dependencies: [urn("dev/web")], propertyDependencies: { waitFor: [urn("dev/web")] }, deletedWith: urn("dev/web") }),
+      // No GitRepo known: left as it is.
+      pair("x/unknown", undefined),
+    ];
+    const m = planMigration({ deployment: { resources } }, { configured: new Set(["dev", "prod"]) });
+    expect(m.from).to.equal(3);
+    expect(m.aliases).to.deep.equal({ "dev/beta/web": "dev/web", "prod/alpha/web": "prod/web" });
+    const after = m.state.deployment!.resources!;
+    expect(after.map((r) => r.urn)).to.deep.equal([root, urn("dev/beta/web"), urn("prod/alpha/web"), urn("x/unknown")]);
+    expect(after[2]).to.deep.include({
+      dependencies: [urn("dev/beta/web")],
+      propertyDependencies: { waitFor: [urn("dev/beta/web")] },
+      deletedWith: urn("dev/beta/web"),
+    });
+    const outputs = after[0].outputs as Record<string, Record<string, unknown>>;
+    expect(Object.keys(outputs.deployments).sort()).to.deep.equal(["dev/beta/web", "prod/alpha/web"]);
+    expect(Object.keys(outputs.deploymentStates).sort(), "a key whose GitRepo nothing tells is dropped").to.deep.equal(["dev/beta/web", "prod/alpha/web"]);
+    expect(resources[1].urn, "the state given is not changed").to.equal(urn("dev/web"));
+    expect(planMigration(m.state, { configured: new Set(["dev", "prod"]) }).state, "a migrated state migrates to itself").to.equal(m.state);
+
+    const previous = previousFromOutputs(outputs.summary, outputs.deployments)!;
     expect(Object.keys(previous.records!).sort()).to.deep.equal(["dev/beta/web", "prod/alpha/web"]);
     const next = await desiredState(config, fakeFacts({ previous }), { cacheRoot });
-    expect(next.deployments.map((d) => [d.key, d.formerName]).sort()).to.deep.equal([
-      ["dev/beta/web", "dev/web"],
-      ["prod/alpha/web", "prod/web"],
-    ]);
     // Unchanged since: the deploymentIDs read back under the new keys match.
     expect(next.warnings.join("\n")).to.contain("2 unchanged bundle deployment(s) were rendered again");
-    expect(qualifyKeys({ "c/b": 1, "c/g/b": 2 }, () => undefined)).to.deep.equal({ "c/g/b": 2 });
   });
 });

@@ -6,12 +6,13 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CURRENT_LAYOUT, LAYOUTS, layoutOf } from "../../core/migrate/layouts";
+import { CURRENT_LAYOUT, LAYOUTS, layoutOf, outputsShowEarlierLayout } from "../../core/migrate/layouts";
 import { migrationNote, planMigration } from "../../core/migrate/migrate";
 import { ExportedState, MOVED_FROM_PROVIDER, StateResource } from "../../core/migrate/state-shape";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 import { needsKubernetesProvider } from "../../automation/engine/toolchain";
 import { deployedObjectsOf, legacySetupsOf } from "../../automation/engine/deployed-objects";
+import { pairAdoptions, retiringPairs } from "../../core/migrate/adoptions";
 
 const fixture = (name: string): ExportedState => JSON.parse(fs.readFileSync(path.join(__dirname, "../fixtures/migrate", `${name}.json`), "utf8"));
 const resources = (s: ExportedState): StateResource[] => s.deployment?.resources ?? [];
@@ -104,8 +105,12 @@ describe("the state's migration (core/migrate)", () => {
   it("the program's inputs read from a migrated state are those read from the state before (an up interrupted after the import)", () => {
     for (const name of ["layout-1-chart-components", "layout-2-per-object", "layout-3-pairs-without-gitrepo"]) {
       const before = resources(fixture(name));
-      const after = resources(planMigration(fixture(name), c1).state);
-      expect(deployedObjectsOf(after), name).to.deep.equal(deployedObjectsOf(before));
+      const migrated = planMigration(fixture(name), c1).state;
+      const after = resources(migrated);
+      expect(resources(planMigration(migrated, c1).state), `${name}: migrated again`).to.deep.equal(after);
+      // Layout 3's pair is read under its name now; the per-object layouts' components keep their names.
+      if (name.startsWith("layout-3")) expect([...deployedObjectsOf(after).keys()], name).to.deep.equal(["c1/examples/simple"]);
+      else expect(deployedObjectsOf(after), name).to.deep.equal(deployedObjectsOf(before));
       expect(legacySetupsOf(after), name).to.deep.equal(legacySetupsOf(before));
     }
     // The user a bundle was applied as, which its provider's name said, is kept with the objects.
@@ -122,13 +127,42 @@ describe("the state's migration (core/migrate)", () => {
     expect(again.state, "a migrated state migrates to itself").to.equal(m.state);
   });
 
-  it("layout 3: only the agents and namespaces move; its BundleDeployments are renamed by alias (the program), not in the state", () => {
+  it("layout 3: the agents and namespaces move; its BundleDeployments are renamed in the state, under their GitRepo, and nothing else of them changes", () => {
     const before = fixture("layout-3-pairs-without-gitrepo");
     const m = planMigration(before, c1);
     expect(m.from).to.equal(3);
     expect(m.steps.map((s) => s.into)).to.deep.equal(["setups"]);
     const pair = resources(m.state).find((r) => r.type === "pulumi-fleet:index:BundleDeployment")!;
-    expect(pair).to.deep.equal(resources(before).find((r) => r.type === "pulumi-fleet:index:BundleDeployment"));
+    const old = resources(before).find((r) => r.type === "pulumi-fleet:index:BundleDeployment")!;
+    expect(pair).to.deep.equal({ ...old, urn: old.urn.replace(/::c1\/simple$/, "::c1/examples/simple") });
+    expect([...m.renames]).to.deep.equal([[old.urn, pair.urn]]);
+    expect(m.aliases).to.deep.equal({ "c1/examples/simple": "c1/simple" });
+    expect(layoutOf(resources(m.state).filter((r) => !r.type.startsWith("kubernetes:") && r.type !== "pulumi:providers:kubernetes"))).to.equal(4);
+  });
+
+  it("a plain `pulumi up` tells an earlier layout from the outputs it reads: records without deploymentStates, or keyed without their GitRepo", () => {
+    const record = { deploymentId: "s-1:a", gitRepo: "g" };
+    expect(outputsShowEarlierLayout({ "c/g/b": record }, { "c/g/b": { state: "Ready" } }), "current").to.equal(false);
+    expect(outputsShowEarlierLayout(undefined, undefined), "a new stack").to.equal(false);
+    expect(outputsShowEarlierLayout({ "c/g/b": record }, undefined), "layouts 1 and 2: no deploymentStates").to.equal(true);
+    expect(outputsShowEarlierLayout({ "c/b": record }, { "c/b": { state: "Ready" } }), "layout 3: keys without the GitRepo").to.equal(true);
+  });
+
+  it("the pairs' adoptions: each earlier deployment's objects, with their retain rules; those no longer deployed retire on configured clusters not left out", () => {
+    const deployed = deployedObjectsOf(resources(planMigration(fixture("layout-2-per-object"), c1).state));
+    const pairs = pairAdoptions(deployed);
+    const earlier = [...deployed].filter(([, d]) => d.earlier).map(([key]) => key);
+    expect(Object.keys(pairs)).to.deep.equal(earlier).and.to.not.be.empty;
+    const [key] = earlier;
+    expect(Object.values(pairs[key]).map((o) => o.manifest)).to.deep.equal(deployed.get(key)!.objects.map((o) => o.manifest));
+    const cluster = key.split("/")[0];
+    expect(retiringPairs(pairs, new Set(earlier), new Set([cluster])), "all still deployed").to.deep.equal([]);
+    const retiring = retiringPairs(pairs, new Set(), new Set([cluster]));
+    expect(retiring.map((r) => r.key)).to.deep.equal(earlier.filter((k) => k.startsWith(`${cluster}/`)).sort());
+    expect(retiring[0].spec).to.deep.include({ deploymentId: "", objects: {}, adopt: pairs[retiring[0].key] });
+    expect(retiring[0].spec.deletePolicy?.ownerLabels).to.include({ "fleet.cattle.io/cluster": cluster });
+    expect(retiringPairs(pairs, new Set(), new Set(["elsewhere"])), "a cluster no longer configured: its old provider deletes").to.deep.equal([]);
+    expect(retiringPairs(pairs, new Set(), new Set([cluster]), new Set([cluster])), "a cluster left out (unreachable)").to.deep.equal([]);
   });
 
   it("a current state: nothing moves, the same state comes back, and there is nothing to say", () => {

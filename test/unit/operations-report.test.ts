@@ -163,6 +163,8 @@ describe("operations: steps, events, status", () => {
 describe("the state's objects per bundle deployment (automation/engine/deployed-objects.ts)", () => {
   // Named as an earlier version named them ("<cluster>/<bundle>"): read back under the key with their GitRepo.
   const bd = "urn:pulumi:s::p::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::c1/app";
+  /** A pair as this version names it (an earlier version's "<cluster>/<bundle>" is renamed by the migration: core/migrate/renames.ts). */
+  const pairUrn = bd.replace(/::c1\/app$/, "::c1/repo/app");
   const secret = (v: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(v) });
 
   it("an earlier version's BundleDeployment component: its Kubernetes objects by its key, in order, retained ones marked, secrets opened; legacy", () => {
@@ -197,7 +199,7 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
     ];
     const objects = deployedObjectsOf(resources);
     expect([...objects.keys()]).to.deep.equal(["c1/repo/app"]);
-    expect(objects.get("c1/repo/app")).to.include({ appliedDeploymentId: "s-1:old", legacy: true });
+    expect(objects.get("c1/repo/app")).to.include({ appliedDeploymentId: "s-1:old", earlier: true });
     expect(objects.get("c1/repo/app")!.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null, o.manifest.data ?? null])).to.deep.equal([
       ["pw", null, { password: "c2VjcmV0" }],
       ["kept", RETAIN_REASONS.legacy, null],
@@ -217,7 +219,7 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
     };
     const resources = [
       {
-        urn: bd,
+        urn: pairUrn,
         type: "pulumi-fleet:index:BundleDeployment",
         custom: true,
         provider: "urn:pulumi:s::p::pulumi:providers:pulumi-fleet::c1/as/system:serviceaccount:ns:deployer::uuid",
@@ -227,7 +229,7 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
     ];
     const d = deployedObjectsOf(resources).get("c1/repo/app")!;
     expect(d).to.include({ appliedDeploymentId: "s-1:new", account: "system:serviceaccount:ns:deployer" });
-    expect(d.legacy).to.equal(undefined);
+    expect(d.earlier).to.equal(undefined);
     expect(d.spec).to.not.have.property("waitFor");
     expect((d.spec!.objects["/Secret/ns/pw"].manifest as { data: unknown }).data).to.deep.equal({ password: "c2VjcmV0" });
     expect(d.objects.map((o) => [o.manifest.metadata.name, o.retain ?? null])).to.deep.equal([
@@ -257,12 +259,13 @@ describe("the state's objects per bundle deployment (automation/engine/deployed-
       objects: secret(objects),
     };
     const d = deployedObjectsOf([
-      { urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs, outputs: { ...inputs, appliedDeploymentId: "s-1:new" } },
+      { urn: pairUrn, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs, outputs: { ...inputs, appliedDeploymentId: "s-1:new" } },
     ]).get("c1/repo/app")!;
     expect(d.secret).to.equal(true);
     expect(d.objects.map((o) => o.manifest.data)).to.deep.equal([{ password: "s3cr3t" }]);
     expect(
-      deployedObjectsOf([{ urn: bd, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs: { ...inputs, objects } }]).get("c1/repo/app")!.secret,
+      deployedObjectsOf([{ urn: pairUrn, type: "pulumi-fleet:index:BundleDeployment", custom: true, inputs: { ...inputs, objects } }]).get("c1/repo/app")!
+        .secret,
     ).to.equal(undefined);
   });
 });
