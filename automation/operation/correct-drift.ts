@@ -6,6 +6,8 @@ import { clustersOutsideWindowsAt } from "../../core/targeting/schedule-windows"
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions } from "./results";
 import { Session, stackRootUrn } from "./session";
+import { driftRefreshed } from "./plan";
+import { pausedClusters } from "../../core/desired/holds";
 
 /**
  * fleet.yaml correctDrift.enabled, mapped onto the engine: Fleet's agent re-applies a drifted object
@@ -17,12 +19,11 @@ import { Session, stackRootUrn } from "./session";
  * paused cluster (its pairs are registered paused: nothing is corrected there).
  */
 export async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
-  if (options.refresh) return; // everything is refreshed anyway
-  const drifting = Object.entries(s.before).filter(([, r]) => r.correctDrift);
+  const drifting = driftRefreshed(s.before, options.refresh);
   if (!drifting.length) return;
   const config = await s.config();
   const outside = await clustersOutsideWindowsAt(config, options.deploy?.now ?? new Date());
-  const leftAlone = new Set([...outside.keys(), ...config.clusters.filter((c) => c.paused).map((c) => c.name)]);
+  const leftAlone = new Set([...outside.keys(), ...pausedClusters(config.clusters).keys()]);
   const keys = new Set(drifting.map(([key]) => key).filter((key) => !leftAlone.has(parseDeploymentKey(key).cluster)));
   if (!keys.size) return;
   const excluded = new Set(s.excluded);

@@ -62,6 +62,11 @@ export function planDesired(callers: DeployOptions | undefined, unreachable: Rea
   return { ...callers, leftOut: new Set([...unreachable.keys(), ...(callers?.leftOut ?? [])]), correctsDrift: true };
 }
 
+/** The pairs an `up` refreshes before its update (correct-drift.ts): those recorded with correctDrift.enabled, unless `--refresh` refreshes everything anyway. */
+export function driftRefreshed<R extends { correctDrift?: boolean }>(before: Record<string, R>, refresh: boolean | undefined): [string, R][] {
+  return refresh ? [] : Object.entries(before).filter(([, r]) => r.correctDrift);
+}
+
 /**
  * Whether an operation computes its desired state before the engine runs its program (while the CLI
  * starts): only where the program can then tell whether it still holds (a file backend's history mark),

@@ -31,7 +31,7 @@ import { StepRecorder } from "../engine/step-recorder";
 import { RunFacts } from "../metrics/report";
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions, OperationResult } from "./results";
-import { computesEarly, EngineCommand, planDesired, planScope, planWrites } from "./plan";
+import { computesEarly, driftRefreshed, EngineCommand, planDesired, planScope, planWrites } from "./plan";
 import { agentsOutput, deploymentsOutput } from "./outputs";
 
 export interface Session {
@@ -157,7 +157,9 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   };
   // Started now, while the CLI starts, where the program can tell whether it still holds (a history mark)
   // and nothing this operation does first writes history (pending operations, a move, its own refresh).
-  const writesFirst = op === "up" && (state.pending.length > 0 || !!migration?.changed || (!options.refresh && correctsDriftFirst(state)));
+  // The records before: of the state the program's desired state was computed from, once it was given one.
+  const beforeOf = memoized((read: StackState) => deploymentsOutput(read.outputs));
+  const writesFirst = op === "up" && (state.pending.length > 0 || !!migration?.changed || driftRefreshed(beforeOf(state), options.refresh).length > 0);
   const early = computesEarly(runsProgram, mark, writesFirst) ? await runOf(state).catch(() => undefined) : undefined;
   let given: DesiredRun | undefined;
   if (runsProgram) {
@@ -174,8 +176,6 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   }
   const recorder = new StepRecorder(options.onEvent);
   const started = Date.now();
-  // The records before: of the state the program's desired state was computed from, once it was given one.
-  const beforeOf = memoized((read: StackState) => deploymentsOutput(read.outputs));
   const session: Session = {
     stack,
     config: readConfig,
@@ -259,11 +259,6 @@ export function watched(m: RunFacts, s: Session): Session {
 /** How long the program's desired state took to compute and to register (benchmarks: OperationOptions.onProgramTimings). */
 export function programTimings(s: Session): { planMs: number; registerMs: number } {
   return { planMs: s.computeMs() ?? 0, registerMs: registerMsOf(s.stack) ?? 0 };
-}
-
-/** Whether an up refreshes correctDrift bundles before its update (correct-drift.ts), writing the stack's history. */
-function correctsDriftFirst(state: StackState): boolean {
-  return Object.values(deploymentsOutput(state.outputs)).some((r) => r.correctDrift);
 }
 
 /** f, remembered for the last argument it was called with. */

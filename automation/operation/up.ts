@@ -14,7 +14,7 @@ import { notifyAfterUp } from "../notify/notify";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairsAfterUp } from "../metrics/pairs";
 import { ClustersUnreachableError } from "../reports/exit-codes";
-import { BundlesFailedError, OperationOptions, UpResult } from "./results";
+import { BundlesFailedError, OperationOptions, OperationResult, UpResult } from "./results";
 import { open, programTimings, Session, unreachableNote, warnerOf, watched } from "./session";
 import { failedUps, failure } from "./failure";
 import { resolvePendingOperations } from "./pending";
@@ -44,16 +44,11 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     );
     phase("engine finished");
     options.onProgramTimings?.(programTimings(s));
-    const o = upOutcome({
-      plan: s.planned(),
-      groups: s.result(undefined).groups,
-      before: s.before,
-      outputsBefore: s.outputsBefore,
-      outputs,
-      stack: options.stack,
-    });
     await s.settleJournal();
-    return await reportUp(options, s, o, m, outputs);
+    // The engine's steps grouped once: the outcome's events and the result read the same groups.
+    const r = s.result(s.recorder.changes);
+    const o = upOutcome({ plan: s.planned(), groups: r.groups, before: s.before, outputsBefore: s.outputsBefore, outputs, stack: options.stack });
+    return await reportUp(options, s, { o, r, outputs }, m);
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     if (err instanceof BundlesFailedError) throw err; // the engine succeeded; the failed bundles are recorded above
@@ -66,7 +61,8 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
 }
 
 /** The update's reports, each read from its outcome: metrics, notifications, the failed-up record, then its result or its error. */
-async function reportUp(options: OperationOptions, s: Session, o: UpOutcome, m: RunFacts, outputs: OutputMap): Promise<UpResult> {
+async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutcome; r: OperationResult; outputs: OutputMap }, m: RunFacts): Promise<UpResult> {
+  const { o, r, outputs } = run;
   m.pairs = pairsAfterUp({
     entries: s.planned()?.plan.entries ?? [],
     failures: s.planned()?.failures.list() ?? [],
@@ -74,7 +70,6 @@ async function reportUp(options: OperationOptions, s: Session, o: UpOutcome, m: 
     records: o.after,
     unreachable: s.unreachable,
   });
-  const r = s.result(s.recorder.changes);
   if (s.unreachable.size)
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   await notifyAfterUp(

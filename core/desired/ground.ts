@@ -6,6 +6,7 @@
  */
 import { ClusterAgent, resolveClusterAgents } from "../agent/effective";
 import { ClusterPause, StackConfig } from "../config/stack";
+import { pausedClusters } from "./holds";
 import { shardStackName } from "../config/shards";
 import { FleetError } from "../base/errors";
 import { FleetState, planFleet } from "../plan/pipeline";
@@ -94,7 +95,7 @@ export async function groundOf(config: StackConfig, given: Facts, options: Desir
     namespacesBefore: namespaceOwners({ records: previous?.records }),
     prior: { deployed: facts.deployed, records: previous?.records },
     outside: await clustersOutsideWindowsAt(pinned, options.now ?? new Date(), fleet.targeting.schedules),
-    paused: new Map(pinned.clusters.flatMap((c) => (c.paused ? [[c.name, c.paused] as const] : []))),
+    paused: pausedClusters(pinned.clusters),
     fileOf: (e) => fleet.bundles.find((b) => b.gitRepo === e.gitRepo && b.name === e.bundle)?.fleetYaml,
     commitOf: (gitRepo) => fleet.sources.get(gitRepo)!.commit,
     agentNamespace,

@@ -6,13 +6,13 @@
  * deploymentID is unchanged has nothing to hold. Pure decisions of the plan, the last records and the windows.
  */
 import { FleetError } from "../base/errors";
-import { ClusterPause } from "../config/stack";
+import { ClusterConfig, ClusterPause } from "../config/stack";
 import { BundleRollout } from "../plan/pipeline";
 import { OutsideWindow, outsideWindowMessage } from "../targeting/schedule-windows";
 import { PlanEntry } from "../targeting/plan";
 import { bundleRef, deploymentKey } from "../model/keys";
 import { PreviousDeployment } from "./previous";
-import { FleetSummary } from "./records";
+import { DeploymentRecord, FleetSummary } from "./records";
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };
 
@@ -45,10 +45,17 @@ export function keptOutsideWindows(
   readNow: ReadonlySet<string>,
 ): [Pair, FleetError][] {
   if (!outside.size) return [];
+  return leaving(planned, previous)
+    .filter((r) => outside.has(r.cluster) && readNow.has(bundleRef(r)))
+    .map((r) => [r, windowError(outside.get(r.cluster)!)]);
+}
+
+/** The pairs the last update deployed that this plan no longer has: pruned, unless a hold keeps them. */
+function leaving(planned: readonly PlanEntry[], previous: PreviousDeployment | undefined): DeploymentRecord[] {
   const targeted = new Set(planned.map(deploymentKey));
   return Object.entries(previous?.records ?? {})
-    .filter(([key, r]) => outside.has(r.cluster) && !targeted.has(key) && readNow.has(bundleRef(r)))
-    .map(([, r]) => [r, windowError(outside.get(r.cluster)!)]);
+    .filter(([key]) => !targeted.has(key))
+    .map(([, r]) => r);
 }
 
 const windowError = (o: OutsideWindow) => new FleetError(outsideWindowMessage(o), { field: "schedules" });
@@ -80,10 +87,14 @@ export function keptWhilePaused(
   previous: PreviousDeployment | undefined,
 ): [Pair, FleetError][] {
   if (!paused.size) return [];
-  const targeted = new Set(planned.map(deploymentKey));
-  return Object.entries(previous?.records ?? {})
-    .filter(([key, r]) => paused.has(r.cluster) && !targeted.has(key))
-    .map(([, r]) => [r, pausedError(r.cluster, paused.get(r.cluster)!)]);
+  return leaving(planned, previous)
+    .filter((r) => paused.has(r.cluster))
+    .map((r) => [r, pausedError(r.cluster, paused.get(r.cluster)!)]);
+}
+
+/** The stack's paused clusters (clusters[].paused), by name: read by the desired state and by up's drift refresh. */
+export function pausedClusters(clusters: readonly ClusterConfig[]): Map<string, ClusterPause> {
+  return new Map(clusters.flatMap((c) => (c.paused ? [[c.name, c.paused] as const] : [])));
 }
 
 /** The agents the summary records: a paused cluster's is the one it still runs (the last update's), not the one configured. */

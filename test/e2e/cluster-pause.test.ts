@@ -8,13 +8,13 @@
 import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { kubeGet, kubeRequest } from "../../automation/clusters/kube-client";
+import { kubeGet } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
-import { liveClusterConfig } from "../support/live-stack";
+import { liveClusterConfig, tearDownLive } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "pause-test";
@@ -74,12 +74,7 @@ describe("a paused cluster on live clusters", function () {
 
   after(async function () {
     this.timeout(5 * 60_000);
-    try {
-      await ops.destroy(options());
-      for (const c of clusters) if (await kubeGet(c, `/api/v1/namespaces/${NS}`)) await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`);
-    } finally {
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    await tearDownLive(options(), clusters, NS, work);
   });
 
   it("while live-3 is paused nothing on it changes, whatever git and the targets do; the others deploy; up lists its pairs as held with the reason", async () => {

@@ -14,7 +14,7 @@ import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
-import { liveClusterConfig } from "../support/live-stack";
+import { liveClusterConfig, tearDownLive } from "../support/live-stack";
 import { liveClusters } from "../support/live-clusters";
 
 const NS = "schedules-test";
@@ -77,12 +77,7 @@ describe("schedules and up --partition on live clusters", function () {
 
   after(async function () {
     this.timeout(5 * 60_000);
-    try {
-      await ops.destroy(options());
-      for (const c of clusters) if (await kubeGet(c, `/api/v1/namespaces/${NS}`)) await kubeRequest(c, "DELETE", `/api/v1/namespaces/${NS}`);
-    } finally {
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    await tearDownLive(options(), clusters, NS, work);
   });
 
   it("a cluster outside its window keeps its objects while the others update; up lists the pair it held, status says until when", async () => {

@@ -118,3 +118,14 @@ export async function failureOf(run: () => Promise<unknown>): Promise<string> {
     return String((err as Error).message);
   }
 }
+
+/** A live e2e's end on several clusters: its stack destroyed, its namespace deleted where it is left, its work folder removed whatever failed. */
+export async function tearDownLive(options: ops.OperationOptions, clusters: LocalCluster[], namespace: string, work: string): Promise<void> {
+  try {
+    await ops.destroy(options);
+    const ns = `/api/v1/namespaces/${namespace}`;
+    for (const c of clusters) if (await kubeGet(c, ns)) await kubeRequest(c, "DELETE", ns);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
