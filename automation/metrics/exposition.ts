@@ -19,11 +19,24 @@ export interface PairMetrics {
   deployedAt?: string;
 }
 
+/** A cluster as the operation's probe and the stack's record of it left it (automation/clusters/observed.ts). */
+export interface ClusterMetrics {
+  cluster: string;
+  /** Paused in the stack file (`clusters[].paused`): its bundle deployments are left exactly as they are. */
+  paused: boolean;
+  /** Its API server did not answer this operation's probe; absent when nothing was probed (render mode). */
+  offline?: boolean;
+  /** When its API server last answered (ISO 8601), if ever. */
+  lastSeen?: string;
+}
+
 export interface FleetStateMetrics {
   stack: string;
   /** When the operation read this state. */
   observedAt: Date;
   pairs: PairMetrics[];
+  /** The stack file's clusters. */
+  clusters?: ClusterMetrics[];
 }
 
 export const OPERATIONS = ["up", "preview", "status", "refresh", "destroy"] as const;
@@ -116,6 +129,25 @@ export function fleetStateExposition(m: FleetStateMetrics): string {
       name: "pulumi_fleet_bundledeployment_deployed_timestamp_seconds",
       help: "When the bundle deployment's current deploymentID was first deployed, in seconds since the epoch (its age: time() minus this).",
       samples: deployed,
+    },
+    {
+      name: "pulumi_fleet_cluster_offline",
+      help: "1 when the cluster's API server did not answer the operation that wrote this state (Offline), else 0.",
+      samples: (m.clusters ?? []).flatMap((c) =>
+        c.offline === undefined ? [] : [{ labels: { stack: m.stack, cluster: c.cluster }, value: c.offline ? 1 : 0 }],
+      ),
+    },
+    {
+      name: "pulumi_fleet_cluster_paused",
+      help: "1 when the cluster is paused in the stack file (its bundle deployments left exactly as they are), else 0.",
+      samples: (m.clusters ?? []).map((c) => ({ labels: { stack: m.stack, cluster: c.cluster }, value: c.paused ? 1 : 0 })),
+    },
+    {
+      name: "pulumi_fleet_cluster_last_seen_timestamp_seconds",
+      help: "When the cluster's API server last answered a probe, in seconds since the epoch (Fleet's Cluster status.agent.lastSeen).",
+      samples: (m.clusters ?? []).flatMap((c) =>
+        c.lastSeen ? [{ labels: { stack: m.stack, cluster: c.cluster }, value: Date.parse(c.lastSeen) / 1000 }] : [],
+      ),
     },
     {
       name: "pulumi_fleet_state_timestamp_seconds",

@@ -9,7 +9,9 @@ import { DeploymentFailure } from "../../core/plan/failures";
 import { PairReport } from "../../core/model/pair";
 import { PlanEntry } from "../../core/targeting/plan";
 import { DeploymentState, DeploymentStatus, STATE_RANK } from "../reports/status";
-import { PairMetrics } from "./exposition";
+import { ClusterMetrics, PairMetrics } from "./exposition";
+import { SeenRecord } from "../clusters/observed";
+import { ClusterConfig } from "../../core/config/stack";
 
 export interface UpFacts {
   /** The plan as it deployed (the failed deployments left out). */
@@ -55,4 +57,15 @@ export function pairsOfStatus(deployments: DeploymentStatus[], applied: Record<s
     state: d.state,
     ...(d.cluster ? fromRecord(applied[deploymentKey(d)]) : {}),
   }));
+}
+
+/**
+ * Each cluster of the stack file: paused or not, and, where the operation probed them, Offline now or
+ * not and when it last answered (the stack's record of it).
+ */
+export function clusterMetrics(clusters: readonly ClusterConfig[], seen: SeenRecord | undefined, unreachable: ReadonlyMap<string, string>): ClusterMetrics[] {
+  return clusters.map((c) => {
+    const lastSeen = seen?.clusters[c.name]?.lastSeen;
+    return { cluster: c.name, paused: !!c.paused, ...(seen ? { offline: unreachable.has(c.name) } : {}), ...(lastSeen ? { lastSeen } : {}) };
+  });
 }

@@ -7,7 +7,7 @@
  */
 import * as path from "node:path";
 import { MetricsConfig } from "../../core/config/metrics";
-import { fleetStateExposition, Operation, PairMetrics, runExposition } from "./exposition";
+import { ClusterMetrics, fleetStateExposition, Operation, PairMetrics, runExposition } from "./exposition";
 import { pushGroup, PushOptions, writeTextfile } from "./publish";
 
 export interface RunFacts {
@@ -17,6 +17,8 @@ export interface RunFacts {
   engine?: () => Record<string, number> | undefined;
   /** Every pair's state, when the operation read the fleet's (up, status). */
   pairs?: PairMetrics[];
+  /** Every cluster's reach, when the operation probed them. */
+  clusters?: ClusterMetrics[];
 }
 
 export interface MetricsOptions {
@@ -68,7 +70,7 @@ async function publish(operation: Operation, options: MetricsOptions, facts: Run
     outputs.push({
       name: stateFileName(options.stack),
       grouping: [["stack", options.stack]],
-      text: fleetStateExposition({ stack: options.stack, observedAt: finishedAt, pairs: facts.pairs }),
+      text: fleetStateExposition({ stack: options.stack, observedAt: finishedAt, pairs: facts.pairs, clusters: facts.clusters }),
     });
   }
   for (const o of outputs) {

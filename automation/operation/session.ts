@@ -10,7 +10,8 @@ import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
 import { StackConfig } from "../../core/config/stack";
 import { unreachableClusters } from "../clusters/reachability";
-import { resolveBackend } from "../engine/backend";
+import { observe, Offline, offlineOf, SeenRecord, seenStore, unreachableWithOffline } from "../clusters/observed";
+import { Backend, resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "../engine/journal-store";
 import { JournalHooks } from "../../core/desired/facts";
@@ -51,8 +52,12 @@ export interface Session {
   /** How long computing the desired state the program was given took, once it has (benchmarks). */
   computeMs: () => number | undefined;
   renderMode: boolean;
-  /** Clusters whose API server did not answer (cluster -> reason), left out of this operation. */
+  /** Clusters whose API server did not answer (cluster -> reason, with since when it is Offline), left out of this operation. */
   unreachable: Map<string, string>;
+  /** The unreachable clusters' Offline states: since when, last seen (clusters/observed.ts). */
+  offline: ReadonlyMap<string, Offline>;
+  /** The stack's record of when each cluster last answered, after this operation's probe; undefined in render mode. */
+  seen?: SeenRecord;
   /** URNs of the unreachable clusters' resources in the state: the engine's exclude list. */
   excluded: string[];
   started: number;
@@ -95,6 +100,8 @@ export async function open(options: OperationOptions, op: EngineCommand = "read"
 async function openSession(options: OperationOptions, op: EngineCommand, runsProgram: boolean): Promise<Session> {
   phase("operation called");
   let unreachable = new Map<string, string>();
+  let offline = new Map<string, Offline>();
+  let seen: SeenRecord | undefined;
   const backend = resolveBackend(options);
   const store = journalStore(backend, PROJECT_NAME, options.stack);
   const writes = planWrites(op, options.stack, options.skipCheckpoints, store !== undefined);
@@ -140,7 +147,8 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const engineSees = op === "up" && migration && !state.pending.length ? (migration.state.deployment?.resources ?? []) : state.resources;
   if (needsKubernetesProvider(engineSees)) ensureKubernetesProvider(options.stack);
   if (!renderMode) {
-    unreachable = await unreachableClusters((await config!).clusters);
+    const clusters = (await config!).clusters;
+    ({ unreachable, offline, seen } = await observed(backend, options, clusters, await unreachableClusters(clusters)));
     if (unreachable.size) options.onUnreachable?.(unreachable);
   }
   phase("clusters probed");
@@ -192,6 +200,8 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     computeMs: () => given?.computeMs,
     renderMode,
     unreachable,
+    offline,
+    seen,
     excluded,
     started,
     moving: new Set(migration?.moving),
@@ -221,6 +231,23 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     }),
   };
   return session;
+}
+
+/**
+ * Folds this probe into the stack's record of when each cluster was last seen, and words the unreachable
+ * ones with it. The record is a report's memory, not the update's: a failure to keep it is a warning.
+ */
+async function observed(backend: Backend, options: OperationOptions, clusters: { name: string }[], probed: Map<string, string>) {
+  const now = new Date();
+  const names = clusters.map((c) => c.name);
+  const record = await seenStore(backend, PROJECT_NAME, options.stack)
+    .update((before) => observe(before, names, probed, now))
+    .catch((err: Error) => {
+      warnerOf(options)(`warning: stack ${options.stack}: could not keep when its clusters were last seen: ${err.message}`);
+      return observe(undefined, names, probed, now);
+    });
+  const offline = offlineOf(record, probed, now);
+  return { offline, seen: record, unreachable: unreachableWithOffline(probed, offline) };
 }
 
 /** Where an operation's warnings go: the caller's handler, else stderr. */

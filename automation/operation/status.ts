@@ -8,11 +8,12 @@ import { groupSteps } from "../engine/steps";
 import { stopSignal, throwIfStopped } from "../../core/base/stop-signal";
 import { notifyAfterStatus } from "../notify/notify";
 import { RunFacts, withMetrics } from "../metrics/report";
-import { pairsOfStatus } from "../metrics/pairs";
+import { clusterMetrics, pairsOfStatus } from "../metrics/pairs";
 import { OperationOptions } from "./results";
 import { open, warnerOf, watched } from "./session";
 import { failedUps, readFailure } from "./failure";
 import { statesOutput } from "./outputs";
+import { pausedMessage } from "../../core/desired/holds";
 
 /**
  * Fleet's status of every planned bundle deployment: a refresh-preview reads the clusters (readiness,
@@ -39,6 +40,9 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
     agents: s.agentsBefore,
     probed: !s.renderMode,
     takenAt: new Date().toISOString(),
+    offline: s.offline,
+    pausedWords: pausedMessage,
+    lastStates: statesOutput(s.outputsBefore),
     nonReady: s.renderMode ? undefined : await nonReadyByDeployment(groups, state.plan.entries),
   });
   await notifyAfterStatus(
@@ -48,5 +52,6 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
     statesOutput(s.outputsBefore),
   );
   m.pairs = pairsOfStatus(report.deployments, s.before);
+  m.clusters = clusterMetrics(state.config.clusters, s.seen, s.unreachable);
   return report;
 }

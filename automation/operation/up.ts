@@ -12,7 +12,7 @@ import { upWithoutReadBack } from "../engine/stack";
 import { OutputMap } from "@pulumi/pulumi/automation";
 import { notifyAfterUp } from "../notify/notify";
 import { RunFacts, withMetrics } from "../metrics/report";
-import { pairsAfterUp } from "../metrics/pairs";
+import { clusterMetrics, pairsAfterUp } from "../metrics/pairs";
 import { ClustersUnreachableError } from "../reports/exit-codes";
 import { BundlesFailedError, OperationOptions, OperationResult, UpResult } from "./results";
 import { open, programTimings, Session, unreachableNote, warnerOf, watched } from "./session";
@@ -70,6 +70,7 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
     records: o.after,
     unreachable: s.unreachable,
   });
+  m.clusters = clusterMetrics(s.planned()?.config.clusters ?? [], s.seen, s.unreachable);
   if (s.unreachable.size)
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   await notifyAfterUp(

@@ -9,7 +9,7 @@ import { rolloutLines } from "./rollout-report";
 import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./preview-report";
 import { hasChanges } from "../engine/steps";
-import { DeploymentState, STATE_RANK, StatusReport } from "./status";
+import { clusterNote, DeploymentState, STATE_RANK, StatusReport } from "./status";
 import { markdownCell } from "./escape/markdown";
 
 /** Fleet's states, plus what a preview does to a pair, plus a pair no target selects. */
@@ -137,7 +137,7 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
     const reach = c.reachable === undefined ? "not probed" : c.reachable ? "reachable" : `unreachable: ${c.unreachableReason ?? ""}`;
     return {
       cluster: c.cluster,
-      kind: c.state,
+      kind: c.state === "Offline" ? "unreachable" : c.state,
       info: [c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, c.agent?.image ?? "—", c.agent ? c.agent.configHash.slice(0, 12) : "—", reach],
       infoTitles: [
         "",
@@ -172,6 +172,7 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
         .filter((g) => !columns.some((c) => c.gitRepo === g.gitRepo))
         .map((g) => `GitRepo ${g.gitRepo} (commit ${short(g.commit, 12)}) deploys to no cluster`),
       ...report.deployments.filter((d) => !d.cluster).map((d) => `bundle ${d.bundle} (GitRepo ${d.gitRepo}) failed: ${d.message}`),
+      ...report.clusters.flatMap((c) => (c.offline || c.paused ? [`cluster ${c.cluster}: ${clusterNote(c)}`] : [])),
     ],
     kinds: STATUS_KINDS,
     counts: countKinds(rows),

@@ -12,6 +12,8 @@ import type { ReportFacts } from "../../core/desired/report-facts";
 import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
 import { Step } from "../engine/step-recorder";
+import { Offline, offlineWords } from "../clusters/observed";
+import type { ClusterPause } from "../../core/config/stack";
 
 export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
 export type DeploymentState = keyof typeof STATE_RANK;
@@ -27,6 +29,10 @@ export interface DeploymentStatus {
   appliedDeploymentId?: string;
   /** Why it is not Ready: the objects that are missing, modified or not ready. */
   message: string;
+  /** Its cluster is Offline: not observed since it was last seen (ISO 8601); absent for a pair of a cluster never seen. */
+  notObservedSince?: string;
+  /** Its cluster is Offline: the state the last update left it in, before the cluster went out of reach. */
+  lastObservedState?: string;
 }
 
 /** A pair that leaves: the next `up` prunes it (or, moved to another shard, that shard's stack holds it). */
@@ -51,9 +57,12 @@ export interface AgentInfo {
   pinned: boolean;
 }
 
+/** A cluster's state: the worst of its pairs' (Fleet's Cluster display state), or Offline when it could not be read now. */
+export type ClusterState = DeploymentState | "Offline";
+
 export interface ClusterStatus {
   cluster: string;
-  state: DeploymentState;
+  state: ClusterState;
   readyBundles: number;
   desiredReadyBundles: number;
   // The fields below were added for the status page; optional so that older reports still read.
@@ -65,6 +74,10 @@ export interface ClusterStatus {
   /** Undefined when nothing was probed (render mode). */
   reachable?: boolean;
   unreachableReason?: string;
+  /** Offline: its API server did not answer this run; since when, and when it last did (automation/clusters/observed.ts). */
+  offline?: Offline;
+  /** Paused in the stack file (`clusters[].paused`): why, by whom, since when, and the words every report says; its pairs keep exactly what they have. */
+  paused?: ClusterPause & { message: string };
 }
 
 export interface StatusReport {
@@ -87,6 +100,12 @@ export interface StatusContext {
   /** Whether the clusters were probed for reachability (false in render mode). */
   probed?: boolean;
   takenAt?: string;
+  /** The unreachable clusters' Offline states (since when, last seen). */
+  offline?: ReadonlyMap<string, Offline>;
+  /** The words of a paused cluster (core/desired/holds.ts pausedMessage: reports import no rule of core). */
+  pausedWords?: (cluster: string, pause: ClusterPause) => string;
+  /** Per deployment, the state the last update reported (its `deploymentStates` output): what an Offline cluster's pairs last showed. */
+  lastStates?: Record<string, { state: string }>;
 }
 
 /**
@@ -114,9 +133,10 @@ export function computeStatus(
       // What the BundleDeployment's provider found (a refresh reads drift; its last apply may have been refused).
       const report = steps?.report;
       if (report && report.state !== "Ready") return { ...base, state: report.state as DeploymentState, message: report.messages.join("; ") };
+      // Not observed now: never Ready, whatever it last was (Fleet's oldest status complaint, fleet#594).
+      if (unreachable.has(e.cluster)) return { ...base, ...notObserved(key, unreachable.get(e.cluster)!, context, context.offline?.get(e.cluster)) };
       // The last update left this deployment behind (its cluster failed or was unreachable).
       if (failed.has(key)) return { ...base, state: "ErrApplied", message: "the last update failed on this cluster" };
-      if (unreachable.has(e.cluster)) return { ...base, state: "NotReady", message: `cluster unreachable: ${unreachable.get(e.cluster)}` };
       if (!rec) return { ...base, state: "Pending", message: "not deployed yet" };
       if (rec.deploymentId !== e.deploymentId) {
         return {
@@ -178,7 +198,7 @@ export function computeStatus(
       const agent = context.agents?.[c.name];
       return {
         cluster: c.name,
-        state: r.state,
+        state: unreachable.has(c.name) ? "Offline" : r.state,
         readyBundles: r.readyClusters,
         desiredReadyBundles: r.desiredReadyClusters,
         labels: { ...c.labels },
@@ -186,6 +206,8 @@ export function computeStatus(
         ...(agent ? { agent: { image: agent.image, configHash: agent.configHash, pinned: agent.pinned } } : {}),
         ...(context.probed ? { reachable: !unreachable.has(c.name) } : {}),
         ...(unreachable.has(c.name) ? { unreachableReason: unreachable.get(c.name) } : {}),
+        ...(context.offline?.has(c.name) ? { offline: context.offline.get(c.name) } : {}),
+        ...(c.paused ? { paused: { ...c.paused, message: context.pausedWords?.(c.name, c.paused) ?? `paused: ${c.paused.reason}` } } : {}),
       };
     });
   const leaving = [...facts.leaving.values()].map(({ departure: d, text }): LeavingPair => ({
@@ -196,6 +218,22 @@ export function computeStatus(
     reason: text.replaceAll("`", ""),
   }));
   return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
+}
+
+/** What a cluster row says beside its state: Offline since when, paused by whom. */
+export function clusterNote(c: ClusterStatus): string {
+  return [c.offline ? offlineWords(c.offline) : "", c.paused?.message ?? ""].filter(Boolean).join("; ");
+}
+
+/** A pair of an Offline cluster: NotReady, with when it was last observed and what it showed then. */
+function notObserved(key: string, why: string, context: StatusContext, offline: Offline | undefined) {
+  const last = context.lastStates?.[key]?.state;
+  return {
+    state: "NotReady" as const,
+    message: `not observed now${last ? ` (last observed ${last})` : ""}: cluster unreachable: ${why}`,
+    ...(offline?.lastSeen ? { notObservedSince: offline.lastSeen } : {}),
+    ...(last ? { lastObservedState: last } : {}),
+  };
 }
 
 /** Objects the preview would touch although the deploymentId is the applied one: hand edits or deletions. */
@@ -228,7 +266,7 @@ export function formatStatusTable(r: StatusReport): string {
   }
   rows.push([]);
   rows.push(["CLUSTER", "", "", "STATE", "BUNDLES", ""]);
-  for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, ""]);
+  for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, clusterNote(c)]);
   if (r.leaving?.length) {
     rows.push([], ["LEAVING", "BUNDLE", "CLUSTER", "", "", "WHY"]);
     for (const l of r.leaving) rows.push([l.gitRepo, l.bundle, l.cluster, "", "", l.reason]);

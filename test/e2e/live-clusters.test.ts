@@ -359,6 +359,27 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect((err as ops.OperationError).events.map((e) => e.cluster)).to.not.include("live-2");
     for (const c of [clusters[0], clusters[2]]) expect((await agentView(c)).env.LOG_LEVEL, c.name).to.equal("trace");
 
+    // Offline is a state that stays true between runs: two status runs and a preview later, the same
+    // "since" and "last seen" (from the earlier runs that reached it), its pairs never Ready.
+    const first = await ops.status(options(changedConfig));
+    const second = await ops.status(options(changedConfig));
+    const offline = (r: typeof first) => r.clusters.find((c) => c.cluster === down.name)!;
+    expect(offline(first).state).to.equal("Offline");
+    expect(offline(first).offline, JSON.stringify(offline(first))).to.have.keys("since", "lastSeen");
+    expect(offline(second).offline).to.deep.equal(offline(first).offline);
+    expect(Date.parse(offline(first).offline!.lastSeen!)).to.be.below(Date.parse(offline(first).offline!.since));
+    const pairs = second.deployments.filter((d) => d.cluster === down.name);
+    expect(pairs.length).to.be.above(0);
+    for (const p of pairs) {
+      expect(p.state, p.message).to.equal("NotReady");
+      expect(p.notObservedSince).to.equal(offline(first).offline!.lastSeen);
+      expect(p.lastObservedState).to.equal("Ready");
+    }
+    expect(second.clusters.filter((c) => c.cluster !== down.name).map((c) => c.state)).to.not.include("Offline");
+    // (The command then exits 3 naming it: test/e2e/first-contact-output.test.ts.)
+    const preview = await ops.preview(options(changedConfig));
+    expect(preview.unreachable.get(down.name)).to.contain(`Offline since ${offline(first).offline!.since}, last seen ${offline(first).offline!.lastSeen}`);
+
     await startComponent(live, down, "kube-apiserver");
     expect((await agentView(down)).env.LOG_LEVEL).to.equal("error");
     t = Date.now();
@@ -369,6 +390,9 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     const uidsAfter = await Promise.all(clusters.map(bundleObjects));
     const uids = (xs: string[]) => xs.map((x) => x.split(" ").slice(0, 2).join(" "));
     expect(uidsAfter.map(uids)).to.deep.equal(uidsBefore.map(uids));
+    const back = await ops.status(options(changedConfig));
+    expect(back.clusters.map((c) => c.state)).to.not.include("Offline");
+    expect(back.clusters.every((c) => c.offline === undefined)).to.equal(true);
   });
   it("8. a cluster removed from the stack: the same up deletes its bundles' objects and its agent, keeps its namespaces; the stack's one provider keeps its access until then", async () => {
     await up(configA);

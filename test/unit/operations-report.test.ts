@@ -15,7 +15,7 @@ import { serverOf } from "../../core/config/cluster-access";
 import { deployedObjectsOf, legacyObjectUrns } from "../../automation/engine/deployed-objects";
 import { clusterOfUrn, groupSteps } from "../../automation/engine/steps";
 import { StepRecorder } from "../../automation/engine/step-recorder";
-import { computeStatus } from "../../automation/reports/status";
+import { computeStatus, formatStatusTable } from "../../automation/reports/status";
 import { reportFacts } from "../../core/desired/report-facts";
 import { DeploymentRecord } from "../../core/desired/records";
 import { FleetState } from "../../core/plan/pipeline";
@@ -135,6 +135,44 @@ describe("operations: steps, events, status", () => {
     ]);
     expect(r.deployments[3].message).to.equal("modified ConfigMap ns/cfg");
     expect(r.gitRepos[0]).to.include({ state: "ErrApplied", readyClusters: 1, desiredReadyClusters: 6 });
+
+    // c1 and c6 Offline now: never Ready, nor the last update's ErrApplied; not observed since last seen.
+    const offline = new Map([
+      ["c1", { since: "2026-11-29T07:05:00.000Z", lastSeen: "2026-11-29T07:00:00.000Z" }],
+      ["c6", { since: "2026-11-29T07:05:00.000Z" }],
+    ]);
+    const down = new Map([
+      ["c1", "timeout; Offline since 2026-11-29T07:05:00.000Z, last seen 2026-11-29T07:00:00.000Z"],
+      ["c6", "timeout; Offline since 2026-11-29T07:05:00.000Z, never seen by this stack"],
+    ]);
+    const o = computeStatus("s", state, applied, reportFacts(state, applied), drift, new Set(["c6/repo/app"]), down, {
+      probed: true,
+      offline,
+      lastStates: { "c1/repo/app": { state: "Ready" } },
+    });
+    const c1 = o.deployments.find((d) => d.cluster === "c1")!;
+    expect(c1).to.include({ state: "NotReady", notObservedSince: "2026-11-29T07:00:00.000Z", lastObservedState: "Ready" });
+    expect(c1.message).to.equal(`not observed now (last observed Ready): cluster unreachable: ${down.get("c1")}`);
+    expect(o.deployments.find((d) => d.cluster === "c6"))
+      .to.include({ state: "NotReady" })
+      .and.not.have.property("notObservedSince");
+    expect(o.clusters.map((c) => `${c.cluster} ${c.state}`)).to.deep.equal([
+      "c1 Offline",
+      "c2 WaitApplied",
+      "c3 Pending",
+      "c4 Modified",
+      "c5 OutOfSync",
+      "c6 Offline",
+    ]);
+    expect(o.clusters[0].offline).to.deep.equal(offline.get("c1"));
+    // A paused cluster says so, in the words the operation gives (core's pausedMessage).
+    (state.config.clusters[4] as { paused?: object }).paused = { reason: "incident 7", by: "ana" };
+    const p = computeStatus("s", state, applied, reportFacts(state, applied), drift, new Set(), new Map(), {
+      pausedWords: (c, x) => `${c} paused: ${x.reason}`,
+    });
+    expect(p.clusters[4].paused).to.deep.equal({ reason: "incident 7", by: "ana", message: "c5 paused: incident 7" });
+    expect(formatStatusTable(p)).to.match(/^c5 +OutOfSync +0\/1 +c5 paused: incident 7$/m);
+    expect(formatStatusTable(o)).to.match(/^c1 +Offline +0\/1 +Offline since 2026-11-29T07:05:00.000Z, last seen 2026-11-29T07:00:00.000Z$/m);
   });
 
   it("reads a cluster's server from kubeconfig text or from a context of the ambient kubeconfig", () => {
