@@ -33,7 +33,7 @@ export const KIND_LABEL: Record<CellKind, string> = {
   replace: "replace",
   prune: "prune",
   unchanged: "no change",
-  unreachable: "unreachable (left out)",
+  unreachable: "Offline (not read, left out)",
 };
 
 /** A letter or sign in the cell, so the state reads without telling colours apart. */
@@ -242,7 +242,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
           ],
         };
       if (!was && !will) return { kind: "NotTargeted", detail: [`${pair}: not targeted`] };
-      if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster unreachable (${unreachable.get(cluster)})`] };
+      if (unreachable.has(cluster)) return { kind: "unreachable", detail: [`${pair}: left out, cluster Offline: unreachable (${unreachable.get(cluster)})`] };
       const counts = d ? `${d.created} created, ${d.updated} updated, ${d.replaced} replaced, ${d.deleted} deleted` : "";
       if (d?.pruned || (was && !will)) {
         return {
@@ -272,7 +272,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
       cluster,
       kind,
       cells,
-      info: [!inStack ? `removed from the stack: ${summary}` : unreachable.has(cluster) ? "unreachable" : summary, agentNote],
+      info: [!inStack ? `removed from the stack: ${summary}` : unreachable.has(cluster) ? "Offline" : summary, agentNote],
       infoTitles: [unreachable.get(cluster) ?? "", agentNote],
     };
   });
@@ -342,7 +342,7 @@ export function blastRadiusMarkdown(m: Matrix): string[] {
     "### Blast radius",
     "",
     ...(big ? [`<details><summary>${b.clusters.length} cluster(s) x ${b.columns.length} bundle(s)</summary>`, ""] : []),
-    "`+` create · `~` update · `±` replace · `−` prune · `?` unreachable · `·` no change · blank: not targeted",
+    "`+` create · `~` update · `±` replace · `−` prune · `?` Offline (not read) · `·` no change · blank: not targeted",
     "",
     head,
     `|---|${b.columns.map(() => ":-:|").join("")}`,
