@@ -6,7 +6,7 @@
  */
 import { UnreadBundle } from "../bundles/read";
 import { FleetError } from "../base/errors";
-import { describeFailure, FailedDeployments } from "../plan/failures";
+import { describeFailure, FailedDeployments, HoldKind } from "../plan/failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
 import { bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 import { clusterNamespacesOf, DesiredObject } from "./objects";
@@ -118,7 +118,7 @@ export function heldDeployments(
   if (records.size && !inState) {
     const first = failures.get(records.values().next().value!)!;
     throw new FleetError(
-      `${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a failed bundle deployment cannot keep its objects as they are, so nothing ` +
+      `${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a ${heldWord(first.held)} bundle deployment cannot keep its objects as they are, so nothing ` +
         "was changed; `npm run up` keeps them and deploys everything else)",
       { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster },
     );
@@ -174,4 +174,9 @@ export function heldDeployments(
         };
       }),
   };
+}
+
+/** What a kept pair is, in the words of why it is kept. */
+function heldWord(held: HoldKind | undefined): string {
+  return held === "paused" ? "paused cluster's" : held ? "held" : "failed";
 }

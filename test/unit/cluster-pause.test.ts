@@ -97,6 +97,17 @@ describe("a paused cluster (stack clusters[].paused, core/desired/holds.ts)", fu
     expect(second.clusters.find((c) => c.name === "c1")!.setup!.paused).to.equal(undefined);
   });
 
+  it("a plain `pulumi up` (no state to keep objects from) with a deployed paused cluster stops, saying the cluster is paused", async () => {
+    const repo = new TestRepo({ "a/cm.yaml": CONFIGMAP("a"), "b/cm.yaml": CONFIGMAP("b") });
+    const first = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
+    const { previous } = deployedAfter(first);
+    const err = await desiredState(fleetOf(repo.url(), { paused: true }), fakeFacts({ previous }), { cacheRoot }).then(
+      () => "no error",
+      (e: Error) => e.message,
+    );
+    expect(err).to.match(/cluster c2 is paused.*a paused cluster's bundle deployment cannot keep its objects as they are, so nothing was changed/s);
+  });
+
   it("a pair leaving a paused cluster by a target edit is kept; once the pause is removed, the next update deploys and prunes as usual", async () => {
     const repo = new TestRepo({ "a/cm.yaml": CONFIGMAP("a"), "b/cm.yaml": CONFIGMAP("b") });
     const first = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
