@@ -5,6 +5,7 @@
  * deploymentId or commit changes with every deploy and would make a new series each time.
  */
 import { DeploymentState, STATE_RANK } from "../reports/status";
+import { PairCondition } from "../reports/vocabulary";
 
 /** One bundle deployment (a pair) as an operation left it. */
 export interface PairMetrics {
@@ -13,6 +14,8 @@ export interface PairMetrics {
   /** "" for a bundle that failed before its clusters were known. */
   cluster: string;
   state: DeploymentState;
+  /** Why, beside the state (reports/vocabulary.ts). */
+  condition?: PairCondition;
   /** Objects its record holds; undefined when nothing was deployed. */
   objects?: number;
   /** When its current deploymentId was first deployed (ISO 8601, the record's deployedAt), if known. */
@@ -114,6 +117,11 @@ export function fleetStateExposition(m: FleetStateMetrics): string {
       name: "pulumi_fleet_bundledeployment_state",
       help: "Fleet's state of each bundle deployment (bundle on cluster): 1 for its state, 0 for the others.",
       samples: pairs.flatMap((p) => STATES.map((state) => ({ labels: { ...pairLabels(p), state }, value: p.state === state ? 1 : 0 }))),
+    },
+    {
+      name: "pulumi_fleet_bundledeployment_condition",
+      help: "1 for a bundle deployment's condition beside its state (Stalled, Offline, Paused, OffSchedule, Held); no series when it has none.",
+      samples: pairs.flatMap((p) => (p.condition ? [{ labels: { ...pairLabels(p), condition: p.condition }, value: 1 }] : [])),
     },
     {
       name: "pulumi_fleet_bundledeployment_objects",

@@ -10,6 +10,7 @@ import { PairReport } from "../../core/model/pair";
 import { PlanEntry } from "../../core/targeting/plan";
 import { DeploymentState, DeploymentStatus, STATE_RANK } from "../reports/status";
 import { ClusterMetrics, PairMetrics } from "./exposition";
+import { failureState, HOLD_CONDITION } from "../reports/vocabulary";
 import { SeenRecord } from "../clusters/observed";
 import { ClusterConfig } from "../../core/config/stack";
 
@@ -35,14 +36,23 @@ export function pairsAfterUp(f: UpFacts): PairMetrics[] {
   const planned = f.entries.map((e): PairMetrics => {
     const key = deploymentKey(e);
     const report = f.states[key];
-    const state: DeploymentState = report ? knownState(report.state) : f.unreachable.has(e.cluster) ? "NotReady" : "Pending";
-    return { gitRepo: e.gitRepo, bundle: e.bundle, cluster: e.cluster, state, ...fromRecord(f.records[key]) };
+    const offline = !report && f.unreachable.has(e.cluster);
+    const state: DeploymentState = report ? knownState(report.state) : offline ? "NotReady" : "Pending";
+    return {
+      gitRepo: e.gitRepo,
+      bundle: e.bundle,
+      cluster: e.cluster,
+      state,
+      ...(offline ? { condition: "Offline" as const } : {}),
+      ...fromRecord(f.records[key]),
+    };
   });
   const failed = f.failures.map((x): PairMetrics => ({
     gitRepo: x.gitRepo,
     bundle: x.bundle,
     cluster: x.cluster,
-    state: "ErrApplied",
+    state: failureState(x),
+    ...(x.held ? { condition: HOLD_CONDITION[x.held] } : {}),
     ...(x.cluster ? fromRecord(f.records[deploymentKey(x)]) : {}),
   }));
   return [...planned, ...failed];
@@ -55,6 +65,7 @@ export function pairsOfStatus(deployments: DeploymentStatus[], applied: Record<s
     bundle: d.bundle,
     cluster: d.cluster,
     state: d.state,
+    ...(d.condition ? { condition: d.condition } : {}),
     ...(d.cluster ? fromRecord(applied[deploymentKey(d)]) : {}),
   }));
 }

@@ -4,6 +4,7 @@
  * what it leaves out (fair.ts chooses which events it lists).
  */
 import { NotificationEvent } from "./events";
+import { stateWords } from "../reports/status";
 import { ChatSelection, countsText } from "./fair";
 
 const ICON: Record<NotificationEvent["type"], string> = { deployed: "✅", failed: "❌", held: "⏸️", drift: "⚠️", pruned: "🗑️" };
@@ -12,7 +13,7 @@ const ICON: Record<NotificationEvent["type"], string> = { deployed: "✅", faile
 export function headline(e: NotificationEvent): string {
   const what = { deployed: "deployed to", failed: "failed on", held: "held on", drift: "drifted on", pruned: "pruned from" }[e.type];
   const from = e.previousState && e.previousState !== e.state ? ` (was ${e.previousState})` : "";
-  return `${e.gitRepo}/${e.bundle} ${what} ${e.cluster}: ${e.state}${from}`;
+  return `${e.gitRepo}/${e.bundle} ${what} ${e.cluster}: ${stateWords(e)}${from}`;
 }
 
 /** Counts only, and the stack's name: the one line a notification preview shows. */

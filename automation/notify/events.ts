@@ -7,6 +7,7 @@
  */
 import { NotificationType } from "../../core/config/notifications";
 import { compare } from "../reports/deploy-events";
+import type { PairCondition } from "../reports/vocabulary";
 
 /** A pair as this run saw it: Fleet's state and the words that go with it. */
 export interface PairObservation {
@@ -16,6 +17,8 @@ export interface PairObservation {
   cluster: string;
   /** Fleet's BundleDeployment state: Ready, NotReady, ErrApplied, WaitApplied, Modified, OutOfSync. */
   state: string;
+  /** Why, beside the state (reports/vocabulary.ts): Stalled, Offline, Paused, OffSchedule, Held. */
+  condition?: PairCondition;
   message: string;
   deploymentId: string;
   commit: string;
@@ -39,6 +42,8 @@ export interface NotificationEvent {
   state: string;
   /** The state last said or recorded; null for a pair never seen before. */
   previousState: string | null;
+  /** Why, beside the state (reports/vocabulary.ts); null when nothing but the state is to say. */
+  condition: PairCondition | null;
   deploymentId: string;
   commit: string;
   /** The server's words for a failure, the objects for drift, what changed for a deploy; redacted (redact.ts). */
@@ -144,6 +149,7 @@ function eventOf(o: PairObservation, before: Remembered | undefined, ctx: Contex
     cluster: o.cluster,
     state: o.state,
     previousState: before?.state ?? null,
+    condition: o.condition ?? null,
     deploymentId: o.deploymentId,
     commit: o.commit,
     message,

@@ -15,7 +15,7 @@ import { DELIVERY_POLICY, deliver, DeliveryPolicy, Target } from "./deliver";
 import { decideAfterStatus, decideAfterUp, Decision, eventsFor, Memory, NotificationEvent } from "./events";
 import { payloadsFor } from "./formats";
 import { memoryStore } from "./memory-store";
-import { deploysOf, observedAfterUp, observedByStatus, recordedStates } from "./observe";
+import { deploysOf, observedAfterUp, observedByStatus, OfflinePairs, recordedStates } from "./observe";
 import { redactMessage } from "./redact";
 
 export interface NotifyOptions {
@@ -39,13 +39,15 @@ export interface UpFacts {
   failures: DeploymentFailure[];
   /** The update's deploy and prune events (deploy-events.ts). */
   deploys: DeployEvent[];
+  /** The pairs left out because their cluster did not answer. */
+  offline?: OfflinePairs;
 }
 
 /** After an `up` (successful or with pairs that failed alone): the events sent, for the caller to show. */
 export async function notifyAfterUp(o: NotifyOptions, facts: UpFacts): Promise<NotificationEvent[]> {
   return run(o, facts.statesBefore, (memory, time) => {
     const { deployed, pruned } = deploysOf(facts.deploys);
-    return decideAfterUp(memory, observedAfterUp(facts.statesAfter, facts.after, facts.failures), deployed, pruned, { stack: o.stack, time });
+    return decideAfterUp(memory, observedAfterUp(facts.statesAfter, facts.after, facts.failures, facts.offline), deployed, pruned, { stack: o.stack, time });
   });
 }
 

@@ -9,6 +9,7 @@ import { PairReport } from "../../core/model/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 import { DeployEvent, formatDeployEvent } from "../reports/deploy-events";
 import { DeploymentStatus } from "../reports/status";
+import { failureState } from "../reports/vocabulary";
 import { Memory, PairObservation } from "./events";
 
 /** A report's words, the one form both the memory and a new observation use (so unchanged words compare equal). */
@@ -28,6 +29,7 @@ export function observedAfterUp(
   states: Record<string, PairReport>,
   records: Record<string, DeploymentRecord>,
   failures: DeploymentFailure[],
+  offline: OfflinePairs = { entries: [], unreachable: new Map() },
 ): PairObservation[] {
   const out = new Map<string, PairObservation>();
   for (const [key, r] of Object.entries(states)) {
@@ -54,13 +56,37 @@ export function observedAfterUp(
       gitRepo: f.gitRepo,
       bundle: f.bundle,
       cluster: f.cluster,
-      state: f.field === "rolloutStrategy" ? "WaitApplied" : "ErrApplied",
+      state: failureState(f),
       message: `${f.file ? `${f.file}: ` : ""}${f.reason}`,
       deploymentId: rec?.deploymentId ?? f.kept?.deploymentId ?? "",
       commit: rec?.commit ?? "",
     });
   }
+  // Not observed now: whatever the state last said of it, NotReady (Offline), never Ready.
+  for (const e of offline.entries) {
+    const why = offline.unreachable.get(e.cluster);
+    if (why === undefined) continue;
+    const key = deploymentKey(e);
+    const rec = records[key];
+    out.set(key, {
+      key,
+      gitRepo: e.gitRepo,
+      bundle: e.bundle,
+      cluster: e.cluster,
+      state: "NotReady",
+      condition: "Offline",
+      message: `not observed now: cluster unreachable: ${why}`,
+      deploymentId: rec?.deploymentId ?? e.deploymentId,
+      commit: rec?.commit ?? "",
+    });
+  }
   return [...out.values()];
+}
+
+/** The pairs an update left out because their cluster did not answer (cluster -> the words of why). */
+export interface OfflinePairs {
+  entries: readonly { gitRepo: string; bundle: string; cluster: string; deploymentId: string }[];
+  unreachable: ReadonlyMap<string, string>;
 }
 
 /** Deploys (this update changed the pair's objects) by key, with their words; and the pairs pruned. */
@@ -97,6 +123,7 @@ export function observedByStatus(deployments: DeploymentStatus[], records: Recor
         bundle: d.bundle,
         cluster: d.cluster,
         state: d.state,
+        ...(d.condition ? { condition: d.condition } : {}),
         message: d.message,
         deploymentId: d.appliedDeploymentId ?? d.deploymentId,
         commit: records[key]?.commit ?? "",

@@ -71,12 +71,20 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
     unreachable: s.unreachable,
   });
   m.clusters = clusterMetrics(s.planned()?.config.clusters ?? [], s.seen, s.unreachable);
-  if (s.unreachable.size)
-    throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   await notifyAfterUp(
     { stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
-    { statesBefore: o.statesBefore, statesAfter: o.statesAfter, before: o.before, after: o.after, failures: o.planFailed, deploys: o.events },
+    {
+      statesBefore: o.statesBefore,
+      statesAfter: o.statesAfter,
+      before: o.before,
+      after: o.after,
+      failures: o.planFailed,
+      deploys: o.events,
+      offline: { entries: s.planned()?.plan.entries ?? [], unreachable: s.unreachable },
+    },
   );
+  if (s.unreachable.size)
+    throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   if (o.failure) {
     await failedUps(options).write({ failed: o.failed.filter((f) => f.cluster).map(deploymentKey), message: o.failure.record });
     throw new BundlesFailedError(o.failure.text, o.events, r.groups, o.failed, o.outcomes);

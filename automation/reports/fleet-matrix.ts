@@ -9,7 +9,7 @@ import { rolloutLines } from "./rollout-report";
 import { compare } from "./deploy-events";
 import type { PreviewReport, Prune } from "./preview-report";
 import { hasChanges } from "../engine/steps";
-import { clusterNote, DeploymentState, STATE_RANK, StatusReport } from "./status";
+import { clusterNote, DeploymentState, STATE_RANK, StatusReport, stateWords } from "./status";
 import { markdownCell } from "./escape/markdown";
 
 /** Fleet's states, plus what a preview does to a pair, plus a pair no target selects. */
@@ -153,7 +153,7 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
         return {
           kind: d.state,
           detail: [
-            `${pair}: ${d.state}`,
+            `${pair}: ${stateWords(d)}`,
             `deploymentId ${d.deploymentId}`,
             ...(d.appliedDeploymentId && d.appliedDeploymentId !== d.deploymentId ? [`applied ${d.appliedDeploymentId}`] : []),
             ...(d.message ? [d.message] : []),

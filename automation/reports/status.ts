@@ -13,10 +13,11 @@ import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
 import { Step } from "../engine/step-recorder";
 import { Offline, offlineWords } from "../clusters/observed";
+import { DeploymentState, failureState, HOLD_CONDITION, PairCondition, STATE_RANK } from "./vocabulary";
 import type { ClusterPause } from "../../core/config/stack";
 
-export const STATE_RANK = { ErrApplied: 7, WaitApplied: 6, Modified: 5, OutOfSync: 4, Pending: 3, NotReady: 2, Ready: 1 } as const;
-export type DeploymentState = keyof typeof STATE_RANK;
+export { STATE_RANK } from "./vocabulary";
+export type { DeploymentState } from "./vocabulary";
 
 export interface DeploymentStatus {
   gitRepo: string;
@@ -29,6 +30,8 @@ export interface DeploymentStatus {
   appliedDeploymentId?: string;
   /** Why it is not Ready: the objects that are missing, modified or not ready. */
   message: string;
+  /** Why, beside the state (vocabulary.ts): Stalled, Offline, Paused, OffSchedule or Held. */
+  condition?: PairCondition;
   /** Its cluster is Offline: not observed since it was last seen (ISO 8601); absent for a pair of a cluster never seen. */
   notObservedSince?: string;
   /** Its cluster is Offline: the state the last update left it in, before the cluster went out of reach. */
@@ -143,6 +146,7 @@ export function computeStatus(
           ...base,
           state: e.paused ? "OutOfSync" : "WaitApplied",
           message: e.paused ? "paused: a newer deploymentId waits" : "a newer deploymentId waits for `up`",
+          ...(e.paused ? { condition: "Paused" as const } : {}),
         };
       }
       const notReady = context.nonReady?.get(key) ?? [];
@@ -153,12 +157,13 @@ export function computeStatus(
     })
     .concat(
       (state.failures?.list() ?? []).map((f): DeploymentStatus => ({
-        // A bundle deployment that failed alone (core/plan/failures.ts): Fleet's ErrApplied, with why and what it keeps.
-        // One held (a maintenance window, --partition) is Fleet's off-schedule one: OutOfSync, or Pending when never deployed.
+        // A bundle deployment that failed alone (core/plan/failures.ts): Fleet's ErrApplied, with why and what it keeps;
+        // one held (a paused cluster, a maintenance window, --partition): OutOfSync, or Pending when never deployed (vocabulary.ts).
         gitRepo: f.gitRepo,
         bundle: f.bundle,
         cluster: f.cluster,
-        state: f.held ? (f.kept ? "OutOfSync" : "Pending") : "ErrApplied",
+        state: failureState(f),
+        ...(f.held ? { condition: HOLD_CONDITION[f.held] } : {}),
         deploymentId: "",
         appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
         message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
@@ -220,6 +225,11 @@ export function computeStatus(
   return { stack, deployments, bundles, gitRepos, clusters, ...(leaving.length ? { leaving } : {}), ...(context.takenAt ? { takenAt: context.takenAt } : {}) };
 }
 
+/** A pair's state with its condition, as the table, the page and the chat messages say it: "NotReady (Offline)". */
+export function stateWords(d: { state: string; condition?: string | null }): string {
+  return d.condition ? `${d.state} (${d.condition})` : d.state;
+}
+
 /** What a cluster row says beside its state: Offline since when, paused by whom. */
 export function clusterNote(c: ClusterStatus): string {
   return [c.offline ? offlineWords(c.offline) : "", c.paused?.message ?? ""].filter(Boolean).join("; ");
@@ -230,6 +240,7 @@ function notObserved(key: string, why: string, context: StatusContext, offline: 
   const last = context.lastStates?.[key]?.state;
   return {
     state: "NotReady" as const,
+    condition: "Offline" as const,
     message: `not observed now${last ? ` (last observed ${last})` : ""}: cluster unreachable: ${why}`,
     ...(offline?.lastSeen ? { notObservedSince: offline.lastSeen } : {}),
     ...(last ? { lastObservedState: last } : {}),
@@ -261,7 +272,8 @@ export function formatStatusTable(r: StatusReport): string {
     rows.push([g.gitRepo, "", "", g.state, `${g.readyClusters}/${g.desiredReadyClusters}`, `commit ${g.commit.slice(0, 12)}`]);
     for (const b of r.bundles.filter((x) => x.gitRepo === g.gitRepo)) {
       rows.push(["", b.bundle, "", b.state, `${b.readyClusters}/${b.desiredReadyClusters}`, ""]);
-      for (const d of r.deployments.filter((x) => x.gitRepo === g.gitRepo && x.bundle === b.bundle)) rows.push(["", "", d.cluster, d.state, "", d.message]);
+      for (const d of r.deployments.filter((x) => x.gitRepo === g.gitRepo && x.bundle === b.bundle))
+        rows.push(["", "", d.cluster, stateWords(d), "", d.message]);
     }
   }
   rows.push([]);

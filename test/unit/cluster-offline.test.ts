@@ -4,6 +4,9 @@ import { clusterMetrics } from "../../automation/metrics/pairs";
 import * as fs from "node:fs";
 import { fleetStateExposition, runExposition } from "../../automation/metrics/exposition";
 import { ClusterConfig } from "../../core/config/stack";
+import { observedAfterUp } from "../../automation/notify/observe";
+import { decideAfterUp } from "../../automation/notify/events";
+import { headline } from "../../automation/notify/chat-lines";
 
 const t = (min: number) => new Date(Date.UTC(2026, 10, 29, 7, min));
 
@@ -66,5 +69,21 @@ describe("docs/metrics.md lists exactly the metrics the exposition writes", () =
     const written = [...`${state}${run}`.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]).sort();
     const documented = [...fs.readFileSync("docs/metrics.md", "utf8").matchAll(/^\| `(pulumi_fleet_[a-z_]+)`/gm)].map((m) => m[1]).sort();
     expect(documented).to.deep.equal(written);
+  });
+});
+
+describe("an up's notifications of an Offline cluster", () => {
+  it("its pairs are NotReady (Offline) whatever the state last said: one event when it goes, none while it stays, one when it is back", () => {
+    const entries = [{ gitRepo: "g", bundle: "b", cluster: "c1", deploymentId: "s-1:a" }];
+    const ready = { "c1/g/b": { state: "Ready" as const, messages: [], appliedDeploymentId: "s-1:a" } };
+    const down = new Map([["c1", "timeout; Offline since 2026-11-29T07:05:00.000Z, last seen 2026-11-29T07:00:00.000Z"]]);
+    const ctx = { stack: "s", time: "t" };
+    const observed = observedAfterUp(ready, {}, [], { entries, unreachable: down });
+    expect(observed.map((o) => `${o.state} ${o.condition}`)).to.deep.equal(["NotReady Offline"]);
+    const went = decideAfterUp({ "c1/g/b": { state: "Ready", message: "" } }, observed, new Map(), [], ctx);
+    expect(went.events.map((e) => `${e.type} ${headline(e)}`)).to.deep.equal(["failed g/b failed on c1: NotReady (Offline) (was Ready)"]);
+    expect(decideAfterUp(went.memory, observedAfterUp(ready, {}, [], { entries, unreachable: down }), new Map(), [], ctx).events).to.deep.equal([]);
+    const back = decideAfterUp(went.memory, observedAfterUp(ready, {}, []), new Map(), [], ctx);
+    expect(back.events.map((e) => `${e.type} ${e.state} ${e.condition}`)).to.deep.equal(["deployed Ready null"]);
   });
 });

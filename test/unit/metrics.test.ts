@@ -133,12 +133,13 @@ describe("metrics (automation/metrics)", function () {
   describe("each pair's facts", () => {
     const entry = (cluster: string, bundle: string) => ({ gitRepo: "apps", bundle, cluster }) as PlanEntry;
 
-    it("after up: the provider's state and the new record; a pair that failed before the engine is ErrApplied with what it kept; an unreachable cluster's NotReady", () => {
+    it("after up: the provider's state and the new record; a pair that failed before the engine is ErrApplied with what it kept; an unreachable cluster's NotReady (Offline); a held one OutOfSync (Paused)", () => {
       const pairs = pairsAfterUp({
         entries: [entry("eu-1", "web"), entry("eu-2", "web"), entry("eu-3", "web")],
         failures: [
           { gitRepo: "apps", bundle: "db", cluster: "eu-1", reason: "x", message: "x" },
           { gitRepo: "apps", bundle: "bad", cluster: "", reason: "y", message: "y" },
+          { gitRepo: "apps", bundle: "db", cluster: "eu-2", reason: "paused", message: "paused", held: "paused", kept: { deploymentId: "s-db:1", objects: 2 } },
         ],
         states: {
           "eu-1/apps/web": { state: "Ready", messages: [], appliedDeploymentId: "s-web:1" },
@@ -154,9 +155,11 @@ describe("metrics (automation/metrics)", function () {
       expect(pairs).to.deep.equal([
         { gitRepo: "apps", bundle: "web", cluster: "eu-1", state: "Ready", objects: 3, deployedAt: "2030-01-01T00:00:00Z" },
         { gitRepo: "apps", bundle: "web", cluster: "eu-2", state: "ErrApplied", objects: 3 },
-        { gitRepo: "apps", bundle: "web", cluster: "eu-3", state: "NotReady" },
+        { gitRepo: "apps", bundle: "web", cluster: "eu-3", state: "NotReady", condition: "Offline" },
         { gitRepo: "apps", bundle: "db", cluster: "eu-1", state: "ErrApplied", objects: 7 },
         { gitRepo: "apps", bundle: "bad", cluster: "", state: "ErrApplied" },
+        // Held (its cluster paused): OutOfSync with its condition, as status says, not ErrApplied.
+        { gitRepo: "apps", bundle: "db", cluster: "eu-2", state: "OutOfSync", condition: "Paused" },
       ]);
     });
 
