@@ -11,6 +11,7 @@ import { StackLockedError } from "../engine/locks";
 import { upWithoutReadBack } from "../engine/stack";
 import { OutputMap } from "@pulumi/pulumi/automation";
 import { notifyAfterUp } from "../notify/notify";
+import { postCommitStatuses } from "../commit-status/post";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairsAfterUp } from "../metrics/pairs";
 import { ClustersUnreachableError } from "../reports/exit-codes";
@@ -60,7 +61,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
   }
 }
 
-/** The update's reports, each read from its outcome: metrics, notifications, the failed-up record, then its result or its error. */
+/** The update's reports, each read from its outcome: metrics, commit statuses, notifications, the failed-up record, then its result or its error. */
 async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutcome; r: OperationResult; outputs: OutputMap }, m: RunFacts): Promise<UpResult> {
   const { o, r, outputs } = run;
   m.pairs = pairsAfterUp({
@@ -70,6 +71,19 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
     records: o.after,
     unreachable: s.unreachable,
   });
+  // Before an unreachable cluster ends the up: the commits deployed elsewhere are said, that cluster's pairs as Offline.
+  const config = s.planned()?.config;
+  await postCommitStatuses(
+    { stack: options.stack, config: config?.commitStatus, gitRepos: config?.gitRepos ?? [], warn: warnerOf(options) },
+    {
+      commits: o.commits,
+      entries: s.planned()?.plan.entries ?? [],
+      failed: o.failed,
+      held: o.held,
+      ready: (key) => o.statesAfter[key]?.state === "Ready",
+      offline: new Set(s.unreachable.keys()),
+    },
+  );
   if (s.unreachable.size)
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   await notifyAfterUp(
