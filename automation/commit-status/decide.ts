@@ -68,13 +68,13 @@ export function decideCommitStatuses(f: CommitFacts): CommitDecision {
   for (const g of [...f.gitRepos].sort((a, b) => compare(a.name, b.name))) {
     const commit = f.commits[g.name];
     if (!commit) continue; // not deployed by this up (its source failed: that is its own failure, said elsewhere)
-    if (!COMMIT.test(commit)) {
-      skipped.push(`GitRepo ${g.name}: its commit ${JSON.stringify(commit)} is not a full commit id`);
-      continue;
-    }
     const r = repositoryOf(g.repo, f.host, f.apiUrl);
     if ("skip" in r) {
       skipped.push(`GitRepo ${g.name}: ${r.skip}`);
+      continue;
+    }
+    if (!COMMIT.test(commit)) {
+      skipped.push(`GitRepo ${g.name}: its commit ${JSON.stringify(commit)} is not a full commit id`);
       continue;
     }
     const key = `${r.path.toLowerCase()}@${commit}`;
@@ -108,7 +108,8 @@ function resultOf(f: CommitFacts, t: { repository: Repository; commit: string; g
   // A bundle that failed before its clusters were known (cluster "") fails the commit too.
   const failing = failed.length > 0;
   const state: CommitState = failing ? "failure" : count("ready") === count("bundles") ? "success" : "pending";
-  const line = (x: DeploymentFailure) => ({ gitRepo: x.gitRepo, bundle: x.bundle, cluster: x.cluster, reason: x.reason });
+  // The whole message: it names the file and field where the failure has them.
+  const line = (x: DeploymentFailure) => ({ gitRepo: x.gitRepo, bundle: x.bundle, cluster: x.cluster, reason: x.message || x.reason });
   const byPair = (a: { cluster: string; gitRepo: string; bundle: string }, b: typeof a) => compare(deploymentKey(a), deploymentKey(b));
   return {
     repository: t.repository,
@@ -141,7 +142,7 @@ function describe(
   if (offline) parts.push(`${offline} cluster(s) Offline`);
   else if (state === "pending" && n.pairs - n.ready - n.held - n.failed > 0) parts.push(`${n.pairs - n.ready - n.held - n.failed} not Ready yet`);
   const first = [...failed].sort((a, b) => compare(deploymentKey(a), deploymentKey(b)))[0];
-  const why = first ? `; first: ${first.cluster ? `${first.cluster}/` : ""}${first.bundle}: ${first.reason}` : "";
+  const why = first ? `; first: ${first.cluster ? `${first.cluster}/` : ""}${first.bundle}: ${first.message || first.reason}` : "";
   return plainLine(`${parts.join(", ")}${why}`);
 }
 

@@ -4,6 +4,7 @@
  * the comment the first one wrote. Every request is recorded (method, path, headers, JSON body) for the
  * tests to compare with the API's documentation. For tests only.
  */
+import { spawn } from "node:child_process";
 import * as http from "node:http";
 import { AddressInfo } from "node:net";
 
@@ -31,11 +32,16 @@ export interface FakeHost {
   close(): Promise<void>;
 }
 
-export async function fakeGitHost(host: Host): Promise<FakeHost> {
+/**
+ * `gitRoot`: bare repositories served read-only over git's smart HTTP (git http-backend) at
+ * /<owner>/<name>.git, so that a GitRepo's `repo` URL is on the same host as the API.
+ */
+export async function fakeGitHost(host: Host, gitRoot?: string): Promise<FakeHost> {
   const f = { requests: [], statuses: new Map(), comments: new Map(), pulls: new Map(), refuse: undefined } as unknown as FakeHost;
   let nextId = 1000;
   const base = host === "github" ? "" : host === "gitlab" ? "/api/v4" : "/api/v1";
   const server = http.createServer((req, res) => {
+    if (gitRoot && /^\/[^/]+\/[^/]+\.git\//.test(req.url ?? "")) return serveGit(gitRoot, req, res);
     let text = "";
     req.on("data", (c) => (text += c));
     req.on("end", () => {
@@ -109,4 +115,43 @@ function routes(host: Host, base: string, path: string): Route | undefined {
   if ((m = /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/.exec(p))) return { kind: "comments", n: Number(m[1]) };
   if ((m = /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/.exec(p))) return { kind: "comment", id: Number(m[1]) };
   return undefined;
+}
+
+/** One request to git http-backend as CGI: its headers, then its body. */
+function serveGit(root: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const cgi = spawn("git", ["http-backend"], {
+    env: {
+      PATH: process.env.PATH,
+      GIT_PROJECT_ROOT: root,
+      GIT_HTTP_EXPORT_ALL: "1",
+      GIT_CONFIG_NOSYSTEM: "1",
+      REQUEST_METHOD: req.method,
+      PATH_INFO: decodeURIComponent(url.pathname),
+      QUERY_STRING: url.search.slice(1),
+      CONTENT_TYPE: req.headers["content-type"] ?? "",
+      ...(req.headers["git-protocol"] ? { GIT_PROTOCOL: String(req.headers["git-protocol"]) } : {}),
+      ...(req.headers["content-encoding"] ? { HTTP_CONTENT_ENCODING: String(req.headers["content-encoding"]) } : {}),
+    },
+  });
+  req.pipe(cgi.stdin);
+  let head = Buffer.alloc(0);
+  let started = false;
+  cgi.stdout.on("data", (chunk: Buffer) => {
+    if (started) return void res.write(chunk);
+    head = Buffer.concat([head, chunk]);
+    const end = head.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    started = true;
+    let status = 200;
+    const headers: Record<string, string> = {};
+    for (const line of head.subarray(0, end).toString().split("\r\n")) {
+      const [k, ...v] = line.split(":");
+      if (k.toLowerCase() === "status") status = parseInt(v.join(":"), 10);
+      else headers[k] = v.join(":").trim();
+    }
+    res.writeHead(status, headers);
+    res.write(head.subarray(end + 4));
+  });
+  cgi.on("close", () => res.end());
 }

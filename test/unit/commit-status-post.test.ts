@@ -87,7 +87,7 @@ describe("commit status: posting to each host's API", function () {
 
   it("GitLab: POST /projects/:id/statuses/:sha, the project's path as one encoded id, PRIVATE-TOKEN, name for the context and failed for a failure", async () => {
     const f = await serve("gitlab");
-    const failed = [{ cluster: "c2", gitRepo: "apps", bundle: "web", reason: "ErrApplied: denied", message: "x" } as DeploymentFailure];
+    const failed = [{ cluster: "c2", gitRepo: "apps", bundle: "web", reason: "denied", message: "ErrApplied: denied" } as DeploymentFailure];
     const { warnings } = await run(f, "gitlab", { context: "deploy/prod" }, { failed });
     expect(warnings).to.deep.equal([]);
     const [r] = f.requests;
@@ -132,7 +132,7 @@ describe("commit status: posting to each host's API", function () {
       const first = await run(f, host, { pullRequestComment: true });
       expect(first.warnings).to.deep.equal([]);
       expect(first.posted[0].comments).to.deep.equal(["7:created"]);
-      const failed = [{ cluster: "c1", gitRepo: "apps", bundle: "web", reason: "ErrApplied: <b>x</b>", message: "x" } as DeploymentFailure];
+      const failed = [{ cluster: "c1", gitRepo: "apps", bundle: "web", reason: "x", message: "ErrApplied: <b>x</b>" } as DeploymentFailure];
       const second = await run(f, host, { pullRequestComment: true }, { failed });
       expect(second.warnings).to.deep.equal([]);
       expect(second.posted[0].comments).to.deep.equal(["7:updated"]);
