@@ -68,8 +68,8 @@ class Refused extends Error {}
 export async function postCommitStatuses(o: CommitStatusOptions, facts: UpCommits): Promise<Posted[]> {
   const c = o.config;
   if (!c) return [];
-  const warn = (m: string) => o.warn(`warning: stack ${o.stack}: commitStatus: ${redactMessage(m, token ? [token] : [])}`);
   const token = (o.env ?? process.env)[c.tokenFromEnv] ?? "";
+  const warn = (m: string) => o.warn(`warning: stack ${o.stack}: commitStatus: ${redactMessage(m, token ? [token] : [])}`);
   try {
     const chosen = c.gitRepos ? o.gitRepos.filter((g) => c.gitRepos!.includes(g.name)) : o.gitRepos;
     const decision = decideCommitStatuses({ host: c.host, apiUrl: c.apiUrl, gitRepos: chosen, ...facts });
