@@ -13,6 +13,8 @@ import { redactMessage } from "../notify/redact";
 import { commentMarker, commentMarkdown } from "./comment";
 import { CommitResult, decideCommitStatuses, hostDescription, hostState } from "./decide";
 import { ApiRequest, HOST_APIS, HostApi } from "./hosts";
+import type { StackRecordStore } from "../engine/stack-record-store";
+import { PostedMemory, postedHash } from "./posted-store";
 
 export interface CommitStatusPolicy extends RetryPolicy {
   /** Everything one up posts: what is left when it passes is not sent (and said). */
@@ -43,6 +45,8 @@ export interface CommitStatusOptions {
   /** Where the token is read (default: process.env). */
   env?: NodeJS.ProcessEnv;
   policy?: CommitStatusPolicy;
+  /** What the last ups posted (posted-store.ts): an unchanged result is not sent again. Absent: every result is sent. */
+  memory?: StackRecordStore<PostedMemory>;
 }
 
 export interface UpCommits {
@@ -55,12 +59,13 @@ export interface UpCommits {
   offline?: ReadonlySet<string>;
 }
 
-/** What was posted: per repository and commit, its state and the comments written ("created" or "updated"). */
+/** What was posted: per repository and commit, its state and the comments written ("created" or "updated"); `unchanged`: nothing sent, the last up posted the same. */
 export interface Posted {
   repository: string;
   commit: string;
   state: string;
   comments: string[];
+  unchanged?: true;
 }
 
 class Refused extends Error {}
@@ -81,15 +86,26 @@ export async function postCommitStatuses(o: CommitStatusOptions, facts: UpCommit
     }
     const policy = o.policy ?? COMMIT_STATUS_POLICY;
     const call = caller(c, token, policy, Date.now() + policy.deadlineMs);
+    const before = (await o.memory?.read()) ?? {};
+    const memory: PostedMemory = {};
     const posted: Posted[] = [];
     for (const r of decision.results) {
       const where = `${r.repository.path}@${r.commit.slice(0, 12)}`;
+      const key = `${r.repository.path.toLowerCase()}@${r.commit}`;
+      const hash = postedHash({ config: c, stack: o.stack, result: r });
+      if (before[key] === hash) {
+        memory[key] = hash;
+        posted.push({ repository: r.repository.path, commit: r.commit, state: hostState(c.host, r.state), comments: [], unchanged: true });
+        continue;
+      }
       try {
         posted.push(await postOne(c, o.stack, r, call, policy));
+        memory[key] = hash;
       } catch (err) {
-        warn(`${where}: ${(err as Error).message}`);
+        warn(`${where}: ${(err as Error).message}`); // not remembered: the next up tries again
       }
     }
+    await o.memory?.write(memory);
     return posted;
   } catch (err) {
     warn(`not posted: ${(err as Error).message ?? String(err)}`);

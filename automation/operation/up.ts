@@ -8,10 +8,11 @@ import { resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
 import { migrateState } from "../engine/migrate-state";
 import { StackLockedError } from "../engine/locks";
-import { upWithoutReadBack } from "../engine/stack";
+import { PROJECT_NAME, upWithoutReadBack } from "../engine/stack";
 import { OutputMap } from "@pulumi/pulumi/automation";
 import { notifyAfterUp } from "../notify/notify";
 import { postCommitStatuses } from "../commit-status/post";
+import { postedStore } from "../commit-status/posted-store";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { pairsAfterUp } from "../metrics/pairs";
 import { ClustersUnreachableError } from "../reports/exit-codes";
@@ -74,7 +75,13 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
   // Before an unreachable cluster ends the up: the commits deployed elsewhere are said, that cluster's pairs as Offline.
   const config = s.planned()?.config;
   await postCommitStatuses(
-    { stack: options.stack, config: config?.commitStatus, gitRepos: config?.gitRepos ?? [], warn: warnerOf(options) },
+    {
+      stack: options.stack,
+      config: config?.commitStatus,
+      gitRepos: config?.gitRepos ?? [],
+      warn: warnerOf(options),
+      memory: postedStore(resolveBackend(options), PROJECT_NAME, options.stack),
+    },
     {
       commits: o.commits,
       entries: s.planned()?.plan.entries ?? [],

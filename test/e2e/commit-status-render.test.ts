@@ -82,8 +82,13 @@ describe("commit status: real ups post the deployed commit's result (render mode
     expect(status.headers.authorization).to.equal(`token ${TOKEN}`);
     expect(host.comments.get(3)).to.have.length(1);
     expect(host.comments.get(3)![0].body.startsWith(commentMarker("cs"))).to.equal(true);
+    // A no-op up: the same result is not sent again (commit-status.<stack>.json beside the state remembers it).
+    const sent = host.requests.length;
+    await ops.up(options());
+    expect(host.requests.length).to.equal(sent);
+    expect(fs.readdirSync(path.join(work, "state"))).to.include("commit-status.cs.json");
     // The examples GitRepo is a local directory: skipped, said, never guessed.
-    expect(warnings.filter((w) => w.includes("commitStatus"))).to.deep.equal([
+    expect([...new Set(warnings.filter((w) => w.includes("commitStatus")))]).to.deep.equal([
       "warning: stack cs: commitStatus: GitRepo examples: its repo is not a remote URL: no status posted for it",
     ]);
   });

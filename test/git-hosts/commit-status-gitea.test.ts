@@ -88,7 +88,7 @@ describe("commit status: a real Gitea reads back what real ups posted (render mo
     await gitea?.stop();
   });
 
-  it("a merged pull request's commit gets success and the pull request one comment; a no-op up updates it, never adds one", async () => {
+  it("a merged pull request's commit gets success and the pull request one comment; a no-op up sends nothing again", async () => {
     const { sha, pull } = await mergedChange("feature", "web/configmap.yaml", CONFIGMAP);
     const r = await ops.up(options());
     expect(r.commits).to.include({ apps: sha });

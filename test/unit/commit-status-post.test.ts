@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { CommitStatusConfig } from "../../core/config/commit-status";
 import { COMMIT_STATUS_POLICY, CommitStatusPolicy, postCommitStatuses, UpCommits } from "../../automation/commit-status/post";
 import { commentMarker } from "../../automation/commit-status/comment";
+import { PostedMemory } from "../../automation/commit-status/posted-store";
 import { DeploymentFailure } from "../../core/plan/failures";
 import { fakeGitHost, FakeHost, Host } from "../support/git-host-api";
 
@@ -232,5 +233,49 @@ describe("commit status: posting to each host's API", function () {
     );
     expect(w).to.have.length(1);
     expect(w[0]).to.match(/comments of pull request 7 not read \(answer longer than 1000 bytes/);
+  });
+});
+
+describe("commit status: what was posted is remembered", function () {
+  let f: FakeHost;
+  before(async () => (f = await fakeGitHost("github")));
+  after(async () => f.close());
+
+  it("an up whose result for a commit is the one posted sends nothing; a changed result, or one not delivered, is sent", async () => {
+    let record: PostedMemory | undefined;
+    const memory = {
+      where: "test",
+      read: async () => record,
+      write: async (r: PostedMemory) => void (record = r),
+      clear: async () => void (record = undefined),
+      update: async () => record!,
+    };
+    const warnings: string[] = [];
+    const post = (up: Partial<UpCommits> = {}) =>
+      postCommitStatuses(
+        {
+          stack: "prod",
+          config: { host: "github", apiUrl: f.apiUrl, tokenFromEnv: "T", pullRequestComment: false },
+          gitRepos: [{ name: "apps", repo: repoOn(f, "github") }],
+          warn: (m) => warnings.push(m),
+          env: { T: TOKEN },
+          policy: FAST,
+          memory,
+        },
+        facts(up),
+      );
+    f.refuse = { path: /statuses/, status: 500, body: "down" };
+    await post();
+    expect(record).to.deep.equal({}); // not delivered: not remembered
+    f.refuse = undefined;
+    const sent = f.requests.length;
+    expect((await post())[0]).to.not.have.property("unchanged");
+    expect(f.requests.length).to.equal(sent + 1);
+    expect((await post())[0]).to.include({ unchanged: true, state: "success" });
+    expect(f.requests.length).to.equal(sent + 1);
+    await post({ ready: () => false });
+    expect(f.requests.length).to.equal(sent + 2);
+    expect(Object.keys(record!)).to.deep.equal([`acme/apps@${SHA}`]);
+    expect(warnings).to.have.length(1);
   });
 });
