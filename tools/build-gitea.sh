@@ -39,4 +39,12 @@ if [[ ${PULUMI_FLEET_REBUILD:-} == 1 || ! -x $bin ]]; then
   build_once "$bin" "$build_dir/src" "gitea $GITEA_VERSION" -mod=readonly -tags "$tags" -ldflags "-X main.Version=${GITEA_VERSION#v}"
   rm -rf "$build_dir/src"
 fi
+# Without the bindata tag (its assets need Gitea's frontend build) Gitea reads its locales and templates
+# from STATIC_ROOT_PATH: they are kept beside the binary (test/support/gitea.ts points there).
+if [[ ! -d $build_dir/options || ! -d $build_dir/templates ]]; then
+  module=$(pinned_module_dir "code.gitea.io/gitea@$GITEA_VERSION" "$GITEA_SUM")
+  rm -rf "$build_dir/options" "$build_dir/templates"
+  cp -r "$module/options" "$module/templates" "$build_dir/"
+  chmod -R u+w "$build_dir/options" "$build_dir/templates"
+fi
 if ((want_path)); then printf '%s\n' "$bin"; fi

@@ -23,8 +23,9 @@ import { Gitea, startGitea } from "../support/gitea";
 const CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  k: v\n";
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
+/** Gitea answers a status's state as `status` (it is posted as `state`). */
 interface Status {
-  state: string;
+  status: string;
   context: string;
   description: string;
 }
@@ -88,13 +89,13 @@ describe("commit status: a real Gitea reads back what real ups posted (render mo
     await gitea?.stop();
   });
 
-  it("a merged pull request's commit gets success and the pull request one comment; a no-op up sends nothing again", async () => {
+  it("a merged pull request's commit gets success and the pull request one comment; a no-op up sends nothing again, and a repeated result edits the comment in place", async () => {
     const { sha, pull } = await mergedChange("feature", "web/configmap.yaml", CONFIGMAP);
     const r = await ops.up(options());
     expect(r.commits).to.include({ apps: sha });
     expect(warnings.filter((w) => w.includes("commitStatus"))).to.deep.equal([]);
     const [s] = await statuses(sha);
-    expect(s).to.include({ state: "success", context: "pulumi-fleet/gitea", description: "3/3 bundle deployment(s) Ready on 3 cluster(s)" });
+    expect(s).to.include({ status: "success", context: "pulumi-fleet/gitea", description: "3/3 bundle deployment(s) Ready on 3 cluster(s)" });
     expect(await combined(sha)).to.equal("success");
     const first = await comments(pull);
     expect(first).to.have.length(1);
@@ -104,6 +105,14 @@ describe("commit status: a real Gitea reads back what real ups posted (render mo
     await ops.up(options());
     expect(await comments(pull)).to.have.length(1);
     expect(await combined(sha)).to.equal("success");
+
+    // Without the record of what was posted, the same result is sent again: the comment is found by its marker and edited in place.
+    fs.rmSync(path.join(work, "state", "commit-status.gitea.json"));
+    await ops.up(options());
+    const again = await comments(pull);
+    expect(again).to.have.length(1);
+    expect(again[0].body).to.equal(first[0].body);
+    expect(await statuses(sha)).to.have.length(2); // Gitea keeps each post; the combined state reads the newest per context
   });
 
   it("a merged change that breaks the bundle: failure on its commit, its own pull request's comment says why", async () => {

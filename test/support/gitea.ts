@@ -44,6 +44,8 @@ export async function startGitea(bin: string): Promise<Gitea> {
       "HTTP_ADDR = 127.0.0.1",
       `HTTP_PORT = ${port}`,
       `ROOT_URL = ${url}/`,
+      // Its locales and templates, kept beside the binary by tools/build-gitea.sh (no bindata).
+      `STATIC_ROOT_PATH = ${path.dirname(bin)}`,
       "DISABLE_SSH = true",
       "OFFLINE_MODE = true",
       "[database]",
@@ -79,8 +81,11 @@ export async function startGitea(bin: string): Promise<Gitea> {
     return text ? JSON.parse(text) : undefined;
   };
   await eventually(
-    `Gitea answering on ${url} (${stderr})`,
-    () => api("GET", "/version").catch(() => undefined),
+    `Gitea answering on ${url}`,
+    () => {
+      if (child.exitCode !== null) throw new Error(`Gitea exited with ${child.exitCode}: ${stderr}`);
+      return api("GET", "/version").catch(() => undefined);
+    },
     (v) => v !== undefined,
     60_000,
   );
