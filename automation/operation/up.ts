@@ -65,6 +65,8 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
 /** The update's reports, each read from its outcome: metrics, commit statuses, notifications, the failed-up record, then its result or its error. */
 async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutcome; r: OperationResult; outputs: OutputMap }, m: RunFacts): Promise<UpResult> {
   const { o, r, outputs } = run;
+  // Before an unreachable cluster ends the up: the commits deployed elsewhere are said, that cluster's pairs as Offline.
+  await postOnCommits(options, s, o);
   m.pairs = pairsAfterUp({
     entries: s.planned()?.plan.entries ?? [],
     failures: s.planned()?.failures.list() ?? [],
@@ -72,7 +74,23 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
     records: o.after,
     unreachable: s.unreachable,
   });
-  // Before an unreachable cluster ends the up: the commits deployed elsewhere are said, that cluster's pairs as Offline.
+  if (s.unreachable.size)
+    throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
+  await notifyAfterUp(
+    { stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
+    { statesBefore: o.statesBefore, statesAfter: o.statesAfter, before: o.before, after: o.after, failures: o.planFailed, deploys: o.events },
+  );
+  if (o.failure) {
+    await failedUps(options).write({ failed: o.failed.filter((f) => f.cluster).map(deploymentKey), message: o.failure.record });
+    throw new BundlesFailedError(o.failure.text, o.events, r.groups, o.failed, o.outcomes);
+  }
+  await failedUps(options).clear();
+  const shown = Object.fromEntries(Object.entries(outputs).map(([k, x]) => [k, x.secret ? "[secret]" : x.value]));
+  return { ...r, events: o.events, held: o.held, outcomes: o.outcomes, commits: o.commits, outputs: shown };
+}
+
+/** The result on each deployed commit (automation/commit-status/): warnings only, never the up's failure. */
+async function postOnCommits(options: OperationOptions, s: Session, o: UpOutcome): Promise<void> {
   const config = s.planned()?.config;
   await postCommitStatuses(
     {
@@ -91,17 +109,4 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
       offline: new Set(s.unreachable.keys()),
     },
   );
-  if (s.unreachable.size)
-    throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
-  await notifyAfterUp(
-    { stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
-    { statesBefore: o.statesBefore, statesAfter: o.statesAfter, before: o.before, after: o.after, failures: o.planFailed, deploys: o.events },
-  );
-  if (o.failure) {
-    await failedUps(options).write({ failed: o.failed.filter((f) => f.cluster).map(deploymentKey), message: o.failure.record });
-    throw new BundlesFailedError(o.failure.text, o.events, r.groups, o.failed, o.outcomes);
-  }
-  await failedUps(options).clear();
-  const shown = Object.fromEntries(Object.entries(outputs).map(([k, x]) => [k, x.secret ? "[secret]" : x.value]));
-  return { ...r, events: o.events, held: o.held, outcomes: o.outcomes, commits: o.commits, outputs: shown };
 }
