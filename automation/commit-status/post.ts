@@ -89,7 +89,8 @@ export async function postCommitStatuses(o: CommitStatusOptions, facts: UpCommit
     const before = (await o.memory?.read()) ?? {};
     const memory: PostedMemory = {};
     const posted: Posted[] = [];
-    for (const r of decision.results) {
+    for (const result of decision.results) {
+      const r = redacted(result, token);
       const where = `${r.repository.path}@${r.commit.slice(0, 12)}`;
       const key = `${r.repository.path.toLowerCase()}@${r.commit}`;
       const hash = postedHash({ config: c, stack: o.stack, result: r });
@@ -111,6 +112,13 @@ export async function postCommitStatuses(o: CommitStatusOptions, facts: UpCommit
     warn(`not posted: ${(err as Error).message ?? String(err)}`);
     return [];
   }
+}
+
+/** What leaves for the host carries no credential: content's words (an API server quoting a Secret) and the token itself become [secret]. */
+function redacted(r: CommitResult, token: string): CommitResult {
+  const clean = (t: string) => redactMessage(t, [token]);
+  const lines = (xs: CommitResult["failures"]) => xs.map((x) => ({ ...x, reason: clean(x.reason) }));
+  return { ...r, description: clean(r.description), failures: lines(r.failures), held: lines(r.held) };
 }
 
 type Call = (req: ApiRequest, keepBody?: boolean) => Promise<RequestOutcome>;

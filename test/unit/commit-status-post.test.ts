@@ -279,3 +279,30 @@ describe("commit status: what was posted is remembered", function () {
     expect(warnings).to.have.length(1);
   });
 });
+
+describe("commit status: secrets stay out", function () {
+  let f: FakeHost;
+  before(async () => (f = await fakeGitHost("github")));
+  after(async () => f.close());
+
+  it("a failure quoting a Secret's value or the token reaches neither the status nor the comment", async () => {
+    f.pulls.set(SHA, [9]);
+    const message = `ErrApplied: Secret "db" is invalid: data: {"password": "hunter2-s3cret"}; token=${TOKEN}; password: hunter2-s3cret`;
+    await postCommitStatuses(
+      {
+        stack: "prod",
+        config: { host: "github", apiUrl: f.apiUrl, tokenFromEnv: "T", pullRequestComment: true },
+        gitRepos: [{ name: "apps", repo: repoOn(f, "github") }],
+        warn: () => undefined,
+        env: { T: TOKEN },
+        policy: FAST,
+      },
+      facts({ failed: [{ cluster: "c1", gitRepo: "apps", bundle: "web", reason: "x", message } as DeploymentFailure] }),
+    );
+    const sent = JSON.stringify(f.requests.map((r) => r.body ?? {}));
+    expect(sent).to.include("[secret]");
+    expect(sent).to.not.include("hunter2");
+    expect(sent).to.not.include(TOKEN);
+    expect(f.comments.get(9)).to.have.length(1);
+  });
+});
