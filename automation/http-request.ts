@@ -22,15 +22,45 @@ export interface RequestOutcome {
   /** The refusing answer's status and the start of its body (at most 200 characters), when there was one. */
   status?: number;
   body?: string;
+  /** The accepted answer's body, when asked for (`keepBody`): at most that many bytes, else the request failed. */
+  text?: string;
 }
 
-type Attempt = { ok: true } | { ok: false; retry: boolean; why: string; status?: number; body?: string; retryAfterMs?: number };
+export interface RequestOptions {
+  /** Keep the accepted answer's body, read up to this many bytes: a longer one is a failure, not read further. */
+  keepBody?: number;
+}
+
+type Attempt = { ok: true; text?: string } | { ok: false; retry: boolean; why: string; status?: number; body?: string; retryAfterMs?: number };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function attemptOnce(url: string | URL, init: RequestInit, timeoutMs: number): Promise<Attempt> {
+/** The body, or undefined when it is longer than `max` bytes (then its reading stops there). */
+async function boundedText(res: Response, max: number): Promise<string | undefined> {
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function attemptOnce(url: string | URL, init: RequestInit, timeoutMs: number, options: RequestOptions): Promise<Attempt> {
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: "error" });
+    if (res.ok && options.keepBody !== undefined) {
+      const text = await boundedText(res, options.keepBody);
+      return text === undefined ? { ok: false, retry: false, why: `answer longer than ${options.keepBody} bytes` } : { ok: true, text };
+    }
     // Read whole either way: the connection goes back to the pool, and a refusal's reason is kept.
     const body = (await res.text().catch(() => "")).trim().slice(0, 200);
     if (res.ok) return { ok: true };
@@ -51,14 +81,22 @@ async function attemptOnce(url: string | URL, init: RequestInit, timeoutMs: numb
 }
 
 /** `deadline` (epoch ms) bounds every attempt and pause: what is left when it passes is not tried. */
-export async function requestWithRetries(url: string | URL, init: RequestInit, policy: RetryPolicy, deadline: number): Promise<RequestOutcome> {
+export async function requestWithRetries(
+  url: string | URL,
+  init: RequestInit,
+  policy: RetryPolicy,
+  deadline: number,
+  options: RequestOptions = {},
+): Promise<RequestOutcome> {
   let last: Attempt = { ok: false, retry: false, why: "deadline passed before the first attempt" };
   const outcome = (a: Attempt, attempts: number): RequestOutcome =>
-    a.ok ? { ok: true, attempts } : { ok: false, attempts, why: a.why, ...(a.status ? { status: a.status, body: a.body } : {}) };
+    a.ok
+      ? { ok: true, attempts, ...(a.text !== undefined ? { text: a.text } : {}) }
+      : { ok: false, attempts, why: a.why, ...(a.status ? { status: a.status, body: a.body } : {}) };
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     const left = deadline - Date.now();
     if (left <= 0) return outcome(last, attempt - 1);
-    last = await attemptOnce(url, init, Math.min(policy.attemptTimeoutMs, left));
+    last = await attemptOnce(url, init, Math.min(policy.attemptTimeoutMs, left), options);
     if (last.ok || !last.retry || attempt === policy.attempts) return outcome(last, attempt);
     const pause = Math.max(policy.backoffMs[Math.min(attempt - 1, policy.backoffMs.length - 1)], last.retryAfterMs ?? 0);
     if (Date.now() + pause >= deadline) return outcome(last, attempt);

@@ -8,9 +8,11 @@ import { resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
 import { migrateState } from "../engine/migrate-state";
 import { StackLockedError } from "../engine/locks";
-import { upWithoutReadBack } from "../engine/stack";
+import { PROJECT_NAME, upWithoutReadBack } from "../engine/stack";
 import { OutputMap } from "@pulumi/pulumi/automation";
 import { notifyAfterUp } from "../notify/notify";
+import { postCommitStatuses } from "../commit-status/post";
+import { postedStore } from "../commit-status/posted-store";
 import { RunFacts, withMetrics } from "../metrics/report";
 import { clusterMetrics, pairsAfterUp } from "../metrics/pairs";
 import { ClustersUnreachableError } from "../reports/exit-codes";
@@ -60,9 +62,11 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
   }
 }
 
-/** The update's reports, each read from its outcome: metrics, notifications, the failed-up record, then its result or its error. */
+/** The update's reports, each read from its outcome: metrics, commit statuses, notifications, the failed-up record, then its result or its error. */
 async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutcome; r: OperationResult; outputs: OutputMap }, m: RunFacts): Promise<UpResult> {
   const { o, r, outputs } = run;
+  // Before an unreachable cluster ends the up: the commits deployed elsewhere are said, that cluster's pairs as Offline.
+  await postOnCommits(options, s, o);
   m.pairs = pairsAfterUp({
     entries: s.planned()?.plan.entries ?? [],
     failures: s.planned()?.failures.list() ?? [],
@@ -92,4 +96,26 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
   await failedUps(options).clear();
   const shown = Object.fromEntries(Object.entries(outputs).map(([k, x]) => [k, x.secret ? "[secret]" : x.value]));
   return { ...r, events: o.events, held: o.held, outcomes: o.outcomes, commits: o.commits, outputs: shown };
+}
+
+/** The result on each deployed commit (automation/commit-status/): warnings only, never the up's failure. */
+async function postOnCommits(options: OperationOptions, s: Session, o: UpOutcome): Promise<void> {
+  const config = s.planned()?.config;
+  await postCommitStatuses(
+    {
+      stack: options.stack,
+      config: config?.commitStatus,
+      gitRepos: config?.gitRepos ?? [],
+      warn: warnerOf(options),
+      memory: postedStore(resolveBackend(options), PROJECT_NAME, options.stack),
+    },
+    {
+      commits: o.commits,
+      entries: s.planned()?.plan.entries ?? [],
+      failed: o.failed,
+      held: o.held,
+      ready: (key) => o.statesAfter[key]?.state === "Ready",
+      offline: new Set(s.unreachable.keys()),
+    },
+  );
 }

@@ -14,6 +14,8 @@ export const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
 /** What a webhook is told about: a pair's state changes (core/config/notifications.ts). */
 export const NOTIFICATION_TYPES = ["deployed", "failed", "held", "drift", "pruned"] as const;
 export const WEBHOOK_FORMATS = ["json", "slack", "teams"] as const;
+/** The git hosts whose commit-status API an `up` reports to (core/config/commit-status.ts). */
+export const COMMIT_STATUS_HOSTS = ["github", "gitlab", "gitea"] as const;
 
 export const AGENT_FIELDS: FieldTable = {
   enabled: bool("deploy Fleet's agent to every cluster (default true)"),
@@ -50,6 +52,17 @@ export const NOTIFICATIONS_FIELDS: FieldTable = {
     }),
   ),
   kubernetesEvents: bool("a Kubernetes Event on each cluster when a pair's state changes"),
+};
+
+export const COMMIT_STATUS_FIELDS: FieldTable = {
+  host: str(undefined, COMMIT_STATUS_HOSTS),
+  apiUrl: str("the host's API base URL (default https://api.github.com, https://gitlab.com/api/v4; required for gitea)"),
+  token: refused("a token is a credential and is never kept in the stack file: name an environment variable holding it in tokenFromEnv"),
+  tokenFromEnv: str("the environment variable holding the API token"),
+  context: str("the status's name on the commit (default pulumi-fleet/<stack>)"),
+  targetUrl: str("the link a status carries (e.g. the status page)"),
+  pullRequestComment: bool("one comment per pull request with the per-cluster summary, updated in place"),
+  gitRepos: stringList("the GitRepos reported (default: all on the host)"),
 };
 
 export const METRICS_FIELDS: FieldTable = {
@@ -160,6 +173,7 @@ export const STACK_FIELDS: FieldTable = {
   shards: listOf(obj(SHARD_FIELDS), "the environment split into shards, each a stack of its own"),
   shard: obj(SHARD_OF_FIELDS, "set in a shard's stack"),
   notifications: obj(NOTIFICATIONS_FIELDS),
+  commitStatus: obj(COMMIT_STATUS_FIELDS, "the deploy result on each deployed commit, per environment"),
   metrics: obj(METRICS_FIELDS),
   healthChecks: listOf(obj(HEALTH_CHECK_FIELDS)),
   schedules: listOf(obj(SCHEDULE_FIELDS), "maintenance windows"),

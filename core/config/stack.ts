@@ -16,6 +16,7 @@ import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./
 import { checkDownstreamNamespaces } from "./downstream-resources";
 import { NotificationsConfig, readNotifications } from "./notifications";
 import { MetricsConfig, readMetrics } from "./metrics";
+import { CommitStatusConfig, readCommitStatus } from "./commit-status";
 import { readHealthChecks } from "./health-checks";
 import { HealthCheck } from "../model/pair";
 import { readSchedules, ScheduleConfig } from "./schedules";
@@ -80,6 +81,8 @@ export interface StackConfig {
   notifications?: NotificationsConfig;
   /** Where the operations leave their Prometheus metrics (core/config/metrics.ts). */
   metrics?: MetricsConfig;
+  /** The git host each deployed commit gets its status on (core/config/commit-status.ts). */
+  commitStatus?: CommitStatusConfig;
   /** The operator's readiness rule per kind (core/config/health-checks.ts); absent when none. */
   healthChecks?: HealthCheck[];
   /** Maintenance windows (core/config/schedules.ts): outside its window a cluster keeps what it has. */
@@ -124,6 +127,14 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
     agent: parseAgentSettings(root.child("agent")),
     ...(root.child("notifications").present ? { notifications: readNotifications(root.child("notifications")) } : {}),
     ...(root.child("metrics").present ? { metrics: readMetrics(root.child("metrics"), baseDir) } : {}),
+    ...(root.child("commitStatus").present
+      ? {
+          commitStatus: readCommitStatus(
+            root.child("commitStatus"),
+            gitRepos.map((g) => g.name),
+          ),
+        }
+      : {}),
   };
   const healthChecks = readHealthChecks(root.child("healthChecks"));
   if (healthChecks.length) config.healthChecks = healthChecks;
