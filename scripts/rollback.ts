@@ -72,17 +72,19 @@ async function main(): Promise<void> {
     console.log(`redeploy run ${run.id} of stack ${stack} recorded`);
     return;
   }
-  const end = await rollback(options, { to: v.to, who: v.by || os.userInfo().username, confirm: () => confirmed(v.yes === true), say }, steps);
+  const yes = v.yes === true || process.env.CI === "true";
+  // Said before the preview runs, not after it.
+  if (!yes && !process.stdin.isTTY) throw new UsageError("there is no terminal to ask: pass --yes to roll back after the preview without asking");
+  const end = await rollback(options, { to: v.to, who: v.by || os.userInfo().username, confirm: () => confirmed(yes), say }, steps);
   if (!end.done) throw new Error(`confirmation declined: stack ${stack} was not rolled back, nothing was pinned`);
   console.log(
     `rollback run ${end.run.id} of stack ${stack} re-applied run ${end.target.id} and pinned it: the watcher holds until \`npm run rollback -- --stack ${stack} --unpin\` or a plain \`npm run up\` (the next commit wins)`,
   );
 }
 
-/** Pulumi's question before an update: --yes or CI=true answer it; elsewhere a terminal must. */
+/** Pulumi's question before an update: --yes or CI=true answer it; elsewhere the terminal does. */
 async function confirmed(yes: boolean): Promise<boolean> {
-  if (yes || process.env.CI === "true") return true;
-  if (!process.stdin.isTTY) throw new UsageError("there is no terminal to ask: pass --yes to roll back after the preview without asking");
+  if (yes) return true;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   try {
     const answer = await rl.question("Do you want to perform this rollback? (yes/no) ");

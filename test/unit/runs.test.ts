@@ -7,6 +7,7 @@
  */
 import { expect } from "chai";
 import * as path from "node:path";
+import { spawnSync } from "node:child_process";
 import { FleetError } from "../../core/base/errors";
 import type { StackConfig } from "../../core/config/stack";
 import { afterPin, afterUp, decideUp, heldText, WatchMemory, WatchPin } from "../../automation/watch/decide";
@@ -272,5 +273,18 @@ describe("runs: deploy and notification events say the run", () => {
       run: { id: "r9", kind: "redeploy" },
     });
     expect(d.events.map((x) => [x.type, x.run, x.runKind])).to.deep.equal([["deployed", "r9", "redeploy"]]);
+  });
+});
+
+describe("runs: the command line", () => {
+  const ROOT = path.resolve(__dirname, "../..");
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [path.join(ROOT, "scripts/run-ts.js"), path.join(ROOT, "scripts/rollback.ts"), ...args], { encoding: "utf8", cwd: ROOT });
+
+  it("refuses options of the other operation and contradictions with the usage line (exit 2), before touching any stack", () => {
+    const r = run("redeploy", "--stack", "nowhere", "--to", "r1");
+    expect([r.status, r.stderr.split("\n")[0]]).to.deep.equal([2, "error: --to, --yes, --by and --unpin are for rollback"]);
+    const u = run("rollback", "--stack", "nowhere", "--unpin", "--yes");
+    expect([u.status, u.stderr.split("\n")[0]]).to.deep.equal([2, "error: --unpin deploys nothing: it takes no --to, --yes or --by"]);
   });
 });
