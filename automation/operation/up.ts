@@ -23,6 +23,7 @@ import { UpOutcome, upOutcome } from "./up-outcome";
 import { ofRun } from "../reports/deploy-events";
 import { newRunId, RunRef } from "../runs/runs";
 import { recordRun } from "../runs/record";
+import { upWhilePinned } from "../runs/pinned-up";
 
 /** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
 async function migrateUnderLock(s: Session): Promise<void> {
@@ -32,7 +33,9 @@ async function migrateUnderLock(s: Session): Promise<void> {
   s.renames = migration.renames;
 }
 
-export async function up(options: OperationOptions): Promise<UpResult> {
+export async function up(given: OperationOptions): Promise<UpResult> {
+  // A plain up on a stack a rollback pinned deploys the current commits only once one moved on (pinned-up.ts).
+  const options = await upWhilePinned(given, warnerOf(given));
   return withMetrics("up", options, (m) => upOnce(options, m));
 }
 

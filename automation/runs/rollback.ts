@@ -10,13 +10,11 @@
  * The steps run through `steps` so the command line prints them as `npm run preview` and `up` do.
  */
 import * as ops from "../operations";
-import { StackConfig } from "../../core/config/stack";
-import { configFromValues } from "../../core/plan/pipeline";
 import { resolveBackend } from "../engine/backend";
-import { openStack, PROJECT_NAME } from "../engine/stack";
+import { PROJECT_NAME } from "../engine/stack";
 import type { OperationOptions } from "../operation/results";
-import { newRunId, pickRun, pinnedCommits, RunPin, RunRecord, RunRef, runsStore, unpinnable } from "./runs";
-import { withCurrentCredentials } from "./settings";
+import { newRunId, pickRun, RunPin, RunRecord, RunRef, runsStore } from "./runs";
+import { commitsText, reapplied } from "./reapply";
 
 export interface RunSteps {
   preview(options: OperationOptions): Promise<unknown>;
@@ -48,8 +46,11 @@ export async function rollback(options: OperationOptions, choice: RollbackChoice
   await steps.preview(applied);
   if (!(await choice.confirm())) return { done: false, target };
   // Pinned before the update: the watcher holds from now on, also if the update fails half-way.
-  const pin: RunPin = { run: target, by: run.id, who: choice.who, at: at.toISOString() };
-  await store.update((r) => ({ runs: r?.runs ?? [], pin }));
+  await store.update((r) => {
+    // What the rollback replaces: a plain up deploys again only once a GitRepo moved on from it (the next commit wins).
+    const pin: RunPin = { run: target, by: run.id, who: choice.who, at: at.toISOString(), over: r?.runs.at(-1)?.commits ?? {} };
+    return { runs: r?.runs ?? [], pin };
+  });
   await steps.up(applied);
   return { done: true, target, run };
 }
@@ -76,28 +77,4 @@ export async function redeploy(options: OperationOptions, say: (line: string) =>
   say(`redeploy of stack ${options.stack}: run ${source.id}${record?.pin ? " (the pinned rollback's)" : ""} again, ${commitsText(source)}`);
   await steps.up(await reapplied(options, source, run, say));
   return run;
-}
-
-/** The operation's options that re-apply a recorded run: its settings with today's credentials and pauses, each GitRepo at its commit. */
-async function reapplied(options: OperationOptions, target: RunRecord, run: RunRef, say: (line: string) => void): Promise<OperationOptions> {
-  const dirs = unpinnable(target);
-  if (dirs.length)
-    say(
-      `warning: gitRepo(s) ${dirs.join(", ")} of run ${target.id} are plain directories, not git repositories: there is no commit to go back to, they deploy as they are now`,
-    );
-  const config = withCurrentCredentials(target.settings, await currentConfig(options), target.id);
-  return { ...options, config, deploy: { ...options.deploy, commits: pinnedCommits(target) }, run };
-}
-
-/** The stack's settings now: the caller's, else the stack file's through the engine (its secrets decrypted). */
-async function currentConfig(options: OperationOptions): Promise<StackConfig> {
-  if (options.config) return options.config;
-  const stack = await openStack({ ...options, deploy: undefined });
-  const all = await stack.getAllConfig();
-  return configFromValues((key) => all[key]?.value, options.stack);
-}
-
-function commitsText(run: RunRecord): string {
-  const list = Object.entries(run.commits).sort(([a], [b]) => (a < b ? -1 : 1));
-  return list.length ? list.map(([name, c]) => `gitRepo ${name} at ${/^[0-9a-f]{40}$/.test(c) ? c.slice(0, 12) : c}`).join(", ") : "no GitRepo";
 }

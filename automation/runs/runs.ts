@@ -40,6 +40,8 @@ export interface RunPin {
   by: string;
   who: string;
   at: string;
+  /** The commits the rollback replaced (the latest run's then): a GitRepo whose head moves on from its is the next commit, which wins. */
+  over: Record<string, string>;
 }
 
 export interface StackRuns {
@@ -123,6 +125,18 @@ export function unpinnable(run: RunRecord): string[] {
 /** The commits a run re-applies: its own, but a plain directory's hash (read as it is now). */
 export function pinnedCommits(run: RunRecord): Record<string, string> {
   return Object.fromEntries(Object.entries(run.commits).filter(([, c]) => !c.startsWith("dir-")));
+}
+
+/**
+ * A plain `up` while pinned: the GitRepos whose head moved on since the rollback (the next commit wins:
+ * that up deploys the current commits and ends the pin); none, and it re-applies the pinned run. A
+ * GitRepo whose head is unknown (its remote did not answer) or that the rollback did not replace has no news.
+ */
+export function newCommits(pin: RunPin, heads: Record<string, string | undefined>): string[] {
+  return Object.entries(heads)
+    .filter(([name, head]) => head !== undefined && pin.over[name] !== undefined && head !== pin.over[name])
+    .map(([name]) => name)
+    .sort();
 }
 
 /** What the watcher and a plain `up` say of a pin. */

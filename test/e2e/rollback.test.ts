@@ -6,7 +6,8 @@
  * clusters), leaves the repository's history and the stack's settings as they are, is recorded as a run of
  * kind rollback whose deploy events say so, and pins it: the watcher's own read of the pin holds it. A
  * redeploy while pinned recreates an object deleted by hand, at the rollback's content, and keeps the
- * pin; a plain up then deploys B again (the next commit wins) and ends the pin, saying so.
+ * pin; a plain up with no new commit (a schedule's) re-applies the rollback; once a commit lands, a plain
+ * up deploys it (the next commit wins) and ends the pin, saying so.
  */
 import { expect } from "chai";
 import * as path from "node:path";
@@ -161,11 +162,24 @@ describe("rollback and redeploy as runs on live clusters", function () {
     expect(record.pin!.run.id).to.equal(goodRun);
   });
 
-  it("a plain up deploys the current commit again (the next commit wins) and ends the pin, saying so", async () => {
+  it("a plain up with no new commit since (a schedule's) re-applies the rollback and keeps the pin, saying so", async () => {
     const warnings: string[] = [];
     const r = await ops.up({ ...options(), onWarning: (m) => warnings.push(m) });
-    expect((await live())[clusters[0].name]).to.deep.equal({ settings: { value: "bad" }, added: { value: "by-b" }, extra: { value: "one" } });
+    expect(await live()).to.deep.equal(good);
+    expect(r.run).to.deep.include({ kind: "rollback", of: goodRun });
+    expect(r.unpinned).to.equal(undefined);
+    expect(warnings.join("\n")).to.contain(`held: stack ${STACK} is rolled back to run ${goodRun} by alice`);
+    expect((await store().read())!.pin!.run.id).to.equal(goodRun);
+  });
+
+  it("the next commit wins: a plain up deploys it and ends the pin, saying so", async () => {
+    repo.commit({ "app/settings.yaml": cm("settings", "fixed") }, "the fix");
+    const warnings: string[] = [];
+    const r = await ops.up({ ...options(), onWarning: (m) => warnings.push(m) });
+    expect((await live())[clusters[0].name]).to.deep.equal({ settings: { value: "fixed" }, added: { value: "by-b" }, extra: { value: "one" } });
+    expect(r.run!.kind).to.equal("up");
     expect(r.unpinned!.run.id).to.equal(goodRun);
+    expect(warnings.join("\n")).to.contain("gitRepo(s) rb moved on since: the next commit wins");
     expect(warnings.join("\n")).to.contain(`this up deployed the current commits, so it ended the rollback (rolled back to run ${goodRun} by alice`);
     expect((await store().read())!.pin).to.equal(undefined);
   });

@@ -15,6 +15,7 @@ import { UpOutcome, watchLoop } from "../../automation/watch/loop";
 import { formatDeployEvent, ofRun, DeployEvent } from "../../automation/reports/deploy-events";
 import { decideAfterUp } from "../../automation/notify/events";
 import {
+  newCommits,
   newRunId,
   pickRun,
   pinAfterRun,
@@ -76,7 +77,7 @@ describe("runs: which run a rollback re-applies", () => {
 });
 
 describe("runs: the record and the pin", () => {
-  const pin = (at: string): RunPin => ({ run: run("r1"), by: "rb", who: "alice", at });
+  const pin = (at: string): RunPin => ({ run: run("r1"), by: "rb", who: "alice", at, over: { apps: B } });
 
   it("keeps the last runs only, oldest dropped first (PULUMI_FLEET_RUNS_KEPT, default 20)", () => {
     let r: StackRuns | undefined;
@@ -97,6 +98,13 @@ describe("runs: the record and the pin", () => {
     expect(after.next.pin).to.equal(undefined);
     expect(after.unpinned).to.equal(p);
     expect(withRun({ runs: [], pin: p }, run("r6", { kind: "rollback" }), 20)).to.deep.equal({ next: { runs: [run("r6", { kind: "rollback" })], pin: p } });
+  });
+
+  it("a plain up while pinned: the next commit wins once a GitRepo the rollback replaced moved on; an unknown head or a new GitRepo is no news", () => {
+    const p = { ...pin("2026-11-29T05:00:00.000Z"), over: { apps: B, lib: B } };
+    expect(newCommits(p, { apps: B, lib: B })).to.deep.equal([]);
+    expect(newCommits(p, { apps: B, lib: undefined, added: A })).to.deep.equal([]);
+    expect(newCommits(p, { lib: A, apps: A })).to.deep.equal(["apps", "lib"]);
   });
 
   it("run ids sort as their times do", () => {
