@@ -11,13 +11,16 @@ import { stopOnSignals } from "../core/base/stop-signal";
 import { FailureContext } from "../automation/reports/error-report";
 import { OperationFlags, runOperation } from "../automation/run-operation";
 import { redeploy, rollback, RunSteps, unpin } from "../automation/runs/rollback";
-import { pinText } from "../automation/runs/runs";
+import { pinText, runLines, runsStore } from "../automation/runs/runs";
+import { resolveBackend } from "../automation/engine/backend";
+import { PROJECT_NAME } from "../automation/engine/stack";
 import type { OperationOptions } from "../automation/operation/results";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 import { shardLayoutOf } from "./fleet-shards";
 
 const SPEC = {
-  usage: "npm run rollback -- --stack NAME [--to RUN] [--yes] [--by WHO]  |  npm run rollback -- --stack NAME --unpin  |  npm run redeploy -- --stack NAME",
+  usage:
+    "npm run rollback -- --stack NAME [--to RUN] [--yes] [--by WHO]  |  npm run rollback -- --stack NAME --unpin|--list  |  npm run redeploy -- --stack NAME",
   summary:
     "Rollback: re-applies an earlier successful run's commits and settings as a new run (preview first) and pins it, which holds the watcher. Redeploy: re-applies what is deployed, every pair refreshed first.",
   positionals: ["OPERATION"],
@@ -31,6 +34,7 @@ const SPEC = {
     yes: { type: "boolean" as const, help: "rollback: deploy after the preview without asking (CI=true does too)" },
     by: { type: "string" as const, value: "WHO", help: "rollback: who rolls back, as the pin says (default: this machine's user name)" },
     unpin: { type: "boolean" as const, help: "rollback: remove the pin (the watcher deploys the current commits again); deploys nothing" },
+    list: { type: "boolean" as const, help: "rollback: list the recorded runs, newest first, and the pin; deploys nothing" },
     "events-json": { type: "string" as const, value: "FILE", help: "also write the deploy events as JSON lines to FILE" },
     quiet: { type: "boolean" as const, help: "show no progress (warnings, the summary and errors are still printed)" },
     verbose: { type: "boolean" as const, help: "also stream the engine's own output" },
@@ -45,11 +49,16 @@ async function main(): Promise<void> {
   if (op !== "rollback" && op !== "redeploy") throw new UsageError(`rollback or redeploy, not ${JSON.stringify(op ?? "")}`);
   const stack = required(v.stack, "stack");
   Object.assign(running, { op, stack });
-  if (op === "redeploy" && (v.to || v.yes || v.by || v.unpin)) throw new UsageError("--to, --yes, --by and --unpin are for rollback");
-  if (v.unpin && (v.to || v.yes || v.by)) throw new UsageError("--unpin deploys nothing: it takes no --to, --yes or --by");
+  if (op === "redeploy" && (v.to || v.yes || v.by || v.unpin || v.list)) throw new UsageError("--to, --yes, --by, --unpin and --list are for rollback");
+  if (v.unpin && v.list) throw new UsageError("--unpin or --list, not both");
+  if ((v.unpin || v.list) && (v.to || v.yes || v.by)) throw new UsageError(`--${v.unpin ? "unpin" : "list"} deploys nothing: it takes no --to, --yes or --by`);
   if (shardLayoutOf(stack))
     throw new UsageError(`stacks/Pulumi.${stack}.yaml is a sharded environment: roll back or redeploy each shard's stack (--stack <its stack>)`);
   const options: OperationOptions = { stack };
+  if (v.list) {
+    for (const line of runLines(await runsStore(resolveBackend(), PROJECT_NAME, stack).read(), stack)) console.log(line);
+    return;
+  }
   if (v.unpin) {
     const removed = await unpin(options);
     console.log(

@@ -139,6 +139,21 @@ export function newCommits(pin: RunPin, heads: Record<string, string | undefined
     .sort();
 }
 
+/** `npm run rollback -- --list`: one line per run, newest first, and the pin. */
+export function runLines(record: StackRuns | undefined, stack: string): string[] {
+  const runs = [...(record?.runs ?? [])].reverse();
+  if (!runs.length) return [`stack ${stack} has no recorded run`];
+  const commits = (r: RunRecord) =>
+    Object.entries(r.commits)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, c]) => `${name}@${/^[0-9a-f]{40}$/.test(c) ? c.slice(0, 12) : c}`)
+      .join(" ");
+  return [
+    ...(record?.pin ? [`pinned: ${pinText(record.pin)} (rollback run ${record.pin.by})`] : []),
+    ...runs.map((r) => `${r.id}  ${r.kind.padEnd(8)}  ${r.at}  ${r.ok ? "ok    " : "failed"}  ${commits(r) || "-"}${r.of ? `  (of run ${r.of})` : ""}`),
+  ];
+}
+
 /** What the watcher and a plain `up` say of a pin. */
 export function pinText(pin: RunPin): string {
   return `rolled back to run ${pin.run.id} by ${pin.who} at ${pin.at}`;

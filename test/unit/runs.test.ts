@@ -20,6 +20,7 @@ import {
   pickRun,
   pinAfterRun,
   pinnedCommits,
+  runLines,
   RunPin,
   RunRecord,
   runsKept,
@@ -105,6 +106,15 @@ describe("runs: the record and the pin", () => {
     expect(newCommits(p, { apps: B, lib: B })).to.deep.equal([]);
     expect(newCommits(p, { apps: B, lib: undefined, added: A })).to.deep.equal([]);
     expect(newCommits(p, { lib: A, apps: A })).to.deep.equal(["apps", "lib"]);
+  });
+
+  it("--list: newest first, the pin above", () => {
+    expect(runLines(undefined, "s")).to.deep.equal(["stack s has no recorded run"]);
+    expect(runLines({ runs: [run("r1"), run("r2", { kind: "rollback", of: "r1", ok: false })], pin: pin("2026-11-29T05:00:00.000Z") }, "s")).to.deep.equal([
+      "pinned: rolled back to run r1 by alice at 2026-11-29T05:00:00.000Z (rollback run rb)",
+      `r2  rollback  2026-11-29T02:00:00.000Z  failed  apps@${A.slice(0, 12)}  (of run r1)`,
+      `r1  up        2026-11-29T01:00:00.000Z  ok      apps@${A.slice(0, 12)}`,
+    ]);
   });
 
   it("run ids sort as their times do", () => {
@@ -291,7 +301,7 @@ describe("runs: the command line", () => {
 
   it("refuses options of the other operation and contradictions with the usage line (exit 2), before touching any stack", () => {
     const r = run("redeploy", "--stack", "nowhere", "--to", "r1");
-    expect([r.status, r.stderr.split("\n")[0]]).to.deep.equal([2, "error: --to, --yes, --by and --unpin are for rollback"]);
+    expect([r.status, r.stderr.split("\n")[0]]).to.deep.equal([2, "error: --to, --yes, --by, --unpin and --list are for rollback"]);
     const u = run("rollback", "--stack", "nowhere", "--unpin", "--yes");
     expect([u.status, u.stderr.split("\n")[0]]).to.deep.equal([2, "error: --unpin deploys nothing: it takes no --to, --yes or --by"]);
   });
