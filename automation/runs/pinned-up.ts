@@ -53,3 +53,15 @@ export async function upWhilePinned(options: OperationOptions, warn: (message: s
   );
   return reapplied({ ...options, config }, pin.run, { id: newRunId(new Date()), kind: "rollback", of: pin.run.id }, warn);
 }
+
+/** A preview's notice on a pinned stack (it shows the current commits; an `up` now would re-apply the pinned run until one moves on). */
+export async function pinNotice(options: OperationOptions): Promise<string | undefined> {
+  if (options.run) return undefined; // a rollback's own preview
+  const pin = await runsStore(resolveBackend(options), PROJECT_NAME, options.stack)
+    .read()
+    .then((r) => r?.pin)
+    .catch(() => undefined);
+  return pin
+    ? `${pinText(pin)}: this preview shows the current commits, but an up re-applies that run until a GitRepo moves on from what it replaced (\`npm run rollback -- --stack ${options.stack} --unpin\` to deploy the current commits)`
+    : undefined;
+}

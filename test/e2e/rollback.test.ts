@@ -162,7 +162,11 @@ describe("rollback and redeploy as runs on live clusters", function () {
     expect(record.pin!.run.id).to.equal(goodRun);
   });
 
-  it("a plain up with no new commit since (a schedule's) re-applies the rollback and keeps the pin, saying so", async () => {
+  it("a plain up with no new commit since (a schedule's) re-applies the rollback and keeps the pin, saying so; a plain preview says so too", async () => {
+    const previewWarnings: string[] = [];
+    const p = await ops.preview({ ...options(), onWarning: (m) => previewWarnings.push(m) });
+    expect(previewWarnings.join("\n")).to.contain(`rolled back to run ${goodRun} by alice`);
+    expect(p.summaryMarkdown).to.contain("this preview shows the current commits, but an up re-applies that run");
     const warnings: string[] = [];
     const r = await ops.up({ ...options(), onWarning: (m) => warnings.push(m) });
     expect(await live()).to.deep.equal(good);
