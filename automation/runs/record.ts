@@ -3,12 +3,14 @@
  * settings (credentials left out), and the rollback's pin as the run leaves it (runs.ts pinAfterRun).
  * A record that cannot be written is a warning, never the update's failure: the update did deploy.
  */
-import type { StackConfig } from "../../core/config/stack";
+import * as fs from "node:fs";
+import * as YAML from "yaml";
+import { configFromStackFile, StackConfig } from "../../core/config/stack";
 import { resolveBackend } from "../engine/backend";
-import { PROJECT_NAME } from "../engine/stack";
+import { PROJECT_NAME, stackFileOf } from "../engine/stack";
 import type { OperationOptions } from "../operation/results";
 import { pinText, RunPin, RunRecord, RunRef, runsKept, runsStore, withRun } from "./runs";
-import { withoutCredentials } from "./settings";
+import { securePaths, withoutCredentials } from "./settings";
 
 export interface RunFacts {
   run: RunRef;
@@ -21,7 +23,7 @@ export interface RunFacts {
 
 /** Records the run; returns the pin it removed, if any (said by the caller and here as a warning). */
 export async function recordRun(options: OperationOptions, f: RunFacts, warn: (message: string) => void): Promise<RunPin | undefined> {
-  const record: RunRecord = { ...f.run, at: f.at, ok: f.ok, commits: f.commits, settings: withoutCredentials(f.settings) };
+  const record: RunRecord = { ...f.run, at: f.at, ok: f.ok, commits: f.commits, settings: withoutCredentials(f.settings, secretsOfStackFile(options)) };
   const store = runsStore(resolveBackend(options), PROJECT_NAME, options.stack);
   let unpinned: RunPin | undefined;
   try {
@@ -41,4 +43,14 @@ export async function recordRun(options: OperationOptions, f: RunFacts, warn: (m
       `stack ${options.stack}: this up deployed the current commits, so it ended the rollback (${pinText(unpinned)}): the next commit wins, and the watcher deploys again`,
     );
   return unpinned;
+}
+
+/** Where the stack file keeps Pulumi secrets (any field): none when it cannot be read (the up read its configuration another way). */
+function secretsOfStackFile(options: OperationOptions): ReturnType<typeof securePaths> {
+  const file = stackFileOf(options);
+  try {
+    return fs.existsSync(file) ? securePaths(configFromStackFile(YAML.parse(fs.readFileSync(file, "utf8")), file)) : [];
+  } catch {
+    return [];
+  }
 }

@@ -34,9 +34,52 @@ const GIT_REPO_SLOTS: Slot<GitRepoConfig>[] = [
 
 const AGENT_SLOT: Slot<StackConfig> = { field: "agent.token", get: (s) => s.agent.token, set: (s, v) => (s.agent.token = v) };
 
-/** The settings with every credential replaced by CREDENTIAL (a copy; plain JSON). */
-export function withoutCredentials(config: StackConfig): StackConfig {
+/** A place in the settings: a key, an array index, or an array item by its name (and namespace, where it has one). */
+type Step = string | number | { id: string };
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+const idOf = (x: unknown): string | undefined =>
+  isObject(x) && typeof x.name === "string" ? (typeof x.namespace === "string" ? `${x.namespace}/${x.name}` : x.name) : undefined;
+const stepOf = (item: unknown, index: number): Step => (idOf(item) !== undefined ? { id: idOf(item)! } : index);
+const stepText = (path: Step[]) =>
+  path.map((s, i) => (typeof s === "number" ? `[${s}]` : typeof s === "string" ? `${i ? "." : ""}${s}` : `[${s.id}]`)).join("");
+
+function child(x: unknown, step: Step): unknown {
+  if (Array.isArray(x)) return typeof step === "number" ? x[step] : typeof step === "object" ? x.find((item) => idOf(item) === step.id) : undefined;
+  return isObject(x) && typeof step === "string" ? x[step] : undefined;
+}
+
+/**
+ * Every Pulumi secret of a stack file (`{secure: ...}`, any field the operator chose), as places in its
+ * `pulumi-fleet:` configuration (configFromStackFile's keys): recorded as CREDENTIAL too, whatever the field.
+ */
+export function securePaths(config: Record<string, unknown>): Step[][] {
+  const out: Step[][] = [];
+  const walk = (v: unknown, path: Step[]): void => {
+    if (Array.isArray(v)) v.forEach((item, i) => walk(item, [...path, stepOf(item, i)]));
+    else if (isObject(v)) {
+      if (Object.keys(v).length === 1 && typeof v.secure === "string") out.push(path);
+      else for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+    }
+  };
+  for (const [key, value] of Object.entries(config)) walk(value, [key]);
+  return out;
+}
+
+/**
+ * The settings with every credential replaced by CREDENTIAL (a copy; plain JSON): the secret fields of
+ * the stack file's schema, and each place the stack file keeps a Pulumi secret (`secure`: securePaths).
+ */
+export function withoutCredentials(config: StackConfig, secure: Step[][] = []): StackConfig {
   const out = JSON.parse(JSON.stringify(config)) as StackConfig;
+  for (const path of secure) {
+    const parent = path.slice(0, -1).reduce<unknown>(child, out);
+    const last = path[path.length - 1];
+    if (Array.isArray(parent)) {
+      const i = parent.findIndex((item, j) => stepMatches(item, j, last));
+      if (i >= 0) parent[i] = CREDENTIAL;
+    } else if (isObject(parent) && typeof last === "string" && parent[last] !== undefined) parent[last] = CREDENTIAL;
+  }
   const mark = <T>(x: T, slots: Slot<T>[]) => slots.forEach((s) => s.get(x) !== undefined && s.set(x, CREDENTIAL));
   mark(out, [AGENT_SLOT]);
   for (const c of out.clusters) mark(c, CLUSTER_SLOTS);
@@ -93,5 +136,40 @@ export function withCurrentCredentials(recorded: StackConfig, current: StackConf
       }
     }
   }
+  fillMarked(out, current, [], (path) => missing(stepText(path), {}));
   return out;
+}
+
+function stepMatches(item: unknown, index: number, step: Step): boolean {
+  return typeof step === "number" ? index === step : typeof step === "object" && idOf(item) === step.id;
+}
+
+/** Every CREDENTIAL left (a place the stack file keeps a secret) from the same place of `current`. */
+function fillMarked(x: unknown, current: unknown, path: Step[], missing: (path: Step[]) => Error): void {
+  const fillAt = (get: () => unknown, set: (v: unknown) => void, step: Step, now: unknown) => {
+    const value = get();
+    const at = [...path, step];
+    if (value === CREDENTIAL) {
+      const v = child(now, step);
+      if (v === undefined) throw missing(at);
+      set(v);
+    } else fillMarked(value, child(now, step), at, missing);
+  };
+  if (Array.isArray(x))
+    x.forEach((item, i) =>
+      fillAt(
+        () => item,
+        (v) => (x[i] = v),
+        stepOf(item, i),
+        current,
+      ),
+    );
+  else if (isObject(x))
+    for (const k of Object.keys(x))
+      fillAt(
+        () => x[k],
+        (v) => (x[k] = v),
+        k,
+        current,
+      );
 }

@@ -29,7 +29,7 @@ import {
   unpinnable,
   withRun,
 } from "../../automation/runs/runs";
-import { CREDENTIAL, withCurrentCredentials, withoutCredentials } from "../../automation/runs/settings";
+import { CREDENTIAL, securePaths, withCurrentCredentials, withoutCredentials } from "../../automation/runs/settings";
 import { resolveBackend } from "../../automation/engine/backend";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
 import { errorOf } from "../support/errors";
@@ -190,6 +190,36 @@ describe("runs: settings without credentials", () => {
     expect(applied.agent.token).to.equal("agent-token-now");
     expect(applied.gitRepos[0].downstreamResources![0].data).to.deep.equal({ password: "ZGItbm93" });
     expect(applied.gitRepos[0].helmSecret!.password).to.equal("helm-password-now");
+  });
+
+  it("any field the stack file keeps as a Pulumi secret is recorded as a credential too, and re-applied from the same place by name", () => {
+    const raw = {
+      clusters: [
+        { name: "c2", context: "ctx" },
+        { name: "c1", kubeconfig: { secure: "v1:abc" }, templateValues: { db: { password: { secure: "v1:def" } } } },
+      ],
+      gitRepos: [{ name: "apps", repo: "x", allowedChartURLs: ["a", { secure: "v1:ghi" }] }],
+    };
+    const secure = securePaths(raw);
+    expect(secure).to.deep.equal([
+      ["clusters", { id: "c1" }, "kubeconfig"],
+      ["clusters", { id: "c1" }, "templateValues", "db", "password"],
+      ["gitRepos", { id: "apps" }, "allowedChartURLs", 1],
+    ]);
+    const then = current();
+    then.clusters[0].templateValues = { db: { password: "hunter2", user: "app" } };
+    then.gitRepos[0].allowedChartURLs = ["a", "https://secret.example/"];
+    const recorded = withoutCredentials(then, secure);
+    expect(JSON.stringify(recorded)).to.not.contain("hunter2").and.to.not.contain("secret.example");
+    expect(recorded.clusters[0].templateValues).to.deep.equal({ db: { password: CREDENTIAL, user: "app" } });
+    const now = current();
+    now.clusters[0].templateValues = { db: { password: "rotated", user: "app" } };
+    now.gitRepos[0].allowedChartURLs = ["a", "https://secret.example/v2"];
+    const applied = withCurrentCredentials(recorded, now, "r1");
+    expect(applied.clusters[0].templateValues).to.deep.equal({ db: { password: "rotated", user: "app" } });
+    expect(applied.gitRepos[0].allowedChartURLs).to.deep.equal(["a", "https://secret.example/v2"]);
+    now.clusters[0].templateValues = {};
+    expect(errorOf(() => withCurrentCredentials(recorded, now, "r1"))).to.match(/clusters\[c1\]\.templateValues\.db\.password: run r1 used a credential here/);
   });
 
   it("a credential the stack file no longer has is an error naming the cluster or GitRepo and the field", () => {
