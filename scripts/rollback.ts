@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   const end = await rollback(options, { to: v.to, who: v.by || os.userInfo().username, confirm: () => confirmed(yes), say }, steps);
   if (!end.done) throw new Error(`confirmation declined: stack ${stack} was not rolled back, nothing was pinned`);
   console.log(
-    `rollback run ${end.run.id} of stack ${stack} re-applied run ${end.target.id} and pinned it: the watcher holds until \`npm run rollback -- --stack ${stack} --unpin\` or a plain \`npm run up\` (the next commit wins)`,
+    `rollback run ${end.run.id} of stack ${stack} re-applied run ${end.target.id} and pinned it: the watcher holds until \`npm run rollback -- --stack ${stack} --unpin\`, and a plain \`npm run up\` re-applies it until a GitRepo moves on (the next commit wins)`,
   );
 }
 
