@@ -47,8 +47,9 @@ export async function rollback(options: OperationOptions, choice: RollbackChoice
   if (!(await choice.confirm())) return { done: false, target };
   // Pinned before the update: the watcher holds from now on, also if the update fails half-way.
   await store.update((r) => {
-    // What the rollback replaces: a plain up deploys again only once a GitRepo moved on from it (the next commit wins).
-    const pin: RunPin = { run: target, by: run.id, who: choice.who, at: at.toISOString(), over: r?.runs.at(-1)?.commits ?? {} };
+    // What the rollback replaces (a second rollback: what the first replaced): a plain up deploys again only once a GitRepo moved on from it.
+    const over = r?.pin?.over ?? r?.runs.at(-1)?.commits ?? {};
+    const pin: RunPin = { run: target, by: run.id, who: choice.who, at: at.toISOString(), over };
     return { runs: r?.runs ?? [], pin };
   });
   await steps.up(applied);

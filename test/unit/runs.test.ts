@@ -29,6 +29,8 @@ import {
   unpinnable,
   withRun,
 } from "../../automation/runs/runs";
+import { rollback, RunSteps } from "../../automation/runs/rollback";
+import type { OperationOptions } from "../../automation/operation/results";
 import { CREDENTIAL, securePaths, withCurrentCredentials, withoutCredentials } from "../../automation/runs/settings";
 import { resolveBackend } from "../../automation/engine/backend";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
@@ -334,5 +336,42 @@ describe("runs: the command line", () => {
     expect([r.status, r.stderr.split("\n")[0]]).to.deep.equal([2, "error: --to, --yes, --by, --unpin and --list are for rollback"]);
     const u = run("rollback", "--stack", "nowhere", "--unpin", "--yes");
     expect([u.status, u.stderr.split("\n")[0]]).to.deep.equal([2, "error: --unpin deploys nothing: it takes no --to, --yes or --by"]);
+  });
+});
+
+describe("runs: a rollback's steps (fake operations, a real file store)", () => {
+  const setup = async () => {
+    const dir = tempDir("pf-rollback-");
+    const options: OperationOptions = { stack: "s", stateDir: dir, config: SETTINGS };
+    const store = runsStore(resolveBackend(options), "pulumi-fleet", "s");
+    await store.write({ runs: [run("r1"), run("r2", { commits: { apps: B } })] });
+    const calls: [string, OperationOptions][] = [];
+    const steps: RunSteps = {
+      preview: async (o) => void calls.push(["preview", o]),
+      up: async (o) => void calls.push(["up", o]),
+    };
+    return { options, store, calls, steps };
+  };
+
+  it("previews the target's commits and settings, asks, pins, then deploys them as kind rollback", async () => {
+    const { options, store, calls, steps } = await setup();
+    const end = await rollback(options, { who: "alice", confirm: async () => (await store.read())?.pin === undefined, say: () => undefined }, steps);
+    expect(calls.map(([op]) => op)).to.deep.equal(["preview", "up"]);
+    const [, o] = calls[1];
+    expect(o.deploy?.commits).to.deep.equal({ apps: A });
+    expect(o.run).to.deep.include({ kind: "rollback", of: "r1" });
+    expect(end.done).to.equal(true);
+    const pin = (await store.read())!.pin!;
+    expect(pin).to.deep.include({ who: "alice", by: o.run!.id, over: { apps: B } });
+    // A second rollback while pinned: what the first replaced stays the commits a plain up waits to move on from.
+    await store.update((r) => ({ ...r!, runs: [...r!.runs, run("r3", { kind: "rollback", of: "r1" })] }));
+    await rollback(options, { to: "r2", who: "bob", confirm: async () => true, say: () => undefined }, steps);
+    expect((await store.read())!.pin).to.deep.include({ who: "bob", over: { apps: B } });
+  });
+
+  it("declined after the preview: nothing deployed, nothing pinned", async () => {
+    const { options, store, calls, steps } = await setup();
+    const end = await rollback(options, { who: "alice", confirm: async () => false, say: () => undefined }, steps);
+    expect([end.done, calls.map(([op]) => op), (await store.read())!.pin]).to.deep.equal([false, ["preview"], undefined]);
   });
 });
