@@ -17,6 +17,8 @@ import type { Prune } from "./reports/preview-report";
 import { bounded, clusterRows, clusterTable, PairOutcome, runHeadline } from "./reports/run-summary";
 import { WarningsOnce } from "./reports/engine-warnings";
 import { ClustersUnreachableError } from "./reports/exit-codes";
+import type { StackConfig } from "../core/config/stack";
+import type { RunRef } from "./runs/runs";
 
 export const OPERATIONS = ["preview", "up", "destroy", "refresh", "status", "cancel"] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -61,6 +63,10 @@ export interface OperationRequest {
   flags: OperationFlags;
   /** The shard runner's decisions (inputs, commits) and --partition. */
   deploy?: Pick<DeployOptions, "inputs" | "commits" | "partition">;
+  /** A rollback's or redeploy's recorded settings to apply instead of the stack file's (automation/runs/rollback.ts). */
+  config?: StackConfig;
+  /** up: the run it is (automation/runs/runs.ts); default an ordinary up. */
+  run?: RunRef;
   /** A shard of a sharded run: its deploy events are printed once, merged, by the run (shards/run.ts). */
   merged?: boolean;
   /** Receives the outcome once, also when the operation fails (then before the error is thrown). */
@@ -115,6 +121,8 @@ export async function runOperation(req: OperationRequest, running: FailureContex
     onUnreachable: progress?.leftOut,
     showOutputs: f.outputs,
     deploy: { ...req.deploy },
+    ...(req.config ? { config: req.config } : {}),
+    ...(req.run ? { run: req.run } : {}),
   };
   const page = (file: string | undefined, html: () => string) => {
     if (!file) return;

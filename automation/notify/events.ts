@@ -8,6 +8,7 @@
 import { NotificationType } from "../../core/config/notifications";
 import { compare } from "../reports/deploy-events";
 import type { PairCondition } from "../reports/vocabulary";
+import type { RunRef } from "../runs/runs";
 
 /** A pair as this run saw it: Fleet's state and the words that go with it. */
 export interface PairObservation {
@@ -50,6 +51,9 @@ export interface NotificationEvent {
   message: string;
   /** ISO 8601. */
   time: string;
+  /** After an up: the run (automation/runs/runs.ts), so a rollback's or a redeploy's events are told apart from an ordinary up's. */
+  run?: string;
+  runKind?: RunRef["kind"];
 }
 
 /** The event type of a state: Fleet's states grouped as a team reads them. */
@@ -69,6 +73,7 @@ export interface Decision {
 interface Context {
   stack: string;
   time: string;
+  run?: RunRef;
 }
 
 /**
@@ -154,6 +159,7 @@ function eventOf(o: PairObservation, before: Remembered | undefined, ctx: Contex
     commit: o.commit,
     message,
     time: ctx.time,
+    ...(ctx.run ? { run: ctx.run.id, runKind: ctx.run.kind } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { payloadsFor } from "./formats";
 import { memoryStore } from "./memory-store";
 import { deploysOf, observedAfterUp, observedByStatus, OfflinePairs, recordedStates } from "./observe";
 import { redactMessage } from "./redact";
+import type { RunRef } from "../runs/runs";
 
 export interface NotifyOptions {
   stack: string;
@@ -41,13 +42,19 @@ export interface UpFacts {
   deploys: DeployEvent[];
   /** The pairs left out because their cluster did not answer. */
   offline?: OfflinePairs;
+  /** The run the update was (automation/runs/runs.ts). */
+  run?: RunRef;
 }
 
 /** After an `up` (successful or with pairs that failed alone): the events sent, for the caller to show. */
 export async function notifyAfterUp(o: NotifyOptions, facts: UpFacts): Promise<NotificationEvent[]> {
   return run(o, facts.statesBefore, (memory, time) => {
     const { deployed, pruned } = deploysOf(facts.deploys);
-    return decideAfterUp(memory, observedAfterUp(facts.statesAfter, facts.after, facts.failures, facts.offline), deployed, pruned, { stack: o.stack, time });
+    return decideAfterUp(memory, observedAfterUp(facts.statesAfter, facts.after, facts.failures, facts.offline), deployed, pruned, {
+      stack: o.stack,
+      time,
+      ...(facts.run ? { run: facts.run } : {}),
+    });
   });
 }
 

@@ -16,10 +16,11 @@ import { pausedClusters } from "../../core/desired/holds";
  * re-applies what was edited by hand. Other bundles' drift is left alone, and reported by `status`,
  * until `up --refresh`. A cluster outside its maintenance window is not refreshed: Fleet's agent
  * clears drift correction off schedule, so a hand edit there stays until the window opens. Nor is a
- * paused cluster (its pairs are registered paused: nothing is corrected there).
+ * paused cluster (its pairs are registered paused: nothing is corrected there). A redeploy
+ * (`npm run redeploy`) refreshes every pair so, with the same exceptions.
  */
 export async function correctDrift(s: Session, options: OperationOptions): Promise<void> {
-  const drifting = driftRefreshed(s.before, options.refresh);
+  const drifting = driftRefreshed(s.before, options.refresh, options.run?.kind === "redeploy");
   if (!drifting.length) return;
   const config = await s.config();
   const outside = await clustersOutsideWindowsAt(config, options.deploy?.now ?? new Date());

@@ -62,9 +62,13 @@ export function planDesired(callers: DeployOptions | undefined, unreachable: Rea
   return { ...callers, leftOut: new Set([...unreachable.keys(), ...(callers?.leftOut ?? [])]), correctsDrift: true };
 }
 
-/** The pairs an `up` refreshes before its update (correct-drift.ts): those recorded with correctDrift.enabled, unless `--refresh` refreshes everything anyway. */
-export function driftRefreshed<R extends { correctDrift?: boolean }>(before: Record<string, R>, refresh: boolean | undefined): [string, R][] {
-  return refresh ? [] : Object.entries(before).filter(([, r]) => r.correctDrift);
+/**
+ * The pairs an `up` refreshes before its update (correct-drift.ts): those recorded with correctDrift.enabled
+ * (a redeploy's: every pair, so what was deleted or edited by hand is re-applied), unless `--refresh`
+ * refreshes everything anyway.
+ */
+export function driftRefreshed<R extends { correctDrift?: boolean }>(before: Record<string, R>, refresh: boolean | undefined, redeploy = false): [string, R][] {
+  return refresh ? [] : Object.entries(before).filter(([, r]) => redeploy || r.correctDrift);
 }
 
 /**

@@ -13,6 +13,7 @@ import { pairOutcomes } from "../engine/pair-outcomes";
 import { OperationOptions, PreviewResult } from "./results";
 import { movingNote, open, programTimings, warnerOf, watched } from "./session";
 import { readFailure } from "./failure";
+import { pinNotice } from "../runs/pinned-up";
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
   return withMetrics("preview", options, (m) => previewOnce(options, m));
@@ -29,7 +30,7 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = s.result(result.changeSummary);
   const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable, facts: reportFacts(state, s.before) };
-  const notices = [await journalNotice(options), movingNote(s)].filter((n): n is string => !!n);
+  const notices = [await journalNotice(options), movingNote(s), await pinNotice(options)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
   const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);
   return {

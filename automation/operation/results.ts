@@ -13,6 +13,7 @@ import { DeployOptions } from "../../core/desired/options";
 import { ReportFacts } from "../../core/desired/report-facts";
 import { GroupedSteps } from "../engine/steps";
 import type { PairOutcome } from "../reports/run-summary";
+import type { RunPin, RunRef } from "../runs/runs";
 
 export interface OperationOptions extends Omit<StackOptions, "deploy"> {
   /** The settings of the desired state the operation computes (core/desired/options.ts). */
@@ -55,6 +56,8 @@ export interface OperationOptions extends Omit<StackOptions, "deploy"> {
   onUnreachable?: (clusters: ReadonlyMap<string, string>) => void;
   /** Show the stack's outputs in the engine's output (default: suppressed, they are thousands of lines at scale). */
   showOutputs?: boolean;
+  /** up: the run it is (automation/runs/runs.ts), recorded with its commits and settings; default an ordinary up with a new id. */
+  run?: RunRef;
 }
 
 export interface OperationResult {
@@ -97,6 +100,10 @@ export interface UpResult extends OperationResult {
   commits?: Record<string, string>;
   /** The stack's outputs the update wrote (secret ones as "[secret]"); up only. */
   outputs?: Record<string, unknown>;
+  /** The run this up was, as recorded (automation/runs/runs.ts). */
+  run?: RunRef;
+  /** A rollback's pin this plain up removed (it deployed the current commits: the next commit wins). */
+  unpinned?: RunPin;
 }
 
 /** An operation failed; what did change before the failure is still reported. */

@@ -167,7 +167,9 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   // and nothing this operation does first writes history (pending operations, a move, its own refresh).
   // The records before: of the state the program's desired state was computed from, once it was given one.
   const beforeOf = memoized((read: StackState) => deploymentsOutput(read.outputs));
-  const writesFirst = op === "up" && (state.pending.length > 0 || !!migration?.changed || driftRefreshed(beforeOf(state), options.refresh).length > 0);
+  const writesFirst =
+    op === "up" &&
+    (state.pending.length > 0 || !!migration?.changed || driftRefreshed(beforeOf(state), options.refresh, options.run?.kind === "redeploy").length > 0);
   const early = computesEarly(runsProgram, mark, writesFirst) ? await runOf(state).catch(() => undefined) : undefined;
   let given: DesiredRun | undefined;
   if (runsProgram) {

@@ -22,6 +22,10 @@ import { failedUps, failure } from "./failure";
 import { resolvePendingOperations } from "./pending";
 import { correctDrift } from "./correct-drift";
 import { UpOutcome, upOutcome } from "./up-outcome";
+import { ofRun } from "../reports/deploy-events";
+import { newRunId, RunRef } from "../runs/runs";
+import { recordRun } from "../runs/record";
+import { upWhilePinned } from "../runs/pinned-up";
 
 /** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
 async function migrateUnderLock(s: Session): Promise<void> {
@@ -31,11 +35,15 @@ async function migrateUnderLock(s: Session): Promise<void> {
   s.renames = migration.renames;
 }
 
-export async function up(options: OperationOptions): Promise<UpResult> {
+export async function up(given: OperationOptions): Promise<UpResult> {
+  // A plain up on a stack a rollback pinned deploys the current commits only once one moved on (pinned-up.ts).
+  const options = await upWhilePinned(given, warnerOf(given));
   return withMetrics("up", options, (m) => upOnce(options, m));
 }
 
 async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult> {
+  const at = new Date();
+  const run: RunRef = options.run ?? { id: newRunId(at), kind: "up" };
   const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
@@ -50,7 +58,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     // The engine's steps grouped once: the outcome's events and the result read the same groups.
     const r = s.result(s.recorder.changes);
     const o = upOutcome({ plan: s.planned(), groups: r.groups, before: s.before, outputsBefore: s.outputsBefore, outputs, stack: options.stack });
-    return await reportUp(options, s, { o, r, outputs }, m);
+    return await reportUp(options, s, { o: { ...o, events: ofRun(o.events, run) }, r, outputs, run, at: at.toISOString() }, m);
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     if (err instanceof BundlesFailedError) throw err; // the engine succeeded; the failed bundles are recorded above
@@ -62,9 +70,14 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
   }
 }
 
-/** The update's reports, each read from its outcome: metrics, commit statuses, notifications, the failed-up record, then its result or its error. */
-async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutcome; r: OperationResult; outputs: OutputMap }, m: RunFacts): Promise<UpResult> {
-  const { o, r, outputs } = run;
+/** The update's reports, each read from its outcome: commit statuses, metrics, notifications, the run's record, the failed-up record, then its result or its error. */
+async function reportUp(
+  options: OperationOptions,
+  s: Session,
+  done: { o: UpOutcome; r: OperationResult; outputs: OutputMap; run: RunRef; at: string },
+  m: RunFacts,
+): Promise<UpResult> {
+  const { o, r, outputs, run } = done;
   // Before an unreachable cluster ends the up: the commits deployed elsewhere are said, that cluster's pairs as Offline.
   await postOnCommits(options, s, o);
   m.pairs = pairsAfterUp({
@@ -85,17 +98,21 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
       failures: o.planFailed,
       deploys: o.events,
       offline: { entries: s.planned()?.plan.entries ?? [], unreachable: s.unreachable },
+      run,
     },
   );
   if (s.unreachable.size)
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
+  // Every cluster was reached and the engine finished: the run is recorded (a rollback's target only if nothing failed).
+  const settings = await s.config();
+  const unpinned = await recordRun(options, { run, at: done.at, ok: !o.failure, commits: o.commits, settings }, warnerOf(options));
   if (o.failure) {
     await failedUps(options).write({ failed: o.failed.filter((f) => f.cluster).map(deploymentKey), message: o.failure.record });
     throw new BundlesFailedError(o.failure.text, o.events, r.groups, o.failed, o.outcomes);
   }
   await failedUps(options).clear();
   const shown = Object.fromEntries(Object.entries(outputs).map(([k, x]) => [k, x.secret ? "[secret]" : x.value]));
-  return { ...r, events: o.events, held: o.held, outcomes: o.outcomes, commits: o.commits, outputs: shown };
+  return { ...r, events: o.events, held: o.held, outcomes: o.outcomes, commits: o.commits, outputs: shown, run, ...(unpinned ? { unpinned } : {}) };
 }
 
 /** The result on each deployed commit (automation/commit-status/): warnings only, never the up's failure. */

@@ -5,6 +5,7 @@
  * renders the same objects is not a deploy.
  */
 import type { DeploymentRecord } from "../../core/desired/records";
+import type { RunRef } from "../runs/runs";
 import { GroupedSteps, hasChanges } from "../engine/steps";
 
 export interface DeployEvent {
@@ -18,6 +19,14 @@ export interface DeployEvent {
   updated: number;
   replaced: number;
   deleted: number;
+  /** The run that deployed it (automation/runs/runs.ts): a rollback's and a redeploy's deploys are told apart from an ordinary up's. */
+  run?: string;
+  runKind?: RunRef["kind"];
+}
+
+/** The events stamped with the run they belong to. */
+export function ofRun(events: DeployEvent[], run: RunRef): DeployEvent[] {
+  return events.map((e) => ({ ...e, run: run.id, runKind: run.kind }));
 }
 
 /**
@@ -50,7 +59,9 @@ export function deployEvents(groups: GroupedSteps, before: Record<string, Deploy
 export function formatDeployEvent(e: DeployEvent): string {
   const counts = `${e.created} created, ${e.updated} updated${e.replaced ? `, ${e.replaced} replaced` : ""}, ${e.deleted} deleted`;
   const verb = e.event === "deployed" ? `Deployed bundle ${e.bundle} to ${e.cluster}` : `Pruned bundle ${e.bundle} from ${e.cluster}`;
-  return `${verb} deploymentID=${e.deploymentId} commit=${e.commit} (${counts})`;
+  // An ordinary up's line is as it always was; a rollback's or redeploy's says so.
+  const run = e.runKind && e.runKind !== "up" ? ` by ${e.runKind} run=${e.run}` : "";
+  return `${verb} deploymentID=${e.deploymentId} commit=${e.commit} (${counts})${run}`;
 }
 
 export function compare(a: string, b: string): number {

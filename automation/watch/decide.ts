@@ -11,6 +11,9 @@
  * - A failed `up` is tried again with the same inputs after a backoff that doubles from the polling
  *   interval up to MAX_BACKOFF_MS and resets on success (a pair refused by a cluster may heal); new
  *   inputs run at once, since they may be the fix.
+ * - While a rollback is pinned (`npm run rollback`, automation/runs/runs.ts) nothing runs: new commits wait.
+ *   Once the pin is removed (`rollback --unpin`, or a plain `up`, where the next commit wins) an `up`
+ *   runs at once: the clusters hold the rollback's commits, not those the watcher last deployed.
  */
 
 /** The longest wait before a failed `up` is tried again (Fleet's CI example runs `up` every 5 minutes). */
@@ -25,11 +28,32 @@ export interface WatchInputs {
 export interface WatchMemory {
   /** The inputs of the last successful `up` (undefined until one succeeded). */
   deployed?: WatchInputs;
+  /** A rollback's pin was seen and is gone (its words): the current commits are deployed again. */
+  unpinned?: string;
   /** Consecutive failed `up`s since the last success, the inputs of the last one, and when to try again. */
   failed?: { inputs: WatchInputs; failures: number; retryAt: number };
 }
 
 export type Decision = { run: true; reason: string } | { run: false; wait?: string };
+
+/** A rollback in force, as the watcher says it. */
+export interface WatchPin {
+  stack: string;
+  /** The run rolled back to, who pinned it and when. */
+  run: string;
+  who: string;
+  at: string;
+}
+
+/** What the watcher says while it holds. */
+export function heldText(pin: WatchPin): string {
+  return `held: rolled back to run ${pin.run} by ${pin.who} at ${pin.at}; \`npm run rollback -- --stack ${pin.stack} --unpin\` to resume`;
+}
+
+/** The memory as a pin leaves it: once one seen is gone, the next decision deploys the current commits. */
+export function afterPin(memory: WatchMemory, before: WatchPin | undefined, now: WatchPin | undefined): WatchMemory {
+  return before && !now ? { ...memory, unpinned: `the rollback to run ${before.run} was unpinned` } : memory;
+}
 
 /** The wait before the next try after `failures` consecutive failures: the base doubled each time, capped. */
 export function backoffMs(failures: number, baseMs: number, maxMs = MAX_BACKOFF_MS): number {
@@ -52,7 +76,8 @@ export function changes(before: WatchInputs | undefined, now: WatchInputs, known
   return out;
 }
 
-export function decideUp(memory: WatchMemory, now: WatchInputs, at: number): Decision {
+export function decideUp(memory: WatchMemory, now: WatchInputs, at: number, pin?: WatchPin): Decision {
+  if (pin) return { run: false, wait: heldText(pin) };
   const failed = memory.failed;
   if (failed) {
     // Polls are independent (loop.ts): a GitRepo whose first answer came after the failed up began is no new input.
@@ -61,6 +86,7 @@ export function decideUp(memory: WatchMemory, now: WatchInputs, at: number): Dec
     if (at >= failed.retryAt) return { run: true, reason: `trying again after ${failed.failures} failed up(s) with these inputs` };
     return { run: false, wait: `the last up failed; trying again in ${Math.ceil((failed.retryAt - at) / 1000)} s` };
   }
+  if (memory.unpinned) return { run: true, reason: `${memory.unpinned}: deploying the current commits` };
   if (!memory.deployed) return { run: true, reason: "first run: bringing the stack up to date" };
   const news = changes(memory.deployed, now);
   return news.length ? { run: true, reason: news.join("; ") } : { run: false };

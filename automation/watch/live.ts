@@ -20,7 +20,8 @@ import { formatDeployEvent } from "../reports/deploy-events";
 import { reportFailure } from "../reports/error-report";
 import { StackLockedError } from "../engine/locks";
 import * as ops from "../operations";
-import { openStack, stackFileOf, stacksDir } from "../engine/stack";
+import { openStack, PROJECT_NAME, stackFileOf, stacksDir } from "../engine/stack";
+import { runsStore } from "../runs/runs";
 import { decideShards } from "../shards/inputs";
 import { shardOfFile } from "../../core/config/shard-files";
 import { UpOutcome, WatchDeps } from "./loop";
@@ -64,6 +65,11 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
       return configFromValues((key) => all[key]?.value, stack);
     },
     poll: (repo) => remoteHead(repo, pollTimeout),
+    // A rollback's pin, kept where the state is (automation/runs/runs.ts): the watcher holds while it is there.
+    pin: async () => {
+      const pin = (await runsStore(resolveBackend(), PROJECT_NAME, stack).read())?.pin;
+      return pin && { stack, run: pin.run.id, who: pin.who, at: pin.at };
+    },
     up: async (): Promise<UpOutcome> => {
       try {
         // A shard's stack records its inputs and deploys the commits they were computed from, as in a sharded run (shards/inputs.ts).

@@ -9,7 +9,21 @@
  */
 import { DEFAULT_POLLING_INTERVAL_MS } from "../../core/config/polling";
 import { GitRepoConfig } from "../../core/config/git-repo";
-import { afterUp, decideUp, duePolls, pollIntervals, PollSchedule, polled, reschedule, wakeAt, WatchInputs, WatchMemory } from "./decide";
+import {
+  afterPin,
+  afterUp,
+  decideUp,
+  duePolls,
+  heldText,
+  pollIntervals,
+  PollSchedule,
+  polled,
+  reschedule,
+  wakeAt,
+  WatchInputs,
+  WatchMemory,
+  WatchPin,
+} from "./decide";
 
 /** How an `up` ended: what it read from each GitRepo on success; `locked`: it never ran (another update held the lock too long). */
 export type UpOutcome = { ok: true; resolved: Record<string, string> } | { ok: false } | { locked: true };
@@ -25,6 +39,8 @@ export interface WatchDeps {
   readConfig(): Promise<{ gitRepos: GitRepoConfig[] }>;
   /** The commit the GitRepo's branch or revision names on its remote now. */
   poll(repo: GitRepoConfig): Promise<string>;
+  /** A rollback's pin on the stack, read at every wake (undefined: none). */
+  pin?(): Promise<WatchPin | undefined>;
   /** Runs `up`; reports its own output and failure. */
   up(reason: string): Promise<UpOutcome>;
   log(line: string): void;
@@ -36,6 +52,7 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
   let repos: GitRepoConfig[] = [];
   let intervals: Record<string, number> = {};
   let configHash: string | undefined;
+  let pin: WatchPin | undefined;
   const heads: Record<string, string> = {};
   const pollErrors = new Map<string, string>();
   const polling = new Set<string>();
@@ -100,7 +117,13 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
     schedule = polled(schedule, due, intervals, at);
     if (deps.stopped()) break;
     const inputs: WatchInputs = { commits: { ...heads }, stackHash };
-    const decision = decideUp(memory, inputs, deps.now());
+    const pinNow = await readPin(deps, pin);
+    memory = afterPin(memory, pin, pinNow);
+    // Said once when it begins (or changes) and once when it ends, not at every wake.
+    if (pinNow && (pinNow.run !== pin?.run || pinNow.at !== pin?.at)) deps.log(heldText(pinNow));
+    if (pin && !pinNow) deps.log(`${memory.unpinned}: resuming`);
+    pin = pinNow;
+    const decision = decideUp(memory, inputs, deps.now(), pin);
     if (decision.run) {
       deps.log(`up: ${decision.reason}`);
       const upAt = deps.now();
@@ -121,5 +144,16 @@ export async function watchLoop(deps: WatchDeps): Promise<void> {
     // A running poll wakes the loop when it ends (then it is due at once), not at its schedule.
     const notRunning = Object.fromEntries(Object.entries(schedule).filter(([name]) => !polling.has(name)));
     await sleepUntil(wakeAt(notRunning, memory, stackCheck()));
+  }
+}
+
+/** The pin now; a read that fails keeps the last one known (said), so a store that blinks neither holds nor releases the watcher. */
+async function readPin(deps: WatchDeps, last: WatchPin | undefined): Promise<WatchPin | undefined> {
+  if (!deps.pin) return undefined;
+  try {
+    return await deps.pin();
+  } catch (err) {
+    deps.log(`the stack's rollback pin could not be read (${(err as Error).message}); going on as before`);
+    return last;
   }
 }
