@@ -40,6 +40,8 @@ export interface FleetStateMetrics {
   pairs: PairMetrics[];
   /** The stack file's clusters. */
   clusters?: ClusterMetrics[];
+  /** Whether a rollback is pinned; undefined when the operation did not read the stack's runs. */
+  pinned?: boolean;
 }
 
 export const OPERATIONS = ["up", "preview", "status", "refresh", "destroy"] as const;
@@ -156,6 +158,11 @@ export function fleetStateExposition(m: FleetStateMetrics): string {
       samples: (m.clusters ?? []).flatMap((c) =>
         c.lastSeen ? [{ labels: { stack: m.stack, cluster: c.cluster }, value: Date.parse(c.lastSeen) / 1000 }] : [],
       ),
+    },
+    {
+      name: "pulumi_fleet_rollback_pinned",
+      help: "1 while a rollback is pinned (npm run rollback; the watcher holds until the next commit or --unpin), else 0.",
+      samples: m.pinned === undefined ? [] : [{ labels: { stack: m.stack }, value: m.pinned ? 1 : 0 }],
     },
     {
       name: "pulumi_fleet_state_timestamp_seconds",

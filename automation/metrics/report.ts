@@ -19,6 +19,8 @@ export interface RunFacts {
   pairs?: PairMetrics[];
   /** Every cluster's reach, when the operation probed them. */
   clusters?: ClusterMetrics[];
+  /** A rollback is pinned (automation/runs/runs.ts), when the operation read the stack's runs. */
+  pinned?: boolean;
 }
 
 export interface MetricsOptions {
@@ -70,7 +72,7 @@ async function publish(operation: Operation, options: MetricsOptions, facts: Run
     outputs.push({
       name: stateFileName(options.stack),
       grouping: [["stack", options.stack]],
-      text: fleetStateExposition({ stack: options.stack, observedAt: finishedAt, pairs: facts.pairs, clusters: facts.clusters }),
+      text: fleetStateExposition({ stack: options.stack, observedAt: finishedAt, pairs: facts.pairs, clusters: facts.clusters, pinned: facts.pinned }),
     });
   }
   for (const o of outputs) {

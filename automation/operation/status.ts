@@ -13,6 +13,8 @@ import { OperationOptions } from "./results";
 import { open, warnerOf, watched } from "./session";
 import { failedUps, readFailure } from "./failure";
 import { statesOutput } from "./outputs";
+import { pinText, runsStore, StackRuns } from "../runs/runs";
+import { PROJECT_NAME } from "../engine/stack";
 import { pausedMessage } from "../../core/desired/holds";
 
 /**
@@ -51,7 +53,19 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
     s.before,
     statesOutput(s.outputsBefore),
   );
+  Object.assign(report, runsOf(await runsStore(resolveBackend(options), PROJECT_NAME, options.stack).read()));
   m.pairs = pairsOfStatus(report.deployments, s.before);
+  m.pinned = report.pinned !== undefined;
   m.clusters = clusterMetrics(state.config.clusters, s.seen, s.unreachable);
   return report;
+}
+
+/** What status says of the stack's runs: the last one, and a rollback's pin. */
+function runsOf(record: StackRuns | undefined): Pick<StatusReport, "lastRun" | "pinned"> {
+  const last = record?.runs.at(-1);
+  const pin = record?.pin;
+  return {
+    ...(last ? { lastRun: { id: last.id, kind: last.kind, at: last.at, ok: last.ok } } : {}),
+    ...(pin ? { pinned: { run: pin.run.id, by: pin.by, who: pin.who, at: pin.at, message: pinText(pin) } } : {}),
+  };
 }

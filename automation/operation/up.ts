@@ -105,7 +105,8 @@ async function reportUp(
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   // Every cluster was reached and the engine finished: the run is recorded (a rollback's target only if nothing failed).
   const settings = await s.config();
-  const unpinned = await recordRun(options, { run, at: done.at, ok: !o.failure, commits: o.commits, settings }, warnerOf(options));
+  const { unpinned, pinned } = await recordRun(options, { run, at: done.at, ok: !o.failure, commits: o.commits, settings }, warnerOf(options));
+  m.pinned = pinned;
   if (o.failure) {
     await failedUps(options).write({ failed: o.failed.filter((f) => f.cluster).map(deploymentKey), message: o.failure.record });
     throw new BundlesFailedError(o.failure.text, o.events, r.groups, o.failed, o.outcomes);

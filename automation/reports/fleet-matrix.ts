@@ -173,6 +173,8 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
         .map((g) => `GitRepo ${g.gitRepo} (commit ${short(g.commit, 12)}) deploys to no cluster`),
       ...report.deployments.filter((d) => !d.cluster).map((d) => `bundle ${d.bundle} (GitRepo ${d.gitRepo}) failed: ${d.message}`),
       ...report.clusters.flatMap((c) => (c.offline || c.paused ? [`cluster ${c.cluster}: ${clusterNote(c)}`] : [])),
+      ...(report.lastRun ? [`last run ${report.lastRun.id} (${report.lastRun.kind}${report.lastRun.ok ? "" : ", some pairs failed"})`] : []),
+      ...(report.pinned ? [`pinned: ${report.pinned.message}`] : []),
     ],
     kinds: STATUS_KINDS,
     counts: countKinds(rows),

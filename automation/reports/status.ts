@@ -93,6 +93,10 @@ export interface StatusReport {
   leaving?: LeavingPair[];
   /** When the clusters were read (ISO 8601); set by the operation, not by the pure computation. */
   takenAt?: string;
+  /** The last run recorded (automation/runs/runs.ts): its id, kind (up, rollback, redeploy), start and whether every pair succeeded. */
+  lastRun?: { id: string; kind: string; at: string; ok: boolean };
+  /** A rollback in force: the run it re-applies, who pinned it and when, and the words every report says. */
+  pinned?: { run: string; by: string; who: string; at: string; message: string };
 }
 
 /** What the operation knows beyond the plan and the steps (all optional: a pure caller may have none). */
@@ -279,6 +283,9 @@ export function formatStatusTable(r: StatusReport): string {
   rows.push([]);
   rows.push(["CLUSTER", "", "", "STATE", "BUNDLES", ""]);
   for (const c of r.clusters) rows.push([c.cluster, "", "", c.state, `${c.readyBundles}/${c.desiredReadyBundles}`, clusterNote(c)]);
+  if (r.lastRun || r.pinned) rows.push([]);
+  if (r.lastRun) rows.push([`last run ${r.lastRun.id} (${r.lastRun.kind}${r.lastRun.ok ? "" : ", some pairs failed"}) at ${r.lastRun.at}`]);
+  if (r.pinned) rows.push([`pinned: ${r.pinned.message}`]);
   if (r.leaving?.length) {
     rows.push([], ["LEAVING", "BUNDLE", "CLUSTER", "", "", "WHY"]);
     for (const l of r.leaving) rows.push([l.gitRepo, l.bundle, l.cluster, "", "", l.reason]);

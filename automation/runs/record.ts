@@ -22,27 +22,30 @@ export interface RunFacts {
 }
 
 /** Records the run; returns the pin it removed, if any (said by the caller and here as a warning). */
-export async function recordRun(options: OperationOptions, f: RunFacts, warn: (message: string) => void): Promise<RunPin | undefined> {
+/** Records the run; says what it ended (a pin a plain up's new commits ended) and whether a pin is left (undefined: not recorded). */
+export async function recordRun(options: OperationOptions, f: RunFacts, warn: (message: string) => void): Promise<{ unpinned?: RunPin; pinned?: boolean }> {
   const record: RunRecord = { ...f.run, at: f.at, ok: f.ok, commits: f.commits, settings: withoutCredentials(f.settings, secretsOfStackFile(options)) };
   const store = runsStore(resolveBackend(options), PROJECT_NAME, options.stack);
   let unpinned: RunPin | undefined;
+  let pinned = false;
   try {
     await store.update((before) => {
       const r = withRun(before, record, runsKept());
       unpinned = r.unpinned;
+      pinned = r.next.pin !== undefined;
       return r.next;
     });
   } catch (err) {
     warn(
       `warning: stack ${options.stack}: run ${f.run.id} could not be recorded in ${store.where} (a rollback cannot go back to it): ${(err as Error).message}`,
     );
-    return undefined;
+    return {};
   }
   if (unpinned)
     warn(
       `stack ${options.stack}: this up deployed the current commits, so it ended the rollback (${pinText(unpinned)}): the next commit wins, and the watcher deploys again`,
     );
-  return unpinned;
+  return { ...(unpinned ? { unpinned } : {}), pinned };
 }
 
 /** Where the stack file keeps Pulumi secrets (any field): none when it cannot be read (the up read its configuration another way). */

@@ -62,8 +62,9 @@ describe("docs/metrics.md lists exactly the metrics the exposition writes", () =
     const state = fleetStateExposition({
       stack: "s",
       observedAt: t(0),
-      pairs: [{ gitRepo: "g", bundle: "b", cluster: "c", state: "Ready", objects: 1, deployedAt: t(0).toISOString() }],
-      clusters: [{ cluster: "c", paused: false, offline: false, lastSeen: t(0).toISOString() }],
+      pairs: [{ gitRepo: "g", bundle: "b", cluster: "c", state: "NotReady", condition: "Offline", objects: 1, deployedAt: t(0).toISOString() }],
+      clusters: [{ cluster: "c", paused: false, offline: true, lastSeen: t(0).toISOString() }],
+      pinned: false,
     });
     const run = runExposition({ stack: "s", operation: "up", success: true, durationMs: 1, finishedAt: t(0), engine: { same: 1 } });
     const written = [...`${state}${run}`.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]).sort();

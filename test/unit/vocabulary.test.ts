@@ -114,3 +114,25 @@ describe("one vocabulary across the reports", () => {
     expect(words.sort()).to.deep.equal([...STATES, ...PAIR_CONDITIONS].sort());
   });
 });
+
+describe("a rollback's pin and the last run, in status, the page and the metrics", () => {
+  it("status's table and the page's notes say the pin in the same words; the metric is 1 while pinned", () => {
+    const report = fleetWithEveryCondition();
+    report.lastRun = { id: "20261129-071502-k3", kind: "rollback", at: "2026-11-29T07:15:02.000Z", ok: true };
+    report.pinned = {
+      run: "20261129-070000-aa",
+      by: "20261129-071502-k3",
+      who: "ana",
+      at: "2026-11-29T07:15:02.000Z",
+      message: "rolled back to run 20261129-070000-aa by ana at 2026-11-29T07:15:02.000Z",
+    };
+    expect(formatStatusTable(report))
+      .to.contain(`pinned: ${report.pinned.message}\n`)
+      .and.contain("last run 20261129-071502-k3 (rollback) at 2026-11-29T07:15:02.000Z");
+    expect(statusMatrix(report).notes).to.include(`pinned: ${report.pinned.message}`).and.include("last run 20261129-071502-k3 (rollback)");
+    const metrics = (pinned?: boolean) => fleetStateExposition({ stack: "s", observedAt: new Date(0), pairs: [], pinned });
+    expect(metrics(true)).to.contain('pulumi_fleet_rollback_pinned{stack="s"} 1');
+    expect(metrics(false)).to.contain('pulumi_fleet_rollback_pinned{stack="s"} 0');
+    expect(metrics(undefined)).to.not.contain("pulumi_fleet_rollback_pinned");
+  });
+});
