@@ -17,6 +17,8 @@ export interface PairMetrics {
   objects?: number;
   /** When its current deploymentId was first deployed (ISO 8601, the record's deployedAt), if known. */
   deployedAt?: string;
+  /** Stalled (core/plan/stalled.ts): its state is ErrApplied and it is not applied again until its inputs change or `--retry`. */
+  stalled?: boolean;
 }
 
 export interface FleetStateMetrics {
@@ -113,6 +115,11 @@ export function fleetStateExposition(m: FleetStateMetrics): string {
       samples: pairs.map((p) => ({ labels: pairLabels(p), value: p.state === "Modified" ? 1 : 0 })),
     },
     {
+      name: "pulumi_fleet_bundledeployment_stalled",
+      help: "1 when the bundle deployment is Stalled: it failed stalledAfter times in a row with the same inputs and is not applied again until they change or --retry (its state is ErrApplied), else 0.",
+      samples: pairs.map((p) => ({ labels: pairLabels(p), value: p.stalled ? 1 : 0 })),
+    },
+    {
       name: "pulumi_fleet_bundledeployment_deployed_timestamp_seconds",
       help: "When the bundle deployment's current deploymentID was first deployed, in seconds since the epoch (its age: time() minus this).",
       samples: deployed,
@@ -159,7 +166,10 @@ function worstPerPair(list: PairMetrics[]): PairMetrics[] {
   const byKey = new Map<string, PairMetrics>();
   for (const p of list) {
     const seen = byKey.get(pairKey(p));
-    if (!seen || STATE_RANK[p.state] > STATE_RANK[seen.state]) byKey.set(pairKey(p), p);
+    // Stalled is a fact beside the state: kept whichever report of the pair has the worse state.
+    const stalled = !!(seen?.stalled || p.stalled);
+    const worse = !seen || STATE_RANK[p.state] > STATE_RANK[seen.state] ? p : seen;
+    byKey.set(pairKey(p), stalled ? { ...worse, stalled } : worse);
   }
   return [...byKey].sort(([a], [b]) => compareKeys(a, b)).map(([, p]) => p);
 }

@@ -41,6 +41,7 @@ export function pairsAfterUp(f: UpFacts): PairMetrics[] {
     bundle: x.bundle,
     cluster: x.cluster,
     state: "ErrApplied",
+    ...(x.stalled ? { stalled: true } : {}),
     ...(x.cluster ? fromRecord(f.records[deploymentKey(x)]) : {}),
   }));
   return [...planned, ...failed];
@@ -53,6 +54,7 @@ export function pairsOfStatus(deployments: DeploymentStatus[], applied: Record<s
     bundle: d.bundle,
     cluster: d.cluster,
     state: d.state,
+    ...(d.stalled ? { stalled: true } : {}),
     ...(d.cluster ? fromRecord(applied[deploymentKey(d)]) : {}),
   }));
 }

@@ -20,6 +20,7 @@ import { failedUps, failure } from "./failure";
 import { resolvePendingOperations } from "./pending";
 import { correctDrift } from "./correct-drift";
 import { UpOutcome, upOutcome } from "./up-outcome";
+import { recordStalled, retryStalled } from "./stalled";
 
 /** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
 async function migrateUnderLock(s: Session): Promise<void> {
@@ -34,6 +35,8 @@ export async function up(options: OperationOptions): Promise<UpResult> {
 }
 
 async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult> {
+  // Before the desired state is computed (open starts it): the pairs --retry names are not Stalled in it.
+  await retryStalled(options);
   const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
@@ -70,6 +73,7 @@ async function reportUp(options: OperationOptions, s: Session, run: { o: UpOutco
     records: o.after,
     unreachable: s.unreachable,
   });
+  await recordStalled(options, s.planned(), o.failed, new Set([...s.unreachable.keys(), ...(options.deploy?.leftOut ?? [])]));
   if (s.unreachable.size)
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
   await notifyAfterUp(

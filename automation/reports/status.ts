@@ -27,6 +27,8 @@ export interface DeploymentStatus {
   appliedDeploymentId?: string;
   /** Why it is not Ready: the objects that are missing, modified or not ready. */
   message: string;
+  /** Stalled (Fleet's condition word): its state is ErrApplied, and it is not applied again until its inputs change or `up --retry` (core/plan/stalled.ts). */
+  stalled?: { failures: number; since: string; reason: string };
 }
 
 /** A pair that leaves: the next `up` prunes it (or, moved to another shard, that shard's stack holds it). */
@@ -142,6 +144,7 @@ export function computeStatus(
         deploymentId: "",
         appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
         message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
+        ...(f.stalled ? { stalled: f.stalled } : {}),
       })),
     )
     .sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));

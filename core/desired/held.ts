@@ -6,7 +6,7 @@
  */
 import { UnreadBundle } from "../bundles/read";
 import { FleetError } from "../base/errors";
-import { describeFailure, FailedDeployments } from "../plan/failures";
+import { DeploymentFailure, describeFailure, FailedDeployments } from "../plan/failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
 import { bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 import { clusterNamespacesOf, DesiredObject } from "./objects";
@@ -164,8 +164,8 @@ export function heldDeployments(
             `bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`,
           ],
           objects,
-          // A paused cluster's pair is registered paused: its provider neither applies, retries nor prunes it.
-          spec: failures.get(record)!.held === "paused" ? { ...heldSpec(record, deployed, objects), paused: true } : heldSpec(record, deployed, objects),
+          // A paused cluster's pair, and a Stalled one, is registered paused: its provider neither applies, retries nor prunes it.
+          spec: frozen(failures.get(record)!) ? { ...heldSpec(record, deployed, objects), paused: true } : heldSpec(record, deployed, objects),
           record,
           arrived: arrived.has(record.cluster),
           held: true,
@@ -175,3 +175,6 @@ export function heldDeployments(
       }),
   };
 }
+
+/** Held so that nothing is tried, not even the last apply again: a paused cluster's pair, a Stalled one. */
+const frozen = (f: DeploymentFailure) => f.held === "paused" || !!f.stalled;

@@ -61,6 +61,7 @@ describe("metrics (automation/metrics)", function () {
         ["pulumi_fleet_bundledeployment_deployed_timestamp_seconds", "gauge"],
         ["pulumi_fleet_bundledeployment_drifted", "gauge"],
         ["pulumi_fleet_bundledeployment_objects", "gauge"],
+        ["pulumi_fleet_bundledeployment_stalled", "gauge"],
         ["pulumi_fleet_bundledeployment_state", "gauge"],
         ["pulumi_fleet_state_timestamp_seconds", "gauge"],
       ]);
