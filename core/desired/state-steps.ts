@@ -89,7 +89,8 @@ export function stalled(g: Ground, alive: PlanEntry[]): Judged<Map<string, strin
   const access = new Map(g.pinned.clusters.map((c) => [c.name, accessDigest(c)]));
   const inputsOf = (e: PlanEntry) => pairInputs(e, access.get(e.cluster) ?? accessDigest(undefined));
   // Pairs failed before this step keep the plan's inputs; the alive ones have their valuesFrom digest now.
-  const inputs = new Map([...g.fleet.plan.entries, ...alive].map((e) => [deploymentKey(e), inputsOf(e)]));
+  const now = new Map(alive.map((e) => [deploymentKey(e), e]));
+  const inputs = new Map(g.fleet.plan.entries.map((e) => [deploymentKey(e), inputsOf(now.get(deploymentKey(e)) ?? e)]));
   const found = stalledPairs(alive, g.options.stalled, stalledAfterOf(g.config.stalledAfter), (e) => inputs.get(deploymentKey(e))!);
   return { verdicts: { failed: found.map(([pair, error, facts]) => ({ pair, error, stalled: facts })) }, value: inputs };
 }

@@ -44,9 +44,12 @@ export function accessDigest(c: Pick<ClusterConfig, "kubeconfig" | "context"> | 
   return sha256Hex(stableJson({ kubeconfig: c?.kubeconfig ?? "", context: c?.context ?? "" }));
 }
 
-/** What decides a pair's apply, as one digest: its deploymentId (content and options), all its options, and its cluster's access. */
+/**
+ * What decides a pair's apply, as one digest: its deploymentId (its content and options, hashed once by
+ * the plan), the two options Fleet leaves out of it (diff, correctDrift), and its cluster's access.
+ */
 export function pairInputs(e: Pick<PlanEntry, "deploymentId" | "options">, access: string): string {
-  return sha256Hex(stableJson({ deploymentId: e.deploymentId, options: e.options, access }));
+  return sha256Hex(stableJson({ deploymentId: e.deploymentId, diff: e.options.diff, correctDrift: e.options.correctDrift, access }));
 }
 
 /** The stack's setting, checked: 0 never stalls. */

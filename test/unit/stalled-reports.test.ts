@@ -8,6 +8,8 @@ import { stalledMarkdown } from "../../automation/reports/pr-summary";
 import { fleetStateExposition } from "../../automation/metrics/exposition";
 import { pairsAfterUp, pairsOfStatus } from "../../automation/metrics/pairs";
 import { DeploymentFailure } from "../../core/plan/failures";
+import { decideAfterUp } from "../../automation/notify/events";
+import { observedAfterUp } from "../../automation/notify/observe";
 import { knownFleetReport } from "../support/status-fixtures";
 import { HOSTILE } from "../support/hostile-text";
 
@@ -40,6 +42,20 @@ describe("a Stalled pair in the reports", () => {
     const text = fleetStateExposition({ stack: "prod", observedAt: new Date(0), pairs: status });
     expect(text).to.contain('pulumi_fleet_bundledeployment_stalled{stack="prod",git_repo="apps",bundle="web",cluster="c1"} 1');
     expect(text).to.contain('pulumi_fleet_bundledeployment_stalled{stack="prod",git_repo="apps",bundle="web",cluster="c2"} 0');
+  });
+
+  it("notifications: a pair refused, then Stalled, then Stalled again is told once (when it first failed)", () => {
+    const ctx = { stack: "prod", time: "2026-11-29T06:00:00Z" };
+    const refused: DeploymentFailure = { gitRepo: "apps", bundle: "web", cluster: "c1", message: "", reason: "ErrApplied: denied by policy" };
+    const stalled: DeploymentFailure = { ...refused, reason: "Stalled after 3 failures with the same inputs", stalled: STALL };
+    let memory = {};
+    const told: number[] = [];
+    for (const f of [refused, refused, stalled, stalled]) {
+      const d = decideAfterUp(memory, observedAfterUp({}, {}, [f]), new Map(), [], ctx);
+      told.push(d.events.length);
+      memory = d.memory;
+    }
+    expect(told).to.deep.equal([1, 0, 0, 0]);
   });
 
   it("the PR summary lists it under its own heading, its reason escaped (one table row each, whatever the reason holds)", () => {

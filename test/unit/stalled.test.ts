@@ -61,10 +61,10 @@ describe("Stalled pairs: the decisions (core/plan/stalled.ts)", () => {
     expect(stalledNow(kept)[0].err.message).to.equal(three);
   });
 
-  it("a new deploymentId, new options or new cluster credentials are new inputs: not Stalled, and a failure with them starts a new run", () => {
+  it("a new deploymentId (content, options), correctDrift or diff, or new cluster credentials are new inputs: not Stalled, and a failure with them starts a new run", () => {
     const r = failedTimes(3);
     expect(stalledNow(r, entry("c1", "m:2")), "new content").to.deep.equal([]);
-    expect(stalledNow(r, entry("c1", "m:1", { timeoutSeconds: 30 })), "new options").to.deep.equal([]);
+    expect(stalledNow(r, entry("c1", "m:1", { correctDrift: { enabled: true } })), "new options outside the deploymentId").to.deep.equal([]);
     const newAccess = pairInputs(entry("c1"), accessDigest({ kubeconfig: "rotated" }));
     expect(
       stalledPairs([entry("c1")], r, 3, () => newAccess),
