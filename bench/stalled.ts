@@ -36,8 +36,13 @@ export async function stalledBench(): Promise<void> {
         config: syntheticConfig(repo, syntheticClusters(clusters), { renderDir, stalledAfter: v === "retried" ? 0 : STALLED_AFTER }),
         deploy: { cacheRoot: path.join(work, "git") },
         env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
+        onProgramTimings: (t) => {
+          program = t;
+        },
       };
     };
+    // The program's own share (computing the desired state, registering it): less noisy than the wall time on a shared machine.
+    let program = { planMs: 0, registerMs: 0 };
     // The refused pair: c-000's first object of bundle b000, its file already holding another ConfigMap (render.go refuses it).
     const refuse = (v: Variant) => {
       const dir = path.join(work, `render-${v}`, "c-000", "1-manifest");
@@ -57,7 +62,7 @@ export async function stalledBench(): Promise<void> {
           return e.failures.map((f) => `${f.cluster}/${f.bundle}${f.stalled ? " (Stalled)" : ""}`);
         },
       );
-      return { ms: performance.now() - t, failed };
+      return { ms: performance.now() - t, failed, planMs: program.planMs };
     };
     for (const v of VARIANTS) {
       if (v !== "clean") refuse(v);
@@ -69,11 +74,13 @@ export async function stalledBench(): Promise<void> {
     // One untimed round: the first Stalled up records the pair's pause (one engine step); the rounds after are the steady state.
     for (const v of VARIANTS) await up(v);
     const times: Record<Variant, number[]> = { clean: [], stalled: [], retried: [] };
+    const planMs: Record<Variant, number[]> = { clean: [], stalled: [], retried: [] };
     const failures: Record<Variant, string[]> = { clean: [], stalled: [], retried: [] };
     for (let round = 0; round < runs; round++) {
       for (const v of VARIANTS) {
         const r = await up(v);
         times[v].push(seconds(r.ms));
+        planMs[v].push(Math.round(r.planMs));
         failures[v] = r.failed;
       }
     }
@@ -87,10 +94,11 @@ export async function stalledBench(): Promise<void> {
         "up s (each round)": times[v].join(" / "),
         "mean s": mean(times[v]),
         "vs clean": (mean(times[v]) / mean(times.clean)).toFixed(3),
+        "desired state ms (each)": planMs[v].join(" / "),
         failed: failures[v].join(", ") || "none",
       })),
     );
-    console.log(`written ${writeResult("stalled", { clusters, bundles, objects, runs, stalledAfter: STALLED_AFTER, times, failures })}`);
+    console.log(`written ${writeResult("stalled", { clusters, bundles, objects, runs, stalledAfter: STALLED_AFTER, times, planMs, failures })}`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
     fs.rmSync(repo, { recursive: true, force: true });
