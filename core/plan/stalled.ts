@@ -121,6 +121,11 @@ export function ownFailure(f: DeploymentFailure): boolean {
   return !f.held && !!f.cluster && f.field !== "dependsOn" && !f.reason.startsWith("WaitApplied");
 }
 
+/** Whether an `up` failed only by Stalled pairs: trying the same inputs again cannot heal it (the watcher does not back off and retry it). */
+export function onlyStalled(failures: readonly DeploymentFailure[]): boolean {
+  return failures.length > 0 && failures.every((f) => f.stalled);
+}
+
 /** What an `up` did with each pair planned, for the record: its inputs, and why it failed (undefined: it succeeded). */
 export interface UpAttempt {
   key: string;

@@ -12,6 +12,7 @@ import { DeploymentFailure } from "../../core/plan/failures";
 import {
   accessDigest,
   afterUp,
+  onlyStalled,
   DEFAULT_STALLED_AFTER,
   pairInputs,
   retried,
@@ -135,6 +136,20 @@ describe("Stalled pairs: the decisions (core/plan/stalled.ts)", () => {
       "c6/t/t-a ok",
       "c7/t/t-a untouched",
     ]);
+  });
+
+  it("the watcher's word: an up that failed only by Stalled pairs is not retried; one with another failure is", () => {
+    const f = (stalled: boolean): DeploymentFailure => ({
+      gitRepo: "t",
+      bundle: "t-a",
+      cluster: "c1",
+      message: "",
+      reason: "r",
+      ...(stalled ? { stalled: { failures: 3, since: "t", reason: "r" } } : {}),
+    });
+    expect(onlyStalled([f(true), f(true)])).to.equal(true);
+    expect(onlyStalled([f(true), f(false)])).to.equal(false);
+    expect(onlyStalled([])).to.equal(false);
   });
 
   it("stalledAfter in the stack file: a whole number, 0 or more, named in the error", () => {
