@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch ...] [options]` (`--help` lists them): the benchmarks (default: the
- * first eight, in that order; `fleet`, which builds Rancher Fleet itself, and `watch`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
+ * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch|stalled ...] [options]` (`--help` lists them): the benchmarks (default: the
+ * first eight, in that order; `fleet`, which builds Rancher Fleet itself, `watch` and `stalled`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; render: --clusters N; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3; page: --clusters 200 --bundles 50 --runs 3.
  */
@@ -14,6 +14,7 @@ import { shardsBench } from "./shards";
 import { rolloutBench } from "./rollout";
 import { fleetBench } from "./fleet";
 import { watchBench } from "./watch";
+import { stalledBench } from "./stalled";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
@@ -27,23 +28,23 @@ const DEFAULT = {
   shards: shardsBench,
   rollout: rolloutBench,
 } as const;
-const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench } as const;
+const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [options]",
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [options]",
   summary:
-    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, and watch, commit to cluster through npm run watch, only when named); each prints a table and writes bench/results/<name>.json.",
-  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
+    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, only when named); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
     clusters: {
       type: "string" as const,
       value: "N|N,N",
-      help: "plan, render, shards: clusters (shards default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
+      help: "plan, render, shards, stalled: clusters (shards and stalled default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
     },
-    bundles: { type: "string" as const, value: "N", help: "plan, engine: bundles per cluster; page: bundles (default 50)" },
-    objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10)" },
+    bundles: { type: "string" as const, value: "N", help: "plan, engine, stalled: bundles per cluster (stalled default 5); page: bundles (default 50)" },
+    objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10); stalled: (default 5)" },
     "skip-checkpoints-only": {
       type: "boolean" as const,
       help: "engine: measure only the default (state written once at the end), not also a checkpoint per step",
@@ -51,7 +52,7 @@ const SPEC = {
     runs: {
       type: "string" as const,
       value: "N",
-      help: "live: runs per measurement; page: page loads; startup: no-op ups; rollout: updates per variant (default 3)",
+      help: "live: runs per measurement; page: page loads; startup: no-op ups; rollout: updates per variant (default 3); stalled: rounds (default 2)",
     },
     "engine-env": {
       type: "string" as const,

@@ -9,6 +9,7 @@ import { guarded } from "../automation/engine/process-guard";
 import { stopOnSignals } from "../core/base/stop-signal";
 import { FailureContext } from "../automation/reports/error-report";
 import { Operation, OPERATIONS, runOperation } from "../automation/run-operation";
+import { RetrySelector, retrySelector } from "../core/plan/stalled";
 import { CommandSpec, parseCommand, required, runMain, UsageError } from "./cli";
 import { decideAlone, operationFlagsOf, runAllShards, shardLayoutOf, shardStack } from "./fleet-shards";
 
@@ -43,13 +44,20 @@ const SPEC = {
       type: "boolean",
       help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up",
     },
+    retry: { type: "boolean", help: "up: apply every Stalled bundle deployment again (each gets stalledAfter fresh tries)" },
+    "retry-pair": {
+      type: "string",
+      multiple: true as const,
+      value: "CLUSTER/GITREPO/BUNDLE",
+      help: "up: apply this Stalled bundle deployment again (repeatable)",
+    },
     partition: {
       type: "string",
       value: "NAME",
       help: "up, preview: deploy each rollout's partitions up to and including NAME, hold the later ones (an approval step between partitions)",
     },
   },
-} satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string }>>;
+} satisfies CommandSpec<Record<string, { type: "string" | "boolean"; help: string; value?: string; multiple?: boolean }>>;
 
 /** Options that only make sense for some operations; the rest apply to all. */
 const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
@@ -66,6 +74,8 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   "force-unlock": ["up", "destroy", "refresh", "cancel"],
   "all-shards": ["up", "preview"],
   partition: ["up", "preview"],
+  retry: ["up"],
+  "retry-pair": ["up"],
 };
 
 type Values = ReturnType<typeof parseCommand<typeof SPEC.options>>["values"];
@@ -79,6 +89,12 @@ function parse(argv: string[]): { op: Operation; stack: string; v: Values } {
   }
   if (v.checkpoints && v["skip-checkpoints"]) throw new UsageError("--checkpoints and --skip-checkpoints contradict each other");
   return { op, stack: required(v.stack, "stack", "there is no default environment: name the one to operate on"), v };
+}
+
+/** `--retry` / `--retry-pair` as the deploy options' selector (core/plan/stalled.ts). */
+function retryOf(v: Values): { retry?: RetrySelector } {
+  const retry = retrySelector(v.retry, v["retry-pair"]);
+  return retry ? { retry } : {};
 }
 
 /** What is running, for the failure's text and log (runMain). */
@@ -95,6 +111,8 @@ async function main(): Promise<void> {
     throw new UsageError(`--shard and --parallel apply to a sharded environment; stacks/Pulumi.${parsed.stack}.yaml has no shards: rule`);
   if (layout && !v.shard && v.partition !== undefined)
     throw new UsageError("--partition applies to one stack: in a sharded environment, run it per shard with --shard NAME");
+  if (layout && !v.shard && (v.retry || v["retry-pair"]))
+    throw new UsageError("--retry applies to one stack: in a sharded environment, run it per shard with --shard NAME");
   if (layout && !v.shard) return runAllShards(op, layout, v);
   const stack = layout ? shardStack(layout, v.shard!) : parsed.stack;
   running.stack = stack;
@@ -104,7 +122,7 @@ async function main(): Promise<void> {
     {
       op,
       stack,
-      deploy: { ...(v.partition !== undefined ? { partition: v.partition } : {}), ...decided },
+      deploy: { ...(v.partition !== undefined ? { partition: v.partition } : {}), ...retryOf(v), ...decided },
       flags: {
         ...operationFlagsOf(v),
         json: v.json,

@@ -10,15 +10,24 @@ import { stackFileOf } from "../automation/engine/stack";
 import { watchLoop } from "../automation/watch/loop";
 import { liveWatchDeps } from "../automation/watch/live";
 import { stopOnSignals } from "../core/base/stop-signal";
+import { retrySelector } from "../core/plan/stalled";
+import { retryStalled } from "../automation/operation/stalled";
 import { parseCommand, required, runMain, UsageError } from "./cli";
 import { shardLayoutOf } from "./fleet-shards";
 
 const SPEC = {
-  usage: "npm run watch -- --stack NAME [--quiet]",
+  usage: "npm run watch -- --stack NAME [--quiet] [--retry | --retry-pair CLUSTER/GITREPO/BUNDLE]",
   summary: "Polls each GitRepo of the stack at its pollingInterval and runs `up` when a commit or the stack file changed; runs until SIGTERM or SIGINT.",
   options: {
     stack: { type: "string" as const, value: "NAME", help: "the environment: stacks/Pulumi.NAME.yaml (required)" },
     quiet: { type: "boolean" as const, help: "do not stream the engine's output (deploy events and failures are still printed)" },
+    retry: { type: "boolean" as const, help: "apply every Stalled bundle deployment again in the first up (each gets stalledAfter fresh tries)" },
+    "retry-pair": {
+      type: "string" as const,
+      multiple: true as const,
+      value: "CLUSTER/GITREPO/BUNDLE",
+      help: "apply this Stalled bundle deployment again (repeatable)",
+    },
   },
 };
 
@@ -50,6 +59,9 @@ async function main(): Promise<void> {
       idle = true;
     }
   };
+  // Cleared before the first up, which then applies them: the loop itself never retries a Stalled pair.
+  const retry = retrySelector(values.retry, values["retry-pair"]);
+  if (retry) await retryStalled({ stack, deploy: { retry } });
   log("watching");
   await watchLoop(deps);
   log("stopped");

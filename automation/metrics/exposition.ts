@@ -206,7 +206,10 @@ function worstPerPair(list: PairMetrics[]): PairMetrics[] {
   const byKey = new Map<string, PairMetrics>();
   for (const p of list) {
     const seen = byKey.get(pairKey(p));
-    if (!seen || STATE_RANK[p.state] > STATE_RANK[seen.state]) byKey.set(pairKey(p), p);
+    // A condition is a fact beside the state: kept whichever report of the pair has the worse state.
+    const worse = !seen || STATE_RANK[p.state] > STATE_RANK[seen.state] ? p : seen;
+    const condition = worse.condition ?? seen?.condition ?? p.condition;
+    byKey.set(pairKey(p), condition ? { ...worse, condition } : worse);
   }
   return [...byKey].sort(([a], [b]) => compareKeys(a, b)).map(([, p]) => p);
 }

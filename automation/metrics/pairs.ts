@@ -10,7 +10,7 @@ import { PairReport } from "../../core/model/pair";
 import { PlanEntry } from "../../core/targeting/plan";
 import { DeploymentState, DeploymentStatus, STATE_RANK } from "../reports/status";
 import { ClusterMetrics, PairMetrics } from "./exposition";
-import { failureState, HOLD_CONDITION } from "../reports/vocabulary";
+import { failureCondition, failureState } from "../reports/vocabulary";
 import { SeenRecord } from "../clusters/observed";
 import { ClusterConfig } from "../../core/config/stack";
 
@@ -52,7 +52,7 @@ export function pairsAfterUp(f: UpFacts): PairMetrics[] {
     bundle: x.bundle,
     cluster: x.cluster,
     state: failureState(x),
-    ...(x.held ? { condition: HOLD_CONDITION[x.held] } : {}),
+    ...(failureCondition(x) ? { condition: failureCondition(x) } : {}),
     ...(x.cluster ? fromRecord(f.records[deploymentKey(x)]) : {}),
   }));
   return [...planned, ...failed];

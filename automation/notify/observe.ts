@@ -9,7 +9,7 @@ import { PairReport } from "../../core/model/pair";
 import { DeploymentRecord } from "../../core/desired/records";
 import { DeployEvent, formatDeployEvent } from "../reports/deploy-events";
 import { DeploymentStatus } from "../reports/status";
-import { failureState } from "../reports/vocabulary";
+import { failureCondition, failureState } from "../reports/vocabulary";
 import { Memory, PairObservation } from "./events";
 
 /** A report's words, the one form both the memory and a new observation use (so unchanged words compare equal). */
@@ -57,6 +57,7 @@ export function observedAfterUp(
       bundle: f.bundle,
       cluster: f.cluster,
       state: failureState(f),
+      ...(failureCondition(f) ? { condition: failureCondition(f) } : {}),
       message: `${f.file ? `${f.file}: ` : ""}${f.reason}`,
       deploymentId: rec?.deploymentId ?? f.kept?.deploymentId ?? "",
       commit: rec?.commit ?? "",

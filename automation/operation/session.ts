@@ -19,6 +19,7 @@ import { readState, StackState } from "../engine/deployed-objects";
 import { historyMark, stillHolds } from "../engine/history-mark";
 import { DesiredRun } from "./desired";
 import { PROJECT_NAME } from "../engine/stack";
+import { readStalled } from "./stalled";
 import { stackLockStore } from "../engine/own-locks";
 import { ensureKubernetesProvider, needsKubernetesProvider } from "../engine/toolchain";
 import { withStackLock } from "../engine/locks";
@@ -157,7 +158,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const policy = { stack: options.stack, waitLock: options.waitLock, forceUnlock: options.forceUnlock, warn, leases, locks };
   const { excluded } = planScope({ urns: engineSees.map((r) => r.urn), unreachable });
   // The desired state the program registers, computed by the operation from what it read (desired.ts).
-  const deploy = planDesired(options.deploy, unreachable);
+  const deploy = { ...planDesired(options.deploy, unreachable), ...(runsProgram ? { stalled: await readStalled(options) } : {}) };
   // Computed from the state as the migration leaves it (in memory; an up imported it already), so core reads only the current layout.
   const runOf = async (read: StackState) => {
     const seen = await migratedView(read, clusterNames);

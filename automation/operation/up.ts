@@ -26,6 +26,7 @@ import { ofRun } from "../reports/deploy-events";
 import { newRunId, RunRef } from "../runs/runs";
 import { recordRun } from "../runs/record";
 import { upWhilePinned } from "../runs/pinned-up";
+import { recordStalled, retryStalled } from "./stalled";
 
 /** The state's migration from an earlier version's layout, decided again on the state as it is under the lock (migrate-state.ts). */
 async function migrateUnderLock(s: Session): Promise<void> {
@@ -44,6 +45,8 @@ export async function up(given: OperationOptions): Promise<UpResult> {
 async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult> {
   const at = new Date();
   const run: RunRef = options.run ?? { id: newRunId(at), kind: "up" };
+  // Before the desired state is computed (open starts it): the pairs --retry names are not Stalled in it.
+  await retryStalled(options);
   const s = watched(m, await open(options, "up", true));
   try {
     await resolvePendingOperations(s, options);
@@ -88,6 +91,7 @@ async function reportUp(
     unreachable: s.unreachable,
   });
   m.clusters = clusterMetrics(s.planned()?.config.clusters ?? [], s.seen, s.unreachable);
+  await recordStalled(options, s.planned(), o.failed, new Set([...s.unreachable.keys(), ...(options.deploy?.leftOut ?? [])]));
   await notifyAfterUp(
     { stack: options.stack, config: s.planned()?.config.notifications, backend: resolveBackend(options), warn: warnerOf(options) },
     {

@@ -154,6 +154,7 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
           kind: d.state,
           detail: [
             `${pair}: ${stateWords(d)}`,
+            ...(d.stalled ? [stalledLine(d.stalled)] : []),
             `deploymentId ${d.deploymentId}`,
             ...(d.appliedDeploymentId && d.appliedDeploymentId !== d.deploymentId ? [`applied ${d.appliedDeploymentId}`] : []),
             ...(d.message ? [d.message] : []),
@@ -198,6 +199,11 @@ export function statusMatrix(report: StatusReport, by: GroupBy = { clusterGroup:
 /** What a preview page needs: the report and its prunes (a PreviewResult of automation/operation/preview.ts is one). */
 export type PreviewInput = PreviewReport & { prunes: Prune[]; takenAt?: string };
 
+/** A Stalled pair's line in its cell (core/plan/stalled.ts): why nothing is tried, and how to try again. */
+function stalledLine(s: { failures: number; since: string }): string {
+  return `stalled: ${s.failures} failures with the same inputs since ${s.since}; not applied, --retry to try again`;
+}
+
 /** A preview as a matrix: what the update would do to every (cluster, bundle) pair, prunes with their reason. */
 export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup: true }): Matrix {
   const { state, before, groups } = report;
@@ -238,7 +244,7 @@ export function previewMatrix(report: PreviewInput, by: GroupBy = { clusterGroup
         return {
           kind: "ErrApplied",
           detail: [
-            `${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`,
+            f.stalled ? `${pair}: ${stalledLine(f.stalled)}` : `${pair}: fails, ${f.kept ? "keeps what it last deployed" : "nothing deployed"}`,
             f.reason,
             ...(was ? [`deploymentId ${was.deploymentId}`] : []),
           ],

@@ -52,7 +52,8 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   }
   // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
   for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
-  out.push(...failuresMarkdown(report.state.failures?.list().filter((f) => !f.held) ?? []));
+  out.push(...failuresMarkdown(report.state.failures?.list().filter((f) => !f.held && !f.stalled) ?? []));
+  out.push(...stalledMarkdown(report.state.failures?.list().filter((f) => f.stalled) ?? []));
   out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));
   // The order a change reaches the clusters in, before anyone merges it.
   const rollouts = [...(report.state.rollouts ?? [])].sort(([a], [b]) => compare(a, b)).map(([, r]) => r);
@@ -109,6 +110,24 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
     out.push("");
   }
   return out.join("\n");
+}
+
+/** Stalled bundle deployments (core/plan/stalled.ts): failures not tried again; the preview fails with them. */
+export function stalledMarkdown(stalled: DeploymentFailure[]): string[] {
+  if (!stalled.length) return [];
+  return [
+    "### Stalled bundle deployments",
+    "",
+    "Each failed the same way with the same inputs until `stalledAfter`: stalled: not applied, `--retry` to try again (a new commit, options or cluster credentials end it too).",
+    "",
+    "| cluster | bundle | GitRepo | failures | since | last failure |",
+    "|---|---|---|---:|---|---|",
+    ...stalled.map(
+      (f) =>
+        `| ${markdownCell(f.cluster)} | ${markdownCell(f.bundle)} | ${markdownCell(f.gitRepo)} | ${f.stalled!.failures} | ${markdownCell(f.stalled!.since)} | ${markdownText(f.stalled!.reason)} |`,
+    ),
+    "",
+  ];
 }
 
 /** Bundle deployments that fail: each fails alone and keeps what it last deployed; the preview fails with them. */

@@ -13,7 +13,7 @@ import { compare } from "./deploy-events";
 import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
 import { Step } from "../engine/step-recorder";
 import { Offline, offlineWords } from "../clusters/observed";
-import { DeploymentState, failureState, HOLD_CONDITION, PairCondition, STATE_RANK } from "./vocabulary";
+import { DeploymentState, failureCondition, failureState, PairCondition, STATE_RANK } from "./vocabulary";
 import type { ClusterPause } from "../../core/config/stack";
 
 export { STATE_RANK } from "./vocabulary";
@@ -36,6 +36,8 @@ export interface DeploymentStatus {
   notObservedSince?: string;
   /** Its cluster is Offline: the state the last update left it in, before the cluster went out of reach. */
   lastObservedState?: string;
+  /** Stalled (Fleet's condition word): its state is ErrApplied, and it is not applied again until its inputs change or `up --retry` (core/plan/stalled.ts). */
+  stalled?: { failures: number; since: string; reason: string };
 }
 
 /** A pair that leaves: the next `up` prunes it (or, moved to another shard, that shard's stack holds it). */
@@ -167,10 +169,11 @@ export function computeStatus(
         bundle: f.bundle,
         cluster: f.cluster,
         state: failureState(f),
-        ...(f.held ? { condition: HOLD_CONDITION[f.held] } : {}),
+        ...(failureCondition(f) ? { condition: failureCondition(f) } : {}),
         deploymentId: "",
         appliedDeploymentId: f.cluster ? applied[facts.keyOf(f)]?.deploymentId : undefined,
         message: `${f.file ? `${f.file}: ` : ""}${f.reason} (${f.kept ? "keeps what it last deployed" : "nothing deployed"})`,
+        ...(f.stalled ? { stalled: f.stalled } : {}),
       })),
     )
     .sort((a, b) => compare(`${a.gitRepo}/${a.bundle}/${a.cluster}`, `${b.gitRepo}/${b.bundle}/${b.cluster}`));

@@ -35,3 +35,8 @@ export function failureState(f: Pick<DeploymentFailure, "held" | "kept" | "field
   if (f.field === "rolloutStrategy") return "WaitApplied";
   return "ErrApplied";
 }
+
+/** The condition of a pair the desired state failed or held before the engine: its hold's, or Stalled. */
+export function failureCondition(f: Pick<DeploymentFailure, "held" | "stalled">): PairCondition | undefined {
+  return f.held ? HOLD_CONDITION[f.held] : f.stalled ? "Stalled" : undefined;
+}

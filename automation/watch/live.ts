@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import { onlyStalled } from "../../core/plan/stalled";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { stableJson } from "../../core/base/hash";
@@ -99,6 +100,11 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
         }
         if (err instanceof ops.OperationError) for (const e of err.events) log(formatDeployEvent(e));
         log(reportFailure(err, { op: "up", stack }, path.join(resolveBackend().localDir, "logs")));
+        // Only Stalled pairs failed: trying the same inputs again cannot heal them (core/plan/stalled.ts); new inputs or --retry do.
+        if (err instanceof ops.BundlesFailedError && onlyStalled(err.failures)) {
+          log("every failed bundle deployment is Stalled: not tried again until its inputs change (or `npm run watch -- --retry`)");
+          return { ok: true, resolved: {} };
+        }
         return { ok: false };
       }
     },

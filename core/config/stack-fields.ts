@@ -4,7 +4,7 @@
  * Each section's reader (agent-settings.ts, notifications.ts, ...) takes its keys from its table here;
  * what a schema cannot say (a Go duration, a PEM bundle, an expression) stays in the reader.
  */
-import { anyMap, bool, FieldTable, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "./field-table";
+import { anyMap, bool, FieldTable, int, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "./field-table";
 import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "./common-fields";
 
 const selector = (description?: string) => ref("LabelSelector", LABEL_SELECTOR_FIELDS, description);
@@ -177,4 +177,7 @@ export const STACK_FIELDS: FieldTable = {
   metrics: obj(METRICS_FIELDS),
   healthChecks: listOf(obj(HEALTH_CHECK_FIELDS)),
   schedules: listOf(obj(SCHEDULE_FIELDS), "maintenance windows"),
+  stalledAfter: int(
+    "a pair that fails this many times in a row with the same inputs is Stalled: not applied again until they change or `--retry` (default 3; 0: never)",
+  ),
 };

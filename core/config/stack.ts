@@ -87,6 +87,8 @@ export interface StackConfig {
   healthChecks?: HealthCheck[];
   /** Maintenance windows (core/config/schedules.ts): outside its window a cluster keeps what it has. */
   schedules?: ScheduleConfig[];
+  /** Failures in a row with the same inputs after which a pair is Stalled (core/plan/stalled.ts); absent: the default, 0: never. */
+  stalledAfter?: number;
 }
 
 /** A shard stack's own view: its name, and the definition's clusters that belong to the other shards. */
@@ -140,6 +142,10 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   if (healthChecks.length) config.healthChecks = healthChecks;
   const schedules = readSchedules(root.child("schedules"), (t) => readTargetCriteria(t));
   if (schedules.length) config.schedules = schedules;
+  const stalledAfter = root.child("stalledAfter").optNumber();
+  if (stalledAfter !== undefined && (!Number.isInteger(stalledAfter) || stalledAfter < 0))
+    root.child("stalledAfter").fail(`must be a whole number of failures, 0 or more (0: a failing pair is never Stalled; got ${stalledAfter})`);
+  if (stalledAfter !== undefined) config.stalledAfter = stalledAfter;
   if (!config.renderDir) {
     clusters.forEach((c, i) => {
       for (const key of ["kubeVersion", "apiVersions"] as const) {

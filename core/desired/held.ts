@@ -6,7 +6,7 @@
  */
 import { UnreadBundle } from "../bundles/read";
 import { FleetError } from "../base/errors";
-import { describeFailure, FailedDeployments, HoldKind } from "../plan/failures";
+import { DeploymentFailure, describeFailure, FailedDeployments } from "../plan/failures";
 import { DeployedBundle, DeployedNamespace } from "./facts";
 import { bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
 import { clusterNamespacesOf, DesiredObject } from "./objects";
@@ -118,7 +118,7 @@ export function heldDeployments(
   if (records.size && !inState) {
     const first = failures.get(records.values().next().value!)!;
     throw new FleetError(
-      `${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a ${heldWord(first.held)} bundle deployment cannot keep its objects as they are, so nothing ` +
+      `${first.reason} (without the stack's state, as in a plain \`pulumi up\`, a ${heldWord(first)} bundle deployment cannot keep its objects as they are, so nothing ` +
         "was changed; `npm run up` keeps them and deploys everything else)",
       { gitRepo: first.gitRepo, bundle: first.bundle, cluster: first.cluster },
     );
@@ -164,8 +164,8 @@ export function heldDeployments(
             `bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`,
           ],
           objects,
-          // A paused cluster's pair is registered paused: its provider neither applies, retries nor prunes it.
-          spec: failures.get(record)!.held === "paused" ? { ...heldSpec(record, deployed, objects), paused: true } : heldSpec(record, deployed, objects),
+          // A paused cluster's pair, and a Stalled one, is registered paused: its provider neither applies, retries nor prunes it.
+          spec: frozen(failures.get(record)!) ? { ...heldSpec(record, deployed, objects), paused: true } : heldSpec(record, deployed, objects),
           record,
           arrived: arrived.has(record.cluster),
           held: true,
@@ -177,6 +177,9 @@ export function heldDeployments(
 }
 
 /** What a kept pair is, in the words of why it is kept. */
-function heldWord(held: HoldKind | undefined): string {
-  return held === "paused" ? "paused cluster's" : held ? "held" : "failed";
+function heldWord(f: DeploymentFailure): string {
+  return f.held === "paused" ? "paused cluster's" : f.stalled ? "Stalled" : f.held ? "held" : "failed";
 }
+
+/** Held so that nothing is tried, not even the last apply again: a paused cluster's pair, a Stalled one. */
+const frozen = (f: DeploymentFailure) => f.held === "paused" || !!f.stalled;

@@ -6,6 +6,7 @@
  */
 import type { FleetState } from "../plan/pipeline";
 import type { PreviousDeployment } from "./previous";
+import type { RetrySelector, StalledRecord } from "../plan/stalled";
 
 export interface DesiredOptions {
   /** Git cache directory (default ~/.cache/pulumi-fleet). */
@@ -22,6 +23,8 @@ export interface DesiredOptions {
   now?: Date;
   /** `up --partition NAME`: rollouts deploy their partitions up to NAME and hold the later ones (holds.ts). */
   partition?: string;
+  /** Each pair's run of failures with the same inputs (automation/engine/stalled-store.ts): a run as long as the stack's `stalledAfter` is Stalled (core/plan/stalled.ts). */
+  stalled?: StalledRecord;
 }
 
 /** What the operations' callers, scripts and tests set for an update: values. */
@@ -30,4 +33,6 @@ export interface DeployOptions extends Omit<DesiredOptions, "onPlanned"> {
   previous?: PreviousDeployment | null;
   /** The shard runner's fingerprint of this update's inputs (automation/shards/inputs.ts), kept as the output `inputs`. */
   inputs?: string;
+  /** `up --retry`: the Stalled pairs tried again (every one, or those deployment keys; core/plan/stalled.ts). */
+  retry?: RetrySelector;
 }

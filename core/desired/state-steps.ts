@@ -28,6 +28,7 @@ import { entriesByCluster } from "./records";
 import { renderWithLookups } from "./render-lookups";
 import { RolloutGates, rolloutGates } from "./rollout-gates";
 import { Judged, verdictsOnly } from "./steps";
+import { accessDigest, pairInputs, stalledAfterOf, stalledPairs } from "../plan/stalled";
 
 /** The clusters' facts (`known`: ClusterFacts per cluster name), the identities that deploy, and the valuesFrom reads. */
 export interface Gathered {
@@ -77,6 +78,21 @@ export async function valuesFrom(g: Ground, alive: PlanEntry[]): Promise<Judged<
 /** Pairs on a paused cluster: held as the state holds them, before anything about them is read or rendered (holds.ts). */
 export function pausedClusters(g: Ground, alive: PlanEntry[]): Judged<undefined> {
   return verdictsOnly({ failed: pausedHolds(alive, g.paused).map(([pair, error]) => ({ pair, error, held: "paused" as const })) });
+}
+
+/**
+ * Stalled pairs (core/plan/stalled.ts): failed `stalledAfter` times in a row with the inputs they have now
+ * (deploymentIDs final: after valuesFrom), so they fail again without being rendered or applied. The
+ * value: every planned pair's inputs, which the `up` records its failures under.
+ */
+export function stalled(g: Ground, alive: PlanEntry[]): Judged<Map<string, string>> {
+  const access = new Map(g.pinned.clusters.map((c) => [c.name, accessDigest(c)]));
+  const inputsOf = (e: PlanEntry) => pairInputs(e, access.get(e.cluster) ?? accessDigest(undefined));
+  // Pairs failed before this step keep the plan's inputs; the alive ones have their valuesFrom digest now.
+  const now = new Map(alive.map((e) => [deploymentKey(e), e]));
+  const inputs = new Map(g.fleet.plan.entries.map((e) => [deploymentKey(e), inputsOf(now.get(deploymentKey(e)) ?? e)]));
+  const found = stalledPairs(alive, g.options.stalled, stalledAfterOf(g.config.stalledAfter), (e) => inputs.get(deploymentKey(e))!);
+  return { verdicts: { failed: found.map(([pair, error, facts]) => ({ pair, error, stalled: facts })) }, value: inputs };
 }
 
 export function maintenanceWindows(g: Ground, alive: PlanEntry[]): Judged<undefined> {

@@ -37,6 +37,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   await steps.judge("paused clusters", (alive) => step.pausedClusters(g, alive));
   await steps.judge("reach", (alive) => step.reach(g, alive));
   const got = await steps.judge("valuesFrom", (alive) => step.valuesFrom(g, alive));
+  const pairInputs = await steps.judge("stalled", (alive) => step.stalled(g, alive));
   await steps.judge("maintenance windows", (alive) => step.maintenanceWindows(g, alive));
   const r = await steps.judge("render", (alive) => step.render(g, got, alive));
   await steps.judge("rendered objects", (alive) => step.renderedObjects(g, got, r, alive));
@@ -75,7 +76,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
     ...held.deployments((cluster) => new Set(namespaces.get(cluster)?.map((ns) => ns.metadata.name)), arrived),
   ];
   // The plan as it deploys: what failed left out, each bundle's rollout; the planned value stays as handed to onPlanned.
-  const final: FleetState = { ...fleet, plan: { ...fleet.plan, entries }, rollouts: rollouts.byBundle };
+  const final: FleetState = { ...fleet, plan: { ...fleet.plan, entries }, rollouts: rollouts.byBundle, pairInputs };
   const summarized = summarize(final, deployedAgents(g.agents), held.records());
   const summary = { ...summarized, agents: agentsWhilePaused(summarized.agents, g.paused, previous) };
   const state: DesiredState = {

@@ -8,6 +8,7 @@
 import { FleetError, withContext } from "../base/errors";
 import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
+import type { StallFacts } from "./stalled";
 
 /** What holds a pair back without failing it: a maintenance window, `up --partition`, or its cluster paused (core/desired/holds.ts). */
 export type HoldKind = "schedule" | "partition" | "paused";
@@ -29,6 +30,8 @@ export interface DeploymentFailure {
   kept?: { deploymentId: string; objects: number };
   /** Not a failure: held by a maintenance window (stack `schedules`), by `up --partition` or by its paused cluster; it keeps what it has, and the update succeeds. */
   held?: HoldKind;
+  /** Stalled (core/plan/stalled.ts): a failure not tried again, kept as the state holds it; the update still fails naming it. */
+  stalled?: StallFacts;
 }
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };
@@ -38,6 +41,7 @@ export interface Failed {
   pair: Pair;
   error: unknown;
   held?: HoldKind;
+  stalled?: StallFacts;
 }
 
 /** What one decision says: the pairs it fails or holds, in the order it found them, and what pairs read from Secrets. */
@@ -107,6 +111,13 @@ export class FailedDeployments {
     this.byKey.get(pairKey(pair))!.held = by;
   }
 
+  /** Records a Stalled pair (core/plan/stalled.ts): a failure of the update, kept like one, not applied. */
+  stall(pair: Pair, err: unknown, facts: StallFacts): void {
+    if (this.has(pair)) return;
+    this.fail(pair, err);
+    this.byKey.get(pairKey(pair))!.stalled = facts;
+  }
+
   /** Drops the pair's failure (a bundle's cluster-less one, once its clusters have theirs). */
   forget(pair: BundleId & { cluster: string }): void {
     this.byKey.delete(pairKey(pair));
@@ -131,6 +142,7 @@ export class FailedDeployments {
     for (const [pair, values] of verdicts.secrets ?? []) this.redact(pair, values);
     for (const f of verdicts.failed) {
       if (f.held) this.hold(f.pair, f.error, f.held);
+      else if (f.stalled) this.stall(f.pair, f.error, f.stalled);
       else this.fail(f.pair, f.error);
     }
   }

@@ -47,6 +47,8 @@ export interface FleetState {
   targeting: Targeting;
   /** Per bundle with a rolloutStrategy (by bundle ref, core/model/keys.ts): its partitions and waves, set once the desired state is computed. */
   rollouts?: Map<string, BundleRollout>;
+  /** Per deployment key, the digest of what decides the pair's apply (core/plan/stalled.ts pairInputs), set once the desired state is computed. */
+  pairInputs?: Map<string, string>;
 }
 
 /** A bundle's rollout as this update walks it (core/targeting/rollout.ts), with where it differs from Fleet. */

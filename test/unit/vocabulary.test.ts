@@ -19,7 +19,7 @@ import type { FleetState } from "../../core/plan/pipeline";
 
 const STATES = Object.keys(STATE_RANK);
 
-/** A fleet with a pair in every condition: c1 Offline, c2 paused (held), c3 behind a window, c4 a --partition, c5 a paused bundle. */
+/** A fleet with a pair in every condition: c1 Offline, c2 paused (held), c3 behind a window, c4 a --partition, c5 a paused bundle, c6 Stalled. */
 function fleetWithEveryCondition(): StatusReport {
   const entry = (cluster: string, deploymentId: string, paused = false) => ({
     gitRepo: "g",
@@ -39,9 +39,17 @@ function fleetWithEveryCondition(): StatusReport {
     held: kind,
     kept: { deploymentId: "s-h:1", objects: 1 },
   });
-  const failures = [held("c2", "paused"), held("c3", "schedule"), held("c4", "partition")];
+  const stalled = {
+    gitRepo: "g",
+    bundle: "s",
+    cluster: "c6",
+    message: "x",
+    reason: "Stalled after 3",
+    stalled: { failures: 3, since: "2026-11-29T05:00:00Z", reason: "denied" },
+  };
+  const failures = [held("c2", "paused"), held("c3", "schedule"), held("c4", "partition"), stalled];
   const state = {
-    config: { clusters: ["c1", "c2", "c3", "c4", "c5"].map((name) => ({ name })), gitRepos: [{ name: "g" }] },
+    config: { clusters: ["c1", "c2", "c3", "c4", "c5", "c6"].map((name) => ({ name })), gitRepos: [{ name: "g" }] },
     sources: new Map([["g", { commit: "abc" }]]),
     plan: { entries: [entry("c1", "s-1:a"), entry("c5", "s-2:a", true)], skipped: [] },
     failures: { list: () => failures },
@@ -66,6 +74,7 @@ describe("one vocabulary across the reports", () => {
       "c2 OutOfSync Paused",
       "c3 OutOfSync OffSchedule",
       "c4 OutOfSync Held",
+      "c6 ErrApplied Stalled",
     ]);
     for (const d of report.deployments) expect(STATES).to.include(d.state);
     expect(report.clusters.find((c) => c.cluster === "c1")!.state).to.equal("Offline");

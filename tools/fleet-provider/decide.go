@@ -50,26 +50,35 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 	d.Changes = len(d.Detailed) > 0
 	if d.Changes && !news.Paused {
 		heldObjects(d.Detailed, olds, news)
+		// Resumed (a paused cluster's pair, a Stalled one) while its last apply had not reached Ready: the
+		// update applies it again whole, as a retry does, and shows so per object (a deploy event).
+		if olds.Spec.Paused && retryReason(olds.Status, news) != "" {
+			reapplied(d.Detailed, olds, news)
+		}
 	}
 	if !d.Changes && !news.Paused {
 		d.Retry = retryReason(olds.Status, news)
 		d.Changes = d.Retry != ""
-		// A re-apply shows as an update of each object it applies again: the drifted ones, else all.
-		again := olds.Drifted
-		if olds.State != StateModified || len(again) == 0 {
-			again = sortedKeys(news.set())
-		}
 		if d.Changes {
-			for _, k := range again {
-				if _, ok := news.Objects[k]; ok {
-					d.Detailed["objects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
-				} else if _, ok := news.SecretObjects[k]; ok {
-					d.Detailed["secretObjects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
-				}
-			}
+			reapplied(d.Detailed, olds, news)
 		}
 	}
 	return d
+}
+
+// reapplied shows a re-apply as an update of each object it applies again: the drifted ones, else all.
+func reapplied(detailed map[string]pulumirpc.PropertyDiff_Kind, olds *Outputs, news Spec) {
+	again := olds.Drifted
+	if olds.State != StateModified || len(again) == 0 {
+		again = sortedKeys(news.set())
+	}
+	for _, k := range again {
+		if _, ok := news.Objects[k]; ok {
+			detailed["objects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
+		} else if _, ok := news.SecretObjects[k]; ok {
+			detailed["secretObjects"+pathKey(k)] = pulumirpc.PropertyDiff_UPDATE
+		}
+	}
 }
 
 // heldObjects adds the objects a gate held back to an update that has other reasons to apply (a

@@ -376,3 +376,24 @@ func TestDiffPairNamesTheObjectsAGateHeldBack(t *testing.T) {
 		t.Fatalf("a Ready pair names no held object: %v", d.Detailed)
 	}
 }
+
+// A pair resumed (a paused cluster's, a Stalled one) whose last apply was refused is applied again whole,
+// each object named (a deploy event); one that was Ready when paused names only the flag.
+func TestDiffPairResumedAfterAFailureAppliesEveryObjectAgain(t *testing.T) {
+	objects := map[string]DesiredObject{"/ConfigMap/app/a": {Manifest: configMap("a", nil)}, "/ConfigMap/app/b": {Manifest: configMap("b", nil)}}
+	was := spec("m:2", objects)
+	was.Paused = true
+	olds := &Outputs{Spec: was, Status: Status{AppliedDeploymentID: "m:1", State: StateErrApplied}}
+	want := map[string]pulumirpc.PropertyDiff_Kind{
+		"paused":                      pulumirpc.PropertyDiff_UPDATE,
+		`objects["/ConfigMap/app/a"]`: pulumirpc.PropertyDiff_UPDATE,
+		`objects["/ConfigMap/app/b"]`: pulumirpc.PropertyDiff_UPDATE,
+	}
+	if d := diffPair(olds, spec("m:2", objects)); !d.Changes || !reflect.DeepEqual(d.Detailed, want) {
+		t.Fatalf("resumed after a refusal:\n got %v\nwant %v", d.Detailed, want)
+	}
+	ready := readyOutputs(was)
+	if d := diffPair(ready, spec("m:2", objects)); !reflect.DeepEqual(d.Detailed, map[string]pulumirpc.PropertyDiff_Kind{"paused": pulumirpc.PropertyDiff_UPDATE}) {
+		t.Fatalf("resumed while Ready: only the flag: %v", d.Detailed)
+	}
+}
