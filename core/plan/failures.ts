@@ -8,7 +8,6 @@
 import { FleetError, withContext } from "../base/errors";
 import { redactionOrder, redactSecrets } from "../render/lookup-secrets";
 import { BundleId, bundleRef, deploymentKey, parseBundleRef } from "../model/keys";
-import type { StallFacts } from "./stalled";
 
 /** What holds a pair back without failing it: a maintenance window, `up --partition`, or its cluster paused (core/desired/holds.ts). */
 export type HoldKind = "schedule" | "partition" | "paused";
@@ -32,6 +31,13 @@ export interface DeploymentFailure {
   held?: HoldKind;
   /** Stalled (core/plan/stalled.ts): a failure not tried again, kept as the state holds it; the update still fails naming it. */
   stalled?: StallFacts;
+}
+
+/** What a Stalled pair reports beside its state (ErrApplied): how many failures, since when, and the last one's reason (stalled.ts). */
+export interface StallFacts {
+  failures: number;
+  since: string;
+  reason: string;
 }
 
 type Pair = { gitRepo: string; bundle: string; cluster: string };

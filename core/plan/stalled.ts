@@ -10,17 +10,10 @@ import { FleetError } from "../base/errors";
 import { ClusterConfig } from "../config/stack";
 import { clusterOfKey, deploymentKey } from "../model/keys";
 import { PlanEntry } from "../targeting/plan";
-import { DeploymentFailure } from "./failures";
+import { DeploymentFailure, StallFacts } from "./failures";
 
 /** The default of the stack's `stalledAfter`: a transient refusal (a webhook not up yet, a CRD racing its objects) heals within two tries. */
 export const DEFAULT_STALLED_AFTER = 3;
-
-/** What a Stalled pair reports beside its state (ErrApplied): how many failures, since when, and the last one's reason. */
-export interface StallFacts {
-  failures: number;
-  since: string;
-  reason: string;
-}
 
 /** One pair's run of consecutive failures with the same inputs. */
 export interface FailureRun extends StallFacts {
