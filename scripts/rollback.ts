@@ -29,7 +29,7 @@ const SPEC = {
     to: {
       type: "string" as const,
       value: "RUN",
-      help: "rollback: the run to go back to (its id or the id's unique beginning; default: the successful run before the latest)",
+      help: "rollback: the run to go back to (its id or the id's unique beginning; default: the newest successful run of other commits or settings than the latest)",
     },
     yes: { type: "boolean" as const, help: "rollback: deploy after the preview without asking (CI=true does too)" },
     by: { type: "string" as const, value: "WHO", help: "rollback: who rolls back, as the pin says (default: this machine's user name)" },
@@ -51,6 +51,9 @@ async function main(): Promise<void> {
   Object.assign(running, { op, stack });
   if (op === "redeploy" && (v.to || v.yes || v.by || v.unpin || v.list)) throw new UsageError("--to, --yes, --by, --unpin and --list are for rollback");
   if (v.unpin && v.list) throw new UsageError("--unpin or --list, not both");
+  // The pin's words go into the PR summary, chat and the CI log: a name, not markup.
+  if (v.by !== undefined && !/^[\w.@ -]{1,64}$/.test(v.by))
+    throw new UsageError(`--by must be a name of at most 64 letters, digits, spaces and . _ @ - (got ${JSON.stringify(v.by.slice(0, 80))})`);
   if ((v.unpin || v.list) && (v.to || v.yes || v.by)) throw new UsageError(`--${v.unpin ? "unpin" : "list"} deploys nothing: it takes no --to, --yes or --by`);
   if (shardLayoutOf(stack))
     throw new UsageError(`stacks/Pulumi.${stack}.yaml is a sharded environment: roll back or redeploy each shard's stack (--stack <its stack>)`);

@@ -35,7 +35,10 @@ export interface HostApi {
   pullNumbers(answer: unknown): number[];
   /** A page (from 1) of a pull request's comments. */
   comments(r: Repository, pull: number, page: number): ApiRequest;
-  commentsOf(answer: unknown): { id: number; body: string }[];
+  /** Each comment's id, body and author (the host's login or user name: a marker alone is anyone's to write). */
+  commentsOf(answer: unknown): { id: number; body: string; author?: string }[];
+  /** Who wrote a comment the API answered with (a created comment: the token's own user). */
+  authorOf(answer: unknown): string | undefined;
   /** Comments a full page holds (a shorter page is the last); 0: the API answers all of them at once. */
   commentPage: number;
   createComment(r: Repository, pull: number, body: string): ApiRequest;
@@ -55,10 +58,18 @@ const numbers = (answer: unknown, key: string) =>
   list(answer)
     .map((x) => x[key])
     .filter((n): n is number => Number.isSafeInteger(n));
-const comments = (answer: unknown, key: string) =>
+/** GitHub and Gitea name a comment's author in `user.login`, GitLab in `author.username`. */
+const authorIn = (x: unknown, who: "user" | "author", key: "login" | "username"): string | undefined => {
+  const u = x && typeof x === "object" ? (x as Record<string, unknown>)[who] : undefined;
+  const name = u && typeof u === "object" ? (u as Record<string, unknown>)[key] : undefined;
+  return typeof name === "string" && name ? name : undefined;
+};
+const comments = (answer: unknown, key: string, author: (x: unknown) => string | undefined) =>
   list(answer)
     .filter((x) => Number.isSafeInteger(x.id) && typeof x[key] === "string")
-    .map((x) => ({ id: x.id as number, body: x[key] as string }));
+    .map((x) => ({ id: x.id as number, body: x[key] as string, ...(author(x) ? { author: author(x) } : {}) }));
+const byLogin = (x: unknown) => authorIn(x, "user", "login");
+const byUsername = (x: unknown) => authorIn(x, "author", "username");
 
 const github: HostApi = {
   auth: (token) => ({ authorization: `Bearer ${token}`, accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" }),
@@ -70,7 +81,8 @@ const github: HostApi = {
   pulls: (r, sha) => ({ method: "GET", path: `/repos/${ownerName(r)}/commits/${sha}/pulls?per_page=100` }),
   pullNumbers: (a) => numbers(a, "number"),
   comments: (r, n, page) => ({ method: "GET", path: `/repos/${ownerName(r)}/issues/${n}/comments?per_page=100&page=${page}` }),
-  commentsOf: (a) => comments(a, "body"),
+  commentsOf: (a) => comments(a, "body", byLogin),
+  authorOf: byLogin,
   commentPage: 100,
   createComment: (r, n, body) => ({ method: "POST", path: `/repos/${ownerName(r)}/issues/${n}/comments`, body: { body } }),
   updateComment: (r, _n, id, body) => ({ method: "PATCH", path: `/repos/${ownerName(r)}/issues/comments/${id}`, body: { body } }),
@@ -86,7 +98,8 @@ const gitlab: HostApi = {
   pulls: (r, sha) => ({ method: "GET", path: `/projects/${project(r)}/repository/commits/${sha}/merge_requests?per_page=100` }),
   pullNumbers: (a) => numbers(a, "iid"),
   comments: (r, n, page) => ({ method: "GET", path: `/projects/${project(r)}/merge_requests/${n}/notes?per_page=100&page=${page}` }),
-  commentsOf: (a) => comments(a, "body"),
+  commentsOf: (a) => comments(a, "body", byUsername),
+  authorOf: byUsername,
   commentPage: 100,
   createComment: (r, n, body) => ({ method: "POST", path: `/projects/${project(r)}/merge_requests/${n}/notes`, body: { body } }),
   updateComment: (r, n, id, body) => ({ method: "PUT", path: `/projects/${project(r)}/merge_requests/${n}/notes/${id}`, body: { body } }),
@@ -104,7 +117,8 @@ const gitea: HostApi = {
   pullNumbers: (a) => numbers([a], "number"),
   // Gitea lists an issue's comments whole (since/before only, no pages).
   comments: (r, n) => ({ method: "GET", path: `/repos/${ownerName(r)}/issues/${n}/comments` }),
-  commentsOf: (a) => comments(a, "body"),
+  commentsOf: (a) => comments(a, "body", byLogin),
+  authorOf: byLogin,
   commentPage: 0,
   createComment: (r, n, body) => ({ method: "POST", path: `/repos/${ownerName(r)}/issues/${n}/comments`, body: { body } }),
   updateComment: (r, _n, id, body) => ({ method: "PATCH", path: `/repos/${ownerName(r)}/issues/comments/${id}`, body: { body } }),

@@ -88,6 +88,8 @@ export async function postCommitStatuses(o: CommitStatusOptions, facts: UpCommit
     const call = caller(c, token, policy, Date.now() + policy.deadlineMs);
     const before = (await o.memory?.read()) ?? {};
     const memory: PostedMemory = {};
+    // Who this stack's comments are by (learned from the first one it created): only those are edited.
+    const author: CommentAuthor = { known: before[COMMENT_AUTHOR_KEY] };
     const posted: Posted[] = [];
     for (const result of decision.results) {
       const r = redacted(result, token);
@@ -100,12 +102,13 @@ export async function postCommitStatuses(o: CommitStatusOptions, facts: UpCommit
         continue;
       }
       try {
-        posted.push(await postOne(c, o.stack, r, call, policy));
+        posted.push(await postOne(c, o.stack, r, call, policy, author));
         memory[key] = hash;
       } catch (err) {
         warn(`${where}: ${(err as Error).message}`); // not remembered: the next up tries again
       }
     }
+    if (author.known) memory[COMMENT_AUTHOR_KEY] = author.known;
     await o.memory?.write(memory);
     return posted;
   } catch (err) {
@@ -141,7 +144,15 @@ function caller(c: CommitStatusConfig, token: string, policy: CommitStatusPolicy
 
 const problem = (what: string, r: RequestOutcome) => `${what} (${r.why} after ${r.attempts} attempt(s)${r.body ? `: ${r.body}` : ""})`;
 
-async function postOne(c: CommitStatusConfig, stack: string, r: CommitResult, call: Call, policy: CommitStatusPolicy): Promise<Posted> {
+/** The memory's key for the host user this stack's comments are by (a repository@commit key always has an "@"). */
+const COMMENT_AUTHOR_KEY = "comment-author";
+
+/** The comments' author: known from an earlier up, or learned from the comment this one creates. */
+interface CommentAuthor {
+  known?: string;
+}
+
+async function postOne(c: CommitStatusConfig, stack: string, r: CommitResult, call: Call, policy: CommitStatusPolicy, author: CommentAuthor): Promise<Posted> {
   const api = HOST_APIS[c.host];
   const context = contextOf(c, stack);
   const state = hostState(c.host, r.state);
@@ -156,11 +167,19 @@ async function postOne(c: CommitStatusConfig, stack: string, r: CommitResult, ca
   // GitLab refuses a status equal to the one the commit has ("Cannot transition status"): it is there already.
   const same = c.host === "gitlab" && s.status === 400 && /cannot transition status/i.test(s.body ?? "");
   if (!s.ok && !same) throw new Refused(problem("status not posted", s));
-  const comments = c.pullRequestComment ? await commentOnPulls(api, stack, context, r, call, policy) : [];
+  const comments = c.pullRequestComment ? await commentOnPulls(api, stack, context, r, call, policy, author) : [];
   return { repository: r.repository.path, commit: r.commit, state, comments };
 }
 
-async function commentOnPulls(api: HostApi, stack: string, context: string, r: CommitResult, call: Call, policy: CommitStatusPolicy): Promise<string[]> {
+async function commentOnPulls(
+  api: HostApi,
+  stack: string,
+  context: string,
+  r: CommitResult,
+  call: Call,
+  policy: CommitStatusPolicy,
+  author: CommentAuthor,
+): Promise<string[]> {
   const found = await call(api.pulls(r.repository, r.commit), true);
   if (!found.ok && found.status === 404) return []; // Gitea: no pull request merged this commit
   if (!found.ok) throw new Refused(problem("its pull requests not read: no comment", found));
@@ -169,22 +188,31 @@ async function commentOnPulls(api: HostApi, stack: string, context: string, r: C
   const marker = commentMarker(stack);
   const done: string[] = [];
   for (const pull of pulls) {
-    const existing = await findComment(api, r, pull, marker, call, policy);
-    const w = await call(existing === undefined ? api.createComment(r.repository, pull, body) : api.updateComment(r.repository, pull, existing, body));
+    // Until this stack created a comment, none is its own: a comment opening with the marker may be anyone's.
+    const existing = author.known === undefined ? undefined : await findComment(api, r, pull, { marker, author: author.known }, call, policy);
+    const w = await call(existing === undefined ? api.createComment(r.repository, pull, body) : api.updateComment(r.repository, pull, existing, body), true);
     if (!w.ok) throw new Refused(problem(`comment on pull request ${pull} not ${existing === undefined ? "created" : "updated"}`, w));
+    if (existing === undefined) author.known = api.authorOf(parse(w.text)) ?? author.known;
     done.push(`${pull}:${existing === undefined ? "created" : "updated"}`);
   }
   return done;
 }
 
-/** This stack's comment on the pull request (its marker at the start of the body), read page by page within the bound. */
-async function findComment(api: HostApi, r: CommitResult, pull: number, marker: string, call: Call, policy: CommitStatusPolicy): Promise<number | undefined> {
+/** This stack's comment on the pull request (its marker at the start of the body, by its author), read page by page within the bound. */
+async function findComment(
+  api: HostApi,
+  r: CommitResult,
+  pull: number,
+  mine: { marker: string; author: string },
+  call: Call,
+  policy: CommitStatusPolicy,
+): Promise<number | undefined> {
   for (let page = 1; page <= policy.maxCommentPages; page++) {
     const a = await call(api.comments(r.repository, pull, page), true);
     if (!a.ok) throw new Refused(problem(`comments of pull request ${pull} not read`, a));
     const list = api.commentsOf(parse(a.text));
-    const mine = list.find((x) => x.body.startsWith(marker));
-    if (mine) return mine.id;
+    const found = list.find((x) => x.body.startsWith(mine.marker) && x.author === mine.author);
+    if (found) return found.id;
     if (!api.commentPage || list.length < api.commentPage) return undefined;
   }
   return undefined;

@@ -46,6 +46,11 @@ export function stackRecordStore<T>(backend: Backend, project: string, stack: st
   return local;
 }
 
+/** Whether every machine that runs the stack reads the same records (file and PostgreSQL backends); else this machine's own. */
+export function recordsShared(backend: Backend): boolean {
+  return !!backend.fileDir || isPostgresUrl(backend.url);
+}
+
 function fileStore<T>(file: string): StackRecordStore<T> {
   const read = () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as T) : undefined);
   const write = (record: T) => {

@@ -36,8 +36,9 @@ export function pairsAfterUp(f: UpFacts): PairMetrics[] {
   const planned = f.entries.map((e): PairMetrics => {
     const key = deploymentKey(e);
     const report = f.states[key];
-    const offline = !report && f.unreachable.has(e.cluster);
-    const state: DeploymentState = report ? knownState(report.state) : offline ? "NotReady" : "Pending";
+    // Not observed now: whatever its left-over report says (an excluded pair keeps its last output), NotReady.
+    const offline = f.unreachable.has(e.cluster);
+    const state: DeploymentState = offline ? "NotReady" : report ? knownState(report.state) : "Pending";
     return {
       gitRepo: e.gitRepo,
       bundle: e.bundle,

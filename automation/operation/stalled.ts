@@ -39,8 +39,15 @@ export async function recordStalled(
   if (!inputs) return;
   const attempts = upAttempts(inputs, [...plan.failures.list(), ...failures], leftOut);
   const store = stalledRecords(options);
-  // Nothing to count and nothing counted before: no write (the common case costs one read).
-  if (!attempts.some((a) => a.failed !== undefined) && !Object.keys((await store.read())?.pairs ?? {}).length) return;
-  const now = new Date().toISOString();
-  await store.update((r) => afterUp(r, attempts, now));
+  try {
+    // Nothing to count and nothing counted before: no write (the common case costs one read).
+    if (!attempts.some((a) => a.failed !== undefined) && !Object.keys((await store.read())?.pairs ?? {}).length) return;
+    const now = new Date().toISOString();
+    await store.update((r) => afterUp(r, attempts, now));
+  } catch (err) {
+    // The count is a memory of the failures, not the update's outcome: an up that deployed is not failed by it.
+    (options.onWarning ?? console.error)(
+      `warning: stack ${options.stack}: the runs of failures could not be kept in ${store.where} (Stalled counts this up as not seen): ${(err as Error).message}`,
+    );
+  }
 }

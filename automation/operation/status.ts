@@ -53,9 +53,17 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
     s.before,
     statesOutput(s.outputsBefore),
   );
-  Object.assign(report, runsOf(await runsStore(resolveBackend(options), PROJECT_NAME, options.stack).read()));
+  let runsRead = true;
+  const runs = await runsStore(resolveBackend(options), PROJECT_NAME, options.stack)
+    .read()
+    .catch((err: Error) => {
+      runsRead = false;
+      warnerOf(options)(`warning: stack ${options.stack}: its runs could not be read (no last run, no pin shown): ${err.message}`);
+      return undefined;
+    });
+  Object.assign(report, runsOf(runs));
   m.pairs = pairsOfStatus(report.deployments, s.before);
-  m.pinned = report.pinned !== undefined;
+  if (runsRead) m.pinned = report.pinned !== undefined;
   m.clusters = clusterMetrics(state.config.clusters, s.seen, s.unreachable);
   return report;
 }

@@ -105,12 +105,14 @@ async function reportUp(
       run,
     },
   );
+  // The engine finished: the run is recorded, also with a cluster left out (the latest release is what the others run
+  // now), but a rollback's target only if every pair of every cluster deployed.
+  const settings = await s.config();
+  const ok = !o.failure && !s.unreachable.size;
+  const { unpinned, pinned } = await recordRun(options, { run, at: done.at, ok, commits: o.commits, settings }, warnerOf(options));
+  m.pinned = pinned;
   if (s.unreachable.size)
     throw new ClustersUnreachableError(`${unreachableNote(s)}: it was left out of the update, the other clusters were updated`, s.unreachable);
-  // Every cluster was reached and the engine finished: the run is recorded (a rollback's target only if nothing failed).
-  const settings = await s.config();
-  const { unpinned, pinned } = await recordRun(options, { run, at: done.at, ok: !o.failure, commits: o.commits, settings }, warnerOf(options));
-  m.pinned = pinned;
   if (o.failure) {
     await failedUps(options).write({ failed: o.failed.filter((f) => f.cluster).map(deploymentKey), message: o.failure.record });
     throw new BundlesFailedError(o.failure.text, o.events, r.groups, o.failed, o.outcomes);

@@ -6,6 +6,7 @@
  * Facts (the pin, each GitRepo's head by `git ls-remote`, as the watcher polls) are read only when pinned.
  */
 import { DEFAULT_POLLING_INTERVAL_MS } from "../../core/config/polling";
+import { FleetError } from "../../core/base/errors";
 import { remoteHead } from "../../core/source/remote-head";
 import { resolveBackend } from "../engine/backend";
 import { PROJECT_NAME } from "../engine/stack";
@@ -23,10 +24,10 @@ export async function upWhilePinned(options: OperationOptions, warn: (message: s
   try {
     pin = (await runsStore(resolveBackend(options), PROJECT_NAME, options.stack).read())?.pin;
   } catch (err) {
-    warn(
-      `warning: stack ${options.stack}: its runs could not be read (${(err as Error).message}): whether a rollback is pinned is unknown, this up deploys the current commits`,
+    // Not knowing is not "no pin": deploying the current commits would redeploy a release just rolled back, and end its pin.
+    throw new FleetError(
+      `stack ${options.stack}: its runs could not be read (${(err as Error).message}): whether a rollback is pinned is unknown, so nothing was deployed; run the up again once they can be read`,
     );
-    return options;
   }
   if (!pin) return options;
   const config = await currentConfig(options);

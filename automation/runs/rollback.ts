@@ -11,6 +11,7 @@
  */
 import * as ops from "../operations";
 import { resolveBackend } from "../engine/backend";
+import { recordsShared } from "../engine/stack-record-store";
 import { PROJECT_NAME } from "../engine/stack";
 import type { OperationOptions } from "../operation/results";
 import { newRunId, pickRun, RunPin, RunRecord, RunRef, runsStore } from "./runs";
@@ -25,7 +26,7 @@ export interface RunSteps {
 export const QUIET_STEPS: RunSteps = { preview: ops.preview, up: ops.up };
 
 export interface RollbackChoice {
-  /** `--to RUN`; default the newest successful run before the latest (runs.ts pickRun). */
+  /** `--to RUN`; default the newest successful run of other commits or settings than the latest (runs.ts pickRun). */
   to?: string;
   /** Who rolls back (the pin says it). */
   who: string;
@@ -45,11 +46,17 @@ export async function rollback(options: OperationOptions, choice: RollbackChoice
   choice.say(`rollback of stack ${options.stack} to run ${target.id} (${target.at}): ${commitsText(target)}; its preview first`);
   await steps.preview(applied);
   if (!(await choice.confirm())) return { done: false, target };
+  if (!recordsShared(resolveBackend(options)))
+    choice.say(
+      `warning: stack ${options.stack}'s backend keeps the pin on this machine only (stack-record-store.ts): a CI job or watcher on another machine does not see it and deploys the current commits`,
+    );
   // Pinned before the update: the watcher holds from now on, also if the update fails half-way.
   await store.update((r) => {
     // What the rollback replaces (a second rollback: what the first replaced): a plain up deploys again only once a GitRepo moved on from it.
     const over = r?.pin?.over ?? r?.runs.at(-1)?.commits ?? {};
-    const pin: RunPin = { run: target, by: run.id, who: choice.who, at: at.toISOString(), over };
+    // Stamped when written, not when the rollback began: a plain up that began meanwhile (during the
+    // preview or the question) must not count as "after the pin" and end it (runs.ts pinAfterRun).
+    const pin: RunPin = { run: target, by: run.id, who: choice.who, at: new Date().toISOString(), over };
     return { runs: r?.runs ?? [], pin };
   });
   await steps.up(applied);

@@ -6,6 +6,7 @@
  * kept where the state is (stack-record-store.ts), so every machine that runs the stack reads the same.
  */
 import { FleetError } from "../../core/base/errors";
+import { stableJson } from "../../core/base/hash";
 import type { StackConfig } from "../../core/config/stack";
 import { Backend } from "../engine/backend";
 import { StackRecordStore, stackRecordStore } from "../engine/stack-record-store";
@@ -72,7 +73,11 @@ export function newRunId(at: Date, random: () => number = Math.random): string {
 
 /** The record with the run added (the oldest dropped past `kept`), and the pin as the run leaves it (pinAfterRun). */
 export function withRun(record: StackRuns | undefined, run: RunRecord, kept: number): { next: StackRuns; unpinned?: RunPin } {
-  const runs = [...(record?.runs ?? []).filter((r) => r.id !== run.id), run].slice(-kept);
+  const earlier = (record?.runs ?? []).filter((r) => r.id !== run.id);
+  // A run that deploys what the latest did (a scheduled up, a watcher's look) replaces it: kept runs are releases, not ticks.
+  const last = earlier.at(-1);
+  const repeats = last !== undefined && last.kind === run.kind && last.ok === run.ok && sameRelease(last, run);
+  const runs = [...(repeats ? earlier.slice(0, -1) : earlier), run].slice(-kept);
   const pin = pinAfterRun(record?.pin, run);
   return { next: { runs, ...(pin ? { pin } : {}) }, ...(record?.pin && !pin ? { unpinned: record.pin } : {}) };
 }
@@ -88,7 +93,7 @@ export function pinAfterRun(pin: RunPin | undefined, run: Pick<RunRecord, "kind"
 
 /**
  * The run `npm run rollback` re-applies: `--to RUN` (an id, or its unique beginning), else the newest
- * successful run before the latest one. Never a run with failed pairs (its commits did not deploy everywhere).
+ * successful run of other commits or settings than the latest one. Never a run with failed pairs (its commits did not deploy everywhere).
  */
 export function pickRun(record: StackRuns | undefined, stack: string, to?: string): RunRecord {
   const runs = record?.runs ?? [];
@@ -103,15 +108,22 @@ export function pickRun(record: StackRuns | undefined, stack: string, to?: strin
     if (!matches[0].ok) throw new FleetError(`run ${matches[0].id} had pairs that failed, so its commits did not deploy everywhere: pick a successful run`);
     return matches[0];
   }
+  // The release before the latest: a run that deployed the latest's commits and settings again is the same release.
+  const latest = runs.at(-1);
   const target = runs
     .slice(0, -1)
     .reverse()
-    .find((r) => r.ok);
+    .find((r) => r.ok && !sameRelease(r, latest!));
   if (!target)
     throw new FleetError(
-      `stack ${stack} has no successful run before its latest (${runs.length} recorded): a rollback needs an earlier up of this version to go back to`,
+      `stack ${stack} has no successful run of other commits or settings before its latest (${runs.length} recorded): a rollback needs an earlier up of this version to go back to`,
     );
   return target;
+}
+
+/** Whether two runs deployed the same commits with the same settings. */
+export function sameRelease(a: Pick<RunRecord, "commits" | "settings">, b: Pick<RunRecord, "commits" | "settings">): boolean {
+  return stableJson(a.commits) === stableJson(b.commits) && stableJson(a.settings) === stableJson(b.settings);
 }
 
 /** The GitRepos a run cannot pin: read from a plain directory (a content hash, no commit to go back to). */

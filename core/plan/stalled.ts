@@ -107,11 +107,12 @@ export function retried(record: StalledRecord | undefined, selector: RetrySelect
 }
 
 /**
- * Whether a failure is the pair's own: one that waits for another pair (a dependsOn, a rollout stopped
- * elsewhere) heals when that one does, so it neither counts nor ends a run.
+ * Whether a failure is the pair's own: one that waits for another pair (a dependsOn, its rollout stopped
+ * at an earlier partition: field rolloutStrategy, which the reports call WaitApplied, reports/vocabulary.ts
+ * failureState) heals when that one does, so it neither counts nor ends a run.
  */
 export function ownFailure(f: DeploymentFailure): boolean {
-  return !f.held && !!f.cluster && f.field !== "dependsOn" && !f.reason.startsWith("WaitApplied");
+  return !f.held && !!f.cluster && f.field !== "dependsOn" && f.field !== "rolloutStrategy" && !f.reason.startsWith("WaitApplied");
 }
 
 /** Whether an `up` failed only by Stalled pairs: trying the same inputs again cannot heal it (the watcher does not back off and retry it). */

@@ -24,7 +24,7 @@ export interface FakeHost {
   /** Statuses posted, per "<repository>@<sha>". */
   statuses: Map<string, Record<string, unknown>[]>;
   /** Comments per pull request number. */
-  comments: Map<number, { id: number; body: string }[]>;
+  comments: Map<number, { id: number; body: string; user?: { login: string }; author?: { username: string } }[]>;
   /** The pull requests each commit belongs to. */
   pulls: Map<string, number[]>;
   /** Answer the next requests matching `path` (a regexp on the path) with this status instead. */
@@ -68,7 +68,8 @@ export async function fakeGitHost(host: Host, gitRoot?: string): Promise<FakeHos
       }
       if (kind === "comments" && req.method === "GET") return send(200, f.comments.get(n!) ?? []);
       if (kind === "comments" && req.method === "POST") {
-        const c = { id: nextId++, body: String(body!.body) };
+        // The token's user writes it: GitHub and Gitea say so in user.login, GitLab in author.username.
+        const c = { id: nextId++, body: String(body!.body), ...(host === "gitlab" ? { author: { username: "fleet-bot" } } : { user: { login: "fleet-bot" } }) };
         f.comments.set(n!, [...(f.comments.get(n!) ?? []), c]);
         return send(201, c);
       }

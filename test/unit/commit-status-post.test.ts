@@ -49,6 +49,15 @@ describe("commit status: posting to each host's API", function () {
     for (const f of open) await f.close();
   });
 
+  // Each fake host's posted memory, kept between its ups as the stack's record keeps it.
+  const memories = new Map<FakeHost, PostedMemory | undefined>();
+  const memoryOf = (f: FakeHost) => ({
+    where: "test",
+    read: async () => memories.get(f),
+    write: async (r: PostedMemory) => void memories.set(f, r),
+    clear: async () => void memories.delete(f),
+    update: async () => memories.get(f)!,
+  });
   async function run(f: FakeHost, host: Host, config: Partial<CommitStatusConfig> = {}, up: Partial<UpCommits> = {}, env = { FLEET_TOKEN: TOKEN }) {
     const warnings: string[] = [];
     const posted = await postCommitStatuses(
@@ -59,6 +68,7 @@ describe("commit status: posting to each host's API", function () {
         warn: (m) => warnings.push(m),
         env,
         policy: FAST,
+        memory: memoryOf(f),
       },
       facts(up),
     );
@@ -153,6 +163,19 @@ describe("commit status: posting to each host's API", function () {
       expect(writes[1].path.startsWith(expected[1])).to.equal(true);
       expect(writes[0].body).to.have.keys("body");
     });
+
+    it(`${host}: a comment opening with the marker by someone else is not the stack's: it creates its own and edits only that`, async () => {
+      const f = await serve(host);
+      f.pulls.set(SHA, [8]);
+      const mallory = host === "gitlab" ? { author: { username: "mallory" } } : { user: { login: "mallory" } };
+      f.comments.set(8, [{ id: 5, body: `${commentMarker("prod")}\nlooks like the stack's`, ...mallory }]);
+      expect((await run(f, host, { pullRequestComment: true })).posted[0].comments).to.deep.equal(["8:created"]);
+      const failed = [{ cluster: "c1", gitRepo: "apps", bundle: "web", reason: "x", message: "ErrApplied: x" } as DeploymentFailure];
+      expect((await run(f, host, { pullRequestComment: true }, { failed })).posted[0].comments).to.deep.equal(["8:updated"]);
+      const list = f.comments.get(8)!;
+      expect(list.map((c) => c.id === 5 && c.body.endsWith("looks like the stack's"))).to.deep.equal([true, false]);
+      expect(list[1].body).to.include("ErrApplied: x");
+    });
   }
 
   it("no pull request for the commit: the status alone (Gitea's 404 included)", async () => {
@@ -228,6 +251,7 @@ describe("commit status: posting to each host's API", function () {
         warn: (m) => w.push(m),
         env: { T: TOKEN },
         policy: small,
+        memory: memoryOf(f), // knows the stack's comments' author from the first up: it reads the comments
       },
       facts(),
     );

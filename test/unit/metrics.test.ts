@@ -144,6 +144,8 @@ describe("metrics (automation/metrics)", function () {
         states: {
           "eu-1/apps/web": { state: "Ready", messages: [], appliedDeploymentId: "s-web:1" },
           "eu-2/apps/web": { state: "ErrApplied", messages: ["refused"], appliedDeploymentId: "" },
+          // What the last update reported of the cluster now out of reach: not what it is now.
+          "eu-3/apps/web": { state: "Ready", messages: [], appliedDeploymentId: "s-web:1" },
         },
         records: {
           "eu-1/apps/web": record("eu-1", "web", { deployedAt: "2030-01-01T00:00:00Z" }),

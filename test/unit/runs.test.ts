@@ -6,6 +6,8 @@
  * up once unpinned, deploy events told apart by run, and the record kept in a real file store.
  */
 import { expect } from "chai";
+import { upWhilePinned } from "../../automation/runs/pinned-up";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { FleetError } from "../../core/base/errors";
@@ -56,7 +58,21 @@ describe("runs: which run a rollback re-applies", () => {
   it("by default the newest successful run before the latest", () => {
     expect(pickRun(record, "s").id).to.equal("r2");
     // The latest failed (a bad commit whose pairs failed alone): the successful run before it.
-    expect(pickRun({ runs: [run("r1"), run("r2", { ok: false })] }, "s").id).to.equal("r1");
+    expect(pickRun({ runs: [run("r1"), run("r2", { ok: false, commits: { apps: B } })] }, "s").id).to.equal("r1");
+    // A scheduled up that re-deployed the bad release is the same release: the run before the release, not the release.
+    const bad = { commits: { apps: B } };
+    expect(pickRun({ runs: [run("r1"), run("r2", bad), run("r3", bad)] }, "s").id).to.equal("r1");
+    expect(pickRun({ runs: [run("r1"), run("r2", bad), run("r3", { ...bad, settings: { ...SETTINGS, stalledAfter: 5 } })] }, "s").id).to.equal("r2");
+  });
+
+  it("a run that deploys what the latest did replaces it: the kept runs are releases, not every scheduled up", () => {
+    let r = withRun(undefined, run("r1"), 20).next;
+    r = withRun(r, run("r2", { commits: { apps: B } }), 20).next;
+    r = withRun(r, run("r3", { commits: { apps: B } }), 20).next;
+    expect(r.runs.map((x) => x.id)).to.deep.equal(["r1", "r3"]);
+    // Another kind or outcome is a run of its own.
+    r = withRun(r, run("r4", { commits: { apps: B }, kind: "redeploy" }), 20).next;
+    expect(r.runs.map((x) => x.id)).to.deep.equal(["r1", "r3", "r4"]);
   });
 
   it("--to names a run by its id or the id's unique beginning; never a run whose pairs failed", () => {
@@ -68,7 +84,9 @@ describe("runs: which run a rollback re-applies", () => {
   });
 
   it("nothing to go back to is an error naming the stack", () => {
-    expect(errorOf(() => pickRun(undefined, "prod"))).to.match(/^stack prod has no successful run before its latest \(0 recorded\)/);
+    expect(errorOf(() => pickRun(undefined, "prod"))).to.match(
+      /^stack prod has no successful run of other commits or settings before its latest \(0 recorded\)/,
+    );
     expect(() => pickRun({ runs: [run("r1")] }, "prod")).to.throw(FleetError, /1 recorded/);
   });
 
@@ -84,7 +102,7 @@ describe("runs: the record and the pin", () => {
 
   it("keeps the last runs only, oldest dropped first (PULUMI_FLEET_RUNS_KEPT, default 20)", () => {
     let r: StackRuns | undefined;
-    for (let i = 0; i < 5; i++) r = withRun(r, run(`r${i}`), 3).next;
+    for (let i = 0; i < 5; i++) r = withRun(r, run(`r${i}`, { commits: { apps: `c${i}` } }), 3).next;
     expect(r!.runs.map((x) => x.id)).to.deep.equal(["r2", "r3", "r4"]);
     expect(runsKept({})).to.equal(20);
     expect(runsKept({ PULUMI_FLEET_RUNS_KEPT: "5" })).to.equal(5);
@@ -133,6 +151,16 @@ describe("runs: the record and the pin", () => {
     await store.update((r) => ({ ...r!, pin: pin("2026-11-29T05:00:00.000Z") }));
     expect(store.where).to.equal(path.join(dir, "runs.s.json"));
     expect((await store.read())!.pin!.who).to.equal("alice");
+  });
+
+  it("a plain up that cannot read the runs deploys nothing: an unknown pin is not 'no pin'", async () => {
+    const dir = tempDir("pf-runs-");
+    fs.writeFileSync(path.join(dir, "runs.s.json"), "{ torn");
+    const err = await upWhilePinned({ stack: "s", stateDir: dir, config: SETTINGS }, () => undefined).then(
+      () => "no error",
+      (e: Error) => e.message,
+    );
+    expect(err).to.match(/^stack s: its runs could not be read \(.*\): whether a rollback is pinned is unknown, so nothing was deployed/);
   });
 });
 
@@ -336,6 +364,10 @@ describe("runs: the command line", () => {
     expect([r.status, r.stderr.split("\n")[0]]).to.deep.equal([2, "error: --to, --yes, --by, --unpin and --list are for rollback"]);
     const u = run("rollback", "--stack", "nowhere", "--unpin", "--yes");
     expect([u.status, u.stderr.split("\n")[0]]).to.deep.equal([2, "error: --unpin deploys nothing: it takes no --to, --yes or --by"]);
+    // Who rolled back goes into the PR summary, chat and CI logs: a name, not markup.
+    const b = run("rollback", "--stack", "nowhere", "--yes", "--by", "<img src=x> [x](http://e)");
+    expect(b.status).to.equal(2);
+    expect(b.stderr.split("\n")[0]).to.match(/^error: --by must be a name of at most 64 letters/);
   });
 });
 

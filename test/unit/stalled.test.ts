@@ -5,6 +5,7 @@
  * a Stalled pair is kept exactly as the state holds it, paused, and fails the update naming it.
  */
 import { expect } from "chai";
+import { holdMessage } from "../../core/targeting/rollout-hold";
 import { parseStackConfig, StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
 import { DesiredState } from "../../core/desired/types";
@@ -113,13 +114,15 @@ describe("Stalled pairs: the decisions (core/plan/stalled.ts)", () => {
       reason: "refused",
       ...over,
     });
-    const inputs = new Map(["c1", "c2", "c3", "c4", "c5", "c6", "c7"].map((c) => [`${c}/t/t-a`, `in-${c}`]));
+    const inputs = new Map(["c1", "c2", "c3", "c4", "c5", "c6", "c6b", "c7"].map((c) => [`${c}/t/t-a`, `in-${c}`]));
     const attempts = upAttempts(
       inputs,
       [
         f("c1", {}),
         f("c2", { field: "dependsOn", reason: "dependent bundle(s) are not ready" }),
         f("c3", { reason: "WaitApplied: a rollout stopped" }),
+        // Held behind its rollout's stopped partition, in the plan's own words (core/desired/rollout-gates.ts).
+        f("c6b", { field: "rolloutStrategy", reason: holdMessage({ bundle: "t-a", partition: "p1", notReady: ["c1"], held: ["c6b"] }) }),
         f("c4", { held: "paused" }),
         f("c5", { stalled: { failures: 3, since: "t", reason: "r" } }),
         // The plan's failure comes first: the provider's word on the same pair does not count again.
@@ -134,6 +137,7 @@ describe("Stalled pairs: the decisions (core/plan/stalled.ts)", () => {
       "c4/t/t-a untouched",
       "c5/t/t-a untouched",
       "c6/t/t-a ok",
+      "c6b/t/t-a untouched",
       "c7/t/t-a untouched",
     ]);
   });
