@@ -14,11 +14,8 @@ import { Repository, repositoryOf } from "./repository";
 /** The result in the host-neutral words; hostState maps them to each API's. */
 export type CommitState = "success" | "failure" | "pending";
 
-export interface CommitFacts {
-  host: CommitStatusHost;
-  apiUrl: string;
-  /** The GitRepos reported (commitStatus.gitRepos, or all), with their `repo` URLs. */
-  gitRepos: { name: string; repo: string }[];
+/** What an up did, as the commit statuses read it. */
+export interface UpCommits {
   /** The commit each GitRepo was deployed at. */
   commits: Record<string, string>;
   /** The pairs the up planned. */
@@ -29,6 +26,13 @@ export interface CommitFacts {
   ready: (key: string) => boolean;
   /** Clusters the up could not reach (left out of it): their pairs are not deployed, whatever they reported before. */
   offline?: ReadonlySet<string>;
+}
+
+export interface CommitFacts extends UpCommits {
+  host: CommitStatusHost;
+  apiUrl: string;
+  /** The GitRepos reported (commitStatus.gitRepos, or all), with their `repo` URLs. */
+  gitRepos: { name: string; repo: string }[];
 }
 
 export interface ClusterCount {

@@ -7,11 +7,10 @@
  * per commit and a few pages of comments per pull request.
  */
 import { CommitStatusConfig, contextOf } from "../../core/config/commit-status";
-import type { DeploymentFailure } from "../../core/plan/failures";
 import { RequestOutcome, requestWithRetries, RetryPolicy } from "../http-request";
 import { redactMessage } from "../notify/redact";
 import { commentMarker, commentMarkdown } from "./comment";
-import { CommitResult, decideCommitStatuses, hostDescription, hostState } from "./decide";
+import { CommitResult, decideCommitStatuses, hostDescription, hostState, UpCommits } from "./decide";
 import { ApiRequest, HOST_APIS, HostApi } from "./hosts";
 import type { StackRecordStore } from "../engine/stack-record-store";
 import { PostedMemory, postedHash } from "./posted-store";
@@ -49,15 +48,7 @@ export interface CommitStatusOptions {
   memory?: StackRecordStore<PostedMemory>;
 }
 
-export interface UpCommits {
-  commits: Record<string, string>;
-  entries: { cluster: string; gitRepo: string; bundle: string }[];
-  failed: DeploymentFailure[];
-  held: DeploymentFailure[];
-  ready: (key: string) => boolean;
-  /** Clusters the up could not reach. */
-  offline?: ReadonlySet<string>;
-}
+export type { UpCommits };
 
 /** What was posted: per repository and commit, its state and the comments written ("created" or "updated"); `unchanged`: nothing sent, the last up posted the same. */
 export interface Posted {

@@ -8,6 +8,9 @@
 import { Field } from "./reader";
 import { keysOf } from "./field-table";
 import { COMMIT_STATUS_FIELDS, COMMIT_STATUS_HOSTS } from "./stack-fields";
+import { httpUrlProblem } from "./http-url";
+
+const URL_RULES = { credentials: "keep them out of the stack file (the token comes from tokenFromEnv)", queryOrFragment: "" };
 
 export type CommitStatusHost = (typeof COMMIT_STATUS_HOSTS)[number];
 
@@ -51,7 +54,7 @@ export function readCommitStatus(f: Field, gitRepoNames: readonly string[]): Com
   const host = f.child("host").oneOf(COMMIT_STATUS_HOSTS);
   const apiUrl = f.child("apiUrl").optString() ?? DEFAULT_API_URLS[host];
   if (apiUrl === undefined) return f.child("apiUrl").fail(`is required for host ${host} (its API's base URL, e.g. https://gitea.example.com/api/v1)`);
-  const problem = httpUrlProblem(apiUrl);
+  const problem = httpUrlProblem(apiUrl, URL_RULES);
   if (problem) f.child("apiUrl").fail(problem);
   const tokenFromEnv = f.child("tokenFromEnv").string();
   if (!ENV_NAME.test(tokenFromEnv))
@@ -61,7 +64,7 @@ export function readCommitStatus(f: Field, gitRepoNames: readonly string[]): Com
     f.child("context").fail(`must be 1 to ${MAX_CONTEXT} printable characters`);
   const targetUrl = f.child("targetUrl").optString();
   if (targetUrl !== undefined) {
-    const p = httpUrlProblem(targetUrl);
+    const p = httpUrlProblem(targetUrl, URL_RULES);
     if (p) f.child("targetUrl").fail(p);
   }
   const gitRepos = f.child("gitRepos").present ? f.child("gitRepos").stringList() : undefined;
@@ -81,17 +84,4 @@ export function readCommitStatus(f: Field, gitRepoNames: readonly string[]): Com
     pullRequestComment: f.child("pullRequestComment").bool(false),
     ...(gitRepos ? { gitRepos: [...new Set(gitRepos)] } : {}),
   };
-}
-
-function httpUrlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `must be an http or https URL (got ${JSON.stringify(url)})`;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `must be an http or https URL (got ${parsed.protocol.slice(0, -1)})`;
-  if (parsed.username || parsed.password) return "carries credentials: keep them out of the stack file (the token comes from tokenFromEnv)";
-  if (parsed.search || parsed.hash) return "must have no query or fragment";
-  return undefined;
 }

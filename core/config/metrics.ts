@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { Field } from "./reader";
 import { keysOf, tableOf } from "./field-table";
 import { METRICS_FIELDS } from "./stack-fields";
+import { httpUrlProblem } from "./http-url";
 
 export interface PushgatewayConfig {
   /** The Pushgateway's base URL (http or https), or undefined when `urlFromEnv` names it. */
@@ -62,13 +63,5 @@ function readPushgateway(f: Field): PushgatewayConfig | undefined {
 
 /** Why a Pushgateway URL cannot be used, or undefined. */
 export function urlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `must be an http or https URL (got ${JSON.stringify(url)})`;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `must be an http or https URL (got ${parsed.protocol.slice(0, -1)})`;
-  if (parsed.search || parsed.hash) return "must have no query or fragment: the grouping key is appended to its path";
-  return undefined;
+  return httpUrlProblem(url, { queryOrFragment: ": the grouping key is appended to its path" });
 }
