@@ -17,7 +17,7 @@ import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
 import { checkShardStackFile } from "../../core/config/shard-files";
 import { ProgramInputs } from "../../components/program";
-import { attachCaptured, Captured, capturedOutputsOf, inlineProgram } from "./inline-program";
+import { attachCaptured, Captured, capturedOutputsOf, inlineProgram, releaseRun } from "./inline-program";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
@@ -134,7 +134,17 @@ export async function openStack(options: StackOptions): Promise<Stack> {
         ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
         : await Stack.createOrSelect(options.stack, ws);
   attachCaptured(stack, captured);
+  releasedAfterEachCommand(stack, captured);
   return stack;
+}
+
+/** Each engine command of the stack lets its program run's resources go once it has returned (inline-program.ts releaseRun). */
+function releasedAfterEachCommand(stack: Stack, captured: Captured): void {
+  const s = stack as unknown as Record<"up" | "preview" | "refresh" | "destroy", (...args: unknown[]) => Promise<unknown>>;
+  for (const name of ["up", "preview", "refresh", "destroy"] as const) {
+    const command = s[name].bind(stack);
+    s[name] = (...args) => command(...args).finally(() => releaseRun(captured));
+  }
 }
 
 /**
