@@ -71,7 +71,11 @@ function stateMiB(stateDir: string): number {
 
 async function phase(p: EngineOp): Promise<PhaseResult> {
   const peakMiB = { program: 0, cli: 0, provider: 0 };
-  const child = spawn(process.execPath, [path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(__dirname, "engine-op.ts"), JSON.stringify(p)], {
+  const profile = arg("cpu-profile");
+  const flags = profile
+    ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, `--cpu-prof-name=${p.clusters}-${p.op}${p.leaveOutGroup ? "-edit" : ""}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...flags, path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(__dirname, "engine-op.ts"), JSON.stringify(p)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const stop = sampleTree(child.pid!, peakMiB);

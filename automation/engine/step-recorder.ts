@@ -70,7 +70,9 @@ export class StepRecorder {
       this.failedUrns.add(meta.urn);
     }
     if ((meta.op === "refresh" || isAppliedSet(meta.type)) && meta.new?.outputs) step.outputs = meta.new.outputs;
-    if (isAppliedSet(meta.type)) {
+    // A pair's inputs are its objects: kept only for a step that changes it (pair-steps.ts reads no
+    // other), not for every unchanged pair of a large fleet's preview.
+    if (isAppliedSet(meta.type) && meta.op !== "same") {
       if (meta.detailedDiff) step.detailedDiff = meta.detailedDiff;
       if (meta.new?.inputs) step.inputs = meta.new.inputs;
       if (meta.old?.inputs) step.oldInputs = meta.old.inputs;

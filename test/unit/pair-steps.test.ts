@@ -143,6 +143,35 @@ describe("the update's counts come from the engine's own summary event (automati
   });
 });
 
+describe("the recorder keeps a pair's inputs only for a step that changes it (automation/engine/step-recorder.ts)", () => {
+  it("an unchanged pair's objects are not kept (a large fleet's preview is all such steps); a changed one's are", () => {
+    const urn = (n: string) => `urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::${n}`;
+    const state = (n: string) => ({
+      type: "pulumi-fleet:index:BundleDeployment",
+      urn: urn(n),
+      custom: true,
+      parent: "",
+      id: n,
+      inputs: { objects: { a: {} } },
+      outputs: { state: "Ready" },
+      provider: "",
+    });
+    const r = new StepRecorder();
+    for (const [op, n] of [
+      ["same", "kept"],
+      ["update", "changed"],
+    ] as const)
+      r.onEvent({
+        sequence: 1,
+        timestamp: 0,
+        resourcePreEvent: { metadata: { op, urn: urn(n), type: "pulumi-fleet:index:BundleDeployment", old: state(n), new: state(n), provider: "" } },
+      } as EngineEvent);
+    const [same, update] = r.steps;
+    expect([same.op, same.inputs, same.oldInputs, same.outputs]).to.deep.equal(["same", undefined, undefined, { state: "Ready" }]);
+    expect([update.op, update.inputs, update.oldInputs]).to.deep.equal(["update", { objects: { a: {} } }, { objects: { a: {} } }]);
+  });
+});
+
 describe("a cluster's setup (its namespaces and agent) in the reports (automation/engine/steps.ts)", () => {
   const SETUP = "urn:pulumi:s::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:Cluster$pulumi-fleet:index:ClusterSetup::c1";
   const ns = { manifest: { apiVersion: "v1", kind: "Namespace", metadata: { name: "app" } } };
