@@ -1,10 +1,12 @@
 /**
- * `npm run bench -- large [--clusters 50]`: a kube-prometheus-stack-sized bundle (test/fixtures/large-chart:
+ * `npm run bench -- large [--clusters 50] [--per-cluster]`: a kube-prometheus-stack-sized bundle (test/fixtures/large-chart:
  * prometheus-operator's CRDs plus templated workloads, dashboards and rules, about 5 MB rendered) from
  * a real git repository to N clusters in render mode, through the real engine: the first `up` and a
  * no-op `up` (wall time; peak resident memory of the program, run inline in the bench's process, the
  * Pulumi CLI, the provider and fleet-render), the state's size after each, and what one cluster's render holds.
- * Writes bench/results/large.json.
+ * --per-cluster templates the cluster's name into the chart's values, so each cluster is a render of its own
+ * (the GitRepo's render budget, PULUMI_FLEET_GITREPO_RENDER_SECONDS, then bounds how many fit).
+ * Writes bench/results/large.json (large-per-cluster.json).
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -15,7 +17,7 @@ import { parseStackConfig } from "../core/config/stack";
 import { PROJECT_DIR } from "../core/base/project-dir";
 import { samplePeaks } from "./process-peaks";
 import { LARGE_CHART, largeChartRepo } from "../test/support/large-chart";
-import { arg, engineEnvArg, printTable, seconds, syntheticClusters, writeResult } from "./support";
+import { arg, engineEnvArg, flag, printTable, seconds, syntheticClusters, writeResult } from "./support";
 
 function bytesUnder(dir: string): number {
   if (!fs.existsSync(dir)) return 0;
@@ -41,7 +43,9 @@ export async function largeBench(): Promise<void> {
   const clusters = Number(arg("clusters") ?? 50);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-large-"));
   const renderDir = path.join(work, "render");
-  const repo = largeChartRepo(path.join(work, "repo"), "large-monitoring");
+  // --per-cluster: values that name the cluster, so every cluster is a distinct render (one otherwise).
+  const perCluster = flag("per-cluster");
+  const repo = largeChartRepo(path.join(work, "repo"), "large-monitoring", perCluster);
   const raw = {
     fleetVersion: "0.13.1",
     agent: { apiServerURL: "https://fleet.example.com" },
@@ -60,7 +64,7 @@ export async function largeBench(): Promise<void> {
   const rows = [];
   try {
     for (const step of ["first up", "no-op up"] as const) {
-      console.log(`large bundle, render mode: ${clusters} clusters, ${step}...`);
+      console.log(`large bundle, render mode: ${clusters} clusters, ${perCluster ? "a render per cluster" : "one render for all"}, ${step}...`);
       const peaks = samplePeaks();
       const t = performance.now();
       const result = await ops.up({ ...options, expectNoChanges: step === "no-op up" });
@@ -97,7 +101,7 @@ export async function largeBench(): Promise<void> {
     console.log(
       `rendered: ${rendered.oneClusterMiB} MiB per cluster (${rendered.files} entries), ${rendered.allClustersMiB} MiB for ${clusters} clusters; chart archive ${mib(fs.statSync(LARGE_CHART).size)} MiB`,
     );
-    console.log(`written ${writeResult("large", { clusters, rendered, results: rows, load: os.loadavg() })}`);
+    console.log(`written ${writeResult(perCluster ? "large-per-cluster" : "large", { clusters, perCluster, rendered, results: rows, load: os.loadavg() })}`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

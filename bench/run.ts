@@ -64,6 +64,7 @@ const SPEC = {
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
     commits: { type: "string" as const, value: "N", help: "watch: commits pushed, each deployed before the next (default 10)" },
+    "per-cluster": { type: "boolean" as const, help: "large: values that name the cluster, so each cluster is a render of its own" },
   },
 };
 

@@ -24,12 +24,17 @@ export const LARGE_CHART_CRDS = [
   "thanosrulers",
 ].map((plural) => `${plural}.monitoring.coreos.com`);
 
-/** Creates a git repository in `dir` (branch main) whose bundle `large/` is the chart, deployed to `namespace`; returns its file:// URL. */
-export function largeChartRepo(dir: string, namespace: string): string {
+/**
+ * Creates a git repository in `dir` (branch main) whose bundle `large/` is the chart, deployed to
+ * `namespace`; returns its file:// URL. `perCluster`: the chart's values name the cluster (Fleet's
+ * `${ .ClusterName }`), so each cluster is a render of its own, as a chart with per-cluster values is.
+ */
+export function largeChartRepo(dir: string, namespace: string, perCluster = false): string {
   fs.mkdirSync(dir, { recursive: true });
   execFileSync("tar", ["-xzf", LARGE_CHART, "-C", dir]);
   fs.renameSync(path.join(dir, "large-monitoring"), path.join(dir, "large"));
-  fs.writeFileSync(path.join(dir, "large", "fleet.yaml"), `defaultNamespace: ${namespace}\n`);
+  const values = perCluster ? "helm:\n  values:\n    cluster: ${ .ClusterName }\n" : "";
+  fs.writeFileSync(path.join(dir, "large", "fleet.yaml"), `defaultNamespace: ${namespace}\n${values}`);
   const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
   git("init", "-q", "-b", "main");
   git("add", "-A");
