@@ -3,7 +3,8 @@
  * prometheus-operator's CRDs plus templated workloads, dashboards and rules, about 5 MB rendered) from
  * a real git repository to N clusters in render mode, through the real engine: the first `up` and a
  * no-op `up` (wall time; peak resident memory of the program, run inline in the bench's process, the
- * Pulumi CLI, the provider and fleet-render), the state's size after each, and what one cluster's render holds.
+ * Pulumi CLI, the provider and fleet-render, and the CPU time of each, which a shared machine's load
+ * changes less than wall time), the state's size after each, and what one cluster's render holds.
  * --per-cluster templates the cluster's name into the chart's values, so each cluster is a render of its own
  * (the GitRepo's render budget, PULUMI_FLEET_GITREPO_RENDER_SECONDS, then bounds how many fit).
  * Writes bench/results/large.json (large-per-cluster.json).
@@ -60,7 +61,11 @@ export async function largeBench(): Promise<void> {
     config: parseStackConfig(raw, "bench large (synthetic)", PROJECT_DIR),
     deploy: { cacheRoot: path.join(work, "git") },
     env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...engineEnvArg() },
+    onProgramTimings: (t) => {
+      program = t;
+    },
   };
+  let program = { planMs: 0, registerMs: 0 };
   const rows = [];
   try {
     for (const step of ["first up", "no-op up"] as const) {
@@ -69,13 +74,15 @@ export async function largeBench(): Promise<void> {
       const t = performance.now();
       const result = await ops.up({ ...options, expectNoChanges: step === "no-op up" });
       const ms = performance.now() - t;
-      const peak = peaks.stop();
+      const { peakMiB: peak, cpuS } = peaks.stop();
       const state = stateSizes(options.stateDir!, options.stack);
       rows.push({
         step,
         s: seconds(ms),
         changes: result.changes,
         peakMiB: peak,
+        cpuS,
+        programMs: { plan: Math.round(program.planMs), register: Math.round(program.registerMs) },
         stateMiB: mib(state.checkpoint),
         historyAndBackupsMiB: mib(state.historyAndBackups),
       });
@@ -94,6 +101,8 @@ export async function largeBench(): Promise<void> {
         "pulumi MiB": r.peakMiB.pulumi,
         "provider MiB": r.peakMiB.provider,
         "fleet-render MiB": r.peakMiB["fleet-render"],
+        "CPU s: all (program, pulumi, provider, fleet-render)": `${r.cpuS.total} (${r.cpuS.program}, ${r.cpuS.pulumi}, ${r.cpuS.provider}, ${r.cpuS["fleet-render"]})`,
+        "program plan + register ms": `${r.programMs.plan} + ${r.programMs.register}`,
         "state MiB": r.stateMiB,
         "history+backups MiB": r.historyAndBackupsMiB,
       })),
