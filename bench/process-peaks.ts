@@ -50,47 +50,40 @@ function descendants(root: number): number[] {
 }
 
 export interface ProcessFigures {
-  /** Peak resident memory per role, MiB. */
+  /** Peak resident memory per role, MiB (a child's as last read before it ended). */
   peakMiB: Record<Role, number>;
   /**
-   * CPU seconds (user + system) per role during the step, a child's as last read before it ended (a
-   * short-lived child may be missed); `total` is exact: this process's own and that of every descendant
-   * reaped during the step (the kernel adds a reaped child's time to its parent's).
+   * CPU seconds (user + system) during the step, exact: this process's (the program), and that of every
+   * descendant reaped during the step (the kernel adds a reaped child's time to its parent's, so the
+   * Pulumi CLI's, the provider's and fleet-render's arrive here when they end; sampling them instead
+   * missed the CLI's work after the program's last sample).
    */
-  cpuS: Record<Role | "total", number>;
+  cpuS: { program: number; children: number };
 }
 
 const TICK = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in these
 
-function cpuTicks(pid: number | "self", withReaped = false): number | undefined {
-  const stat = read(`/proc/${pid}/stat`);
-  if (!stat) return undefined;
+/** This process's reaped children's CPU ticks (cutime + cstime). */
+function reapedTicks(): number {
+  const stat = read("/proc/self/stat")!;
   const f = stat
     .slice(stat.lastIndexOf(")") + 2)
     .split(" ")
     .map(Number);
-  return f[11] + f[12] + (withReaped ? f[13] + f[14] : 0); // utime, stime (+ cutime, cstime: reaped children)
+  return f[13] + f[14];
 }
 
-const perRole = (): Record<Role, number> => ({ program: 0, pulumi: 0, "language host": 0, provider: 0, "fleet-render": 0, other: 0 });
-
-/**
- * Samples until stop() is called; stop() gives the peak memory and the CPU time per role. Only children
- * started during the step are counted for CPU (the bench starts none between steps).
- */
+/** Samples until stop() is called; stop() gives the peak memory per role and the CPU time of the step. */
 export function samplePeaks(everyMs = 200): { stop: () => ProcessFigures } {
   fs.writeFileSync("/proc/self/clear_refs", "5"); // 5: reset this process's peak resident size to its current size
-  const peaks = perRole();
-  const ticks = new Map<number, { role: Role; ticks: number }>();
+  const peaks: Record<Role, number> = { program: 0, pulumi: 0, "language host": 0, provider: 0, "fleet-render": 0, other: 0 };
   const cpuAtStart = process.cpuUsage();
-  const allAtStart = cpuTicks("self", true)!;
+  const reapedAtStart = reapedTicks();
   const sample = () => {
     for (const pid of [process.pid, ...descendants(process.pid)]) {
       const kib = Number(/VmHWM:\s+(\d+)/.exec(read(`/proc/${pid}/status`) ?? "")?.[1] ?? 0);
       const role = pid === process.pid ? "program" : roleOf(pid);
       peaks[role] = Math.max(peaks[role], Math.round(kib / 1024));
-      const t = pid === process.pid ? undefined : cpuTicks(pid);
-      if (t !== undefined) ticks.set(pid, { role, ticks: t });
     }
   };
   const timer = setInterval(sample, everyMs);
@@ -99,11 +92,8 @@ export function samplePeaks(everyMs = 200): { stop: () => ProcessFigures } {
     stop: () => {
       clearInterval(timer);
       sample();
-      const cpuS: Record<Role | "total", number> = { ...perRole(), total: (cpuTicks("self", true)! - allAtStart) / TICK };
-      for (const { role, ticks: t } of ticks.values()) cpuS[role] += t / TICK;
       const own = process.cpuUsage(cpuAtStart);
-      cpuS.program = (own.user + own.system) / 1e6;
-      for (const r of Object.keys(cpuS) as (Role | "total")[]) cpuS[r] = +cpuS[r].toFixed(1);
+      const cpuS = { program: +((own.user + own.system) / 1e6).toFixed(1), children: +((reapedTicks() - reapedAtStart) / TICK).toFixed(1) };
       return { peakMiB: peaks, cpuS };
     },
   };
