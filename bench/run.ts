@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch|stalled ...] [options]` (`--help` lists them): the benchmarks (default: the
- * first eight, in that order; `fleet`, which builds Rancher Fleet itself, `watch` and `stalled`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
+ * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch|stalled|large ...] [options]` (`--help` lists them): the benchmarks (default: the
+ * first eight, in that order; `fleet`, which builds Rancher Fleet itself, `watch`, `stalled` and `large`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; render: --clusters N; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3; page: --clusters 200 --bundles 50 --runs 3.
  */
@@ -15,6 +15,7 @@ import { rolloutBench } from "./rollout";
 import { fleetBench } from "./fleet";
 import { watchBench } from "./watch";
 import { stalledBench } from "./stalled";
+import { largeBench } from "./large";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
@@ -28,20 +29,20 @@ const DEFAULT = {
   shards: shardsBench,
   rollout: rolloutBench,
 } as const;
-const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench } as const;
+const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench, large: largeBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [options]",
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [large] [options]",
   summary:
-    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, only when named); each prints a table and writes bench/results/<name>.json.",
-  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
+    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, and large, a 5 MB chart to N clusters, only when named); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
     clusters: {
       type: "string" as const,
       value: "N|N,N",
-      help: "plan, render, shards, stalled: clusters (shards and stalled default 200); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
+      help: "plan, render, shards, stalled, large: clusters (shards and stalled default 200, large 50); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
     },
     bundles: { type: "string" as const, value: "N", help: "plan, engine, stalled: bundles per cluster (stalled default 5); page: bundles (default 50)" },
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10); stalled: (default 5)" },
@@ -64,6 +65,7 @@ const SPEC = {
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
     commits: { type: "string" as const, value: "N", help: "watch: commits pushed, each deployed before the next (default 10)" },
+    "per-cluster": { type: "boolean" as const, help: "large: values that name the cluster, so each cluster is a render of its own" },
   },
 };
 

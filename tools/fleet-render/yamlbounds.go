@@ -13,12 +13,13 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxExpandedNodes: how many nodes a YAML text that uses aliases may expand to. Texts without
-// aliases are bounded by their size (the file and output limits).
+// maxExpandedNodes: how many nodes the aliases of a YAML text may add when expanded, all its documents
+// together. The nodes written out in the text are bounded by its size (the file and output limits):
+// a large text without aliases (a bundle of CRDs) is not an alias bomb, whatever its node count.
 var maxExpandedNodes = 1_000_000
 
-// checkYAMLExpansion returns an error when a YAML text's aliases expand past maxExpandedNodes.
-// Text that is not YAML (a Helm template before rendering) is not this check's business: the
+// checkYAMLExpansion returns an error when a YAML text's aliases would add more than maxExpandedNodes
+// nodes. Text that is not YAML (a Helm template before rendering) is not this check's business: the
 // decoder that reads it later reports it.
 func checkYAMLExpansion(data []byte) error {
 	if !bytes.ContainsRune(data, '*') || !bytes.ContainsRune(data, '&') {
@@ -26,17 +27,32 @@ func checkYAMLExpansion(data []byte) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	sizes := map[*yaml.Node]int{}
-	total := 0
+	added := 0
 	for {
 		var doc yaml.Node
 		if err := dec.Decode(&doc); err != nil {
 			return nil // the end, or not YAML
 		}
-		total += expandedSize(&doc, sizes, 0)
-		if total > maxExpandedNodes {
+		written := writtenSize(&doc, 0)
+		if expanded := expandedSize(&doc, sizes, 0); expanded > written {
+			added += expanded - written
+		}
+		if added > maxExpandedNodes {
 			return fmt.Errorf("YAML aliases expand to more than %d nodes (an alias bomb?); the limit bounds what one file may expand to", maxExpandedNodes)
 		}
 	}
+}
+
+// writtenSize counts the nodes as the text writes them (an alias is one node, not what it names).
+func writtenSize(n *yaml.Node, depth int) int {
+	if n == nil || depth > 10_000 {
+		return 1
+	}
+	size := 1
+	for _, c := range n.Content {
+		size += writtenSize(c, depth+1)
+	}
+	return size
 }
 
 // expandedSize counts a node as the decoders would expand it, each distinct node once (memoized), so
