@@ -49,7 +49,8 @@ async function main(): Promise<void> {
       ? await ops.preview({ ...options, expectNoChanges: true })
       : await ops.up({ ...options, ...(p.op === "noop" ? { expectNoChanges: true } : {}) });
   const ms = performance.now() - started;
-  process.stdout.write(JSON.stringify({ ms, program, changes: result.changes }) + "\n");
+  const cpu = process.cpuUsage();
+  process.stdout.write(JSON.stringify({ ms, program, changes: result.changes, programCpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + "\n");
 }
 
 main().catch((err) => {

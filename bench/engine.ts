@@ -23,6 +23,8 @@ interface PhaseResult {
   ms: number;
   program: { planMs: number; registerMs: number };
   changes: Record<string, number>;
+  /** CPU time of the operation's process (the program runs in it), the CLI and the provider excluded. */
+  programCpuMs: number;
   /** Peak resident memory in MiB (VmHWM) of the operation's process, the CLI and the provider. */
   peakMiB: { program: number; cli: number; provider: number };
   stateMiB: number;
@@ -119,6 +121,7 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     stateMiB: up.stateMiB,
     peakMiB: { up: up.peakMiB, preview: preview.peakMiB, noop: noop.peakMiB, edit: edit.peakMiB },
     peaks: { up: peak(up), preview: peak(preview), noop: peak(noop), edit: peak(edit) },
+    programCpuS: { up: seconds(up.programCpuMs), preview: seconds(preview.programCpuMs), noop: seconds(noop.programCpuMs), edit: seconds(edit.programCpuMs) },
   };
 }
 
@@ -149,6 +152,7 @@ export async function engineBench(): Promise<void> {
       "state MiB": r.stateMiB,
       "peak MiB up (program / CLI / provider)": r.peaks.up,
       "peak MiB preview": r.peaks.preview,
+      "program CPU s up / preview": `${r.programCpuS.up} / ${r.programCpuS.preview}`,
       "preview ms/resource": r.previewMsPerResource,
       "program ms (plan)": `${r.programMs} (${r.programPlanMs})`,
       "program share of preview": `${(r.programShareOfPreview * 100).toFixed(1)}%`,
