@@ -4,7 +4,8 @@
  *  - file backend: <state dir>/.pulumi/{history,backups}/<project>/<stack>/;
  *  - PostgreSQL backend: the rows of Pulumi's table (pkg/backend/diy/postgres/schema.sql: `key` text
  *    primary key, `data`, `updated_at`; table `pulumi_state` unless the URL's `table` says otherwise)
- *    whose key is that folder's path followed by a name with no further `/`.
+ *    whose key is that folder's path, after the CLI's prefix (the URL's database name: postgres-table.ts
+ *    pulumiKeyPrefix), followed by a name with no further `/`.
  * Other backends (s3, gs, azblob: the same layout, but no client here; Pulumi Cloud: its own history) are
  * left as the CLI leaves them. Run by the operations after each engine command that writes history, while
  * they hold the stack's lease (automation/operation/session.ts): a failure is a warning, never the
@@ -13,7 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Backend } from "./backend";
-import { isPostgresUrl, withClient } from "./postgres-table";
+import { isPostgresUrl, pulumiKeyPrefix, withClient } from "./postgres-table";
 import { fileBackendPath } from "./stack";
 import { lockHolders } from "./locks";
 import { Retention, retentionOf, StackFolders, toDrop } from "./state-retention";
@@ -25,10 +26,10 @@ export interface StackFolderStore {
 
 /** The stack's folders in a file or PostgreSQL backend; undefined for any other, or a stack name with an organization or project. */
 export function stackFolderStore(backend: Backend, stack: string): StackFolderStore | undefined {
-  const history = backend.fileDir ? fileBackendPath(backend.fileDir, "history", stack) : folderKey("history", stack);
-  const backups = backend.fileDir ? fileBackendPath(backend.fileDir, "backups", stack) : folderKey("backups", stack);
-  if (!history || !backups) return undefined;
   if (backend.fileDir) {
+    const history = fileBackendPath(backend.fileDir, "history", stack);
+    const backups = fileBackendPath(backend.fileDir, "backups", stack);
+    if (!history || !backups) return undefined;
     const names = (dir: string) => {
       try {
         return fs.readdirSync(dir);
@@ -47,6 +48,9 @@ export function stackFolderStore(backend: Backend, stack: string): StackFolderSt
   }
   if (!isPostgresUrl(backend.url)) return undefined;
   const url = backend.url;
+  const history = folderKey(url, "history", stack);
+  const backups = folderKey(url, "backups", stack);
+  if (!history || !backups) return undefined;
   const table = new URL(url).searchParams.get("table") || "pulumi_state";
   const under = (prefix: string, keys: string[]) =>
     keys.filter((k) => k.startsWith(prefix) && !k.slice(prefix.length).includes("/")).map((k) => k.slice(prefix.length));
@@ -65,10 +69,10 @@ export function stackFolderStore(backend: Backend, stack: string): StackFolderSt
   };
 }
 
-/** A folder's key prefix in Pulumi's PostgreSQL table: the file backend's path, relative, with a trailing `/`. */
-function folderKey(kind: "history" | "backups", stack: string): string | undefined {
+/** A folder's key prefix in Pulumi's PostgreSQL table: the CLI's prefix, then the file backend's path, relative, with a trailing `/`. */
+function folderKey(url: string, kind: "history" | "backups", stack: string): string | undefined {
   const dir = fileBackendPath("", kind, stack);
-  return dir && `${dir.split(path.sep).join("/")}/`;
+  return dir && `${pulumiKeyPrefix(url)}${dir.split(path.sep).join("/")}/`;
 }
 
 /** Prunes the stack's history and backups to the retention; how many of each were removed. */

@@ -14,6 +14,7 @@ import { historyMark } from "../../automation/engine/history-mark";
 import { RETENTION_DEFAULTS, retentionOf, StackFolders, toDrop } from "../../automation/engine/state-retention";
 import { pruneStackHistory, stackFolderStore, thenPruned } from "../../automation/engine/state-retention-store";
 import { LocalPostgres, startLocalPostgres } from "../../automation/clusters/local-postgres";
+import { pulumiKeyPrefix } from "../../automation/engine/postgres-table";
 
 /** What the CLI writes for `n` updates of `stack` (ns times 1..n, as many digits as a real one). */
 function written(stack: string, n: number, ext = "json"): StackFolders {
@@ -176,34 +177,42 @@ describe("history retention: the act (state-retention-store.ts)", function () {
       await pg?.stop();
     });
 
+    it("the CLI's key prefix is the URL's path (its database name), as the CLI prefixes a DIY bucket", () => {
+      expect(pulumiKeyPrefix("postgres://u:p@db:5432/fleet?sslmode=disable&table=t")).to.equal("fleet/");
+      expect(pulumiKeyPrefix("postgres://u:p@db:5432/team%20a")).to.equal("team a/");
+      expect(pulumiKeyPrefix("postgres://db:5432")).to.equal("");
+    });
+
     it("deletes exactly the rows of the stack's folders the decision drops, in the URL's table", async () => {
       const table = "fleet_state";
       const url = `${pg.url}&table=${table}`;
       const c = new Client({ connectionString: pg.url });
       await c.connect();
-      const keys = (stack: string) => {
+      // As the CLI writes them: after its prefix, the database name (test/e2e/history-retention.test.ts sees it).
+      const keys = (stack: string, db = "fleet") => {
         const l = written(stack, 15);
         return [
-          ...l.history.map((n) => `.pulumi/history/pulumi-fleet/${stack}/${n}`),
-          ...l.backups.map((n) => `.pulumi/backups/pulumi-fleet/${stack}/${n}`),
-          `.pulumi/history/pulumi-fleet/${stack}/nested/${stack}-1.history.json`,
-          `.pulumi/stacks/pulumi-fleet/${stack}.json`,
+          ...l.history.map((n) => `${db}/.pulumi/history/pulumi-fleet/${stack}/${n}`),
+          ...l.backups.map((n) => `${db}/.pulumi/backups/pulumi-fleet/${stack}/${n}`),
+          `${db}/.pulumi/history/pulumi-fleet/${stack}/nested/${stack}-1.history.json`,
+          `${db}/.pulumi/stacks/pulumi-fleet/${stack}.json`,
         ];
       };
       try {
         // Pulumi's schema (pkg/backend/diy/postgres/schema.sql).
         await c.query(`create table ${table} (key text primary key, data json not null, updated_at timestamptz not null default now())`);
-        for (const k of [...keys("prod"), ...keys("prod.eu"), ...keys("prodx")]) await c.query(`insert into ${table} (key, data) values ($1, '{}')`, [k]);
+        const others = [...keys("prod.eu"), ...keys("prodx"), ...keys("prod", "otherdb")];
+        for (const k of [...keys("prod"), ...others]) await c.query(`insert into ${table} (key, data) values ($1, '{}')`, [k]);
         const backend: Backend = { url, source: "test", localDir: tmp("pf-machine-") };
         const removed = await pruneStackHistory(stackFolderStore(backend, "prod")!, "prod", { updates: 10, copies: 3 });
         expect(removed).to.deep.equal({ history: 5 + 12, backups: 12 });
         const left = (await c.query(`select key from ${table} order by key`)).rows.map((r) => r.key as string);
-        const prod = left.filter((k) => k.includes("/prod/") || k.endsWith("/prod.json"));
+        const prod = left.filter((k) => k.startsWith("fleet/") && (k.includes("/prod/") || k.endsWith("/prod.json")));
         expect(prod.filter((k) => k.endsWith(".history.json") && !k.includes("/nested/"))).to.have.length(10);
         expect(prod.filter((k) => k.endsWith(".checkpoint.json"))).to.have.length(3);
-        expect(prod.filter((k) => k.startsWith(".pulumi/backups/"))).to.have.length(3);
-        expect(left).to.include.members([".pulumi/stacks/pulumi-fleet/prod.json", ".pulumi/history/pulumi-fleet/prod/nested/prod-1.history.json"]);
-        expect(left).to.include.members([...keys("prod.eu"), ...keys("prodx")]);
+        expect(prod.filter((k) => k.startsWith("fleet/.pulumi/backups/"))).to.have.length(3);
+        expect(left).to.include.members(["fleet/.pulumi/stacks/pulumi-fleet/prod.json", "fleet/.pulumi/history/pulumi-fleet/prod/nested/prod-1.history.json"]);
+        expect(left).to.include.members(others);
       } finally {
         await c.end();
       }
