@@ -40,9 +40,13 @@ export function stackFolderStore(backend: Backend, stack: string): StackFolderSt
     };
     return {
       list: async () => ({ history: names(history), backups: names(backups) }),
+      // Each with the attributes file the CLI's file bucket (gocloud.dev fileblob) writes beside every object.
       remove: async (drop) => {
-        for (const n of drop.history) fs.rmSync(path.join(history, n), { force: true });
-        for (const n of drop.backups) fs.rmSync(path.join(backups, n), { force: true });
+        for (const [dir, names] of [
+          [history, drop.history],
+          [backups, drop.backups],
+        ] as const)
+          for (const n of names) for (const f of [n, `${n}.attrs`]) fs.rmSync(path.join(dir, f), { force: true });
       },
     };
   }

@@ -54,6 +54,7 @@ describe("history retention on the real CLI (render mode)", function () {
     const names = fs.readdirSync(history);
     expect(names.filter((n) => n.endsWith(".history.json"))).to.have.length(10);
     expect(names.filter((n) => n.endsWith(".checkpoint.json"))).to.have.length(3);
+    expect(names, "each kept with its attributes file (the CLI's file bucket), no other").to.have.length((10 + 3) * 2);
     expect(fs.existsSync(path.join(work, "state", ".pulumi", "backups", "pulumi-fleet", "files")), "the CLI's backups are off").to.equal(false);
     // The copies are the newest ones, and the newest is the state as it is now.
     const entries = names.filter((n) => n.endsWith(".history.json")).sort();

@@ -132,7 +132,8 @@ describe("history retention: the act (state-retention-store.ts)", function () {
     const put = (stack: string, listing: StackFolders) => {
       for (const [kind, names] of Object.entries(listing)) {
         fs.mkdirSync(folder(kind, stack), { recursive: true });
-        for (const n of names) fs.writeFileSync(path.join(folder(kind, stack), n), "{}");
+        // Each with the attributes file the CLI's file bucket writes beside it.
+        for (const n of names) for (const f of [n, `${n}.attrs`]) fs.writeFileSync(path.join(folder(kind, stack), f), "{}");
       }
     };
     const backend: Backend = { url: `file://${dir}`, source: "test", fileDir: dir, localDir: dir };
@@ -149,9 +150,10 @@ describe("history retention: the act (state-retention-store.ts)", function () {
       expect(fs.readdirSync(folder("history", "prod")).filter((n) => n.endsWith(".history.json"))).to.have.length(10);
       expect(fs.readdirSync(folder("history", "prod")).filter((n) => n.endsWith(".checkpoint.json"))).to.have.length(3);
       expect(fs.readdirSync(folder("history", "prod"))).to.include("notes.txt");
-      expect(fs.readdirSync(folder("backups", "prod"))).to.have.length(3);
-      expect(fs.readdirSync(folder("history", "prod.eu"))).to.have.length(30);
-      expect(fs.readdirSync(folder("backups", "prod.eu"))).to.have.length(15);
+      expect(fs.readdirSync(folder("backups", "prod"))).to.have.length(3 * 2);
+      expect(fs.readdirSync(folder("history", "prod")), "each kept name with its attributes, no other").to.have.length((10 + 3) * 2 + 1);
+      expect(fs.readdirSync(folder("history", "prod.eu"))).to.have.length(30 * 2);
+      expect(fs.readdirSync(folder("backups", "prod.eu"))).to.have.length(15 * 2);
       expect(fs.existsSync(path.join(dir, ".pulumi", "stacks", "pulumi-fleet", "prod.json"))).to.equal(true);
       // The history mark still changes when an update adds an entry, pruned or not (automation/engine/history-mark.ts).
       const markPruned = historyMark(dir, "prod");
