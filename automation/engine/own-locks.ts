@@ -10,7 +10,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Backend } from "./backend";
-import { isPostgresUrl, withClient } from "./postgres-table";
+import { isPostgresUrl, pulumiKeyPrefix, withClient } from "./postgres-table";
 import { LeaseWindow, SLACK_MS } from "./stack-lease";
 
 export interface StackLock {
@@ -72,12 +72,14 @@ export function stackLockStore(backend: Backend, project: string, stack: string)
   }
   if (isPostgresUrl(backend.url)) {
     const table = new URL(backend.url).searchParams.get("table") || "pulumi_state";
+    // The CLI's keys start with the URL's database name (postgres-table.ts pulumiKeyPrefix).
+    const keyPrefixes = prefixes.map((p) => pulumiKeyPrefix(backend.url) + p);
     return {
       list: () =>
         withClient(backend.url, async (c) => {
           const { rows } = await c.query(
-            `select key, data from ${c.escapeIdentifier(table)} where ${prefixes.map((_, i) => `starts_with(key, $${i + 1})`).join(" or ")}`,
-            prefixes,
+            `select key, data from ${c.escapeIdentifier(table)} where ${keyPrefixes.map((_, i) => `starts_with(key, $${i + 1})`).join(" or ")}`,
+            keyPrefixes,
           );
           return rows.map((r) => parsed(r.key, r.data)).filter((l): l is StackLock => !!l);
         }),

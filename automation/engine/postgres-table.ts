@@ -28,3 +28,13 @@ export async function withTable<T>(url: string, table: string, columns: string, 
 }
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
+
+/**
+ * What the Pulumi CLI puts before every key in its PostgreSQL table: the URL's path (the database name,
+ * `postgres://…/fleet` gives `fleet/`), as it prefixes any DIY bucket but a file backend's
+ * (pkg/backend/diy/backend.go at v3.259.0: blob.PrefixedBucket of the URL's path).
+ */
+export function pulumiKeyPrefix(url: string): string {
+  const dir = decodeURIComponent(new URL(url).pathname).replace(/^\/+/, "");
+  return dir === "" || dir.endsWith("/") ? dir : `${dir}/`;
+}

@@ -99,6 +99,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     // The engine diffs resources in parallel instead of one by one on its step generator: a preview of
     // 1,293 resources 7.3-8.1 s instead of 8.4-9.5 s (BENCHMARKS.md). The user's own setting wins.
     PULUMI_PARALLEL_DIFF: process.env.PULUMI_PARALLEL_DIFF ?? "true",
+    ...backupsOff(),
     ...engineEnv(options.stack, backend, options.env),
   };
   phase("toolchain found");
@@ -148,6 +149,17 @@ function releasedAfterEachCommand(stack: Stack, captured: Captured): void {
 }
 
 /**
+ * The CLI's backups off (PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS) unless the user set it or its
+ * older name: every update's full state copy in .pulumi/backups is byte for byte the checkpoint copy the
+ * same update leaves in its history, which the retention keeps instead (state-retention.ts): one full
+ * copy written per update, not two.
+ */
+function backupsOff(): Record<string, string> {
+  const set = ["PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS", "PULUMI_DISABLE_CHECKPOINT_BACKUPS"].some((k) => process.env[k] !== undefined);
+  return set ? {} : { PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS: "true" };
+}
+
+/**
  * Whether a file backend holds the stack: its state file, as Pulumi's DIY backend lays it out per
  * project. Undefined when that cannot be told: another backend, a stack name with an organization or
  * project, or a backend of the older layout (stacks not under their project).
@@ -162,10 +174,10 @@ function inFileBackend(backend: Backend, stack: string): boolean | undefined {
 
 /**
  * Where a file backend keeps one of this project's stacks, as Pulumi's DIY backend lays them out per
- * project: the base name of its state file ("stacks") or its history folder ("history"). Undefined for
+ * project: the base name of its state file ("stacks"), its history folder ("history") or its backups folder ("backups"). Undefined for
  * a stack name with an organization or project.
  */
-export function fileBackendPath(fileDir: string, kind: "stacks" | "history", stack: string): string | undefined {
+export function fileBackendPath(fileDir: string, kind: "stacks" | "history" | "backups", stack: string): string | undefined {
   return /^[A-Za-z0-9_.-]+$/.test(stack) ? path.join(fileDir, ".pulumi", kind, PROJECT_NAME, stack) : undefined;
 }
 

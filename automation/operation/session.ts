@@ -23,6 +23,7 @@ import { readStalled } from "./stalled";
 import { stackLockStore } from "../engine/own-locks";
 import { ensureKubernetesProvider, needsKubernetesProvider } from "../engine/toolchain";
 import { withStackLock } from "../engine/locks";
+import { pruneStackHistory, stackFolderStore, thenPruned } from "../engine/state-retention-store";
 import { stackLeaseStore } from "../engine/stack-lease";
 import { isRenderMode, openStack } from "../engine/stack";
 import { registerMsOf, setProgram } from "../engine/inline-program";
@@ -190,7 +191,15 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const session: Session = {
     stack,
     config: readConfig,
-    locked: (run) => withStackLock(stack, policy, run),
+    // Each engine command that writes history is followed, still holding the stack's lease, by the history's retention.
+    locked: (run) =>
+      withStackLock(stack, policy, () =>
+        thenPruned(
+          run,
+          () => prunedHistory(backend, options),
+          () => stopSignal.aborted,
+        ),
+      ),
     recorder,
     get before() {
       return beforeOf(given?.inputs.state ?? view);
@@ -251,6 +260,15 @@ async function observed(backend: Backend, options: OperationOptions, clusters: {
     });
   const offline = offlineOf(record, probed, now);
   return { offline, seen: record, unreachable: unreachableWithOffline(probed, offline) };
+}
+
+/** The stack's history and backups pruned to the operator's retention (state-retention.ts): a failure is a warning. */
+async function prunedHistory(backend: Backend, options: OperationOptions): Promise<void> {
+  const folders = stackFolderStore(backend, options.stack);
+  if (!folders) return;
+  await pruneStackHistory(folders, options.stack).catch((err: Error) =>
+    warnerOf(options)(`warning: stack ${options.stack}: its history and backups were not pruned (kept as they are): ${err.message}`),
+  );
 }
 
 /** Where an operation's warnings go: the caller's handler, else stderr. */

@@ -90,10 +90,10 @@ describe("the lock a stopped command's CLI left (automation/engine/own-locks.ts)
       const c = new Client({ connectionString: pg.url });
       await c.connect();
       try {
-        // Pulumi's schema (pkg/backend/diy/postgres/schema.sql).
+        // Pulumi's schema (pkg/backend/diy/postgres/schema.sql); its keys after the database name, as the CLI writes them (test/e2e/history-retention.test.ts).
         await c.query("create table if not exists pulumi_state (key text primary key, data json not null, updated_at timestamptz not null default now())");
         await c.query("insert into pulumi_state (key, data) values ($1, $2)", [
-          `.pulumi/locks/organization/pulumi-fleet/${stack}/${id}.json`,
+          `fleet/.pulumi/locks/organization/pulumi-fleet/${stack}/${id}.json`,
           JSON.stringify(lock),
         ]);
       } finally {
