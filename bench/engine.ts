@@ -3,7 +3,8 @@
  * render mode on synthetic fleets (every cluster gets every bundle; each bundle is `objects`
  * ConfigMaps; each cluster also has its agent's 7 resources). Per size: the first `up`, a `preview`
  * with nothing to do, and a no-op `up`: wall time, engine cost per resource, and the share of the
- * preview spent in this program (planning + registering every resource, measured inside it).
+ * preview spent in this program (planning + registering every resource, measured inside it), and the
+ * size of the stack's checkpoint after the first `up` (the state file every engine event rewrites).
  * Each size runs twice: with the engine's checkpoint after every step (`--checkpoints`) and with the
  * state written once at the end (the default of the operations since the crash journal). Writes bench/results/engine.json.
  */
@@ -38,6 +39,7 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
   };
   const up = await timed(() => ops.up(options));
   const resources = Object.values(up.r.changes).reduce((a, b) => a + b, 0);
+  const stateBytes = checkpointBytes(options.stateDir!);
   const preview = await timed(() => ops.preview({ ...options, expectNoChanges: true }));
   const noop = await timed(() => ops.up({ ...options, expectNoChanges: true }));
   fs.rmSync(work, { recursive: true, force: true });
@@ -49,6 +51,7 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     objects,
     resources,
     checkpoints: skipCheckpoints ? "final only" : "every step",
+    stateMB: +(stateBytes / 1e6).toFixed(2),
     upS: seconds(up.ms),
     previewS: seconds(preview.ms),
     noopUpS: seconds(noop.ms),
@@ -57,6 +60,14 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     programPlanMs: Math.round(preview.program.planMs),
     programShareOfPreview: +(programMs / preview.ms).toFixed(3),
   };
+}
+
+/** The size of the stack's checkpoint (<stateDir>/.pulumi/stacks/<project>/<stack>.json; the file backend may gzip it). */
+function checkpointBytes(stateDir: string): number {
+  const stacks = path.join(stateDir, ".pulumi", "stacks");
+  const files = fs.existsSync(stacks) ? (fs.readdirSync(stacks, { recursive: true }) as string[]) : [];
+  const checkpoint = files.find((f) => /(^|\/)bench\.json(\.gz)?$/.test(f));
+  return checkpoint ? fs.statSync(path.join(stacks, checkpoint)).size : 0;
 }
 
 export async function engineBench(): Promise<void> {
@@ -79,6 +90,7 @@ export async function engineBench(): Promise<void> {
       "clusters x bundles x objects": `${r.clusters} x ${r.bundles} x ${r.objects}`,
       resources: r.resources,
       checkpoints: r.checkpoints,
+      "state MB": r.stateMB,
       "first up s": r.upS,
       "preview s": r.previewS,
       "no-op up s": r.noopUpS,
