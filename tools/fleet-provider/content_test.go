@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // The digest rule is one in both languages: the fixture's digests are TypeScript's
@@ -167,5 +170,28 @@ func TestPruneOfAContentSetGoesByItsInventory(t *testing.T) {
 	}
 	if id := previous["/ConfigMap/app/a"].identity("/ConfigMap/app/a"); identityOf(id).Name != "a" || identityOf(id).APIVersion != "v1" {
 		t.Fatalf("an object's identity from its key and apiVersion: %v", id)
+	}
+}
+
+// A refresh without the content (a plain `pulumi refresh`) invents no drift: it checks each object is
+// there, says the fields were not compared and what to run; a missing object is drift as always.
+func TestARefreshWithoutTheContentChecksPresenceAndSaysSo(t *testing.T) {
+	stash = &contents{byDigest: map[string]*content{}, fileOnce: sync.Once{}}
+	t.Setenv(contentFileEnv, filepath.Join(t.TempDir(), "none.json"))
+	present := &unstructured.Unstructured{Object: configMap("a", map[string]any{"k": "edited by hand"})}
+	kube := fake.NewClientBuilder().WithObjects(present).Build()
+	rm := managerOn(kube, nil)
+	pair, _ := contentPair("m:1", map[string]map[string]any{"/ConfigMap/app/a": configMap("a", map[string]any{"k": "v"})})
+	olds := Outputs{Spec: pair, Status: Status{State: StateReady, AppliedDeploymentID: "m:1"}}
+	s := newServer("test")
+	st, live := s.refreshed(rm, "urn:pulumi:s::p::pulumi-fleet:index:BundleDeployment::c1/r/b", olds)
+	if st.State != StateReady || len(live) != 1 || len(st.Messages) != 1 || !strings.Contains(st.Messages[0], "fields not compared") ||
+		!strings.Contains(st.Messages[0], pair.Content) || !strings.Contains(st.Messages[0], "npm run up -- --refresh") {
+		t.Fatalf("present, not compared, said so: %s %q (%d live)", st.State, st.Messages, len(live))
+	}
+	pair.Objects["/ConfigMap/app/gone"] = DesiredObject{APIVersion: "v1", Digest: "d"}
+	st, _ = s.refreshed(rm, "urn:pulumi:s::p::pulumi-fleet:index:BundleDeployment::c1/r/b", Outputs{Spec: pair, Status: Status{State: StateReady}})
+	if st.State != StateModified || len(st.Drifted) != 1 || st.Drifted[0] != "/ConfigMap/app/gone" || st.Messages[0] != "missing ConfigMap app/gone" {
+		t.Fatalf("a missing object is drift: %s %q %q", st.State, st.Drifted, st.Messages)
 	}
 }
