@@ -182,6 +182,23 @@ func withOwnerLabels(shared map[string]any, ownerLabels map[string]string) map[s
 	return shared
 }
 
+// changedDigests: a pair with content (on either side) has an object whose digest changed, or one added or removed.
+func changedDigests(olds, news Spec) bool {
+	if olds.Content == "" && news.Content == "" {
+		return false
+	}
+	if len(olds.Objects) != len(news.Objects) {
+		return true
+	}
+	for k, n := range news.Objects {
+		o, ok := olds.Objects[k]
+		if !ok || digestOf(o) != digestOf(n) {
+			return true
+		}
+	}
+	return false
+}
+
 // digestOf is an object's digest: given (a pair with content) or computed from its manifest (a pair
 // of an earlier version, or one whose objects are secret), so the two forms compare equal.
 func digestOf(o DesiredObject) string {

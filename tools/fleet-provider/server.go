@@ -116,8 +116,11 @@ func (s *server) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc
 	if err := fromStruct(req.GetNews(), &news); err != nil {
 		return nil, fmt.Errorf("%s: inputs: %w", req.GetUrn(), err)
 	}
-	// The manifests where this process has them, for a preview's per-field paths; the digests decide either way.
-	_, _ = withContent(req.GetUrn(), &olds.Spec), withContent(req.GetUrn(), &news)
+	// The manifests where this process has them, for a preview's per-field paths of a changed object; the
+	// digests decide either way, so an unchanged pair (most of them) decodes nothing.
+	if changedDigests(olds.Spec, news) {
+		_, _ = withContent(req.GetUrn(), &olds.Spec), withContent(req.GetUrn(), &news)
+	}
 	d := diffPair(&olds, news)
 	resp := &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_NONE, HasDetailedDiff: true, DetailedDiff: map[string]*pulumirpc.PropertyDiff{}}
 	if d.Changes {
