@@ -9,8 +9,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { namespacesRefusedFor } from "../core/desired/namespaces";
 import { DesiredDeployment } from "../core/desired/types";
-import { PairObject } from "../core/model/pair";
-import { BundleDeploymentPair, ClusterSetupSet, FleetProvider } from "./pair";
+import { contentForm, PairObject } from "../core/model/pair";
+import { BundleDeploymentPair, ClusterSetupSet, FleetProvider, PairArgs } from "./pair";
+import { BundleContent, Contents } from "./content";
 
 export interface BundleDeploymentArgs {
   deployment: DesiredDeployment;
@@ -22,6 +23,8 @@ export interface BundleDeploymentArgs {
   setup?: ClusterSetupSet;
   /** The pairs this one waits for (fleet.yaml dependsOn, rollout), by key: it applies once each is Ready. */
   waitFor: [string, BundleDeploymentPair][];
+  /** The stack's BundleContent resources: a pair whose objects are not secret names its render's, registered once. */
+  contents?: Contents;
   /** What it takes over of an earlier version's resources (core/migrate/adoptions.ts), while the state holds them. */
   adopt?: Record<string, PairObject>;
 }
@@ -29,8 +32,17 @@ export interface BundleDeploymentArgs {
 export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts: pulumi.CustomResourceOptions): BundleDeploymentPair {
   const d = args.deployment;
   const waitFor = args.waitFor.map(([key, pair]) => ({ name: key, state: pair.state }));
-  // Objects holding what a lookup read from a Secret (core/render/lookup-secrets.ts): a secret in the state and the preview.
-  const objects = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
+  // Objects holding what a lookup read from a Secret (core/render/lookup-secrets.ts): a secret in the state and the preview,
+  // kept in the pair (a content resource is not a secret). Other objects are kept once per render, in its BundleContent.
+  let content: BundleContent | undefined;
+  let objects: PairArgs["objects"] = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
+  let contentDigest: { content?: string } = {};
+  const form = !d.secret && args.contents && Object.keys(d.spec.objects).length ? contentForm(d.spec.objects, d.spec.deletePolicy.ownerLabels) : undefined;
+  if (form && args.contents) {
+    content = args.contents.of(form.content, form.manifests);
+    objects = form.objects;
+    contentDigest = { content: form.content };
+  }
   // Its Secrets (core/desired/objects.ts pairSpecOf): a secret in the state and the preview, whatever the rest is.
   const secretObjects = d.spec.secretObjects ? { secretObjects: pulumi.secret(d.spec.secretObjects) } : {};
   // A namespace of its cluster's setup that the API server refused fails the pairs that need it, and only them.
@@ -40,6 +52,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
     name,
     {
       ...d.spec,
+      ...contentDigest,
       cluster: args.cluster,
       objects,
       ...secretObjects,
@@ -53,7 +66,9 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
       // The API server may quote a refused field's value in its message, and the live status views echo
       // objects: for such a pair they are secrets in the state and the engine's events too.
       ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
+      // Its content's Check (which hands the provider the manifests) runs before this pair's Create or Update.
       dependsOn: [
+        ...(content ? [content] : []),
         ...args.waitFor.map(([, p]) => p),
         ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace || d.afterOperatorSecrets) ? [args.setup] : []),
       ],

@@ -9,6 +9,7 @@ import { PairReport, withheldMessages } from "../core/model/pair";
 import { ClusterAccess, DesiredState, FLEET_TYPE, ProviderSettings, stackProviderName } from "../core/desired/types";
 import { bundleDeployment } from "./bundle-deployment";
 import { BundleDeploymentPair, FleetProvider } from "./pair";
+import { Contents } from "./content";
 import { Cluster } from "./cluster";
 import { Adoptions } from "../core/migrate/adoptions";
 import { GitRepo } from "./git-repo";
@@ -60,6 +61,8 @@ export class Fleet extends pulumi.ComponentResource {
       ]),
     );
     const gitRepos = new Map(desired.gitRepos.map((r) => [r.name, new GitRepo(r.name, r, { parent: this })]));
+    // Each distinct render once, beside the GitRepos (two GitRepos may deploy the same one), deleted by the engine when no pair names it.
+    const contents = new Contents({ parent: this, provider });
     const deployments = new Map<string, BundleDeploymentPair>();
     for (const d of desired.deployments) {
       const cluster = clusters.get(d.cluster)!;
@@ -74,6 +77,7 @@ export class Fleet extends pulumi.ComponentResource {
             setup: cluster.setup,
             waitFor: d.dependsOn.map((key) => [key, deployments.get(key)!]),
             adopt: state.adoptions?.pairs[d.key],
+            contents,
           },
           {
             parent: gitRepos.get(d.gitRepo)!,

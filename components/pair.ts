@@ -24,8 +24,10 @@ export class FleetProvider extends pulumi.ProviderResource {
 
 type Outputs<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
 /** The spec, where any field may come from another resource's output (waitFor: the states of the pairs it waits for). */
-export type PairArgs = Omit<{ [K in keyof PairSpec]: pulumi.Input<PairSpec[K]> }, "waitFor"> & {
+export type PairArgs = Omit<{ [K in keyof PairSpec]: pulumi.Input<PairSpec[K]> }, "waitFor" | "objects"> & {
   waitFor?: pulumi.Input<{ name: string; state: pulumi.Input<string> }[]>;
+  /** The set whole, or as its identities and digests when `content` names its BundleContent (core/model/pair.ts contentForm). */
+  objects: pulumi.Input<Record<string, PairObject | EngineObject>>;
 };
 
 /** A set of objects pulumi-fleet's provider applies as one: its inputs a PairSpec, its outputs Fleet's BundleDeployment status. */
@@ -60,7 +62,7 @@ abstract class AppliedSet extends pulumi.CustomResource {
 }
 
 /** Objects as the engine holds them (core/model/pair.ts toEngineObjects), a secret staying one. */
-function engineObjects(objects: pulumi.Input<Record<string, PairObject> | undefined>): pulumi.Input<Record<string, EngineObject> | undefined> {
+function engineObjects(objects: pulumi.Input<Record<string, PairObject | EngineObject> | undefined>): pulumi.Input<Record<string, EngineObject> | undefined> {
   if (objects === undefined) return undefined;
   if (pulumi.Output.isInstance(objects) || objects instanceof Promise)
     return pulumi.output(objects).apply((o) => (o === undefined ? undefined : toEngineObjects(o)));

@@ -11,8 +11,8 @@ import { clusterOfKey } from "../../core/model/keys";
 import { isUnqualifiedKey, qualifiedKey } from "../../core/migrate/renames";
 import { REPO_NAME_LABEL } from "../../core/targeting/depends-on";
 import { K8sObject } from "../../core/model/k8s-object";
-import { fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
-import { BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
+import { ContentManifests, fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
+import { BUNDLE_CONTENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
 import { clusterNamespaceName } from "../../core/desired/namespaces";
@@ -109,6 +109,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, State
   const legacy = new Map<string, StateBundle>();
   const clusterUrns = new Set(resources.filter((r) => r.type === CLUSTER_TYPE).map((r) => r.urn));
   const namespaces = clusterNamespacesIn(resources, clusterUrns);
+  const contents = contentsIn(resources);
   const withNamespaces = (bundle: DeployedBundle, cluster: string) => {
     for (const { manifest } of bundle.objects) {
       const ns = manifest.metadata?.namespace ? namespaces.get(clusterNamespaceName(cluster, manifest.metadata.namespace)) : undefined;
@@ -123,7 +124,11 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, State
     if (account) bundle.account = account;
     if (r.custom && r.inputs) {
       const { waitFor: _gates, ...inputs } = revealed(r.inputs) as PairSpec;
-      const spec = pairSpecFromEngine(inputs);
+      // A pair that names its content (components/content.ts) reads its manifests from that BundleContent, so an unchanged one is not rendered again.
+      const content = typeof inputs.content === "string" ? contents.get(inputs.content) : undefined;
+      const spec = pairSpecFromEngine(inputs, content);
+      // Its content missing from the state (it never should be): its objects are only identities, which no deployment may take for a render.
+      if (typeof inputs.content === "string" && !content) delete bundle.appliedDeploymentId;
       bundle.spec = spec;
       if (isSecret(r.inputs.objects)) bundle.secret = true;
       bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({
@@ -161,6 +166,15 @@ function legacyKeyNow(name: string, bundle: DeployedBundle): string | undefined 
   if (!isUnqualifiedKey(name)) return name;
   const gitRepo = bundle.objects.find((o) => o.manifest.metadata?.labels?.[REPO_NAME_LABEL])?.manifest.metadata.labels![REPO_NAME_LABEL];
   return gitRepo ? qualifiedKey(name, gitRepo) : undefined;
+}
+
+/** The BundleContent resources of the state: each render's manifests (JSON text) by its digest, the resource's name. */
+export function contentsIn(resources: StateResource[]): Map<string, ContentManifests> {
+  const out = new Map<string, ContentManifests>();
+  for (const r of resources) {
+    if (r.type === BUNDLE_CONTENT_TYPE && r.custom && r.inputs?.objects) out.set(nameOfUrn(r.urn), revealed(r.inputs.objects) as ContentManifests);
+  }
+  return out;
 }
 
 /**

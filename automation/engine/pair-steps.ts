@@ -9,7 +9,8 @@
  */
 import { K8sObject, objectKey } from "../../core/model/k8s-object";
 import { typeTokenOf } from "../../core/desired/objects";
-import { fromEngineObjects, PairObject } from "../../core/model/pair";
+import { EngineObject, fromEngineObjects, PairObject } from "../../core/model/pair";
+import { objectDigest } from "../../core/model/content-digest";
 import { stableJson } from "../../core/base/hash";
 import { isAppliedSet } from "../../core/desired/setup";
 import type { Step } from "./step-recorder";
@@ -68,8 +69,11 @@ function objectSteps(s: Step): Step[] {
       const pruned = Object.entries(adopt)
         .filter(([k, o]) => !news[k] && !o.retain && !keptSecret(o))
         .map(([, o]) => child("delete", o));
+      // A pair whose set is in its content holds each object's digest, not its manifest (core/model/pair.ts contentForm).
+      const digests = digestsOf(s.inputs);
+      const same = (k: string, o: PairObject) => (digests[k] ? objectDigest(adopt[k].manifest) === digests[k] : sameManifest(adopt[k], o));
       const applied = Object.entries(news)
-        .filter(([k, o]) => !adopt[k] || !sameManifest(adopt[k], o))
+        .filter(([k, o]) => !adopt[k] || !same(k, o))
         .map(([k, o]) => child(adopt[k] ? "update" : "create", o));
       return [...applied, ...pruned];
     }
@@ -126,6 +130,13 @@ const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 function objectsOf(inputs: Record<string, unknown> | undefined, field: "objects" | "adopt" = "objects"): Record<string, PairObject> {
   const v = inputs?.[field];
   return v && !masked(v) ? fromEngineObjects(v as Parameters<typeof fromEngineObjects>[0]) : {};
+}
+
+/** Each object's digest, for a set kept in its content (EngineObject.digest). */
+function digestsOf(inputs: Record<string, unknown> | undefined): Record<string, string> {
+  const v = inputs?.objects;
+  if (!v || masked(v)) return {};
+  return Object.fromEntries(Object.entries(v as Record<string, EngineObject>).flatMap(([k, o]) => (o.digest ? [[k, o.digest]] : [])));
 }
 
 const urnTail = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);

@@ -10,6 +10,8 @@ import { OperationOptions, OperationResult, UpResult } from "./results";
 import { open, Session, warnerOf } from "./session";
 import { failure, readFailure } from "./failure";
 import { resolvePendingOperations } from "./pending";
+import { handContentOver } from "../engine/content-handover";
+import { contentsIn } from "../engine/deployed-objects";
 
 /**
  * destroy runs no program, so the crash journal is swept here: once the state is empty, everything an
@@ -56,6 +58,7 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options, "refresh");
   await resolvePendingOperations(s, options);
+  handContentOver(s.stack.name, contentsIn(s.state.resources));
   const result = await withoutStackTraces(() =>
     s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })),
   ).catch((err) => {

@@ -16,6 +16,8 @@ import { statesOutput } from "./outputs";
 import { pinText, runsStore, StackRuns } from "../runs/runs";
 import { PROJECT_NAME } from "../engine/stack";
 import { pausedMessage } from "../../core/desired/holds";
+import { handContentOver } from "../engine/content-handover";
+import { contentsIn } from "../engine/deployed-objects";
 
 /**
  * Fleet's status of every planned bundle deployment: a refresh-preview reads the clusters (readiness,
@@ -29,6 +31,8 @@ export async function status(options: OperationOptions): Promise<StatusReport> {
 async function statusOnce(options: OperationOptions, m: RunFacts): Promise<StatusReport> {
   const s = watched(m, await open(options, "read", true));
   throwIfStopped();
+  // The refresh compares each pair with its content: handed over, as a refresh has no program to register it.
+  if (!s.renderMode) handContentOver(s.stack.name, contentsIn(s.state.resources));
   await withoutStackTraces(() =>
     s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }),
   ).catch((err) => {

@@ -16,6 +16,8 @@ export const FLEET_TYPE = "pulumi-fleet:index:Fleet";
 export const CLUSTER_TYPE = "pulumi-fleet:index:Cluster";
 export const GIT_REPO_TYPE = "pulumi-fleet:index:GitRepo";
 export const BUNDLE_DEPLOYMENT_TYPE = "pulumi-fleet:index:BundleDeployment";
+/** One distinct render's manifests, named by its digest, that the pairs deploying it name (components/content.ts). */
+export const BUNDLE_CONTENT_TYPE = "pulumi-fleet:index:BundleContent";
 export const AGENT_TYPE = "pulumi-fleet:index:Agent";
 
 /**

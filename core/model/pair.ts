@@ -5,6 +5,7 @@
  */
 import { DELETE_POLICY, HEALTH_CHECK, PAIR_OBJECT, PAIR_SPEC } from "./schema/pair-spec";
 import type { Shape } from "./schema/describe";
+import { contentDigest, objectDigest } from "./content-digest";
 
 /** The operator's readiness rule for one kind (stack file `healthChecks`, read by core/config/health-checks.ts): CEL over the live object. */
 export type HealthCheck = Shape<typeof HEALTH_CHECK>;
@@ -88,30 +89,108 @@ export function pairObjects(objects: { key: string; manifest: object; retain?: s
  * state written by an earlier version, whose manifests are trees, reads the same.
  */
 export interface EngineObject {
-  manifest: string;
+  /** Absent from a pair whose set is in a BundleContent resource (contentForm): apiVersion and digest stand for it. */
+  manifest?: string;
+  apiVersion?: string;
+  digest?: string;
   retain?: string;
   ignoreDrift?: string[];
 }
 
+/** A render as its BundleContent resource holds it: each object's manifest as JSON text, by key. */
+export type ContentManifests = Record<string, string>;
+
+/**
+ * A set as a pair registers it when its content is kept apart (components/content.ts): the content's
+ * digest, the objects with only what the provider needs without the content (apiVersion, digest of the
+ * whole manifest, retain, ignoreDrift: its inventory for prune and delete, and what diffPair compares),
+ * and the manifests the BundleContent resource named by that digest holds. Those leave out the pair's
+ * owner labels (its deletePolicy.ownerLabels, which name its cluster and are on every object: core/desired/labels.ts),
+ * which the provider puts back (withOwnerLabels), so every cluster that renders a bundle alike shares one
+ * content. Undefined when an object lacks one of them (then the pair keeps its manifests).
+ */
+export function contentForm(
+  objects: Record<string, PairObject>,
+  ownerLabels: Record<string, string>,
+): { content: string; objects: Record<string, EngineObject>; manifests: ContentManifests } | undefined {
+  const inventory: Record<string, EngineObject> = {};
+  const manifests: ContentManifests = {};
+  const digests: Record<string, string> = {};
+  for (const [key, o] of Object.entries(objects)) {
+    const shared = withoutOwnerLabels(o.manifest, ownerLabels);
+    if (!shared) return undefined;
+    digests[key] = objectDigest(shared);
+    manifests[key] = JSON.stringify(shared);
+    inventory[key] = {
+      apiVersion: String(o.manifest.apiVersion),
+      digest: objectDigest(o.manifest),
+      ...(o.retain ? { retain: o.retain } : {}),
+      ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
+    };
+  }
+  return { content: contentDigest(digests), objects: inventory, manifests };
+}
+
+/** A manifest without the owner labels, as its content holds it; undefined when it does not carry them all. */
+function withoutOwnerLabels(manifest: Record<string, unknown>, ownerLabels: Record<string, string>): Record<string, unknown> | undefined {
+  const metadata = (manifest.metadata ?? {}) as { labels?: Record<string, string> };
+  const labels = { ...(metadata.labels ?? {}) };
+  for (const [k, v] of Object.entries(ownerLabels)) {
+    if (labels[k] !== v) return undefined;
+    delete labels[k];
+  }
+  return { ...manifest, metadata: { ...metadata, labels } };
+}
+
+/** A content's manifest as the pair applies it: with its owner labels (content_digest.go withOwnerLabels does the same). */
+export function withOwnerLabels(shared: Record<string, unknown>, ownerLabels: Record<string, string> | undefined): Record<string, unknown> {
+  const metadata = (shared.metadata ?? {}) as { labels?: Record<string, string> };
+  return { ...shared, metadata: { ...metadata, labels: { ...(metadata.labels ?? {}), ...(ownerLabels ?? {}) } } };
+}
+
 /** A set's objects as the program registers them (EngineObject). */
-export function toEngineObjects(objects: Record<string, PairObject>): Record<string, EngineObject> {
+export function toEngineObjects(objects: Record<string, PairObject | EngineObject>): Record<string, EngineObject> {
   const out: Record<string, EngineObject> = {};
-  for (const [key, o] of Object.entries(objects)) out[key] = { ...o, manifest: JSON.stringify(o.manifest) };
+  for (const [key, o] of Object.entries(objects))
+    out[key] = typeof o.manifest === "object" ? { ...o, manifest: JSON.stringify(o.manifest) } : (o as EngineObject);
   return out;
 }
 
-/** A set's objects as the state or the engine's events hold them, in either form (toEngineObjects). */
-export function fromEngineObjects(objects: Record<string, PairObject | EngineObject> | undefined): Record<string, PairObject> {
+/**
+ * A set's objects as the state or the engine's events hold them, in any form (toEngineObjects,
+ * contentForm): an object without its manifest takes it from `content` (its BundleContent's manifests),
+ * else stands as its identity alone (apiVersion, kind, namespace, name: what the engine's events need).
+ */
+export function fromEngineObjects(
+  objects: Record<string, PairObject | EngineObject> | undefined,
+  content?: ContentManifests,
+  ownerLabels?: Record<string, string>,
+): Record<string, PairObject> {
   const out: Record<string, PairObject> = {};
   for (const [key, o] of Object.entries(objects ?? {})) {
-    out[key] = typeof o.manifest === "string" ? { ...o, manifest: JSON.parse(o.manifest) as Record<string, unknown> } : (o as PairObject);
+    const { apiVersion, digest: _digest, ...rest } = o as EngineObject;
+    if (o.manifest === undefined) {
+      const text = content?.[key];
+      out[key] = {
+        ...rest,
+        manifest: text !== undefined ? withOwnerLabels(JSON.parse(text) as Record<string, unknown>, ownerLabels) : identityManifest(key, apiVersion),
+      };
+    } else out[key] = typeof o.manifest === "string" ? { ...o, manifest: JSON.parse(o.manifest) as Record<string, unknown> } : (o as PairObject);
   }
   return out;
 }
 
-/** A pair's spec as the state holds its inputs, its sets of objects read back (fromEngineObjects). */
-export function pairSpecFromEngine(inputs: PairSpec): PairSpec {
-  const spec: PairSpec = { ...inputs, objects: fromEngineObjects(inputs.objects) };
+/** An object's identity as a manifest, from its key (group/kind/namespace/name) and apiVersion. */
+export function identityManifest(key: string, apiVersion: string | undefined): Record<string, unknown> {
+  const [group, kind, namespace, ...name] = key.split("/");
+  return { apiVersion: apiVersion ?? (group ? `${group}/v1` : "v1"), kind, metadata: { name: name.join("/"), ...(namespace ? { namespace } : {}) } };
+}
+
+/** A pair's spec as the state holds its inputs, its sets of objects read back (fromEngineObjects; `content`: its BundleContent's manifests). */
+export function pairSpecFromEngine(inputs: PairSpec, content?: ContentManifests): PairSpec {
+  // Read back whole (or as identities without their content): the engine form's `content` is the component's to set again.
+  const { content: _content, ...rest } = inputs;
+  const spec: PairSpec = { ...rest, objects: fromEngineObjects(inputs.objects, content, inputs.deletePolicy?.ownerLabels) };
   if (inputs.secretObjects) spec.secretObjects = fromEngineObjects(inputs.secretObjects);
   if (inputs.adopt) spec.adopt = fromEngineObjects(inputs.adopt);
   return spec;

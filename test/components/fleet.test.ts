@@ -10,7 +10,7 @@ import { CONFIGMAP, gitRepoConfig, tempDir, TestRepo } from "../support/git-fixt
 import { fakeFacts } from "../support/fake-facts";
 import { Fleet } from "../../components/fleet";
 import { stackProviderName } from "../../core/desired/types";
-import { EngineObject, fromEngineObjects, toEngineObjects } from "../../core/model/pair";
+import { ContentManifests, contentForm, DeletePolicy, EngineObject, fromEngineObjects, toEngineObjects } from "../../core/model/pair";
 import { RETAIN_REASONS } from "../../core/desired/delete-policy";
 
 const RENDER = "/tmp/pulumi-fleet-render";
@@ -29,10 +29,15 @@ type Manifest = {
   spec?: { replicas?: number };
   data?: Record<string, string>;
 };
-/** A pair's objects, by key (group/kind/namespace/name). */
-const objectsOf = (r: Registration) =>
+/** A pair's BundleContent (components/content.ts), by the digest its inputs name. */
+const contentOf = (r: Registration, regs: Registration[]) =>
+  regs.find((c) => c.type === "pulumi-fleet:index:BundleContent" && c.name === r.inputs.content)?.inputs.objects as ContentManifests | undefined;
+/** A pair's objects, by key (group/kind/namespace/name), their manifests from its content. */
+const objectsOf = (r: Registration, regs: Registration[]) =>
   Object.fromEntries(
-    Object.entries(fromEngineObjects(r.inputs.objects as Record<string, EngineObject>)).map(([k, o]) => [k, o.manifest as unknown as Manifest]),
+    Object.entries(
+      fromEngineObjects(r.inputs.objects as Record<string, EngineObject>, contentOf(r, regs), (r.inputs.deletePolicy as DeletePolicy).ownerLabels),
+    ).map(([k, o]) => [k, o.manifest as unknown as Manifest]),
   );
 const pair = (regs: Registration[], key: string) => pairs(regs).find((r) => r.name === key)!;
 
@@ -99,12 +104,12 @@ describe("components register the desired state (Pulumi mocks)", function () {
 
   it("renders raw YAML as the pair's objects, with ownership labels, namespaces and overlays per cluster", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
-    expect(Object.keys(objectsOf(pair(regs, "dev-1/examples/examples-simple"))).sort()).to.deep.equal([
+    expect(Object.keys(objectsOf(pair(regs, "dev-1/examples/examples-simple"), regs)).sort()).to.deep.equal([
       "/ConfigMap/simple/app-config",
       "/Service/simple/hello",
       "apps/Deployment/simple/hello",
     ]);
-    const deployment = objectsOf(pair(regs, "prod-1/examples/examples-simple"))["apps/Deployment/simple/hello"];
+    const deployment = objectsOf(pair(regs, "prod-1/examples/examples-simple"), regs)["apps/Deployment/simple/hello"];
     expect(deployment.metadata.namespace).to.equal("simple");
     expect(deployment.metadata.labels).to.include({
       "fleet.cattle.io/repo-name": "examples",
@@ -115,7 +120,7 @@ describe("components register the desired state (Pulumi mocks)", function () {
     // prod overlay patches replicas to 3; dev keeps the base.
     expect(deployment.spec!.replicas).to.equal(3);
     const dev = pair(regs, "dev-1/examples/examples-simple");
-    expect(objectsOf(dev)["apps/Deployment/simple/hello"].spec!.replicas).to.not.equal(3);
+    expect(objectsOf(dev, regs)["apps/Deployment/simple/hello"].spec!.replicas).to.not.equal(3);
 
     const setup = regs.find((r) => r.type === "pulumi-fleet:index:ClusterSetup" && r.name === "dev-1")!;
     const ns = Object.values(fromEngineObjects(setup.inputs.objects as Record<string, EngineObject>) as Record<string, { manifest: Manifest; retain?: string }>)
@@ -148,12 +153,12 @@ describe("components register the desired state (Pulumi mocks)", function () {
   it("registers helm and kustomize bundles as their rendered objects in their pair, as raw YAML", async () => {
     const { registrations: regs } = await run(localStack(RENDER));
     expect(regs.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart" || r.type === "kubernetes:kustomize/v2:Directory")).to.deep.equal([]);
-    const settings = objectsOf(pair(regs, "prod-1/examples/examples-helm"))["/ConfigMap/helm-app/helm-app-settings"];
+    const settings = objectsOf(pair(regs, "prod-1/examples/examples-helm"), regs)["/ConfigMap/helm-app/helm-app-settings"];
     expect(settings.data).to.deep.include({ cluster: "prod-1", region: "eu-west", environment: "prod", replicas: "5", memory: "512Mi" });
     expect(settings.metadata.labels).to.include({ "fleet.cattle.io/bundle-name": "examples-helm", "fleet.cattle.io/cluster": "prod-1" });
     const kustomized = pairs(regs)
       .filter((r) => r.name.includes("/examples-kustomize"))
-      .flatMap((r) => Object.keys(objectsOf(r)).map((k) => `${r.name} ${k}`))
+      .flatMap((r) => Object.keys(objectsOf(r, regs)).map((k) => `${r.name} ${k}`))
       .sort();
     expect(kustomized).to.deep.equal([
       "dev-1/examples/examples-kustomize /ConfigMap/kustomize-dev/kustomized",
@@ -171,8 +176,16 @@ describe("components register the desired state (Pulumi mocks)", function () {
     const removed = names(a.registrations).filter((u) => !b.byUrn.has(u));
     const added = names(b.registrations).filter((u) => !a.byUrn.has(u));
     expect(added).to.deep.equal([]);
-    expect(removed.length).to.equal(3);
-    for (const urn of removed) {
+    // Besides the pairs, the contents only prod-1 deployed (its overlays): each registered once, named by its digest.
+    const contents = new Set(a.registrations.filter((r) => r.type === "pulumi-fleet:index:BundleContent").map((r) => r.urn));
+    expect(removed.filter((u) => !contents.has(u)).length).to.equal(3);
+    const prodContents = new Set(
+      pairs(a.registrations)
+        .filter((r) => r.name.startsWith("prod-1/"))
+        .map((r) => r.inputs.content),
+    );
+    expect(removed.filter((u) => contents.has(u)).map((u) => u.split("::").pop())).to.have.members([...prodContents].map(String));
+    for (const urn of removed.filter((u) => !contents.has(u))) {
       const name = urn.split("::").pop()!;
       // The prod-1 BundleDeployments, their objects, and the namespaces only they needed.
       expect(name, urn).to.match(/^prod-1\//);
@@ -255,15 +268,28 @@ describe("components register the desired state (Pulumi mocks)", function () {
       expect(bd.parent, d.key).to.match(new RegExp(`GitRepo::${d.gitRepo}$`));
       expect(bd.provider, d.key).to.match(PROVIDER_REF);
       const { waitFor, ...inputs } = bd.inputs as Record<string, unknown> & { waitFor?: { name: string }[] };
-      // Each manifest is registered as JSON text (core/model/pair.ts toEngineObjects).
-      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, cluster: d.cluster, objects: toEngineObjects(d.spec.objects) })));
+      // Each render's manifests are registered once, as JSON text, in the BundleContent the pair names (core/model/pair.ts contentForm).
+      const form = contentForm(d.spec.objects, d.spec.deletePolicy.ownerLabels)!;
+      expect(inputs, d.key).to.deep.equal(JSON.parse(JSON.stringify({ ...d.spec, content: form.content, cluster: d.cluster, objects: form.objects })));
+      const content = byName.get(form.content)!;
+      expect([content.type, content.inputs.objects, content.parent], d.key).to.deep.equal([
+        "pulumi-fleet:index:BundleContent",
+        form.manifests,
+        r.registrations.find((x) => x.type === "pulumi-fleet:index:Fleet")!.urn,
+      ]);
       expect(
         (waitFor ?? []).map((w) => w.name),
         d.key,
       ).to.deep.equal(d.dependsOn);
       // It waits for the pairs it depends on and, when its cluster creates namespaces for it, for the cluster's setup.
       const setupUrn = r.registrations.find((x) => x.type === "pulumi-fleet:index:ClusterSetup" && x.name === d.cluster)!.urn;
-      expect(bd.dependencies, d.key).to.deep.equal([...d.dependsOn.map(urnOf), ...(d.clusterNamespaces.length ? [setupUrn] : [])].sort());
+      expect(bd.dependencies, d.key).to.deep.equal(
+        [
+          urnOf(contentForm(d.spec.objects, d.spec.deletePolicy.ownerLabels)!.content),
+          ...d.dependsOn.map(urnOf),
+          ...(d.clusterNamespaces.length ? [setupUrn] : []),
+        ].sort(),
+      );
     }
     expect(desired.deployments).to.have.length(5);
     expect(r.warnings).to.deep.equal(desired.deployments.flatMap((d) => d.warnings));

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -221,7 +220,7 @@ func unchangedIgnoreRules(objects []*unstructured.Unstructured, previous map[str
 	for _, o := range objects {
 		k := keyOf(o)
 		pointers := spec.set()[k].IgnoreDrift
-		if before, ok := previous[k]; ok && len(pointers) > 0 && reflect.DeepEqual(before.Manifest, spec.set()[k].Manifest) {
+		if before, ok := previous[k]; ok && len(pointers) > 0 && digestOf(before) == digestOf(spec.set()[k]) {
 			rules = append(rules, jsondiff.IgnoreRule{Paths: pointers, Selector: exactly(o)})
 		}
 	}

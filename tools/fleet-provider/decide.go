@@ -142,6 +142,13 @@ func diffObjects(detailed map[string]pulumirpc.PropertyDiff_Kind, field string, 
 			if !reflect.DeepEqual(o.IgnoreDrift, n.IgnoreDrift) {
 				detailed[base+".ignoreDrift"] = pulumirpc.PropertyDiff_UPDATE
 			}
+			if o.Manifest == nil || n.Manifest == nil {
+				// A side without its manifest (its content not in this process): the digests say whether it changed.
+				if digestOf(o) != digestOf(n) {
+					detailed[base+".manifest"] = pulumirpc.PropertyDiff_UPDATE
+				}
+				continue
+			}
 			fields := map[string]pulumirpc.PropertyDiff_Kind{}
 			diffValues(base+".manifest", o.Manifest, n.Manifest, fields)
 			if len(fields) > maxFieldDiffs {

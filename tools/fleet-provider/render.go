@@ -100,7 +100,7 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 	}
 	prune := planPrune(st.Inventory, previous, set)
 	for _, id := range prune.Delete {
-		removeRendered(dir, previous[id.Key()].Manifest)
+		removeRendered(dir, previous[id.Key()].identity(id.Key()))
 	}
 	st.Inventory = inventoryOf(objects)
 	st.Retained = prune.Retained
@@ -143,7 +143,7 @@ func unrenderPair(dir string, olds Outputs) {
 	set := olds.set()
 	for _, id := range planPrune(olds.Inventory, set, nil).Delete {
 		if o, ok := set[id.Key()]; ok {
-			removeRendered(dir, o.Manifest)
+			removeRendered(dir, o.identity(id.Key()))
 		}
 	}
 }

@@ -33,7 +33,12 @@ type specLocal struct {
 // DesiredObject is one rendered object and what a prune does with it (its fields: the schema's
 // PAIR_OBJECT, core/model/schema/pair-spec.ts; written here for its UnmarshalJSON).
 type DesiredObject struct {
-	Manifest map[string]any `json:"manifest"`
+	// Absent from a pair with `content` (its BundleContent holds it) until withContent fills it.
+	Manifest map[string]any `json:"manifest,omitempty"`
+	// A pair with `content` only: the object's apiVersion (its key leaves the version out).
+	APIVersion string `json:"apiVersion,omitempty"`
+	// A pair with `content` only: the manifest's digest (content_digest.go), what diffPair compares.
+	Digest string `json:"digest,omitempty"`
 	// Why a prune leaves it on the cluster (keepResources, Helm's keep policy, a chart's CRD...); empty: deleted.
 	Retain string `json:"retain,omitempty"`
 	// JSON pointers drift leaves out (fleet.yaml diff.comparePatches).
@@ -46,6 +51,8 @@ type DesiredObject struct {
 func (o *DesiredObject) UnmarshalJSON(b []byte) error {
 	var wire struct {
 		Manifest    json.RawMessage `json:"manifest"`
+		APIVersion  string          `json:"apiVersion,omitempty"`
+		Digest      string          `json:"digest,omitempty"`
 		Retain      string          `json:"retain,omitempty"`
 		IgnoreDrift []string        `json:"ignoreDrift,omitempty"`
 	}
@@ -68,7 +75,7 @@ func (o *DesiredObject) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("manifest: %w", err)
 		}
 	}
-	*o = DesiredObject{Manifest: manifest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift}
+	*o = DesiredObject{Manifest: manifest, APIVersion: wire.APIVersion, Digest: wire.Digest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift}
 	return nil
 }
 

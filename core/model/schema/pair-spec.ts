@@ -26,7 +26,20 @@ export const PAIR_OBJECT = describe({
   // Its UnmarshalJSON reads a manifest given as JSON text (what the program registers) or as an object (spec.go).
   goType: "hand",
   fields: {
-    manifest: { type: anyMap, doc: "" },
+    manifest: {
+      type: anyMap,
+      doc: "The object; absent from a pair whose set is kept in a BundleContent resource (the `content` field), where apiVersion and digest stand for it.",
+    },
+    apiVersion: {
+      type: text,
+      optional: true,
+      doc: "A pair with `content` only: the object's apiVersion, so its inventory is whole (its key leaves the version out) without the manifest.",
+    },
+    digest: {
+      type: text,
+      optional: true,
+      doc: "A pair with `content` only: the manifest's digest (core/model/content-digest.ts, content_digest.go), what diffPair compares instead of the manifest.",
+    },
     retain: { type: text, optional: true, doc: "Why a prune leaves it on the cluster (keepResources, Helm's keep policy, a chart's CRD...); empty: deleted." },
     ignoreDrift: { type: list(text), optional: true, doc: "JSON pointers drift leaves out (fleet.yaml diff.comparePatches)." },
   },
@@ -75,6 +88,12 @@ export const PAIR_SPEC = describe({
       optional: true,
       diff: "diff",
       doc: 'Which of the provider\'s clusters (and impersonated users) the pair is applied to: a key of its configuration\'s `clusters` ("<cluster>" or "<cluster>/as/<user>"); absent: the provider\'s only cluster (a stack of an earlier version).',
+    },
+    content: {
+      type: text,
+      optional: true,
+      diff: "none",
+      doc: "The digest of the BundleContent resource that holds the manifests of `objects` (each then only its apiVersion and digest): the state keeps each distinct render once, not once per cluster. Never diffed: the objects' digests are, so a state of an earlier version, whose objects hold their manifests, diffs equal when the content is the same.",
     },
     objects: {
       type: objects,
