@@ -27,11 +27,15 @@ interface PhaseResult {
   programCpuMs: number;
   /** Peak resident memory in MiB (VmHWM) of the operation's process, the CLI and the provider. */
   peakMiB: { program: number; cli: number; provider: number };
+  /** CPU seconds of the CLI's and the provider's processes, as last sampled (within 200 ms of their end). */
+  cpuS: { cli: number; provider: number };
   stateMiB: number;
 }
 
 /** Peak VmHWM, sampled every 200 ms, of a process and its descendants, by role. */
-function sampleTree(root: number, peaks: PhaseResult["peakMiB"]): () => void {
+function sampleTree(root: number, peaks: PhaseResult["peakMiB"], cpu: PhaseResult["cpuS"]): () => void {
+  const ticks = new Map<string, { role: "cli" | "provider"; ticks: number }>();
+  const hz = 100; // USER_HZ: /proc's clock ticks per second on Linux
   const read = (pid: string, file: string) => {
     try {
       return fs.readFileSync(`/proc/${pid}/${file}`, "utf8");
@@ -42,12 +46,14 @@ function sampleTree(root: number, peaks: PhaseResult["peakMiB"]): () => void {
   const tick = () => {
     const parents = new Map<string, string>();
     const names = new Map<string, string>();
+    const fieldsOf = new Map<string, string[]>();
     for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
       const stat = read(pid, "stat");
       const close = stat.lastIndexOf(")");
       if (close < 0) continue;
       names.set(pid, stat.slice(stat.indexOf("(") + 1, close));
-      parents.set(pid, stat.slice(close + 2).split(" ")[1]);
+      fieldsOf.set(pid, stat.slice(close + 2).split(" "));
+      parents.set(pid, fieldsOf.get(pid)![1]);
     }
     const inTree = (pid: string): boolean => {
       for (let p: string | undefined = pid, depth = 0; p && depth < 20; p = parents.get(p), depth++) if (p === String(root)) return true;
@@ -58,7 +64,14 @@ function sampleTree(root: number, peaks: PhaseResult["peakMiB"]): () => void {
       const hwm = Number(/VmHWM:\s+(\d+)/.exec(read(pid, "status"))?.[1] ?? 0) / 1024;
       const role = pid === String(root) ? "program" : name === "pulumi" ? "cli" : name.startsWith("pulumi-resource") ? "provider" : undefined;
       if (role) peaks[role] = Math.max(peaks[role], Math.round(hwm));
+      if (role === "cli" || role === "provider") {
+        const fields = fieldsOf.get(pid)!; // after the name: state, ppid, ..., utime (12th), stime (13th)
+        const t = Number(fields[11]) + Number(fields[12]);
+        if (t >= 0) ticks.set(pid, { role, ticks: t });
+      }
     }
+    cpu.cli = cpu.provider = 0;
+    for (const { role, ticks: t } of ticks.values()) cpu[role] = +(cpu[role] + t / hz).toFixed(2);
   };
   const timer = setInterval(tick, 200);
   return () => clearInterval(timer);
@@ -73,6 +86,7 @@ function stateMiB(stateDir: string): number {
 
 async function phase(p: EngineOp): Promise<PhaseResult> {
   const peakMiB = { program: 0, cli: 0, provider: 0 };
+  const cpuS = { cli: 0, provider: 0 };
   const profile = arg("cpu-profile");
   const flags = profile
     ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, `--cpu-prof-name=${p.clusters}-${p.op}${p.leaveOutGroup ? "-edit" : ""}.cpuprofile`]
@@ -80,14 +94,14 @@ async function phase(p: EngineOp): Promise<PhaseResult> {
   const child = spawn(process.execPath, [...flags, path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(__dirname, "engine-op.ts"), JSON.stringify(p)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const stop = sampleTree(child.pid!, peakMiB);
+  const stop = sampleTree(child.pid!, peakMiB, cpuS);
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   stop();
   if (code !== 0) throw new Error(`bench engine: the ${p.op} phase at ${p.clusters} clusters exited ${code}`);
   const line = out.trim().split("\n").pop()!;
-  return { ...JSON.parse(line), peakMiB, stateMiB: stateMiB(path.join(p.work, "state")) };
+  return { ...JSON.parse(line), peakMiB, cpuS, stateMiB: stateMiB(path.join(p.work, "state")) };
 }
 
 async function measure(clusters: number, bundles: number, objects: number, skipCheckpoints: boolean) {
@@ -121,7 +135,10 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     stateMiB: up.stateMiB,
     peakMiB: { up: up.peakMiB, preview: preview.peakMiB, noop: noop.peakMiB, edit: edit.peakMiB },
     peaks: { up: peak(up), preview: peak(preview), noop: peak(noop), edit: peak(edit) },
-    programCpuS: { up: seconds(up.programCpuMs), preview: seconds(preview.programCpuMs), noop: seconds(noop.programCpuMs), edit: seconds(edit.programCpuMs) },
+    /** CPU seconds per phase: the program's process, the CLI, the provider. */
+    cpuS: Object.fromEntries(
+      Object.entries({ up, preview, noop, edit }).map(([k, r]) => [k, { program: seconds(r.programCpuMs), cli: r.cpuS.cli, provider: r.cpuS.provider }]),
+    ),
   };
 }
 
@@ -152,7 +169,7 @@ export async function engineBench(): Promise<void> {
       "state MiB": r.stateMiB,
       "peak MiB up (program / CLI / provider)": r.peaks.up,
       "peak MiB preview": r.peaks.preview,
-      "program CPU s up / preview": `${r.programCpuS.up} / ${r.programCpuS.preview}`,
+      "preview CPU s (program / CLI / provider)": `${r.cpuS.preview.program} / ${r.cpuS.preview.cli} / ${r.cpuS.preview.provider}`,
       "preview ms/resource": r.previewMsPerResource,
       "program ms (plan)": `${r.programMs} (${r.programPlanMs})`,
       "program share of preview": `${(r.programShareOfPreview * 100).toFixed(1)}%`,
