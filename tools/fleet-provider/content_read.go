@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,19 +21,36 @@ func (s *server) refreshed(rm *ssa.ResourceManager, urn string, olds Outputs) (S
 		return driftOf(s.ctx, rm, olds)
 	}
 	err := withContent(urn, &olds.Spec)
-	if err != nil && stash.handedOver() == nil {
-		err = withContent(urn, &olds.Spec)
-	}
 	if err == nil {
 		return driftOf(s.ctx, rm, olds)
 	}
-	return existenceOf(s.ctx, rm, olds)
+	fileErr := stash.handedOver()
+	if err = withContent(urn, &olds.Spec); err == nil {
+		return driftOf(s.ctx, rm, olds)
+	}
+	why := errors.Join(fileErr, stash.refusedContent(olds.Content))
+	if why == nil && stash.get(olds.Content) != nil {
+		why = err // the content was loaded, and does not fit this pair
+	}
+	return existenceOf(s.ctx, rm, olds, notComparedLine(olds.Content, why))
+}
+
+const notComparedLead = "fields not compared: "
+
+// notComparedLine says why the fields were not compared: the content was not handed over (a plain
+// `pulumi refresh`), or it was and failed (its own error, the hand-over file's, or the pair's own with it).
+func notComparedLine(digest string, refused error) string {
+	why := fmt.Sprintf("this refresh was not given the bundle's content %s (the state keeps each render once, in a BundleContent resource, and a plain `pulumi refresh` does not hand it to the provider)", digest)
+	if refused != nil {
+		why = fmt.Sprintf("the bundle's content %s handed over for this refresh could not be used: %v", digest, refused)
+	}
+	return notComparedLead + why + "; only each object's presence was checked: run `npm run up -- --refresh` or `npm run redeploy` to compare"
 }
 
 // existenceOf checks, without the content, that each object of the set is on the cluster: a missing
 // one is drift (Modified), as driftOf says it; the fields are not compared, and the messages say so,
 // so drift an earlier full comparison recorded stays (presenceOnly).
-func existenceOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status, []map[string]any) {
+func existenceOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs, notCompared string) (Status, []map[string]any) {
 	st := olds.Status
 	rules, _ := compileHealthChecks(olds.HealthChecks)
 	var msgs, drifted []string
@@ -53,15 +71,12 @@ func existenceOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (St
 		live = append(live, statusView(existing, rules))
 		read = append(read, existing)
 	}
-	notCompared := fmt.Sprintf("%s%s (the state keeps each render once, in a BundleContent resource, and a plain `pulumi refresh` does not hand it to the provider); only each object's presence was checked: run `npm run up -- --refresh` or `npm run redeploy` to compare", notComparedLead, olds.Content)
 	if st.State != StateReady && st.State != StateModified {
 		st.Drifted = nil
 		return st, live
 	}
 	return presenceOnly(st, msgs, drifted, unhealthy(ctx, read, rules), notCompared), live
 }
-
-const notComparedLead = "fields not compared: this refresh was not given the bundle's content "
 
 // presenceOnly is a Ready or Modified pair's status after a check of its objects' presence alone. A
 // missing object is drift; the fields were not compared, so they cannot clear drift a full comparison

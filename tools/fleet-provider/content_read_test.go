@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -43,5 +46,40 @@ func TestPresenceOnlyAddsMissingObjectsToTheDriftRecorded(t *testing.T) {
 	ready := presenceOnly(Status{State: StateReady}, nil, nil, []string{"Deployment app/d: not ready"}, notComparedLead+"y")
 	if ready.State != StateNotReady || ready.Drifted != nil {
 		t.Fatalf("a Ready pair with an unhealthy object is NotReady: %s %q", ready.State, ready.Drifted)
+	}
+}
+
+// One bad content in the hand-over file is its own pairs' failure: every other content still loads
+// (its pairs compare fields), and a pair of the bad one says that content's error, not that it was not given.
+func TestOneBadHandedOverContentIsItsOwnPairsFailure(t *testing.T) {
+	stash = &contents{byDigest: map[string]*content{}, fileOnce: sync.Once{}}
+	handover := map[string]any{}
+	var good []Spec
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("a%d", i)
+		pair, inputs := contentPair("m:1", map[string]map[string]any{"/ConfigMap/app/" + name: configMap(name, map[string]any{"k": "v"})})
+		handover[pair.Content] = inputs.AsMap()["objects"]
+		good = append(good, pair)
+	}
+	bad, _ := contentPair("m:1", map[string]map[string]any{"/ConfigMap/app/b": configMap("b", map[string]any{"k": "v"})})
+	handover[bad.Content] = map[string]any{"/ConfigMap/app/b": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"app"},"data":{"k":"changed"}}`}
+	raw, _ := json.Marshal(handover)
+	path := filepath.Join(t.TempDir(), "contents.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(contentFileEnv, path)
+	rm := managerOn(fake.NewClientBuilder().Build(), nil)
+	s := newServer("test")
+	for _, pair := range good {
+		st, _ := s.refreshed(rm, "urn:pulumi:s::p::pulumi-fleet:index:BundleDeployment::c1/r/b", Outputs{Spec: pair, Status: Status{State: StateReady}})
+		if strings.Contains(strings.Join(st.Messages, "\n"), notComparedLead) {
+			t.Fatalf("a good content's pair compared only presence: %q", st.Messages)
+		}
+	}
+	st, _ := s.refreshed(rm, "urn:pulumi:s::p::pulumi-fleet:index:BundleDeployment::c1/r/b", Outputs{Spec: bad, Status: Status{State: StateReady}})
+	said := strings.Join(st.Messages, "\n")
+	if !strings.Contains(said, "its manifests' digest is") || !strings.Contains(said, bad.Content) || strings.Contains(said, "not given") {
+		t.Fatalf("the bad content's pair says its content's error: %q", st.Messages)
 	}
 }
