@@ -49,7 +49,11 @@ func aliasesAdd(n *yaml.Node, sizes map[*yaml.Node]int, added, depth int) int {
 		return added
 	}
 	if n.Kind == yaml.AliasNode {
-		return added + expandedSize(n.Alias, sizes, 0) - 1
+		size := expandedSize(n.Alias, sizes, 0)
+		if size > maxExpandedNodes {
+			return maxExpandedNodes + 1 // the count stopped there: one alias over the bound, however far over
+		}
+		return added + size - 1
 	}
 	for _, c := range n.Content {
 		if added = aliasesAdd(c, sizes, added, depth+1); added > maxExpandedNodes {

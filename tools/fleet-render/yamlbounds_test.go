@@ -97,3 +97,14 @@ func TestPaddedFewAliasesPass(t *testing.T) {
 		t.Fatalf("a large text with two small aliases was refused: %v", err)
 	}
 }
+
+// One alias of a list just over the bound is over it: the count, stopped at the bound, is not taken
+// for the list's size less the alias.
+func TestOneAliasOfAListOverTheBoundIsRefused(t *testing.T) {
+	defer func(n int) { maxExpandedNodes = n }(maxExpandedNodes)
+	maxExpandedNodes = 100
+	doc := fmt.Sprintf("big: &big [%s]\nuse: *big\n", strings.TrimSuffix(strings.Repeat("1,", 150), ","))
+	if err := checkYAMLExpansion([]byte(doc)); err == nil {
+		t.Fatal("an alias adding 150 nodes passed a bound of 100")
+	}
+}
