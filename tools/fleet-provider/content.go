@@ -41,7 +41,8 @@ type contents struct {
 	byDigest map[string]*content
 	size     int
 	fileOnce sync.Once
-	fileErr  error
+	fileErr  error            // the hand-over file could not be read as a whole
+	refused  map[string]error // each content of the file that failed its check, by digest
 }
 
 var stash = &contents{byDigest: map[string]*content{}}
@@ -98,6 +99,8 @@ func (cs *contents) get(digest string) *content {
 
 // handedOver loads, once, the contents the operation wrote for a refresh ({digest: {key: manifest text}});
 // each is checked as a BundleContent's Check checks it. No file: nothing handed over (a plain `pulumi refresh`).
+// A content that fails is that content's failure alone (refusedContent): the others still load, so one
+// bad content does not cut every pair down to a presence check.
 func (cs *contents) handedOver() error {
 	cs.fileOnce.Do(func() {
 		path := os.Getenv(contentFileEnv)
@@ -122,12 +125,27 @@ func (cs *contents) handedOver() error {
 				err = cs.keep(name, c)
 			}
 			if err != nil {
-				cs.fileErr = fmt.Errorf("%s: %w", path, err)
-				return
+				cs.refuse(name, fmt.Errorf("%s: %w", path, err))
 			}
 		}
 	})
 	return cs.fileErr
+}
+
+func (cs *contents) refuse(name string, err error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.refused == nil {
+		cs.refused = map[string]error{}
+	}
+	cs.refused[name] = err
+}
+
+// refusedContent is why a content handed over for a refresh was not loaded (nil: it was not refused).
+func (cs *contents) refusedContent(digest string) error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.refused[digest]
 }
 
 // withContent fills the manifests of a pair's objects from its content (a pair without `content` holds

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,7 +49,7 @@ func writeCanonical(b *strings.Builder, v any) {
 	case json.Number:
 		b.WriteString(t.String())
 	case float64:
-		// JavaScript's shortest round-trip form (manifests decode numbers as json.Number; this is for a value built in Go).
+		// As JSON.stringify writes it (manifests decode numbers as json.Number; this is for a value built in Go).
 		b.WriteString(jsNumber(t))
 	case int:
 		b.WriteString(strconv.Itoa(t))
@@ -88,11 +89,47 @@ func writeCanonical(b *strings.Builder, v any) {
 	}
 }
 
+// jsNumber writes a number as JSON.stringify does (ECMAScript's Number::toString): the shortest digits
+// that read back as the same float64, written out in full for 1e-6 <= |x| < 1e21 and in exponent form
+// otherwise ("1e-7", "1.5e+300": no leading zero in the exponent, always its sign); NaN and the
+// infinities as null.
 func jsNumber(f float64) string {
-	if f == float64(int64(f)) && f < 1e21 && f > -1e21 {
-		return strconv.FormatInt(int64(f), 10)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return "null"
+	case f == 0:
+		return "0" // -0 too
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	// Go's shortest round-trip digits, d.ddde±XX: the digits and n, where f = 0.digits × 10^n.
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	mantissa, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mantissa, ".", "", 1)
+	x, _ := strconv.Atoi(exp)
+	n, k := x+1, len(digits)
+	switch {
+	case k <= n && n <= 21:
+		return sign + digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		return sign + digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		return sign + "0." + strings.Repeat("0", -n) + digits
+	}
+	expSign := "+"
+	if n-1 < 0 {
+		expSign = "-"
+	}
+	abs := n - 1
+	if abs < 0 {
+		abs = -abs
+	}
+	if k == 1 {
+		return sign + digits + "e" + expSign + strconv.Itoa(abs)
+	}
+	return sign + digits[:1] + "." + digits[1:] + "e" + expSign + strconv.Itoa(abs)
 }
 
 // writeString escapes as JSON.stringify does: ", \, and the control characters (\b \f \n \r \t by

@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,18 +21,36 @@ func (s *server) refreshed(rm *ssa.ResourceManager, urn string, olds Outputs) (S
 		return driftOf(s.ctx, rm, olds)
 	}
 	err := withContent(urn, &olds.Spec)
-	if err != nil && stash.handedOver() == nil {
-		err = withContent(urn, &olds.Spec)
-	}
 	if err == nil {
 		return driftOf(s.ctx, rm, olds)
 	}
-	return existenceOf(s.ctx, rm, olds)
+	fileErr := stash.handedOver()
+	if err = withContent(urn, &olds.Spec); err == nil {
+		return driftOf(s.ctx, rm, olds)
+	}
+	why := errors.Join(fileErr, stash.refusedContent(olds.Content))
+	if why == nil && stash.get(olds.Content) != nil {
+		why = err // the content was loaded, and does not fit this pair
+	}
+	return existenceOf(s.ctx, rm, olds, notComparedLine(olds.Content, why))
+}
+
+const notComparedLead = "fields not compared: "
+
+// notComparedLine says why the fields were not compared: the content was not handed over (a plain
+// `pulumi refresh`), or it was and failed (its own error, the hand-over file's, or the pair's own with it).
+func notComparedLine(digest string, refused error) string {
+	why := fmt.Sprintf("this refresh was not given the bundle's content %s (the state keeps each render once, in a BundleContent resource, and a plain `pulumi refresh` does not hand it to the provider)", digest)
+	if refused != nil {
+		why = fmt.Sprintf("the bundle's content %s handed over for this refresh could not be used: %v", digest, refused)
+	}
+	return notComparedLead + why + "; only each object's presence was checked: run `npm run up -- --refresh` or `npm run redeploy` to compare"
 }
 
 // existenceOf checks, without the content, that each object of the set is on the cluster: a missing
-// one is drift (Modified), as driftOf says it; the fields are not compared, and the messages say so.
-func existenceOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status, []map[string]any) {
+// one is drift (Modified), as driftOf says it; the fields are not compared, and the messages say so,
+// so drift an earlier full comparison recorded stays (presenceOnly).
+func existenceOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs, notCompared string) (Status, []map[string]any) {
 	st := olds.Status
 	rules, _ := compileHealthChecks(olds.HealthChecks)
 	var msgs, drifted []string
@@ -51,21 +71,65 @@ func existenceOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (St
 		live = append(live, statusView(existing, rules))
 		read = append(read, existing)
 	}
-	st.Drifted = nil
-	notCompared := fmt.Sprintf("fields not compared: this refresh was not given the bundle's content %s (the state keeps each render once, in a BundleContent resource, and a plain `pulumi refresh` does not hand it to the provider); only each object's presence was checked: run `npm run up -- --refresh` or `npm run redeploy` to compare", olds.Content)
 	if st.State != StateReady && st.State != StateModified {
+		st.Drifted = nil
 		return st, live
 	}
-	switch sick := unhealthy(ctx, read, rules); {
-	case len(msgs) > 0:
-		st.State, st.Messages, st.Drifted = StateModified, msgs, drifted
+	return presenceOnly(st, msgs, drifted, unhealthy(ctx, read, rules), notCompared), live
+}
+
+// presenceOnly is a Ready or Modified pair's status after a check of its objects' presence alone. A
+// missing object is drift; the fields were not compared, so they cannot clear drift a full comparison
+// recorded: a Modified pair stays Modified, with its drifted objects and what was found of them.
+func presenceOnly(prev Status, missing, missingKeys, sick []string, notCompared string) Status {
+	st := prev
+	var earlier, drifted []string
+	if prev.State == StateModified {
+		earlier, drifted = findingsOf(prev), prev.Drifted
+	}
+	switch {
+	case len(missing) > 0:
+		st.State, st.Messages, st.Drifted = StateModified, union(missing, earlier), union(missingKeys, drifted)
+	case prev.State == StateModified:
+		st.Messages = earlier
 	case len(sick) > 0:
-		st.State, st.Messages = StateNotReady, sick
+		st.State, st.Messages, st.Drifted = StateNotReady, sick, nil
 	default:
-		st.State, st.Messages = StateReady, nil
+		st.State, st.Messages, st.Drifted = StateReady, nil, nil
 	}
 	st.Messages = append(append(st.Messages, notCompared), refusalLines(st.Refused)...)
-	return st, live
+	return st
+}
+
+// findingsOf are a status's own messages, without the lines presenceOnly appends again.
+func findingsOf(st Status) []string {
+	appended := map[string]bool{}
+	for _, line := range refusalLines(st.Refused) {
+		appended[line] = true
+	}
+	var out []string
+	for _, m := range st.Messages {
+		if !appended[m] && !strings.HasPrefix(m, notComparedLead) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// union is a's lines, then b's not already in a.
+func union(a, b []string) []string {
+	seen := make(map[string]bool, len(a))
+	out := append([]string(nil), a...)
+	for _, x := range a {
+		seen[x] = true
+	}
+	for _, x := range b {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // checkObjects: a set with content holds each object's identity and digest (the content's Check checks

@@ -33,30 +33,39 @@ func checkYAMLExpansion(data []byte) error {
 		if err := dec.Decode(&doc); err != nil {
 			return nil // the end, or not YAML
 		}
-		written := writtenSize(&doc, 0)
-		if expanded := expandedSize(&doc, sizes, 0); expanded > written {
-			added += expanded - written
-		}
+		added = aliasesAdd(&doc, sizes, added, 0)
 		if added > maxExpandedNodes {
 			return fmt.Errorf("YAML aliases expand to more than %d nodes (an alias bomb?); the limit bounds what one file may expand to", maxExpandedNodes)
 		}
 	}
 }
 
-// writtenSize counts the nodes as the text writes them (an alias is one node, not what it names).
-func writtenSize(n *yaml.Node, depth int) int {
-	if n == nil || depth > 10_000 {
-		return 1
+// aliasesAdd walks the nodes as the text writes them and adds to added what each alias adds when
+// expanded (its anchor's expanded size, less the alias node itself), stopping once past the bound.
+// Only aliases are counted: the nodes written out, however many, neither count nor hide an alias
+// written after them.
+func aliasesAdd(n *yaml.Node, sizes map[*yaml.Node]int, added, depth int) int {
+	if n == nil || depth > 10_000 || added > maxExpandedNodes {
+		return added
 	}
-	size := 1
+	if n.Kind == yaml.AliasNode {
+		size := expandedSize(n.Alias, sizes, 0)
+		if size > maxExpandedNodes {
+			return maxExpandedNodes + 1 // the count stopped there: one alias over the bound, however far over
+		}
+		return added + size - 1
+	}
 	for _, c := range n.Content {
-		size += writtenSize(c, depth+1)
+		if added = aliasesAdd(c, sizes, added, depth+1); added > maxExpandedNodes {
+			break
+		}
 	}
-	return size
+	return added
 }
 
 // expandedSize counts a node as the decoders would expand it, each distinct node once (memoized), so
-// the count itself costs the size of the text, not of the expansion.
+// the count itself costs the size of the text, not of the expansion. Past maxExpandedNodes it stops:
+// one alias of that size is over the bound already.
 func expandedSize(n *yaml.Node, sizes map[*yaml.Node]int, depth int) int {
 	if n == nil || depth > 10_000 {
 		return 1
