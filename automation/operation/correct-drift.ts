@@ -8,7 +8,7 @@ import { OperationOptions } from "./results";
 import { Session, stackRootUrn } from "./session";
 import { driftRefreshed } from "./plan";
 import { pausedClusters } from "../../core/desired/holds";
-import { handContentOver } from "../engine/content-handover";
+import { contentFileOf, withContentHandedOver } from "../engine/content-handover";
 import { contentsIn } from "../engine/deployed-objects";
 
 /**
@@ -37,6 +37,9 @@ export async function correctDrift(s: Session, options: OperationOptions): Promi
     .filter((urn) => keys.has(nameOfUrn(urn)) && !excluded.has(urn));
   if (!targets.length) return;
   const root = stackRootUrn(s.state);
-  handContentOver(s.stack.name, contentsIn(s.state.resources));
-  await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
+  await s.locked(() =>
+    withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), () =>
+      s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }),
+    ),
+  );
 }
