@@ -1,4 +1,7 @@
-/** up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand. */
+/**
+ * up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand;
+ * and the contents handed over to an update or preview that refreshes everything first (`--refresh`).
+ */
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { parseDeploymentKey } from "../../core/model/keys";
 import { nameOfUrn } from "../../core/migrate/state-shape";
@@ -42,4 +45,14 @@ export async function correctDrift(s: Session, options: OperationOptions): Promi
       s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }),
     ),
   );
+}
+
+/**
+ * An update or preview with `--refresh`: the engine refreshes every pair before the program runs, so
+ * before any BundleContent's Check has given the provider its manifests; the state's contents are
+ * handed over for that command (content-handover.ts), else each pair's Read would compare fields or
+ * only check presence depending on whether its content's Check happened to run first.
+ */
+export function withRefreshContents<T>(s: Pick<Session, "stack" | "state">, refresh: boolean | undefined, command: () => Promise<T>): Promise<T> {
+  return refresh ? withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), command) : command();
 }
