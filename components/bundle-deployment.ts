@@ -9,7 +9,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { namespacesRefusedFor } from "../core/desired/namespaces";
 import { DesiredDeployment } from "../core/desired/types";
-import { contentForm, PairObject } from "../core/model/pair";
+import { PairObject, registeredSet } from "../core/model/pair";
 import { BundleDeploymentPair, ClusterSetupSet, FleetProvider, PairArgs } from "./pair";
 import { BundleContent, Contents } from "./content";
 
@@ -34,12 +34,13 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   const waitFor = args.waitFor.map(([key, pair]) => ({ name: key, state: pair.state }));
   // Objects holding what a lookup read from a Secret (core/render/lookup-secrets.ts): a secret in the state and the preview,
   // kept in the pair (a content resource is not a secret). Other objects are kept once per render, in its BundleContent.
+  // A held pair whose content is not in the state registers its inputs as the state holds them (core/model/pair.ts keptAsInState), naming no BundleContent.
   let content: BundleContent | undefined;
   let objects: PairArgs["objects"] = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
   let contentDigest: { content?: string } = {};
-  const form = !d.secret && args.contents && Object.keys(d.spec.objects).length ? contentForm(d.spec.objects, d.spec.deletePolicy.ownerLabels) : undefined;
-  if (form && args.contents) {
-    content = args.contents.of(form.content, form.manifests);
+  const form = !d.secret ? registeredSet(d.spec, !!args.contents) : undefined;
+  if (form?.content !== undefined) {
+    if (form.manifests && args.contents) content = args.contents.of(form.content, form.manifests);
     objects = form.objects;
     contentDigest = { content: form.content };
   }

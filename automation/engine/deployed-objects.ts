@@ -11,7 +11,7 @@ import { clusterOfKey } from "../../core/model/keys";
 import { isUnqualifiedKey, qualifiedKey } from "../../core/migrate/renames";
 import { REPO_NAME_LABEL } from "../../core/targeting/depends-on";
 import { K8sObject } from "../../core/model/k8s-object";
-import { ContentManifests, fromEngineObjects, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
+import { ContentManifests, fromEngineObjects, keptAsInState, pairSpecFromEngine, PairSpec } from "../../core/model/pair";
 import { BUNDLE_CONTENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, ClusterAccess, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
@@ -127,9 +127,11 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, State
       // A pair that names its content (components/content.ts) reads its manifests from that BundleContent, so an unchanged one is not rendered again.
       const content = typeof inputs.content === "string" ? contents.get(inputs.content) : undefined;
       const spec = pairSpecFromEngine(inputs, content);
-      // Its content missing from the state (it never should be): its objects are only identities, which no deployment may take for a render.
-      if (typeof inputs.content === "string" && !content) delete bundle.appliedDeploymentId;
-      bundle.spec = spec;
+      // Its content missing from the state (after `pulumi state move`, or lost): its objects are only identities, which no deployment
+      // may take for a render, nor a hold apply as manifests; a hold registers its inputs as the state holds them (pair.ts keptAsInState).
+      const missing = typeof inputs.content === "string" && !content;
+      if (missing) delete bundle.appliedDeploymentId;
+      bundle.spec = missing ? keptAsInState(inputs) : spec;
       if (isSecret(r.inputs.objects)) bundle.secret = true;
       bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({
         manifest: o.manifest as unknown as K8sObject,

@@ -12,7 +12,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { CONTENT_FILE_ENV, contentFilePath } from "./content-handover";
+import { CONTENT_FILE_ENV, newContentFilePath } from "./content-handover";
 import { LocalWorkspace, OutputMap, ProjectSettings, Stack, StackAlreadyExistsError, UpOptions } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
 import { CONFIG_NAMESPACE, StackConfig } from "../../core/config/stack";
@@ -101,8 +101,8 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     // 1,293 resources 7.3-8.1 s instead of 8.4-9.5 s (BENCHMARKS.md). The user's own setting wins.
     PULUMI_PARALLEL_DIFF: process.env.PULUMI_PARALLEL_DIFF ?? "true",
     ...backupsOff(),
-    // Where a refresh finds the contents its pairs compare with (content-handover.ts).
-    [CONTENT_FILE_ENV]: contentFilePath(options.stack),
+    // Where a refresh finds the contents its pairs compare with: a file of this open's own, there while a command needs it (content-handover.ts).
+    [CONTENT_FILE_ENV]: newContentFilePath(),
     ...engineEnv(options.stack, backend, options.env),
   };
   phase("toolchain found");

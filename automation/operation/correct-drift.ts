@@ -1,4 +1,7 @@
-/** up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand. */
+/**
+ * up's first step for bundles with correctDrift.enabled: their objects refreshed, so the update re-applies what was edited by hand;
+ * and the contents handed over to an update or preview that refreshes everything first (`--refresh`).
+ */
 import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { parseDeploymentKey } from "../../core/model/keys";
 import { nameOfUrn } from "../../core/migrate/state-shape";
@@ -8,7 +11,7 @@ import { OperationOptions } from "./results";
 import { Session, stackRootUrn } from "./session";
 import { driftRefreshed } from "./plan";
 import { pausedClusters } from "../../core/desired/holds";
-import { handContentOver } from "../engine/content-handover";
+import { contentFileOf, withContentHandedOver } from "../engine/content-handover";
 import { contentsIn } from "../engine/deployed-objects";
 
 /**
@@ -37,6 +40,19 @@ export async function correctDrift(s: Session, options: OperationOptions): Promi
     .filter((urn) => keys.has(nameOfUrn(urn)) && !excluded.has(urn));
   if (!targets.length) return;
   const root = stackRootUrn(s.state);
-  handContentOver(s.stack.name, contentsIn(s.state.resources));
-  await s.locked(() => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }));
+  await s.locked(() =>
+    withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), () =>
+      s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }),
+    ),
+  );
+}
+
+/**
+ * An update or preview with `--refresh`: the engine refreshes every pair before the program runs, so
+ * before any BundleContent's Check has given the provider its manifests; the state's contents are
+ * handed over for that command (content-handover.ts), else each pair's Read would compare fields or
+ * only check presence depending on whether its content's Check happened to run first.
+ */
+export function withRefreshContents<T>(s: Pick<Session, "stack" | "state">, refresh: boolean | undefined, command: () => Promise<T>): Promise<T> {
+  return refresh ? withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), command) : command();
 }

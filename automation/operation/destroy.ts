@@ -10,7 +10,7 @@ import { OperationOptions, OperationResult, UpResult } from "./results";
 import { open, Session, warnerOf } from "./session";
 import { failure, readFailure } from "./failure";
 import { resolvePendingOperations } from "./pending";
-import { handContentOver } from "../engine/content-handover";
+import { contentFileOf, withContentHandedOver } from "../engine/content-handover";
 import { contentsIn } from "../engine/deployed-objects";
 
 /**
@@ -58,9 +58,12 @@ export async function destroy(options: OperationOptions): Promise<UpResult> {
 export async function refresh(options: OperationOptions): Promise<OperationResult> {
   const s = await open(options, "refresh");
   await resolvePendingOperations(s, options);
-  handContentOver(s.stack.name, contentsIn(s.state.resources));
   const result = await withoutStackTraces(() =>
-    s.locked(() => s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges })),
+    s.locked(() =>
+      withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), () =>
+        s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges }),
+      ),
+    ),
   ).catch((err) => {
     throw readFailure("refresh", options, s, err);
   });

@@ -14,6 +14,7 @@ import { OperationOptions, PreviewResult } from "./results";
 import { movingNote, open, programTimings, warnerOf, watched } from "./session";
 import { readFailure } from "./failure";
 import { pinNotice } from "../runs/pinned-up";
+import { withRefreshContents } from "./correct-drift";
 
 export async function preview(options: OperationOptions): Promise<PreviewResult> {
   return withMetrics("preview", options, (m) => previewOnce(options, m));
@@ -22,7 +23,7 @@ export async function preview(options: OperationOptions): Promise<PreviewResult>
 async function previewOnce(options: OperationOptions, m: RunFacts): Promise<PreviewResult> {
   const s = watched(m, await open(options, "read", true));
   throwIfStopped();
-  const result = await withoutStackTraces(() => s.stack.preview({ ...s.changeRun, diff: true })).catch((err) => {
+  const result = await withoutStackTraces(() => withRefreshContents(s, options.refresh, () => s.stack.preview({ ...s.changeRun, diff: true }))).catch((err) => {
     throw readFailure("preview", options, s, err);
   });
   options.onProgramTimings?.(programTimings(s));

@@ -16,7 +16,7 @@ import { statesOutput } from "./outputs";
 import { pinText, runsStore, StackRuns } from "../runs/runs";
 import { PROJECT_NAME } from "../engine/stack";
 import { pausedMessage } from "../../core/desired/holds";
-import { handContentOver } from "../engine/content-handover";
+import { contentFileOf, withContentHandedOver } from "../engine/content-handover";
 import { contentsIn } from "../engine/deployed-objects";
 
 /**
@@ -32,12 +32,13 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
   const s = watched(m, await open(options, "read", true));
   throwIfStopped();
   // The refresh compares each pair with its content: handed over, as a refresh has no program to register it.
-  if (!s.renderMode) handContentOver(s.stack.name, contentsIn(s.state.resources));
-  await withoutStackTraces(() =>
-    s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded }),
-  ).catch((err) => {
-    throw readFailure("status", options, s, err);
-  });
+  const preview = () =>
+    s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded });
+  await withoutStackTraces(() => (s.renderMode ? preview() : withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), preview))).catch(
+    (err) => {
+      throw readFailure("status", options, s, err);
+    },
+  );
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);

@@ -20,7 +20,7 @@ import { BundlesFailedError, OperationOptions, OperationResult, UpResult } from 
 import { open, programTimings, Session, unreachableNote, warnerOf, watched } from "./session";
 import { failedUps, failure } from "./failure";
 import { resolvePendingOperations } from "./pending";
-import { correctDrift } from "./correct-drift";
+import { correctDrift, withRefreshContents } from "./correct-drift";
 import { UpOutcome, upOutcome } from "./up-outcome";
 import { ofRun } from "../reports/deploy-events";
 import { newRunId, RunRef } from "../runs/runs";
@@ -53,7 +53,9 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     if (s.migration?.changed) await migrateUnderLock(s);
     await correctDrift(s, options);
     const outputs = await withoutStackTraces(() =>
-      s.locked(() => upWithoutReadBack(s.stack, { ...s.changeRun, continueOnError: options.continueOnError ?? false })),
+      s.locked(() =>
+        withRefreshContents(s, options.refresh, () => upWithoutReadBack(s.stack, { ...s.changeRun, continueOnError: options.continueOnError ?? false })),
+      ),
     );
     phase("engine finished");
     options.onProgramTimings?.(programTimings(s));

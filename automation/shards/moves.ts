@@ -4,7 +4,9 @@
  * moves each moving cluster's resources between the two shard stacks with the engine's own
  * `pulumi state move` (its Cluster component and its BundleDeployments; the command moves their
  * children, the Kubernetes objects, providers and agent, with them), and only then rewrites the shard
- * files. Nothing on the clusters is touched: every object keeps its UID.
+ * files. Nothing on the clusters is touched: every object keeps its UID. The BundleContent resources
+ * the moved pairs name stay behind (the command cannot copy, and pairs that stay may name them): the
+ * new shard's next update registers them (contentsLeftBehind says so when it moves).
  *
  * An interrupted apply is safe to run again: a cluster already in its new shard's state is not moved
  * twice, and until the files are rewritten every shard whose file is out of date refuses to run.
@@ -12,7 +14,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
+import { BUNDLE_CONTENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
 import { loadStackConfig, readShardLayout, shardFileProblem, shardFileText, shardOfFile, stackFilePath, ShardLayout } from "../../core/config/shard-files";
 import { shardStackName } from "../../core/config/shards";
 import { PROJECT_DIR } from "../../core/base/project-dir";
@@ -102,6 +104,26 @@ export function clusterUrns(resources: { urn: string; type: string }[], cluster:
 }
 
 /**
+ * The contents (BundleContent digests) the moved pairs name that the destination's state lacks: they
+ * stay in the source (`pulumi state move` moves, it cannot copy, and pairs that stay may name them).
+ */
+export function contentsLeftBehind(moved: { urn: string; type: string; inputs?: Record<string, unknown> }[], dest: { urn: string; type: string }[]): string[] {
+  const there = new Set(dest.filter((r) => r.type === BUNDLE_CONTENT_TYPE).map((r) => urnName(r.urn)));
+  const named = moved.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE).map((r) => r.inputs?.content);
+  return [...new Set(named.filter((c): c is string => typeof c === "string" && !there.has(c)))].sort();
+}
+
+/** What a move says of the contents it left behind (contentsLeftBehind), or nothing. */
+export function contentsLeftBehindNote(cluster: string, from: string, to: string, digests: string[]): string | undefined {
+  if (!digests.length) return undefined;
+  return (
+    `${cluster}: its pairs name ${digests.length} content(s) (their manifests, kept once per render) that stay in ${from}'s state ` +
+    `(\`pulumi state move\` cannot copy, and pairs there may name them): ${to}'s next \`npm run up\` registers them again; ` +
+    `until then its refresh and status only check that those pairs' objects exist`
+  );
+}
+
+/**
  * The cluster's own providers in a stack of an earlier version: Kubernetes' (namespaces, agent) and
  * pulumi-fleet's (its BundleDeployments), named after it and one per impersonated account
  * ("<cluster>/as/<user>"). The stack's one provider ("fleet:<stack>") is no cluster's.
@@ -171,9 +193,10 @@ async function moveCluster(
   }
   const source = await openStack({ ...options, stack: from });
   const dest = await openStack({ ...options, stack: to });
-  const urnsIn = async (s: typeof source) => clusterUrns((await s.exportStack()).deployment?.resources ?? [], cluster);
-  const urns = await urnsIn(source);
-  const inDest = (await urnsIn(dest)).length > 0;
+  const before = ((await source.exportStack()).deployment?.resources ?? []) as { urn: string; type: string; inputs?: Record<string, unknown> }[];
+  const destResources = ((await dest.exportStack()).deployment?.resources ?? []) as { urn: string; type: string }[];
+  const urns = clusterUrns(before, cluster);
+  const inDest = clusterUrns(destResources, cluster).length > 0;
   if (!urns.length) {
     log(`${cluster}: nothing in ${from}'s state${inDest ? ` (already in ${to})` : " (never deployed)"}; nothing to move`);
     return;
@@ -189,4 +212,15 @@ async function moveCluster(
   const copies = providerUrns(after, cluster);
   if (copies.length) await cli(["state", "delete", "--stack", from, ...copies]);
   log(`${cluster}: moved ${urns.length} resource(s) and their children from ${from} to ${to} (pulumi state move)`);
+  const moved = new Set(urns);
+  const note = contentsLeftBehindNote(
+    cluster,
+    from,
+    to,
+    contentsLeftBehind(
+      before.filter((r) => moved.has(r.urn)),
+      destResources,
+    ),
+  );
+  if (note) log(note);
 }

@@ -81,7 +81,8 @@ export function heldObjects(deployed: DeployedBundle): DesiredObject[] {
  * A held deployment's BundleDeployment: its last inputs, frozen, so the engine changes nothing (and
  * retries it only if its last apply did not reach Ready). Deployed by an earlier version (one resource
  * per object, no inputs), it holds those objects, paused: they stay as they are, in its inventory (its
- * adoption of them is the migration's: core/migrate/adoptions.ts).
+ * adoption of them is the migration's: core/migrate/adoptions.ts). One whose content is not in the state
+ * holds its inputs as the state does (core/model/pair.ts keptAsInState), never its objects' identities.
  */
 export function heldSpec(record: DeploymentRecord, deployed: DeployedBundle, objects: DesiredObject[]): PairSpec {
   if (deployed.spec) return deployed.spec;
@@ -162,10 +163,15 @@ export function heldDeployments(
           clusterNamespaces: clusterNamespacesOf(objects, namespacesOf(record.cluster)),
           warnings: [
             `bundle ${record.bundle} on cluster ${record.cluster} ${failures.get(record)!.held ? "" : "failed: "}${describeFailure(failures.get(record)!)}`,
+            ...(deployed.spec?.content !== undefined ? [contentMissingWarning(record)] : []),
           ],
           objects,
           // A paused cluster's pair, and a Stalled one, is registered paused: its provider neither applies, retries nor prunes it.
-          spec: frozen(failures.get(record)!) ? { ...heldSpec(record, deployed, objects), paused: true } : heldSpec(record, deployed, objects),
+          // One whose content is not in the state stays verbatim: a pause would be an Update the provider cannot apply without the manifests.
+          spec:
+            frozen(failures.get(record)!) && deployed.spec?.content === undefined
+              ? { ...heldSpec(record, deployed, objects), paused: true }
+              : heldSpec(record, deployed, objects),
           record,
           arrived: arrived.has(record.cluster),
           held: true,
@@ -174,6 +180,14 @@ export function heldDeployments(
         };
       }),
   };
+}
+
+/** A held pair whose content is not in the state (deployed-objects.ts): kept as the state holds it, its manifests nowhere to apply again. */
+function contentMissingWarning(record: DeploymentRecord): string {
+  return (
+    `bundle ${record.bundle} on cluster ${record.cluster}: its content (the manifests it applied) is not in the stack's state, so it is registered ` +
+    "exactly as the state holds it and cannot be applied again (a retry or a pause fails on that pair) until the bundle deploys again"
+  );
 }
 
 /** What a kept pair is, in the words of why it is kept. */

@@ -197,6 +197,29 @@ export function pairSpecFromEngine(inputs: PairSpec, content?: ContentManifests)
 }
 
 /**
+ * A pair's inputs as the state holds them, in engine form (its `content` and each object's apiVersion
+ * and digest), for a pair whose content is not in the state: its manifests are nowhere to rebuild, and
+ * identities taken for manifests would apply stubs. Registered again verbatim they diff as no change in
+ * the provider (diffPair compares the digests).
+ */
+export function keptAsInState(inputs: PairSpec): PairSpec {
+  return { ...inputs, objects: { ...inputs.objects } };
+}
+
+/**
+ * The set as a pair registers it: its spec's own engine form when it has one (keptAsInState), else
+ * kept apart in a BundleContent (contentForm) when `shared` and the set allows, else whole.
+ */
+export function registeredSet(
+  spec: PairSpec,
+  shared: boolean,
+): { content?: string; objects: Record<string, PairObject | EngineObject>; manifests?: ContentManifests } {
+  if (spec.content !== undefined) return { content: spec.content, objects: spec.objects };
+  const form = shared && Object.keys(spec.objects).length ? contentForm(spec.objects, spec.deletePolicy.ownerLabels) : undefined;
+  return form ?? { objects: spec.objects };
+}
+
+/**
  * What reports say instead of the messages of a pair whose objects hold what a lookup read from a
  * Secret: its provider's messages may quote a field's value (an API server refusal does), so they stay
  * secrets in the state and every report says only how many there were.

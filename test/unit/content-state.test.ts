@@ -6,7 +6,9 @@
  */
 import { expect } from "chai";
 import { contentsIn, deployedObjectsOf, StateResource } from "../../automation/engine/deployed-objects";
-import { contentForm, pairObjects } from "../../core/model/pair";
+import { contentForm, pairObjects, registeredSet, toEngineObjects } from "../../core/model/pair";
+import { heldObjects, heldSpec } from "../../core/desired/held";
+import { DeploymentRecord } from "../../core/desired/records";
 
 const owner = { "fleet.cattle.io/repo-name": "r", "fleet.cattle.io/bundle-name": "b", "fleet.cattle.io/cluster": "c1" };
 const manifest = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "app", labels: { team: "x", ...owner } }, data: { k: "v" } };
@@ -40,5 +42,25 @@ describe("the state's contents, read back for the program (deployed-objects.ts)"
     const deployed = deployedObjectsOf([pair("c1/r/b")]).get("c1/r/b")!;
     expect(deployed.appliedDeploymentId).to.equal(undefined);
     expect(deployed.objects.map((o) => o.manifest)).to.deep.equal([{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "app" } }]);
+  });
+});
+
+describe("a held pair whose content is not in the state (held.ts heldSpec, pair.ts registeredSet)", () => {
+  const record = { gitRepo: "r", bundle: "b", cluster: "c1", deploymentId: "d:1", commit: "c0ffee" } as unknown as DeploymentRecord;
+
+  it("registers the inputs the state holds (its content and digests), not its objects' identities as manifests", () => {
+    const state = pair("c1/r/b");
+    const deployed = deployedObjectsOf([state]).get("c1/r/b")!;
+    const spec = heldSpec(record, deployed, heldObjects(deployed));
+    const registered = registeredSet(spec, true);
+    expect(registered.content).to.equal(form.content);
+    expect(registered.manifests, "no BundleContent is registered from identities").to.equal(undefined);
+    expect({ ...spec, objects: toEngineObjects(registered.objects), content: registered.content }).to.deep.equal(state.inputs);
+  });
+
+  it("a pair whose content is there registers its render kept apart, as before", () => {
+    const deployed = deployedObjectsOf([content, pair("c1/r/b")]).get("c1/r/b")!;
+    const registered = registeredSet(heldSpec(record, deployed, heldObjects(deployed)), true);
+    expect(registered).to.deep.equal(form);
   });
 });
