@@ -2,6 +2,7 @@
 import { stopSignal } from "../../core/base/stop-signal";
 import { OperationOptions } from "./results";
 import { Session, stackRootUrn, warnerOf } from "./session";
+import { withRefreshContents } from "./correct-drift";
 
 /**
  * Operations a killed update left in flight (recorded in the state when checkpoints are on) are
@@ -26,13 +27,16 @@ export async function resolvePendingOperations(s: Session, options: OperationOpt
   const inState = new Set<string>(s.state.resources.map((r) => r.urn));
   const root = stackRootUrn(s.state);
   const targets = [...new Set(pending.filter((p) => p.type !== "creating" && inState.has(p.resource.urn)).map((p) => p.resource.urn))];
+  // A refresh has no program to register the contents its pairs compare with: handed over (correct-drift.ts).
   await s.locked(() =>
-    s.stack.refresh({
-      signal: stopSignal,
-      clearPendingCreates: true,
-      target: root ? [root, ...targets] : undefined,
-      exclude: s.excluded,
-      onOutput: options.onOutput,
-    }),
+    withRefreshContents(s, true, () =>
+      s.stack.refresh({
+        signal: stopSignal,
+        clearPendingCreates: true,
+        target: root ? [root, ...targets] : undefined,
+        exclude: s.excluded,
+        onOutput: options.onOutput,
+      }),
+    ),
   );
 }
