@@ -17,7 +17,8 @@ import * as path from "node:path";
 import { toolchain } from "../automation/engine/toolchain";
 import { PROJECT_DIR } from "../core/base/project-dir";
 import type { EngineOp } from "./engine-op";
-import { arg, engineEnvArg, flag, printTable, seconds, syntheticRepo, writeResult } from "./support";
+import { samplePeaks } from "./process-peaks";
+import { arg, engineEnvArg, flag, mib, printTable, seconds, stateSizes, syntheticRepo, writeResult } from "./support";
 
 interface PhaseResult {
   ms: number;
@@ -32,61 +33,7 @@ interface PhaseResult {
   stateMiB: number;
 }
 
-/** Peak VmHWM, sampled every 200 ms, of a process and its descendants, by role. */
-function sampleTree(root: number, peaks: PhaseResult["peakMiB"], cpu: PhaseResult["cpuS"]): () => void {
-  const ticks = new Map<string, { role: "cli" | "provider"; ticks: number }>();
-  const hz = 100; // USER_HZ: /proc's clock ticks per second on Linux
-  const read = (pid: string, file: string) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/${file}`, "utf8");
-    } catch {
-      return "";
-    }
-  };
-  const tick = () => {
-    const parents = new Map<string, string>();
-    const names = new Map<string, string>();
-    const fieldsOf = new Map<string, string[]>();
-    for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-      const stat = read(pid, "stat");
-      const close = stat.lastIndexOf(")");
-      if (close < 0) continue;
-      names.set(pid, stat.slice(stat.indexOf("(") + 1, close));
-      fieldsOf.set(pid, stat.slice(close + 2).split(" "));
-      parents.set(pid, fieldsOf.get(pid)![1]);
-    }
-    const inTree = (pid: string): boolean => {
-      for (let p: string | undefined = pid, depth = 0; p && depth < 20; p = parents.get(p), depth++) if (p === String(root)) return true;
-      return false;
-    };
-    for (const [pid, name] of names) {
-      if (!inTree(pid)) continue;
-      const hwm = Number(/VmHWM:\s+(\d+)/.exec(read(pid, "status"))?.[1] ?? 0) / 1024;
-      const role = pid === String(root) ? "program" : name === "pulumi" ? "cli" : name.startsWith("pulumi-resource") ? "provider" : undefined;
-      if (role) peaks[role] = Math.max(peaks[role], Math.round(hwm));
-      if (role === "cli" || role === "provider") {
-        const fields = fieldsOf.get(pid)!; // after the name: state, ppid, ..., utime (12th), stime (13th)
-        const t = Number(fields[11]) + Number(fields[12]);
-        if (t >= 0) ticks.set(pid, { role, ticks: t });
-      }
-    }
-    cpu.cli = cpu.provider = 0;
-    for (const { role, ticks: t } of ticks.values()) cpu[role] = +(cpu[role] + t / hz).toFixed(2);
-  };
-  const timer = setInterval(tick, 200);
-  return () => clearInterval(timer);
-}
-
-/** The size of the stack's checkpoint (the file backend's state of the one stack). */
-function stateMiB(stateDir: string): number {
-  const stacks = path.join(stateDir, ".pulumi", "stacks");
-  const files = fs.existsSync(stacks) ? fs.readdirSync(stacks, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("bench.json")) : [];
-  return files.length ? +(fs.statSync(path.join(stacks, files[0])).size / 1048576).toFixed(1) : 0;
-}
-
 async function phase(p: EngineOp): Promise<PhaseResult> {
-  const peakMiB = { program: 0, cli: 0, provider: 0 };
-  const cpuS = { cli: 0, provider: 0 };
   const profile = arg("cpu-profile");
   const flags = profile
     ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, `--cpu-prof-name=${p.clusters}-${p.op}${p.leaveOutGroup ? "-edit" : ""}.cpuprofile`]
@@ -94,14 +41,19 @@ async function phase(p: EngineOp): Promise<PhaseResult> {
   const child = spawn(process.execPath, [...flags, path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(__dirname, "engine-op.ts"), JSON.stringify(p)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const stop = sampleTree(child.pid!, peakMiB, cpuS);
+  const peaks = samplePeaks(200, child.pid!);
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  stop();
+  const { peakMiB, sampledCpuS } = peaks.stop();
   if (code !== 0) throw new Error(`bench engine: the ${p.op} phase at ${p.clusters} clusters exited ${code}`);
   const line = out.trim().split("\n").pop()!;
-  return { ...JSON.parse(line), peakMiB, cpuS, stateMiB: stateMiB(path.join(p.work, "state")) };
+  return {
+    ...JSON.parse(line),
+    peakMiB: { program: peakMiB.program, cli: peakMiB.pulumi, provider: peakMiB.provider },
+    cpuS: { cli: sampledCpuS.pulumi, provider: sampledCpuS.provider },
+    stateMiB: mib(stateSizes(path.join(p.work, "state"), "bench").checkpoint),
+  };
 }
 
 async function measure(clusters: number, bundles: number, objects: number, skipCheckpoints: boolean) {

@@ -18,26 +18,7 @@ import { parseStackConfig } from "../core/config/stack";
 import { PROJECT_DIR } from "../core/base/project-dir";
 import { samplePeaks } from "./process-peaks";
 import { LARGE_CHART, largeChartRepo } from "../test/support/large-chart";
-import { arg, engineEnvArg, flag, printTable, seconds, syntheticClusters, writeResult } from "./support";
-
-function bytesUnder(dir: string): number {
-  if (!fs.existsSync(dir)) return 0;
-  return fs
-    .readdirSync(dir, { recursive: true, withFileTypes: true })
-    .reduce((n, e) => (e.isFile() ? n + fs.statSync(path.join(e.parentPath, e.name)).size : n), 0);
-}
-
-const mib = (bytes: number) => +(bytes / 2 ** 20).toFixed(2);
-
-/** The stack's current checkpoint (stacks/<project>/<stack>.json), and everything else the file backend keeps (its .bak, history, backups). */
-function stateSizes(stateDir: string, stack: string): { checkpoint: number; historyAndBackups: number } {
-  const dir = path.join(stateDir, ".pulumi");
-  const current = fs
-    .readdirSync(path.join(dir, "stacks"), { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && /^[^.]+\.json(\.gz)?$/.test(e.name) && e.name.startsWith(`${stack}.`));
-  const checkpoint = current.reduce((n, e) => n + fs.statSync(path.join(e.parentPath, e.name)).size, 0);
-  return { checkpoint, historyAndBackups: bytesUnder(dir) - checkpoint };
-}
+import { arg, bytesUnder, engineEnvArg, flag, mib, printTable, seconds, stateSizes, syntheticClusters, writeResult } from "./support";
 
 export async function largeBench(): Promise<void> {
   toolchain();

@@ -1,9 +1,10 @@
 /**
- * Peak resident memory of this process and its descendants while a step runs, by role (the program,
- * which the operations run inline in this process; the Pulumi CLI; the fleet provider; fleet-render):
+ * Peak resident memory of a process (by default this one) and its descendants while a step runs, by role
+ * (the program, which the operations run inline in the root process; the Pulumi CLI; the fleet provider; fleet-render):
  * each process's VmHWM (its own high-water mark, kept by the kernel) read from /proc every `everyMs`,
  * the largest per role kept. This process's mark is reset at the start (clear_refs), so a step's
- * figure is its own. A child that grows in its last interval before exiting is under-read by that growth.
+ * figure is its own (a child root's is its own anyway). A child that grows in its last interval before
+ * exiting is under-read by that growth.
  */
 import * as fs from "node:fs";
 
@@ -59,6 +60,8 @@ export interface ProcessFigures {
    * missed the CLI's work after the program's last sample).
    */
   cpuS: { program: number; children: number };
+  /** CPU seconds per role of the root's descendants as last sampled (within one interval of their end): the split the exact total above cannot give. */
+  sampledCpuS: Record<Role, number>;
 }
 
 const TICK = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in these
@@ -73,17 +76,34 @@ function reapedTicks(): number {
   return f[13] + f[14];
 }
 
-/** Samples until stop() is called; stop() gives the peak memory per role and the CPU time of the step. */
-export function samplePeaks(everyMs = 200): { stop: () => ProcessFigures } {
-  fs.writeFileSync("/proc/self/clear_refs", "5"); // 5: reset this process's peak resident size to its current size
-  const peaks: Record<Role, number> = { program: 0, pulumi: 0, "language host": 0, provider: 0, "fleet-render": 0, other: 0 };
+/** Per-process CPU ticks (utime + stime) from /proc/<pid>/stat. */
+function ticksOf(pid: number): number | undefined {
+  const stat = read(`/proc/${pid}/stat`);
+  if (!stat) return undefined;
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(f[11]) + Number(f[12]);
+}
+
+const noRoles = (): Record<Role, number> => ({ program: 0, pulumi: 0, "language host": 0, provider: 0, "fleet-render": 0, other: 0 });
+
+/**
+ * Samples until stop() is called; stop() gives the peak memory per role and the CPU time of the step.
+ * `root`: this process (the operation runs inline in it) or a child running the operation (its role is the program's);
+ * the exact CPU figures (`cpuS`) are this process's and its reaped children's.
+ */
+export function samplePeaks(everyMs = 200, root = process.pid): { stop: () => ProcessFigures } {
+  if (root === process.pid) fs.writeFileSync("/proc/self/clear_refs", "5"); // 5: reset this process's peak resident size to its current size
+  const peaks = noRoles();
+  const ticks = new Map<number, { role: Role; ticks: number }>();
   const cpuAtStart = process.cpuUsage();
   const reapedAtStart = reapedTicks();
   const sample = () => {
-    for (const pid of [process.pid, ...descendants(process.pid)]) {
+    for (const pid of [root, ...descendants(root)]) {
       const kib = Number(/VmHWM:\s+(\d+)/.exec(read(`/proc/${pid}/status`) ?? "")?.[1] ?? 0);
-      const role = pid === process.pid ? "program" : roleOf(pid);
+      const role = pid === root ? "program" : roleOf(pid);
       peaks[role] = Math.max(peaks[role], Math.round(kib / 1024));
+      const t = pid === root ? undefined : ticksOf(pid);
+      if (t !== undefined) ticks.set(pid, { role, ticks: t });
     }
   };
   const timer = setInterval(sample, everyMs);
@@ -94,7 +114,9 @@ export function samplePeaks(everyMs = 200): { stop: () => ProcessFigures } {
       sample();
       const own = process.cpuUsage(cpuAtStart);
       const cpuS = { program: +((own.user + own.system) / 1e6).toFixed(1), children: +((reapedTicks() - reapedAtStart) / TICK).toFixed(1) };
-      return { peakMiB: peaks, cpuS };
+      const sampledCpuS = noRoles();
+      for (const { role, ticks: t } of ticks.values()) sampledCpuS[role] = +(sampledCpuS[role] + t / TICK).toFixed(2);
+      return { peakMiB: peaks, cpuS, sampledCpuS };
     },
   };
 }

@@ -94,3 +94,22 @@ export function engineEnvArg(): Record<string, string> {
     }),
   );
 }
+
+export function bytesUnder(dir: string): number {
+  if (!fs.existsSync(dir)) return 0;
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .reduce((n, e) => (e.isFile() ? n + fs.statSync(path.join(e.parentPath, e.name)).size : n), 0);
+}
+
+export const mib = (bytes: number) => +(bytes / 2 ** 20).toFixed(2);
+
+/** The stack's current checkpoint (stacks/<project>/<stack>.json), and everything else the file backend keeps (its .bak, history, backups). */
+export function stateSizes(stateDir: string, stack: string): { checkpoint: number; historyAndBackups: number } {
+  const dir = path.join(stateDir, ".pulumi");
+  const current = fs
+    .readdirSync(path.join(dir, "stacks"), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /^[^.]+\.json(\.gz)?$/.test(e.name) && e.name.startsWith(`${stack}.`));
+  const checkpoint = current.reduce((n, e) => n + fs.statSync(path.join(e.parentPath, e.name)).size, 0);
+  return { checkpoint, historyAndBackups: bytesUnder(dir) - checkpoint };
+}
