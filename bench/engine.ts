@@ -38,8 +38,12 @@ async function phase(p: EngineOp): Promise<PhaseResult> {
   const flags = profile
     ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profile)}`, `--cpu-prof-name=${p.clusters}-${p.op}${p.leaveOutGroup ? "-edit" : ""}.cpuprofile`]
     : [];
+  // The operation's process inherits scripts/node-options.sh's NODE_OPTIONS, as `npm run up` does; --node-options=
+  // replaces them (empty: none), to measure what they buy.
+  const nodeOptions = arg("node-options");
   const child = spawn(process.execPath, [...flags, path.join(PROJECT_DIR, "scripts", "run-ts.js"), path.join(__dirname, "engine-op.ts"), JSON.stringify(p)], {
     stdio: ["ignore", "pipe", "inherit"],
+    env: nodeOptions === undefined ? process.env : { ...process.env, NODE_OPTIONS: nodeOptions },
   });
   const peaks = samplePeaks(200, child.pid!);
   let out = "";
@@ -128,5 +132,6 @@ export async function engineBench(): Promise<void> {
     })),
   );
   console.log(`goal: the program at most 10% of preview time${arg("engine-env") ? `; engine environment: ${arg("engine-env")}` : ""}`);
+  console.log(`NODE_OPTIONS of each phase's process: ${arg("node-options") ?? process.env.NODE_OPTIONS ?? ""}`);
   console.log(`written ${writeResult("engine", { results })}`);
 }

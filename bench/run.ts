@@ -60,6 +60,11 @@ const SPEC = {
       value: "K=V,K=V",
       help: "engine, live: extra environment for the engine (e.g. PULUMI_PARALLEL=32,PULUMI_PARALLEL_DIFF=true), to measure its settings",
     },
+    "node-options": {
+      type: "string" as const,
+      value: "OPTS",
+      help: "engine: NODE_OPTIONS of each phase's process instead of scripts/node-options.sh's (--node-options= for none), to measure what they buy",
+    },
     "cpu-profile": { type: "string" as const, value: "DIR", help: "engine: write a CPU profile of each phase's process into DIR (node --cpu-prof)" },
     shards: { type: "string" as const, value: "N", help: "shards: how many shards (default 4)" },
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },

@@ -40,6 +40,7 @@ if [[ "${PULUMI_FLEET_SKIP_TOOLS:-}" != 1 ]]; then
 fi
 
 if (($#)); then
+  source scripts/node-options.sh
   export PULUMI_FLEET_RENDER_BIN=$render_bin
   [[ -z ${toolchain_env:-} ]] || export PULUMI_FLEET_TOOLCHAIN_ENV=$toolchain_env
   exec "$@"

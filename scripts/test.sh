@@ -6,6 +6,8 @@
 # tool fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tests run their operations under the same Node options as `npm run up`.
+source scripts/node-options.sh
 # Every process this run starts carries its name, so the leftover check below counts this run's alone.
 export PULUMI_FLEET_TEST_RUN=npm-test-$$-$(date +%s%N)
 leftovers=$(mktemp)

@@ -17,6 +17,7 @@ import { LocalCluster } from "../../automation/clusters/local-clusters";
 import { toolchain } from "../../automation/engine/toolchain";
 import { BundleDeploymentPair, FleetProvider, PairArgs } from "../../components/pair";
 import { PairObject, PairStatus, pairObjectKey } from "../../core/model/pair";
+import { BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { tempDir } from "../support/git-fixtures";
 import { liftPolicy, refuseLabelledConfigMaps } from "../support/admission";
 import { liveClusters } from "../support/live-clusters";
@@ -79,7 +80,6 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
   const program = async () => {
     const states: Record<string, pulumi.Output<PairStatus["state"]>> = {};
     const messages: Record<string, pulumi.Output<string[] | null>> = {};
-    const retained: Record<string, pulumi.Output<string[] | null>> = {};
     // One provider for every cluster, as the program registers it: each pair names its cluster.
     const provider = new FleetProvider(
       "fleet",
@@ -90,10 +90,9 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
         const pair = new BundleDeploymentPair(`${c.name}/b${b}`, { ...specOf(c, b, content), cluster: c.name }, { provider });
         states[`${c.name}/b${b}`] = pair.state;
         messages[`${c.name}/b${b}`] = pair.messages;
-        retained[`${c.name}/b${b}`] = pair.retained;
       }
     }
-    return { states, messages, retained };
+    return { states, messages };
   };
 
   const up = async (): Promise<UpResult> => stack.up({ color: "never" });
@@ -102,7 +101,12 @@ describe("the BundleDeployment as the engine's unit (pulumi-fleet provider, real
     return {
       states: o.states.value as Record<string, string>,
       messages: o.messages.value as Record<string, string[] | null>,
-      retained: o.retained.value as Record<string, string[] | null>,
+      // Not an Output of the pair (components/pair.ts registers only those the program reads): in the state.
+      retained: Object.fromEntries(
+        (await stack.exportStack()).deployment.resources
+          .filter((r: { type: string }) => r.type === BUNDLE_DEPLOYMENT_TYPE)
+          .map((r: { urn: string; outputs: { retained?: string[] | null } }) => [r.urn.split("::").pop()!, r.outputs.retained ?? null]),
+      ) as Record<string, string[] | null>,
     };
   };
   const liveData = async (c: LocalCluster, name: string) =>
