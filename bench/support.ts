@@ -60,8 +60,9 @@ export function writeResult(name: string, data: unknown): string {
 
 export function printTable(rows: Record<string, string | number>[]): void {
   if (!rows.length) return;
-  const cols = Object.keys(rows[0]);
-  const cells = [cols, ...rows.map((r) => cols.map((c) => String(r[c])))];
+  // Every row's columns, in the order they first appear (a row may lack some: shown empty).
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cells = [cols, ...rows.map((r) => cols.map((c) => (c in r ? String(r[c]) : "")))];
   const widths = cols.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   for (const [i, r] of cells.entries()) {
     console.log(r.map((c, j) => c.padEnd(widths[j])).join(" | "));

@@ -18,7 +18,10 @@ export async function reapplied(options: OperationOptions, target: RunRecord, ru
       `warning: gitRepo(s) ${dirs.join(", ")} of run ${target.id} are plain directories, not git repositories: there is no commit to go back to, they deploy as they are now`,
     );
   const config = withCurrentCredentials(target.settings, await currentConfig(options), target.id);
-  return { ...options, config, deploy: { ...options.deploy, commits: pinnedCommits(target) }, run };
+  // Not the inputs a plain up fingerprinted (automation/shards/inputs.ts): recorded, they would let a later up
+  // with those inputs be left out while the state holds the pinned run's commits (after an --unpin, say).
+  const { inputs: _fingerprinted, ...deploy } = options.deploy ?? {};
+  return { ...options, config, deploy: { ...deploy, commits: pinnedCommits(target) }, run };
 }
 
 /** The stack's settings now: the caller's, else the stack file's through the engine (its secrets decrypted). */

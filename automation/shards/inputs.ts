@@ -20,7 +20,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { loadStackConfig } from "../../core/config/shard-files";
+import { loadStackConfig, shardOfFile } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
 import { planFleet, readSources } from "../../core/plan/pipeline";
@@ -139,6 +139,17 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
   } catch {
     return undefined; // no such output: the last update was not started by the shard runner
   }
+}
+
+/**
+ * One stack's inputs, and (when `mayLeaveOut`) whether it has nothing to do: a shard's stack run on its
+ * own, or an environment's stack of its own, which decides as a shard of one (the command line's up and
+ * preview of one stack, and the watcher's up).
+ */
+export async function decideStack(dir: string, stack: string, mayLeaveOut: boolean): Promise<ShardDecision> {
+  const shard = shardOfFile(dir, stack);
+  const [decision] = await decideShards(dir, [{ shard: shard?.name ?? stack, stack }], mayLeaveOut);
+  return decision;
 }
 
 /** Every shard's inputs, and (when `mayLeaveOut`) which shards have nothing to do. */

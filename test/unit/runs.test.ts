@@ -32,6 +32,7 @@ import {
   withRun,
 } from "../../automation/runs/runs";
 import { rollback, RunSteps } from "../../automation/runs/rollback";
+import { reapplied } from "../../automation/runs/reapply";
 import type { OperationOptions } from "../../automation/operation/results";
 import { CREDENTIAL, securePaths, withCurrentCredentials, withoutCredentials } from "../../automation/runs/settings";
 import { resolveBackend } from "../../automation/engine/backend";
@@ -220,6 +221,12 @@ describe("runs: settings without credentials", () => {
     expect(applied.agent.token).to.equal("agent-token-now");
     expect(applied.gitRepos[0].downstreamResources![0].data).to.deep.equal({ password: "ZGItbm93" });
     expect(applied.gitRepos[0].helmSecret!.password).to.equal("helm-password-now");
+  });
+
+  it("a re-applied run does not record the fingerprint of the current inputs (a later up with them would be left out while the state holds the pinned commits)", async () => {
+    const given: OperationOptions = { stack: "s", config: current(), deploy: { inputs: "f".repeat(64), commits: { apps: B }, cacheRoot: "/c" } };
+    const o = await reapplied(given, run("r1", { settings: withoutCredentials(current()) }), { id: "r2", kind: "rollback", of: "r1" }, () => undefined);
+    expect(o.deploy).to.deep.equal({ cacheRoot: "/c", commits: { apps: A } });
   });
 
   it("any field the stack file keeps as a Pulumi secret is recorded as a credential too, and re-applied from the same place by name", () => {
