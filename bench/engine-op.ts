@@ -6,10 +6,15 @@
  */
 import * as path from "node:path";
 import * as ops from "../automation/operations";
-import { syntheticClusters, syntheticConfig } from "./support";
+import { decideStack } from "../automation/shards/inputs";
+import { syntheticClusters, syntheticRaw, writeStackFile } from "./support";
 
 export interface EngineOp {
-  op: "up" | "preview" | "noop";
+  /**
+   * "noop": an up with nothing to change that runs the engine, as `npm run up -- --even-if-unchanged` does (it
+   * records the stack's inputs); "noop-as-typed": `npm run up` as typed, left out when those inputs are unchanged.
+   */
+  op: "up" | "preview" | "noop" | "noop-as-typed";
   work: string;
   repo: string;
   clusters: number;
@@ -28,29 +33,44 @@ async function main(): Promise<void> {
   const selector = p.leaveOutGroup
     ? { matchLabels: { env: "bench" }, matchExpressions: [{ key: "group", operator: "NotIn", values: [p.leaveOutGroup] }] }
     : { matchLabels: { env: "bench" } };
-  const config = syntheticConfig(p.repo, clusters, {
-    renderDir: path.join(p.work, "render"),
-    gitRepos: [{ name: "bench", repo: p.repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: selector }] }],
-  });
+  // The stack file, as an operator writes it and the command line reads it.
+  const stacks = path.join(p.work, "stacks");
+  writeStackFile(
+    stacks,
+    "bench",
+    syntheticRaw(p.repo, clusters, {
+      renderDir: path.join(p.work, "render"),
+      gitRepos: [{ name: "bench", repo: p.repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: selector }] }],
+    }),
+  );
+  // What the command line's decision reads (automation/shards/inputs.ts): this stack file, this state.
+  Object.assign(process.env, { PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(p.work, "state"), PULUMI_CONFIG_PASSPHRASE: "bench" });
   let program = { planMs: 0, registerMs: 0 };
   const options: ops.OperationOptions = {
     stack: "bench",
     stateDir: path.join(p.work, "state"),
-    stackConfigDir: p.work,
-    config,
+    stackConfigDir: stacks,
     deploy: { cacheRoot: path.join(p.work, "git") },
     onProgramTimings: (t) => (program = t),
     env: { PULUMI_CONFIG_PASSPHRASE: "bench", ...p.env },
     skipCheckpoints: p.skipCheckpoints,
   };
   const started = performance.now();
-  const result =
-    p.op === "preview"
-      ? await ops.preview({ ...options, expectNoChanges: true })
-      : await ops.up({ ...options, ...(p.op === "noop" ? { expectNoChanges: true } : {}) });
+  let leftOut = false;
+  let result: { changes: Record<string, number> };
+  if (p.op === "preview") result = await ops.preview({ ...options, expectNoChanges: true });
+  else if (p.op === "up") result = await ops.up(options);
+  else {
+    // As scripts/fleet-shards.ts decideAlone decides for the command line.
+    const d = await decideStack(stacks, "bench", p.op === "noop-as-typed");
+    leftOut = d.skip !== undefined;
+    result = leftOut
+      ? { changes: {} }
+      : await ops.up({ ...options, expectNoChanges: true, deploy: { ...options.deploy, inputs: d.fingerprint, commits: d.commits } });
+  }
   const ms = performance.now() - started;
   const cpu = process.cpuUsage();
-  process.stdout.write(JSON.stringify({ ms, program, changes: result.changes, programCpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + "\n");
+  process.stdout.write(JSON.stringify({ ms, program, changes: result.changes, leftOut, programCpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + "\n");
 }
 
 main().catch((err) => {

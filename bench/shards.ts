@@ -11,17 +11,12 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as YAML from "yaml";
 import { runShards, ShardRun } from "../automation/shards/runner";
 import { readShardLayout, shardFileText, stackFilePath } from "../core/config/shard-files";
 import { runSharded } from "../automation/shards/run";
 import { Operation } from "../automation/run-operation";
 import { toolchain } from "../automation/engine/toolchain";
-import { arg, printTable, seconds, syntheticRepo, writeResult } from "./support";
-
-function stackFile(dir: string, name: string, config: Record<string, unknown>): void {
-  fs.writeFileSync(stackFilePath(dir, name), YAML.stringify({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`pulumi-fleet:${k}`, v])) }));
-}
+import { arg, printTable, seconds, syntheticRepo, writeResult, writeStackFile } from "./support";
 
 interface Row {
   layout: string;
@@ -67,8 +62,8 @@ export async function shardsBench(): Promise<void> {
   });
   const shardRule = Array.from({ length: shards }, (_, i) => ({ name: `q${i}`, clusterSelector: { matchLabels: { quarter: `q${i}` } } }));
   const write = (excluded: string[]) => {
-    stackFile(stacks, "one", config(excluded));
-    stackFile(stacks, "big", { ...config(excluded), shards: shardRule });
+    writeStackFile(stacks, "one", config(excluded));
+    writeStackFile(stacks, "big", { ...config(excluded), shards: shardRule });
     for (const s of shardRule) fs.writeFileSync(stackFilePath(stacks, `big.${s.name}`), shardFileText(stacks, "big", s.name));
   };
   const rows: Row[] = [];

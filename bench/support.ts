@@ -6,8 +6,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as YAML from "yaml";
 import { ClusterConfig, parseStackConfig, StackConfig } from "../core/config/stack";
 import { PROJECT_DIR } from "../core/base/project-dir";
+import { stackFilePath } from "../core/config/shard-files";
 
 export const RESULTS_DIR = path.join(__dirname, "results");
 
@@ -40,15 +42,25 @@ export function syntheticClusters(n: number, extra: (i: number) => Partial<Clust
 }
 
 /** One GitRepo (the synthetic repository, every bundle) targeting every cluster, through the real config parser. */
-export function syntheticConfig(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): StackConfig {
-  const raw = {
+/** The synthetic fleet's settings as a stack file writes them (its `pulumi-fleet:` keys without the prefix). */
+export function syntheticRaw(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
     fleetVersion: "0.13.1",
     agent: { apiServerURL: "https://fleet.example.com" },
     clusters: clusters.map(({ name, labels, kubeconfig }) => ({ name, labels, ...(kubeconfig ? { kubeconfig } : {}) })),
     gitRepos: [{ name: "bench", repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: { matchLabels: { env: "bench" } } }] }],
     ...extra,
   };
-  return parseStackConfig(raw, "bench (synthetic)", PROJECT_DIR);
+}
+
+export function syntheticConfig(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): StackConfig {
+  return parseStackConfig(syntheticRaw(repo, clusters, extra), "bench (synthetic)", PROJECT_DIR);
+}
+
+/** Writes `raw` as stacks/Pulumi.<name>.yaml in `dir`, as an operator would. */
+export function writeStackFile(dir: string, name: string, raw: Record<string, unknown>): void {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(stackFilePath(dir, name), YAML.stringify({ config: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`pulumi-fleet:${k}`, v])) }));
 }
 
 export function writeResult(name: string, data: unknown): string {
