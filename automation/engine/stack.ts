@@ -39,6 +39,11 @@ export interface StackOptions extends BackendOptions {
   deploy?: ProgramInputs;
   /** Extra environment for the engine (for example PULUMI_CONFIG_PASSPHRASE). */
   env?: Record<string, string>;
+  /**
+   * Only a stack that exists, never created: a reader (automation/shards/inputs.ts) must not run `stack init`,
+   * which takes the stack's lock, where a signal would leave it held.
+   */
+  existing?: boolean;
 }
 
 /** Where the stack files are: stacks/, or PULUMI_FLEET_STACKS_DIR (tests, and a checkout that keeps them elsewhere). */
@@ -127,16 +132,19 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     } as ProjectSettings,
   });
   const found = inFileBackend(backend, options.stack);
+  if (options.existing && found === false) throw new Error(`stack ${options.stack} does not exist`);
   const stack =
     found === true
       ? await selectedWithoutCli(ws, options.stack)
-      : // A file backend without the stack's file: created at once (no `stack select` that fails first).
-        // A stack file already written (the operator's config) is rewritten whole by the CLI when it adds
-        // the secrets salt, which can change a folded YAML value: `stack init` does that before anything
-        // reads the config. Without a stack file there is nothing to rewrite, and no CLI start is needed.
-        found === false
-        ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
-        : await Stack.createOrSelect(options.stack, ws);
+      : options.existing
+        ? await Stack.select(options.stack, ws)
+        : // A file backend without the stack's file: created at once (no `stack select` that fails first).
+          // A stack file already written (the operator's config) is rewritten whole by the CLI when it adds
+          // the secrets salt, which can change a folded YAML value: `stack init` does that before anything
+          // reads the config. Without a stack file there is nothing to rewrite, and no CLI start is needed.
+          found === false
+          ? await (fs.existsSync(stackFileOf(options)) ? createdByCli(ws, options.stack) : createdWithoutCli(ws, backend.fileDir!, options.stack))
+          : await Stack.createOrSelect(options.stack, ws);
   attachCaptured(stack, captured);
   releasedAfterEachCommand(stack, captured);
   return stack;

@@ -131,7 +131,9 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
       .then((l) => l.length > 0)
   )
     return undefined;
-  const s = await openStack({ stack });
+  // Read only: a stack not created yet has recorded nothing (and creating it here would take its lock outside any operation).
+  const s = await openStack({ stack, existing: true }).catch(() => undefined);
+  if (!s) return undefined;
   const [last] = await s.history(1);
   if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
   try {
