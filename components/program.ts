@@ -90,7 +90,8 @@ export async function fleetProgram(config?: StackConfig, options: ProgramInputs 
   if (options.desired && options.previous === undefined) selfReference();
   const desired = options.desired ?? (await ownDesiredState(config, options));
   const fleet = new Fleet("fleet", desired, {}, { carried: options.carriedAccess, namesInState: options.namesInState, adoptions: options.adoptions });
-  // With failed bundles or pairs the update is not done: no inputs fingerprint, so the shard runner runs it again next time.
+  // With failed bundles or pairs, or a cluster left out (unreachable), the update is not done: no inputs fingerprint,
+  // so the next up runs it again (automation/shards/inputs.ts) rather than be left out with that cluster not deployed.
   const done = pulumi
     .all([fleet.deploymentStates, fleet.clusterSetupStates])
     .apply((all) => all.flatMap((states) => Object.values(states)).every((s) => applied(s.state)));
@@ -99,7 +100,7 @@ export async function fleetProgram(config?: StackConfig, options: ProgramInputs 
     deployments: fleet.deploymentRecords,
     deploymentStates: fleet.deploymentStates,
     clusterSetupStates: fleet.clusterSetupStates,
-    ...(options.inputs && !desired.failures.length ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
+    ...(options.inputs && !desired.failures.length && !options.leftOut?.size ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
   };
 }
 
