@@ -23,7 +23,9 @@ import * as path from "node:path";
 import { loadStackConfig, shardOfFile } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
-import { planFleet, readSources } from "../../core/plan/pipeline";
+import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
+import { unreachableClusters } from "../clusters/reachability";
+import { observed } from "../operation/session";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
@@ -144,6 +146,20 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
 }
 
 /**
+ * Whether one of the stack's clusters does not answer now, probed as an operation probes them (its settings
+ * as the engine reads them, secrets decrypted; render mode: none), when each was last seen kept as an
+ * operation keeps it: a stack left out must not hide a cluster that went down, which its up reports.
+ */
+async function anyUnreachable(stack: string): Promise<boolean> {
+  const s = await openStack({ stack, existing: true });
+  const all = await s.getAllConfig();
+  const config = configFromValues((key) => all[key]?.value, stack);
+  if (config.renderDir !== undefined) return false;
+  const { unreachable } = await observed(resolveBackend(), { stack }, config.clusters, await unreachableClusters(config.clusters));
+  return unreachable.size > 0;
+}
+
+/**
  * One stack's inputs, and (when `mayLeaveOut`) whether it has nothing to do: a shard's stack run on its
  * own, or an environment's stack of its own, which decides as a shard of one (the command line's up and
  * preview of one stack, and the watcher's up).
@@ -165,10 +181,10 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
       const inputs = await shardInputs(dir, s.stack, commits);
       const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
       if (!mayLeaveOut || inputs.mustRun) return decision;
-      const recorded = await lastRecorded(s.stack);
-      return recorded === inputs.fingerprint
-        ? { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` }
-        : decision;
+      if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
+      // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs.
+      if (await anyUnreachable(s.stack).catch(() => true)) return decision;
+      return { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` };
     }),
   );
 }
