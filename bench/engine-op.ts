@@ -6,15 +6,15 @@
  */
 import * as path from "node:path";
 import * as ops from "../automation/operations";
-import { decideStack } from "../automation/shards/inputs";
+import { decideShards } from "../automation/shards/inputs";
 import { syntheticClusters, syntheticRaw, writeStackFile } from "./support";
 
 export interface EngineOp {
   /**
-   * "noop": an up with nothing to change that runs the engine, as `npm run up -- --even-if-unchanged` does (it
-   * records the stack's inputs); "noop-as-typed": `npm run up` as typed, left out when those inputs are unchanged.
+   * "noop": an up with nothing to change that runs the engine and records the stack's inputs, as a shard's up
+   * does; "noop-decided": the same up as a sharded run decides it, left out when those inputs are unchanged.
    */
-  op: "up" | "preview" | "noop" | "noop-as-typed";
+  op: "up" | "preview" | "noop" | "noop-decided";
   work: string;
   repo: string;
   clusters: number;
@@ -61,8 +61,8 @@ async function main(): Promise<void> {
   if (p.op === "preview") result = await ops.preview({ ...options, expectNoChanges: true });
   else if (p.op === "up") result = await ops.up(options);
   else {
-    // As scripts/fleet-shards.ts decideAlone decides for the command line.
-    const d = await decideStack(stacks, "bench", p.op === "noop-as-typed");
+    // As a sharded run decides for each shard (automation/shards/run.ts), this stack a shard of one.
+    const [d] = await decideShards(stacks, [{ shard: "bench", stack: "bench" }], p.op === "noop-decided");
     leftOut = d.skip !== undefined;
     result = leftOut
       ? { changes: {} }

@@ -3,8 +3,8 @@
  * render mode on synthetic fleets (every cluster gets every bundle; each bundle is `objects`
  * ConfigMaps; each cluster also has its agent). Per size, each phase in a process of its own, as
  * `npm run up` runs one from the stack file (bench/engine-op.ts): the first `up`, a `preview` with nothing
- * to do, a no-op `up` that runs the engine (as --even-if-unchanged does, recording the stack's inputs), the
- * same no-op as `npm run up` types it (left out: inputs unchanged, docs/cli.md), and a target edit leaving out 5% of the clusters (one `group` label of 20) until its `up` has
+ * to do, a no-op `up` that runs the engine (recording the stack's inputs, as a shard's up does), the same
+ * no-op as a sharded run decides it (left out: inputs unchanged, docs/sharding.md), and a target edit leaving out 5% of the clusters (one `group` label of 20) until its `up` has
  * pruned their pairs. Per phase: wall time, the peak resident memory of the operation's process (the
  * program runs in it), of the Pulumi CLI and of the provider, and the state's size after it; the share
  * of the preview spent in this program. Each size runs twice: with the engine's checkpoint after every
@@ -32,7 +32,7 @@ interface PhaseResult {
   /** CPU seconds of the CLI's and the provider's processes, as last sampled (within 200 ms of their end). */
   cpuS: { cli: number; provider: number };
   stateMiB: number;
-  /** The command line's decision left the engine out (engine-op.ts "noop-as-typed"). */
+  /** The shard runner's decision left the engine out (engine-op.ts "noop-decided"). */
   leftOut: boolean;
 }
 
@@ -70,7 +70,7 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
   const up = await phase({ ...base, op: "up" });
   const preview = await phase({ ...base, op: "preview" });
   const noop = await phase({ ...base, op: "noop" });
-  const typed = await phase({ ...base, op: "noop-as-typed" });
+  const decided = await phase({ ...base, op: "noop-decided" });
   const edit = await phase({ ...base, op: "up", leaveOutGroup: "0" });
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(repo, { recursive: true, force: true });
@@ -86,9 +86,9 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     upS: seconds(up.ms),
     previewS: seconds(preview.ms),
     noopUpS: seconds(noop.ms),
-    /** The same no-op as `npm run up` types it: its inputs unchanged since the last successful up, the engine is not run. */
-    noopAsTypedS: seconds(typed.ms),
-    noopAsTypedLeftOut: typed.leftOut,
+    /** The same no-op as a sharded run decides it: its inputs unchanged since the last successful up, the engine is not run. */
+    noopDecidedS: seconds(decided.ms),
+    noopDecidedLeftOut: decided.leftOut,
     editS: seconds(edit.ms),
     editDeleted: edit.changes.delete ?? 0,
     previewMsPerResource: +(preview.ms / resources).toFixed(2),
@@ -128,7 +128,7 @@ export async function engineBench(): Promise<void> {
       "first up s": r.upS,
       "preview s": r.previewS,
       "no-op up s": r.noopUpS,
-      "no-op as typed s": `${r.noopAsTypedS}${r.noopAsTypedLeftOut ? " (left out)" : " (engine ran)"}`,
+      "no-op as a shard s": `${r.noopDecidedS}${r.noopDecidedLeftOut ? " (left out)" : " (engine ran)"}`,
       "edit -5% s (deleted)": `${r.editS} (${r.editDeleted})`,
       "state MiB": r.stateMiB,
       "peak MiB up (program / CLI / provider)": r.peaks.up,

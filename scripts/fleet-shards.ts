@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import { formatDeployEvent } from "../automation/reports/deploy-events";
 import { failedShards, onlyUnreachable, shardsError, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shards/reports";
-import { decideStack } from "../automation/shards/inputs";
+import { decideShards } from "../automation/shards/inputs";
 import { runSharded } from "../automation/shards/run";
 import { stacksDir } from "../automation/engine/stack";
 import { formatStatusTable } from "../automation/reports/status";
@@ -19,11 +19,6 @@ import { UsageError } from "./cli";
 export interface ShardFlags {
   refresh?: boolean;
   "all-shards"?: boolean;
-  "even-if-unchanged"?: boolean;
-  outputs?: boolean;
-  retry?: boolean;
-  "retry-pair"?: string[];
-  partition?: string;
   json?: boolean;
   html?: string;
   parallel?: string;
@@ -39,24 +34,20 @@ export interface ShardFlags {
 }
 
 /**
- * One stack's up or preview (a shard's run on its own: a CI matrix job, --shard; or an environment's
- * stack of its own) is left out when its inputs are those of its last successful up, and an up records
- * them, as in a sharded run (automation/shards/inputs.ts). It runs anyway with --refresh, --all-shards,
- * --even-if-unchanged, --outputs (which prints what the engine returns), --retry or --partition.
+ * A shard's stack run on its own (a CI matrix job, --shard) is left out or recorded as in a sharded run
+ * (automation/shards/inputs.ts).
  */
 export async function decideAlone(
   op: string,
   stack: string,
   v: ShardFlags,
-  say: (line: string) => void,
+  warn: (message: string) => void,
 ): Promise<{ inputs?: string; commits?: Record<string, string> } | "left out"> {
-  if (op !== "up" && op !== "preview") return {};
-  const runAnyway = v.refresh || v["all-shards"] || v["even-if-unchanged"] || v.outputs || v.retry || v["retry-pair"]?.length || v.partition !== undefined;
-  // Without a readable stack file the operation runs, and says what is wrong with it in its own words.
-  const d = fs.existsSync(stackFilePath(stacksDir(), stack)) ? await decideStack(stacksDir(), stack, !runAnyway).catch(() => undefined) : undefined;
-  if (!d) return {};
+  const of = shardOfFile(stacksDir(), stack);
+  if (!of || (op !== "up" && op !== "preview")) return {};
+  const [d] = await decideShards(stacksDir(), [{ shard: of.name, stack }], !v.refresh && !v["all-shards"]);
   if (!d.skip) return op === "up" ? { inputs: d.fingerprint, commits: d.commits } : {};
-  say(`${op} of stack ${stack} left out: ${d.skip}; nothing to ${op} (--even-if-unchanged runs it anyway)`);
+  warn(`${stack} left out: ${d.skip}; nothing to ${op} (--all-shards runs it anyway)`);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], `## pulumi-fleet preview of stack \`${stack}\`\n\nNot previewed: ${d.skip}.\n`);
   if (op === "up" && v["events-json"]) fs.writeFileSync(v["events-json"], "");
   return "left out";
@@ -98,7 +89,7 @@ export async function runAllShards(op: Operation, layout: ShardLayout, v: ShardF
     layout,
     dir: stacksDir(),
     parallel,
-    allShards: v["all-shards"] || v["even-if-unchanged"],
+    allShards: v["all-shards"],
     flags: operationFlagsOf(v),
     // With --json, stdout carries the merged JSON only: the shards' own output goes to stderr.
     note: (l) => console.error(l),

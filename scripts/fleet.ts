@@ -44,10 +44,6 @@ const SPEC = {
       type: "boolean",
       help: "a sharded environment's up or preview: run every shard, also those whose inputs are unchanged since their last successful up",
     },
-    "even-if-unchanged": {
-      type: "boolean",
-      help: "up, preview: run the engine also when the stack's inputs are unchanged since its last successful up (a sharded environment: every shard, as --all-shards)",
-    },
     retry: { type: "boolean", help: "up: apply every Stalled bundle deployment again (each gets stalledAfter fresh tries)" },
     "retry-pair": {
       type: "string",
@@ -77,7 +73,6 @@ const ONLY_FOR: Partial<Record<keyof typeof SPEC.options, Operation[]>> = {
   "wait-lock": ["up", "destroy", "refresh"],
   "force-unlock": ["up", "destroy", "refresh", "cancel"],
   "all-shards": ["up", "preview"],
-  "even-if-unchanged": ["up", "preview"],
   partition: ["up", "preview"],
   retry: ["up"],
   "retry-pair": ["up"],

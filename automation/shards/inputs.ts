@@ -20,12 +20,13 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { loadStackConfig, shardOfFile } from "../../core/config/shard-files";
+import { loadStackConfig } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
 import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
 import { unreachableClusters } from "../clusters/reachability";
 import { observed } from "../operation/session";
+import { runsStore } from "../runs/runs";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
@@ -46,6 +47,10 @@ export interface ShardInputs {
 const CODE = [
   "core",
   "components",
+  // What the operations hand the program (adoptions, carried access, names in the state) and the provider's own
+  // source, whose hash names its build (tools/build-pulumi.sh): a new one diffs every pair anew.
+  "automation",
+  "tools/fleet-provider",
   "index.ts",
   "package-lock.json",
   "tools/fleet-render",
@@ -104,11 +109,19 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);
   // Its values live on the cluster, which the fingerprint does not read: a changed value must still deploy.
   const valuesFrom = state.plan.entries.find((e) => e.options.helm?.valuesFrom?.length);
+  // What the plan could not read here (a GitRepo whose credentials are secrets of the stack file, which this
+  // decision does not decrypt; a bundle that failed) is in no fingerprint: its change must not go unseen.
+  const [unreadRepo] = state.unreadGitRepos.keys();
+  const [failed] = state.failures.list();
   const mustRun = drift
     ? `bundle ${drift.bundle} on ${drift.cluster} has correctDrift (its update refreshes first)`
     : valuesFrom
       ? `bundle ${valuesFrom.bundle} on ${valuesFrom.cluster} has helm.valuesFrom (its values are read from the cluster at each update)`
-      : undefined;
+      : unreadRepo !== undefined
+        ? `gitRepo ${unreadRepo} could not be read without the stack's secrets`
+        : failed || state.unread.length
+          ? "a bundle of its plan could not be read or planned"
+          : undefined;
   return {
     fingerprint: createHash("sha256").update(stableJson(parts)).digest("hex"),
     commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
@@ -133,6 +146,8 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
       .then((l) => l.length > 0)
   )
     return undefined;
+  // A rollback's pin: its up re-applies the pinned run, whatever the inputs (automation/runs/pinned-up.ts).
+  if ((await runsStore(resolveBackend(), PROJECT_NAME, stack).read())?.pin) return undefined;
   // Read only: a stack not created yet has recorded nothing (and creating it here would take its lock outside any operation).
   const s = await openStack({ stack, existing: true }).catch(() => undefined);
   if (!s) return undefined;
@@ -157,17 +172,6 @@ async function anyUnreachable(stack: string): Promise<boolean> {
   if (config.renderDir !== undefined) return false;
   const { unreachable } = await observed(resolveBackend(), { stack }, config.clusters, await unreachableClusters(config.clusters));
   return unreachable.size > 0;
-}
-
-/**
- * One stack's inputs, and (when `mayLeaveOut`) whether it has nothing to do: a shard's stack run on its
- * own, or an environment's stack of its own, which decides as a shard of one (the command line's up and
- * preview of one stack, and the watcher's up).
- */
-export async function decideStack(dir: string, stack: string, mayLeaveOut: boolean): Promise<ShardDecision> {
-  const shard = shardOfFile(dir, stack);
-  const [decision] = await decideShards(dir, [{ shard: shard?.name ?? stack, stack }], mayLeaveOut);
-  return decision;
 }
 
 /** Every shard's inputs, and (when `mayLeaveOut`) which shards have nothing to do. */

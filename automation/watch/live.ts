@@ -23,7 +23,8 @@ import { StackLockedError } from "../engine/locks";
 import * as ops from "../operations";
 import { openStack, PROJECT_NAME, stackFileOf, stacksDir } from "../engine/stack";
 import { runsStore } from "../runs/runs";
-import { decideStack } from "../shards/inputs";
+import { decideShards } from "../shards/inputs";
+import { shardOfFile } from "../../core/config/shard-files";
 import { UpOutcome, WatchDeps } from "./loop";
 
 /**
@@ -72,10 +73,10 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
     },
     up: async (): Promise<UpOutcome> => {
       try {
-        // The stack (a shard's or one of its own) records its inputs and deploys the commits they were computed from,
-        // and is left out when they are unchanged since its last successful up (shards/inputs.ts).
-        const decided = await decideStack(stacksDir(), stack, true);
-        if (decided.skip) {
+        // A shard's stack records its inputs and deploys the commits they were computed from, as in a sharded run (shards/inputs.ts).
+        const shard = shardOfFile(stacksDir(), stack);
+        const decided = shard ? (await decideShards(stacksDir(), [{ shard: shard.name, stack }], true))[0] : undefined;
+        if (decided?.skip) {
           log(`up of stack ${stack} left out: ${decided.skip}`);
           return { ok: true, resolved: decided.commits };
         }
@@ -85,8 +86,7 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
           onWarning: log,
           onOutput: settings.quiet ? undefined : (text) => process.stdout.write(text),
           deploy: {
-            inputs: decided.fingerprint,
-            commits: decided.commits,
+            ...(decided ? { inputs: decided.fingerprint, commits: decided.commits } : {}),
           },
         });
         for (const e of r.events) log(formatDeployEvent(e));
