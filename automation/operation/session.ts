@@ -249,7 +249,6 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
  * Folds this probe into the stack's record of when each cluster was last seen, and words the unreachable
  * ones with it. The record is a report's memory, not the update's: a failure to keep it is a warning.
  */
-/** The probe's result kept as when each cluster was last seen, and the clusters unreachable now or still Offline by it. */
 export async function observed(backend: Backend, options: OperationOptions, clusters: { name: string }[], probed: Map<string, string>) {
   const now = new Date();
   const names = clusters.map((c) => c.name);

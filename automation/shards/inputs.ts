@@ -118,7 +118,7 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
     : valuesFrom
       ? `bundle ${valuesFrom.bundle} on ${valuesFrom.cluster} has helm.valuesFrom (its values are read from the cluster at each update)`
       : unreadRepo !== undefined
-        ? `gitRepo ${unreadRepo} could not be read without the stack's secrets`
+        ? `gitRepo ${unreadRepo} could not be read here (its credentials may be secrets of the stack file, which this decision does not decrypt)`
         : failed || state.unread.length
           ? "a bundle of its plan could not be read or planned"
           : undefined;
