@@ -9,13 +9,16 @@
  *  - its plan, from the same pure pipeline the program runs: every (bundle, cluster) with its target,
  *    options and deploymentID (Fleet's content address of the bundle, pulled charts included) and the
  *    commits the GitRepos resolved to: that is what a target edit or a new commit changes;
- *  - the code that turns them into resources (core/, components/, fleet-render, the tool pins), and
- *    the ambient kubeconfig's content when one of its clusters is reached through it (core/config/cluster-access.ts).
+ *  - the code that turns them into resources (core/, components/, automation/, fleet-render, the
+ *    provider's source, the tool pins), and the ambient kubeconfig's content when one of its clusters is
+ *    reached through it (core/config/cluster-access.ts).
  * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
- * starts. A shard runs anyway when its last update was not a successful `up` run this way (a failed or
- * interrupted one, a refresh, a plain `pulumi up`), when its crash journal has entries, when one of its
- * bundles has correctDrift (its update refreshes first) or helm.valuesFrom (values the fingerprint
- * cannot see), or with --all-shards or --refresh.
+ * starts (none when it left a cluster out). A shard runs anyway when its last update was not a
+ * successful `up` run this way (a failed or interrupted one, a refresh, a plain `pulumi up`), when its
+ * crash journal has entries, while a rollback is pinned, when one of its clusters does not answer a
+ * probe, when its plan could not read a GitRepo or bundle here, when one of its bundles has
+ * correctDrift (its update refreshes first) or helm.valuesFrom (values the fingerprint cannot see), or
+ * with --all-shards or --refresh.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
