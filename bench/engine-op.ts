@@ -43,12 +43,13 @@ async function main(): Promise<void> {
       gitRepos: [{ name: "bench", repo: p.repo, paths: ["b*"], targets: [{ name: "all", clusterSelector: selector }] }],
     }),
   );
-  // What the command line's decision reads (automation/shards/inputs.ts): this stack file, this state.
-  Object.assign(process.env, { PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(p.work, "state"), PULUMI_CONFIG_PASSPHRASE: "bench" });
+  // What the shard runner's decision reads (automation/shards/inputs.ts): this stack file, this state.
+  const stateDir = path.join(p.work, "state");
+  Object.assign(process.env, { PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: stateDir, PULUMI_CONFIG_PASSPHRASE: "bench" });
   let program = { planMs: 0, registerMs: 0 };
   const options: ops.OperationOptions = {
     stack: "bench",
-    stateDir: path.join(p.work, "state"),
+    stateDir,
     stackConfigDir: stacks,
     deploy: { cacheRoot: path.join(p.work, "git") },
     onProgramTimings: (t) => (program = t),

@@ -4,8 +4,8 @@
  * ConfigMaps; each cluster also has its agent). Per size, each phase in a process of its own, as
  * `npm run up` runs one from the stack file (bench/engine-op.ts): the first `up`, a `preview` with nothing
  * to do, a no-op `up` that runs the engine (recording the stack's inputs, as a shard's up does), the same
- * no-op as a sharded run decides it (left out: inputs unchanged, docs/sharding.md), and a target edit leaving out 5% of the clusters (one `group` label of 20) until its `up` has
- * pruned their pairs. Per phase: wall time, the peak resident memory of the operation's process (the
+ * no-op as a sharded run decides it (left out: inputs unchanged, docs/sharding.md), and a target edit
+ * leaving out 5% of the clusters (one `group` label of 20) until its `up` has pruned their pairs. Per phase: wall time, the peak resident memory of the operation's process (the
  * program runs in it), of the Pulumi CLI and of the provider, and the state's size after it; the share
  * of the preview spent in this program. Each size runs twice: with the engine's checkpoint after every
  * step (`--checkpoints`) and with the state written once at the end (the default of the operations

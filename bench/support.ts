@@ -41,7 +41,6 @@ export function syntheticClusters(n: number, extra: (i: number) => Partial<Clust
   }));
 }
 
-/** One GitRepo (the synthetic repository, every bundle) targeting every cluster, through the real config parser. */
 /** The synthetic fleet's settings as a stack file writes them (its `pulumi-fleet:` keys without the prefix). */
 export function syntheticRaw(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -53,6 +52,7 @@ export function syntheticRaw(repo: string, clusters: ClusterConfig[], extra: Rec
   };
 }
 
+/** One GitRepo (the synthetic repository, every bundle) targeting every cluster, through the real config parser. */
 export function syntheticConfig(repo: string, clusters: ClusterConfig[], extra: Record<string, unknown> = {}): StackConfig {
   return parseStackConfig(syntheticRaw(repo, clusters, extra), "bench (synthetic)", PROJECT_DIR);
 }

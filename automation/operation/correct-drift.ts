@@ -41,17 +41,16 @@ export async function correctDrift(s: Session, options: OperationOptions): Promi
   if (!targets.length) return;
   const root = stackRootUrn(s.state);
   await s.locked(() =>
-    withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), () =>
-      s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput }),
-    ),
+    withRefreshContents(s, true, () => s.stack.refresh({ signal: stopSignal, target: root ? [root, ...targets] : targets, onOutput: options.onOutput })),
   );
 }
 
 /**
- * An update or preview with `--refresh`: the engine refreshes every pair before the program runs, so
- * before any BundleContent's Check has given the provider its manifests; the state's contents are
- * handed over for that command (content-handover.ts), else each pair's Read would compare fields or
- * only check presence depending on whether its content's Check happened to run first.
+ * An engine command that refreshes (`refresh`: a refresh, a status, an update or preview with `--refresh`)
+ * with the state's contents handed over (content-handover.ts): a refresh runs no program, and an update or
+ * preview refreshes every pair before any BundleContent's Check has given the provider its manifests, so
+ * without them each pair's Read would compare fields or only check presence depending on whether its
+ * content's Check happened to run first.
  */
 export function withRefreshContents<T>(s: Pick<Session, "stack" | "state">, refresh: boolean | undefined, command: () => Promise<T>): Promise<T> {
   return refresh ? withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), command) : command();

@@ -10,8 +10,7 @@ import { OperationOptions, OperationResult, UpResult } from "./results";
 import { open, Session, warnerOf } from "./session";
 import { failure, readFailure } from "./failure";
 import { resolvePendingOperations } from "./pending";
-import { contentFileOf, withContentHandedOver } from "../engine/content-handover";
-import { contentsIn } from "../engine/deployed-objects";
+import { withRefreshContents } from "./correct-drift";
 
 /**
  * destroy runs no program, so the crash journal is swept here: once the state is empty, everything an
@@ -60,7 +59,7 @@ export async function refresh(options: OperationOptions): Promise<OperationResul
   await resolvePendingOperations(s, options);
   const result = await withoutStackTraces(() =>
     s.locked(() =>
-      withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), () =>
+      withRefreshContents(s, true, () =>
         s.stack.refresh({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, expectNoChanges: options.expectNoChanges }),
       ),
     ),

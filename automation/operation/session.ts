@@ -8,7 +8,7 @@ import { adoptionsFor } from "../engine/migrate-state";
 import { migratedView } from "../engine/migrate-state";
 import { DeploymentRecord } from "../../core/desired/records";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
-import { StackConfig } from "../../core/config/stack";
+import { ClusterConfig, StackConfig } from "../../core/config/stack";
 import { unreachableClusters } from "../clusters/reachability";
 import { observe, Offline, offlineOf, SeenRecord, seenStore, unreachableWithOffline } from "../clusters/observed";
 import { Backend, resolveBackend } from "../engine/backend";
@@ -150,7 +150,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   if (needsKubernetesProvider(engineSees)) ensureKubernetesProvider(options.stack);
   if (!renderMode) {
     const clusters = (await config!).clusters;
-    ({ unreachable, offline, seen } = await observed(backend, options, clusters, await unreachableClusters(clusters)));
+    ({ unreachable, offline, seen } = await probedAndObserved(backend, options, clusters));
     if (unreachable.size) options.onUnreachable?.(unreachable);
   }
   phase("clusters probed");
@@ -246,10 +246,13 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
 }
 
 /**
- * Folds this probe into the stack's record of when each cluster was last seen, and words the unreachable
- * ones with it. The record is a report's memory, not the update's: a failure to keep it is a warning.
+ * Every cluster probed (a TCP connect to its API server), as an operation does before it runs and the shard
+ * decision before it leaves a shard out; the probe folded into the stack's record of when each cluster was
+ * last seen, and the unreachable ones worded with it. The record is a report's memory, not the update's: a
+ * failure to keep it is a warning.
  */
-export async function observed(backend: Backend, options: OperationOptions, clusters: { name: string }[], probed: Map<string, string>) {
+export async function probedAndObserved(backend: Backend, options: OperationOptions, clusters: ClusterConfig[]) {
+  const probed = await unreachableClusters(clusters);
   const now = new Date();
   const names = clusters.map((c) => c.name);
   const record = await seenStore(backend, PROJECT_NAME, options.stack)

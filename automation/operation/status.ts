@@ -16,8 +16,7 @@ import { statesOutput } from "./outputs";
 import { pinText, runsStore, StackRuns } from "../runs/runs";
 import { PROJECT_NAME } from "../engine/stack";
 import { pausedMessage } from "../../core/desired/holds";
-import { contentFileOf, withContentHandedOver } from "../engine/content-handover";
-import { contentsIn } from "../engine/deployed-objects";
+import { withRefreshContents } from "./correct-drift";
 
 /**
  * Fleet's status of every planned bundle deployment: a refresh-preview reads the clusters (readiness,
@@ -34,11 +33,9 @@ async function statusOnce(options: OperationOptions, m: RunFacts): Promise<Statu
   // The refresh compares each pair with its content: handed over, as a refresh has no program to register it.
   const preview = () =>
     s.stack.preview({ signal: stopSignal, onOutput: options.onOutput, onEvent: s.recorder.onEvent, refresh: !s.renderMode, exclude: s.excluded });
-  await withoutStackTraces(() => (s.renderMode ? preview() : withContentHandedOver(contentFileOf(s.stack), contentsIn(s.state.resources), preview))).catch(
-    (err) => {
-      throw readFailure("status", options, s, err);
-    },
-  );
+  await withoutStackTraces(() => withRefreshContents(s, !s.renderMode, preview)).catch((err) => {
+    throw readFailure("status", options, s, err);
+  });
   const state = s.planned();
   if (!state) throw new Error(`status of stack ${options.stack}: the program ran no plan`);
   const failed = new Set<string>((await failedUps(options).read())?.failed ?? []);

@@ -27,14 +27,14 @@ import { loadStackConfig } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
 import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
-import { unreachableClusters } from "../clusters/reachability";
-import { observed } from "../operation/session";
+import { probedAndObserved } from "../operation/session";
 import { runsStore } from "../runs/runs";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
 import { journalStore } from "../engine/journal-store";
 import { openStack, PROJECT_NAME, runCli } from "../engine/stack";
+import type { Stack } from "@pulumi/pulumi/automation";
 
 export const INPUTS_OUTPUT = "inputs";
 
@@ -141,8 +141,12 @@ export interface ShardDecision {
   skip?: string;
 }
 
-/** The `inputs` the last update recorded, if that update was a successful `up` and nothing is pending. */
-async function lastRecorded(stack: string): Promise<string | undefined> {
+/**
+ * The `inputs` the last update recorded, if that update was a successful `up` and nothing is pending, with
+ * the stack it read them from (opened read only: a stack not created yet has recorded nothing, and creating
+ * it here would take its lock outside any operation).
+ */
+async function lastRecorded(stack: string): Promise<{ fingerprint: string; opened: Stack } | undefined> {
   if (
     await journalStore(resolveBackend(), PROJECT_NAME, stack)
       ?.list()
@@ -151,13 +155,13 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
     return undefined;
   // A rollback's pin: its up re-applies the pinned run, whatever the inputs (automation/runs/pinned-up.ts).
   if ((await runsStore(resolveBackend(), PROJECT_NAME, stack).read())?.pin) return undefined;
-  // Read only: a stack not created yet has recorded nothing (and creating it here would take its lock outside any operation).
-  const s = await openStack({ stack, existing: true }).catch(() => undefined);
-  if (!s) return undefined;
-  const [last] = await s.history(1);
+  const opened = await openStack({ stack, existing: true }).catch(() => undefined);
+  if (!opened) return undefined;
+  const [last] = await opened.history(1);
   if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
   try {
-    return (await runCli(s, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"])).trim() || undefined;
+    const fingerprint = (await runCli(opened, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"])).trim();
+    return fingerprint ? { fingerprint, opened } : undefined;
   } catch {
     return undefined; // no such output: the last update was not started by the shard runner
   }
@@ -168,12 +172,11 @@ async function lastRecorded(stack: string): Promise<string | undefined> {
  * as the engine reads them, secrets decrypted; render mode: none), when each was last seen kept as an
  * operation keeps it: a stack left out must not hide a cluster that went down, which its up reports.
  */
-async function anyUnreachable(stack: string): Promise<boolean> {
-  const s = await openStack({ stack, existing: true });
-  const all = await s.getAllConfig();
+async function anyUnreachable(opened: Stack, stack: string): Promise<boolean> {
+  const all = await opened.getAllConfig();
   const config = configFromValues((key) => all[key]?.value, stack);
   if (config.renderDir !== undefined) return false;
-  const { unreachable } = await observed(resolveBackend(), { stack }, config.clusters, await unreachableClusters(config.clusters));
+  const { unreachable } = await probedAndObserved(resolveBackend(), { stack }, config.clusters);
   return unreachable.size > 0;
 }
 
@@ -188,9 +191,10 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
       const inputs = await shardInputs(dir, s.stack, commits);
       const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
       if (!mayLeaveOut || inputs.mustRun) return decision;
-      if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
+      const recorded = await lastRecorded(s.stack);
+      if (recorded?.fingerprint !== inputs.fingerprint) return decision;
       // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs.
-      if (await anyUnreachable(s.stack).catch(() => true)) return decision;
+      if (await anyUnreachable(recorded.opened, s.stack).catch(() => true)) return decision;
       return { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` };
     }),
   );
