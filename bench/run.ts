@@ -44,7 +44,11 @@ const SPEC = {
       value: "N|N,N",
       help: "plan, render, shards, stalled, large: clusters (shards and stalled default 200, large 50); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
     },
-    bundles: { type: "string" as const, value: "N", help: "plan, engine, stalled: bundles per cluster (stalled default 5); page: bundles (default 50)" },
+    bundles: {
+      type: "string" as const,
+      value: "N",
+      help: "plan, engine, stalled, shards: bundles per cluster (stalled default 5); page: bundles (default 50)",
+    },
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10); stalled: (default 5)" },
     "skip-checkpoints-only": {
       type: "boolean" as const,
@@ -68,6 +72,7 @@ const SPEC = {
     "cpu-profile": { type: "string" as const, value: "DIR", help: "engine: write a CPU profile of each phase's process into DIR (node --cpu-prof)" },
     shards: { type: "string" as const, value: "N", help: "shards: how many shards (default 4)" },
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },
+    "per-shard": { type: "string" as const, value: "N", help: "shards: shards chosen automatically, clustersPerShard N (instead of --shards)" },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
     commits: { type: "string" as const, value: "N", help: "watch: commits pushed, each deployed before the next (default 10)" },
     "per-cluster": { type: "boolean" as const, help: "large: values that name the cluster, so each cluster is a render of its own" },

@@ -1,11 +1,15 @@
 /**
- * `npm run bench -- shards [--clusters 200] [--shards 4] [--parallel 2]`: one fleet as one stack and as
- * shards run `parallel` at a time, both through the same runner (automation/shards/runner.ts: one
- * shard process per stack; the shards as `npm run <op> -- --stack ENV` runs them), in render mode:
- * 10 bundles x 10 ConfigMaps per cluster. Per layout: the first up, a preview and a no-op up, and a
- * target edit that prunes every bundle from 5 clusters of the first shard: when that prune has landed
- * (the stack that pruned finished) and when the whole run finished. The shards run twice: every shard
- * (--all-shards), and the default, which leaves out the shards whose inputs did not change.
+ * `npm run bench -- shards [--clusters 200] [--shards 4 | --per-shard 50] [--parallel 2] [--bundles 10]`:
+ * one fleet as one stack and as shards run `parallel` at a time, both through the same runner
+ * (automation/shards/runner.ts: one shard process per stack; the shards as `npm run <op> -- --stack ENV`
+ * runs them), in render mode: `bundles` bundles x 10 ConfigMaps per cluster. Per layout: the first up,
+ * a preview and a no-op up, and a target edit that prunes every bundle from some clusters: when the
+ * prune has landed (the last stack that pruned finished) and when the whole run finished. The shards
+ * run twice: every shard (--all-shards), and the default, which leaves out the shards whose inputs did
+ * not change. Two layouts: `--shards N`, a rule per shard by a cluster label (cluster i in q<i mod N>),
+ * the edit pruning 5 clusters all of shard q0 (an edit along the shards); `--per-shard N`, shards
+ * chosen automatically (`clustersPerShard: N`), the edit pruning the first 5% of clusters by index,
+ * which the hash spreads over the shards (an edit across them).
  * Writes bench/results/shards.json.
  */
 import * as fs from "node:fs";
@@ -33,16 +37,20 @@ interface Row {
 export async function shardsBench(): Promise<void> {
   toolchain();
   const clusters = Number(arg("clusters") ?? 200);
-  const shards = Number(arg("shards") ?? 4);
+  const perShard = arg("per-shard") === undefined ? undefined : Number(arg("per-shard"));
+  const shards = perShard ? Math.ceil(clusters / perShard) : Number(arg("shards") ?? 4);
   const parallel = Number(arg("parallel") ?? 2);
+  const bundles = Number(arg("bundles") ?? 10);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-shards-"));
-  const repo = syntheticRepo(10, 10);
+  const repo = syntheticRepo(bundles, 10);
   const stacks = path.join(work, "stacks");
   fs.mkdirSync(stacks);
   Object.assign(process.env, { PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(work, "state"), PULUMI_CONFIG_PASSPHRASE: "bench" });
-  // The edit prunes every bundle from clusters 0, 4, 8, 12, 16: all in shard q0 (cluster i is in q<i mod shards>).
-  const pruned = Array.from({ length: 5 }, (_, i) => String(i * shards));
-  const pruned2 = Array.from({ length: 5 }, (_, i) => String((i + 5) * shards));
+  // By label: the edit prunes every bundle from clusters 0, 4, 8, 12, 16, all in shard q0 (cluster i is in
+  // q<i mod shards>). Automatic: from the first 5% of clusters, wherever the hash put them.
+  const editSize = perShard ? Math.ceil(clusters * 0.05) : 5;
+  const pruned = Array.from({ length: editSize }, (_, i) => String(perShard ? i : i * shards));
+  const pruned2 = Array.from({ length: editSize }, (_, i) => String(perShard ? i + editSize : (i + 5) * shards));
   const config = (excluded: string[]) => ({
     renderDir: path.join(work, "render"),
     fleetVersion: "0.13.1",
@@ -60,11 +68,13 @@ export async function shardsBench(): Promise<void> {
       },
     ],
   });
-  const shardRule = Array.from({ length: shards }, (_, i) => ({ name: `q${i}`, clusterSelector: { matchLabels: { quarter: `q${i}` } } }));
+  const shardRule = perShard
+    ? { clustersPerShard: perShard }
+    : { shards: Array.from({ length: shards }, (_, i) => ({ name: `q${i}`, clusterSelector: { matchLabels: { quarter: `q${i}` } } })) };
   const write = (excluded: string[]) => {
     writeStackFile(stacks, "one", config(excluded));
-    writeStackFile(stacks, "big", { ...config(excluded), shards: shardRule });
-    for (const s of shardRule) fs.writeFileSync(stackFilePath(stacks, `big.${s.name}`), shardFileText(stacks, "big", s.name));
+    writeStackFile(stacks, "big", { ...config(excluded), ...shardRule });
+    for (const s of readShardLayout(stacks, "big")!.shards) fs.writeFileSync(stackFilePath(stacks, s.stack), shardFileText(stacks, "big", s.name));
   };
   const rows: Row[] = [];
   const timed = async (what: string, f: () => Promise<ShardRun[]>) => {
@@ -85,7 +95,7 @@ export async function shardsBench(): Promise<void> {
 
   // One stack, through the same runner (one shard process).
   write([]);
-  console.log(`one stack: ${clusters} clusters x 10 bundles x 10 objects...`);
+  console.log(`one stack: ${clusters} clusters x ${bundles} bundles x 10 objects...`);
   const single = (op: Operation, expectNoChanges = false) =>
     timed(`one stack ${op}`, () =>
       runShards({ op, shards: [{ shard: "one", stack: "one" }], flags: { quiet: true, expectNoChanges }, parallel: 1, line: () => {} }),
@@ -109,7 +119,7 @@ export async function shardsBench(): Promise<void> {
 
   // The shards, as `npm run <op> -- --stack big` runs them: every shard (--all-shards), and the default, which leaves out shards with nothing to do.
   write([]);
-  console.log(`${shards} shards, ${parallel} at a time...`);
+  console.log(`${shards} shards${perShard ? ` chosen automatically (clustersPerShard: ${perShard})` : ""}, ${parallel} at a time...`);
   const layout = readShardLayout(stacks, "big")!;
   const sharded = (op: Operation, allShards: boolean, expectNoChanges = false) =>
     timed(`shards ${op}`, () =>
@@ -131,11 +141,11 @@ export async function shardsBench(): Promise<void> {
   const noopDefault = await sharded("up", false, true);
   write(pruned);
   const editDefault = await sharded("up", false);
-  // A second edit of the same kind (5 more clusters of q0), with every shard run.
+  // A second edit of the same kind (as many other clusters), with every shard run.
   write([...pruned, ...pruned2]);
   const editAll = await sharded("up", true);
   rows.push({
-    layout: `${shards} shards, ${parallel} at a time, --all-shards`,
+    layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time, --all-shards`,
     firstUpS: seconds(first.wallMs),
     previewS: seconds(previewAll.wallMs),
     noopUpS: seconds(noopAll.wallMs),
@@ -146,7 +156,7 @@ export async function shardsBench(): Promise<void> {
     perStackS: editAll.perStack,
   });
   rows.push({
-    layout: `${shards} shards, ${parallel} at a time (default: unchanged shards left out)`,
+    layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time (default: unchanged shards left out)`,
     firstUpS: seconds(first.wallMs),
     previewS: seconds(previewDefault.wallMs),
     noopUpS: seconds(noopDefault.wallMs),
@@ -169,7 +179,7 @@ export async function shardsBench(): Promise<void> {
       `${name} / one stack: preview ${r.preview}, no-op up ${r.noopUp}, target edit landed ${r.editLanded} (goal < 0.25), all shards done ${r.editAllDone}`,
     );
   }
-  console.log(`wrote ${writeResult("shards", { clusters, shards, parallel, rows, ratios })}`);
+  console.log(`wrote ${writeResult("shards", { clusters, bundles, shards, perShard, pruned: pruned.length, parallel, rows, ratios })}`);
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(repo, { recursive: true, force: true });
 }

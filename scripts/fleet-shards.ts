@@ -8,6 +8,7 @@ import { formatDeployEvent } from "../automation/reports/deploy-events";
 import { failedShards, onlyUnreachable, shardsError, mergeEvents, mergeStatus, mergeSummaries } from "../automation/shards/reports";
 import { decideShards } from "../automation/shards/inputs";
 import { runSharded } from "../automation/shards/run";
+import { leftOutMetrics } from "../automation/shards/left-out";
 import { stacksDir } from "../automation/engine/stack";
 import { formatStatusTable } from "../automation/reports/status";
 import { renderStatusPage } from "../automation/reports/status-page";
@@ -48,6 +49,7 @@ export async function decideAlone(
   const [d] = await decideShards(stacksDir(), [{ shard: of.name, stack }], !v.refresh && !v["all-shards"]);
   if (!d.skip) return op === "up" ? { inputs: d.fingerprint, commits: d.commits } : {};
   warn(`${stack} left out: ${d.skip}; nothing to ${op} (--all-shards runs it anyway)`);
+  await leftOutMetrics(stacksDir(), op, stack, warn);
   if (op === "preview" && v["summary-md"]) fs.writeFileSync(v["summary-md"], `## pulumi-fleet preview of stack \`${stack}\`\n\nNot previewed: ${d.skip}.\n`);
   if (op === "up" && v["events-json"]) fs.writeFileSync(v["events-json"], "");
   return "left out";

@@ -28,15 +28,11 @@ import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
 import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
 import { probedAndObserved } from "../operation/session";
-import { runsStore } from "../runs/runs";
+import { lastRecorded } from "./recorded";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
-import { journalStore } from "../engine/journal-store";
-import { openStack, PROJECT_NAME, runCli } from "../engine/stack";
-import type { Stack } from "@pulumi/pulumi/automation";
-
-export const INPUTS_OUTPUT = "inputs";
+import { openStack } from "../engine/stack";
 
 export interface ShardInputs {
   fingerprint: string;
@@ -44,6 +40,8 @@ export interface ShardInputs {
   commits: Record<string, string>;
   /** Why the shard must run whatever its fingerprint (correctDrift, helm.valuesFrom), if it must. */
   mustRun?: string;
+  /** Not render mode: its clusters are probed before it is left out. */
+  reachesClusters: boolean;
 }
 
 /** The files whose content decides what the program registers for given inputs. */
@@ -128,6 +126,7 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
   return {
     fingerprint: createHash("sha256").update(stableJson(parts)).digest("hex"),
     commits: Object.fromEntries([...state.sources.values()].map((s) => [s.gitRepo, s.commit])),
+    reachesClusters: config.renderDir === undefined,
     ...(mustRun ? { mustRun } : {}),
   };
 }
@@ -142,37 +141,12 @@ export interface ShardDecision {
 }
 
 /**
- * The `inputs` the last update recorded, if that update was a successful `up` and nothing is pending, with
- * the stack it read them from (opened read only: a stack not created yet has recorded nothing, and creating
- * it here would take its lock outside any operation).
- */
-async function lastRecorded(stack: string): Promise<{ fingerprint: string; opened: Stack } | undefined> {
-  if (
-    await journalStore(resolveBackend(), PROJECT_NAME, stack)
-      ?.list()
-      .then((l) => l.length > 0)
-  )
-    return undefined;
-  // A rollback's pin: its up re-applies the pinned run, whatever the inputs (automation/runs/pinned-up.ts).
-  if ((await runsStore(resolveBackend(), PROJECT_NAME, stack).read())?.pin) return undefined;
-  const opened = await openStack({ stack, existing: true }).catch(() => undefined);
-  if (!opened) return undefined;
-  const [last] = await opened.history(1);
-  if (!last || last.kind !== "update" || last.result !== "succeeded") return undefined;
-  try {
-    const fingerprint = (await runCli(opened, ["stack", "output", INPUTS_OUTPUT, "--stack", stack, "--non-interactive"])).trim();
-    return fingerprint ? { fingerprint, opened } : undefined;
-  } catch {
-    return undefined; // no such output: the last update was not started by the shard runner
-  }
-}
-
-/**
  * Whether one of the stack's clusters does not answer now, probed as an operation probes them (its settings
  * as the engine reads them, secrets decrypted; render mode: none), when each was last seen kept as an
  * operation keeps it: a stack left out must not hide a cluster that went down, which its up reports.
  */
-async function anyUnreachable(opened: Stack, stack: string): Promise<boolean> {
+async function anyUnreachable(stack: string): Promise<boolean> {
+  const opened = await openStack({ stack, existing: true });
   const all = await opened.getAllConfig();
   const config = configFromValues((key) => all[key]?.value, stack);
   if (config.renderDir !== undefined) return false;
@@ -191,10 +165,9 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
       const inputs = await shardInputs(dir, s.stack, commits);
       const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
       if (!mayLeaveOut || inputs.mustRun) return decision;
-      const recorded = await lastRecorded(s.stack);
-      if (recorded?.fingerprint !== inputs.fingerprint) return decision;
-      // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs.
-      if (await anyUnreachable(recorded.opened, s.stack).catch(() => true)) return decision;
+      if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
+      // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs. Render mode probes none.
+      if (inputs.reachesClusters && (await anyUnreachable(s.stack).catch(() => true))) return decision;
       return { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` };
     }),
   );

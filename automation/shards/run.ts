@@ -9,6 +9,7 @@ import { assertShardsCurrent } from "./moves";
 import { decideShards, ShardDecision } from "./inputs";
 import { RunShardsOptions, runShards, ShardRun } from "./runner";
 import { ShardLayout } from "../../core/config/shard-files";
+import { leftOutMetrics } from "./left-out";
 
 export interface ShardedRunOptions {
   op: RunShardsOptions["op"];
@@ -33,7 +34,11 @@ export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
   const decisions: ShardDecision[] =
     mayLeaveOut || o.op === "up" ? await decideShards(o.dir, all, mayLeaveOut) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
   const toRun = decisions.filter((d) => !d.skip);
-  for (const d of decisions) if (d.skip) o.note(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
+  for (const d of decisions) {
+    if (!d.skip) continue;
+    o.note(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
+    await leftOutMetrics(o.dir, o.op as "up" | "preview", d.stack, (m) => o.line(`[${d.shard}] ${m}`, "stderr"));
+  }
   o.note(`${o.op} of environment ${o.layout.environment}: ${toRun.length} of ${all.length} shards, ${o.parallel} at a time`);
   const ran = await runShards({
     op: o.op,

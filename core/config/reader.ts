@@ -106,6 +106,16 @@ export class Field {
     return this.optBool() ?? defaultValue;
   }
 
+  /**
+   * A number at the top level of a stack file's config: Pulumi keeps scalar config values as strings
+   * (the CLI writes `5` back as `"5"` when it creates the stack), so a string holding a number counts,
+   * as Pulumi's own config.getNumber reads it.
+   */
+  optConfigNumber(): number | undefined {
+    if (typeof this.value === "string" && this.value.trim() !== "" && Number.isFinite(Number(this.value))) return Number(this.value);
+    return this.optNumber();
+  }
+
   optNumber(): number | undefined {
     if (!this.present) return undefined;
     if (typeof this.value !== "number" || !Number.isFinite(this.value)) this.fail(`must be a number (got ${describe(this.value)})`);

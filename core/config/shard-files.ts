@@ -103,6 +103,11 @@ export function shardFileText(dir: string, environment: string, shard: string): 
   );
 }
 
+/** Top-level scalars as strings: the CLI writes a new stack's `5` back as `"5"`, the same value to Pulumi. */
+function asPulumiKeeps(config: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, v !== null && typeof v === "object" ? v : String(v)]));
+}
+
 /** Whether a shard's stack file is exactly what its definition generates now (undefined: it is), else why not. */
 export function shardFileProblem(dir: string, environment: string, shard: string): string | undefined {
   const stack = shardStackName(environment, shard);
@@ -111,7 +116,7 @@ export function shardFileProblem(dir: string, environment: string, shard: string
   const definition = readDoc(dir, environment);
   if (!definition) return `its definition ${path.basename(stackFilePath(dir, environment))} is missing`;
   const { [SHARD_KEY]: _, ...config } = mine.config ?? {};
-  if (stableJson(config) !== stableJson(definition.config ?? {}))
+  if (stableJson(asPulumiKeeps(config)) !== stableJson(asPulumiKeeps(definition.config ?? {})))
     return `its configuration differs from ${path.basename(stackFilePath(dir, environment))} (the definition was edited since it was generated)`;
   for (const k of SECRETS_KEYS) {
     if (definition[k] !== undefined && stableJson(mine[k]) !== stableJson(definition[k]))

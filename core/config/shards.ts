@@ -12,6 +12,7 @@ import { FleetError } from "../base/errors";
 import { readSelector } from "./selector";
 import { LabelSelector, selectorMatches } from "../model/selector";
 import { dnsLabelProblem } from "../base/k8s-validation";
+import { sha256Hex } from "../base/hash";
 
 /** A shard's membership rule: every given criterion must hold (as a GitRepo target's). */
 export interface ShardSpec {
@@ -21,6 +22,11 @@ export interface ShardSpec {
   clusterSelector?: LabelSelector;
   /** A cluster group of the definition, by name. */
   clusterGroup?: string;
+  /**
+   * Placed automatically (`clustersPerShard`): the cluster is in this shard when this shard's name,
+   * among these, gives the highest rendezvous hash with the cluster's name.
+   */
+  hashedAmong?: string[];
 }
 
 /** Which shard a generated stack file is (its `pulumi-fleet:shard` key). */
@@ -72,13 +78,43 @@ export function readShards(f: Field): ShardSpec[] | undefined {
   return shards;
 }
 
+/**
+ * `clustersPerShard: N`: the environment split automatically into ceil(clusters / N) shards named
+ * s1, s2, ..., each cluster placed by rendezvous (highest random weight) hashing of its name. Why that
+ * placement: a cluster's shard depends only on its own name and the shard count, so adding or
+ * removing other clusters moves none until the count changes, and when it grows by one only the
+ * clusters the new shard wins move (about 1/count of them), all into it; a shrink moves only the
+ * last shard's clusters. Each shard holds N clusters on average, not exactly: a hash spreads them
+ * with a standard deviation of about sqrt(N) (`npm run shards` shows each shard's clusters).
+ */
+export function automaticShards(f: Field, clusterCount: number): ShardSpec[] | undefined {
+  const perShard = f.optConfigNumber();
+  if (perShard === undefined) return undefined;
+  if (!Number.isInteger(perShard) || perShard < 1) f.fail(`must be a whole number of clusters, 1 or more (got ${perShard})`);
+  const names = Array.from({ length: Math.max(1, Math.ceil(clusterCount / perShard)) }, (_, i) => `s${i + 1}`);
+  return names.map((name) => ({ name, hashedAmong: names }));
+}
+
+/** The shard (of `names`) that cluster `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>". */
+export function rendezvousShard(cluster: string, names: string[]): string {
+  let best = names[0];
+  let bestWeight = "";
+  for (const name of names) {
+    const weight = sha256Hex(`${name}/${cluster}`);
+    if (weight > bestWeight) [best, bestWeight] = [name, weight];
+  }
+  return best;
+}
+
 export function readShardOf(f: Field): ShardOf | undefined {
   if (!f.present) return undefined;
   f.object(keysOf(SHARD_OF_FIELDS));
   return { environment: f.child("environment").string(), name: f.child("name").string() };
 }
 
-function holds(s: ShardSpec, c: LabelledCluster, groups: SelectingGroup[]): boolean {
+/** `hashed`: the shard the cluster's name hashes to among automatic shards (computed once per cluster). */
+function holds(s: ShardSpec, c: LabelledCluster, groups: SelectingGroup[], hashed: string | undefined): boolean {
+  if (s.hashedAmong && hashed !== s.name) return false;
   if (s.clusters && !s.clusters.includes(c.name)) return false;
   if (s.clusterSelector && !selectorMatches(s.clusterSelector, c.labels)) return false;
   if (s.clusterGroup) {
@@ -105,8 +141,10 @@ export function shardMembership(clusters: LabelledCluster[], groups: SelectingGr
     });
   });
   const out = new Map<string, string>();
+  const automatic = shards.find((s) => s.hashedAmong)?.hashedAmong;
   for (const c of clusters) {
-    const matched = shards.filter((s) => holds(s, c, groups)).map((s) => s.name);
+    const hashed = automatic && rendezvousShard(c.name, automatic);
+    const matched = shards.filter((s) => holds(s, c, groups, hashed)).map((s) => s.name);
     if (matched.length === 0) fail("shards", `cluster ${c.name} is in no shard: every cluster must be in exactly one (add it to a shard's rule)`);
     if (matched.length > 1)
       fail(

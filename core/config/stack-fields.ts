@@ -171,6 +171,7 @@ export const STACK_FIELDS: FieldTable = {
   gitRepos: listOf(obj(GIT_REPO_FIELDS)),
   agent: obj(AGENT_FIELDS),
   shards: listOf(obj(SHARD_FIELDS), "the environment split into shards, each a stack of its own"),
+  clustersPerShard: int("the environment split automatically into shards of about this many clusters each (instead of shards)"),
   shard: obj(SHARD_OF_FIELDS, "set in a shard's stack"),
   notifications: obj(NOTIFICATIONS_FIELDS),
   commitStatus: obj(COMMIT_STATUS_FIELDS, "the deploy result on each deployed commit, per environment"),

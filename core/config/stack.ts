@@ -12,7 +12,7 @@ import { FleetError } from "../base/errors";
 import { readSelector } from "./selector";
 import { LabelSelector } from "../model/selector";
 import { readTargetCriteria } from "./target-criteria";
-import { readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./shards";
+import { automaticShards, readShardOf, readShards, ShardOf, shardMembership, ShardSpec } from "./shards";
 import { checkDownstreamNamespaces } from "./downstream-resources";
 import { NotificationsConfig, readNotifications } from "./notifications";
 import { MetricsConfig, readMetrics } from "./metrics";
@@ -142,7 +142,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   if (healthChecks.length) config.healthChecks = healthChecks;
   const schedules = readSchedules(root.child("schedules"), (t) => readTargetCriteria(t));
   if (schedules.length) config.schedules = schedules;
-  const stalledAfter = root.child("stalledAfter").optNumber();
+  const stalledAfter = root.child("stalledAfter").optConfigNumber();
   if (stalledAfter !== undefined && (!Number.isInteger(stalledAfter) || stalledAfter < 0))
     root.child("stalledAfter").fail(`must be a whole number of failures, 0 or more (0: a failing pair is never Stalled; got ${stalledAfter})`);
   if (stalledAfter !== undefined) config.stalledAfter = stalledAfter;
@@ -163,10 +163,16 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
 
 /** Checks the shard rule (every cluster in exactly one shard) and, in a shard's stack, keeps only its clusters. */
 function withShards(config: StackConfig, root: Field): StackConfig {
-  const shards = readShards(root.child("shards"));
+  const listed = readShards(root.child("shards"));
+  if (listed && root.child("clustersPerShard").present)
+    root.child("clustersPerShard").fail("give either shards (a rule per shard) or clustersPerShard (shards chosen automatically), not both");
+  const shards = listed ?? automaticShards(root.child("clustersPerShard"), config.clusters.length);
   const shard = readShardOf(root.child("shard"));
   if (!shards) {
-    if (shard) root.child("shard").fail("names a shard, but there is no shards: rule (a shard's stack file is a copy of its environment's, which has one)");
+    if (shard)
+      root
+        .child("shard")
+        .fail("names a shard, but there is no shards: rule nor clustersPerShard (a shard's stack file is a copy of its environment's, which has one)");
     return config;
   }
   const definitionFile = shard ? stackFileFor(shard.environment) : config.file;

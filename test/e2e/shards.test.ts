@@ -19,6 +19,9 @@ import { PROJECT_DIR } from "../../core/base/project-dir";
 import { tempDir } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 import { eventually } from "../support/eventually";
+import { runsStore } from "../../automation/runs/runs";
+import { resolveBackend } from "../../automation/engine/backend";
+import { PROJECT_NAME } from "../../automation/engine/stack";
 
 const NS = "shards-test";
 const AGENT_NS = "shards-agent";
@@ -28,6 +31,7 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
   const work = tempDir("pf-shards-");
   const stacks = path.join(work, "stacks");
   const repo = path.join(work, "repo");
+  const metricsDir = path.join(work, "metrics");
   const env = {
     ...process.env,
     PULUMI_FLEET_STACKS_DIR: stacks,
@@ -57,6 +61,7 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
       "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com", namespace: AGENT_NS },
       "pulumi-fleet:clusters": live.map((c) => ({ name: c.name, labels: { site: c.name }, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
       "pulumi-fleet:gitRepos": [{ name: "shards", repo, paths: ["app"], targets: [{ clusterSelector: {} }] }],
+      "pulumi-fleet:metrics": { textfileDirectory: metricsDir },
       "pulumi-fleet:shards": [
         { name: "a", clusters: live2In === "a" ? [live[0].name, live[1].name] : [live[0].name] },
         { name: "b", clusters: live2In === "b" ? [live[1].name] : [] },
@@ -77,6 +82,7 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     toolchain();
     live = liveClusters().clusters.slice(0, 2);
     fs.mkdirSync(stacks, { recursive: true });
+    fs.mkdirSync(metricsDir, { recursive: true });
     fs.mkdirSync(path.join(repo, "app"), { recursive: true });
     fs.writeFileSync(path.join(repo, "app", "fleet.yaml"), `defaultNamespace: ${NS}\n`);
     fs.writeFileSync(
@@ -140,12 +146,32 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     ]);
     for (const c of live) expect(await objectUids(c)).to.have.length(2);
 
+    const upMetrics = () => fs.readFileSync(path.join(metricsDir, "pulumi-fleet-fleetsh.a-up.prom"), "utf8");
+    const ranAt = (text: string) => Number(/^pulumi_fleet_run_timestamp_seconds\{[^}]*\} (\S+)$/m.exec(text)![1]);
+    const afterUp = upMetrics();
+    expect(afterUp).to.match(/^pulumi_fleet_engine_resources\{/m);
+
     // Nothing changed since: both shards are left out, without running the engine.
     const again = ok(cli("fleet.ts", ["up", "--stack", "fleetsh"]));
     expect(again.err).to.contain("[a] fleetsh.a left out: inputs unchanged since its last successful up").and.contain("0 of 2 shards");
     expect(again.out).to.not.contain("Deployed bundle");
+    // A left-out shard still reports a successful up (else "no successful up for a day" would fire), with no engine steps.
+    const leftOut = upMetrics();
+    expect(leftOut)
+      .to.match(/^pulumi_fleet_run_success\{[^}]*\} 1$/m)
+      .and.not.match(/^pulumi_fleet_engine_resources\{/m);
+    expect(ranAt(leftOut)).to.be.greaterThan(ranAt(afterUp));
     // A shard's stack run on its own, as a CI matrix job runs it, is left out the same way.
     expect(ok(cli("fleet.ts", ["up", "--stack", "fleetsh.a"])).err).to.contain("fleetsh.a left out: inputs unchanged since its last successful up");
+
+    // While a rollback is pinned on a shard, its up re-applies the pinned run whatever its inputs: never left out.
+    const runs = runsStore(resolveBackend({ stateDir: path.join(work, "state") }), PROJECT_NAME, "fleetsh.a");
+    const record = (await runs.read())!;
+    const last = record.runs[record.runs.length - 1];
+    await runs.write({ ...record, pin: { run: last, by: last.id, who: "test", at: new Date().toISOString(), over: last.commits } });
+    const pinned = ok(cli("fleet.ts", ["up", "--stack", "fleetsh"]));
+    expect(pinned.err).to.contain("[b] fleetsh.b left out").and.contain("1 of 2 shards").and.not.contain("[a] fleetsh.a left out");
+    await runs.write(record);
 
     const md = path.join(work, "summary.md");
     ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards", "--summary-md", md]));

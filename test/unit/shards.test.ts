@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { parseStackConfig } from "../../core/config/stack";
+import { shardMembership } from "../../core/config/shards";
 import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { clusterUrns, planShards, providerUrns } from "../../automation/shards/moves";
@@ -18,6 +19,8 @@ import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../cor
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shards/runner";
 import { shardInputs } from "../../automation/shards/inputs";
+import { recordedInFiles } from "../../automation/shards/recorded";
+import { gzipSync } from "node:zlib";
 import { errorOf } from "../support/errors";
 import { decideTargets } from "../../core/targeting/match";
 import { Bundle } from "../../core/bundles/types";
@@ -72,6 +75,47 @@ describe("shards: membership", () => {
   });
 });
 
+describe("shards chosen automatically (clustersPerShard)", () => {
+  const named = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ name: `c-${from + i}` }));
+  const layout = (list: { name: string }[], perShard: number) => {
+    const config = parse({ clusters: list, gitRepos: [], clustersPerShard: perShard });
+    return { names: config.shards!.map((s) => s.name), of: shardMembership(config.clusters, [], config.shards!, config.file) };
+  };
+
+  it("ceil(clusters / clustersPerShard) shards named s1..sN, every cluster in exactly one, a shard's stack keeping its own", () => {
+    const { names, of } = layout(named(1000), 50);
+    expect(names).to.deep.equal(Array.from({ length: 20 }, (_, i) => `s${i + 1}`));
+    const sizes = names.map((n) => [...of.values()].filter((s) => s === n).length);
+    expect(sizes.reduce((a, b) => a + b)).to.equal(1000);
+    // A hash spreads them about the mean (sd about sqrt(50)): none empty, none twice the mean.
+    expect(Math.min(...sizes)).to.be.greaterThan(25);
+    expect(Math.max(...sizes)).to.be.lessThan(100);
+    const s3 = parse({ clusters: named(1000), gitRepos: [], clustersPerShard: 50, shard: { environment: "prod", name: "s3" } });
+    expect(s3.clusters.map((c) => c.name)).to.deep.equal([...of].filter(([, s]) => s === "s3").map(([c]) => c));
+    expect(layout(named(3), 50).names).to.deep.equal(["s1"]);
+    // As the CLI writes it back when it creates the stack: a top-level scalar as a string.
+    expect(parse({ clusters: named(100), gitRepos: [], clustersPerShard: "50" }).shards!.map((s) => s.name)).to.deep.equal(["s1", "s2"]);
+  });
+
+  it("a cluster's shard depends on its name and the count only: adding a shard moves clusters only into it, about 1/count of them", () => {
+    const before = layout(named(200), 50).of; // 4 shards
+    const same = layout(named(190), 50).of; // still 4: nothing moves
+    for (const [c, s] of same) expect(s, c).to.equal(before.get(c));
+    const after = layout(named(250), 50).of; // 5 shards
+    const moved = [...before].filter(([c, s]) => after.get(c) !== s);
+    expect(moved.every(([c]) => after.get(c) === "s5")).to.equal(true);
+    expect(moved.length).to.be.within(15, 70); // expected 200 / 5 = 40
+  });
+
+  it("a count that is not a whole number of 1 or more, or both forms, is an error naming the field", () => {
+    expect(() => parse({ clusters: named(3), gitRepos: [], clustersPerShard: 0 })).to.throw(
+      /clustersPerShard: must be a whole number of clusters, 1 or more \(got 0\)/,
+    );
+    expect(() => parse({ clusters: named(3), gitRepos: [], clustersPerShard: 1.5 })).to.throw(/clustersPerShard: must be a whole number/);
+    expect(() => parse(raw(BY_REGION, { clustersPerShard: 2 }))).to.throw(/clustersPerShard: give either shards .* or clustersPerShard/);
+  });
+});
+
 describe("shards: generated stack files", () => {
   const write = (dir: string, shards: unknown) => {
     const config = Object.fromEntries(Object.entries(raw(shards)).map(([k, v]) => [`pulumi-fleet:${k}`, v]));
@@ -97,6 +141,15 @@ describe("shards: generated stack files", () => {
     expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
     checkShardStackFile(dir, "prod.eu");
     checkShardStackFile(dir, "prod"); // a plain stack passes
+    // The CLI writes a new stack's top-level scalars back as strings (`3` as `"3"`): the same value, still current.
+    const rewritten = YAML.parse(fs.readFileSync(stackFilePath(dir, "prod"), "utf8"));
+    rewritten.config["pulumi-fleet:stalledAfter"] = 3;
+    fs.writeFileSync(stackFilePath(dir, "prod"), YAML.stringify(rewritten));
+    fs.writeFileSync(stackFilePath(dir, "prod.eu"), shardFileText(dir, "prod", "eu"));
+    const shardDoc = YAML.parse(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8"));
+    shardDoc.config["pulumi-fleet:stalledAfter"] = "3";
+    fs.writeFileSync(stackFilePath(dir, "prod.eu"), YAML.stringify(shardDoc));
+    expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
 
     write(dir, [
       { ...BY_REGION[0], clusters: ["eu-1"] },
@@ -351,5 +404,64 @@ describe("shards: which shards an up can leave out (inputs fingerprint)", () => 
     fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(path.join(PROJECT_DIR, "examples"), repo).replace("- simple", "- app"));
     for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `env.${s}`), shardFileText(dir, "env", s));
     expect((await shardInputs(dir, "env.eu")).mustRun).to.match(/^bundle examples-app on (dev|prod)-1 has helm\.valuesFrom/);
+  });
+
+  it("a shard whose GitRepo or bundle its plan could not read here always runs: that change is in no fingerprint", async () => {
+    const dir = tempDir("pf-shard-inputs-");
+    define(dir);
+    const file = stackFilePath(dir, "env");
+    const original = fs.readFileSync(file, "utf8");
+    const regenerate = () => {
+      for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `env.${s}`), shardFileText(dir, "env", s));
+    };
+    // A GitRepo that cannot be read here (as one whose credentials are secrets of the stack file, which the decision does not decrypt).
+    fs.writeFileSync(file, original.replace(path.join(PROJECT_DIR, "examples"), path.join(dir, "no-such-repo")));
+    regenerate();
+    expect((await shardInputs(dir, "env.eu")).mustRun).to.match(/^gitRepo examples could not be read here/);
+    // A bundle that fails to plan.
+    const repo = tempDir("pf-shard-repo-");
+    fs.mkdirSync(path.join(repo, "app"));
+    fs.writeFileSync(path.join(repo, "app", "fleet.yaml"), "helm: [not, a, mapping]\n");
+    fs.writeFileSync(file, original.replace(path.join(PROJECT_DIR, "examples"), repo).replace("- simple", "- app"));
+    regenerate();
+    expect((await shardInputs(dir, "env.eu")).mustRun).to.equal("a bundle of its plan could not be read or planned");
+  });
+});
+
+describe("shards: the inputs a file backend's last update recorded, read without the CLI", () => {
+  const layout = () => {
+    const fileDir = tempDir("pf-shard-recorded-");
+    const history = path.join(fileDir, ".pulumi", "history", "pulumi-fleet", "env.eu");
+    const stacksDir = path.join(fileDir, ".pulumi", "stacks", "pulumi-fleet");
+    fs.mkdirSync(history, { recursive: true });
+    fs.mkdirSync(stacksDir, { recursive: true });
+    const entry = (ns: string, kind: string, result: string, gz = false) => {
+      const text = JSON.stringify({ kind, result });
+      fs.writeFileSync(path.join(history, `env.eu-${ns}.history.json${gz ? ".gz" : ""}`), gz ? gzipSync(text) : text);
+    };
+    const checkpoint = (inputs: unknown) =>
+      fs.writeFileSync(
+        path.join(stacksDir, "env.eu.json"),
+        JSON.stringify({ version: 3, checkpoint: { latest: { resources: [{ type: "pulumi:pulumi:Stack", outputs: { inputs } }, { type: "x:y:Z" }] } } }),
+      );
+    return { fileDir, history, entry, checkpoint };
+  };
+
+  it("the root's inputs when the newest entry is a successful update; none after a refresh or a failure; the CLI's to answer when unreadable", () => {
+    const b = layout();
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({}); // no history folder: nothing recorded
+    fs.mkdirSync(b.history, { recursive: true });
+    b.checkpoint("abc123");
+    b.entry("1764000000000000000", "update", "succeeded");
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({ fingerprint: "abc123" });
+    b.entry("1764000000000000001", "refresh", "succeeded", true); // newer, compressed
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({});
+    b.entry("1764000000000000002", "update", "failed");
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({});
+    b.entry("1764000000000000003", "update", "succeeded");
+    b.checkpoint(undefined); // a plain `pulumi up` records no inputs
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({ fingerprint: undefined });
+    fs.writeFileSync(path.join(b.history, "env.eu-1764000000000000004.history.json.zst"), "");
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.equal(undefined);
   });
 });
