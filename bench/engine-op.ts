@@ -8,6 +8,9 @@ import * as path from "node:path";
 import * as ops from "../automation/operations";
 import { decideShards } from "../automation/shards/inputs";
 import { syntheticClusters, syntheticRaw, writeStackFile } from "./support";
+import { renderSummaryMarkdown } from "../automation/reports/pr-summary";
+import { renderStatusPage } from "../automation/reports/status-page";
+import { syntheticReport } from "./page";
 
 export interface EngineOp {
   /**
@@ -18,6 +21,8 @@ export interface EngineOp {
   work: string;
   repo: string;
   clusters: number;
+  /** Bundles per cluster in `repo` (the status page's size). */
+  bundles: number;
   /** The value of the `group` label (0 to 19: 5% of the clusters each) the GitRepo's target leaves out: a target edit. */
   leaveOutGroup?: string;
   skipCheckpoints: boolean;
@@ -59,8 +64,18 @@ async function main(): Promise<void> {
   const started = performance.now();
   let leftOut = false;
   let result: { changes: Record<string, number> };
-  if (p.op === "preview") result = await ops.preview({ ...options, expectNoChanges: true });
-  else if (p.op === "up") result = await ops.up(options);
+  // The reports' cost at this size, after the preview (not in its wall time): its pull-request summary rendered
+  // again (with no `before`: every pair shown as new, the longest it gets), and a status page of as many pairs.
+  let reportsMs: { prSummary: number; statusPage: number } | undefined;
+  if (p.op === "preview") {
+    const r = await ops.preview({ ...options, expectNoChanges: true });
+    result = r;
+    const t0 = performance.now();
+    renderSummaryMarkdown({ stack: "bench", groups: r.groups, before: {}, state: r.state, unreachable: r.unreachable, facts: r.facts });
+    const t1 = performance.now();
+    renderStatusPage(syntheticReport(p.clusters, p.bundles));
+    reportsMs = { prSummary: Math.round(t1 - t0), statusPage: Math.round(performance.now() - t1) };
+  } else if (p.op === "up") result = await ops.up(options);
   else {
     // As a sharded run decides for each shard (automation/shards/run.ts), this stack a shard of one.
     const [d] = await decideShards(stacks, [{ shard: "bench", stack: "bench" }], p.op === "noop-decided");
@@ -71,7 +86,9 @@ async function main(): Promise<void> {
   }
   const ms = performance.now() - started;
   const cpu = process.cpuUsage();
-  process.stdout.write(JSON.stringify({ ms, program, changes: result.changes, leftOut, programCpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + "\n");
+  process.stdout.write(
+    JSON.stringify({ ms, program, changes: result.changes, leftOut, reportsMs, programCpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + "\n",
+  );
 }
 
 main().catch((err) => {

@@ -24,12 +24,19 @@ import { arg, engineEnvArg, flag, mib, printTable, seconds, stateSizes, syntheti
 interface PhaseResult {
   ms: number;
   program: { planMs: number; registerMs: number };
+  /** After a preview: its PR summary rendered again, and a status page of as many pairs (engine-op.ts). */
+  reportsMs?: { prSummary: number; statusPage: number };
   changes: Record<string, number>;
   /** CPU time of the operation's process (the program runs in it), the CLI and the provider excluded. */
   programCpuMs: number;
   /** Peak resident memory in MiB (VmHWM) of the operation's process, the CLI and the provider. */
   peakMiB: { program: number; cli: number; provider: number };
-  /** CPU seconds of the CLI's and the provider's processes, as last sampled (within 200 ms of their end). */
+  /**
+   * CPU seconds of the provider's process, as last sampled (within 200 ms of its end), and of the CLI with
+   * the rest of the operation's descendants (proc-guard, the language host): every descendant's reaped
+   * time less the program's and the provider's. (Sampled, the CLI read near zero: bin/pulumi is proc-guard,
+   * which runs the real CLI; what it started is reaped through it, exactly.)
+   */
   cpuS: { cli: number; provider: number };
   stateMiB: number;
   /** The shard runner's decision left the engine out (engine-op.ts "noop-decided"). */
@@ -52,13 +59,14 @@ async function phase(p: EngineOp): Promise<PhaseResult> {
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  const { peakMiB, sampledCpuS } = peaks.stop();
+  const { peakMiB, sampledCpuS, cpuS } = peaks.stop();
   if (code !== 0) throw new Error(`bench engine: the ${p.op} phase at ${p.clusters} clusters exited ${code}`);
   const line = out.trim().split("\n").pop()!;
+  const result = JSON.parse(line) as Omit<PhaseResult, "peakMiB" | "cpuS" | "stateMiB">;
   return {
-    ...JSON.parse(line),
+    ...result,
     peakMiB: { program: peakMiB.program, cli: peakMiB.pulumi, provider: peakMiB.provider },
-    cpuS: { cli: sampledCpuS.pulumi, provider: sampledCpuS.provider },
+    cpuS: { cli: +Math.max(0, cpuS.children - result.programCpuMs / 1000 - sampledCpuS.provider).toFixed(1), provider: sampledCpuS.provider },
     stateMiB: mib(stateSizes(path.join(p.work, "state"), "bench").checkpoint),
   };
 }
@@ -66,7 +74,7 @@ async function phase(p: EngineOp): Promise<PhaseResult> {
 async function measure(clusters: number, bundles: number, objects: number, skipCheckpoints: boolean) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-engine-"));
   const repo = syntheticRepo(bundles, objects);
-  const base = { work, repo, clusters, skipCheckpoints, env: engineEnvArg() };
+  const base = { work, repo, clusters, bundles, skipCheckpoints, env: engineEnvArg() };
   const up = await phase({ ...base, op: "up" });
   const preview = await phase({ ...base, op: "preview" });
   const noop = await phase({ ...base, op: "noop" });
@@ -98,6 +106,18 @@ async function measure(clusters: number, bundles: number, objects: number, skipC
     stateMiB: up.stateMiB,
     peakMiB: { up: up.peakMiB, preview: preview.peakMiB, noop: noop.peakMiB, edit: edit.peakMiB },
     peaks: { up: peak(up), preview: peak(preview), noop: peak(noop), edit: peak(edit) },
+    /** Per stage of the preview: the program's desired state (plan, render, desired) and registration, each process's CPU, the reports. */
+    stages: {
+      pairs: clusters * bundles,
+      planMs: Math.round(preview.program.planMs),
+      registerMs: Math.round(preview.program.registerMs),
+      programCpuS: seconds(preview.programCpuMs),
+      cliCpuS: preview.cpuS.cli,
+      providerCpuS: preview.cpuS.provider,
+      previewS: seconds(preview.ms),
+      prSummaryMs: preview.reportsMs?.prSummary ?? 0,
+      statusPageMs: preview.reportsMs?.statusPage ?? 0,
+    },
     /** CPU seconds per phase: the program's process, the CLI, the provider. */
     cpuS: Object.fromEntries(
       Object.entries({ up, preview, noop, edit }).map(([k, r]) => [k, { program: seconds(r.programCpuMs), cli: r.cpuS.cli, provider: r.cpuS.provider }]),
@@ -138,6 +158,28 @@ export async function engineBench(): Promise<void> {
       "program ms (plan)": `${r.programMs} (${r.programPlanMs})`,
       "program share of preview": `${(r.programShareOfPreview * 100).toFixed(1)}%`,
     })),
+  );
+  // Each stage's cost per cluster and per pair (ms), to see whether any grows faster than the fleet (issue 57).
+  const perUnit = (v: number, n: number) => +(v / n).toFixed(3);
+  printTable(
+    results.map((r) => {
+      const st = r.stages;
+      const row: Record<string, string | number> = { clusters: r.clusters, pairs: st.pairs, resources: r.resources };
+      const stage = (name: string, ms: number) => {
+        row[`${name} ms`] = Math.round(ms);
+        row[`${name} ms/cluster`] = perUnit(ms, r.clusters);
+        row[`${name} ms/pair`] = perUnit(ms, st.pairs);
+      };
+      stage("plan+render+desired", st.planMs);
+      stage("registration", st.registerMs);
+      stage("program CPU", st.programCpuS * 1000);
+      stage("CLI CPU", st.cliCpuS * 1000);
+      stage("provider CPU", st.providerCpuS * 1000);
+      stage("preview wall", st.previewS * 1000);
+      stage("PR summary", st.prSummaryMs);
+      stage("status page", st.statusPageMs);
+      return row;
+    }),
   );
   console.log(`goal: the program at most 10% of preview time${arg("engine-env") ? `; engine environment: ${arg("engine-env")}` : ""}`);
   console.log(`NODE_OPTIONS of each phase's process: ${arg("node-options") ?? process.env.NODE_OPTIONS ?? ""}`);

@@ -38,6 +38,8 @@ export async function shardsBench(): Promise<void> {
   toolchain();
   const clusters = Number(arg("clusters") ?? 200);
   const perShard = arg("per-shard") === undefined ? undefined : Number(arg("per-shard"));
+  if (perShard !== undefined && !(Number.isInteger(perShard) && perShard > 0))
+    throw new Error(`--per-shard ${arg("per-shard")}: a whole number of clusters, 1 or more`);
   const shards = perShard ? Math.ceil(clusters / perShard) : Number(arg("shards") ?? 4);
   const parallel = Number(arg("parallel") ?? 2);
   const bundles = Number(arg("bundles") ?? 10);
@@ -82,7 +84,7 @@ export async function shardsBench(): Promise<void> {
     const runs = await f();
     const failed = runs.filter((r) => r.exitCode !== 0);
     if (failed.length) throw new Error(`${what} failed on ${failed.map((r) => `${r.stack}: ${r.result?.error ?? r.exitCode}`).join("; ")}`);
-    // When the change had landed: the first shard that ran and changed something finished (the edit's clusters are all in q0).
+    // When the change had landed: the last shard that ran and changed something finished.
     const changed = runs.filter((r) => !r.skipped && Object.entries(r.result?.changes ?? {}).some(([k, n]) => k !== "same" && k !== "read" && n > 0));
     return {
       wallMs: Date.now() - started,
@@ -144,6 +146,16 @@ export async function shardsBench(): Promise<void> {
   // A second edit of the same kind (as many other clusters), with every shard run.
   write([...pruned, ...pruned2]);
   const editAll = await sharded("up", true);
+  // Automatic shards: a third edit within one shard (5 of s1's clusters still deployed), as an edit of a
+  // few clusters' labels or a GitRepo targeting a few clusters is: the default runs that shard alone.
+  const within = perShard
+    ? readShardLayout(stacks, "big")!
+        .shards[0].clusters.map((c) => String(Number(c.slice(2))))
+        .filter((i) => ![...pruned, ...pruned2].includes(i))
+        .slice(0, 5)
+    : [];
+  if (within.length) write([...pruned, ...pruned2, ...within]);
+  const editWithin = within.length ? await sharded("up", false) : undefined;
   rows.push({
     layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time, --all-shards`,
     firstUpS: seconds(first.wallMs),
@@ -166,13 +178,25 @@ export async function shardsBench(): Promise<void> {
     objectsPruned: editDefault.deleted,
     perStackS: editDefault.perStack,
   });
+  if (editWithin)
+    rows.push({
+      layout: `${shards} shards (automatic), ${parallel} at a time (default), an edit of ${within.length} clusters of one shard`,
+      firstUpS: seconds(first.wallMs),
+      previewS: seconds(previewDefault.wallMs),
+      noopUpS: seconds(noopDefault.wallMs),
+      editLandedS: seconds(editWithin.landedMs),
+      editAllDoneS: seconds(editWithin.wallMs),
+      stacksRun: editWithin.ran,
+      objectsPruned: editWithin.deleted,
+      perStackS: editWithin.perStack,
+    });
   const ratio = (row: Row) => ({
     preview: +(row.previewS / rows[0].previewS).toFixed(2),
     noopUp: +(row.noopUpS / rows[0].noopUpS).toFixed(2),
     editLanded: +(row.editLandedS / rows[0].editLandedS).toFixed(2),
     editAllDone: +(row.editAllDoneS / rows[0].editAllDoneS).toFixed(2),
   });
-  const ratios = { allShards: ratio(rows[1]), default: ratio(rows[2]) };
+  const ratios = { allShards: ratio(rows[1]), default: ratio(rows[2]), ...(editWithin ? { withinOneShard: ratio(rows[3]) } : {}) };
   printTable(rows as unknown as Record<string, string | number>[]);
   for (const [name, r] of Object.entries(ratios)) {
     console.log(

@@ -234,7 +234,7 @@ function writeExclusive(file: string, text: string): boolean {
 }
 
 /** A file backend that keeps its stacks per project (meta.yaml version 1, what this CLI writes), or a new one. */
-function projectLayout(dir: string): boolean {
+export function projectLayout(dir: string): boolean {
   const meta = path.join(dir, ".pulumi", "meta.yaml");
   if (!fs.existsSync(meta)) return !fs.existsSync(path.join(dir, ".pulumi", "stacks"));
   return Number(YAML.parse(fs.readFileSync(meta, "utf8"))?.version) >= 1;

@@ -17,7 +17,16 @@ export async function reapplied(options: OperationOptions, target: RunRecord, ru
     say(
       `warning: gitRepo(s) ${dirs.join(", ")} of run ${target.id} are plain directories, not git repositories: there is no commit to go back to, they deploy as they are now`,
     );
-  const config = withCurrentCredentials(target.settings, await currentConfig(options), target.id);
+  const current = await currentConfig(options);
+  // A shard's run from before clusters moved to other shards: re-applied, those clusters would be deployed by two stacks.
+  const elsewhere = new Set(current.shard?.elsewhere ?? []);
+  const moved = target.settings.clusters.map((c) => c.name).filter((c) => elsewhere.has(c));
+  if (moved.length)
+    throw new Error(
+      `run ${target.id} deployed cluster(s) ${moved.join(", ")}, which are now in other shards of environment ${current.shard!.environment}: ` +
+        "re-applying it here would deploy them from two stacks. Choose a run from after the move (`--list`), or roll back the shard that holds them now",
+    );
+  const config = withCurrentCredentials(target.settings, current, target.id);
   // Not the inputs a plain up fingerprinted (automation/shards/inputs.ts): recorded, they would let a later up
   // with those inputs be left out while the state holds the pinned run's commits (after an --unpin, say).
   const { inputs: _fingerprinted, ...deploy } = options.deploy ?? {};

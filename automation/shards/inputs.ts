@@ -23,7 +23,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { loadStackConfig } from "../../core/config/shard-files";
+import { asPulumiKeeps, loadStackConfig, shardFileProblem, shardOfFile } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
 import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
@@ -99,7 +99,8 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
     e.options,
   ]);
   const parts = {
-    global,
+    // As Pulumi keeps them: the CLI's rewrite of a new stack's file (`5` as `"5"`) changes no fingerprint.
+    global: asPulumiKeeps(global),
     clusters: memberEntries,
     gitRepos: ((gitRepos ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
     commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
@@ -165,6 +166,9 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
       const inputs = await shardInputs(dir, s.stack, commits);
       const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
       if (!mayLeaveOut || inputs.mustRun) return decision;
+      // A shard file out of date with its definition runs, and its operation refuses it (never left out unnoticed).
+      const of = shardOfFile(dir, s.stack);
+      if (of && shardFileProblem(dir, of.environment, of.name)) return decision;
       if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
       // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs. Render mode probes none.
       if (inputs.reachesClusters && (await anyUnreachable(s.stack).catch(() => true))) return decision;

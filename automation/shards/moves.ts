@@ -37,6 +37,11 @@ export interface ShardPlan {
   moves: ShardMove[];
   /** Shard files of this environment whose shard the definition no longer lists. */
   removed: string[];
+  /**
+   * Clusters a removed shard's file still deploys that the definition no longer has: their bundle
+   * deployments and agent are in that shard's state, which no stack would ever update again.
+   */
+  stranded: { cluster: string; shard: string }[];
 }
 
 /** The shard files of an environment present in `dir`, by shard name. */
@@ -70,19 +75,32 @@ export function planShards(dir: string, environment: string): ShardPlan {
   }
   const problems = new Map(layout.shards.map((s) => [s.name, shardFileProblem(dir, environment, s.name)]));
   const removed = [...files.keys()].filter((s) => !layout.shards.some((x) => x.name === s)).sort();
-  return { layout, problems, moves, removed };
+  const stranded = [...before]
+    .filter(([cluster, shard]) => removed.includes(shard) && !layout.membership.has(cluster))
+    .map(([cluster, shard]) => ({ cluster, shard }))
+    .sort((a, b) => (a.cluster < b.cluster ? -1 : 1));
+  return { layout, problems, moves, removed, stranded };
+}
+
+function strandedAdvice(x: { cluster: string; shard: string }): string {
+  return (
+    `deploy its removal while ${x.shard} still exists (a change that keeps the shard count, e.g. a lower clustersPerShard, ` +
+    `\`--apply\`, an up of every shard), then change the count`
+  );
 }
 
 export function formatShardPlan(p: ShardPlan): string {
   const lines = [`environment ${p.layout.environment}: ${p.layout.shards.length} shard(s), ${p.layout.membership.size} cluster(s)`];
   for (const s of p.layout.shards) {
     const problem = p.problems.get(s.name);
-    lines.push(`  ${s.stack}: ${s.clusters.length} cluster(s)${problem ? ` [to regenerate: ${problem}]` : ""}`);
+    lines.push(`  ${s.stack}: ${s.clusters.length} cluster(s)${problem ? ` [to regenerate: ${problem}]` : ""}: ${s.clusters.join(", ") || "none"}`);
   }
   for (const m of p.moves) {
     lines.push(m.from ? `  move ${m.cluster}: ${m.from} -> ${m.to} (its state moves with \`pulumi state move\`)` : `  new ${m.cluster} -> ${m.to}`);
   }
   for (const r of p.removed) lines.push(`  shard ${r} is no longer in the definition: its file is removed once its clusters have moved`);
+  for (const x of p.stranded)
+    lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x)}`);
   if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
   return lines.join("\n");
 }
@@ -146,6 +164,11 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));
   const plan = planShards(dir, options.environment);
+  // Removing the shard would orphan them: objects and agent left on the cluster, no stack to prune them.
+  if (plan.stranded.length)
+    throw new Error(
+      `${formatShardPlan(plan)}\nnothing was changed: ${plan.stranded.map((x) => `${x.cluster} (shard ${x.shard})`).join(", ")} would be left deployed with no stack to remove ${plan.stranded.length === 1 ? "it" : "them"}`,
+    );
   const stackOf = (shard: string) => shardStackName(options.environment, shard);
   const moving = plan.moves.filter((m) => m.from !== undefined);
   if (moving.length) {

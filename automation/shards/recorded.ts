@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { resolveBackend } from "../engine/backend";
 import { journalStore } from "../engine/journal-store";
-import { fileBackendPath, openStack, PROJECT_NAME, runCli } from "../engine/stack";
+import { fileBackendPath, openStack, PROJECT_NAME, projectLayout, runCli } from "../engine/stack";
 import { runsStore } from "../runs/runs";
 
 export const INPUTS_OUTPUT = "inputs";
@@ -32,7 +32,8 @@ export async function lastRecorded(stack: string): Promise<string | undefined> {
 export function recordedInFiles(fileDir: string, stack: string): { fingerprint?: string } | undefined {
   const historyDir = fileBackendPath(fileDir, "history", stack);
   const stateBase = fileBackendPath(fileDir, "stacks", stack);
-  if (!historyDir || !stateBase) return undefined;
+  // A backend from before project folders (.pulumi/stacks/<stack>.json) is the CLI's to read.
+  if (!historyDir || !stateBase || !projectLayout(fileDir)) return undefined;
   let names: string[];
   try {
     names = fs.readdirSync(historyDir);

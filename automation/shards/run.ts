@@ -34,11 +34,12 @@ export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
   const decisions: ShardDecision[] =
     mayLeaveOut || o.op === "up" ? await decideShards(o.dir, all, mayLeaveOut) : all.map((s) => ({ ...s, fingerprint: "", commits: {} }));
   const toRun = decisions.filter((d) => !d.skip);
-  for (const d of decisions) {
-    if (!d.skip) continue;
-    o.note(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
-    await leftOutMetrics(o.dir, o.op as "up" | "preview", d.stack, (m) => o.line(`[${d.shard}] ${m}`, "stderr"));
-  }
+  const leftOut = decisions.filter((d) => d.skip);
+  for (const d of leftOut) o.note(`[${d.shard}] ${d.stack} left out: ${d.skip} (--all-shards runs it anyway)`);
+  // Beside the shards that run: a Pushgateway that does not answer delays no shard.
+  const leftOutReported = Promise.all(
+    leftOut.map((d) => leftOutMetrics(o.dir, o.op as "up" | "preview", d.stack, (m) => o.line(`[${d.shard}] ${m}`, "stderr"))),
+  );
   o.note(`${o.op} of environment ${o.layout.environment}: ${toRun.length} of ${all.length} shards, ${o.parallel} at a time`);
   const ran = await runShards({
     op: o.op,
@@ -48,6 +49,7 @@ export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
     // Decided here: an up records these inputs and deploys these commits; a preview does not decide again.
     shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, ...(o.op === "up" ? { deploy: { inputs: d.fingerprint, commits: d.commits } } : {}) })),
   });
+  await leftOutReported;
   return decisions.map(
     (d) =>
       ran.find((r) => r.stack === d.stack) ?? {

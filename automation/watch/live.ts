@@ -23,6 +23,7 @@ import { StackLockedError } from "../engine/locks";
 import * as ops from "../operations";
 import { openStack, PROJECT_NAME, stackFileOf, stacksDir } from "../engine/stack";
 import { runsStore } from "../runs/runs";
+import { leftOutMetrics } from "../shards/left-out";
 import { decideShards } from "../shards/inputs";
 import { shardOfFile } from "../../core/config/shard-files";
 import { UpOutcome, WatchDeps } from "./loop";
@@ -78,6 +79,7 @@ export function liveWatchDeps(settings: WatchSettings): WatchDeps {
         const decided = shard ? (await decideShards(stacksDir(), [{ shard: shard.name, stack }], true))[0] : undefined;
         if (decided?.skip) {
           log(`up of stack ${stack} left out: ${decided.skip}`);
+          await leftOutMetrics(stacksDir(), "up", stack, log);
           return { ok: true, resolved: decided.commits };
         }
         const r = await ops.up({

@@ -104,7 +104,7 @@ export function shardFileText(dir: string, environment: string, shard: string): 
 }
 
 /** Top-level scalars as strings: the CLI writes a new stack's `5` back as `"5"`, the same value to Pulumi. */
-function asPulumiKeeps(config: Record<string, unknown>): Record<string, unknown> {
+export function asPulumiKeeps(config: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, v !== null && typeof v === "object" ? v : String(v)]));
 }
 

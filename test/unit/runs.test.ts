@@ -229,6 +229,25 @@ describe("runs: settings without credentials", () => {
     expect(o.deploy).to.deep.equal({ cacheRoot: "/c", commits: { apps: A } });
   });
 
+  it("a shard's run from before one of its clusters moved to another shard is refused: re-applied, two stacks would deploy that cluster", async () => {
+    const then = current(); // c1 (and c2, if any) deployed by this shard then
+    const now = { ...current(), clusters: [], shard: { environment: "prod", name: "eu", elsewhere: ["c1"], otherClusters: current().clusters } };
+    const given: OperationOptions = { stack: "prod.eu", config: now };
+    const err = await reapplied(given, run("r1", { settings: withoutCredentials(then) }), { id: "r2", kind: "rollback", of: "r1" }, () => undefined).catch(
+      (e: Error) => e.message,
+    );
+    expect(err).to.match(/run r1 deployed cluster\(s\) c1, which are now in other shards of environment prod/);
+    // The same run on a shard that still holds c1 is re-applied.
+    const still = { ...current(), shard: { environment: "prod", name: "eu", elsewhere: [], otherClusters: [] } };
+    const o = await reapplied(
+      { stack: "prod.eu", config: still },
+      run("r1", { settings: withoutCredentials(then) }),
+      { id: "r2", kind: "rollback", of: "r1" },
+      () => undefined,
+    );
+    expect(o.config!.clusters.map((c) => c.name)).to.include("c1");
+  });
+
   it("any field the stack file keeps as a Pulumi secret is recorded as a credential too, and re-applied from the same place by name", () => {
     const raw = {
       clusters: [

@@ -11,7 +11,7 @@ import { parseStackConfig } from "../../core/config/stack";
 import { shardMembership } from "../../core/config/shards";
 import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/base/project-dir";
-import { clusterUrns, planShards, providerUrns } from "../../automation/shards/moves";
+import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns } from "../../automation/shards/moves";
 import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
 import { exitCodeOf } from "../../automation/reports/exit-codes";
 import { operatorStackObjects } from "../../automation/shards/operator-stacks";
@@ -177,6 +177,26 @@ describe("shards: generated stack files", () => {
       { cluster: "eu-2", from: "eu", to: "us" },
       { cluster: "us-1", from: undefined, to: "us" },
     ]);
+  });
+});
+
+describe("shards: a removed shard that still deploys a removed cluster", () => {
+  it("is named by the plan and refused by --apply before anything moves: its objects and agent would stay with no stack to prune them", async () => {
+    const dir = tempDir("pf-shards-");
+    const define = (list: typeof clusters, shards: unknown) =>
+      fs.writeFileSync(
+        stackFilePath(dir, "prod"),
+        YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
+      );
+    define(clusters, [BY_REGION[0], { name: "us", clusters: ["us-1"] }]);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    define(clusters.slice(0, 2), [BY_REGION[0]]); // us-1 and its shard both go
+    const plan = planShards(dir, "prod");
+    expect(plan.stranded).to.deep.equal([{ cluster: "us-1", shard: "us" }]);
+    expect(formatShardPlan(plan)).to.contain("us-1 is no longer in the definition, but its deployments are in shard us, which goes");
+    const err = await applyShards({ environment: "prod", stackConfigDir: dir, log: () => undefined }).catch((e: Error) => e.message);
+    expect(err).to.match(/nothing was changed: us-1 \(shard us\) would be left deployed with no stack to remove it/);
+    expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
   });
 });
 
@@ -435,6 +455,7 @@ describe("shards: the inputs a file backend's last update recorded, read without
     const stacksDir = path.join(fileDir, ".pulumi", "stacks", "pulumi-fleet");
     fs.mkdirSync(history, { recursive: true });
     fs.mkdirSync(stacksDir, { recursive: true });
+    fs.writeFileSync(path.join(fileDir, ".pulumi", "meta.yaml"), "version: 1\n"); // stacks kept per project, as the CLI lays them out
     const entry = (ns: string, kind: string, result: string, gz = false) => {
       const text = JSON.stringify({ kind, result });
       fs.writeFileSync(path.join(history, `env.eu-${ns}.history.json${gz ? ".gz" : ""}`), gz ? gzipSync(text) : text);
@@ -462,6 +483,10 @@ describe("shards: the inputs a file backend's last update recorded, read without
     b.checkpoint(undefined); // a plain `pulumi up` records no inputs
     expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({ fingerprint: undefined });
     fs.writeFileSync(path.join(b.history, "env.eu-1764000000000000004.history.json.zst"), "");
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.equal(undefined);
+    fs.rmSync(path.join(b.history, "env.eu-1764000000000000004.history.json.zst"));
+    expect(recordedInFiles(b.fileDir, "env.eu")).to.deep.equal({ fingerprint: undefined });
+    fs.rmSync(path.join(b.fileDir, ".pulumi", "meta.yaml")); // a layout from before project folders: the CLI's to read
     expect(recordedInFiles(b.fileDir, "env.eu")).to.equal(undefined);
   });
 });
