@@ -72,9 +72,11 @@ async function main(): Promise<void> {
     result = r;
     const t0 = performance.now();
     renderSummaryMarkdown({ stack: "bench", groups: r.groups, before: {}, state: r.state, unreachable: r.unreachable, facts: r.facts });
+    const prSummary = Math.round(performance.now() - t0);
+    const status = syntheticReport(p.clusters, p.bundles); // built first: the benchmark's own data, not the page's cost
     const t1 = performance.now();
-    renderStatusPage(syntheticReport(p.clusters, p.bundles));
-    reportsMs = { prSummary: Math.round(t1 - t0), statusPage: Math.round(performance.now() - t1) };
+    renderStatusPage(status);
+    reportsMs = { prSummary, statusPage: Math.round(performance.now() - t1) };
   } else if (p.op === "up") result = await ops.up(options);
   else {
     // As a sharded run decides for each shard (automation/shards/run.ts), this stack a shard of one.

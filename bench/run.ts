@@ -50,6 +50,8 @@ const SPEC = {
       help: "plan, engine, stalled, shards: bundles per cluster (stalled default 5); page: bundles (default 50)",
     },
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10); stalled: (default 5)" },
+    "default-only": { type: "boolean" as const, help: "shards: not the full passes of --all-shards" },
+    "skip-one-stack": { type: "boolean" as const, help: "shards: measure only the shards (a fleet too large for one stack here)" },
     "skip-checkpoints-only": {
       type: "boolean" as const,
       help: "engine: measure only the default (state written once at the end), not also a checkpoint per step",

@@ -9,7 +9,9 @@
  * not change. Two layouts: `--shards N`, a rule per shard by a cluster label (cluster i in q<i mod N>),
  * the edit pruning 5 clusters all of shard q0 (an edit along the shards); `--per-shard N`, shards
  * chosen automatically (`clustersPerShard: N`), the edit pruning the first 5% of clusters by index,
- * which the hash spreads over the shards (an edit across them).
+ * which the hash spreads over the shards (an edit across them), and an edit of 5 clusters of one shard.
+ * `--skip-one-stack` measures the shards only (a fleet too large for one stack on this machine);
+ * `--default-only` leaves out the --all-shards full passes.
  * Writes bench/results/shards.json.
  */
 import * as fs from "node:fs";
@@ -20,7 +22,7 @@ import { readShardLayout, shardFileText, stackFilePath } from "../core/config/sh
 import { runSharded } from "../automation/shards/run";
 import { Operation } from "../automation/run-operation";
 import { toolchain } from "../automation/engine/toolchain";
-import { arg, printTable, seconds, syntheticRepo, writeResult, writeStackFile } from "./support";
+import { arg, flag, printTable, seconds, syntheticRepo, writeResult, writeStackFile } from "./support";
 
 interface Row {
   layout: string;
@@ -95,29 +97,33 @@ export async function shardsBench(): Promise<void> {
     };
   };
 
-  // One stack, through the same runner (one shard process).
-  write([]);
-  console.log(`one stack: ${clusters} clusters x ${bundles} bundles x 10 objects...`);
-  const single = (op: Operation, expectNoChanges = false) =>
-    timed(`one stack ${op}`, () =>
-      runShards({ op, shards: [{ shard: "one", stack: "one" }], flags: { quiet: true, expectNoChanges }, parallel: 1, line: () => {} }),
-    );
-  const oneFirst = await single("up");
-  const onePreview = await single("preview", true);
-  const oneNoop = await single("up", true);
-  write(pruned);
-  const oneEdit = await single("up");
-  rows.push({
-    layout: "one stack",
-    firstUpS: seconds(oneFirst.wallMs),
-    previewS: seconds(onePreview.wallMs),
-    noopUpS: seconds(oneNoop.wallMs),
-    editLandedS: seconds(oneEdit.landedMs),
-    editAllDoneS: seconds(oneEdit.wallMs),
-    stacksRun: 1,
-    objectsPruned: oneEdit.deleted,
-    perStackS: oneEdit.perStack,
-  });
+  // One stack, through the same runner (one shard process); --skip-one-stack: a fleet too large for one stack here.
+  const oneStack = !flag("skip-one-stack");
+  if (oneStack) await measureOneStack();
+  async function measureOneStack() {
+    write([]);
+    console.log(`one stack: ${clusters} clusters x ${bundles} bundles x 10 objects...`);
+    const single = (op: Operation, expectNoChanges = false) =>
+      timed(`one stack ${op}`, () =>
+        runShards({ op, shards: [{ shard: "one", stack: "one" }], flags: { quiet: true, expectNoChanges }, parallel: 1, line: () => {} }),
+      );
+    const oneFirst = await single("up");
+    const onePreview = await single("preview", true);
+    const oneNoop = await single("up", true);
+    write(pruned);
+    const oneEdit = await single("up");
+    rows.push({
+      layout: "one stack",
+      firstUpS: seconds(oneFirst.wallMs),
+      previewS: seconds(onePreview.wallMs),
+      noopUpS: seconds(oneNoop.wallMs),
+      editLandedS: seconds(oneEdit.landedMs),
+      editAllDoneS: seconds(oneEdit.wallMs),
+      stacksRun: 1,
+      objectsPruned: oneEdit.deleted,
+      perStackS: oneEdit.perStack,
+    });
+  }
 
   // The shards, as `npm run <op> -- --stack big` runs them: every shard (--all-shards), and the default, which leaves out shards with nothing to do.
   write([]);
@@ -136,37 +142,41 @@ export async function shardsBench(): Promise<void> {
         line: () => {},
       }),
     );
+  // --default-only: not the full passes of --all-shards (a fleet whose full pass takes many minutes here).
+  const everyShard = !flag("default-only");
   const first = await sharded("up", false);
-  const previewAll = await sharded("preview", true, true);
-  const noopAll = await sharded("up", true, true);
+  const previewAll = everyShard ? await sharded("preview", true, true) : undefined;
+  const noopAll = everyShard ? await sharded("up", true, true) : undefined;
   const previewDefault = await sharded("preview", false, true);
   const noopDefault = await sharded("up", false, true);
   write(pruned);
   const editDefault = await sharded("up", false);
   // A second edit of the same kind (as many other clusters), with every shard run.
-  write([...pruned, ...pruned2]);
-  const editAll = await sharded("up", true);
+  if (everyShard) write([...pruned, ...pruned2]);
+  const editAll = everyShard ? await sharded("up", true) : undefined;
+  const editedSoFar = everyShard ? [...pruned, ...pruned2] : pruned;
   // Automatic shards: a third edit within one shard (5 of s1's clusters still deployed), as an edit of a
   // few clusters' labels or a GitRepo targeting a few clusters is: the default runs that shard alone.
   const within = perShard
     ? readShardLayout(stacks, "big")!
         .shards[0].clusters.map((c) => String(Number(c.slice(2))))
-        .filter((i) => ![...pruned, ...pruned2].includes(i))
+        .filter((i) => !editedSoFar.includes(i))
         .slice(0, 5)
     : [];
-  if (within.length) write([...pruned, ...pruned2, ...within]);
+  if (within.length) write([...editedSoFar, ...within]);
   const editWithin = within.length ? await sharded("up", false) : undefined;
-  rows.push({
-    layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time, --all-shards`,
-    firstUpS: seconds(first.wallMs),
-    previewS: seconds(previewAll.wallMs),
-    noopUpS: seconds(noopAll.wallMs),
-    editLandedS: seconds(editAll.landedMs),
-    editAllDoneS: seconds(editAll.wallMs),
-    stacksRun: editAll.ran,
-    objectsPruned: editAll.deleted,
-    perStackS: editAll.perStack,
-  });
+  if (previewAll && noopAll && editAll)
+    rows.push({
+      layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time, --all-shards`,
+      firstUpS: seconds(first.wallMs),
+      previewS: seconds(previewAll.wallMs),
+      noopUpS: seconds(noopAll.wallMs),
+      editLandedS: seconds(editAll.landedMs),
+      editAllDoneS: seconds(editAll.wallMs),
+      stacksRun: editAll.ran,
+      objectsPruned: editAll.deleted,
+      perStackS: editAll.perStack,
+    });
   rows.push({
     layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time (default: unchanged shards left out)`,
     firstUpS: seconds(first.wallMs),
@@ -190,13 +200,17 @@ export async function shardsBench(): Promise<void> {
       objectsPruned: editWithin.deleted,
       perStackS: editWithin.perStack,
     });
+  const base = rows.find((r) => r.layout === "one stack");
   const ratio = (row: Row) => ({
-    preview: +(row.previewS / rows[0].previewS).toFixed(2),
-    noopUp: +(row.noopUpS / rows[0].noopUpS).toFixed(2),
-    editLanded: +(row.editLandedS / rows[0].editLandedS).toFixed(2),
-    editAllDone: +(row.editAllDoneS / rows[0].editAllDoneS).toFixed(2),
+    preview: +(row.previewS / base!.previewS).toFixed(2),
+    noopUp: +(row.noopUpS / base!.noopUpS).toFixed(2),
+    editLanded: +(row.editLandedS / base!.editLandedS).toFixed(2),
+    editAllDone: +(row.editAllDoneS / base!.editAllDoneS).toFixed(2),
   });
-  const ratios = { allShards: ratio(rows[1]), default: ratio(rows[2]), ...(editWithin ? { withinOneShard: ratio(rows[3]) } : {}) };
+  const shardRows = rows.filter((r) => r !== base);
+  const ratios: Record<string, ReturnType<typeof ratio>> = base
+    ? Object.fromEntries(shardRows.map((r, i) => [["allShards", "default", "withinOneShard"][everyShard ? i : i + 1], ratio(r)]))
+    : {};
   printTable(rows as unknown as Record<string, string | number>[]);
   for (const [name, r] of Object.entries(ratios)) {
     console.log(
