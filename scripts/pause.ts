@@ -12,7 +12,7 @@ import { withClusterPause } from "../core/config/cluster-pause-edit";
 import { readShardLayout, shardFileText, stackFilePath } from "../core/config/shard-files";
 import { stackFileFor } from "../core/config/stack";
 import { parseCommand, required, runMain, UsageError } from "./cli";
-import { assertShardsCurrent } from "../automation/shards/moves";
+import { formatShardPlan, planShards } from "../automation/shards/moves";
 
 const SPEC = {
   usage: "npm run pause -- --stack NAME --cluster C --reason TEXT [--by WHO]  |  npm run resume -- --stack NAME --cluster C",
@@ -42,9 +42,14 @@ async function main(): Promise<void> {
   if (!fs.existsSync(file)) throw new UsageError(`stack ${stack}: ${file} not found`);
   // Refuses a generated shard file (its definition is the one to edit) and reads the environment's shards.
   const layout = readShardLayout(dir, stack);
-  // The shard files are rewritten below: only from a definition they already match, or a pending edit that
-  // moves clusters between shards (a new shard count) would take effect without its state moves.
-  if (layout) assertShardsCurrent(dir, layout);
+  // The shard files are rewritten below: not while a pending edit of the definition moves clusters between
+  // shards or removes one (a new shard count), which would then take effect without its state moves.
+  const pending = layout && planShards(dir, stack);
+  if (pending && (pending.moves.some((m) => m.from) || pending.removed.length))
+    throw new UsageError(
+      `${formatShardPlan(pending)}\nstack ${stack}: the definition has an edit not applied yet that moves clusters between shards: ` +
+        `apply it first (\`npm run shards -- --stack ${stack} --apply\`), or set that edit aside (git stash) and pause again`,
+    );
   fs.writeFileSync(file, withClusterPause(fs.readFileSync(file, "utf8"), stackFileFor(stack), cluster, pause));
   console.log(
     `${op === "pause" ? "paused" : "resumed"} cluster ${cluster} in ${stackFileFor(stack)}${pause ? ` (${pause.reason}; by ${pause.by} since ${pause.since})` : ""}`,

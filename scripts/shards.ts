@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     );
     return;
   }
-  console.log(formatShardPlan(plan));
+  console.log(formatShardPlan(plan, true));
   if (v.apply) await applyShards({ environment, stackConfigDir: dir });
 }
 

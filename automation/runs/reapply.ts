@@ -18,13 +18,17 @@ export async function reapplied(options: OperationOptions, target: RunRecord, ru
       `warning: gitRepo(s) ${dirs.join(", ")} of run ${target.id} are plain directories, not git repositories: there is no commit to go back to, they deploy as they are now`,
     );
   const current = await currentConfig(options);
-  // A shard's run from before clusters moved to other shards: re-applied, those clusters would be deployed by two stacks.
+  // A shard's run from before clusters moved between shards: re-applied, a cluster moved away would be deployed by two
+  // stacks, and one moved in (its state is here since the move) would have everything of it deleted.
   const elsewhere = new Set(current.shard?.elsewhere ?? []);
-  const moved = target.settings.clusters.map((c) => c.name).filter((c) => elsewhere.has(c));
-  if (moved.length)
+  const thenElsewhere = new Set(target.settings.shard?.elsewhere ?? []);
+  const movedAway = target.settings.clusters.map((c) => c.name).filter((c) => elsewhere.has(c));
+  const movedIn = current.clusters.map((c) => c.name).filter((c) => thenElsewhere.has(c));
+  if (movedAway.length || movedIn.length)
     throw new Error(
-      `run ${target.id} deployed cluster(s) ${moved.join(", ")}, which are now in other shards of environment ${current.shard!.environment}: ` +
-        "re-applying it here would deploy them from two stacks. Choose a run from after the move (`--list`), or roll back the shard that holds them now",
+      `run ${target.id} of shard stack ${options.stack} is from before cluster(s) ${[...movedAway, ...movedIn].join(", ")} moved between shards: ` +
+        "re-applying it would deploy a cluster from two stacks, or delete one this shard deploys now. " +
+        "Roll back to a run from after the move (`npm run rollback -- --list`), or end a pinned rollback (`npm run rollback -- --unpin`)",
     );
   const config = withCurrentCredentials(target.settings, current, target.id);
   // Not the inputs a plain up fingerprinted (automation/shards/inputs.ts): recorded, they would let a later up

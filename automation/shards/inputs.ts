@@ -23,7 +23,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { asPulumiKeeps, loadStackConfig, shardFileProblem, shardOfFile } from "../../core/config/shard-files";
+import { asPulumiKeeps, checkShardStackFile, loadStackConfig } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
 import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
@@ -166,9 +166,13 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
       const inputs = await shardInputs(dir, s.stack, commits);
       const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
       if (!mayLeaveOut || inputs.mustRun) return decision;
-      // A shard file out of date with its definition runs, and its operation refuses it (never left out unnoticed).
-      const of = shardOfFile(dir, s.stack);
-      if (of && shardFileProblem(dir, of.environment, of.name)) return decision;
+      // A shard file out of date with its definition (or naming another shard) runs, and its operation refuses it:
+      // never left out unnoticed.
+      try {
+        checkShardStackFile(dir, s.stack);
+      } catch {
+        return decision;
+      }
       if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
       // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs. Render mode probes none.
       if (inputs.reachesClusters && (await anyUnreachable(s.stack).catch(() => true))) return decision;

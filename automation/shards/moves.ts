@@ -89,11 +89,14 @@ function strandedAdvice(x: { cluster: string; shard: string }): string {
   );
 }
 
-export function formatShardPlan(p: ShardPlan): string {
+/** `names`: each shard's clusters by name (the plain `npm run shards` view); errors give counts and the moves only. */
+export function formatShardPlan(p: ShardPlan, names = false): string {
   const lines = [`environment ${p.layout.environment}: ${p.layout.shards.length} shard(s), ${p.layout.membership.size} cluster(s)`];
   for (const s of p.layout.shards) {
     const problem = p.problems.get(s.name);
-    lines.push(`  ${s.stack}: ${s.clusters.length} cluster(s)${problem ? ` [to regenerate: ${problem}]` : ""}: ${s.clusters.join(", ") || "none"}`);
+    lines.push(
+      `  ${s.stack}: ${s.clusters.length} cluster(s)${problem ? ` [to regenerate: ${problem}]` : ""}${names ? `: ${s.clusters.join(", ") || "none"}` : ""}`,
+    );
   }
   for (const m of p.moves) {
     lines.push(m.from ? `  move ${m.cluster}: ${m.from} -> ${m.to} (its state moves with \`pulumi state move\`)` : `  new ${m.cluster} -> ${m.to}`);
@@ -167,7 +170,8 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   // Removing the shard would orphan them: objects and agent left on the cluster, no stack to prune them.
   if (plan.stranded.length)
     throw new Error(
-      `${formatShardPlan(plan)}\nnothing was changed: ${plan.stranded.map((x) => `${x.cluster} (shard ${x.shard})`).join(", ")} would be left deployed with no stack to remove ${plan.stranded.length === 1 ? "it" : "them"}`,
+      `nothing was changed: ${plan.stranded.map((x) => `${x.cluster} (shard ${x.shard})`).join(", ")} would be left deployed with no stack to remove ${plan.stranded.length === 1 ? "it" : "them"}: ` +
+        strandedAdvice(plan.stranded[0]),
     );
   const stackOf = (shard: string) => shardStackName(options.environment, shard);
   const moving = plan.moves.filter((m) => m.from !== undefined);
@@ -195,7 +199,7 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   for (const r of plan.removed) {
     fs.rmSync(stackFilePath(dir, stackOf(r)));
     log(
-      `removed ${path.relative(PROJECT_DIR, stackFilePath(dir, stackOf(r)))}: the stack ${stackOf(r)} now holds no cluster (remove it with \`npm run pulumi -- stack rm ${stackOf(r)}\`)`,
+      `removed ${path.relative(PROJECT_DIR, stackFilePath(dir, stackOf(r)))}: the clusters its file named have moved; check that the stack ${stackOf(r)} holds nothing (\`npm run pulumi -- stack export --stack ${stackOf(r)}\`) before removing it with \`npm run pulumi -- stack rm ${stackOf(r)}\``,
     );
   }
   return plan;

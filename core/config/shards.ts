@@ -95,14 +95,27 @@ export function automaticShards(f: Field, clusterCount: number): ShardSpec[] | u
   return names.map((name) => ({ name, hashedAmong: names }));
 }
 
-/** The shard (of `names`) that cluster `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>". */
+/**
+ * Placements computed in this process, by shard count and cluster: every shard's stack file is a copy of the
+ * definition, so a decision over K shards parses it K times; without this each parse hashed clusters x K again.
+ */
+const placed = new Map<string, string>();
+
+/**
+ * The shard (of `names`, s1..sK as automaticShards names them: the count is the cache's key) that cluster
+ * `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>".
+ */
 export function rendezvousShard(cluster: string, names: string[]): string {
+  const key = `${names.length}\0${cluster}`;
+  const known = placed.get(key);
+  if (known) return known;
   let best = names[0];
   let bestWeight = "";
   for (const name of names) {
     const weight = sha256Hex(`${name}/${cluster}`);
     if (weight > bestWeight) [best, bestWeight] = [name, weight];
   }
+  placed.set(key, best);
   return best;
 }
 

@@ -236,7 +236,17 @@ describe("runs: settings without credentials", () => {
     const err = await reapplied(given, run("r1", { settings: withoutCredentials(then) }), { id: "r2", kind: "rollback", of: "r1" }, () => undefined).catch(
       (e: Error) => e.message,
     );
-    expect(err).to.match(/run r1 deployed cluster\(s\) c1, which are now in other shards of environment prod/);
+    expect(err).to.match(/run r1 of shard stack prod\.eu is from before cluster\(s\) c1 moved between shards/);
+    // A run from before c1 moved in (then in another shard): re-applied, it would delete c1's deployments here.
+    const before = { ...current(), clusters: [], shard: { environment: "prod", name: "eu", elsewhere: ["c1"], otherClusters: [] } };
+    const settledHere = { ...current(), shard: { environment: "prod", name: "eu", elsewhere: [], otherClusters: [] } };
+    const err2 = await reapplied(
+      { stack: "prod.eu", config: settledHere },
+      run("r1", { settings: withoutCredentials(before) }),
+      { id: "r2", kind: "redeploy" },
+      () => undefined,
+    ).catch((e: Error) => e.message);
+    expect(err2).to.match(/is from before cluster\(s\) c1 moved between shards/);
     // The same run on a shard that still holds c1 is re-applied.
     const still = { ...current(), shard: { environment: "prod", name: "eu", elsewhere: [], otherClusters: [] } };
     const o = await reapplied(
