@@ -1,7 +1,7 @@
 /**
  * What a shard left out (its inputs unchanged since its last successful up: automation/shards/inputs.ts)
- * leaves for Prometheus: its run file and group say the operation succeeded now, with no engine steps,
- * as the up or preview it stands for would have (it had nothing to do), so docs/metrics.md's "no
+ * leaves for Prometheus: its run file and group say the operation succeeded now (as the up or preview it
+ * stands for would have: it had nothing to do; no engine ran, so no engine steps), so docs/metrics.md's "no
  * successful up for a day" alert does not fire for a shard that simply had nothing to do. Its state file
  * stays as its last up wrote it (the fleet's state did not change).
  */
