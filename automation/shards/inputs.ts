@@ -143,14 +143,14 @@ export interface ShardDecision {
 
 /**
  * Whether one of the stack's clusters does not answer now, probed as an operation probes them (its settings
- * as the engine reads them, secrets decrypted; render mode: none), when each was last seen kept as an
- * operation keeps it: a stack left out must not hide a cluster that went down, which its up reports.
+ * as the engine reads them, secrets decrypted), when each was last seen kept as an operation keeps it: a
+ * stack left out must not hide a cluster that went down, which its up reports. Asked only outside render
+ * mode (ShardInputs.reachesClusters).
  */
 async function anyUnreachable(stack: string): Promise<boolean> {
   const opened = await openStack({ stack, existing: true });
   const all = await opened.getAllConfig();
   const config = configFromValues((key) => all[key]?.value, stack);
-  if (config.renderDir !== undefined) return false;
   const { unreachable } = await probedAndObserved(resolveBackend(), { stack }, config.clusters);
   return unreachable.size > 0;
 }

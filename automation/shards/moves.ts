@@ -82,9 +82,9 @@ export function planShards(dir: string, environment: string): ShardPlan {
   return { layout, problems, moves, removed, stranded };
 }
 
-function strandedAdvice(x: { cluster: string; shard: string }): string {
+function strandedAdvice(shard: string): string {
   return (
-    `deploy its removal while ${x.shard} still exists (a change that keeps the shard count, e.g. a lower clustersPerShard, ` +
+    `deploy its removal while ${shard} still exists (a change that keeps the shard count, e.g. a lower clustersPerShard, ` +
     `\`--apply\`, an up of every shard), then change the count`
   );
 }
@@ -103,7 +103,7 @@ export function formatShardPlan(p: ShardPlan, names = false): string {
   }
   for (const r of p.removed) lines.push(`  shard ${r} is no longer in the definition: its file is removed once its clusters have moved`);
   for (const x of p.stranded)
-    lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x)}`);
+    lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x.shard)}`);
   if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
   return lines.join("\n");
 }
@@ -171,7 +171,7 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   if (plan.stranded.length)
     throw new Error(
       `nothing was changed: ${plan.stranded.map((x) => `${x.cluster} (shard ${x.shard})`).join(", ")} would be left deployed with no stack to remove ${plan.stranded.length === 1 ? "it" : "them"}: ` +
-        strandedAdvice(plan.stranded[0]),
+        [...new Set(plan.stranded.map((x) => x.shard))].map(strandedAdvice).join("; "),
     );
   const stackOf = (shard: string) => shardStackName(options.environment, shard);
   const moving = plan.moves.filter((m) => m.from !== undefined);

@@ -84,8 +84,9 @@ export function readShards(f: Field): ShardSpec[] | undefined {
  * placement: a cluster's shard depends only on its own name and the shard count, so adding or
  * removing other clusters moves none until the count changes, and when it grows by one only the
  * clusters the new shard wins move (about 1/count of them), all into it; a shrink moves only the
- * last shard's clusters. Each shard holds N clusters on average, not exactly: a hash spreads them
- * with a standard deviation of about sqrt(N) (`npm run shards` shows each shard's clusters).
+ * last shard's clusters. Each shard holds clusters / count on average (at most N), not exactly: a hash
+ * spreads them with a standard deviation of about the square root of that mean (`npm run shards` shows
+ * each shard's clusters).
  */
 export function automaticShards(f: Field, clusterCount: number): ShardSpec[] | undefined {
   const perShard = f.optConfigNumber();
@@ -105,7 +106,7 @@ const placed = new Map<string, string>();
  * The shard (of `names`, s1..sK as automaticShards names them: the count is the cache's key) that cluster
  * `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>".
  */
-export function rendezvousShard(cluster: string, names: string[]): string {
+function rendezvousShard(cluster: string, names: string[]): string {
   const key = `${names.length}\0${cluster}`;
   const known = placed.get(key);
   if (known) return known;
