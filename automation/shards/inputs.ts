@@ -29,6 +29,10 @@ import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/
 import { configFromValues, planFleet, readSources } from "../../core/plan/pipeline";
 import { probedAndObserved } from "../operation/session";
 import { lastRecorded } from "./recorded";
+import { rememberingRenderer } from "../../core/renderer/render-memo";
+import { withRenderBudget } from "../../core/renderer/render-budget";
+import { runRenderer } from "../../core/renderer/fleet-render";
+import type { Renderer } from "../../core/model/renderer-protocol";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
@@ -77,12 +81,15 @@ function hashCode(): string {
   return (codeHash = h.digest("hex"));
 }
 
-/** `commits`: the commit per GitRepo to plan with (as the update will deploy it); default: resolve each. */
-export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string): Promise<ShardInputs> {
+/**
+ * `commits`: the commit per GitRepo to plan with (as the update will deploy it); default: resolve each.
+ * `render`: what plans it (a decision shares one among its shards: core/renderer/render-memo.ts).
+ */
+export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string, render?: Renderer): Promise<ShardInputs> {
   const { raw, config } = loadStackConfig(dir, stack);
   const members = new Set(config.clusters.map((c) => c.name));
   const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
-  const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot);
+  const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot, render);
   // As written: an encrypted kubeconfig is an object here, so it still counts as the cluster's own.
   const memberEntries = ((raw.clusters ?? []) as { name?: string; kubeconfig?: unknown }[]).filter((c) => members.has(String(c.name)));
   const entries = state.plan.entries.map((e) => [
@@ -161,9 +168,11 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
   const { gitRepos } = loadStackConfig(dir, shards[0].stack).config;
   // A GitRepo that cannot be resolved is not pinned: each shard reads it and it fails there alone.
   const commits = Object.fromEntries([...(await readSources(gitRepos)).sources.values()].map((s) => [s.gitRepo, s.commit]));
+  // So the shards' identical batches of content jobs (their bundles, from the same checkouts) render once.
+  const render = rememberingRenderer(withRenderBudget(runRenderer));
   return Promise.all(
     shards.map(async (s) => {
-      const inputs = await shardInputs(dir, s.stack, commits);
+      const inputs = await shardInputs(dir, s.stack, commits, undefined, render);
       const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
       if (!mayLeaveOut || inputs.mustRun) return decision;
       // A shard file out of date with its definition (or naming another shard) runs, and its operation refuses it:

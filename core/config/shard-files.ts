@@ -29,12 +29,28 @@ export function stackFilePath(dir: string, stack: string): string {
   return path.join(dir, `Pulumi.${stack}.yaml`);
 }
 
+/**
+ * Stack files parsed, by path, with the text each was parsed from. Deciding K shards reads each shard's
+ * file three times (its configuration, its shard key, its staleness) and the definition once per shard;
+ * a definition of a thousand clusters takes about 0.1 s to parse, so parsing each text once made the
+ * decision's 81 parses 21 (BENCHMARKS.md §23). A changed file is parsed anew (its text is compared);
+ * callers get a copy. Bounded: the files of a few sharded environments.
+ */
+const parsedDocs = new Map<string, { text: string; doc: StackDoc }>();
+const MAX_PARSED_DOCS = 64;
+
 function readDoc(dir: string, stack: string): StackDoc | undefined {
   const file = stackFilePath(dir, stack);
   if (!fs.existsSync(file)) return undefined;
-  const doc = parseYamlFile(fs.readFileSync(file, "utf8"), stackFileFor(stack)) ?? {};
+  const text = fs.readFileSync(file, "utf8");
+  const kept = parsedDocs.get(file);
+  if (kept?.text === text) return structuredClone(kept.doc);
+  const doc = parseYamlFile(text, stackFileFor(stack)) ?? {};
   if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("stack file must be a YAML mapping", { file: stackFileFor(stack) });
-  return doc as StackDoc;
+  parsedDocs.delete(file);
+  parsedDocs.set(file, { text, doc: doc as StackDoc });
+  if (parsedDocs.size > MAX_PARSED_DOCS) parsedDocs.delete(parsedDocs.keys().next().value!);
+  return structuredClone(doc as StackDoc);
 }
 
 /** A stack file's `pulumi-fleet:` configuration as written (encrypted values as they are) and parsed. */

@@ -53,6 +53,11 @@ function jobKinds(trust: Trust): JobKind[] {
   return Object.keys(TRUST).filter((kind) => TRUST[kind] === trust) as JobKind[];
 }
 
+/** Whether a request has a job that reads or writes a cluster, or downloads (its answer may differ from one call to the next). */
+export function hasTrustedJobs(request: RendererRequest): boolean {
+  return jobKinds("trusted").some((kind) => hasJobs(request, kind));
+}
+
 function hasJobs(request: RendererRequest, kind: JobKind): boolean {
   const jobs = request[kind];
   return Array.isArray(jobs) ? jobs.length > 0 : Object.keys(jobs ?? {}).length > 0;

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { parseStackConfig } from "../../core/config/stack";
 import { shardMembership } from "../../core/config/shards";
-import { checkShardStackFile, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
+import { checkShardStackFile, loadStackConfig, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns } from "../../automation/shards/moves";
 import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
@@ -158,6 +158,20 @@ describe("shards: generated stack files", () => {
     expect(() => checkShardStackFile(dir, "prod.eu")).to.throw(
       /stacks\/Pulumi\.prod\.eu\.yaml: is out of date: its configuration differs from Pulumi\.prod\.yaml.*npm run shards -- --stack prod/,
     );
+  });
+
+  it("a stack file read again is the file as it is now, whatever a caller did to an earlier read (files are parsed once per text)", () => {
+    const dir = tempDir("pf-shards-");
+    write(dir, BY_REGION);
+    const first = loadStackConfig(dir, "prod");
+    (first.raw.clusters as unknown[]).length = 0;
+    first.config.clusters.length = 0;
+    expect(loadStackConfig(dir, "prod").config.clusters.map((c) => c.name)).to.deep.equal(["eu-1", "eu-2", "us-1"]);
+    write(dir, [
+      { ...BY_REGION[0], clusters: ["eu-1"] },
+      { name: "us", clusters: ["eu-2", "us-1"] },
+    ]);
+    expect(readShardLayout(dir, "prod")!.shards.map((s) => s.clusters)).to.deep.equal([["eu-1"], ["eu-2", "us-1"]]);
   });
 
   it("the move plan names each cluster whose shard changes, and new ones", () => {
