@@ -11,6 +11,11 @@ export type FieldType =
   | { kind: "boolean" }
   | { kind: "number" }
   | { kind: "integer" }
+  /**
+   * A whole number at the top level of a stack file: Pulumi keeps config scalars as strings, and the CLI
+   * writes a new stack's `5` back as `"5"` (reader.ts optConfigNumber), so its digits as a string count too.
+   */
+  | { kind: "configInteger" }
   /** An integer or a string such as "25%" (Kubernetes' IntOrString). */
   | { kind: "intOrString" }
   /** A mapping of string to string (labels, annotations). */
@@ -57,6 +62,7 @@ export const str = (description?: string, values?: readonly string[]): FieldDef 
 export const bool = (description?: string): FieldDef => ({ type: { kind: "boolean" }, description });
 export const num = (description?: string): FieldDef => ({ type: { kind: "number" }, description });
 export const int = (description?: string): FieldDef => ({ type: { kind: "integer" }, description });
+export const configInt = (description?: string): FieldDef => ({ type: { kind: "configInteger" }, description });
 export const intOrString = (description?: string): FieldDef => ({ type: { kind: "intOrString" }, description });
 export const stringMap = (description?: string): FieldDef => ({ type: { kind: "stringMap" }, description });
 export const anyMap = (description?: string): FieldDef => ({ type: { kind: "anyMap" }, description });

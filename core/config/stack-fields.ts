@@ -4,7 +4,7 @@
  * Each section's reader (agent-settings.ts, notifications.ts, ...) takes its keys from its table here;
  * what a schema cannot say (a Go duration, a PEM bundle, an expression) stays in the reader.
  */
-import { anyMap, bool, FieldTable, int, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "./field-table";
+import { anyMap, bool, configInt, FieldTable, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "./field-table";
 import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "./common-fields";
 
 const selector = (description?: string) => ref("LabelSelector", LABEL_SELECTOR_FIELDS, description);
@@ -171,14 +171,14 @@ export const STACK_FIELDS: FieldTable = {
   gitRepos: listOf(obj(GIT_REPO_FIELDS)),
   agent: obj(AGENT_FIELDS),
   shards: listOf(obj(SHARD_FIELDS), "the environment split into shards, each a stack of its own"),
-  clustersPerShard: int("the environment split automatically into shards of about this many clusters each (instead of shards)"),
+  clustersPerShard: configInt("the environment split automatically into shards of about this many clusters each (instead of shards)"),
   shard: obj(SHARD_OF_FIELDS, "set in a shard's stack"),
   notifications: obj(NOTIFICATIONS_FIELDS),
   commitStatus: obj(COMMIT_STATUS_FIELDS, "the deploy result on each deployed commit, per environment"),
   metrics: obj(METRICS_FIELDS),
   healthChecks: listOf(obj(HEALTH_CHECK_FIELDS)),
   schedules: listOf(obj(SCHEDULE_FIELDS), "maintenance windows"),
-  stalledAfter: int(
+  stalledAfter: configInt(
     "a pair that fails this many times in a row with the same inputs is Stalled: not applied again until they change or `--retry` (default 3; 0: never)",
   ),
 };

@@ -34,6 +34,8 @@ function typeSchema(t: FieldType, defs: Record<string, JsonSchema>): JsonSchema 
     case "number":
     case "integer":
       return { type: t.kind };
+    case "configInteger":
+      return { anyOf: [{ type: "integer" }, { type: "string", pattern: "^[0-9]+$" }] };
     case "intOrString":
       return { type: ["integer", "string"] };
     case "stringMap":

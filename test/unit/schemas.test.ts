@@ -114,6 +114,32 @@ describe("JSON Schemas generated from the readers' field tables", () => {
     }
   });
 
+  it('a top-level whole number as the CLI writes it back (`5` as `"5"`) is accepted by both; text is refused by both', () => {
+    const keys = Object.entries(STACK_FIELDS)
+      .filter(([, def]) => def.type.kind === "configInteger")
+      .map(([key]) => key);
+    expect(keys).to.include.members(["clustersPerShard", "stalledAfter"]);
+    const clusters = [{ name: "a" }];
+    for (const key of keys) {
+      for (const [value, valid] of [
+        [5, true],
+        ["5", true],
+        ["five", false],
+      ] as const) {
+        const schemaValid = validStack({ config: { [`pulumi-fleet:${key}`]: value } });
+        const readerValid = (() => {
+          try {
+            parseStackConfig({ clusters, [key]: value }, "stack", ROOT);
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        expect([key, value, schemaValid, readerValid]).to.deep.equal([key, value, valid, valid]);
+      }
+    }
+  });
+
   it("a wrong type at any top-level key of the stack file is refused by both the schema and the reader, at that key", () => {
     const disagree: string[] = [];
     for (const [key, def] of Object.entries(STACK_FIELDS)) {
@@ -207,6 +233,7 @@ function wrongValue(t: FieldType): unknown {
     case "boolean":
     case "number":
     case "integer":
+    case "configInteger":
     case "stringMap":
     case "anyMap":
     case "object":
