@@ -52,6 +52,7 @@ const SPEC = {
     objects: { type: "string" as const, value: "N", help: "engine: objects per bundle (default 10); stalled: (default 5)" },
     "default-only": { type: "boolean" as const, help: "shards: not the full passes of --all-shards" },
     "skip-one-stack": { type: "boolean" as const, help: "shards: measure only the shards (a fleet too large for one stack here)" },
+    "shard-by": { type: "boolean" as const, help: "shards, with --per-shard: clusters labelled by region, shardBy: region, the edit one region's" },
     "skip-checkpoints-only": {
       type: "boolean" as const,
       help: "engine: measure only the default (state written once at the end), not also a checkpoint per step",

@@ -11,7 +11,9 @@
  * chosen automatically (`clustersPerShard: N`), the edit pruning the first 5% of clusters by index,
  * which the hash spreads over the shards (an edit across them), and an edit of 5 clusters of one shard.
  * `--skip-one-stack` measures the shards only (a fleet too large for one stack on this machine);
- * `--default-only` leaves out the --all-shards full passes.
+ * `--default-only` leaves out the --all-shards full passes. `--shard-by` (with --per-shard): the clusters
+ * labelled `region: r<i mod shards>` and placed with `shardBy: region`, the edit pruning region r0's
+ * clusters (1/shards of them: 5% at 1,000 clusters x 50 per shard), an edit along the label.
  * Writes bench/results/shards.json.
  */
 import * as fs from "node:fs";
@@ -45,6 +47,9 @@ export async function shardsBench(): Promise<void> {
   const shards = perShard ? Math.ceil(clusters / perShard) : Number(arg("shards") ?? 4);
   const parallel = Number(arg("parallel") ?? 2);
   const bundles = Number(arg("bundles") ?? 10);
+  const shardBy = flag("shard-by");
+  const automatic = perShard ? (shardBy ? " (automatic, shardBy region)" : " (automatic)") : "";
+  if (shardBy && !perShard) throw new Error("--shard-by: with --per-shard only (shards chosen automatically, kept together by a label)");
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "pf-bench-shards-"));
   const repo = syntheticRepo(bundles, 10);
   const stacks = path.join(work, "stacks");
@@ -52,16 +57,18 @@ export async function shardsBench(): Promise<void> {
   Object.assign(process.env, { PULUMI_FLEET_STACKS_DIR: stacks, PULUMI_FLEET_STATE_DIR: path.join(work, "state"), PULUMI_CONFIG_PASSPHRASE: "bench" });
   // By label: the edit prunes every bundle from clusters 0, 4, 8, 12, 16, all in shard q0 (cluster i is in
   // q<i mod shards>). Automatic: from the first 5% of clusters, wherever the hash put them.
-  const editSize = perShard ? Math.ceil(clusters * 0.05) : 5;
-  const pruned = Array.from({ length: editSize }, (_, i) => String(perShard ? i : i * shards));
-  const pruned2 = Array.from({ length: editSize }, (_, i) => String(perShard ? i + editSize : (i + 5) * shards));
+  // --shard-by: region r0's clusters (i mod shards = 0), then r1's.
+  const editSize = shardBy ? Math.ceil(clusters / shards) : perShard ? Math.ceil(clusters * 0.05) : 5;
+  const region = (r: number) => Array.from({ length: clusters }, (_, i) => i).filter((i) => i % shards === r);
+  const pruned = shardBy ? region(0).map(String) : Array.from({ length: editSize }, (_, i) => String(perShard ? i : i * shards));
+  const pruned2 = shardBy ? region(1).map(String) : Array.from({ length: editSize }, (_, i) => String(perShard ? i + editSize : (i + 5) * shards));
   const config = (excluded: string[]) => ({
     renderDir: path.join(work, "render"),
     fleetVersion: "0.13.1",
     agent: { apiServerURL: "https://fleet.example.com" },
     clusters: Array.from({ length: clusters }, (_, i) => ({
       name: `c-${String(i).padStart(3, "0")}`,
-      labels: { env: "bench", idx: String(i), quarter: `q${i % shards}` },
+      labels: { env: "bench", idx: String(i), quarter: `q${i % shards}`, region: `r${i % shards}` },
     })),
     gitRepos: [
       {
@@ -73,7 +80,7 @@ export async function shardsBench(): Promise<void> {
     ],
   });
   const shardRule = perShard
-    ? { clustersPerShard: perShard }
+    ? { clustersPerShard: perShard, ...(shardBy ? { shardBy: "region" } : {}) }
     : { shards: Array.from({ length: shards }, (_, i) => ({ name: `q${i}`, clusterSelector: { matchLabels: { quarter: `q${i}` } } })) };
   const write = (excluded: string[]) => {
     writeStackFile(stacks, "one", config(excluded));
@@ -127,7 +134,9 @@ export async function shardsBench(): Promise<void> {
 
   // The shards, as `npm run <op> -- --stack big` runs them: every shard (--all-shards), and the default, which leaves out shards with nothing to do.
   write([]);
-  console.log(`${shards} shards${perShard ? ` chosen automatically (clustersPerShard: ${perShard})` : ""}, ${parallel} at a time...`);
+  console.log(
+    `${shards} shards${perShard ? ` chosen automatically (clustersPerShard: ${perShard}${shardBy ? ", shardBy: region" : ""})` : ""}, ${parallel} at a time...`,
+  );
   const layout = readShardLayout(stacks, "big")!;
   const sharded = (op: Operation, allShards: boolean, expectNoChanges = false) =>
     timed(`shards ${op}`, () =>
@@ -158,16 +167,17 @@ export async function shardsBench(): Promise<void> {
   // Automatic shards: a third edit within one shard (5 of s1's clusters still deployed), as an edit of a
   // few clusters' labels or a GitRepo targeting a few clusters is: the default runs that shard alone.
   const within = perShard
-    ? readShardLayout(stacks, "big")!
-        .shards[0].clusters.map((c) => String(Number(c.slice(2))))
-        .filter((i) => !editedSoFar.includes(i))
-        .slice(0, 5)
+    ? (
+        readShardLayout(stacks, "big")!
+          .shards.map((s) => s.clusters.map((c) => String(Number(c.slice(2)))).filter((i) => !editedSoFar.includes(i)))
+          .find((left) => left.length >= 5) ?? []
+      ).slice(0, 5)
     : [];
   if (within.length) write([...editedSoFar, ...within]);
   const editWithin = within.length ? await sharded("up", false) : undefined;
   if (previewAll && noopAll && editAll)
     rows.push({
-      layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time, --all-shards`,
+      layout: `${shards} shards${automatic}, ${parallel} at a time, --all-shards`,
       firstUpS: seconds(first.wallMs),
       previewS: seconds(previewAll.wallMs),
       noopUpS: seconds(noopAll.wallMs),
@@ -178,7 +188,7 @@ export async function shardsBench(): Promise<void> {
       perStackS: editAll.perStack,
     });
   rows.push({
-    layout: `${shards} shards${perShard ? " (automatic)" : ""}, ${parallel} at a time (default: unchanged shards left out)`,
+    layout: `${shards} shards${automatic}, ${parallel} at a time (default: unchanged shards left out)`,
     firstUpS: seconds(first.wallMs),
     previewS: seconds(previewDefault.wallMs),
     noopUpS: seconds(noopDefault.wallMs),
@@ -190,7 +200,7 @@ export async function shardsBench(): Promise<void> {
   });
   if (editWithin)
     rows.push({
-      layout: `${shards} shards (automatic), ${parallel} at a time (default), an edit of ${within.length} clusters of one shard`,
+      layout: `${shards} shards${automatic}, ${parallel} at a time (default), an edit of ${within.length} clusters of one shard`,
       firstUpS: seconds(first.wallMs),
       previewS: seconds(previewDefault.wallMs),
       noopUpS: seconds(noopDefault.wallMs),
@@ -217,7 +227,7 @@ export async function shardsBench(): Promise<void> {
       `${name} / one stack: preview ${r.preview}, no-op up ${r.noopUp}, target edit landed ${r.editLanded} (goal < 0.25), all shards done ${r.editAllDone}`,
     );
   }
-  console.log(`wrote ${writeResult("shards", { clusters, bundles, shards, perShard, pruned: pruned.length, parallel, rows, ratios })}`);
+  console.log(`wrote ${writeResult("shards", { clusters, bundles, shards, perShard, shardBy, pruned: pruned.length, parallel, rows, ratios })}`);
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(repo, { recursive: true, force: true });
 }

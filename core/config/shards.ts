@@ -11,7 +11,7 @@ import { SHARD_FIELDS, SHARD_OF_FIELDS } from "./stack-fields";
 import { FleetError } from "../base/errors";
 import { readSelector } from "./selector";
 import { LabelSelector, selectorMatches } from "../model/selector";
-import { dnsLabelProblem } from "../base/k8s-validation";
+import { dnsLabelProblem, labelKeyProblem } from "../base/k8s-validation";
 import { sha256Hex } from "../base/hash";
 
 /** A shard's membership rule: every given criterion must hold (as a GitRepo target's). */
@@ -27,6 +27,8 @@ export interface ShardSpec {
    * among these, gives the highest rendezvous hash with the cluster's name.
    */
   hashedAmong?: string[];
+  /** With `shardBy`: the value of that label its clusters have (null: clusters without the label). */
+  labelValue?: { key: string; value: string | null };
 }
 
 /** Which shard a generated stack file is (its `pulumi-fleet:shard` key). */
@@ -87,27 +89,72 @@ export function readShards(f: Field): ShardSpec[] | undefined {
  * last shard's clusters. Each shard holds clusters / count on average (at most N), not exactly: a hash
  * spreads them with a standard deviation of about the square root of that mean (`npm run shards` shows
  * each shard's clusters).
+ *
+ * With `shardBy: <label>`, the same per value of that label: the clusters with value v are split into
+ * ceil(their count / N) shards named <v>-1, <v>-2, ... (v in lowercase, other characters as "-";
+ * clusters without the label in unlabelled-1, ...), so a target edit along that label (a region, a
+ * tier) runs only that value's shards, where a hash alone spreads any group over all of them.
  */
-export function automaticShards(f: Field, clusterCount: number): ShardSpec[] | undefined {
-  const perShard = f.optConfigNumber();
-  if (perShard === undefined) return undefined;
-  if (!Number.isInteger(perShard) || perShard < 1) f.fail(`must be a whole number of clusters, 1 or more (got ${perShard})`);
-  const names = Array.from({ length: Math.max(1, Math.ceil(clusterCount / perShard)) }, (_, i) => `s${i + 1}`);
-  return names.map((name) => ({ name, hashedAmong: names }));
+export function automaticShards(perShardField: Field, shardByField: Field, clusters: LabelledCluster[]): ShardSpec[] | undefined {
+  const perShard = perShardField.optConfigNumber();
+  const key = shardByField.optString();
+  if (perShard === undefined) {
+    if (key !== undefined) shardByField.fail("applies with clustersPerShard only (shards chosen automatically, kept together by this label)");
+    return undefined;
+  }
+  if (!Number.isInteger(perShard) || perShard < 1) perShardField.fail(`must be a whole number of clusters, 1 or more (got ${perShard})`);
+  const count = (n: number) => Math.max(1, Math.ceil(n / perShard));
+  if (key === undefined) {
+    const names = Array.from({ length: count(clusters.length) }, (_, i) => `s${i + 1}`);
+    return names.map((name) => ({ name, hashedAmong: names }));
+  }
+  const problem = labelKeyProblem(key);
+  if (problem) shardByField.fail(`invalid label key ${JSON.stringify(key)}: ${problem}`);
+  const sizes = new Map<string | null, number>();
+  for (const c of clusters) sizes.set(c.labels[key] ?? null, (sizes.get(c.labels[key] ?? null) ?? 0) + 1);
+  const byPrefix = new Map<string, string | null>();
+  const specs: ShardSpec[] = [];
+  // Clusters without the label first, then by value: the order `npm run shards` lists them in.
+  const values = [...sizes.keys()].sort((a, b) => (a === null ? -1 : b === null ? 1 : a < b ? -1 : a > b ? 1 : 0));
+  for (const value of values) {
+    const prefix = shardPrefix(value);
+    if (byPrefix.has(prefix)) {
+      const other = byPrefix.get(prefix)!;
+      shardByField.fail(
+        `${describeValue(key, other)} and ${describeValue(key, value)} would name the same shards (${prefix}-1, ...): shard names are lowercase letters, digits and "-"; give the clusters distinct values`,
+      );
+    }
+    byPrefix.set(prefix, value);
+    const names = Array.from({ length: count(sizes.get(value)!) }, (_, i) => `${prefix}-${i + 1}`);
+    specs.push(...names.map((name) => ({ name, hashedAmong: names, labelValue: { key, value } })));
+  }
+  return specs.length ? specs : [{ name: "s1", hashedAmong: ["s1"] }];
 }
 
+/** The name a label value's shards start with: a DNS label with room for "-<n>". */
+function shardPrefix(value: string | null): string {
+  if (value === null) return "unlabelled";
+  const plain = value
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, "-")
+    .replace(/^-+|-+$/g, "");
+  if (plain && plain.length <= 50) return plain;
+  // Too long for a stack name part, or nothing left of it: a readable start and the value's hash.
+  return `${plain.slice(0, 40).replace(/-+$/, "") || "v"}-${sha256Hex(value).slice(0, 8)}`;
+}
+
+const describeValue = (key: string, value: string | null) => (value === null ? `clusters without label ${key}` : `${key}=${JSON.stringify(value)}`);
+
 /**
- * Placements computed in this process, by shard count and cluster: every shard's stack file is a copy of the
+ * Placements computed in this process, by the shards a cluster is hashed among (named by their first
+ * name and count: one label value's, or s1..sK) and cluster: every shard's stack file is a copy of the
  * definition, so a decision over K shards parses it K times; without this each parse hashed clusters x K again.
  */
 const placed = new Map<string, string>();
 
-/**
- * The shard (of `names`, s1..sK as automaticShards names them: the count is the cache's key) that cluster
- * `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>".
- */
+/** The shard of `names` that cluster `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>". */
 function rendezvousShard(cluster: string, names: string[]): string {
-  const key = `${names.length}\0${cluster}`;
+  const key = `${names[0]}\0${names.length}\0${cluster}`;
   const known = placed.get(key);
   if (known) return known;
   let best = names[0];
@@ -120,6 +167,19 @@ function rendezvousShard(cluster: string, names: string[]): string {
   return best;
 }
 
+/** For automatic shards: each cluster's shard, among those of its label value when shardBy is set. */
+function automaticPlacement(shards: ShardSpec[]): ((c: LabelledCluster) => string | undefined) | undefined {
+  const automatic = shards.filter((s) => s.hashedAmong);
+  if (!automatic.length) return undefined;
+  const label = automatic[0].labelValue;
+  if (!label) return (c) => rendezvousShard(c.name, automatic[0].hashedAmong!);
+  const byValue = new Map(automatic.map((s) => [s.labelValue!.value, s.hashedAmong!]));
+  return (c) => {
+    const names = byValue.get(c.labels[label.key] ?? null);
+    return names && rendezvousShard(c.name, names);
+  };
+}
+
 export function readShardOf(f: Field): ShardOf | undefined {
   if (!f.present) return undefined;
   f.object(keysOf(SHARD_OF_FIELDS));
@@ -129,6 +189,7 @@ export function readShardOf(f: Field): ShardOf | undefined {
 /** `hashed`: the shard the cluster's name hashes to among automatic shards (computed once per cluster). */
 function holds(s: ShardSpec, c: LabelledCluster, groups: SelectingGroup[], hashed: string | undefined): boolean {
   if (s.hashedAmong && hashed !== s.name) return false;
+  if (s.labelValue && (c.labels[s.labelValue.key] ?? null) !== s.labelValue.value) return false;
   if (s.clusters && !s.clusters.includes(c.name)) return false;
   if (s.clusterSelector && !selectorMatches(s.clusterSelector, c.labels)) return false;
   if (s.clusterGroup) {
@@ -155,9 +216,9 @@ export function shardMembership(clusters: LabelledCluster[], groups: SelectingGr
     });
   });
   const out = new Map<string, string>();
-  const automatic = shards.find((s) => s.hashedAmong)?.hashedAmong;
+  const placement = automaticPlacement(shards);
   for (const c of clusters) {
-    const hashed = automatic && rendezvousShard(c.name, automatic);
+    const hashed = placement?.(c);
     const matched = shards.filter((s) => holds(s, c, groups, hashed)).map((s) => s.name);
     if (matched.length === 0) fail("shards", `cluster ${c.name} is in no shard: every cluster must be in exactly one (add it to a shard's rule)`);
     if (matched.length > 1)

@@ -172,6 +172,7 @@ export const STACK_FIELDS: FieldTable = {
   agent: obj(AGENT_FIELDS),
   shards: listOf(obj(SHARD_FIELDS), "the environment split into shards, each a stack of its own"),
   clustersPerShard: configInt("the environment split automatically into shards of about this many clusters each (instead of shards)"),
+  shardBy: str("with clustersPerShard: a cluster label whose clusters are kept together, each value's clusters split into shards <value>-1, <value>-2, ..."),
   shard: obj(SHARD_OF_FIELDS, "set in a shard's stack"),
   notifications: obj(NOTIFICATIONS_FIELDS),
   commitStatus: obj(COMMIT_STATUS_FIELDS, "the deploy result on each deployed commit, per environment"),

@@ -166,7 +166,8 @@ function withShards(config: StackConfig, root: Field): StackConfig {
   const listed = readShards(root.child("shards"));
   if (listed && root.child("clustersPerShard").present)
     root.child("clustersPerShard").fail("give either shards (a rule per shard) or clustersPerShard (shards chosen automatically), not both");
-  const shards = listed ?? automaticShards(root.child("clustersPerShard"), config.clusters.length);
+  if (listed && root.child("shardBy").present) root.child("shardBy").fail("applies with clustersPerShard only, not with a shards: rule");
+  const shards = listed ?? automaticShards(root.child("clustersPerShard"), root.child("shardBy"), config.clusters);
   const shard = readShardOf(root.child("shard"));
   if (!shards) {
     if (shard)

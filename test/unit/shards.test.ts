@@ -116,6 +116,72 @@ describe("shards chosen automatically (clustersPerShard)", () => {
   });
 });
 
+describe("automatic shards kept together by a label (shardBy)", () => {
+  // 20 regions of 50 clusters (r0..r19), and 3 clusters without the label.
+  const fleet = (regions = 20, per = 50): { name: string; labels?: Record<string, string> }[] => [
+    ...Array.from({ length: regions * per }, (_, i) => ({ name: `c-${i}`, labels: { region: `R${i % regions}` } })),
+    ...Array.from({ length: 3 }, (_, i) => ({ name: `bare-${i}` })),
+  ];
+  const layout = (clusters: unknown[], perShard = 25) => {
+    const config = parse({ clusters, gitRepos: [], clustersPerShard: perShard, shardBy: "region" });
+    return { names: config.shards!.map((s) => s.name), of: shardMembership(config.clusters, [], config.shards!, config.file) };
+  };
+
+  it("each value's clusters in ceil(count / N) shards of their own, named after it; clusters without the label in unlabelled-N", () => {
+    const { names, of } = layout(fleet());
+    expect(names.slice(0, 3)).to.deep.equal(["unlabelled-1", "r0-1", "r0-2"]);
+    expect(names).to.have.length(1 + 20 * 2);
+    for (const [cluster, shard] of of) {
+      const region = cluster.startsWith("bare-") ? "unlabelled" : `r${Number(cluster.slice(2)) % 20}`;
+      expect(shard, cluster).to.match(new RegExp(`^${region}-[12]$`));
+    }
+    // An edit of one region's clusters concerns 2 of the 41 shards.
+    const r7 = new Set([...of].filter(([c]) => !c.startsWith("bare-") && Number(c.slice(2)) % 20 === 7).map(([, s]) => s));
+    expect([...r7].sort()).to.deep.equal(["r7-1", "r7-2"]);
+  });
+
+  it("a value's growth moves clusters only into its new shard; a relabelled cluster moves to its new value's shards; others stay", () => {
+    const before = layout(fleet());
+    const grown = fleet();
+    grown.push(...Array.from({ length: 30 }, (_, i) => ({ name: `new-${i}`, labels: { region: "R3" } }))); // r3: 80 clusters, 4 shards
+    grown[1] = { name: "c-1", labels: { region: "R2" } }; // c-1 from r1 to r2 (51 clusters: 3 shards)
+    const after = layout(grown);
+    const split = (shard: string) => [shard.replace(/-\d+$/, ""), Number(shard.split("-").pop())] as const;
+    const countBefore = (prefix: string) => before.names.filter((n) => split(n)[0] === prefix).length;
+    expect(after.names.filter((n) => n.startsWith("r3-"))).to.have.length(4);
+    let moved = 0;
+    for (const [c, s] of before.of) {
+      const now = after.of.get(c)!;
+      if (c === "c-1") {
+        expect(split(now)[0]).to.equal("r2");
+        continue;
+      }
+      if (now === s) continue;
+      // Only within its value, and only into a shard that value did not have before.
+      expect(split(now)[0], c).to.equal(split(s)[0]);
+      expect(split(now)[1], c).to.be.greaterThan(countBefore(split(s)[0]));
+      moved++;
+    }
+    expect(moved).to.be.within(25, 60); // r3's 50 into 2 new of 4 shards (about 25), r2's 50 into 1 new of 3 (about 17)
+  });
+
+  it("values that would name the same shards, a bad key, or shardBy without clustersPerShard are errors naming the field", () => {
+    expect(() =>
+      layout([
+        { name: "a", labels: { region: "EU" } },
+        { name: "b", labels: { region: "eu" } },
+      ]),
+    ).to.throw(/shardBy: region="EU" and region="eu" would name the same shards \(eu-1, \.\.\.\)/);
+    expect(() => parse({ clusters: [{ name: "a" }], gitRepos: [], clustersPerShard: 5, shardBy: "bad key!" })).to.throw(/shardBy: invalid label key/);
+    expect(() => parse({ clusters: [{ name: "a" }], gitRepos: [], shardBy: "region" })).to.throw(/shardBy: applies with clustersPerShard only/);
+    expect(() => parse(raw(BY_REGION, { shardBy: "region" }))).to.throw(/shardBy: applies with clustersPerShard only, not with a shards: rule/);
+    // A long value: a readable start and a hash, still a DNS label with its number.
+    const long = "x".repeat(63);
+    const [name] = layout([{ name: "a", labels: { region: long } }]).names;
+    expect(name).to.match(/^x{40}-[0-9a-f]{8}-1$/);
+  });
+});
+
 describe("shards: generated stack files", () => {
   const write = (dir: string, shards: unknown) => {
     const config = Object.fromEntries(Object.entries(raw(shards)).map(([k, v]) => [`pulumi-fleet:${k}`, v]));
