@@ -4,7 +4,7 @@
  * shard's clusters and which clusters would move; --apply moves them (automation/shards/moves.ts) and
  * regenerates the shard files; --matrix and --operator-stacks hand the shards to an existing runner.
  */
-import { applyShards, assertShardsCurrent, formatShardPlan, planShards } from "../automation/shards/moves";
+import { applyShards, assertShardsCurrent, formatShardPlan, planShards, withStrandedInState } from "../automation/shards/moves";
 import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/shards/operator-stacks";
 import { stacksDir } from "../automation/engine/stack";
 import { parseCommand, required, runMain, UsageError } from "./cli";
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     );
     return;
   }
-  console.log(formatShardPlan(plan, true));
+  console.log(formatShardPlan(await withStrandedInState(plan), true));
   if (v.apply) await applyShards({ environment, stackConfigDir: dir });
 }
 

@@ -22,6 +22,7 @@ import { BackendOptions, resolveBackend } from "../engine/backend";
 import { journalStore } from "../engine/journal-store";
 import { openStack, PROJECT_NAME, runCli, stacksDir } from "../engine/stack";
 import { urnName } from "../engine/steps";
+import { clustersInState } from "./state-clusters";
 
 export interface ShardMove {
   cluster: string;
@@ -80,6 +81,20 @@ export function planShards(dir: string, environment: string): ShardPlan {
     .map(([cluster, shard]) => ({ cluster, shard }))
     .sort((a, b) => (a.cluster < b.cluster ? -1 : 1));
   return { layout, problems, moves, removed, stranded };
+}
+
+/**
+ * The plan with the clusters each removed shard's state still deploys that the definition no longer has:
+ * its file may not say them all (a removal applied earlier whose up never ran kept them in its state).
+ */
+export async function withStrandedInState(plan: ShardPlan, options: BackendOptions = {}): Promise<ShardPlan> {
+  const stranded = [...plan.stranded];
+  for (const shard of plan.removed) {
+    for (const cluster of await clustersInState(shardStackName(plan.layout.environment, shard), options)) {
+      if (!plan.layout.membership.has(cluster) && !stranded.some((x) => x.cluster === cluster && x.shard === shard)) stranded.push({ cluster, shard });
+    }
+  }
+  return { ...plan, stranded: stranded.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : a.shard < b.shard ? -1 : 1)) };
 }
 
 function strandedAdvice(shard: string): string {
@@ -166,7 +181,7 @@ export interface ApplyOptions extends BackendOptions {
 export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));
-  const plan = planShards(dir, options.environment);
+  const plan = await withStrandedInState(planShards(dir, options.environment), options);
   // Removing the shard would orphan them: objects and agent left on the cluster, no stack to prune them.
   if (plan.stranded.length)
     throw new Error(

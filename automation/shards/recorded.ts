@@ -50,13 +50,32 @@ export function recordedInFiles(fileDir: string, stack: string): { fingerprint?:
   const entry = readJson(path.join(historyDir, newest)) as { kind?: string; result?: string } | undefined;
   if (!entry) return undefined;
   if (entry.kind !== "update" || entry.result !== "succeeded") return {};
-  const states = [".json", ".json.gz"].map((ext) => stateBase + ext).filter((f) => fs.existsSync(f));
-  if (states.length !== 1) return undefined;
-  const state = readJson(states[0]) as { checkpoint?: { latest?: { resources?: { type?: string; outputs?: Record<string, unknown> }[] } } } | undefined;
-  const resources = state?.checkpoint?.latest?.resources;
-  if (!resources) return undefined;
+  const resources = checkpointInFiles(fileDir, stack);
+  if (!resources || resources === "none") return undefined;
   const value = resources.find((r) => r.type === "pulumi:pulumi:Stack")?.outputs?.[INPUTS_OUTPUT];
   return { fingerprint: typeof value === "string" && value ? value : undefined };
+}
+
+export interface CheckpointResource {
+  urn?: string;
+  type?: string;
+  outputs?: Record<string, unknown>;
+}
+
+/**
+ * A file backend's latest checkpoint of the stack, its resources: "none" when it has no state file (never
+ * created, or removed), undefined when this code does not read that layout (before project folders, zstd,
+ * the state in two forms): the CLI's to answer.
+ */
+export function checkpointInFiles(fileDir: string, stack: string): CheckpointResource[] | "none" | undefined {
+  const stateBase = fileBackendPath(fileDir, "stacks", stack);
+  if (!stateBase || !projectLayout(fileDir) || fs.existsSync(`${stateBase}.json.zst`)) return undefined;
+  const states = [".json", ".json.gz"].map((ext) => stateBase + ext).filter((f) => fs.existsSync(f));
+  if (states.length === 0) return "none";
+  if (states.length > 1) return undefined;
+  const state = readJson(states[0]) as { checkpoint?: { latest?: { resources?: CheckpointResource[] } | null } } | undefined;
+  if (!state?.checkpoint) return undefined;
+  return state.checkpoint.latest?.resources ?? [];
 }
 
 function readJson(file: string): unknown {

@@ -11,7 +11,7 @@ import { parseStackConfig } from "../../core/config/stack";
 import { shardMembership } from "../../core/config/shards";
 import { checkShardStackFile, loadStackConfig, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/base/project-dir";
-import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns } from "../../automation/shards/moves";
+import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns, withStrandedInState } from "../../automation/shards/moves";
 import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
 import { exitCodeOf } from "../../automation/reports/exit-codes";
 import { operatorStackObjects } from "../../automation/shards/operator-stacks";
@@ -277,6 +277,39 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     const err = await applyShards({ environment: "prod", stackConfigDir: dir, log: () => undefined }).catch((e: Error) => e.message);
     expect(err).to.match(/nothing was changed: us-1 \(shard us\) would be left deployed with no stack to remove it/);
     expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
+  });
+
+  it("is found in the removed shard's state too, when its file no longer names the cluster (a removal applied earlier whose up never ran)", async () => {
+    const dir = tempDir("pf-shards-");
+    const stateDir = tempDir("pf-shards-state-");
+    const define = (list: typeof clusters, shards: unknown) =>
+      fs.writeFileSync(
+        stackFilePath(dir, "prod"),
+        YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
+      );
+    // us-1 left the definition and us's file was regenerated (it names no cluster), but no up of prod.us ran: its state still deploys us-1.
+    define(clusters.slice(0, 2), [BY_REGION[0], { name: "us", clusterSelector: { matchLabels: { region: "us" } } }]);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    const urn = (type: string, name: string) => `urn:pulumi:prod.us::pulumi-fleet::pulumi-fleet:index:Fleet$${type}::${name}`;
+    fs.mkdirSync(path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet"), { recursive: true });
+    fs.writeFileSync(path.join(stateDir, ".pulumi", "meta.yaml"), "version: 1\n");
+    const checkpoint = (resources: unknown[]) =>
+      fs.writeFileSync(
+        path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet", "prod.us.json"),
+        JSON.stringify({ version: 3, checkpoint: { latest: { resources } } }),
+      );
+    checkpoint([{ type: "pulumi-fleet:index:BundleDeployment", urn: urn("pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment", "us-1/apps-a") }]);
+    define(clusters.slice(0, 2), [BY_REGION[0]]); // the us shard goes
+    const plan = planShards(dir, "prod");
+    expect(plan.removed).to.deep.equal(["us"]);
+    expect(plan.stranded).to.deep.equal([]); // its file says nothing of us-1
+    expect((await withStrandedInState(plan, { stateDir })).stranded).to.deep.equal([{ cluster: "us-1", shard: "us" }]);
+    const err = await applyShards({ environment: "prod", stackConfigDir: dir, stateDir, log: () => undefined }).catch((e: Error) => e.message);
+    expect(err).to.match(/nothing was changed: us-1 \(shard us\) would be left deployed/);
+    expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
+    // Once its up removed us-1 (an empty state), the shard goes.
+    checkpoint([]);
+    expect((await withStrandedInState(plan, { stateDir })).stranded).to.deep.equal([]);
   });
 });
 
