@@ -68,7 +68,7 @@ export async function shardsBench(): Promise<void> {
     agent: { apiServerURL: "https://fleet.example.com" },
     clusters: Array.from({ length: clusters }, (_, i) => ({
       name: `c-${String(i).padStart(3, "0")}`,
-      labels: { env: "bench", idx: String(i), quarter: `q${i % shards}`, region: `r${i % shards}` },
+      labels: { env: "bench", idx: String(i), quarter: `q${i % shards}`, ...(shardBy ? { region: `r${i % shards}` } : {}) },
     })),
     gitRepos: [
       {

@@ -57,7 +57,12 @@ async function main(): Promise<void> {
     );
     return;
   }
-  console.log(formatShardPlan(await withStrandedInState(plan), true));
+  // What the removed shards' state still deploys; a state that cannot be read is said, the plan shown all the same.
+  const shown = await withStrandedInState(plan).catch((err: Error) => {
+    console.log(`(the removed shards' state could not be read, so clusters it still deploys are not listed: ${err.message})`);
+    return plan;
+  });
+  console.log(formatShardPlan(shown, true));
   if (v.apply) await applyShards({ environment, stackConfigDir: dir });
 }
 

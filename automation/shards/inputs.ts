@@ -170,22 +170,29 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
   const commits = Object.fromEntries([...(await readSources(gitRepos)).sources.values()].map((s) => [s.gitRepo, s.commit]));
   // So the shards' identical batches of content jobs (their bundles, from the same checkouts) render once.
   const render = rememberingRenderer(withRenderBudget(runRenderer));
-  return Promise.all(
-    shards.map(async (s) => {
-      const inputs = await shardInputs(dir, s.stack, commits, undefined, render);
-      const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
-      if (!mayLeaveOut || inputs.mustRun) return decision;
-      // A shard file out of date with its definition (or naming another shard) runs, and its operation refuses it:
-      // never left out unnoticed.
-      try {
-        checkShardStackFile(dir, s.stack);
-      } catch {
-        return decision;
-      }
-      if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
-      // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs. Render mode probes none.
-      if (inputs.reachesClusters && (await anyUnreachable(s.stack).catch(() => true))) return decision;
-      return { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` };
-    }),
-  );
+  return Promise.all(shards.map((s) => decideShard(dir, s, commits, render, mayLeaveOut)));
+}
+
+async function decideShard(
+  dir: string,
+  s: { shard: string; stack: string },
+  commits: Record<string, string>,
+  render: Renderer,
+  mayLeaveOut: boolean,
+): Promise<ShardDecision> {
+  // A shard file out of date with its definition (or naming another shard) runs, and its operation refuses it:
+  // never left out unnoticed.
+  let current = true;
+  try {
+    checkShardStackFile(dir, s.stack);
+  } catch {
+    current = false;
+  }
+  const inputs = await shardInputs(dir, s.stack, commits, undefined, render);
+  const decision = { ...s, fingerprint: inputs.fingerprint, commits: inputs.commits };
+  if (!mayLeaveOut || inputs.mustRun || !current) return decision;
+  if ((await lastRecorded(s.stack)) !== inputs.fingerprint) return decision;
+  // A cluster that does not answer (or cannot be probed here) is the up's to report: it runs. Render mode probes none.
+  if (inputs.reachesClusters && (await anyUnreachable(s.stack).catch(() => true))) return decision;
+  return { ...decision, skip: `inputs unchanged since its last successful up (${inputs.fingerprint.slice(0, 12)})` };
 }

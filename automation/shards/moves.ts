@@ -97,7 +97,14 @@ export async function withStrandedInState(plan: ShardPlan, options: BackendOptio
   return { ...plan, stranded: stranded.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : a.shard < b.shard ? -1 : 1)) };
 }
 
-function strandedAdvice(shard: string): string {
+function strandedAdvice(shard: string, layout: ShardLayout): string {
+  // With shardBy, a value's shards go with its last cluster: no count brings them back.
+  const label = layout.config.shards?.find((s) => s.labelValue)?.labelValue?.key;
+  if (label)
+    return (
+      `move it first into a shard that stays (give it a value of ${label} whose shards stay, \`--apply\`, an up of that shard), ` +
+      `then remove it from the definition (its new shard's up removes its deployments and agent)`
+    );
   return (
     `deploy its removal while ${shard} still exists (a change that keeps the shard count, e.g. a lower clustersPerShard, ` +
     `\`--apply\`, an up of every shard), then change the count`
@@ -118,7 +125,7 @@ export function formatShardPlan(p: ShardPlan, names = false): string {
   }
   for (const r of p.removed) lines.push(`  shard ${r} is no longer in the definition: its file is removed once its clusters have moved`);
   for (const x of p.stranded)
-    lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x.shard)}`);
+    lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x.shard, p.layout)}`);
   if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
   return lines.join("\n");
 }
@@ -186,7 +193,7 @@ export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   if (plan.stranded.length)
     throw new Error(
       `nothing was changed: ${plan.stranded.map((x) => `${x.cluster} (shard ${x.shard})`).join(", ")} would be left deployed with no stack to remove ${plan.stranded.length === 1 ? "it" : "them"}: ` +
-        [...new Set(plan.stranded.map((x) => x.shard))].map(strandedAdvice).join("; "),
+        [...new Set(plan.stranded.map((x) => x.shard))].map((shard) => strandedAdvice(shard, plan.layout)).join("; "),
     );
   const stackOf = (shard: string) => shardStackName(options.environment, shard);
   const moving = plan.moves.filter((m) => m.from !== undefined);

@@ -6,6 +6,7 @@
  * these to with a server-side dry run. The operator's own images are not obtainable here, so no test
  * runs the operator itself.
  */
+import { createHash } from "node:crypto";
 import * as YAML from "yaml";
 
 export const OPERATOR_DEFAULTS = { branch: "main", namespace: "pulumi-fleet", secret: "pulumi-fleet-backend" };
@@ -18,12 +19,25 @@ export interface OperatorStackOptions {
   secret?: string;
 }
 
-/** A Kubernetes name for a stack name: "prod.eu" -> "pulumi-fleet-prod-eu". */
+/**
+ * A Kubernetes name for a stack name: "prod.eu" -> "pulumi-fleet-prod-eu". One longer than a name may be
+ * keeps its start and a hash of the whole stack name (cut alone, two shards of a long shardBy value,
+ * `...-1` and `...-2`, would name one Stack).
+ */
 export function operatorStackName(stack: string): string {
-  return `pulumi-fleet-${stack.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}`.slice(0, 63).replace(/-+$/, "");
+  const name = `pulumi-fleet-${stack.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}`.replace(/-+$/, "");
+  if (name.length <= 63) return name;
+  return `${name.slice(0, 54).replace(/-+$/, "")}-${createHash("sha256").update(stack).digest("hex").slice(0, 8)}`;
 }
 
 export function operatorStackObjects(stacks: string[], o: OperatorStackOptions): Record<string, unknown>[] {
+  // Two stacks one name would be one Stack: applying the objects would run one of them and never the other.
+  const byName = new Map<string, string>();
+  for (const stack of stacks) {
+    const other = byName.get(operatorStackName(stack));
+    if (other !== undefined) throw new Error(`stacks ${other} and ${stack} would both be the operator Stack ${operatorStackName(stack)}: rename one`);
+    byName.set(operatorStackName(stack), stack);
+  }
   const secret = o.secret ?? OPERATOR_DEFAULTS.secret;
   const fromSecret = (key: string) => ({ type: "Secret", secret: { name: secret, key } });
   return stacks.map((stack) => ({

@@ -8,7 +8,7 @@
 import { assertShardsCurrent } from "./moves";
 import { decideShards, ShardDecision } from "./inputs";
 import { RunShardsOptions, runShards, ShardRun } from "./runner";
-import { ShardLayout } from "../../core/config/shard-files";
+import { forgetParsedStackFiles, ShardLayout } from "../../core/config/shard-files";
 import { leftOutMetrics } from "./left-out";
 
 export interface ShardedRunOptions {
@@ -26,6 +26,14 @@ export interface ShardedRunOptions {
 }
 
 export async function runSharded(o: ShardedRunOptions): Promise<ShardRun[]> {
+  try {
+    return await runShardedOnce(o);
+  } finally {
+    forgetParsedStackFiles(); // what this run parsed is no later run's (core/config/shard-files.ts)
+  }
+}
+
+async function runShardedOnce(o: ShardedRunOptions): Promise<ShardRun[]> {
   assertShardsCurrent(o.dir, o.layout);
   const started = Date.now();
   const all = o.layout.shards.map((s) => ({ shard: s.name, stack: s.stack }));

@@ -4,6 +4,7 @@
  * checkpoint without the CLI, any other backend through `pulumi stack export`. A stack never created
  * deploys none; one that cannot be read is an error (never "none").
  */
+import { StackNotFoundError } from "@pulumi/pulumi/automation";
 import { CLUSTER_TYPE, BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { BackendOptions, resolveBackend } from "../engine/backend";
 import { openStack } from "../engine/stack";
@@ -19,7 +20,8 @@ export async function clustersInState(stack: string, options: BackendOptions = {
   try {
     opened = await openStack({ ...options, stack, existing: true });
   } catch (err) {
-    if ((err as Error).message === `stack ${stack} does not exist`) return [];
+    // Never created: a file backend's own words (stack.ts openStack), or the CLI's for any other backend.
+    if (err instanceof StackNotFoundError || (err as Error).message === `stack ${stack} does not exist`) return [];
     throw err;
   }
   return clustersOf(((await opened.exportStack()).deployment?.resources ?? []) as CheckpointResource[]);

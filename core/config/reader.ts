@@ -107,12 +107,12 @@ export class Field {
   }
 
   /**
-   * A number at the top level of a stack file's config: Pulumi keeps scalar config values as strings
-   * (the CLI writes `5` back as `"5"` when it creates the stack), so a string holding a number counts,
-   * as Pulumi's own config.getNumber reads it.
+   * A whole number at the top level of a stack file's config: Pulumi keeps scalar config values as
+   * strings (the CLI writes `5` back as `"5"` when it creates the stack), so digits as a string count,
+   * exactly what the schema's configInteger accepts (field-table.ts).
    */
   optConfigNumber(): number | undefined {
-    if (typeof this.value === "string" && this.value.trim() !== "" && Number.isFinite(Number(this.value))) return Number(this.value);
+    if (typeof this.value === "string" && /^[0-9]+$/.test(this.value)) return Number(this.value);
     return this.optNumber();
   }
 

@@ -16,7 +16,7 @@ import * as YAML from "yaml";
 import { FleetError } from "../base/errors";
 import { PROJECT_DIR } from "../base/project-dir";
 import { CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "./stack";
-import { shardMembership, shardStackName } from "./shards";
+import { forgetPlacements, shardMembership, shardStackName } from "./shards";
 import { stableJson } from "../base/hash";
 
 export const SHARD_KEY = `${CONFIG_NAMESPACE}:shard`;
@@ -31,26 +31,49 @@ export function stackFilePath(dir: string, stack: string): string {
 
 /**
  * Stack files parsed, by path, with the text each was parsed from. Deciding K shards reads each shard's
- * file three times (its configuration, its shard key, its staleness) and the definition once per shard;
- * a definition of a thousand clusters takes about 0.1 s to parse, so parsing each text once made the
- * decision's 81 parses 21 (BENCHMARKS.md §23). A changed file is parsed anew (its text is compared);
- * callers get a copy. Bounded: the files of a few sharded environments.
+ * file three times (its configuration, its shard key, its staleness) and the definition once per shard,
+ * and a definition of a thousand clusters takes tens of milliseconds to parse: parsed once per text, the
+ * decision's 81 parses are 21 (BENCHMARKS.md §23). A changed file is parsed anew (its text is compared);
+ * callers get a copy. A sharded run reads them all again after the decision (its check before it, the
+ * left-out shards' metrics after), so they are kept for the run and forgotten when it ends
+ * (forgetParsedStackFiles, automation/shards/run.ts): a long-running process (the watcher) keeps none
+ * between runs. Bounded meanwhile: the most recently read, at most MAX_PARSED_DOCS files and
+ * MAX_PARSED_TEXT characters of their text.
  */
 const parsedDocs = new Map<string, { text: string; doc: StackDoc }>();
-const MAX_PARSED_DOCS = 64;
+const MAX_PARSED_DOCS = 256;
+const MAX_PARSED_TEXT = 64 * 1024 * 1024;
+let parsedText = 0;
 
 function readDoc(dir: string, stack: string): StackDoc | undefined {
   const file = stackFilePath(dir, stack);
   if (!fs.existsSync(file)) return undefined;
   const text = fs.readFileSync(file, "utf8");
   const kept = parsedDocs.get(file);
-  if (kept?.text === text) return structuredClone(kept.doc);
-  const doc = parseYamlFile(text, stackFileFor(stack)) ?? {};
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new FleetError("stack file must be a YAML mapping", { file: stackFileFor(stack) });
+  let doc = kept?.text === text ? kept.doc : undefined;
+  if (!doc) {
+    const parsed = parseYamlFile(text, stackFileFor(stack)) ?? {};
+    if (typeof parsed !== "object" || Array.isArray(parsed)) throw new FleetError("stack file must be a YAML mapping", { file: stackFileFor(stack) });
+    doc = parsed as StackDoc;
+  }
+  // Most recently read last: the first is the one to drop.
+  if (kept) parsedText -= kept.text.length;
   parsedDocs.delete(file);
-  parsedDocs.set(file, { text, doc: doc as StackDoc });
-  if (parsedDocs.size > MAX_PARSED_DOCS) parsedDocs.delete(parsedDocs.keys().next().value!);
-  return structuredClone(doc as StackDoc);
+  parsedDocs.set(file, { text, doc });
+  parsedText += text.length;
+  while (parsedDocs.size > MAX_PARSED_DOCS || (parsedText > MAX_PARSED_TEXT && parsedDocs.size > 1)) {
+    const [oldest, entry] = parsedDocs.entries().next().value!;
+    parsedDocs.delete(oldest);
+    parsedText -= entry.text.length;
+  }
+  return structuredClone(doc);
+}
+
+/** Drops the parsed stack files and the automatic shards' placements this process kept (a sharded run ends). */
+export function forgetParsedStackFiles(): void {
+  parsedDocs.clear();
+  parsedText = 0;
+  forgetPlacements();
 }
 
 /** A stack file's `pulumi-fleet:` configuration as written (encrypted values as they are) and parsed. */

@@ -111,7 +111,7 @@ export function automaticShards(perShardField: Field, shardByField: Field, clust
   const problem = labelKeyProblem(key);
   if (problem) shardByField.fail(`invalid label key ${JSON.stringify(key)}: ${problem}`);
   const sizes = new Map<string | null, number>();
-  for (const c of clusters) sizes.set(c.labels[key] ?? null, (sizes.get(c.labels[key] ?? null) ?? 0) + 1);
+  for (const c of clusters) sizes.set(labelOf(c, key), (sizes.get(labelOf(c, key)) ?? 0) + 1);
   const byPrefix = new Map<string, string | null>();
   const specs: ShardSpec[] = [];
   // Clusters without the label first, then by value: the order `npm run shards` lists them in.
@@ -129,6 +129,11 @@ export function automaticShards(perShardField: Field, shardByField: Field, clust
     specs.push(...names.map((name) => ({ name, hashedAmong: names, labelValue: { key, value } })));
   }
   return specs.length ? specs : [{ name: "s1", hashedAmong: ["s1"] }];
+}
+
+/** The cluster's value of label `key`, null without it (its own labels only: `constructor` is a valid key). */
+function labelOf(c: LabelledCluster, key: string): string | null {
+  return Object.hasOwn(c.labels, key) ? c.labels[key] : null;
 }
 
 /** The name a label value's shards start with: a DNS label with room for "-<n>". */
@@ -151,6 +156,12 @@ const describeValue = (key: string, value: string | null) => (value === null ? `
  * definition, so a decision over K shards parses it K times; without this each parse hashed clusters x K again.
  */
 const placed = new Map<string, string>();
+/** Beyond it, the kept placements are dropped (a long-running process sees many layouts): 10,000 clusters x a few. */
+const MAX_PLACED = 50_000;
+
+export function forgetPlacements(): void {
+  placed.clear();
+}
 
 /** The shard of `names` that cluster `cluster` hashes to: the name with the highest sha256 of "<shard>/<cluster>". */
 function rendezvousShard(cluster: string, names: string[]): string {
@@ -163,6 +174,7 @@ function rendezvousShard(cluster: string, names: string[]): string {
     const weight = sha256Hex(`${name}/${cluster}`);
     if (weight > bestWeight) [best, bestWeight] = [name, weight];
   }
+  if (placed.size >= MAX_PLACED) placed.clear();
   placed.set(key, best);
   return best;
 }
@@ -175,7 +187,7 @@ function automaticPlacement(shards: ShardSpec[]): ((c: LabelledCluster) => strin
   if (!label) return (c) => rendezvousShard(c.name, automatic[0].hashedAmong!);
   const byValue = new Map(automatic.map((s) => [s.labelValue!.value, s.hashedAmong!]));
   return (c) => {
-    const names = byValue.get(c.labels[label.key] ?? null);
+    const names = byValue.get(labelOf(c, label.key));
     return names && rendezvousShard(c.name, names);
   };
 }
@@ -189,7 +201,7 @@ export function readShardOf(f: Field): ShardOf | undefined {
 /** `hashed`: the shard the cluster's name hashes to among automatic shards (computed once per cluster). */
 function holds(s: ShardSpec, c: LabelledCluster, groups: SelectingGroup[], hashed: string | undefined): boolean {
   if (s.hashedAmong && hashed !== s.name) return false;
-  if (s.labelValue && (c.labels[s.labelValue.key] ?? null) !== s.labelValue.value) return false;
+  if (s.labelValue && labelOf(c, s.labelValue.key) !== s.labelValue.value) return false;
   if (s.clusters && !s.clusters.includes(c.name)) return false;
   if (s.clusterSelector && !selectorMatches(s.clusterSelector, c.labels)) return false;
   if (s.clusterGroup) {

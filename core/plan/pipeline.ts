@@ -9,6 +9,7 @@ import { parseYamlFile } from "../base/yaml-documents";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../config/stack";
+import { STACK_FIELDS } from "../config/stack-fields";
 import { GitRepoConfig } from "../config/git-repo";
 import { resolveSource, Source } from "../source/git";
 import { gitBounds } from "../source/git-bounds";
@@ -152,6 +153,11 @@ export function configFromValues(get: (key: string) => string | undefined, stack
   for (const key of TOP_LEVEL_KEYS) {
     const text = get(`${CONFIG_NAMESPACE}:${key}`);
     if (text === undefined) continue;
+    // A string field is its text (a label key "123" or "null" stays one); other values as Pulumi serialized them.
+    if (STACK_FIELDS[key as keyof typeof STACK_FIELDS]?.type.kind === "string") {
+      raw[key] = text;
+      continue;
+    }
     try {
       raw[key] = JSON.parse(text);
     } catch {

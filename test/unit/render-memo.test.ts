@@ -41,6 +41,11 @@ describe("render memo: one decision's shards render a shared batch once", () => 
       await memo(batch);
     }
     expect(asked).to.have.length(5); // twice each batch with a job; the empty discovery list has none: remembered
+    // Content jobs beside a cluster read: it runs every time.
+    const mixed = { yaml: { a: "x: 1" }, discovery: [{ server: "https://a" }] } as unknown as RendererRequest;
+    await memo(mixed);
+    await memo(mixed);
+    expect(asked).to.have.length(7);
     const failing = counting(1);
     const memo2 = rememberingRenderer(failing.render);
     await memo2({ yaml: { a: "x" } }).then(

@@ -125,6 +125,9 @@ describe("JSON Schemas generated from the readers' field tables", () => {
         [5, true],
         ["5", true],
         ["five", false],
+        [" 5", false],
+        ["5.0", false],
+        ["1e1", false],
       ] as const) {
         const schemaValid = validStack({ config: { [`pulumi-fleet:${key}`]: value } });
         const readerValid = (() => {

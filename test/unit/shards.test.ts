@@ -18,7 +18,7 @@ import { operatorStackObjects } from "../../automation/shards/operator-stacks";
 import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../core/desired/previous";
 import { tempDir } from "../support/git-fixtures";
 import { ShardRun } from "../../automation/shards/runner";
-import { shardInputs } from "../../automation/shards/inputs";
+import { decideShards, shardInputs } from "../../automation/shards/inputs";
 import { recordedInFiles } from "../../automation/shards/recorded";
 import { gzipSync } from "node:zlib";
 import { errorOf } from "../support/errors";
@@ -175,6 +175,20 @@ describe("automatic shards kept together by a label (shardBy)", () => {
     expect(() => parse({ clusters: [{ name: "a" }], gitRepos: [], clustersPerShard: 5, shardBy: "bad key!" })).to.throw(/shardBy: invalid label key/);
     expect(() => parse({ clusters: [{ name: "a" }], gitRepos: [], shardBy: "region" })).to.throw(/shardBy: applies with clustersPerShard only/);
     expect(() => parse(raw(BY_REGION, { shardBy: "region" }))).to.throw(/shardBy: applies with clustersPerShard only, not with a shards: rule/);
+    // Values whose names only look alike coexist; "unlabelled" beside clusters without the label does not; an empty value gets a hash.
+    expect(
+      layout([
+        { name: "a", labels: { region: "a" } },
+        { name: "b", labels: { region: "a-1" } },
+      ]).names,
+    ).to.deep.equal(["a-1", "a-1-1"]);
+    expect(() => layout([{ name: "a" }, { name: "b", labels: { region: "unlabelled" } }])).to.throw(
+      /shardBy: clusters without label region and region="unlabelled" would name the same shards/,
+    );
+    expect(layout([{ name: "a", labels: { region: "" } }]).names[0]).to.match(/^v-[0-9a-f]{8}-1$/);
+    // A key an object's prototype has is a label like any other (a cluster without it is unlabelled).
+    const proto = parse({ clusters: [{ name: "a" }, { name: "b", labels: { constructor: "x" } }], gitRepos: [], clustersPerShard: 5, shardBy: "constructor" });
+    expect(proto.shards!.map((s) => s.name)).to.deep.equal(["unlabelled-1", "x-1"]);
     // A long value: a readable start and a hash, still a DNS label with its number.
     const long = "x".repeat(63);
     const [name] = layout([{ name: "a", labels: { region: long } }]).names;
@@ -307,6 +321,14 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     const err = await applyShards({ environment: "prod", stackConfigDir: dir, stateDir, log: () => undefined }).catch((e: Error) => e.message);
     expect(err).to.match(/nothing was changed: us-1 \(shard us\) would be left deployed/);
     expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
+    // With shardBy, a value's shards go with its last cluster: the advice is to move it into a shard that stays first.
+    const byLabel = {
+      ...plan,
+      layout: { ...plan.layout, config: { ...plan.layout.config, shards: [{ name: "eu-1", labelValue: { key: "region", value: "eu" } }] } },
+    };
+    expect(formatShardPlan({ ...byLabel, stranded: [{ cluster: "us-1", shard: "us-1" }] })).to.contain(
+      "move it first into a shard that stays (give it a value of region whose shards stay",
+    );
     // Once its up removed us-1 (an empty state), the shard goes.
     checkpoint([]);
     expect((await withStrandedInState(plan, { stateDir })).stranded).to.deep.equal([]);
@@ -458,6 +480,19 @@ describe("shards: Pulumi Kubernetes Operator Stack resources", () => {
     });
     expect(JSON.stringify(s)).to.not.match(/passphrase":"[^{]/i);
   });
+
+  it("a Kubernetes name of its own for each shard of a long shardBy value (cut alone, the shards' numbers would be lost), two stacks one name refused", () => {
+    const value = "a".repeat(50);
+    const names = (operatorStackObjects([`prod.${value}-1`, `prod.${value}-2`], { repo: "r" }) as any[]).map((s) => s.metadata.name as string);
+    expect(new Set(names).size).to.equal(2);
+    for (const n of names)
+      expect(n)
+        .to.match(/^pulumi-fleet-prod-a+-[0-9a-f]{8}$/)
+        .and.to.have.length.at.most(63);
+    expect(() => operatorStackObjects(["prod.eu", "prod-eu"], { repo: "r" })).to.throw(
+      /stacks prod\.eu and prod-eu would both be the operator Stack pulumi-fleet-prod-eu/,
+    );
+  });
 });
 
 describe("shards: which shards an up can leave out (inputs fingerprint)", () => {
@@ -504,6 +539,13 @@ describe("shards: which shards an up can leave out (inputs fingerprint)", () => 
     const relabelled = await prints(dir);
     expect(relabelled.eu).to.equal(before.eu);
     expect(relabelled.us).to.not.equal(before.us);
+    // The decision (its shards sharing one renderer and the parsed files) gives each shard the fingerprint it gets alone.
+    const decided = await decideShards(
+      dir,
+      ["eu", "us"].map((s) => ({ shard: s, stack: `env.${s}` })),
+      false,
+    );
+    expect(decided.map((d) => d.fingerprint)).to.deep.equal([relabelled.eu, relabelled.us]);
   });
 
   it("a shard whose clusters name no kubeconfig and no context runs again when the ambient kubeconfig changes (they are reached through its current context)", async () => {
