@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     return;
   }
   // What the removed shards' state still deploys; a state that cannot be read is said, the plan shown all the same.
-  const shown = await withStrandedInState(plan).catch((err: Error) => {
+  const shown = await withStrandedInState(plan, dir).catch((err: Error) => {
     console.log(`(the removed shards' state could not be read, so clusters it still deploys are not listed: ${err.message})`);
     return plan;
   });

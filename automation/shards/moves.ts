@@ -87,10 +87,10 @@ export function planShards(dir: string, environment: string): ShardPlan {
  * The plan with the clusters each removed shard's state still deploys that the definition no longer has:
  * its file may not say them all (a removal applied earlier whose up never ran kept them in its state).
  */
-export async function withStrandedInState(plan: ShardPlan, options: BackendOptions = {}): Promise<ShardPlan> {
+export async function withStrandedInState(plan: ShardPlan, dir: string, options: BackendOptions = {}): Promise<ShardPlan> {
   const stranded = [...plan.stranded];
   for (const shard of plan.removed) {
-    for (const cluster of await clustersInState(shardStackName(plan.layout.environment, shard), options)) {
+    for (const cluster of await clustersInState(shardStackName(plan.layout.environment, shard), dir, options)) {
       if (!plan.layout.membership.has(cluster) && !stranded.some((x) => x.cluster === cluster && x.shard === shard)) stranded.push({ cluster, shard });
     }
   }
@@ -188,7 +188,7 @@ export interface ApplyOptions extends BackendOptions {
 export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));
-  const plan = await withStrandedInState(planShards(dir, options.environment), options);
+  const plan = await withStrandedInState(planShards(dir, options.environment), dir, options);
   // Removing the shard would orphan them: objects and agent left on the cluster, no stack to prune them.
   if (plan.stranded.length)
     throw new Error(

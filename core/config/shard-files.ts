@@ -36,8 +36,9 @@ export function stackFilePath(dir: string, stack: string): string {
  * decision's 81 parses are 21 (BENCHMARKS.md §23). A changed file is parsed anew (its text is compared);
  * callers get a copy. A sharded run reads them all again after the decision (its check before it, the
  * left-out shards' metrics after), so they are kept for the run and forgotten when it ends
- * (forgetParsedStackFiles, automation/shards/run.ts): a long-running process (the watcher) keeps none
- * between runs. Bounded meanwhile: the most recently read, at most MAX_PARSED_DOCS files and
+ * (forgetParsedStackFiles, automation/shards/run.ts); a process that decides without a sharded run (the
+ * watcher, a shard's own run) keeps what it last read, each file's latest text. Bounded: the most
+ * recently read, at most MAX_PARSED_DOCS files and
  * MAX_PARSED_TEXT characters of their text.
  */
 const parsedDocs = new Map<string, { text: string; doc: StackDoc }>();

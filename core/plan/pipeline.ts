@@ -153,8 +153,10 @@ export function configFromValues(get: (key: string) => string | undefined, stack
   for (const key of TOP_LEVEL_KEYS) {
     const text = get(`${CONFIG_NAMESPACE}:${key}`);
     if (text === undefined) continue;
-    // A string field is its text (a label key "123" or "null" stays one); other values as Pulumi serialized them.
-    if (STACK_FIELDS[key as keyof typeof STACK_FIELDS]?.type.kind === "string") {
+    // A string field is its text (a label key "123" or "null" stays one), a whole number's digits are read as the
+    // file reader reads them (" 5" or "1e1" refused by both); other values as Pulumi serialized them.
+    const kind = STACK_FIELDS[key as keyof typeof STACK_FIELDS]?.type.kind;
+    if (kind === "string" || kind === "configInteger") {
       raw[key] = text;
       continue;
     }

@@ -23,6 +23,7 @@ import { recordedInFiles } from "../../automation/shards/recorded";
 import { gzipSync } from "node:zlib";
 import { errorOf } from "../support/errors";
 import { decideTargets } from "../../core/targeting/match";
+import { withEnv } from "../support/env";
 import { Bundle } from "../../core/bundles/types";
 
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: ${"QUJD".repeat(60)}\n`;
@@ -317,7 +318,7 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     const plan = planShards(dir, "prod");
     expect(plan.removed).to.deep.equal(["us"]);
     expect(plan.stranded).to.deep.equal([]); // its file says nothing of us-1
-    expect((await withStrandedInState(plan, { stateDir })).stranded).to.deep.equal([{ cluster: "us-1", shard: "us" }]);
+    expect((await withStrandedInState(plan, dir, { stateDir })).stranded).to.deep.equal([{ cluster: "us-1", shard: "us" }]);
     const err = await applyShards({ environment: "prod", stackConfigDir: dir, stateDir, log: () => undefined }).catch((e: Error) => e.message);
     expect(err).to.match(/nothing was changed: us-1 \(shard us\) would be left deployed/);
     expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
@@ -331,7 +332,29 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     );
     // Once its up removed us-1 (an empty state), the shard goes.
     checkpoint([]);
-    expect((await withStrandedInState(plan, { stateDir })).stranded).to.deep.equal([]);
+    expect((await withStrandedInState(plan, dir, { stateDir })).stranded).to.deep.equal([]);
+  });
+
+  it("is read through the CLI where the files cannot be read (here a file backend before project folders), its out-of-date file no obstacle", async function () {
+    this.timeout(60_000);
+    const dir = tempDir("pf-shards-");
+    const legacy = tempDir("pf-shards-legacy-");
+    fs.mkdirSync(path.join(legacy, ".pulumi", "stacks"), { recursive: true }); // no meta.yaml: the layout the CLI reads, not this code
+    fs.writeFileSync(path.join(legacy, ".pulumi", "stacks", "other.json"), "{}");
+    const define = (shards: unknown) =>
+      fs.writeFileSync(
+        stackFilePath(dir, "prod"),
+        YAML.stringify({ config: { "pulumi-fleet:clusters": clusters, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
+      );
+    define([BY_REGION[0], { name: "us", clusterSelector: { matchLabels: { region: "us" } } }]);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    define([{ ...BY_REGION[0], clusterSelector: {} }]); // us goes: its file is out of date now
+    const plan = planShards(dir, "prod");
+    expect(plan.removed).to.deep.equal(["us"]);
+    // The CLI says prod.us was never created: it deploys nothing (the open did not stop on its file).
+    await withEnv({ PULUMI_CONFIG_PASSPHRASE: "test", PULUMI_DIY_BACKEND_IGNORE_DEPRECATION_ERROR: "1" }, async () => {
+      expect((await withStrandedInState(plan, dir, { stateDir: legacy })).stranded).to.deep.equal([]);
+    });
   });
 });
 
