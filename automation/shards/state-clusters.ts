@@ -12,7 +12,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { StackNotFoundError } from "@pulumi/pulumi/automation";
 import { CONFIG_NAMESPACE } from "../../core/config/stack";
-import { stackFilePath } from "../../core/config/shard-files";
+import { secretsSettingsOf, stackFilePath } from "../../core/config/shard-files";
 import { CLUSTER_TYPE, BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { BackendOptions, resolveBackend } from "../engine/backend";
 import { openStack } from "../engine/stack";
@@ -27,7 +27,9 @@ export async function clustersInState(stack: string, dir: string, options: Backe
   if (inFiles) return clustersOf(inFiles);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pf-shard-state-"));
   try {
-    fs.writeFileSync(stackFilePath(scratch, stack), YAML.stringify(exportOnlyDoc(stackFilePath(dir, stack))));
+    // The file's secrets settings and a configuration the open accepts: nothing is deployed from it, only exported.
+    const exportOnly = { ...secretsSettingsOf(dir, stack), config: { [`${CONFIG_NAMESPACE}:clusters`]: [] } };
+    fs.writeFileSync(stackFilePath(scratch, stack), YAML.stringify(exportOnly));
     let opened;
     try {
       opened = await openStack({ ...options, stack, existing: true, stackConfigDir: scratch });
@@ -40,13 +42,6 @@ export async function clustersInState(stack: string, dir: string, options: Backe
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
-}
-
-/** The stack file's secrets settings and a configuration the open accepts; nothing is deployed from it, only exported. */
-function exportOnlyDoc(file: string): Record<string, unknown> {
-  const doc = fs.existsSync(file) ? (YAML.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown> | null) : null;
-  const secrets = Object.fromEntries(["encryptionsalt", "secretsprovider", "encryptedkey"].filter((k) => doc?.[k] !== undefined).map((k) => [k, doc![k]]));
-  return { ...secrets, config: { [`${CONFIG_NAMESPACE}:clusters`]: [] } };
 }
 
 export function clustersOf(resources: CheckpointResource[]): string[] {

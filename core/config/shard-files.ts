@@ -38,8 +38,7 @@ export function stackFilePath(dir: string, stack: string): string {
  * left-out shards' metrics after), so they are kept for the run and forgotten when it ends
  * (forgetParsedStackFiles, automation/shards/run.ts); a process that decides without a sharded run (the
  * watcher, a shard's own run) keeps what it last read, each file's latest text. Bounded: the most
- * recently read, at most MAX_PARSED_DOCS files and
- * MAX_PARSED_TEXT characters of their text.
+ * recently read, at most MAX_PARSED_DOCS files and MAX_PARSED_TEXT characters of their text.
  */
 const parsedDocs = new Map<string, { text: string; doc: StackDoc }>();
 const MAX_PARSED_DOCS = 256;
@@ -68,6 +67,12 @@ function readDoc(dir: string, stack: string): StackDoc | undefined {
     parsedText -= entry.text.length;
   }
   return structuredClone(doc);
+}
+
+/** A stack file's secrets provider settings (none when it has no file or none of them). */
+export function secretsSettingsOf(dir: string, stack: string): Record<string, unknown> {
+  const doc = readDoc(dir, stack) ?? {};
+  return Object.fromEntries(SECRETS_KEYS.filter((k) => doc[k] !== undefined).map((k) => [k, doc[k]]));
 }
 
 /** Drops the parsed stack files and the automatic shards' placements this process kept (a sharded run ends). */
