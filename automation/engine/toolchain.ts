@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
+import { runInGroup } from "../../core/base/child-group";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guardedCliRoot, guardSupported } from "./process-guard";
 import { isKubernetesProviders, KUBERNETES_PROVIDER_TYPE } from "../../core/migrate/legacy-resources";
@@ -92,7 +93,7 @@ function parseVersion(version: string): unknown {
   return parsed;
 }
 
-let kubernetesProvider = false;
+let kubernetesProvider: Promise<void> | undefined;
 
 /**
  * Whether a stack's state holds resources only the Kubernetes provider can manage: an earlier version's
@@ -106,15 +107,27 @@ export function needsKubernetesProvider(resources: readonly { type: string; cust
 /**
  * Build (or reuse) the Kubernetes provider, once per process, and say why: tools/build-pulumi.sh leaves it
  * out unless asked, since a new stack never loads it. It lands in the toolchain's PULUMI_HOME, where the
- * engine looks plugins up by name and version.
+ * engine looks plugins up by name and version. The build takes minutes on a new machine: it runs as a
+ * child group (core/base/child-group.ts), so the event loop keeps serving (a watcher's status page, open
+ * connections, a stop signal) meanwhile; a failed build is tried again by the next call.
  */
-export function ensureKubernetesProvider(stack: string): void {
-  if (kubernetesProvider) return;
+export function ensureKubernetesProvider(stack: string): Promise<void> {
+  kubernetesProvider ??= buildKubernetesProvider(stack).catch((err) => {
+    kubernetesProvider = undefined;
+    throw err;
+  });
+  return kubernetesProvider;
+}
+
+async function buildKubernetesProvider(stack: string): Promise<void> {
   process.stderr.write(`stack ${stack} holds resources of an earlier version's Kubernetes provider: building it once to move them\n`);
-  try {
-    execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--k8s-provider"], { stdio: ["ignore", "ignore", "inherit"], env: process.env });
-  } catch (err) {
-    throw new Error(`the Kubernetes provider could not be built (tools/build-pulumi.sh --k8s-provider failed: ${(err as Error).message.split("\n")[0]})`);
-  }
-  kubernetesProvider = true;
+  const script = "tools/build-pulumi.sh --k8s-provider";
+  const outcome = await runInGroup("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--k8s-provider"], {
+    name: script,
+    maxOutputBytes: 4 * 1024 * 1024,
+    stderrKeptBytes: 4096,
+  });
+  if (outcome.code === 0 && !outcome.stopped) return;
+  const why = outcome.stopped ?? (outcome.stderr.trim().split("\n").pop() || `exit status ${outcome.code}`);
+  throw new Error(`the Kubernetes provider could not be built (${script} failed: ${why}); run \`bash ${script}\` to see the build output`);
 }

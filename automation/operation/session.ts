@@ -147,7 +147,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   // The engine of an up sees the migrated state (unless a killed update's operations are resolved first,
   // on the state as it is: pending.ts): the Kubernetes provider only where the migration leaves it a resource.
   const engineSees = op === "up" && migration && !state.pending.length ? (migration.state.deployment?.resources ?? []) : state.resources;
-  if (needsKubernetesProvider(engineSees)) ensureKubernetesProvider(options.stack);
+  if (needsKubernetesProvider(engineSees)) await ensureKubernetesProvider(options.stack);
   if (!renderMode) {
     const clusters = (await config!).clusters;
     ({ unreachable, offline, seen } = await probedAndObserved(backend, options, clusters));

@@ -26,7 +26,7 @@ import { kubeList, kubeRequest } from "../../automation/clusters/kube-client";
 import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { openStack } from "../../automation/engine/stack";
-import { needsKubernetesProvider, toolchain } from "../../automation/engine/toolchain";
+import { ensureKubernetesProvider, needsKubernetesProvider, toolchain } from "../../automation/engine/toolchain";
 import { planMigration } from "../../core/migrate/migrate";
 import { ExportedState } from "../../core/migrate/state-shape";
 import { StackConfig } from "../../core/config/stack";
@@ -250,8 +250,9 @@ function upgradeFrom(commit: string, layout: string, updates: boolean, pairs: bo
       toolchain();
       // The previous version registers Kubernetes provider resources; this version builds that provider
       // only when an operation reads such a state, and the previous version never asks: built here (once
-      // per cache, minutes on a new machine, within this hook's hour).
-      execFileSync("bash", [path.join(PROJECT_DIR, "tools/build-pulumi.sh"), "--k8s-provider"], { stdio: ["ignore", "ignore", "inherit"] });
+      // per cache, minutes on a new machine, within this hook's hour), as an operation builds it: the event
+      // loop keeps serving meanwhile (a blocking build once let a queued request write into a closed socket).
+      await ensureKubernetesProvider(STACK);
       clusters = liveClusters().clusters;
       expect(clusters.map((c) => c.name)).to.deep.equal(LIVE_CLUSTER_NAMES);
 
