@@ -46,6 +46,9 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   }
   // Its Secrets (core/desired/objects.ts pairSpecOf): a secret in the state and the preview, whatever the rest is.
   const secretObjects = d.spec.secretObjects ? { secretObjects: pulumi.secret(d.spec.secretObjects) } : {};
+  // Its hooks are a secret when the set is, or when one of them is a Secret.
+  const secretHooks = d.spec.hooks && (d.secret || d.spec.hooks.some((h) => (JSON.parse(h.manifest) as { kind?: string }).kind === "Secret"));
+  const hooks = secretHooks ? { hooks: pulumi.secret(d.spec.hooks!) } : {};
   // A namespace of its cluster's setup that the API server refused fails the pairs that need it, and only them.
   const needed = d.clusterNamespaces;
   const refused = args.setup && needed.length ? { namespacesRefused: args.setup.messages.apply((m) => namespacesRefusedFor(needed, m)) } : {};
@@ -57,6 +60,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
       cluster: args.cluster,
       objects,
       ...secretObjects,
+      ...hooks,
       ...(waitFor.length ? { waitFor } : {}),
       ...refused,
       ...(args.adopt && Object.keys(args.adopt).length ? { adopt: args.adopt } : {}),

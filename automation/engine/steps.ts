@@ -11,6 +11,7 @@ import { clusterOfKey, parseDeploymentKey } from "../../core/model/keys";
 import { isUnqualifiedKey } from "../../core/migrate/renames";
 import { applied, withheldMessages } from "../../core/model/pair";
 import { expandPairSteps } from "./pair-steps";
+import { hookRuns } from "./hook-runs";
 import { Step } from "./step-recorder";
 
 export interface ChangeCounts {
@@ -30,6 +31,8 @@ export interface DeploymentSteps extends ChangeCounts {
   pruned: boolean;
   failed: boolean;
   steps: Step[];
+  /** The Helm hooks its step runs, in order ("pre-upgrade Job web/migrate": hook-runs.ts); never objects it keeps. */
+  hooks?: string[];
   /** The BundleDeployment's state and messages as its provider reported them in this operation (a refresh, an apply). */
   report?: { state: string; messages: string[]; applied: boolean };
 }
@@ -101,6 +104,8 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
         steps: [],
       };
       deployments.set(name, d);
+      const hooks = s.urn === owner.urn ? hookRuns(s) : [];
+      if (hooks.length) d.hooks = hooks;
       if (s.urn === owner.urn && prunes.has(`${s.op} ${s.urn}`)) d.pruned = true;
       // A pair whose objects are a secret has its messages masked in the events (components/bundle-deployment.ts).
       if (s.urn === owner.urn && typeof s.outputs?.state === "string") {

@@ -32,7 +32,7 @@ export function bundleWarnings(state: FleetState): string[] {
 
 export function renderSummaryMarkdown(report: PreviewReport): string {
   const after = new Map(report.state.plan.entries.map((e) => [report.facts.keyOf(e), e.deploymentId]));
-  const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned).sort((a, b) => compare(a.key, b.key));
+  const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned || d.hooks?.length).sort((a, b) => compare(a.key, b.key));
   const agents = [...report.groups.agents.values()].filter(hasChanges).sort((a, b) => compare(a.cluster, b.cluster));
   const prunes = prunesOf(report);
   const total = [...deployments, ...agents].reduce(
@@ -97,6 +97,13 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
         `| ${markdownCell(d.cluster)} | ${markdownCell(d.bundle)} | ${d.created} | ${d.updated} | ${d.replaced} | ${d.deleted} | ${shortId(report.before[d.key]?.deploymentId)} | ${d.pruned ? "pruned" : shortId(after.get(d.key))} |`,
       );
     }
+    out.push("");
+  }
+  // Hooks run as Helm runs them around the release, apart from the objects the set keeps.
+  const hooked = deployments.filter((d) => d.hooks?.length);
+  if (hooked.length) {
+    out.push("### Helm hooks that run", "", "| cluster | bundle | hooks, in order |", "|---|---|---|");
+    for (const d of hooked) out.push(`| ${markdownCell(d.cluster)} | ${markdownCell(d.bundle)} | ${d.hooks!.map((h) => markdownCell(h)).join("<br>")} |`);
     out.push("");
   }
   if (agents.length) {

@@ -6,7 +6,7 @@ import { healthChecksInput } from "../config/health-checks";
 import { kubernetesEventsInput } from "../config/notifications";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
-import { clusterNamespacesOf, desiredObjects, pairSpecOf } from "./objects";
+import { clusterNamespacesOf, desiredHooks, desiredObjects, pairSpecOf } from "./objects";
 import { Ground } from "./ground";
 import { deploymentKey, parseBundleRef } from "../model/keys";
 import { deploymentRecord } from "./records";
@@ -33,6 +33,7 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
   const rendered = r.rendered.get(e)!;
   const nsNames = new Set(at.namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
   const objects = desiredObjects(e, rendered);
+  const hookObjects = [...(rendered.hooks?.keys() ?? [])].map((manifest) => ({ manifest }));
   const account = got.accounts.userOf.get(e);
   const commit = g.commitOf(e.gitRepo);
   const revision = r.unchanged.has(e) ? (r.lastRevisions.get(e) ?? 1) : (r.lastRevisions.get(e) ?? 0) + 1;
@@ -47,13 +48,14 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
       ...(holds.rollouts.gates.get(e) ?? []).map(deploymentKey),
     ],
     ...(account ? { account } : {}),
-    clusterNamespaces: clusterNamespacesOf(objects, nsNames),
+    // A hook creates its object where it says, as the set does: the setup's namespaces first.
+    clusterNamespaces: clusterNamespacesOf([...objects, ...hookObjects], nsNames),
     ...(g.secrets.get(e.cluster)?.some((s) => s.gitRepo === e.gitRepo) ? { afterOperatorSecrets: true as const } : {}),
-    ...(objects.some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === g.agentOwned(e.cluster))
+    ...([...objects, ...hookObjects].some((o) => o.manifest.metadata.namespace && o.manifest.metadata.namespace === g.agentOwned(e.cluster))
       ? { inAgentNamespace: true as const }
       : {}),
     spec: {
-      ...pairSpecOf(e, objects, rendered.secret),
+      ...pairSpecOf(e, objects, rendered.secret, desiredHooks(e, rendered)),
       ...healthChecksInput(g.config.healthChecks),
       ...kubernetesEventsInput(g.config.notifications, e),
     },

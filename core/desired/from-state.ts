@@ -6,7 +6,7 @@ import { K8sObject } from "../model/k8s-object";
 import { determineStyle } from "../bundles/read";
 import { Bundle } from "../bundles/types";
 import { comparePatchPointers } from "../render/compare-patches";
-import { RenderedDeployment } from "../render/deployments";
+import { HookRun, RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
 import { DeployedBundle } from "./facts";
 import { bundleRef, deploymentKey } from "../model/keys";
@@ -45,8 +45,11 @@ export function deployedAsBefore(
       continue;
     const bundle = byRef.get(bundleRef(e))!;
     const manifests = objects.map((o) => o.manifest);
+    // Its hooks as its inputs hold them (manifests as JSON text, ownership labels applied, as rendered).
+    const hooks = new Map((held!.spec?.hooks ?? []).map(({ manifest, ...run }): [K8sObject, HookRun] => [JSON.parse(manifest) as K8sObject, run]));
     out.set(e, {
-      objects: manifests,
+      objects: [...manifests, ...hooks.keys()],
+      ...(hooks.size ? { hooks } : {}),
       style: determineStyle(bundle.files, e.options).kind,
       warnings: [...(bundle.warnings ?? [])],
       chartCrds: new Set(),

@@ -10,7 +10,7 @@ import { RenderedDeployment } from "../render/deployments";
 import { withoutApiIgnored } from "../render/api-ignored";
 import { Owner, withOwnership } from "./labels";
 import { ownerLabels } from "./ownership";
-import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairSpec, pairObjectKey, pairObjects } from "../model/pair";
+import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairHook, PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { optionsCarried } from "../model/schema/pair-spec";
 import { deletePolicyOf, RETAIN_REASONS, retainCode } from "./delete-policy";
 
@@ -59,7 +59,7 @@ const CRD_KIND = "CustomResourceDefinition";
  */
 export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment): DesiredObject[] {
   const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
-  const objects = rendered.objects;
+  const objects = rendered.hooks ? rendered.objects.filter((o) => !rendered.hooks!.has(o)) : rendered.objects;
   const ordered = [
     ...objects.filter((o) => o.kind === CRD_KIND),
     ...objects.filter((o) => o.kind === "Namespace"),
@@ -77,8 +77,23 @@ export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment): 
   });
 }
 
+/**
+ * The deployment's Helm hooks as its pair runs them (tools/fleet-provider hooks.go), in the render's
+ * order, each with the ownership labels its objects carry: a hook only ever replaces an object that
+ * carries them.
+ */
+export function desiredHooks(entry: PlanEntry, rendered: RenderedDeployment): PairHook[] {
+  if (!rendered.hooks) return [];
+  const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
+  return rendered.objects.flatMap((obj) => {
+    const run = rendered.hooks!.get(obj);
+    if (!run) return [];
+    return [{ ...run, manifest: JSON.stringify(withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration)) }];
+  });
+}
+
 /** Clusters' namespaces the objects are in: the BundleDeployment waits for the Cluster to create them. */
-export function clusterNamespacesOf(objects: DesiredObject[], clusterNamespaces: ReadonlySet<string>): string[] {
+export function clusterNamespacesOf(objects: { manifest: K8sObject }[], clusterNamespaces: ReadonlySet<string>): string[] {
   const own = new Set(objects.filter((o) => o.manifest.kind === "Namespace").map((o) => o.manifest.metadata.name));
   return [...new Set(objects.map((o) => o.manifest.metadata.namespace).filter((ns): ns is string => !!ns && !own.has(ns) && clusterNamespaces.has(ns)))].sort();
 }
@@ -89,8 +104,9 @@ export function clusterNamespacesOf(objects: DesiredObject[], clusterNamespaces:
  * that still carry the deployment's owner labels are deleted.
  * What it adopts of an earlier version's resources is the migration's (core/migrate/adoptions.ts).
  */
-export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], secretSet?: boolean): PairSpec {
+export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], secretSet?: boolean, hooks: PairHook[] = []): PairSpec {
   const secrets = objects.filter((o) => o.manifest.kind === "Secret");
+  const hookTimeout = entry.options.helm?.timeoutSeconds;
   return {
     deploymentId: entry.deploymentId,
     objects: pairObjects(objects.filter((o) => o.manifest.kind !== "Secret")),
@@ -101,6 +117,9 @@ export function pairSpecOf(entry: PlanEntry, objects: DesiredObject[], secretSet
     // The whole set is a secret (types.ts DesiredDeployment.secret): the provider withholds its messages.
     ...(secretSet ? { secretSet: true } : {}),
     timeoutSeconds: timeoutSecondsOf(entry),
+    // Present only with hooks, and their timeout only when helm.timeoutSeconds is set: without it Fleet's
+    // agent waits for nothing before the post hooks, and each hook gets Helm's 30 seconds.
+    ...(hooks.length ? { hooks, ...(hookTimeout ? { hookTimeoutSeconds: hookTimeout } : {}) } : {}),
     // helm.force, correctDrift.enabled...: the schema's fields that carry an option (core/model/schema/pair-spec.ts).
     ...optionsCarried(entry.options),
     ...(entry.paused ? { paused: true } : {}),

@@ -3,7 +3,7 @@
  * pair, as the provider in tools/fleet-provider reads and writes them (spec.go). Plain values: core
  * builds them, components/ registers them, automation/ reads the outputs.
  */
-import { DELETE_POLICY, HEALTH_CHECK, PAIR_OBJECT, PAIR_SPEC } from "./schema/pair-spec";
+import { DELETE_POLICY, HEALTH_CHECK, PAIR_HOOK, PAIR_OBJECT, PAIR_SPEC } from "./schema/pair-spec";
 import type { Shape } from "./schema/describe";
 import { contentDigest, objectDigest } from "./content-digest";
 
@@ -15,6 +15,9 @@ export type PairState = "Ready" | "NotReady" | "WaitApplied" | "ErrApplied" | "M
 
 /** One rendered object and why a prune would leave it on the cluster ("" or absent: it is deleted). */
 export type PairObject = Shape<typeof PAIR_OBJECT>;
+
+/** A Helm hook the pair runs at its phases (tools/fleet-provider hooks.go): its manifest as JSON text. */
+export type PairHook = Shape<typeof PAIR_HOOK>;
 
 /** How the pair deletes: the one value its apply and its deletion obey. */
 export type DeletePolicy = Shape<typeof DELETE_POLICY>;

@@ -21,8 +21,13 @@ import { LookupAnswer, LookupKey, Renderer, RenderResult } from "../model/render
 import { RenderContext, renderRequest } from "./render-request";
 
 export interface RenderedDeployment {
-  /** CRDs from the chart's crds/ first, then the rendered objects (hooks included, see below). */
+  /**
+   * CRDs from the chart's crds/ first, then the rendered objects, then the hooks: every check of a
+   * rendered object (names, namespaces, owners) checks a hook too, which creates an object as well.
+   */
   objects: K8sObject[];
+  /** Which of the objects are Helm hooks, and when they run (see HOOK_EVENTS): run by the pair, never part of its set. */
+  hooks?: Map<K8sObject, HookRun>;
   style: "helm" | "kustomize" | "yaml";
   /** What Fleet does silently and is said here: skipped files, empty overlays, hooks. */
   warnings: string[];
@@ -43,12 +48,52 @@ export interface RenderedDeployment {
 }
 
 /**
- * Hooks: Helm runs pre/post-install and pre/post-upgrade hooks around an install; the engine has no
- * such phase, so they are deployed with the other objects (a hook Job runs once when created).
- * Test hooks (`helm test`) are never run by Fleet and are left out; delete and rollback hooks have no
- * moment here and are left out. Each is a warning naming the hook.
+ * Hooks: the pair runs install, upgrade and delete hooks as Helm runs them around its release
+ * (tools/fleet-provider hooks.go). Test hooks (`helm test`) are never run by Fleet, and rollback hooks
+ * only by a Helm rollback, which no run here is: both are left out, each a warning naming the hook, as
+ * is an event or delete policy Helm does not know (Helm skips them too).
  */
-const DEPLOYED_HOOK_EVENTS = new Set(["pre-install", "post-install", "pre-upgrade", "post-upgrade"]);
+export const HOOK_EVENTS = ["pre-install", "post-install", "pre-upgrade", "post-upgrade", "pre-delete", "post-delete"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+const HOOK_DELETE_POLICIES = ["before-hook-creation", "hook-succeeded", "hook-failed"] as const;
+export type HookDeletePolicy = (typeof HOOK_DELETE_POLICIES)[number];
+
+/** When a hook runs: its events, its weight (helm.sh/hook-weight), its delete policies (absent: Helm's default, before-hook-creation). */
+export interface HookRun {
+  events: HookEvent[];
+  weight: number;
+  deletePolicies?: HookDeletePolicy[];
+}
+
+const isOneOf =
+  <T extends string>(values: readonly T[]) =>
+  (v: string): v is T =>
+    (values as readonly string[]).includes(v);
+
+/** A rendered hook as the pair runs it, or why it is left out (or what of it is). */
+function hookRunOf(h: { events: string[]; weight: number; deletePolicies: string[] | null }, what: string): { run?: HookRun; warnings: string[] } {
+  const events = h.events.filter(isOneOf(HOOK_EVENTS));
+  const policies = (h.deletePolicies ?? []).filter(isOneOf(HOOK_DELETE_POLICIES));
+  const warnings: string[] = [];
+  const skipped = h.events.filter((e) => !events.includes(e as HookEvent));
+  if (skipped.length) {
+    const why = skipped.map((e) =>
+      e === "test"
+        ? "Fleet never runs test hooks"
+        : e.endsWith("-rollback")
+          ? `${e} runs only on a Helm rollback, which no run is`
+          : `${JSON.stringify(e)} is not a Helm hook event`,
+    );
+    warnings.push(`hook ${what}: ${events.length ? `${skipped.join(", ")} left out` : "left out"}: ${why.join("; ")}`);
+  }
+  const unknown = (h.deletePolicies ?? []).filter((p) => !policies.includes(p as HookDeletePolicy));
+  if (unknown.length)
+    warnings.push(
+      `hook ${what}: helm.sh/hook-delete-policy ${unknown.map((p) => JSON.stringify(p)).join(", ")} is not one Helm knows: ignored, as Helm ignores it`,
+    );
+  if (!events.length) return { warnings };
+  return { run: { events, weight: h.weight, ...(policies.length ? { deletePolicies: policies } : {}) }, warnings };
+}
 
 /**
  * `render` runs the request (fleet-render's sandbox; core/desired/facts.ts). A render that fails after
@@ -165,16 +210,13 @@ function withNamespaces(
 ): Omit<RenderedDeployment, "style" | "ignoredFields"> {
   const warnings = [...(r.warnings ?? [])];
   const hooks: K8sObject[] = [];
+  const runs: HookRun[] = [];
   for (const h of r.hooks ?? []) {
-    const what = `${h.object.kind} ${h.object.metadata?.name} (helm.sh/hook: ${h.events.join(",")})`;
-    if (h.events.some((ev) => DEPLOYED_HOOK_EVENTS.has(ev))) {
-      hooks.push(h.object as K8sObject);
-      warnings.push(`hook ${what} is deployed as an ordinary object: the engine has no install phases to run it in`);
-    } else {
-      warnings.push(
-        `hook ${what} is left out: ${h.events.includes("test") ? "Fleet never runs test hooks" : "delete and rollback hooks have no moment in a pulumi up"}`,
-      );
-    }
+    const { run, warnings: said } = hookRunOf(h, `${h.object.kind} ${h.object.metadata?.name} (helm.sh/hook: ${h.events.join(",")})`);
+    warnings.push(...said);
+    if (!run) continue;
+    hooks.push(h.object as K8sObject);
+    runs.push(run);
   }
   const chartCrds = (r.crds ?? []) as K8sObject[];
   const all = [...chartCrds, ...(r.objects ?? []), ...hooks] as K8sObject[];
@@ -216,7 +258,13 @@ function withNamespaces(
     }
     return placed;
   });
-  return { objects, warnings, chartCrds: new Set(objects.slice(0, chartCrds.length)) };
+  const firstHook = objects.length - hooks.length;
+  return {
+    objects,
+    warnings,
+    chartCrds: new Set(objects.slice(0, chartCrds.length)),
+    ...(runs.length ? { hooks: new Map(runs.map((run, i) => [objects[firstHook + i], run])) } : {}),
+  };
 }
 
 /**

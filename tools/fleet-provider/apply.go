@@ -64,6 +64,16 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st
 	}
+	// Helm's hooks around a new release of the pair (hooks.go): a failed pre hook applies nothing.
+	hooks := hooksDue(st, spec)
+	pre, post, failedPre, failedPost := hookEvents(st)
+	if hooks {
+		if err := runHooks(ctx, rm, spec, pre); err != nil {
+			st.State, st.Messages = StateErrApplied, hookLines(failedPre, err)
+			return st
+		}
+	}
+	previous = withHooksKept(previous, spec.Hooks)
 	desired := inventoryOf(objects)
 	opts := applyOptions(spec, takeOverFields)
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
@@ -104,6 +114,19 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		st.State, st.Messages = StateErrApplied, failed
 		return st
 	}
+	// Without helm.timeoutSeconds Fleet's agent waits for nothing, so its post hooks run right after the
+	// apply; with it, after the set is ready.
+	runPost := func() bool {
+		if err := runHooks(ctx, rm, spec, post); err != nil {
+			st.State, st.Messages = StateErrApplied, hookLines(failedPost, err)
+			return false
+		}
+		st.HooksRunFor = spec.DeploymentID
+		return true
+	}
+	if hooks && spec.HookTimeoutSeconds == 0 && !runPost() {
+		return st
+	}
 	if spec.TimeoutSeconds > 0 {
 		wait := ssa.WaitOptions{Interval: waitInterval, Timeout: time.Duration(spec.TimeoutSeconds) * time.Second}
 		set := waitSet(cs.ToObjMetadataSet(), rules)
@@ -111,6 +134,9 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 			st.State, st.Messages = StateNotReady, notReady(ctx, rm, set, err, wait.Timeout, rules)
 			return st
 		}
+	}
+	if hooks && spec.HookTimeoutSeconds > 0 && !runPost() {
+		return st
 	}
 	st.State = StateReady
 	return st
@@ -371,9 +397,16 @@ func propagation(p string) (metav1.DeletionPropagation, error) {
 // deletePair removes the pair: every inventory entry without a retain reason. An error (the pair
 // stays in the state, so nothing is orphaned) names each object that could not be deleted.
 func deletePair(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) error {
+	// Helm's uninstall: pre-delete hooks (a failure deletes nothing), the objects, post-delete hooks.
+	if err := runHooks(ctx, rm, olds.Spec, hookPreDelete); err != nil {
+		return fmt.Errorf("deleting the bundle deployment: %w", err)
+	}
 	prune := planPrune(olds.Inventory, olds.set(), nil)
 	if _, msgs := deleteObjects(ctx, rm, prune.Delete, olds.DeletePolicy, timeoutOf(olds.Spec)); len(msgs) > 0 {
 		return fmt.Errorf("deleting the bundle deployment: %s", strings.Join(msgs, "; "))
+	}
+	if err := runHooks(ctx, rm, olds.Spec, hookPostDelete); err != nil {
+		return fmt.Errorf("deleting the bundle deployment: %w", err)
 	}
 	return nil
 }

@@ -98,7 +98,21 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 			return st
 		}
 	}
-	prune := planPrune(st.Inventory, previous, set)
+	// Hooks are written beside the set (what a hook would create), never pruned with it.
+	for _, h := range spec.Hooks {
+		if len(h.Events) == 0 {
+			continue
+		}
+		hook, err := phaseHooks([]Hook{h}, h.Events[0])
+		if err == nil {
+			err = writeManifest(dir, hook[0].obj.Object)
+		}
+		if err != nil {
+			st.State, st.Messages = StateErrApplied, []string{err.Error()}
+			return st
+		}
+	}
+	prune := planPrune(st.Inventory, withHooksKept(previous, spec.Hooks), set)
 	for _, id := range prune.Delete {
 		removeRendered(dir, previous[id.Key()].identity(id.Key()))
 	}

@@ -247,7 +247,7 @@ func pairOwnPanic(prev *Outputs, apply func() Status) (st Status) {
 func previewOutputs(inputs *structpb.Struct, urn string, messages []string) *structpb.Struct {
 	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(inputs.GetFields())+1)}
 	for k, v := range inputs.GetFields() {
-		if k != "objects" && k != "secretObjects" && k != "adopt" {
+		if k != "objects" && k != "secretObjects" && k != "adopt" && k != "hooks" {
 			out.Fields[k] = v
 		}
 	}

@@ -92,6 +92,8 @@ type Status struct {
 	Retained []string `json:"retained"`
 	// A refresh only: the keys of the objects that drifted or are missing (state Modified).
 	Drifted []string `json:"drifted,omitempty"`
+	// The deploymentID whose Helm hooks all ran (hooks.go hooksDue): an apply of another runs them.
+	HooksRunFor string `json:"hooksRunFor,omitempty"`
 	// A setup only: the namespaces the API server refused, with its words, for the pairs that need them.
 	Refused map[string]string `json:"refused,omitempty"`
 }
@@ -132,7 +134,7 @@ type Outputs struct {
 // inputs hold. A second copy in the outputs doubled the state, and the engine deep-copies, serializes
 // and sends every resource's inputs and outputs in each of its events (most of a large preview's CPU).
 func recorded(o Outputs) Outputs {
-	o.Objects, o.SecretObjects, o.Adopt = nil, nil, nil
+	o.Objects, o.SecretObjects, o.Adopt, o.Hooks = nil, nil, nil, nil
 	return o
 }
 

@@ -74,6 +74,25 @@ const GATE = describe({
   fields: { name: { type: text, doc: "" }, state: { type: text, doc: "" } },
 });
 
+/** A Helm hook of the set (helm.sh/hook): run at its phase of the pair's apply or deletion, never part of the set (hooks.go). */
+export const PAIR_HOOK = describe({
+  name: "Hook",
+  doc: "Hook is one Helm hook object and when it runs, as Helm's release holds it (helm.sh/hook, -weight, -delete-policy).",
+  fields: {
+    events: {
+      type: list(oneOf(["pre-install", "post-install", "pre-upgrade", "post-upgrade", "pre-delete", "post-delete"])),
+      doc: "The phases it runs at (helm.sh/hook); test and rollback hooks are left out when rendered.",
+    },
+    weight: { type: int, goOmitEmpty: true, doc: "helm.sh/hook-weight: hooks of a phase run by weight, then by name." },
+    deletePolicies: {
+      type: list(oneOf(["before-hook-creation", "hook-succeeded", "hook-failed"])),
+      optional: true,
+      doc: "helm.sh/hook-delete-policy; absent: before-hook-creation, as Helm.",
+    },
+    manifest: { type: text, doc: "The object as JSON text, owner labels applied." },
+  },
+});
+
 const objects = map(struct(PAIR_OBJECT));
 
 export const PAIR_SPEC = describe({
@@ -152,6 +171,18 @@ export const PAIR_SPEC = describe({
       goPointer: true,
       diff: "none",
       doc: "Kubernetes Events on the cluster when the pair's state changes (events.go); absent: none. Never diffed: turning Events on or off applies nothing, it takes effect at the pair's next apply or refresh.",
+    },
+    hooks: {
+      type: list(struct(PAIR_HOOK)),
+      optional: true,
+      diff: "diff",
+      doc: "The set's Helm hooks, in the release's order: run as Helm runs them around an install, an upgrade or an uninstall (hooks.go), never applied or pruned with the set. Absent when the bundle has none.",
+    },
+    hookTimeoutSeconds: {
+      type: int,
+      optional: true,
+      diff: "diff",
+      doc: "How long each hook may take to be ready: helm.timeoutSeconds, else Helm's 30 seconds (its status watcher's default, which Fleet's agent leaves in place). Present only with hooks.",
     },
     waitFor: {
       type: list(struct(GATE)),

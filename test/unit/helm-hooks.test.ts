@@ -1,0 +1,101 @@
+/**
+ * Helm hooks (core/render/deployments.ts, core/desired/objects.ts desiredHooks): a chart's install,
+ * upgrade and delete hooks leave the pair's set and become its `hooks` input, which the provider runs at
+ * their phases (tools/fleet-provider hooks.go; live: its live_hooks_test.go and test/e2e/helm-hooks.test.ts).
+ * Test and rollback hooks, unknown events and delete policies are left out, each said. Real git, the
+ * real renderer, fake facts.
+ */
+import { expect } from "chai";
+import { StackConfig } from "../../core/config/stack";
+import { desiredState } from "../../core/desired/state";
+import { PairHook } from "../../core/model/pair";
+import { fakeFacts } from "../support/fake-facts";
+import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
+import { deployedAfter } from "../support/deployed-after";
+
+const cacheRoot = tempDir("pf-cache-");
+
+function fleetOf(repo: string): StackConfig {
+  return {
+    file: "stacks/Pulumi.test.yaml",
+    fleetVersion: "0.13.1",
+    agent: { apiServerURL: "https://fleet.example.com" },
+    renderDir: "/tmp/pulumi-fleet-render",
+    clusterGroups: [],
+    clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
+    gitRepos: [gitRepoConfig({ name: "t", repo, paths: ["chart"], targets: [{ clusterSelector: {} }] })],
+  };
+}
+
+const hook = (kind: string, name: string, annotations: Record<string, string>) =>
+  `apiVersion: ${kind === "Job" ? "batch/v1" : "v1"}\nkind: ${kind}\nmetadata:\n  name: ${name}\n  annotations: ${JSON.stringify(annotations)}\n` +
+  (kind === "Job" ? "spec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: j, image: busybox}]}\n" : "data: {k: v}\n");
+
+const CHART = (fleetYaml: string) => ({
+  "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+  "chart/fleet.yaml": fleetYaml,
+  "chart/templates/app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata: {k: v}\n",
+  "chart/templates/migrate.yaml": hook("Job", "migrate", {
+    "helm.sh/hook": "pre-install,pre-upgrade",
+    "helm.sh/hook-weight": "5",
+    "helm.sh/hook-delete-policy": "hook-succeeded,before-hook-creation",
+  }),
+  "chart/templates/seed.yaml": hook("ConfigMap", "seed", { "helm.sh/hook": "post-upgrade,test", "helm.sh/hook-delete-policy": "whenever" }),
+  "chart/templates/goodbye.yaml": hook("ConfigMap", "goodbye", { "helm.sh/hook": "pre-delete" }),
+  "chart/templates/smoke.yaml": hook("Job", "smoke", { "helm.sh/hook": "test" }),
+  "chart/templates/back.yaml": hook("ConfigMap", "back", { "helm.sh/hook": "pre-rollback" }),
+});
+
+const parsed = (h: PairHook) => ({
+  ...h,
+  manifest: JSON.parse(h.manifest) as { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } },
+});
+
+describe("Helm hooks become the pair's hooks, run at their phases (core/render/deployments.ts)", function () {
+  this.timeout(120_000);
+
+  it("install, upgrade and delete hooks leave the set for `hooks`, placed and labelled as the set; test and rollback hooks are left out, said", async () => {
+    const repo = new TestRepo(CHART("defaultNamespace: web\n"));
+    const s = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
+    expect(s.failures).to.deep.equal([]);
+    const [d] = s.deployments;
+    expect(Object.keys(d.spec.objects)).to.deep.equal(["/ConfigMap/web/app"]);
+    const hooks = d.spec.hooks!.map(parsed);
+    expect(hooks.map((h) => [h.manifest.kind, h.manifest.metadata.name, h.events, h.weight, h.deletePolicies])).to.have.deep.members([
+      ["Job", "migrate", ["pre-install", "pre-upgrade"], 5, ["hook-succeeded", "before-hook-creation"]],
+      ["ConfigMap", "seed", ["post-upgrade"], 0, undefined],
+      ["ConfigMap", "goodbye", ["pre-delete"], 0, undefined],
+    ]);
+    const labels = (d.objects[0].manifest.metadata.labels ?? {}) as Record<string, string>;
+    expect(Object.keys(labels).length).to.be.greaterThan(0);
+    for (const h of hooks) {
+      expect(h.manifest.metadata.namespace, h.manifest.metadata.name).to.equal("web");
+      expect(h.manifest.metadata.labels, h.manifest.metadata.name).to.include(labels);
+    }
+    expect(d.spec.hookTimeoutSeconds).to.equal(undefined);
+    expect(d.warnings.filter((w) => w.includes(": hook ")).map((w) => w.replace("bundle t-chart on cluster c1: ", ""))).to.have.members([
+      "hook ConfigMap seed (helm.sh/hook: post-upgrade,test): test left out: Fleet never runs test hooks",
+      'hook ConfigMap seed (helm.sh/hook: post-upgrade,test): helm.sh/hook-delete-policy "whenever" is not one Helm knows: ignored, as Helm ignores it',
+      "hook Job smoke (helm.sh/hook: test): left out: Fleet never runs test hooks",
+      "hook ConfigMap back (helm.sh/hook: pre-rollback): left out: pre-rollback runs only on a Helm rollback, which no run is",
+    ]);
+  });
+
+  it("helm.timeoutSeconds is each hook's timeout; a bundle without hooks registers no hook field", async () => {
+    const repo = new TestRepo(CHART("defaultNamespace: web\nhelm:\n  timeoutSeconds: 90\n"));
+    const [d] = (await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot })).deployments;
+    expect(d.spec.hookTimeoutSeconds).to.equal(90);
+    expect(d.spec.timeoutSeconds).to.equal(90);
+    const plain = new TestRepo({ "chart/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {k: v}\n" });
+    const [p] = (await desiredState(fleetOf(plain.url()), fakeFacts(), { cacheRoot })).deployments;
+    expect(p.spec).not.to.have.any.keys("hooks", "hookTimeoutSeconds");
+  });
+
+  it("an unchanged deployment taken from the state keeps its hooks exactly", async () => {
+    const repo = new TestRepo(CHART("defaultNamespace: web\n"));
+    const first = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
+    const { previous, deployed } = deployedAfter(first);
+    const again = await desiredState(fleetOf(repo.url()), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
+    expect(again.deployments[0].spec).to.deep.equal(first.deployments[0].spec);
+  });
+});

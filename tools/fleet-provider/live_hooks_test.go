@@ -1,0 +1,233 @@
+//go:build live
+
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// hookSpec is a pair's spec with its set and its hooks.
+func hookSpec(t *testing.T, deploymentID string, set []map[string]any, hooks ...Hook) Spec {
+	spec := specOf(deploymentID, set...)
+	spec.Hooks = hooks
+	return spec
+}
+
+// liveHook is a hook of the manifest, with the owner labels.
+func liveHook(t *testing.T, m map[string]any, weight int, policies []string, events ...string) Hook {
+	t.Helper()
+	m["metadata"].(map[string]any)["labels"] = labelsOf(owner)
+	text, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Hook{Events: events, Weight: weight, DeletePolicies: policies, Manifest: string(text)}
+}
+
+func hookConfigMap(ns, name string) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": ns}, "data": map[string]any{"k": "v"}}
+}
+
+// hookJob is a Job whose one pod exits with the code (kwok plays it: automation/clusters/kwok-stages.yaml pod-exit).
+func hookJob(ns, name string, exit int) map[string]any {
+	return map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"backoffLimit": 0,
+			"template": map[string]any{
+				"metadata": map[string]any{"annotations": map[string]any{"pulumi-fleet.test/exit": strconv.Itoa(exit)}},
+				"spec": map[string]any{
+					"restartPolicy": "Never",
+					"containers":    []any{map[string]any{"name": "run", "image": "busybox"}},
+				},
+			},
+		},
+	}
+}
+
+// createdAt is the object's resourceVersion as a number: etcd's revision when it was last written, so
+// objects written once compare in the order they were created.
+func createdAt(t *testing.T, apiVersion, kind, ns, name string) int {
+	t.Helper()
+	u := liveObject(t, apiVersion, kind, ns, name)
+	if u == nil {
+		t.Fatalf("%s %s/%s is not there", kind, ns, name)
+	}
+	n, err := strconv.Atoi(u.GetResourceVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestLiveHooksRunAtTheirPhasesByWeightAndOncePerRelease(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	set := []map[string]any{liveConfigMap(ns, "app", map[string]any{"k": "1"})}
+	hooks := []Hook{
+		liveHook(t, hookConfigMap(ns, "a-late"), 1, nil, hookPreInstall),
+		liveHook(t, hookConfigMap(ns, "z-early"), -1, nil, hookPreInstall),
+		liveHook(t, hookJob(ns, "migrate", 0), 0, []string{hookSucceeded}, hookPreInstall, hookPreUpgrade),
+		liveHook(t, hookConfigMap(ns, "post"), 0, nil, hookPostInstall),
+		liveHook(t, hookConfigMap(ns, "upgraded"), 0, nil, hookPreUpgrade),
+	}
+	first := applied(t, live, nil, hookSpec(t, "h-1", set, hooks...))
+	mustBeReady(t, first)
+	order := []int{
+		createdAt(t, "v1", "ConfigMap", ns, "z-early"),
+		createdAt(t, "v1", "ConfigMap", ns, "a-late"),
+		createdAt(t, "v1", "ConfigMap", ns, "app"),
+		createdAt(t, "v1", "ConfigMap", ns, "post"),
+	}
+	for i := 1; i < len(order); i++ {
+		if order[i-1] >= order[i] {
+			t.Fatalf("pre-install hooks by weight (z-early, a-late), the set, then post-install: revisions %v", order)
+		}
+	}
+	if liveObject(t, "batch/v1", "Job", ns, "migrate") != nil {
+		t.Fatal("the Job hook completed and its policy (hook-succeeded) deletes it")
+	}
+	if liveObject(t, "v1", "ConfigMap", ns, "upgraded") != nil {
+		t.Fatal("a pre-upgrade-only hook ran at the install")
+	}
+	if first.HooksRunFor != "h-1" || len(first.Inventory) != 1 {
+		t.Fatalf("hooks run for %q, inventory %v: want h-1, the set's one object (hooks are never in it)", first.HooksRunFor, first.Inventory)
+	}
+
+	// The same release again (a readiness retry): no hook runs.
+	again := applied(t, live, first, hookSpec(t, "h-1", set, hooks...))
+	mustBeReady(t, again)
+	if liveObject(t, "v1", "ConfigMap", ns, "upgraded") != nil {
+		t.Fatal("a retry of the same release ran the upgrade hooks")
+	}
+	before := liveObject(t, "v1", "ConfigMap", ns, "z-early").GetUID()
+
+	// A new release: an upgrade; the install hooks stay as they are (Helm never deletes a hook by itself).
+	upgraded := applied(t, live, again, hookSpec(t, "h-2", set, hooks...))
+	mustBeReady(t, upgraded)
+	if liveObject(t, "v1", "ConfigMap", ns, "upgraded") == nil || upgraded.HooksRunFor != "h-2" {
+		t.Fatalf("the pre-upgrade hook did not run (hooks run for %q)", upgraded.HooksRunFor)
+	}
+	if liveObject(t, "v1", "ConfigMap", ns, "z-early").GetUID() != before {
+		t.Fatal("an install hook ran at the upgrade")
+	}
+
+	// Deleted as Helm's uninstall: the hooks stay, the set goes.
+	if err := deletePair(t.Context(), live, *upgraded); err != nil {
+		t.Fatal(err)
+	}
+	if liveObject(t, "v1", "ConfigMap", ns, "z-early") == nil {
+		t.Fatal("deleting the pair deleted a hook")
+	}
+}
+
+func TestLiveFailedHookFailsThePairBeforeItsSetWithHelmsWords(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	set := []map[string]any{liveConfigMap(ns, "app", map[string]any{"k": "1"})}
+	spec := hookSpec(t, "f-1", set, liveHook(t, hookJob(ns, "check", 1), 0, []string{hookFailed}, hookPreInstall))
+	got := applied(t, live, nil, spec)
+	want := "failed pre-install: resource Job/" + ns + "/check not ready. status: Failed, message: Job Failed. failed: 1/1"
+	if got.State != StateErrApplied || len(got.Messages) != 1 || got.Messages[0] != want {
+		t.Fatalf("state %s, messages %q: want ErrApplied, %q", got.State, got.Messages, want)
+	}
+	if liveObject(t, "v1", "ConfigMap", ns, "app") != nil || len(got.Inventory) != 0 || got.HooksRunFor != "" {
+		t.Fatal("a failed pre-install hook applied the set")
+	}
+	if liveObject(t, "batch/v1", "Job", ns, "check") != nil {
+		t.Fatal("the failed hook's policy (hook-failed) deletes it")
+	}
+}
+
+func TestLiveHookNeverReplacesAnotherOwnersObject(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	theirs := hookConfigMap(ns, "shared")
+	if err := live.Client().Create(t.Context(), manifestObject(theirs)); err != nil {
+		t.Fatal(err)
+	}
+	uid := liveObject(t, "v1", "ConfigMap", ns, "shared").GetUID()
+	got := applied(t, live, nil, hookSpec(t, "o-1", nil, liveHook(t, hookConfigMap(ns, "shared"), 0, nil, hookPreInstall)))
+	if got.State != StateErrApplied || len(got.Messages) != 1 || !strings.Contains(got.Messages[0], "without this bundle deployment's label") {
+		t.Fatalf("state %s, messages %q: want ErrApplied naming the missing owner label", got.State, got.Messages)
+	}
+	if liveObject(t, "v1", "ConfigMap", ns, "shared").GetUID() != uid {
+		t.Fatal("another owner's object was replaced by a hook")
+	}
+}
+
+func TestLiveDeleteHooksRunAroundTheUninstall(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	set := []map[string]any{liveConfigMap(ns, "app", map[string]any{"k": "1"})}
+	spec := hookSpec(t, "d-1", set,
+		liveHook(t, hookConfigMap(ns, "pre-delete"), 0, nil, hookPreDelete),
+		liveHook(t, hookConfigMap(ns, "post-delete"), 0, nil, hookPostDelete))
+	deployed := applied(t, live, nil, spec)
+	mustBeReady(t, deployed)
+	if liveObject(t, "v1", "ConfigMap", ns, "pre-delete") != nil {
+		t.Fatal("a delete hook ran at the install")
+	}
+	appAt := createdAt(t, "v1", "ConfigMap", ns, "app")
+	if err := deletePair(t.Context(), live, *deployed); err != nil {
+		t.Fatal(err)
+	}
+	pre, post := createdAt(t, "v1", "ConfigMap", ns, "pre-delete"), createdAt(t, "v1", "ConfigMap", ns, "post-delete")
+	if !(appAt < pre && pre < post) {
+		t.Fatalf("pre-delete then post-delete after the install: revisions app %d, pre %d, post %d", appAt, pre, post)
+	}
+	if u := liveObject(t, "v1", "ConfigMap", ns, "app"); u != nil && u.GetDeletionTimestamp() == nil {
+		t.Fatal("the set was not deleted")
+	}
+}
+
+func TestLiveFailedPreDeleteHookDeletesNothing(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	set := []map[string]any{liveConfigMap(ns, "app", map[string]any{"k": "1"})}
+	deployed := applied(t, live, nil, hookSpec(t, "p-1", set, liveHook(t, hookJob(ns, "guard", 1), 0, nil, hookPreDelete)))
+	mustBeReady(t, deployed)
+	err := deletePair(t.Context(), live, *deployed)
+	if err == nil || !strings.Contains(err.Error(), "resource Job/"+ns+"/guard not ready. status: Failed") {
+		t.Fatalf("got %v: want the hook's failure", err)
+	}
+	if u := liveObject(t, "v1", "ConfigMap", ns, "app"); u == nil || u.GetDeletionTimestamp() != nil {
+		t.Fatal("a failed pre-delete hook let the set be deleted")
+	}
+}
+
+// hookPod is a Pod that kwok keeps Running: a hook that never finishes.
+func hookPod(ns, name string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"restartPolicy": "Never", "containers": []any{map[string]any{"name": "run", "image": "busybox"}}},
+	}
+}
+
+func TestLiveHookTimesOutWithinItsTimeout(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	spec := hookSpec(t, "t-1", nil, liveHook(t, hookPod(ns, "slow"), 0, nil, hookPreInstall))
+	spec.HookTimeoutSeconds = 2
+	got := applied(t, live, nil, spec)
+	want := "failed pre-install: resource Pod/" + ns + "/slow not ready. status: InProgress, message: pod slow is in progress; context deadline exceeded"
+	if got.State != StateErrApplied || len(got.Messages) != 1 || got.Messages[0] != want {
+		t.Fatalf("state %s, messages %q: want ErrApplied, %q", got.State, got.Messages, want)
+	}
+}
+
+func TestLiveHookPhaseBoundedWhateverItsHooksAsk(t *testing.T) {
+	t.Setenv(maxHookPhaseEnv, "2")
+	ns := liveNamespace(t)
+	spec := hookSpec(t, "b-1", nil, liveHook(t, hookPod(ns, "slow"), 0, nil, hookPreInstall))
+	spec.HookTimeoutSeconds = 600
+	got := applied(t, live, nil, spec)
+	if got.State != StateErrApplied || len(got.Messages) != 1 || !strings.HasPrefix(got.Messages[0], "failed pre-install: the pre-install hooks together ran past PULUMI_FLEET_MAX_HOOK_SECONDS (2s): ") {
+		t.Fatalf("state %s, messages %q: want ErrApplied naming the bound", got.State, got.Messages)
+	}
+}
