@@ -209,12 +209,6 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
     }
   }
   const warnings = fy.unhonoured.map((w) => `${fleetYamlRel}: ${w}`);
-  if (options.helm?.valuesFiles?.length && !readsValuesFiles(options.helm)) {
-    warnings.push(
-      `${fleetYamlRel}: helm.valuesFiles: ${JSON.stringify(options.helm.valuesFiles)} is not read, as in Fleet: Fleet reads top-level valuesFiles ` +
-        "only when helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)",
-    );
-  }
   try {
     if (options.helm && readsValuesFiles(options.helm)) options.helm = withValuesFiles(checkout, rel, options.helm, valuesDocs);
     for (const [i, t] of customizations.entries()) if (t.helm) customizations[i] = { ...t, helm: withValuesFiles(checkout, rel, t.helm, valuesDocs) };
@@ -236,6 +230,8 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
   // (so `values/prod.yaml` also leaves out a `prod.yaml` at the bundle's top).
   const valuesFiles = [...valuesFilesOf(options.helm), ...customizations.flatMap((t) => valuesFilesOf(t.helm))];
   const exclude = [fleetYamlName, ...valuesFiles, ...valuesFiles.map((vf) => path.posix.basename(vf))].filter((x): x is string => !!x);
+  if (options.helm?.valuesFiles?.length && !readsValuesFiles(options.helm))
+    warnings.push(`${fleetYamlRel}: ${unreadValuesFiles(options.helm.valuesFiles, exclude)}`);
   const chartSources: ChartSource[] = [
     ...(options.helm ? [{ helm: options.helm, field: "helm" }] : []),
     ...customizations.flatMap((t) => (t.helm ? [{ helm: t.helm, field: `targetCustomizations[${t.name}].helm` }] : [])),
@@ -329,4 +325,27 @@ function hasResources(b: Bundle): boolean {
 
 function cleanRel(p: string): string {
   return p.replace(/^\.\/+/, "").replace(/\/+$/, "") || ".";
+}
+
+/**
+ * The warning for top-level valuesFiles Fleet does not read (no helm.chart or helm.repo), saying of each
+ * file what Fleet's ignoreApplyConfigs does with it: a file whose path within the bundle is a listed
+ * name as written, or the base name of one, is left out of the bundle; another (`./v/prod.yaml` is
+ * neither `v/prod.yaml` nor `prod.yaml`) stays in it, as in Fleet.
+ */
+function unreadValuesFiles(listed: string[], exclude: string[]): string {
+  const kept = listed.filter((vf) => !exclude.includes(path.posix.normalize(vf)));
+  const leftOut = listed.filter((vf) => !kept.includes(vf));
+  const fate = [
+    ...(leftOut.length
+      ? [
+          `${leftOut.length === listed.length ? "the files are" : `${JSON.stringify(leftOut)} ${leftOut.length > 1 ? "are" : "is"}`} still left out of the bundle`,
+        ]
+      : []),
+    ...(kept.length ? [`${JSON.stringify(kept)} ${kept.length > 1 ? "stay" : "stays"} in it (Fleet leaves out only a path as written or a base name)`] : []),
+  ];
+  return (
+    `helm.valuesFiles: ${JSON.stringify(listed)} is not read, as in Fleet: Fleet reads top-level valuesFiles only when helm.chart or helm.repo is set, ` +
+    `so their values are not merged, and ${fate.join("; ")} (set helm.chart: . to merge them)`
+  );
 }

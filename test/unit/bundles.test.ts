@@ -158,6 +158,16 @@ describe("bundle reader (Fleet rules, real git)", () => {
       'fleet.yaml: helm.valuesFiles: ["extra.yaml"] is not read, as in Fleet: Fleet reads top-level valuesFiles only when ' +
         "helm.chart or helm.repo is set, so their values are not merged, and the files are still left out of the bundle (set helm.chart: . to merge them)",
     ]);
+    // What ignoreApplyConfigs leaves out is said file by file: `./v/prod.yaml` is neither `v/prod.yaml` nor `prod.yaml`, so it stays.
+    const [mixed] = await bundlesOf({ ...chart, "v/prod.yaml": "replicaCount: 9\n", "fleet.yaml": "helm:\n  valuesFiles: [extra.yaml, ./v/prod.yaml]\n" });
+    expect(mixed.files.map((f) => f.name))
+      .to.include("v/prod.yaml")
+      .and.not.to.include("extra.yaml");
+    expect(mixed.warnings).to.deep.equal([
+      'fleet.yaml: helm.valuesFiles: ["extra.yaml","./v/prod.yaml"] is not read, as in Fleet: Fleet reads top-level valuesFiles only when ' +
+        'helm.chart or helm.repo is set, so their values are not merged, and ["extra.yaml"] is still left out of the bundle; ["./v/prod.yaml"] stays in it ' +
+        "(Fleet leaves out only a path as written or a base name) (set helm.chart: . to merge them)",
+    ]);
     // Not read, so not refused either: a missing file is no error in Fleet.
     const [missing] = await bundlesOf({ ...chart, "fleet.yaml": "helm:\n  valuesFiles: [missing.yaml]\n" });
     expect(missing.warnings).to.have.length(1);
