@@ -87,8 +87,10 @@ export function desiredHooks(entry: PlanEntry, rendered: RenderedDeployment): Pa
   const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
   return rendered.objects.flatMap((obj) => {
     const run = rendered.hooks!.get(obj);
-    if (!run) return [];
-    return [{ ...run, manifest: JSON.stringify(withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration)) }];
+    // keepResources: Fleet's agent then deletes only the release's history, running no delete hook.
+    const events = entry.options.keepResources ? run?.events.filter((e) => e !== "pre-delete" && e !== "post-delete") : run?.events;
+    if (!run || !events?.length) return [];
+    return [{ ...run, events, manifest: JSON.stringify(withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration)) }];
   });
 }
 

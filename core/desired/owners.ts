@@ -36,7 +36,9 @@ function ownersInState(contested: { cluster: string; object: K8sObject }[], prio
   for (const [key, d] of prior.deployed ?? []) {
     const record = prior.records?.[key];
     if (!record) continue;
-    for (const o of d.objects) {
+    // Its hooks' objects are its own too, though not in its set (a hook-succeeded hook is gone between runs).
+    const hooks = (d.spec?.hooks ?? []).map((h) => ({ manifest: JSON.parse(h.manifest) as K8sObject }));
+    for (const o of [...d.objects, ...hooks]) {
       const k = claimKey(record.cluster, o.manifest);
       if (wanted.has(k)) owners.set(k, { gitRepo: record.gitRepo, bundle: record.bundle });
     }

@@ -58,11 +58,11 @@ export type HookEvent = (typeof HOOK_EVENTS)[number];
 const HOOK_DELETE_POLICIES = ["before-hook-creation", "hook-succeeded", "hook-failed"] as const;
 export type HookDeletePolicy = (typeof HOOK_DELETE_POLICIES)[number];
 
-/** When a hook runs: its events, its weight (helm.sh/hook-weight), its delete policies (absent: Helm's default, before-hook-creation). */
+/** When a hook runs: its events, its weight (helm.sh/hook-weight), its delete policies as Helm keeps them (absent: Helm's default, before-hook-creation). */
 export interface HookRun {
   events: HookEvent[];
   weight: number;
-  deletePolicies?: HookDeletePolicy[];
+  deletePolicies?: string[];
 }
 
 const isOneOf =
@@ -73,7 +73,7 @@ const isOneOf =
 /** A rendered hook as the pair runs it, or why it is left out (or what of it is). */
 function hookRunOf(h: { events: string[]; weight: number; deletePolicies: string[] | null }, what: string): { run?: HookRun; warnings: string[] } {
   const events = h.events.filter(isOneOf(HOOK_EVENTS));
-  const policies = (h.deletePolicies ?? []).filter(isOneOf(HOOK_DELETE_POLICIES));
+  const policies = h.deletePolicies ?? [];
   const warnings: string[] = [];
   const skipped = h.events.filter((e) => !events.includes(e as HookEvent));
   if (skipped.length) {
@@ -86,10 +86,11 @@ function hookRunOf(h: { events: string[]; weight: number; deletePolicies: string
     );
     warnings.push(`hook ${what}: ${events.length ? `${skipped.join(", ")} left out` : "left out"}: ${why.join("; ")}`);
   }
-  const unknown = (h.deletePolicies ?? []).filter((p) => !policies.includes(p as HookDeletePolicy));
+  const unknown = policies.filter((p) => !isOneOf(HOOK_DELETE_POLICIES)(p));
   if (unknown.length)
     warnings.push(
-      `hook ${what}: helm.sh/hook-delete-policy ${unknown.map((p) => JSON.stringify(p)).join(", ")} is not one Helm knows: ignored, as Helm ignores it`,
+      `hook ${what}: helm.sh/hook-delete-policy ${unknown.map((p) => JSON.stringify(p)).join(", ")} is not one Helm knows: it deletes nothing, ` +
+        "and, as in Helm, a policy given replaces the default (before-hook-creation)",
     );
   if (!events.length) return { warnings };
   return { run: { events, weight: h.weight, ...(policies.length ? { deletePolicies: policies } : {}) }, warnings };

@@ -63,7 +63,7 @@ describe("Helm hooks become the pair's hooks, run at their phases (core/render/d
     const hooks = d.spec.hooks!.map(parsed);
     expect(hooks.map((h) => [h.manifest.kind, h.manifest.metadata.name, h.events, h.weight, h.deletePolicies])).to.have.deep.members([
       ["Job", "migrate", ["pre-install", "pre-upgrade"], 5, ["hook-succeeded", "before-hook-creation"]],
-      ["ConfigMap", "seed", ["post-upgrade"], 0, undefined],
+      ["ConfigMap", "seed", ["post-upgrade"], 0, ["whenever"]],
       ["ConfigMap", "goodbye", ["pre-delete"], 0, undefined],
     ]);
     const labels = (d.objects[0].manifest.metadata.labels ?? {}) as Record<string, string>;
@@ -75,7 +75,7 @@ describe("Helm hooks become the pair's hooks, run at their phases (core/render/d
     expect(d.spec.hookTimeoutSeconds).to.equal(undefined);
     expect(d.warnings.filter((w) => w.includes(": hook ")).map((w) => w.replace("bundle t-chart on cluster c1: ", ""))).to.have.members([
       "hook ConfigMap seed (helm.sh/hook: post-upgrade,test): test left out: Fleet never runs test hooks",
-      'hook ConfigMap seed (helm.sh/hook: post-upgrade,test): helm.sh/hook-delete-policy "whenever" is not one Helm knows: ignored, as Helm ignores it',
+      'hook ConfigMap seed (helm.sh/hook: post-upgrade,test): helm.sh/hook-delete-policy "whenever" is not one Helm knows: it deletes nothing, and, as in Helm, a policy given replaces the default (before-hook-creation)',
       "hook Job smoke (helm.sh/hook: test): left out: Fleet never runs test hooks",
       "hook ConfigMap back (helm.sh/hook: pre-rollback): left out: pre-rollback runs only on a Helm rollback, which no run is",
     ]);
@@ -91,11 +91,22 @@ describe("Helm hooks become the pair's hooks, run at their phases (core/render/d
     expect(p.spec).not.to.have.any.keys("hooks", "hookTimeoutSeconds");
   });
 
-  it("an unchanged deployment taken from the state keeps its hooks exactly", async () => {
+  it("an unchanged deployment taken from the state keeps its hooks as the state holds them", async () => {
     const repo = new TestRepo(CHART("defaultNamespace: web\n"));
     const first = await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot });
     const { previous, deployed } = deployedAfter(first);
     const again = await desiredState(fleetOf(repo.url()), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
     expect(again.deployments[0].spec).to.deep.equal(first.deployments[0].spec);
+    // Taken from the state, not rendered again: a weight only the state holds comes through.
+    const held = deployed.get(first.deployments[0].key)!;
+    held.spec = { ...held.spec!, hooks: held.spec!.hooks!.map((h) => ({ ...h, weight: h.weight + 100 })) };
+    const fromState = await desiredState(fleetOf(repo.url()), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
+    expect(fromState.deployments[0].spec.hooks!.map((h) => h.weight)).to.have.members([105, 100, 100]);
+  });
+
+  it("keepResources runs no delete hook (Fleet's agent then deletes only the release's history)", async () => {
+    const repo = new TestRepo(CHART("defaultNamespace: web\nkeepResources: true\n"));
+    const [d] = (await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot })).deployments;
+    expect(d.spec.hooks!.map((h) => parsed(h).manifest.metadata.name)).to.have.members(["migrate", "seed"]);
   });
 });

@@ -67,6 +67,7 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	// Helm's hooks around a new release of the pair (hooks.go): a failed pre hook applies nothing.
 	hooks := hooksDue(st, spec)
 	pre, post, failedPre, failedPost := hookEvents(st)
+	st.Released = true
 	if hooks {
 		if err := runHooks(ctx, rm, spec, pre); err != nil {
 			st.State, st.Messages = StateErrApplied, hookLines(failedPre, err)
@@ -123,6 +124,10 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		}
 		st.HooksRunFor = spec.DeploymentID
 		return true
+	}
+	if !hooks && len(spec.Hooks) > 0 {
+		// Not a new release (or one an earlier version deployed): its hooks count as run for it.
+		st.HooksRunFor = spec.DeploymentID
 	}
 	if hooks && spec.HookTimeoutSeconds == 0 && !runPost() {
 		return st
@@ -397,16 +402,23 @@ func propagation(p string) (metav1.DeletionPropagation, error) {
 // deletePair removes the pair: every inventory entry without a retain reason. An error (the pair
 // stays in the state, so nothing is orphaned) names each object that could not be deleted.
 func deletePair(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) error {
-	// Helm's uninstall: pre-delete hooks (a failure deletes nothing), the objects, post-delete hooks.
-	if err := runHooks(ctx, rm, olds.Spec, hookPreDelete); err != nil {
-		return fmt.Errorf("deleting the bundle deployment: %w", err)
+	// Helm's uninstall: pre-delete hooks (a failure deletes nothing), the objects, post-delete hooks;
+	// none for a pair that never had a release (held at a gate, paused, refused before its first apply).
+	hooks := released(olds.Status)
+	if hooks {
+		if err := runHooks(ctx, rm, olds.Spec, hookPreDelete); err != nil {
+			return fmt.Errorf("deleting the bundle deployment: %w", err)
+		}
 	}
 	prune := planPrune(olds.Inventory, olds.set(), nil)
 	if _, msgs := deleteObjects(ctx, rm, prune.Delete, olds.DeletePolicy, timeoutOf(olds.Spec)); len(msgs) > 0 {
 		return fmt.Errorf("deleting the bundle deployment: %s", strings.Join(msgs, "; "))
 	}
+	if !hooks {
+		return nil
+	}
 	if err := runHooks(ctx, rm, olds.Spec, hookPostDelete); err != nil {
-		return fmt.Errorf("deleting the bundle deployment: %w", err)
+		return fmt.Errorf("deleting the bundle deployment: its objects are deleted, then: %w", err)
 	}
 	return nil
 }

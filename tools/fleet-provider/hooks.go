@@ -5,14 +5,17 @@ package main
 // first under its before-hook-creation policy (the default), created, and waited for (a Job until it
 // completes, a Pod until it succeeds, anything else at once, as Helm's hook status readers judge them);
 // the first that fails stops the phase, deleted if its policy says hook-failed; when all succeed, those
-// whose policy says hook-succeeded are deleted, last first. Hooks are never part of the set: not in the
-// inventory, never pruned, never deleted with the pair (Helm keeps them with no release).
+// whose policy says hook-succeeded are deleted, last first. A hook is created by a server-side apply, as
+// Helm v4 does in Fleet's agent (an object of its name that is this pair's is updated in place). Hooks
+// are never part of the set: not in the inventory, never pruned, never deleted with the pair (Helm keeps
+// them with no release).
 //
 // Stricter than Helm, because a GitRepo is a team's boundary: a hook carries the pair's owner labels,
-// and an object of the hook's name without them (another owner's) is never deleted or replaced; the
+// and an object of the hook's name without them (another owner's) is never deleted or written; the
 // hook fails instead. Helm's before-hook-creation delete does not wait for the object to go when the
-// agent waits for nothing (no helm.timeoutSeconds) and so may meet "already exists"; here it waits,
-// within the hook's timeout.
+// agent waits for nothing (no helm.timeoutSeconds); here it waits, within the hook's timeout. Helm
+// watches a hook, this polls it: a Job the TTL controller deletes once it finished
+// (ttlSecondsAfterFinished) counts as done when it is gone, any other hook gone before it finished fails.
 
 import (
 	"bytes"
@@ -84,6 +87,7 @@ func (h hookRun) name() string {
 }
 
 func (h hookRun) policy(p string) bool {
+	// Helm's default when none is given; a policy it does not know counts as given (and deletes nothing).
 	if len(h.DeletePolicies) == 0 {
 		return p == hookBeforeCreation
 	}
@@ -115,9 +119,10 @@ func phaseHooks(hooks []Hook, event string) ([]hookRun, error) {
 	return out, nil
 }
 
-// hookTimeout is each hook's wait: helm.timeoutSeconds when set, else Helm's default.
-func hookTimeout(spec Spec) time.Duration {
-	if spec.HookTimeoutSeconds > 0 {
+// hookTimeout is each hook's wait: helm.timeoutSeconds when set, else Helm's default; a delete hook
+// always Helm's default (Fleet's agent uninstalls without a timeout: deleteByRelease).
+func hookTimeout(spec Spec, event string) time.Duration {
+	if spec.HookTimeoutSeconds > 0 && event != hookPreDelete && event != hookPostDelete {
 		return time.Duration(spec.HookTimeoutSeconds) * time.Second
 	}
 	return defaultHookTimeout
@@ -130,8 +135,7 @@ func runHooks(ctx context.Context, rm *ssa.ResourceManager, spec Spec, event str
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	c := rm.Client()
-	timeout := hookTimeout(spec)
+	timeout := hookTimeout(spec, event)
 	owner := spec.DeletePolicy.OwnerLabels
 	bound, err := maxHookPhase()
 	if err != nil {
@@ -139,34 +143,69 @@ func runHooks(ctx context.Context, rm *ssa.ResourceManager, spec Spec, event str
 	}
 	phase, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	err = runPhase(phase, c, hooks, event, timeout, owner)
+	err = runPhase(phase, ctx, rm, hooks, event, timeout, owner)
 	if err != nil && ctx.Err() == nil && phase.Err() != nil {
 		return fmt.Errorf("the %s hooks together ran past %s (%s): %w", event, maxHookPhaseEnv, bound, err)
 	}
 	return err
 }
 
-func runPhase(ctx context.Context, c client.Client, hooks []hookRun, event string, timeout time.Duration, owner map[string]string) error {
+// runPhase runs the hooks within ctx (the phase's bound); their clean-up after a failure runs on
+// outer, so a phase that ran out of time still deletes what its policies say.
+func runPhase(ctx, outer context.Context, rm *ssa.ResourceManager, hooks []hookRun, event string, timeout time.Duration, owner map[string]string) error {
+	c := rm.Client()
 	for i, h := range hooks {
 		if h.policy(hookBeforeCreation) {
 			if err := deleteHook(ctx, c, h, owner, timeout, true); err != nil {
 				return err
 			}
 		}
-		if err := c.Create(ctx, h.obj.DeepCopy()); err != nil {
+		if err := applyHook(ctx, rm, h, owner); err != nil {
 			return fmt.Errorf("warning: Hook %s %s failed: %w", event, h.name(), err)
 		}
 		if err := waitHook(ctx, c, h, timeout); err != nil {
 			// Helm deletes the failed hook under hook-failed, and the ones before it under hook-succeeded;
 			// the hook's own error is the one told.
+			cleanup, cancel := context.WithTimeout(outer, timeout)
+			defer cancel()
 			if h.policy(hookFailed) {
-				_ = deleteHook(ctx, c, h, owner, timeout, false)
+				_ = deleteHook(cleanup, c, h, owner, timeout, false)
 			}
-			_ = deleteSucceeded(ctx, c, hooks[:i], owner, timeout)
+			_ = deleteSucceeded(cleanup, c, hooks[:i], owner, timeout)
 			return err
 		}
 	}
 	return deleteSucceeded(ctx, c, hooks, owner, timeout)
+}
+
+// applyHook creates the hook, or updates the object of its name when it is this pair's (a CRD hook, one
+// a policy left behind), by a server-side apply as Helm v4's client does; another owner's is refused.
+func applyHook(ctx context.Context, rm *ssa.ResourceManager, h hookRun, owner map[string]string) error {
+	if _, err := ownLive(ctx, rm.Client(), h, owner); err != nil {
+		return err
+	}
+	_, err := rm.Apply(ctx, h.obj.DeepCopy(), ssa.DefaultApplyOptions())
+	return err
+}
+
+// ownLive reads the object of the hook's name: nil when there is none; an error when it lacks one of
+// the pair's owner labels (another owner's object, never touched by a hook).
+func ownLive(ctx context.Context, c client.Client, h hookRun, owner map[string]string) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(h.obj.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(h.obj), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("hook %s: reading it: %w", h.name(), err)
+	}
+	labels := live.GetLabels()
+	for k, v := range owner {
+		if labels[k] != v {
+			return nil, fmt.Errorf("hook %s: an object of that name is there without this bundle deployment's label %s=%s: it is not deleted or written", h.name(), k, v)
+		}
+	}
+	return live, nil
 }
 
 // deleteSucceeded deletes, last first, the hooks whose policy says hook-succeeded.
@@ -187,21 +226,11 @@ func deleteHook(ctx context.Context, c client.Client, h hookRun, owner map[strin
 	if h.obj.GetKind() == "CustomResourceDefinition" {
 		return nil
 	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(h.obj.GroupVersionKind())
-	key := client.ObjectKey{Namespace: h.obj.GetNamespace(), Name: h.obj.GetName()}
-	if err := c.Get(ctx, key, live); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("hook %s: reading it before deleting it: %w", h.name(), err)
+	live, err := ownLive(ctx, c, h, owner)
+	if err != nil || live == nil {
+		return err
 	}
-	labels := live.GetLabels()
-	for k, v := range owner {
-		if labels[k] != v {
-			return fmt.Errorf("hook %s: an object of that name is there without this bundle deployment's label %s=%s: it is not deleted or replaced", h.name(), k, v)
-		}
-	}
+	key := client.ObjectKeyFromObject(h.obj)
 	if err := c.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptr(live.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("hook %s: deleting it: %w", h.name(), err)
 	}
@@ -231,14 +260,22 @@ func waitHook(ctx context.Context, c client.Client, h hookRun, timeout time.Dura
 		return nil
 	}
 	deadline := deadlineOf(ctx, timeout)
-	key := client.ObjectKey{Namespace: h.obj.GetNamespace(), Name: h.obj.GetName()}
+	key := client.ObjectKeyFromObject(h.obj)
+	_, ttl, _ := unstructured.NestedFieldNoCopy(h.obj.Object, "spec", "ttlSecondsAfterFinished")
 	for {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(h.obj.GroupVersionKind())
 		status, message := "InProgress", ""
-		if err := c.Get(ctx, key, live); err != nil {
+		err := c.Get(ctx, key, live)
+		switch {
+		case apierrors.IsNotFound(err) && kind == "Job" && ttl:
+			// Only a finished Job is deleted by the TTL controller: it completed between two polls.
+			return nil
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("resource %s/%s/%s was deleted before it finished", kind, key.Namespace, key.Name)
+		case err != nil:
 			status, message = "Unknown", err.Error()
-		} else {
+		default:
 			status, message = hookStatus(live)
 		}
 		switch status {
@@ -268,7 +305,7 @@ func hookStatus(u *unstructured.Unstructured) (string, string) {
 		case "Failed":
 			return "Failed", fmt.Sprintf("pod %s failed", u.GetName())
 		}
-		return "InProgress", fmt.Sprintf("pod %s is in progress", u.GetName())
+		return "InProgress", "Pod in progress"
 	}
 	parallelism := nestedInt(u, 1, "spec", "parallelism")
 	completions := nestedInt(u, parallelism, "spec", "completions")
@@ -329,20 +366,35 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 func ptr[T any](v T) *T { return &v }
 
-// hookEvents are the events of a pair's apply: an install before its first successful apply, else an
-// upgrade (Fleet's agent installs a release it does not find, and upgrades one it does).
+// hookEvents are the events of a pair's apply: an install when no release was ever attempted, else an
+// upgrade (Fleet's agent installs a release it does not find and upgrades one it does, a failed one
+// included: a failed install is retried as an upgrade).
 func hookEvents(st Status) (pre, post, failedPre, failedPost string) {
-	if st.Revision == 0 {
+	if !released(st) {
 		return hookPreInstall, hookPostInstall, "failed pre-install: ", "failed post-install: "
 	}
 	return hookPreUpgrade, hookPostUpgrade, "pre-upgrade hooks failed: ", "post-upgrade hooks failed: "
 }
 
+// released: the pair has a release, as Helm would: an install or upgrade was attempted (Released), or
+// an earlier version of this provider applied it (it kept no such mark) or one took it over (adopt).
+func released(st Status) bool {
+	return st.Released || st.Revision > 0 || len(st.Inventory) > 0
+}
+
 // hooksDue: this apply is a new release of the pair (its deploymentID's hooks have not all run), so
 // Helm would install or upgrade and run the hooks; a retry of a release whose hooks ran (a readiness
-// retry, drift put back) runs none, as Fleet's agent does not upgrade an unchanged release.
+// retry, drift put back) runs none, as Fleet's agent does not upgrade an unchanged release. A pair an
+// earlier version deployed (which applied hooks as objects and kept no mark) runs them at its next new
+// deploymentID only; one taken over from per-object resources, not before its next one either.
 func hooksDue(st Status, spec Spec) bool {
-	return len(spec.Hooks) > 0 && st.HooksRunFor != spec.DeploymentID
+	if len(spec.Hooks) == 0 || st.HooksRunFor == spec.DeploymentID {
+		return false
+	}
+	if !st.Released && released(st) {
+		return st.Revision > 0 && st.AppliedDeploymentID != spec.DeploymentID
+	}
+	return true
 }
 
 // withHooksKept marks, among the last set's objects, those that are hooks now (an earlier version

@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,7 +78,7 @@ func TestHookStatusAsHelmsReadersJudgeJobsAndPods(t *testing.T) {
 		{job(map[string]any{"conditions": []any{map[string]any{"type": "Failed", "status": "False"}}}), "InProgress", "Job in progress"},
 		{&unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "p"}, "status": map[string]any{"phase": "Succeeded"}}}, "Current", "pod p succeeded"},
 		{&unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "p"}, "status": map[string]any{"phase": "Failed"}}}, "Failed", "pod p failed"},
-		{&unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "p"}, "status": map[string]any{"phase": "Running"}}}, "InProgress", "pod p is in progress"},
+		{&unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "p"}, "status": map[string]any{"phase": "Running"}}}, "InProgress", "Pod in progress"},
 	}
 	for i, c := range cases {
 		if s, w := hookStatus(c.obj); s != c.status || w != c.words {
@@ -96,6 +100,58 @@ func TestHooksRunOncePerReleaseAsInstallThenUpgrade(t *testing.T) {
 	}
 	if pre, post, _, _ := hookEvents(Status{Revision: 3}); pre != hookPreUpgrade || post != hookPostUpgrade {
 		t.Fatalf("applied before: an upgrade, got %s/%s", pre, post)
+	}
+	if pre, _, _, _ := hookEvents(Status{Released: true}); pre != hookPreUpgrade {
+		t.Fatalf("a failed install is retried as an upgrade (Helm finds the failed release), got %s", pre)
+	}
+	// An earlier version's pair (hooks applied as objects, no mark): hooks run at its next new deploymentID only.
+	earlier := Status{Revision: 2, AppliedDeploymentID: "d2", Inventory: []InventoryID{{Kind: "ConfigMap", Name: "a"}}}
+	if hooksDue(earlier, spec) {
+		t.Fatal("an earlier version's pair at the same deploymentID runs no hook")
+	}
+	if !hooksDue(earlier, Spec{DeploymentID: "d3", Hooks: spec.Hooks}) {
+		t.Fatal("an earlier version's pair at a new deploymentID runs its hooks")
+	}
+	if hooksDue(Status{Inventory: earlier.Inventory}, spec) {
+		t.Fatal("a pair taken over from per-object resources runs no hook at its takeover")
+	}
+	if !hooksDue(Status{Released: true, Revision: 1, AppliedDeploymentID: "d2"}, spec) {
+		t.Fatal("a release whose post hooks failed (applied, hooks not all run) runs them again")
+	}
+}
+
+func TestRenderModeWritesHooksApartByEventAndRemovesThoseGone(t *testing.T) {
+	dir := t.TempDir()
+	migrate := hookOf(t, "Job", "migrate", 0, hookPreInstall, hookPreUpgrade)
+	goodbye := hookOf(t, "Job", "goodbye", 0, hookPreDelete)
+	if err := renderHooks(dir, nil, []Hook{migrate, goodbye}); err != nil {
+		t.Fatal(err)
+	}
+	files := func() []string {
+		var out []string
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, _ error) error {
+			if !d.IsDir() {
+				rel, _ := filepath.Rel(dir, p)
+				out = append(out, rel)
+			}
+			return nil
+		})
+		sort.Strings(out)
+		return out
+	}
+	got := files()
+	if len(got) != 3 || !strings.HasPrefix(got[0], "hooks/pre-delete/1-manifest/") || !strings.HasPrefix(got[1], "hooks/pre-install/1-manifest/") || !strings.HasPrefix(got[2], "hooks/pre-upgrade/1-manifest/") {
+		t.Fatalf("got %v: want each hook under hooks/<event>/, once per event", got)
+	}
+	if err := renderHooks(dir, []Hook{migrate, goodbye}, []Hook{migrate}); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(); len(got) != 2 || strings.Contains(strings.Join(got, " "), "pre-delete") {
+		t.Fatalf("got %v: the dropped hook's file is removed", got)
+	}
+	unrenderPair(dir, Outputs{Spec: Spec{Hooks: []Hook{migrate}}})
+	if got := files(); len(got) != 0 {
+		t.Fatalf("got %v: a deleted pair's hook files go with it", got)
 	}
 }
 

@@ -215,7 +215,7 @@ func TestLiveHookTimesOutWithinItsTimeout(t *testing.T) {
 	spec := hookSpec(t, "t-1", nil, liveHook(t, hookPod(ns, "slow"), 0, nil, hookPreInstall))
 	spec.HookTimeoutSeconds = 2
 	got := applied(t, live, nil, spec)
-	want := "failed pre-install: resource Pod/" + ns + "/slow not ready. status: InProgress, message: pod slow is in progress; context deadline exceeded"
+	want := "failed pre-install: resource Pod/" + ns + "/slow not ready. status: InProgress, message: Pod in progress; context deadline exceeded"
 	if got.State != StateErrApplied || len(got.Messages) != 1 || got.Messages[0] != want {
 		t.Fatalf("state %s, messages %q: want ErrApplied, %q", got.State, got.Messages, want)
 	}
@@ -230,4 +230,69 @@ func TestLiveHookPhaseBoundedWhateverItsHooksAsk(t *testing.T) {
 	if got.State != StateErrApplied || len(got.Messages) != 1 || !strings.HasPrefix(got.Messages[0], "failed pre-install: the pre-install hooks together ran past PULUMI_FLEET_MAX_HOOK_SECONDS (2s): ") {
 		t.Fatalf("state %s, messages %q: want ErrApplied naming the bound", got.State, got.Messages)
 	}
+}
+
+func TestLiveHookLeftByItsPolicyIsAppliedAgainNotRefused(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	// hook-failed alone: a hook that succeeded stays; the next release applies it again (Helm v4's
+	// server-side apply), where a plain create would meet "already exists".
+	hook := func(version string) Hook {
+		m := hookConfigMap(ns, "kept")
+		m["data"] = map[string]any{"version": version}
+		return liveHook(t, m, 0, []string{hookFailed}, hookPreInstall, hookPreUpgrade)
+	}
+	first := applied(t, live, nil, hookSpec(t, "k-1", nil, hook("1")))
+	mustBeReady(t, first)
+	second := applied(t, live, first, hookSpec(t, "k-2", nil, hook("2")))
+	mustBeReady(t, second)
+	if got := dataOf(t, ns, "kept")["version"]; got != "2" {
+		t.Fatalf("the hook left by its policy holds version %v, want 2", got)
+	}
+}
+
+func TestLiveFailedInstallIsRetriedAsAnUpgrade(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	spec := func(exit int) Spec {
+		return hookSpec(t, "r-1", []map[string]any{liveConfigMap(ns, "app", map[string]any{"k": "1"})},
+			liveHook(t, hookJob(ns, "gate", exit), 0, []string{hookBeforeCreation, hookSucceeded}, hookPreInstall, hookPreUpgrade),
+			liveHook(t, hookConfigMap(ns, "installed"), 0, nil, hookPostInstall),
+			liveHook(t, hookConfigMap(ns, "upgraded"), 0, nil, hookPostUpgrade))
+	}
+	failed := applied(t, live, nil, spec(1))
+	if failed.State != StateErrApplied || !failed.Released {
+		t.Fatalf("state %s, released %v: want ErrApplied, a release attempted", failed.State, failed.Released)
+	}
+	retried := applied(t, live, failed, spec(0))
+	mustBeReady(t, retried)
+	if liveObject(t, "v1", "ConfigMap", ns, "installed") != nil || liveObject(t, "v1", "ConfigMap", ns, "upgraded") == nil {
+		t.Fatal("the retry of a failed install ran install hooks, not upgrade hooks (Helm upgrades a failed release)")
+	}
+}
+
+func TestLiveNeverReleasedPairRunsNoDeleteHook(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	spec := hookSpec(t, "n-1", []map[string]any{liveConfigMap(ns, "app", map[string]any{"k": "1"})}, liveHook(t, hookConfigMap(ns, "goodbye"), 0, nil, hookPreDelete))
+	spec.WaitFor = []Gate{{Name: "other", State: StateNotReady}}
+	held := applied(t, live, nil, spec)
+	if held.State != StateWaitApplied || held.Released {
+		t.Fatalf("state %s, released %v: want WaitApplied, no release", held.State, held.Released)
+	}
+	if err := deletePair(t.Context(), live, *held); err != nil {
+		t.Fatal(err)
+	}
+	if liveObject(t, "v1", "ConfigMap", ns, "goodbye") != nil {
+		t.Fatal("a pair that never had a release ran its pre-delete hook")
+	}
+}
+
+func TestLiveJobDeletedByItsTTLCountsAsDone(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	job := hookJob(ns, "brief", 0)
+	job["spec"].(map[string]any)["ttlSecondsAfterFinished"] = 0
+	got := applied(t, live, nil, hookSpec(t, "ttl-1", nil, liveHook(t, job, 0, nil, hookPreInstall)))
+	mustBeReady(t, got)
 }

@@ -98,19 +98,13 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 			return st
 		}
 	}
-	// Hooks are written beside the set (what a hook would create), never pruned with it.
-	for _, h := range spec.Hooks {
-		if len(h.Events) == 0 {
-			continue
-		}
-		hook, err := phaseHooks([]Hook{h}, h.Events[0])
-		if err == nil {
-			err = writeManifest(dir, hook[0].obj.Object)
-		}
-		if err != nil {
-			st.State, st.Messages = StateErrApplied, []string{err.Error()}
-			return st
-		}
+	var before []Hook
+	if prev != nil {
+		before = prev.Hooks
+	}
+	if err := renderHooks(dir, before, spec.Hooks); err != nil {
+		st.State, st.Messages = StateErrApplied, []string{err.Error()}
+		return st
 	}
 	prune := planPrune(st.Inventory, withHooksKept(previous, spec.Hooks), set)
 	for _, id := range prune.Delete {
@@ -125,7 +119,17 @@ func renderPair(dir string, prev *Outputs, spec Spec) Status {
 }
 
 func writeManifest(dir string, manifest map[string]any) error {
-	path, id := renderPath(dir, manifest), identityOf(manifest)
+	if err := writeManifestAt(renderPath(dir, manifest), manifest); err != nil {
+		return err
+	}
+	// Its file under the earlier name, if that file is its own.
+	removeOwnFile(legacyRenderPath(dir, manifest), identityOf(manifest))
+	return nil
+}
+
+// writeManifestAt writes the object's file at path, unless the file there holds another object.
+func writeManifestAt(path string, manifest map[string]any) error {
+	id := identityOf(manifest)
 	if _, err := fileHolds(path, id); err != nil {
 		return err
 	}
@@ -136,12 +140,7 @@ func writeManifest(dir string, manifest map[string]any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, text, 0o644); err != nil {
-		return err
-	}
-	// Its file under the earlier name, if that file is its own.
-	removeOwnFile(legacyRenderPath(dir, manifest), id)
-	return nil
+	return os.WriteFile(path, text, 0o644)
 }
 
 // removeRendered removes the object's file, under its name and under the earlier one, only where the
@@ -160,4 +159,45 @@ func unrenderPair(dir string, olds Outputs) {
 			removeRendered(dir, o.identity(id.Key()))
 		}
 	}
+	// Its hooks' files go with it (render mode has no release to keep them for).
+	_ = renderHooks(dir, olds.Hooks, nil)
+}
+
+// renderHooks writes the pair's hooks apart from its set, each under hooks/<event>/ for every phase it
+// runs at (what that phase would create; nothing runs them), and removes the files of hooks it no
+// longer has.
+func renderHooks(dir string, before, after []Hook) error {
+	files := func(hooks []Hook) (map[string]map[string]any, error) {
+		out := map[string]map[string]any{}
+		for _, h := range hooks {
+			for _, event := range h.Events {
+				runs, err := phaseHooks([]Hook{h}, event)
+				if err != nil {
+					return nil, err
+				}
+				sub := filepath.Join(dir, "hooks", event)
+				out[renderPath(sub, runs[0].obj.Object)] = runs[0].obj.Object
+			}
+		}
+		return out, nil
+	}
+	old, err := files(before)
+	if err != nil {
+		old = nil // an unreadable earlier hook: nothing of it is removed
+	}
+	now, err := files(after)
+	if err != nil {
+		return err
+	}
+	for path, m := range old {
+		if _, kept := now[path]; !kept {
+			removeOwnFile(path, identityOf(m))
+		}
+	}
+	for path, m := range now {
+		if err := writeManifestAt(path, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }

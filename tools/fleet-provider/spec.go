@@ -94,6 +94,8 @@ type Status struct {
 	Drifted []string `json:"drifted,omitempty"`
 	// The deploymentID whose Helm hooks all ran (hooks.go hooksDue): an apply of another runs them.
 	HooksRunFor string `json:"hooksRunFor,omitempty"`
+	// An install or upgrade was attempted, as a Helm release would record (hooks.go released).
+	Released bool `json:"released,omitempty"`
 	// A setup only: the namespaces the API server refused, with its words, for the pairs that need them.
 	Refused map[string]string `json:"refused,omitempty"`
 }

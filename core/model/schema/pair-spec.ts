@@ -85,9 +85,9 @@ export const PAIR_HOOK = describe({
     },
     weight: { type: int, goOmitEmpty: true, doc: "helm.sh/hook-weight: hooks of a phase run by weight, then by name." },
     deletePolicies: {
-      type: list(oneOf(["before-hook-creation", "hook-succeeded", "hook-failed"])),
+      type: list(text),
       optional: true,
-      doc: "helm.sh/hook-delete-policy; absent: before-hook-creation, as Helm.",
+      doc: "helm.sh/hook-delete-policy as Helm keeps it: before-hook-creation, hook-succeeded, hook-failed, or one it does not know (which deletes nothing, and as any given policy replaces the default); absent: before-hook-creation.",
     },
     manifest: { type: text, doc: "The object as JSON text, owner labels applied." },
   },
