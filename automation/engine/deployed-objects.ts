@@ -136,6 +136,7 @@ export function deployedObjectsOf(resources: StateResource[]): Map<string, State
       bundle.objects = [...Object.values(spec.objects ?? {}), ...Object.values(spec.secretObjects ?? {})].map((o) => ({
         manifest: o.manifest as unknown as K8sObject,
         ...(o.retain ? { retain: o.retain } : {}),
+        ...(o.createOnly ? { createOnly: true as const } : {}),
       }));
       withNamespaces(bundle, clusterOfKey(key));
       out.set(key, bundle);

@@ -30,7 +30,18 @@ async function previewOnce(options: OperationOptions, m: RunFacts): Promise<Prev
   const state = s.planned();
   if (!state) throw new Error(`preview of stack ${options.stack} ran no plan`);
   const r = s.result(result.changeSummary);
-  const report = { stack: options.stack, groups: r.groups, before: s.before, state, unreachable: s.unreachable, facts: reportFacts(state, s.before) };
+  const deploymentWarnings = (s.desired()?.deployments ?? []).flatMap((d) =>
+    d.entry && d.warnings.length ? [{ gitRepo: d.gitRepo, bundle: d.entry.bundle, cluster: d.cluster, warnings: d.warnings }] : [],
+  );
+  const report = {
+    stack: options.stack,
+    groups: r.groups,
+    before: s.before,
+    state,
+    unreachable: s.unreachable,
+    facts: reportFacts(state, s.before),
+    deploymentWarnings,
+  };
   const notices = [await journalNotice(options), movingNote(s), await pinNotice(options)].filter((n): n is string => !!n);
   for (const n of notices) warnerOf(options)(`warning: stack ${options.stack}: ${n}`);
   const summaryMarkdown = notices.map((n) => `> **Warning:** ${n}\n\n`).join("") + renderSummaryMarkdown(report);

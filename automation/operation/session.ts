@@ -7,6 +7,7 @@ import { Migration, migrationNote } from "../../core/migrate/migrate";
 import { adoptionsFor } from "../engine/migrate-state";
 import { migratedView } from "../engine/migrate-state";
 import { DeploymentRecord } from "../../core/desired/records";
+import type { DesiredState } from "../../core/desired/types";
 import { configFromValues, FleetState } from "../../core/plan/pipeline";
 import { ClusterConfig, StackConfig } from "../../core/config/stack";
 import { unreachableClusters } from "../clusters/reachability";
@@ -51,6 +52,8 @@ export interface Session {
   agentsBefore: Record<string, AgentInfo>;
   /** The plan of the desired state the program was given: as deployed once it is computed, the checked plan if it failed after. */
   planned: () => FleetState | undefined;
+  /** The desired state the program was given, once computed. */
+  desired: () => DesiredState | undefined;
   /** How long computing the desired state the program was given took, once it has (benchmarks). */
   computeMs: () => number | undefined;
   renderMode: boolean;
@@ -209,6 +212,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     },
     agentsBefore: agentsOutput(state.outputs),
     planned: () => given?.settled?.fleet ?? given?.planned,
+    desired: () => given?.settled,
     computeMs: () => given?.computeMs,
     renderMode,
     unreachable,

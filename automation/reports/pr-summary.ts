@@ -30,6 +30,38 @@ export function bundleWarnings(state: FleetState): string[] {
   return [...new Set(lines)].sort(compare);
 }
 
+/** Clusters named per warning at most; the rest are counted. */
+const MAX_WARNING_CLUSTERS = 10;
+
+/**
+ * "GitRepo `g` bundle `b` on cluster(s) `c1`, `c2`: <warning>" for each warning a deployment has beyond
+ * its bundle's own (those are bundleWarnings'), one line per distinct warning with its clusters, sorted.
+ */
+export function deploymentWarningLines(report: PreviewReport): string[] {
+  const own = new Map(report.state.bundles.map((b) => [`${b.gitRepo}\u0000${b.name}`, new Set(b.warnings ?? [])]));
+  const clusters = new Map<string, { gitRepo: string; bundle: string; text: string; clusters: string[] }>();
+  for (const d of report.deploymentWarnings ?? []) {
+    const prefix = `bundle ${d.bundle} on cluster ${d.cluster}: `;
+    for (const w of d.warnings) {
+      if (!w.startsWith(prefix)) continue;
+      const text = w.slice(prefix.length);
+      if (own.get(`${d.gitRepo}\u0000${d.bundle}`)?.has(text)) continue;
+      const key = `${d.gitRepo}\u0000${d.bundle}\u0000${text}`;
+      (clusters.get(key) ?? clusters.set(key, { gitRepo: d.gitRepo, bundle: d.bundle, text, clusters: [] }).get(key)!).clusters.push(d.cluster);
+    }
+  }
+  const lines = [...clusters.values()].map((w) => {
+    const names = [...w.clusters].sort(compare);
+    const shown = names
+      .slice(0, MAX_WARNING_CLUSTERS)
+      .map((c) => markdownCode(c))
+      .join(", ");
+    const more = names.length > MAX_WARNING_CLUSTERS ? ` and ${names.length - MAX_WARNING_CLUSTERS} more` : "";
+    return `GitRepo ${markdownCode(w.gitRepo)} bundle ${markdownCode(w.bundle)} on cluster(s) ${shown}${more}: ${markdownText(w.text)}`;
+  });
+  return lines.sort(compare);
+}
+
 export function renderSummaryMarkdown(report: PreviewReport): string {
   const after = new Map(report.state.plan.entries.map((e) => [report.facts.keyOf(e), e.deploymentId]));
   const deployments = [...report.groups.deployments.values()].filter((d) => hasChanges(d) || d.pruned || d.hooks?.length).sort((a, b) => compare(a.key, b.key));
@@ -52,6 +84,7 @@ export function renderSummaryMarkdown(report: PreviewReport): string {
   }
   // Settings the fleet gives that are not honoured (or credentials withheld): said on every preview.
   for (const w of bundleWarnings(report.state)) out.push(`> **Warning:** ${w}`, "");
+  for (const w of deploymentWarningLines(report)) out.push(`> **Warning:** ${w}`, "");
   out.push(...failuresMarkdown(report.state.failures?.list().filter((f) => !f.held && !f.stalled) ?? []));
   out.push(...stalledMarkdown(report.state.failures?.list().filter((f) => f.stalled) ?? []));
   out.push(...heldMarkdown(report.state.failures?.list().filter((f) => f.held) ?? []));

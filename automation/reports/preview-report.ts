@@ -20,6 +20,8 @@ export interface PreviewReport {
   unreachable?: Map<string, string>;
   /** What core decided of this plan and `before` (core/desired/report-facts.ts). */
   facts: ReportFacts;
+  /** Each deployment's warnings beyond its bundle's own (a hook left out, a CRD not updated...), as core gave them. */
+  deploymentWarnings?: { gitRepo: string; bundle: string; cluster: string; warnings: string[] }[];
 }
 
 export interface Prune {

@@ -63,6 +63,12 @@ export interface GitRepoConfig extends PollingSettings {
    * `allowedTargetNamespaces`. When set, cluster-scoped objects other than those Namespaces are refused.
    */
   allowedTargetNamespaces?: string[];
+  /**
+   * A chart's crds/ are also updated at every apply (Flux's `upgrade.crds: CreateReplace`); absent
+   * (`Create`), as Helm and Fleet's agent: created when absent at the bundle's install, never updated.
+   * The operator's: a CRD is every team's on its cluster.
+   */
+  chartCrds?: "CreateReplace";
   /** fleet.yaml `overrideTargets` may reach clusters outside `targets` (Fleet's default); off, it only narrows them. */
   allowOverrideTargets?: boolean;
   /** fleet.yaml `helm.takeOwnership` is honoured (never of what another GitRepo owns); off, such a bundle is refused. */
@@ -132,6 +138,7 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     ...readPolling(f),
   };
   if (f.child("takeOwnership").bool()) g.takeOwnership = true;
+  if (f.child("chartCrds").oneOf(["Create", "CreateReplace"] as const, "Create") === "CreateReplace") g.chartCrds = "CreateReplace";
   if (f.child("allowOverrideTargets").bool()) g.allowOverrideTargets = true;
   if (f.child("allowTakeOwnership").bool()) g.allowTakeOwnership = true;
   const accounts = f.child("allowedServiceAccounts");

@@ -147,6 +147,10 @@ export const GIT_REPO_FIELDS: FieldTable = {
   paused: bool(),
   allowEmpty: bool(),
   takeOwnership: bool(),
+  chartCrds: str(
+    "a chart's crds/: Create (the default, as Helm and Fleet's agent: created when absent at the bundle's install, never updated) or CreateReplace (as Flux's upgrade.crds: also updated at every apply, before the objects that use them)",
+    ["Create", "CreateReplace"],
+  ),
   auth: obj({ sshPrivateKey: secret(), knownHosts: str(), username: str(), token: secret() }),
   caBundle: str(),
   insecureSkipTLSVerify: bool(),

@@ -6,7 +6,7 @@ import { healthChecksInput } from "../config/health-checks";
 import { kubernetesEventsInput } from "../config/notifications";
 import { RenderedDeployment } from "../render/deployments";
 import { PlanEntry } from "../targeting/plan";
-import { clusterNamespacesOf, desiredHooks, desiredObjects, pairSpecOf } from "./objects";
+import { clusterNamespacesOf, crdsNotUpgraded, desiredHooks, desiredObjects, pairSpecOf } from "./objects";
 import { Ground } from "./ground";
 import { deploymentKey, parseBundleRef } from "../model/keys";
 import { deploymentRecord } from "./records";
@@ -32,7 +32,7 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
   const key = deploymentKey(e);
   const rendered = r.rendered.get(e)!;
   const nsNames = new Set(at.namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
-  const objects = desiredObjects(e, rendered);
+  const objects = desiredObjects(e, rendered, g.config.gitRepos.find((x) => x.name === e.gitRepo)?.chartCrds);
   const hookObjects = [...(rendered.hooks?.keys() ?? [])].map((manifest) => ({ manifest }));
   const account = got.accounts.userOf.get(e);
   const commit = g.commitOf(e.gitRepo);
@@ -59,7 +59,7 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
       ...healthChecksInput(g.config.healthChecks),
       ...kubernetesEventsInput(g.config.notifications, e),
     },
-    warnings: warningsOf(e, [...rendered.warnings, ...notesOf(g, got, e, rendered)]),
+    warnings: warningsOf(e, [...rendered.warnings, ...notesOf(g, got, e, rendered), ...crdsNotUpgraded(objects, g.facts.deployed?.get(key)?.spec)]),
     objects,
     arrived: at.arrived.has(e.cluster),
     ...(rendered.secret ? { secret: true as const } : {}),

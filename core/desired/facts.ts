@@ -74,6 +74,8 @@ export interface DeployedNamespace {
 export interface DeployedObject {
   manifest: K8sObject;
   retain?: string;
+  /** A chart's crds/ object its pair only creates (PairObject.createOnly). */
+  createOnly?: true;
 }
 
 export interface JournalHooks {

@@ -52,7 +52,8 @@ export function deployedAsBefore(
       ...(hooks.size ? { hooks } : {}),
       style: determineStyle(bundle.files, e.options).kind,
       warnings: [...(bundle.warnings ?? [])],
-      chartCrds: new Set(),
+      // A chart's crds/ objects its pair only creates stay so (what chartCrds: CreateReplace makes of them is the GitRepo's now).
+      chartCrds: new Set(objects.filter((o) => o.createOnly).map((o) => o.manifest)),
       retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
       ignoredFields: new Map(
         manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length),

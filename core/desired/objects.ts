@@ -13,6 +13,7 @@ import { ownerLabels } from "./ownership";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairHook, PairSpec, pairObjectKey, pairObjects } from "../model/pair";
 import { optionsCarried } from "../model/schema/pair-spec";
 import { deletePolicyOf, RETAIN_REASONS, retainCode } from "./delete-policy";
+import { objectDigest } from "../model/content-digest";
 
 export interface DesiredObject {
   /** Its key in the deployment (pairObjectKey: group/kind/namespace/name). */
@@ -23,6 +24,8 @@ export interface DesiredObject {
   retain?: string;
   /** JSON pointers drift leaves out (diff.comparePatches). */
   ignoreDrift?: string[];
+  /** A chart's crds/ object as Helm installs it: created when absent at the pair's install, never updated (GitRepo chartCrds: Create). */
+  createOnly?: true;
 }
 
 /** `kubernetes:<group>/<version>:<Kind>`; the core group is spelled "core", as in the Kubernetes provider's schema. */
@@ -57,7 +60,7 @@ const CRD_KIND = "CustomResourceDefinition";
  * fields comparePatches name are left out of drift only: an apply applies the whole object, as Fleet's
  * upgrade does.
  */
-export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment): DesiredObject[] {
+export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment, chartCrds: "Create" | "CreateReplace" = "Create"): DesiredObject[] {
   const owner: Owner = { gitRepo: entry.gitRepo, bundle: entry.bundle, cluster: entry.cluster };
   const objects = rendered.hooks ? rendered.objects.filter((o) => !rendered.hooks!.has(o)) : rendered.objects;
   const ordered = [
@@ -73,8 +76,28 @@ export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment): 
       manifest: withOwnership(withoutApiIgnored(obj), owner, entry.options.forceSyncGeneration),
       ...(retain ? { retain } : {}),
       ...(ignoreDrift?.length ? { ignoreDrift } : {}),
+      ...(chartCrds === "Create" && rendered.chartCrds.has(obj) ? { createOnly: true as const } : {}),
     };
   });
+}
+
+/**
+ * The chart's crds/ objects that changed since the pair's last inputs and are not updated (chartCrds:
+ * Create, as Helm never upgrades crds/): each a warning, so the preview says what Fleet says nothing of.
+ */
+export function crdsNotUpgraded(objects: DesiredObject[], last: PairSpec | undefined): string[] {
+  if (!last) return [];
+  const before = { ...last.objects, ...last.secretObjects };
+  return (
+    objects
+      // A manifest the state holds only as its identity (its content gone) tells nothing.
+      .filter((o) => o.createOnly && before[o.key]?.manifest.spec !== undefined && objectDigest(before[o.key].manifest) !== objectDigest(o.manifest))
+      .map(
+        (o) =>
+          `${o.manifest.kind} ${o.manifest.metadata.name} changed in the chart's crds/ and is not updated: Helm, and so Fleet's agent, installs a chart's crds/ only when ` +
+          "they are absent (the stack file's chartCrds: CreateReplace for this GitRepo updates them, as Flux's upgrade.crds does)",
+      )
+  );
 }
 
 /**

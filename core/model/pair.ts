@@ -71,7 +71,9 @@ export function pairObjectKey(obj: { apiVersion: string; kind: string; metadata:
 export const KUBERNETES_PROVIDER_FIELD_MANAGERS = "pulumi-kubernetes-";
 
 /** Objects by key, as a pair's inputs hold them. */
-export function pairObjects(objects: { key: string; manifest: object; retain?: string; ignoreDrift?: string[] }[]): Record<string, PairObject> {
+export function pairObjects(
+  objects: { key: string; manifest: object; retain?: string; ignoreDrift?: string[]; createOnly?: true }[],
+): Record<string, PairObject> {
   return Object.fromEntries(
     objects.map((o) => [
       o.key,
@@ -79,6 +81,7 @@ export function pairObjects(objects: { key: string; manifest: object; retain?: s
         manifest: o.manifest as Record<string, unknown>,
         ...(o.retain ? { retain: o.retain } : {}),
         ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
+        ...(o.createOnly ? { createOnly: true } : {}),
       },
     ]),
   );
@@ -98,6 +101,7 @@ export interface EngineObject {
   digest?: string;
   retain?: string;
   ignoreDrift?: string[];
+  createOnly?: boolean;
 }
 
 /** A render as its BundleContent resource holds it: each object's manifest as JSON text, by key. */
@@ -129,6 +133,7 @@ export function contentForm(
       digest: objectDigest(o.manifest),
       ...(o.retain ? { retain: o.retain } : {}),
       ...(o.ignoreDrift?.length ? { ignoreDrift: o.ignoreDrift } : {}),
+      ...(o.createOnly ? { createOnly: true } : {}),
     };
   }
   return { content: contentDigest(digests), objects: inventory, manifests };

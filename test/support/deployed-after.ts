@@ -19,7 +19,7 @@ export function deployedAfter(first: DesiredState): { previous: PreviousDeployme
       d.key,
       {
         appliedDeploymentId: d.record.deploymentId,
-        objects: d.objects.map((o) => ({ manifest: o.manifest, ...(o.retain ? { retain: o.retain } : {}) })),
+        objects: d.objects.map((o) => ({ manifest: o.manifest, ...(o.retain ? { retain: o.retain } : {}), ...(o.createOnly ? { createOnly: true } : {}) })),
         spec: d.spec,
         namespaces: first.clusters
           .find((c) => c.name === d.cluster)!

@@ -54,7 +54,7 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		st.State, st.Messages = StateWaitApplied, []string{msg}
 		return st
 	}
-	objects, err := spec.unstructuredObjects()
+	all, err := spec.unstructuredObjects()
 	if err != nil {
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st
@@ -63,6 +63,15 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	if err != nil {
 		st.State, st.Messages = StateErrApplied, []string{err.Error()}
 		return st
+	}
+	// A chart's crds/ as Helm installs them (crds.go): created at the install, before anything else, and
+	// never applied after; a failure leaves no release, as Helm's.
+	createOnly, objects := splitCreateOnly(spec, all)
+	if !released(st) && len(createOnly) > 0 {
+		if err := installCRDs(ctx, rm, createOnly, objects); err != nil {
+			st.State, st.Messages = StateErrApplied, []string{err.Error()}
+			return st
+		}
 	}
 	// Helm's hooks around a new release of the pair (hooks.go): a failed pre hook applies nothing.
 	hooks := hooksDue(st, spec)
@@ -75,7 +84,7 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 		}
 	}
 	previous = withHooksKept(previous, spec.Hooks)
-	desired := inventoryOf(objects)
+	desired := inventoryOf(all)
 	opts := applyOptions(spec, takeOverFields)
 	opts.DriftIgnoreRules = unchangedIgnoreRules(objects, previous, spec)
 	first := !takeOverFields && len(st.Inventory) == 0
@@ -438,6 +447,10 @@ func driftOf(ctx context.Context, rm *ssa.ResourceManager, olds Outputs) (Status
 	var read []*unstructured.Unstructured
 	for _, o := range objects {
 		k := keyOf(o)
+		if olds.set()[k].CreateOnly {
+			// A chart's crds/ as Helm installs them: not in the release, so not in its drift either.
+			continue
+		}
 		opts := ssa.DefaultDiffOptions()
 		if pointers := olds.set()[k].IgnoreDrift; len(pointers) > 0 {
 			opts.DriftIgnoreRules = []jsondiff.IgnoreRule{{Paths: pointers, Selector: exactly(o)}}

@@ -129,10 +129,22 @@ func diffObjects(detailed map[string]pulumirpc.PropertyDiff_Kind, field string, 
 		n, inNew := news[k]
 		base := field + pathKey(k)
 		switch {
+		case !inOld && inNew && n.CreateOnly:
+			// A chart's crds/ object a later release adds: Helm's upgrade does not create it (crds.go).
 		case !inOld:
 			detailed[base] = pulumirpc.PropertyDiff_ADD
 		case !inNew:
 			detailed[base] = pulumirpc.PropertyDiff_DELETE
+		case n.CreateOnly:
+			// Never updated, whatever its manifest now (Helm never upgrades a chart's crds/); only its
+			// retain rule, like any object's, is the pair's to record.
+			if (o.Retain == "") != (n.Retain == "") {
+				detailed[base+".retain"] = pulumirpc.PropertyDiff_UPDATE
+			}
+		case o.CreateOnly:
+			// chartCrds: CreateReplace from now on: the object is applied as it is asked for, once at least
+			// (the cluster may hold any earlier version of it).
+			detailed[base+".createOnly"] = pulumirpc.PropertyDiff_UPDATE
 		default:
 			// Whether a prune keeps the object is the change; the reason's words are core's
 			// (core/desired/delete-policy.ts) and may be reworded without touching a cluster.

@@ -3,10 +3,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // hookSpec is a pair's spec with its set and its hooks.
@@ -295,4 +299,66 @@ func TestLiveJobDeletedByItsTTLCountsAsDone(t *testing.T) {
 	job["spec"].(map[string]any)["ttlSecondsAfterFinished"] = 0
 	got := applied(t, live, nil, hookSpec(t, "ttl-1", nil, liveHook(t, job, 0, nil, hookPreInstall)))
 	mustBeReady(t, got)
+}
+
+// gadgetDefinition is a CRD of its own (cluster-wide: each test its own group), with the owner labels.
+func gadgetDefinition(group string, versions ...string) map[string]any {
+	open := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	var vs []any
+	for i, v := range versions {
+		vs = append(vs, map[string]any{"name": v, "served": true, "storage": i == len(versions)-1, "schema": map[string]any{"openAPIV3Schema": open}})
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gadgets." + group, "labels": labelsOf(owner)},
+		"spec": map[string]any{
+			"group": group, "scope": "Namespaced",
+			"names":    map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+			"versions": vs,
+		},
+	}
+}
+
+func TestLiveChartCrdsCreatedAtTheInstallOnlyThenAppliedWhenReplaced(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	group := fmt.Sprintf("g%d.golive.example.com", runID)
+	name := "gadgets." + group
+	t.Cleanup(func() {
+		_ = live.Client().Delete(context.Background(), manifestObject(gadgetDefinition(group, "v1")))
+	})
+	gadget := func(version string) map[string]any {
+		return map[string]any{"apiVersion": group + "/" + version, "kind": "Gadget", "metadata": map[string]any{"name": "g", "namespace": ns, "labels": labelsOf(owner)}}
+	}
+	with := func(id string, crd map[string]any, createOnly bool, rest ...map[string]any) Spec {
+		s := specOf(id, rest...)
+		s.Objects[keyOf(manifestObject(crd))] = DesiredObject{Manifest: crd, CreateOnly: createOnly, Retain: "a chart's crds/"}
+		return s
+	}
+	served := func() []any {
+		u := liveObject(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+		vs, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+		return vs
+	}
+	// The install creates it, established before the Gadget that uses it.
+	first := applied(t, live, nil, with("c-1", gadgetDefinition(group, "v1"), true, gadget("v1")))
+	mustBeReady(t, first)
+	if len(served()) != 1 {
+		t.Fatalf("the CRD serves %d versions, want 1", len(served()))
+	}
+	// An upgrade: the chart's CRD gained v2, and is not updated (Helm never upgrades crds/).
+	second := applied(t, live, first, with("c-2", gadgetDefinition(group, "v1", "v2"), true, gadget("v1")))
+	mustBeReady(t, second)
+	if len(served()) != 1 {
+		t.Fatal("an upgrade updated a chart's crds/ CRD")
+	}
+	if st, _ := driftOf(t.Context(), live, *second); st.State != StateReady {
+		t.Fatalf("a crds/ CRD older than the chart's is drift: state %s, %q", st.State, st.Messages)
+	}
+	// chartCrds: CreateReplace: applied, established before the v2 Gadget, in the same apply.
+	third := applied(t, live, second, with("c-3", gadgetDefinition(group, "v1", "v2"), false, gadget("v2")))
+	mustBeReady(t, third)
+	if len(served()) != 2 {
+		t.Fatal("CreateReplace did not update the CRD")
+	}
 }

@@ -43,6 +43,9 @@ type DesiredObject struct {
 	Retain string `json:"retain,omitempty"`
 	// JSON pointers drift leaves out (fleet.yaml diff.comparePatches).
 	IgnoreDrift []string `json:"ignoreDrift,omitempty"`
+	// A chart's crds/ object as Helm installs it: created when absent at the pair's install, never
+	// updated or drift-checked after (crds.go).
+	CreateOnly bool `json:"createOnly,omitempty"`
 }
 
 // UnmarshalJSON reads a manifest given as JSON text (what the program registers: one string per object
@@ -55,6 +58,7 @@ func (o *DesiredObject) UnmarshalJSON(b []byte) error {
 		Digest      string          `json:"digest,omitempty"`
 		Retain      string          `json:"retain,omitempty"`
 		IgnoreDrift []string        `json:"ignoreDrift,omitempty"`
+		CreateOnly  bool            `json:"createOnly,omitempty"`
 	}
 	if err := json.Unmarshal(b, &wire); err != nil {
 		return err
@@ -75,7 +79,7 @@ func (o *DesiredObject) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("manifest: %w", err)
 		}
 	}
-	*o = DesiredObject{Manifest: manifest, APIVersion: wire.APIVersion, Digest: wire.Digest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift}
+	*o = DesiredObject{Manifest: manifest, APIVersion: wire.APIVersion, Digest: wire.Digest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift, CreateOnly: wire.CreateOnly}
 	return nil
 }
 

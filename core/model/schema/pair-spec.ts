@@ -41,6 +41,11 @@ export const PAIR_OBJECT = describe({
       doc: "A pair with `content` only: the manifest's digest (core/model/content-digest.ts, content_digest.go), what diffPair compares instead of the manifest.",
     },
     retain: { type: text, optional: true, doc: "Why a prune leaves it on the cluster (keepResources, Helm's keep policy, a chart's CRD...); empty: deleted." },
+    createOnly: {
+      type: bool,
+      optional: true,
+      doc: "A chart's crds/ object as Helm installs it (the GitRepo's chartCrds: Create): created when absent at the pair's install, never updated or drift-checked after; a change of its manifest is no diff.",
+    },
     ignoreDrift: { type: list(text), optional: true, doc: "JSON pointers drift leaves out (fleet.yaml diff.comparePatches)." },
   },
 });
