@@ -13,7 +13,7 @@ import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { gitRepoConfig, tempDir, writeFiles } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 import { liveClusterConfig } from "../support/live-stack";
 
@@ -22,7 +22,7 @@ const GROUP = "crds-e2e.example.com";
 const CRD = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${GROUP}`;
 
 function writeChart(dir: string, versions: string[]): void {
-  const files: Record<string, string> = {
+  writeFiles(dir, {
     "Chart.yaml": "apiVersion: v2\nname: gadgets\nversion: 0.1.0\n",
     "fleet.yaml": `defaultNamespace: ${NS}\n`,
     "crds/gadget.yaml":
@@ -35,11 +35,7 @@ function writeChart(dir: string, versions: string[]): void {
         )
         .join(""),
     "templates/gadget.yaml": `apiVersion: ${GROUP}/${versions[versions.length - 1]}\nkind: Gadget\nmetadata:\n  name: g\n`,
-  };
-  for (const [p, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
-    fs.writeFileSync(path.join(dir, p), text);
-  }
+  });
 }
 
 describe("a chart's crds/ as Helm installs them, or replaced when the operator says so, on a live cluster", function () {

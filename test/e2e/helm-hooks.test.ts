@@ -15,7 +15,7 @@ import { LocalCluster } from "../../automation/clusters/local-clusters";
 import * as ops from "../../automation/operations";
 import { toolchain } from "../../automation/engine/toolchain";
 import { StackConfig } from "../../core/config/stack";
-import { gitRepoConfig, tempDir } from "../support/git-fixtures";
+import { gitRepoConfig, tempDir, writeFiles } from "../support/git-fixtures";
 import { liveClusters } from "../support/live-clusters";
 import { liveClusterConfig } from "../support/live-stack";
 
@@ -27,13 +27,6 @@ const hookJob = (name: string, events: string, exit: number, extra: Record<strin
   "    spec: {restartPolicy: Never, containers: [{name: run, image: busybox}]}\n";
 const hookConfigMap = (name: string, events: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: {helm.sh/hook: ${events}}\ndata:\n  version: "{{ .Values.version }}"\n`;
-
-function writeChart(dir: string, files: Record<string, string>): void {
-  for (const [p, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
-    fs.writeFileSync(path.join(dir, p), text);
-  }
-}
 
 describe("Helm hooks run as Helm runs them, on a live cluster", function () {
   this.timeout(20 * 60_000);
@@ -55,7 +48,7 @@ describe("Helm hooks run as Helm runs them, on a live cluster", function () {
       `/${kind === "jobs" ? "apis/batch/v1" : "api/v1"}/namespaces/${NS}/${kind}/${name}`,
     );
   const writeApp = (version: number) =>
-    writeChart(path.join(repoDir, "app"), {
+    writeFiles(path.join(repoDir, "app"), {
       "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
       "values.yaml": `version: ${version}\n`,
       "fleet.yaml": `defaultNamespace: ${NS}\n`,
@@ -71,7 +64,7 @@ describe("Helm hooks run as Helm runs them, on a live cluster", function () {
     cluster = liveClusters().clusters[0];
     fs.mkdirSync(path.join(work, "stacks"), { recursive: true });
     writeApp(1);
-    writeChart(path.join(repoDir, "broken"), {
+    writeFiles(path.join(repoDir, "broken"), {
       "Chart.yaml": "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
       "fleet.yaml": `defaultNamespace: ${NS}\n`,
       "templates/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  k: v\n`,

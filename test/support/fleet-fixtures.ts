@@ -3,6 +3,7 @@
  * the embedded local stack, and the edits the tests apply to it.
  */
 import { StackConfig } from "../../core/config/stack";
+import { GitRepoConfig } from "../../core/config/git-repo";
 import { loadStackFile } from "../../core/plan/pipeline";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 
@@ -28,5 +29,18 @@ export function reordered(config: StackConfig): StackConfig {
     clusters: rev(config.clusters).map((c) => ({ ...c, labels: revMap(c.labels), templateValues: revMap(c.templateValues) })),
     clusterGroups: rev(config.clusterGroups),
     gitRepos: rev(config.gitRepos).map((r) => ({ ...r, targets: rev(r.targets), paths: rev(r.paths) })),
+  };
+}
+
+/** A render-mode stack of the named clusters (no labels) and GitRepos, as the unit tests of the desired state use. */
+export function renderStack(clusters: string[], gitRepos: GitRepoConfig[]): StackConfig {
+  return {
+    file: "stacks/Pulumi.test.yaml",
+    fleetVersion: "0.13.1",
+    agent: { apiServerURL: "https://fleet.example.com" },
+    renderDir: "/tmp/pulumi-fleet-render",
+    clusterGroups: [],
+    clusters: clusters.map((name) => ({ name, labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false })),
+    gitRepos,
   };
 }

@@ -9,6 +9,18 @@ export function tempDir(prefix = "pf-test-"): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** Writes each file (its directories made) under dir; null deletes it. */
+export function writeFiles(dir: string, files: Record<string, string | null>): void {
+  for (const [name, content] of Object.entries(files)) {
+    const p = path.join(dir, name);
+    if (content === null) fs.rmSync(p, { force: true });
+    else {
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, content);
+    }
+  }
+}
+
 export class TestRepo {
   readonly dir: string;
 
@@ -27,14 +39,7 @@ export class TestRepo {
 
   /** Writes files (null deletes), commits, returns the new commit SHA. */
   commit(files: Record<string, string | null>, message = "change"): string {
-    for (const [name, content] of Object.entries(files)) {
-      const p = path.join(this.dir, name);
-      if (content === null) fs.rmSync(p, { force: true });
-      else {
-        fs.mkdirSync(path.dirname(p), { recursive: true });
-        fs.writeFileSync(p, content);
-      }
-    }
+    writeFiles(this.dir, files);
     this.git("add", "-A");
     this.git("commit", "-q", "--allow-empty", "-m", message);
     return this.head();

@@ -11,21 +11,17 @@ import { desiredState } from "../../core/desired/state";
 import { fakeFacts } from "../support/fake-facts";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { deployedAfter } from "../support/deployed-after";
+import { renderStack } from "../support/fleet-fixtures";
 import { errorOf } from "../support/errors";
 
 const cacheRoot = tempDir("pf-cache-");
 const KEY = "apiextensions.k8s.io/CustomResourceDefinition//widgets.x.example.com";
 
 function fleetOf(repo: string, chartCrds?: "CreateReplace"): StackConfig {
-  return {
-    file: "stacks/Pulumi.test.yaml",
-    fleetVersion: "0.13.1",
-    agent: { apiServerURL: "https://fleet.example.com" },
-    renderDir: "/tmp/pulumi-fleet-render",
-    clusterGroups: [],
-    clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
-    gitRepos: [{ ...gitRepoConfig({ name: "t", repo, paths: ["chart"], targets: [{ clusterSelector: {} }] }), ...(chartCrds ? { chartCrds } : {}) }],
-  };
+  return renderStack(
+    ["c1"],
+    [{ ...gitRepoConfig({ name: "t", repo, paths: ["chart"], targets: [{ clusterSelector: {} }] }), ...(chartCrds ? { chartCrds } : {}) }],
+  );
 }
 
 const crd = (versions: string[]) =>

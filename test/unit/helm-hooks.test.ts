@@ -12,19 +12,12 @@ import { PairHook } from "../../core/model/pair";
 import { fakeFacts } from "../support/fake-facts";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { deployedAfter } from "../support/deployed-after";
+import { renderStack } from "../support/fleet-fixtures";
 
 const cacheRoot = tempDir("pf-cache-");
 
 function fleetOf(repo: string): StackConfig {
-  return {
-    file: "stacks/Pulumi.test.yaml",
-    fleetVersion: "0.13.1",
-    agent: { apiServerURL: "https://fleet.example.com" },
-    renderDir: "/tmp/pulumi-fleet-render",
-    clusterGroups: [],
-    clusters: [{ name: "c1", labels: {}, annotations: {}, templateValues: {}, deleteUnreachable: false }],
-    gitRepos: [gitRepoConfig({ name: "t", repo, paths: ["chart"], targets: [{ clusterSelector: {} }] })],
-  };
+  return renderStack(["c1"], [gitRepoConfig({ name: "t", repo, paths: ["chart"], targets: [{ clusterSelector: {} }] })]);
 }
 
 const hook = (kind: string, name: string, annotations: Record<string, string>) =>
