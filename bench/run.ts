@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch|stalled|large ...] [options]` (`--help` lists them): the benchmarks (default: the
- * first eight, in that order; `fleet`, which builds Rancher Fleet itself, `watch`, `stalled` and `large`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
+ * `npm run bench [-- plan|render|engine|live|page|startup|shards|rollout|fleet|watch|stalled|large|hooks ...] [options]` (`--help` lists them): the benchmarks (default: the
+ * first eight, in that order; `fleet` and `hooks`, which build Rancher Fleet itself, `watch`, `stalled` and `large`, only when named). Each prints a table and writes bench/results/<name>.json; BENCHMARKS.md has the figures,
  * the machine and the commands. Options: plan: --clusters N --bundles M; render: --clusters N; engine: --clusters 10,50,200
  * --bundles 10 --objects 10; live: --runs 3; page: --clusters 200 --bundles 50 --runs 3.
  */
@@ -16,6 +16,7 @@ import { fleetBench } from "./fleet";
 import { watchBench } from "./watch";
 import { stalledBench } from "./stalled";
 import { largeBench } from "./large";
+import { hooksBench } from "./hooks";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
@@ -29,13 +30,13 @@ const DEFAULT = {
   shards: shardsBench,
   rollout: rolloutBench,
 } as const;
-const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench, large: largeBench } as const;
+const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench, large: largeBench, hooks: hooksBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [large] [options]",
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [large] [hooks] [options]",
   summary:
-    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, and large, a 5 MB chart to N clusters, only when named); each prints a table and writes bench/results/<name>.json.",
+    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, large, a 5 MB chart to N clusters, and hooks, Helm hooks as Fleet's own agent runs them beside pulumi-fleet, only when named); each prints a table and writes bench/results/<name>.json.",
   positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
