@@ -38,17 +38,19 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   let content: BundleContent | undefined;
   let objects: PairArgs["objects"] = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
   let contentDigest: { content?: string } = {};
-  const form = !d.secret ? registeredSet(d.spec, !!args.contents) : undefined;
+  // Its hooks are a secret when the set is, or when one of them is a Secret (then none goes to the content, which is not one).
+  const secretHooks =
+    !!d.spec.hooks && (d.secret || d.spec.hooks.some((h) => h.manifest !== undefined && (JSON.parse(h.manifest) as { kind?: string }).kind === "Secret"));
+  let hooks: { hooks?: PairArgs["hooks"] } = secretHooks ? { hooks: pulumi.secret(d.spec.hooks!) } : {};
+  const form = !d.secret ? registeredSet(d.spec, !!args.contents, !secretHooks) : undefined;
   if (form?.content !== undefined) {
     if (form.manifests && args.contents) content = args.contents.of(form.content, form.manifests);
     objects = form.objects;
     contentDigest = { content: form.content };
+    if (form.hooks) hooks = { hooks: form.hooks };
   }
   // Its Secrets (core/desired/objects.ts pairSpecOf): a secret in the state and the preview, whatever the rest is.
   const secretObjects = d.spec.secretObjects ? { secretObjects: pulumi.secret(d.spec.secretObjects) } : {};
-  // Its hooks are a secret when the set is, or when one of them is a Secret.
-  const secretHooks = d.spec.hooks && (d.secret || d.spec.hooks.some((h) => (JSON.parse(h.manifest) as { kind?: string }).kind === "Secret"));
-  const hooks = secretHooks ? { hooks: pulumi.secret(d.spec.hooks!) } : {};
   // A namespace of its cluster's setup that the API server refused fails the pairs that need it, and only them.
   const needed = d.clusterNamespaces;
   const refused = args.setup && needed.length ? { namespacesRefused: args.setup.messages.apply((m) => namespacesRefusedFor(needed, m)) } : {};

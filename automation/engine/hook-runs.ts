@@ -24,10 +24,13 @@ export function hookRuns(s: Pick<Step, "op" | "inputs" | "oldInputs">): string[]
   const hooks = phases?.of?.hooks;
   if (!phases || hooks === undefined || hooks === null) return [];
   if (typeof hooks !== "object" || SECRET_SIG in hooks) return [`${phases.events.join(" and ")} hooks (a secret: not shown)`];
-  const parsed = (hooks as PairHook[]).map((h) => ({
-    ...h,
-    object: JSON.parse(h.manifest) as { kind?: string; metadata?: { name?: string; namespace?: string } },
-  }));
+  // A hook kept in the pair's content names its object by key (group/kind/namespace/name).
+  const identity = (h: PairHook) => {
+    if (h.manifest !== undefined) return JSON.parse(h.manifest) as { kind?: string; metadata?: { name?: string; namespace?: string } };
+    const [, kind, namespace, ...name] = (h.object ?? "").split("/");
+    return { kind, metadata: { name: name.join("/"), namespace } };
+  };
+  const parsed = (hooks as PairHook[]).map((h) => ({ ...h, object: identity(h) }));
   return phases.events.flatMap((event) =>
     parsed
       .filter((h) => h.events.includes(event as PairHook["events"][number]))

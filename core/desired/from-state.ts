@@ -46,7 +46,10 @@ export function deployedAsBefore(
     const bundle = byRef.get(bundleRef(e))!;
     const manifests = objects.map((o) => o.manifest);
     // Its hooks as its inputs hold them (manifests as JSON text, ownership labels applied, as rendered).
-    const hooks = new Map((held!.spec?.hooks ?? []).map(({ manifest, ...run }): [K8sObject, HookRun] => [JSON.parse(manifest) as K8sObject, run]));
+    const heldHooks = held!.spec?.hooks ?? [];
+    // A hook whose manifest the state does not hold (its content gone) cannot be taken from it: rendered again.
+    if (heldHooks.some((h) => h.manifest === undefined)) continue;
+    const hooks = new Map(heldHooks.map(({ manifest, digest: _d, object: _o, ...run }): [K8sObject, HookRun] => [JSON.parse(manifest!) as K8sObject, run]));
     out.set(e, {
       objects: [...manifests, ...hooks.keys()],
       ...(hooks.size ? { hooks } : {}),

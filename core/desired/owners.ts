@@ -37,7 +37,7 @@ function ownersInState(contested: { cluster: string; object: K8sObject }[], prio
     const record = prior.records?.[key];
     if (!record) continue;
     // Its hooks' objects are its own too, though not in its set (a hook-succeeded hook is gone between runs).
-    const hooks = (d.spec?.hooks ?? []).map((h) => ({ manifest: JSON.parse(h.manifest) as K8sObject }));
+    const hooks = (d.spec?.hooks ?? []).flatMap((h) => (h.manifest !== undefined ? [{ manifest: JSON.parse(h.manifest) as K8sObject }] : []));
     for (const o of [...d.objects, ...hooks]) {
       const k = claimKey(record.cluster, o.manifest);
       if (wanted.has(k)) owners.set(k, { gitRepo: record.gitRepo, bundle: record.bundle });

@@ -119,10 +119,27 @@ export type ContentManifests = Record<string, string>;
 export function contentForm(
   objects: Record<string, PairObject>,
   ownerLabels: Record<string, string>,
-): { content: string; objects: Record<string, EngineObject>; manifests: ContentManifests } | undefined {
+  hooks: PairHook[] = [],
+): { content: string; objects: Record<string, EngineObject>; hooks?: PairHook[]; manifests: ContentManifests } | undefined {
   const inventory: Record<string, EngineObject> = {};
   const manifests: ContentManifests = {};
   const digests: Record<string, string> = {};
+  // Its hooks too, under hooks[<index>], but one that runs at deletion: its content may be gone by then.
+  const engineHooks: PairHook[] = [];
+  for (const [i, h] of hooks.entries()) {
+    if (h.manifest === undefined || h.events.some((e) => e === "pre-delete" || e === "post-delete")) {
+      engineHooks.push(h);
+      continue;
+    }
+    const manifest = JSON.parse(h.manifest) as Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+    const shared = withoutOwnerLabels(manifest, ownerLabels);
+    if (!shared) return undefined;
+    const key = hookContentKey(i);
+    digests[key] = objectDigest(shared);
+    manifests[key] = JSON.stringify(shared);
+    const { manifest: _text, ...run } = h;
+    engineHooks.push({ ...run, digest: objectDigest(manifest), object: pairObjectKey(manifest) });
+  }
   for (const [key, o] of Object.entries(objects)) {
     const shared = withoutOwnerLabels(o.manifest, ownerLabels);
     if (!shared) return undefined;
@@ -136,7 +153,24 @@ export function contentForm(
       ...(o.createOnly ? { createOnly: true } : {}),
     };
   }
-  return { content: contentDigest(digests), objects: inventory, manifests };
+  return { content: contentDigest(digests), objects: inventory, ...(hooks.length ? { hooks: engineHooks } : {}), manifests };
+}
+
+/** Where a pair's BundleContent holds its hook at that index (tools/fleet-provider content.go withContent). */
+export const hookContentKey = (index: number) => `hooks[${index}]`;
+
+/** A pair's hooks as the state holds them, each manifest taken from its BundleContent where the pair keeps it there (contentForm). */
+export function hooksFromEngine(
+  hooks: PairHook[] | undefined,
+  content: ContentManifests | undefined,
+  ownerLabels: Record<string, string> | undefined,
+): PairHook[] | undefined {
+  return hooks?.map((h, i) => {
+    const text = content?.[hookContentKey(i)];
+    if (h.manifest !== undefined || text === undefined) return h;
+    const { digest: _digest, object: _object, ...run } = h;
+    return { ...run, manifest: JSON.stringify(withOwnerLabels(JSON.parse(text) as Record<string, unknown>, ownerLabels)) };
+  });
 }
 
 /** A manifest without the owner labels, as its content holds it; undefined when it does not carry them all. */
@@ -199,6 +233,7 @@ export function pairSpecFromEngine(inputs: PairSpec, content?: ContentManifests)
   // Read back whole (or as identities without their content): the engine form's `content` is the component's to set again.
   const { content: _content, ...rest } = inputs;
   const spec: PairSpec = { ...rest, objects: fromEngineObjects(inputs.objects, content, inputs.deletePolicy?.ownerLabels) };
+  if (inputs.hooks) spec.hooks = hooksFromEngine(inputs.hooks, content, inputs.deletePolicy?.ownerLabels);
   if (inputs.secretObjects) spec.secretObjects = fromEngineObjects(inputs.secretObjects);
   if (inputs.adopt) spec.adopt = fromEngineObjects(inputs.adopt);
   return spec;
@@ -221,9 +256,11 @@ export function keptAsInState(inputs: PairSpec): PairSpec {
 export function registeredSet(
   spec: PairSpec,
   shared: boolean,
-): { content?: string; objects: Record<string, PairObject | EngineObject>; manifests?: ContentManifests } {
+  withHooks = true,
+): { content?: string; objects: Record<string, PairObject | EngineObject>; hooks?: PairHook[]; manifests?: ContentManifests } {
   if (spec.content !== undefined) return { content: spec.content, objects: spec.objects };
-  const form = shared && Object.keys(spec.objects).length ? contentForm(spec.objects, spec.deletePolicy.ownerLabels) : undefined;
+  const form =
+    shared && Object.keys(spec.objects).length ? contentForm(spec.objects, spec.deletePolicy.ownerLabels, withHooks ? (spec.hooks ?? []) : []) : undefined;
   return form ?? { objects: spec.objects };
 }
 

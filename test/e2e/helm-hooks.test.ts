@@ -95,7 +95,7 @@ describe("Helm hooks run as Helm runs them, on a live cluster", function () {
       () => undefined,
       (e: Error) => e,
     );
-    expect(failed).to.be.instanceOf(ops.BundlesFailedError);
+    expect(failed, failed?.message).to.be.instanceOf(ops.BundlesFailedError);
     expect(failed!.message).to.include(`failed pre-install: resource Job/${NS}/broken-check not ready. status: Failed, message: Job Failed. failed: 1/1`);
     expect(await get("configmaps", "broken"), "the failed pair's set").to.equal(undefined);
     expect((await get("configmaps", "app"))?.data).to.deep.equal({ version: "1" });

@@ -8,7 +8,7 @@
 import { expect } from "chai";
 import { StackConfig } from "../../core/config/stack";
 import { desiredState } from "../../core/desired/state";
-import { PairHook } from "../../core/model/pair";
+import { PairHook, PairSpec, pairSpecFromEngine, registeredSet } from "../../core/model/pair";
 import { fakeFacts } from "../support/fake-facts";
 import { gitRepoConfig, tempDir, TestRepo } from "../support/git-fixtures";
 import { deployedAfter } from "../support/deployed-after";
@@ -41,7 +41,7 @@ const CHART = (fleetYaml: string) => ({
 
 const parsed = (h: PairHook) => ({
   ...h,
-  manifest: JSON.parse(h.manifest) as { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } },
+  manifest: JSON.parse(h.manifest!) as { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } },
 });
 
 describe("Helm hooks become the pair's hooks, run at their phases (core/render/deployments.ts)", function () {
@@ -101,5 +101,29 @@ describe("Helm hooks become the pair's hooks, run at their phases (core/render/d
     const repo = new TestRepo(CHART("defaultNamespace: web\nkeepResources: true\n"));
     const [d] = (await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot })).deployments;
     expect(d.spec.hooks!.map((h) => parsed(h).manifest.metadata.name)).to.have.members(["migrate", "seed"]);
+  });
+});
+
+describe("a pair's hooks in its BundleContent (core/model/pair.ts contentForm)", function () {
+  this.timeout(120_000);
+
+  it("install and upgrade hooks are kept once in the content and read back whole; a delete hook stays in the pair", async () => {
+    const repo = new TestRepo(CHART("defaultNamespace: web\n"));
+    const [d] = (await desiredState(fleetOf(repo.url()), fakeFacts(), { cacheRoot })).deployments;
+    const form = registeredSet(d.spec, true)!;
+    expect(form.content).to.be.a("string");
+    const byName = (h: PairHook) => (h.manifest ? parsed(h).manifest.metadata.name : h.object);
+    expect(form.hooks!.map(byName)).to.have.members(["batch/Job/web/migrate", "/ConfigMap/web/seed", "goodbye"]);
+    const kept = form.hooks!.filter((h) => h.manifest === undefined);
+    expect(kept.map((h) => [h.object, typeof h.digest, h.digest!.length > 0])).to.have.deep.members([
+      ["batch/Job/web/migrate", "string", true],
+      ["/ConfigMap/web/seed", "string", true],
+    ]);
+    expect(Object.keys(form.manifests!).filter((k) => k.startsWith("hooks["))).to.have.length(2);
+    // Two clusters of one render share it: the content leaves out the owner labels (which name the cluster).
+    expect(Object.values(form.manifests!).some((m) => m.includes(`"${Object.keys(d.spec.deletePolicy.ownerLabels)[0]}"`))).to.equal(false);
+    // Read back from the state: the same hooks, manifests and all.
+    const back = pairSpecFromEngine({ ...d.spec, content: form.content, objects: form.objects as PairSpec["objects"], hooks: form.hooks }, form.manifests);
+    expect(back.hooks).to.deep.equal(d.spec.hooks);
   });
 });

@@ -61,8 +61,11 @@ func contentOf(name string, inputs map[string]any) (*content, error) {
 		if err := json.Unmarshal([]byte(`{"manifest":`+quote(text)+`}`), &o); err != nil {
 			return nil, fmt.Errorf("object %s: %w", k, err)
 		}
-		if _, err := unstructuredOf(map[string]DesiredObject{k: o}); err != nil {
-			return nil, err
+		// An object is checked against its key; a hook, kept under hooks[<index>], has no key of its own.
+		if !strings.HasPrefix(k, "hooks[") {
+			if _, err := unstructuredOf(map[string]DesiredObject{k: o}); err != nil {
+				return nil, err
+			}
 		}
 		c.manifests[k], c.digests[k], c.size = json.RawMessage(text), objectDigest(o.Manifest), c.size+len(text)
 	}
@@ -177,6 +180,32 @@ func withContent(urn string, spec *Spec) error {
 		filled[k] = o
 	}
 	spec.Objects = filled
+	// Its hooks kept in the content (core/model/pair.ts contentForm): those that run at deletion never are.
+	for i, h := range spec.Hooks {
+		if h.Manifest != "" || h.Digest == "" {
+			continue
+		}
+		key := fmt.Sprintf("hooks[%d]", i)
+		text, ok := c.manifests[key]
+		if !ok {
+			return fmt.Errorf("%s: its content %s does not hold its hook %s", urn, spec.Content, h.Object)
+		}
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.UseNumber()
+		var shared map[string]any
+		if err := dec.Decode(&shared); err != nil {
+			return fmt.Errorf("%s: content %s, hook %s: %w", urn, spec.Content, h.Object, err)
+		}
+		manifest := withOwnerLabels(shared, spec.DeletePolicy.OwnerLabels)
+		if got := objectDigest(manifest); got != h.Digest {
+			return fmt.Errorf("%s: hook %s of its content %s with its owner labels has digest %s, not %s", urn, h.Object, spec.Content, got, h.Digest)
+		}
+		full, err := json.Marshal(manifest)
+		if err != nil {
+			return err
+		}
+		spec.Hooks[i].Manifest = string(full)
+	}
 	return nil
 }
 

@@ -94,7 +94,13 @@ export const PAIR_HOOK = describe({
       optional: true,
       doc: "helm.sh/hook-delete-policy as Helm keeps it: before-hook-creation, hook-succeeded, hook-failed, or one it does not know (which deletes nothing, and as any given policy replaces the default); absent: before-hook-creation.",
     },
-    manifest: { type: text, doc: "The object as JSON text, owner labels applied." },
+    manifest: {
+      type: text,
+      optional: true,
+      doc: "The object as JSON text, owner labels applied; absent when the pair's BundleContent holds it (the `content` field: under `hooks[<index>]`), where digest and object stand for it. A hook that runs at deletion always keeps it (its content may be gone by then).",
+    },
+    digest: { type: text, optional: true, doc: "Content form only: the manifest's digest (owner labels applied), what diffPair compares." },
+    object: { type: text, optional: true, doc: "Content form only: the object's key (group/kind/namespace/name), for what reports name." },
   },
 });
 
