@@ -32,6 +32,8 @@ export function bundleWarnings(state: FleetState): string[] {
 
 /** Clusters named per warning at most; the rest are counted. */
 const MAX_WARNING_CLUSTERS = 10;
+/** Deployment warnings listed at most (content decides how many there are); the rest are counted. */
+export const MAX_DEPLOYMENT_WARNINGS = 50;
 
 /**
  * "GitRepo `g` bundle `b` on cluster(s) `c1`, `c2`: <warning>" for each warning a deployment has beyond
@@ -59,7 +61,9 @@ export function deploymentWarningLines(report: PreviewReport): string[] {
     const more = names.length > MAX_WARNING_CLUSTERS ? ` and ${names.length - MAX_WARNING_CLUSTERS} more` : "";
     return `GitRepo ${markdownCode(w.gitRepo)} bundle ${markdownCode(w.bundle)} on cluster(s) ${shown}${more}: ${markdownText(w.text)}`;
   });
-  return lines.sort(compare);
+  const sorted = lines.sort(compare);
+  if (sorted.length <= MAX_DEPLOYMENT_WARNINGS) return sorted;
+  return [...sorted.slice(0, MAX_DEPLOYMENT_WARNINGS), `… and ${sorted.length - MAX_DEPLOYMENT_WARNINGS} more deployment warning(s): the preview's output lists them all`];
 }
 
 export function renderSummaryMarkdown(report: PreviewReport): string {

@@ -148,7 +148,7 @@ export const GIT_REPO_FIELDS: FieldTable = {
   allowEmpty: bool(),
   takeOwnership: bool(),
   chartCrds: str(
-    "a chart's crds/: Create (the default, as Helm and Fleet's agent: created when absent at the bundle's install, never updated) or CreateReplace (as Flux's upgrade.crds: also updated at every apply, before the objects that use them)",
+    "a chart's crds/: Create (the default, as Helm and Fleet's agent: applied at the bundle's install, never updated after) or CreateReplace (as Flux's upgrade.crds: applied at every change, before the objects that use them)",
     ["Create", "CreateReplace"],
   ),
   auth: obj({ sshPrivateKey: secret(), knownHosts: str(), username: str(), token: secret() }),

@@ -11,6 +11,7 @@ import { PlanEntry } from "../targeting/plan";
 import { DeployedBundle } from "./facts";
 import { bundleRef, deploymentKey } from "../model/keys";
 import { PreviousDeployment } from "./previous";
+import { RETAIN_REASONS } from "./delete-policy";
 
 /**
  * Fleet renders a BundleDeployment again only when its deploymentID changes. So does this: a deployment
@@ -55,8 +56,9 @@ export function deployedAsBefore(
       ...(hooks.size ? { hooks } : {}),
       style: determineStyle(bundle.files, e.options).kind,
       warnings: [...(bundle.warnings ?? [])],
-      // A chart's crds/ objects its pair only creates stay so (what chartCrds: CreateReplace makes of them is the GitRepo's now).
-      chartCrds: new Set(objects.filter((o) => o.createOnly).map((o) => o.manifest)),
+      // A chart's crds/ objects, as the state tells them: only created (chartCrds: Create), or retained for
+      // being one (CreateReplace, or an earlier version): which they are now is the GitRepo's setting's.
+      chartCrds: new Set(objects.filter((o) => o.createOnly || o.retain === RETAIN_REASONS.chartCrd).map((o) => o.manifest)),
       retainReasons: new Map(objects.filter((o) => o.retain).map((o) => [o.manifest, o.retain!])),
       ignoredFields: new Map(
         manifests.map((o): [K8sObject, string[]] => [o, comparePatchPointers(o, e.options.diff?.comparePatches)]).filter(([, p]) => p.length),

@@ -88,16 +88,18 @@ export function desiredObjects(entry: PlanEntry, rendered: RenderedDeployment, c
 export function crdsNotUpgraded(objects: DesiredObject[], last: PairSpec | undefined): string[] {
   if (!last) return [];
   const before = { ...last.objects, ...last.secretObjects };
-  return (
-    objects
-      // A manifest the state holds only as its identity (its content gone) tells nothing.
-      .filter((o) => o.createOnly && before[o.key]?.manifest.spec !== undefined && objectDigest(before[o.key].manifest) !== objectDigest(o.manifest))
-      .map(
-        (o) =>
-          `${o.manifest.kind} ${o.manifest.metadata.name} changed in the chart's crds/ and is not updated: Helm, and so Fleet's agent, installs a chart's crds/ only when ` +
-          "they are absent (the stack file's chartCrds: CreateReplace for this GitRepo updates them, as Flux's upgrade.crds does)",
-      )
-  );
+  const why =
+    "Helm, and so Fleet's agent, applies a chart's crds/ only at its install " +
+    "(the stack file's chartCrds: CreateReplace for this GitRepo applies them at every change, as Flux's upgrade.crds does)";
+  return objects.flatMap((o) => {
+    if (!o.createOnly) return [];
+    const was = before[o.key];
+    const what = `${o.manifest.kind} ${o.manifest.metadata.name}`;
+    if (!was) return [`${what} is new in the chart's crds/ and is not created: ${why}`];
+    // A manifest the state holds only as its identity (its content gone) tells nothing.
+    if (was.manifest.spec === undefined || objectDigest(was.manifest) === objectDigest(o.manifest)) return [];
+    return [`${what} changed in the chart's crds/ and is not updated: ${why}`];
+  });
 }
 
 /**

@@ -64,9 +64,13 @@ describe("a chart's crds/: created as Helm installs them, or replaced as Flux's 
     expect(changed.deployments[0].spec.objects[KEY].createOnly).to.equal(true);
     expect(changed.deployments[0].warnings.filter((w) => w.includes("crds/"))).to.deep.equal([
       "bundle t-chart on cluster c1: CustomResourceDefinition widgets.x.example.com changed in the chart's crds/ and is not updated: Helm, and so Fleet's agent, " +
-        "installs a chart's crds/ only when they are absent (the stack file's chartCrds: CreateReplace for this GitRepo updates them, as Flux's upgrade.crds does)",
+        "applies a chart's crds/ only at its install (the stack file's chartCrds: CreateReplace for this GitRepo applies them at every change, as Flux's upgrade.crds does)",
     ]);
 
+    // A CRD new in a later release is not created either (Helm's upgrade leaves crds/ alone): said too.
+    repo.commit({ "chart/crds/gadget.yaml": crd(["v1"]).replaceAll("widget", "gadget").replaceAll("Widget", "Gadget") });
+    const added = await desiredState(fleetOf(repo.url()), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
+    expect(added.deployments[0].warnings.filter((w) => w.includes("is new in the chart's crds/"))).to.have.length(1);
     const replaced = await desiredState(fleetOf(repo.url(), "CreateReplace"), { ...fakeFacts({ previous }), deployed }, { cacheRoot });
     expect(replaced.deployments[0].spec.objects[KEY]).not.to.have.property("createOnly");
     expect(replaced.deployments[0].warnings.filter((w) => w.includes("crds/"))).to.deep.equal([]);

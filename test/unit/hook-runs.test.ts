@@ -1,6 +1,8 @@
-/** Which Helm hooks a pair's step runs, as a preview tells them (automation/engine/hook-runs.ts). */
+/** Which Helm hooks a pair's step runs, and the deployments' warnings, as a preview tells them (automation/engine/hook-runs.ts, reports/pr-summary.ts). */
 import { expect } from "chai";
 import { hookRuns } from "../../automation/engine/hook-runs";
+import { deploymentWarningLines, MAX_DEPLOYMENT_WARNINGS } from "../../automation/reports/pr-summary";
+import type { PreviewReport } from "../../automation/reports/preview-report";
 
 const hook = (kind: string, name: string, events: string[], weight = 0) => ({
   events,
@@ -36,5 +38,36 @@ describe("the Helm hooks a pair's step runs (automation/engine/hook-runs.ts)", (
     expect(hookRuns({ op: "create", inputs: { deploymentId: "a", hooks: secret } })).to.deep.equal([
       "pre-install and post-install hooks (a secret: not shown)",
     ]);
+  });
+});
+
+describe("deployment warnings in the PR summary (automation/reports/pr-summary.ts deploymentWarningLines)", () => {
+  const report = (deploymentWarnings: { gitRepo: string; bundle: string; cluster: string; warnings: string[] }[]) =>
+    ({ state: { bundles: [{ gitRepo: "g", name: "b", warnings: ["the bundle's own"] }] }, deploymentWarnings }) as unknown as PreviewReport;
+  const pair = (cluster: string, ...warnings: string[]) => ({
+    gitRepo: "g",
+    bundle: "b",
+    cluster,
+    warnings: warnings.map((w) => `bundle b on cluster ${cluster}: ${w}`),
+  });
+
+  it("one line per distinct warning with its clusters, the bundle's own left to its own line, content escaped", () => {
+    const lines = deploymentWarningLines(
+      report([
+        pair("c2", "a *hook* left out", "the bundle's own"),
+        pair("c1", "a *hook* left out"),
+        { ...pair("c3"), warnings: ["bundle b is paused on cluster c3: ..."] },
+      ]),
+    );
+    expect(lines).to.deep.equal(["GitRepo `g` bundle `b` on cluster(s) `c1`, `c2`: a \\*hook\\* left out"]);
+  });
+
+  it("names 10 clusters a line and lists 50 lines at most, counting the rest", () => {
+    const many = Array.from({ length: 12 }, (_, i) => pair(`c${String(i).padStart(2, "0")}`, "same"));
+    expect(deploymentWarningLines(report(many))[0].endsWith("`c08`, `c09` and 2 more: same")).to.equal(true);
+    const distinct = Array.from({ length: 60 }, (_, i) => pair("c1", `warning ${String(i).padStart(2, "0")}`));
+    const lines = deploymentWarningLines(report(distinct));
+    expect(lines).to.have.length(MAX_DEPLOYMENT_WARNINGS + 1);
+    expect(lines[MAX_DEPLOYMENT_WARNINGS]).to.equal("… and 10 more deployment warning(s): the preview's output lists them all");
   });
 });

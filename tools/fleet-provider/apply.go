@@ -68,7 +68,7 @@ func applyOnce(ctx context.Context, rm *ssa.ResourceManager, prev *Outputs, spec
 	// never applied after; a failure leaves no release, as Helm's.
 	createOnly, objects := splitCreateOnly(spec, all)
 	if !released(st) && len(createOnly) > 0 {
-		if err := installCRDs(ctx, rm, createOnly, objects); err != nil {
+		if err := installCRDs(ctx, rm, spec, createOnly, objects); err != nil {
 			st.State, st.Messages = StateErrApplied, []string{err.Error()}
 			return st
 		}

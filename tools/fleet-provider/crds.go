@@ -1,10 +1,13 @@
 package main
 
-// A chart's crds/ as Helm installs them (helm.sh/helm/v4 pkg/action install.go installCRDs), the
-// GitRepo's chartCrds: Create, Fleet's agent's way: at the pair's install (no release yet) each is
-// created when absent, one already there is left as it is, and Helm waits (60 s) for those it created
-// to be served before anything that uses them; an upgrade neither creates nor updates them, nor does
-// drift read them. chartCrds: CreateReplace leaves them in the set, applied like any object.
+// A chart's crds/ as Helm installs them in Fleet v0.16.0's agent (helm.sh/helm/v4 pkg/action install.go
+// installCRDs), the GitRepo's chartCrds: Create: at the pair's install (no release yet) each is applied
+// by a server-side apply without force, as the agent installs (so an existing CRD is brought to the
+// chart's version, and one another field manager holds fails the install); with helm.takeOwnership or
+// helm.force the agent installs without server-side apply, and each is then only created when absent.
+// An upgrade neither creates nor updates them, nor does drift read them. Helm waits for them only with
+// helm.timeoutSeconds (60 s); here always, until established and served (60 s at most), before anything
+// that uses them, hooks included. chartCrds: CreateReplace leaves them in the set, applied like any object.
 
 import (
 	"context"
@@ -34,24 +37,30 @@ func splitCreateOnly(spec Spec, objects []*unstructured.Unstructured) (createOnl
 	return createOnly, applied
 }
 
-// installCRDs creates each absent one (as this provider's field manager) and waits until those it
-// created are established and their kinds the rest of the set uses are served. Its error is Helm's words.
-func installCRDs(ctx context.Context, rm *ssa.ResourceManager, crds, rest []*unstructured.Unstructured) error {
-	var created []*unstructured.Unstructured
+// installCRDs installs them as Helm's install does, and waits until those it wrote are established and
+// their kinds the rest of the set or its hooks use are served. Its error is Helm's words.
+func installCRDs(ctx context.Context, rm *ssa.ResourceManager, spec Spec, crds, rest []*unstructured.Unstructured) error {
+	var written []*unstructured.Unstructured
 	for _, o := range crds {
-		if err := rm.Client().Create(ctx, o.DeepCopy(), client.FieldOwner(fieldManager)); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				continue
+		if spec.TakeOwnership || spec.Force {
+			if err := rm.Client().Create(ctx, o.DeepCopy(), client.FieldOwner(fieldManager)); err != nil {
+				if apierrors.IsAlreadyExists(err) {
+					continue
+				}
+				return fmt.Errorf("failed to install CRD %s: %w", o.GetName(), err)
 			}
+		} else if entry, err := rm.Apply(ctx, o.DeepCopy(), ssa.ApplyOptions{}); err != nil {
 			return fmt.Errorf("failed to install CRD %s: %w", o.GetName(), err)
+		} else if entry.Action == ssa.UnchangedAction {
+			continue
 		}
-		created = append(created, o)
+		written = append(written, o)
 	}
-	if len(created) == 0 {
+	if len(written) == 0 {
 		return nil
 	}
 	set := object.ObjMetadataSet{}
-	for _, o := range created {
+	for _, o := range written {
 		id, err := object.RuntimeToObjMeta(o)
 		if err != nil {
 			return err
@@ -59,7 +68,21 @@ func installCRDs(ctx context.Context, rm *ssa.ResourceManager, crds, rest []*uns
 		set = append(set, id)
 	}
 	if err := rm.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: waitInterval, Timeout: crdInstallWait}); err != nil {
-		return fmt.Errorf("the chart's crds/ were created and are not established after %s: %w", crdInstallWait, err)
+		return fmt.Errorf("the chart's crds/ were written and are not established after %s: %w", crdInstallWait, err)
 	}
-	return kindsServed(ctx, rm, definedKindsUsed(created, rest), crdInstallWait)
+	return kindsServed(ctx, rm, definedKindsUsed(written, append(rest, hookObjects(spec.Hooks)...)), crdInstallWait)
+}
+
+// hookObjects are the hooks' objects, those that decode (a hook that does not fails at its phase).
+func hookObjects(hooks []Hook) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, h := range hooks {
+		if len(h.Events) == 0 {
+			continue
+		}
+		if runs, err := phaseHooks([]Hook{h}, h.Events[0]); err == nil && len(runs) == 1 {
+			out = append(out, runs[0].obj)
+		}
+	}
+	return out
 }

@@ -362,3 +362,36 @@ func TestLiveChartCrdsCreatedAtTheInstallOnlyThenAppliedWhenReplaced(t *testing.
 		t.Fatal("CreateReplace did not update the CRD")
 	}
 }
+
+func TestLiveChartCrdsAtTheInstallApplyOverAnOlderOneUnlessForcedOrTakenOver(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	group := fmt.Sprintf("h%d.golive.example.com", runID)
+	name := "gadgets." + group
+	older := gadgetDefinition(group, "v1")
+	if err := live.Client().Create(t.Context(), manifestObject(older)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Client().Delete(context.Background(), manifestObject(gadgetDefinition(group, "v1"))) })
+	served := func() int {
+		vs, _, _ := unstructured.NestedSlice(liveObject(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name).Object, "spec", "versions")
+		return len(vs)
+	}
+	install := func(id string, force bool) *Outputs {
+		crd := gadgetDefinition(group, "v1", "v2")
+		s := specOf(id, liveConfigMap(ns, id, map[string]any{"k": "v"}))
+		s.Objects[keyOf(manifestObject(crd))] = DesiredObject{Manifest: crd, CreateOnly: true, Retain: "a chart's crds/"}
+		s.Force = force
+		return applied(t, live, nil, s)
+	}
+	// helm.force (or takeOwnership): the agent installs without server-side apply: only created when absent.
+	mustBeReady(t, install("forced", true))
+	if served() != 1 {
+		t.Fatal("a forced install updated a CRD that was there")
+	}
+	// Otherwise a server-side apply, as the agent installs: the CRD is brought to the chart's version.
+	mustBeReady(t, install("plain", false))
+	if served() != 2 {
+		t.Fatal("an install did not bring the CRD there to the chart's version")
+	}
+}

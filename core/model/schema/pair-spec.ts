@@ -150,6 +150,13 @@ export const PAIR_SPEC = describe({
       doc: "Seconds to wait for the set to be ready after applying (helm.timeoutSeconds), and for pruned objects to be gone; 0: no readiness wait, and 10 minutes for pruned objects (timeoutOf).",
     },
     force: { type: bool, optional: true, diff: "diff", fromOption: "helm.force", doc: "Recreate objects whose immutable fields changed (helm.force)." },
+    takeOwnership: {
+      type: bool,
+      optional: true,
+      diff: "none",
+      fromOption: "helm.takeOwnership",
+      doc: "helm.takeOwnership: as Fleet's agent then installs without server-side apply, a chart's crds/ are only created when absent (crds.go). Never diffed: read only at the pair's install.",
+    },
     correctDrift: {
       type: bool,
       optional: true,
