@@ -63,7 +63,10 @@ export function deploymentWarningLines(report: PreviewReport): string[] {
   });
   const sorted = lines.sort(compare);
   if (sorted.length <= MAX_DEPLOYMENT_WARNINGS) return sorted;
-  return [...sorted.slice(0, MAX_DEPLOYMENT_WARNINGS), `… and ${sorted.length - MAX_DEPLOYMENT_WARNINGS} more deployment warning(s): the preview's output lists them all`];
+  return [
+    ...sorted.slice(0, MAX_DEPLOYMENT_WARNINGS),
+    `… and ${sorted.length - MAX_DEPLOYMENT_WARNINGS} more deployment warning(s): the preview's output lists them all`,
+  ];
 }
 
 export function renderSummaryMarkdown(report: PreviewReport): string {
