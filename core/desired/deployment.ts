@@ -32,7 +32,8 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
   const key = deploymentKey(e);
   const rendered = r.rendered.get(e)!;
   const nsNames = new Set(at.namespaces.get(e.cluster)!.map((ns) => ns.metadata.name));
-  const objects = desiredObjects(e, rendered, g.config.gitRepos.find((x) => x.name === e.gitRepo)?.chartCrds);
+  const repo = g.config.gitRepos.find((x) => x.name === e.gitRepo);
+  const objects = desiredObjects(e, rendered, repo?.chartCrds);
   const hookObjects = [...(rendered.hooks?.keys() ?? [])].map((manifest) => ({ manifest }));
   const account = got.accounts.userOf.get(e);
   const commit = g.commitOf(e.gitRepo);
@@ -56,6 +57,8 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
       : {}),
     spec: {
       ...pairSpecOf(e, objects, rendered.secret, desiredHooks(e, rendered)),
+      // Fleet's agent then installs without server-side apply (install.go configureInstallAction): a chart's crds/ only created when absent.
+      ...(e.options.helm?.takeOwnership || repo?.takeOwnership || e.options.helm?.force || e.options.correctDrift?.force ? { installsWithoutServerSideApply: true } : {}),
       ...healthChecksInput(g.config.healthChecks),
       ...kubernetesEventsInput(g.config.notifications, e),
     },

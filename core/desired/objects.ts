@@ -97,7 +97,7 @@ export function crdsNotUpgraded(objects: DesiredObject[], last: PairSpec | undef
     const what = `${o.manifest.kind} ${o.manifest.metadata.name}`;
     if (!was) return [`${what} is new in the chart's crds/ and is not created: ${why}`];
     // A manifest the state holds only as its identity (its content gone) tells nothing.
-    if (was.manifest.spec === undefined || objectDigest(was.manifest) === objectDigest(o.manifest)) return [];
+    if (was.manifest?.spec === undefined || objectDigest(was.manifest) === objectDigest(o.manifest)) return [];
     return [`${what} changed in the chart's crds/ and is not updated: ${why}`];
   });
 }

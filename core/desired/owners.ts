@@ -6,6 +6,7 @@
  * for them) cannot be declared by a bundle of a different GitRepo: declaring it would make it that
  * bundle's, to change and to delete with everything in it.
  */
+import { identityManifest } from "../model/pair";
 import { K8sObject, objectKey } from "../model/k8s-object";
 import { FleetError } from "../base/errors";
 import { RenderedDeployment } from "../render/deployments";
@@ -37,7 +38,10 @@ function ownersInState(contested: { cluster: string; object: K8sObject }[], prio
     const record = prior.records?.[key];
     if (!record) continue;
     // Its hooks' objects are its own too, though not in its set (a hook-succeeded hook is gone between runs).
-    const hooks = (d.spec?.hooks ?? []).flatMap((h) => (h.manifest !== undefined ? [{ manifest: JSON.parse(h.manifest) as K8sObject }] : []));
+    // A hook the state holds only by its key (its content gone) claims its object all the same.
+    const hooks = (d.spec?.hooks ?? []).map((h) => ({
+      manifest: (h.manifest !== undefined ? JSON.parse(h.manifest) : identityManifest(h.object ?? "", h.apiVersion)) as K8sObject,
+    }));
     for (const o of [...d.objects, ...hooks]) {
       const k = claimKey(record.cluster, o.manifest);
       if (wanted.has(k)) owners.set(k, { gitRepo: record.gitRepo, bundle: record.bundle });

@@ -138,7 +138,7 @@ export function contentForm(
     digests[key] = objectDigest(shared);
     manifests[key] = JSON.stringify(shared);
     const { manifest: _text, ...run } = h;
-    engineHooks.push({ ...run, digest: objectDigest(manifest), object: pairObjectKey(manifest) });
+    engineHooks.push({ ...run, digest: objectDigest(manifest), object: pairObjectKey(manifest), apiVersion: manifest.apiVersion });
   }
   for (const [key, o] of Object.entries(objects)) {
     const shared = withoutOwnerLabels(o.manifest, ownerLabels);
@@ -168,7 +168,7 @@ export function hooksFromEngine(
   return hooks?.map((h, i) => {
     const text = content?.[hookContentKey(i)];
     if (h.manifest !== undefined || text === undefined) return h;
-    const { digest: _digest, object: _object, ...run } = h;
+    const { digest: _digest, object: _object, apiVersion: _apiVersion, ...run } = h;
     return { ...run, manifest: JSON.stringify(withOwnerLabels(JSON.parse(text) as Record<string, unknown>, ownerLabels)) };
   });
 }

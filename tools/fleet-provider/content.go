@@ -11,7 +11,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -47,6 +49,9 @@ type contents struct {
 
 var stash = &contents{byDigest: map[string]*content{}}
 
+// hookContentKey is where a content holds a pair's hook (core/model/pair.ts hookContentKey).
+var hookContentKey = regexp.MustCompile(`^hooks\[[0-9]+\]$`)
+
 // contentOf reads a BundleContent's inputs ({objects: {key: manifest text}}) and checks its digest is
 // the one it is named by.
 func contentOf(name string, inputs map[string]any) (*content, error) {
@@ -62,7 +67,7 @@ func contentOf(name string, inputs map[string]any) (*content, error) {
 			return nil, fmt.Errorf("object %s: %w", k, err)
 		}
 		// An object is checked against its key; a hook, kept under hooks[<index>], has no key of its own.
-		if !strings.HasPrefix(k, "hooks[") {
+		if !hookContentKey.MatchString(k) {
 			if _, err := unstructuredOf(map[string]DesiredObject{k: o}); err != nil {
 				return nil, err
 			}
@@ -197,6 +202,10 @@ func withContent(urn string, spec *Spec) error {
 			return fmt.Errorf("%s: content %s, hook %s: %w", urn, spec.Content, h.Object, err)
 		}
 		manifest := withOwnerLabels(shared, spec.DeletePolicy.OwnerLabels)
+		u := unstructured.Unstructured{Object: manifest}
+		if got := objectKey(groupOf(u.GetAPIVersion()), u.GetKind(), u.GetNamespace(), u.GetName()); got != h.Object {
+			return fmt.Errorf("%s: hook %s of its content %s is %s", urn, h.Object, spec.Content, got)
+		}
 		if got := objectDigest(manifest); got != h.Digest {
 			return fmt.Errorf("%s: hook %s of its content %s with its owner labels has digest %s, not %s", urn, h.Object, spec.Content, got, h.Digest)
 		}

@@ -42,19 +42,23 @@ func splitCreateOnly(spec Spec, objects []*unstructured.Unstructured) (createOnl
 func installCRDs(ctx context.Context, rm *ssa.ResourceManager, spec Spec, crds, rest []*unstructured.Unstructured) error {
 	var written []*unstructured.Unstructured
 	for _, o := range crds {
-		if spec.TakeOwnership || spec.Force {
+		if spec.InstallsWithoutServerSideApply {
 			if err := rm.Client().Create(ctx, o.DeepCopy(), client.FieldOwner(fieldManager)); err != nil {
 				if apierrors.IsAlreadyExists(err) {
 					continue
 				}
 				return fmt.Errorf("failed to install CRD %s: %w", o.GetName(), err)
 			}
-		} else if entry, err := rm.Apply(ctx, o.DeepCopy(), ssa.ApplyOptions{}); err != nil {
-			return fmt.Errorf("failed to install CRD %s: %w", o.GetName(), err)
-		} else if entry.Action == ssa.UnchangedAction {
+			written = append(written, o)
 			continue
 		}
-		written = append(written, o)
+		changed, err := applyUnforced(ctx, rm.Client(), o)
+		if err != nil {
+			return fmt.Errorf("failed to install CRD %s: %w", o.GetName(), err)
+		}
+		if changed {
+			written = append(written, o)
+		}
 	}
 	if len(written) == 0 {
 		return nil
@@ -85,4 +89,20 @@ func hookObjects(hooks []Hook) []*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// applyUnforced is a server-side apply as this provider's field manager that does not force: a field
+// another manager holds with another value fails it, as Helm's install (ForceConflicts off) does. It
+// says whether the object changed (a new resourceVersion).
+func applyUnforced(ctx context.Context, c client.Client, o *unstructured.Unstructured) (bool, error) {
+	before := &unstructured.Unstructured{}
+	before.SetGroupVersionKind(o.GroupVersionKind())
+	had := c.Get(ctx, client.ObjectKeyFromObject(o), before) == nil
+	patch := o.DeepCopy()
+	patch.SetManagedFields(nil)
+	patch.SetResourceVersion("")
+	if err := c.Patch(ctx, patch, client.Apply, client.FieldOwner(fieldManager)); err != nil { //nolint:staticcheck // the typed Apply needs apply configurations; an unstructured object has none
+		return false, err
+	}
+	return !had || patch.GetResourceVersion() != before.GetResourceVersion(), nil
 }

@@ -47,6 +47,7 @@ func diffPair(olds *Outputs, news Spec) PairDiff {
 			d.Detailed[f.json] = pulumirpc.PropertyDiff_UPDATE
 		}
 	}
+	diffHooks(d.Detailed, olds.Hooks, news.Hooks)
 	d.Changes = len(d.Detailed) > 0
 	if d.Changes && !news.Paused {
 		heldObjects(d.Detailed, olds, news)

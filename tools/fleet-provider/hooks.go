@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -431,4 +432,37 @@ func withHooksKept(previous map[string]DesiredObject, hooks []Hook) map[string]D
 // hookLines is a hook error as the pair's messages: one line per joined error.
 func hookLines(prefix string, err error) []string {
 	return []string{prefix + strings.ReplaceAll(err.Error(), "\n", "; ")}
+}
+
+// diffHooks names the hooks that changed, as `hooks[<index>]`: events, weight, delete policies and the
+// manifest's digest, whichever form holds it (inline, or kept in the pair's content), so a pair whose
+// hooks move between the two forms unchanged has no diff.
+func diffHooks(detailed map[string]pulumirpc.PropertyDiff_Kind, olds, news []Hook) {
+	for i := 0; i < len(olds) || i < len(news); i++ {
+		path := fmt.Sprintf("hooks[%d]", i)
+		switch {
+		case i >= len(olds):
+			detailed[path] = pulumirpc.PropertyDiff_ADD
+		case i >= len(news):
+			detailed[path] = pulumirpc.PropertyDiff_DELETE
+		case !slices.Equal(olds[i].Events, news[i].Events) || olds[i].Weight != news[i].Weight ||
+			!slices.Equal(olds[i].DeletePolicies, news[i].DeletePolicies) || hookDigest(olds[i]) != hookDigest(news[i]):
+			detailed[path] = pulumirpc.PropertyDiff_UPDATE
+		}
+	}
+}
+
+// hookDigest is the digest of a hook's manifest with its owner labels: given in the content form,
+// computed from the manifest inline ("" when it does not decode: then it differs from any other).
+func hookDigest(h Hook) string {
+	if h.Manifest == "" {
+		return h.Digest
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(h.Manifest)))
+	dec.UseNumber()
+	var m map[string]any
+	if dec.Decode(&m) != nil {
+		return ""
+	}
+	return objectDigest(m)
 }

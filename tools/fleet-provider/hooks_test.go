@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -187,5 +191,41 @@ func TestHookPhaseBoundReadFromTheEnvironmentOrRefused(t *testing.T) {
 		if _, err := maxHookPhase(); err == nil || err.Error() != maxHookPhaseEnv+"=\""+bad+"\": expected a positive number of seconds" {
 			t.Fatalf("%q: got %v", bad, err)
 		}
+	}
+}
+
+func TestHooksDiffByDigestWhicheverFormHoldsThem(t *testing.T) {
+	inline := hookOf(t, "Job", "migrate", 0, hookPreUpgrade)
+	kept := Hook{Events: inline.Events, Digest: hookDigest(inline), Object: "batch/Job/web/migrate", APIVersion: "batch/v1"}
+	d := map[string]pulumirpc.PropertyDiff_Kind{}
+	diffHooks(d, []Hook{inline}, []Hook{kept})
+	if len(d) != 0 {
+		t.Fatalf("the same hook inline and kept in the content: got %v", d)
+	}
+	heavier := kept
+	heavier.Weight = 5
+	changed := hookOf(t, "Job", "migrate2", 0, hookPreUpgrade)
+	diffHooks(d, []Hook{kept, inline}, []Hook{heavier, changed, inline})
+	want := map[string]pulumirpc.PropertyDiff_Kind{"hooks[0]": pulumirpc.PropertyDiff_UPDATE, "hooks[1]": pulumirpc.PropertyDiff_UPDATE, "hooks[2]": pulumirpc.PropertyDiff_ADD}
+	if !reflect.DeepEqual(d, want) {
+		t.Fatalf("got %v, want %v", d, want)
+	}
+	if hookDigest(kept) == "" || hookDigest(Hook{Manifest: "not json"}) != "" {
+		t.Fatal("a kept hook's digest is given; an undecodable manifest has none")
+	}
+}
+
+func TestRenderModeRemovesAHookKeptInTheContentByItsIdentity(t *testing.T) {
+	dir := t.TempDir()
+	migrate := hookOf(t, "Job", "migrate", 0, hookPreUpgrade)
+	if err := renderHooks(dir, nil, []Hook{migrate}); err != nil {
+		t.Fatal(err)
+	}
+	kept := Hook{Events: migrate.Events, Digest: hookDigest(migrate), Object: "batch/Job/web/migrate", APIVersion: "batch/v1"}
+	if err := renderHooks(dir, []Hook{kept}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "hooks", hookPreUpgrade, "1-manifest")); len(entries) != 0 {
+		t.Fatalf("the hook's file is still there: %v", entries)
 	}
 }

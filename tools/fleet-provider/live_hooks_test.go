@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // hookSpec is a pair's spec with its set and its hooks.
@@ -368,8 +369,9 @@ func TestLiveChartCrdsAtTheInstallApplyOverAnOlderOneUnlessForcedOrTakenOver(t *
 	ns := liveNamespace(t)
 	group := fmt.Sprintf("h%d.golive.example.com", runID)
 	name := "gadgets." + group
-	older := gadgetDefinition(group, "v1")
-	if err := live.Client().Create(t.Context(), manifestObject(older)); err != nil {
+	// As an earlier install of this provider left it (the same field manager, by apply); another
+	// manager's would fail the install (TestLiveChartCrdsInstallFailsOnAFieldAnotherManagerHolds).
+	if _, err := applyUnforced(t.Context(), live.Client(), manifestObject(gadgetDefinition(group, "v1"))); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = live.Client().Delete(context.Background(), manifestObject(gadgetDefinition(group, "v1"))) })
@@ -381,7 +383,7 @@ func TestLiveChartCrdsAtTheInstallApplyOverAnOlderOneUnlessForcedOrTakenOver(t *
 		crd := gadgetDefinition(group, "v1", "v2")
 		s := specOf(id, liveConfigMap(ns, id, map[string]any{"k": "v"}))
 		s.Objects[keyOf(manifestObject(crd))] = DesiredObject{Manifest: crd, CreateOnly: true, Retain: "a chart's crds/"}
-		s.Force = force
+		s.InstallsWithoutServerSideApply = force
 		return applied(t, live, nil, s)
 	}
 	// helm.force (or takeOwnership): the agent installs without server-side apply: only created when absent.
@@ -393,5 +395,28 @@ func TestLiveChartCrdsAtTheInstallApplyOverAnOlderOneUnlessForcedOrTakenOver(t *
 	mustBeReady(t, install("plain", false))
 	if served() != 2 {
 		t.Fatal("an install did not bring the CRD there to the chart's version")
+	}
+}
+
+func TestLiveChartCrdsInstallFailsOnAFieldAnotherManagerHolds(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	group := fmt.Sprintf("k%d.golive.example.com", runID)
+	theirs := gadgetDefinition(group, "v1")
+	theirs["metadata"].(map[string]any)["labels"] = map[string]any{"tier": "platform"}
+	if err := live.Client().Create(t.Context(), manifestObject(theirs), client.FieldOwner("platform-team")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Client().Delete(context.Background(), manifestObject(gadgetDefinition(group, "v1"))) })
+	crd := gadgetDefinition(group, "v1")
+	crd["metadata"].(map[string]any)["labels"].(map[string]any)["tier"] = "chart"
+	s := specOf("x-1", liveConfigMap(ns, "app", map[string]any{"k": "v"}))
+	s.Objects[keyOf(manifestObject(crd))] = DesiredObject{Manifest: crd, CreateOnly: true, Retain: "a chart's crds/"}
+	got := applied(t, live, nil, s)
+	if got.State != StateErrApplied || len(got.Messages) != 1 || !strings.HasPrefix(got.Messages[0], "failed to install CRD gadgets."+group+": ") || !strings.Contains(got.Messages[0], "conflict") {
+		t.Fatalf("state %s, messages %q: want the install refused on the other manager's field", got.State, got.Messages)
+	}
+	if labels := liveObject(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets."+group).GetLabels(); labels["tier"] != "platform" {
+		t.Fatalf("the other manager's field was taken: %v", labels)
 	}
 }

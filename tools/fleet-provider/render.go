@@ -167,25 +167,29 @@ func unrenderPair(dir string, olds Outputs) {
 // runs at (what that phase would create; nothing runs them), and removes the files of hooks it no
 // longer has.
 func renderHooks(dir string, before, after []Hook) error {
-	files := func(hooks []Hook) (map[string]map[string]any, error) {
+	// Each hook's file per event: from its manifest, or, kept in its content (the earlier hooks, whose
+	// content this process may not hold), from its identity; an earlier one that does not decode is skipped.
+	files := func(hooks []Hook, strict bool) (map[string]map[string]any, error) {
 		out := map[string]map[string]any{}
 		for _, h := range hooks {
+			var m map[string]any
+			if h.Manifest == "" && h.Object != "" {
+				m = DesiredObject{APIVersion: h.APIVersion}.identity(h.Object)
+			} else if runs, err := phaseHooks([]Hook{{Events: []string{"x"}, Manifest: h.Manifest}}, "x"); err == nil && len(runs) == 1 {
+				m = runs[0].obj.Object
+			} else if strict {
+				return nil, fmt.Errorf("a hook's manifest: %w", err)
+			} else {
+				continue
+			}
 			for _, event := range h.Events {
-				runs, err := phaseHooks([]Hook{h}, event)
-				if err != nil {
-					return nil, err
-				}
-				sub := filepath.Join(dir, "hooks", event)
-				out[renderPath(sub, runs[0].obj.Object)] = runs[0].obj.Object
+				out[renderPath(filepath.Join(dir, "hooks", event), m)] = m
 			}
 		}
 		return out, nil
 	}
-	old, err := files(before)
-	if err != nil {
-		old = nil // an unreadable earlier hook: nothing of it is removed
-	}
-	now, err := files(after)
+	old, _ := files(before, false)
+	now, err := files(after, true)
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,7 @@ export const PAIR_HOOK = describe({
     },
     digest: { type: text, optional: true, doc: "Content form only: the manifest's digest (owner labels applied), what diffPair compares." },
     object: { type: text, optional: true, doc: "Content form only: the object's key (group/kind/namespace/name), for what reports name." },
+    apiVersion: { type: text, optional: true, doc: "Content form only: the object's apiVersion (its key leaves the version out), for its file in render mode." },
   },
 });
 
@@ -150,12 +151,11 @@ export const PAIR_SPEC = describe({
       doc: "Seconds to wait for the set to be ready after applying (helm.timeoutSeconds), and for pruned objects to be gone; 0: no readiness wait, and 10 minutes for pruned objects (timeoutOf).",
     },
     force: { type: bool, optional: true, diff: "diff", fromOption: "helm.force", doc: "Recreate objects whose immutable fields changed (helm.force)." },
-    takeOwnership: {
+    installsWithoutServerSideApply: {
       type: bool,
       optional: true,
       diff: "none",
-      fromOption: "helm.takeOwnership",
-      doc: "helm.takeOwnership: as Fleet's agent then installs without server-side apply, a chart's crds/ are only created when absent (crds.go). Never diffed: read only at the pair's install.",
+      doc: "Fleet's agent installs without server-side apply (helm.takeOwnership, the GitRepo's takeOwnership, helm.force or correctDrift.force), so a chart's crds/ are only created when absent at the install (crds.go). Never diffed: read only at the pair's install.",
     },
     correctDrift: {
       type: bool,
@@ -193,8 +193,8 @@ export const PAIR_SPEC = describe({
     hooks: {
       type: list(struct(PAIR_HOOK)),
       optional: true,
-      diff: "diff",
-      doc: "The set's Helm hooks, in the release's order: run as Helm runs them around an install, an upgrade or an uninstall (hooks.go), never applied or pruned with the set. Absent when the bundle has none.",
+      diff: "none",
+      doc: "The set's Helm hooks, in the release's order: run as Helm runs them around an install, an upgrade or an uninstall (hooks.go), never applied or pruned with the set. Absent when the bundle has none. Never diffed as a field: hooks.go diffHooks compares them (events, weight, policies and each manifest's digest, whichever form holds it).",
     },
     hookTimeoutSeconds: {
       type: int,
