@@ -58,7 +58,9 @@ export function desiredDeployment(g: Ground, { got, r, holds }: Decided, e: Plan
     spec: {
       ...pairSpecOf(e, objects, rendered.secret, desiredHooks(e, rendered)),
       // Fleet's agent then installs without server-side apply (install.go configureInstallAction): a chart's crds/ only created when absent.
-      ...(e.options.helm?.takeOwnership || repo?.takeOwnership || e.options.helm?.force || e.options.correctDrift?.force ? { installsWithoutServerSideApply: true } : {}),
+      ...(e.options.helm?.takeOwnership || repo?.takeOwnership || e.options.helm?.force || e.options.correctDrift?.force
+        ? { installsWithoutServerSideApply: true }
+        : {}),
       ...healthChecksInput(g.config.healthChecks),
       ...kubernetesEventsInput(g.config.notifications, e),
     },

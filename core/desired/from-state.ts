@@ -50,7 +50,7 @@ export function deployedAsBefore(
     const heldHooks = held!.spec?.hooks ?? [];
     // A hook whose manifest the state does not hold (its content gone) cannot be taken from it: rendered again.
     if (heldHooks.some((h) => h.manifest === undefined)) continue;
-const hooks = new Map(
+    const hooks = new Map(
       heldHooks.map(({ manifest, digest: _d, object: _o, apiVersion: _a, ...run }): [K8sObject, HookRun] => [JSON.parse(manifest!) as K8sObject, run]),
     );
     out.set(e, {

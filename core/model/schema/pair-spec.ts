@@ -101,7 +101,11 @@ export const PAIR_HOOK = describe({
     },
     digest: { type: text, optional: true, doc: "Content form only: the manifest's digest (owner labels applied), what diffPair compares." },
     object: { type: text, optional: true, doc: "Content form only: the object's key (group/kind/namespace/name), for what reports name." },
-    apiVersion: { type: text, optional: true, doc: "Content form only: the object's apiVersion (its key leaves the version out), for its file in render mode." },
+    apiVersion: {
+      type: text,
+      optional: true,
+      doc: "Content form only: the object's apiVersion (its key leaves the version out), for its file in render mode.",
+    },
   },
 });
 
