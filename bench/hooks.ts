@@ -88,7 +88,8 @@ async function fleetSide(run: FleetRun, work: string): Promise<Record<string, Se
   const targets = writeTargets(path.join(work, "targets.json"), [{ name: "all", clusterSelector: {} }]);
   writeChart(path.join(repo, "chart"), 1);
   await fleetApply(run, repo, "hooks", ["chart"], targets);
-  await until("Fleet's install (its post-install hook)", hasVersion(c, "installed", "1"), run);
+  // The install's last hook: post-install hooks run by weight, then name ("installed", then "post").
+  await until("Fleet's install (its last post-install hook)", hasVersion(c, "post", "1"), run);
   const install = await seen(c);
   writeChart(path.join(repo, "chart"), 2);
   await fleetApply(run, repo, "hooks", ["chart"], targets);
