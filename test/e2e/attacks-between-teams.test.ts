@@ -108,6 +108,24 @@ describe("attacks between GitRepos: one team's content against another's, on liv
     await t.expectContained(await t.attack({ attackerFirst: true, attacker: { allowTakeOwnership: true } }), { "attacker-evil": [owned] });
   });
 
+  it("hooks: a Helm hook that would replace the victim's ConfigMap (before-hook-creation deletes first) is refused as the set's objects are; so is one outside allowedTargetNamespaces", async () => {
+    const hook = (name: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${VICTIM_NS}\n  annotations: {helm.sh/hook: "pre-install,pre-upgrade"}\ndata:\n  version: pwned\n`;
+    t.commitVictim();
+    t.commitAttacker(chart("hook-squat", FLEET_YAML, hook("victim-config")), "a hook over the victim's ConfigMap");
+    await t.expectContained(await t.attack({ attackerFirst: true }), {
+      "attacker-hook-squat": [/ConfigMap victim-prod\/victim-config is also deployed by bundle victim-app \(GitRepo victim\)/],
+    });
+    t.commitVictim();
+    t.commitAttacker(chart("hook-elsewhere", FLEET_YAML, hook("attack-hook")), "a hook in the victim's namespace");
+    await t.expectContained(await t.attack({ attacker: { allowedTargetNamespaces: [ATTACKER_NS] } }), {
+      "attacker-hook-elsewhere": [/object\(s\) outside gitRepos\[attacker\]\.allowedTargetNamespaces/],
+    });
+    expect(await kubeGet(t.dev, `/api/v1/namespaces/${VICTIM_NS}/configmaps/attack-hook`), "no hook of the attacker's ran in the victim's namespace").to.equal(
+      undefined,
+    );
+  });
+
   it("secrets: a lookup of the victim's Secret into a ConfigMap and into a `fail` message is refused unread; so is moving into the victim's namespace to read it", async () => {
     t.commitVictim();
     t.commitAttacker(
