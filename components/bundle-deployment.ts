@@ -9,7 +9,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { namespacesRefusedFor } from "../core/desired/namespaces";
 import { DesiredDeployment } from "../core/desired/types";
-import { PairObject, registeredSet } from "../core/model/pair";
+import { hookObject, PairObject, registeredSet } from "../core/model/pair";
 import { BundleDeploymentPair, ClusterSetupSet, FleetProvider, PairArgs } from "./pair";
 import { BundleContent, Contents } from "./content";
 
@@ -39,8 +39,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
   let objects: PairArgs["objects"] = d.secret ? pulumi.secret(d.spec.objects) : d.spec.objects;
   let contentDigest: { content?: string } = {};
   // Its hooks are a secret when the set is, or when one of them is a Secret (then none goes to the content, which is not one).
-  const secretHooks =
-    !!d.spec.hooks && (d.secret || d.spec.hooks.some((h) => h.manifest !== undefined && (JSON.parse(h.manifest) as { kind?: string }).kind === "Secret"));
+  const secretHooks = !!d.spec.hooks && (d.secret || d.spec.hooks.some((h) => hookObject(h).kind === "Secret"));
   let hooks: { hooks?: PairArgs["hooks"] } = secretHooks ? { hooks: pulumi.secret(d.spec.hooks!) } : {};
   const form = !d.secret ? registeredSet(d.spec, !!args.contents, !secretHooks) : undefined;
   if (form?.content !== undefined) {

@@ -6,7 +6,7 @@
  * retry of a release whose hooks failed runs them again, which a preview cannot see (the provider
  * decides it from the pair's last outputs).
  */
-import type { PairHook } from "../../core/model/pair";
+import { hookObject, type PairHook } from "../../core/model/pair";
 import type { Step } from "./step-recorder";
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -24,13 +24,8 @@ export function hookRuns(s: Pick<Step, "op" | "inputs" | "oldInputs">): string[]
   const hooks = phases?.of?.hooks;
   if (!phases || hooks === undefined || hooks === null) return [];
   if (typeof hooks !== "object" || SECRET_SIG in hooks) return [`${phases.events.join(" and ")} hooks (a secret: not shown)`];
-  // A hook kept in the pair's content names its object by key (group/kind/namespace/name).
-  const identity = (h: PairHook) => {
-    if (h.manifest !== undefined) return JSON.parse(h.manifest) as { kind?: string; metadata?: { name?: string; namespace?: string } };
-    const [, kind, namespace, ...name] = (h.object ?? "").split("/");
-    return { kind, metadata: { name: name.join("/"), namespace } };
-  };
-  const parsed = (hooks as PairHook[]).map((h) => ({ ...h, object: identity(h) }));
+  // A hook kept in the pair's content stands as its identity (its key).
+  const parsed = (hooks as PairHook[]).map((h) => ({ ...h, object: hookObject(h) }));
   return phases.events.flatMap((event) =>
     parsed
       .filter((h) => h.events.includes(event as PairHook["events"][number]))

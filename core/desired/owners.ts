@@ -6,7 +6,7 @@
  * for them) cannot be declared by a bundle of a different GitRepo: declaring it would make it that
  * bundle's, to change and to delete with everything in it.
  */
-import { identityManifest } from "../model/pair";
+import { hookObject } from "../model/pair";
 import { K8sObject, objectKey } from "../model/k8s-object";
 import { FleetError } from "../base/errors";
 import { RenderedDeployment } from "../render/deployments";
@@ -39,9 +39,7 @@ function ownersInState(contested: { cluster: string; object: K8sObject }[], prio
     if (!record) continue;
     // Its hooks' objects are its own too, though not in its set (a hook-succeeded hook is gone between runs).
     // A hook the state holds only by its key (its content gone) claims its object all the same.
-    const hooks = (d.spec?.hooks ?? []).map((h) => ({
-      manifest: (h.manifest !== undefined ? JSON.parse(h.manifest) : identityManifest(h.object ?? "", h.apiVersion)) as K8sObject,
-    }));
+    const hooks = (d.spec?.hooks ?? []).map((h) => ({ manifest: hookObject(h) as K8sObject }));
     for (const o of [...d.objects, ...hooks]) {
       const k = claimKey(record.cluster, o.manifest);
       if (wanted.has(k)) owners.set(k, { gitRepo: record.gitRepo, bundle: record.bundle });

@@ -156,6 +156,11 @@ export function contentForm(
   return { content: contentDigest(digests), objects: inventory, ...(hooks.length ? { hooks: engineHooks } : {}), manifests };
 }
 
+/** A hook's object: its manifest, or, kept in the pair's content, its identity (key and apiVersion). */
+export function hookObject(h: PairHook): Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } {
+  return h.manifest !== undefined ? JSON.parse(h.manifest) : (identityManifest(h.object ?? "", h.apiVersion) as ReturnType<typeof hookObject>);
+}
+
 /** Where a pair's BundleContent holds its hook at that index (tools/fleet-provider content.go withContent). */
 export const hookContentKey = (index: number) => `hooks[${index}]`;
 

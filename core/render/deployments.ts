@@ -50,13 +50,13 @@ export interface RenderedDeployment {
 /**
  * Hooks: the pair runs install, upgrade and delete hooks as Helm runs them around its release
  * (tools/fleet-provider hooks.go). Test hooks (`helm test`) are never run by Fleet, and rollback hooks
- * only by a Helm rollback, which no run here is: both are left out, each a warning naming the hook, as
- * is an event or delete policy Helm does not know (Helm skips them too).
+ * only by a Helm rollback, which no run here is: both are left out, each a warning naming the hook. A
+ * delete policy Helm does not know is kept, as Helm keeps it (it deletes nothing, and it replaces the
+ * default), and said.
  */
 export const HOOK_EVENTS = ["pre-install", "post-install", "pre-upgrade", "post-upgrade", "pre-delete", "post-delete"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 const HOOK_DELETE_POLICIES = ["before-hook-creation", "hook-succeeded", "hook-failed"] as const;
-export type HookDeletePolicy = (typeof HOOK_DELETE_POLICIES)[number];
 
 /** When a hook runs: its events, its weight (helm.sh/hook-weight), its delete policies as Helm keeps them (absent: Helm's default, before-hook-creation). */
 export interface HookRun {

@@ -8,10 +8,8 @@ package main
 // (automation/engine/content-handover.ts), read once, when a pair's Read first needs one.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"regexp"
 	"strings"
@@ -19,6 +17,7 @@ import (
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 const (
@@ -172,10 +171,8 @@ func withContent(urn string, spec *Spec) error {
 		if !ok {
 			return fmt.Errorf("%s: its content %s does not hold object %s", urn, spec.Content, k)
 		}
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.UseNumber()
-		var shared map[string]any
-		if err := dec.Decode(&shared); err != nil {
+		shared, err := decodeManifest(text)
+		if err != nil {
 			return fmt.Errorf("%s: content %s, object %s: %w", urn, spec.Content, k, err)
 		}
 		o.Manifest = withOwnerLabels(shared, spec.DeletePolicy.OwnerLabels)
@@ -195,10 +192,8 @@ func withContent(urn string, spec *Spec) error {
 		if !ok {
 			return fmt.Errorf("%s: its content %s does not hold its hook %s", urn, spec.Content, h.Object)
 		}
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.UseNumber()
-		var shared map[string]any
-		if err := dec.Decode(&shared); err != nil {
+		shared, err := decodeManifest(text)
+		if err != nil {
 			return fmt.Errorf("%s: content %s, hook %s: %w", urn, spec.Content, h.Object, err)
 		}
 		manifest := withOwnerLabels(shared, spec.DeletePolicy.OwnerLabels)

@@ -3,8 +3,9 @@ package main
 // A chart's crds/ as Helm installs them in Fleet v0.16.0's agent (helm.sh/helm/v4 pkg/action install.go
 // installCRDs), the GitRepo's chartCrds: Create: at the pair's install (no release yet) each is applied
 // by a server-side apply without force, as the agent installs (so an existing CRD is brought to the
-// chart's version, and one another field manager holds fails the install); with helm.takeOwnership or
-// helm.force the agent installs without server-side apply, and each is then only created when absent.
+// chart's version, and a field another manager holds with another value fails the install); when the
+// agent installs without server-side apply (installsWithoutServerSideApply: helm.takeOwnership, the
+// GitRepo's takeOwnership, helm.force, correctDrift.force), each is only created when absent.
 // An upgrade neither creates nor updates them, nor does drift read them. Helm waits for them only with
 // helm.timeoutSeconds (60 s); here always, until established and served (60 s at most), before anything
 // that uses them, hooks included. chartCrds: CreateReplace leaves them in the set, applied like any object.
@@ -81,11 +82,8 @@ func installCRDs(ctx context.Context, rm *ssa.ResourceManager, spec Spec, crds, 
 func hookObjects(hooks []Hook) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, h := range hooks {
-		if len(h.Events) == 0 {
-			continue
-		}
-		if runs, err := phaseHooks([]Hook{h}, h.Events[0]); err == nil && len(runs) == 1 {
-			out = append(out, runs[0].obj)
+		if m, err := decodeManifest([]byte(h.Manifest)); err == nil {
+			out = append(out, &unstructured.Unstructured{Object: m})
 		}
 	}
 	return out

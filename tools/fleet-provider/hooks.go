@@ -18,7 +18,6 @@ package main
 // (ttlSecondsAfterFinished) counts as done when it is gone, any other hook gone before it finished fails.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,10 +102,8 @@ func phaseHooks(hooks []Hook, event string) ([]hookRun, error) {
 		if !slices.Contains(h.Events, event) {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader([]byte(h.Manifest)))
-		dec.UseNumber()
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
+		m, err := decodeManifest([]byte(h.Manifest))
+		if err != nil {
 			return nil, fmt.Errorf("a %s hook's manifest: %w", event, err)
 		}
 		out = append(out, hookRun{Hook: h, obj: &unstructured.Unstructured{Object: m}})
@@ -458,10 +455,8 @@ func hookDigest(h Hook) string {
 	if h.Manifest == "" {
 		return h.Digest
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(h.Manifest)))
-	dec.UseNumber()
-	var m map[string]any
-	if dec.Decode(&m) != nil {
+	m, err := decodeManifest([]byte(h.Manifest))
+	if err != nil {
 		return ""
 	}
 	return objectDigest(m)

@@ -175,8 +175,8 @@ func renderHooks(dir string, before, after []Hook) error {
 			var m map[string]any
 			if h.Manifest == "" && h.Object != "" {
 				m = DesiredObject{APIVersion: h.APIVersion}.identity(h.Object)
-			} else if runs, err := phaseHooks([]Hook{{Events: []string{"x"}, Manifest: h.Manifest}}, "x"); err == nil && len(runs) == 1 {
-				m = runs[0].obj.Object
+			} else if decoded, err := decodeManifest([]byte(h.Manifest)); err == nil {
+				m = decoded
 			} else if strict {
 				return nil, fmt.Errorf("a hook's manifest: %w", err)
 			} else {

@@ -73,14 +73,25 @@ func (o *DesiredObject) UnmarshalJSON(b []byte) error {
 	}
 	var manifest map[string]any
 	if len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&manifest); err != nil {
+		var err error
+		if manifest, err = decodeManifest(raw); err != nil {
 			return fmt.Errorf("manifest: %w", err)
 		}
 	}
 	*o = DesiredObject{Manifest: manifest, APIVersion: wire.APIVersion, Digest: wire.Digest, Retain: wire.Retain, IgnoreDrift: wire.IgnoreDrift, CreateOnly: wire.CreateOnly}
 	return nil
+}
+
+// decodeManifest reads one object's JSON text, its numbers kept as json.Number (as fromStruct decodes
+// them): the one way a manifest held as text (an object's, a hook's, a content's) becomes a map.
+func decodeManifest(text []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Status is Fleet's BundleDeployment status, the pair's outputs beside its inputs.
