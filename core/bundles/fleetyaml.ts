@@ -34,7 +34,7 @@ import {
   refusedReason,
   ROLLOUT_FIELDS,
   TARGET_FIELDS,
-} from "./fleetyaml-fields";
+} from "../config/fleetyaml-fields";
 
 export interface FleetYaml {
   name?: string;

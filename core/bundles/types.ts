@@ -3,7 +3,7 @@ import { LabelSelector } from "../model/selector";
 import { TargetCriteria } from "../config/target-criteria";
 import { FleetError } from "../base/errors";
 import { K8sObject } from "../model/k8s-object";
-import type { HELM_FLAGS } from "./fleetyaml-fields";
+import type { HELM_FLAGS } from "../config/fleetyaml-fields";
 
 /** A key of a ConfigMap or Secret on the target cluster (Fleet's ConfigMapKeySelector / SecretKeySelector). */
 export interface ValuesKeyRef {
@@ -128,6 +128,8 @@ export interface Bundle {
   /** fleet.yaml or fleet.yml, when present (relative to the repository root). */
   fleetYaml?: string;
   labels: Record<string, string>;
+  /** The bundle of a HelmOp (stack file helmOps): labelled as Fleet labels one (core/targeting/depends-on.ts). */
+  helmOp?: true;
   options: DeploymentOptions;
   /** fleet.yaml targets and targetCustomizations, then GitRepo targets (Fleet's order). */
   targets: BundleTarget[];

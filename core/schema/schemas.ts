@@ -1,8 +1,8 @@
 /**
  * The JSON Schemas editors and CI read (schemas/*.json), generated from the readers' field tables:
- * fleet.yaml's (core/bundles/fleetyaml-fields.ts) and the stack file's (core/config/stack-fields.ts).
+ * fleet.yaml's (core/config/fleetyaml-fields.ts) and the stack file's (core/config/stack-fields.ts).
  */
-import { FLEET_YAML_FIELDS } from "../bundles/fleetyaml-fields";
+import { FLEET_YAML_FIELDS } from "../config/fleetyaml-fields";
 import { STACK_FIELDS } from "../config/stack-fields";
 import { CONFIG_NAMESPACE } from "../config/stack";
 import { JsonSchema, tableSchema } from "./json-schema";
@@ -12,7 +12,7 @@ export const SCHEMA_FILES = { fleetYaml: "schemas/fleet.yaml.schema.json", stack
 export function fleetYamlSchema(): JsonSchema {
   return tableSchema(
     "https://pulumi-fleet.invalid/schemas/fleet.yaml.schema.json",
-    "fleet.yaml as pulumi-fleet reads it (generated from core/bundles/fleetyaml-fields.ts)",
+    "fleet.yaml as pulumi-fleet reads it (generated from core/config/fleetyaml-fields.ts)",
     FLEET_YAML_FIELDS,
   );
 }

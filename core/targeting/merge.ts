@@ -5,7 +5,7 @@
  */
 import { ComparePatch, DeploymentOptions, ValuesFrom } from "../bundles/types";
 import { mergeValues } from "../bundles/values-files";
-import { HELM_FLAGS_MERGED } from "../bundles/fleetyaml-fields";
+import { HELM_FLAGS_MERGED } from "../config/fleetyaml-fields";
 
 const TARGET_ONLY_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
 

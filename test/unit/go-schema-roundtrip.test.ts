@@ -16,7 +16,7 @@ import { optionsCarried, PAIR_SPEC } from "../../core/model/schema/pair-spec";
 import { RENDER_OPTIONS } from "../../core/model/schema/render-options";
 import { RENDERER_REQUEST, TRUST } from "../../core/model/schema/renderer-request";
 import type { Field, Struct, Type } from "../../core/model/schema/describe";
-import { OPTION_FIELDS } from "../../core/bundles/fleetyaml-fields";
+import { OPTION_FIELDS } from "../../core/config/fleetyaml-fields";
 import type { FieldTable } from "../../core/config/field-table";
 
 const ROOT = path.join(__dirname, "../..");

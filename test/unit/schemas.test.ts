@@ -13,7 +13,7 @@ import Ajv from "ajv";
 import * as YAML from "yaml";
 import { fleetYamlSchema, schemaTexts, stackSchema } from "../../core/schema/schemas";
 import { FieldTable, FieldType } from "../../core/config/field-table";
-import { FLEET_FIELDS_NOT_READ, FLEET_YAML_FIELDS } from "../../core/bundles/fleetyaml-fields";
+import { FLEET_FIELDS_NOT_READ, FLEET_YAML_FIELDS } from "../../core/config/fleetyaml-fields";
 import { parseFleetYaml } from "../../core/bundles/fleetyaml";
 import { parseYamlDocuments } from "../../core/base/yaml-documents";
 import { configFromStackFile, parseStackConfig } from "../../core/config/stack";

@@ -1,7 +1,7 @@
 /**
  * The fleet.yaml options a render reads (merged per cluster, templated): the one source of
  * renderer-protocol.ts's RenderOptions and fleet-render's (generated). Each path is one of fleet.yaml's
- * own (core/bundles/fleetyaml-fields.ts OPTION_FIELDS, same type): test/unit/go-schema-roundtrip.test.ts checks it.
+ * own (core/config/fleetyaml-fields.ts OPTION_FIELDS, same type): test/unit/go-schema-roundtrip.test.ts checks it.
  */
 import { anyMap, bool, describe, list, struct, text } from "./describe";
 

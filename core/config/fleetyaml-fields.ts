@@ -3,8 +3,8 @@
  * (fleetyaml.ts) takes each level's allowed keys from here, and schemas/fleet.yaml.schema.json is
  * generated from it (scripts/schemas.ts). Types are the reader's; rules a schema cannot say stay there.
  */
-import { anyMap, bool, FieldTable, intOrString, listOf, num, obj, ref, refused, str, stringList, stringMap, tableOf } from "../config/field-table";
-import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "../config/common-fields";
+import { anyMap, bool, FieldTable, intOrString, listOf, num, obj, ref, refused, str, stringList, stringMap, tableOf } from "./field-table";
+import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "./common-fields";
 
 /** Fleet's BundleState values (StateRank keys). */
 export const BUNDLE_STATES = ["Ready", "NotReady", "Pending", "OutOfSync", "Modified", "WaitApplied", "ErrApplied"] as const;
