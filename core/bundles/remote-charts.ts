@@ -61,7 +61,7 @@ export async function pullRemoteChartsEach(
   render: Renderer = runRenderer,
 ): Promise<(PulledCharts | FleetError)[]> {
   const jobs = new Map<string, PullJob>(); // by chart:repo:version
-  const timeoutSeconds = pullTimeoutSeconds();
+  const base = pullJobBase(repo);
   const wanted = requests.map(({ bundleRel, sources, ctx }): Map<string, string> | FleetError => {
     const keys = new Map<string, string>(); // chart key -> field, first one naming it
     for (const { helm, field } of sources) {
@@ -78,16 +78,7 @@ export async function pullRemoteChartsEach(
       const key = `${helm.chart ?? ""}:${helm.repo ?? ""}:${helm.version ?? ""}`;
       if (!keys.has(key)) keys.set(key, field);
       if (!jobs.has(key)) {
-        jobs.set(key, {
-          id: String(jobs.size),
-          chart: helm.chart,
-          repo: helm.repo,
-          version: helm.version,
-          auth: helmAuth(repo),
-          credentialsRegex: repo.helmRepoURLRegex,
-          allowedURLs: repo.allowedChartURLs ?? [],
-          timeoutSeconds,
-        });
+        jobs.set(key, { id: String(jobs.size), chart: helm.chart, repo: helm.repo, version: helm.version, ...base });
       }
     }
     return keys;
@@ -108,6 +99,11 @@ export async function pullRemoteChartsEach(
     }
     return pulled;
   });
+}
+
+/** What every pull job of this GitRepo carries: its Helm credentials, helmRepoURLRegex, the operator's allowedChartURLs and pull time limit. */
+export function pullJobBase(repo: GitRepoConfig): Pick<PullJob, "auth" | "credentialsRegex" | "allowedURLs" | "timeoutSeconds"> {
+  return { auth: helmAuth(repo), credentialsRegex: repo.helmRepoURLRegex, allowedURLs: repo.allowedChartURLs ?? [], timeoutSeconds: pullTimeoutSeconds() };
 }
 
 /** The operator's time limit of one chart pull, every request of it (unset: fleet-render's 300 s). */

@@ -34,9 +34,7 @@ import (
 	"helm.sh/helm/v4/pkg/downloader"
 	helmgetter "helm.sh/helm/v4/pkg/getter"
 	"helm.sh/helm/v4/pkg/registry"
-	repov1 "helm.sh/helm/v4/pkg/repo/v1"
 	orasauth "oras.land/oras-go/v2/registry/remote/auth"
-	kyaml "sigs.k8s.io/yaml"
 )
 
 const (
@@ -82,6 +80,13 @@ func pullChart(job PullJob) PullResult {
 	if err != nil {
 		return fail(err)
 	}
+	if job.ResolveOnly { // a HelmOp's version (pull_version.go): nothing downloaded
+		res.Source = redact(ref.String())
+		if res.Version, err = resolveChartVersion(client, job, timeout); err != nil {
+			return fail(withCredentialsHint(err, policy, transport))
+		}
+		return res
+	}
 	source, data, name, err := fetchChart(client, job, timeout)
 	res.Source = redact(source)
 	if err != nil {
@@ -91,6 +96,7 @@ func pullChart(job PullJob) PullResult {
 	if err != nil {
 		return fail(fmt.Errorf("unpacking %s: %w", redact(source), err))
 	}
+	res.Version = pulledVersion(files)
 	for _, f := range files {
 		in := FileInput{Name: res.Prefix + "/" + f.name, Content: string(f.data)}
 		if !utf8.Valid(f.data) {
@@ -204,25 +210,9 @@ func fetchChart(client *http.Client, job PullJob, timeout time.Duration) (source
 // chartURLFromIndex is Fleet's ChartURL: the repository's index.yaml, the newest version matching the
 // constraint, its first URL made absolute against the repository.
 func chartURLFromIndex(ctx context.Context, client *http.Client, job PullJob) (string, error) {
-	indexURL, err := url.JoinPath(job.Repo, "index.yaml")
+	cv, err := indexEntry(ctx, client, job) // pull_version.go
 	if err != nil {
 		return "", err
-	}
-	data, _, err := httpGet(ctx, client, indexURL)
-	if err != nil {
-		return "", err
-	}
-	var index repov1.IndexFile
-	if err := kyaml.Unmarshal(data, &index); err != nil {
-		return "", fmt.Errorf("reading %s: %w", redact(indexURL), err)
-	}
-	index.SortEntries()
-	cv, err := index.Get(job.Chart, job.Version)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", redact(indexURL), err)
-	}
-	if len(cv.URLs) == 0 {
-		return "", fmt.Errorf("no URLs found for chart %s %s at %s", cv.Name, cv.Version, redact(job.Repo))
 	}
 	u, err := url.Parse(cv.URLs[0])
 	if err != nil || u.IsAbs() {

@@ -129,6 +129,11 @@ export const PULL_JOB = describe({
       doc: "AllowedURLs is the GitRepo's allowedChartURLs (the operator's, never the content's): regular expressions, each matched against the whole normalized URL of a request; a request none matches is refused. Empty: no remote chart may be pulled.",
     },
     timeoutSeconds: { type: float, optional: true, doc: "TimeoutSeconds bounds the whole pull (default pullTimeout); set by the operator's environment." },
+    resolveOnly: {
+      type: bool,
+      optional: true,
+      doc: "ResolveOnly: only the version is resolved, nothing downloaded (Fleet's ChartVersion for a HelmOp): the OCI repository's tags, the Helm repository's index.yaml, or the version as given without a repository.",
+    },
   },
 });
 

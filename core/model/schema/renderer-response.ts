@@ -54,6 +54,11 @@ const PULL_RESULT = describe({
     prefix: { type: text, doc: "Prefix is the bundle directory the files belong under: Fleet's `.chart/<sha256>`." },
     files: { type: nullable(list(struct(RENDER_FILE))), doc: "" },
     source: { type: text, doc: "Source is what was downloaded (the archive URL or OCI reference), for messages." },
+    version: {
+      type: text,
+      optional: true,
+      doc: "Version is the exact chart version this job resolved (ResolveOnly), or, of a pull, the version in the pulled chart's Chart.yaml when it has one.",
+    },
     warnings: { type: list(text), optional: true, doc: "" },
     error,
   },
