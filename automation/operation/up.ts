@@ -131,7 +131,8 @@ async function postOnCommits(options: OperationOptions, s: Session, o: UpOutcome
     {
       stack: options.stack,
       config: config?.commitStatus,
-      gitRepos: config?.gitRepos ?? [],
+      // A HelmOp's "commit" is a chart version: there is no commit to post on.
+      gitRepos: (config?.gitRepos ?? []).filter((g) => !g.helmOp),
       warn: warnerOf(options),
       memory: postedStore(resolveBackend(options), PROJECT_NAME, options.stack),
     },

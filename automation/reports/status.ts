@@ -89,7 +89,8 @@ export interface StatusReport {
   stack: string;
   deployments: DeploymentStatus[];
   bundles: (RollUp & { gitRepo: string; bundle: string })[];
-  gitRepos: (RollUp & { gitRepo: string; commit: string })[];
+  /** `chartVersion`: a HelmOp's (stack file helmOps), the chart version its commit stands for. */
+  gitRepos: (RollUp & { gitRepo: string; commit: string; chartVersion?: boolean })[];
   clusters: ClusterStatus[];
   /** Pairs the last update deployed that this plan no longer holds, with why (core/desired/departures.ts); absent in older reports. */
   leaving?: LeavingPair[];
@@ -200,7 +201,8 @@ export function computeStatus(
       const clusters = [...new Set(items.map((d) => d.cluster).filter((c) => c))];
       // A cluster is ready for a GitRepo when every bundle of the GitRepo on it is Ready.
       const ready = clusters.filter((c) => items.every((d) => d.cluster !== c || d.state === "Ready")).length;
-      return { gitRepo: r.name, commit: state.sources.get(r.name)?.commit ?? "", ...rollUp(items, clusters.length, ready) };
+      const commit = state.sources.get(r.name)?.commit ?? "";
+      return { gitRepo: r.name, commit, ...(r.helmOp ? { chartVersion: true } : {}), ...rollUp(items, clusters.length, ready) };
     });
   const clusters = [...state.config.clusters]
     .sort((a, b) => compare(a.name, b.name))
@@ -276,7 +278,14 @@ function objectName(s: Step): string {
 export function formatStatusTable(r: StatusReport): string {
   const rows: string[][] = [["GITREPO", "BUNDLE", "CLUSTER", "STATE", "READY", "MESSAGE"]];
   for (const g of r.gitRepos) {
-    rows.push([g.gitRepo, "", "", g.state, `${g.readyClusters}/${g.desiredReadyClusters}`, `commit ${g.commit.slice(0, 12)}`]);
+    rows.push([
+      g.gitRepo,
+      "",
+      "",
+      g.state,
+      `${g.readyClusters}/${g.desiredReadyClusters}`,
+      g.chartVersion ? `version ${g.commit}` : `commit ${g.commit.slice(0, 12)}`,
+    ]);
     for (const b of r.bundles.filter((x) => x.gitRepo === g.gitRepo)) {
       rows.push(["", b.bundle, "", b.state, `${b.readyClusters}/${b.desiredReadyClusters}`, ""]);
       for (const d of r.deployments.filter((x) => x.gitRepo === g.gitRepo && x.bundle === b.bundle))

@@ -244,6 +244,7 @@ function bundleOptions(checkout: Checkout, parsed: ParsedFleetYaml, repo: GitRep
       dir,
       fleetYaml: fleetYamlRel,
       labels: { ...fy.labels },
+      ...(repo.helmOp ? { helmOp: true as const } : {}),
       options,
       targets,
       restrictions,

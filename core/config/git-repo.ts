@@ -80,6 +80,30 @@ export interface GitRepoConfig extends PollingSettings {
    * with (core/bundles/sops.ts). A Pulumi secret; this GitRepo's alone, so another team's file does not open.
    */
   sopsAgeKey?: string;
+  /** A HelmOp (stack file `helmOps`): its one bundle is generated from this, not read from git (core/source/helm-op.ts). */
+  helmOp?: HelmOpSource;
+}
+
+/** Where a HelmOp's chart is and which versions it takes: what Fleet resolves again when it changes. */
+export interface HelmOpChart {
+  repo?: string;
+  chart?: string;
+  /** A semver constraint, an exact version, or empty (the newest). */
+  version?: string;
+}
+
+export interface HelmOpSource {
+  chart: HelmOpChart;
+  /** The generated bundle's fleet.yaml, but for helm.version (the resolved version goes there). */
+  fleetYaml: Record<string, unknown>;
+  /**
+   * Fleet's usesPolling: a pollingInterval, and a version that is not exact, of a chart that is not an
+   * archive URL. Polled, each `up` (and the watcher) takes the newest matching version; not polled,
+   * the version resolved first stays until repo, chart or version change.
+   */
+  polled: boolean;
+  /** Where the entry is, for errors: the stack file and `helmOps[i]`. */
+  origin: { file: string; field: string };
 }
 
 export interface HelmSecret {
@@ -137,12 +161,8 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     insecureSkipTLSVerify: f.child("insecureSkipTLSVerify").bool(),
     ...readPolling(f),
   };
-  if (f.child("takeOwnership").bool()) g.takeOwnership = true;
-  if (f.child("chartCrds").oneOf(["Create", "CreateReplace"] as const, "Create") === "CreateReplace") g.chartCrds = "CreateReplace";
+  Object.assign(g, readReachFields(f));
   if (f.child("allowOverrideTargets").bool()) g.allowOverrideTargets = true;
-  if (f.child("allowTakeOwnership").bool()) g.allowTakeOwnership = true;
-  const accounts = f.child("allowedServiceAccounts");
-  if (accounts.present) g.allowedServiceAccounts = accounts.stringList();
   const targetNamespace = f.child("targetNamespace").optString();
   if (targetNamespace) {
     const problem = dnsLabelProblem(targetNamespace);
@@ -151,17 +171,8 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
   }
   const serviceAccount = f.child("serviceAccount").optString();
   if (serviceAccount) g.serviceAccount = serviceAccount;
-  const namespaces = f.child("allowedTargetNamespaces");
-  if (namespaces.present) {
-    g.allowedTargetNamespaces = namespaces.stringList();
-    namespaces.items().forEach((item, i) => {
-      const problem = dnsLabelProblem(g.allowedTargetNamespaces![i].replace(/\*/g, "x"));
-      if (problem)
-        item.fail(`invalid namespace pattern ${JSON.stringify(g.allowedTargetNamespaces![i])}: ${problem} (a name, or a name with * for any characters)`);
-    });
-    if (g.targetNamespace && !namespaceAllowed(g.targetNamespace, g.allowedTargetNamespaces)) {
-      f.child("targetNamespace").fail(`${JSON.stringify(g.targetNamespace)} is not in allowedTargetNamespaces`);
-    }
+  if (g.targetNamespace && g.allowedTargetNamespaces && !namespaceAllowed(g.targetNamespace, g.allowedTargetNamespaces)) {
+    f.child("targetNamespace").fail(`${JSON.stringify(g.targetNamespace)} is not in allowedTargetNamespaces`);
   }
   const branch = f.child("branch").optString();
   const revision = f.child("revision").optString();
@@ -185,29 +196,8 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
     if (a.sshPrivateKey && !a.knownHosts) auth.child("knownHosts").fail("is required with sshPrivateKey (host keys are always verified)");
     g.auth = a;
   }
-  const helmSecret = f.child("helmSecret");
-  if (helmSecret.present) {
-    helmSecret.object(keysOf(tableOf(GIT_REPO_FIELDS.helmSecret)));
-    const h: HelmSecret = { insecureSkipVerify: helmSecret.child("insecureSkipVerify").bool(), basicHTTP: helmSecret.child("basicHTTP").bool() };
-    const username = helmSecret.child("username").optString();
-    const password = readSecret(helmSecret.child("password"));
-    if (username) h.username = username;
-    if (password) h.password = password;
-    // Fleet refuses a secret with one of the two.
-    if (helmSecret.child("username").present !== helmSecret.child("password").present) {
-      helmSecret.fail("username and password must be set together");
-    }
-    const cacerts = helmSecret.child("cacerts").optString();
-    if (cacerts) h.cacerts = cacerts;
-    g.helmSecret = h;
-  }
-  // Compiled by fleet-render with Go's regexp (RE2), as Fleet does, when a chart is pulled.
-  const regex = f.child("helmRepoURLRegex").optString();
-  if (regex) {
-    g.helmRepoURLRegex = regex;
-  }
-  const allowed = f.child("allowedChartURLs");
-  if (allowed.present) g.allowedChartURLs = allowed.stringList();
+  const helmSecret = readHelmSecret(f.child("helmSecret"));
+  if (helmSecret) g.helmSecret = helmSecret;
   const downstream = readDownstreamResources(f.child("downstreamResources"), g, namespaceAllowed);
   if (downstream.length) g.downstreamResources = downstream;
   const ageKey = readSecret(f.child("sopsAgeKey"));
@@ -217,6 +207,54 @@ export function readGitRepo(f: Field, baseDir: string): GitRepoConfig {
       f.child("sopsAgeKey").fail("is not an age key file: one or more AGE-SECRET-KEY-1... lines (age-keygen's output; # comments allowed)");
     g.sopsAgeKey = ageKey;
   }
+  return g;
+}
+
+/** Fleet's helmSecretName keys, as gitRepos[] and helmOps[] give them. */
+export function readHelmSecret(helmSecret: Field): HelmSecret | undefined {
+  if (!helmSecret.present) return undefined;
+  helmSecret.object(keysOf(tableOf(GIT_REPO_FIELDS.helmSecret)));
+  const h: HelmSecret = { insecureSkipVerify: helmSecret.child("insecureSkipVerify").bool(), basicHTTP: helmSecret.child("basicHTTP").bool() };
+  const username = helmSecret.child("username").optString();
+  const password = readSecret(helmSecret.child("password"));
+  if (username) h.username = username;
+  if (password) h.password = password;
+  // Fleet refuses a secret with one of the two.
+  if (helmSecret.child("username").present !== helmSecret.child("password").present) {
+    helmSecret.fail("username and password must be set together");
+  }
+  const cacerts = helmSecret.child("cacerts").optString();
+  if (cacerts) h.cacerts = cacerts;
+  return h;
+}
+
+/** What the operator lets a source's content reach and be (gitRepos[] and helmOps[] alike): content can only narrow it. */
+export type ReachFields = Pick<
+  GitRepoConfig,
+  "takeOwnership" | "chartCrds" | "allowTakeOwnership" | "allowedServiceAccounts" | "allowedTargetNamespaces" | "helmRepoURLRegex" | "allowedChartURLs"
+>;
+
+export function readReachFields(f: Field): ReachFields {
+  const g: ReachFields = {};
+  if (f.child("takeOwnership").bool()) g.takeOwnership = true;
+  if (f.child("chartCrds").oneOf(["Create", "CreateReplace"] as const, "Create") === "CreateReplace") g.chartCrds = "CreateReplace";
+  if (f.child("allowTakeOwnership").bool()) g.allowTakeOwnership = true;
+  const accounts = f.child("allowedServiceAccounts");
+  if (accounts.present) g.allowedServiceAccounts = accounts.stringList();
+  const namespaces = f.child("allowedTargetNamespaces");
+  if (namespaces.present) {
+    const allowed = namespaces.stringList();
+    namespaces.items().forEach((item, i) => {
+      const problem = dnsLabelProblem(allowed[i].replace(/\*/g, "x"));
+      if (problem) item.fail(`invalid namespace pattern ${JSON.stringify(allowed[i])}: ${problem} (a name, or a name with * for any characters)`);
+    });
+    g.allowedTargetNamespaces = allowed;
+  }
+  // Compiled by fleet-render with Go's regexp (RE2), as Fleet does, when a chart is pulled.
+  const regex = f.child("helmRepoURLRegex").optString();
+  if (regex) g.helmRepoURLRegex = regex;
+  const allowedCharts = f.child("allowedChartURLs");
+  if (allowedCharts.present) g.allowedChartURLs = allowedCharts.stringList();
   return g;
 }
 

@@ -6,6 +6,7 @@
  */
 import { anyMap, bool, configInt, FieldTable, intOrString, listOf, num, obj, ref, refused, secret, str, stringList, stringMap } from "./field-table";
 import { LABEL_SELECTOR_FIELDS, TARGET_CRITERIA_FIELDS } from "./common-fields";
+import { FLEET_YAML_FIELDS, HELM_FIELDS, TARGET_FIELDS } from "./fleetyaml-fields";
 
 const selector = (description?: string) => ref("LabelSelector", LABEL_SELECTOR_FIELDS, description);
 
@@ -167,12 +168,57 @@ export const GIT_REPO_FIELDS: FieldTable = {
   disablePolling: bool(),
 };
 
+/** Fleet's HelmOp spec fields that are fleet.yaml's too (a HelmOp's spec is a BundleSpec): they become its bundle's fleet.yaml. */
+export const HELM_OP_SPEC_KEYS = [
+  "helm",
+  "defaultNamespace",
+  "namespace",
+  "namespaceLabels",
+  "namespaceAnnotations",
+  "keepResources",
+  "deleteNamespace",
+  "deleteCRDResources",
+  "forceSyncGeneration",
+  "diff",
+  "correctDrift",
+  "ignore",
+  "labels",
+  "paused",
+  "rolloutStrategy",
+  "dependsOn",
+] as const;
+
+export const HELM_OP_NO_FILES = "a HelmOp has no files to read values from (Fleet ignores it); put the values in helm.values";
+
+export const HELM_OP_FIELDS: FieldTable = {
+  name: str("the HelmOp's name (a DNS label): its bundle's name; unique among gitRepos and helmOps"),
+  ...Object.fromEntries(HELM_OP_SPEC_KEYS.map((k) => [k, FLEET_YAML_FIELDS[k]])),
+  helm: obj(
+    { ...HELM_FIELDS, valuesFiles: refused(HELM_OP_NO_FILES) },
+    "the chart: repo and chart (or an oci:// repo, or a .tgz URL as chart), version (a semver constraint; empty: the newest), values",
+  ),
+  targets: listOf(obj(TARGET_FIELDS), "the clusters, each target with its own options (default: cluster group default)"),
+  serviceAccount: str("the service account the chart is applied as"),
+  pollingInterval: str("a Go duration: how often a version constraint is resolved again (absent or 0: never, as Fleet's HelmOp)"),
+  helmSecret: GIT_REPO_FIELDS.helmSecret,
+  insecureSkipTLSVerify: bool("the chart's requests skip TLS verification"),
+  helmRepoURLRegex: str(),
+  allowedChartURLs: stringList("the URLs the chart may be pulled from (as gitRepos[]): required"),
+  allowedServiceAccounts: stringList(),
+  allowedTargetNamespaces: stringList(),
+  allowTakeOwnership: bool(),
+  takeOwnership: bool(),
+  chartCrds: GIT_REPO_FIELDS.chartCrds,
+  allowEmpty: bool(),
+};
+
 export const STACK_FIELDS: FieldTable = {
   fleetVersion: str(),
   renderDir: str("render mode: manifests are written here instead of applied"),
   clusters: listOf(obj(CLUSTER_FIELDS)),
   clusterGroups: listOf(obj(CLUSTER_GROUP_FIELDS)),
   gitRepos: listOf(obj(GIT_REPO_FIELDS)),
+  helmOps: listOf(obj(HELM_OP_FIELDS), "charts from a Helm repository or OCI registry by version, without a GitRepo (Fleet's HelmOp)"),
   agent: obj(AGENT_FIELDS),
   shards: listOf(obj(SHARD_FIELDS), "the environment split into shards, each a stack of its own"),
   clustersPerShard: configInt("the environment split automatically into shards of about this many clusters each (instead of shards)"),

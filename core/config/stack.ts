@@ -6,6 +6,7 @@
 import * as path from "node:path";
 import * as YAML from "yaml";
 import { Field, isPlainObject } from "./reader";
+import { readHelmOp } from "./helm-op";
 import { GitRepoConfig, namespaceAllowed, readGitRepo } from "./git-repo";
 import { readLabels, readName, readSecret } from "./fields";
 import { FleetError } from "../base/errors";
@@ -117,6 +118,19 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
   uniqueNames(root.child("clusterGroups"), clusterGroups);
   uniqueNames(root.child("gitRepos"), gitRepos);
   checkDownstreamNamespaces(root.child("gitRepos"), gitRepos, namespaceAllowed);
+  // A HelmOp is a source like a GitRepo (its own team boundary), so it joins the list every stage reads; its bundle is named after it.
+  const helmOps = root.child("helmOps").items().map(readHelmOp);
+  uniqueNames(root.child("helmOps"), helmOps);
+  const gitRepoNames = new Set(gitRepos.map((g) => g.name));
+  helmOps.forEach((h, i) => {
+    if (gitRepoNames.has(h.name))
+      root
+        .child("helmOps")
+        .index(i)
+        .child("name")
+        .fail(`${JSON.stringify(h.name)} is also a gitRepos name: a HelmOp and a GitRepo each need their own`);
+  });
+  gitRepos.push(...helmOps);
   const renderDir = root.child("renderDir").optString();
   const fleetVersion = root.child("fleetVersion").optString();
   const config: StackConfig = {
@@ -133,7 +147,7 @@ export function parseStackConfig(raw: Record<string, unknown>, file: string, bas
       ? {
           commitStatus: readCommitStatus(
             root.child("commitStatus"),
-            gitRepos.map((g) => g.name),
+            gitRepos.filter((g) => !g.helmOp).map((g) => g.name),
           ),
         }
       : {}),

@@ -6,12 +6,15 @@
  */
 import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
+import { helmOpChartKey } from "../config/helm-op";
 import { Plan } from "../targeting/plan";
 import { clusterOfKey } from "../model/keys";
 import { DeploymentRecord, FleetSummary } from "./records";
 
 export interface DeployedGitRepo {
   commit: string;
+  /** A HelmOp's chart (repo, chart, version constraint) when its version was resolved (helmOpChartKey). */
+  chart?: string;
   clusters: string[];
 }
 
@@ -116,9 +119,19 @@ export function checkNothingEmptied(
  */
 export function pinCommits(repos: GitRepoConfig[], commits: Record<string, string> | undefined, previous?: PreviousDeployment): GitRepoConfig[] {
   return repos.map((r) => {
-    const last = r.paused ? previous?.gitRepos[r.name]?.commit : undefined;
+    const record = previous?.gitRepos[r.name];
+    const last = r.paused ? record?.commit : keptHelmOpVersion(r, record);
     return pinned(pinned(r, commits?.[r.name]), last);
   });
+}
+
+/**
+ * Fleet's HelmOp without polling keeps the version it resolved until its repo, chart or version
+ * constraint change (helmop_controller.go handleVersion): an `up` does not move it to a newer chart.
+ */
+export function keptHelmOpVersion(repo: GitRepoConfig, record: DeployedGitRepo | undefined): string | undefined {
+  if (!repo.helmOp || repo.helmOp.polled || !record?.commit) return undefined;
+  return record.chart === helmOpChartKey(repo.helmOp.chart) ? record.commit : undefined;
 }
 
 function pinned(repo: GitRepoConfig, commit: string | undefined): GitRepoConfig {

@@ -8,12 +8,13 @@ import { FleetState } from "../plan/pipeline";
 import { PlanEntry } from "../targeting/plan";
 import { DeploymentFailure } from "../plan/failures";
 import { deploymentKey } from "../model/keys";
+import { helmOpChartKey } from "../config/helm-op";
 import { applied, PairReport } from "../model/pair";
 
 export interface FleetSummary {
   /** Per cluster: the agent image and the hash of its effective configuration. */
   agents: Record<string, { image: string; pinned: boolean; configHash: string }>;
-  gitRepos: Record<string, { commit: string; bundles: string[]; clusters: string[] }>;
+  gitRepos: Record<string, { commit: string; chart?: string; bundles: string[]; clusters: string[] }>;
   /** Per cluster: "<bundle> <last 12 characters of the deploymentId>". */
   clusters: Record<string, string[]>;
 }
@@ -92,6 +93,7 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>,
         {
           // A GitRepo that could not be read keeps the commit its held deployments were deployed from.
           commit: state.sources.get(r.name)?.commit ?? held.find((h) => h.gitRepo === r.name)?.commit ?? "",
+          ...(r.helmOp && state.sources.has(r.name) ? { chart: helmOpChartKey(r.helmOp.chart) } : {}),
           bundles: [
             ...new Set([
               ...state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name),

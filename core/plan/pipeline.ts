@@ -11,7 +11,8 @@ import * as path from "node:path";
 import { ClusterConfig, CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor, TOP_LEVEL_KEYS } from "../config/stack";
 import { STACK_FIELDS } from "../config/stack-fields";
 import { GitRepoConfig } from "../config/git-repo";
-import { resolveSource, Source } from "../source/git";
+import { Source } from "../source/types";
+import { readSource } from "../source/read-source";
 import { gitBounds } from "../source/git-bounds";
 import { settleLimited } from "../base/settle-limited";
 import { stopSignal, throwIfStopped } from "../base/stop-signal";
@@ -67,7 +68,7 @@ export interface BundleRollout extends Rollout {
 export async function readSources(
   repos: GitRepoConfig[],
   cacheRoot?: string,
-  resolve: typeof resolveSource = resolveSource,
+  resolve: typeof readSource = readSource,
 ): Promise<{ sources: Map<string, Source>; failed: Map<string, FleetError> }> {
   // The operator's setting: a bad value stops the run (naming the variable), not one GitRepo.
   const { concurrency } = gitBounds();

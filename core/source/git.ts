@@ -21,6 +21,7 @@ import { contentLimits } from "../bundles/checkout";
 import { defaultCacheRoot } from "../base/tool-build";
 import { GitRepoConfig } from "../config/git-repo";
 import { withLock } from "./lock";
+import { Source } from "./types";
 import { GitFailure, runGit } from "./git-process";
 import { GitSession, protocolsFor, watchedForSilence } from "./git-env";
 import { GitBounds, gitBounds } from "./git-bounds";
@@ -28,16 +29,7 @@ import { markUsed, packBytes, pinnedRef, pruneStore, pruneTrees, sweepUnusedStor
 import { stopSignal } from "../base/stop-signal";
 import { chooseRef, FULL_SHA, parseLsRemote } from "./remote-refs";
 
-export interface Source {
-  gitRepo: string;
-  commit: string;
-  /** The checked-out tree of that commit (read-only by convention). */
-  dir: string;
-  /** Whether this resolution had to fetch objects from the remote. */
-  fetched: boolean;
-  /** What the operator should know about this resolution (a fetch that could not be shallow). */
-  warnings: string[];
-}
+export type { Source } from "./types";
 
 /** Where a fetch puts what it brought, until the commit is pinned; pruning drops it. */
 const INCOMING = "refs/fleet/incoming";

@@ -11,9 +11,12 @@ import { directorySource, displayUrl, isPlainDirectory, redact, silence } from "
 import { GitSession, protocolsFor, watchedForSilence } from "./git-env";
 import { gitBounds } from "./git-bounds";
 import { runGit } from "./git-process";
+import { helmOpVersion, isHelmOp } from "./helm-op";
 import { chooseRef, FULL_SHA, parseLsRemote } from "./remote-refs";
 
 export async function remoteHead(repo: GitRepoConfig, deadlineMs: number): Promise<string> {
+  // A HelmOp's "commit" is the version it would deploy now, from the repository's index or the registry's tags.
+  if (isHelmOp(repo)) return helmOpVersion(repo, undefined, deadlineMs);
   if (isPlainDirectory(repo.repo)) return directorySource(repo).commit;
   if (repo.revision && FULL_SHA.test(repo.revision)) return repo.revision;
   const secrets = [repo.auth?.token, repo.auth?.sshPrivateKey].filter((s): s is string => !!s);

@@ -22,6 +22,8 @@ import { Bundle, DependsOn } from "../bundles/types";
 import { LabelSelector, selectorMatches } from "../model/selector";
 
 export const REPO_NAME_LABEL = "fleet.cattle.io/repo-name";
+/** Fleet's HelmOpLabel: a HelmOp's bundle carries it (with its name) instead of repo-name. */
+export const HELM_OP_NAME_LABEL = "fleet.cattle.io/fleet-helm-name";
 const BUNDLE_NAME_LABEL = "fleet.cattle.io/bundle-name";
 /** Other GitRepos' bundles named in one message at most: their count is content's. */
 const NAMED_AT_MOST = 3;
@@ -41,18 +43,17 @@ export interface DependencyIsolation {
   dependenciesNotRead?: "warn";
 }
 
-/** Whether a selector chooses GitRepos itself (Fleet's meaning), or is scoped to the dependant's own. */
+/** Whether a selector chooses GitRepos (or HelmOps) itself (Fleet's meaning), or is scoped to the dependant's own. */
 export function namesGitRepos(selector: LabelSelector | undefined): boolean {
   if (!selector) return false;
-  return (
-    Object.prototype.hasOwnProperty.call(selector.matchLabels ?? {}, REPO_NAME_LABEL) ||
-    (selector.matchExpressions ?? []).some((r) => r.key === REPO_NAME_LABEL)
-  );
+  const source = (key: string) => key === REPO_NAME_LABEL || key === HELM_OP_NAME_LABEL;
+  return Object.keys(selector.matchLabels ?? {}).some(source) || (selector.matchExpressions ?? []).some((r) => source(r.key));
 }
 
 /** The labels Fleet's BundleDeployment of a bundle carries: its own, then the ones content cannot set. */
 const labelCache = new WeakMap<Bundle, Record<string, string>>();
-const labelsOf = (b: Bundle) => labelCache.get(b) ?? labelCache.set(b, { ...b.labels, [REPO_NAME_LABEL]: b.gitRepo, [BUNDLE_NAME_LABEL]: b.name }).get(b)!;
+const labelsOf = (b: Bundle) =>
+  labelCache.get(b) ?? labelCache.set(b, { ...b.labels, [b.helmOp ? HELM_OP_NAME_LABEL : REPO_NAME_LABEL]: b.gitRepo, [BUNDLE_NAME_LABEL]: b.name }).get(b)!;
 const refOf = (b: Bundle) => bundleRef({ gitRepo: b.gitRepo, bundle: b.name });
 
 /** One dependsOn entry of a bundle, resolved once for all its clusters. */
@@ -83,7 +84,7 @@ function resolve(bundle: Bundle, d: DependsOn, bundles: Bundle[], byName: Map<st
   const matching = candidates.filter((b) => b !== bundle && selectorMatches(d.selector!, labelsOf(b)));
   // A name that selects one bundle needs it as a plain name does; one in the GitRepo matchLabels chose that has
   // no such bundle read needs that ref, so one unread is waited for and one missing is named.
-  const repo = d.selector!.matchLabels?.[REPO_NAME_LABEL];
+  const repo = d.selector!.matchLabels?.[REPO_NAME_LABEL] ?? d.selector!.matchLabels?.[HELM_OP_NAME_LABEL];
   const one = matching.length === 1 ? refOf(matching[0]) : matching.length === 0 && repo ? bundleRef({ gitRepo: repo, bundle: d.name ?? "" }) : undefined;
   if (d.name && one) return { required: one, matching: [], fleetAlso: [], elsewhere: [] };
   return { matching: matching.filter(inScope).map(refOf), fleetAlso: matching.filter((b) => !inScope(b)).map(refOf), elsewhere: [] };

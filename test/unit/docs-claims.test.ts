@@ -28,6 +28,7 @@ describe("docs state what the code does (lists compared with the code's own)", (
       "clusters[]": stack.CLUSTER_FIELDS,
       "clusterGroups[]": stack.CLUSTER_GROUP_FIELDS,
       "gitRepos[]": stack.GIT_REPO_FIELDS,
+      "helmOps[]": stack.HELM_OP_FIELDS,
       "schedules[]": stack.SCHEDULE_FIELDS,
       "shards[]": stack.SHARD_FIELDS,
       "healthChecks[]": stack.HEALTH_CHECK_FIELDS,
