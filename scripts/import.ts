@@ -16,7 +16,7 @@ import { parseCommand, runMain, UsageError } from "./cli";
 const SPEC = {
   usage: "npm run import -- FILE [--stack NAME] [--workspace NS] [--force]",
   summary:
-    "Writes stacks/Pulumi.NAME.yaml from Fleet's objects (kubectl get gitrepos,clusters,clustergroups,gitreporestrictions,policies.fleet.cattle.io -A -o yaml > FILE).",
+    "Writes stacks/Pulumi.NAME.yaml from Fleet's objects (kubectl get gitrepos,helmops,clusters,clustergroups,gitreporestrictions,policies.fleet.cattle.io -A -o yaml > FILE).",
   positionals: ["FILE"],
   options: {
     stack: { type: "string" as const, value: "NAME", help: "the stack to write (default: the Fleet workspace's name, such as fleet-default)" },
@@ -38,13 +38,14 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(target), { recursive: true });
   fs.writeFileSync(target, result.text);
   for (const n of result.notes) console.error(`${input}: ${n.object}${n.field ? `: ${n.field}` : ""}: ${n.text}`);
-  const { clusters, clusterGroups, gitRepos } = result.counts;
-  if (result.refused.length)
+  const { clusters, clusterGroups, gitRepos, helmOps } = result.counts;
+  const refused = [...result.refused.map((n) => `GitRepo ${result.workspace}/${n}`), ...result.refusedHelmOps.map((n) => `HelmOp ${result.workspace}/${n}`)];
+  if (refused.length)
     console.log(
-      `not imported: ${result.refused.map((n) => `GitRepo ${result.workspace}/${n}`).join(", ")}: Fleet refuses ${result.refused.length === 1 ? "it" : "them"} under the workspace's GitRepoRestrictions or Policies (why: above on stderr, and in the file header)`,
+      `not imported: ${refused.join(", ")}: Fleet refuses ${refused.length === 1 ? "it" : "them"}, or the stack cannot hold ${refused.length === 1 ? "it" : "them"} as Fleet means (why: above on stderr, and in the file header)`,
     );
   console.log(
-    `wrote ${file}: ${clusters} clusters, ${clusterGroups} cluster groups, ${gitRepos} GitRepos from workspace ${result.workspace}; ${result.notes.length} note(s) to act on (above on stderr, and as comments in the file)`,
+    `wrote ${file}: ${clusters} clusters, ${clusterGroups} cluster groups, ${gitRepos} GitRepos, ${helmOps} HelmOps from workspace ${result.workspace}; ${result.notes.length} note(s) to act on (above on stderr, and as comments in the file)`,
   );
   console.log(`next: set each cluster's context (or kubeconfig), then npm run plan -- --stack ${stack}; the migration order is in docs/coming-from-fleet.md`);
 }

@@ -1,10 +1,10 @@
 /**
- * What the importer's readers of Fleet objects share (core/import/fleet-export.ts, fleet-restrictions.ts):
+ * What the importer's readers of Fleet objects share (core/import/fleet-export.ts, fleet-restrictions.ts, helm-ops.ts):
  * an object as read from the export, and the bookkeeping that makes every field either read or named
  * in a note.
  */
 export type Obj = Record<string, unknown>;
-export type FleetKind = "GitRepo" | "Cluster" | "ClusterGroup" | "GitRepoRestriction" | "Policy" | "Bundle";
+export type FleetKind = "GitRepo" | "HelmOp" | "Cluster" | "ClusterGroup" | "GitRepoRestriction" | "Policy" | "Bundle";
 export type FleetObject = { kind: FleetKind; name: string; namespace: string; raw: Obj };
 /** Records that a field was not (or not wholly) carried over, and why: a comment in the file and a line on stderr. */
 export type Note = (field: string, text: string) => void;

@@ -1,9 +1,10 @@
 /**
- * Fleet's own objects as a stack file: what `kubectl get gitrepos,clusters,clustergroups -A -o yaml`
+ * Fleet's own objects as a stack file: what `kubectl get gitrepos,helmops,clusters,clustergroups -A -o yaml`
  * prints on a Fleet management cluster (a `List`, or several YAML documents; Fleet v0.10+ field names)
  * becomes the `pulumi-fleet:` configuration of one stack. The workspace's GitRepoRestrictions and
- * Policies, when the export has them, shape its GitRepos (core/import/fleet-restrictions.ts); a GitRepo
- * Fleet refuses under them is left out, with Fleet's reasons in the notes. Every field is either mapped or named in a
+ * Policies, when the export has them, shape its GitRepos (core/import/fleet-restrictions.ts), and its
+ * Policies its HelmOps (core/import/helm-ops.ts); a GitRepo or HelmOp Fleet refuses is left out, with
+ * Fleet's reasons in the notes. Every field is either mapped or named in a
  * note, which goes into the file as a comment beside its object and to the caller (stderr): nothing
  * is dropped without a word; Bundles (when exported) only for their downstreamResources. Secrets are never copied: Fleet keeps credentials in Secrets that this
  * export only names, and the stack takes them as Pulumi secrets.
@@ -16,7 +17,8 @@ import { CONFIG_NAMESPACE, parseStackConfig } from "../config/stack";
 import { MIN_POLLING_INTERVAL_MS, parseGoDuration } from "../config/polling";
 import { resolveClusterAgents } from "../agent/effective";
 import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
-import { GitRepoReach, readWorkspaceRestrictions, restrictGitRepo } from "./fleet-restrictions";
+import { GitRepoReach, readWorkspaceRestrictions, restrictGitRepo, restrictHelmOp } from "./fleet-restrictions";
+import { helmOpLeftOut, mapHelmOp, readHelmOpSpec } from "./helm-ops";
 import { noteDownstreamResources } from "./downstream-resources";
 import { objectName } from "../model/k8s-object";
 
@@ -32,18 +34,20 @@ export interface ImportResult {
   text: string;
   notes: ImportNote[];
   workspace: string;
-  counts: { clusters: number; clusterGroups: number; gitRepos: number };
+  counts: { clusters: number; clusterGroups: number; gitRepos: number; helmOps: number };
   /** GitRepos Fleet refuses under the workspace's GitRepoRestrictions and Policies: not in the file, each reason in the notes. */
   refused: string[];
+  /** HelmOps not in the file, each reason in the notes: Fleet refuses them (its validation, the Policies), or the file cannot say them. */
+  refusedHelmOps: string[];
 }
 
 type Fleet = FleetObject;
 
 const FLEET_GROUP = "fleet.cattle.io/";
 /** Bundles are read only for their downstreamResources (core/import/downstream-resources.ts). */
-const KINDS = ["GitRepo", "Cluster", "ClusterGroup", "GitRepoRestriction", "Policy", "Bundle"] as const;
-/** The kinds that make a workspace worth importing; restrictions only shape its GitRepos. */
-const WORKSPACE_KINDS: readonly string[] = ["GitRepo", "Cluster", "ClusterGroup"];
+const KINDS = ["GitRepo", "HelmOp", "Cluster", "ClusterGroup", "GitRepoRestriction", "Policy", "Bundle"] as const;
+/** The kinds that make a workspace worth importing; restrictions only shape its GitRepos and HelmOps. */
+const WORKSPACE_KINDS: readonly string[] = ["GitRepo", "HelmOp", "Cluster", "ClusterGroup"];
 
 /**
  * `source` names the input in errors and the file header. `workspace`: the Fleet namespace to import
@@ -58,7 +62,7 @@ export function importFleetExport(text: string, source: string, options: { works
     throw new FleetError(
       workspaces.length
         ? `holds several Fleet workspaces (${workspaces.join(", ")}); a GitRepo targets only the clusters of its own, so import one at a time with --workspace NAME`
-        : "holds no Fleet GitRepo, Cluster or ClusterGroup (kubectl get gitrepos,clusters,clustergroups -A -o yaml)",
+        : "holds no Fleet GitRepo, HelmOp, Cluster or ClusterGroup (kubectl get gitrepos,helmops,clusters,clustergroups -A -o yaml)",
       { file: source },
     );
   }
@@ -68,7 +72,7 @@ export function importFleetExport(text: string, source: string, options: { works
     notes.push({
       object: o,
       field: "",
-      text: "not a Fleet GitRepo, Cluster, ClusterGroup, GitRepoRestriction or Policy: not imported (a Secret's contents are never copied)",
+      text: "not a Fleet GitRepo, HelmOp, Cluster, ClusterGroup, GitRepoRestriction or Policy: not imported (a Secret's contents are never copied)",
     });
   const mine = (kind: Fleet["kind"]) => objects.fleet.filter((o) => o.kind === kind && o.namespace === workspace).sort((a, b) => (a.name < b.name ? -1 : 1));
 
@@ -79,7 +83,7 @@ export function importFleetExport(text: string, source: string, options: { works
   };
   /** A line in the file only, beside the object: where a value came from, nothing to act on. */
   const remarkFor = (path: string) => (field: string, textOf: string) => comments.set(path, [...(comments.get(path) ?? []), ` ${field}: ${textOf}`]);
-  /** Notes on what the file has no place for (restriction objects, refused GitRepos): in its header. */
+  /** Notes on what the file has no place for (restriction objects, refused GitRepos and HelmOps): in its header. */
   const headerNotes: string[] = [];
   const headerNoteFor = (o: Fleet) => (field: string, textOf: string) => {
     notes.push({ object: objectName(o), field, text: textOf });
@@ -102,17 +106,36 @@ export function importFleetExport(text: string, source: string, options: { works
     gitRepos.push(mapGitRepo(o, noteFor(o, path), remarkFor(path), source, reach));
     noteDownstreamResources(o.name, gitRepos.length - 1, workspace, mine("Bundle"), noteFor(o, path));
   }
+  // A HelmOp's bundle is named after it, in the GitRepos' namespace: the stack's names are one set.
+  const gitRepoNames = new Set(mine("GitRepo").map((o) => o.name));
+  const helmOps: Obj[] = [];
+  const refusedHelmOps: string[] = [];
+  for (const o of mine("HelmOp")) {
+    const spec = readHelmOpSpec(o);
+    const leftOut = helmOpLeftOut(o, spec, gitRepoNames);
+    const reach = leftOut.length ? undefined : restrictHelmOp(restrictions, spec);
+    const refusals = leftOut.length ? leftOut : reach!.refusals.map((r) => ({ field: r.field, text: `Fleet refuses this HelmOp: ${r.text}; not imported` }));
+    if (refusals.length) {
+      // Fleet deploys nothing from it, or the file would deploy it where or as Fleet does not.
+      refusedHelmOps.push(o.name);
+      for (const r of refusals) headerNoteFor(o)(r.field, r.text);
+      continue;
+    }
+    const path = `helmOps.${helmOps.length}`;
+    helmOps.push(mapHelmOp(o, spec, noteFor(o, path), remarkFor(path), reach!, source));
+  }
 
   const config: Obj = {
     agent: { enabled: false },
     ...(clusters.length ? { clusters } : {}),
     ...(clusterGroups.length ? { clusterGroups } : {}),
     ...(gitRepos.length ? { gitRepos } : {}),
+    ...(helmOps.length ? { helmOps } : {}),
   };
   // What is written must be a valid stack: checked as `npm run plan` will read it, before anything is written.
   resolveClusterAgents(parseStackConfig(config, source, "/"));
-  const counts = { clusters: clusters.length, clusterGroups: clusterGroups.length, gitRepos: gitRepos.length };
-  return { text: render(config, comments, { headerNotes, source, workspace, counts }), notes, workspace, counts, refused };
+  const counts = { clusters: clusters.length, clusterGroups: clusterGroups.length, gitRepos: gitRepos.length, helmOps: helmOps.length };
+  return { text: render(config, comments, { headerNotes, source, workspace, counts }), notes, workspace, counts, refused, refusedHelmOps };
 }
 
 function readObjects(text: string, source: string): { fleet: Fleet[]; other: string[] } {
@@ -313,15 +336,26 @@ function render(
 ): string {
   const doc = new YAML.Document({ config: Object.fromEntries(Object.entries(config).map(([k, v]) => [`${CONFIG_NAMESPACE}:${k}`, v])) });
   doc.commentBefore = [
-    ` Imported by \`npm run import\` from ${source}, Fleet workspace ${workspace}: ${counts.clusters} clusters, ${counts.clusterGroups} cluster groups, ${counts.gitRepos} GitRepos.`,
+    ` Imported by \`npm run import\` from ${source}, Fleet workspace ${workspace}: ${counts.clusters} clusters, ${counts.clusterGroups} cluster groups, ${counts.gitRepos} GitRepos, ${counts.helmOps} HelmOps.`,
     " Before the first preview: give each cluster its credentials (the `context` placeholders), read every",
     ' "not mapped" comment, and follow the migration order in docs/coming-from-fleet.md. No secret was copied.',
-    " Every GitRepo has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
+    " Every GitRepo and HelmOp has takeOwnership: true, so the first up adopts the objects Fleet deployed; remove it afterwards.",
     " Every GitRepo has allowTakeOwnership and allowOverrideTargets: true, as Fleet behaves (fleet.yaml helm.takeOwnership",
     " honoured, overrideTargets reaching any cluster of the stack); remove them where the content uses neither.",
     " fleet.yaml helm.valuesFrom and Helm's lookup read only the deployment's namespace and allowedTargetNamespaces here (Fleet's",
     " agent reads wherever its identity may): a bundle reading elsewhere fails naming the namespace; allow it in allowedTargetNamespaces.",
-    ...(headerNotes.length ? [" Fleet's GitRepoRestrictions and Policies of this workspace, and the GitRepos Fleet refuses under them:", ...headerNotes] : []),
+    ...(counts.helmOps
+      ? [
+          " Every HelmOp has allowedChartURLs derived from its chart's URL (nothing is pulled without them): review them, and set the",
+          " helmSecret of each whose comment names a Secret.",
+        ]
+      : []),
+    ...(headerNotes.length
+      ? [
+          " Fleet's GitRepoRestrictions and Policies of this workspace, and the GitRepos and HelmOps left out (Fleet refuses them, or the file cannot say them):",
+          ...headerNotes,
+        ]
+      : []),
   ].join("\n");
   const agent = doc.getIn(["config", `${CONFIG_NAMESPACE}:agent`], true) as YAML.Node;
   agent.commentBefore =

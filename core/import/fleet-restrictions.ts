@@ -4,7 +4,8 @@
  * every GitRepo of their namespace; several are aggregated in name order, the first non-empty default
  * winning (a GitRepoRestriction's before a Policy's) and allow-lists unioned. Per GitRepo this gives the
  * stack settings that carry them, or the reasons Fleet refuses the GitRepo. What has no stack setting
- * is checked here once and named in a note.
+ * is checked here once and named in a note. HelmOps answer to the Policies alone
+ * (helmops/reconciler/restrictions.go, then the Bundle check): restrictHelmOp.
  */
 import { FleetError } from "../base/errors";
 import { dnsLabelProblem } from "../base/k8s-validation";
@@ -33,6 +34,13 @@ export interface WorkspaceRestrictions {
   targetNamespaces: Sourced<string[]>;
   targetNamespaceSelector: Sourced<boolean>;
   requireServiceAccount: Sourced<boolean>;
+  /** A Policy's helmOp: read by Fleet's HelmOp reconciler alone. */
+  helmDefaultServiceAccount: Sourced<string | undefined>;
+  helmDefaultHelmSecretName: Sourced<string | undefined>;
+  helmSecretNames: Sourced<string[]>;
+  /** Anchored regular expressions, or exact values, as the Policy's gitRepo.allowedRepoPatterns. */
+  helmRepoPatterns: Sourced<string[]>;
+  helmChartPatterns: Sourced<string[]>;
 }
 
 /** What the restrictions make of one GitRepo: settings to write, or why Fleet refuses it. */
@@ -65,6 +73,11 @@ export function readWorkspaceRestrictions(objects: FleetObject[], noteFor: (o: F
     targetNamespaces: list(),
     targetNamespaceSelector: { value: false, from: [] },
     requireServiceAccount: { value: false, from: [] },
+    helmDefaultServiceAccount: none(),
+    helmDefaultHelmSecretName: none(),
+    helmSecretNames: list(),
+    helmRepoPatterns: list(),
+    helmChartPatterns: list(),
   };
   // Fleet aggregates each kind in name order, then prefers the GitRepoRestriction's defaults.
   const restrictions = objects.filter((o) => o.kind === "GitRepoRestriction").sort(byName);
@@ -104,6 +117,8 @@ function firstDefault(into: Sourced<string | undefined>, value: string | undefin
 /** Fields that are checked at import but have no stack setting to keep them. */
 const CHECKED_ONCE =
   "checked at import (a GitRepo it refuses is not imported); not kept: the stack has no such setting, so a GitRepo edited later is not checked";
+const CHECKED_ONCE_HELM =
+  "checked at import (a HelmOp it refuses is not imported); not kept: the stack has no such setting, so a HelmOp edited later is not checked";
 
 function readRestriction(o: FleetObject, r: WorkspaceRestrictions, note: Note, source: string): void {
   readMetadata(o, note, []);
@@ -152,7 +167,7 @@ function readPolicy(o: FleetObject, r: WorkspaceRestrictions, note: Note, source
     r.requireServiceAccount.from.push(named(o));
     note(
       "requireServiceAccount",
-      `true: ${CHECKED_ONCE} (without serviceAccount, a bundle deploys as fleet-default where that account exists, else with the stack's own credentials)`,
+      `true: checked at import (a GitRepo or HelmOp it refuses is not imported); not kept: the stack has no such setting, so one edited later is not checked (without serviceAccount, a bundle deploys as fleet-default where that account exists, else with the stack's own credentials)`,
     );
   }
   add(r.policyServiceAccounts, strings(f, "allowedServiceAccounts", o, source), o);
@@ -170,7 +185,25 @@ function readPolicy(o: FleetObject, r: WorkspaceRestrictions, note: Note, source
   add(r.policyRepoPatterns, repoPatterns, o);
   if (repoPatterns.length) note("gitRepo.allowedRepoPatterns", `${JSON.stringify(repoPatterns)}: ${CHECKED_ONCE}`);
   git.rest("not known to this importer");
-  f.unmapped("helmOp", "HelmOps are not imported (this importer reads GitRepos, Clusters and ClusterGroups)");
+  const helm = new Fields(f.take("helmOp"), "helmOp.", note);
+  firstDefault(r.helmDefaultServiceAccount, helm.str("defaultServiceAccount"), o);
+  firstDefault(r.helmDefaultHelmSecretName, helm.str("defaultHelmSecretName"), o);
+  const helmSecretNames = strings(helm, "allowedHelmSecretNames", o, source);
+  add(r.helmSecretNames, helmSecretNames, o);
+  if (helmSecretNames.length)
+    note(
+      "helmOp.allowedHelmSecretNames",
+      `${JSON.stringify(helmSecretNames)}: ${CHECKED_ONCE_HELM}; Helm credentials are each HelmOp's helmSecret here (Pulumi secrets), not Secrets by name`,
+    );
+  for (const [key, into] of [
+    ["allowedHelmRepoPatterns", r.helmRepoPatterns],
+    ["allowedChartPatterns", r.helmChartPatterns],
+  ] as const) {
+    const patterns = strings(helm, key, o, source);
+    add(into, patterns, o);
+    if (patterns.length) note(`helmOp.${key}`, `${JSON.stringify(patterns)}: ${CHECKED_ONCE_HELM} (each HelmOp's allowedChartURLs bounds what it pulls)`);
+  }
+  helm.rest("not known to this importer");
   f.rest("not known to this importer");
 }
 
@@ -268,6 +301,99 @@ function checkRepo(repo: string, r: WorkspaceRestrictions, out: GitRepoReach): v
   } else {
     out.refusals.push({ field: "spec.repo", text: `${JSON.stringify(repo)} matches none of allowedRepoPatterns ${patterns} (${sources(...all)})` });
   }
+}
+
+/** What the Policies make of one HelmOp: settings to write, or why Fleet refuses it. */
+export interface HelmOpReach {
+  /** Fleet's reasons, each by the HelmOp field it is about; any reason means Fleet deploys nothing from it. */
+  refusals: { field: string; text: string }[];
+  /** Checks the importer could not make (a pattern JavaScript does not read): named, the HelmOp imported. */
+  unchecked: { field: string; text: string }[];
+  serviceAccount?: Sourced<string>;
+  helmSecretName?: Sourced<string>;
+  allowedServiceAccounts?: Sourced<string[]>;
+}
+
+/**
+ * The Policies applied to one HelmOp's spec as Fleet's AuthorizeAndAssignDefaults does (the Policy's
+ * helmOp defaults first, then requireServiceAccount, allowedServiceAccounts, allowedHelmSecretNames,
+ * allowedHelmRepoPatterns and allowedChartPatterns), then Fleet's Bundle check (each target's own
+ * serviceAccount against allowedServiceAccounts). GitRepoRestrictions do not apply to HelmOps. Every
+ * refusal is listed, not only Fleet's first. `targets`: each target's name as Fleet names it.
+ */
+export function restrictHelmOp(
+  r: WorkspaceRestrictions,
+  spec: { serviceAccount?: string; helmSecretName?: string; repo?: string; chart?: string; targets: { name: string; serviceAccount?: string }[] },
+): HelmOpReach {
+  const out: HelmOpReach = { refusals: [], unchecked: [] };
+  const refuse = (field: string, why: string, ...from: Sourced<unknown>[]) => out.refusals.push({ field, text: `${why} (${sources(...from)})` });
+  const defaulted = (own: string | undefined, d: Sourced<string | undefined>): Sourced<string> | undefined =>
+    own ? { value: own, from: [] } : d.value ? { value: d.value, from: d.from } : undefined;
+  out.serviceAccount = defaulted(spec.serviceAccount, r.helmDefaultServiceAccount);
+  out.helmSecretName = defaulted(spec.helmSecretName, r.helmDefaultHelmSecretName);
+  const serviceAccount = out.serviceAccount?.value;
+
+  if (r.requireServiceAccount.value && !serviceAccount)
+    refuse("spec.serviceAccount", "absent, no helmOp.defaultServiceAccount, and requireServiceAccount is set", r.requireServiceAccount);
+  // Unlike a GitRepo's, a HelmOp's default is checked too: Fleet assigns it, then checks the result.
+  const accounts = r.policyServiceAccounts;
+  const accountList = JSON.stringify(unique(accounts.value));
+  if (serviceAccount && accounts.value.length && !accounts.value.includes(serviceAccount)) {
+    const given = out.serviceAccount!.from.length ? ` (the Policies' helmOp.defaultServiceAccount)` : "";
+    refuse(
+      "spec.serviceAccount",
+      `${JSON.stringify(serviceAccount)}${given} is not in the Policies' allowedServiceAccounts ${accountList}`,
+      accounts,
+      out.serviceAccount!,
+    );
+  }
+  const secret = out.helmSecretName?.value;
+  const secretNames = r.helmSecretNames;
+  if (secret && secretNames.value.length && !secretNames.value.includes(secret)) {
+    const given = out.helmSecretName!.from.length ? ` (the Policies' helmOp.defaultHelmSecretName)` : "";
+    refuse(
+      "spec.helmSecretName",
+      `${JSON.stringify(secret)}${given} is not in allowedHelmSecretNames ${JSON.stringify(unique(secretNames.value))}`,
+      secretNames,
+      out.helmSecretName!,
+    );
+  }
+  checkAnchored("spec.helm.repo", spec.repo, r.helmRepoPatterns, "allowedHelmRepoPatterns", out);
+  checkAnchored("spec.helm.chart", spec.chart, r.helmChartPatterns, "allowedChartPatterns", out);
+  // Fleet's Bundle check: a target's own account bypasses the HelmOp's, so each is checked.
+  if (accounts.value.length)
+    spec.targets.forEach((t, i) => {
+      if (t.serviceAccount && !accounts.value.includes(t.serviceAccount))
+        refuse(
+          `spec.targets[${i}].serviceAccount`,
+          `${JSON.stringify(t.serviceAccount)} of target ${t.name} is not in the Policies' allowedServiceAccounts ${accountList}, so Fleet refuses the HelmOp's Bundle`,
+          accounts,
+        );
+    });
+  if (accounts.value.length) out.allowedServiceAccounts = { value: unique(accounts.value), from: accounts.from };
+  return out;
+}
+
+/**
+ * Fleet's IsAllowedByRegex: an empty value passes; each pattern in order either equals the value,
+ * matches all of it (Go syntax), or fails to compile, which refuses the value. A pattern JavaScript
+ * cannot read stops the check, named unchecked: Go may read it and match, or refuse it.
+ */
+function checkAnchored(field: string, value: string | undefined, patterns: Sourced<string[]>, key: string, out: HelmOpReach): void {
+  if (!value || !patterns.value.length) return;
+  for (const p of patterns.value) {
+    if (p === value) return;
+    const re = goRegExp(p, true);
+    if (!re) {
+      out.unchecked.push({
+        field,
+        text: `${JSON.stringify(value)}: not checked against ${key} ${JSON.stringify(patterns.value)} (${sources(patterns)}): ${JSON.stringify(p)} uses Go syntax JavaScript does not read; if Go cannot compile it or no pattern matches, Fleet refuses this HelmOp: check by hand`,
+      });
+      return;
+    }
+    if (re.test(value)) return;
+  }
+  out.refusals.push({ field, text: `${JSON.stringify(value)} matches none of ${key} ${JSON.stringify(patterns.value)} (${sources(patterns)})` });
 }
 
 /**

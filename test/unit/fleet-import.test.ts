@@ -24,7 +24,7 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
 
   it("maps every field that has a meaning here to the stack key that carries it", () => {
     const result = importFleetExport(exportText(), EXPORT, { workspace: "fleet-default" });
-    expect(result.counts).to.deep.equal({ clusters: 3, clusterGroups: 2, gitRepos: 2 });
+    expect(result.counts).to.deep.equal({ clusters: 3, clusterGroups: 2, gitRepos: 2, helmOps: 0 });
     const config = configOf(result.text);
     expect(Object.keys(config)).to.deep.equal(["pulumi-fleet:agent", "pulumi-fleet:clusters", "pulumi-fleet:clusterGroups", "pulumi-fleet:gitRepos"]);
     // Fleet's agent stays until Fleet goes: this stack deploys none.
@@ -167,7 +167,7 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
         "e.yaml",
       ),
     ).to.throw("targets[0].clusterSelector.matchExpressions[0].operator: must be one of In, NotIn, Exists, DoesNotExist");
-    expect(() => importFleetExport("", "empty.yaml")).to.throw("empty.yaml: holds no Fleet GitRepo, Cluster or ClusterGroup");
+    expect(() => importFleetExport("", "empty.yaml")).to.throw("empty.yaml: holds no Fleet GitRepo, HelmOp, Cluster or ClusterGroup");
   });
 
   it("downstreamResources of the exported Bundles: each Secret a note with the entry and the command that sets it encrypted, never a value or an empty Secret", () => {
@@ -282,27 +282,31 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       for (const n of refusals) expect(result.text).to.include(`# ${n.object}: ${n.field}: ${n.text}`);
     });
 
-    it("names what has no stack setting: checked once, dropped, or not mapped; a HelmOp and a Policy's helmOp are not imported", () => {
+    it("names what has no stack setting: checked once, dropped, or not mapped; the Policy's helmOp default refuses the HelmOp", () => {
       const result = restricted();
       const onRestrictions = result.notes.filter((n) => /^(GitRepoRestriction|Policy|HelmOp) /.test(n.object));
       expect(onRestrictions.map((n) => `${n.object} ${n.field}`)).to.deep.equal([
-        "HelmOp team-a/chart ",
         "GitRepoRestriction team-a/a-first metadata.labels",
         "GitRepoRestriction team-a/a-first allowedClientSecretNames",
         "GitRepoRestriction team-a/b-later allowedRepoPatterns",
         "GitRepoRestriction team-a/b-later allowedTargetNamespaces",
         "Policy team-a/p-accounts gitRepo.allowedClientSecretNames",
         "Policy team-a/p-accounts gitRepo.allowedRepoPatterns",
-        "Policy team-a/p-accounts helmOp",
         "Policy team-a/q-require requireServiceAccount",
         "GitRepoRestriction team-a/a-first allowedServiceAccounts",
         "GitRepoRestriction team-a/b-later allowedServiceAccounts",
+        "HelmOp team-a/chart spec.serviceAccount",
       ]);
       const text = (object: string, field: string) => onRestrictions.find((n) => n.object === object && n.field === field)!.text;
       expect(text("GitRepoRestriction team-a/b-later", "allowedTargetNamespaces")).to.match(/^\["team-\*"\]: not mapped: not namespace names/);
       expect(text("GitRepoRestriction team-a/b-later", "allowedRepoPatterns")).to.include("checked at import").and.include("not kept");
       expect(text("Policy team-a/q-require", "requireServiceAccount")).to.include("checked at import").and.include("not kept");
-      expect(text("Policy team-a/p-accounts", "helmOp")).to.include("not mapped: HelmOps are not imported");
+      // Unlike a GitRepo's, a HelmOp's default account is checked against the Policies' list (Fleet's AuthorizeAndAssignDefaults).
+      expect(text("HelmOp team-a/chart", "spec.serviceAccount")).to.equal(
+        'Fleet refuses this HelmOp: "helm-deployer" (the Policies\' helmOp.defaultServiceAccount) is not in the Policies\' allowedServiceAccounts ["deployer","ops"] (Policy team-a/p-accounts); not imported',
+      );
+      expect(result.refusedHelmOps).to.deep.equal(["chart"]);
+      expect(result.counts.helmOps).to.equal(0);
       expect(text("GitRepoRestriction team-a/a-first", "allowedServiceAccounts")).to.include("Fleet checks every Bundle against the Policies' lists alone");
       for (const n of onRestrictions.filter((x) => x.field)) expect(result.text).to.include(`# ${n.object}: ${n.field}: ${n.text}`);
     });
@@ -384,7 +388,7 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
         const run = tsScript("scripts/import.ts", [RESTRICTED, "--stack", stack]);
         expect(run.status, run.stderr).to.equal(0);
         expect(run.stdout).to.include(
-          "not imported: GitRepo team-a/no-namespace, GitRepo team-a/wrong-account, GitRepo team-a/wrong-namespace, GitRepo team-a/wrong-repo, GitRepo team-a/wrong-secret: Fleet refuses them",
+          "not imported: GitRepo team-a/no-namespace, GitRepo team-a/wrong-account, GitRepo team-a/wrong-namespace, GitRepo team-a/wrong-repo, GitRepo team-a/wrong-secret, HelmOp team-a/chart: Fleet refuses them",
         );
         expect(run.stderr.trim().split("\n")).to.have.length(restricted().notes.length);
       } finally {
@@ -427,7 +431,7 @@ describe("importing Fleet's GitRepos, Clusters and ClusterGroups (npm run import
       const imported = tsScript("scripts/import.ts", [input, "--workspace", "fleet-default", "--stack", stack]);
       expect(imported.status, imported.stderr).to.equal(0);
       expect(imported.stdout).to.include(
-        `wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos from workspace fleet-default; 20 note(s)`,
+        `wrote stacks/Pulumi.${stack}.yaml: 3 clusters, 2 cluster groups, 2 GitRepos, 0 HelmOps from workspace fleet-default; 20 note(s)`,
       );
       expect(imported.stderr.trim().split("\n")).to.have.length(20);
       expect(imported.stderr).to.include(`${input}: GitRepo fleet-default/infra: spec.imageScanInterval: "5m": not mapped`);
