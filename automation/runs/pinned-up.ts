@@ -34,7 +34,8 @@ export async function upWhilePinned(options: OperationOptions, warn: (message: s
   const heads = Object.fromEntries(
     await Promise.all(
       config.gitRepos
-        .filter((r) => !r.paused)
+        // A HelmOp that is not polled moves only with an edit of the stack, never by its repository's news.
+        .filter((r) => !r.paused && (!r.helmOp || r.helmOp.polled))
         .map(async (r) => {
           const head = await remoteHead(r, HEAD_TIMEOUT_MS).catch((err: Error) => {
             warn(`warning: stack ${options.stack}: gitRepo ${r.name}: its head could not be read (${err.message}): no news from it`);

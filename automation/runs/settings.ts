@@ -50,6 +50,17 @@ function child(x: unknown, step: Step): unknown {
 }
 
 /**
+ * Where a stack-file place is in the settings: a HelmOp's spec (`helmOps[demo].helm.values.password`) is
+ * kept as its bundle's fleet.yaml (`gitRepos[demo].helmOp.fleetYaml...`, its targets as targetCustomizations).
+ */
+function settingsPathOf(path: Step[]): Step[] {
+  if (path[0] !== "helmOps" || path.length < 3) return path;
+  const [, entry, field, ...rest] = path;
+  if (field === "helmSecret") return ["gitRepos", entry, field, ...rest];
+  return ["gitRepos", entry, "helmOp", "fleetYaml", field === "targets" ? "targetCustomizations" : field, ...rest];
+}
+
+/**
  * Every Pulumi secret of a stack file (`{secure: ...}`, any field the operator chose), as places in its
  * `pulumi-fleet:` configuration (configFromStackFile's keys): recorded as CREDENTIAL too, whatever the field.
  */
@@ -72,7 +83,7 @@ export function securePaths(config: Record<string, unknown>): Step[][] {
  */
 export function withoutCredentials(config: StackConfig, secure: Step[][] = []): StackConfig {
   const out = JSON.parse(JSON.stringify(config)) as StackConfig;
-  for (const path of secure) {
+  for (const path of secure.map(settingsPathOf)) {
     const parent = path.slice(0, -1).reduce<unknown>(child, out);
     const last = path[path.length - 1];
     if (Array.isArray(parent)) {

@@ -88,7 +88,7 @@ function hashCode(): string {
 export async function shardInputs(dir: string, stack: string, commits?: Record<string, string>, cacheRoot?: string, render?: Renderer): Promise<ShardInputs> {
   const { raw, config } = loadStackConfig(dir, stack);
   const members = new Set(config.clusters.map((c) => c.name));
-  const { clusters: _c, clusterGroups: _g, gitRepos, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
+  const { clusters: _c, clusterGroups: _g, gitRepos, helmOps, shards: _s, shard: _sh, ...global } = raw as Record<string, unknown>;
   const state = await planFleet({ ...config, gitRepos: pinCommits(config.gitRepos, commits) }, cacheRoot, render);
   // As written: an encrypted kubeconfig is an object here, so it still counts as the cluster's own.
   const memberEntries = ((raw.clusters ?? []) as { name?: string; kubeconfig?: unknown }[]).filter((c) => members.has(String(c.name)));
@@ -110,6 +110,8 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
     global: asPulumiKeeps(global),
     clusters: memberEntries,
     gitRepos: ((gitRepos ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
+    // A HelmOp's targets, as a GitRepo's, count through the plan's entries: an edit of them reruns the shards it reaches only.
+    helmOps: ((helmOps ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
     commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
     entries,
     code: hashCode(),
@@ -167,7 +169,10 @@ export async function decideShards(dir: string, shards: { shard: string; stack: 
   // Every shard is a copy of one definition: its GitRepos resolve once, and every shard deploys those commits.
   const { gitRepos } = loadStackConfig(dir, shards[0].stack).config;
   // A GitRepo that cannot be resolved is not pinned: each shard reads it and it fails there alone.
-  const commits = Object.fromEntries([...(await readSources(gitRepos)).sources.values()].map((s) => [s.gitRepo, s.commit]));
+  // A HelmOp that is not polled keeps the version each shard recorded (core/desired/previous.ts): not pinned here.
+  const { sources } = await readSources(gitRepos.filter((r) => !r.helmOp || r.helmOp.polled));
+  for (const s of sources.values()) s.dispose?.();
+  const commits = Object.fromEntries([...sources.values()].map((s) => [s.gitRepo, s.commit]));
   // So the shards' identical batches of content jobs (their bundles, from the same checkouts) render once.
   const render = rememberingRenderer(withRenderBudget(runRenderer));
   return Promise.all(shards.map((s) => decideShard(dir, s, commits, render, mayLeaveOut)));

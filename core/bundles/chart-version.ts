@@ -10,7 +10,7 @@ import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
 import { runRenderer } from "../renderer/fleet-render";
 import { PullJob, Renderer } from "../model/renderer-protocol";
-import { pullJobBase } from "./remote-charts";
+import { inSourceWords, pullJobBase } from "./remote-charts";
 
 export interface ChartVersionRequest {
   chart?: string;
@@ -40,7 +40,7 @@ export async function resolveChartVersions(
   const results = jobs.size ? (await render({ pulls: [...jobs.values()] })).pulls : {};
   return requests.map(({ ctx }, i) => {
     const r = results[jobs.get(keys[i])!.id];
-    if (!r || r.error) return new FleetError(r?.error ?? "fleet-render returned no version for this chart", ctx);
+    if (!r || r.error) return new FleetError(inSourceWords(repo, r?.error ?? "fleet-render returned no version for this chart"), ctx);
     return r.version ?? "";
   });
 }

@@ -92,10 +92,13 @@ export async function pullRemoteChartsEach(
       const job = jobs.get(key)!;
       const r = results[job.id];
       if (!r || r.error) {
-        return new FleetError(r?.error ?? "fleet-render returned no result for this chart", { ...ctx, field: `${field}.${job.repo ? "repo" : "chart"}` });
+        return new FleetError(inSourceWords(repo, r?.error ?? "fleet-render returned no result for this chart"), {
+          ...ctx,
+          field: `${field}.${job.repo ? "repo" : "chart"}`,
+        });
       }
       pulled.files.push(...(r.files ?? []));
-      pulled.warnings.push(...(r.warnings ?? []).map((w) => `${field}: ${w}`));
+      pulled.warnings.push(...(r.warnings ?? []).map((w) => `${field}: ${inSourceWords(repo, w)}`));
     }
     return pulled;
   });
@@ -116,4 +119,13 @@ function helmAuth(repo: GitRepoConfig): HelmAuth | undefined {
   const s = repo.helmSecret;
   if (!s) return undefined;
   return { username: s.username, password: s.password, caBundle: s.cacerts, insecureSkipVerify: s.insecureSkipVerify, basicHTTP: s.basicHTTP };
+}
+
+/** fleet-render's words name a GitRepo's settings; a HelmOp's are the same settings under helmOps[]. */
+export function inSourceWords(repo: GitRepoConfig, message: string): string {
+  if (!repo.helmOp) return message;
+  return message
+    .replace(/\bgitRepos\[\]/g, "helmOps[]")
+    .replace(/\bthe GitRepo's\b/g, "the HelmOp's")
+    .replace(/\ba GitRepo's content\b/g, "a HelmOp");
 }

@@ -12,7 +12,8 @@
  */
 import { keysOf } from "./field-table";
 import { readName } from "./fields";
-import { GitRepoConfig, HelmOpChart, readHelmSecret, readReachFields } from "./git-repo";
+import { sha256Hex, stableJson } from "../base/hash";
+import { GitRepoConfig, HelmOpChart, HelmOpSource, readHelmSecret, readReachFields } from "./git-repo";
 import { readPolling } from "./polling";
 import { Field, isPlainObject } from "./reader";
 import { HELM_OP_FIELDS, HELM_OP_NO_FILES, HELM_OP_SPEC_KEYS } from "./stack-fields";
@@ -42,9 +43,13 @@ export function versionIsFixed(c: HelmOpChart): boolean {
   return STRICT_SEMVER.test(c.version ?? "") || (c.chart ?? "").toLowerCase().endsWith(".tgz");
 }
 
-/** The text a record keeps of a HelmOp's chart, to tell whether it changed since the version was resolved. */
-export function helmOpChartKey(c: HelmOpChart): string {
-  return JSON.stringify([c.repo ?? "", c.chart ?? "", c.version ?? ""]);
+/**
+ * What a record keeps of a HelmOp's entry, to tell whether it was edited since its version was resolved
+ * (Fleet resolves again at each reconcile of an edited HelmOp): a digest of the whole entry, chart and
+ * spec. A digest of the values, as a deploymentID is (Fleet's too), never the values.
+ */
+export function helmOpEntryKey(source: Pick<HelmOpSource, "chart" | "fleetYaml">): string {
+  return sha256Hex(stableJson({ chart: source.chart, spec: source.fleetYaml })).slice(0, 32);
 }
 
 export function readHelmOp(f: Field): GitRepoConfig {
@@ -71,7 +76,11 @@ export function readHelmOp(f: Field): GitRepoConfig {
   for (const key of HELM_OP_SPEC_KEYS) if (raw[key] !== undefined && raw[key] !== null) fleetYaml[key] = raw[key];
   // Fleet's HelmOp: its targets are the bundle's (each a customization of the clusters it selects).
   if (targets.length) fleetYaml.targetCustomizations = raw.targets;
-  const criteria: TargetCriteria[] = targets.map((t) => readTargetCriteria(new Field(pick(t.value, keysOf(TARGET_CRITERIA_FIELDS)), t.path, t.context)));
+  // Named as Fleet names unnamed targets (target000...), as the bundle's own customizations are.
+  const criteria: TargetCriteria[] = targets.map((t, i) => ({
+    ...readTargetCriteria(new Field(pick(t.value, keysOf(TARGET_CRITERIA_FIELDS)), t.path, t.context)),
+    name: ((t.value as { name?: unknown }).name as string | undefined) || `target${String(i).padStart(3, "0")}`,
+  }));
   const polling = readPolling(f);
   const polled = !!polling.pollingInterval && !versionIsFixed(chart);
   const serviceAccount = f.child("serviceAccount").optString();
@@ -94,10 +103,24 @@ export function readHelmOp(f: Field): GitRepoConfig {
   // spec.insecureSkipTLSVerify: the chart's requests skip TLS verification (Fleet's auth.InsecureSkipVerify).
   if (f.child("insecureSkipTLSVerify").bool()) g.helmSecret = { basicHTTP: false, ...secret, insecureSkipVerify: true };
   else if (secret) g.helmSecret = secret;
+  // Fleet's HelmOp sends its secret to its chart's repository (no helmRepoURLRegex there): the same by default.
+  if (secret?.username && !g.helmRepoURLRegex) g.helmRepoURLRegex = chartHostPattern(chart);
   return g;
 }
 
 function pick(value: unknown, keys: readonly string[]): Record<string, unknown> {
   const v = value as Record<string, unknown>;
   return Object.fromEntries(keys.filter((k) => v[k] !== undefined).map((k) => [k, v[k]]));
+}
+
+/**
+ * The start of every URL of the chart's own host, as a regular expression matched from the start
+ * (helmRepoURLRegex's rule): `https://charts.example.com/`; an oci:// registry's over https or http.
+ */
+export function chartHostPattern(c: HelmOpChart): string | undefined {
+  const raw = c.repo ?? c.chart ?? "";
+  const m = /^(oci|https?):\/\/([^/?#]+)/i.exec(raw);
+  if (!m) return undefined;
+  const host = m[2].toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return m[1].toLowerCase() === "oci" ? `https?://${host}/` : `${m[1].toLowerCase()}://${host}/`;
 }

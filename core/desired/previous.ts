@@ -6,7 +6,7 @@
  */
 import { FleetError } from "../base/errors";
 import { GitRepoConfig } from "../config/git-repo";
-import { helmOpChartKey } from "../config/helm-op";
+import { helmOpEntryKey } from "../config/helm-op";
 import { Plan } from "../targeting/plan";
 import { clusterOfKey } from "../model/keys";
 import { DeploymentRecord, FleetSummary } from "./records";
@@ -120,18 +120,20 @@ export function checkNothingEmptied(
 export function pinCommits(repos: GitRepoConfig[], commits: Record<string, string> | undefined, previous?: PreviousDeployment): GitRepoConfig[] {
   return repos.map((r) => {
     const record = previous?.gitRepos[r.name];
-    const last = r.paused ? record?.commit : keptHelmOpVersion(r, record);
-    return pinned(pinned(r, commits?.[r.name]), last);
+    // A paused one stays whatever was resolved for the run; a kept HelmOp version yields to a run's own (a rollback's).
+    if (r.paused) return pinned(pinned(r, commits?.[r.name]), record?.commit);
+    return pinned(pinned(r, keptHelmOpVersion(r, record)), commits?.[r.name]);
   });
 }
 
 /**
- * Fleet's HelmOp without polling keeps the version it resolved until its repo, chart or version
- * constraint change (helmop_controller.go handleVersion): an `up` does not move it to a newer chart.
+ * Fleet's HelmOp without polling resolves its version when its controller reconciles it (an edit of the
+ * HelmOp: helmop_controller.go handleVersion, whose check is true for any constraint), and keeps it in
+ * between: an `up` of an unchanged entry does not move it to a newer chart; an edited one resolves again.
  */
 export function keptHelmOpVersion(repo: GitRepoConfig, record: DeployedGitRepo | undefined): string | undefined {
   if (!repo.helmOp || repo.helmOp.polled || !record?.commit) return undefined;
-  return record.chart === helmOpChartKey(repo.helmOp.chart) ? record.commit : undefined;
+  return record.chart === helmOpEntryKey(repo.helmOp) ? record.commit : undefined;
 }
 
 function pinned(repo: GitRepoConfig, commit: string | undefined): GitRepoConfig {

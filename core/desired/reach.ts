@@ -23,9 +23,9 @@ export interface ReachStack {
   gitRepos: GitRepoConfig[];
 }
 
-/** Where the operator would allow it: `gitRepos[<name>].<setting>` in the stack file. */
+/** Where the operator would allow it: `gitRepos[<name>].<setting>` (a HelmOp's: `helmOps[<name>]`) in the stack file. */
 const setting = (stack: { file: string }, repo: GitRepoConfig, name: string, value = "") =>
-  `gitRepos[${repo.name}].${name}${value && `: ${value}`} in ${stack.file}`;
+  `${repo.helmOp ? "helmOps" : "gitRepos"}[${repo.name}].${name}${value && `: ${value}`} in ${stack.file}`;
 
 /**
  * Before anything is rendered, so nothing is rendered, looked up or impersonated as content asked: the

@@ -8,7 +8,8 @@ import { FleetState } from "../plan/pipeline";
 import { PlanEntry } from "../targeting/plan";
 import { DeploymentFailure } from "../plan/failures";
 import { deploymentKey } from "../model/keys";
-import { helmOpChartKey } from "../config/helm-op";
+import { helmOpEntryKey } from "../config/helm-op";
+import { GitRepoConfig } from "../config/git-repo";
 import { applied, PairReport } from "../model/pair";
 
 export interface FleetSummary {
@@ -76,8 +77,16 @@ export function entriesByCluster(entries: PlanEntry[]): Map<string, PlanEntry[]>
   return out;
 }
 
-/** `held`: the records of failed deployments that keep what they deployed (they count as deployed). */
-export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>, held: DeploymentRecord[] = []): FleetSummary {
+/**
+ * `held`: the records of failed deployments that keep what they deployed (they count as deployed).
+ * `before`: the last update's GitRepo records, whose HelmOp entry keys stay while the HelmOp is not read.
+ */
+export function summarize(
+  state: FleetState,
+  agents: Map<string, ResolvedAgent>,
+  held: DeploymentRecord[] = [],
+  before: Record<string, { chart?: string }> = {},
+): FleetSummary {
   const { config, plan } = state;
   const byCluster = entriesByCluster(plan.entries);
   return {
@@ -93,7 +102,7 @@ export function summarize(state: FleetState, agents: Map<string, ResolvedAgent>,
         {
           // A GitRepo that could not be read keeps the commit its held deployments were deployed from.
           commit: state.sources.get(r.name)?.commit ?? held.find((h) => h.gitRepo === r.name)?.commit ?? "",
-          ...(r.helmOp && state.sources.has(r.name) ? { chart: helmOpChartKey(r.helmOp.chart) } : {}),
+          ...helmOpKey(r, state.sources.has(r.name), before[r.name]?.chart),
           bundles: [
             ...new Set([
               ...state.bundles.filter((b) => b.gitRepo === r.name).map((b) => b.name),
@@ -140,4 +149,11 @@ export function pairFailures(states: Record<string, PairReport>, records: Record
     });
   }
   return out.sort((a, b) => (deploymentKey(a) < deploymentKey(b) ? -1 : 1));
+}
+
+/** A HelmOp's entry key (core/desired/previous.ts keptHelmOpVersion): the one its version was resolved for, kept while it is not read. */
+function helmOpKey(r: GitRepoConfig, read: boolean, before: string | undefined): { chart?: string } {
+  if (!r.helmOp) return {};
+  const chart = read ? helmOpEntryKey(r.helmOp) : before;
+  return chart ? { chart } : {};
 }

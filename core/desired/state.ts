@@ -77,7 +77,7 @@ export async function desiredState(config: StackConfig, given: Facts, options: D
   ];
   // The plan as it deploys: what failed left out, each bundle's rollout; the planned value stays as handed to onPlanned.
   const final: FleetState = { ...fleet, plan: { ...fleet.plan, entries }, rollouts: rollouts.byBundle, pairInputs };
-  const summarized = summarize(final, deployedAgents(g.agents), held.records());
+  const summarized = summarize(final, deployedAgents(g.agents), held.records(), previous?.gitRepos);
   const summary = { ...summarized, agents: agentsWhilePaused(summarized.agents, g.paused, previous) };
   const state: DesiredState = {
     fleet: final,

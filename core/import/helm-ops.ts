@@ -192,7 +192,18 @@ export function mapHelmOp(o: FleetObject, spec: HelmOpSpec, note: Note, remark: 
   const rollout = f.take("rolloutStrategy");
   if (isObj(rollout) && Object.keys(rollout).length) out.rolloutStrategy = rollout;
   const dependsOn = f.take("dependsOn");
-  if (Array.isArray(dependsOn) && dependsOn.length) out.dependsOn = dependsOn;
+  if (Array.isArray(dependsOn) && dependsOn.length) {
+    out.dependsOn = dependsOn;
+    dependsOn.forEach((d, i) => {
+      const named = isObj(d) && typeof d.name === "string" && d.name;
+      const labels = isObj(d) && isObj(d.selector) && isObj(d.selector.matchLabels) ? Object.keys(d.selector.matchLabels) : [];
+      if (named && !labels.some((k) => k === "fleet.cattle.io/repo-name" || k === "fleet.cattle.io/fleet-helm-name"))
+        note(
+          `spec.dependsOn[${i}]`,
+          `{name: ${JSON.stringify(d.name)}}: Fleet finds that bundle anywhere in the workspace; the stack reads a plain name as a bundle of the same source (a HelmOp has only its own), so it would never be met: say whose it is with selector.matchLabels fleet.cattle.io/repo-name: <GitRepo> (or fleet.cattle.io/fleet-helm-name: <HelmOp>)`,
+        );
+    });
+  }
   const polling = f.str("pollingInterval");
   const pollingMs = polling === undefined ? undefined : parseGoDuration(polling);
   if (pollingMs !== undefined && pollingMs >= MIN_POLLING_INTERVAL_MS) out.pollingInterval = polling;
@@ -259,6 +270,14 @@ export function mapHelmOp(o: FleetObject, spec: HelmOpSpec, note: Note, remark: 
   f.take("targetRestrictions"); // a HelmOp with any is left out (helmOpLeftOut)
   f.rest("not known to this importer");
   const keys = [...ENTRY_ORDER.filter((k) => k in out), ...Object.keys(out).filter((k) => !ENTRY_ORDER.includes(k))];
+  const status = isObj(o.raw.status) ? o.raw.status : {};
+  const deployedVersion = typeof status.version === "string" ? status.version : "";
+  const wanted = isObj(out.helm) && typeof out.helm.version === "string" ? out.helm.version : "";
+  if (deployedVersion && wanted !== deployedVersion)
+    note(
+      "status.version",
+      `Fleet deploys ${JSON.stringify(deployedVersion)}; the stack resolves ${JSON.stringify(wanted)} afresh at its first up (a new HelmOp to it), which may be a newer chart: to move over on the same one, set helm.version: ${JSON.stringify(deployedVersion)} first, then the constraint`,
+    );
   return Object.fromEntries(keys.map((k) => [k, out[k]]));
 }
 

@@ -89,7 +89,12 @@ export async function readSources(
 export async function planFleet(config: StackConfig, cacheRoot?: string, render: Renderer = withRenderBudget(runRenderer)): Promise<FleetState> {
   const { sources, failed } = await readSources(config.gitRepos, cacheRoot);
   const read = config.gitRepos.filter((repo) => sources.has(repo.name)).map((repo) => ({ dir: sources.get(repo.name)!.dir, repo }));
-  const planned = await planBundles(read, config, render);
+  let planned: Awaited<ReturnType<typeof planBundles>>;
+  try {
+    planned = await planBundles(read, config, render);
+  } finally {
+    for (const s of sources.values()) s.dispose?.(); // read into memory: a HelmOp's directory (its values) goes
+  }
   for (const [name, err] of failed) planned.unreadGitRepos.set(name, err);
   return { config, sources, ...planned };
 }
@@ -129,6 +134,7 @@ export async function planBundles(
       unreadGitRepos.set(repo.name, withContext(err, { gitRepo: repo.name }));
     }
   }
+  refuseHelmOpsNamedAsBundles(bundles, unreadGitRepos);
   // Every target of the stack and of the bundles read is matched here, once; the decisions after read the answers.
   const targeting = decideTargets(stack, bundles);
   const plan = await planTargets(bundles, stack.clusters, targeting.bundles, render, {
@@ -137,6 +143,27 @@ export async function planBundles(
     unread: new Set(unread.map(bundleRef)),
   });
   return { bundles, plan: { ...plan, entries: failures.settle(plan.entries) }, unread, failures, unreadGitRepos, targeting };
+}
+
+/**
+ * Fleet's HelmOp fails when a bundle of its name exists that is not its own ("a non-helmops bundle already
+ * exists"): here a GitRepo's bundle named as a HelmOp (fleet.yaml `name:`) leaves the HelmOp unread (its
+ * deployments held) and the GitRepo's bundle deploys.
+ */
+function refuseHelmOpsNamedAsBundles(bundles: Bundle[], unreadGitRepos: Map<string, FleetError>): void {
+  const gitRepoBundles = new Map(bundles.filter((b) => !b.helmOp).map((b) => [b.name, b]));
+  for (let i = bundles.length - 1; i >= 0; i--) {
+    const b = bundles[i];
+    const other = b.helmOp && gitRepoBundles.get(b.name);
+    if (!other) continue;
+    unreadGitRepos.set(
+      b.gitRepo,
+      new FleetError(`a non-helmops bundle already exists with name ${b.name}; aborting (GitRepo ${other.gitRepo}'s ${other.path || "."})`, {
+        gitRepo: b.gitRepo,
+      }),
+    );
+    bundles.splice(i, 1);
+  }
 }
 
 /** Reads stacks/Pulumi.<stack>.yaml directly (no engine), for the plan and render commands. */

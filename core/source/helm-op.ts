@@ -6,10 +6,10 @@
  * operator's allowedChartURLs, helmSecret, helmRepoURLRegex). The "commit" of this source is the version.
  */
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { FleetError } from "../base/errors";
 import { sha256Hex } from "../base/hash";
-import { defaultCacheRoot } from "../base/tool-build";
 import { resolveChartVersions } from "../bundles/chart-version";
 import { GitRepoConfig } from "../config/git-repo";
 import { versionIsFixed } from "../config/helm-op";
@@ -25,36 +25,58 @@ export function isHelmOp(repo: GitRepoConfig): repo is HelmOpRepo {
 }
 
 /**
- * The version this HelmOp deploys now: a pinned one (`revision`: a paused HelmOp's or a rollback's, or
- * the one the record keeps: core/desired/previous.ts), an exact version or an archive as given, else
- * the newest the repository or registry offers within the constraint.
+ * The "commit" this HelmOp deploys now: a pinned one (`revision`: a paused HelmOp's, a rollback's, or
+ * the one its record keeps: core/desired/previous.ts), an exact version as given, an archive URL's
+ * chart as `url-<hash of the URL>` (it has no version), else the newest version the repository or
+ * registry offers within the constraint. What `up`, the watcher and a pinned stack's check all ask.
  */
 export async function helmOpVersion(repo: HelmOpRepo, render?: Renderer, deadlineMs?: number): Promise<string> {
   if (repo.revision) return repo.revision;
-  const { chart } = repo.helmOp;
+  const { chart, origin } = repo.helmOp;
+  if ((chart.chart ?? "").toLowerCase().endsWith(".tgz") && !chart.repo) return `url-${sha256Hex(chart.chart ?? "").slice(0, 12)}`;
   if (versionIsFixed(chart)) return chart.version ?? "";
-  const [resolved] = await resolveChartVersions([{ ...chart, ctx: { gitRepo: repo.name, field: "helm.version" } }], repo, render, deadlineMs);
+  const ctx = { gitRepo: repo.name, file: origin.file, field: `${origin.field}.helm.version` };
+  const [resolved] = await resolveChartVersions([{ ...chart, ctx }], repo, render, deadlineMs);
   if (resolved instanceof FleetError) throw resolved;
   return resolved;
 }
 
-/** The HelmOp's bundle directory, with the version it deploys. */
-export async function resolveHelmOpSource(repo: HelmOpRepo, cacheRoot = defaultCacheRoot(), render?: Renderer): Promise<Source> {
+/**
+ * The HelmOp's bundle directory, with the version it deploys: this run's alone, private (it holds the
+ * spec's values, which may be the stack's secrets), removed by `dispose` once the bundle is read.
+ */
+export async function resolveHelmOpSource(repo: HelmOpRepo, render?: Renderer): Promise<Source> {
   checkSpec(repo);
   const version = await helmOpVersion(repo, render);
-  const fleetYaml = helmOpFleetYaml(repo.helmOp, version);
-  const text = JSON.stringify(fleetYaml, null, 2) + "\n";
-  // By content: a run reading it while another writes the next version reads a whole file either way.
-  const dir = path.join(cacheRoot, "helmops", sha256Hex(`${repo.name}\n${text}`).slice(0, 24));
-  if (!fs.existsSync(path.join(dir, "fleet.yaml"))) {
-    fs.mkdirSync(dir, { recursive: true });
-    const tmp = path.join(dir, `.fleet.yaml.${process.pid}`);
-    fs.writeFileSync(tmp, text);
-    fs.renameSync(tmp, path.join(dir, "fleet.yaml"));
-  }
-  // An archive URL's chart has no version: its URL stands for it (a new URL is a new "commit").
-  const commit = version || `url-${sha256Hex(repo.helmOp.chart.chart ?? "").slice(0, 12)}`;
-  return { gitRepo: repo.name, commit, dir, fetched: false, warnings: [] };
+  const text = JSON.stringify(helmOpFleetYaml(repo.helmOp, version), null, 2) + "\n";
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pf-helmop-")); // mode 0700
+  fs.writeFileSync(path.join(dir, "fleet.yaml"), text, { mode: 0o600 });
+  return {
+    gitRepo: repo.name,
+    commit: version,
+    dir,
+    fetched: false,
+    warnings: constraintWarnings(repo, version),
+    dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Where Fleet would deploy another version than the one resolved: it hands a target with helm options of
+ * its own the spec's version *constraint* (propagateHelmOpProperties), which its agent resolves again at
+ * deploy time; here every cluster deploys the resolved one. Said, never silent.
+ */
+function constraintWarnings(repo: HelmOpRepo, version: string): string[] {
+  const { chart, fleetYaml, origin } = repo.helmOp;
+  if (versionIsFixed(chart)) return [];
+  const targets = (fleetYaml.targetCustomizations ?? []) as { helm?: { version?: string } }[];
+  return targets.flatMap((t, i) =>
+    t.helm && !t.helm.version
+      ? [
+          `${origin.field}.targets[${i}].helm: Fleet's agent would resolve the version constraint ${JSON.stringify(chart.version ?? "")} again for this target when it deploys (a newer chart may be there by then); here it deploys ${version}, the version resolved for the HelmOp`,
+        ]
+      : [],
+  );
 }
 
 /** The generated fleet.yaml: the spec as written, the chart at the exact version (an archive's stays empty). */

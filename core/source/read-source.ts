@@ -6,5 +6,5 @@ import { isHelmOp, resolveHelmOpSource } from "./helm-op";
 import { Source } from "./types";
 
 export function readSource(repo: GitRepoConfig, cacheRoot = defaultCacheRoot()): Promise<Source> {
-  return isHelmOp(repo) ? resolveHelmOpSource(repo, cacheRoot) : resolveSource(repo, cacheRoot);
+  return isHelmOp(repo) ? resolveHelmOpSource(repo) : resolveSource(repo, cacheRoot);
 }

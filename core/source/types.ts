@@ -8,4 +8,6 @@ export interface Source {
   fetched: boolean;
   /** What the operator should know about this resolution (a fetch that could not be shallow). */
   warnings: string[];
+  /** A source whose directory is this run's alone (a HelmOp's, which may hold the stack's secret values): removes it once read. */
+  dispose?: () => void;
 }

@@ -84,7 +84,11 @@ function resolve(bundle: Bundle, d: DependsOn, bundles: Bundle[], byName: Map<st
   const matching = candidates.filter((b) => b !== bundle && selectorMatches(d.selector!, labelsOf(b)));
   // A name that selects one bundle needs it as a plain name does; one in the GitRepo matchLabels chose that has
   // no such bundle read needs that ref, so one unread is waited for and one missing is named.
-  const repo = d.selector!.matchLabels?.[REPO_NAME_LABEL] ?? d.selector!.matchLabels?.[HELM_OP_NAME_LABEL];
+  // Only a source of the label's kind (a GitRepo's repo-name, a HelmOp's fleet-helm-name), as Fleet's labels say.
+  const ofKind = (name: string | undefined, helmOp: boolean) => name !== undefined && !bundles.some((b) => b.gitRepo === name && !!b.helmOp !== helmOp);
+  const byRepo = d.selector!.matchLabels?.[REPO_NAME_LABEL];
+  const byHelmOp = d.selector!.matchLabels?.[HELM_OP_NAME_LABEL];
+  const repo = ofKind(byRepo, false) ? byRepo : ofKind(byHelmOp, true) ? byHelmOp : undefined;
   const one = matching.length === 1 ? refOf(matching[0]) : matching.length === 0 && repo ? bundleRef({ gitRepo: repo, bundle: d.name ?? "" }) : undefined;
   if (d.name && one) return { required: one, matching: [], fleetAlso: [], elsewhere: [] };
   return { matching: matching.filter(inScope).map(refOf), fleetAlso: matching.filter((b) => !inScope(b)).map(refOf), elsewhere: [] };

@@ -5,6 +5,7 @@
  * the clusters its targets select, with each target's options.
  */
 import { expect } from "chai";
+import * as fs from "node:fs";
 import { GitRepoConfig } from "../../core/config/git-repo";
 import { parseStackConfig, StackConfig } from "../../core/config/stack";
 import { keptHelmOpVersion, pinCommits } from "../../core/desired/previous";
@@ -16,7 +17,7 @@ import { renderBundle } from "../support/render";
 import { rejectionOf } from "../support/rejection";
 import { remoteHead } from "../../core/source/remote-head";
 import { pollIntervals } from "../../automation/watch/decide";
-import { helmOpChartKey } from "../../core/config/helm-op";
+import { helmOpEntryKey } from "../../core/config/helm-op";
 
 const CM = `apiVersion: v1
 kind: ConfigMap
@@ -77,7 +78,7 @@ describe("helmOps: the stack file's entry", () => {
     expect(r.helmOp!.chart).to.deep.equal({ repo: "https://charts.example.com", chart: "demo", version: "1.2.x" });
     expect(r.helmOp!.fleetYaml).to.deep.include({ name: "demo", defaultNamespace: "demo" });
     expect(r.helmOp!.fleetYaml.targetCustomizations).to.have.length(1);
-    expect(r.targets).to.deep.equal([{ clusterSelector: { matchLabels: { env: "prod" } } }]);
+    expect(r.targets).to.deep.equal([{ name: "target000", clusterSelector: { matchLabels: { env: "prod" } } }]);
     expect(r.allowedChartURLs).to.deep.equal(LOOPBACK);
     expect(r.helmOp!.polled, "no pollingInterval: never polled, as Fleet's HelmOp").to.equal(false);
     expect(r.disablePolling).to.equal(true);
@@ -139,17 +140,36 @@ describe("helmOps: the spec checked as fleet.yaml's reader checks it, strictly, 
 });
 
 describe("helmOps: which version an up deploys", () => {
-  const chartKey = (c: object) => helmOpChartKey(c);
-  const op = (polled: boolean) =>
-    ({ name: "demo", helmOp: { chart: { repo: "https://c", chart: "demo", version: "1.x" }, fleetYaml: {}, polled } }) as unknown as GitRepoConfig;
+  const chart = { repo: "https://c", chart: "demo", version: "1.x" };
+  const op = (polled: boolean, values = { a: "1" }) =>
+    ({ name: "demo", helmOp: { chart, fleetYaml: { name: "demo", helm: { ...chart, values } }, polled } }) as unknown as GitRepoConfig;
+  const record = { commit: "1.2.5", chart: helmOpEntryKey(op(false).helmOp!), clusters: [] };
 
-  it("keeps the recorded version until repo, chart or constraint change, unless polled (Fleet's handleVersion)", () => {
-    const record = { commit: "1.2.5", chart: chartKey({ repo: "https://c", chart: "demo", version: "1.x" }), clusters: [] };
+  it("keeps the recorded version while the entry is unchanged, unless polled; any edit resolves again (Fleet's reconcile)", () => {
     expect(keptHelmOpVersion(op(false), record)).to.equal("1.2.5");
     expect(keptHelmOpVersion(op(true), record)).to.equal(undefined);
-    expect(keptHelmOpVersion(op(false), { ...record, chart: chartKey({ repo: "https://c", chart: "demo", version: "2.x" }) })).to.equal(undefined);
-    const [pinned] = pinCommits([op(false)], { demo: "1.3.0" }, { gitRepos: { demo: record } });
-    expect(pinned.revision, "the record wins over a head read for the run").to.equal("1.2.5");
+    expect(keptHelmOpVersion(op(false, { a: "2" }), record), "an edited value: Fleet reconciles, so resolves again").to.equal(undefined);
+    expect(keptHelmOpVersion(op(false), { ...record, chart: undefined }), "no key: resolved afresh").to.equal(undefined);
+  });
+
+  it("an archive URL's chart: the same commit for the watcher, a pinned stack's check and the up (its URL, hashed), with no request", async () => {
+    const tgz = helmOpOf(stack([{ name: "demo", helm: { chart: "https://c.example.com/demo-1.0.0.tgz" }, allowedChartURLs: LOOPBACK }]));
+    const head = await remoteHead(tgz, 1000);
+    const source = await resolveHelmOpSource(tgz as Parameters<typeof resolveHelmOpSource>[0]);
+    source.dispose!();
+    expect(head)
+      .to.match(/^url-[0-9a-f]{12}$/)
+      .and.equal(source.commit);
+    expect(fs.existsSync(source.dir), "its directory is removed once read").to.equal(false);
+  });
+
+  it("a run's own versions (a rollback's, the shard runner's) win over a kept one; a paused HelmOp keeps its record", () => {
+    const [kept] = pinCommits([op(false)], undefined, { gitRepos: { demo: record } });
+    expect(kept.revision).to.equal("1.2.5");
+    const [rolledBack] = pinCommits([op(false)], { demo: "1.1.0" }, { gitRepos: { demo: record } });
+    expect(rolledBack.revision).to.equal("1.1.0");
+    const [paused] = pinCommits([{ ...op(true), paused: true }], { demo: "1.3.0" }, { gitRepos: { demo: record } });
+    expect(paused.revision).to.equal("1.2.5");
   });
 });
 
@@ -183,6 +203,9 @@ describe("helmOps: from a real Helm repository and OCI registry", function () {
     const r = await renderBundle(bundle, east.options);
     const cm = r.objects.find((o) => o.kind === "ConfigMap") as unknown as { data: Record<string, string> };
     expect(cm.data).to.deep.equal({ version: "1.2.5", greeting: "east" });
+    expect(state.sources.get("demo")!.warnings.join("\n"), "Fleet's agent would resolve the constraint again for a target with helm options").to.contain(
+      'helmOps[0].targets[0].helm: Fleet\'s agent would resolve the version constraint "1.2.x" again',
+    );
   });
 
   it("deploys a new matching version as a change once published, and says nothing is there when nothing matches", async () => {
@@ -190,7 +213,7 @@ describe("helmOps: from a real Helm repository and OCI registry", function () {
     expect(await helmOpVersion(repo as Parameters<typeof helmOpVersion>[0])).to.equal("1.2.5");
     chartSources([chart("1.2.9")], charts);
     await server.reload();
-    const source = await resolveHelmOpSource(repo as Parameters<typeof resolveHelmOpSource>[0], tempDir("pf-helmops-cache-"));
+    const source = await resolveHelmOpSource(repo as Parameters<typeof resolveHelmOpSource>[0]);
     expect(source.commit).to.equal("1.2.9");
     expect(await remoteHead(repo, 30_000), "what the watcher polls: the version an up would deploy").to.equal("1.2.9");
     expect(
@@ -221,6 +244,49 @@ describe("helmOps: from a real Helm repository and OCI registry", function () {
     const state = await planFleet(config, tempDir("pf-helmops-cache-"));
     const app = state.plan.entries.find((e) => e.gitRepo === "team" && e.cluster === "east")!;
     expect(app.dependsOn).to.deep.equal(["demo/demo"]);
+    // A HelmOp's plain dependsOn name is a bundle of its own (it has none but itself): never met, said, as for a GitRepo.
+    const own = stack([entry({ repo: `${server.url}/charts`, chart: "demo", version: "1.2.3" }, { dependsOn: [{ name: "app" }] })], {
+      gitRepos: [{ name: "team", repo: dir }],
+    });
+    const waits = await planFleet(own, tempDir("pf-helmops-cache-"));
+    expect(waits.plan.entries.filter((e) => e.gitRepo === "demo")).to.deep.equal([]);
+    expect(waits.failures.list().find((f) => f.gitRepo === "demo")?.message).to.contain("dependsOn");
+    // As in Fleet, the HelmOp's bundle has no repo-name label: a selector on it does not find the HelmOp.
+    writeFiles(dir, { "app/fleet.yaml": "dependsOn:\n  - name: demo\n    selector:\n      matchLabels:\n        fleet.cattle.io/repo-name: demo\n" });
+    const again = await planFleet(config, tempDir("pf-helmops-cache-"));
+    expect(again.plan.entries.filter((e) => e.gitRepo === "team").map((e) => e.cluster)).to.deep.equal([]);
+    expect(
+      again.failures
+        .list()
+        .map((f) => f.message)
+        .join("\n"),
+    ).to.contain("dependsOn");
+  });
+
+  it("fails, alone, when a GitRepo's bundle has its name (Fleet: a non-helmops bundle already exists)", async () => {
+    const dir = tempDir("pf-helmops-clash-");
+    writeFiles(dir, { "app/fleet.yaml": "name: demo\n", "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n" });
+    const config = stack([entry({ repo: `${server.url}/charts`, chart: "demo", version: "1.2.3" })], { gitRepos: [{ name: "team", repo: dir }] });
+    const state = await planFleet(config, tempDir("pf-helmops-cache-"));
+    expect(String(state.unreadGitRepos.get("demo"))).to.contain("a non-helmops bundle already exists with name demo");
+    expect(state.plan.entries.map((e) => `${e.gitRepo}/${e.bundle}`))
+      .to.include("team/demo")
+      .and.not.include("demo/demo");
+  });
+
+  it("sends its helmSecret to its chart's host without a helmRepoURLRegex, as Fleet's HelmOp sends its secret", async () => {
+    const locked = await startChartRepo(charts, { user: "fleet", password: "s3cret" });
+    try {
+      const helm = { repo: `${locked.url}/charts`, chart: "demo", version: "1.2.x" };
+      const secret = { helmSecret: { username: "fleet", password: "s3cret" } };
+      const state = await planFleet(stack([entry(helm, secret)]), tempDir("pf-helmops-cache-"));
+      expect([...state.unreadGitRepos.values()].map(String)).to.deep.equal([]);
+      expect(state.bundles[0].options.helm!.version).to.match(/^1\.2\./);
+      const other = await planFleet(stack([entry(helm, { ...secret, helmRepoURLRegex: "https://elsewhere\\.example/" })]), tempDir("pf-helmops-cache-"));
+      expect(String(other.unreadGitRepos.get("demo")), "the operator's own regex is kept").to.match(/401|credentials/);
+    } finally {
+      await locked.stop();
+    }
   });
 
   it("pulls nothing from a URL the operator did not allow, and fails that HelmOp alone", async () => {

@@ -123,9 +123,16 @@ describe("importing Fleet's HelmOps (npm run import)", () => {
       allowTakeOwnership: true,
       takeOwnership: true,
     });
-    // Status is not config; FirstMatch is the CRD's default and the stack's only mode: neither is a note.
-    expect(result.notes.map((n) => `${n.object} ${n.field}`)).to.deep.equal(["HelmOp w/podinfo allowedChartURLs"]);
-    expect(result.notes[0].text).to.include("derived from spec.helm.repo").and.include("review it");
+    // FirstMatch is the CRD's default and the stack's only mode: no note. A plain dependsOn name is one (here it is the
+    // source's own bundle), and the version Fleet deploys is one when the constraint could resolve to another.
+    expect(result.notes.map((n) => `${n.object} ${n.field}`)).to.deep.equal([
+      "HelmOp w/podinfo spec.dependsOn[0]",
+      "HelmOp w/podinfo allowedChartURLs",
+      "HelmOp w/podinfo status.version",
+    ]);
+    expect(result.notes[0].text).to.include("fleet.cattle.io/repo-name");
+    expect(result.notes[1].text).to.include("derived from spec.helm.repo").and.include("review it");
+    expect(result.notes[2].text).to.include('set helm.version: "6.5.0" first');
     expect(result.text).to.include("# allowedChartURLs: ").and.include("# allowedServiceAccounts: the targets' own serviceAccounts");
     expect(result.text).to.include("# Every HelmOp has allowedChartURLs derived from its chart's URL");
     // The file is what the stack's reader takes: the HelmOp joins the sources, its spec its bundle's fleet.yaml.

@@ -34,6 +34,7 @@ import {
 import { rollback, RunSteps } from "../../automation/runs/rollback";
 import { reapplied } from "../../automation/runs/reapply";
 import type { OperationOptions } from "../../automation/operation/results";
+import { parseStackConfig } from "../../core/config/stack";
 import { CREDENTIAL, securePaths, withCurrentCredentials, withoutCredentials } from "../../automation/runs/settings";
 import { resolveBackend } from "../../automation/engine/backend";
 import { gitRepoConfig, tempDir } from "../support/git-fixtures";
@@ -286,6 +287,37 @@ describe("runs: settings without credentials", () => {
     expect(applied.gitRepos[0].allowedChartURLs).to.deep.equal(["a", "https://secret.example/v2"]);
     now.clusters[0].templateValues = {};
     expect(errorOf(() => withCurrentCredentials(recorded, now, "r1"))).to.match(/clusters\[c1\]\.templateValues\.db\.password: run r1 used a credential here/);
+  });
+
+  it("a HelmOp's secret values are recorded as credentials, and re-applied from the stack file as it is now", () => {
+    const entry = (password: string) => ({
+      name: "db",
+      helm: { repo: "https://charts.example.com", chart: "db", values: { password } },
+      targets: [{ clusterName: "c1", helm: { values: { password } } }],
+      allowedChartURLs: ["https://charts\\.example\\.com/.*"],
+    });
+    const withHelmOp = (password: string): StackConfig => ({
+      ...current(),
+      gitRepos: [...current().gitRepos, ...parseStackConfig({ helmOps: [entry(password)] }, "stacks/Pulumi.s.yaml", ".").gitRepos],
+    });
+    const secure = securePaths({
+      helmOps: [
+        {
+          ...entry(""),
+          helm: { ...entry("").helm, values: { password: { secure: "v1:x" } } },
+          targets: [{ clusterName: "c1", helm: { values: { password: { secure: "v1:y" } } } }],
+        },
+      ],
+    });
+    const recorded = withoutCredentials(withHelmOp("hunter2"), secure);
+    expect(JSON.stringify(recorded)).to.not.contain("hunter2");
+    const applied = withCurrentCredentials(recorded, withHelmOp("rotated"), "r1");
+    const spec = applied.gitRepos.find((g) => g.name === "db")!.helmOp!.fleetYaml as {
+      helm: { values: object };
+      targetCustomizations: { helm: { values: object } }[];
+    };
+    expect(spec.helm.values).to.deep.equal({ password: "rotated" });
+    expect(spec.targetCustomizations[0].helm.values).to.deep.equal({ password: "rotated" });
   });
 
   it("a credential the stack file no longer has is an error naming the cluster or GitRepo and the field", () => {
