@@ -17,6 +17,7 @@ import { watchBench } from "./watch";
 import { stalledBench } from "./stalled";
 import { largeBench } from "./large";
 import { hooksBench } from "./hooks";
+import { decisionBench } from "./decision";
 import { setBenchOptions } from "./support";
 import { parseCommand, runMain, UsageError } from "../scripts/cli";
 
@@ -30,20 +31,20 @@ const DEFAULT = {
   shards: shardsBench,
   rollout: rolloutBench,
 } as const;
-const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench, large: largeBench, hooks: hooksBench } as const;
+const ALL = { ...DEFAULT, fleet: fleetBench, watch: watchBench, stalled: stalledBench, large: largeBench, hooks: hooksBench, decision: decisionBench } as const;
 type Name = keyof typeof ALL;
 
 const SPEC = {
-  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [large] [hooks] [options]",
+  usage: "npm run bench -- [plan] [render] [engine] [live] [page] [startup] [shards] [rollout] [fleet] [watch] [stalled] [large] [hooks] [decision] [options]",
   summary:
-    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, large, a 5 MB chart to N clusters, and hooks, Helm hooks as Fleet's own agent runs them beside pulumi-fleet, only when named); each prints a table and writes bench/results/<name>.json.",
-  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
+    "The benchmarks (default: the first eight, in that order; fleet, side by side with Rancher Fleet built from its Go module, watch, commit to cluster through npm run watch, and stalled, an up with one Stalled pair vs without, large, a 5 MB chart to N clusters, hooks, Helm hooks as Fleet's own agent runs them beside pulumi-fleet, and decision, a sharded environment's decision alone at 1,000 to 10,000 clusters, only when named); each prints a table and writes bench/results/<name>.json.",
+  positionals: ["PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART", "PART"],
   requiredPositionals: 0,
   options: {
     clusters: {
       type: "string" as const,
       value: "N|N,N",
-      help: "plan, render, shards, stalled, large: clusters (shards and stalled default 200, large 50); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
+      help: "plan, render, shards, stalled, large: clusters (shards and stalled default 200, large 50); decision: comma-separated (default 1000,5000,10000); engine: comma-separated cluster counts (default 10,50); page: clusters (default 200)",
     },
     bundles: {
       type: "string" as const,
@@ -76,7 +77,11 @@ const SPEC = {
     "cpu-profile": { type: "string" as const, value: "DIR", help: "engine: write a CPU profile of each phase's process into DIR (node --cpu-prof)" },
     shards: { type: "string" as const, value: "N", help: "shards: how many shards (default 4)" },
     parallel: { type: "string" as const, value: "N", help: "shards: shards run at a time (default 2)" },
-    "per-shard": { type: "string" as const, value: "N", help: "shards: shards chosen automatically, clustersPerShard N (instead of --shards)" },
+    "per-shard": {
+      type: "string" as const,
+      value: "N",
+      help: "shards: shards chosen automatically, clustersPerShard N (instead of --shards); decision: clustersPerShard (default 50)",
+    },
     parts: { type: "string" as const, value: "LIST", help: "live: which of prune,apply,churn (default all)" },
     commits: { type: "string" as const, value: "N", help: "watch: commits pushed, each deployed before the next (default 10)" },
     "per-cluster": { type: "boolean" as const, help: "large: values that name the cluster, so each cluster is a render of its own" },

@@ -8,7 +8,7 @@
 import { assertShardsCurrent } from "./moves";
 import { decideShards, ShardDecision } from "./inputs";
 import { RunShardsOptions, runShards, ShardRun } from "./runner";
-import { forgetParsedStackFiles, ShardLayout } from "../../core/config/shard-files";
+import { forgetParsedStackFiles, normalizeShardFiles, ShardLayout } from "../../core/config/shard-files";
 import { leftOutMetrics } from "./left-out";
 
 export interface ShardedRunOptions {
@@ -58,6 +58,8 @@ async function runShardedOnce(o: ShardedRunOptions): Promise<ShardRun[]> {
     shards: toRun.map((d) => ({ shard: d.shard, stack: d.stack, ...(o.op === "up" ? { deploy: { inputs: d.fingerprint, commits: d.commits } } : {}) })),
   });
   await leftOutReported;
+  // A shard stack created by this run has its file rewritten by the CLI: put back in the generated form, read without a parse next time.
+  normalizeShardFiles(o.dir, o.layout);
   return decisions.map(
     (d) =>
       ran.find((r) => r.stack === d.stack) ?? {

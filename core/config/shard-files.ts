@@ -18,6 +18,7 @@ import { PROJECT_DIR } from "../base/project-dir";
 import { CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "./stack";
 import { forgetPlacements, shardMembership, shardStackName } from "./shards";
 import { stableJson } from "../base/hash";
+import { isPlainObject } from "./reader";
 
 export const SHARD_KEY = `${CONFIG_NAMESPACE}:shard`;
 /** The keys that carry a stack's secrets provider (passphrase salt, or a KMS provider and its key). */
@@ -40,33 +41,42 @@ export function stackFilePath(dir: string, stack: string): string {
  * watcher, a shard's own run) keeps what it last read, each file's latest text. Bounded: the most
  * recently read, at most MAX_PARSED_DOCS files and MAX_PARSED_TEXT characters of their text.
  */
-const parsedDocs = new Map<string, { text: string; doc: StackDoc }>();
+const parsedDocs = new Map<string, { text: string; doc: StackDoc; generatedFrom?: string }>();
 const MAX_PARSED_DOCS = 256;
 const MAX_PARSED_TEXT = 64 * 1024 * 1024;
 let parsedText = 0;
 
 function readDoc(dir: string, stack: string): StackDoc | undefined {
+  const entry = readEntry(dir, stack);
+  return entry && structuredClone(entry.doc);
+}
+
+/** A stack file as kept (never handed out: readDoc copies it); `generatedFrom`: the definition text a shard file is generated from, exactly. */
+function readEntry(dir: string, stack: string): { text: string; doc: StackDoc; generatedFrom?: string } | undefined {
   const file = stackFilePath(dir, stack);
   if (!fs.existsSync(file)) return undefined;
   const text = fs.readFileSync(file, "utf8");
   const kept = parsedDocs.get(file);
-  let doc = kept?.text === text ? kept.doc : undefined;
-  if (!doc) {
+  let entry = kept?.text === text ? kept : undefined;
+  // A shard file as generated is its definition's configuration and its shard: known without parsing it
+  // (at 5,000 clusters each parse of a shard's copy took 0.3 s, one per shard).
+  entry ??= generatedShardEntry(dir, stack, text);
+  if (!entry) {
     const parsed = parseYamlFile(text, stackFileFor(stack)) ?? {};
     if (typeof parsed !== "object" || Array.isArray(parsed)) throw new FleetError("stack file must be a YAML mapping", { file: stackFileFor(stack) });
-    doc = parsed as StackDoc;
+    entry = { text, doc: parsed as StackDoc };
   }
   // Most recently read last: the first is the one to drop.
   if (kept) parsedText -= kept.text.length;
   parsedDocs.delete(file);
-  parsedDocs.set(file, { text, doc });
+  parsedDocs.set(file, entry);
   parsedText += text.length;
   while (parsedDocs.size > MAX_PARSED_DOCS || (parsedText > MAX_PARSED_TEXT && parsedDocs.size > 1)) {
-    const [oldest, entry] = parsedDocs.entries().next().value!;
+    const [oldest, dropped] = parsedDocs.entries().next().value!;
     parsedDocs.delete(oldest);
-    parsedText -= entry.text.length;
+    parsedText -= dropped.text.length;
   }
-  return structuredClone(doc);
+  return entry;
 }
 
 /** A stack file's secrets provider settings (none when it has no file or none of them). */
@@ -92,7 +102,7 @@ export function loadStackConfig(dir: string, stack: string): { raw: Record<strin
 
 /** The `pulumi-fleet:shard` key of a stack file, if it is a shard's. */
 export function shardOfFile(dir: string, stack: string): { environment: string; name: string } | undefined {
-  const shard = readDoc(dir, stack)?.config?.[SHARD_KEY] as { environment?: unknown; name?: unknown } | undefined;
+  const shard = readEntry(dir, stack)?.doc.config?.[SHARD_KEY] as { environment?: unknown; name?: unknown } | undefined; // read only: no copy
   return shard && typeof shard.environment === "string" && typeof shard.name === "string" ? { environment: shard.environment, name: shard.name } : undefined;
 }
 
@@ -129,23 +139,105 @@ export function readShardLayout(dir: string, environment: string): ShardLayout |
   return { environment, config, shards, membership };
 }
 
+const YAML_OPTIONS = { lineWidth: 0, blockQuote: "literal" } as const;
+
+/** The first lines of a generated shard file: what it is, and that it is not to be edited. */
+function shardHeader(environment: string, shard: string): string {
+  return (
+    `# Generated from ${path.basename(`Pulumi.${environment}.yaml`)}: shard ${shard} of environment ${environment}, an\n` +
+    `# ordinary stack (${shardStackName(environment, shard)}) that deploys only this shard's clusters. Do not edit: change the\n` +
+    `# definition, then run \`npm run shards -- --stack ${environment} --apply\` (it moves clusters' state first).\n`
+  );
+}
+
+/**
+ * A generated shard file's text is made of parts, so that reading one back needs no parse of the copy
+ * (generatedShardEntry): the header, the secrets settings, the definition's `config:` block as the
+ * definition's text gives it (the same text for every shard, kept per definition text), then the shard key
+ * as the block's last entry. Undefined for a definition with an empty configuration (no block to append to).
+ */
+const configBlocks = new Map<string, { text: string; block: string }>();
+function definitionConfigBlock(dir: string, environment: string): { definitionText: string; block: string } | undefined {
+  const entry = readEntry(dir, environment);
+  if (!entry || !entry.doc.config || !Object.keys(entry.doc.config).length) return undefined;
+  const file = stackFilePath(dir, environment);
+  let kept = configBlocks.get(file);
+  if (kept?.text !== entry.text) {
+    kept = { text: entry.text, block: YAML.stringify({ config: entry.doc.config }, YAML_OPTIONS) };
+    configBlocks.set(file, kept);
+    if (configBlocks.size > MAX_PARSED_DOCS) configBlocks.delete(configBlocks.keys().next().value!);
+  }
+  return { definitionText: entry.text, block: kept.block };
+}
+
+/** The shard key as the last entry of the `config:` block (two spaces in, as YAML.stringify indents a block). */
+function shardKeyLines(environment: string, shard: string): string {
+  const own = YAML.stringify({ config: { [SHARD_KEY]: { environment, name: shard } } }, YAML_OPTIONS);
+  return own.slice("config:\n".length);
+}
+
+/** The secrets settings a shard's file carries: the definition's, or (a definition without any) the ones its stack was created with. */
+function shardSecrets(definition: StackDoc, own: StackDoc | undefined): Record<string, unknown> {
+  const source = SECRETS_KEYS.some((k) => definition[k] !== undefined) ? definition : (own ?? {});
+  return Object.fromEntries(SECRETS_KEYS.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
+}
+
 /** The generated stack file of one shard: the definition's secrets provider and configuration, and its name. */
 export function shardFileText(dir: string, environment: string, shard: string): string {
-  const doc = readDoc(dir, environment)!;
-  const own = readDoc(dir, shardStackName(environment, shard));
-  const out: StackDoc = {};
-  // A definition with no secrets settings has no encrypted value: the shard keeps the salt its stack was created with.
-  const source = SECRETS_KEYS.some((k) => doc[k] !== undefined) ? doc : (own ?? {});
-  for (const k of SECRETS_KEYS) if (source[k] !== undefined) out[k] = source[k];
-  out.config = { [SHARD_KEY]: { environment, name: shard }, ...(doc.config ?? {}) };
-  return (
-    `# Generated from ${path.basename(stackFilePath(dir, environment))}: shard ${shard} of environment ${environment}, an\n` +
-    `# ordinary stack (${shardStackName(environment, shard)}) that deploys only this shard's clusters. Do not edit: change the\n` +
-    `# definition, then run \`npm run shards -- --stack ${environment} --apply\` (it moves clusters' state first).\n` +
-    // Literal blocks, never folded lines: the CLI rewrites this file when it creates the stack (adding
-    // its salt), and a folded multi-line value (a kubeconfig) does not survive that round trip intact.
-    YAML.stringify(out, { lineWidth: 0, blockQuote: "literal" })
-  );
+  const doc = readEntry(dir, environment)!.doc;
+  const own = readEntry(dir, shardStackName(environment, shard))?.doc;
+  const secrets = shardSecrets(doc, own);
+  const secretsText = Object.keys(secrets).length ? YAML.stringify(secrets, YAML_OPTIONS) : "";
+  const parts = definitionConfigBlock(dir, environment);
+  // Literal blocks, never folded lines: the CLI rewrites this file when it creates the stack (adding
+  // its salt), and a folded multi-line value (a kubeconfig) does not survive that round trip intact.
+  if (!parts) return shardHeader(environment, shard) + YAML.stringify({ ...secrets, config: { [SHARD_KEY]: { environment, name: shard } } }, YAML_OPTIONS);
+  return shardHeader(environment, shard) + secretsText + parts.block + shardKeyLines(environment, shard);
+}
+
+/**
+ * A shard file whose text is exactly what its definition generates now, but for its secrets settings:
+ * its document without parsing the copy (the definition's, parsed once, and the shard key). Anything
+ * else (a hand edit, the CLI's own rewrite when it created the stack, an older layout) is parsed.
+ */
+function generatedShardEntry(dir: string, stack: string, text: string): { text: string; doc: StackDoc; generatedFrom: string } | undefined {
+  const header = /^# Generated from Pulumi\.(.+)\.yaml: shard (\S+) of environment (\S+), an\n/.exec(text);
+  if (!header || header[1] !== header[3] || shardStackName(header[3], header[2]) !== stack) return undefined;
+  const [, , shard, environment] = header;
+  const parts = definitionConfigBlock(dir, environment);
+  const head = shardHeader(environment, shard);
+  const tail = parts && parts.block + shardKeyLines(environment, shard);
+  if (!parts || !tail || !text.startsWith(head) || !text.endsWith(tail) || text.length < head.length + tail.length) return undefined;
+  const middle = text.slice(head.length, text.length - tail.length);
+  let secrets: Record<string, unknown> = {};
+  if (middle) {
+    const parsed = YAML.parse(middle) as unknown;
+    if (!isPlainObject(parsed) || !Object.keys(parsed).every((k) => (SECRETS_KEYS as readonly string[]).includes(k))) return undefined;
+    secrets = parsed;
+  }
+  const definition = readEntry(dir, environment)!.doc;
+  // What the definition's secrets settings say the file must carry (its own, when the definition has none).
+  if (SECRETS_KEYS.some((k) => definition[k] !== undefined) && stableJson(secrets) !== stableJson(shardSecrets(definition, undefined))) return undefined;
+  return { text, doc: { ...secrets, config: { ...definition.config, [SHARD_KEY]: { environment, name: shard } } }, generatedFrom: parts.definitionText };
+}
+
+/**
+ * Writes back, in the generated form, each shard file that is current but not in that form (the CLI's
+ * own rewrite when it created the stack and added its salt drops the header and reformats): the next
+ * decision then reads it without a parse. A file with anything but its secrets settings and its
+ * configuration, or out of date, is left as it is.
+ */
+export function normalizeShardFiles(dir: string, layout: Pick<ShardLayout, "environment" | "shards">): void {
+  for (const s of layout.shards) {
+    const entry = readEntry(dir, s.stack);
+    if (!entry || entry.generatedFrom !== undefined) continue;
+    if (!Object.keys(entry.doc).every((k) => k === "config" || (SECRETS_KEYS as readonly string[]).includes(k))) continue;
+    if (shardFileProblem(dir, layout.environment, s.name) !== undefined) continue;
+    const file = stackFilePath(dir, s.stack);
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, shardFileText(dir, layout.environment, s.name));
+    fs.renameSync(tmp, file);
+  }
 }
 
 /** Top-level scalars as strings: the CLI writes a new stack's `5` back as `"5"`, the same value to Pulumi. */
@@ -156,7 +248,10 @@ export function asPulumiKeeps(config: Record<string, unknown>): Record<string, u
 /** Whether a shard's stack file is exactly what its definition generates now (undefined: it is), else why not. */
 export function shardFileProblem(dir: string, environment: string, shard: string): string | undefined {
   const stack = shardStackName(environment, shard);
-  const mine = readDoc(dir, stack);
+  const entry = readEntry(dir, stack);
+  // Generated from the definition as it is now, text for text: nothing to compare.
+  if (entry?.generatedFrom !== undefined && entry.generatedFrom === readEntry(dir, environment)?.text) return undefined;
+  const mine = entry && structuredClone(entry.doc);
   if (!mine) return `${path.basename(stackFilePath(dir, stack))} does not exist yet`;
   const definition = readDoc(dir, environment);
   if (!definition) return `its definition ${path.basename(stackFilePath(dir, environment))} is missing`;

@@ -7,9 +7,19 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { parseStackConfig } from "../../core/config/stack";
+import { configFromStackFile, parseStackConfig } from "../../core/config/stack";
+import { stableJson } from "../../core/base/hash";
 import { shardMembership } from "../../core/config/shards";
-import { checkShardStackFile, loadStackConfig, readShardLayout, shardFileProblem, shardFileText, stackFilePath } from "../../core/config/shard-files";
+import {
+  checkShardStackFile,
+  forgetParsedStackFiles,
+  loadStackConfig,
+  normalizeShardFiles,
+  readShardLayout,
+  shardFileProblem,
+  shardFileText,
+  stackFilePath,
+} from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns, withStrandedInState } from "../../automation/shards/moves";
 import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
@@ -202,6 +212,37 @@ describe("shards: generated stack files", () => {
     const config = Object.fromEntries(Object.entries(raw(shards)).map(([k, v]) => [`pulumi-fleet:${k}`, v]));
     fs.writeFileSync(stackFilePath(dir, "prod"), YAML.stringify({ encryptionsalt: "v1:salt", config }));
   };
+
+  it("a generated shard file is read back without a parse, as the same document; the CLI's rewrite is put back in that form", () => {
+    const dir = tempDir("pf-shards-fast-");
+    fs.writeFileSync(
+      stackFilePath(dir, "prod"),
+      YAML.stringify({ config: Object.fromEntries(Object.entries(raw(BY_REGION)).map(([k, v]) => [`pulumi-fleet:${k}`, v])) }),
+    );
+    const file = stackFilePath(dir, "prod.eu");
+    fs.writeFileSync(file, shardFileText(dir, "prod", "eu"));
+    const generated = fs.readFileSync(file, "utf8");
+    // The document read back (by parts) is the one a parse gives.
+    forgetParsedStackFiles();
+    const fast = loadStackConfig(dir, "prod.eu").raw;
+    expect(stableJson(fast)).to.equal(stableJson(configFromStackFile(YAML.parse(generated), "stacks/Pulumi.prod.eu.yaml")));
+    expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
+    // As the CLI leaves it when it creates the stack: its salt added, the header gone, reformatted. Still current; parsed.
+    const cli = YAML.parse(generated);
+    fs.writeFileSync(file, YAML.stringify({ encryptionsalt: "v1:own-salt", ...cli }, { lineWidth: 40 }));
+    expect(shardFileProblem(dir, "prod", "eu")).to.equal(undefined);
+    normalizeShardFiles(dir, readShardLayout(dir, "prod")!);
+    const normal = fs.readFileSync(file, "utf8");
+    expect(normal.startsWith("# Generated from Pulumi.prod.yaml: shard eu")).to.equal(true);
+    expect(YAML.parse(normal)).to.deep.equal({ encryptionsalt: "v1:own-salt", ...cli });
+    expect(normal, "normalizing twice changes nothing").to.equal((normalizeShardFiles(dir, readShardLayout(dir, "prod")!), fs.readFileSync(file, "utf8")));
+    // A hand edit is neither read by parts nor normalized: it is out of date and refused.
+    fs.writeFileSync(file, normal.replace("eu-1", "eu-9"));
+    forgetParsedStackFiles();
+    expect(shardFileProblem(dir, "prod", "eu")).to.match(/its configuration differs/);
+    normalizeShardFiles(dir, readShardLayout(dir, "prod")!);
+    expect(fs.readFileSync(file, "utf8")).to.contain("eu-9");
+  });
 
   it("a shard file copies the definition and its secrets settings, and is current until the definition changes", () => {
     const dir = tempDir("pf-shards-");
