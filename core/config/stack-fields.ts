@@ -190,14 +190,15 @@ export const HELM_OP_SPEC_KEYS = [
 
 export const HELM_OP_NO_FILES = "a HelmOp has no files to read values from (Fleet ignores it); put the values in helm.values";
 
+/** In the order the importer writes an entry (core/import/helm-ops.ts). */
 export const HELM_OP_FIELDS: FieldTable = {
   name: str("the HelmOp's name (a DNS label): its bundle's name; unique among gitRepos and helmOps"),
-  ...Object.fromEntries(HELM_OP_SPEC_KEYS.map((k) => [k, FLEET_YAML_FIELDS[k]])),
   helm: obj(
     { ...HELM_FIELDS, valuesFiles: refused(HELM_OP_NO_FILES) },
     "the chart: repo and chart (or an oci:// repo, or a .tgz URL as chart), version (a semver constraint; empty: the newest), values",
   ),
   targets: listOf(obj(TARGET_FIELDS), "the clusters, each target with its own options (default: cluster group default)"),
+  ...Object.fromEntries(HELM_OP_SPEC_KEYS.filter((k) => k !== "helm").map((k) => [k, FLEET_YAML_FIELDS[k]])),
   serviceAccount: str("the service account the chart is applied as"),
   pollingInterval: str("a Go duration: how often a version constraint is resolved again (absent or 0: never, as Fleet's HelmOp)"),
   helmSecret: GIT_REPO_FIELDS.helmSecret,

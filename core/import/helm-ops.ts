@@ -9,6 +9,8 @@
 import { FleetError } from "../base/errors";
 import { dnsLabelProblem } from "../base/k8s-validation";
 import { helmOpChartProblem } from "../config/helm-op";
+import { keysOf } from "../config/field-table";
+import { HELM_OP_FIELDS } from "../config/stack-fields";
 import { MIN_POLLING_INTERVAL_MS, parseGoDuration } from "../config/polling";
 import { objectName } from "../model/k8s-object";
 import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
@@ -49,35 +51,8 @@ const OPTION_KEYS = [
   "correctDrift",
   "ignore",
 ];
-/** The order of an entry's keys in the file: the stack format's (docs of core/config/helm-op.ts). */
-const ENTRY_ORDER = [
-  "name",
-  "helm",
-  "targets",
-  "defaultNamespace",
-  "namespace",
-  "namespaceLabels",
-  "namespaceAnnotations",
-  "serviceAccount",
-  "keepResources",
-  "deleteNamespace",
-  "deleteCRDResources",
-  "forceSyncGeneration",
-  "diff",
-  "correctDrift",
-  "ignore",
-  "labels",
-  "paused",
-  "rolloutStrategy",
-  "dependsOn",
-  "pollingInterval",
-  "insecureSkipTLSVerify",
-  "helmRepoURLRegex",
-  "allowedChartURLs",
-  "allowedServiceAccounts",
-  "allowTakeOwnership",
-  "takeOwnership",
-];
+/** The order of an entry's keys in the file: the stack format's own. */
+const ENTRY_ORDER = keysOf(HELM_OP_FIELDS);
 const TARGET_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
 /** Options that read files (a HelmOp has none) or that Fleet fills in itself. */
 const NO_FILES = "it reads the bundle's files, and a HelmOp has none (Fleet deploys the chart alone)";
