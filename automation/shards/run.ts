@@ -59,7 +59,7 @@ async function runShardedOnce(o: ShardedRunOptions): Promise<ShardRun[]> {
   });
   await leftOutReported;
   // A shard stack created by this run has its file rewritten by the CLI: put back in the generated form, read without a parse next time.
-  normalizeShardFiles(o.dir, o.layout);
+  for (const problem of normalizeShardFiles(o.dir, o.layout)) o.note(`warning: ${problem}`);
   return decisions.map(
     (d) =>
       ran.find((r) => r.stack === d.stack) ?? {

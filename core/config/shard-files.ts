@@ -66,8 +66,9 @@ function readEntry(dir: string, stack: string): { text: string; doc: StackDoc; g
     if (typeof parsed !== "object" || Array.isArray(parsed)) throw new FleetError("stack file must be a YAML mapping", { file: stackFileFor(stack) });
     entry = { text, doc: parsed as StackDoc };
   }
-  // Most recently read last: the first is the one to drop.
-  if (kept) parsedText -= kept.text.length;
+  // Most recently read last: the first is the one to drop. Looked up again: reading the definition (above) may have dropped it.
+  const still = parsedDocs.get(file);
+  if (still) parsedText -= still.text.length;
   parsedDocs.delete(file);
   parsedDocs.set(file, entry);
   parsedText += text.length;
@@ -88,6 +89,7 @@ export function secretsSettingsOf(dir: string, stack: string): Record<string, un
 /** Drops the parsed stack files and the automatic shards' placements this process kept (a sharded run ends). */
 export function forgetParsedStackFiles(): void {
   parsedDocs.clear();
+  configBlocks.clear();
   parsedText = 0;
   forgetPlacements();
 }
@@ -157,17 +159,21 @@ function shardHeader(environment: string, shard: string): string {
  * as the block's last entry. Undefined for a definition with an empty configuration (no block to append to).
  */
 const configBlocks = new Map<string, { text: string; block: string }>();
-function definitionConfigBlock(dir: string, environment: string): { definitionText: string; block: string } | undefined {
+/** A few definitions at once (one per environment a process decides); a sharded run's end forgets them. */
+const MAX_CONFIG_BLOCKS = 8;
+function definitionConfigBlock(dir: string, environment: string): { definitionText: string; definition: StackDoc; block: string } | undefined {
+  // One read of the definition for the block and the document built from it: a file edited in between cannot mix them.
   const entry = readEntry(dir, environment);
   if (!entry || !entry.doc.config || !Object.keys(entry.doc.config).length) return undefined;
   const file = stackFilePath(dir, environment);
   let kept = configBlocks.get(file);
   if (kept?.text !== entry.text) {
     kept = { text: entry.text, block: YAML.stringify({ config: entry.doc.config }, YAML_OPTIONS) };
+    configBlocks.delete(file);
     configBlocks.set(file, kept);
-    if (configBlocks.size > MAX_PARSED_DOCS) configBlocks.delete(configBlocks.keys().next().value!);
+    if (configBlocks.size > MAX_CONFIG_BLOCKS) configBlocks.delete(configBlocks.keys().next().value!);
   }
-  return { definitionText: entry.text, block: kept.block };
+  return { definitionText: entry.text, definition: entry.doc, block: kept.block };
 }
 
 /** The shard key as the last entry of the `config:` block (two spaces in, as YAML.stringify indents a block). */
@@ -182,13 +188,18 @@ function shardSecrets(definition: StackDoc, own: StackDoc | undefined): Record<s
   return Object.fromEntries(SECRETS_KEYS.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
 }
 
+/** Secrets settings as a generated shard file writes them ("" for none). */
+function secretsYaml(secrets: Record<string, unknown>): string {
+  return Object.keys(secrets).length ? YAML.stringify(secrets, YAML_OPTIONS) : "";
+}
+
 /** The generated stack file of one shard: the definition's secrets provider and configuration, and its name. */
 export function shardFileText(dir: string, environment: string, shard: string): string {
-  const doc = readEntry(dir, environment)!.doc;
   const own = readEntry(dir, shardStackName(environment, shard))?.doc;
-  const secrets = shardSecrets(doc, own);
-  const secretsText = Object.keys(secrets).length ? YAML.stringify(secrets, YAML_OPTIONS) : "";
   const parts = definitionConfigBlock(dir, environment);
+  const doc = parts?.definition ?? readEntry(dir, environment)!.doc;
+  const secrets = shardSecrets(doc, own);
+  const secretsText = secretsYaml(secrets);
   // Literal blocks, never folded lines: the CLI rewrites this file when it creates the stack (adding
   // its salt), and a folded multi-line value (a kubeconfig) does not survive that round trip intact.
   if (!parts) return shardHeader(environment, shard) + YAML.stringify({ ...secrets, config: { [SHARD_KEY]: { environment, name: shard } } }, YAML_OPTIONS);
@@ -209,13 +220,19 @@ function generatedShardEntry(dir: string, stack: string, text: string): { text: 
   const tail = parts && parts.block + shardKeyLines(environment, shard);
   if (!parts || !tail || !text.startsWith(head) || !text.endsWith(tail) || text.length < head.length + tail.length) return undefined;
   const middle = text.slice(head.length, text.length - tail.length);
+  // Only secrets settings exactly as shardFileText writes them: anything else is read by a whole parse.
   let secrets: Record<string, unknown> = {};
   if (middle) {
-    const parsed = YAML.parse(middle) as unknown;
-    if (!isPlainObject(parsed) || !Object.keys(parsed).every((k) => (SECRETS_KEYS as readonly string[]).includes(k))) return undefined;
-    secrets = parsed;
+    try {
+      const parsed = YAML.parse(middle) as unknown;
+      if (!isPlainObject(parsed) || !Object.keys(parsed).every((k) => (SECRETS_KEYS as readonly string[]).includes(k))) return undefined;
+      if (secretsYaml(parsed) !== middle) return undefined;
+      secrets = parsed;
+    } catch {
+      return undefined;
+    }
   }
-  const definition = readEntry(dir, environment)!.doc;
+  const { definition } = parts;
   // What the definition's secrets settings say the file must carry (its own, when the definition has none).
   if (SECRETS_KEYS.some((k) => definition[k] !== undefined) && stableJson(secrets) !== stableJson(shardSecrets(definition, undefined))) return undefined;
   return { text, doc: { ...secrets, config: { ...definition.config, [SHARD_KEY]: { environment, name: shard } } }, generatedFrom: parts.definitionText };
@@ -227,17 +244,35 @@ function generatedShardEntry(dir: string, stack: string, text: string): { text: 
  * decision then reads it without a parse. A file with anything but its secrets settings and its
  * configuration, or out of date, is left as it is.
  */
-export function normalizeShardFiles(dir: string, layout: Pick<ShardLayout, "environment" | "shards">): void {
+export function normalizeShardFiles(dir: string, layout: Pick<ShardLayout, "environment" | "shards">): string[] {
+  const problems: string[] = [];
   for (const s of layout.shards) {
-    const entry = readEntry(dir, s.stack);
-    if (!entry || entry.generatedFrom !== undefined) continue;
-    if (!Object.keys(entry.doc).every((k) => k === "config" || (SECRETS_KEYS as readonly string[]).includes(k))) continue;
-    if (shardFileProblem(dir, layout.environment, s.name) !== undefined) continue;
     const file = stackFilePath(dir, s.stack);
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, shardFileText(dir, layout.environment, s.name));
-    fs.renameSync(tmp, file);
+    try {
+      const entry = readEntry(dir, s.stack);
+      if (!entry || entry.generatedFrom !== undefined || entry.text.includes("\r")) continue;
+      const { config, ...top } = entry.doc;
+      if (!Object.keys(top).every((k) => (SECRETS_KEYS as readonly string[]).includes(k))) continue;
+      // Its own shard, exactly (the staleness check compares the rest of the configuration, not that).
+      if (stableJson(config?.[SHARD_KEY]) !== stableJson({ environment: layout.environment, name: s.name })) continue;
+      const definition = readEntry(dir, layout.environment)?.doc;
+      // Its secrets settings, all of them, as the generated form would write them: none lost or swapped.
+      if (!definition || stableJson(top) !== stableJson(shardSecrets(definition, entry.doc))) continue;
+      if (shardFileProblem(dir, layout.environment, s.name) !== undefined) continue;
+      const text = shardFileText(dir, layout.environment, s.name);
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, text);
+      // Written meanwhile (the CLI, another runner): theirs stands.
+      if (fs.readFileSync(file, "utf8") !== entry.text) {
+        fs.rmSync(tmp, { force: true });
+        continue;
+      }
+      fs.renameSync(tmp, file);
+    } catch (err) {
+      problems.push(`${path.basename(file)}: not put back in the generated form (${(err as Error).message}); the next decision parses it`);
+    }
   }
+  return problems;
 }
 
 /** Top-level scalars as strings: the CLI writes a new stack's `5` back as `"5"`, the same value to Pulumi. */

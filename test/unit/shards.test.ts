@@ -236,6 +236,21 @@ describe("shards: generated stack files", () => {
     expect(normal.startsWith("# Generated from Pulumi.prod.yaml: shard eu")).to.equal(true);
     expect(YAML.parse(normal)).to.deep.equal({ encryptionsalt: "v1:own-salt", ...cli });
     expect(normal, "normalizing twice changes nothing").to.equal((normalizeShardFiles(dir, readShardLayout(dir, "prod")!), fs.readFileSync(file, "utf8")));
+    // Only secrets settings exactly as generated between the header and the block: a crafted middle is parsed whole.
+    const crafted = normal.replace("encryptionsalt: v1:own-salt\n", "encryptionsalt: |\n  v1:x\n  ");
+    fs.writeFileSync(file, crafted);
+    forgetParsedStackFiles();
+    expect(crafted).to.not.equal(normal);
+    expect(loadStackConfig(dir, "prod.eu").raw.clusters, "as a whole parse reads it: the configuration inside the salt").to.equal(undefined);
+    // A file naming another shard, or carrying secrets settings the generated form would drop, is not put back.
+    const other = YAML.stringify({
+      encryptionsalt: "v1:own-salt",
+      ...cli,
+      config: { ...cli.config, "pulumi-fleet:shard": { environment: "prod", name: "us" } },
+    });
+    fs.writeFileSync(file, other);
+    normalizeShardFiles(dir, readShardLayout(dir, "prod")!);
+    expect(fs.readFileSync(file, "utf8")).to.equal(other);
     // A hand edit is neither read by parts nor normalized: it is out of date and refused.
     fs.writeFileSync(file, normal.replace("eu-1", "eu-9"));
     forgetParsedStackFiles();
