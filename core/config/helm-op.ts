@@ -104,7 +104,7 @@ export function readHelmOp(f: Field): GitRepoConfig {
   if (f.child("insecureSkipTLSVerify").bool()) g.helmSecret = { basicHTTP: false, ...secret, insecureSkipVerify: true };
   else if (secret) g.helmSecret = secret;
   // Fleet's HelmOp sends its secret to its chart's repository (no helmRepoURLRegex there): the same by default.
-  if (secret?.username && !g.helmRepoURLRegex) g.helmRepoURLRegex = chartHostPattern(chart);
+  if (secret?.username && !g.helmRepoURLRegex) g.helmRepoURLRegex = chartHostPattern(chart.repo ?? chart.chart ?? "", secret.basicHTTP);
   return g;
 }
 
@@ -113,14 +113,33 @@ function pick(value: unknown, keys: readonly string[]): Record<string, unknown> 
   return Object.fromEntries(keys.filter((k) => v[k] !== undefined).map((k) => [k, v[k]]));
 }
 
+/** Go's regexp.QuoteMeta. */
+export const quoteMeta = (s: string) => s.replace(/[\\.+*?()|[\]{}^$]/g, "\\$&");
+
 /**
- * The start of every URL of the chart's own host, as a regular expression matched from the start
- * (helmRepoURLRegex's rule): `https://charts.example.com/`; an oci:// registry's over https or http.
+ * A chart location's URL as the puller normalizes a request's (scheme://host[:port]/path, lower-case
+ * scheme and host, no default port), with the path as given; undefined for what it does not pull.
  */
-export function chartHostPattern(c: HelmOpChart): string | undefined {
-  const raw = c.repo ?? c.chart ?? "";
-  const m = /^(oci|https?):\/\/([^/?#]+)/i.exec(raw);
-  if (!m) return undefined;
-  const host = m[2].toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return m[1].toLowerCase() === "oci" ? `https?://${host}/` : `${m[1].toLowerCase()}://${host}/`;
+export function chartURLParts(url: string): { scheme: string; host: string; path: string } | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const scheme = u.protocol.replace(/:$/, "").toLowerCase();
+  if (!["http", "https", "oci"].includes(scheme) || !u.hostname) return undefined;
+  const port = u.port && !(scheme === "http" && u.port === "80") && !(scheme !== "http" && u.port === "443") ? `:${u.port}` : "";
+  return { scheme, host: u.hostname.toLowerCase() + port, path: u.pathname || "/" };
+}
+
+/**
+ * The start of every request to a chart location's host, as a regular expression matched from the start
+ * (helmRepoURLRegex's rule): `https://charts.example.com/`; an oci:// registry's requests go over https,
+ * or http with basicHTTP (the registry's token endpoint on that host included).
+ */
+export function chartHostPattern(url: string, basicHTTP = false): string | undefined {
+  const u = chartURLParts(url);
+  if (!u) return undefined;
+  return quoteMeta(`${u.scheme === "oci" ? (basicHTTP ? "http" : "https") : u.scheme}://${u.host}/`);
 }

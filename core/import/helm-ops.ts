@@ -8,52 +8,21 @@
  */
 import { FleetError } from "../base/errors";
 import { dnsLabelProblem } from "../base/k8s-validation";
-import { helmOpChartProblem } from "../config/helm-op";
+import { chartHostPattern, chartURLParts, helmOpChartProblem, quoteMeta } from "../config/helm-op";
 import { keysOf } from "../config/field-table";
 import { HELM_OP_FIELDS } from "../config/stack-fields";
+import { HELM_FIELDS, OPTION_FIELDS } from "../config/fleetyaml-fields";
+import { TARGET_CRITERIA_FIELDS } from "../config/common-fields";
 import { MIN_POLLING_INTERVAL_MS, parseGoDuration } from "../config/polling";
 import { objectName } from "../model/k8s-object";
 import { Fields, FleetObject, isObj, Note, Obj, readMetadata } from "./fields";
 import type { HelmOpReach } from "./fleet-restrictions";
 
-/** Fleet's HelmOptions fields that the stack's helm block has under the same names (fleet.yaml's helm). */
-const HELM_KEYS = [
-  "repo",
-  "chart",
-  "version",
-  "releaseName",
-  "values",
-  "templateValues",
-  "valuesFrom",
-  "timeoutSeconds",
-  "force",
-  "takeOwnership",
-  "waitForJobs",
-  "atomic",
-  "disablePreProcess",
-  "disableDNS",
-  "skipSchemaValidation",
-  "maxHistory",
-  "disableDependencyUpdate",
-];
-/** BundleDeploymentOptions a HelmOp's spec and each of its targets have, under the stack's same keys. */
-const OPTION_KEYS = [
-  "defaultNamespace",
-  "namespace",
-  "serviceAccount",
-  "namespaceLabels",
-  "namespaceAnnotations",
-  "keepResources",
-  "deleteNamespace",
-  "deleteCRDResources",
-  "forceSyncGeneration",
-  "diff",
-  "correctDrift",
-  "ignore",
-];
+/** Fleet's HelmOptions fields that the stack's helm block has under the same names: fleet.yaml's, but valuesFiles (refused). */
+const HELM_KEYS = keysOf(HELM_FIELDS).filter((k) => k !== "valuesFiles");
 /** The order of an entry's keys in the file: the stack format's own. */
 const ENTRY_ORDER = keysOf(HELM_OP_FIELDS);
-const TARGET_KEYS = ["name", "clusterName", "clusterSelector", "clusterGroup", "clusterGroupSelector", "doNotDeploy"];
+const TARGET_KEYS = [...keysOf(TARGET_CRITERIA_FIELDS), "doNotDeploy"];
 /** Options that read files (a HelmOp has none) or that Fleet fills in itself. */
 const NO_FILES = "it reads the bundle's files, and a HelmOp has none (Fleet deploys the chart alone)";
 const OPTIONS_NOT_MAPPED: Record<string, string> = {
@@ -64,6 +33,9 @@ const OPTIONS_NOT_MAPPED: Record<string, string> = {
   overwrites: "Fleet's own bookkeeping (set by Fleet)",
   allowedTargetNamespaceSelector: "Fleet's own bookkeeping (propagated from a GitRepoRestriction, which does not apply to HelmOps)",
 };
+
+/** BundleDeploymentOptions a HelmOp's spec and each of its targets have, under the stack's same keys: fleet.yaml's, but helm (mapped on its own) and those not mapped. */
+const OPTION_KEYS = keysOf(OPTION_FIELDS).filter((k) => k !== "helm" && !(k in OPTIONS_NOT_MAPPED));
 
 /** The fields of a HelmOp that Fleet's validation and Policies judge, read without noting anything. */
 export interface HelmOpSpec {
@@ -304,26 +276,6 @@ function mapTarget(value: unknown, prefix: string, note: Note): Obj {
 
 const helmsOf = (entry: Obj): Obj[] => [entry.helm as Obj, ...((entry.targets as Obj[] | undefined) ?? []).flatMap((t) => (isObj(t.helm) ? [t.helm] : []))];
 
-/** Go's regexp.QuoteMeta. */
-const quoteMeta = (s: string) => s.replace(/[\\.+*?()|[\]{}^$]/g, "\\$&");
-
-/**
- * A chart location's URL as the puller normalizes a request's (scheme://host[:port]/path, lower-case
- * scheme and host, no default port), with the path as given; undefined for what it does not pull.
- */
-function parseURL(url: string): { scheme: string; host: string; path: string } | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
-  const scheme = u.protocol.replace(/:$/, "").toLowerCase();
-  if (!["http", "https", "oci"].includes(scheme) || !u.hostname) return undefined;
-  const port = u.port && !(scheme === "http" && u.port === "80") && !(scheme !== "http" && u.port === "443") ? `:${u.port}` : "";
-  return { scheme, host: u.hostname.toLowerCase() + port, path: u.pathname || "/" };
-}
-
 /** The chart locations Fleet pulls from: the spec's, and each target's (a target's helm inherits what it does not set). */
 function chartLocations(spec: HelmOpSpec): { field: string; repo?: string; chart?: string }[] {
   const all = [{ field: "spec.helm", repo: spec.repo, chart: spec.chart }];
@@ -349,7 +301,7 @@ function chartURLPatterns(spec: HelmOpSpec): { patterns: string[]; from: string[
     const archive = !l.repo || (l.chart ?? "").toLowerCase().endsWith(".tgz");
     const url = archive ? l.chart : l.repo;
     const field = `${l.field}.${archive ? "chart" : "repo"}`;
-    const u = url ? parseURL(url) : undefined;
+    const u = url ? chartURLParts(url) : undefined;
     let pattern: string | undefined;
     if (u?.scheme === "oci") {
       pattern = `${quoteMeta(`https://${u.host}/v2/${u.path.replace(/^\/+|\/+$/g, "")}/`)}.*`;
@@ -380,11 +332,9 @@ function credentialHosts(spec: HelmOpSpec): string[] {
   const hosts: string[] = [];
   for (const l of chartLocations(spec)) {
     const url = !l.repo || (l.chart ?? "").toLowerCase().endsWith(".tgz") ? l.chart : l.repo;
-    const u = url ? parseURL(url) : undefined;
-    if (!u) continue;
-    // An oci:// registry's requests (and its token endpoint) are https://HOST/...
-    const pattern = quoteMeta(`${u.scheme === "oci" ? "https" : u.scheme}://${u.host}/`);
-    if (!hosts.includes(pattern)) hosts.push(pattern);
+    // An oci:// registry's requests (and its token endpoint) are https://HOST/...: basicHTTP is in the Secret, not read here.
+    const pattern = url ? chartHostPattern(url) : undefined;
+    if (pattern && !hosts.includes(pattern)) hosts.push(pattern);
   }
   return hosts;
 }

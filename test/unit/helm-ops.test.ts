@@ -94,6 +94,15 @@ describe("helmOps: the stack file's entry", () => {
     expect(polled({ repo: "https://c.example.com", chart: "demo", version: "1.x" }, "0")).to.equal(false);
   });
 
+  it("sends its credentials, by default, to its chart's host as the puller names it (lower case, no default port; an OCI registry's scheme)", () => {
+    const secret = { username: "u", password: "p" };
+    const regex = (helm: Record<string, string>, basicHTTP = false) =>
+      helmOpOf(stack([{ name: "demo", helm, helmSecret: { ...secret, basicHTTP }, allowedChartURLs: LOOPBACK }])).helmRepoURLRegex;
+    expect(regex({ repo: "https://Charts.Example.com:443/stable", chart: "demo" })).to.equal("https://charts\\.example\\.com/");
+    expect(regex({ repo: "oci://r.example.com:5000/charts/demo" })).to.equal("https://r\\.example\\.com:5000/");
+    expect(regex({ repo: "oci://r.example.com/charts/demo" }, true)).to.equal("http://r\\.example\\.com/");
+  });
+
   it("refuses what Fleet refuses or would ignore, naming the field", () => {
     const base = { name: "demo", allowedChartURLs: LOOPBACK };
     expect(readError([{ ...base, helm: { repo: "oci://r.example.com/charts/demo", chart: "demo" } }])).to.contain(
