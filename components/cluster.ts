@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CLUSTER_TYPE, DesiredCluster } from "../core/desired/types";
 import { PairObject } from "../core/model/pair";
 import { ClusterSetupSet, FleetProvider } from "./pair";
+import { accessKeyOf } from "../core/desired/registrations";
 
 export class Cluster extends pulumi.ComponentResource {
   /** Its namespaces and agent; absent when it has neither. Bundles in them are applied after it. */
@@ -42,6 +43,6 @@ export class Cluster extends pulumi.ComponentResource {
 
   /** The key of the provider's configuration a pair applied as `user` (a bundle's serviceAccount), or as the cluster's own identity, names. */
   accessKey(user?: string): string {
-    return user ? this.c.accountProviders.find((a) => a.user === user)!.provider.name : this.c.provider.name;
+    return accessKeyOf(this.c, user);
   }
 }

@@ -6,21 +6,15 @@
 import * as pulumi from "@pulumi/pulumi";
 import { DeploymentRecord } from "../core/desired/records";
 import { PairReport, withheldMessages } from "../core/model/pair";
-import { ClusterAccess, DesiredState, FLEET_TYPE, ProviderSettings, stackProviderName } from "../core/desired/types";
+import { ClusterAccess, DesiredState, FLEET_TYPE, stackProviderName } from "../core/desired/types";
 import { bundleDeployment } from "./bundle-deployment";
 import { BundleDeploymentPair, FleetProvider } from "./pair";
 import { Contents } from "./content";
 import { Cluster } from "./cluster";
 import { Adoptions } from "../core/migrate/adoptions";
 import { GitRepo } from "./git-repo";
-
-/** Every cluster's access, and each impersonated user's, by the provider settings' names (core/desired/state.ts providerSettings). */
-function clusterAccess(clusters: DesiredState["clusters"]): Record<string, ClusterAccess> {
-  const access = ({ name: _key, ...settings }: ProviderSettings): ClusterAccess => settings;
-  return Object.fromEntries(
-    clusters.flatMap((c) => [[c.provider.name, access(c.provider)], ...c.accountProviders.map((a) => [a.provider.name, access(a.provider)])]),
-  );
-}
+import { PruneOnly } from "../core/desired/prune-only";
+import { clusterAccess } from "../core/desired/providers";
 
 /** A moved-in cluster's components were moved to the root of the state (core/desired/previous.ts arrivedClusters). */
 const fromStateRoot = (arrived: boolean): pulumi.Alias[] => (arrived ? [{ parent: pulumi.rootStackResource }] : []);
@@ -30,6 +24,8 @@ export interface FromState {
   carried?: Record<string, ClusterAccess>;
   namesInState?: Record<string, string>;
   adoptions?: Adoptions;
+  /** An update that only removes pairs (core/desired/prune-only.ts): the engine targets them, and only the setups it changes are registered. */
+  pruneOnly?: PruneOnly;
 }
 
 export class Fleet extends pulumi.ComponentResource {
@@ -54,17 +50,18 @@ export class Fleet extends pulumi.ComponentResource {
     // shard arrives with a copy of that shard's provider (automation/shards/moves.ts), which must not
     // collide with this one; its pairs move to this one by their next update, and the copy goes.
     const provider = new FleetProvider(stackProviderName(pulumi.getStack()), { ...state.carried, ...clusterAccess(desired.clusters) }, { parent: this });
+    const partial = state.pruneOnly;
+    const registered = partial ? desired.clusters.filter((c) => partial.setups.includes(c.name)) : desired.clusters;
     const clusters = new Map(
-      desired.clusters.map((c) => [
-        c.name,
-        new Cluster(c.name, c, provider, { parent: this, aliases: fromStateRoot(c.arrived) }, state.adoptions?.setups[c.name]),
-      ]),
+      registered.map((c) => [c.name, new Cluster(c.name, c, provider, { parent: this, aliases: fromStateRoot(c.arrived) }, state.adoptions?.setups[c.name])]),
     );
     const gitRepos = new Map(desired.gitRepos.map((r) => [r.name, new GitRepo(r.name, r, { parent: this })]));
     // Each distinct render once, beside the GitRepos (two GitRepos may deploy the same one), deleted by the engine when no pair names it.
     const contents = new Contents({ parent: this, provider });
     const deployments = new Map<string, BundleDeploymentPair>();
-    for (const d of desired.deployments) {
+    // Pruning only: the kept pairs are not registered (the engine keeps what it does not target); their warnings still show.
+    if (partial) for (const w of desired.deployments.flatMap((d) => d.warnings)) pulumi.log.warn(w, this);
+    for (const d of partial ? [] : desired.deployments) {
       const cluster = clusters.get(d.cluster)!;
       deployments.set(
         d.key,
@@ -87,15 +84,16 @@ export class Fleet extends pulumi.ComponentResource {
       );
     }
     // Registered beside the GitRepos (their GitRepo may be gone): adopted and pruned in this update.
-    for (const r of state.adoptions?.retiring ?? []) {
+    for (const r of partial ? [] : (state.adoptions?.retiring ?? [])) {
       new BundleDeploymentPair(r.key, { ...r.spec, cluster: clusters.get(r.cluster)!.accessKey() }, { parent: this, provider });
     }
     this.deploymentRecords = pulumi.output(desired.records);
     // Fleet's BundleDeployment status of each pair, as its provider reported it: the operations read
     // failures (ErrApplied, NotReady, WaitApplied) from here, so every machine sees the same.
     const secret = new Set(desired.deployments.filter((d) => d.secret).map((d) => d.key));
-    this.deploymentStates = pulumi.output(
-      Object.fromEntries(
+    this.deploymentStates = pulumi.output({
+      ...partial?.states,
+      ...Object.fromEntries(
         [...deployments].map(([key, p]) => [
           key,
           pulumi.all([p.state, pulumi.unsecret(p.messages), p.appliedDeploymentId]).apply(([state, messages, appliedDeploymentId]) => ({
@@ -105,9 +103,10 @@ export class Fleet extends pulumi.ComponentResource {
           })),
         ]),
       ),
-    );
-    this.clusterSetupStates = pulumi.output(
-      Object.fromEntries(
+    });
+    this.clusterSetupStates = pulumi.output({
+      ...partial?.setupStates,
+      ...Object.fromEntries(
         [...clusters].flatMap(([name, c]) =>
           c.setup
             ? [
@@ -121,7 +120,7 @@ export class Fleet extends pulumi.ComponentResource {
             : [],
         ),
       ),
-    );
+    });
     this.registerOutputs({
       summary: desired.summary,
       deployments: this.deploymentRecords,

@@ -22,6 +22,8 @@ import { Fleet } from "./fleet";
 import { FleetError } from "../core/base/errors";
 import { outputsShowEarlierLayout } from "../core/migrate/layouts";
 import { Adoptions } from "../core/migrate/adoptions";
+import { Registrations, registrationsOf } from "../core/desired/registrations";
+import { PruneOnly } from "../core/desired/prune-only";
 
 /** The stack configuration as the engine hands it over: structured values arrive as JSON text. */
 export function configFromPulumi(): StackConfig {
@@ -64,6 +66,8 @@ export interface FleetOutputs {
   clusterSetupStates: pulumi.Output<Record<string, PairReport>>;
   /** Only when the shard runner gave one (DeployOptions.inputs), and every pair reached Ready. */
   inputs?: pulumi.Output<string | undefined>;
+  /** What was registered, as digests (core/desired/registrations.ts): only when the operation gave the code's digest and no cluster was left out. */
+  registrations?: Registrations;
 }
 
 /**
@@ -83,13 +87,22 @@ export interface ProgramInputs extends DeployOptions {
   namesInState?: Record<string, string>;
   /** What the ClusterSetups take over of an earlier version's resources (core/migrate/adoptions.ts), while the state holds them. */
   adoptions?: Adoptions;
+  /** The code's digest (automation/engine/program-code.ts), for the `registrations` output the next update compares with. */
+  registeredBy?: string;
+  /** This update only removes pairs (core/desired/prune-only.ts): the engine targets them; the rest is not registered. */
+  pruneOnly?: PruneOnly;
 }
 
 export async function fleetProgram(config?: StackConfig, options: ProgramInputs = {}): Promise<FleetOutputs> {
   // The reference reading the last outputs registers, registered whoever read them, so the state does not change.
   if (options.desired && options.previous === undefined) selfReference();
   const desired = options.desired ?? (await ownDesiredState(config, options));
-  const fleet = new Fleet("fleet", desired, {}, { carried: options.carriedAccess, namesInState: options.namesInState, adoptions: options.adoptions });
+  const fleet = new Fleet(
+    "fleet",
+    desired,
+    {},
+    { carried: options.carriedAccess, namesInState: options.namesInState, adoptions: options.adoptions, pruneOnly: options.pruneOnly },
+  );
   // With failed bundles or pairs, or a cluster left out (unreachable), the update is not done: no inputs fingerprint,
   // so the next up runs it again (automation/shards/inputs.ts) rather than be left out with that cluster not deployed.
   const done = pulumi
@@ -100,6 +113,8 @@ export async function fleetProgram(config?: StackConfig, options: ProgramInputs 
     deployments: fleet.deploymentRecords,
     deploymentStates: fleet.deploymentStates,
     clusterSetupStates: fleet.clusterSetupStates,
+    // Not when a cluster was left out: its pairs kept their earlier inputs, which the digests of this desired state would not describe.
+    ...(options.registeredBy && !options.leftOut?.size ? { registrations: registrationsOf(desired, options.registeredBy) } : {}),
     ...(options.inputs && !desired.failures.length && !options.leftOut?.size ? { inputs: done.apply((ok) => (ok ? options.inputs : undefined)) } : {}),
   };
 }

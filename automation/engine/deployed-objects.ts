@@ -17,6 +17,7 @@ import { CLUSTER_SETUP_TYPE, isAppliedSet } from "../../core/desired/setup";
 import { RETAIN_REASONS, retainCodeOf } from "../../core/desired/delete-policy";
 import { clusterNamespaceName } from "../../core/desired/namespaces";
 import { isNewStack, runCli } from "./stack";
+import { deploymentInFiles } from "./checkpoint-file";
 import { nameOfUrn, providerOf, StateResource } from "../../core/migrate/state-shape";
 import { legacyObjects, legacySetups, NAMESPACE_TYPE } from "../../core/migrate/legacy-resources";
 
@@ -43,18 +44,22 @@ export interface StackState {
 }
 
 /**
- * The state, read once per operation: the stack's outputs are its root resource's, so no `stack output`
+ * The state, read once per operation (`fileDir`: a file backend's folder, read without the CLI where
+ * checkpoint-file.ts reads its layout): the stack's outputs are its root resource's, so no `stack output`
  * call is needed besides (each CLI call is about 0.13 s of a no-op `up`). Its secrets are decrypted
  * (`--show-secrets`, a second read) only when the operation needs one (needsSecrets): the passphrase's
  * key derivation is 0.16 s of each command that decrypts. `configured` gives the names of the clusters
  * the stack configures (undefined: not known without the stack's config).
  */
-export async function readState(stack: Stack, configured: () => Promise<Set<string> | undefined>): Promise<StackState> {
+export async function readState(stack: Stack, configured: () => Promise<Set<string> | undefined>, fileDir?: string): Promise<StackState> {
   // A stack created by this operation holds nothing yet (no CLI call: 0.25 s of a first deploy).
   if (isNewStack(stack)) return stateOf({});
-  const text = await runCli(stack, ["stack", "export", "--stack", stack.name]);
-  const plain = JSON.parse(text);
-  if (!text.includes(SECRET_SIG) || !(await needsSecrets(plain?.deployment?.resources ?? [], configured))) return stateOf(plain);
+  // A file backend's checkpoint is read from its folder (checkpoint-file.ts): the same deployment `stack export` prints, without a CLI start.
+  const inFiles = fileDir ? deploymentInFiles(fileDir, stack.name) : undefined;
+  const text = inFiles === undefined ? await runCli(stack, ["stack", "export", "--stack", stack.name]) : undefined;
+  const plain = text !== undefined ? JSON.parse(text) : { deployment: inFiles === "none" ? {} : inFiles };
+  const mayHoldSecret = text === undefined || text.includes(SECRET_SIG);
+  if (!mayHoldSecret || !(await needsSecrets(plain?.deployment?.resources ?? [], configured))) return stateOf(plain);
   return stateOf(JSON.parse(await runCli(stack, ["stack", "export", "--show-secrets", "--stack", stack.name])));
 }
 

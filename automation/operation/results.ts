@@ -35,6 +35,8 @@ export interface OperationOptions extends Omit<StackOptions, "deploy"> {
    * destroy keeps going (default true): it registers nothing.
    */
   continueOnError?: boolean;
+  /** false: an `up` that only removes pairs runs in full all the same (automation/operation/prune-only.ts; tests compare the two). */
+  pruneOnly?: boolean;
   /**
    * Write the state once at the end instead of after every step (PULUMI_SKIP_CHECKPOINTS): the default
    * wherever the crash journal can be kept beside the state (file and PostgreSQL backends; always for
@@ -90,6 +92,8 @@ export interface PreviewResult extends OperationResult {
 }
 
 export interface UpResult extends OperationResult {
+  /** The update only removed pairs, and ran as the engine's targeted update of them (automation/operation/prune-only.ts). */
+  pruneOnly?: { pairs: number; setups: number };
   /** One per bundle deployment whose objects changed; empty for a no-op. */
   events: DeployEvent[];
   /** Bundle deployments held, not failed (a maintenance window, --partition): each kept what it had. */

@@ -19,6 +19,9 @@ import { JournalHooks } from "../../core/desired/facts";
 import { readState, StackState } from "../engine/deployed-objects";
 import { historyMark, stillHolds } from "../engine/history-mark";
 import { DesiredRun } from "./desired";
+import { decidePruneOnly } from "./prune-only";
+import { programCodeHash } from "../engine/program-code";
+import type { PruneOnly } from "../../core/desired/prune-only";
 import { PROJECT_NAME } from "../engine/stack";
 import { readStalled } from "./stalled";
 import { stackLockStore } from "../engine/own-locks";
@@ -82,6 +85,17 @@ export interface Session {
   changeRun: ChangeRun;
   /** The operation's result so far: its changes, its steps grouped, the records before, its duration. */
   result: (changes: Record<string, number> | undefined) => OperationResult;
+  /**
+   * An `up` that only removes pairs (prune-only.ts), decided from the early desired state: its engine
+   * targets, handed to the program with it; undefined when the update runs in full.
+   */
+  pruneOnly: () => Promise<PruneOnly | undefined>;
+  /** The decided prune-only update's targets, if the stack's history has not moved since: else the full update runs. */
+  pruneOnlyTargets: () => string[] | undefined;
+  /** Whether the engine ran the prune-only update (pruneOnlyTargets gave it targets, and the program did not refuse them). */
+  pruneOnlyTaken: () => boolean;
+  /** Whether the program refused a prune-only update because the stack changed after it was decided: the up runs again, in full. */
+  pruneOnlyAbandoned: () => boolean;
 }
 
 export interface ChangeRun {
@@ -143,7 +157,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
   const clusterNames = async () => new Set((await readConfig()).clusters.map((c) => c.name));
   // What the state holds, for the deployments this run leaves as they are (core/desired/state.ts
   // deployedAsBefore), and the outputs the last update left: one read of the state.
-  const state = await readState(stack, async () => (config ? clusterNames() : undefined));
+  const state = await readState(stack, async () => (config ? clusterNames() : undefined), backend.fileDir);
   phase("state read");
   // An earlier version's layout: what the migration moves, decided in memory (the act: up.ts, under the lock).
   const { migration, state: view } = await migratedView(state, clusterNames);
@@ -177,16 +191,35 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     (state.pending.length > 0 || !!migration?.changed || driftRefreshed(beforeOf(state), options.refresh, options.run?.kind === "redeploy").length > 0);
   const early = computesEarly(runsProgram, mark, writesFirst) ? await runOf(state).catch(() => undefined) : undefined;
   let given: DesiredRun | undefined;
+  const code = runsProgram ? programCodeHash() : undefined;
+  let decided: PruneOnly | undefined;
+  let abandoned = false;
+  let taken = false;
   if (runsProgram) {
     // Decided once the engine runs the program, under its lock: the early computation if the stack's
     // history is unchanged since its state was read, else one from the state read now.
     setProgram(stack, options.config, async () => {
-      const { run, namesInState } = early && stillHolds(mark, markNow()) ? early : await runOf(await readState(stack, clusterNames));
+      const holds = early !== undefined && stillHolds(mark, markNow());
+      // A prune-only update was decided on the early state: on any other its targets may not be all that changes.
+      if (decided && !holds) {
+        abandoned = true;
+        decided = undefined;
+        throw new Error("the stack changed after this update read it: it runs again, in full");
+      }
+      const { run, namesInState } = holds ? early! : await runOf(await readState(stack, clusterNames, backend.fileDir));
       given = run;
       const desired = await run.forProgram();
       if (journal) await run.recordJournal(desired);
       const adoptions = adoptionsFor(run.inputs.state, desired, new Set((await readConfig()).clusters.map((c) => c.name)), deploy.leftOut);
-      return { ...deploy, desired, carriedAccess: run.inputs.state.access, namesInState, adoptions };
+      return {
+        ...deploy,
+        desired,
+        carriedAccess: run.inputs.state.access,
+        namesInState,
+        adoptions,
+        registeredBy: code,
+        ...(decided ? { pruneOnly: decided } : {}),
+      };
     });
   }
   const recorder = new StepRecorder(options.onEvent);
@@ -237,6 +270,34 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       refresh: options.refresh,
       exclude: excluded,
     },
+    pruneOnly: async () => {
+      decided = undefined;
+      const scoped = !options.refresh && !excluded.length && !deploy.leftOut?.size && !migration && !state.pending.length;
+      if (op !== "up" || !early || !code || !scoped || abandoned || options.pruneOnly === false) return undefined;
+      const desired = await early.run.forProgram().catch(() => undefined);
+      if (!desired) return undefined;
+      const inputs = early.run.inputs;
+      const adoptions = adoptionsFor(inputs.state, desired, await clusterNames(), deploy.leftOut);
+      const r = decidePruneOnly({
+        stack: options.stack,
+        fileDir: backend.fileDir,
+        code,
+        state: inputs.state,
+        desired,
+        namesInState: early.namesInState,
+        adoptions,
+      });
+      phase("chose the update: " + ("why" in r ? `in full (${r.why})` : `prune only (${r.removed.length} pairs, ${r.setups.length} setups)`));
+      return "why" in r ? undefined : (decided = r);
+    },
+    pruneOnlyTargets: () => {
+      // Checked again just before the engine starts (under the operation's own lock): if the history moved, the full update runs.
+      if (decided && !stillHolds(mark, markNow())) decided = undefined;
+      taken = decided !== undefined;
+      return decided?.targets;
+    },
+    pruneOnlyTaken: () => taken && !abandoned,
+    pruneOnlyAbandoned: () => abandoned,
     result: (changes) => ({
       stack: options.stack,
       changes: changes ?? {},

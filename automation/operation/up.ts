@@ -52,18 +52,30 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     await resolvePendingOperations(s, options);
     if (s.migration?.changed) await migrateUnderLock(s);
     await correctDrift(s, options);
-    const outputs = await withoutStackTraces(() =>
-      s.locked(() =>
-        withRefreshContents(s, options.refresh, () => upWithoutReadBack(s.stack, { ...s.changeRun, continueOnError: options.continueOnError ?? false })),
-      ),
-    );
+    const engineUp = (targets: () => string[] | undefined) =>
+      withoutStackTraces(() =>
+        s.locked(() => {
+          const target = targets();
+          return withRefreshContents(s, options.refresh, () =>
+            upWithoutReadBack(s.stack, { ...s.changeRun, ...(target ? { target } : {}), continueOnError: options.continueOnError ?? false }),
+          );
+        }),
+      );
+    // Only removals: the engine targets them (prune-only.ts), if the stack's history is still the one they were decided on when
+    // the engine starts; should it move after that, the program refuses and the update runs again in full.
+    const prune = await s.pruneOnly();
+    const outputs = await engineUp(() => s.pruneOnlyTargets()).catch((err) => {
+      if (!prune || !s.pruneOnlyAbandoned()) throw err;
+      return engineUp(() => undefined);
+    });
     phase("engine finished");
     options.onProgramTimings?.(programTimings(s));
     await s.settleJournal();
     // The engine's steps grouped once: the outcome's events and the result read the same groups.
     const r = s.result(s.recorder.changes);
+    const pruned = prune && s.pruneOnlyTaken() ? { pruneOnly: { pairs: prune.removed.length, setups: prune.setups.length } } : {};
     const o = upOutcome({ plan: s.planned(), groups: r.groups, before: s.before, outputsBefore: s.outputsBefore, outputs, stack: options.stack });
-    return await reportUp(options, s, { o: { ...o, events: ofRun(o.events, run) }, r, outputs, run, at: at.toISOString() }, m);
+    return { ...(await reportUp(options, s, { o: { ...o, events: ofRun(o.events, run) }, r, outputs, run, at: at.toISOString() }, m)), ...pruned };
   } catch (err) {
     if (err instanceof StackLockedError) throw err; // nothing ran: no deployment failed
     if (err instanceof BundlesFailedError) throw err; // the engine succeeded; the failed bundles are recorded above

@@ -9,8 +9,7 @@
  *  - its plan, from the same pure pipeline the program runs: every (bundle, cluster) with its target,
  *    options and deploymentID (Fleet's content address of the bundle, pulled charts included) and the
  *    commits the GitRepos resolved to: that is what a target edit or a new commit changes;
- *  - the code that turns them into resources (core/, components/, automation/, fleet-render, the
- *    provider's source, the tool pins), and the ambient kubeconfig's content when one of its clusters is
+ *  - the code that turns them into resources (automation/engine/program-code.ts), and the ambient kubeconfig's content when one of its clusters is
  *    reached through it (core/config/cluster-access.ts).
  * The fingerprint is recorded as the stack output `inputs` by each successful update the shard runner
  * starts (none when it left a cluster out). A shard runs anyway when its last update was not a
@@ -21,8 +20,6 @@
  * with --all-shards or --refresh.
  */
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { asPulumiKeeps, checkShardStackFile, loadStackConfig } from "../../core/config/shard-files";
 import { stableJson } from "../../core/base/hash";
 import { ambientKubeconfigText, usesAmbientKubeconfig } from "../../core/config/cluster-access";
@@ -33,10 +30,10 @@ import { rememberingRenderer } from "../../core/renderer/render-memo";
 import { withRenderBudget } from "../../core/renderer/render-budget";
 import { runRenderer } from "../../core/renderer/fleet-render";
 import type { Renderer } from "../../core/model/renderer-protocol";
-import { PROJECT_DIR } from "../../core/base/project-dir";
 import { pinCommits } from "../../core/desired/previous";
 import { resolveBackend } from "../engine/backend";
 import { openStack } from "../engine/stack";
+import { programCodeHash } from "../engine/program-code";
 
 export interface ShardInputs {
   fingerprint: string;
@@ -46,39 +43,6 @@ export interface ShardInputs {
   mustRun?: string;
   /** Not render mode: its clusters are probed before it is left out. */
   reachesClusters: boolean;
-}
-
-/** The files whose content decides what the program registers for given inputs. */
-const CODE = [
-  "core",
-  "components",
-  // What the operations hand the program (adoptions, carried access, names in the state) and the provider's own
-  // source, whose hash names its build (tools/build-pulumi.sh): a new one diffs every pair anew.
-  "automation",
-  "tools/fleet-provider",
-  "index.ts",
-  "package-lock.json",
-  "tools/fleet-render",
-  "tools/pulumi/go.mod",
-  "tools/kubernetes/go.mod",
-  "tools/language-nodejs/go.mod",
-];
-let codeHash: string | undefined;
-
-function hashCode(): string {
-  if (codeHash) return codeHash;
-  const h = createHash("sha256");
-  const walk = (rel: string) => {
-    const abs = path.join(PROJECT_DIR, rel);
-    if (!fs.existsSync(abs)) return;
-    if (fs.statSync(abs).isDirectory()) {
-      for (const name of fs.readdirSync(abs).sort()) if (name !== "node_modules") walk(path.join(rel, name));
-      return;
-    }
-    h.update(`${rel}\0`).update(fs.readFileSync(abs)).update("\0");
-  };
-  CODE.forEach(walk);
-  return (codeHash = h.digest("hex"));
 }
 
 /**
@@ -114,7 +78,7 @@ export async function shardInputs(dir: string, stack: string, commits?: Record<s
     helmOps: ((helmOps ?? []) as Record<string, unknown>[]).map(({ targets: _t, ...rest }) => rest),
     commits: [...state.sources.values()].map((s) => [s.gitRepo, s.commit]),
     entries,
-    code: hashCode(),
+    code: programCodeHash(),
     kubeconfig: memberEntries.some(usesAmbientKubeconfig) ? createHash("sha256").update(ambientKubeconfigText()).digest("hex") : "",
   };
   const drift = state.plan.entries.find((e) => e.options.correctDrift?.enabled);

@@ -18,6 +18,7 @@ import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guarded } from "../engine/process-guard";
 import type { OperationFlags, OperationOutcome, OperationRequest } from "../run-operation";
 import type { ShardJob } from "./shard-process";
+import { programCodeHash } from "../engine/program-code";
 
 export interface ShardRun {
   shard: string;
@@ -65,7 +66,11 @@ export async function runShards(o: RunShardsOptions): Promise<ShardRun[]> {
 
 function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], files: string): Promise<ShardRun> {
   const started = Date.now();
-  const job: ShardJob = { request: { op: o.op, stack: s.stack, flags: o.flags, deploy: s.deploy, merged: true }, outcomeFile: `${files}.outcome.json` };
+  const job: ShardJob = {
+    request: { op: o.op, stack: s.stack, flags: o.flags, deploy: s.deploy, merged: true },
+    outcomeFile: `${files}.outcome.json`,
+    codeHash: programCodeHash(),
+  };
   fs.writeFileSync(`${files}.job.json`, JSON.stringify(job));
   // Under proc-guard: should this process die, the shard's process and all it started end too.
   const [file, argv] = guarded(process.execPath, [path.join(PROJECT_DIR, "scripts", "run-ts.js"), SHARD_PROCESS, `${files}.job.json`]);

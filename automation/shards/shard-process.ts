@@ -12,15 +12,19 @@ import { resolveBackend } from "../engine/backend";
 import { reportFailure } from "../reports/error-report";
 import { exitCodeOf } from "../reports/exit-codes";
 import { OperationOutcome, OperationRequest, runOperation } from "../run-operation";
+import { knownProgramCodeHash } from "../engine/program-code";
 
 export interface ShardJob {
   request: Omit<OperationRequest, "outcome">;
   /** Where the outcome is written (JSON). */
   outcomeFile: string;
+  /** The runner's digest of the code (program-code.ts), read before it decided: the shard's process does not read the tree again. */
+  codeHash?: string;
 }
 
 async function main(jobFile: string): Promise<void> {
   const job = JSON.parse(fs.readFileSync(jobFile, "utf8")) as ShardJob;
+  if (job.codeHash) knownProgramCodeHash(job.codeHash);
   const context = { op: job.request.op, stack: job.request.stack };
   // SIGINT/SIGTERM (the runner's stop, passed on by proc-guard) stop the operation; its renderer batches run under proc-guard too.
   stopOnSignals({ wrapSpawn: guarded });

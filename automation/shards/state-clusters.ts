@@ -17,7 +17,7 @@ import { CLUSTER_TYPE, BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { BackendOptions, resolveBackend } from "../engine/backend";
 import { openStack } from "../engine/stack";
 import { urnName } from "../engine/steps";
-import { checkpointInFiles, CheckpointResource } from "./recorded";
+import { checkpointInFiles, CheckpointResource } from "../engine/checkpoint-file";
 
 /** `dir`: where the stack's file is (its secrets settings open the stack). */
 export async function clustersInState(stack: string, dir: string, options: BackendOptions = {}): Promise<string[]> {

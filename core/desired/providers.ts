@@ -2,7 +2,7 @@
 import * as path from "node:path";
 import { ClusterConfig } from "../config/stack";
 import { ClusterFacts } from "./cluster-facts";
-import { ProviderSettings } from "./types";
+import { ClusterAccess, DesiredCluster, ProviderSettings } from "./types";
 
 /** The provider's client allows 50 requests/s (burst 120) by default: see providerSettings. */
 const CLIENT_QPS = 500;
@@ -30,4 +30,12 @@ export function providerSettings(name: string, c: ClusterConfig, renderDir?: str
 /** The cluster as its provider reaches it: with the ambient kubeconfig reduced to its context when one was gathered (gather.ts). */
 export function clusterReach(c: ClusterConfig, facts: Pick<ClusterFacts, "ambientKubeconfig">): ClusterConfig {
   return facts.ambientKubeconfig !== undefined ? { ...c, kubeconfig: facts.ambientKubeconfig, context: undefined } : c;
+}
+
+/** Every cluster's access, and each impersonated user's, by the provider settings' names (providerSettings): the stack's provider's configuration (components/fleet.ts). */
+export function clusterAccess(clusters: DesiredCluster[]): Record<string, ClusterAccess> {
+  const access = ({ name: _key, ...settings }: ProviderSettings): ClusterAccess => settings;
+  return Object.fromEntries(
+    clusters.flatMap((c) => [[c.provider.name, access(c.provider)], ...c.accountProviders.map((a) => [a.provider.name, access(a.provider)])]),
+  );
 }

@@ -74,6 +74,14 @@ function agentManifests(a: AgentObjects): { manifest: Record<string, unknown>; r
 
 const keyOf = (m: Record<string, unknown>) => pairObjectKey(m as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
 
+/**
+ * The keys of the setup's Secrets whose values its deploymentID counts (the agent's: clusterSetup), as
+ * opposed to the operator's Secrets, counted there by what they are only.
+ */
+export function secretsCountedInDeploymentId(c: DesiredCluster): Set<string> {
+  return new Set(c.agent ? [keyOf({ apiVersion: "v1", kind: "Secret", ...c.agent.secret })] : []);
+}
+
 /** The cluster with the one resource that creates its namespaces and agent, when it has any. */
 export function withSetup(c: DesiredCluster, secrets: OperatorSecret[] = [], paused = false): DesiredCluster {
   const setup = clusterSetup(c.name, c.namespaces, c.agent, secrets);
