@@ -263,6 +263,23 @@ export function legacyObjectUrns(resources: StateResource[]): string[] {
 
 const isSecret = (v: unknown) => !!v && typeof v === "object" && SECRET_SIG in v;
 
+/**
+ * The configuration (every cluster's access) the state holds for the stack's provider named `name`:
+ * undefined when there is none or it is a secret this read did not decrypt (providerConfigDecrypted).
+ */
+export function providerConfigIn(resources: StateResource[], name: string): unknown {
+  const p = resources.find((r) => r.type === "pulumi:providers:pulumi-fleet" && nameOfUrn(r.urn) === name);
+  const clusters = p?.inputs?.clusters;
+  if (clusters === undefined || (isSecret(clusters) && typeof (clusters as Record<string, unknown>).plaintext !== "string")) return undefined;
+  return revealed(clusters);
+}
+
+/** The same, from a read of the state that decrypts its secrets (one CLI call: the passphrase's key derivation). */
+export async function providerConfigDecrypted(stack: Stack, name: string): Promise<unknown> {
+  const exported = JSON.parse(await runCli(stack, ["stack", "export", "--show-secrets", "--stack", stack.name]));
+  return providerConfigIn(exported?.deployment?.resources ?? [], name);
+}
+
 /** A value with the state's secret envelopes (`--show-secrets`: the plaintext as JSON text) opened. */
 function revealed(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(revealed);

@@ -25,6 +25,8 @@ const CODE = [
   "tools/kubernetes/go.mod",
   "tools/language-nodejs/go.mod",
 ];
+/** The files read: sources, modules' pins, settings. */
+const SOURCE = /\.(ts|js|mjs|cjs|go|mod|sum|json|ya?ml|sh)$/;
 let codeHash: string | undefined;
 
 /** The digest as a process that started this one computed it (the shard runner's: automation/shards/shard-process.ts). */
@@ -42,7 +44,8 @@ export function programCodeHash(): string {
       for (const name of fs.readdirSync(abs).sort()) if (name !== "node_modules") walk(path.join(rel, name));
       return;
     }
-    h.update(`${rel}\0`).update(fs.readFileSync(abs)).update("\0");
+    // Sources only: a build left in a source folder (a `go build` output) is not code this program runs, and would cost a read of its size.
+    if (SOURCE.test(rel)) h.update(`${rel}\0`).update(fs.readFileSync(abs)).update("\0");
   };
   CODE.forEach(walk);
   return (codeHash = h.digest("hex"));

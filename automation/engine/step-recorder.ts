@@ -38,6 +38,15 @@ export class StepRecorder {
   /** @param forward also given every event (the caller's own listener, e.g. a progress display) */
   constructor(private readonly forward?: (event: EngineEvent) => void) {}
 
+  /** Forgets a run whose program refused to start it (a prune-only update decided on a state that moved): its retry is reported alone. */
+  forget(): void {
+    this.steps.length = 0;
+    this.byUrnOp.clear();
+    this.failedUrns.clear();
+    this.errors.length = 0;
+    this.changes = undefined;
+  }
+
   readonly onEvent = (event: EngineEvent): void => {
     this.forward?.(event);
     if (event.summaryEvent) this.changes = { ...event.summaryEvent.resourceChanges };

@@ -8,12 +8,32 @@
  */
 import { clusterAccess } from "../../core/desired/providers";
 import { CLUSTER_SETUP_STATES_OUTPUT, DEPLOYMENT_STATES_OUTPUT } from "../../core/desired/previous";
-import { PruneOnly, pruneOnly } from "../../core/desired/prune-only";
+import { PROVIDER_ENCRYPTED, PruneOnly, pruneOnly } from "../../core/desired/prune-only";
 import { REGISTRATIONS_OUTPUT, registrationsFromOutput, registrationsOf } from "../../core/desired/registrations";
 import { DesiredState, stackProviderName } from "../../core/desired/types";
 import { Adoptions } from "../../core/migrate/adoptions";
-import { StackState } from "../engine/deployed-objects";
+import { providerConfigIn, StackState } from "../engine/deployed-objects";
 import { newestHistoryEntry } from "../engine/history-mark";
+
+/** Why an `up` is out of the prune-only update's scope before anything is compared, if it is. */
+export function pruneOnlyScope(u: {
+  up: boolean;
+  early: boolean;
+  refresh: boolean;
+  leftOut: number;
+  migration: boolean;
+  abandoned: boolean;
+  off: boolean;
+}): string | undefined {
+  if (!u.up) return "not an up";
+  if (u.off) return "turned off (pruneOnly: false)";
+  if (u.abandoned) return "the stack changed after the update read it";
+  if (u.refresh) return "--refresh";
+  if (u.leftOut) return "a cluster is left out (unreachable or by the caller)";
+  if (u.migration) return "the state is migrated, or holds an interrupted update's operations, first";
+  if (!u.early) return "the state was not read before the lock (another backend than files, or a refresh runs first)";
+  return undefined;
+}
 
 export interface PruneOnlyInputs {
   stack: string;
@@ -27,11 +47,31 @@ export interface PruneOnlyInputs {
   adoptions: Adoptions;
 }
 
-/** The prune-only update, or the reason the full one runs. */
-export function decidePruneOnly(i: PruneOnlyInputs): PruneOnly | { why: string } {
-  const last = newestHistoryEntry(i.fileDir, i.stack);
+/**
+ * The prune-only update, or the reason the full one runs. The state's provider configuration is a secret
+ * when a cluster has a kubeconfig: decrypted (one more read of the state) only once everything else holds.
+ */
+export async function decidePruneOnly(i: PruneOnlyInputs, decrypted: () => Promise<unknown>): Promise<PruneOnly | { why: string }> {
+  const first = decideWith(i, providerConfigIn(i.state.resources, stackProviderName(i.stack)));
+  return "why" in first && first.why === PROVIDER_ENCRYPTED ? decideWith(i, await decrypted()) : first;
+}
+
+/**
+ * Why the state and its history alone rule the prune-only update out, if they do: no successful update
+ * last (or a history not read here), or no registrations recorded by it. Checked before the desired state
+ * is awaited, so an `up` that cannot prune starts its engine while the desired state is computed.
+ */
+export function unrecordedForPrune(fileDir: string | undefined, stack: string, state: StackState): string | undefined {
+  const last = newestHistoryEntry(fileDir, stack);
   if (last === undefined || last === "none" || last.kind !== "update" || last.result !== "succeeded")
-    return { why: "the stack's last update did not succeed (or its history is not read here)" };
+    return "the stack's last update did not succeed (or its history is not read here)";
+  if (!registrationsFromOutput(state.outputs[REGISTRATIONS_OUTPUT]?.value)) return "the last update recorded no registrations";
+  return undefined;
+}
+
+function decideWith(i: PruneOnlyInputs, stateAccess: unknown): PruneOnly | { why: string } {
+  const unrecorded = unrecordedForPrune(i.fileDir, i.stack, i.state);
+  if (unrecorded) return { why: unrecorded };
   const outputs = i.state.outputs;
   const extras =
     Object.keys(i.namesInState ?? {}).length > 0 ||
@@ -47,6 +87,7 @@ export function decidePruneOnly(i: PruneOnlyInputs): PruneOnly | { why: string }
     setupStates: outputs[CLUSTER_SETUP_STATES_OUTPUT]?.value,
     // As components/fleet.ts configures the provider: the state's access carried, the configured clusters' over it.
     access: { ...i.state.access, ...clusterAccess(i.desired.clusters) },
+    stateAccess,
     provider: stackProviderName(i.stack),
     extras,
   });

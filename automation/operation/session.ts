@@ -16,10 +16,11 @@ import { Backend, resolveBackend } from "../engine/backend";
 import { phase } from "../engine/timings";
 import { JournalStore, journalStore, stateIdentities, writerId } from "../engine/journal-store";
 import { JournalHooks } from "../../core/desired/facts";
-import { readState, StackState } from "../engine/deployed-objects";
+import { providerConfigDecrypted, readState, StackState } from "../engine/deployed-objects";
 import { historyMark, stillHolds } from "../engine/history-mark";
 import { DesiredRun } from "./desired";
-import { decidePruneOnly } from "./prune-only";
+import { decidePruneOnly, pruneOnlyScope, unrecordedForPrune } from "./prune-only";
+import { stackProviderName } from "../../core/desired/types";
 import { programCodeHash } from "../engine/program-code";
 import type { PruneOnly } from "../../core/desired/prune-only";
 import { PROJECT_NAME } from "../engine/stack";
@@ -222,6 +223,30 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       };
     });
   }
+  const decidePrune = async (): Promise<PruneOnly | { why: string }> => {
+    const outOfScope = pruneOnlyScope({
+      up: op === "up" && code !== undefined,
+      early: early !== undefined,
+      refresh: !!options.refresh,
+      leftOut: excluded.length + (deploy.leftOut?.size ?? 0),
+      migration: !!migration || state.pending.length > 0,
+      abandoned,
+      off: options.pruneOnly === false,
+    });
+    if (outOfScope) return { why: outOfScope };
+    // Before waiting for the desired state (the engine's start waits for this decision): what the state and history tell alone.
+    const unrecorded = unrecordedForPrune(backend.fileDir, options.stack, state);
+    if (unrecorded) return { why: unrecorded };
+    const desired = await early!.run.forProgram().catch(() => undefined);
+    if (!desired) return { why: "the desired state did not compute (the update reports why)" };
+    const inputs = early!.run.inputs;
+    const adoptions = adoptionsFor(inputs.state, desired, await clusterNames(), deploy.leftOut);
+    return decidePruneOnly(
+      { stack: options.stack, fileDir: backend.fileDir, code: code!, state: inputs.state, desired, namesInState: early!.namesInState, adoptions },
+      // Any failure to decrypt leaves it encrypted: the full update runs, and reports a wrong passphrase itself.
+      () => providerConfigDecrypted(stack, stackProviderName(options.stack)).catch(() => undefined),
+    );
+  };
   const recorder = new StepRecorder(options.onEvent);
   const started = Date.now();
   const session: Session = {
@@ -272,21 +297,7 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
     },
     pruneOnly: async () => {
       decided = undefined;
-      const scoped = !options.refresh && !excluded.length && !deploy.leftOut?.size && !migration && !state.pending.length;
-      if (op !== "up" || !early || !code || !scoped || abandoned || options.pruneOnly === false) return undefined;
-      const desired = await early.run.forProgram().catch(() => undefined);
-      if (!desired) return undefined;
-      const inputs = early.run.inputs;
-      const adoptions = adoptionsFor(inputs.state, desired, await clusterNames(), deploy.leftOut);
-      const r = decidePruneOnly({
-        stack: options.stack,
-        fileDir: backend.fileDir,
-        code,
-        state: inputs.state,
-        desired,
-        namesInState: early.namesInState,
-        adoptions,
-      });
+      const r = await decidePrune();
       phase("chose the update: " + ("why" in r ? `in full (${r.why})` : `prune only (${r.removed.length} pairs, ${r.setups.length} setups)`));
       return "why" in r ? undefined : (decided = r);
     },

@@ -66,6 +66,7 @@ async function upOnce(options: OperationOptions, m: RunFacts): Promise<UpResult>
     const prune = await s.pruneOnly();
     const outputs = await engineUp(() => s.pruneOnlyTargets()).catch((err) => {
       if (!prune || !s.pruneOnlyAbandoned()) throw err;
+      s.recorder.forget();
       return engineUp(() => undefined);
     });
     phase("engine finished");

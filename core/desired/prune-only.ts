@@ -39,6 +39,8 @@ export interface PruneOnlyFacts {
   setupStates: unknown;
   /** The provider's configuration the program would register (components/fleet.ts clusterAccess). */
   access: Record<string, ClusterAccess>;
+  /** The one the state holds, revealed; undefined when it is a secret not decrypted yet (then PROVIDER_ENCRYPTED). */
+  stateAccess: unknown;
   /** The stack's provider's name (types.ts stackProviderName). */
   provider: string;
   /** Anything the operation hands the program besides the desired state: carried access, adoptions, names in the state. */
@@ -75,6 +77,8 @@ const KNOWN = new Set([
   BUNDLE_CONTENT_TYPE,
 ]);
 const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+/** The reason given while the state's provider configuration is encrypted: the caller decrypts it and asks again. */
+export const PROVIDER_ENCRYPTED = "the provider's configuration in the state is encrypted";
 /** Each target is an argument of the engine's command line: beyond this many, the full update (a prune that large gains little from targeting). */
 export const MAX_TARGETS = 4000;
 
@@ -90,7 +94,8 @@ export function pruneOnly(f: PruneOnlyFacts): PruneOnly | { why: string } {
   const byType = (type: string) => f.resources.filter((r) => r.type === type);
   const providers = byType(PROVIDER_TYPE);
   if (providers.length !== 1 || nameOf(providers[0].urn) !== f.provider) return { why: "the state holds another provider" };
-  if (stableJson(providers[0].inputs?.clusters) !== stableJson(f.access)) return { why: "the provider's configuration changes (or is a secret here)" };
+  if (f.stateAccess === undefined) return { why: PROVIDER_ENCRYPTED };
+  if (stableJson(f.stateAccess) !== stableJson(f.access)) return { why: "the provider's configuration changes" };
   const names = (type: string) =>
     stableJson(
       byType(type)

@@ -152,6 +152,8 @@ describe("live clusters: the incidents replayed (real engine, direct mode)", fun
     expect(pruned.events.map((e) => `${e.event} ${e.cluster}/${e.bundle}`)).to.deep.equal(
       ["examples-helm", "examples-kustomize", "examples-simple"].map((b) => `pruned live-3/${b}`),
     );
+    // Only removals: the engine's targeted update of them (automation/operation/prune-only.ts), the provider's encrypted access decrypted to compare.
+    expect(pruned.pruneOnly, "the prune ran as a targeted update").to.include({ pairs: 3 });
     // Same UIDs and resourceVersions: not even touched.
     expect(await bundleObjects(clusters[0])).to.deep.equal(l1);
     expect(await bundleObjects(clusters[1])).to.deep.equal(l2);

@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import { desiredState } from "../../core/desired/state";
 import { clusterAccess } from "../../core/desired/providers";
-import { PruneOnly, pruneOnly, PruneOnlyFacts, StateRef } from "../../core/desired/prune-only";
+import { PROVIDER_ENCRYPTED, PruneOnly, pruneOnly, PruneOnlyFacts, StateRef } from "../../core/desired/prune-only";
 import { Registrations, registrationsFromOutput, registrationsOf } from "../../core/desired/registrations";
 import { CLUSTER_SETUP_TYPE, withSetup } from "../../core/desired/setup";
 import { OperatorSecret } from "../../core/desired/operator-secrets";
@@ -101,6 +101,7 @@ describe("prune-only updates (core/desired/prune-only.ts)", function () {
       states: reports(earlier.deployments.map((d) => d.key)),
       setupStates: reports(earlier.clusters.map((c) => c.name)),
       access: clusterAccess(after.clusters),
+      stateAccess: clusterAccess(earlier.clusters),
       provider: stackProviderName("s"),
       extras: false,
     };
@@ -173,7 +174,8 @@ describe("prune-only updates (core/desired/prune-only.ts)", function () {
       "the state holds a kubernetes:core/v1:ConfigMap",
     );
     expect(why({ provider: stackProviderName("other") })).to.equal("the state holds another provider");
-    expect(why({ access: {} })).to.match(/^the provider's configuration changes/);
+    expect(why({ access: {} })).to.equal("the provider's configuration changes");
+    expect(why({ stateAccess: undefined })).to.equal(PROVIDER_ENCRYPTED);
     expect(why({ desired: { ...after, clusters: after.clusters.slice(1) } })).to.equal("a cluster comes or goes");
     expect(why({ desired: { ...after, gitRepos: [] } })).to.equal("a GitRepo comes or goes");
     expect(why({ desired: { ...after, clusters: after.clusters.map((c, i) => (i ? c : { ...c, arrived: true })) } })).to.equal(
