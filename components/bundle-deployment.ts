@@ -8,6 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { namespacesRefusedFor } from "../core/desired/namespaces";
+import { appliedAfterSetup } from "../core/desired/setup";
 import { DesiredDeployment } from "../core/desired/types";
 import { hookObject, PairObject, registeredSet } from "../core/model/pair";
 import { BundleDeploymentPair, ClusterSetupSet, FleetProvider, PairArgs } from "./pair";
@@ -73,11 +74,7 @@ export function bundleDeployment(name: string, args: BundleDeploymentArgs, opts:
       // objects: for such a pair they are secrets in the state and the engine's events too.
       ...(d.secret ? { additionalSecretOutputs: ["messages", "live"] } : {}),
       // Its content's Check (which hands the provider the manifests) runs before this pair's Create or Update.
-      dependsOn: [
-        ...(content ? [content] : []),
-        ...args.waitFor.map(([, p]) => p),
-        ...(args.setup && (d.clusterNamespaces.length || d.inAgentNamespace || d.afterOperatorSecrets) ? [args.setup] : []),
-      ],
+      dependsOn: [...(content ? [content] : []), ...args.waitFor.map(([, p]) => p), ...(args.setup && appliedAfterSetup(d) ? [args.setup] : [])],
     },
   );
   for (const w of d.warnings) pulumi.log.warn(w, pair);

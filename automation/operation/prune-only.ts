@@ -40,55 +40,44 @@ export interface PruneOnlyInputs {
   fileDir?: string;
   /** The code's digest (automation/engine/program-code.ts). */
   code: string;
-  /** The state the desired state was computed from, and that desired state. */
+  /** The state the desired state is computed from. */
   state: StackState;
-  desired: DesiredState;
+  /** That desired state: awaited only once the state and its history allow a prune, so an `up` that cannot prune starts its engine meanwhile. */
+  desired: () => Promise<DesiredState | undefined>;
   namesInState?: Record<string, string>;
-  adoptions: Adoptions;
+  adoptions: (desired: DesiredState) => Promise<Adoptions>;
+  /** The state's provider configuration from a read that decrypts (a cluster's kubeconfig makes it a secret): asked only once everything else holds. */
+  decrypted: () => Promise<unknown>;
 }
 
-/**
- * The prune-only update, or the reason the full one runs. The state's provider configuration is a secret
- * when a cluster has a kubeconfig: decrypted (one more read of the state) only once everything else holds.
- */
-export async function decidePruneOnly(i: PruneOnlyInputs, decrypted: () => Promise<unknown>): Promise<PruneOnly | { why: string }> {
-  const first = decideWith(i, providerConfigIn(i.state.resources, stackProviderName(i.stack)));
-  return "why" in first && first.why === PROVIDER_ENCRYPTED ? decideWith(i, await decrypted()) : first;
-}
-
-/**
- * Why the state and its history alone rule the prune-only update out, if they do: no successful update
- * last (or a history not read here), or no registrations recorded by it. Checked before the desired state
- * is awaited, so an `up` that cannot prune starts its engine while the desired state is computed.
- */
-export function unrecordedForPrune(fileDir: string | undefined, stack: string, state: StackState): string | undefined {
-  const last = newestHistoryEntry(fileDir, stack);
+/** The prune-only update, or the reason the full one runs. */
+export async function decidePruneOnly(i: PruneOnlyInputs): Promise<PruneOnly | { why: string }> {
+  const last = newestHistoryEntry(i.fileDir, i.stack);
   if (last === undefined || last === "none" || last.kind !== "update" || last.result !== "succeeded")
-    return "the stack's last update did not succeed (or its history is not read here)";
-  if (!registrationsFromOutput(state.outputs[REGISTRATIONS_OUTPUT]?.value)) return "the last update recorded no registrations";
-  return undefined;
-}
-
-function decideWith(i: PruneOnlyInputs, stateAccess: unknown): PruneOnly | { why: string } {
-  const unrecorded = unrecordedForPrune(i.fileDir, i.stack, i.state);
-  if (unrecorded) return { why: unrecorded };
+    return { why: "the stack's last update did not succeed (or its history is not read here)" };
   const outputs = i.state.outputs;
+  const previous = registrationsFromOutput(outputs[REGISTRATIONS_OUTPUT]?.value);
+  if (!previous) return { why: "the last update recorded no registrations" };
+  const desired = await i.desired();
+  if (!desired) return { why: "the desired state did not compute (the update reports why)" };
+  const adoptions = await i.adoptions(desired);
   const extras =
     Object.keys(i.namesInState ?? {}).length > 0 ||
-    Object.keys(i.adoptions.pairs).length > 0 ||
-    Object.keys(i.adoptions.setups).length > 0 ||
-    i.adoptions.retiring.length > 0;
-  return pruneOnly({
-    previous: registrationsFromOutput(outputs[REGISTRATIONS_OUTPUT]?.value),
-    next: registrationsOf(i.desired, i.code),
-    desired: i.desired,
+    Object.keys(adoptions.pairs).length > 0 ||
+    Object.keys(adoptions.setups).length > 0 ||
+    adoptions.retiring.length > 0;
+  const facts = {
+    previous,
+    next: registrationsOf(desired, i.code),
+    desired,
     resources: i.state.resources,
     states: outputs[DEPLOYMENT_STATES_OUTPUT]?.value,
     setupStates: outputs[CLUSTER_SETUP_STATES_OUTPUT]?.value,
     // As components/fleet.ts configures the provider: the state's access carried, the configured clusters' over it.
-    access: { ...i.state.access, ...clusterAccess(i.desired.clusters) },
-    stateAccess,
+    access: { ...i.state.access, ...clusterAccess(desired.clusters) },
     provider: stackProviderName(i.stack),
     extras,
-  });
+  };
+  const first = pruneOnly({ ...facts, stateAccess: providerConfigIn(i.state.resources, facts.provider) });
+  return "why" in first && first.why === PROVIDER_ENCRYPTED ? pruneOnly({ ...facts, stateAccess: await i.decrypted() }) : first;
 }

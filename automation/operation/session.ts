@@ -19,7 +19,7 @@ import { JournalHooks } from "../../core/desired/facts";
 import { providerConfigDecrypted, readState, StackState } from "../engine/deployed-objects";
 import { historyMark, stillHolds } from "../engine/history-mark";
 import { DesiredRun } from "./desired";
-import { decidePruneOnly, pruneOnlyScope, unrecordedForPrune } from "./prune-only";
+import { decidePruneOnly, pruneOnlyScope } from "./prune-only";
 import { stackProviderName } from "../../core/desired/types";
 import { programCodeHash } from "../engine/program-code";
 import type { PruneOnly } from "../../core/desired/prune-only";
@@ -234,18 +234,18 @@ async function openSession(options: OperationOptions, op: EngineCommand, runsPro
       off: options.pruneOnly === false,
     });
     if (outOfScope) return { why: outOfScope };
-    // Before waiting for the desired state (the engine's start waits for this decision): what the state and history tell alone.
-    const unrecorded = unrecordedForPrune(backend.fileDir, options.stack, state);
-    if (unrecorded) return { why: unrecorded };
-    const desired = await early!.run.forProgram().catch(() => undefined);
-    if (!desired) return { why: "the desired state did not compute (the update reports why)" };
     const inputs = early!.run.inputs;
-    const adoptions = adoptionsFor(inputs.state, desired, await clusterNames(), deploy.leftOut);
-    return decidePruneOnly(
-      { stack: options.stack, fileDir: backend.fileDir, code: code!, state: inputs.state, desired, namesInState: early!.namesInState, adoptions },
+    return decidePruneOnly({
+      stack: options.stack,
+      fileDir: backend.fileDir,
+      code: code!,
+      state: inputs.state,
+      desired: () => early!.run.forProgram().catch(() => undefined),
+      namesInState: early!.namesInState,
+      adoptions: async (desired) => adoptionsFor(inputs.state, desired, await clusterNames(), deploy.leftOut),
       // Any failure to decrypt leaves it encrypted: the full update runs, and reports a wrong passphrase itself.
-      () => providerConfigDecrypted(stack, stackProviderName(options.stack)).catch(() => undefined),
-    );
+      decrypted: () => providerConfigDecrypted(stack, stackProviderName(options.stack)).catch(() => undefined),
+    });
   };
   const recorder = new StepRecorder(options.onEvent);
   const started = Date.now();

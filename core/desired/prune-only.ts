@@ -15,6 +15,7 @@
  */
 import { stableJson } from "../base/hash";
 import { PairReport } from "../model/pair";
+import { nameOfUrn as nameOf } from "../model/keys";
 import { Registrations } from "./registrations";
 import { BUNDLE_CONTENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE, ClusterAccess, DesiredState, FLEET_TYPE, GIT_REPO_TYPE } from "./types";
 import { CLUSTER_SETUP_TYPE } from "./setup";
@@ -76,7 +77,6 @@ const KNOWN = new Set([
   CLUSTER_SETUP_TYPE,
   BUNDLE_CONTENT_TYPE,
 ]);
-const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 /** The reason given while the state's provider configuration is encrypted: the caller decrypts it and asks again. */
 export const PROVIDER_ENCRYPTED = "the provider's configuration in the state is encrypted";
 /** Each target is an argument of the engine's command line: beyond this many, the full update (a prune that large gains little from targeting). */

@@ -7,7 +7,7 @@
  */
 import { sha256Hex, stableJson } from "../base/hash";
 import { DesiredCluster, DesiredDeployment, DesiredState } from "./types";
-import { secretsCountedInDeploymentId } from "./setup";
+import { appliedAfterSetup, secretsCountedInDeploymentId } from "./setup";
 import { hookObject } from "../model/pair";
 
 /** The stack output the digests are kept under. */
@@ -59,16 +59,11 @@ export function accessKeyOf(c: DesiredCluster, user?: string): string {
   return user ? c.accountProviders.find((a) => a.user === user)!.provider.name : c.provider.name;
 }
 
-/** Whether a pair is applied after its cluster's setup (components/bundle-deployment.ts dependsOn). */
-export function waitsForSetup(d: DesiredDeployment, c: DesiredCluster): boolean {
-  return !!c.setup && (d.clusterNamespaces.length > 0 || !!d.inAgentNamespace || !!d.afterOperatorSecrets);
-}
-
 const computed = new WeakMap<DesiredState, Registrations>();
 
 /**
- * Every pair's and setup's digest; a resource without one (a secret value and no key) is absent from its
- * map. Computed once per desired state and key (the operation decides with them, the program records them).
+ * Every pair's and setup's digest; a resource without one (it holds a secret value) is absent from its
+ * map. Computed once per desired state and code (the operation decides with them, the program records them).
  */
 export function registrationsOf(desired: DesiredState, code: string): Registrations {
   const known = computed.get(desired);
@@ -83,7 +78,7 @@ function digestsOf(desired: DesiredState, code: string): Registrations {
   const pairs: Record<string, string> = {};
   for (const d of desired.deployments) {
     const c = clusters.get(d.cluster)!;
-    const digest = pairDigest(code, d, accessKeyOf(c, d.account), waitsForSetup(d, c));
+    const digest = pairDigest(code, d, accessKeyOf(c, d.account), !!c.setup && appliedAfterSetup(d));
     if (digest !== undefined) pairs[d.key] = digest;
   }
   const setups: Record<string, string> = {};

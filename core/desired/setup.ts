@@ -12,7 +12,7 @@ import { AgentObjects } from "./agent";
 import { deletePolicyOf, RETAIN_REASONS } from "./delete-policy";
 import { OperatorSecret } from "./operator-secrets";
 import { KUBERNETES_PROVIDER_FIELD_MANAGERS, PairObject, pairObjectKey, PairSpec } from "../model/pair";
-import { BUNDLE_DEPLOYMENT_TYPE, DesiredCluster, DesiredNamespace } from "./types";
+import { BUNDLE_DEPLOYMENT_TYPE, DesiredCluster, DesiredDeployment, DesiredNamespace } from "./types";
 
 export const CLUSTER_SETUP_TYPE = "pulumi-fleet:index:ClusterSetup";
 
@@ -80,6 +80,11 @@ const keyOf = (m: Record<string, unknown>) => pairObjectKey(m as { apiVersion: s
  */
 export function secretsCountedInDeploymentId(c: DesiredCluster): Set<string> {
   return new Set(c.agent ? [keyOf({ apiVersion: "v1", kind: "Secret", ...c.agent.secret })] : []);
+}
+
+/** Whether a pair is applied after its cluster's setup, when the cluster has one: its namespaces, the agent's, or its GitRepo's Secrets there. */
+export function appliedAfterSetup(d: Pick<DesiredDeployment, "clusterNamespaces" | "inAgentNamespace" | "afterOperatorSecrets">): boolean {
+  return d.clusterNamespaces.length > 0 || !!d.inAgentNamespace || !!d.afterOperatorSecrets;
 }
 
 /** The cluster with the one resource that creates its namespaces and agent, when it has any. */

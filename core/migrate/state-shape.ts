@@ -21,8 +21,7 @@ export interface ExportedState {
   [field: string]: unknown;
 }
 
-/** The logical name at the end of a URN. */
-export const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+export { nameOfUrn } from "../model/keys";
 
 /** The output under which a resource the migration left state-only keeps the provider reference it had. */
 export const MOVED_FROM_PROVIDER = "pulumi-fleet:movedFromProvider";

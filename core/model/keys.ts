@@ -35,3 +35,6 @@ export function parseDeploymentKey(key: string): BundleId & { cluster: string } 
   const cluster = clusterOfKey(key);
   return { cluster, ...parseBundleRef(key.slice(cluster.length + 1)) };
 }
+
+/** The logical name at the end of a URN. */
+export const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
