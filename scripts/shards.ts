@@ -4,7 +4,7 @@
  * shard's clusters and which clusters would move; --apply moves them (automation/shards/moves.ts) and
  * regenerates the shard files; --matrix and --operator-stacks hand the shards to an existing runner.
  */
-import { applyShards, assertShardsCurrent, formatShardPlan, planShards, withStrandedInState } from "../automation/shards/moves";
+import { applyShards, assertShardsCurrent, formatShardPlan, planShards, withShardStates } from "../automation/shards/moves";
 import { operatorStacks, OPERATOR_DEFAULTS } from "../automation/shards/operator-stacks";
 import { stacksDir } from "../automation/engine/stack";
 import { parseCommand, required, runMain, UsageError } from "./cli";
@@ -57,9 +57,9 @@ async function main(): Promise<void> {
     );
     return;
   }
-  // What the removed shards' state still deploys; a state that cannot be read is said, the plan shown all the same.
-  const shown = await withStrandedInState(plan, dir).catch((err: Error) => {
-    console.log(`(the removed shards' state could not be read, so clusters it still deploys are not listed: ${err.message})`);
+  // What the shards' states deploy (beyond what their files name); a state that cannot be read is said, the plan shown all the same.
+  const shown = await withShardStates(plan, dir).catch((err: Error) => {
+    console.log(`(a shard's state could not be read, so the plan shows what the shard files name only: ${err.message})`);
     return plan;
   });
   console.log(formatShardPlan(shown, true));

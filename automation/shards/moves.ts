@@ -43,6 +43,8 @@ export interface ShardPlan {
    * deployments and agent are in that shard's state, which no stack would ever update again.
    */
   stranded: { cluster: string; shard: string }[];
+  /** Clusters the states of several shards deploy (read by withShardStates): a move cannot choose; resolved by hand. */
+  inSeveral: { cluster: string; shards: string[] }[];
 }
 
 /** The shard files of an environment present in `dir`, by shard name. */
@@ -80,21 +82,50 @@ export function planShards(dir: string, environment: string): ShardPlan {
     .filter(([cluster, shard]) => removed.includes(shard) && !layout.membership.has(cluster))
     .map(([cluster, shard]) => ({ cluster, shard }))
     .sort((a, b) => (a.cluster < b.cluster ? -1 : 1));
-  return { layout, problems, moves, removed, stranded };
+  return { layout, problems, moves, removed, stranded, inSeveral: [] };
 }
 
 /**
- * The plan with the clusters each removed shard's state still deploys that the definition no longer has:
- * its file may not say them all (a removal applied earlier whose up never ran kept them in its state).
+ * The plan read against what each shard's state deploys, not only what its file names: a removal applied
+ * earlier whose up never ran leaves a cluster in a state whose file no longer names it. Such a cluster is
+ * stranded when its removed shard goes and the definition no longer has it; moved from that state when the
+ * definition has it again in another shard (else that shard would deploy it beside the state that still
+ * holds it, whose next up, or destroy, deletes its objects). Reads every shard file's stack.
  */
-export async function withStrandedInState(plan: ShardPlan, dir: string, options: BackendOptions = {}): Promise<ShardPlan> {
-  const stranded = [...plan.stranded];
-  for (const shard of plan.removed) {
+export async function withShardStates(plan: ShardPlan, dir: string, options: BackendOptions = {}): Promise<ShardPlan> {
+  const heldBy = new Map<string, string[]>();
+  for (const shard of [...existingShardFiles(dir, plan.layout.environment).keys()].sort()) {
     for (const cluster of await clustersInState(shardStackName(plan.layout.environment, shard), dir, options)) {
-      if (!plan.layout.membership.has(cluster) && !stranded.some((x) => x.cluster === cluster && x.shard === shard)) stranded.push({ cluster, shard });
+      heldBy.set(cluster, [...(heldBy.get(cluster) ?? []), shard]);
     }
   }
-  return { ...plan, stranded: stranded.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : a.shard < b.shard ? -1 : 1)) };
+  return reconcileWithStates(plan, heldBy);
+}
+
+/** The plan corrected by `heldBy` (each cluster's shards whose state deploys it). Pure. */
+export function reconcileWithStates(plan: ShardPlan, heldBy: Map<string, string[]>): ShardPlan {
+  const stranded = [...plan.stranded];
+  const moves = new Map(plan.moves.map((m) => [m.cluster, m]));
+  const inSeveral: ShardPlan["inSeveral"] = [...plan.inSeveral];
+  for (const [cluster, shards] of heldBy) {
+    const to = plan.layout.membership.get(cluster);
+    if (to === undefined) {
+      for (const shard of shards)
+        if (plan.removed.includes(shard) && !stranded.some((x) => x.cluster === cluster && x.shard === shard)) stranded.push({ cluster, shard });
+    } else if (shards.length > 1) inSeveral.push({ cluster, shards });
+    else if (shards[0] !== to) moves.set(cluster, { cluster, from: shards[0], to });
+  }
+  const byCluster = <T extends { cluster: string }>(a: T, b: T) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0);
+  return {
+    ...plan,
+    moves: [...moves.values()].sort(byCluster),
+    stranded: stranded.sort((a, b) => byCluster(a, b) || (a.shard < b.shard ? -1 : 1)),
+    inSeveral: inSeveral.sort(byCluster),
+  };
+}
+
+function inSeveralProblem(shards: string[]): string {
+  return `its deployments are in the states of shards ${shards.join(" and ")}; a move cannot choose between them: resolve it by hand (\`npm run pulumi -- stack export\` of each)`;
 }
 
 function strandedAdvice(shard: string, layout: ShardLayout): string {
@@ -126,6 +157,7 @@ export function formatShardPlan(p: ShardPlan, names = false): string {
   for (const r of p.removed) lines.push(`  shard ${r} is no longer in the definition: its file is removed once its clusters have moved`);
   for (const x of p.stranded)
     lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x.shard, p.layout)}`);
+  for (const x of p.inSeveral) lines.push(`  ${x.cluster}: ${inSeveralProblem(x.shards)}`);
   if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
   return lines.join("\n");
 }
@@ -188,7 +220,8 @@ export interface ApplyOptions extends BackendOptions {
 export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));
-  const plan = await withStrandedInState(planShards(dir, options.environment), dir, options);
+  const plan = await withShardStates(planShards(dir, options.environment), dir, options);
+  if (plan.inSeveral.length) throw new Error(`nothing was changed: ${plan.inSeveral.map((x) => `${x.cluster}: ${inSeveralProblem(x.shards)}`).join("; ")}`);
   // Removing the shard would orphan them: objects and agent left on the cluster, no stack to prune them.
   if (plan.stranded.length)
     throw new Error(

@@ -54,12 +54,14 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(r.code, r.all.slice(-3000)).to.equal(0);
     return r;
   };
-  /** The definition: live-1 in shard a, live-2 in shard a or b. */
-  const define = (live2In: "a" | "b") => {
+  /** The definition: live-1 in shard a, live-2 in shard a or b, or in none (left out of the definition). */
+  const define = (live2In: "a" | "b" | "none") => {
     const config = {
       "pulumi-fleet:fleetVersion": "0.13.1",
       "pulumi-fleet:agent": { apiServerURL: "https://fleet.example.com", namespace: AGENT_NS },
-      "pulumi-fleet:clusters": live.map((c) => ({ name: c.name, labels: { site: c.name }, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
+      "pulumi-fleet:clusters": live
+        .filter((c) => live2In !== "none" || c !== live[1])
+        .map((c) => ({ name: c.name, labels: { site: c.name }, kubeconfig: fs.readFileSync(c.kubeconfig, "utf8") })),
       "pulumi-fleet:gitRepos": [{ name: "shards", repo, paths: ["app"], targets: [{ clusterSelector: {} }] }],
       "pulumi-fleet:metrics": { textfileDirectory: metricsDir },
       "pulumi-fleet:shards": [
@@ -258,6 +260,23 @@ describe("sharding: one definition, shard stacks, merged runs, moving a cluster 
     expect(exported.status, exported.stderr).to.equal(0);
     const urns: string[] = (JSON.parse(exported.stdout).deployment.resources ?? []).map((r: { urn: string }) => r.urn);
     expect(urns.filter((u) => u.endsWith(`::${live[1].name}`) || u.includes(`::${live[1].name}/`))).to.deep.equal([]);
+  });
+
+  it("a cluster removed from the definition, its removal never deployed, then added back in another shard, moves from the state that still deploys it: its objects keep their UIDs", async () => {
+    const objectsBefore = await objectUids(live[1]);
+    const agentBefore = await agentPods(live[1]);
+    // Removed and applied: shard a's file no longer names live-2, but no up ran, so a's state still deploys it.
+    define("none");
+    ok(cli("shards.ts", ["--stack", "fleetsh", "--apply"]));
+    // Back, in shard b: no file named it, so the files alone call it new; a's state says it moves from a.
+    define("b");
+    expect(ok(cli("shards.ts", ["--stack", "fleetsh"])).out).to.contain(`move ${live[1].name}: a -> b`);
+    expect(ok(cli("shards.ts", ["--stack", "fleetsh", "--apply"])).out).to.contain(`${live[1].name}: moved`);
+    // Both shards' updates: had a's state kept live-2, a's would delete the objects b now deploys.
+    ok(cli("fleet.ts", ["up", "--stack", "fleetsh", "--all-shards"]));
+    ok(cli("fleet.ts", ["preview", "--stack", "fleetsh", "--expect-no-changes", "--all-shards"]));
+    expect(await objectUids(live[1])).to.deep.equal(objectsBefore);
+    expect(await agentPods(live[1]), "the agent was not restarted").to.deep.equal(agentBefore);
   });
 
   it("the Pulumi Kubernetes Operator's Stack resources pass a server-side dry run against the operator's own CRD", async () => {

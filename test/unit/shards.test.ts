@@ -21,7 +21,7 @@ import {
   stackFilePath,
 } from "../../core/config/shard-files";
 import { PROJECT_DIR } from "../../core/base/project-dir";
-import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns, withStrandedInState } from "../../automation/shards/moves";
+import { applyShards, clusterUrns, formatShardPlan, planShards, providerUrns, withShardStates } from "../../automation/shards/moves";
 import { mergeEvents, mergeStatus, mergeSummaries, shardsError } from "../../automation/shards/reports";
 import { exitCodeOf } from "../../automation/reports/exit-codes";
 import { operatorStackObjects } from "../../automation/shards/operator-stacks";
@@ -374,7 +374,7 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     const plan = planShards(dir, "prod");
     expect(plan.removed).to.deep.equal(["us"]);
     expect(plan.stranded).to.deep.equal([]); // its file says nothing of us-1
-    expect((await withStrandedInState(plan, dir, { stateDir })).stranded).to.deep.equal([{ cluster: "us-1", shard: "us" }]);
+    expect((await withShardStates(plan, dir, { stateDir })).stranded).to.deep.equal([{ cluster: "us-1", shard: "us" }]);
     const err = await applyShards({ environment: "prod", stackConfigDir: dir, stateDir, log: () => undefined }).catch((e: Error) => e.message);
     expect(err).to.match(/nothing was changed: us-1 \(shard us\) would be left deployed/);
     expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
@@ -388,7 +388,62 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     );
     // Once its up removed us-1 (an empty state), the shard goes.
     checkpoint([]);
-    expect((await withStrandedInState(plan, dir, { stateDir })).stranded).to.deep.equal([]);
+    expect((await withShardStates(plan, dir, { stateDir })).stranded).to.deep.equal([]);
+  });
+
+  it("moves a cluster back from the state that still deploys it when the definition has it again in another shard (re-added after a removal whose up never ran)", async () => {
+    const dir = tempDir("pf-shards-");
+    const stateDir = tempDir("pf-shards-state-");
+    const define = (list: typeof clusters, shards: unknown) =>
+      fs.writeFileSync(
+        stackFilePath(dir, "prod"),
+        YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
+      );
+    const US = { name: "us", clusterSelector: { matchLabels: { region: "us" } } };
+    // us-1 left the definition, both files were regenerated, and no up of prod.us ran: its state still deploys us-1.
+    define(clusters.slice(0, 2), [BY_REGION[0], US]);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    fs.mkdirSync(path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet"), { recursive: true });
+    fs.writeFileSync(path.join(stateDir, ".pulumi", "meta.yaml"), "version: 1\n");
+    const checkpoint = (stack: string, clusterNames: string[]) =>
+      fs.writeFileSync(
+        path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet", `${stack}.json`),
+        JSON.stringify({
+          version: 3,
+          checkpoint: {
+            latest: {
+              resources: clusterNames.map((c) => ({
+                type: "pulumi-fleet:index:BundleDeployment",
+                urn: `urn:pulumi:${stack}::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::${c}/apps-a`,
+              })),
+            },
+          },
+        }),
+      );
+    checkpoint("prod.us", ["us-1"]);
+    checkpoint("prod.eu", ["eu-1", "eu-2"]);
+    // Re-added with an eu label: in shard eu now. Its files never named it, so they call it new...
+    define([...clusters.slice(0, 2), { name: "us-1", labels: { region: "eu" } }], [BY_REGION[0], US]);
+    const plan = planShards(dir, "prod");
+    expect(plan.moves).to.deep.equal([{ cluster: "us-1", from: undefined, to: "eu" }]);
+    // ...but prod.us still deploys it: it moves from there (else prod.us's next up would delete what prod.eu deploys).
+    const read = await withShardStates(plan, dir, { stateDir });
+    expect(read.moves).to.deep.equal([{ cluster: "us-1", from: "us", to: "eu" }]);
+    expect(formatShardPlan(read)).to.contain("move us-1: us -> eu");
+    // The same when its old shard goes with the edit.
+    define([...clusters.slice(0, 2), { name: "us-1", labels: { region: "eu" } }], [BY_REGION[0]]);
+    const gone = await withShardStates(planShards(dir, "prod"), dir, { stateDir });
+    expect(gone.removed).to.deep.equal(["us"]);
+    expect(gone.moves).to.deep.equal([{ cluster: "us-1", from: "us", to: "eu" }]);
+    expect(gone.stranded).to.deep.equal([]);
+    // Deployed by two states: no move can choose; --apply refuses before anything changes.
+    checkpoint("prod.eu", ["eu-1", "eu-2", "us-1"]);
+    const both = await withShardStates(planShards(dir, "prod"), dir, { stateDir });
+    expect(both.inSeveral).to.deep.equal([{ cluster: "us-1", shards: ["eu", "us"] }]);
+    expect(formatShardPlan(both)).to.contain("us-1: its deployments are in the states of shards eu and us");
+    const err = await applyShards({ environment: "prod", stackConfigDir: dir, stateDir, log: () => undefined }).catch((e: Error) => e.message);
+    expect(err).to.match(/^nothing was changed: us-1: its deployments are in the states of shards eu and us; .*resolve it by hand/);
+    expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
   });
 
   it("is read through the CLI where the files cannot be read (here a file backend before project folders), its out-of-date file no obstacle", async function () {
@@ -409,7 +464,7 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     expect(plan.removed).to.deep.equal(["us"]);
     // The CLI says prod.us was never created: it deploys nothing (the open did not stop on its file).
     await withEnv({ PULUMI_CONFIG_PASSPHRASE: "test", PULUMI_DIY_BACKEND_IGNORE_DEPRECATION_ERROR: "1" }, async () => {
-      expect((await withStrandedInState(plan, dir, { stateDir: legacy })).stranded).to.deep.equal([]);
+      expect((await withShardStates(plan, dir, { stateDir: legacy })).stranded).to.deep.equal([]);
     });
   });
 });
