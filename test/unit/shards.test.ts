@@ -331,14 +331,29 @@ describe("shards: generated stack files", () => {
   });
 });
 
+/** Writes environment prod's definition into `dir`. */
+const definer = (dir: string) => (list: { name: string; labels: Record<string, string> }[], shards: unknown) =>
+  fs.writeFileSync(
+    stackFilePath(dir, "prod"),
+    YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
+  );
+
+/** A file backend in `stateDir` whose stack `stack` deploys one pair on each of `clusterNames`, as its checkpoint says. */
+function writeCheckpoint(stateDir: string, stack: string, clusterNames: string[]): void {
+  const dir = path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(stateDir, ".pulumi", "meta.yaml"), "version: 1\n");
+  const resources = clusterNames.map((c) => ({
+    type: "pulumi-fleet:index:BundleDeployment",
+    urn: `urn:pulumi:${stack}::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::${c}/apps-a`,
+  }));
+  fs.writeFileSync(path.join(dir, `${stack}.json`), JSON.stringify({ version: 3, checkpoint: { latest: { resources } } }));
+}
+
 describe("shards: a removed shard that still deploys a removed cluster", () => {
   it("is named by the plan and refused by --apply before anything moves: its objects and agent would stay with no stack to prune them", async () => {
     const dir = tempDir("pf-shards-");
-    const define = (list: typeof clusters, shards: unknown) =>
-      fs.writeFileSync(
-        stackFilePath(dir, "prod"),
-        YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
-      );
+    const define = definer(dir);
     define(clusters, [BY_REGION[0], { name: "us", clusters: ["us-1"] }]);
     for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
     define(clusters.slice(0, 2), [BY_REGION[0]]); // us-1 and its shard both go
@@ -353,23 +368,11 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
   it("is found in the removed shard's state too, when its file no longer names the cluster (a removal applied earlier whose up never ran)", async () => {
     const dir = tempDir("pf-shards-");
     const stateDir = tempDir("pf-shards-state-");
-    const define = (list: typeof clusters, shards: unknown) =>
-      fs.writeFileSync(
-        stackFilePath(dir, "prod"),
-        YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
-      );
+    const define = definer(dir);
     // us-1 left the definition and us's file was regenerated (it names no cluster), but no up of prod.us ran: its state still deploys us-1.
     define(clusters.slice(0, 2), [BY_REGION[0], { name: "us", clusterSelector: { matchLabels: { region: "us" } } }]);
     for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
-    const urn = (type: string, name: string) => `urn:pulumi:prod.us::pulumi-fleet::pulumi-fleet:index:Fleet$${type}::${name}`;
-    fs.mkdirSync(path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet"), { recursive: true });
-    fs.writeFileSync(path.join(stateDir, ".pulumi", "meta.yaml"), "version: 1\n");
-    const checkpoint = (resources: unknown[]) =>
-      fs.writeFileSync(
-        path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet", "prod.us.json"),
-        JSON.stringify({ version: 3, checkpoint: { latest: { resources } } }),
-      );
-    checkpoint([{ type: "pulumi-fleet:index:BundleDeployment", urn: urn("pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment", "us-1/apps-a") }]);
+    writeCheckpoint(stateDir, "prod.us", ["us-1"]);
     define(clusters.slice(0, 2), [BY_REGION[0]]); // the us shard goes
     const plan = planShards(dir, "prod");
     expect(plan.removed).to.deep.equal(["us"]);
@@ -387,41 +390,20 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
       "move it first into a shard that stays (give it a value of region whose shards stay",
     );
     // Once its up removed us-1 (an empty state), the shard goes.
-    checkpoint([]);
+    writeCheckpoint(stateDir, "prod.us", []);
     expect((await withShardStates(plan, dir, { stateDir })).stranded).to.deep.equal([]);
   });
 
   it("moves a cluster back from the state that still deploys it when the definition has it again in another shard (re-added after a removal whose up never ran)", async () => {
     const dir = tempDir("pf-shards-");
     const stateDir = tempDir("pf-shards-state-");
-    const define = (list: typeof clusters, shards: unknown) =>
-      fs.writeFileSync(
-        stackFilePath(dir, "prod"),
-        YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
-      );
+    const define = definer(dir);
     const US = { name: "us", clusterSelector: { matchLabels: { region: "us" } } };
     // us-1 left the definition, both files were regenerated, and no up of prod.us ran: its state still deploys us-1.
     define(clusters.slice(0, 2), [BY_REGION[0], US]);
     for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
-    fs.mkdirSync(path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet"), { recursive: true });
-    fs.writeFileSync(path.join(stateDir, ".pulumi", "meta.yaml"), "version: 1\n");
-    const checkpoint = (stack: string, clusterNames: string[]) =>
-      fs.writeFileSync(
-        path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet", `${stack}.json`),
-        JSON.stringify({
-          version: 3,
-          checkpoint: {
-            latest: {
-              resources: clusterNames.map((c) => ({
-                type: "pulumi-fleet:index:BundleDeployment",
-                urn: `urn:pulumi:${stack}::pulumi-fleet::pulumi-fleet:index:Fleet$pulumi-fleet:index:GitRepo$pulumi-fleet:index:BundleDeployment::${c}/apps-a`,
-              })),
-            },
-          },
-        }),
-      );
-    checkpoint("prod.us", ["us-1"]);
-    checkpoint("prod.eu", ["eu-1", "eu-2"]);
+    writeCheckpoint(stateDir, "prod.us", ["us-1"]);
+    writeCheckpoint(stateDir, "prod.eu", ["eu-1", "eu-2"]);
     // Re-added with an eu label: in shard eu now. Its files never named it, so they call it new...
     define([...clusters.slice(0, 2), { name: "us-1", labels: { region: "eu" } }], [BY_REGION[0], US]);
     const plan = planShards(dir, "prod");
@@ -437,7 +419,7 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     expect(gone.moves).to.deep.equal([{ cluster: "us-1", from: "us", to: "eu" }]);
     expect(gone.stranded).to.deep.equal([]);
     // Deployed by two states: no move can choose; --apply refuses before anything changes.
-    checkpoint("prod.eu", ["eu-1", "eu-2", "us-1"]);
+    writeCheckpoint(stateDir, "prod.eu", ["eu-1", "eu-2", "us-1"]);
     const both = await withShardStates(planShards(dir, "prod"), dir, { stateDir });
     expect(both.inSeveral).to.deep.equal([{ cluster: "us-1", shards: ["eu", "us"] }]);
     expect(formatShardPlan(both)).to.contain("us-1: its deployments are in the states of shards eu and us");
