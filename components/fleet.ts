@@ -121,11 +121,8 @@ export class Fleet extends pulumi.ComponentResource {
         ),
       ),
     });
-    this.registerOutputs({
-      summary: desired.summary,
-      deployments: this.deploymentRecords,
-      deploymentStates: this.deploymentStates,
-      clusterSetupStates: this.clusterSetupStates,
-    });
+    // The stack's outputs hold these records (components/program.ts); registered here too they were a second
+    // copy of every pair's record in the state, written and streamed by every update.
+    this.registerOutputs({});
   }
 }
