@@ -15,7 +15,7 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { FleetError } from "../base/errors";
 import { PROJECT_DIR } from "../base/project-dir";
-import { CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, StackConfig, stackFileFor } from "./stack";
+import { CONFIG_NAMESPACE, configFromStackFile, parseStackConfig, shardView, StackConfig, stackFileFor } from "./stack";
 import { forgetPlacements, shardMembership, shardStackName } from "./shards";
 import { stableJson } from "../base/hash";
 import { isPlainObject } from "./reader";
@@ -90,16 +90,73 @@ export function secretsSettingsOf(dir: string, stack: string): Record<string, un
 export function forgetParsedStackFiles(): void {
   parsedDocs.clear();
   configBlocks.clear();
+  parsedDefinitions.clear();
   parsedText = 0;
   forgetPlacements();
 }
 
-/** A stack file's `pulumi-fleet:` configuration as written (encrypted values as they are) and parsed. */
+/**
+ * A stack file's `pulumi-fleet:` configuration as written (encrypted values as they are) and parsed. A
+ * shard file as generated is its definition's configuration and its shard key: its configuration is
+ * that shard's view of the definition's, parsed once per definition text (shardFromDefinition).
+ */
 export function loadStackConfig(dir: string, stack: string): { raw: Record<string, unknown>; config: StackConfig } {
+  const generated = shardFromDefinition(dir, stack);
+  if (generated) return generated;
   const doc = readDoc(dir, stack);
   if (!doc) throw new FleetError("not found (one file per environment or shard under stacks/)", { file: stackFileFor(stack) });
   const raw = configFromStackFile(doc, stackFileFor(stack));
   return { raw, config: parseStackConfig(raw, stackFileFor(stack), PROJECT_DIR) };
+}
+
+/**
+ * Definitions parsed, by file, with the text each was parsed from: deciding K shards of N clusters parsed
+ * (and copied) the definition once per shard, K x N, 11 s at 10,000 clusters (BENCHMARKS.md §23).
+ * Frozen, as every shard's configuration read from it shares them; forgotten with the parsed files.
+ */
+const parsedDefinitions = new Map<string, { text: string; raw: Record<string, unknown>; config: StackConfig; membership: Map<string, string> }>();
+
+/**
+ * A generated shard file's configuration as parseStackConfig gives it for that file (the unit tests
+ * compare the two), from its definition's parse: the shard's view, with the shard file named where a
+ * parse names its file. Undefined for any other file, or a shard its definition does not have (the parse
+ * says why).
+ */
+function shardFromDefinition(dir: string, stack: string): { raw: Record<string, unknown>; config: StackConfig } | undefined {
+  const entry = readEntry(dir, stack);
+  const of = entry?.generatedFrom !== undefined ? shardOfFile(dir, stack) : undefined;
+  if (!entry || !of) return undefined;
+  const definitionFile = stackFilePath(dir, of.environment);
+  let kept = parsedDefinitions.get(definitionFile);
+  if (!kept || kept.text !== entry.generatedFrom) {
+    const definition = readEntry(dir, of.environment);
+    if (!definition || definition.text !== entry.generatedFrom) return undefined;
+    const raw = configFromStackFile(structuredClone(definition.doc), stackFileFor(of.environment));
+    const config = parseStackConfig(raw, stackFileFor(of.environment), PROJECT_DIR);
+    if (!config.shards) return undefined;
+    const membership = shardMembership(config.clusters, config.clusterGroups, config.shards, config.file);
+    kept = { text: definition.text, raw: deepFreeze(raw), config: deepFreeze(config), membership };
+    parsedDefinitions.delete(definitionFile);
+    parsedDefinitions.set(definitionFile, kept);
+    if (parsedDefinitions.size > MAX_CONFIG_BLOCKS) parsedDefinitions.delete(parsedDefinitions.keys().next().value!);
+  }
+  const { config, membership } = kept;
+  if (!config.shards!.some((s) => s.name === of.name)) return undefined;
+  const file = stackFileFor(stack);
+  // A HelmOp's origin names the file it was read from, as the shard file's own parse would.
+  const gitRepos = config.gitRepos.map((g) => (g.helmOp ? { ...g, helmOp: { ...g.helmOp, origin: { ...g.helmOp.origin, file } } } : g));
+  return {
+    raw: { ...kept.raw, shard: { environment: of.environment, name: of.name } },
+    config: shardView({ ...config, file, gitRepos }, config.shards!, membership, of),
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 /** The `pulumi-fleet:shard` key of a stack file, if it is a shard's. */

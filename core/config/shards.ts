@@ -229,9 +229,13 @@ export function shardMembership(clusters: LabelledCluster[], groups: SelectingGr
   });
   const out = new Map<string, string>();
   const placement = automaticPlacement(shards);
+  // Automatic shards hold only the clusters hashed to them: asking that one shard alone keeps this linear in clusters, not clusters x shards.
+  const byName = new Map(shards.map((s) => [s.name, s]));
+  const allHashed = shards.every((s) => s.hashedAmong);
   for (const c of clusters) {
     const hashed = placement?.(c);
-    const matched = shards.filter((s) => holds(s, c, groups, hashed)).map((s) => s.name);
+    const candidates = allHashed ? [hashed === undefined ? undefined : byName.get(hashed)].filter((s) => s !== undefined) : shards;
+    const matched = candidates.filter((s) => holds(s, c, groups, hashed)).map((s) => s.name);
     if (matched.length === 0) fail("shards", `cluster ${c.name} is in no shard: every cluster must be in exactly one (add it to a shard's rule)`);
     if (matched.length > 1)
       fail(

@@ -198,6 +198,11 @@ function withShards(config: StackConfig, root: Field): StackConfig {
       .child("shard")
       .child("name")
       .fail(`${JSON.stringify(shard.name)} is not a shard of ${definitionFile} (${shards.map((s) => s.name).join(", ")})`);
+  return shardView(config, shards, membership, shard);
+}
+
+/** A shard's stack configuration from its environment's: only its clusters, the others' as context. */
+export function shardView(config: StackConfig, shards: ShardSpec[], membership: Map<string, string>, shard: ShardOf): StackConfig {
   const mine = config.clusters.filter((c) => membership.get(c.name) === shard.name);
   const others = config.clusters.filter((c) => membership.get(c.name) !== shard.name);
   return { ...config, shards, clusters: mine, shard: { ...shard, elsewhere: others.map((c) => c.name), otherClusters: others } };

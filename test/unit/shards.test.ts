@@ -7,7 +7,7 @@ import { expect } from "chai";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { configFromStackFile, parseStackConfig } from "../../core/config/stack";
+import { configFromStackFile, parseStackConfig, stackFileFor } from "../../core/config/stack";
 import { stableJson } from "../../core/base/hash";
 import { shardMembership } from "../../core/config/shards";
 import {
@@ -212,6 +212,37 @@ describe("shards: generated stack files", () => {
     const config = Object.fromEntries(Object.entries(raw(shards)).map(([k, v]) => [`pulumi-fleet:${k}`, v]));
     fs.writeFileSync(stackFilePath(dir, "prod"), YAML.stringify({ encryptionsalt: "v1:salt", config }));
   };
+
+  it("a generated shard file's configuration, taken from its definition's one parse, is what a parse of that file gives", () => {
+    const helmOps = [{ name: "demo", helm: { chart: "demo", repo: "https://charts.example.com", version: "1.2.3" } }];
+    const layouts: [string, Record<string, unknown>][] = [
+      ["a shards: rule", raw(BY_REGION, { helmOps })],
+      ["shards chosen automatically, by label", { ...raw(undefined, { helmOps }), shards: undefined, clustersPerShard: 1, shardBy: "region" }],
+    ];
+    for (const [what, definition] of layouts) {
+      const dir = tempDir("pf-shards-view-");
+      const config = Object.fromEntries(
+        Object.entries(definition)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [`pulumi-fleet:${k}`, v]),
+      );
+      fs.writeFileSync(stackFilePath(dir, "prod"), YAML.stringify({ encryptionsalt: "v1:salt", config }));
+      const layout = readShardLayout(dir, "prod")!;
+      expect(layout.shards.length, what).to.be.greaterThan(1);
+      for (const shard of layout.shards) {
+        fs.writeFileSync(stackFilePath(dir, shard.stack), shardFileText(dir, "prod", shard.name));
+        const text = fs.readFileSync(stackFilePath(dir, shard.stack), "utf8");
+        const parsedRaw = configFromStackFile(YAML.parse(text), stackFileFor(shard.stack));
+        const read = loadStackConfig(dir, shard.stack);
+        expect(read.raw, `${what}: ${shard.stack}`).to.deep.equal(parsedRaw);
+        expect(read.config, `${what}: ${shard.stack}`).to.deep.equal(parseStackConfig(parsedRaw, stackFileFor(shard.stack), PROJECT_DIR));
+        expect(read.config.gitRepos.find((g) => g.name === "demo")!.helmOp!.origin.file).to.equal(stackFileFor(shard.stack));
+        // Shared by every shard's read, so never changed by one.
+        expect(() => (read.config.clusters[0].labels.region = "x")).to.throw(TypeError);
+      }
+      forgetParsedStackFiles();
+    }
+  });
 
   it("a generated shard file is read back without a parse, as the same document; the CLI's rewrite is put back in that form", () => {
     const dir = tempDir("pf-shards-fast-");
