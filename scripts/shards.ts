@@ -57,13 +57,16 @@ async function main(): Promise<void> {
     );
     return;
   }
-  // What the shards' states deploy (beyond what their files name); a state that cannot be read is said, the plan shown all the same.
+  // What the shards' states deploy (beyond what their files name); a state that cannot be read is said, the plan shown all
+  // the same, and --apply (which must not go without it) reads it again and stops there.
+  let read = true;
   const shown = await withShardStates(plan, dir).catch((err: Error) => {
     console.log(`(a shard's state could not be read, so the plan shows what the shard files name only: ${err.message})`);
+    read = false;
     return plan;
   });
   console.log(formatShardPlan(shown, true));
-  if (v.apply) await applyShards({ environment, stackConfigDir: dir });
+  if (v.apply) await applyShards({ environment, stackConfigDir: dir }, read ? shown : undefined);
 }
 
 runMain(SPEC, main);

@@ -23,6 +23,7 @@ import { journalStore } from "../engine/journal-store";
 import { openStack, PROJECT_NAME, runCli, stacksDir } from "../engine/stack";
 import { urnName } from "../engine/steps";
 import { clustersInState } from "./state-clusters";
+import { settleLimited } from "../../core/base/settle-limited";
 
 export interface ShardMove {
   cluster: string;
@@ -93,14 +94,21 @@ export function planShards(dir: string, environment: string): ShardPlan {
  * holds it, whose next up, or destroy, deletes its objects). Reads every shard file's stack.
  */
 export async function withShardStates(plan: ShardPlan, dir: string, options: BackendOptions = {}): Promise<ShardPlan> {
+  // Only a cluster new to the files, one that moves or a shard that goes can be such a case: files rewritten
+  // for any other edit need no state (on a backend other than files, each read is a CLI start and its credentials).
+  if (!plan.moves.length && !plan.removed.length) return plan;
+  const shards = [...existingShardFiles(dir, plan.layout.environment).keys()].sort();
+  const read = await settleLimited(shards, STATE_READS_AT_ONCE, (shard) => clustersInState(shardStackName(plan.layout.environment, shard), dir, options));
   const heldBy = new Map<string, string[]>();
-  for (const shard of [...existingShardFiles(dir, plan.layout.environment).keys()].sort()) {
-    for (const cluster of await clustersInState(shardStackName(plan.layout.environment, shard), dir, options)) {
-      heldBy.set(cluster, [...(heldBy.get(cluster) ?? []), shard]);
-    }
-  }
+  read.forEach((r, i) => {
+    if (r.status === "rejected") throw r.reason;
+    for (const cluster of r.value) heldBy.set(cluster, [...(heldBy.get(cluster) ?? []), shards[i]]);
+  });
   return reconcileWithStates(plan, heldBy);
 }
+
+/** Shard states read at once by withShardStates. */
+const STATE_READS_AT_ONCE = 4;
 
 /** The plan corrected by `heldBy` (each cluster's shards whose state deploys it). Pure. */
 export function reconcileWithStates(plan: ShardPlan, heldBy: Map<string, string[]>): ShardPlan {
@@ -112,8 +120,10 @@ export function reconcileWithStates(plan: ShardPlan, heldBy: Map<string, string[
     if (to === undefined) {
       for (const shard of shards)
         if (plan.removed.includes(shard) && !stranded.some((x) => x.cluster === cluster && x.shard === shard)) stranded.push({ cluster, shard });
-    } else if (shards.length > 1) inSeveral.push({ cluster, shards });
-    else if (shards[0] !== to) moves.set(cluster, { cluster, from: shards[0], to });
+    } else if (shards.length > 1) {
+      inSeveral.push({ cluster, shards });
+      moves.delete(cluster); // no move can be named for it
+    } else if (shards[0] !== to) moves.set(cluster, { cluster, from: shards[0], to });
   }
   const byCluster = <T extends { cluster: string }>(a: T, b: T) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0);
   return {
@@ -158,7 +168,8 @@ export function formatShardPlan(p: ShardPlan, names = false): string {
   for (const x of p.stranded)
     lines.push(`  ${x.cluster} is no longer in the definition, but its deployments are in shard ${x.shard}, which goes: ${strandedAdvice(x.shard, p.layout)}`);
   for (const x of p.inSeveral) lines.push(`  ${x.cluster}: ${inSeveralProblem(x.shards)}`);
-  if (!p.moves.length && !p.removed.length && [...p.problems.values()].every((x) => !x)) lines.push("  every shard file is current; nothing would move");
+  if (!p.moves.length && !p.removed.length && !p.inSeveral.length && !p.stranded.length && [...p.problems.values()].every((x) => !x))
+    lines.push("  every shard file is current; nothing would move");
   return lines.join("\n");
 }
 
@@ -217,10 +228,11 @@ export interface ApplyOptions extends BackendOptions {
 }
 
 /** Moves every moving cluster's state, then writes the shard files (see the file comment). */
-export async function applyShards(options: ApplyOptions): Promise<ShardPlan> {
+/** `read`: the plan withShardStates already gave (`npm run shards` shows it first), else it is read here. */
+export async function applyShards(options: ApplyOptions, read?: ShardPlan): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));
-  const plan = await withShardStates(planShards(dir, options.environment), dir, options);
+  const plan = read ?? (await withShardStates(planShards(dir, options.environment), dir, options));
   if (plan.inSeveral.length) throw new Error(`nothing was changed: ${plan.inSeveral.map((x) => `${x.cluster}: ${inSeveralProblem(x.shards)}`).join("; ")}`);
   // Removing the shard would orphan them: objects and agent left on the cluster, no stack to prune them.
   if (plan.stranded.length)

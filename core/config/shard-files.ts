@@ -35,7 +35,8 @@ export function stackFilePath(dir: string, stack: string): string {
  * file three times (its configuration, its shard key, its staleness) and the definition once per shard,
  * and a definition of a thousand clusters (70 KB) takes about 60 ms to parse: parsed once per text, the
  * decision's 81 parses are 21 (BENCHMARKS.md §23). A changed file is parsed anew (its text is compared);
- * callers get a copy. A sharded run reads them all again after the decision (its check before it, the
+ * callers get a copy (but a generated shard file's configuration, which is shared and frozen:
+ * shardFromDefinition). A sharded run reads them all again after the decision (its check before it, the
  * left-out shards' metrics after), so they are kept for the run and forgotten when it ends
  * (forgetParsedStackFiles, automation/shards/run.ts); a process that decides without a sharded run (the
  * watcher, a shard's own run) keeps what it last read, each file's latest text. Bounded: the most
@@ -132,7 +133,12 @@ function shardFromDefinition(dir: string, stack: string): { raw: Record<string, 
     const definition = readEntry(dir, of.environment);
     if (!definition || definition.text !== entry.generatedFrom) return undefined;
     const raw = configFromStackFile(structuredClone(definition.doc), stackFileFor(of.environment));
-    const config = parseStackConfig(raw, stackFileFor(of.environment), PROJECT_DIR);
+    let config: StackConfig;
+    try {
+      config = parseStackConfig(raw, stackFileFor(of.environment), PROJECT_DIR);
+    } catch {
+      return undefined; // the shard file's own parse says what is wrong, naming that file
+    }
     if (!config.shards) return undefined;
     const membership = shardMembership(config.clusters, config.clusterGroups, config.shards, config.file);
     kept = { text: definition.text, raw: deepFreeze(raw), config: deepFreeze(config), membership };

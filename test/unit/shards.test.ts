@@ -453,10 +453,18 @@ describe("shards: a removed shard that still deploys a removed cluster", () => {
     writeCheckpoint(stateDir, "prod.eu", ["eu-1", "eu-2", "us-1"]);
     const both = await withShardStates(planShards(dir, "prod"), dir, { stateDir });
     expect(both.inSeveral).to.deep.equal([{ cluster: "us-1", shards: ["eu", "us"] }]);
-    expect(formatShardPlan(both)).to.contain("us-1: its deployments are in the states of shards eu and us");
+    expect(both.moves, "no move is named for it").to.deep.equal([]);
+    expect(formatShardPlan(both)).to.contain("us-1: its deployments are in the states of shards eu and us").and.not.contain("nothing would move");
     const err = await applyShards({ environment: "prod", stackConfigDir: dir, stateDir, log: () => undefined }).catch((e: Error) => e.message);
     expect(err).to.match(/^nothing was changed: us-1: its deployments are in the states of shards eu and us; .*resolve it by hand/);
     expect(fs.existsSync(stackFilePath(dir, "prod.us"))).to.equal(true);
+    // Files rewritten for an edit that moves no cluster and removes no shard read no state (here one that cannot be read).
+    define([...clusters.slice(0, 2), { name: "us-1", labels: { region: "eu" } }], [BY_REGION[0], US]);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    fs.writeFileSync(path.join(stateDir, ".pulumi", "stacks", "pulumi-fleet", "prod.eu.json"), "{ not json");
+    const quiet = planShards(dir, "prod");
+    expect(quiet.moves).to.deep.equal([]);
+    expect(await withShardStates(quiet, dir, { stateDir })).to.equal(quiet);
   });
 
   it("is read through the CLI where the files cannot be read (here a file backend before project folders), its out-of-date file no obstacle", async function () {
