@@ -12,6 +12,7 @@ import { typeTokenOf } from "../../core/desired/objects";
 import { EngineObject, fromEngineObjects, PairObject } from "../../core/model/pair";
 import { objectDigest } from "../../core/model/content-digest";
 import { stableJson } from "../../core/base/hash";
+import { nameOfUrn } from "../../core/model/keys";
 import { isAppliedSet } from "../../core/desired/setup";
 import type { Step } from "./step-recorder";
 
@@ -49,7 +50,7 @@ function objectSteps(s: Step): Step[] {
     const m = o.manifest as unknown as K8sObject;
     return {
       op,
-      urn: `${s.urn}$${typeTokenOf(m)}::${urnTail(s.urn)}/${objectKey(m)}`,
+      urn: `${s.urn}$${typeTokenOf(m)}::${nameOfUrn(s.urn)}/${objectKey(m)}`,
       type: typeTokenOf(m),
       custom: true,
       parent: s.urn,
@@ -138,8 +139,6 @@ function digestsOf(inputs: Record<string, unknown> | undefined): Record<string, 
   if (!v || masked(v)) return {};
   return Object.fromEntries(Object.entries(v as Record<string, EngineObject>).flatMap(([k, o]) => (o.digest ? [[k, o.digest]] : [])));
 }
-
-const urnTail = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 
 /** An object known only by its key (group/kind/namespace/name): its version is v1, as the Secrets kept apart are. */
 function keyStub(key: string): PairObject {

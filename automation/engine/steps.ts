@@ -7,7 +7,10 @@ import { OpType } from "@pulumi/pulumi/automation";
 import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/desired/types";
 import { CLUSTER_SETUP_TYPE } from "../../core/desired/setup";
 import { AGENT_BOOTSTRAP_SECRET } from "../../core/desired/agent";
-import { clusterOfKey, parseDeploymentKey } from "../../core/model/keys";
+import { clusterOfKey, nameOfUrn, parseDeploymentKey } from "../../core/model/keys";
+
+// Reports read a step's name through here: they import only types from core (test/unit/reports-imports.test.ts).
+export { nameOfUrn };
 import { isUnqualifiedKey } from "../../core/migrate/renames";
 import { applied, withheldMessages } from "../../core/model/pair";
 import { expandPairSteps } from "./pair-steps";
@@ -52,10 +55,6 @@ export interface GroupedSteps {
 }
 
 /** The resource name: the part of a URN after the last "::". */
-export function urnName(urn: string): string {
-  return urn.slice(urn.lastIndexOf("::") + 2);
-}
-
 const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
   create: "created",
   update: "updated",
@@ -89,7 +88,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
   for (const s of steps) {
     const owner = ownerOf(s);
     if (!owner) continue;
-    const name = urnName(owner.urn);
+    const name = nameOfUrn(owner.urn);
     const counted = s.custom ? COUNTED[s.op] : undefined;
     if (owner.type === BUNDLE_DEPLOYMENT_TYPE) {
       const d = deployments.get(name) ?? {
@@ -124,7 +123,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
       const a = agents.get(name) ?? { cluster: name, created: 0, updated: 0, replaced: 0, deleted: 0, replacements: [], failed: false };
       agents.set(name, a);
       if (counted) a[counted]++;
-      if (s.custom && s.op === "replace") a.replacements.push(`${s.type} ${urnName(s.urn)}`);
+      if (s.custom && s.op === "replace") a.replacements.push(`${s.type} ${nameOfUrn(s.urn)}`);
       if (s.failed) a.failed = true;
     }
   }
@@ -137,7 +136,7 @@ export function groupSteps(recorded: Step[], failedUrns: Iterable<string> = [], 
 }
 
 /** A Secret of a cluster's setup other than its agent's token: a GitRepo's downstreamResources (core/desired/operator-secrets.ts). */
-const isOperatorSecret = (s: Step) => s.type === "kubernetes:core/v1:Secret" && !urnName(s.urn).endsWith(`:${AGENT_BOOTSTRAP_SECRET}`);
+const isOperatorSecret = (s: Step) => s.type === "kubernetes:core/v1:Secret" && !nameOfUrn(s.urn).endsWith(`:${AGENT_BOOTSTRAP_SECRET}`);
 
 /**
  * A BundleDeployment step that prunes the bundle from its cluster: the pair deleted, or an earlier
@@ -169,7 +168,7 @@ export function isBundleDeployment(type: string): boolean {
 
 export function clusterOfUrn(urn: string): string | undefined {
   const type = urn.slice(0, urn.lastIndexOf("::")).split("::").pop() ?? "";
-  const name = urnName(urn);
+  const name = nameOfUrn(urn);
   if (name.includes("/")) return name.slice(0, name.indexOf("/"));
   const leaf = type.slice(type.lastIndexOf("$") + 1);
   if (name.includes(":")) return undefined; // the stack's one provider (core/desired/types.ts stackProviderName)

@@ -10,7 +10,7 @@ import type { FleetState } from "../../core/plan/pipeline";
 import type { DepartureCode } from "../../core/desired/departures";
 import type { ReportFacts } from "../../core/desired/report-facts";
 import { compare } from "./deploy-events";
-import { DeploymentSteps, GroupedSteps, urnName } from "../engine/steps";
+import { DeploymentSteps, GroupedSteps, nameOfUrn } from "../engine/steps";
 import { Step } from "../engine/step-recorder";
 import { Offline, offlineWords } from "../clusters/observed";
 import { DeploymentState, failureCondition, failureState, PairCondition, STATE_RANK } from "./vocabulary";
@@ -271,8 +271,8 @@ function kindOf(s: Step): string {
 
 /** "<cluster>/<bundle>/<group>:<Kind>:<ns>:<name>" resource names end in the object's namespace and name. */
 function objectName(s: Step): string {
-  const parts = urnName(s.urn).split(":");
-  return parts.length >= 4 ? `${parts[parts.length - 2] === "_" ? "" : `${parts[parts.length - 2]}/`}${parts[parts.length - 1]}` : urnName(s.urn);
+  const parts = nameOfUrn(s.urn).split(":");
+  return parts.length >= 4 ? `${parts[parts.length - 2] === "_" ? "" : `${parts[parts.length - 2]}/`}${parts[parts.length - 1]}` : nameOfUrn(s.urn);
 }
 
 export function formatStatusTable(r: StatusReport): string {

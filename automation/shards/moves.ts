@@ -21,7 +21,7 @@ import { PROJECT_DIR } from "../../core/base/project-dir";
 import { BackendOptions, resolveBackend } from "../engine/backend";
 import { journalStore } from "../engine/journal-store";
 import { openStack, PROJECT_NAME, runCli, stacksDir } from "../engine/stack";
-import { urnName } from "../engine/steps";
+import { nameOfUrn } from "../../core/model/keys";
 import { clustersInState } from "./state-clusters";
 import { settleLimited } from "../../core/base/settle-limited";
 
@@ -185,7 +185,9 @@ export function assertShardsCurrent(dir: string, layout: ShardLayout): void {
 /** Resources to name to `pulumi state move` for one cluster (it moves their children along). */
 export function clusterUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
   return resources
-    .filter((r) => (r.type === CLUSTER_TYPE && urnName(r.urn) === cluster) || (r.type === BUNDLE_DEPLOYMENT_TYPE && urnName(r.urn).startsWith(`${cluster}/`)))
+    .filter(
+      (r) => (r.type === CLUSTER_TYPE && nameOfUrn(r.urn) === cluster) || (r.type === BUNDLE_DEPLOYMENT_TYPE && nameOfUrn(r.urn).startsWith(`${cluster}/`)),
+    )
     .map((r) => r.urn);
 }
 
@@ -194,7 +196,7 @@ export function clusterUrns(resources: { urn: string; type: string }[], cluster:
  * stay in the source (`pulumi state move` moves, it cannot copy, and pairs that stay may name them).
  */
 export function contentsLeftBehind(moved: { urn: string; type: string; inputs?: Record<string, unknown> }[], dest: { urn: string; type: string }[]): string[] {
-  const there = new Set(dest.filter((r) => r.type === BUNDLE_CONTENT_TYPE).map((r) => urnName(r.urn)));
+  const there = new Set(dest.filter((r) => r.type === BUNDLE_CONTENT_TYPE).map((r) => nameOfUrn(r.urn)));
   const named = moved.filter((r) => r.type === BUNDLE_DEPLOYMENT_TYPE).map((r) => r.inputs?.content);
   return [...new Set(named.filter((c): c is string => typeof c === "string" && !there.has(c)))].sort();
 }
@@ -216,7 +218,7 @@ export function contentsLeftBehindNote(cluster: string, from: string, to: string
  */
 export function providerUrns(resources: { urn: string; type: string }[], cluster: string): string[] {
   const types = new Set(["pulumi:providers:kubernetes", "pulumi:providers:pulumi-fleet"]);
-  return resources.filter((r) => types.has(r.type) && (urnName(r.urn) === cluster || urnName(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
+  return resources.filter((r) => types.has(r.type) && (nameOfUrn(r.urn) === cluster || nameOfUrn(r.urn).startsWith(`${cluster}/as/`))).map((r) => r.urn);
 }
 
 export interface ApplyOptions extends BackendOptions {

@@ -16,7 +16,7 @@ import { secretsSettingsOf, stackFilePath } from "../../core/config/shard-files"
 import { CLUSTER_TYPE, BUNDLE_DEPLOYMENT_TYPE } from "../../core/desired/types";
 import { BackendOptions, resolveBackend } from "../engine/backend";
 import { openStack } from "../engine/stack";
-import { urnName } from "../engine/steps";
+import { nameOfUrn } from "../../core/model/keys";
 import { checkpointInFiles, CheckpointResource } from "../engine/checkpoint-file";
 
 /** `dir`: where the stack's file is (its secrets settings open the stack). */
@@ -48,8 +48,8 @@ export function clustersOf(resources: CheckpointResource[]): string[] {
   const names = new Set<string>();
   for (const r of resources) {
     if (!r.urn) continue;
-    if (r.type === CLUSTER_TYPE) names.add(urnName(r.urn));
-    else if (r.type === BUNDLE_DEPLOYMENT_TYPE) names.add(urnName(r.urn).split("/")[0]);
+    if (r.type === CLUSTER_TYPE) names.add(nameOfUrn(r.urn));
+    else if (r.type === BUNDLE_DEPLOYMENT_TYPE) names.add(nameOfUrn(r.urn).split("/")[0]);
   }
   return [...names].sort();
 }
