@@ -12,7 +12,7 @@ import { withClusterPause } from "../core/config/cluster-pause-edit";
 import { readShardLayout, shardFileText, stackFilePath } from "../core/config/shard-files";
 import { stackFileFor } from "../core/config/stack";
 import { parseCommand, required, runMain, UsageError } from "./cli";
-import { formatShardPlan, planShards } from "../automation/shards/moves";
+import { formatShardPlan, planShards, withShardStates } from "../automation/shards/moves";
 
 const SPEC = {
   usage: "npm run pause -- --stack NAME --cluster C --reason TEXT [--by WHO]  |  npm run resume -- --stack NAME --cluster C",
@@ -44,8 +44,15 @@ async function main(): Promise<void> {
   const layout = readShardLayout(dir, stack);
   // The shard files are rewritten below: not while a pending edit of the definition moves clusters between
   // shards or removes one (a new shard count), which would then take effect without its state moves.
-  const pending = layout && planShards(dir, stack);
-  if (pending && (pending.moves.some((m) => m.from) || pending.removed.length))
+  // A cluster new to the files may still be deployed by a shard's state (removed, never upped, re-added): that is a move too.
+  const pending =
+    layout &&
+    (await withShardStates(planShards(dir, stack), dir, {}, true).catch((err: Error) => {
+      throw new UsageError(
+        `stack ${stack}: the shards' states could not be read to check the pending edit of the definition (${err.message}); nothing was changed`,
+      );
+    }));
+  if (pending && (pending.moves.some((m) => m.from) || pending.removed.length || pending.inSeveral.length))
     throw new UsageError(
       `${formatShardPlan(pending)}\nstack ${stack}: the definition has an edit not applied yet that moves clusters between shards: ` +
         `apply it first (\`npm run shards -- --stack ${stack} --apply\`), or set that edit aside (git stash) and pause again`,

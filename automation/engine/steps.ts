@@ -54,7 +54,6 @@ export interface GroupedSteps {
   failedClusters: string[];
 }
 
-/** The resource name: the part of a URN after the last "::". */
 const COUNTED: Partial<Record<OpType, keyof ChangeCounts>> = {
   create: "created",
   update: "updated",

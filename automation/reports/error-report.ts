@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CommandError } from "@pulumi/pulumi/automation";
 import type { FleetError } from "../../core/base/errors";
+import { nameOfUrn } from "../engine/steps";
 
 export interface FailureContext {
   /** "up", "preview", ... (the command's name when it is not an operation). */
@@ -121,7 +122,7 @@ export function engineFailureText(err: unknown, diagnostics: EngineDiagnostic[] 
       .join("; ")
       .replace(/^Unhandled exception: (?:\w*Error: )?/, "");
     if (!text || /^(update|preview|refresh|destroy) failed$/.test(text)) continue;
-    const name = d.urn && !d.urn.includes("::pulumi:pulumi:Stack::") ? `${d.urn.slice(d.urn.lastIndexOf("::") + 2)}: ` : "";
+    const name = d.urn && !d.urn.includes("::pulumi:pulumi:Stack::") ? `${nameOfUrn(d.urn)}: ` : "";
     said.add(withoutToolPaths(`${name}${text}`));
   }
   if (said.size) return [...said].join("\n");

@@ -93,10 +93,11 @@ export function planShards(dir: string, environment: string): ShardPlan {
  * definition has it again in another shard (else that shard would deploy it beside the state that still
  * holds it, whose next up, or destroy, deletes its objects). Reads every shard file's stack.
  */
-export async function withShardStates(plan: ShardPlan, dir: string, options: BackendOptions = {}): Promise<ShardPlan> {
-  // Only a cluster new to the files, one that moves or a shard that goes can be such a case: files rewritten
-  // for any other edit need no state (on a backend other than files, each read is a CLI start and its credentials).
-  if (!plan.moves.length && !plan.removed.length) return plan;
+export async function withShardStates(plan: ShardPlan, dir: string, options: BackendOptions = {}, onlyWhenPending = false): Promise<ShardPlan> {
+  // `onlyWhenPending` (a cluster's pause rewriting the files): files that name every cluster where the
+  // definition puts it are taken as written by this code, which read the states first. `npm run shards`
+  // reads them whatever the files say (files reverted, or written by an earlier version, may hide a move).
+  if (onlyWhenPending && !plan.moves.length && !plan.removed.length) return plan;
   const shards = [...existingShardFiles(dir, plan.layout.environment).keys()].sort();
   const read = await settleLimited(shards, STATE_READS_AT_ONCE, (shard) => clustersInState(shardStackName(plan.layout.environment, shard), dir, options));
   const heldBy = new Map<string, string[]>();

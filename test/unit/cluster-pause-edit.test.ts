@@ -8,6 +8,8 @@ import * as YAML from "yaml";
 import { errorOf } from "../support/errors";
 import { tempDir } from "../support/git-fixtures";
 import { spawnSync } from "node:child_process";
+import { shardFileText, stackFilePath } from "../../core/config/shard-files";
+import { writeCheckpoint } from "../support/shard-states";
 
 const ROOT = path.resolve(__dirname, "../..");
 const tsScript = (script: string, args: string[], env: Record<string, string>) =>
@@ -62,5 +64,43 @@ describe("npm run pause / resume (core/config/cluster-pause-edit.ts)", () => {
     expect(tsScript("scripts/pause.ts", ["resume", "--stack", "prod", "--cluster", "prod-2", "--reason", "x"], env).status).to.not.equal(0);
     expect(tsScript("scripts/pause.ts", ["resume", "--stack", "prod", "--cluster", "prod-2"], env).status).to.equal(0);
     expect(YAML.parse(fs.readFileSync(path.join(dir, "Pulumi.prod.yaml"), "utf8"))).to.deep.equal(YAML.parse(TEXT));
+  });
+
+  it("in a sharded environment, a pending edit that moves a cluster is refused, a cluster a shard's state still deploys included; a new cluster is not", function () {
+    this.timeout(60_000);
+    const dir = tempDir("pf-pause-shards-");
+    const stateDir = tempDir("pf-pause-state-");
+    const env = { PULUMI_FLEET_STACKS_DIR: dir, PULUMI_FLEET_STATE_DIR: stateDir };
+    const define = (clusters: { name: string; labels: Record<string, string> }[]) =>
+      fs.writeFileSync(
+        stackFilePath(dir, "prod"),
+        YAML.stringify({
+          config: {
+            "pulumi-fleet:clusters": clusters,
+            "pulumi-fleet:gitRepos": [],
+            "pulumi-fleet:shards": ["eu", "us"].map((r) => ({ name: r, clusterSelector: { matchLabels: { region: r } } })),
+          },
+        }),
+      );
+    const eu1 = { name: "eu-1", labels: { region: "eu" } };
+    // us-1 left the definition, the files were rewritten, and no up of prod.us ran: its state still deploys us-1.
+    define([eu1]);
+    for (const s of ["eu", "us"]) fs.writeFileSync(stackFilePath(dir, `prod.${s}`), shardFileText(dir, "prod", s));
+    writeCheckpoint(stateDir, "prod.us", ["us-1"]);
+    writeCheckpoint(stateDir, "prod.eu", ["eu-1"]);
+    const pause = () => tsScript("scripts/pause.ts", ["pause", "--stack", "prod", "--cluster", "eu-1", "--reason", "incident"], env);
+    // Back in shard eu: new to the files, but a move from prod.us's state, which --apply must make first.
+    define([eu1, { name: "us-1", labels: { region: "eu" } }]);
+    const refused = pause();
+    expect(refused.status, refused.stdout).to.not.equal(0);
+    expect(refused.stderr).to.contain("move us-1: us -> eu").and.contain("apply it first");
+    expect(fs.readFileSync(stackFilePath(dir, "prod"), "utf8")).to.not.contain("incident");
+    // A cluster no state deploys is new: the pause goes ahead and the shard files name it.
+    define([eu1, { name: "eu-2", labels: { region: "eu" } }]);
+    const paused = pause();
+    expect(paused.status, paused.stderr).to.equal(0);
+    expect(fs.readFileSync(stackFilePath(dir, "prod.eu"), "utf8"))
+      .to.contain("eu-2")
+      .and.contain("incident");
   });
 });
