@@ -8,14 +8,14 @@ import { AGENT_TYPE, BUNDLE_DEPLOYMENT_TYPE, CLUSTER_TYPE } from "../../core/des
 import { CLUSTER_SETUP_TYPE } from "../../core/desired/setup";
 import { AGENT_BOOTSTRAP_SECRET } from "../../core/desired/agent";
 import { clusterOfKey, nameOfUrn, parseDeploymentKey } from "../../core/model/keys";
-
-// Reports read a step's name through here: they import only types from core (test/unit/reports-imports.test.ts).
-export { nameOfUrn };
 import { isUnqualifiedKey } from "../../core/migrate/renames";
 import { applied, withheldMessages } from "../../core/model/pair";
 import { expandPairSteps } from "./pair-steps";
 import { hookRuns } from "./hook-runs";
 import { Step } from "./step-recorder";
+
+// Reports read a step's name through here: they import only types from core (test/unit/reports-imports.test.ts).
+export { nameOfUrn };
 
 export interface ChangeCounts {
   created: number;

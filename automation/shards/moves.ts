@@ -230,8 +230,10 @@ export interface ApplyOptions extends BackendOptions {
   log?: (line: string) => void;
 }
 
-/** Moves every moving cluster's state, then writes the shard files (see the file comment). */
-/** `read`: the plan withShardStates already gave (`npm run shards` shows it first), else it is read here. */
+/**
+ * Moves every moving cluster's state, then writes the shard files (see the file comment). `read`: the
+ * plan withShardStates already gave (`npm run shards` shows it first), else it is read here.
+ */
 export async function applyShards(options: ApplyOptions, read?: ShardPlan): Promise<ShardPlan> {
   const dir = options.stackConfigDir ?? stacksDir();
   const log = options.log ?? ((l: string) => console.log(l));

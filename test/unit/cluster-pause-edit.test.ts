@@ -9,7 +9,7 @@ import { errorOf } from "../support/errors";
 import { tempDir } from "../support/git-fixtures";
 import { spawnSync } from "node:child_process";
 import { shardFileText, stackFilePath } from "../../core/config/shard-files";
-import { writeCheckpoint } from "../support/shard-states";
+import { definer, writeCheckpoint } from "../support/shard-states";
 
 const ROOT = path.resolve(__dirname, "../..");
 const tsScript = (script: string, args: string[], env: Record<string, string>) =>
@@ -71,17 +71,8 @@ describe("npm run pause / resume (core/config/cluster-pause-edit.ts)", () => {
     const dir = tempDir("pf-pause-shards-");
     const stateDir = tempDir("pf-pause-state-");
     const env = { PULUMI_FLEET_STACKS_DIR: dir, PULUMI_FLEET_STATE_DIR: stateDir };
-    const define = (clusters: { name: string; labels: Record<string, string> }[]) =>
-      fs.writeFileSync(
-        stackFilePath(dir, "prod"),
-        YAML.stringify({
-          config: {
-            "pulumi-fleet:clusters": clusters,
-            "pulumi-fleet:gitRepos": [],
-            "pulumi-fleet:shards": ["eu", "us"].map((r) => ({ name: r, clusterSelector: { matchLabels: { region: r } } })),
-          },
-        }),
-      );
+    const SHARDS = ["eu", "us"].map((r) => ({ name: r, clusterSelector: { matchLabels: { region: r } } }));
+    const define = (clusters: { name: string; labels: Record<string, string> }[]) => definer(dir)(clusters, SHARDS);
     const eu1 = { name: "eu-1", labels: { region: "eu" } };
     // us-1 left the definition, the files were rewritten, and no up of prod.us ran: its state still deploys us-1.
     define([eu1]);

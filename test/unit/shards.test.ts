@@ -27,7 +27,7 @@ import { exitCodeOf } from "../../automation/reports/exit-codes";
 import { operatorStackObjects } from "../../automation/shards/operator-stacks";
 import { arrivedClusters, checkNothingEmptied, withoutClusters } from "../../core/desired/previous";
 import { tempDir } from "../support/git-fixtures";
-import { writeCheckpoint } from "../support/shard-states";
+import { definer, writeCheckpoint } from "../support/shard-states";
 import { ShardRun } from "../../automation/shards/runner";
 import { decideShards, shardInputs } from "../../automation/shards/inputs";
 import { recordedInFiles } from "../../automation/shards/recorded";
@@ -362,13 +362,6 @@ describe("shards: generated stack files", () => {
     ]);
   });
 });
-
-/** Writes environment prod's definition into `dir`. */
-const definer = (dir: string) => (list: { name: string; labels: Record<string, string> }[], shards: unknown) =>
-  fs.writeFileSync(
-    stackFilePath(dir, "prod"),
-    YAML.stringify({ config: { "pulumi-fleet:clusters": list, "pulumi-fleet:gitRepos": [], "pulumi-fleet:shards": shards } }),
-  );
 
 describe("shards: a removed shard that still deploys a removed cluster", () => {
   it("is named by the plan and refused by --apply before anything moves: its objects and agent would stay with no stack to prune them", async () => {
