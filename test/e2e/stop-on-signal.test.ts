@@ -199,19 +199,33 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
       "lock taken",
       () => false,
       (signal) => {
-        // The CLI is frozen as it writes the lock (its pid is in it), the stop sent, and the CLI let go
-        // once the SIGINT waits for it: it meets the signal where it stood.
+        // The CLI is frozen as it writes the lock (its pid is in it), the stop sent once every thread of
+        // it has stopped, and the CLI let go once the SIGINT waits for it: it meets the signal where it
+        // stood. Sent earlier, the SIGINT could be taken before the SIGSTOP (the kernel hands a process
+        // its lowest-numbered pending signal first): never pending, the CLI frozen to the end.
+        let frozen = false;
         const watcher = fs.watch(dir, (_event, file) => {
-          if (!String(file).endsWith(".json")) return;
+          if (frozen || !String(file).endsWith(".json")) return;
           let pid: number;
           try {
             pid = JSON.parse(fs.readFileSync(path.join(dir, String(file)), "utf8")).pid;
           } catch {
             return; // removed: the CLI's own unlock
           }
+          frozen = true;
           process.kill(pid, "SIGSTOP");
-          signal();
-          void untilPending(pid, "SIGINT").finally(() => process.kill(pid, "SIGCONT"));
+          void untilStopped(pid)
+            .then(() => {
+              signal();
+              return untilPending(pid, "SIGINT");
+            })
+            .finally(() => {
+              try {
+                process.kill(pid, "SIGCONT");
+              } catch {
+                // gone
+              }
+            });
         });
         return () => watcher.close();
       },
@@ -219,6 +233,22 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
     nextUpStartsFree("lock taken");
   });
 });
+
+/** Until every thread of process `pid` is stopped (its /proc task states), at most 10 s. */
+async function untilStopped(pid: number): Promise<void> {
+  const state = (task: string) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+    } catch {
+      return "T"; // the thread ended meanwhile
+    }
+  };
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    if (fs.readdirSync(`/proc/${pid}/task`).every((t) => state(t) === "T")) return;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  throw new Error(`process ${pid} did not stop within 10 s`);
+}
 
 /** Until `signal` is pending for process `pid` (its /proc status), at most 10 s. */
 async function untilPending(pid: number, signal: "SIGINT"): Promise<void> {
