@@ -10,8 +10,18 @@ cd "$(dirname "$0")/.."
 source scripts/node-options.sh
 # Every process this run starts carries its name, so the leftover check below counts this run's alone.
 export PULUMI_FLEET_TEST_RUN=npm-test-$$-$(date +%s%N)
+# Every temporary file the tests and what they start make lives in one directory of this run, removed
+# when it ends (tests make thousands of directories: repositories, states, clusters). A run killed before
+# its end leaves its directory: the next run removes those whose run is gone.
+for stale in "${TMPDIR:-/tmp}"/pf-test-run-*; do
+  run_pid=${stale#*/pf-test-run-}
+  run_pid=${run_pid%%-*}
+  if [ -d "$stale" ] && [ ! -d "/proc/$run_pid" ]; then rm -rf "$stale"; fi
+done
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/pf-test-run-$$-XXXXXX")
+export TMPDIR=$run_tmp
 leftovers=$(mktemp)
-trap 'rm -f "$leftovers"' EXIT
+trap 'rm -rf "$run_tmp"' EXIT
 node scripts/run-ts.js scripts/check-leftovers.ts --snapshot "$leftovers"
 echo "== typecheck"
 tsc --noEmit -p .
