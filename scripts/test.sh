@@ -19,6 +19,8 @@ for stale in "${TMPDIR:-/tmp}"/pf-test-run-*; do
   if [ -d "$stale" ] && [ ! -d "/proc/$run_pid" ]; then rm -rf "$stale"; fi
 done
 run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/pf-test-run-$$-XXXXXX")
+# Others may pass through it, not list it: the local PostgreSQL runs as the postgres account when we are root.
+chmod 711 "$run_tmp"
 export TMPDIR=$run_tmp
 leftovers=$(mktemp)
 trap 'rm -rf "$run_tmp"' EXIT
