@@ -19,13 +19,15 @@ const path = require("node:path");
 const crypto = require("node:crypto");
 
 const root = path.join(__dirname, "..");
+const cacheRoot = process.env.PULUMI_FLEET_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet");
+// Node's own cache of the code it compiled (Node >= 22.8; keyed by each file's content and Node's version,
+// beside the transpiled JavaScript): a process start compiles the SDK, gRPC and our modules once per
+// machine instead of once per process (BENCHMARKS.md section 23). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+require("node:module").enableCompileCache?.(path.join(cacheRoot, "node-compile"));
 const tsconfigPath = path.join(root, "tsconfig.json");
 const tsconfigText = fs.readFileSync(tsconfigPath, "utf8");
 const compilerVersion = JSON.parse(fs.readFileSync(require.resolve("typescript/package.json", { paths: [root] }), "utf8")).version;
-const cacheDir = path.join(
-  process.env.PULUMI_FLEET_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet"),
-  "ts-js",
-);
+const cacheDir = path.join(cacheRoot, "ts-js");
 const withSourceMaps = process.env.PULUMI_FLEET_STACK_TRACES === "1";
 if (withSourceMaps) process.setSourceMapsEnabled(true);
 
