@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { resolveBackend } from "../automation/engine/backend";
 import { engineTempDir } from "../automation/engine/engine-tmp";
 import { LOCAL_PASSPHRASE } from "../automation/engine/stack";
+import { engineMemoryEnv } from "../automation/engine/cli-memory";
 import { toolchain } from "../automation/engine/toolchain";
 import { PROJECT_DIR } from "../core/base/project-dir";
 import { guardCiLog } from "../automation/reports/escape/ci-log";
@@ -21,7 +22,14 @@ const tools = toolchain();
 const backend = resolveBackend();
 if (backend.fileDir) fs.mkdirSync(backend.fileDir, { recursive: true });
 // Type checking is `npm run typecheck`'s job (and npm test's): the language host only transpiles, as run-ts.js does.
-const env: NodeJS.ProcessEnv = { PULUMI_NODEJS_TRANSPILE_ONLY: "true", ...process.env, ...tools.env, PULUMI_BACKEND_URL: backend.url, TMPDIR: engineTempDir() };
+const env: NodeJS.ProcessEnv = {
+  PULUMI_NODEJS_TRANSPILE_ONLY: "true",
+  ...process.env,
+  ...tools.env,
+  ...engineMemoryEnv(),
+  PULUMI_BACKEND_URL: backend.url,
+  TMPDIR: engineTempDir(),
+};
 // The stack named by -s/--stack, if any; the local stack gets its passphrase as `npm start` does.
 const named = args.flatMap((a, i) => (a === "-s" || a === "--stack" ? [args[i + 1]] : a.startsWith("--stack=") ? [a.slice(8)] : []));
 if (args[0] === "stack" && ["select", "init"].includes(args[1])) named.push(...args.slice(2).filter((a) => !a.startsWith("-")));

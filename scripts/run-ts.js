@@ -19,6 +19,7 @@ const path = require("node:path");
 const crypto = require("node:crypto");
 
 const root = path.join(__dirname, "..");
+// The tool cache's root, as core/base/tool-build.ts defaultCacheRoot names it (this runs before TypeScript can load).
 const cacheRoot = process.env.PULUMI_FLEET_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-fleet");
 // Node's own cache of the code it compiled (Node >= 22.8; keyed by each file's content and Node's version,
 // beside the transpiled JavaScript): a process start compiles the SDK, gRPC and our modules once per

@@ -14,9 +14,9 @@ export PULUMI_FLEET_TEST_RUN=npm-test-$$-$(date +%s%N)
 # when it ends (tests make thousands of directories: repositories, states, clusters). A run killed before
 # its end leaves its directory: the next run removes those whose run is gone.
 for stale in "${TMPDIR:-/tmp}"/pf-test-run-*; do
-  run_pid=${stale#*/pf-test-run-}
+  run_pid=${stale##*/pf-test-run-}
   run_pid=${run_pid%%-*}
-  if [ -d "$stale" ] && [ ! -d "/proc/$run_pid" ]; then rm -rf "$stale"; fi
+  if [ -d "$stale" ] && [ -O "$stale" ] && [ ! -d "/proc/$run_pid" ]; then rm -rf "$stale" || true; fi
 done
 run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/pf-test-run-$$-XXXXXX")
 # Others may pass through it, not list it: the local PostgreSQL runs as the postgres account when we are root.

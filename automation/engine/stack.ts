@@ -10,7 +10,6 @@
 import { parseYamlFile } from "../../core/base/yaml-documents";
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { CONTENT_FILE_ENV, newContentFilePath } from "./content-handover";
@@ -23,7 +22,7 @@ import { attachCaptured, Captured, capturedOutputsOf, inlineProgram, releaseRun 
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { Backend, BackendOptions, resolveBackend } from "./backend";
 import { engineTempDir } from "./engine-tmp";
-import { cliMemoryEnv, usableMemory } from "./cli-memory";
+import { engineMemoryEnv } from "./cli-memory";
 import { pulumiCommand, toolchain } from "./toolchain";
 import { stopSignal } from "../../core/base/stop-signal";
 import { phase } from "./timings";
@@ -107,7 +106,7 @@ export async function openStack(options: StackOptions): Promise<Stack> {
     // The engine diffs resources in parallel instead of one by one on its step generator: a preview of
     // 1,293 resources 7.3-8.1 s instead of 8.4-9.5 s (BENCHMARKS.md). The user's own setting wins.
     PULUMI_PARALLEL_DIFF: process.env.PULUMI_PARALLEL_DIFF ?? "true",
-    ...cliMemoryEnv(usableMemory(os.totalmem(), process.constrainedMemory?.()), process.env),
+    ...engineMemoryEnv(),
     ...backupsOff(),
     // Where a refresh finds the contents its pairs compare with: a file of this open's own, there while a command needs it (content-handover.ts).
     [CONTENT_FILE_ENV]: newContentFilePath(),

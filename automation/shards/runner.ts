@@ -13,6 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
 import * as readline from "node:readline";
+import { engineMemoryEnv } from "../engine/cli-memory";
 import { stopSignal } from "../../core/base/stop-signal";
 import { PROJECT_DIR } from "../../core/base/project-dir";
 import { guarded } from "../engine/process-guard";
@@ -75,7 +76,9 @@ function runOne(o: RunShardsOptions, s: RunShardsOptions["shards"][number], file
   // Under proc-guard: should this process die, the shard's process and all it started end too.
   const [file, argv] = guarded(process.execPath, [path.join(PROJECT_DIR, "scripts", "run-ts.js"), SHARD_PROCESS, `${files}.job.json`]);
   // A stopped run passes the signal on (the guard forwards it); a shard not started yet is not started.
-  const child = spawn(file, argv, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env: process.env, signal: stopSignal, killSignal: "SIGTERM" });
+  // The shards running at once share the engine's memory limit (cli-memory.ts): each shard's engine takes the GOMEMLIMIT given here.
+  const env = { ...process.env, GOMEMLIMIT: engineMemoryEnv(o.parallel).GOMEMLIMIT };
+  const child = spawn(file, argv, { cwd: PROJECT_DIR, stdio: ["ignore", "pipe", "pipe"], env, signal: stopSignal, killSignal: "SIGTERM" });
   child.on("error", () => undefined); // the abort itself: the shard's exit is reported below
   const prefix = `[${s.shard}] `;
   const pipe = (stream: NodeJS.ReadableStream, name: "stdout" | "stderr") =>

@@ -195,6 +195,7 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
     repo.commit(chartFiles("now"));
     const dir = path.join(stateDir, ".pulumi", "locks", "organization", "pulumi-fleet", STACK);
     fs.mkdirSync(dir, { recursive: true });
+    let notStopped: Error | undefined;
     await stopWhileStalled(
       "lock taken",
       () => false,
@@ -215,6 +216,7 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
           frozen = true;
           process.kill(pid, "SIGSTOP");
           void untilStopped(pid)
+            .catch((err: Error) => void (notStopped = err))
             .then(() => {
               signal();
               return untilPending(pid, "SIGINT");
@@ -230,6 +232,7 @@ describe("a signal stops an operation at any point, promptly (real CLI, render m
         return () => watcher.close();
       },
     );
+    expect(notStopped, "lock taken: the CLI was frozen before the stop was sent").to.equal(undefined);
     nextUpStartsFree("lock taken");
   });
 });

@@ -14,6 +14,12 @@ describe("the engine CLI's garbage collector settings (automation/engine/cli-mem
     expect(cliMemoryEnv(2 * GIB, {}).GOMEMLIMIT).to.equal("512MiB");
   });
 
+  it("shares the limit among the operations that run at once (a sharded run's --parallel)", () => {
+    expect(cliMemoryEnv(24 * GIB, {}, 2).GOMEMLIMIT).to.equal("3072MiB");
+    expect(cliMemoryEnv(24 * GIB, {}, 4).GOMEMLIMIT).to.equal("1536MiB");
+    expect(cliMemoryEnv(24 * GIB, { GOMEMLIMIT: "2GiB" }, 4).GOMEMLIMIT).to.equal("2GiB");
+  });
+
   it("leaves the user's own settings as they are", () => {
     expect(cliMemoryEnv(24 * GIB, { GOGC: "100", GOMEMLIMIT: "off" })).to.deep.equal({ GOGC: "100", GOMEMLIMIT: "off" });
     expect(cliMemoryEnv(24 * GIB, { GOGC: "off" })).to.deep.equal({ GOGC: "off", GOMEMLIMIT: "3072MiB" });
